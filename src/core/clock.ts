@@ -1,0 +1,21 @@
+/** Injectable time source: production uses the wall clock, tests drive a manual one. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that only moves when told to; for deterministic tests of timed flows. */
+export class ManualClock implements Clock {
+  constructor(private current = 0) {}
+  now(): number {
+    return this.current;
+  }
+  set(ms: number): void {
+    this.current = ms;
+  }
+  advance(ms: number): number {
+    this.current += ms;
+    return this.current;
+  }
+}
