@@ -1,0 +1,350 @@
+// The Off-Peak Gateway HTTP API (DESIGN §6): one definition shared by the reference gateway,
+// the extension's gateway client and the tests. All times are epoch milliseconds; every JSON
+// response carries `server_time` so a client can correct for clock skew.
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------
+// Paths and headers
+
+export const GatewayPaths = {
+  clientConfigs: '/api/v1/off-peak/client/configs',
+  availability: '/api/v1/off-peak/ticket/availability',
+  take: '/api/v1/off-peak/ticket',
+  status: '/api/v1/off-peak/ticket/status',
+  /** POST; the ticket id is URL-encoded into the path. */
+  settle: (ticketId: string): string => `/api/v1/off-peak/ticket/${encodeURIComponent(ticketId)}/settle`,
+  /** The Anthropic base URL an agent is given (Claude Code sends `HEAD <base>` first). */
+  anthropicBase: '/api/anthropic',
+  /** POST, optionally with `?beta=true`. */
+  anthropicMessages: '/api/anthropic/v1/messages',
+  healthz: '/healthz',
+  metrics: '/metrics',
+} as const;
+
+/** Required on every model request: which ticket admits it. Header names are case-insensitive. */
+export const TICKET_HEADER = 'x-off-peak-ticket-id';
+/** The model proxy's body is upstream's, so its server time travels in this header. */
+export const SERVER_TIME_HEADER = 'x-off-peak-server-time';
+
+/** A status call names 1..MAX_STATUS_IDS tickets; zero or more is a 400. */
+export const MAX_STATUS_IDS = 100;
+/** Upper bound of `wait_ms` accepted by the schema; a gateway may clamp it lower. */
+export const MAX_STATUS_WAIT_MS = 120_000;
+
+// ---------------------------------------------------------------------------------------------
+// Errors: one shape everywhere
+//   {"type":"error","error":{"type":"<anthropic-style type>","code":"<code>","message":"..."},"server_time":...}
+
+/** Business codes of the off-peak feature (seed 04/07). */
+export const BusinessCode = {
+  /** The user's plan is not eligible (or the feature is not exposed to them). */
+  NotEligible: '3101',
+  /** The ticket is expired, settled, unknown or another user's: the segment is over. */
+  TicketInvalid: '3102',
+  /** The take limit is reached (rolling quota or live-ticket limit); see `next_take_at`. */
+  LimitReached: '3103',
+  /** The ticket is not admitted yet (still queued) or there is no model capacity now; wait `Retry-After`. */
+  NotAdmitted: '3105',
+  /** Older gateways sent 3001 for an invalid ticket; clients treat it exactly like 3102. */
+  LegacyTicketInvalid: '3001',
+} as const;
+export type BusinessCode = (typeof BusinessCode)[keyof typeof BusinessCode];
+
+/** Codes for errors that are not business decisions (malformed input, auth, transport). */
+export const GeneralErrorCode = {
+  InvalidRequest: 'invalid_request',
+  Unauthorized: 'unauthorized',
+  NotFound: 'not_found',
+  MethodNotAllowed: 'method_not_allowed',
+  RequestTooLarge: 'request_too_large',
+  UpstreamUnavailable: 'upstream_unavailable',
+  UpstreamNotConfigured: 'upstream_not_configured',
+  ShuttingDown: 'shutting_down',
+  Internal: 'internal',
+} as const;
+export type GeneralErrorCode = (typeof GeneralErrorCode)[keyof typeof GeneralErrorCode];
+
+export type GatewayErrorCode = BusinessCode | GeneralErrorCode;
+
+/** Anthropic-style error types, used in `error.type`. */
+export const AnthropicErrorTypeSchema = z.enum([
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'request_too_large',
+  'rate_limit_error',
+  'api_error',
+  'overloaded_error',
+]);
+export type AnthropicErrorType = z.infer<typeof AnthropicErrorTypeSchema>;
+
+export const GatewayErrorSchema = z.object({
+  type: z.literal('error'),
+  error: z.object({
+    type: z.string(),
+    code: z.string(),
+    message: z.string(),
+    /** 3103 only: when taking becomes possible again (null when the gateway cannot tell). */
+    next_take_at: z.number().int().nullable().optional(),
+    /** 3105 (and other 429/503): the same wait as the Retry-After header, in ms. */
+    retry_after_ms: z.number().int().nonnegative().optional(),
+  }),
+  /** Present on every error the gateway itself produces (absent on upstream errors it forwards). */
+  server_time: z.number().int().optional(),
+});
+export type GatewayError = z.infer<typeof GatewayErrorSchema>;
+
+/** True for 3102 and the legacy 3001: the ticket can no longer admit model requests. */
+export function isTicketInvalidCode(code: string | number | null | undefined): boolean {
+  const c = code === null || code === undefined ? '' : String(code);
+  return c === BusinessCode.TicketInvalid || c === BusinessCode.LegacyTicketInvalid;
+}
+
+/**
+ * Reads the business code out of any error body (ours, an older gateway's `{"error":{"code":3102}}`
+ * with a number, or a bare `{"code":...}`); undefined when there is none, e.g. upstream errors.
+ */
+export function readErrorCode(body: unknown): string | undefined {
+  if (typeof body === 'string') {
+    try {
+      return readErrorCode(JSON.parse(body));
+    } catch {
+      return undefined;
+    }
+  }
+  if (!body || typeof body !== 'object') return undefined;
+  const record = body as Record<string, unknown>;
+  const inner = record.error;
+  if (inner && typeof inner === 'object') {
+    const code = (inner as Record<string, unknown>).code;
+    if (typeof code === 'string' || typeof code === 'number') return String(code);
+  }
+  const top = record.code;
+  if (typeof top === 'string' || typeof top === 'number') return String(top);
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tickets
+
+/** Server ticket states (seed 05). `queued -> ready -> active -> expired`, `ready -> expired`, live -> `settled`. */
+export const TicketStateSchema = z.enum(['queued', 'ready', 'active', 'expired', 'settled']);
+export type TicketState = z.infer<typeof TicketStateSchema>;
+export const LIVE_TICKET_STATES = ['queued', 'ready', 'active'] as const satisfies readonly TicketState[];
+export type LiveTicketState = (typeof LIVE_TICKET_STATES)[number];
+export function isLiveTicketState(state: string): state is LiveTicketState {
+  return state === 'queued' || state === 'ready' || state === 'active';
+}
+
+/** Why a client settles a ticket; recorded by the gateway, all answered alike. */
+export const SettleReasonSchema = z.enum([
+  'completed',
+  'failed',
+  'cancelled',
+  'deleted',
+  /** The segment ended (3102 or an expired status) and the client moves on to a new ticket. */
+  'segment_end',
+  /** The client took a ticket but could not record it locally. */
+  'orphan',
+  'abandoned',
+]);
+export type SettleReason = z.infer<typeof SettleReasonSchema>;
+
+const ticketId = z.string().min(1).max(200);
+const epochMs = z.number().int();
+/** How long the client should wait before asking again; null: nothing will change on its own. */
+const nextPoll = z.number().int().nonnegative().nullable();
+
+export const QueuedTicketStatusSchema = z.object({
+  ticket_id: ticketId,
+  task_id: z.string(),
+  state: z.literal('queued'),
+  /** 1-based place in the gateway's FIFO queue. */
+  position: z.number().int().min(1),
+  taken_at: epochMs,
+  next_poll_after_ms: nextPoll,
+});
+export const ReadyTicketStatusSchema = z.object({
+  ticket_id: ticketId,
+  task_id: z.string(),
+  state: z.literal('ready'),
+  taken_at: epochMs,
+  ready_at: epochMs,
+  /** Unused until this time, the ticket expires. */
+  ready_deadline: epochMs,
+  next_poll_after_ms: nextPoll,
+});
+export const ActiveTicketStatusSchema = z.object({
+  ticket_id: ticketId,
+  task_id: z.string(),
+  state: z.literal('active'),
+  taken_at: epochMs,
+  ready_at: epochMs,
+  /** The first admitted model request. */
+  active_at: epochMs,
+  /** The segment ends here: later model requests get 3102. */
+  active_until: epochMs,
+  next_poll_after_ms: nextPoll,
+});
+export const ExpiredTicketStatusSchema = z.object({
+  ticket_id: ticketId,
+  task_id: z.string(),
+  state: z.literal('expired'),
+  taken_at: epochMs,
+  expired_at: epochMs,
+  /** `ready`: its ready TTL ran out unused; `active`: its active window ended. */
+  expired_from: z.enum(['ready', 'active']),
+  next_poll_after_ms: nextPoll,
+});
+export const SettledTicketStatusSchema = z.object({
+  ticket_id: ticketId,
+  task_id: z.string(),
+  state: z.literal('settled'),
+  taken_at: epochMs,
+  settled_at: epochMs,
+  reason: SettleReasonSchema,
+  next_poll_after_ms: nextPoll,
+});
+/** Unknown ticket, or another user's (the gateway does not tell them apart). */
+export const NotFoundTicketStatusSchema = z.object({
+  ticket_id: z.string(),
+  state: z.literal('not_found'),
+  next_poll_after_ms: nextPoll,
+});
+export const TicketStatusEntrySchema = z.discriminatedUnion('state', [
+  QueuedTicketStatusSchema,
+  ReadyTicketStatusSchema,
+  ActiveTicketStatusSchema,
+  ExpiredTicketStatusSchema,
+  SettledTicketStatusSchema,
+  NotFoundTicketStatusSchema,
+]);
+export type QueuedTicketStatus = z.infer<typeof QueuedTicketStatusSchema>;
+export type ReadyTicketStatus = z.infer<typeof ReadyTicketStatusSchema>;
+export type ActiveTicketStatus = z.infer<typeof ActiveTicketStatusSchema>;
+export type ExpiredTicketStatus = z.infer<typeof ExpiredTicketStatusSchema>;
+export type SettledTicketStatus = z.infer<typeof SettledTicketStatusSchema>;
+export type NotFoundTicketStatus = z.infer<typeof NotFoundTicketStatusSchema>;
+export type TicketStatusEntry = z.infer<typeof TicketStatusEntrySchema>;
+export type TicketStatusState = TicketStatusEntry['state'];
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/v1/off-peak/client/configs
+
+export const AllowedModelSchema = z.object({
+  id: z.string().min(1),
+  display_name: z.string(),
+});
+export type AllowedModel = z.infer<typeof AllowedModelSchema>;
+
+export const ClientConfigsResponseSchema = z.object({
+  server_time: epochMs,
+  exposure: z.object({
+    /** Feature shown to this user at all (gray release). Off + existing tasks: hide only "create". */
+    enabled: z.boolean(),
+  }),
+  allowed_models: z.array(AllowedModelSchema),
+  default_model: z.string().nullable(),
+  plan: z.object({
+    name: z.string(),
+    /** False: lock the create button and show the upgrade hint (take would answer 3101). */
+    eligible: z.boolean(),
+    upgrade_hint: z.string().nullable(),
+    upgrade_url: z.string().nullable(),
+  }),
+  /** Human description of when tickets are admitted, for tooltips; not a rule for the client to apply. */
+  off_peak: z.object({
+    time_zone: z.string(),
+    description: z.string(),
+  }),
+});
+export type ClientConfigsResponse = z.infer<typeof ClientConfigsResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/v1/off-peak/ticket/availability
+
+export const AvailabilityResponseSchema = z.object({
+  server_time: epochMs,
+  can_take: z.boolean(),
+  /** How many tickets the user could take right now (min of quota left and live-ticket room). */
+  can_take_number: z.number().int().nonnegative(),
+  /** When `can_take` is false: when to ask again (null if unknown, e.g. until a live ticket ends). */
+  next_take_at: epochMs.nullable(),
+  /** Why `can_take` is false; null when it is true. */
+  reason: z.enum(['not_eligible', 'disabled', 'quota', 'live_limit']).nullable(),
+});
+export type AvailabilityResponse = z.infer<typeof AvailabilityResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// POST /api/v1/off-peak/ticket
+
+export const TakeRequestSchema = z.object({
+  /** The client's stable task id: taking again while this task has a live ticket returns that ticket. */
+  task_id: z.string().min(1).max(200),
+});
+export type TakeRequest = z.infer<typeof TakeRequestSchema>;
+
+export const TakeResponseSchema = z.object({
+  server_time: epochMs,
+  ticket_id: ticketId,
+  task_id: z.string(),
+  state: z.enum(LIVE_TICKET_STATES),
+  /** Queue position while queued, else null. */
+  position: z.number().int().min(1).nullable(),
+  ready_deadline: epochMs.nullable(),
+  active_until: epochMs.nullable(),
+  next_poll_after_ms: z.number().int().nonnegative(),
+  /** True when the task already had this live ticket (a retried take); no quota was used. */
+  reused: z.boolean(),
+});
+export type TakeResponse = z.infer<typeof TakeResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// POST /api/v1/off-peak/ticket/status
+
+export const StatusRequestSchema = z.object({
+  ticket_ids: z.array(ticketId).min(1).max(MAX_STATUS_IDS),
+  /** Long-poll: answer as soon as one of the tickets changes, or after this long. */
+  wait_ms: z.number().int().min(0).max(MAX_STATUS_WAIT_MS).optional(),
+});
+export type StatusRequest = z.infer<typeof StatusRequestSchema>;
+
+export const StatusResponseSchema = z.object({
+  server_time: epochMs,
+  /** One entry per requested id, in request order. */
+  tickets: z.array(TicketStatusEntrySchema),
+  /** The smallest per-ticket hint; null when none of the tickets will change on its own. */
+  next_poll_after_ms: nextPoll,
+});
+export type StatusResponse = z.infer<typeof StatusResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// POST /api/v1/off-peak/ticket/:ticket_id/settle
+
+export const SettleRequestSchema = z.object({
+  reason: SettleReasonSchema,
+});
+export type SettleRequest = z.infer<typeof SettleRequestSchema>;
+
+export const SettleResponseSchema = z.object({
+  server_time: epochMs,
+  ticket_id: ticketId,
+  state: z.literal('settled'),
+  settled_at: epochMs,
+  /** The reason given by the FIRST settle; later settles answer the same. */
+  reason: SettleReasonSchema,
+  /** The state the ticket was in when it was settled. */
+  settled_from: z.enum(['queued', 'ready', 'active', 'expired']),
+});
+export type SettleResponse = z.infer<typeof SettleResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// GET /healthz
+
+export const HealthResponseSchema = z.object({
+  status: z.literal('ok'),
+  server_time: epochMs,
+  version: z.string(),
+});
+export type HealthResponse = z.infer<typeof HealthResponseSchema>;
