@@ -1,0 +1,201 @@
+/**
+ * The extension's client for the Off-Peak Gateway API (DESIGN §6). Schemas come from
+ * src/protocol; every failure is a GatewayError; every answer's server times are also given on
+ * the local clock (skew-corrected) so callers never compare server instants with local ones.
+ */
+import { z } from 'zod';
+import {
+  AvailabilityResponseSchema,
+  ClientConfigsResponseSchema,
+  GatewayPaths,
+  MAX_STATUS_IDS,
+  MAX_STATUS_WAIT_MS,
+  SettleResponseSchema,
+  StatusResponseSchema,
+  TakeResponseSchema,
+  type ClientConfigsResponse,
+  type SettleReason,
+  type SettleResponse,
+  type TicketStatusEntry,
+} from '../protocol/gateway';
+import type { Clock } from '../core/clock';
+import { GatewayError } from './errors';
+import { Transport, type ApiKeyProvider, type FetchLike, type ServerClock } from './transport';
+
+export interface GatewayTimeouts {
+  /** configs, availability. */
+  readMs: number;
+  takeMs: number;
+  /** status without long-poll; with long-poll, `wait_ms` is added on top. */
+  statusMs: number;
+  settleMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: GatewayTimeouts = { readMs: 10_000, takeMs: 15_000, statusMs: 15_000, settleMs: 10_000 };
+
+export interface GatewayClientOptions {
+  baseUrl: string;
+  apiKey: ApiKeyProvider;
+  clock: Clock;
+  timeouts?: Partial<GatewayTimeouts>;
+  fetch?: FetchLike;
+}
+
+/**
+ * A take may, from an older or misbehaving gateway, answer a ticket that is not live. The
+ * protocol schema only admits live states; we accept the dead ones too so the service can
+ * repair instead of leaving the task stalled (seed 11).
+ */
+const TakeAnswerSchema = TakeResponseSchema.extend({
+  state: z.enum(['queued', 'ready', 'active', 'expired', 'settled', 'not_found']),
+  reused: z.boolean().optional().default(false),
+});
+
+export type TakeState = z.infer<typeof TakeAnswerSchema>['state'];
+
+export interface Availability {
+  canTake: boolean;
+  canTakeNumber: number;
+  /** Local epoch ms; undefined when the gateway cannot tell. */
+  nextTakeAt?: number;
+  reason: string | null;
+  /** Local time the answer arrived. */
+  checkedAt: number;
+}
+
+export interface TakeResult {
+  ticketId: string;
+  taskId: string;
+  state: TakeState;
+  position: number | null;
+  /** Local epoch ms. */
+  readyDeadline?: number;
+  activeUntil?: number;
+  nextPollAfterMs: number;
+  reused: boolean;
+}
+
+export interface StatusResult {
+  tickets: TicketStatusEntry[];
+  nextPollAfterMs: number | null;
+}
+
+export class GatewayClient {
+  private readonly transport: Transport;
+  readonly timeouts: GatewayTimeouts;
+
+  constructor(private readonly options: GatewayClientOptions) {
+    this.transport = new Transport(options);
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  }
+
+  get serverClock(): ServerClock {
+    return this.transport.serverClock;
+  }
+
+  configs(signal?: AbortSignal): Promise<ClientConfigsResponse> {
+    return this.transport.call({
+      endpoint: 'configs',
+      method: 'GET',
+      path: GatewayPaths.clientConfigs,
+      timeoutMs: this.timeouts.readMs,
+      schema: ClientConfigsResponseSchema,
+      signal,
+    });
+  }
+
+  async availability(signal?: AbortSignal): Promise<Availability> {
+    const a = await this.transport.call({
+      endpoint: 'availability',
+      method: 'GET',
+      path: GatewayPaths.availability,
+      timeoutMs: this.timeouts.readMs,
+      schema: AvailabilityResponseSchema,
+      signal,
+    });
+    return {
+      canTake: a.can_take,
+      canTakeNumber: a.can_take_number,
+      nextTakeAt: this.serverClock.toLocal(a.next_take_at),
+      reason: a.reason,
+      checkedAt: this.options.clock.now(),
+    };
+  }
+
+  async take(taskId: string, signal?: AbortSignal): Promise<TakeResult> {
+    const t = await this.transport.call({
+      endpoint: 'take',
+      method: 'POST',
+      path: GatewayPaths.take,
+      json: { task_id: taskId },
+      timeoutMs: this.timeouts.takeMs,
+      schema: TakeAnswerSchema,
+      signal,
+    });
+    if (t.task_id !== taskId) {
+      throw new GatewayError('bad_response', 'take', `answer is for task ${JSON.stringify(t.task_id.slice(0, 80))}, not ${taskId}`);
+    }
+    return {
+      ticketId: t.ticket_id,
+      taskId: t.task_id,
+      state: t.state,
+      position: t.position,
+      readyDeadline: this.serverClock.toLocal(t.ready_deadline),
+      activeUntil: this.serverClock.toLocal(t.active_until),
+      nextPollAfterMs: t.next_poll_after_ms,
+      reused: t.reused,
+    };
+  }
+
+  /** Status of 1..100 tickets; `waitMs` long-polls until one of them changes. */
+  async status(ticketIds: readonly string[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<StatusResult> {
+    if (ticketIds.length < 1 || ticketIds.length > MAX_STATUS_IDS) {
+      throw new RangeError(`status takes 1..${MAX_STATUS_IDS} ticket ids, got ${ticketIds.length}`);
+    }
+    const waitMs = options.waitMs === undefined ? undefined : Math.max(0, Math.min(MAX_STATUS_WAIT_MS, Math.round(options.waitMs)));
+    const s = await this.transport.call({
+      endpoint: 'status',
+      method: 'POST',
+      path: GatewayPaths.status,
+      json: waitMs === undefined ? { ticket_ids: ticketIds } : { ticket_ids: ticketIds, wait_ms: waitMs },
+      timeoutMs: this.timeouts.statusMs + (waitMs ?? 0),
+      schema: StatusResponseSchema,
+      signal: options.signal,
+    });
+    // The protocol promises one entry per requested id; anything else would misapply states.
+    const asked = new Set(ticketIds);
+    const answered = new Set<string>();
+    for (const entry of s.tickets) {
+      if (!asked.has(entry.ticket_id)) {
+        throw new GatewayError('bad_response', 'status', `answer names a ticket that was not asked for (${entry.ticket_id.slice(0, 80)})`);
+      }
+      if (answered.has(entry.ticket_id)) {
+        throw new GatewayError('bad_response', 'status', `answer names ticket ${entry.ticket_id.slice(0, 80)} twice`);
+      }
+      answered.add(entry.ticket_id);
+    }
+    if (answered.size !== asked.size) {
+      throw new GatewayError('bad_response', 'status', `answer covers ${answered.size} of ${asked.size} tickets`);
+    }
+    return { tickets: s.tickets, nextPollAfterMs: s.next_poll_after_ms };
+  }
+
+  async settle(ticketId: string, reason: SettleReason, signal?: AbortSignal): Promise<SettleResponse> {
+    const s = await this.transport.call({
+      endpoint: 'settle',
+      method: 'POST',
+      path: GatewayPaths.settle(ticketId),
+      json: { reason },
+      timeoutMs: this.timeouts.settleMs,
+      schema: SettleResponseSchema,
+      signal,
+    });
+    if (s.ticket_id !== ticketId) {
+      throw new GatewayError('bad_response', 'settle', `answer is for ticket ${JSON.stringify(s.ticket_id.slice(0, 80))}, not ${ticketId}`);
+    }
+    return s;
+  }
+}
+
+export { GatewayError, isGatewayError, type GatewayErrorKind } from './errors';
+export type { ApiKeyProvider, FetchLike } from './transport';
