@@ -1,0 +1,131 @@
+/**
+ * Domain types of an off-peak task and its admission tickets (DESIGN §4, seed 05/06/09).
+ * Plain data, no I/O: the store maps these to and from SQL rows, the service and the webview
+ * consume them. All times are epoch milliseconds.
+ */
+
+/** Local execution axis (seed 05). `awaiting` is a legacy value, migrated to `running` at open. */
+export type TaskStatus = 'queued' | 'paused' | 'running' | 'awaiting' | 'completed' | 'failed' | 'cancelled';
+
+export const TASK_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled'];
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+export const NON_TERMINAL_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
+
+export function isTerminalStatus(status: TaskStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/** How much the agent may do without asking (Claude Code's permission modes). */
+export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
+
+/**
+ * One row of `off_peak_tasks`: the seed's 30 columns, camelCased.
+ * The aggregate answers "what is this task and where is it now"; the ticket ledger keeps the rest.
+ */
+export interface OffPeakTask {
+  // identity and form
+  id: string;
+  title: string;
+  prompt: string;
+  permissionMode: PermissionMode;
+  model: string | null;
+  thoughtLevel: string | null;
+  // workspace (immutable after creation)
+  workspaceKey: string;
+  workspacePath: string;
+  workspaceIdentity: string | null;
+  // session binding
+  conversationId: string | null;
+  sessionId: string | null;
+  // local execution
+  status: TaskStatus;
+  queuedAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  failureReason: string | null;
+  filesChanged: number | null;
+  // server snapshot (a projection for scheduling, never the queue truth)
+  serverTicketId: string | null;
+  registeredAt: number | null;
+  schedulable: boolean;
+  queuePosition: number | null;
+  nextPollAt: number | null;
+  // scheduler claim and diagnostics
+  claimRunning: boolean;
+  claimedAt: number | null;
+  attemptCount: number;
+  lastError: string | null;
+  // settle and History
+  settledAt: number | null;
+  historyDeletedAt: number | null;
+  // audit
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Server ticket admission axis as last seen by this client (seed 05). */
+export type ServerTicketState = 'queued' | 'ready' | 'active' | 'expired' | 'settled' | 'not_found';
+export const SERVER_TICKET_STATES: readonly ServerTicketState[] = ['queued', 'ready', 'active', 'expired', 'settled', 'not_found'];
+
+/**
+ * Settle outbox state of a ledger row:
+ * - `none`: live ticket, nothing to settle yet;
+ * - `pending`: settle must be (re)sent to the gateway;
+ * - `settled`: the gateway acknowledged it;
+ * - `abandoned`: given up explicitly (e.g. the gateway no longer knows the ticket).
+ */
+export type SettleState = 'none' | 'pending' | 'settled' | 'abandoned';
+export const SETTLE_STATES: readonly SettleState[] = ['none', 'pending', 'settled', 'abandoned'];
+
+/** Where a ledger row came from: a take by this code, or the v1->v2 backfill of `server_ticket_id`. */
+export type TicketOrigin = 'take' | 'legacy';
+
+/** Why a ticket's segment ended. */
+export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan';
+
+/** One row of `off_peak_tickets`: the local ledger and settle outbox (seed 09/10). */
+export interface TicketRecord {
+  ticketId: string;
+  /** The task it was taken for. No foreign key: the row outlives a deleted task until settled. */
+  taskId: string;
+  /** 1, 2, 3... per task in take order; 0 for a `legacy` backfilled row. */
+  ordinal: number;
+  origin: TicketOrigin;
+  serverState: ServerTicketState;
+  queuePosition: number | null;
+  takenAt: number;
+  readyAt: number | null;
+  readyDeadline: number | null;
+  activeAt: number | null;
+  expiresAt: number | null;
+  lastStatusAt: number | null;
+  nextPollAt: number | null;
+  segmentStartedAt: number | null;
+  segmentEndedAt: number | null;
+  endReason: SegmentEndReason | null;
+  lastError: string | null;
+  settleState: SettleState;
+  settleReason: string | null;
+  settleAttempts: number;
+  nextSettleAt: number | null;
+  settledAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The leader lease row: only its holder runs sync, the scheduler and the settle flush. */
+export interface LeaseRecord {
+  name: string;
+  holder: string;
+  token: string;
+  acquiredAt: number;
+  renewedAt: number;
+  expiresAt: number;
+}
+
+/** workspace_key = workspaceIdentity?.trim() || workspacePath (seed 06). */
+export function workspaceKeyOf(workspacePath: string, workspaceIdentity?: string | null): string {
+  const identity = workspaceIdentity?.trim();
+  return identity ? identity : workspacePath;
+}

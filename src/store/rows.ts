@@ -1,0 +1,84 @@
+/** Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records. */
+import type { LeaseRecord, OffPeakTask, PermissionMode, SegmentEndReason, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../core/types';
+import type { SqlRow } from './sql';
+
+const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const bool = (v: unknown): boolean => v !== null && v !== undefined && Number(v) !== 0;
+
+export function taskFromRow(r: SqlRow): OffPeakTask {
+  return {
+    id: str(r.off_peak_task_id),
+    title: str(r.title),
+    prompt: str(r.prompt),
+    permissionMode: str(r.permission_mode) as PermissionMode,
+    model: strOrNull(r.model),
+    thoughtLevel: strOrNull(r.thought_level),
+    workspaceKey: str(r.workspace_key),
+    workspacePath: str(r.workspace_path),
+    workspaceIdentity: strOrNull(r.workspace_identity),
+    conversationId: strOrNull(r.conversation_id),
+    sessionId: strOrNull(r.session_id),
+    status: str(r.status) as TaskStatus,
+    queuedAt: num(r.queued_at),
+    startedAt: numOrNull(r.started_at),
+    endedAt: numOrNull(r.ended_at),
+    failureReason: strOrNull(r.failure_reason),
+    filesChanged: numOrNull(r.files_changed),
+    serverTicketId: strOrNull(r.server_ticket_id),
+    registeredAt: numOrNull(r.registered_at),
+    schedulable: bool(r.schedulable),
+    queuePosition: numOrNull(r.queue_position),
+    nextPollAt: numOrNull(r.next_poll_at),
+    claimRunning: bool(r.claim_running),
+    claimedAt: numOrNull(r.claimed_at),
+    attemptCount: num(r.attempt_count),
+    lastError: strOrNull(r.last_error),
+    settledAt: numOrNull(r.settled_at),
+    historyDeletedAt: numOrNull(r.history_deleted_at),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+export function ticketFromRow(r: SqlRow): TicketRecord {
+  return {
+    ticketId: str(r.ticket_id),
+    taskId: str(r.task_id),
+    ordinal: num(r.ordinal),
+    origin: str(r.origin) as TicketOrigin,
+    serverState: str(r.server_state) as ServerTicketState,
+    queuePosition: numOrNull(r.queue_position),
+    takenAt: num(r.taken_at),
+    readyAt: numOrNull(r.ready_at),
+    readyDeadline: numOrNull(r.ready_deadline),
+    activeAt: numOrNull(r.active_at),
+    expiresAt: numOrNull(r.expires_at),
+    lastStatusAt: numOrNull(r.last_status_at),
+    nextPollAt: numOrNull(r.next_poll_at),
+    segmentStartedAt: numOrNull(r.segment_started_at),
+    segmentEndedAt: numOrNull(r.segment_ended_at),
+    endReason: strOrNull(r.end_reason) as SegmentEndReason | null,
+    lastError: strOrNull(r.last_error),
+    settleState: str(r.settle_state) as SettleState,
+    settleReason: strOrNull(r.settle_reason),
+    settleAttempts: num(r.settle_attempts),
+    nextSettleAt: numOrNull(r.next_settle_at),
+    settledAt: numOrNull(r.settled_at),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+export function leaseFromRow(r: SqlRow): LeaseRecord {
+  return {
+    name: str(r.name),
+    holder: str(r.holder),
+    token: str(r.token),
+    acquiredAt: num(r.acquired_at),
+    renewedAt: num(r.renewed_at),
+    expiresAt: num(r.expires_at),
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * Schema and migrations of tasks-index.sqlite, versioned with PRAGMA user_version.
+ *
+ * v1: the seed's `off_peak_tasks` aggregate, exactly its 30 columns (seed 06).
+ * v2: adds the `off_peak_tickets` ledger / settle outbox and the `off_peak_leases` table, and
+ *     backfills each task's current `server_ticket_id` as a `legacy` ledger row (seed 10, phase 1+2).
+ *
+ * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
+ * persist, or two processes racing to upgrade, cannot break the file.
+ */
+import type { SqlDb } from './sql';
+
+export const TASKS_TABLE = 'off_peak_tasks';
+export const TICKETS_TABLE = 'off_peak_tickets';
+export const LEASES_TABLE = 'off_peak_leases';
+export const LATEST_SCHEMA_VERSION = 2;
+
+/** The 30 columns of off_peak_tasks in the seed's order (seed 06, 8 groups). */
+export const TASK_COLUMNS = [
+  // identity and form
+  'off_peak_task_id', 'title', 'prompt', 'permission_mode', 'model', 'thought_level',
+  // workspace
+  'workspace_key', 'workspace_path', 'workspace_identity',
+  // session binding
+  'conversation_id', 'session_id',
+  // local execution
+  'status', 'queued_at', 'started_at', 'ended_at', 'failure_reason', 'files_changed',
+  // server snapshot
+  'server_ticket_id', 'registered_at', 'schedulable', 'queue_position', 'next_poll_at',
+  // lease and diagnostics
+  'claim_running', 'claimed_at', 'attempt_count', 'last_error',
+  // settle and History
+  'settled_at', 'history_deleted_at',
+  // audit
+  'created_at', 'updated_at',
+] as const;
+
+export const SCHEMA_V1_SQL = `
+CREATE TABLE IF NOT EXISTS off_peak_tasks (
+  off_peak_task_id   TEXT PRIMARY KEY,
+  title              TEXT NOT NULL,
+  prompt             TEXT NOT NULL,
+  permission_mode    TEXT NOT NULL,
+  model              TEXT,
+  thought_level      TEXT,
+  workspace_key      TEXT NOT NULL,
+  workspace_path     TEXT NOT NULL,
+  workspace_identity TEXT,
+  conversation_id    TEXT,
+  session_id         TEXT,
+  status             TEXT NOT NULL,
+  queued_at          INTEGER NOT NULL,
+  started_at         INTEGER,
+  ended_at           INTEGER,
+  failure_reason     TEXT,
+  files_changed      INTEGER,
+  server_ticket_id   TEXT,
+  registered_at      INTEGER,
+  schedulable        INTEGER DEFAULT 0,
+  queue_position     INTEGER,
+  next_poll_at       INTEGER,
+  claim_running      INTEGER DEFAULT 0,
+  claimed_at         INTEGER,
+  attempt_count      INTEGER DEFAULT 0,
+  last_error         TEXT,
+  settled_at         INTEGER,
+  history_deleted_at INTEGER,
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_off_peak_tasks_status ON off_peak_tasks(status, queued_at);
+CREATE INDEX IF NOT EXISTS idx_off_peak_tasks_workspace ON off_peak_tasks(workspace_key);
+`;
+
+export const SCHEMA_V2_SQL = `
+CREATE TABLE IF NOT EXISTS off_peak_tickets (
+  ticket_id          TEXT PRIMARY KEY,
+  task_id            TEXT NOT NULL,
+  ordinal            INTEGER NOT NULL,
+  origin             TEXT NOT NULL DEFAULT 'take',
+  server_state       TEXT NOT NULL,
+  queue_position     INTEGER,
+  taken_at           INTEGER NOT NULL,
+  ready_at           INTEGER,
+  ready_deadline     INTEGER,
+  active_at          INTEGER,
+  expires_at         INTEGER,
+  last_status_at     INTEGER,
+  next_poll_at       INTEGER,
+  segment_started_at INTEGER,
+  segment_ended_at   INTEGER,
+  end_reason         TEXT,
+  last_error         TEXT,
+  settle_state       TEXT NOT NULL DEFAULT 'none',
+  settle_reason      TEXT,
+  settle_attempts    INTEGER NOT NULL DEFAULT 0,
+  next_settle_at     INTEGER,
+  settled_at         INTEGER,
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_off_peak_tickets_task ON off_peak_tickets(task_id, ordinal);
+CREATE INDEX IF NOT EXISTS idx_off_peak_tickets_settle ON off_peak_tickets(settle_state, next_settle_at);
+CREATE TABLE IF NOT EXISTS off_peak_leases (
+  name        TEXT PRIMARY KEY,
+  holder      TEXT NOT NULL,
+  token       TEXT NOT NULL,
+  acquired_at INTEGER NOT NULL,
+  renewed_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL
+);
+`;
+
+/**
+ * Backfill (seed 10 phase 2): at most one row per task, its current server_ticket_id, marked
+ * origin='legacy' and ordinal 0. Tickets overwritten before the upgrade cannot be recovered.
+ * A terminal task whose settle was never acknowledged becomes a pending settle (the outbox);
+ * an acknowledged one is settled; a live one stays 'none'.
+ */
+const BACKFILL_V2_SQL = `
+INSERT OR IGNORE INTO off_peak_tickets (
+  ticket_id, task_id, ordinal, origin, server_state, queue_position, taken_at, next_poll_at,
+  segment_started_at, segment_ended_at, end_reason, settle_state, settle_reason, next_settle_at,
+  settled_at, created_at, updated_at)
+SELECT
+  server_ticket_id, off_peak_task_id, 0, 'legacy',
+  CASE
+    WHEN settled_at IS NOT NULL THEN 'settled'
+    WHEN schedulable = 1 THEN 'ready'
+    ELSE 'queued'
+  END,
+  queue_position, COALESCE(registered_at, queued_at, created_at), next_poll_at,
+  CASE WHEN status IN ('running', 'awaiting', 'completed', 'failed', 'cancelled') THEN started_at END,
+  CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN ended_at END,
+  CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status END,
+  CASE
+    WHEN status NOT IN ('completed', 'failed', 'cancelled') THEN 'none'
+    WHEN settled_at IS NOT NULL THEN 'settled'
+    ELSE 'pending'
+  END,
+  CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status END,
+  CASE WHEN status IN ('completed', 'failed', 'cancelled') AND settled_at IS NULL THEN ? END,
+  settled_at, ?, ?
+FROM off_peak_tasks
+WHERE server_ticket_id IS NOT NULL AND server_ticket_id <> ''
+`;
+
+export interface MigrationStep {
+  version: number;
+  description: string;
+  up(db: SqlDb, now: number): void;
+}
+
+export const MIGRATIONS: readonly MigrationStep[] = [
+  {
+    version: 1,
+    description: 'off_peak_tasks aggregate (seed 06)',
+    up: (db) => db.exec(SCHEMA_V1_SQL),
+  },
+  {
+    version: 2,
+    description: 'off_peak_tickets ledger + off_peak_leases; backfill current tickets as legacy rows',
+    up: (db, now) => {
+      db.exec(SCHEMA_V2_SQL);
+      db.run(BACKFILL_V2_SQL, [now, now, now]);
+    },
+  },
+];
+
+export function tableExists(db: SqlDb, name: string): boolean {
+  return db.get("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", [name]) !== undefined;
+}
+
+/** The schema version of a DB; an unversioned file that has the aggregate counts as v1. */
+export function schemaVersionOf(db: SqlDb): number {
+  const v = Number(db.scalar('PRAGMA user_version') ?? 0);
+  if (v === 0 && tableExists(db, TASKS_TABLE)) return 1;
+  return v;
+}
+
+export interface MigrationReport {
+  fromVersion: number;
+  toVersion: number;
+  /** Rows whose legacy `awaiting` status was rewritten to `running`. */
+  awaitingMigrated: number;
+  /** Ledger rows created by the v1->v2 backfill. */
+  ticketsBackfilled: number;
+}
+
+export class NewerSchemaError extends Error {
+  constructor(readonly found: number) {
+    super(`tasks-index.sqlite has schema version ${found}, newer than this build understands (${LATEST_SCHEMA_VERSION}); update the extension`);
+    this.name = 'NewerSchemaError';
+  }
+}
+
+/**
+ * Brings a DB to LATEST_SCHEMA_VERSION and applies open-time data fixes. Must run inside the
+ * caller's transaction (the store wraps it with the file lock and one persist).
+ */
+export function migrate(db: SqlDb, now: number): MigrationReport {
+  const fromVersion = schemaVersionOf(db);
+  if (fromVersion > LATEST_SCHEMA_VERSION) throw new NewerSchemaError(fromVersion);
+  let ticketsBackfilled = 0;
+  for (const step of MIGRATIONS) {
+    if (step.version <= fromVersion) continue;
+    step.up(db, now);
+    if (step.version === 2) ticketsBackfilled = Number(db.scalar(`SELECT COUNT(*) FROM ${TICKETS_TABLE} WHERE origin = 'legacy'`));
+  }
+  if (fromVersion !== LATEST_SCHEMA_VERSION || Number(db.scalar('PRAGMA user_version')) !== LATEST_SCHEMA_VERSION) {
+    db.exec(`PRAGMA user_version = ${LATEST_SCHEMA_VERSION}`);
+  }
+  // Seed 08/12: `awaiting` is a reserved legacy value; such rows are running tasks.
+  const awaitingMigrated = db.run(`UPDATE ${TASKS_TABLE} SET status = 'running', updated_at = ? WHERE status = 'awaiting'`, [now]);
+  return { fromVersion, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated, ticketsBackfilled };
+}

@@ -1,0 +1,71 @@
+/**
+ * A thin typed layer over a sql.js Database. Every statement is prepared, used and freed in one
+ * call: sql.js statements must not survive an export() or a reload, so none are cached.
+ */
+import type { Database, SqlValue } from 'sql.js';
+
+export type SqlParam = string | number | null | Uint8Array;
+export type SqlRow = Record<string, SqlValue>;
+
+export class SqlDb {
+  constructor(readonly raw: Database) {}
+
+  /** Runs a statement; returns the number of rows it changed. */
+  run(sql: string, params: readonly SqlParam[] = []): number {
+    const stmt = this.raw.prepare(sql);
+    try {
+      stmt.run(params as SqlParam[]);
+    } finally {
+      stmt.free();
+    }
+    return this.raw.getRowsModified();
+  }
+
+  /** First row of a query, or undefined. */
+  get(sql: string, params: readonly SqlParam[] = []): SqlRow | undefined {
+    const stmt = this.raw.prepare(sql);
+    try {
+      stmt.bind(params as SqlParam[]);
+      return stmt.step() ? stmt.getAsObject() : undefined;
+    } finally {
+      stmt.free();
+    }
+  }
+
+  all(sql: string, params: readonly SqlParam[] = []): SqlRow[] {
+    const stmt = this.raw.prepare(sql);
+    const rows: SqlRow[] = [];
+    try {
+      stmt.bind(params as SqlParam[]);
+      while (stmt.step()) rows.push(stmt.getAsObject());
+    } finally {
+      stmt.free();
+    }
+    return rows;
+  }
+
+  /** One column of the first row. */
+  scalar(sql: string, params: readonly SqlParam[] = []): SqlValue | undefined {
+    const stmt = this.raw.prepare(sql);
+    try {
+      stmt.bind(params as SqlParam[]);
+      return stmt.step() ? stmt.get()[0] : undefined;
+    } finally {
+      stmt.free();
+    }
+  }
+
+  exec(sql: string): void {
+    this.raw.exec(sql);
+  }
+
+  /** SQLite's count of rows changed since the connection opened: tells whether a mutation wrote. */
+  totalChanges(): number {
+    return Number(this.scalar('SELECT total_changes()'));
+  }
+}
+
+/** `?, ?, ?` for an IN list. */
+export function placeholders(n: number): string {
+  return new Array(n).fill('?').join(', ');
+}

@@ -1,0 +1,266 @@
+/**
+ * The `off_peak_tickets` ledger and settle outbox (seed 09/10) inside one store transaction.
+ * It records every ticket a task took, its timings and why its segment ended; it is a reliability
+ * ledger, never a second source of queue truth. Rows have no cascade from tasks: a deleted task's
+ * unsettled tickets stay until acknowledged or explicitly abandoned.
+ */
+import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type ServerTicketState, type SettleState, type TicketRecord } from '../core/types';
+import { invalidInput } from './errors';
+import { ticketFromRow } from './rows';
+import { placeholders, type SqlDb, type SqlParam } from './sql';
+
+export interface NewTicketInput {
+  ticketId: string;
+  taskId: string;
+  serverState: ServerTicketState;
+  queuePosition?: number | null;
+  /** Defaults to the transaction's time. */
+  takenAt?: number;
+  nextPollAt?: number | null;
+}
+
+export interface TicketStatePatch {
+  serverState: ServerTicketState;
+  queuePosition?: number | null;
+  readyDeadline?: number | null;
+  /** The end of the 3 h active window, when the gateway says so. */
+  expiresAt?: number | null;
+  nextPollAt?: number | null;
+  lastError?: string | null;
+}
+
+export interface TicketFilter {
+  taskId?: string;
+  settleState?: SettleState | readonly SettleState[];
+  serverState?: ServerTicketState | readonly ServerTicketState[];
+  limit?: number;
+}
+
+function checkServerState(s: unknown): ServerTicketState {
+  if (!SERVER_TICKET_STATES.includes(s as ServerTicketState)) throw invalidInput(`unknown server ticket state ${JSON.stringify(s)}`);
+  return s as ServerTicketState;
+}
+
+function asList<T extends string>(v: T | readonly T[]): T[] {
+  return typeof v === 'string' ? [v as T] : [...(v as readonly T[])];
+}
+
+export class TicketRepo {
+  constructor(
+    private readonly db: SqlDb,
+    private readonly now: number,
+  ) {}
+
+  /**
+   * Records a take (write it BEFORE inserting the task, so an INSERT failure leaves an orphan the
+   * settle flush can release). A take retried for the same task returns the same ticket: then
+   * the existing row is returned and `inserted` is false.
+   */
+  insert(input: NewTicketInput): { ticket: TicketRecord; inserted: boolean } {
+    if (typeof input.ticketId !== 'string' || input.ticketId.trim() === '') throw invalidInput('ticket id must not be empty');
+    if (typeof input.taskId !== 'string' || input.taskId.trim() === '') throw invalidInput('task id must not be empty');
+    const state = checkServerState(input.serverState);
+    const existing = this.get(input.ticketId);
+    if (existing) {
+      if (existing.taskId !== input.taskId) throw invalidInput(`ticket ${input.ticketId} belongs to task ${existing.taskId}, not ${input.taskId}`);
+      return { ticket: existing, inserted: false };
+    }
+    const ordinal = Number(this.db.scalar('SELECT COALESCE(MAX(ordinal), 0) + 1 FROM off_peak_tickets WHERE task_id = ?', [input.taskId]));
+    const takenAt = input.takenAt ?? this.now;
+    this.db.run(
+      `INSERT INTO off_peak_tickets (ticket_id, task_id, ordinal, origin, server_state, queue_position, taken_at,
+         ready_at, next_poll_at, last_status_at, settle_state, settle_attempts, created_at, updated_at)
+       VALUES (?, ?, ?, 'take', ?, ?, ?, ?, ?, ?, 'none', 0, ?, ?)`,
+      [
+        input.ticketId, input.taskId, ordinal, state, input.queuePosition ?? null, takenAt,
+        state === 'ready' ? takenAt : null, input.nextPollAt ?? null, takenAt, this.now, this.now,
+      ],
+    );
+    return { ticket: this.get(input.ticketId)!, inserted: true };
+  }
+
+  get(ticketId: string): TicketRecord | undefined {
+    const row = this.db.get('SELECT * FROM off_peak_tickets WHERE ticket_id = ?', [ticketId]);
+    return row ? ticketFromRow(row) : undefined;
+  }
+
+  /** A task's tickets in take order (the legacy backfill, ordinal 0, first). */
+  forTask(taskId: string): TicketRecord[] {
+    return this.list({ taskId });
+  }
+
+  list(filter: TicketFilter = {}): TicketRecord[] {
+    const where: string[] = [];
+    const params: SqlParam[] = [];
+    if (filter.taskId !== undefined) {
+      where.push('task_id = ?');
+      params.push(filter.taskId);
+    }
+    if (filter.settleState !== undefined) {
+      const states = asList(filter.settleState);
+      for (const s of states) if (!SETTLE_STATES.includes(s)) throw invalidInput(`unknown settle state ${JSON.stringify(s)}`);
+      if (states.length === 0) return [];
+      where.push(`settle_state IN (${placeholders(states.length)})`);
+      params.push(...states);
+    }
+    if (filter.serverState !== undefined) {
+      const states = asList(filter.serverState);
+      states.forEach(checkServerState);
+      if (states.length === 0) return [];
+      where.push(`server_state IN (${placeholders(states.length)})`);
+      params.push(...states);
+    }
+    let sql = 'SELECT * FROM off_peak_tickets';
+    if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
+    sql += ' ORDER BY task_id, ordinal, taken_at';
+    if (filter.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(Math.max(0, Math.floor(filter.limit)));
+    }
+    return this.db.all(sql, params).map(ticketFromRow);
+  }
+
+  /**
+   * Records a status answer. First-seen times are kept (ready_at, active_at); nothing changes a
+   * ticket the gateway already settled, and a settled/abandoned outbox row keeps its settle state.
+   */
+  updateServerState(ticketId: string, patch: TicketStatePatch): boolean {
+    const state = checkServerState(patch.serverState);
+    const sets = [
+      'server_state = ?',
+      'last_status_at = ?',
+      "ready_at = CASE WHEN ? IN ('ready', 'active') THEN COALESCE(ready_at, ?) ELSE ready_at END",
+      "active_at = CASE WHEN ? = 'active' THEN COALESCE(active_at, ?) ELSE active_at END",
+    ];
+    const params: SqlParam[] = [state, this.now, state, this.now, state, this.now];
+    if (patch.queuePosition !== undefined) {
+      sets.push('queue_position = ?');
+      params.push(patch.queuePosition);
+    }
+    if (patch.readyDeadline !== undefined) {
+      sets.push('ready_deadline = ?');
+      params.push(patch.readyDeadline);
+    }
+    if (patch.expiresAt !== undefined) {
+      sets.push('expires_at = ?');
+      params.push(patch.expiresAt);
+    }
+    if (patch.nextPollAt !== undefined) {
+      sets.push('next_poll_at = ?');
+      params.push(patch.nextPollAt);
+    }
+    if (patch.lastError !== undefined) {
+      sets.push('last_error = ?');
+      params.push(patch.lastError);
+    }
+    sets.push('updated_at = ?');
+    params.push(this.now);
+    return (
+      this.db.run(`UPDATE off_peak_tickets SET ${sets.join(', ')} WHERE ticket_id = ? AND server_state <> 'settled'`, [...params, ticketId]) === 1
+    );
+  }
+
+  /** The runner started a segment on this ticket (the agent was launched). First time wins. */
+  startSegment(ticketId: string): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET segment_started_at = COALESCE(segment_started_at, ?), updated_at = ?
+         WHERE ticket_id = ? AND segment_ended_at IS NULL`,
+        [this.now, this.now, ticketId],
+      ) === 1
+    );
+  }
+
+  /**
+   * The gateway admitted the first model request of the segment: from now on the card may say
+   * "running" rather than "waiting for admission" (seed 11). First time wins.
+   */
+  markAdmitted(ticketId: string, at: number = this.now): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET active_at = COALESCE(active_at, ?),
+           server_state = CASE WHEN server_state IN ('queued', 'ready') THEN 'active' ELSE server_state END, updated_at = ?
+         WHERE ticket_id = ?`,
+        [at, this.now, ticketId],
+      ) === 1
+    );
+  }
+
+  /** Ends the segment on this ticket (once): why, and the error if any. */
+  endSegment(ticketId: string, reason: SegmentEndReason, error?: string | null): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET segment_ended_at = ?, end_reason = ?, last_error = COALESCE(?, last_error), updated_at = ?
+         WHERE ticket_id = ? AND end_reason IS NULL`,
+        [this.now, reason, error ?? null, this.now, ticketId],
+      ) === 1
+    );
+  }
+
+  /** Puts the ticket in the settle outbox (terminal task, retake, delete, orphan take). */
+  requestSettle(ticketId: string, reason: string): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET settle_state = 'pending', settle_reason = ?, next_settle_at = ?, updated_at = ?
+         WHERE ticket_id = ? AND settle_state = 'none'`,
+        [reason, this.now, this.now, ticketId],
+      ) === 1
+    );
+  }
+
+  /** Outbox rows due now, oldest first (at most `limit`, default 100: one batch). */
+  pendingSettles(limit = 100): TicketRecord[] {
+    return this.db
+      .all(
+        `SELECT * FROM off_peak_tickets WHERE settle_state = 'pending' AND (next_settle_at IS NULL OR next_settle_at <= ?)
+         ORDER BY COALESCE(next_settle_at, 0), ticket_id LIMIT ?`,
+        [this.now, limit],
+      )
+      .map(ticketFromRow);
+  }
+
+  /** A settle attempt failed (network/5xx): keep it pending and try again at `nextAttemptAt`. */
+  recordSettleFailure(ticketId: string, error: string, nextAttemptAt: number): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET settle_attempts = settle_attempts + 1, last_error = ?, next_settle_at = ?, updated_at = ?
+         WHERE ticket_id = ? AND settle_state = 'pending'`,
+        [error, nextAttemptAt, this.now, ticketId],
+      ) === 1
+    );
+  }
+
+  /** The gateway acknowledged the settle (2xx, or an idempotent 4xx ack). */
+  markSettled(ticketId: string): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET settle_state = 'settled', server_state = 'settled', settled_at = COALESCE(settled_at, ?),
+           settle_attempts = settle_attempts + 1, next_settle_at = NULL, updated_at = ?
+         WHERE ticket_id = ? AND settle_state IN ('none', 'pending')`,
+        [this.now, this.now, ticketId],
+      ) === 1
+    );
+  }
+
+  /** Gives up settling explicitly (kept for audit, never retried). */
+  abandonSettle(ticketId: string, reason: string): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET settle_state = 'abandoned', settle_reason = ?, next_settle_at = NULL, updated_at = ?
+         WHERE ticket_id = ? AND settle_state IN ('none', 'pending')`,
+        [reason, this.now, ticketId],
+      ) === 1
+    );
+  }
+
+  /** Tickets worth polling: not settled locally and not known dead on the server. */
+  live(limit = 100): TicketRecord[] {
+    return this.db
+      .all(
+        `SELECT * FROM off_peak_tickets WHERE settle_state = 'none' AND server_state IN ('queued', 'ready', 'active')
+         ORDER BY COALESCE(next_poll_at, 0), ticket_id LIMIT ?`,
+        [limit],
+      )
+      .map(ticketFromRow);
+  }
+}
