@@ -1,3 +1,173 @@
-// Placeholder entry for the bundled reference agent (the Runtime issue fills it in).
-console.error('off-peak reference agent: not implemented yet');
-process.exitCode = 1;
+// The bundled reference agent: a small, real coding agent CLI speaking the Anthropic Messages API
+// (streaming) against any compatible endpoint, with workspace file tools, a shell tool,
+// permission modes and resumable JSONL sessions. Bundled to dist/reference-agent.js.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { printTranscript, runAgent } from './agent';
+import { EXIT, PERMISSION_MODES, THOUGHT_LEVELS, type PermissionMode, type ReferenceAgentEvent, type ThoughtLevel } from './events';
+import { TerminalAsker } from './permission-prompt';
+import { SessionError, SessionTranscript } from './session';
+
+const USAGE = `usage:
+  reference-agent (--session-id <id> | --resume <id>) [-p <prompt> | --prompt-file <file>] [options]
+  reference-agent transcript <id> [--sessions-dir <dir>]
+
+options:
+  --cwd <dir>                 workspace (default: current directory)
+  --permission-mode <mode>    plan | default | acceptEdits | bypassPermissions (default: default)
+  --model <id>                model id sent as given (default: $ANTHROPIC_MODEL or claude-sonnet-4-5)
+  --thought-level <level>     none | low | medium | high (default: none)
+  --sessions-dir <dir>        where sessions live (default: $OFFPEAK_AGENT_SESSIONS_DIR or ~/.offpeak/reference-agent/sessions)
+  --ask-timeout-ms <ms>       deny an unanswered permission prompt after this long (default: 300000)
+  --command-timeout-ms <ms>   default run_command timeout (default: 120000)
+  --max-turns <n>             stop after n model turns (default: 200)
+  --max-retries <n>           retries of a failed model request (default: 4)
+  --events-fd <fd>            write machine-readable JSON events to this file descriptor
+
+environment:
+  ANTHROPIC_BASE_URL          the Messages API base (POST <base>/v1/messages); required
+  ANTHROPIC_AUTH_TOKEN        sent as Authorization: Bearer
+  ANTHROPIC_API_KEY           sent as x-api-key
+
+exit codes: 0 finished, 1 failed, 2 usage error, 130 interrupted (resume with --resume <id>)`;
+
+class UsageError extends Error {}
+
+function positiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string, fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+  return value as T;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      prompt: { type: 'string', short: 'p' },
+      'prompt-file': { type: 'string' },
+      'session-id': { type: 'string' },
+      resume: { type: 'string' },
+      cwd: { type: 'string' },
+      'permission-mode': { type: 'string' },
+      model: { type: 'string' },
+      'thought-level': { type: 'string' },
+      'sessions-dir': { type: 'string' },
+      'ask-timeout-ms': { type: 'string' },
+      'command-timeout-ms': { type: 'string' },
+      'max-turns': { type: 'string' },
+      'max-retries': { type: 'string' },
+      'events-fd': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    return EXIT.ok;
+  }
+  const sessionsDir = path.resolve(
+    values['sessions-dir'] ?? process.env.OFFPEAK_AGENT_SESSIONS_DIR ?? path.join(os.homedir(), '.offpeak', 'reference-agent', 'sessions'),
+  );
+  if (positionals[0] === 'transcript') {
+    if (!positionals[1]) throw new UsageError('transcript needs a session id');
+    printTranscript(SessionTranscript.load(sessionsDir, positionals[1]), process.stdout);
+    return EXIT.ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  if (!values['session-id'] === !values.resume) throw new UsageError('give exactly one of --session-id <id> (new session) or --resume <id>');
+  const resume = values.resume !== undefined;
+  const prompt = values['prompt-file'] !== undefined ? fs.readFileSync(values['prompt-file'], 'utf8') : (values.prompt ?? '');
+  if (!resume && !prompt.trim()) throw new UsageError('a new session needs a prompt (-p or --prompt-file)');
+  const baseUrl = process.env.ANTHROPIC_BASE_URL;
+  if (!baseUrl) throw new UsageError('ANTHROPIC_BASE_URL is not set');
+  const workspace = path.resolve(values.cwd ?? process.cwd());
+  if (!fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`workspace ${workspace} is not a directory`);
+
+  const eventsFd = values['events-fd'] !== undefined ? positiveInt(values['events-fd'], '--events-fd', 0) : null;
+  const emit = (event: ReferenceAgentEvent): void => {
+    if (eventsFd === null) return;
+    try {
+      fs.writeSync(eventsFd, JSON.stringify({ ...event, at: Date.now() }) + '\n');
+    } catch {
+      // the host stopped listening; the transcript on stdout still tells the story
+    }
+  };
+
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    interrupts++;
+    if (interrupts > 1) process.exit(EXIT.interrupted); // a second Ctrl+C means now
+    process.stdout.write(`\n[${signal}: stopping; the session stays resumable]\n`);
+    controller.abort(new Error(signal));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const sessionId = (values['session-id'] ?? values.resume) as string;
+  const result = await runAgent({
+    endpoint: { baseUrl, authToken: process.env.ANTHROPIC_AUTH_TOKEN || undefined, apiKey: process.env.ANTHROPIC_API_KEY || undefined },
+    workspace,
+    sessionsDir,
+    sessionId,
+    resume,
+    prompt,
+    permissionMode: oneOf<PermissionMode>(values['permission-mode'], PERMISSION_MODES, '--permission-mode', 'default'),
+    model: values.model ?? process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
+    thoughtLevel: oneOf<ThoughtLevel>(values['thought-level'], THOUGHT_LEVELS, '--thought-level', 'none'),
+    maxTurns: positiveInt(values['max-turns'], '--max-turns', 200),
+    askTimeoutMs: positiveInt(values['ask-timeout-ms'], '--ask-timeout-ms', 300_000),
+    commandTimeoutMs: positiveInt(values['command-timeout-ms'], '--command-timeout-ms', 120_000),
+    retry: {
+      maxRetries: positiveInt(values['max-retries'], '--max-retries', 4),
+      baseDelayMs: positiveInt(process.env.OFFPEAK_AGENT_RETRY_BASE_MS, 'OFFPEAK_AGENT_RETRY_BASE_MS', 1000),
+      maxDelayMs: 30_000,
+    },
+    out: process.stdout,
+    asker: new TerminalAsker(process.stdin, process.stdout),
+    emit,
+    signal: controller.signal,
+  });
+
+  switch (result.kind) {
+    case 'completed':
+      emit({ type: 'result', ok: true, text: result.text, turns: result.turns });
+      process.stdout.write(`\n✓ finished after ${result.turns} turn(s)\n`);
+      return EXIT.ok;
+    case 'failed':
+      emit({ type: 'result', ok: false, error: result.error, turns: result.turns });
+      process.stdout.write(`\n✗ ${result.error}\n`);
+      return EXIT.failed;
+    case 'interrupted':
+      emit({ type: 'interrupted', session_id: sessionId });
+      process.stdout.write(`\n■ interrupted; resume with --resume ${sessionId}\n`);
+      return EXIT.interrupted;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    // stdin may hold the loop open after a permission prompt; nothing else is pending now.
+    process.stdin.destroy();
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError || err instanceof SessionError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      process.stderr.write(`reference-agent: ${(err as Error).message}\n${err instanceof SessionError ? '' : '\n' + USAGE + '\n'}`);
+      process.exitCode = EXIT.usage;
+    } else {
+      process.stderr.write(`reference-agent: ${(err as Error).stack ?? String(err)}\n`);
+      process.exitCode = EXIT.failed;
+    }
+    process.stdin.destroy();
+  },
+);
