@@ -1,0 +1,308 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../core/clock';
+import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
+
+/**
+ * The local ticket proxy (DESIGN §8): one per segment, on 127.0.0.1 with a random port and a
+ * random secret path prefix. The agent is given `baseUrl` as its Anthropic base URL and a dummy
+ * token; the proxy adds the user's gateway key and the segment's ticket header, so the agent
+ * never sees either.
+ *
+ * Per-request admission (seed 07 branch 07):
+ *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
+ *    (the ledger's `active_at`; until then the UI says "waiting for admission").
+ *  - 3105 (not admitted yet / no capacity): HELD here and re-sent after min(Retry-After, 5 min),
+ *    60 s when absent, without limit, until admitted or cancelled: Claude Code would otherwise
+ *    burn its own retry budget and exit 1.
+ *  - 3102 or legacy 3001: the segment is over. Reported as `segment-expired`; the agent gets a
+ *    400 with `x-should-retry: false` (now and for every later request) so it stops at once.
+ *  - anything else (including a plain provider 429 without 3105): passed through unchanged, so
+ *    the agent's normal retry budget applies.
+ */
+export type TicketProxyEvent =
+  | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number }
+  | { type: 'admitted'; at: number }
+  | { type: 'segment-expired'; at: number; status: number; code: string }
+  | { type: 'upstream-error'; at: number; status: number; code: string | null }
+  | { type: 'upstream-unreachable'; at: number; error: string };
+
+export type TicketProxyState = 'waiting' | 'holding' | 'admitted' | 'expired' | 'cancelled';
+
+export interface TicketProxyOptions {
+  /** The gateway's Anthropic base, e.g. `http://gateway:8787/api/anthropic`. */
+  upstreamBaseUrl: string;
+  /** The user's gateway API key; sent as `Authorization: Bearer`. */
+  apiKey: string;
+  ticketId: string;
+  clock?: Clock;
+  /** Wait before re-probing a held request when the gateway gives no Retry-After. Default 60 s. */
+  holdDefaultMs?: number;
+  /** Upper bound of one hold, whatever Retry-After says. Default 5 min. */
+  holdMaxMs?: number;
+  onEvent?: (event: TicketProxyEvent) => void;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
+const AGENT_CREDENTIALS = new Set(['authorization', 'x-api-key', TICKET_HEADER]);
+const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+
+class Cancelled extends Error {}
+
+export class TicketProxy {
+  private server!: http.Server;
+  private readonly secret = crypto.randomBytes(18).toString('base64url');
+  private readonly upstream: URL;
+  private readonly clock: Clock;
+  private readonly holdDefaultMs: number;
+  private readonly holdMaxMs: number;
+  private readonly cancelController = new AbortController();
+  private readonly upstreamAgent: http.Agent;
+  private readonly listeners = new Set<(event: TicketProxyEvent) => void>();
+  private port = 0;
+  private holds = 0;
+  private _firstAdmittedAt: number | null = null;
+  private _expired = false;
+
+  private constructor(private readonly options: TicketProxyOptions) {
+    this.upstream = new URL(options.upstreamBaseUrl);
+    this.clock = options.clock ?? systemClock;
+    this.holdDefaultMs = options.holdDefaultMs ?? 60_000;
+    this.holdMaxMs = options.holdMaxMs ?? 300_000;
+    const AgentClass = this.upstream.protocol === 'https:' ? https.Agent : http.Agent;
+    this.upstreamAgent = new AgentClass({ keepAlive: true });
+    if (options.onEvent) this.listeners.add(options.onEvent);
+  }
+
+  static async start(options: TicketProxyOptions): Promise<TicketProxy> {
+    const proxy = new TicketProxy(options);
+    await proxy.listen();
+    return proxy;
+  }
+
+  /** What the agent uses as ANTHROPIC_BASE_URL. */
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}/${this.secret}`;
+  }
+
+  get ticketId(): string {
+    return this.options.ticketId;
+  }
+
+  /** Epoch ms of the first admitted model request of this segment, null while waiting for admission. */
+  get firstAdmittedAt(): number | null {
+    return this._firstAdmittedAt;
+  }
+
+  get state(): TicketProxyState {
+    if (this.cancelController.signal.aborted) return 'cancelled';
+    if (this._expired) return 'expired';
+    if (this.holds > 0) return 'holding';
+    return this._firstAdmittedAt === null ? 'waiting' : 'admitted';
+  }
+
+  onEvent(listener: (event: TicketProxyEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Aborts held and in-flight requests; later requests are refused. */
+  cancel(): void {
+    this.cancelController.abort(new Cancelled('cancelled'));
+  }
+
+  async close(): Promise<void> {
+    this.cancel();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    this.upstreamAgent.destroy();
+  }
+
+  private emit(event: TicketProxyEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch {
+        // a listener's failure must not break the agent's request
+      }
+    }
+  }
+
+  private async listen(): Promise<void> {
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) sendError(res, 502, 'api_error', `off-peak proxy: ${(err as Error).message}`);
+        else res.destroy();
+      });
+    });
+    // Holds may last many minutes: no server-side request timeout while we hold the agent's request.
+    this.server.requestTimeout = 0;
+    this.server.headersTimeout = 60_000;
+    this.server.keepAliveTimeout = 30_000;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://proxy.invalid');
+    const prefix = `/${this.secret}`;
+    if (url.pathname !== prefix && !url.pathname.startsWith(prefix + '/')) {
+      req.resume();
+      return sendError(res, 404, 'not_found_error', 'not found');
+    }
+    const rest = url.pathname.slice(prefix.length);
+    // Claude Code probes `HEAD <base>` (unauthenticated) before anything else: answer locally.
+    if (req.method === 'HEAD') {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end();
+      return;
+    }
+    const body = await readBody(req);
+    if (body === null) return sendError(res, 413, 'request_too_large', 'request body too large');
+    if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
+    if (this._expired) return sendSegmentOver(res, 'off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket');
+
+    const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + url.search);
+    const headers: http.OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined || HOP_BY_HOP.has(name) || AGENT_CREDENTIALS.has(name)) continue;
+      headers[name] = value;
+    }
+    headers.authorization = `Bearer ${this.options.apiKey}`;
+    headers[TICKET_HEADER] = this.options.ticketId;
+    headers['content-length'] = body.length;
+    const isModelCall = req.method === 'POST' && /\/v1\/messages$/.test(rest);
+
+    // The agent hanging up (it was stopped) ends a hold and the upstream request.
+    const clientGone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) clientGone.abort(new Cancelled('client closed'));
+    });
+    const signal = AbortSignal.any([this.cancelController.signal, clientGone.signal]);
+
+    for (let attempt = 1; ; attempt++) {
+      let upstreamRes: http.IncomingMessage;
+      try {
+        upstreamRes = await this.send(target, req.method ?? 'POST', headers, body, signal);
+      } catch (err) {
+        if (signal.aborted) return void res.destroy();
+        this.emit({ type: 'upstream-unreachable', at: this.clock.now(), error: (err as Error).message });
+        return sendError(res, 502, 'api_error', `off-peak gateway unreachable: ${(err as Error).message}`);
+      }
+      const status = upstreamRes.statusCode ?? 502;
+      if (status < 400) {
+        if (isModelCall && status < 300 && this._firstAdmittedAt === null) {
+          this._firstAdmittedAt = this.clock.now();
+          this.emit({ type: 'admitted', at: this._firstAdmittedAt });
+        }
+        res.writeHead(status, responseHeaders(upstreamRes.headers));
+        res.flushHeaders();
+        upstreamRes.pipe(res);
+        upstreamRes.on('error', () => res.destroy());
+        return;
+      }
+      const errorBody = await readBody(upstreamRes);
+      const code = readErrorCode(errorBody?.toString('utf8') ?? '') ?? null;
+      if (isTicketInvalidCode(code)) {
+        this._expired = true;
+        this.emit({ type: 'segment-expired', at: this.clock.now(), status, code: code as string });
+        return sendSegmentOver(res, `off-peak segment ended (ticket expired, code ${code}); the task resumes with a new ticket`);
+      }
+      if (code === BusinessCode.NotAdmitted) {
+        const waitMs = this.holdFor(upstreamRes.headers['retry-after']);
+        this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt });
+        this.holds++;
+        try {
+          await abortableSleep(waitMs, signal);
+        } catch {
+          return void res.destroy();
+        } finally {
+          this.holds--;
+        }
+        continue;
+      }
+      this.emit({ type: 'upstream-error', at: this.clock.now(), status, code });
+      const passHeaders = responseHeaders(upstreamRes.headers);
+      if (errorBody) passHeaders['content-length'] = String(errorBody.length);
+      res.writeHead(status, passHeaders);
+      res.end(errorBody ?? undefined);
+      return;
+    }
+  }
+
+  /** min(Retry-After, max) when the gateway says how long; the default otherwise. */
+  private holdFor(retryAfter: string | string[] | undefined): number {
+    const raw = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    if (raw !== undefined && raw.trim() !== '') {
+      const seconds = Number(raw);
+      if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, this.holdMaxMs);
+      const date = Date.parse(raw);
+      if (!Number.isNaN(date)) return Math.min(Math.max(0, date - this.clock.now()), this.holdMaxMs);
+    }
+    return Math.min(this.holdDefaultMs, this.holdMaxMs);
+  }
+
+  private send(target: URL, method: string, headers: http.OutgoingHttpHeaders, body: Buffer, signal: AbortSignal): Promise<http.IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const mod = target.protocol === 'https:' ? https : http;
+      const request = mod.request(target, { method, headers, agent: this.upstreamAgent, signal }, resolve);
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+}
+
+function responseHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || (HOP_BY_HOP.has(name) && name !== 'content-length')) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function sendError(res: http.ServerResponse, status: number, type: string, message: string, extra: Record<string, string> = {}): void {
+  const json = JSON.stringify({ type: 'error', error: { type, message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...extra });
+  res.end(json);
+}
+
+/** The agent must stop, not retry: 400 + `x-should-retry: false` (Claude Code honours it, so does the reference agent). */
+function sendSegmentOver(res: http.ServerResponse, message: string): void {
+  sendError(res, 400, 'invalid_request_error', message, { 'x-should-retry': 'false' });
+}
+
+async function readBody(stream: NodeJS.ReadableStream): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buffer.length;
+    if (size > MAX_REQUEST_BYTES) return null;
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

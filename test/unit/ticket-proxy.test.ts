@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { TicketProxy, type TicketProxyEvent } from '../../src/agent/ticket-proxy';
+import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
+
+describe('local ticket proxy', () => {
+  let upstream: FakeAnthropicUpstream;
+  let proxy: TicketProxy;
+  let events: TicketProxyEvent[];
+
+  async function startProxy(options: { holdDefaultMs?: number; holdMaxMs?: number } = {}): Promise<void> {
+    events = [];
+    proxy = await TicketProxy.start({
+      upstreamBaseUrl: `${upstream.url}/api/anthropic`,
+      apiKey: 'user-secret-key',
+      ticketId: 'T-1',
+      holdDefaultMs: options.holdDefaultMs ?? 40,
+      holdMaxMs: options.holdMaxMs ?? 60,
+      onEvent: (e) => events.push(e),
+    });
+  }
+
+  const post = (body: unknown = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, path = '/v1/messages?beta=true', signal?: AbortSignal) =>
+    fetch(proxy.baseUrl + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer agent-dummy', 'x-api-key': 'agent-dummy' },
+      body: JSON.stringify(body),
+      signal,
+    });
+
+  beforeEach(async () => {
+    upstream = await FakeAnthropicUpstream.start();
+    await startProxy();
+  });
+  afterEach(async () => {
+    await proxy.close();
+    await upstream.close();
+  });
+
+  it('adds the user key and the ticket header, strips the agent credentials, keeps the path and query', async () => {
+    const res = await post();
+    assert.equal(res.status, 200);
+    await res.text();
+    const seen = upstream.messageRequests()[0];
+    assert.equal(seen.url, '/api/anthropic/v1/messages?beta=true');
+    assert.equal(seen.headers.authorization, 'Bearer user-secret-key');
+    assert.equal(seen.headers['x-off-peak-ticket-id'], 'T-1');
+    assert.equal(seen.headers['x-api-key'], undefined);
+    assert.doesNotMatch(proxy.baseUrl, /user-secret-key|T-1/);
+  });
+
+  it('refuses requests without the secret path prefix and never forwards them', async () => {
+    const port = new URL(proxy.baseUrl).port;
+    const res = await fetch(`http://127.0.0.1:${port}/v1/messages`, { method: 'POST', body: '{}' });
+    assert.equal(res.status, 404);
+    assert.equal(upstream.requests.length, 0);
+  });
+
+  it('answers HEAD <base> itself', async () => {
+    const res = await fetch(proxy.baseUrl, { method: 'HEAD' });
+    assert.equal(res.status, 200);
+    assert.equal(upstream.requests.length, 0);
+  });
+
+  it('streams a 2xx SSE answer through byte for byte and reports the first admission once', async () => {
+    assert.equal(proxy.state, 'waiting');
+    upstream.enqueue({ kind: 'text', text: 'streamed answer', chunkChars: 3 }, { kind: 'text', text: 'again' });
+    const res = await post({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const text = await res.text();
+    assert.equal(text, upstream.messageRequests()[0].sentBody.toString('utf8'));
+    assert.equal(proxy.state, 'admitted');
+    const admittedAt = proxy.firstAdmittedAt;
+    assert.ok(admittedAt);
+    await (await post()).text();
+    assert.equal(events.filter((e) => e.type === 'admitted').length, 1);
+    assert.equal(proxy.firstAdmittedAt, admittedAt);
+  });
+
+  it('holds 3105 answers and re-probes (Retry-After capped, default when absent) until admitted', async () => {
+    upstream.enqueue(
+      { kind: 'error', status: 429, code: '3105', retryAfterSeconds: 3600 },
+      { kind: 'error', status: 429, code: '3105' },
+      { kind: 'error', status: 503, code: '3105', retryAfterSeconds: 0 },
+      { kind: 'text', text: 'admitted at last' },
+    );
+    const res = await post();
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /admitted at last/);
+    const holds = events.filter((e): e is Extract<TicketProxyEvent, { type: 'holding' }> => e.type === 'holding');
+    assert.deepEqual(holds.map((h) => h.waitMs), [60, 40, 0]);
+    assert.equal(upstream.messageRequests().length, 4);
+    assert.ok(upstream.messageRequests().every((r) => r.rawBody === upstream.messageRequests()[0].rawBody));
+    assert.equal(events.filter((e) => e.type === 'admitted').length, 1);
+  });
+
+  it('reports state "holding" while a request is held and "waiting" has not become "admitted"', async () => {
+    await proxy.close();
+    await startProxy({ holdDefaultMs: 10_000, holdMaxMs: 10_000 });
+    upstream.enqueue({ kind: 'error', status: 429, code: '3105' });
+    const controller = new AbortController();
+    const pending = post(undefined, undefined, controller.signal).catch((e: Error) => e);
+    await upstream.waitForMessageRequest(1);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(proxy.state, 'holding');
+    assert.equal(proxy.firstAdmittedAt, null);
+    proxy.cancel();
+    const outcome = await pending;
+    assert.ok(outcome instanceof Error, 'a cancelled hold ends the agent request');
+    assert.equal(proxy.state, 'cancelled');
+    assert.equal(upstream.messageRequests().length, 1, 'no re-probe after cancel');
+    const after = await post();
+    assert.equal(after.status, 400);
+    assert.equal(upstream.messageRequests().length, 1);
+  });
+
+  it('turns 3102 into a segment end: 400 x-should-retry false, event, later requests refused locally', async () => {
+    upstream.enqueue({ kind: 'error', status: 400, code: '3102', message: 'ticket expired' });
+    const res = await post();
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get('x-should-retry'), 'false');
+    await res.text();
+    assert.deepEqual(events.map((e) => e.type), ['segment-expired']);
+    assert.equal(proxy.state, 'expired');
+    const again = await post();
+    assert.equal(again.status, 400);
+    assert.equal(upstream.messageRequests().length, 1);
+  });
+
+  it('treats the legacy numeric code 3001 like 3102', async () => {
+    upstream.enqueue({ kind: 'error', status: 400, body: { error: { code: 3001, message: 'old gateway' } } });
+    const res = await post();
+    assert.equal(res.status, 400);
+    assert.equal(events[0]?.type, 'segment-expired');
+  });
+
+  it('passes other errors (plain 429, 500) through unchanged for the agent to retry', async () => {
+    upstream.enqueue({ kind: 'error', status: 429, retryAfterSeconds: 7 }, { kind: 'error', status: 500, message: 'boom' });
+    const first = await post();
+    assert.equal(first.status, 429);
+    assert.equal(first.headers.get('retry-after'), '7');
+    assert.match(await first.text(), /rate_limit_error/);
+    const second = await post();
+    assert.equal(second.status, 500);
+    assert.match(await second.text(), /boom/);
+    assert.deepEqual(events.map((e) => e.type), ['upstream-error', 'upstream-error']);
+    assert.equal(proxy.state, 'waiting');
+  });
+
+  it('answers 502 when the gateway is unreachable', async () => {
+    await proxy.close();
+    await upstream.close();
+    events = [];
+    proxy = await TicketProxy.start({ upstreamBaseUrl: 'http://127.0.0.1:1/api/anthropic', apiKey: 'k', ticketId: 'T', onEvent: (e) => events.push(e) });
+    upstream = await FakeAnthropicUpstream.start();
+    const res = await post();
+    assert.equal(res.status, 502);
+    assert.equal(events[0]?.type, 'upstream-unreachable');
+  });
+});
