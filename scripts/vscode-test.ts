@@ -1,0 +1,168 @@
+// `npm run test:vscode`: builds the extension and runs test/vscode/*.test.ts INSIDE a real VS Code.
+//
+// usage: node --import tsx scripts/vscode-test.ts [options]
+//   --runner code-server|electron  code-server (default; these machines) or @vscode/test-electron
+//                                  (desktop machines that can download VS Code). Env: OFFPEAK_VSCODE_RUNNER.
+//   --spec <file>                  run only this spec (repeatable); .ts files are bundled with esbuild
+//   --grep <pattern>               only tests whose full title matches
+//   --no-build                     use the existing dist/ instead of running `npm run build`
+//   --timeout <seconds>            limit for one run once code-server is up (default 300)
+//   --verbose                      also print the workbench's own log and the browser console
+//
+// Exit code: 0 only if mocha inside VS Code reported every test passed. The last line is always
+// `vscode: N passed, N failed` with the counts reported by mocha inside the extension host.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import * as esbuild from 'esbuild';
+import { runSuiteInCodeServer } from './vscode/run-in-code-server';
+import { ensureVsCodeTools, REPO_ROOT } from './vscode/tools';
+import type { VsCodeTestResults } from '../test/vscode/index';
+
+type Runner = 'code-server' | 'electron';
+
+const { values: opts } = parseArgs({
+  options: {
+    runner: { type: 'string' },
+    spec: { type: 'string', multiple: true },
+    grep: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+    timeout: { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+  },
+  allowPositionals: false,
+});
+
+function fail(message: string): never {
+  console.error(`vscode-test: ${message}`);
+  console.log('vscode: 0 passed, 0 failed (the suite did not run)');
+  process.exit(1);
+}
+
+const runner = (opts.runner ?? process.env.OFFPEAK_VSCODE_RUNNER ?? 'code-server') as Runner;
+if (runner !== 'code-server' && runner !== 'electron') fail(`unknown --runner ${runner} (use code-server or electron)`);
+const timeoutSeconds = Number(opts.timeout ?? 300);
+if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) fail(`--timeout must be a positive number of seconds`);
+
+/** Bundles .ts specs the way esbuild.mjs bundles test/vscode (vscode and mocha stay external). */
+async function prepareSpecs(specs: string[], outDir: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const spec of specs) {
+    const abs = path.resolve(spec);
+    if (!existsSync(abs)) fail(`--spec ${spec}: no such file`);
+    if (!abs.endsWith('.ts')) {
+      files.push(abs);
+      continue;
+    }
+    const outfile = path.join(outDir, `${path.basename(abs, '.ts')}.js`);
+    await esbuild.build({
+      entryPoints: [abs],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      sourcemap: 'inline',
+      external: ['vscode', 'mocha'],
+      logLevel: 'warning',
+    });
+    files.push(outfile);
+  }
+  return files;
+}
+
+function readResults(file: string): VsCodeTestResults | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as VsCodeTestResults;
+  } catch {
+    return undefined;
+  }
+}
+
+async function runWithElectron(extensionTestsPath: string, hostEnv: Record<string, string>, stateDir: string, workspace: string): Promise<number> {
+  // Desktop machines only: downloads VS Code into .vscode-test/ (unreachable on the CI machines).
+  const { runTests } = await import('@vscode/test-electron');
+  try {
+    return await runTests({
+      extensionDevelopmentPath: REPO_ROOT,
+      extensionTestsPath,
+      extensionTestsEnv: hostEnv,
+      launchArgs: [
+        workspace,
+        '--disable-workspace-trust',
+        '--skip-welcome',
+        '--skip-release-notes',
+        `--user-data-dir=${path.join(stateDir, 'user-data')}`,
+        `--extensions-dir=${path.join(stateDir, 'extensions')}`,
+      ],
+    });
+  } catch (err) {
+    console.error(`vscode-test: @vscode/test-electron: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+async function main(): Promise<number> {
+  if (!opts['no-build']) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    if (build.status !== 0) fail('npm run build failed');
+  }
+  const extensionTestsPath = path.join(REPO_ROOT, 'dist', 'test', 'vscode', 'index.js');
+  for (const needed of [path.join(REPO_ROOT, 'dist', 'extension.js'), extensionTestsPath]) {
+    if (!existsSync(needed)) fail(`${path.relative(REPO_ROOT, needed)} is missing: run npm run build`);
+  }
+
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-vscode-test-'));
+  try {
+    const workspace = mkdtempSync(path.join(stateDir, 'workspace-'));
+    const resultsFile = path.join(stateDir, 'results.json');
+    const hostEnv: Record<string, string> = { OFFPEAK_VSCODE_RESULTS: resultsFile };
+    if (opts.spec?.length) hostEnv.OFFPEAK_VSCODE_SPECS = JSON.stringify(await prepareSpecs(opts.spec, path.join(stateDir, 'specs')));
+    if (opts.grep) hostEnv.OFFPEAK_VSCODE_GREP = opts.grep;
+
+    let hostExitCode: number;
+    if (runner === 'electron') {
+      hostExitCode = await runWithElectron(extensionTestsPath, hostEnv, stateDir, workspace);
+    } else {
+      let tools;
+      try {
+        tools = ensureVsCodeTools();
+      } catch (err) {
+        fail(`set-up failed: ${(err as Error).message}`);
+      }
+      const outcome = await runSuiteInCodeServer(tools, {
+        extensionDevelopmentPath: REPO_ROOT,
+        extensionTestsPath,
+        workspace,
+        hostEnv,
+        stateDir,
+        timeoutMs: timeoutSeconds * 1000,
+        verbose: opts.verbose ?? false,
+      });
+      if (outcome.kind !== 'exited') {
+        console.error(`vscode-test: ${outcome.detail}`);
+        console.error(`--- code-server log (tail) ---\n${outcome.logTail}`);
+      }
+      hostExitCode = outcome.kind === 'exited' ? outcome.hostExitCode : 1;
+    }
+
+    const results = readResults(resultsFile);
+    if (!results) {
+      console.error('vscode-test: mocha inside VS Code reported no results (the suite did not load or never finished)');
+      console.log('vscode: 0 passed, 0 failed (the suite did not run)');
+      return 1;
+    }
+    for (const failure of results.failures) console.error(`vscode-test: FAILED ${failure.title}: ${failure.error}`);
+    console.log(`vscode: ${results.passed} passed, ${results.failed} failed`);
+    return hostExitCode === 0 && results.failed === 0 && results.passed > 0 ? 0 : 1;
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => fail((err as Error).stack ?? String(err)),
+);

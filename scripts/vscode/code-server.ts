@@ -1,0 +1,202 @@
+// Starts code-server (a real VS Code workbench + Node extension host) in its own process group with
+// its own HOME/XDG/TMPDIR, user-data and extensions dirs, so a run neither reads nor litters the
+// user's home or /tmp, and stopping it leaves no orphaned helpers (file watcher, pty host, ext host).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { VsCodeTools } from './tools';
+
+/** User settings that keep the workbench quiet: no welcome page, telemetry, chat, update checks. */
+export const QUIET_SETTINGS: Readonly<Record<string, unknown>> = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'telemetry.telemetryLevel': 'off',
+  'chat.disableAIFeatures': true,
+  'extensions.autoUpdate': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.ignoreRecommendations': true,
+  'update.mode': 'none',
+  'security.workspace.trust.enabled': false,
+};
+
+export interface CodeServerOptions {
+  tools: VsCodeTools;
+  /** Holds home/, tmp/, user-data/, extensions/ and code-server.log; created if missing. */
+  stateDir: string;
+  /**
+   * `--vscode-option enable-smoke-test-driver`: without it a built workbench silently ignores the
+   * URL payload's extensionDevelopmentPath/extensionTestsPath. Side effect: toasts are suppressed.
+   */
+  smokeTestDriver: boolean;
+  /** Merged over the existing user settings.json (if any). */
+  userSettings: Record<string, unknown>;
+  host?: string;
+  /** 0 or undefined = a free port. */
+  port?: number;
+  startTimeoutMs?: number;
+}
+
+export interface RunningCodeServer {
+  readonly origin: string;
+  readonly authority: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly logFile: string;
+  /** Settles when the main code-server process exits. */
+  readonly exited: Promise<number | null>;
+  logTail(lines?: number): string;
+  /** SIGTERM to the whole process group, then SIGKILL to whatever is left. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/** Kills a detached child's whole process group: TERM, a grace period, then KILL. */
+export async function killProcessGroup(child: ChildProcess, graceMs = 1500): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  const signalGroup = (signal: NodeJS.Signals | 0): boolean => {
+    try {
+      process.kill(-pid, signal);
+      return true;
+    } catch {
+      return false; // ESRCH: the group is already gone
+    }
+  };
+  if (!signalGroup('SIGTERM')) return;
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    if (!signalGroup(0)) return; // signal 0 only probes whether any member is left
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  signalGroup('SIGKILL');
+}
+
+export function writeUserSettings(userDataDir: string, settings: Record<string, unknown>): void {
+  const dir = path.join(userDataDir, 'User');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'settings.json');
+  let existing: Record<string, unknown> = {};
+  if (existsSync(file)) {
+    try {
+      existing = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch {
+      // settings.json may contain comments (JSONC); our keys win and the rest is rewritten without them
+      existing = {};
+    }
+  }
+  writeFileSync(file, `${JSON.stringify({ ...existing, ...settings }, null, 2)}\n`);
+}
+
+export async function startCodeServer(options: CodeServerOptions): Promise<RunningCodeServer> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ? options.port : await freePort(host);
+  const dirs = {
+    home: path.join(options.stateDir, 'home'),
+    tmp: path.join(options.stateDir, 'tmp'),
+    userData: path.join(options.stateDir, 'user-data'),
+    extensions: path.join(options.stateDir, 'extensions'),
+  };
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+  writeUserSettings(dirs.userData, { ...QUIET_SETTINGS, ...options.userSettings });
+  const logFile = path.join(options.stateDir, 'code-server.log');
+
+  const args = [
+    options.tools.codeServerEntry,
+    '--bind-addr', `${host}:${port}`,
+    '--auth', 'none',
+    '--user-data-dir', dirs.userData,
+    '--extensions-dir', dirs.extensions,
+    '--config', path.join(options.stateDir, 'config.yaml'),
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--ignore-last-opened',
+    ...(options.smokeTestDriver ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
+  ];
+  const child = spawn(options.tools.node24, args, {
+    detached: true, // own process group, so stop() reaches every helper it forks
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      HOME: dirs.home,
+      XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
+      XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
+      XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
+      TMPDIR: dirs.tmp,
+    },
+  });
+  const logStream = createWriteStream(logFile);
+  child.stdout?.pipe(logStream);
+  child.stderr?.pipe(logStream);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  let stopped: Promise<void> | undefined;
+  const server: RunningCodeServer = {
+    origin: `http://${host}:${port}`,
+    authority: `${host}:${port}`,
+    port,
+    pid: child.pid ?? -1,
+    logFile,
+    exited,
+    logTail(lines = 40) {
+      try {
+        return readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n');
+      } catch {
+        return '(no code-server log)';
+      }
+    },
+    stop() {
+      stopped ??= killProcessGroup(child);
+      return stopped;
+    },
+  };
+
+  const timeoutMs = options.startTimeoutMs ?? 90_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let seen = '';
+      const timer = setTimeout(() => reject(new Error(`code-server did not start within ${timeoutMs / 1000} s`)), timeoutMs);
+      child.stdout?.on('data', (chunk: Buffer) => {
+        seen = (seen + chunk.toString()).slice(-4096);
+        if (/HTTP server listening on/.test(seen)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`code-server exited with code ${code} before listening`));
+      });
+    });
+  } catch (err) {
+    await server.stop();
+    throw new Error(`${(err as Error).message}\n--- code-server log (tail) ---\n${server.logTail()}`);
+  }
+  return server;
+}
