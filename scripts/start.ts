@@ -1,0 +1,233 @@
+// `npm start`: runs the product on this machine.
+//   1. builds the extension, gateway and agent bundles;
+//   2. ensures code-server is set up (the same cached set-up as `npm run test:vscode`);
+//   3. starts the reference Off-Peak Gateway in demo mode (`node dist/gateway.js --demo --port P`)
+//      when the build supports it;
+//   4. starts code-server with this extension installed and offPeak.gatewayUrl pointing at it;
+//   5. prints the URL to open in a browser. Ctrl+C stops everything.
+//
+// usage: npm start [-- --port 8080] [--host 127.0.0.1] [--folder <workspace dir>] [--no-build]
+//                   [--check]   (open the workbench in headless Chromium, run the "Open Off-Peak
+//                                Tasks" command, confirm its panel appears, then stop: a smoke test)
+// State (user settings, the extension's globalStorage with its task DB) persists in .tools/start/.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+import { freePort, killProcessGroup, portIsFree, startCodeServer, type RunningCodeServer } from './vscode/code-server';
+import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR, type VsCodeTools } from './vscode/tools';
+
+const { values: opts } = parseArgs({
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    folder: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+    check: { type: 'boolean', default: false },
+  },
+  allowPositionals: false,
+});
+
+const log = (msg: string): void => console.log(`[start] ${msg}`);
+const START_DIR = path.join(TOOLS_DIR, 'start');
+
+interface Manifest {
+  publisher: string;
+  name: string;
+  version: string;
+}
+
+/** Installs the built extension like a user install: <extensions-dir>/<publisher>.<name>-<version>. */
+function installExtension(extensionsDir: string): string {
+  const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as Manifest;
+  const id = `${manifest.publisher}.${manifest.name}`;
+  mkdirSync(extensionsDir, { recursive: true });
+  const target = path.join(extensionsDir, `${id}-${manifest.version}`);
+  rmSync(target, { recursive: true, force: true });
+  mkdirSync(target);
+  // dist/ holds every bundle (and sql.js's wasm): node_modules is not needed at runtime.
+  for (const entry of ['package.json', 'dist', 'media', 'README.md', 'CHANGELOG.md']) {
+    const from = path.join(REPO_ROOT, entry);
+    if (existsSync(from)) cpSync(from, path.join(target, entry), { recursive: true });
+  }
+  return id;
+}
+
+function waitForPort(port: number, host: string, child: ChildProcess, timeoutMs: number): Promise<'listening' | string> {
+  return new Promise((resolve) => {
+    const deadline = Date.now() + timeoutMs;
+    let settled = false;
+    const settle = (result: 'listening' | string): void => {
+      if (!settled) {
+        settled = true;
+        resolve(result);
+      }
+    };
+    child.once('exit', (code, signal) => settle(`it exited with ${code ?? signal}`));
+    const probe = (): void => {
+      if (settled) return;
+      const socket = net.connect(port, host);
+      socket.once('connect', () => {
+        socket.destroy();
+        settle('listening');
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) settle(`it did not listen on ${host}:${port} within ${timeoutMs / 1000} s`);
+        else setTimeout(probe, 200);
+      });
+    };
+    probe();
+  });
+}
+
+/** Starts `node dist/gateway.js --demo --port P`, or explains why the demo gateway is not available. */
+async function startDemoGateway(host: string): Promise<{ child: ChildProcess; url: string } | undefined> {
+  const bundle = path.join(REPO_ROOT, 'dist', 'gateway.js');
+  if (!existsSync(bundle)) {
+    log('reference gateway: dist/gateway.js is missing; starting VS Code without a gateway');
+    return undefined;
+  }
+  const port = await freePort(host);
+  const child = spawn(process.execPath, [bundle, '--demo', '--port', String(port)], {
+    cwd: REPO_ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString()).slice(-2000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const state = await waitForPort(port, host, child, 15_000);
+  if (state !== 'listening') {
+    await killProcessGroup(child);
+    log(`reference gateway demo mode is not available yet (${state}): starting VS Code without a gateway`);
+    if (output.trim()) log(`  gateway said: ${output.trim().split('\n').slice(-3).join(' | ')}`);
+    return undefined;
+  }
+  // Keep printing what the gateway says, so the user sees admissions and errors.
+  child.stdout?.removeListener('data', keep);
+  child.stderr?.removeListener('data', keep);
+  child.stdout?.on('data', (chunk: Buffer) => process.stdout.write(prefixLines('[gateway] ', chunk.toString())));
+  child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(prefixLines('[gateway] ', chunk.toString())));
+  return { child, url: `http://${host}:${port}` };
+}
+
+function prefixLines(prefix: string, text: string): string {
+  return text.replace(/^(?=.)/gm, prefix);
+}
+
+/** Smoke test for `npm start`: the installed extension opens its panel in the served workbench. */
+async function checkWorkbench(tools: VsCodeTools, url: string): Promise<void> {
+  const browser = await chromium.launch({ executablePath: tools.chromium, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(url);
+    await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90_000 });
+    log('check: workbench loaded');
+    // The command palette lists the command only once the extension is installed and enabled.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget .quick-input-box input');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill('>Open Off-Peak Tasks');
+      const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Open Off-Peak Tasks' }).first();
+      if (await row.isVisible({ timeout: 3000 }).catch(() => false)) {
+        await page.keyboard.press('Enter');
+        break;
+      }
+      await page.keyboard.press('Escape');
+      if (Date.now() > deadline) throw new Error('the command "Open Off-Peak Tasks" never appeared in the command palette');
+    }
+    await page.locator('.tabs-container .tab', { hasText: 'Off-Peak Tasks' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    log('check: "Open Off-Peak Tasks" opened the Off-Peak Tasks panel');
+  } finally {
+    await browser.close();
+  }
+}
+
+async function main(): Promise<void> {
+  if (!opts['no-build']) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed');
+  }
+  const tools = ensureVsCodeTools();
+  const host = opts.host ?? '127.0.0.1';
+  let port = opts.port ? Number(opts.port) : 8080;
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--port ${opts.port} is not a port number`);
+  if (!(await portIsFree(port, host))) {
+    if (opts.port) throw new Error(`port ${port} on ${host} is in use`);
+    port = await freePort(host);
+  }
+
+  // --check starts from a clean slate, so nothing restored from an earlier session can pass it.
+  const stateDir = opts.check ? mkdtempSync(path.join(os.tmpdir(), 'offpeak-start-check-')) : START_DIR;
+  const workspace = path.resolve(opts.folder ?? path.join(stateDir, 'workspace'));
+  mkdirSync(workspace, { recursive: true });
+  const extensionId = installExtension(path.join(stateDir, 'extensions'));
+  log(`installed ${extensionId} from ${REPO_ROOT} into ${path.join(stateDir, 'extensions')}`);
+
+  const gateway = await startDemoGateway(host);
+  let server: RunningCodeServer | undefined;
+  const stopAll = async (): Promise<void> => {
+    await server?.stop();
+    if (gateway) await killProcessGroup(gateway.child);
+  };
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping code-server${gateway ? ' and the gateway' : ''}`);
+    void stopAll().finally(() => process.exit(0));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    server = await startCodeServer({
+      tools,
+      stateDir,
+      smokeTestDriver: false, // a normal workbench: notifications are shown
+      host,
+      port,
+      userSettings: gateway ? { 'offPeak.gatewayUrl': gateway.url } : {},
+    });
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  const url = `${server.origin}/?folder=${encodeURIComponent(workspace)}`;
+  console.log('');
+  console.log(`Off-Peak Tasks is running in VS Code (code-server). Open this URL in a browser:`);
+  console.log(`  ${url}`);
+  console.log(gateway ? `Reference gateway (demo mode): ${gateway.url}` : 'No gateway running: set offPeak.gatewayUrl in the settings.');
+  console.log('Then run "Off-Peak: Open Off-Peak Tasks" from the command palette (F1). Press Ctrl+C to stop.');
+  console.log('');
+
+  if (opts.check) {
+    try {
+      await checkWorkbench(tools, url);
+    } finally {
+      await stopAll();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    return;
+  }
+  const code = await server.exited;
+  if (!stopping) {
+    log(`code-server exited with code ${code}\n${server.logTail()}`);
+    await stopAll();
+    process.exit(1);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`npm start: ${(err as Error).message}`);
+  process.exit(1);
+});
