@@ -115,7 +115,8 @@ CREATE TABLE IF NOT EXISTS off_peak_leases (
  * Backfill (seed 10 phase 2): at most one row per task, its current server_ticket_id, marked
  * origin='legacy' and ordinal 0. Tickets overwritten before the upgrade cannot be recovered.
  * A terminal task whose settle was never acknowledged becomes a pending settle (the outbox);
- * an acknowledged one is settled; a live one stays 'none'.
+ * an acknowledged one is settled; a live one stays 'none'. The server state is the best guess
+ * the aggregate allows (a started task's ticket was last seen active); the next poll corrects it.
  */
 const BACKFILL_V2_SQL = `
 INSERT OR IGNORE INTO off_peak_tickets (
@@ -126,6 +127,8 @@ SELECT
   server_ticket_id, off_peak_task_id, 0, 'legacy',
   CASE
     WHEN settled_at IS NOT NULL THEN 'settled'
+    WHEN status IN ('running', 'awaiting') THEN 'active'
+    WHEN status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL THEN 'active'
     WHEN schedulable = 1 THEN 'ready'
     ELSE 'queued'
   END,

@@ -1,0 +1,179 @@
+/** Schema versions and migrations, including the committed v1 fixture file upgrading in place. */
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../../src/core/clock';
+import { StoreError, TaskStore } from '../../src/store';
+import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, TASK_COLUMNS } from '../../src/store/schema';
+import { SqlDb } from '../../src/store/sql';
+import { loadSqlJs } from '../../src/store/sqljs';
+import { V1_FIXTURE_ROWS } from '../fixtures/make-v1-tasks-index';
+
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'v1-tasks-index.sqlite');
+
+// The seed's 30 columns (section 06), written out here independently of schema.ts.
+const SEED_COLUMNS = [
+  'off_peak_task_id', 'title', 'prompt', 'permission_mode', 'model', 'thought_level',
+  'workspace_key', 'workspace_path', 'workspace_identity', 'conversation_id', 'session_id',
+  'status', 'queued_at', 'started_at', 'ended_at', 'failure_reason', 'files_changed',
+  'server_ticket_id', 'registered_at', 'schedulable', 'queue_position', 'next_poll_at',
+  'claim_running', 'claimed_at', 'attempt_count', 'last_error', 'settled_at', 'history_deleted_at',
+  'created_at', 'updated_at',
+];
+const SEED_NOT_NULL = ['title', 'prompt', 'permission_mode', 'workspace_key', 'workspace_path', 'status', 'queued_at', 'created_at', 'updated_at'];
+
+async function rawDb(bytes?: Uint8Array): Promise<SqlDb> {
+  const SQL = await loadSqlJs();
+  return new SqlDb(new SQL.Database(bytes));
+}
+
+describe('store: schema and migrations', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'offpeak-store-mig-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('v1 is the seed aggregate with exactly its 30 columns, NOT NULLs and defaults', async () => {
+    const db = await rawDb();
+    db.exec(SCHEMA_V1_SQL);
+    const cols = db.all('PRAGMA table_info(off_peak_tasks)');
+    assert.deepEqual(cols.map((c) => c.name), SEED_COLUMNS);
+    assert.deepEqual([...TASK_COLUMNS], SEED_COLUMNS);
+    assert.deepEqual(cols.filter((c) => c.notnull === 1).map((c) => c.name).sort(), [...SEED_NOT_NULL].sort());
+    assert.deepEqual(cols.filter((c) => c.pk === 1).map((c) => c.name), ['off_peak_task_id']);
+    const defaults = Object.fromEntries(cols.filter((c) => c.dflt_value !== null).map((c) => [c.name, c.dflt_value]));
+    assert.deepEqual(defaults, { schedulable: '0', claim_running: '0', attempt_count: '0' });
+    for (const c of cols) {
+      if (/_at$/.test(String(c.name))) assert.equal(c.type, 'INTEGER', `${c.name} is epoch ms`);
+    }
+    db.raw.close();
+  });
+
+  it('a fresh store is created at the latest version with the ledger (no cascade) and the lease table', async () => {
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    assert.deepEqual(store.migration, { fromVersion: 0, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    await store.close();
+    const db = await rawDb(readFileSync(path.join(dir, 'tasks-index.sqlite')));
+    assert.equal(db.scalar('PRAGMA user_version'), 2);
+    const ticketCols = db.all('PRAGMA table_info(off_peak_tickets)').map((c) => c.name);
+    for (const c of ['ticket_id', 'task_id', 'ordinal', 'server_state', 'taken_at', 'ready_at', 'active_at', 'expires_at', 'segment_started_at',
+      'segment_ended_at', 'end_reason', 'last_error', 'settle_state', 'settle_attempts', 'next_settle_at', 'settled_at', 'settle_reason']) {
+      assert.ok(ticketCols.includes(c), `off_peak_tickets.${c}`);
+    }
+    assert.deepEqual(db.all('PRAGMA foreign_key_list(off_peak_tickets)'), [], 'no foreign key, so no cascade delete');
+    assert.deepEqual(db.all('PRAGMA table_info(off_peak_leases)').map((c) => c.name), ['name', 'holder', 'token', 'acquired_at', 'renewed_at', 'expires_at']);
+    db.raw.close();
+  });
+
+  it('upgrades the committed v1 fixture file in place: data kept, current tickets backfilled as legacy rows, awaiting -> running', async () => {
+    const file = path.join(dir, 'tasks-index.sqlite');
+    copyFileSync(FIXTURE, file);
+    const v1 = await rawDb(readFileSync(file));
+    assert.equal(v1.scalar('PRAGMA user_version'), 1, 'the fixture really is v1');
+    assert.equal(v1.get("SELECT name FROM sqlite_master WHERE name = 'off_peak_tickets'"), undefined);
+    v1.raw.close();
+
+    const clock = new ManualClock(Date.UTC(2026, 5, 1));
+    const store = await TaskStore.open({ directory: dir, clock, watch: false });
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 2, awaitingMigrated: 1, ticketsBackfilled: 8 });
+
+    const tasks = store.read((tx) => tx.tasks.list());
+    assert.equal(tasks.length, V1_FIXTURE_ROWS.length);
+    const byId = new Map(tasks.map((t) => [t.id, t]));
+    for (const row of V1_FIXTURE_ROWS) {
+      const t = byId.get(String(row.off_peak_task_id))!;
+      assert.equal(t.prompt, row.prompt);
+      assert.equal(t.serverTicketId, row.server_ticket_id);
+      assert.equal(t.startedAt, row.started_at);
+      assert.equal(t.status, row.status === 'awaiting' ? 'running' : row.status, `status of ${t.id}`);
+    }
+    const aw = byId.get('v1-awaiting')!;
+    assert.deepEqual([aw.status, aw.sessionId, aw.startedAt, aw.updatedAt], ['running', 'sess-aw', V1_FIXTURE_ROWS[3].started_at, clock.now()]);
+
+    const tickets = store.read((tx) => tx.tickets.list());
+    assert.deepEqual(
+      tickets.map((t) => [t.ticketId, t.taskId, t.ordinal, t.origin, t.serverState, t.settleState]).sort(),
+      [
+        ['tk-awaiting', 'v1-awaiting', 0, 'legacy', 'active', 'none'],
+        ['tk-completed', 'v1-completed', 0, 'legacy', 'settled', 'settled'],
+        ['tk-failed', 'v1-failed', 0, 'legacy', 'active', 'pending'],
+        ['tk-paused', 'v1-paused', 0, 'legacy', 'queued', 'none'],
+        ['tk-queued', 'v1-queued', 0, 'legacy', 'queued', 'none'],
+        ['tk-ready', 'v1-ready', 0, 'legacy', 'ready', 'none'],
+        ['tk-remote', 'v1-remote', 0, 'legacy', 'queued', 'none'],
+        ['tk-running', 'v1-running', 0, 'legacy', 'active', 'none'],
+      ],
+    );
+    // the failed, never-acknowledged ticket is in the settle outbox right away
+    assert.deepEqual(store.read((tx) => tx.tickets.pendingSettles().map((t) => t.ticketId)), ['tk-failed']);
+    const queued = store.read((tx) => tx.tickets.get('tk-queued'))!;
+    assert.deepEqual([queued.takenAt, queued.queuePosition, queued.nextPollAt], [V1_FIXTURE_ROWS[0].registered_at, 3, V1_FIXTURE_ROWS[0].next_poll_at]);
+    // a new take after the upgrade gets ordinal 1, after the legacy row
+    const { ticket } = await store.mutate((tx) => tx.tickets.insert({ ticketId: 'tk-queued-2', taskId: 'v1-queued', serverState: 'queued' }));
+    assert.equal(ticket.ordinal, 1);
+    await store.close();
+
+    // in place: the same file is now v2, and opening it again changes nothing
+    const v2 = await rawDb(readFileSync(file));
+    assert.equal(v2.scalar('PRAGMA user_version'), 2);
+    v2.raw.close();
+    const before = readFileSync(file);
+    const again = await TaskStore.open({ directory: dir, clock, watch: false });
+    assert.deepEqual(again.migration, { fromVersion: 2, toVersion: 2, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.equal(again.stats.persists, 0, 'an up-to-date file is not rewritten');
+    await again.close();
+    assert.ok(readFileSync(file).equals(before));
+  });
+
+  it('an unversioned file (user_version 0) that has the aggregate is treated as v1', async () => {
+    const db = await rawDb(readFileSync(FIXTURE));
+    db.exec('PRAGMA user_version = 0');
+    writeFileSync(path.join(dir, 'tasks-index.sqlite'), db.raw.export());
+    db.raw.close();
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    assert.equal(store.migration!.fromVersion, 1);
+    assert.equal(store.migration!.ticketsBackfilled, 8);
+    assert.equal(store.read((tx) => tx.tasks.count()), V1_FIXTURE_ROWS.length);
+    await store.close();
+  });
+
+  it('every migration step is idempotent (re-running after a crash before persist changes nothing)', async () => {
+    const db = await rawDb(readFileSync(FIXTURE));
+    const report = migrate(db, 1000);
+    assert.equal(report.ticketsBackfilled, 8);
+    const snapshot = () => JSON.stringify([db.all('SELECT * FROM off_peak_tasks ORDER BY 1'), db.all('SELECT * FROM off_peak_tickets ORDER BY 1')]);
+    const before = snapshot();
+    for (const step of MIGRATIONS) step.up(db, 2000); // as if user_version had not been saved
+    assert.equal(snapshot(), before);
+    assert.deepEqual(migrate(db, 3000), { fromVersion: 2, toVersion: 2, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.equal(snapshot(), before);
+    db.raw.close();
+  });
+
+  it('a legacy awaiting row written by an old build after the upgrade is migrated at the next open', async () => {
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    await store.mutate((tx) => {
+      tx.tasks.insert({ id: 'old', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
+      tx.db.run("UPDATE off_peak_tasks SET status = 'awaiting', started_at = 5 WHERE off_peak_task_id = 'old'");
+    });
+    await store.close();
+    const reopened = await TaskStore.open({ directory: dir, watch: false });
+    assert.equal(reopened.migration!.awaitingMigrated, 1);
+    assert.equal(reopened.read((tx) => tx.tasks.get('old'))!.status, 'running');
+    await reopened.close();
+  });
+
+  it('refuses a file from a newer schema with a clear typed error and leaves it untouched', async () => {
+    const db = await rawDb();
+    db.exec(SCHEMA_V1_SQL);
+    db.exec('PRAGMA user_version = 99');
+    const bytes = db.raw.export();
+    db.raw.close();
+    const file = path.join(dir, 'tasks-index.sqlite');
+    writeFileSync(file, bytes);
+    await assert.rejects(TaskStore.open({ directory: dir, watch: false }), (e: unknown) => e instanceof StoreError && e.code === 'NEWER_SCHEMA' && /99/.test(e.message));
+    assert.ok(readFileSync(file).equals(Buffer.from(bytes)));
+  });
+});

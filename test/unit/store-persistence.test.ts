@@ -1,0 +1,217 @@
+/** File-level behaviour of the store: corrupt files, the lock, generations, change events. */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../../src/core/clock';
+import { StoreError, TaskStore, type StoreChange, type StoreNotice } from '../../src/store';
+import { readGeneration } from '../../src/store/db-file';
+import { FileLock } from '../../src/store/file-lock';
+
+const input = (id: string) => ({ id, title: id, prompt: `prompt ${id}`, permissionMode: 'default' as const, workspacePath: '/w' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A pid that surely belongs to no running process: a child that already exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', '']);
+  return r.pid!;
+}
+
+async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
+
+describe('store: files, lock, generations and change events', () => {
+  let dir: string;
+  let file: string;
+  const open: TaskStore[] = [];
+  const openStore = async (opts: Partial<Parameters<typeof TaskStore.open>[0]> = {}) => {
+    const s = await TaskStore.open({ directory: dir, watch: false, ...opts });
+    open.push(s);
+    return s;
+  };
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'offpeak-store-file-'));
+    file = path.join(dir, 'tasks-index.sqlite');
+  });
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('moves a corrupt file aside at open (kept byte for byte), reports it, and works on a fresh DB', async () => {
+    const garbage = Buffer.from('this is not a sqlite database, but the user may want it back '.repeat(50));
+    writeFileSync(file, garbage);
+    const notices: StoreNotice[] = [];
+    const clock = new ManualClock(Date.UTC(2026, 2, 3, 4, 5, 6));
+    const store = await openStore({ clock, onNotice: (n) => notices.push(n) });
+    assert.equal(notices.length, 1);
+    const notice = notices[0];
+    assert.equal(notice.kind, 'corrupt-moved-aside');
+    assert.deepEqual(store.notices, notices);
+    if (notice.kind !== 'corrupt-moved-aside') return;
+    assert.equal(path.basename(notice.movedTo), 'tasks-index.sqlite.corrupt-2026-03-03T04-05-06-000Z');
+    assert.ok(readFileSync(notice.movedTo).equals(garbage), 'the bad bytes are kept');
+    assert.match(notice.message, /kept as tasks-index\.sqlite\.corrupt-.*new, empty database/);
+    await store.mutate((tx) => tx.tasks.insert(input('after')));
+    const reopened = await openStore();
+    assert.deepEqual(reopened.read((tx) => tx.tasks.list().map((t) => t.id)), ['after']);
+    assert.equal(reopened.notices.length, 0);
+  });
+
+  it('a file damaged while open is moved aside at the next write, and the last good copy is written back with the new change', async () => {
+    const store = await openStore();
+    await store.mutate((tx) => tx.tasks.insert(input('kept')));
+    writeFileSync(file, Buffer.alloc(8192, 7)); // another writer scribbled over it
+    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => t.id)), ['kept'], 'reads keep serving the last good copy');
+    await store.mutate((tx) => tx.tasks.insert(input('new')));
+    const notice = store.notices.find((n) => n.kind === 'corrupt-moved-aside');
+    assert.ok(notice && notice.kind === 'corrupt-moved-aside' && existsSync(notice.movedTo));
+    const other = await openStore();
+    assert.deepEqual(other.read((tx) => tx.tasks.list().map((t) => t.id)), ['kept', 'new']);
+  });
+
+  it('an unreadable path (a directory where the file should be) is moved aside too', async () => {
+    mkdirSync(file);
+    writeFileSync(path.join(file, 'inside.txt'), 'x');
+    const store = await openStore();
+    assert.equal(store.notices[0]?.kind, 'corrupt-moved-aside');
+    await store.mutate((tx) => tx.tasks.insert(input('ok')));
+    const aside = readdirSync(dir).find((n) => n.startsWith('tasks-index.sqlite.corrupt-'))!;
+    assert.ok(existsSync(path.join(dir, aside, 'inside.txt')));
+  });
+
+  it('a batch of 100 changes is one persist and one new generation; a refused change writes nothing', async () => {
+    const store = await openStore();
+    const gen0 = readGeneration(file);
+    const persists = store.stats.persists;
+    await store.batch(Array.from({ length: 100 }, (_, i) => (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) => tx.tasks.insert(input(`b${i}`))));
+    assert.equal(store.stats.persists, persists + 1);
+    const gen1 = readGeneration(file);
+    assert.equal(Number(gen1.split(':')[0]), Number(gen0.split(':')[0]) + 1);
+    assert.equal(await store.mutate((tx) => tx.tasks.continue('b1')), false);
+    assert.equal(store.stats.persists, persists + 1, 'nothing changed, nothing written');
+    assert.equal(readGeneration(file), gen1);
+  });
+
+  it('reads and writes of one store see another process\'s writes (generation check, reload)', async () => {
+    const a = await openStore();
+    const b = await openStore();
+    await a.mutate((tx) => tx.tasks.insert(input('from-a')));
+    assert.deepEqual(b.read((tx) => tx.tasks.list().map((t) => t.id)), ['from-a']);
+    await b.mutate((tx) => tx.tasks.insert(input('from-b')));
+    await a.mutate((tx) => tx.tasks.pause('from-b'));
+    assert.deepEqual(b.read((tx) => tx.tasks.list().map((t) => [t.id, t.status])), [['from-a', 'queued'], ['from-b', 'paused']]);
+    const reloadsBefore = b.stats.reloads;
+    b.read((tx) => tx.tasks.count());
+    assert.equal(b.stats.reloads, reloadsBefore, 'no reload when nothing changed');
+  });
+
+  it('fires a change event in other windows when one persists (file watch), and a local one in the writer', async () => {
+    const a = await openStore({ watch: { pollMs: 200 } });
+    const b = await openStore({ watch: { pollMs: 200 } });
+    const seenA: StoreChange[] = [];
+    const seenB: StoreChange[] = [];
+    a.onDidChange((c) => seenA.push(c));
+    const sub = b.onDidChange((c) => seenB.push(c));
+    await a.mutate((tx) => tx.tasks.insert(input('x')));
+    await until(() => seenB.length > 0);
+    assert.equal(seenB[0].origin, 'external');
+    assert.equal(seenB[0].generation, readGeneration(file));
+    assert.equal(b.read((tx) => tx.tasks.get('x'))?.prompt, 'prompt x', 'already reloaded when the event fired');
+    assert.deepEqual(seenA.map((c) => c.origin), ['local']);
+    sub.dispose();
+    await a.mutate((tx) => tx.tasks.insert(input('y')));
+    await sleep(400);
+    assert.equal(seenB.length, 1, 'disposed listeners hear nothing');
+  });
+
+  it('breaks a lock left by a dead process at once, and reports it', async () => {
+    const store = await openStore();
+    const lockDir = `${file}.lock`;
+    mkdirSync(lockDir);
+    writeFileSync(path.join(lockDir, 'owner.json'), JSON.stringify({ token: 'ghost', pid: deadPid(), hostname: hostname(), acquiredAt: 0 }));
+    await store.mutate((tx) => tx.tasks.insert(input('after-crash')));
+    assert.ok(store.notices.some((n) => n.kind === 'stale-lock-broken' && /not running/.test(n.message)));
+    assert.equal(existsSync(lockDir), false, 'released after the write');
+  });
+
+  it('waits for a live lock, takes it over only once its heartbeat is older than staleMs, and times out with a typed error', async () => {
+    const lockDir = `${file}.lock`;
+    const store = await openStore({ lock: { staleMs: 400, acquireTimeoutMs: 5000 } });
+    mkdirSync(lockDir);
+    const owner = path.join(lockDir, 'owner.json');
+    // a live owner on another host: only the heartbeat age can make it stale
+    writeFileSync(owner, JSON.stringify({ token: 'remote', pid: 1, hostname: 'another-host', acquiredAt: Date.now() }));
+    const started = Date.now();
+    await store.mutate((tx) => tx.tasks.insert(input('late')));
+    assert.ok(Date.now() - started >= 300, 'waited for the heartbeat to go stale');
+    const impatient = await openStore({ lock: { staleMs: 60_000, acquireTimeoutMs: 150 } });
+    mkdirSync(lockDir);
+    writeFileSync(owner, JSON.stringify({ token: 'remote2', pid: 1, hostname: 'another-host', acquiredAt: Date.now() }));
+    const fresh = new Date();
+    utimesSync(owner, fresh, fresh);
+    await assert.rejects(impatient.mutate((tx) => tx.tasks.insert(input('never'))), (e: unknown) => e instanceof StoreError && e.code === 'LOCK_TIMEOUT');
+    rmSync(lockDir, { recursive: true, force: true });
+    assert.equal(impatient.read((tx) => tx.tasks.get('never')), undefined, 'nothing half-written');
+  });
+
+  it('a write whose lock was taken over before the persist is not persisted but retried, and nothing is lost', async () => {
+    const store = await openStore();
+    const other = await openStore();
+    let attempts = 0;
+    await store.mutate((tx) => {
+      attempts += 1;
+      if (attempts === 1) {
+        // Simulate another window that judged us stale: it breaks our lock, writes, and dies holding it.
+        const lockDir = `${file}.lock`;
+        rmSync(lockDir, { recursive: true, force: true });
+        mkdirSync(lockDir);
+        writeFileSync(path.join(lockDir, 'owner.json'), JSON.stringify({ token: 'thief', pid: deadPid(), hostname: hostname(), acquiredAt: 0 }));
+      }
+      tx.tasks.insert(input(`mine-${attempts}`));
+    });
+    assert.equal(attempts, 2, 'the mutation ran again after reloading');
+    assert.ok(store.notices.some((n) => n.kind === 'lock-compromised'));
+    assert.deepEqual(other.read((tx) => tx.tasks.list().map((t) => t.id)), ['mine-2']);
+  });
+
+  it('a heartbeat that finds its lock taken over marks the handle compromised and reports it, without throwing', async () => {
+    const notices: StoreNotice[] = [];
+    const lock = new FileLock(path.join(dir, 'x.lock'), { staleMs: 200, heartbeatMs: 20, onNotice: (n) => notices.push(n) });
+    const handle = await lock.acquire();
+    assert.equal(handle.isHeld(), true);
+    writeFileSync(path.join(dir, 'x.lock', 'owner.json'), JSON.stringify({ token: 'someone-else', pid: process.pid, hostname: 'h', acquiredAt: 0 }));
+    await until(() => handle.compromised);
+    assert.equal(handle.isHeld(), false);
+    assert.equal(notices[0]?.kind, 'lock-compromised');
+    handle.release(); // must not remove someone else's lock
+    assert.equal(existsSync(path.join(dir, 'x.lock')), true);
+  });
+
+  it('cleans up temp files and lock leftovers of crashed writers at open', async () => {
+    await (await openStore()).mutate((tx) => tx.tasks.insert(input('a')));
+    const old = new Date(Date.now() - 3600_000);
+    const leftovers = [`${file}.99999.1.tmp`, `${file}.lock.0b0e6a5e-1111-2222-3333-444455556666.pending`];
+    writeFileSync(leftovers[0], 'partial');
+    mkdirSync(leftovers[1]);
+    for (const f of leftovers) utimesSync(f, old, old);
+    const young = `${file}.99999.2.tmp`;
+    writeFileSync(young, 'in flight');
+    await openStore();
+    assert.deepEqual(leftovers.map((f) => existsSync(f)), [false, false]);
+    assert.equal(existsSync(young), true, 'a temp file that may belong to a live writer is left alone');
+  });
+
+  it('refuses use after close with a typed error', async () => {
+    const store = await openStore();
+    await store.close();
+    assert.throws(() => store.read((tx) => tx.tasks.count()), (e: unknown) => e instanceof StoreError && e.code === 'CLOSED');
+    await assert.rejects(store.mutate((tx) => tx.tasks.count()), (e: unknown) => e instanceof StoreError && e.code === 'CLOSED');
+  });
+});
