@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed');
   }
-  const tools = ensureVsCodeTools();
+  const tools = ensureVsCodeTools({ browser: opts.check ?? false });
   const host = opts.host ?? '127.0.0.1';
   let port = opts.port ? Number(opts.port) : 8080;
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--port ${opts.port} is not a port number`);

@@ -184,8 +184,9 @@ function sleepSync(ms: number): void {
 }
 
 /** Everything the code-server runner needs; installs what is missing, reuses the cache otherwise. */
-export function ensureVsCodeTools(): VsCodeTools {
-  ensureDebianPackages();
+export function ensureVsCodeTools(options: { browser: boolean } = { browser: true }): VsCodeTools {
+  // Without the headless browser (npm start: the user brings their own), chromium is not needed.
+  ensureDebianPackages(DEBIAN_NEEDS.filter((need) => options.browser || need.pkg !== 'chromium'));
   return withSetupLock(() => {
     const node24 = ensureNode24();
     const codeServerEntry = ensureCodeServer(node24);
