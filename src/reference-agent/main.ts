@@ -27,6 +27,7 @@ options:
   --events-fd <fd>            write machine-readable JSON events to this file descriptor
 
 environment:
+  OFFPEAK_AGENT_PARENT_PID    stop (resumably) when this process is no longer our parent
   ANTHROPIC_BASE_URL          the Messages API base (POST <base>/v1/messages); required
   ANTHROPIC_AUTH_TOKEN        sent as Authorization: Bearer
   ANTHROPIC_API_KEY           sent as x-api-key
@@ -112,6 +113,17 @@ async function main(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A host that died (killed, crashed) cannot stop us: notice it and end resumably on our own.
+  const parentPid = Number(process.env.OFFPEAK_AGENT_PARENT_PID);
+  if (Number.isInteger(parentPid) && parentPid > 0) {
+    const watchdog = setInterval(() => {
+      if (process.ppid !== parentPid && !controller.signal.aborted) {
+        process.stdout.write('\n[host process gone: stopping; the session stays resumable]\n');
+        controller.abort(new Error('host gone'));
+      }
+    }, 500);
+    watchdog.unref();
+  }
 
   const sessionId = (values['session-id'] ?? values.resume) as string;
   const result = await runAgent({

@@ -1,0 +1,278 @@
+/**
+ * Agent adapters behind one interface (DESIGN §8): how to launch a segment (first run vs resume,
+ * the continuation prompt, permission mode, model, thought level) and how to read the outcome
+ * from the agent's output. The segment runner does the rest (spawn, proxy, stop, outcome).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { PermissionMode } from '../core/types';
+
+/** Sent as the prompt of every resumed segment: the session already holds the task itself. */
+export const CONTINUATION_PROMPT =
+  'The previous working segment of this task was interrupted (its off-peak capacity window ended or the host restarted). ' +
+  'Continue the task from where you left off: check what is already done, do not repeat finished steps, and finish the remaining work.';
+
+/** The dummy token the agent sends to the local proxy; the proxy replaces it with the user's key. */
+export const PROXY_DUMMY_TOKEN = 'offpeak-local-proxy';
+
+export interface SegmentSpec {
+  taskId: string;
+  /** The agent session: created by the first segment, resumed by every later one. */
+  sessionId: string;
+  resume: boolean;
+  /** The task's prompt (first segment) or the continuation prompt (resume). */
+  prompt: string;
+  permissionMode: PermissionMode;
+  model: string | null;
+  thoughtLevel: string | null;
+  workspacePath: string;
+  /** The local ticket proxy's base URL (holds the secret path prefix). */
+  proxyBaseUrl: string;
+  /** A per-segment scratch directory (prompt files etc.). */
+  segmentDir: string;
+}
+
+export interface AgentLaunch {
+  command: string;
+  args: string[];
+  /** Variables set on top of the host's environment. */
+  env: Record<string, string>;
+  /** Variables removed from the host's environment. */
+  unsetEnv?: string[];
+  /** The agent writes JSON events to fd 3. */
+  eventsOnFd3: boolean;
+}
+
+export type AgentResult = { ok: true; summary: string } | { ok: false; error: string };
+
+/** Reads an agent's output as it arrives: what to show in the terminal, and the result. */
+export interface AgentOutputReader {
+  /** Returns the text to show for this stdout chunk (may be reformatted). */
+  stdout(chunk: string): string;
+  /** One JSON event from fd 3 (reference agent). */
+  event?(event: Record<string, unknown>): void;
+  /** Flush any partial line at exit; returns text to show. */
+  end(): string;
+  result(): AgentResult | undefined;
+  /** The agent waits for an answer in the terminal (sensitive operation, seed 07/08). */
+  onInputNeeded?: (info: { summary: string; deadlineAt: number | null }) => void;
+}
+
+export type AgentKind = 'reference' | 'claude-code';
+
+export interface AgentAdapter {
+  readonly kind: AgentKind;
+  /** Whether a session id must be a UUID (Claude Code) or any safe id. */
+  launch(spec: SegmentSpec): AgentLaunch;
+  createReader(): AgentOutputReader;
+}
+
+// ------------------------------------------------------------------------------- reference
+
+export interface ReferenceAgentOptions {
+  /** How to run the bundled agent: e.g. [process.execPath, '<ext>/dist/reference-agent.js']. */
+  command: string;
+  argsPrefix: string[];
+  sessionsDir: string;
+  /** Deny an unanswered permission prompt after this long (seed 07/08: night runs go on). */
+  askTimeoutMs?: number;
+  maxRetries?: number;
+  /** Extra environment (tests shorten the agent's own retry backoff). */
+  env?: Record<string, string>;
+}
+
+export class ReferenceAgentAdapter implements AgentAdapter {
+  readonly kind = 'reference' as const;
+
+  constructor(private readonly options: ReferenceAgentOptions) {}
+
+  launch(spec: SegmentSpec): AgentLaunch {
+    // The prompt goes through a file: argv elements are limited in size (128 KiB on Linux).
+    fs.mkdirSync(spec.segmentDir, { recursive: true });
+    const promptFile = path.join(spec.segmentDir, 'prompt.txt');
+    fs.writeFileSync(promptFile, spec.prompt);
+    const args = [
+      ...this.options.argsPrefix,
+      spec.resume ? '--resume' : '--session-id',
+      spec.sessionId,
+      '--prompt-file',
+      promptFile,
+      '--cwd',
+      spec.workspacePath,
+      '--permission-mode',
+      spec.permissionMode,
+      '--sessions-dir',
+      this.options.sessionsDir,
+      '--events-fd',
+      '3',
+      '--ask-timeout-ms',
+      String(this.options.askTimeoutMs ?? 300_000),
+    ];
+    if (spec.model) args.push('--model', spec.model);
+    const thought = referenceThoughtLevel(spec.thoughtLevel);
+    if (thought) args.push('--thought-level', thought);
+    if (this.options.maxRetries !== undefined) args.push('--max-retries', String(this.options.maxRetries));
+    return {
+      command: this.options.command,
+      args,
+      env: {
+        ...this.options.env,
+        ANTHROPIC_BASE_URL: spec.proxyBaseUrl,
+        ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN,
+        // The extension host's execPath is Electron; this makes it behave as plain Node.
+        ELECTRON_RUN_AS_NODE: '1',
+      },
+      unsetEnv: ['ANTHROPIC_API_KEY'],
+      eventsOnFd3: true,
+    };
+  }
+
+  createReader(): AgentOutputReader {
+    let result: AgentResult | undefined;
+    const reader: AgentOutputReader = {
+      stdout: (chunk) => chunk,
+      end: () => '',
+      event: (event) => {
+        if (event.type === 'result') {
+          result = event.ok === true ? { ok: true, summary: String(event.text ?? '') } : { ok: false, error: String(event.error ?? 'failed') };
+        } else if (event.type === 'input_needed') {
+          reader.onInputNeeded?.({ summary: String(event.summary ?? ''), deadlineAt: typeof event.deadline_at === 'number' ? event.deadline_at : null });
+        }
+      },
+      result: () => result,
+    };
+    return reader;
+  }
+}
+
+function referenceThoughtLevel(level: string | null): string | null {
+  if (!level) return null;
+  return ['none', 'low', 'medium', 'high'].includes(level) ? level : null;
+}
+
+// ------------------------------------------------------------------------------- Claude Code
+
+export interface ClaudeCodeOptions {
+  /** Path of the `claude` executable. */
+  command: string;
+  /** CLAUDE_CONFIG_DIR for the agent (tests isolate it); default: the user's. */
+  configDir?: string;
+  /** Whether the host runs as root (Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1). */
+  isRoot?: boolean;
+  env?: Record<string, string>;
+}
+
+const CLAUDE_THINKING_TOKENS: Record<string, string> = { low: '4000', medium: '10000', high: '31999' };
+
+/**
+ * Claude Code (facts in shared/reference/README.md): first segment `--session-id <uuid>`, later
+ * `--resume <uuid>` from the SAME cwd; `--settings` carries the environment because it beats
+ * ~/.claude/settings.json; `--output-format stream-json --verbose` gives the final result line.
+ */
+export class ClaudeCodeAdapter implements AgentAdapter {
+  readonly kind = 'claude-code' as const;
+
+  constructor(private readonly options: ClaudeCodeOptions) {}
+
+  launch(spec: SegmentSpec): AgentLaunch {
+    const env: Record<string, string> = {
+      ANTHROPIC_BASE_URL: spec.proxyBaseUrl,
+      ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN,
+      // A held request (3105) may wait for hours; Claude Code must not time it out and retry.
+      API_TIMEOUT_MS: String(24 * 3600_000),
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+    };
+    const thinking = spec.thoughtLevel ? CLAUDE_THINKING_TOKENS[spec.thoughtLevel] : undefined;
+    if (thinking) env.MAX_THINKING_TOKENS = thinking;
+    const args = [
+      '-p',
+      spec.prompt,
+      spec.resume ? '--resume' : '--session-id',
+      spec.sessionId,
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--permission-mode',
+      spec.permissionMode,
+      '--settings',
+      JSON.stringify({ env }),
+    ];
+    if (spec.model) args.push('--model', spec.model);
+    const processEnv: Record<string, string> = { ...this.options.env, ...env };
+    if (this.options.configDir) processEnv.CLAUDE_CONFIG_DIR = this.options.configDir;
+    if ((this.options.isRoot ?? process.getuid?.() === 0) && spec.permissionMode === 'bypassPermissions') processEnv.IS_SANDBOX = '1';
+    return { command: this.options.command, args, env: processEnv, unsetEnv: ['ANTHROPIC_API_KEY'], eventsOnFd3: false };
+  }
+
+  createReader(): AgentOutputReader {
+    let buffer = '';
+    let result: AgentResult | undefined;
+    const render = (line: string): string => {
+      if (!line.trim()) return '';
+      let event: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      try {
+        event = JSON.parse(line);
+      } catch {
+        return line + '\n'; // not stream-json (e.g. an early error message): show as is
+      }
+      switch (event.type) {
+        case 'system':
+          return event.subtype === 'init' ? `● Claude Code session ${event.session_id ?? ''} · ${event.model ?? ''}\n` : '';
+        case 'assistant': {
+          let out = '';
+          for (const block of event.message?.content ?? []) {
+            if (block.type === 'text') out += `${block.text}\n`;
+            else if (block.type === 'tool_use') out += `⏺ ${block.name}: ${summarizeInput(block.input)}\n`;
+          }
+          return out;
+        }
+        case 'user': {
+          let out = '';
+          for (const block of event.message?.content ?? []) {
+            if (block.type === 'tool_result') {
+              const text = typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? '');
+              out += `  ⎿ ${block.is_error ? '✗ ' : ''}${text.split('\n').slice(0, 4).join('\n    ')}\n`;
+            }
+          }
+          return out;
+        }
+        case 'result': {
+          const ok = event.subtype === 'success' && event.is_error !== true;
+          result = ok
+            ? { ok: true, summary: String(event.result ?? '') }
+            : { ok: false, error: String(event.result || event.subtype || 'Claude Code reported an error') + (event.api_error_status ? ` (API status ${event.api_error_status})` : '') };
+          return ok ? `\n✓ finished (${event.num_turns ?? '?'} turns)\n` : `\n✗ ${result.ok ? '' : result.error}\n`;
+        }
+        default:
+          return '';
+      }
+    };
+    return {
+      stdout: (chunk) => {
+        buffer += chunk;
+        let out = '';
+        let nl: number;
+        while ((nl = buffer.indexOf('\n')) >= 0) {
+          out += render(buffer.slice(0, nl));
+          buffer = buffer.slice(nl + 1);
+        }
+        return out;
+      },
+      end: () => {
+        const out = render(buffer);
+        buffer = '';
+        return out;
+      },
+      result: () => result,
+    };
+  }
+}
+
+function summarizeInput(input: unknown): string {
+  if (!input || typeof input !== 'object') return '';
+  const record = input as Record<string, unknown>;
+  const main = record.command ?? record.file_path ?? record.path ?? record.pattern ?? record.url;
+  const text = typeof main === 'string' ? main : JSON.stringify(input);
+  return text.length > 120 ? text.slice(0, 117) + '...' : text;
+}

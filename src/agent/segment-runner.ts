@@ -1,0 +1,297 @@
+/**
+ * Runs ONE segment of a task: starts the local ticket proxy, spawns the agent (argv, never a
+ * shell string) in the task's workspace, streams its output to a per-segment log file and to any
+ * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL, and maps how it ended to a
+ * segment outcome (DESIGN §8). It knows nothing about the store: the task runtime applies outcomes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Clock } from '../core/clock';
+import type { AgentAdapter, AgentOutputReader, SegmentSpec } from './adapters';
+import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
+
+/** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
+export interface TerminalView {
+  /** Output text as it arrives ('\n' line ends; a pty adapter converts to '\r\n'). */
+  write(text: string): void;
+  /** The segment ended; the view may show the outcome and stop accepting input. */
+  end?(outcome: SegmentOutcome): void;
+}
+
+export type SegmentOutcome =
+  /** The agent finished the task. */
+  | { kind: 'completed'; summary: string; exitCode: number | null }
+  /** The gateway ended the segment (3102/3001): requeue, retake, resume later. */
+  | { kind: 'segment-expired' }
+  /** The user cancelled the task (our own state). */
+  | { kind: 'cancelled' }
+  /** The host stopped the segment (shutdown, restart): requeue, resume the same session. */
+  | { kind: 'interrupted' }
+  | { kind: 'failed'; reason: string; exitCode: number | null };
+
+export interface StopTimings {
+  /** After SIGINT, wait this long before SIGTERM. */
+  sigintGraceMs: number;
+  /** After SIGTERM, wait this long before SIGKILL. */
+  sigtermGraceMs: number;
+}
+
+export interface SegmentRunOptions {
+  adapter: AgentAdapter;
+  spec: Omit<SegmentSpec, 'proxyBaseUrl' | 'segmentDir'>;
+  /** The gateway's Anthropic base (`<gateway>/api/anthropic`) and the user's key. */
+  gateway: { anthropicBaseUrl: string; apiKey: string };
+  ticketId: string;
+  /** Per-segment directory: log file, prompt file, pid file. */
+  segmentDir: string;
+  clock?: Clock;
+  proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  stopTimings?: Partial<StopTimings>;
+  onProxyEvent?: (event: TicketProxyEvent) => void;
+  onInputNeeded?: (info: { summary: string; deadlineAt: number | null }) => void;
+}
+
+const REPLAY_CHARS = 200_000;
+const STDERR_TAIL_CHARS = 2_000;
+
+export class SegmentRun {
+  readonly done: Promise<SegmentOutcome>;
+  readonly logFile: string;
+  readonly pidFile: string;
+  private readonly views = new Set<TerminalView>();
+  private replay = '';
+  private stderrTail = '';
+  private stopReason: 'cancelled' | 'interrupted' | 'expired' | null = null;
+  private stopping: Promise<void> | null = null;
+  private exited = false;
+  private resolveDone!: (outcome: SegmentOutcome) => void;
+  private readonly log: fs.WriteStream;
+
+  private constructor(
+    private readonly options: SegmentRunOptions,
+    readonly proxy: TicketProxy,
+    private readonly child: ChildProcess,
+    private readonly reader: AgentOutputReader,
+    private readonly stopTimings: StopTimings,
+  ) {
+    this.logFile = path.join(options.segmentDir, 'agent.log');
+    this.pidFile = path.join(options.segmentDir, 'agent.pid');
+    this.log = fs.createWriteStream(this.logFile, { flags: 'a' });
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  /**
+   * Starts the proxy and spawns the agent; resolves once the process is running.
+   * Rejects (after cleaning up) if the agent cannot be started at all, e.g. not installed.
+   */
+  static async start(options: SegmentRunOptions): Promise<SegmentRun> {
+    fs.mkdirSync(options.segmentDir, { recursive: true });
+    const proxy = await TicketProxy.start({
+      upstreamBaseUrl: options.gateway.anthropicBaseUrl,
+      apiKey: options.gateway.apiKey,
+      ticketId: options.ticketId,
+      clock: options.clock,
+      ...options.proxyTimings,
+    });
+    const spec: SegmentSpec = { ...options.spec, proxyBaseUrl: proxy.baseUrl, segmentDir: options.segmentDir };
+    let launch;
+    try {
+      launch = options.adapter.launch(spec);
+    } catch (err) {
+      await proxy.close();
+      throw err;
+    }
+    const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid) };
+    for (const name of launch.unsetEnv ?? []) delete env[name];
+    const isWindows = process.platform === 'win32';
+    const child = spawn(launch.command, launch.args, {
+      cwd: spec.workspacePath,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore'],
+      // Its own process group, so the final SIGKILL also reaches the agent's own children.
+      detached: !isWindows,
+      windowsHide: true,
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', reject);
+      });
+    } catch (err) {
+      await proxy.close();
+      throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
+    }
+    const run = new SegmentRun(options, proxy, child, options.adapter.createReader(), {
+      sigintGraceMs: options.stopTimings?.sigintGraceMs ?? 5_000,
+      sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
+    });
+    run.wire(launch.eventsOnFd3);
+    return run;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get running(): boolean {
+    return !this.exited;
+  }
+
+  /** Shows the output so far, then everything that follows; returns a detach function. */
+  attach(view: TerminalView): () => void {
+    if (this.replay) view.write(this.replay);
+    this.views.add(view);
+    return () => this.views.delete(view);
+  }
+
+  /** Keystrokes from the terminal (answers to permission prompts). */
+  writeInput(data: string): void {
+    if (!this.exited && this.child.stdin?.writable) this.child.stdin.write(data);
+  }
+
+  /** The user cancelled the task: stop the agent; the outcome is `cancelled`. */
+  cancel(): Promise<void> {
+    this.stopReason ??= 'cancelled';
+    this.proxy.cancel();
+    return this.stop();
+  }
+
+  /** The host is going away: stop the agent; the outcome is `interrupted` (resume later). */
+  interrupt(): Promise<void> {
+    this.stopReason ??= 'interrupted';
+    return this.stop();
+  }
+
+  private wire(eventsOnFd3: boolean): void {
+    const { child, reader } = this;
+    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId }));
+    reader.onInputNeeded = (info) => this.options.onInputNeeded?.(info);
+    this.proxy.onEvent((event) => {
+      this.options.onProxyEvent?.(event);
+      if (event.type === 'segment-expired') {
+        this.stopReason ??= 'expired';
+        this.show(`\n[off-peak] the ticket's segment ended; the task will resume with a new ticket\n`);
+        // The agent was answered "do not retry"; make sure it really stops.
+        void this.stop();
+      } else if (event.type === 'holding' && event.attempt === 1) {
+        this.show(`\n[off-peak] waiting for admission by the gateway…\n`);
+      }
+    });
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => this.show(reader.stdout(chunk)));
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+      this.show(chunk);
+    });
+    if (eventsOnFd3) {
+      let pending = '';
+      const events = child.stdio[3] as NodeJS.ReadableStream;
+      events.setEncoding('utf8');
+      events.on('data', (chunk: string) => {
+        pending += chunk;
+        let nl: number;
+        while ((nl = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, nl);
+          pending = pending.slice(nl + 1);
+          try {
+            reader.event?.(JSON.parse(line) as Record<string, unknown>);
+          } catch {
+            // a malformed event line is ignored; the exit code still decides
+          }
+        }
+      });
+    }
+    child.stdin!.on('error', () => undefined); // the agent may exit with input pending
+    child.on('close', (code, signal) => void this.finish(code, signal));
+  }
+
+  private show(text: string): void {
+    if (!text) return;
+    this.log.write(text);
+    this.replay = (this.replay + text).slice(-REPLAY_CHARS);
+    for (const view of this.views) {
+      try {
+        view.write(text);
+      } catch {
+        // a broken view must not stop the agent
+      }
+    }
+  }
+
+  private stop(): Promise<void> {
+    if (this.exited) return Promise.resolve();
+    this.stopping ??= (async () => {
+      const steps: [NodeJS.Signals, number][] = [
+        ['SIGINT', this.stopTimings.sigintGraceMs],
+        ['SIGTERM', this.stopTimings.sigtermGraceMs],
+        ['SIGKILL', 5_000],
+      ];
+      for (const [signal, graceMs] of steps) {
+        if (this.exited) return;
+        this.signal(signal);
+        await this.waitForExit(graceMs);
+      }
+    })();
+    return this.stopping;
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (!pid) return;
+    try {
+      // SIGKILL goes to the whole group (the agent's own children too); the polite signals to the agent.
+      if (process.platform !== 'win32' && signal === 'SIGKILL') process.kill(-pid, signal);
+      else this.child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+
+  private waitForExit(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.exited) return resolve();
+      const timer = setTimeout(resolve, ms);
+      this.child.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async finish(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    this.exited = true;
+    this.show(this.reader.end());
+    // Whatever the agent started in its group must not outlive the segment.
+    if (process.platform !== 'win32' && this.child.pid) {
+      try {
+        process.kill(-this.child.pid, 'SIGKILL');
+      } catch {
+        // group already empty
+      }
+    }
+    const outcome = this.outcome(code, signal);
+    await this.proxy.close();
+    fs.rmSync(this.pidFile, { force: true });
+    await new Promise<void>((resolve) => this.log.end(resolve));
+    for (const view of this.views) view.end?.(outcome);
+    this.resolveDone(outcome);
+  }
+
+  private outcome(code: number | null, signal: NodeJS.Signals | null): SegmentOutcome {
+    if (this.stopReason === 'cancelled') return { kind: 'cancelled' };
+    if (this.stopReason === 'interrupted') return { kind: 'interrupted' };
+    if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
+    const result = this.reader.result();
+    if (code === 0 && result?.ok) return { kind: 'completed', summary: result.summary, exitCode: code };
+    let reason: string;
+    if (result && !result.ok) reason = result.error;
+    else if (code === 0) reason = 'the agent exited without reporting a result';
+    else if (signal) reason = `the agent was killed by ${signal}`;
+    else reason = `the agent exited with code ${code}`;
+    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
+    if (tail && !reason.includes(tail)) reason += ` (${tail})`;
+    return { kind: 'failed', reason: reason.slice(0, 2_000), exitCode: code };
+  }
+}

@@ -1,0 +1,161 @@
+// The segment runner with the real reference agent process and the real ticket proxy, against
+// the scripted fake upstream (standing in for the gateway's model route).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ReferenceAgentAdapter } from '../../src/agent/adapters';
+import { SegmentRun, type SegmentOutcome } from '../../src/agent/segment-runner';
+import type { TicketProxyEvent } from '../../src/agent/ticket-proxy';
+import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
+import { tsNodeArgv, waitUntil } from './runtime-helpers';
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('segment runner (reference agent, real processes)', () => {
+  let upstream: FakeAnthropicUpstream;
+  let root: string;
+  let workspace: string;
+  let adapter: ReferenceAgentAdapter;
+
+  beforeEach(async () => {
+    upstream = await FakeAnthropicUpstream.start();
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'seg-'));
+    workspace = path.join(root, 'ws');
+    fs.mkdirSync(workspace);
+    adapter = new ReferenceAgentAdapter({
+      command: process.execPath,
+      argsPrefix: tsNodeArgv('src/reference-agent/main.ts'),
+      sessionsDir: path.join(root, 'sessions'),
+      env: { OFFPEAK_AGENT_RETRY_BASE_MS: '20' },
+      askTimeoutMs: 60_000,
+    });
+  });
+  afterEach(async () => {
+    await upstream.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  function start(segment: string, overrides: { resume?: boolean; prompt?: string; permissionMode?: 'default' | 'bypassPermissions' } = {}, events: TicketProxyEvent[] = []) {
+    return SegmentRun.start({
+      adapter,
+      spec: {
+        taskId: 'task-1',
+        sessionId: 'sess-1',
+        resume: overrides.resume ?? false,
+        prompt: overrides.prompt ?? 'do the task',
+        permissionMode: overrides.permissionMode ?? 'bypassPermissions',
+        model: 'fake-model',
+        thoughtLevel: null,
+        workspacePath: workspace,
+      },
+      gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-key' },
+      ticketId: `T-${segment}`,
+      segmentDir: path.join(root, 'segments', segment),
+      proxyTimings: { holdDefaultMs: 30, holdMaxMs: 30 },
+      stopTimings: { sigintGraceMs: 2_000, sigtermGraceMs: 2_000 },
+      onProxyEvent: (e) => events.push(e),
+    });
+  }
+
+  it('completes: output reaches the log file and an attached view; the agent saw only the proxy', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'out.txt', content: 'x' } }, { kind: 'text', text: 'Task complete.' });
+    const run = await start('1');
+    const seen: string[] = [];
+    let ended: SegmentOutcome | undefined;
+    run.attach({ write: (t) => seen.push(t), end: (o) => (ended = o) });
+    const outcome = await run.done;
+    assert.deepEqual(outcome, { kind: 'completed', summary: 'Task complete.', exitCode: 0 });
+    assert.deepEqual(ended, outcome);
+    assert.match(fs.readFileSync(run.logFile, 'utf8'), /Task complete\./);
+    assert.match(seen.join(''), /write_file/);
+    const request = upstream.messageRequests()[0];
+    assert.equal(request.headers.authorization, 'Bearer user-key');
+    assert.equal(request.headers['x-off-peak-ticket-id'], 'T-1');
+    assert.equal(fs.existsSync(run.pidFile), false);
+  });
+
+  it('maps 3102 to segment-expired, and the next segment resumes the same session', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'a.txt', content: 'a' } }, { kind: 'error', status: 400, code: '3102' });
+    const events: TicketProxyEvent[] = [];
+    const first = await start('1', {}, events);
+    assert.deepEqual(await first.done, { kind: 'segment-expired' });
+    assert.ok(events.some((e) => e.type === 'segment-expired'));
+    upstream.enqueue({ kind: 'text', text: 'finished after resume' });
+    const second = await start('2', { resume: true, prompt: 'continue' });
+    assert.equal((await second.done).kind, 'completed');
+    const resumed = upstream.messageRequests()[2];
+    assert.equal(resumed.headers['x-off-peak-ticket-id'], 'T-2');
+    const messages = (resumed.body as { messages: { role: string; content: { type: string }[] }[] }).messages;
+    assert.deepEqual(messages.map((m) => m.content.map((c) => c.type).join('+')), ['text', 'tool_use', 'tool_result+text']);
+    assert.ok(fs.existsSync(path.join(workspace, 'a.txt')));
+  });
+
+  it('cancel during a 3105 hold stops the agent; nothing is left running', async () => {
+    upstream.setDefaultReply({ kind: 'error', status: 429, code: '3105', retryAfterSeconds: 1 });
+    const run = await start('1');
+    await upstream.waitForMessageRequest(2);
+    await waitUntil(() => run.proxy.state === 'holding', 'the proxy to hold the request');
+    const pid = run.pid!;
+    await run.cancel();
+    assert.deepEqual(await run.done, { kind: 'cancelled' });
+    assert.equal(processAlive(pid), false);
+  });
+
+  it('cancel during a run (agent inside a long command) stops the agent and its children', async () => {
+    const marker = path.join(root, 'child.pid');
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: `echo $$ > ${marker}; sleep 60` } });
+    const run = await start('1');
+    await waitUntil(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() !== '', 'the command to start');
+    const childPid = Number(fs.readFileSync(marker, 'utf8').trim());
+    assert.equal(processAlive(childPid), true);
+    await run.cancel();
+    assert.deepEqual(await run.done, { kind: 'cancelled' });
+    assert.equal(processAlive(run.pid!), false);
+    await waitUntil(() => !processAlive(childPid), 'the command to be gone', 5_000);
+  });
+
+  it('forwards terminal input to a permission prompt and reports that input is needed', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
+    let needed: { summary: string } | undefined;
+    const run = await SegmentRun.start({
+      adapter,
+      spec: { taskId: 't', sessionId: 's-ask', resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
+      gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
+      ticketId: 'T',
+      segmentDir: path.join(root, 'segments', 'ask'),
+      onInputNeeded: (info) => (needed = info),
+    });
+    await waitUntil(() => needed !== undefined, 'the input-needed event');
+    assert.match(needed!.summary, /asked\.txt/);
+    run.writeInput('y\r');
+    assert.equal((await run.done).kind, 'completed');
+    assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
+  });
+
+  it('fails with a readable reason when the agent gives up, and refuses to start a missing agent', async () => {
+    upstream.setDefaultReply({ kind: 'error', status: 401, message: 'bad key' });
+    const run = await start('1');
+    const outcome = await run.done;
+    assert.equal(outcome.kind, 'failed');
+    assert.match((outcome as { reason: string }).reason, /401.*bad key/);
+    const missing = new ReferenceAgentAdapter({ command: path.join(root, 'no-such-node'), argsPrefix: [], sessionsDir: root });
+    await assert.rejects(
+      SegmentRun.start({
+        adapter: missing,
+        spec: { taskId: 't', sessionId: 's', resume: false, prompt: 'p', permissionMode: 'plan', model: null, thoughtLevel: null, workspacePath: workspace },
+        gateway: { anthropicBaseUrl: upstream.url, apiKey: 'k' },
+        ticketId: 'T',
+        segmentDir: path.join(root, 'segments', 'missing'),
+      }),
+      /could not start the reference agent/,
+    );
+  });
+});
