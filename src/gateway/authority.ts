@@ -1,0 +1,381 @@
+// The server authority of the seed (03/04/05): takes, the FIFO queue, the promote timer, the
+// ready/active/expired lifecycle, quotas, settle, and per-request admission of model calls.
+// No HTTP here: the server maps these calls to routes, tests can drive them with a ManualClock.
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../core/clock';
+import type {
+  AvailabilityResponse,
+  ClientConfigsResponse,
+  SettleReason,
+  SettleResponse,
+  TakeResponse,
+  TicketStatusEntry,
+} from '../protocol/gateway';
+import { errors } from './errors';
+import type { GatewayMetrics } from './metrics';
+import type { TicketRecord, TicketStore } from './store';
+import type { OffPeakWindows } from './windows';
+
+export interface GatewayUser {
+  id: string;
+  plan: string;
+  /** Feature exposed to this user (gray release). */
+  exposure: boolean;
+}
+
+export interface AuthorityPolicy {
+  /** Tickets that may be ready or active at once (global segment capacity). */
+  segmentCapacity: number;
+  /** Model requests forwarded upstream at once. */
+  maxConcurrentModelRequests: number;
+  /** Tickets one user may take per rolling quota window. */
+  takesPerWindow: number;
+  quotaWindowMs: number;
+  /** Queued + ready + active tickets one user may hold. */
+  maxLiveTicketsPerUser: number;
+  /** A ready ticket unused this long expires. */
+  readyTtlMs: number;
+  /** The segment length from the first admitted model request (the seed's 3 h). */
+  activeWindowMs: number;
+  /** Poll hint for queued tickets while the windows are open. */
+  queuedPollMs: number;
+  /** Longest poll hint / Retry-After the gateway gives. */
+  maxPollMs: number;
+  /** Retry-After for a 3105 caused by no model-request capacity right now. */
+  busyRetryAfterMs: number;
+  eligiblePlans: readonly string[];
+  exposureEnabled: boolean;
+  upgradeHint: string | null;
+  upgradeUrl: string | null;
+  models: readonly { id: string; display_name: string }[];
+  defaultModel: string | null;
+}
+
+export interface TickResult {
+  expired: string[];
+  promoted: string[];
+}
+
+export interface Admission {
+  ticket: TicketRecord;
+  /** True when this request moved the ticket from ready to active. */
+  activated: boolean;
+  /** Frees the model-request slot; safe to call more than once. */
+  release(): void;
+}
+
+type ChangeListener = () => void;
+
+export function newTicketId(): string {
+  return `tkt_${randomBytes(16).toString('base64url')}`;
+}
+
+export class TicketAuthority {
+  private inFlight = 0;
+  private readonly listeners = new Set<ChangeListener>();
+
+  constructor(
+    private readonly store: TicketStore,
+    private readonly clock: Clock,
+    readonly windows: OffPeakWindows,
+    readonly policy: AuthorityPolicy,
+    private readonly metrics?: GatewayMetrics,
+    private readonly makeTicketId: () => string = newTicketId,
+  ) {}
+
+  get modelRequestsInFlight(): number {
+    return this.inFlight;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Called after any ticket changed (state, or queue positions); long-polls listen here. */
+  onChange(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emitChange(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private isEligible(user: GatewayUser): boolean {
+    return this.policy.eligiblePlans.includes(user.plan);
+  }
+
+  private isExposed(user: GatewayUser): boolean {
+    return this.policy.exposureEnabled && user.exposure;
+  }
+
+  configs(user: GatewayUser): ClientConfigsResponse {
+    const eligible = this.isEligible(user);
+    return {
+      server_time: this.now(),
+      exposure: { enabled: this.isExposed(user) },
+      allowed_models: this.policy.models.map((m) => ({ id: m.id, display_name: m.display_name })),
+      default_model: this.policy.defaultModel,
+      plan: {
+        name: user.plan,
+        eligible,
+        upgrade_hint: eligible ? null : this.policy.upgradeHint,
+        upgrade_url: eligible ? null : this.policy.upgradeUrl,
+      },
+      off_peak: { time_zone: this.windows.timeZone, description: this.windows.describe() },
+    };
+  }
+
+  /** Room left for `user`: quota and live-ticket limits, with when it grows again. */
+  private room(user: GatewayUser, now: number): { quotaLeft: number; quotaNextAt: number | null; liveLeft: number; liveNextAt: number | null } {
+    const times = this.store.takeTimesSince(user.id, now - this.policy.quotaWindowMs + 1);
+    const quotaLeft = Math.max(0, this.policy.takesPerWindow - times.length);
+    // The oldest take that must age out before one more fits.
+    const blocking = times[times.length - this.policy.takesPerWindow];
+    const quotaNextAt = quotaLeft === 0 && blocking !== undefined ? blocking + this.policy.quotaWindowMs : null;
+    const live = this.store.liveForUser(user.id).map((t) => this.effective(t, now)).filter((t) => t.state === 'queued' || t.state === 'ready' || t.state === 'active');
+    const liveLeft = Math.max(0, this.policy.maxLiveTicketsPerUser - live.length);
+    const deadlines = live.map((t) => (t.state === 'ready' ? t.readyDeadline : t.state === 'active' ? t.activeUntil : null)).filter((d): d is number => d !== null);
+    const liveNextAt = liveLeft === 0 && deadlines.length > 0 ? Math.min(...deadlines) : null;
+    return { quotaLeft, quotaNextAt, liveLeft, liveNextAt };
+  }
+
+  availability(user: GatewayUser): AvailabilityResponse {
+    const now = this.now();
+    if (!this.isExposed(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'disabled' };
+    if (!this.isEligible(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'not_eligible' };
+    const room = this.room(user, now);
+    const number = Math.min(room.quotaLeft, room.liveLeft);
+    if (number > 0) return { server_time: now, can_take: true, can_take_number: number, next_take_at: null, reason: null };
+    if (room.quotaLeft === 0) {
+      // Both limits may bind: the later of the two times is when a take can succeed.
+      const next = room.liveLeft === 0 && room.liveNextAt !== null && room.quotaNextAt !== null ? Math.max(room.quotaNextAt, room.liveNextAt) : room.liveLeft === 0 ? null : room.quotaNextAt;
+      return { server_time: now, can_take: false, can_take_number: 0, next_take_at: next, reason: 'quota' };
+    }
+    return { server_time: now, can_take: false, can_take_number: 0, next_take_at: room.liveNextAt, reason: 'live_limit' };
+  }
+
+  /** POST /ticket: retry-safe per task_id; 3101 not eligible; 3103 a limit is reached. */
+  take(user: GatewayUser, taskId: string): TakeResponse {
+    const now = this.now();
+    if (!this.isExposed(user)) throw errors.notEligible('off-peak tasks are not available for this account');
+    if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
+    let changed = false;
+    // Refusals leave the transaction normally (no rollback needed) and are thrown after it.
+    const result = this.store.transaction((): { ticket: TicketRecord; reused: boolean } | { refusal: Error } => {
+      changed = this.expireDue(now).length > 0;
+      const existing = this.store.liveForTask(user.id, taskId);
+      if (existing) return { ticket: existing, reused: true };
+      const room = this.room(user, now);
+      if (room.liveLeft === 0) {
+        return { refusal: errors.limitReached(`at most ${this.policy.maxLiveTicketsPerUser} live tickets per user`, room.liveNextAt, now) };
+      }
+      if (room.quotaLeft === 0) {
+        return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} tickets per ${Math.round(this.policy.quotaWindowMs / 60000)} min`, room.quotaNextAt, now) };
+      }
+      changed = true;
+      return { ticket: this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now }), reused: false };
+    });
+    if (changed) this.emitChange();
+    if ('refusal' in result) throw result.refusal;
+    if (!result.reused) this.metrics?.takes.inc();
+    const ticket = result.ticket;
+    const entry = this.view(ticket, now);
+    return {
+      server_time: now,
+      ticket_id: ticket.ticketId,
+      task_id: ticket.taskId,
+      state: ticket.state as 'queued' | 'ready' | 'active',
+      position: entry.state === 'queued' ? entry.position : null,
+      ready_deadline: ticket.state === 'ready' ? ticket.readyDeadline : null,
+      active_until: ticket.state === 'active' ? ticket.activeUntil : null,
+      next_poll_after_ms: entry.next_poll_after_ms ?? this.policy.maxPollMs,
+      reused: result.reused,
+    };
+  }
+
+  /** POST /ticket/status: a pure read (never promotes); unknown and foreign tickets are `not_found`. */
+  status(user: GatewayUser, ticketIds: readonly string[]): { server_time: number; tickets: TicketStatusEntry[]; next_poll_after_ms: number | null } {
+    const now = this.now();
+    const tickets = ticketIds.map((id): TicketStatusEntry => {
+      const ticket = this.store.get(id);
+      if (!ticket || ticket.userId !== user.id) return { ticket_id: id, state: 'not_found', next_poll_after_ms: null };
+      return this.view(ticket, now);
+    });
+    let next: number | null = null;
+    for (const t of tickets) if (t.next_poll_after_ms !== null && (next === null || t.next_poll_after_ms < next)) next = t.next_poll_after_ms;
+    return { server_time: now, tickets, next_poll_after_ms: next };
+  }
+
+  /** POST /ticket/:id/settle: idempotent; the first settle's reason and time are the answer forever. */
+  settle(user: GatewayUser, ticketId: string, reason: SettleReason): SettleResponse {
+    const now = this.now();
+    const found = this.store.get(ticketId);
+    if (!found || found.userId !== user.id) throw errors.notFound(`no ticket ${ticketId}`);
+    let changed = false;
+    const settled = this.store.transaction((): TicketRecord | undefined => {
+      const ticket = this.store.get(ticketId);
+      if (!ticket || ticket.state === 'settled') return ticket;
+      const from = this.effective(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
+      const next = this.store.update(ticketId, [ticket.state], { state: 'settled', settledAt: now, settleReason: reason, settledFrom: from });
+      changed = next !== undefined;
+      return next;
+    });
+    if (!settled || settled.state !== 'settled') throw errors.internal(`ticket ${ticketId} could not be settled`);
+    if (changed) {
+      this.metrics?.settles.inc();
+      this.emitChange();
+    }
+    return {
+      server_time: now,
+      ticket_id: settled.ticketId,
+      state: 'settled',
+      settled_at: settled.settledAt as number,
+      reason: settled.settleReason as SettleReason,
+      settled_from: settled.settledFrom as 'queued' | 'ready' | 'active' | 'expired',
+    };
+  }
+
+  /**
+   * One run of the promote timer: expire what is due, then — only inside the off-peak windows —
+   * promote queued tickets in FIFO order while ready + active stays within the segment capacity.
+   */
+  tick(): TickResult {
+    const now = this.now();
+    const result = this.store.transaction((): TickResult => {
+      const expired = this.expireDue(now);
+      const promoted: string[] = [];
+      if (this.windows.isOpen(now)) {
+        const room = this.policy.segmentCapacity - this.store.holdingCapacity().length;
+        for (const ticket of room > 0 ? this.store.queued(room) : []) {
+          const next = this.store.update(ticket.ticketId, ['queued'], { state: 'ready', readyAt: now, readyDeadline: now + this.policy.readyTtlMs });
+          if (next) promoted.push(next.ticketId);
+        }
+      }
+      return { expired, promoted };
+    });
+    this.metrics?.promotions.inc(result.promoted.length);
+    if (result.expired.length > 0 || result.promoted.length > 0) this.emitChange();
+    return result;
+  }
+
+  /**
+   * The fine valve for one model request. Unknown, foreign, expired or settled ticket: 3102.
+   * Still queued, or no model-request capacity now: 3105 with a wait. A ready ticket becomes
+   * active on its first admitted request and keeps its active window from then on.
+   */
+  admit(user: GatewayUser, ticketId: string | undefined): Admission {
+    const now = this.now();
+    if (!ticketId) throw this.rejectInvalid('missing X-Off-Peak-Ticket-ID header');
+    const stored = this.store.get(ticketId);
+    if (!stored || stored.userId !== user.id) throw this.rejectInvalid('unknown ticket');
+    const ticket = this.effective(stored, now);
+    if (ticket.state === 'expired' || ticket.state === 'settled') {
+      if (stored.state !== ticket.state) {
+        // Persist the time-based expiry now so capacity frees without waiting for the timer.
+        this.store.transaction(() => this.expireDue(now));
+        this.emitChange();
+      }
+      throw this.rejectInvalid(`ticket ${ticket.state}`);
+    }
+    if (ticket.state === 'queued') {
+      throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.queuedPollMs(now));
+    }
+    if (this.inFlight >= this.policy.maxConcurrentModelRequests) {
+      throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
+    }
+    let current = ticket;
+    let activated = false;
+    if (ticket.state === 'ready') {
+      const next = this.store.update(ticket.ticketId, ['ready'], { state: 'active', activeAt: now, activeUntil: now + this.policy.activeWindowMs });
+      if (!next) throw this.rejectInvalid('ticket changed');
+      current = next;
+      activated = true;
+    }
+    this.inFlight += 1;
+    this.metrics?.admissions.inc();
+    if (activated) this.emitChange();
+    let released = false;
+    return {
+      ticket: current,
+      activated,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.inFlight -= 1;
+      },
+    };
+  }
+
+  private rejectInvalid(message: string) {
+    return errors.ticketInvalid(message);
+  }
+
+  /** Persists time-based expiries of ready and active tickets; returns their ids. */
+  private expireDue(now: number): string[] {
+    const expired: string[] = [];
+    for (const ticket of this.store.holdingCapacity()) {
+      const effective = this.effective(ticket, now);
+      if (effective.state !== 'expired') continue;
+      const next = this.store.update(ticket.ticketId, [ticket.state], { state: 'expired', expiredAt: effective.expiredAt, expiredFrom: effective.expiredFrom });
+      if (next) {
+        expired.push(next.ticketId);
+        this.metrics?.expirations.inc({ from: effective.expiredFrom ?? 'ready' });
+      }
+    }
+    return expired;
+  }
+
+  /** The ticket as of `now`: deadlines passed read as expired even before the timer persists it. */
+  private effective(ticket: TicketRecord, now: number): TicketRecord {
+    if (ticket.state === 'ready' && ticket.readyDeadline !== null && now >= ticket.readyDeadline) {
+      return { ...ticket, state: 'expired', expiredAt: ticket.readyDeadline, expiredFrom: 'ready' };
+    }
+    if (ticket.state === 'active' && ticket.activeUntil !== null && now >= ticket.activeUntil) {
+      return { ...ticket, state: 'expired', expiredAt: ticket.activeUntil, expiredFrom: 'active' };
+    }
+    return ticket;
+  }
+
+  private queuedPollMs(now: number): number {
+    if (this.windows.isOpen(now)) return this.policy.queuedPollMs;
+    const openAt = this.windows.nextOpenAt(now);
+    if (openAt === null) return this.policy.maxPollMs;
+    return Math.min(this.policy.maxPollMs, Math.max(this.policy.queuedPollMs, openAt - now));
+  }
+
+  private untilPoll(deadline: number, now: number): number {
+    return Math.min(this.policy.maxPollMs, Math.max(1000, deadline - now));
+  }
+
+  /** The status entry of one of the user's tickets. */
+  view(stored: TicketRecord, now: number): TicketStatusEntry {
+    const t = this.effective(stored, now);
+    const base = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt };
+    switch (t.state) {
+      case 'queued':
+        return { ...base, state: 'queued', position: this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+      case 'ready':
+        return { ...base, state: 'ready', ready_at: t.readyAt as number, ready_deadline: t.readyDeadline as number, next_poll_after_ms: this.untilPoll(t.readyDeadline as number, now) };
+      case 'active':
+        return {
+          ...base,
+          state: 'active',
+          ready_at: t.readyAt as number,
+          active_at: t.activeAt as number,
+          active_until: t.activeUntil as number,
+          next_poll_after_ms: this.untilPoll(t.activeUntil as number, now),
+        };
+      case 'expired':
+        return { ...base, state: 'expired', expired_at: t.expiredAt as number, expired_from: t.expiredFrom ?? 'ready', next_poll_after_ms: null };
+      case 'settled':
+        return { ...base, state: 'settled', settled_at: t.settledAt as number, reason: t.settleReason as SettleReason, next_poll_after_ms: null };
+    }
+  }
+
+  /** Current counts for /metrics. */
+  counts(): { byState: Record<string, number>; queueLength: number; inFlight: number } {
+    const byState = this.store.countByState();
+    return { byState, queueLength: byState.queued, inFlight: this.inFlight };
+  }
+}

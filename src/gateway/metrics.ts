@@ -1,0 +1,97 @@
+// Prometheus text exposition without a client library: a handful of counters, one histogram,
+// and gauges read from the authority at scrape time.
+
+type Labels = Record<string, string>;
+
+function labelKey(labels: Labels | undefined): string {
+  if (!labels) return '';
+  const entries = Object.entries(labels).sort(([a], [b]) => a.localeCompare(b));
+  return entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
+}
+
+export class Counter {
+  private readonly values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+  inc(labelsOrAmount?: Labels | number, amount = 1): void {
+    const labels = typeof labelsOrAmount === 'object' ? labelsOrAmount : undefined;
+    const by = typeof labelsOrAmount === 'number' ? labelsOrAmount : amount;
+    const key = labelKey(labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+  get(labels?: Labels): number {
+    return this.values.get(labelKey(labels)) ?? 0;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    if (this.values.size === 0) lines.push(`${this.name} 0`);
+    for (const [key, value] of this.values) lines.push(`${this.name}${key} ${value}`);
+    return lines.join('\n');
+  }
+}
+
+export class Histogram {
+  private readonly counts: number[];
+  private sum = 0;
+  private count = 0;
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: number[],
+  ) {
+    this.counts = buckets.map(() => 0);
+  }
+  observe(value: number): void {
+    this.sum += value;
+    this.count += 1;
+    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]) this.counts[i] += 1;
+  }
+  get observations(): number {
+    return this.count;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{le="${b}"} ${this.counts[i]}`));
+    lines.push(`${this.name}_bucket{le="+Inf"} ${this.count}`, `${this.name}_sum ${this.sum}`, `${this.name}_count ${this.count}`);
+    return lines.join('\n');
+  }
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+export class GatewayMetrics {
+  readonly httpRequests = new Counter('offpeak_http_requests_total', 'HTTP requests answered, by route and status.');
+  readonly errors = new Counter('offpeak_errors_total', 'Error answers by business or general code (3102, 3105, 3101, 3103, invalid_request, ...).');
+  readonly takes = new Counter('offpeak_tickets_taken_total', 'New tickets taken (retried takes that got the same ticket are not counted).');
+  readonly promotions = new Counter('offpeak_tickets_promoted_total', 'Tickets promoted queued -> ready by the promote timer.');
+  readonly expirations = new Counter('offpeak_tickets_expired_total', 'Tickets expired, by the state they expired from.');
+  readonly settles = new Counter('offpeak_tickets_settled_total', 'Tickets settled (repeated settles not counted).');
+  readonly admissions = new Counter('offpeak_model_admissions_total', 'Model requests admitted and forwarded upstream.');
+  readonly upstreamErrors = new Counter('offpeak_upstream_errors_total', 'Model requests that failed to reach upstream or broke mid-stream.');
+  readonly clientAborts = new Counter('offpeak_model_client_aborts_total', 'Model requests whose client hung up before the answer was complete (upstream aborted).');
+  readonly upstreamHeaders = new Histogram('offpeak_upstream_response_seconds', 'Time from admission to upstream response headers.', LATENCY_BUCKETS);
+  readonly upstreamTotal = new Histogram('offpeak_upstream_duration_seconds', 'Time from admission to the end of the upstream response.', LATENCY_BUCKETS);
+
+  render(gauges: { byState: Record<string, number>; queueLength: number; inFlight: number; windowsOpen: boolean }): string {
+    const sections = [
+      ['# HELP offpeak_tickets Tickets by state.', '# TYPE offpeak_tickets gauge', ...Object.entries(gauges.byState).map(([state, n]) => `offpeak_tickets{state="${state}"} ${n}`)].join('\n'),
+      ['# HELP offpeak_queue_length Queued tickets waiting for promotion.', '# TYPE offpeak_queue_length gauge', `offpeak_queue_length ${gauges.queueLength}`].join('\n'),
+      ['# HELP offpeak_model_requests_in_flight Model requests being forwarded now.', '# TYPE offpeak_model_requests_in_flight gauge', `offpeak_model_requests_in_flight ${gauges.inFlight}`].join('\n'),
+      ['# HELP offpeak_window_open 1 while the off-peak windows are open.', '# TYPE offpeak_window_open gauge', `offpeak_window_open ${gauges.windowsOpen ? 1 : 0}`].join('\n'),
+      this.httpRequests.render(),
+      this.errors.render(),
+      this.takes.render(),
+      this.promotions.render(),
+      this.expirations.render(),
+      this.settles.render(),
+      this.admissions.render(),
+      this.upstreamErrors.render(),
+      this.clientAborts.render(),
+      this.upstreamHeaders.render(),
+      this.upstreamTotal.render(),
+    ];
+    return sections.join('\n') + '\n';
+  }
+}

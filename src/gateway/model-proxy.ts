@@ -1,0 +1,137 @@
+// Forwards one admitted Anthropic Messages request upstream and streams the answer back byte for
+// byte (pipe = backpressure both ways). The client's auth and ticket header never leave the
+// gateway: upstream gets the gateway's own key. A client that hangs up aborts the upstream call.
+import http from 'node:http';
+import https from 'node:https';
+import { SERVER_TIME_HEADER, TICKET_HEADER } from '../protocol/gateway';
+import type { Admission } from './authority';
+import { errors } from './errors';
+import type { Logger } from './logger';
+import type { GatewayMetrics } from './metrics';
+
+export interface UpstreamTarget {
+  url: string;
+  apiKey: string | null;
+  auth: 'x-api-key' | 'bearer';
+  timeoutMs: number;
+}
+
+// Hop-by-hop headers (RFC 9110 §7.6.1) and the ones we replace.
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const NOT_FORWARDED = new Set([...HOP_BY_HOP, 'host', 'authorization', 'x-api-key', TICKET_HEADER, 'expect']);
+
+const keepAliveHttp = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const keepAliveHttps = new https.Agent({ keepAlive: true, maxSockets: 256 });
+
+export interface ProxyContext {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  /** Path below the Anthropic base, e.g. `/v1/messages`, with the query string as received. */
+  upstreamPathAndQuery: string;
+  admission: Admission;
+  upstream: UpstreamTarget;
+  maxBodyBytes: number;
+  serverTime: () => number;
+  metrics: GatewayMetrics;
+  log: Logger;
+  /** Renders a gateway error when nothing has been sent yet. */
+  sendError: (error: ReturnType<typeof errors.internal>) => void;
+}
+
+/** Resolves when the exchange is over (completed, failed or abandoned by the client). */
+export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
+  const { req, res, admission, upstream, metrics, log } = ctx;
+  const base = new URL(upstream.url);
+  const target = new URL(base.pathname.replace(/\/$/, '') + ctx.upstreamPathAndQuery, base);
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
+  }
+  if (upstream.apiKey) {
+    if (upstream.auth === 'bearer') headers.authorization = `Bearer ${upstream.apiKey}`;
+    else headers['x-api-key'] = upstream.apiKey;
+  }
+  const started = performance.now();
+  const client = target.protocol === 'https:' ? https : http;
+
+  return new Promise<void>((resolve) => {
+    let finished = false;
+    let upstreamResponse: http.IncomingMessage | undefined;
+    const done = () => {
+      if (finished) return;
+      finished = true;
+      admission.release();
+      resolve();
+    };
+
+    const upstreamRequest = client.request(target, {
+      method: req.method,
+      headers,
+      agent: target.protocol === 'https:' ? keepAliveHttps : keepAliveHttp,
+      timeout: upstream.timeoutMs,
+    });
+
+    upstreamRequest.on('timeout', () => upstreamRequest.destroy(new Error(`upstream idle for ${upstream.timeoutMs} ms`)));
+
+    upstreamRequest.on('response', (incoming) => {
+      upstreamResponse = incoming;
+      metrics.upstreamHeaders.observe((performance.now() - started) / 1000);
+      const outHeaders: http.OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(incoming.headers)) {
+        if (value !== undefined && !HOP_BY_HOP.has(name)) outHeaders[name] = value;
+      }
+      outHeaders[SERVER_TIME_HEADER] = String(ctx.serverTime());
+      res.writeHead(incoming.statusCode ?? 502, outHeaders);
+      // Send the headers now: an SSE client should see the stream start without waiting for data.
+      res.flushHeaders();
+      incoming.pipe(res);
+      incoming.on('end', () => {
+        metrics.upstreamTotal.observe((performance.now() - started) / 1000);
+      });
+      incoming.on('error', (error) => {
+        if (finished) return;
+        metrics.upstreamErrors.inc();
+        log.warn('upstream response broke mid-stream', { ticket_id: admission.ticket.ticketId, error: error.message });
+        res.destroy(error);
+      });
+    });
+
+    upstreamRequest.on('error', (error) => {
+      if (finished || res.destroyed) return;
+      metrics.upstreamErrors.inc();
+      log.warn('upstream request failed', { ticket_id: admission.ticket.ticketId, target: target.origin, error: error.message });
+      if (!res.headersSent) ctx.sendError(errors.upstreamUnavailable(`model upstream unreachable: ${error.message}`));
+      else res.destroy(error);
+    });
+
+    // The client hung up (or the answer completed): abort whatever is still running upstream.
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        metrics.clientAborts.inc();
+        log.info('client hung up; aborting the upstream request', { ticket_id: admission.ticket.ticketId });
+        upstreamRequest.destroy();
+        upstreamResponse?.destroy();
+      }
+      done();
+    });
+
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > ctx.maxBodyBytes && !upstreamRequest.destroyed) {
+        upstreamRequest.destroy();
+        req.unpipe(upstreamRequest);
+        if (!res.headersSent) {
+          res.setHeader('connection', 'close');
+          ctx.sendError(errors.tooLarge(`model request body over ${ctx.maxBodyBytes} bytes`));
+        } else res.destroy();
+      }
+    });
+    req.pipe(upstreamRequest);
+  });
+}
+
+export function closeUpstreamAgents(): void {
+  keepAliveHttp.destroy();
+  keepAliveHttps.destroy();
+}

@@ -1,0 +1,442 @@
+// The reference Off-Peak Gateway: HTTP routes of DESIGN §6 on node:http, the promote timer,
+// the model proxy, /healthz, /metrics and graceful shutdown. `startGateway` is what main.ts
+// and the tests use; tests inject a ManualClock, set promoteIntervalMs 0 and call `tick()`.
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+import { systemClock, type Clock } from '../core/clock';
+import {
+  GatewayPaths,
+  SERVER_TIME_HEADER,
+  SettleRequestSchema,
+  StatusRequestSchema,
+  TakeRequestSchema,
+  TICKET_HEADER,
+  type HealthResponse,
+  type StatusResponse,
+} from '../protocol/gateway';
+import { TicketAuthority, type GatewayUser, type TickResult } from './authority';
+import { resolveGatewayConfig, type GatewayConfig } from './config';
+import { errors, GatewayHttpError } from './errors';
+import { createLogger, type Logger } from './logger';
+import { GatewayMetrics } from './metrics';
+import { proxyModelRequest } from './model-proxy';
+import { SqliteTicketStore } from './sqlite-store';
+import { MemoryTicketStore, type TicketStore } from './store';
+import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
+
+export const GATEWAY_VERSION = '0.1.0';
+
+export interface StartGatewayOptions {
+  /** Settings over the defaults (validated by resolveGatewayConfig). */
+  config?: Partial<GatewayConfig>;
+  clock?: Clock;
+  /** Use this store instead of the one the config names. */
+  store?: TicketStore;
+  log?: Logger;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export function windowsFromConfig(config: GatewayConfig): OffPeakWindows {
+  let spec: WindowSpec;
+  if (config.windowsClosed) spec = { kind: 'never' };
+  else if (config.alwaysOpen) spec = { kind: 'always' };
+  else if (config.offPeak.length > 0) spec = { kind: 'inside', ranges: config.offPeak.map(parseDailyRange) };
+  else spec = { kind: 'outside', ranges: config.peak.map(parseDailyRange) };
+  return new OffPeakWindows(config.timeZone, spec);
+}
+
+class PayloadError extends Error {}
+
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(errors.tooLarge(`request body over ${limit} bytes`));
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.pause();
+        reject(errors.tooLarge(`request body over ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', (error) => reject(new PayloadError(error.message)));
+  });
+}
+
+async function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
+  const raw = await readBody(req, limit);
+  if (raw.length === 0) throw errors.invalidRequest('request body must be JSON');
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw errors.invalidRequest('request body is not valid JSON');
+  }
+}
+
+function schemaError(issues: { path: PropertyKey[]; message: string }[]): GatewayHttpError {
+  return errors.invalidRequest(issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`).join('; '));
+}
+
+export class GatewayServer {
+  readonly authority: TicketAuthority;
+  readonly metrics = new GatewayMetrics();
+  readonly config: GatewayConfig;
+  private readonly server: http.Server;
+  private readonly usersByKeyHash = new Map<string, GatewayUser>();
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly store: TicketStore;
+  private timer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly pollWaiters = new Set<() => void>();
+  private readonly sockets = new Set<Socket>();
+  private inFlightRequests = 0;
+  private upstreamUrl: string | null;
+
+  private constructor(options: StartGatewayOptions) {
+    this.config = resolveGatewayConfig(options.config ?? {});
+    this.clock = options.clock ?? systemClock;
+    this.log = options.log ?? createLogger(this.config.logLevel);
+    this.store = options.store ?? (this.config.store === 'memory' ? new MemoryTicketStore() : new SqliteTicketStore(this.config.db));
+    const c = this.config;
+    const users = c.demo ? [{ id: 'demo', apiKey: c.demoKey, plan: c.eligiblePlans[0] ?? 'coding' }, ...c.users] : c.users;
+    for (const u of users) {
+      const user: GatewayUser = { id: u.id, plan: u.plan ?? c.eligiblePlans[0] ?? 'coding', exposure: u.exposure ?? true };
+      this.usersByKeyHash.set(u.apiKeySha256?.toLowerCase() ?? sha256(u.apiKey as string), user);
+    }
+    this.authority = new TicketAuthority(
+      this.store,
+      this.clock,
+      windowsFromConfig(c),
+      {
+        segmentCapacity: c.segmentCapacity,
+        maxConcurrentModelRequests: c.maxConcurrentModelRequests,
+        takesPerWindow: c.takesPerWindow,
+        quotaWindowMs: c.quotaWindowMs,
+        maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
+        readyTtlMs: c.readyTtlMs,
+        activeWindowMs: c.activeWindowMs,
+        queuedPollMs: c.queuedPollMs,
+        maxPollMs: c.maxPollMs,
+        busyRetryAfterMs: c.busyRetryAfterMs,
+        eligiblePlans: c.eligiblePlans,
+        exposureEnabled: c.exposure,
+        upgradeHint: c.upgradeHint,
+        upgradeUrl: c.upgradeUrl,
+        models: c.models,
+        defaultModel: c.defaultModel,
+      },
+      this.metrics,
+    );
+    this.upstreamUrl = c.upstreamUrl;
+    this.server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => this.handle(req, res));
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    this.server.on('clientError', (_error, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+      else socket.destroy();
+    });
+  }
+
+  /** Creates, listens, and starts the promote timer. */
+  static async start(options: StartGatewayOptions = {}): Promise<GatewayServer> {
+    const gateway = new GatewayServer(options);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        gateway.server.once('error', reject);
+        gateway.server.listen(gateway.config.port, gateway.config.host, () => {
+          gateway.server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (error) {
+      gateway.store.close();
+      throw error;
+    }
+    if (gateway.config.promoteIntervalMs > 0) {
+      gateway.timer = setInterval(() => gateway.runTimerTick(), gateway.config.promoteIntervalMs);
+    }
+    gateway.log.info('gateway listening', {
+      url: gateway.url,
+      store: options.store ? 'injected' : gateway.config.store,
+      windows: gateway.authority.windows.describe(),
+      upstream: gateway.upstreamUrl,
+    });
+    return gateway;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** e.g. `http://127.0.0.1:8787` */
+  get url(): string {
+    const host = this.config.host === '0.0.0.0' || this.config.host === '::' ? '127.0.0.1' : this.config.host;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${this.port}`;
+  }
+
+  /** The model upstream (set late by main.ts when it starts the demo model). */
+  setUpstreamUrl(url: string | null): void {
+    this.upstreamUrl = url;
+  }
+
+  /** One promote-timer run, on demand (tests). */
+  tick(): TickResult {
+    return this.authority.tick();
+  }
+
+  private runTimerTick(): void {
+    try {
+      const result = this.authority.tick();
+      if (result.promoted.length > 0 || result.expired.length > 0) {
+        this.log.info('promote tick', { promoted: result.promoted.length, expired: result.expired.length });
+      }
+    } catch (error) {
+      this.log.error('promote tick failed', { error });
+    }
+  }
+
+  private authenticate(req: http.IncomingMessage): GatewayUser {
+    const header = req.headers.authorization;
+    let key: string | undefined;
+    if (header && /^bearer\s+/i.test(header)) key = header.replace(/^bearer\s+/i, '').trim();
+    else if (typeof req.headers['x-api-key'] === 'string') key = req.headers['x-api-key'];
+    if (!key) throw errors.unauthorized('missing API key: send Authorization: Bearer <key>');
+    const user = this.usersByKeyHash.get(sha256(key));
+    if (!user) throw errors.unauthorized('unknown API key');
+    return user;
+  }
+
+  private sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+    if (res.headersSent || res.destroyed) return;
+    const json = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...headers });
+    res.end(json);
+  }
+
+  private sendError(res: http.ServerResponse, error: unknown): void {
+    const gatewayError = error instanceof GatewayHttpError ? error : errors.internal('internal error');
+    if (!(error instanceof GatewayHttpError)) this.log.error('unhandled error', { error });
+    this.metrics.errors.inc({ code: gatewayError.code });
+    const headers: http.OutgoingHttpHeaders = { [SERVER_TIME_HEADER]: String(this.clock.now()) };
+    if (gatewayError.retryAfterSeconds !== undefined) headers['retry-after'] = String(gatewayError.retryAfterSeconds);
+    if (gatewayError.status === 413) headers.connection = 'close';
+    this.sendJson(res, gatewayError.status, gatewayError.body(this.clock.now()), headers);
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.inFlightRequests += 1;
+    const started = performance.now();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    res.on('close', () => {
+      this.inFlightRequests -= 1;
+      const route = this.routeLabel(path);
+      this.metrics.httpRequests.inc({ route, status: String(res.statusCode) });
+      this.log.debug('request', { method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
+    });
+    this.route(req, res, path, q < 0 ? '' : url.slice(q)).catch((error: unknown) => {
+      if (error instanceof PayloadError) {
+        res.destroy();
+        return;
+      }
+      this.sendError(res, error);
+    });
+  }
+
+  private routeLabel(path: string): string {
+    if (path.startsWith('/api/anthropic')) return 'anthropic';
+    if (path.endsWith('/settle')) return 'settle';
+    if (path === GatewayPaths.take) return 'take';
+    if (path === GatewayPaths.status) return 'status';
+    if (path === GatewayPaths.availability) return 'availability';
+    if (path === GatewayPaths.clientConfigs) return 'configs';
+    if (path === GatewayPaths.healthz || path === GatewayPaths.metrics) return path.slice(1);
+    return 'other';
+  }
+
+  private async route(req: http.IncomingMessage, res: http.ServerResponse, path: string, search: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (this.closing && path !== GatewayPaths.healthz) {
+      res.setHeader('connection', 'close');
+      throw errors.shuttingDown();
+    }
+    const expect = (allowed: string) => {
+      if (method !== allowed) throw errors.methodNotAllowed(`${method} ${path}: use ${allowed}`);
+    };
+
+    if (path === GatewayPaths.status) {
+      expect('POST');
+      const user = this.authenticate(req);
+      const parsed = StatusRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
+      if (!parsed.success) throw schemaError(parsed.error.issues);
+      return this.status(req, res, user, parsed.data.ticket_ids, parsed.data.wait_ms ?? 0);
+    }
+    if (path === GatewayPaths.take) {
+      expect('POST');
+      const user = this.authenticate(req);
+      const parsed = TakeRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
+      if (!parsed.success) throw schemaError(parsed.error.issues);
+      return this.sendJson(res, 200, this.authority.take(user, parsed.data.task_id));
+    }
+    const settle = /^\/api\/v1\/off-peak\/ticket\/([^/]+)\/settle$/.exec(path);
+    if (settle) {
+      expect('POST');
+      const user = this.authenticate(req);
+      const parsed = SettleRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
+      if (!parsed.success) throw schemaError(parsed.error.issues);
+      let ticketId: string;
+      try {
+        ticketId = decodeURIComponent(settle[1]);
+      } catch {
+        throw errors.invalidRequest('malformed ticket id in the path');
+      }
+      return this.sendJson(res, 200, this.authority.settle(user, ticketId, parsed.data.reason));
+    }
+    if (path === GatewayPaths.availability) {
+      expect('GET');
+      return this.sendJson(res, 200, this.authority.availability(this.authenticate(req)));
+    }
+    if (path === GatewayPaths.clientConfigs) {
+      expect('GET');
+      return this.sendJson(res, 200, this.authority.configs(this.authenticate(req)));
+    }
+    if (path === GatewayPaths.anthropicBase || path === `${GatewayPaths.anthropicBase}/`) {
+      // Claude Code probes its base URL with HEAD (no auth) before the first model call.
+      if (method !== 'HEAD' && method !== 'GET') throw errors.methodNotAllowed(`${method} ${path}: use HEAD`);
+      res.writeHead(200, { [SERVER_TIME_HEADER]: String(this.clock.now()), 'content-length': 0 });
+      res.end();
+      return;
+    }
+    if (path === GatewayPaths.anthropicMessages || path === `${GatewayPaths.anthropicMessages}/count_tokens`) {
+      expect('POST');
+      return this.model(req, res, path.slice(GatewayPaths.anthropicBase.length) + search);
+    }
+    if (path === GatewayPaths.healthz) {
+      expect('GET');
+      this.store.ping();
+      const body: HealthResponse = { status: 'ok', server_time: this.clock.now(), version: GATEWAY_VERSION };
+      return this.sendJson(res, 200, body);
+    }
+    if (path === GatewayPaths.metrics) {
+      expect('GET');
+      const counts = this.authority.counts();
+      const text = this.metrics.render({ ...counts, windowsOpen: this.authority.windows.isOpen(this.clock.now()) });
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    if (this.config.testHooks && path.startsWith('/__test/')) return this.testHook(req, res, path);
+    throw errors.notFound(`no route ${method} ${path}`);
+  }
+
+  private async status(req: http.IncomingMessage, res: http.ServerResponse, user: GatewayUser, ids: string[], waitMs: number): Promise<void> {
+    const first = this.authority.status(user, ids);
+    const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
+    if (wait <= 0 || this.closing) return this.sendJson(res, 200, first satisfies StatusResponse);
+    // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
+    const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
+    const initial = fingerprint(first);
+    await new Promise<void>((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        this.pollWaiters.delete(finish);
+        res.off('close', finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, wait);
+      const unsubscribe = this.authority.onChange(() => {
+        if (fingerprint(this.authority.status(user, ids)) !== initial) finish();
+      });
+      this.pollWaiters.add(finish);
+      res.on('close', finish);
+    });
+    if (res.destroyed) return;
+    this.sendJson(res, 200, this.authority.status(user, ids));
+  }
+
+  private async model(req: http.IncomingMessage, res: http.ServerResponse, upstreamPathAndQuery: string): Promise<void> {
+    const user = this.authenticate(req);
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.config.maxModelBodyBytes) throw errors.tooLarge(`model request body over ${this.config.maxModelBodyBytes} bytes`);
+    if (!this.upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
+    const header = req.headers[TICKET_HEADER];
+    const admission = this.authority.admit(user, Array.isArray(header) ? header[0] : header);
+    if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
+    await proxyModelRequest({
+      req,
+      res,
+      upstreamPathAndQuery,
+      admission,
+      upstream: { url: this.upstreamUrl, apiKey: this.config.upstreamApiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs },
+      maxBodyBytes: this.config.maxModelBodyBytes,
+      serverTime: () => this.clock.now(),
+      metrics: this.metrics,
+      log: this.log,
+      sendError: (error) => this.sendError(res, error),
+    });
+  }
+
+  private async testHook(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
+    if (req.method !== 'POST') throw errors.methodNotAllowed('test hooks take POST');
+    if (path === '/__test/tick') return this.sendJson(res, 200, { server_time: this.clock.now(), ...this.tick() });
+    if (path === '/__test/advance-clock') {
+      const body = (await readJson(req, this.config.maxJsonBodyBytes)) as { ms?: unknown };
+      const clock = this.clock as Clock & { advance?: (ms: number) => number };
+      if (typeof body.ms !== 'number' || !Number.isInteger(body.ms) || body.ms < 0) throw errors.invalidRequest('ms: a non-negative integer');
+      if (typeof clock.advance !== 'function') throw errors.invalidRequest('this gateway clock cannot be advanced');
+      clock.advance(body.ms);
+      return this.sendJson(res, 200, { server_time: this.clock.now() });
+    }
+    throw errors.notFound(`no test hook ${path}`);
+  }
+
+  /** Requests being answered right now (long-polls and model streams included). */
+  get activeRequests(): number {
+    return this.inFlightRequests;
+  }
+
+  /**
+   * Graceful shutdown: stop accepting, stop the timer, answer long-polls now, let in-flight
+   * requests finish for up to `graceMs`, then cut what is left and close the store.
+   */
+  close(graceMs = this.config.shutdownGraceMs): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closing = (async () => {
+      this.log.info('gateway shutting down', { in_flight: this.inFlightRequests });
+      if (this.timer) clearInterval(this.timer);
+      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      for (const finish of [...this.pollWaiters]) finish();
+      const deadline = Date.now() + graceMs;
+      while (this.inFlightRequests > 0 && Date.now() < deadline) {
+        this.server.closeIdleConnections();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      this.server.closeIdleConnections();
+      if (this.inFlightRequests > 0) this.log.warn('shutdown grace over; closing remaining connections', { in_flight: this.inFlightRequests });
+      for (const socket of this.sockets) socket.destroy();
+      await closed;
+      this.store.close();
+      this.log.info('gateway stopped');
+    })();
+    return this.closing;
+  }
+}
+
+export function startGateway(options: StartGatewayOptions = {}): Promise<GatewayServer> {
+  return GatewayServer.start(options);
+}

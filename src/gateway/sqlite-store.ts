@@ -1,0 +1,231 @@
+// The embedded default ticket store: one SQLite file via better-sqlite3 (v12; v13 crashes on
+// Node 20) in WAL mode. The file is opened with an exclusive lock because the live index is
+// cached in memory: a second gateway on the same file would see stale queues, so it must fail.
+import Database from 'better-sqlite3';
+import type { SettleReason, TicketState } from '../protocol/gateway';
+import { LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore } from './store';
+
+const SCHEMA_VERSION = 1;
+
+interface TicketRow {
+  ticket_id: string;
+  seq: number;
+  user_id: string;
+  task_id: string;
+  state: TicketState;
+  taken_at: number;
+  ready_at: number | null;
+  ready_deadline: number | null;
+  active_at: number | null;
+  active_until: number | null;
+  expired_at: number | null;
+  expired_from: 'ready' | 'active' | null;
+  settled_at: number | null;
+  settle_reason: SettleReason | null;
+  settled_from: 'queued' | 'ready' | 'active' | 'expired' | null;
+}
+
+const COLUMNS: Record<keyof TicketPatch, keyof TicketRow> = {
+  state: 'state',
+  readyAt: 'ready_at',
+  readyDeadline: 'ready_deadline',
+  activeAt: 'active_at',
+  activeUntil: 'active_until',
+  expiredAt: 'expired_at',
+  expiredFrom: 'expired_from',
+  settledAt: 'settled_at',
+  settleReason: 'settle_reason',
+  settledFrom: 'settled_from',
+};
+
+function fromRow(row: TicketRow): TicketRecord {
+  return {
+    ticketId: row.ticket_id,
+    seq: row.seq,
+    userId: row.user_id,
+    taskId: row.task_id,
+    state: row.state,
+    takenAt: row.taken_at,
+    readyAt: row.ready_at,
+    readyDeadline: row.ready_deadline,
+    activeAt: row.active_at,
+    activeUntil: row.active_until,
+    expiredAt: row.expired_at,
+    expiredFrom: row.expired_from,
+    settledAt: row.settled_at,
+    settleReason: row.settle_reason,
+    settledFrom: row.settled_from,
+  };
+}
+
+export class SqliteTicketStore implements TicketStore {
+  private readonly db: Database.Database;
+  private index = new LiveTicketIndex();
+  private readonly statements: {
+    insert: Database.Statement;
+    get: Database.Statement<[string], TicketRow>;
+    takeTimes: Database.Statement<[string, number], { taken_at: number }>;
+    counts: Database.Statement<[], { state: TicketState; n: number }>;
+  };
+  private readonly updateStatements = new Map<string, Database.Statement>();
+
+  constructor(readonly path: string) {
+    try {
+      this.db = new Database(path, { timeout: 2000 });
+    } catch (error) {
+      throw new Error(`cannot open the ticket database ${path}: ${(error as Error).message}`);
+    }
+    try {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('foreign_keys = ON');
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.migrate();
+    } catch (error) {
+      this.db.close();
+      const message = (error as Error).message;
+      if (/locked|busy/i.test(message)) throw new Error(`the ticket database ${path} is in use by another gateway process (${message})`);
+      throw new Error(`cannot use the ticket database ${path}: ${message}`);
+    }
+    this.statements = {
+      insert: this.db.prepare('INSERT INTO tickets (ticket_id, user_id, task_id, state, taken_at) VALUES (?, ?, ?, ?, ?)'),
+      get: this.db.prepare('SELECT * FROM tickets WHERE ticket_id = ?'),
+      takeTimes: this.db.prepare('SELECT taken_at FROM tickets WHERE user_id = ? AND taken_at >= ? ORDER BY taken_at'),
+      counts: this.db.prepare('SELECT state, COUNT(*) AS n FROM tickets GROUP BY state'),
+    };
+    this.loadLiveIndex();
+  }
+
+  private loadLiveIndex(): void {
+    this.index = new LiveTicketIndex();
+    for (const row of this.db.prepare("SELECT * FROM tickets WHERE state IN ('queued', 'ready', 'active') ORDER BY seq").all() as TicketRow[]) {
+      this.index.put(fromRow(row));
+    }
+  }
+
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) throw new Error(`schema version ${version} is newer than this gateway understands (${SCHEMA_VERSION})`);
+    if (version < 1) {
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS tickets (
+          seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+          ticket_id      TEXT NOT NULL UNIQUE,
+          user_id        TEXT NOT NULL,
+          task_id        TEXT NOT NULL,
+          state          TEXT NOT NULL CHECK (state IN ('queued','ready','active','expired','settled')),
+          taken_at       INTEGER NOT NULL,
+          ready_at       INTEGER,
+          ready_deadline INTEGER,
+          active_at      INTEGER,
+          active_until   INTEGER,
+          expired_at     INTEGER,
+          expired_from   TEXT,
+          settled_at     INTEGER,
+          settle_reason  TEXT,
+          settled_from   TEXT
+        );
+        CREATE INDEX IF NOT EXISTS tickets_live ON tickets (state, seq);
+        CREATE INDEX IF NOT EXISTS tickets_user_taken ON tickets (user_id, taken_at);
+        CREATE INDEX IF NOT EXISTS tickets_user_task ON tickets (user_id, task_id);
+        PRAGMA user_version = ${SCHEMA_VERSION};
+      `);
+    }
+  }
+
+  insert(ticket: NewTicket): TicketRecord {
+    const result = this.statements.insert.run(ticket.ticketId, ticket.userId, ticket.taskId, 'queued', ticket.takenAt);
+    const record: TicketRecord = {
+      ticketId: ticket.ticketId,
+      seq: Number(result.lastInsertRowid),
+      userId: ticket.userId,
+      taskId: ticket.taskId,
+      state: 'queued',
+      takenAt: ticket.takenAt,
+      readyAt: null,
+      readyDeadline: null,
+      activeAt: null,
+      activeUntil: null,
+      expiredAt: null,
+      expiredFrom: null,
+      settledAt: null,
+      settleReason: null,
+      settledFrom: null,
+    };
+    this.index.put(record);
+    return record;
+  }
+
+  get(ticketId: string): TicketRecord | undefined {
+    const live = this.index.get(ticketId);
+    if (live) return live;
+    const row = this.statements.get.get(ticketId);
+    return row ? fromRow(row) : undefined;
+  }
+
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): TicketRecord | undefined {
+    const current = this.get(ticketId);
+    if (!current || !fromStates.includes(current.state)) return undefined;
+    const keys = (Object.keys(patch) as (keyof TicketPatch)[]).filter((k) => patch[k] !== undefined);
+    const sqlKey = `${keys.join(',')}|${fromStates.length}`;
+    let statement = this.updateStatements.get(sqlKey);
+    if (!statement) {
+      const sets = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
+      statement = this.db.prepare(`UPDATE tickets SET ${sets} WHERE ticket_id = ? AND state IN (${fromStates.map(() => '?').join(',')})`);
+      this.updateStatements.set(sqlKey, statement);
+    }
+    const changed = statement.run(...keys.map((k) => patch[k] as string | number | null), ticketId, ...fromStates).changes;
+    if (changed !== 1) return undefined;
+    const next = { ...current, ...patch };
+    this.index.put(next);
+    return next;
+  }
+
+  liveForTask(userId: string, taskId: string): TicketRecord | undefined {
+    return this.index.liveForTask(userId, taskId);
+  }
+
+  liveForUser(userId: string): TicketRecord[] {
+    return this.index.liveForUser(userId);
+  }
+
+  queued(limit: number): TicketRecord[] {
+    return this.index.queued(limit);
+  }
+
+  queuePosition(ticket: TicketRecord): number {
+    return this.index.queuePosition(ticket);
+  }
+
+  holdingCapacity(): TicketRecord[] {
+    return this.index.holdingCapacity();
+  }
+
+  countByState(): Record<TicketState, number> {
+    const counts: Record<TicketState, number> = { queued: 0, ready: 0, active: 0, expired: 0, settled: 0 };
+    for (const row of this.statements.counts.all()) counts[row.state] = row.n;
+    return counts;
+  }
+
+  takeTimesSince(userId: string, since: number): number[] {
+    return this.statements.takeTimes.all(userId, since).map((r) => r.taken_at);
+  }
+
+  transaction<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn)();
+    } catch (error) {
+      // The rows rolled back; the cached index may have moved ahead of them.
+      this.loadLiveIndex();
+      throw error;
+    }
+  }
+
+  ping(): void {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

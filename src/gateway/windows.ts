@@ -1,0 +1,131 @@
+// Off-peak windows in a named IANA time zone: when the promote timer may move tickets to ready.
+// Wall-clock math goes through Intl.DateTimeFormat so DST and odd offsets are the zone's business.
+
+/** A daily range of wall-clock minutes [start, end); end may be <= start to wrap past midnight. */
+export interface DailyRange {
+  startMinute: number;
+  endMinute: number;
+}
+
+export type WindowSpec =
+  | { kind: 'always' }
+  | { kind: 'never' }
+  /** Off-peak = outside these ranges (the seed's default: peak 14:00–18:00). */
+  | { kind: 'outside'; ranges: DailyRange[] }
+  /** Off-peak = inside these ranges. */
+  | { kind: 'inside'; ranges: DailyRange[] };
+
+const MINUTES_PER_DAY = 24 * 60;
+
+/** Parses "HH:MM-HH:MM" (24:00 allowed as an end). Throws a clear error on bad input. */
+export function parseDailyRange(text: string): DailyRange {
+  const match = /^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$/.exec(text);
+  if (!match) throw new Error(`invalid time range "${text}": expected HH:MM-HH:MM, e.g. 14:00-18:00`);
+  const [sh, sm, eh, em] = match.slice(1).map(Number);
+  const start = sh * 60 + sm;
+  const end = eh * 60 + em;
+  if (sh > 23 || sm > 59 || em > 59 || end > MINUTES_PER_DAY) throw new Error(`invalid time range "${text}": hours 00-23 (24:00 as an end), minutes 00-59`);
+  if (start === end) throw new Error(`invalid time range "${text}": start equals end`);
+  return { startMinute: start, endMinute: end };
+}
+
+function formatMinute(minute: number): string {
+  return `${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}`;
+}
+
+function inRange(range: DailyRange, minute: number): boolean {
+  return range.startMinute < range.endMinute
+    ? minute >= range.startMinute && minute < range.endMinute
+    : minute >= range.startMinute || minute < range.endMinute;
+}
+
+export class OffPeakWindows {
+  private readonly format: Intl.DateTimeFormat;
+
+  constructor(
+    readonly timeZone: string,
+    readonly spec: WindowSpec,
+  ) {
+    try {
+      this.format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    } catch {
+      throw new Error(`unknown time zone "${timeZone}": use an IANA name such as Asia/Shanghai or Europe/Berlin`);
+    }
+  }
+
+  /** Seconds since local midnight in the zone (for minute-precision window checks). */
+  private localSecondOfDay(now: number): number {
+    let hour = 0;
+    let minute = 0;
+    let second = 0;
+    for (const part of this.format.formatToParts(new Date(now))) {
+      if (part.type === 'hour') hour = Number(part.value);
+      else if (part.type === 'minute') minute = Number(part.value);
+      else if (part.type === 'second') second = Number(part.value);
+    }
+    return (hour % 24) * 3600 + minute * 60 + second;
+  }
+
+  isOpen(now: number): boolean {
+    switch (this.spec.kind) {
+      case 'always':
+        return true;
+      case 'never':
+        return false;
+      case 'outside': {
+        const minute = Math.floor(this.localSecondOfDay(now) / 60);
+        return !this.spec.ranges.some((r) => inRange(r, minute));
+      }
+      case 'inside': {
+        const minute = Math.floor(this.localSecondOfDay(now) / 60);
+        return this.spec.ranges.some((r) => inRange(r, minute));
+      }
+    }
+  }
+
+  /**
+   * The next time at or after `now` when the windows are open; `now` if open, null if never.
+   * Steps to the next minute boundary and checks, so DST shifts cannot fool it (bounded to 8 days).
+   */
+  nextOpenAt(now: number): number | null {
+    if (this.isOpen(now)) return now;
+    if (this.spec.kind === 'never') return null;
+    const secondOfDay = this.localSecondOfDay(now);
+    let t = now - (now % 1000) + (60 - (secondOfDay % 60)) * 1000;
+    const limit = now + 8 * 24 * 3600 * 1000;
+    // Jump straight to the candidate boundaries first; fall back to minute steps near them.
+    while (t <= limit) {
+      if (this.isOpen(t)) return t;
+      const minute = Math.floor(this.localSecondOfDay(t) / 60);
+      const jump = this.minutesToNextBoundary(minute);
+      t += Math.max(1, jump) * 60_000;
+    }
+    return null;
+  }
+
+  private minutesToNextBoundary(minute: number): number {
+    if (this.spec.kind !== 'outside' && this.spec.kind !== 'inside') return 1;
+    let best = MINUTES_PER_DAY;
+    for (const r of this.spec.ranges) {
+      for (const boundary of [r.startMinute, r.endMinute % MINUTES_PER_DAY]) {
+        const delta = (boundary - minute + MINUTES_PER_DAY) % MINUTES_PER_DAY;
+        if (delta > 0 && delta < best) best = delta;
+      }
+    }
+    // Approach within a minute of a boundary by whole jumps, then check minute by minute.
+    return best > 1 ? best - 1 : 1;
+  }
+
+  describe(): string {
+    switch (this.spec.kind) {
+      case 'always':
+        return 'Always off-peak: tickets are admitted whenever capacity allows.';
+      case 'never':
+        return 'Off-peak windows are closed: no tickets are admitted.';
+      case 'outside':
+        return `Off-peak outside ${this.spec.ranges.map((r) => `${formatMinute(r.startMinute)}–${formatMinute(r.endMinute)}`).join(', ')} (${this.timeZone}).`;
+      case 'inside':
+        return `Off-peak during ${this.spec.ranges.map((r) => `${formatMinute(r.startMinute)}–${formatMinute(r.endMinute)}`).join(', ')} (${this.timeZone}).`;
+    }
+  }
+}

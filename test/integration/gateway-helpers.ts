@@ -1,0 +1,139 @@
+// Shared set-up for the gateway integration tests: a real gateway on loopback with a SQLite file
+// in a temp dir, a ManualClock, no promote timer (tests call tick()), and a small HTTP client.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../../src/core/clock';
+import type { GatewayConfig } from '../../src/gateway/config';
+import { GatewayServer } from '../../src/gateway/server';
+import { silentLogger } from '../../src/gateway/logger';
+import { GatewayPaths, TICKET_HEADER, type SettleReason } from '../../src/protocol/gateway';
+
+/** 2026-01-05 02:00 UTC = 10:00 in Asia/Shanghai: off-peak under the default 14:00–18:00 peak. */
+export const MORNING_SHANGHAI = Date.UTC(2026, 0, 5, 2, 0, 0);
+/** 2026-01-05 07:00 UTC = 15:00 in Asia/Shanghai: inside the default peak. */
+export const PEAK_SHANGHAI = Date.UTC(2026, 0, 5, 7, 0, 0);
+
+export const KEYS = {
+  alice: 'alice-key-0123456789',
+  bob: 'bob-key-0123456789',
+  frank: 'frank-key-0123456789',
+} as const;
+
+export function testConfig(dbPath: string, overrides: Partial<GatewayConfig> = {}): Partial<GatewayConfig> {
+  return {
+    port: 0,
+    store: 'sqlite',
+    db: dbPath,
+    promoteIntervalMs: 0,
+    logLevel: 'silent',
+    users: [
+      { id: 'alice', apiKey: KEYS.alice, plan: 'coding' },
+      { id: 'bob', apiKey: KEYS.bob, plan: 'coding' },
+      { id: 'frank', apiKey: KEYS.frank, plan: 'free' },
+    ],
+    ...overrides,
+  };
+}
+
+export class TempDir {
+  readonly path = mkdtempSync(path.join(os.tmpdir(), 'offpeak-gw-'));
+  file(name: string): string {
+    return path.join(this.path, name);
+  }
+  remove(): void {
+    rmSync(this.path, { recursive: true, force: true });
+  }
+}
+
+export interface Answer<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** A minimal client speaking the gateway API with one user's key. */
+export class GatewayTestClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly key: string,
+  ) {}
+
+  async request<T = Record<string, unknown>>(method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+    const res = await fetch(this.baseUrl + pathname, {
+      method,
+      headers: { authorization: `Bearer ${this.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON (e.g. SSE): keep the text
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T };
+  }
+
+  configs() {
+    return this.request('GET', GatewayPaths.clientConfigs);
+  }
+  availability() {
+    return this.request('GET', GatewayPaths.availability);
+  }
+  take(taskId: string) {
+    return this.request('POST', GatewayPaths.take, { task_id: taskId });
+  }
+  status(ticketIds: string[], waitMs?: number) {
+    return this.request<{ server_time: number; tickets: Record<string, unknown>[]; next_poll_after_ms: number | null }>('POST', GatewayPaths.status, {
+      ticket_ids: ticketIds,
+      ...(waitMs !== undefined ? { wait_ms: waitMs } : {}),
+    });
+  }
+  async stateOf(ticketId: string): Promise<Record<string, unknown>> {
+    const answer = await this.status([ticketId]);
+    if (answer.status !== 200) throw new Error(`status failed: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body.tickets[0];
+  }
+  settle(ticketId: string, reason: SettleReason = 'completed') {
+    return this.request('POST', GatewayPaths.settle(ticketId), { reason });
+  }
+  /** A non-streaming model request with the ticket header. */
+  message(ticketId: string | undefined, body: Record<string, unknown> = { model: 'm', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, query = '?beta=true') {
+    return this.request('POST', `${GatewayPaths.anthropicMessages}${query}`, body, {
+      'anthropic-version': '2023-06-01',
+      ...(ticketId !== undefined ? { [TICKET_HEADER]: ticketId } : {}),
+    });
+  }
+}
+
+export interface TestGateway {
+  gateway: GatewayServer;
+  clock: ManualClock;
+  alice: GatewayTestClient;
+  bob: GatewayTestClient;
+  frank: GatewayTestClient;
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(dbPath: string, overrides: Partial<GatewayConfig> = {}, clock = new ManualClock(MORNING_SHANGHAI)): Promise<TestGateway> {
+  const gateway = await GatewayServer.start({ config: testConfig(dbPath, overrides), clock, log: silentLogger });
+  return {
+    gateway,
+    clock,
+    alice: new GatewayTestClient(gateway.url, KEYS.alice),
+    bob: new GatewayTestClient(gateway.url, KEYS.bob),
+    frank: new GatewayTestClient(gateway.url, KEYS.frank),
+    close: () => gateway.close(1000),
+  };
+}
+
+export function ticketIdOf(answer: Answer): string {
+  const id = (answer.body as { ticket_id?: string }).ticket_id;
+  if (answer.status !== 200 || !id) throw new Error(`take failed: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return id;
+}
+
+export function errorOf(answer: Answer): { type: string; code: string; message: string; next_take_at?: number | null; retry_after_ms?: number } {
+  return (answer.body as { error: { type: string; code: string; message: string } }).error;
+}
