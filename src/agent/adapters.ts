@@ -4,6 +4,7 @@
  * from the agent's output. The segment runner does the rest (spawn, proxy, stop, outcome).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { PermissionMode } from '../core/types';
 
@@ -62,9 +63,13 @@ export type AgentKind = 'reference' | 'claude-code';
 
 export interface AgentAdapter {
   readonly kind: AgentKind;
-  /** Whether a session id must be a UUID (Claude Code) or any safe id. */
   launch(spec: SegmentSpec): AgentLaunch;
   createReader(): AgentOutputReader;
+  /**
+   * Whether the agent has this session on disk (a first segment killed before the agent wrote
+   * anything must start the session again rather than fail to resume it). Undefined: assume yes.
+   */
+  sessionExists?(sessionId: string, workspacePath: string): boolean;
 }
 
 // ------------------------------------------------------------------------------- reference
@@ -125,6 +130,10 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       unsetEnv: ['ANTHROPIC_API_KEY'],
       eventsOnFd3: true,
     };
+  }
+
+  sessionExists(sessionId: string): boolean {
+    return fs.existsSync(path.join(this.options.sessionsDir, `${sessionId}.jsonl`));
   }
 
   createReader(): AgentOutputReader {
@@ -203,6 +212,19 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     if (this.options.configDir) processEnv.CLAUDE_CONFIG_DIR = this.options.configDir;
     if ((this.options.isRoot ?? process.getuid?.() === 0) && spec.permissionMode === 'bypassPermissions') processEnv.IS_SANDBOX = '1';
     return { command: this.options.command, args, env: processEnv, unsetEnv: ['ANTHROPIC_API_KEY'], eventsOnFd3: false };
+  }
+
+  /** Sessions live in <config>/projects/<cwd with every non-alphanumeric as '-'>/<uuid>.jsonl. */
+  sessionExists(sessionId: string, workspacePath: string): boolean {
+    const configDir = this.options.configDir ?? process.env.CLAUDE_CONFIG_DIR ?? path.join(os.homedir(), '.claude');
+    const projects = path.join(configDir, 'projects');
+    const direct = path.join(projects, workspacePath.replace(/[^A-Za-z0-9]/g, '-'), `${sessionId}.jsonl`);
+    if (fs.existsSync(direct)) return true;
+    try {
+      return fs.readdirSync(projects).some((dir) => fs.existsSync(path.join(projects, dir, `${sessionId}.jsonl`)));
+    } catch {
+      return false;
+    }
   }
 
   createReader(): AgentOutputReader {

@@ -1,0 +1,265 @@
+/**
+ * The task runtime of one window (seed 07 branches 06, 07, 09, 10, 12): takes a claimed task
+ * from the scheduler, runs ONE segment of it through the segment runner (first segment creates
+ * the agent session, every later one resumes it with the continuation prompt), and applies the
+ * outcome through the task service:
+ *   completed -> completed (+ files_changed), failed -> failed with the reason,
+ *   segment expired (3102) -> requeue + retake with the same task id, resume later,
+ *   cancelled -> already cancelled by the service (the segment is just closed),
+ *   interrupted (host shutting down) -> back to queued, same session and ticket.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Clock } from '../core/clock';
+import type { OffPeakTask, SegmentEndReason, TicketRecord } from '../core/types';
+import type { TaskStore, TerminalDetails } from '../store';
+import type { DispatchResult } from '../scheduler/scheduler';
+import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
+import { countFilesChanged, recordBaseCommit } from './files-changed';
+import type { KeepAwake } from './keep-awake';
+import { readRuntimeRecord, recordFirstStart } from './runtime-records';
+import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
+import type { TicketProxyEvent } from './ticket-proxy';
+
+/** What the runtime needs from the task service (TaskService implements it). */
+export interface RuntimeServicePort {
+  onAdmitted(ticketId: string, at?: number): Promise<void>;
+  onSegmentEnded(taskId: string, ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
+  onSegmentExpired(taskId: string, ticketId: string): Promise<boolean>;
+  completeTask(taskId: string, details?: TerminalDetails): Promise<boolean>;
+  failTask(taskId: string, details?: TerminalDetails): Promise<boolean>;
+}
+
+export type RuntimeEvent =
+  | { type: 'segment-started'; taskId: string; ticketId: string; sessionId: string; resume: boolean; pid: number | undefined; at: number }
+  | { type: 'admitted'; taskId: string; ticketId: string; at: number }
+  | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
+  | { type: 'input-needed'; taskId: string; summary: string; deadlineAt: number | null }
+  | { type: 'segment-ended'; taskId: string; ticketId: string; outcome: SegmentOutcome; at: number };
+
+export interface TaskRuntimeOptions {
+  store: TaskStore;
+  service: RuntimeServicePort;
+  /** The adapters this window can run, and which one new tasks use. */
+  adapters: Partial<Record<AgentKind, AgentAdapter>>;
+  defaultAgent: () => AgentKind;
+  gateway: { baseUrl: string; apiKey: () => Promise<string | undefined> };
+  /** Per-task segment directories (logs, pid files) live here. */
+  runtimeDir: string;
+  clock: Clock;
+  keepAwake?: KeepAwake;
+  proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  stopTimings?: Partial<StopTimings>;
+  onEvent?: (event: RuntimeEvent) => void;
+  log?: (line: string) => void;
+}
+
+interface ActiveSegment {
+  taskId: string;
+  ticketId: string;
+  run: SegmentRun;
+  finished: Promise<void>;
+}
+
+export class TaskRuntime {
+  private readonly active = new Map<string, ActiveSegment>();
+  private readonly starting = new Set<string>();
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly options: TaskRuntimeOptions) {
+    this.log = options.log ?? (() => {});
+  }
+
+  /** Task ids with a live agent process in this window. */
+  get runningTaskIds(): string[] {
+    return [...this.active.keys()];
+  }
+
+  segment(taskId: string): SegmentRun | undefined {
+    return this.active.get(taskId)?.run;
+  }
+
+  /** Resolves when the task's current segment (if any) has ended and its outcome was applied. */
+  async segmentFinished(taskId: string): Promise<void> {
+    await this.active.get(taskId)?.finished;
+  }
+
+  attachTerminal(taskId: string, view: TerminalView): (() => void) | undefined {
+    return this.active.get(taskId)?.run.attach(view);
+  }
+
+  writeInput(taskId: string, data: string): void {
+    this.active.get(taskId)?.run.writeInput(data);
+  }
+
+  /** The service's stopAgent: the user cancelled (the task is already `cancelled` in the store). */
+  async stopTask(taskId: string): Promise<void> {
+    const segment = this.active.get(taskId);
+    if (!segment) return;
+    await segment.run.cancel();
+    await segment.finished;
+  }
+
+  /** Clean exit: interrupt every segment; each goes back to queued with its session and ticket. */
+  async shutdown(): Promise<void> {
+    const segments = [...this.active.values()];
+    await Promise.all(segments.map((s) => s.run.interrupt()));
+    await Promise.all(segments.map((s) => s.finished));
+    this.options.keepAwake?.dispose();
+  }
+
+  /**
+   * Runs one segment of a claimed task (the scheduler's dispatch). Resolves once the agent runs
+   * and the task is marked running (or why not); the segment goes on in the background.
+   */
+  async runTask(claimed: OffPeakTask): Promise<DispatchResult> {
+    const taskId = claimed.id;
+    if (this.active.has(taskId) || this.starting.has(taskId)) return { status: 'refused', reason: 'a segment of this task already runs in this window' };
+    this.starting.add(taskId);
+    try {
+      return await this.startSegment(taskId);
+    } finally {
+      this.starting.delete(taskId);
+    }
+  }
+
+  private async startSegment(taskId: string): Promise<DispatchResult> {
+    const { store, service, clock } = this.options;
+    const task = store.read((tx) => tx.tasks.get(taskId));
+    if (!task || task.status !== 'queued' || !task.claimRunning) return { status: 'refused', reason: 'the task is no longer queued and claimed' };
+    const ticketId = task.serverTicketId;
+    if (!ticketId) return { status: 'failed', error: 'the task has no ticket yet' };
+    const apiKey = await this.options.gateway.apiKey();
+    if (!apiKey) return { status: 'failed', error: 'no gateway API key is set' };
+
+    if (!fs.statSync(task.workspacePath, { throwIfNoEntry: false })?.isDirectory()) {
+      await service.failTask(taskId, { failureReason: `The workspace folder ${task.workspacePath} no longer exists.` });
+      return { status: 'fatal', error: 'workspace missing' };
+    }
+
+    const record = store.read((tx) => readRuntimeRecord(tx.db, taskId));
+    const agentKind: AgentKind = record?.agent ?? this.options.defaultAgent();
+    const adapter = this.options.adapters[agentKind];
+    if (!adapter) {
+      const reason = `This task's session belongs to the ${agentKind} agent, which is not available in this window.`;
+      await service.failTask(taskId, { failureReason: reason });
+      return { status: 'fatal', error: reason };
+    }
+    if (!record) {
+      const baseCommit = await recordBaseCommit(task.workspacePath);
+      await store.mutate((tx) => recordFirstStart(tx.db, { taskId, agent: agentKind, baseCommit, createdAt: tx.now }));
+    }
+
+    // First segment vs resume: the session exists once the agent has started it.
+    const sessionId = task.sessionId ?? crypto.randomUUID();
+    const resume = task.sessionId !== null && (adapter.sessionExists?.(sessionId, task.workspacePath) ?? true);
+    const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
+    const segmentDir = path.join(this.options.runtimeDir, 'tasks', taskId, `segment-${ordinal}-${clock.now()}`);
+
+    let run: SegmentRun;
+    try {
+      run = await SegmentRun.start({
+        adapter,
+        spec: {
+          taskId,
+          sessionId,
+          resume,
+          prompt: resume ? CONTINUATION_PROMPT : task.prompt,
+          permissionMode: task.permissionMode,
+          model: task.model,
+          thoughtLevel: task.thoughtLevel,
+          workspacePath: task.workspacePath,
+        },
+        gateway: { anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic', apiKey },
+        ticketId,
+        segmentDir,
+        clock,
+        proxyTimings: this.options.proxyTimings,
+        stopTimings: this.options.stopTimings,
+        onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
+        onInputNeeded: (info) => this.options.onEvent?.({ type: 'input-needed', taskId, ...info }),
+      });
+    } catch (err) {
+      const reason = (err as Error).message;
+      await service.failTask(taskId, { failureReason: reason });
+      return { status: 'fatal', error: reason };
+    }
+
+    // The guarded transition: refused if the task was cancelled (or changed) while we started.
+    const marked = await store.mutate((tx) => {
+      if (!tx.tasks.markRunning(taskId, { sessionId })) return false;
+      tx.tickets.startSegment(ticketId);
+      return true;
+    });
+    if (!marked) {
+      await run.cancel();
+      await run.done;
+      return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
+    }
+
+    const release = this.options.keepAwake?.acquire();
+    const segment: ActiveSegment = {
+      taskId,
+      ticketId,
+      run,
+      finished: run.done
+        .then((outcome) => this.applyOutcome(task, ticketId, outcome))
+        .catch((err: unknown) => this.log(`runtime: applying the outcome of ${taskId} failed: ${(err as Error).message}`))
+        .finally(() => {
+          this.active.delete(taskId);
+          release?.();
+        }),
+    };
+    this.active.set(taskId, segment);
+    this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: run.pid, at: clock.now() });
+    return { status: 'started' };
+  }
+
+  private onProxyEvent(taskId: string, ticketId: string, event: TicketProxyEvent): void {
+    if (event.type === 'admitted') {
+      this.options.service.onAdmitted(ticketId, event.at).catch((err: unknown) => this.log(`runtime: recording admission failed: ${(err as Error).message}`));
+      this.options.onEvent?.({ type: 'admitted', taskId, ticketId, at: event.at });
+    } else if (event.type === 'holding') {
+      this.options.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
+    }
+  }
+
+  private async applyOutcome(task: OffPeakTask, ticketId: string, outcome: SegmentOutcome): Promise<void> {
+    const { service, store } = this.options;
+    const taskId = task.id;
+    switch (outcome.kind) {
+      case 'completed':
+        await service.completeTask(taskId, { filesChanged: await this.filesChanged(task) });
+        break;
+      case 'failed':
+        await service.failTask(taskId, { failureReason: outcome.reason, filesChanged: await this.filesChanged(task) });
+        break;
+      case 'segment-expired':
+        await service.onSegmentExpired(taskId, ticketId);
+        break;
+      case 'cancelled':
+        await service.onSegmentEnded(taskId, ticketId, 'cancelled');
+        break;
+      case 'interrupted':
+        // The ticket stays live: the scheduler dispatches the task again at once with it.
+        await store.mutate((tx) => {
+          tx.tasks.requeue(taskId);
+          tx.tickets.endSegment(ticketId, 'interrupted');
+        });
+        break;
+    }
+    this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
+  }
+
+  private async filesChanged(task: OffPeakTask): Promise<number | null> {
+    const record = this.options.store.read((tx) => readRuntimeRecord(tx.db, task.id));
+    return countFilesChanged(task.workspacePath, record?.baseCommit ?? null);
+  }
+}
+
+/** The card's phase of a running task (seed 11): "waiting for admission" until the segment's first admitted request. */
+export function runningPhase(task: Pick<OffPeakTask, 'status'>, currentTicket: Pick<TicketRecord, 'activeAt' | 'segmentStartedAt'> | undefined): 'waiting_for_admission' | 'running' | null {
+  if (task.status !== 'running' && task.status !== 'awaiting') return null;
+  return currentTicket?.activeAt ? 'running' : 'waiting_for_admission';
+}

@@ -1,0 +1,270 @@
+/**
+ * The scheduler (seed 07 branches 05, 12; DESIGN §7): runs only in the lease holder's window.
+ *
+ * - claim: queued + schedulable + unclaimed (or a zombie claim older than 10 min), in ONE locked
+ *   store transaction, so two schedulers (windows, processes) never dispatch a task twice;
+ *   a queued task whose CURRENT ticket is still ready/active in the ledger (a segment interrupted
+ *   by a restart) counts as schedulable: it is dispatched again at once with that ticket;
+ * - dispatch: to the window that has the task's workspace open, else the lease holder's window
+ *   (the Dispatcher decides; see window-dispatcher.ts); the window's runtime marks the task
+ *   running through the guarded transition (refused after Pause/Cancel);
+ * - failed dispatch: the claim is released, the task stays queued, backoff 30 s doubling to
+ *   15 min, persisted;
+ * - stop(): claims still in flight are released (a crash leaves them to the 10-min zombie rule).
+ */
+import type { Clock } from '../core/clock';
+import type { OffPeakTask } from '../core/types';
+import { taskFromRow } from '../store/rows';
+import type { StoreTx, TaskStore } from '../store';
+import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
+import { clearDispatchBackoff, DEFAULT_BACKOFF, DISPATCH_TABLE, ensureDispatchTable, hasTable, nextBackoffEnd, recordDispatchFailure, type BackoffPolicy } from './dispatch-backoff';
+
+export type DispatchResult =
+  /** A window accepted the task and marked it running. */
+  | { status: 'started'; windowId?: string }
+  /** The guarded markRunning refused (the task was paused/cancelled/changed meanwhile): nothing to retry. */
+  | { status: 'refused'; reason: string }
+  /** No window could take it now (transient): back off and retry. */
+  | { status: 'failed'; error: string }
+  /** The task can never run (e.g. its workspace is gone): the runtime already failed it. */
+  | { status: 'fatal'; error: string };
+
+export interface Dispatcher {
+  dispatch(task: OffPeakTask): Promise<DispatchResult>;
+}
+
+export interface SchedulerOptions {
+  store: TaskStore;
+  dispatcher: Dispatcher;
+  clock: Clock;
+  /** Only the lease holder schedules. */
+  isLeader: () => boolean;
+  timers?: Timers;
+  zombieAfterMs?: number;
+  backoff?: Partial<BackoffPolicy>;
+  /** Safety net re-check when nothing else wakes the scheduler. Default 30 s. */
+  idleTickMs?: number;
+  /** Claims per tick (default: all due). */
+  maxClaimsPerTick?: number;
+  log?: (line: string) => void;
+}
+
+export interface TickReport {
+  skipped?: 'not_leader' | 'stopped' | 'busy';
+  claimed: string[];
+  started: string[];
+  failed: string[];
+  releasedZombies: number;
+}
+
+export const ZOMBIE_CLAIM_MS = 10 * 60_000;
+
+export class Scheduler {
+  private readonly timers: Timers;
+  private readonly zombieAfterMs: number;
+  private readonly backoff: BackoffPolicy;
+  private readonly idleTickMs: number;
+  private readonly log: (line: string) => void;
+  private readonly inFlight = new Set<string>();
+  private readonly dispatches = new Set<Promise<void>>();
+  private tickRunning: Promise<TickReport> | undefined;
+  private tickAgain = false;
+  private timer: TimerHandle | undefined;
+  private running = false;
+
+  constructor(private readonly options: SchedulerOptions) {
+    this.timers = options.timers ?? createSystemTimers();
+    this.zombieAfterMs = options.zombieAfterMs ?? ZOMBIE_CLAIM_MS;
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.idleTickMs = options.idleTickMs ?? 30_000;
+    this.log = options.log ?? (() => {});
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.wake();
+  }
+
+  /** Something may have become schedulable (service `wake`, a ready ticket, a new window): tick soon. */
+  wake(): void {
+    if (!this.running) return;
+    if (this.tickRunning) {
+      this.tickAgain = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
+  /** Task ids claimed by this scheduler whose dispatch has not answered yet. */
+  get inFlightClaims(): readonly string[] {
+    return [...this.inFlight];
+  }
+
+  /** One scheduling round now (single-flight). Resolves after the claims were made, not after the dispatches. */
+  tick(): Promise<TickReport> {
+    if (this.tickRunning) {
+      this.tickAgain = true;
+      return this.tickRunning;
+    }
+    const run = this.runTick().finally(() => {
+      this.tickRunning = undefined;
+      if (this.tickAgain) {
+        this.tickAgain = false;
+        this.schedule(0);
+      } else {
+        this.planNext();
+      }
+    });
+    this.tickRunning = run;
+    return run;
+  }
+
+  /** Resolves when every dispatch started by this scheduler has answered. */
+  async idle(): Promise<void> {
+    while (this.tickRunning || this.dispatches.size > 0) {
+      await this.tickRunning?.catch(() => undefined);
+      await Promise.allSettled([...this.dispatches]);
+    }
+  }
+
+  /** Clean exit: stop ticking and release the claims still in flight (seed 07 branch 12). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.tickRunning?.catch(() => undefined);
+    const ids = [...this.inFlight];
+    if (ids.length === 0) return;
+    await this.options.store
+      .mutate((tx) => ids.forEach((id) => tx.tasks.releaseClaim(id)))
+      .catch((err: unknown) => this.log(`scheduler: could not release claims on exit: ${(err as Error).message}`));
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running) return;
+    this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      void this.tick();
+    }, delayMs);
+  }
+
+  private planNext(): void {
+    if (!this.running) return;
+    const now = this.options.clock.now();
+    let due = now + this.idleTickMs;
+    try {
+      const backoffEnd = this.options.store.read((tx) => nextBackoffEnd(tx.db, now));
+      if (backoffEnd !== undefined && backoffEnd < due) due = backoffEnd;
+    } catch {
+      // a read failure only costs a slower tick
+    }
+    this.schedule(Math.max(0, due - now));
+  }
+
+  private async runTick(): Promise<TickReport> {
+    const report: TickReport = { claimed: [], started: [], failed: [], releasedZombies: 0 };
+    if (!this.running) return { ...report, skipped: 'stopped' };
+    if (!this.options.isLeader()) return { ...report, skipped: 'not_leader' };
+    // Reading first keeps an idle scheduler from taking the file lock and writing every tick.
+    const now = this.options.clock.now();
+    const anything = this.options.store.read((tx) => this.dueCount(tx.db, now) > 0 || this.zombieCount(tx.db, now) > 0);
+    if (!anything) return report;
+
+    const claimed = await this.options.store.mutate((tx) => this.claimDue(tx, report));
+    report.claimed = claimed.map((t) => t.id);
+    for (const task of claimed) {
+      this.inFlight.add(task.id);
+      const dispatch = this.dispatchOne(task, report).finally(() => {
+        this.inFlight.delete(task.id);
+        this.dispatches.delete(dispatch);
+      });
+      this.dispatches.add(dispatch);
+    }
+    return report;
+  }
+
+  private dueSql(limitClause: string): string {
+    const backoffJoin = `LEFT JOIN ${DISPATCH_TABLE} b ON b.task_id = t.off_peak_task_id`;
+    return `SELECT t.* FROM off_peak_tasks t
+      LEFT JOIN off_peak_tickets k ON k.ticket_id = t.server_ticket_id
+      ${'BACKOFF_JOIN'.replace('BACKOFF_JOIN', backoffJoin)}
+      WHERE t.status = 'queued' AND t.server_ticket_id IS NOT NULL
+        AND (t.schedulable = 1
+             OR (k.server_state IN ('ready', 'active') AND k.settle_state = 'none' AND COALESCE(k.end_reason, '') <> 'expired'))
+        AND (COALESCE(t.claim_running, 0) = 0 OR t.claimed_at IS NULL OR t.claimed_at < ?)
+        AND (b.next_dispatch_at IS NULL OR b.next_dispatch_at <= ?)
+      ORDER BY t.queued_at, t.off_peak_task_id ${limitClause}`;
+  }
+
+  private dueCount(db: StoreTx['db'], now: number): number {
+    if (!hasTable(db)) ensureDispatchTableInMemory(db);
+    return db.all(this.dueSql('LIMIT 1'), [now - this.zombieAfterMs, now]).length;
+  }
+
+  private zombieCount(db: StoreTx['db'], now: number): number {
+    return Number(db.scalar('SELECT COUNT(*) FROM off_peak_tasks WHERE claim_running = 1 AND claimed_at < ?', [now - this.zombieAfterMs]));
+  }
+
+  /** One transaction: release zombie claims, select what is due, claim it. */
+  private claimDue(tx: StoreTx, report: TickReport): OffPeakTask[] {
+    ensureDispatchTable(tx.db);
+    const zombieBefore = tx.now - this.zombieAfterMs;
+    report.releasedZombies = tx.db.run(
+      'UPDATE off_peak_tasks SET claim_running = 0, claimed_at = NULL, updated_at = ? WHERE claim_running = 1 AND claimed_at < ?',
+      [tx.now, zombieBefore],
+    );
+    const limit = this.options.maxClaimsPerTick;
+    const rows = tx.db.all(this.dueSql(limit ? 'LIMIT ?' : ''), limit ? [zombieBefore, tx.now, limit] : [zombieBefore, tx.now]);
+    const claimed: OffPeakTask[] = [];
+    for (const row of rows) {
+      const task = taskFromRow(row);
+      const ok =
+        tx.db.run(
+          `UPDATE off_peak_tasks SET claim_running = 1, claimed_at = ?, updated_at = ?
+           WHERE off_peak_task_id = ? AND status = 'queued' AND COALESCE(claim_running, 0) = 0`,
+          [tx.now, tx.now, task.id],
+        ) === 1;
+      if (ok) claimed.push({ ...task, claimRunning: true, claimedAt: tx.now });
+    }
+    return claimed;
+  }
+
+  private async dispatchOne(task: OffPeakTask, report: TickReport): Promise<void> {
+    let result: DispatchResult;
+    try {
+      result = await this.options.dispatcher.dispatch(task);
+    } catch (err) {
+      result = { status: 'failed', error: (err as Error).message || String(err) };
+    }
+    try {
+      if (result.status === 'started') {
+        report.started.push(task.id);
+        if (this.options.store.read((tx) => hasTable(tx.db) && tx.db.get(`SELECT 1 AS x FROM ${DISPATCH_TABLE} WHERE task_id = ?`, [task.id]) !== undefined)) {
+          await this.options.store.mutate((tx) => clearDispatchBackoff(tx.db, task.id));
+        }
+      } else if (result.status === 'failed') {
+        report.failed.push(task.id);
+        const backoff = await this.options.store.mutate((tx) => {
+          tx.tasks.releaseClaim(task.id, { error: result.error });
+          return recordDispatchFailure(tx.db, this.backoff, task.id, result.error, tx.now);
+        });
+        this.log(`scheduler: dispatch of ${task.id} failed (${result.error}); retry after ${new Date(backoff.nextDispatchAt).toISOString()}`);
+      } else {
+        // refused / fatal: nothing to retry; make sure no claim is left behind.
+        await this.options.store.mutate((tx) => {
+          tx.tasks.releaseClaim(task.id);
+          clearDispatchBackoff(tx.db, task.id);
+        });
+      }
+    } catch (err) {
+      this.log(`scheduler: could not record the dispatch of ${task.id}: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** Reads never write: an in-memory CREATE keeps the due query valid until a mutation persists the table. */
+function ensureDispatchTableInMemory(db: StoreTx['db']): void {
+  ensureDispatchTable(db);
+}
