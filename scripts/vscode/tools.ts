@@ -92,11 +92,24 @@ function isInstalled(stamp: string): boolean {
   return existsSync(stamp);
 }
 
-function npmInstallInto(dir: string, spec: string, env: NodeJS.ProcessEnv): void {
+// Variables an enclosing `npm run` (npm test -> mocha -> this script) exports that would leak
+// into our own npm install: npm reads npm_config_* from the environment as configuration, so the
+// parent's user agent ("node/v20") would fail code-server's Node 24 check, and its prefixes would
+// point the install at the repository. Registry settings (cafile, proxy, cache, userconfig) stay.
+const INHERITED_NPM_RUN_VARS = /^(npm_config_(user_agent|local_prefix|prefix|global_prefix|npm_version|node_gyp|nodedir)|npm_package_.*|npm_lifecycle_.*|npm_execpath|npm_node_execpath|npm_command|NODE)$/i;
+
+function withoutEnclosingNpmRun(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !INHERITED_NPM_RUN_VARS.test(name)));
+}
+
+function npmInstallInto(dir: string, spec: string, extraEnv: NodeJS.ProcessEnv = {}): void {
   mkdirSync(dir, { recursive: true });
   // Its own package.json keeps npm from walking up to the repository's manifest.
   if (!existsSync(path.join(dir, 'package.json'))) writeFileSync(path.join(dir, 'package.json'), '{ "private": true }\n');
-  run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', spec], { cwd: dir, env });
+  run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', spec], {
+    cwd: dir,
+    env: { ...withoutEnclosingNpmRun(process.env), ...extraEnv },
+  });
 }
 
 export function ensureNode24(): string {
@@ -106,7 +119,7 @@ export function ensureNode24(): string {
   if (!isInstalled(stamp) || !existsSync(bin)) {
     log(`installing Node ${NODE24_VERSION} from the npm package node@${NODE24_VERSION} into ${dir}`);
     rmSync(dir, { recursive: true, force: true });
-    npmInstallInto(dir, `node@${NODE24_VERSION}`, process.env);
+    npmInstallInto(dir, `node@${NODE24_VERSION}`);
     if (!existsSync(bin)) throw new Error(`node@${NODE24_VERSION} installed but ${bin} is missing`);
     if (!existsSync(path.join(headers, 'include', 'node', 'node.h'))) throw new Error(`Node 24 headers missing under ${headers}`);
     writeFileSync(stamp, `${new Date().toISOString()}\n`);
@@ -123,7 +136,6 @@ export function ensureCodeServer(node24: string): string {
     rmSync(dir, { recursive: true, force: true });
     const node24Bin = path.dirname(node24);
     npmInstallInto(dir, `code-server@${CODE_SERVER_VERSION}`, {
-      ...process.env,
       // npm's shebang picks the first `node` on PATH: code-server's postinstall checks that major.
       PATH: `${node24Bin}${path.delimiter}${process.env.PATH ?? ''}`,
       // node-gyp must compile against Node 24's headers, whatever ~/.npmrc says (here nodedir=/usr = Node 20).
