@@ -35,6 +35,9 @@ const { values: opts } = parseArgs({
   allowPositionals: false,
 });
 
+/** A failure whose message says everything (no stack trace needed). */
+class HarnessError extends Error {}
+
 function fail(message: string): never {
   console.error(`vscode-test: ${message}`);
   console.log('vscode: the suite did not run');
@@ -51,7 +54,7 @@ async function prepareSpecs(specs: string[], outDir: string): Promise<string[]> 
   const files: string[] = [];
   for (const spec of specs) {
     const abs = path.resolve(spec);
-    if (!existsSync(abs)) fail(`--spec ${spec}: no such file`);
+    if (!existsSync(abs)) throw new HarnessError(`--spec ${spec}: no such file`);
     if (!abs.endsWith('.ts')) {
       files.push(abs);
       continue;
@@ -130,7 +133,7 @@ async function main(): Promise<number> {
       try {
         tools = ensureVsCodeTools();
       } catch (err) {
-        fail(`set-up failed: ${(err as Error).message}`);
+        throw new HarnessError(`set-up failed: ${(err as Error).message}`);
       }
       const outcome = await runSuiteInCodeServer(tools, {
         extensionDevelopmentPath: REPO_ROOT,
@@ -164,5 +167,6 @@ async function main(): Promise<number> {
 
 main().then(
   (code) => process.exit(code),
-  (err: unknown) => fail((err as Error).stack ?? String(err)),
+  // main's finally has removed its temp dir by now
+  (err: unknown) => fail(err instanceof HarnessError ? err.message : ((err as Error).stack ?? String(err))),
 );
