@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ClaudeCodeAdapter, CONTINUATION_PROMPT, ReferenceAgentAdapter, type SegmentSpec } from '../../src/agent/adapters';
+import { countFilesChanged, EMPTY_TREE, recordBaseCommit } from '../../src/agent/files-changed';
+import { inhibitorFor, KeepAwake } from '../../src/agent/keep-awake';
+import { runningPhase } from '../../src/agent/task-runtime';
+
+const spec = (over: Partial<SegmentSpec> = {}): SegmentSpec => ({
+  taskId: 't',
+  sessionId: '1b4e28ba-2fa1-11d2-883f-0016d3cca427',
+  resume: false,
+  prompt: 'do it',
+  permissionMode: 'bypassPermissions',
+  model: 'claude-sonnet-4-5',
+  thoughtLevel: 'high',
+  workspacePath: '/ws',
+  proxyBaseUrl: 'http://127.0.0.1:5/secret',
+  segmentDir: fs.mkdtempSync(path.join(os.tmpdir(), 'seg-')),
+  ...over,
+});
+
+function alive(pid: number | undefined): boolean {
+  try {
+    process.kill(pid!, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('agent adapters', () => {
+  it('Claude Code: --session-id first, --resume later, settings carry the proxy env, IS_SANDBOX as root', () => {
+    const adapter = new ClaudeCodeAdapter({ command: '/bin/claude', configDir: '/cfg', isRoot: true });
+    const first = adapter.launch(spec());
+    assert.deepEqual(first.args.slice(0, 4), ['-p', 'do it', '--session-id', spec().sessionId]);
+    assert.ok(first.args.includes('stream-json') && first.args.includes('--verbose'));
+    const settings = JSON.parse(first.args[first.args.indexOf('--settings') + 1]) as { env: Record<string, string> };
+    assert.equal(settings.env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:5/secret');
+    assert.equal(settings.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, '1');
+    assert.equal(settings.env.MAX_THINKING_TOKENS, '31999');
+    assert.equal(first.env.IS_SANDBOX, '1');
+    assert.equal(first.env.CLAUDE_CONFIG_DIR, '/cfg');
+    assert.ok(!JSON.stringify(first).includes('user-key'), 'the user key is never given to the agent');
+    const resumed = adapter.launch(spec({ resume: true, prompt: CONTINUATION_PROMPT, permissionMode: 'default' }));
+    assert.deepEqual(resumed.args.slice(2, 4), ['--resume', spec().sessionId]);
+    assert.equal(resumed.env.IS_SANDBOX, undefined);
+  });
+
+  it('Claude Code: stream-json becomes a readable transcript and a result', () => {
+    const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader();
+    const lines = [
+      { type: 'system', subtype: 'init', session_id: 'S', model: 'm' },
+      { type: 'assistant', message: { content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', name: 'Bash', input: { command: 'ls' } }] } },
+      { type: 'user', message: { content: [{ type: 'tool_result', content: 'a\nb' }] } },
+      { type: 'result', subtype: 'success', is_error: false, result: 'All done', num_turns: 2 },
+    ].map((l) => JSON.stringify(l) + '\n');
+    const joined = lines.join('');
+    const shown = reader.stdout(joined.slice(0, 50)) + reader.stdout(joined.slice(50)) + reader.end();
+    assert.match(shown, /Looking\.\n⏺ Bash: ls\n {2}⎿ a/);
+    assert.deepEqual(reader.result(), { ok: true, summary: 'All done' });
+    const failing = new ClaudeCodeAdapter({ command: 'claude' }).createReader();
+    failing.stdout(JSON.stringify({ type: 'result', subtype: 'error_during_execution', is_error: true, api_error_status: 400 }) + '\n');
+    assert.equal(failing.result()?.ok, false);
+  });
+
+  it('reference agent: prompt through a file, events on fd 3, no API key inherited', () => {
+    const adapter = new ReferenceAgentAdapter({ command: 'node', argsPrefix: ['agent.js'], sessionsDir: '/s', askTimeoutMs: 1000 });
+    const s = spec({ thoughtLevel: 'medium' });
+    const launch = adapter.launch(s);
+    assert.equal(fs.readFileSync(path.join(s.segmentDir, 'prompt.txt'), 'utf8'), 'do it');
+    assert.deepEqual(launch.args.slice(0, 3), ['agent.js', '--session-id', s.sessionId]);
+    assert.ok(launch.eventsOnFd3);
+    assert.deepEqual(launch.unsetEnv, ['ANTHROPIC_API_KEY']);
+    assert.equal(launch.args[launch.args.indexOf('--thought-level') + 1], 'medium');
+  });
+});
+
+describe('files_changed from git', () => {
+  it('counts changes since the recorded commit plus untracked files; null outside git', async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-'));
+    assert.equal(await recordBaseCommit(ws), null);
+    assert.equal(await countFilesChanged(ws, null), null);
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
+    git('init', '-q');
+    assert.equal(await recordBaseCommit(ws), EMPTY_TREE, 'no commit yet: the empty tree');
+    fs.writeFileSync(path.join(ws, 'a.txt'), '1');
+    fs.writeFileSync(path.join(ws, 'b.txt'), '1');
+    git('add', '.');
+    git('commit', '-q', '-m', 'base');
+    const base = await recordBaseCommit(ws);
+    fs.writeFileSync(path.join(ws, 'a.txt'), '2'); // modified
+    fs.writeFileSync(path.join(ws, 'new.txt'), 'n'); // untracked
+    fs.rmSync(path.join(ws, 'b.txt')); // deleted
+    fs.writeFileSync(path.join(ws, 'c.txt'), 'c');
+    git('add', 'c.txt');
+    git('commit', '-q', '-m', 'agent commit'); // committed after the base still counts
+    fs.writeFileSync(path.join(ws, '.gitignore'), 'ignored.txt\n');
+    fs.writeFileSync(path.join(ws, 'ignored.txt'), 'x');
+    assert.equal(await countFilesChanged(ws, base), 5); // a, b, c, new, .gitignore
+    fs.rmSync(ws, { recursive: true, force: true });
+  });
+});
+
+describe('keep awake', () => {
+  it('runs one inhibitor while anything holds it and none when idle', async () => {
+    const keepAwake = new KeepAwake({ enabled: () => true, command: { command: 'sleep', args: ['30'] } });
+    const releaseA = keepAwake.acquire();
+    const releaseB = keepAwake.acquire();
+    const pid = keepAwake.pid;
+    assert.ok(alive(pid));
+    releaseA();
+    releaseA();
+    assert.ok(keepAwake.active, 'still held by B');
+    releaseB();
+    assert.equal(keepAwake.active, false);
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(alive(pid), false, 'nothing left running when idle');
+  });
+
+  it('does nothing when the setting is off, and knows each platform inhibitor', () => {
+    const keepAwake = new KeepAwake({ enabled: () => false, command: { command: 'sleep', args: ['30'] } });
+    const release = keepAwake.acquire();
+    assert.equal(keepAwake.active, false);
+    release();
+    assert.equal(inhibitorFor('linux', 42)?.command, 'systemd-inhibit');
+    assert.ok(inhibitorFor('linux', 42)?.args.includes('--pid=42'));
+    assert.deepEqual(inhibitorFor('darwin', 42), { command: 'caffeinate', args: ['-i', '-w', '42'] });
+    assert.match(inhibitorFor('win32', 42)!.args.join(' '), /SetThreadExecutionState/);
+    assert.equal(inhibitorFor('aix', 42), null);
+  });
+});
+
+describe('running phase (card state)', () => {
+  it('says waiting for admission until the segment has an admitted request', () => {
+    assert.equal(runningPhase({ status: 'running' }, { activeAt: null, segmentStartedAt: 1 }), 'waiting_for_admission');
+    assert.equal(runningPhase({ status: 'running' }, { activeAt: 5, segmentStartedAt: 1 }), 'running');
+    assert.equal(runningPhase({ status: 'queued' }, undefined), null);
+  });
+});

@@ -1,0 +1,230 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../../src/core/clock';
+import type { OffPeakTask } from '../../src/core/types';
+import { backoffDelay, DEFAULT_BACKOFF, readDispatchBackoff } from '../../src/scheduler/dispatch-backoff';
+import { recoverInterrupted } from '../../src/scheduler/recovery';
+import { Scheduler, type DispatchResult } from '../../src/scheduler/scheduler';
+import { WindowDispatcher } from '../../src/scheduler/window-dispatcher';
+import { ManualTimers } from '../../src/service/timers';
+import { TaskStore } from '../../src/store';
+
+const MIN = 60_000;
+
+describe('scheduler', () => {
+  let dir: string;
+  let clock: ManualClock;
+  let timers: ManualTimers;
+  let store: TaskStore;
+  let leader: boolean;
+  let dispatched: string[];
+  let answer: (task: OffPeakTask) => Promise<DispatchResult>;
+  let scheduler: Scheduler;
+
+  const markRunning = async (task: OffPeakTask): Promise<DispatchResult> => {
+    const ok = await store.mutate((tx) => tx.tasks.markRunning(task.id, { sessionId: 'sess' }));
+    return ok ? { status: 'started' } : { status: 'refused', reason: 'guard' };
+  };
+
+  function makeScheduler(): Scheduler {
+    return new Scheduler({
+      store,
+      clock,
+      timers,
+      isLeader: () => leader,
+      dispatcher: {
+        dispatch: (task) => {
+          dispatched.push(task.id);
+          return answer(task);
+        },
+      },
+    });
+  }
+
+  async function addTask(id: string, options: { schedulable?: boolean; ticket?: string | null } = {}): Promise<void> {
+    await store.mutate((tx) =>
+      tx.tasks.insert({
+        id,
+        title: id,
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: '/ws',
+        serverTicketId: options.ticket === undefined ? `T-${id}` : options.ticket,
+        schedulable: options.schedulable ?? true,
+      }),
+    );
+  }
+
+  const get = (id: string) => store.read((tx) => tx.tasks.get(id))!;
+
+  async function round(): Promise<void> {
+    await scheduler.tick();
+    await scheduler.idle();
+  }
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sched-unit-'));
+    clock = new ManualClock(1_000_000);
+    timers = new ManualTimers(clock);
+    store = await TaskStore.open({ directory: dir, clock, durable: false, watch: false });
+    leader = true;
+    dispatched = [];
+    answer = markRunning;
+    scheduler = makeScheduler();
+    scheduler.start();
+  });
+  afterEach(async () => {
+    await scheduler.stop();
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('claims only queued + schedulable + unclaimed tasks, oldest first, and only as lease holder', async () => {
+    await addTask('a');
+    clock.advance(1);
+    await addTask('not-ready', { schedulable: false });
+    await addTask('paused');
+    await store.mutate((tx) => tx.tasks.pause('paused'));
+    leader = false;
+    await round();
+    assert.deepEqual(dispatched, []);
+    leader = true;
+    await round();
+    assert.deepEqual(dispatched, ['a']);
+    assert.equal(get('a').status, 'running');
+    assert.equal(get('a').claimRunning, false);
+    await round();
+    assert.deepEqual(dispatched, ['a'], 'a running task is not claimed again');
+  });
+
+  it('a failed dispatch releases the claim and backs off 30 s, doubling to 15 min, persisted across restarts', async () => {
+    await addTask('a');
+    answer = async () => ({ status: 'failed', error: 'no window' });
+    await round();
+    assert.deepEqual(dispatched, ['a']);
+    const task = get('a');
+    assert.equal(task.status, 'queued');
+    assert.equal(task.claimRunning, false);
+    assert.equal(task.attemptCount, 1);
+    assert.equal(task.lastError, 'no window');
+    await round();
+    assert.equal(dispatched.length, 1, 'not before the backoff ends');
+    clock.advance(30_000);
+    await round();
+    assert.equal(dispatched.length, 2);
+    assert.equal(store.read((tx) => readDispatchBackoff(tx.db, 'a'))!.nextDispatchAt, clock.now() + 60_000);
+
+    // A new scheduler (host restart) on the same file still honours the backoff.
+    await scheduler.stop();
+    await store.close();
+    store = await TaskStore.open({ directory: dir, clock, durable: false, watch: false });
+    scheduler = makeScheduler();
+    scheduler.start();
+    await round();
+    assert.equal(dispatched.length, 2);
+    clock.advance(60_000);
+    answer = markRunning;
+    await round();
+    assert.equal(dispatched.length, 3);
+    assert.equal(get('a').status, 'running');
+    assert.equal(store.read((tx) => readDispatchBackoff(tx.db, 'a')), undefined, 'backoff cleared after a start');
+    assert.deepEqual([1, 2, 3, 5, 6, 10].map((n) => backoffDelay(DEFAULT_BACKOFF, n)), [30_000, 60_000, 120_000, 480_000, 900_000, 900_000]);
+  });
+
+  it('releases a zombie claim after 10 minutes, not before', async () => {
+    await addTask('z');
+    await store.mutate((tx) => tx.tasks.claim('z'));
+    clock.advance(9 * MIN);
+    await round();
+    assert.deepEqual(dispatched, []);
+    clock.advance(1 * MIN + 1);
+    await round();
+    assert.deepEqual(dispatched, ['z']);
+    assert.equal(get('z').status, 'running');
+  });
+
+  it('markRunning is guarded: a task cancelled during dispatch stays cancelled and keeps no claim', async () => {
+    await addTask('c');
+    answer = async (task) => {
+      await store.mutate((tx) => tx.tasks.cancel(task.id));
+      return markRunning(task);
+    };
+    await round();
+    const task = get('c');
+    assert.equal(task.status, 'cancelled');
+    assert.equal(task.claimRunning, false);
+    assert.equal(task.startedAt, null);
+  });
+
+  it('dispatches at once a queued task whose current ticket is still active (interrupted segment)', async () => {
+    await addTask('r', { schedulable: false });
+    await store.mutate((tx) => {
+      tx.tickets.insert({ ticketId: 'T-r', taskId: 'r', serverState: 'ready' });
+      tx.tickets.markAdmitted('T-r');
+    });
+    await round();
+    assert.deepEqual(dispatched, ['r']);
+    // Once the ticket's segment expired (3102), it is not dispatched on that ticket again.
+    await addTask('e', { schedulable: false });
+    await store.mutate((tx) => {
+      tx.tickets.insert({ ticketId: 'T-e', taskId: 'e', serverState: 'active' });
+      tx.tickets.endSegment('T-e', 'expired');
+    });
+    await round();
+    assert.deepEqual(dispatched, ['r']);
+  });
+
+  it('stop() releases claims whose dispatch is still in flight', async () => {
+    await addTask('s');
+    let finish!: (r: DispatchResult) => void;
+    answer = () => new Promise((resolve) => (finish = resolve));
+    await scheduler.tick();
+    assert.equal(get('s').claimRunning, true);
+    assert.deepEqual(scheduler.inFlightClaims, ['s']);
+    await scheduler.stop();
+    assert.equal(get('s').claimRunning, false);
+    finish({ status: 'refused', reason: 'stopped' });
+    await scheduler.idle();
+  });
+
+  it('start-up recovery: running -> queued keeping session, started_at and queued_at', async () => {
+    await addTask('x');
+    await round();
+    const before = get('x');
+    assert.equal(before.status, 'running');
+    clock.advance(5_000);
+    const report = await recoverInterrupted(store, path.join(dir, 'runtime'));
+    assert.deepEqual(report.requeued, ['x']);
+    const after = get('x');
+    assert.equal(after.status, 'queued');
+    assert.equal(after.sessionId, before.sessionId);
+    assert.equal(after.startedAt, before.startedAt);
+    assert.equal(after.queuedAt, before.queuedAt);
+  });
+});
+
+describe('window dispatcher', () => {
+  const host = (windowId: string, keys: string[], log: string[]) => ({
+    windowId,
+    workspaceKeys: () => keys,
+    runTask: async (): Promise<DispatchResult> => {
+      log.push(windowId);
+      return { status: 'started' };
+    },
+  });
+
+  it('prefers the window with the workspace open, else the lease holder window, else fails', async () => {
+    const log: string[] = [];
+    const dispatcher = new WindowDispatcher('leader');
+    const task = { workspaceKey: '/repo/b' } as OffPeakTask;
+    assert.deepEqual(await dispatcher.dispatch(task), { status: 'failed', error: 'no window is available to run the task' });
+    dispatcher.register(host('leader', ['/repo/a'], log));
+    const unregister = dispatcher.register(host('other', ['/repo/b'], log));
+    assert.deepEqual(await dispatcher.dispatch(task), { status: 'started', windowId: 'other' });
+    unregister();
+    assert.deepEqual(await dispatcher.dispatch(task), { status: 'started', windowId: 'leader' });
+    assert.deepEqual(log, ['other', 'leader']);
+  });
+});
