@@ -127,11 +127,23 @@ export function ensureNode24(): string {
   return bin;
 }
 
-export function ensureCodeServer(node24: string): string {
+function codeServerPaths(): { dir: string; stamp: string; entry: string } {
   const dir = path.join(TOOLS_DIR, 'code-server');
-  const stamp = path.join(dir, `.installed-code-server-${CODE_SERVER_VERSION}-node-${NODE24_VERSION}`);
-  const entry = path.join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-  if (!isInstalled(stamp) || !existsSync(entry)) {
+  return {
+    dir,
+    stamp: path.join(dir, `.installed-code-server-${CODE_SERVER_VERSION}-node-${NODE24_VERSION}`),
+    entry: path.join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+  };
+}
+
+function codeServerInstalled(): boolean {
+  const { stamp, entry } = codeServerPaths();
+  return isInstalled(stamp) && existsSync(entry);
+}
+
+export function ensureCodeServer(node24: string): string {
+  const { dir, entry } = codeServerPaths();
+  if (!codeServerInstalled()) {
     log(`installing code-server ${CODE_SERVER_VERSION} with Node ${NODE24_VERSION} into ${dir} (native builds, ~3 min)`);
     rmSync(dir, { recursive: true, force: true });
     const node24Bin = path.dirname(node24);
@@ -142,7 +154,7 @@ export function ensureCodeServer(node24: string): string {
       npm_config_nodedir: node24Paths().headers,
     });
     if (!existsSync(entry)) throw new Error(`code-server installed but ${entry} is missing`);
-    writeFileSync(stamp, `${new Date().toISOString()}\n`);
+    writeFileSync(codeServerPaths().stamp, `${new Date().toISOString()}\n`);
   }
   return entry;
 }
@@ -197,8 +209,11 @@ function sleepSync(ms: number): void {
 
 /** Everything the code-server runner needs; installs what is missing, reuses the cache otherwise. */
 export function ensureVsCodeTools(options: { browser: boolean } = { browser: true }): VsCodeTools {
-  // Without the headless browser (npm start: the user brings their own), chromium is not needed.
-  ensureDebianPackages(DEBIAN_NEEDS.filter((need) => options.browser || need.pkg !== 'chromium'));
+  // chromium only where a headless browser drives the workbench (npm start: the user brings their
+  // own); the build packages only until code-server's native modules are built.
+  ensureDebianPackages(
+    DEBIAN_NEEDS.filter((need) => (need.pkg === 'chromium' ? options.browser : !codeServerInstalled())),
+  );
   return withSetupLock(() => {
     const node24 = ensureNode24();
     const codeServerEntry = ensureCodeServer(node24);
