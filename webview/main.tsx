@@ -1,11 +1,39 @@
+// Webview entry: registers the VS Code Elements used by the panel, connects to the host, renders.
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-label/index.js';
+import '@vscode-elements/elements/dist/vscode-option/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import '@vscode-elements/elements/dist/vscode-single-select/index.js';
+import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { PanelState } from '../src/protocol/webview';
+import { App } from './app';
+import { HostChannel } from './host-channel';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
-function App() {
-  return <main><h1>Off-Peak Tasks</h1><p>No tasks yet.</p></main>;
+function Root({ channelFactory }: { channelFactory(events: ConstructorParameters<typeof HostChannel>[1]): HostChannel }) {
+  const [state, setState] = useState<PanelState>();
+  const [focusTick, setFocusTick] = useState(0);
+  const [error, setError] = useState<string>();
+  const [channel] = useState(() =>
+    channelFactory({
+      onState: setState,
+      onFocusForm: () => setFocusTick((n) => n + 1),
+      onInvalidMessage: (why) => setError(`The extension sent a message this panel does not understand (${why}).`),
+    }),
+  );
+  useEffect(() => {
+    const listener = (e: MessageEvent) => channel.receive(e.data);
+    window.addEventListener('message', listener);
+    channel.ready();
+    return () => window.removeEventListener('message', listener);
+  }, [channel]);
+  return <App channel={channel} state={state} focusTick={focusTick} error={error} onError={setError} />;
 }
 
 const vscode = acquireVsCodeApi();
-render(<App />, document.getElementById('root')!);
-vscode.postMessage({ type: 'ready' });
+render(<Root channelFactory={(events) => new HostChannel(vscode, events)} />, document.getElementById('root')!);

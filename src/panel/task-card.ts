@@ -1,0 +1,56 @@
+// The card a task shows in the panel: a projection of the task row and its ticket ledger.
+import type { OffPeakTask, TicketRecord } from '../core/types';
+import type { CardPhase, TaskCard } from '../protocol/webview';
+
+const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
+
+/**
+ * The finer state a card shows. A running task whose current segment has not had a model
+ * request admitted yet says "waiting for admission", not "running" (seed 11).
+ */
+export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | undefined): CardPhase {
+  switch (task.status) {
+    case 'completed':
+    case 'failed':
+    case 'cancelled':
+    case 'paused':
+      return task.status;
+    case 'running':
+    case 'awaiting':
+      return currentTicket?.activeAt != null ? 'running' : 'waiting_for_admission';
+    case 'queued':
+      if (!task.serverTicketId || (currentTicket && DEAD_TICKET.has(currentTicket.serverState))) return 'taking_ticket';
+      return task.schedulable ? 'ready' : 'in_queue';
+  }
+}
+
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[]): TaskCard {
+  const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
+  const terminal = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
+  return {
+    id: task.id,
+    title: task.title || task.prompt.split('\n')[0].slice(0, 80),
+    prompt: task.prompt,
+    status: task.status,
+    phase: cardPhaseOf(task, current),
+    queuePosition: task.status === 'queued' || task.status === 'paused' ? task.queuePosition : null,
+    workspacePath: task.workspacePath,
+    permissionMode: task.permissionMode,
+    model: task.model,
+    thoughtLevel: task.thoughtLevel,
+    queuedAt: task.queuedAt,
+    startedAt: task.startedAt,
+    endedAt: task.endedAt,
+    failureReason: task.failureReason,
+    lastError: task.lastError,
+    filesChanged: task.filesChanged,
+    segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
+    actions: {
+      pause: task.status === 'queued' && !task.claimRunning,
+      continue: task.status === 'paused',
+      edit: task.status === 'queued' || task.status === 'paused',
+      cancel: !terminal,
+      delete: true,
+    },
+  };
+}
