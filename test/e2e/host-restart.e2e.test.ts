@@ -88,11 +88,13 @@ describe('host process killed mid-run (real processes end to end)', function () 
     assert.equal(task.sessionId, started.sessionId);
     const history = deriveHistoryRow(task, Date.now());
     assert.equal(history?.status, 'succeeded');
+    await waitFor(() => store!.read((tx) => tx.tickets.forTask(taskId)).every((t) => t.settleState === 'settled'), 'the ticket settled', 30_000);
     const tickets = store.read((tx) => tx.tickets.forTask(taskId));
     assert.equal(tickets.length, 1, 'the still-active ticket was reused: no new take');
+    assert.equal(tickets[0].settleReason, 'completed');
     const requests = world.upstream.messageRequests();
     assert.equal(requests.length, 2);
-    assert.equal(requests[1].headers['x-off-peak-ticket-id'], requests[0].headers['x-off-peak-ticket-id']);
+    assert.equal(tickets[0].endReason, 'interrupted', 'the ledger recorded the crash of the first segment');
     assert.deepEqual(shape(requests[1].body), ['user:text', 'assistant:tool_use', 'user:tool_result+text']);
     const firstToolUseId = /"type":"tool_use","id":"(toolu_[^"]+)"/.exec(requests[0].sentBody.toString('utf8'))?.[1];
     assert.deepEqual(toolUseIds(requests[1].body), [firstToolUseId]);

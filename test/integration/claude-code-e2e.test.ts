@@ -1,0 +1,99 @@
+// Claude Code end to end: the real `claude` CLI (npm `@anthropic-ai/claude-code`, installed
+// idempotently under .tools/ by scripts/setup-claude-code.ts, also in CI) runs a task through
+// OUR local ticket proxy and the REAL reference gateway, in front of the scripted fake model
+// upstream. The 3102-mid-task scenario: the gateway expires the ticket while Claude Code runs a
+// tool; the segment ends, the task is requeued, retakes a ticket and resumes the SAME Claude Code
+// session (`--resume`), which finishes the task.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { lastMessageHasToolResult, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
+import { ensureClaudeCode } from '../../scripts/setup-claude-code';
+import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
+import { startHost, waitFor, type Host } from '../e2e/runtime-harness';
+import type { RuntimeEvent } from '../../src/agent/task-runtime';
+
+type Block = { type: string; id?: string; name?: string; tool_use_id?: string };
+type Body = { tools?: { name: string }[]; messages?: { role: string; content: string | Block[] }[] };
+
+function blocks(body: unknown): Block[] {
+  return ((body as Body).messages ?? []).flatMap((m) => (typeof m.content === 'string' ? [] : m.content));
+}
+
+/** The scripted model: Bash once, then (once any tool result is in the conversation) finish. */
+function scriptedModel(request: RecordedRequest): ScriptedReply {
+  const body = request.body as Body;
+  const hasBash = (body.tools ?? []).some((t) => t.name === 'Bash');
+  if (!hasBash) return { kind: 'text', text: 'ok' }; // auxiliary requests (titles, summaries)
+  if (blocks(body).some((b) => b.type === 'tool_result') || lastMessageHasToolResult(body)) return { kind: 'text', text: 'Step one is done; the task is complete.' };
+  return { kind: 'tool_use', name: 'Bash', input: { command: 'sleep 5; echo step1 > step1.txt', description: 'step one' } };
+}
+
+describe('Claude Code end to end (real claude CLI, real gateway, local ticket proxy)', function () {
+  let claude: string;
+  let world: GatewayWorld | undefined;
+  let host: Host | undefined;
+
+  before(function () {
+    this.timeout(20 * 60_000); // first run installs ~250 MB from npm
+    claude = ensureClaudeCode((line) => console.log(`      ${line}`));
+  });
+
+  afterEach(async () => {
+    await host?.stop();
+    host = undefined;
+    await world?.close();
+  });
+
+  it('3102 mid-task -> requeue -> new ticket -> the same Claude Code session resumes -> completed', async function () {
+    // Active window 4 s; Claude Code's Bash tool sleeps 5 s, so its next model request meets a real 3102.
+    world = await startWorld({ activeWindowMs: 4_000 });
+    world.upstream.setDefaultReply(scriptedModel);
+    const events: RuntimeEvent[] = [];
+    host = await startHost({
+      dbDir: path.join(world.root, 'db'),
+      runtimeDir: path.join(world.root, 'runtime'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'claude-code',
+      claudeCommand: claude,
+      claudeConfigDir: path.join(world.root, 'claude-config'),
+      onEvent: (e) => events.push(e),
+    });
+    await waitFor(() => host!.service.isLeader, 'the lease');
+    const ws = makeGitWorkspace(world.root);
+    const created = await host.service.create({ title: 'claude task', prompt: 'Run step one with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const done = await waitFor(
+      () => {
+        const t = host!.service.getTask(created.id)!;
+        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
+      },
+      'a terminal state',
+      180_000,
+    );
+    assert.equal(done.failureReason, null, `failed: ${done.failureReason}`);
+    assert.equal(done.status, 'completed');
+    assert.ok(fs.existsSync(path.join(ws, 'step1.txt')), 'the Bash tool of segment 1 ran');
+
+    const starts = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-started' }> => e.type === 'segment-started');
+    assert.deepEqual(starts.map((s) => s.resume), [false, true]);
+    assert.equal(starts[1].sessionId, starts[0].sessionId, 'the second segment resumed the same session');
+    assert.equal(done.sessionId, starts[0].sessionId);
+    const ended = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-ended' }> => e.type === 'segment-ended').map((e) => e.outcome.kind);
+    assert.deepEqual(ended, ['segment-expired', 'completed']);
+
+    assert.equal(host.service.history().length, 1);
+    await waitFor(() => host!.service.ticketsOf(created.id).length === 2 && host!.service.ticketsOf(created.id).every((t) => t.settleState === 'settled'), 'both tickets settled');
+
+    // The model saw segment 1's tool call again in the resumed conversation, on the new ticket.
+    const main = world.upstream.messageRequests().filter((r) => ((r.body as Body).tools ?? []).some((t) => t.name === 'Bash'));
+    const firstToolUse = blocks(main[main.length - 1].body).find((b) => b.type === 'tool_use');
+    assert.ok(firstToolUse, 'the resumed request carries the earlier tool_use');
+    const [ticket1, ticket2] = host.service.ticketsOf(created.id);
+    assert.deepEqual([ticket1.endReason, ticket2.endReason], ['expired', 'completed']);
+    assert.ok(ticket2.activeAt && ticket2.activeAt >= ticket1.segmentEndedAt!, 'the resumed request was admitted on the new ticket');
+    assert.ok(blocks(main[main.length - 1].body).some((b) => b.type === 'tool_result' && b.tool_use_id === firstToolUse.id));
+    // Claude Code never saw the user's key or the ticket: it talked to the local proxy with a dummy token.
+    assert.ok(world.upstream.messageRequests().every((r) => r.headers['x-api-key'] === 'upstream-secret'));
+  });
+});
