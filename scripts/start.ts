@@ -110,9 +110,10 @@ async function startDemoGateway(host: string): Promise<{ child: ChildProcess; ur
     if (output.trim()) log(`  gateway said: ${output.trim().split('\n').slice(-3).join(' | ')}`);
     return undefined;
   }
-  // Keep printing what the gateway says, so the user sees admissions and errors.
+  // Show its banner (URL, demo API key) and keep printing what it says: admissions and errors.
   child.stdout?.removeListener('data', keep);
   child.stderr?.removeListener('data', keep);
+  if (output) process.stdout.write(prefixLines('[gateway] ', output.endsWith('\n') ? output : `${output}\n`));
   child.stdout?.on('data', (chunk: Buffer) => process.stdout.write(prefixLines('[gateway] ', chunk.toString())));
   child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(prefixLines('[gateway] ', chunk.toString())));
   return { child, url: `http://${host}:${port}` };
@@ -206,7 +207,11 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`Off-Peak Tasks is running in VS Code (code-server). Open this URL in a browser:`);
   console.log(`  ${url}`);
-  console.log(gateway ? `Reference gateway (demo mode): ${gateway.url}` : 'No gateway running: set offPeak.gatewayUrl in the settings.');
+  console.log(
+    gateway
+      ? `Reference gateway (demo mode): ${gateway.url}; give the extension its demo API key (printed above) with "Off-Peak: Set Gateway API Key…".`
+      : 'No gateway running: set offPeak.gatewayUrl in the settings.',
+  );
   console.log('Then run "Off-Peak: Open Off-Peak Tasks" from the command palette (F1). Press Ctrl+C to stop.');
   console.log('');
 
