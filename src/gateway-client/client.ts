@@ -93,6 +93,15 @@ export class GatewayClient {
     return this.transport.serverClock;
   }
 
+  /** Whether the caller's key provider has a key right now (nothing is sent). */
+  async hasApiKey(): Promise<boolean> {
+    try {
+      return Boolean((await this.options.apiKey())?.trim());
+    } catch {
+      return false;
+    }
+  }
+
   configs(signal?: AbortSignal): Promise<ClientConfigsResponse> {
     return this.transport.call({
       endpoint: 'configs',

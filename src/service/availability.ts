@@ -1,0 +1,135 @@
+/**
+ * The availability snapshot (seed 07 branch 01, seed 11): whether "create" is enabled right now.
+ * - can_take: enabled;
+ * - can_take false: disabled until `next_take_at`, and re-checked at that moment;
+ * - a failed check: disabled until a refresh succeeds (re-tried with backoff);
+ * - a 3103 on take: disabled until its `next_take_at`, then re-checked.
+ * Never a permanent "quota exhausted" flag: every disabled state has a way back.
+ */
+import { EventEmitter } from 'node:events';
+import type { Clock } from '../core/clock';
+import type { GatewayClient } from '../gateway-client/client';
+import type { Timers, TimerHandle } from './timers';
+
+export type AvailabilityState =
+  | { status: 'unknown' }
+  | { status: 'enabled'; canTakeNumber: number; checkedAt: number }
+  | { status: 'disabled'; reason: string; nextTakeAt?: number; checkedAt: number }
+  | { status: 'error'; message: string; checkedAt: number };
+
+export interface AvailabilityOptions {
+  /** Re-check a disabled snapshot without a known `next_take_at` after this long. */
+  unknownRecheckMs?: number;
+  /** Backoff after a failed check: first, then doubling up to max. */
+  errorBackoffMs?: number;
+  errorBackoffMaxMs?: number;
+  /** An enabled snapshot older than this is refreshed before a create. */
+  maxAgeMs?: number;
+}
+
+export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilityState] }> {
+  private current: AvailabilityState = { status: 'unknown' };
+  private timer: TimerHandle | undefined;
+  private inflight: Promise<AvailabilityState> | undefined;
+  private failures = 0;
+  private disposed = false;
+  private readonly opts: Required<AvailabilityOptions>;
+
+  constructor(
+    private readonly gateway: GatewayClient,
+    private readonly clock: Clock,
+    private readonly timers: Timers,
+    options: AvailabilityOptions = {},
+  ) {
+    super();
+    this.opts = {
+      unknownRecheckMs: options.unknownRecheckMs ?? 60_000,
+      errorBackoffMs: options.errorBackoffMs ?? 10_000,
+      errorBackoffMaxMs: options.errorBackoffMaxMs ?? 5 * 60_000,
+      maxAgeMs: options.maxAgeMs ?? 60_000,
+    };
+  }
+
+  get state(): AvailabilityState {
+    return this.current;
+  }
+
+  /** True when the UI may offer "create" (the take itself remains the final authority). */
+  get canCreate(): boolean {
+    return this.current.status === 'enabled';
+  }
+
+  /** A snapshot that a create may rely on without asking again. */
+  isFresh(): boolean {
+    const s = this.current;
+    if (s.status === 'enabled') return this.clock.now() - s.checkedAt < this.opts.maxAgeMs;
+    if (s.status === 'disabled') return s.nextTakeAt === undefined || this.clock.now() < s.nextTakeAt;
+    return false;
+  }
+
+  /** Asks the gateway now (single-flight). Never throws: failures become the `error` state. */
+  refresh(): Promise<AvailabilityState> {
+    if (this.inflight) return this.inflight;
+    this.inflight = this.doRefresh().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  /** Resolves when no check is in flight. */
+  async idle(): Promise<void> {
+    await this.inflight?.catch(() => undefined);
+  }
+
+  /** A take answered 3103: disabled until `nextTakeAt` (if known), then re-checked. */
+  noteLimitReached(nextTakeAt: number | undefined): void {
+    this.set({ status: 'disabled', reason: 'limit_reached', nextTakeAt, checkedAt: this.clock.now() });
+    this.scheduleRecheck(nextTakeAt !== undefined ? nextTakeAt - this.clock.now() : this.opts.unknownRecheckMs);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.removeAllListeners();
+  }
+
+  private async doRefresh(): Promise<AvailabilityState> {
+    try {
+      const a = await this.gateway.availability();
+      this.failures = 0;
+      if (a.canTake) {
+        this.timers.clearTimeout(this.timer);
+        this.timer = undefined;
+        this.set({ status: 'enabled', canTakeNumber: a.canTakeNumber, checkedAt: this.clock.now() });
+      } else {
+        this.set({ status: 'disabled', reason: a.reason ?? 'unavailable', nextTakeAt: a.nextTakeAt, checkedAt: this.clock.now() });
+        const wait = a.nextTakeAt !== undefined ? a.nextTakeAt - this.clock.now() : this.opts.unknownRecheckMs;
+        this.scheduleRecheck(wait);
+      }
+    } catch (e) {
+      this.failures += 1;
+      this.set({ status: 'error', message: e instanceof Error ? e.message : String(e), checkedAt: this.clock.now() });
+      const backoff = Math.min(this.opts.errorBackoffMaxMs, this.opts.errorBackoffMs * 2 ** (this.failures - 1));
+      this.scheduleRecheck(backoff);
+    }
+    return this.current;
+  }
+
+  private scheduleRecheck(delayMs: number): void {
+    if (this.disposed) return;
+    this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.refresh();
+      },
+      Math.max(0, delayMs),
+    );
+  }
+
+  private set(state: AvailabilityState): void {
+    this.current = state;
+    this.emit('change', state);
+  }
+}

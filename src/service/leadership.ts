@@ -1,0 +1,105 @@
+/**
+ * The window's claim on the leader lease (DESIGN §5). Exactly one window at a time holds it and
+ * runs sync, the settle flush and (the runtime's) scheduler; the others serve their UI and user
+ * mutations. The holder renews well before expiry; a holder that dies simply stops renewing and
+ * another window takes over once the lease expires. Each tick is a local store mutation only:
+ * no gateway request.
+ */
+import { EventEmitter } from 'node:events';
+import type { TaskStore } from '../store';
+import type { Timers, TimerHandle } from './timers';
+
+export interface LeadershipOptions {
+  /** Lease row name, shared with the runtime's scheduler. */
+  name?: string;
+  ttlMs?: number;
+  /** How often to renew (holder) or try to acquire (others). Default ttl / 3. */
+  tickMs?: number;
+}
+
+export const LEADER_LEASE = 'leader';
+
+export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean] }> {
+  private leader = false;
+  private timer: TimerHandle | undefined;
+  private stopped = true;
+  private inflight: Promise<boolean> | undefined;
+  private token: string | undefined;
+  readonly name: string;
+  readonly ttlMs: number;
+  readonly tickMs: number;
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly timers: Timers,
+    readonly holderId: string,
+    options: LeadershipOptions = {},
+  ) {
+    super();
+    this.name = options.name ?? LEADER_LEASE;
+    this.ttlMs = options.ttlMs ?? 30_000;
+    this.tickMs = options.tickMs ?? Math.floor(this.ttlMs / 3);
+  }
+
+  get isLeader(): boolean {
+    return this.leader;
+  }
+
+  start(): Promise<boolean> {
+    this.stopped = false;
+    return this.tick();
+  }
+
+  /** Acquire or renew now; resolves to whether this window is the leader. Never throws. */
+  tick(): Promise<boolean> {
+    if (this.inflight) return this.inflight;
+    this.inflight = this.doTick().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  /** Resolves when no acquire/renew is in flight. */
+  async idle(): Promise<void> {
+    await this.inflight?.catch(() => undefined);
+  }
+
+  /** Stops ticking and hands the lease back so another window need not wait for expiry. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.inflight?.catch(() => undefined);
+    if (this.leader && this.token) {
+      try {
+        await this.store.releaseLease(this.name, this.token);
+      } catch {
+        // the lease simply expires
+      }
+    }
+    this.setLeader(false);
+  }
+
+  private async doTick(): Promise<boolean> {
+    let held = false;
+    try {
+      const result = await this.store.acquireLease(this.name, this.holderId, this.ttlMs);
+      held = result.held;
+      this.token = result.held ? result.lease.token : undefined;
+    } catch {
+      held = false; // store busy or broken: act as a follower until the next tick
+    }
+    if (this.stopped) return this.leader;
+    this.setLeader(held);
+    this.emit('tick', held);
+    this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(() => void this.tick(), this.tickMs);
+    return held;
+  }
+
+  private setLeader(held: boolean): void {
+    if (held === this.leader) return;
+    this.leader = held;
+    this.emit('change', held);
+  }
+}
