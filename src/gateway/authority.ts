@@ -266,24 +266,7 @@ export class TicketAuthority {
    */
   admit(user: GatewayUser, ticketId: string | undefined): Admission {
     const now = this.now();
-    if (!ticketId) throw this.rejectInvalid('missing X-Off-Peak-Ticket-ID header');
-    const stored = this.store.get(ticketId);
-    if (!stored || stored.userId !== user.id) throw this.rejectInvalid('unknown ticket');
-    const ticket = this.effective(stored, now);
-    if (ticket.state === 'expired' || ticket.state === 'settled') {
-      if (stored.state !== ticket.state) {
-        // Persist the time-based expiry now so capacity frees without waiting for the timer.
-        this.store.transaction(() => this.expireDue(now));
-        this.emitChange();
-      }
-      throw this.rejectInvalid(`ticket ${ticket.state}`);
-    }
-    if (ticket.state === 'queued') {
-      throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.queuedPollMs(now));
-    }
-    if (this.inFlight >= this.policy.maxConcurrentModelRequests) {
-      throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
-    }
+    const ticket = this.admissible(user, ticketId, now);
     let current = ticket;
     let activated = false;
     if (ticket.state === 'ready') {
@@ -305,6 +288,32 @@ export class TicketAuthority {
         this.inFlight -= 1;
       },
     };
+  }
+
+  /**
+   * The checks of `admit` without taking a slot or activating anything: throws 3102 or 3105, or
+   * returns the ticket as of `now` (ready or active).
+   */
+  admissible(user: GatewayUser, ticketId: string | undefined, now = this.now()): TicketRecord {
+    if (!ticketId) throw this.rejectInvalid('missing X-Off-Peak-Ticket-ID header');
+    const stored = this.store.get(ticketId);
+    if (!stored || stored.userId !== user.id) throw this.rejectInvalid('unknown ticket');
+    const ticket = this.effective(stored, now);
+    if (ticket.state === 'expired' || ticket.state === 'settled') {
+      if (stored.state !== ticket.state) {
+        // Persist the time-based expiry now so capacity frees without waiting for the timer.
+        this.store.transaction(() => this.expireDue(now));
+        this.emitChange();
+      }
+      throw this.rejectInvalid(`ticket ${ticket.state}`);
+    }
+    if (ticket.state === 'queued') {
+      throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.queuedPollMs(now));
+    }
+    if (this.inFlight >= this.policy.maxConcurrentModelRequests) {
+      throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
+    }
+    return ticket;
   }
 
   private rejectInvalid(message: string) {

@@ -373,9 +373,14 @@ export class GatewayServer {
     const user = this.authenticate(req);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > this.config.maxModelBodyBytes) throw errors.tooLarge(`model request body over ${this.config.maxModelBodyBytes} bytes`);
-    if (!this.upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
     const header = req.headers[TICKET_HEADER];
-    const admission = this.authority.admit(user, Array.isArray(header) ? header[0] : header);
+    const ticketId = Array.isArray(header) ? header[0] : header;
+    if (!this.upstreamUrl) {
+      // Ticket problems first (3102/3105), but nothing is activated when nothing can be forwarded.
+      this.authority.admissible(user, ticketId);
+      throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
+    }
+    const admission = this.authority.admit(user, ticketId);
     if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
     await proxyModelRequest({
       req,
