@@ -281,6 +281,11 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     try {
       await this.store.mutate((tx) => tx.tickets.insert(this.ledgerInput(tx, taskId, take)));
     } catch (e) {
+      const owner = this.safeRead((tx) => tx.tickets.get(take.ticketId)?.taskId);
+      if (owner !== undefined && owner !== taskId) {
+        // The answer names a ticket another task holds: never settle someone else's ticket.
+        throw new ServiceError('gateway_rejected', `Cannot create the task: the gateway answered with ticket ${take.ticketId}, which belongs to another task.`, { cause: e });
+      }
       this.track(this.settleUnrecorded(take.ticketId));
       throw toServiceError('create the task', e);
     }
@@ -984,6 +989,14 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       this.log(`stopping the agent of ${taskId} failed (the task is cancelled anyway): ${message(e)}`);
     } finally {
       this.timers.clearTimeout(timer);
+    }
+  }
+
+  private safeRead<T>(fn: Parameters<TaskStore['read']>[0] extends (tx: infer X) => unknown ? (tx: X) => T : never): T | undefined {
+    try {
+      return this.store.read(fn);
+    } catch {
+      return undefined;
     }
   }
 
