@@ -92,8 +92,19 @@ export function writeFileAtomic(file: string, bytes: Uint8Array, options: Persis
     if (options.durable) fs.fdatasyncSync(fd);
     fs.closeSync(fd);
     if (options.beforeRename && !options.beforeRename()) return false;
+    // Keep the old version linked under a private name across the rename, so the rename does not
+    // free its blocks while we hold the lock; the unlink happens afterwards, off the event loop.
+    const previous = `${temp}.old`;
+    let linked = false;
+    try {
+      fs.linkSync(file, previous);
+      linked = true;
+    } catch {
+      // no current file, or no hard links on this file system: the rename frees it, that is all
+    }
     fs.renameSync(temp, file);
     renamed = true;
+    if (linked) fs.unlink(previous, () => undefined);
   } finally {
     if (!renamed) {
       try {
@@ -141,7 +152,7 @@ export function sweepTempFiles(file: string, olderThanMs: number): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(`${base}.`) || !/\.\d+\.\d+\.tmp$/.test(name)) continue;
+    if (!name.startsWith(`${base}.`) || !/\.\d+\.\d+\.tmp(\.old)?$/.test(name)) continue;
     const full = path.join(dir, name);
     try {
       if (Date.now() - fs.statSync(full).mtimeMs > olderThanMs) fs.rmSync(full, { force: true });

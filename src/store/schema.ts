@@ -100,6 +100,8 @@ CREATE TABLE IF NOT EXISTS off_peak_tickets (
   updated_at         INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_off_peak_tickets_task ON off_peak_tickets(task_id, ordinal);
+-- queue order for list(): without it every listing sorts whole rows (prompts included) in a temp b-tree
+CREATE INDEX IF NOT EXISTS idx_off_peak_tasks_queue ON off_peak_tasks(queued_at, off_peak_task_id);
 CREATE INDEX IF NOT EXISTS idx_off_peak_tickets_settle ON off_peak_tickets(settle_state, next_settle_at);
 CREATE TABLE IF NOT EXISTS off_peak_leases (
   name        TEXT PRIMARY KEY,

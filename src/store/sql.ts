@@ -37,7 +37,14 @@ export class SqlDb {
     const rows: SqlRow[] = [];
     try {
       stmt.bind(params as SqlParam[]);
-      while (stmt.step()) rows.push(stmt.getAsObject());
+      // getAsObject() re-reads the column names for every row; read them once.
+      const names = stmt.getColumnNames();
+      while (stmt.step()) {
+        const values = stmt.get();
+        const row: SqlRow = {};
+        for (let i = 0; i < names.length; i++) row[names[i]] = values[i];
+        rows.push(row);
+      }
     } finally {
       stmt.free();
     }

@@ -133,31 +133,37 @@ describe('store: files, lock, generations and change events', () => {
 
   it('breaks a lock left by a dead process at once, and reports it', async () => {
     const store = await openStore();
-    const lockDir = `${file}.lock`;
-    mkdirSync(lockDir);
-    writeFileSync(path.join(lockDir, 'owner.json'), JSON.stringify({ token: 'ghost', pid: deadPid(), hostname: hostname(), acquiredAt: 0 }));
+    const lockFile = `${file}.lock`;
+    writeFileSync(lockFile, JSON.stringify({ token: 'ghost', pid: deadPid(), hostname: hostname(), acquiredAt: 0 }));
     await store.mutate((tx) => tx.tasks.insert(input('after-crash')));
     assert.ok(store.notices.some((n) => n.kind === 'stale-lock-broken' && /not running/.test(n.message)));
-    assert.equal(existsSync(lockDir), false, 'released after the write');
+    assert.equal(existsSync(lockFile), false, 'released after the write');
+  });
+
+  it('breaks an ownerless lock file (writer died between create and write) once it is a few seconds old', async () => {
+    const store = await openStore();
+    const lockFile = `${file}.lock`;
+    writeFileSync(lockFile, '');
+    const old = new Date(Date.now() - 5000);
+    utimesSync(lockFile, old, old);
+    await store.mutate((tx) => tx.tasks.insert(input('x')));
+    assert.ok(store.notices.some((n) => n.kind === 'stale-lock-broken' && /no owner/.test(n.message)));
   });
 
   it('waits for a live lock, takes it over only once its heartbeat is older than staleMs, and times out with a typed error', async () => {
-    const lockDir = `${file}.lock`;
+    const owner = `${file}.lock`;
     const store = await openStore({ lock: { staleMs: 400, acquireTimeoutMs: 5000 } });
-    mkdirSync(lockDir);
-    const owner = path.join(lockDir, 'owner.json');
     // a live owner on another host: only the heartbeat age can make it stale
     writeFileSync(owner, JSON.stringify({ token: 'remote', pid: 1, hostname: 'another-host', acquiredAt: Date.now() }));
     const started = Date.now();
     await store.mutate((tx) => tx.tasks.insert(input('late')));
     assert.ok(Date.now() - started >= 300, 'waited for the heartbeat to go stale');
     const impatient = await openStore({ lock: { staleMs: 60_000, acquireTimeoutMs: 150 } });
-    mkdirSync(lockDir);
     writeFileSync(owner, JSON.stringify({ token: 'remote2', pid: 1, hostname: 'another-host', acquiredAt: Date.now() }));
     const fresh = new Date();
     utimesSync(owner, fresh, fresh);
     await assert.rejects(impatient.mutate((tx) => tx.tasks.insert(input('never'))), (e: unknown) => e instanceof StoreError && e.code === 'LOCK_TIMEOUT');
-    rmSync(lockDir, { recursive: true, force: true });
+    rmSync(owner, { force: true });
     assert.equal(impatient.read((tx) => tx.tasks.get('never')), undefined, 'nothing half-written');
   });
 
@@ -169,10 +175,7 @@ describe('store: files, lock, generations and change events', () => {
       attempts += 1;
       if (attempts === 1) {
         // Simulate another window that judged us stale: it breaks our lock, writes, and dies holding it.
-        const lockDir = `${file}.lock`;
-        rmSync(lockDir, { recursive: true, force: true });
-        mkdirSync(lockDir);
-        writeFileSync(path.join(lockDir, 'owner.json'), JSON.stringify({ token: 'thief', pid: deadPid(), hostname: hostname(), acquiredAt: 0 }));
+        writeFileSync(`${file}.lock`, JSON.stringify({ token: 'thief', pid: deadPid(), hostname: hostname(), acquiredAt: 0 }));
       }
       tx.tasks.insert(input(`mine-${attempts}`));
     });
@@ -186,7 +189,7 @@ describe('store: files, lock, generations and change events', () => {
     const lock = new FileLock(path.join(dir, 'x.lock'), { staleMs: 200, heartbeatMs: 20, onNotice: (n) => notices.push(n) });
     const handle = await lock.acquire();
     assert.equal(handle.isHeld(), true);
-    writeFileSync(path.join(dir, 'x.lock', 'owner.json'), JSON.stringify({ token: 'someone-else', pid: process.pid, hostname: 'h', acquiredAt: 0 }));
+    writeFileSync(path.join(dir, 'x.lock'), JSON.stringify({ token: 'someone-else', pid: process.pid, hostname: 'h', acquiredAt: 0 }));
     await until(() => handle.compromised);
     assert.equal(handle.isHeld(), false);
     assert.equal(notices[0]?.kind, 'lock-compromised');
@@ -197,9 +200,9 @@ describe('store: files, lock, generations and change events', () => {
   it('cleans up temp files and lock leftovers of crashed writers at open', async () => {
     await (await openStore()).mutate((tx) => tx.tasks.insert(input('a')));
     const old = new Date(Date.now() - 3600_000);
-    const leftovers = [`${file}.99999.1.tmp`, `${file}.lock.0b0e6a5e-1111-2222-3333-444455556666.pending`];
+    const leftovers = [`${file}.99999.1.tmp`, `${file}.lock.stale-0b0e6a5e-1111-2222-3333-444455556666`];
     writeFileSync(leftovers[0], 'partial');
-    mkdirSync(leftovers[1]);
+    writeFileSync(leftovers[1], '{}');
     for (const f of leftovers) utimesSync(f, old, old);
     const young = `${file}.99999.2.tmp`;
     writeFileSync(young, 'in flight');
