@@ -73,6 +73,12 @@ export function newTicketId(): string {
 export class TicketAuthority {
   private inFlight = 0;
   private readonly listeners = new Set<ChangeListener>();
+  /**
+   * Serialized status entries by ticket record (records are immutable: a change makes a new
+   * object, so identity is the version). Reused while the entry's time-dependent parts (state
+   * as of now, position, poll hint) are unchanged: JSON.stringify dominates a 100-ticket status.
+   */
+  private readonly entryJson = new WeakMap<TicketRecord, { state: string; position: number; nextPoll: number | null; json: string }>();
 
   constructor(
     private readonly store: TicketStore,
@@ -205,6 +211,32 @@ export class TicketAuthority {
     let next: number | null = null;
     for (const t of tickets) if (t.next_poll_after_ms !== null && (next === null || t.next_poll_after_ms < next)) next = t.next_poll_after_ms;
     return { server_time: now, tickets, next_poll_after_ms: next };
+  }
+
+  /** The same answer as `status`, serialized (byte-identical to JSON.stringify of it). */
+  statusJson(user: GatewayUser, ticketIds: readonly string[]): string {
+    const now = this.now();
+    const parts: string[] = [];
+    let next: number | null = null;
+    for (const id of ticketIds) {
+      const ticket = this.store.get(id);
+      if (!ticket || ticket.userId !== user.id) {
+        parts.push(JSON.stringify({ ticket_id: id, state: 'not_found', next_poll_after_ms: null }));
+        continue;
+      }
+      const entry = this.view(ticket, now);
+      const position = entry.state === 'queued' ? entry.position : 0;
+      const cached = this.entryJson.get(ticket);
+      if (cached && cached.state === entry.state && cached.position === position && cached.nextPoll === entry.next_poll_after_ms) {
+        parts.push(cached.json);
+      } else {
+        const json = JSON.stringify(entry);
+        this.entryJson.set(ticket, { state: entry.state, position, nextPoll: entry.next_poll_after_ms, json });
+        parts.push(json);
+      }
+      if (entry.next_poll_after_ms !== null && (next === null || entry.next_poll_after_ms < next)) next = entry.next_poll_after_ms;
+    }
+    return `{"server_time":${now},"tickets":[${parts.join(',')}],"next_poll_after_ms":${next}}`;
   }
 
   /** POST /ticket/:id/settle: idempotent; the first settle's reason and time are the answer forever. */
@@ -357,18 +389,27 @@ export class TicketAuthority {
     return Math.min(this.policy.maxPollMs, Math.max(1000, deadline - now));
   }
 
-  /** The status entry of one of the user's tickets. */
+  /** The status entry of one of the user's tickets. Plain literals, no spreads: this is the hot path of status. */
   view(stored: TicketRecord, now: number): TicketStatusEntry {
     const t = this.effective(stored, now);
-    const base = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt };
     switch (t.state) {
       case 'queued':
-        return { ...base, state: 'queued', position: this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
       case 'ready':
-        return { ...base, state: 'ready', ready_at: t.readyAt as number, ready_deadline: t.readyDeadline as number, next_poll_after_ms: this.untilPoll(t.readyDeadline as number, now) };
+        return {
+          ticket_id: t.ticketId,
+          task_id: t.taskId,
+          taken_at: t.takenAt,
+          state: 'ready',
+          ready_at: t.readyAt as number,
+          ready_deadline: t.readyDeadline as number,
+          next_poll_after_ms: this.untilPoll(t.readyDeadline as number, now),
+        };
       case 'active':
         return {
-          ...base,
+          ticket_id: t.ticketId,
+          task_id: t.taskId,
+          taken_at: t.takenAt,
           state: 'active',
           ready_at: t.readyAt as number,
           active_at: t.activeAt as number,
@@ -376,9 +417,9 @@ export class TicketAuthority {
           next_poll_after_ms: this.untilPoll(t.activeUntil as number, now),
         };
       case 'expired':
-        return { ...base, state: 'expired', expired_at: t.expiredAt as number, expired_from: t.expiredFrom ?? 'ready', next_poll_after_ms: null };
+        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'expired', expired_at: t.expiredAt as number, expired_from: t.expiredFrom ?? 'ready', next_poll_after_ms: null };
       case 'settled':
-        return { ...base, state: 'settled', settled_at: t.settledAt as number, reason: t.settleReason as SettleReason, next_poll_after_ms: null };
+        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'settled', settled_at: t.settledAt as number, reason: t.settleReason as SettleReason, next_poll_after_ms: null };
     }
   }
 

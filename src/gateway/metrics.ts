@@ -15,6 +15,10 @@ export class Counter {
     readonly name: string,
     readonly help: string,
   ) {}
+  /** Increments the series with an already rendered label set, e.g. `{route="status",status="200"}`. */
+  incRendered(renderedLabels: string, by = 1): void {
+    this.values.set(renderedLabels, (this.values.get(renderedLabels) ?? 0) + by);
+  }
   inc(labelsOrAmount?: Labels | number, amount = 1): void {
     const labels = typeof labelsOrAmount === 'object' ? labelsOrAmount : undefined;
     const by = typeof labelsOrAmount === 'number' ? labelsOrAmount : amount;
@@ -73,6 +77,11 @@ export class GatewayMetrics {
   readonly clientAborts = new Counter('offpeak_model_client_aborts_total', 'Model requests whose client hung up before the answer was complete (upstream aborted).');
   readonly upstreamHeaders = new Histogram('offpeak_upstream_response_seconds', 'Time from admission to upstream response headers.', LATENCY_BUCKETS);
   readonly upstreamTotal = new Histogram('offpeak_upstream_duration_seconds', 'Time from admission to the end of the upstream response.', LATENCY_BUCKETS);
+
+  /** Hot path: one call per HTTP request; route labels are fixed strings, so no escaping needed. */
+  countRequest(route: string, status: number): void {
+    this.httpRequests.incRendered(`{route="${route}",status="${status}"}`);
+  }
 
   render(gauges: { byState: Record<string, number>; queueLength: number; inFlight: number; windowsOpen: boolean }): string {
     const sections = [

@@ -93,6 +93,9 @@ export class GatewayServer {
   readonly config: GatewayConfig;
   private readonly server: http.Server;
   private readonly usersByKeyHash = new Map<string, GatewayUser>();
+  /** Keys seen to be valid, so the hot path skips hashing (only valid keys enter: no unbounded growth). */
+  private readonly usersByKey = new Map<string, GatewayUser>();
+  private readonly debugLogging: boolean;
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly store: TicketStore;
@@ -107,6 +110,7 @@ export class GatewayServer {
     this.config = resolveGatewayConfig(options.config ?? {});
     this.clock = options.clock ?? systemClock;
     this.log = options.log ?? createLogger(this.config.logLevel);
+    this.debugLogging = this.config.logLevel === 'debug';
     this.store = options.store ?? (this.config.store === 'memory' ? new MemoryTicketStore() : new SqliteTicketStore(this.config.db));
     const c = this.config;
     const users = c.demo ? [{ id: 'demo', apiKey: c.demoKey, plan: c.eligiblePlans[0] ?? 'coding' }, ...c.users] : c.users;
@@ -214,14 +218,20 @@ export class GatewayServer {
     if (header && /^bearer\s+/i.test(header)) key = header.replace(/^bearer\s+/i, '').trim();
     else if (typeof req.headers['x-api-key'] === 'string') key = req.headers['x-api-key'];
     if (!key) throw errors.unauthorized('missing API key: send Authorization: Bearer <key>');
+    const known = this.usersByKey.get(key);
+    if (known) return known;
     const user = this.usersByKeyHash.get(sha256(key));
     if (!user) throw errors.unauthorized('unknown API key');
+    this.usersByKey.set(key, user);
     return user;
   }
 
   private sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+    this.sendSerialized(res, status, JSON.stringify(body), headers);
+  }
+
+  private sendSerialized(res: http.ServerResponse, status: number, json: string, headers: http.OutgoingHttpHeaders = {}): void {
     if (res.headersSent || res.destroyed) return;
-    const json = JSON.stringify(body);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...headers });
     res.end(json);
   }
@@ -244,9 +254,8 @@ export class GatewayServer {
     const path = q < 0 ? url : url.slice(0, q);
     res.on('close', () => {
       this.inFlightRequests -= 1;
-      const route = this.routeLabel(path);
-      this.metrics.httpRequests.inc({ route, status: String(res.statusCode) });
-      this.log.debug('request', { method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
+      this.metrics.countRequest(this.routeLabel(path), res.statusCode);
+      if (this.debugLogging) this.log.debug('request', { method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
     });
     this.route(req, res, path, q < 0 ? '' : url.slice(q)).catch((error: unknown) => {
       if (error instanceof PayloadError) {
@@ -344,9 +353,9 @@ export class GatewayServer {
   }
 
   private async status(req: http.IncomingMessage, res: http.ServerResponse, user: GatewayUser, ids: string[], waitMs: number): Promise<void> {
-    const first = this.authority.status(user, ids);
     const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
-    if (wait <= 0 || this.closing) return this.sendJson(res, 200, first satisfies StatusResponse);
+    if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
+    const first: StatusResponse = this.authority.status(user, ids);
     // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
     const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
     const initial = fingerprint(first);
@@ -366,7 +375,7 @@ export class GatewayServer {
       res.on('close', finish);
     });
     if (res.destroyed) return;
-    this.sendJson(res, 200, this.authority.status(user, ids));
+    this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
   }
 
   private async model(req: http.IncomingMessage, res: http.ServerResponse, upstreamPathAndQuery: string): Promise<void> {

@@ -112,8 +112,9 @@ export class OffPeakWindows {
         if (delta > 0 && delta < best) best = delta;
       }
     }
-    // Approach within a minute of a boundary by whole jumps, then check minute by minute.
-    return best > 1 ? best - 1 : 1;
+    // Jump to an hour before the boundary (a DST shift moves local time by up to an hour, so a
+    // longer jump could land past the real opening), then check minute by minute.
+    return best > 61 ? best - 61 : 1;
   }
 
   describe(): string {

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { ManualClock } from '../../src/core/clock';
+import { TicketAuthority, type AuthorityPolicy, type GatewayUser } from '../../src/gateway/authority';
+import { GatewayHttpError } from '../../src/gateway/errors';
+import { MemoryTicketStore } from '../../src/gateway/store';
+import { OffPeakWindows } from '../../src/gateway/windows';
+
+const policy: AuthorityPolicy = {
+  segmentCapacity: 3,
+  maxConcurrentModelRequests: 2,
+  takesPerWindow: 1000,
+  quotaWindowMs: 86_400_000,
+  maxLiveTicketsPerUser: 1000,
+  readyTtlMs: 5000,
+  activeWindowMs: 20_000,
+  queuedPollMs: 15_000,
+  maxPollMs: 300_000,
+  busyRetryAfterMs: 2000,
+  eligiblePlans: ['coding'],
+  exposureEnabled: true,
+  upgradeHint: null,
+  upgradeUrl: null,
+  models: [],
+  defaultModel: null,
+};
+const alice: GatewayUser = { id: 'alice', plan: 'coding', exposure: true };
+
+function authority(overrides: Partial<AuthorityPolicy> = {}) {
+  const clock = new ManualClock(1_000_000);
+  let n = 0;
+  const a = new TicketAuthority(new MemoryTicketStore(), clock, new OffPeakWindows('UTC', { kind: 'always' }), { ...policy, ...overrides }, undefined, () => `tkt_${++n}`);
+  return { a, clock };
+}
+
+describe('gateway ticket authority (memory store)', () => {
+  it('statusJson is byte-identical to JSON.stringify(status) in every state, before and after changes', () => {
+    const { a, clock } = authority({ segmentCapacity: 2, readyTtlMs: 1000 });
+    const ids = ['t1', 't2', 't3', 't4'].map((task) => a.take(alice, task).ticket_id);
+    a.tick();
+    a.admit(alice, ids[0]).release();
+    a.settle(alice, ids[2], 'cancelled');
+    const all = [...ids, 'tkt_unknown'];
+    const same = () => assert.equal(a.statusJson(alice, all), JSON.stringify(a.status(alice, all)));
+    same();
+    same(); // served from the fragment cache
+    clock.advance(1000); // the ready one expires by time alone
+    same();
+    a.tick();
+    same();
+    assert.deepEqual(JSON.parse(a.statusJson(alice, all)).tickets.map((t: { state: string }) => t.state), ['active', 'expired', 'settled', 'ready', 'not_found']);
+  });
+
+  it('property: under any sequence of operations, ready + active never exceeds capacity and promotion is FIFO', () => {
+    type Op = { kind: 'take' } | { kind: 'tick' } | { kind: 'admit'; pick: number } | { kind: 'settle'; pick: number } | { kind: 'advance'; ms: number };
+    const op = fc.oneof(
+      fc.constant<Op>({ kind: 'take' }),
+      fc.constant<Op>({ kind: 'tick' }),
+      fc.nat(50).map<Op>((pick) => ({ kind: 'admit', pick })),
+      fc.nat(50).map<Op>((pick) => ({ kind: 'settle', pick })),
+      fc.integer({ min: 0, max: 8000 }).map<Op>((ms) => ({ kind: 'advance', ms })),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+        const { a, clock } = authority();
+        const taken: string[] = [];
+        const promoted: string[] = [];
+        for (const o of ops) {
+          if (o.kind === 'take') taken.push(a.take(alice, `task-${taken.length}`).ticket_id);
+          else if (o.kind === 'tick') promoted.push(...a.tick().promoted);
+          else if (o.kind === 'advance') clock.advance(o.ms);
+          else if (taken.length > 0) {
+            const id = taken[o.pick % taken.length];
+            try {
+              if (o.kind === 'admit') a.admit(alice, id).release();
+              else a.settle(alice, id, 'completed');
+            } catch (error) {
+              assert.ok(error instanceof GatewayHttpError && ['3102', '3105'].includes(error.code), String(error));
+            }
+          }
+          const states = a.status(alice, taken.length > 0 ? taken : ['none']).tickets;
+          const holding = states.filter((s) => s.state === 'ready' || s.state === 'active').length;
+          assert.ok(holding <= policy.segmentCapacity, `${holding} > capacity`);
+        }
+        // FIFO: tickets were promoted in the order they were taken (settled-while-queued ones skipped).
+        const order = promoted.map((id) => taken.indexOf(id));
+        assert.deepEqual(order, [...order].sort((x, y) => x - y));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('admission: 3105 while queued and when concurrency is used up; the slot frees on release', () => {
+    const { a } = authority({ maxConcurrentModelRequests: 1 });
+    const id = a.take(alice, 'x').ticket_id;
+    assert.throws(() => a.admit(alice, id), (e: GatewayHttpError) => e.code === '3105' && e.status === 429);
+    a.tick();
+    const first = a.admit(alice, id);
+    assert.equal(first.activated, true);
+    assert.throws(() => a.admit(alice, id), (e: GatewayHttpError) => e.code === '3105' && e.extra.retry_after_ms === 2000);
+    first.release();
+    first.release(); // idempotent
+    const second = a.admit(alice, id);
+    assert.equal(second.activated, false);
+    second.release();
+    assert.equal(a.modelRequestsInFlight, 0);
+  });
+});

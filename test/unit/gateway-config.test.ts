@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { ConfigError, DEFAULT_CONFIG, GATEWAY_OPTIONS, loadGatewayConfig, resolveGatewayConfig } from '../../src/gateway/config';
+
+describe('gateway configuration', () => {
+  const file = JSON.stringify({ users: [{ id: 'u', apiKey: 'file-key-123456' }], readyTtlMs: 1000, segmentCapacity: 9 });
+
+  it('precedence: defaults < config file < env < flags', () => {
+    const { config } = loadGatewayConfig(['--config', 'x.json', '--ready-ttl-ms', '3000'], { OFFPEAK_GATEWAY_READY_TTL_MS: '2000', OFFPEAK_GATEWAY_SEGMENT_CAPACITY: '7' }, () => file);
+    assert.equal(config.readyTtlMs, 3000);
+    assert.equal(config.segmentCapacity, 7);
+    assert.equal(config.activeWindowMs, DEFAULT_CONFIG.activeWindowMs);
+    assert.equal(config.users[0].id, 'u');
+  });
+
+  it('repeatable and comma-separated lists; --no-<bool>; users from flags', () => {
+    const { config } = loadGatewayConfig(['--user', 'a:key-aaaaaaaa', '--user', 'b:key-bbbbbbbb:free', '--peak', '09:00-12:00,13:00-17:00', '--no-exposure'], {});
+    assert.deepEqual(config.users.map((u) => [u.id, u.plan]), [['a', undefined], ['b', 'free']]);
+    assert.deepEqual(config.peak, ['09:00-12:00', '13:00-17:00']);
+    assert.equal(config.exposure, false);
+  });
+
+  it('demo mode presets: memory store and always-open windows unless windows are given', () => {
+    assert.deepEqual([resolveGatewayConfig({ demo: true }).store, resolveGatewayConfig({ demo: true }).alwaysOpen], ['memory', true]);
+    assert.equal(resolveGatewayConfig({ demo: true, peak: ['14:00-18:00'] }).alwaysOpen, false);
+  });
+
+  it('bad input is a ConfigError that says what is wrong', () => {
+    assert.throws(() => loadGatewayConfig(['--port', 'eighty'], {}), (e: Error) => e instanceof ConfigError && /--port: expected a whole number/.test(e.message));
+    assert.throws(() => loadGatewayConfig(['--bogus'], {}), /unknown option --bogus/);
+    assert.throws(() => loadGatewayConfig([], {}), /no users configured/);
+    assert.throws(() => loadGatewayConfig(['--config', 'x.json'], {}, () => '{"nope": 1, "users": []}'), /unknown keys nope/);
+    assert.throws(() => loadGatewayConfig(['--config', 'x.json'], {}, () => '{oops'), /not valid JSON/);
+    assert.throws(() => resolveGatewayConfig({ demo: true, readyTtlMs: -5 }), /readyTtlMs/);
+    assert.throws(() => resolveGatewayConfig({ demo: true, alwaysOpen: true, windowsClosed: true }), /contradict/);
+  });
+
+  it('every option has a distinct flag and env name, and the upstream key is env-only', () => {
+    const flags = GATEWAY_OPTIONS.map((o) => o.flag).filter(Boolean);
+    assert.equal(new Set(flags).size, flags.length);
+    assert.equal(new Set(GATEWAY_OPTIONS.map((o) => o.env)).size, GATEWAY_OPTIONS.length);
+    assert.equal(GATEWAY_OPTIONS.find((o) => o.key === 'upstreamApiKey')?.flag, '');
+  });
+});

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { OffPeakWindows, parseDailyRange } from '../../src/gateway/windows';
+
+const shanghai = (h: number, m = 0) => Date.UTC(2026, 0, 5, h - 8, m); // Asia/Shanghai is UTC+8, no DST
+
+describe('gateway off-peak windows (IANA zones via Intl)', () => {
+  it('default shape: off-peak outside 14:00–18:00 Asia/Shanghai', () => {
+    const w = new OffPeakWindows('Asia/Shanghai', { kind: 'outside', ranges: [parseDailyRange('14:00-18:00')] });
+    assert.equal(w.isOpen(shanghai(13, 59)), true);
+    assert.equal(w.isOpen(shanghai(14, 0)), false);
+    assert.equal(w.isOpen(shanghai(17, 59)), false);
+    assert.equal(w.isOpen(shanghai(18, 0)), true);
+    assert.equal(w.nextOpenAt(shanghai(15, 30)), shanghai(18, 0));
+    assert.equal(w.nextOpenAt(shanghai(9, 0)), shanghai(9, 0));
+    assert.match(w.describe(), /14:00–18:00 \(Asia\/Shanghai\)/);
+  });
+
+  it('ranges that wrap past midnight, inside mode', () => {
+    const w = new OffPeakWindows('Asia/Shanghai', { kind: 'inside', ranges: [parseDailyRange('22:00-06:00')] });
+    assert.equal(w.isOpen(shanghai(23)), true);
+    assert.equal(w.isOpen(shanghai(5, 59)), true);
+    assert.equal(w.isOpen(shanghai(6)), false);
+    assert.equal(w.nextOpenAt(shanghai(12)), shanghai(22));
+  });
+
+  it('follows DST in a zone that has it (Europe/Berlin, 2026-03-29)', () => {
+    const w = new OffPeakWindows('Europe/Berlin', { kind: 'inside', ranges: [parseDailyRange('09:00-10:00')] });
+    // 09:30 local on the first summer-time day is 07:30 UTC (UTC+2), the day before 08:30 UTC (UTC+1).
+    assert.equal(w.isOpen(Date.UTC(2026, 2, 29, 7, 30)), true);
+    assert.equal(w.isOpen(Date.UTC(2026, 2, 28, 8, 30)), true);
+    assert.equal(w.isOpen(Date.UTC(2026, 2, 29, 8, 30)), false);
+    assert.equal(w.nextOpenAt(Date.UTC(2026, 2, 28, 12, 0)), Date.UTC(2026, 2, 29, 7, 0));
+  });
+
+  it('always, never, and clear errors for bad input', () => {
+    assert.equal(new OffPeakWindows('UTC', { kind: 'always' }).isOpen(0), true);
+    const never = new OffPeakWindows('UTC', { kind: 'never' });
+    assert.equal(never.isOpen(0), false);
+    assert.equal(never.nextOpenAt(0), null);
+    assert.throws(() => parseDailyRange('25:00-26:00'), /invalid time range/);
+    assert.throws(() => parseDailyRange('10:00-10:00'), /start equals end/);
+    assert.throws(() => parseDailyRange('ten to six'), /HH:MM-HH:MM/);
+    assert.throws(() => new OffPeakWindows('Mars/Olympus', { kind: 'always' }), /unknown time zone/);
+  });
+});
