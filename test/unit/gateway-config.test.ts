@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError, DEFAULT_CONFIG, GATEWAY_OPTIONS, loadGatewayConfig, resolveGatewayConfig } from '../../src/gateway/config';
 
 describe('gateway configuration', () => {
@@ -39,5 +41,14 @@ describe('gateway configuration', () => {
     assert.equal(new Set(flags).size, flags.length);
     assert.equal(new Set(GATEWAY_OPTIONS.map((o) => o.env)).size, GATEWAY_OPTIONS.length);
     assert.equal(GATEWAY_OPTIONS.find((o) => o.key === 'upstreamApiKey')?.flag, '');
+  });
+
+  it('the README documents every option (flag and env name)', () => {
+    const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Reference gateway'));
+    for (const o of GATEWAY_OPTIONS) {
+      if (o.flag) assert.ok(section.includes(`\`${o.flag}`), `README lacks ${o.flag}`);
+      assert.ok(section.includes(o.env), `README lacks ${o.env}`);
+    }
   });
 });
