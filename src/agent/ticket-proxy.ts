@@ -72,7 +72,7 @@ export class TicketProxy {
     this.holdDefaultMs = options.holdDefaultMs ?? 60_000;
     this.holdMaxMs = options.holdMaxMs ?? 300_000;
     const AgentClass = this.upstream.protocol === 'https:' ? https.Agent : http.Agent;
-    this.upstreamAgent = new AgentClass({ keepAlive: true });
+    this.upstreamAgent = new AgentClass({ keepAlive: true, noDelay: true } as http.AgentOptions);
     if (options.onEvent) this.listeners.add(options.onEvent);
   }
 
@@ -133,7 +133,7 @@ export class TicketProxy {
   }
 
   private async listen(): Promise<void> {
-    this.server = http.createServer((req, res) => {
+    this.server = http.createServer({ noDelay: true }, (req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) sendError(res, 502, 'api_error', `off-peak proxy: ${(err as Error).message}`);
         else res.destroy();

@@ -1,0 +1,167 @@
+/**
+ * Runtime costs (issue 5). Writes bench/results/runtime.json and prints it.
+ *
+ * ready_to_spawn   from the moment the REAL gateway promotes a queued ticket to ready (its promote
+ *                  timer run on demand) to the moment the agent process was spawned: long-poll
+ *                  status answer -> ledger/aggregate update -> service wake -> scheduler claim
+ *                  transaction -> window dispatch -> proxy start -> spawn -> guarded markRunning.
+ *                  Real store file, real service, real scheduler and runtime, reference agent.
+ * proxy ratios     the local ticket proxy's overhead: the same streaming Messages request sent
+ *                  directly vs through the proxy; median time to first body byte and median total
+ *                  time, proxy / direct. The upstream is the scripted fake (a fixture standing in
+ *                  for a model API) paced like a model: 100 ms to the first byte, then ~64 KB of
+ *                  SSE text deltas 4 ms apart (~0.7 s). Topology as in the product: the client
+ *                  (the agent) and the upstream (the gateway) are separate processes, the proxy
+ *                  lives in this one (the extension host). Absolute medians are printed as details.
+ * usage: npm run bench -- runtime
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { TicketProxy } from '../src/agent/ticket-proxy';
+import type { RuntimeEvent } from '../src/agent/task-runtime';
+import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
+import { startHost, waitFor } from '../test/e2e/runtime-harness';
+
+function percentile(samples: number[], p: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+const median = (s: number[]) => percentile(s, 50);
+const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+async function readyToSpawn(iterations: number): Promise<number[]> {
+  const world = await startWorld({ promoteIntervalMs: 0, segmentCapacity: 1 });
+  world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
+  const events: RuntimeEvent[] = [];
+  const host = await startHost({
+    dbDir: path.join(world.root, 'db'),
+    runtimeDir: path.join(world.root, 'runtime'),
+    gatewayUrl: world.gateway.url,
+    apiKey: USER_KEY,
+    agent: 'reference',
+    onEvent: (e) => events.push(e),
+  });
+  const samples: number[] = [];
+  try {
+    await waitFor(() => host.service.isLeader, 'the lease');
+    const ws = makeGitWorkspace(world.root);
+    for (let i = 0; i < iterations; i++) {
+      const task = await host.service.create({ title: `b${i}`, prompt: 'say done', permissionMode: 'bypassPermissions', workspacePath: ws });
+      // Let the client settle into waiting on the queued ticket (its long-poll in flight).
+      await waitFor(() => host.service.getTask(task.id)?.queuePosition !== null, 'a queued snapshot', 30_000);
+      await new Promise((r) => setTimeout(r, 300));
+      const readyAt = Date.now();
+      const promoted = world.gateway.tick().promoted ?? [];
+      if (promoted.length === 0) throw new Error('the promote tick promoted nothing');
+      const started = await waitFor(() => events.find((e) => e.type === 'segment-started' && e.taskId === task.id), 'the spawn', 30_000);
+      samples.push((started as { at: number }).at - readyAt);
+      await waitFor(() => host.service.getTask(task.id)?.status === 'completed', 'completion', 60_000);
+    }
+  } finally {
+    await host.stop();
+    await world.close();
+  }
+  return samples;
+}
+
+/** The fake upstream in its own process, as a real gateway would be: its work does not share our event loop. */
+async function startUpstreamProcess(): Promise<{ url: string; enqueue(replies: unknown[]): Promise<void>; stop(): void }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/fake-anthropic-upstream.ts', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`fake upstream exited ${code}`)));
+  });
+  return {
+    url,
+    async enqueue(replies) {
+      const res = await fetch(`${url}/__fake/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(replies) });
+      if (!res.ok) throw new Error(`enqueue failed: ${res.status} ${await res.text()}`);
+    },
+    stop: () => child.kill('SIGTERM'),
+  };
+}
+
+/**
+ * The measuring client runs in its own process too, like the agent CLI does: the proxy (in this
+ * process, like the extension host) shares its event loop with neither end.
+ */
+const CLIENT_SOURCE = `
+const [direct, proxied, rounds, warmup] = process.argv.slice(1);
+async function once(url) {
+  const start = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer dummy' },
+    body: JSON.stringify({ model: 'm', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'stream please' }] }) });
+  const reader = res.body.getReader();
+  let ttfb = -1;
+  for (;;) { const { done, value } = await reader.read(); if (ttfb < 0 && value && value.length) ttfb = performance.now() - start; if (done) break; }
+  return { ttfb, total: performance.now() - start };
+}
+(async () => {
+  for (let i = 0; i < Number(warmup); i++) { await once(direct); await once(proxied); }
+  const out = { direct: { ttfb: [], total: [] }, proxied: { ttfb: [], total: [] } };
+  for (let i = 0; i < Number(rounds); i++) {
+    // Interleaved, alternating order, so drift on a shared machine hits both sides alike.
+    for (const which of i % 2 === 0 ? ['direct', 'proxied'] : ['proxied', 'direct']) {
+      const r = await once(which === 'direct' ? direct : proxied);
+      out[which].ttfb.push(r.ttfb); out[which].total.push(r.total);
+    }
+  }
+  process.stdout.write(JSON.stringify(out));
+})();
+`;
+
+type Samples = { ttfb: number[]; total: number[] };
+
+async function proxyOverhead(rounds: number): Promise<{ direct: Samples; proxied: Samples }> {
+  const upstream = await startUpstreamProcess();
+  const warmup = 5;
+  await upstream.enqueue(new Array(2 * (rounds + warmup)).fill({ kind: 'large_stream', bytes: 64 * 1024, deltaChars: 400, eventDelayMs: 4, delayMs: 100 }));
+  const proxy = await TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'user-key', ticketId: 'T-bench' });
+  try {
+    const client = spawn(process.execPath, ['-e', CLIENT_SOURCE, `${upstream.url}/v1/messages`, `${proxy.baseUrl}/v1/messages`, String(rounds), String(warmup)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    client.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((resolve) => client.on('exit', resolve));
+    if (code !== 0) throw new Error(`bench client exited ${code}`);
+    return JSON.parse(out) as { direct: Samples; proxied: Samples };
+  } finally {
+    await proxy.close();
+    upstream.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const spawnSamples = await readyToSpawn(15);
+  const overhead = await proxyOverhead(60);
+  const result = {
+    ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
+    ready_to_spawn_p95_ms: round(percentile(spawnSamples, 95), 1),
+    proxy_ttfb_ratio: round(median(overhead.proxied.ttfb) / median(overhead.direct.ttfb)),
+    proxy_total_ratio: round(median(overhead.proxied.total) / median(overhead.direct.total)),
+  };
+  const details = {
+    ready_to_spawn_samples_ms: spawnSamples.map((s) => round(s, 1)),
+    direct_ttfb_p50_ms: round(median(overhead.direct.ttfb)),
+    proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),
+    direct_total_p50_ms: round(median(overhead.direct.total)),
+    proxy_total_p50_ms: round(median(overhead.proxied.total)),
+  };
+  const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'runtime.json'), JSON.stringify(result, null, 2) + '\n');
+  console.log(JSON.stringify(result, null, 2));
+  console.log('details:', JSON.stringify(details));
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
