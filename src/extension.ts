@@ -1,11 +1,188 @@
-// Composition root: the only place that wires VS Code to the vscode-free core.
+// Composition root: the only place that wires VS Code to the vscode-free core. Activation
+// registers everything synchronously and starts the engine (store, service, scheduler, runtime)
+// in the background, so a slow disk or an unreachable gateway never delays VS Code.
+import path from 'node:path';
 import * as vscode from 'vscode';
+import { systemClock } from './core/clock';
+import { newToken } from './core/ids';
+import { workspaceKeyOf } from './core/types';
+import { HostEngine } from './engine/host-engine';
+import { createServiceBackend } from './panel/service-backend';
+import type { PanelBackend } from './panel/panel-controller';
+import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
+import { Notifier } from './vscode/notifier';
+import { TasksPanel } from './vscode/panel';
+import { readSettings } from './vscode/settings';
+import { TaskStatusBar } from './vscode/status-bar';
+import { TaskTerminals } from './vscode/task-terminals';
+import { openWorkspaces } from './vscode/workspaces';
 
-export function activate(context: vscode.ExtensionContext): void {
-  registerCommands(context);
+/** What the extension exposes to its own integration tests (and nothing else relies on). */
+export interface OffPeakApi {
+  engine(): HostEngine | undefined;
+  whenStarted(): Promise<HostEngine | undefined>;
+  storageDir: string;
 }
 
-export function deactivate(): void {
-  // Nothing to release yet: every resource is registered on context.subscriptions.
+let current: OffPeakExtension | undefined;
+
+export function activate(context: vscode.ExtensionContext): OffPeakApi {
+  current = new OffPeakExtension(context);
+  context.subscriptions.push(current);
+  return current.api;
+}
+
+export async function deactivate(): Promise<void> {
+  // Running segments go back to the queue with their session; claims are released.
+  await current?.stopEngine();
+}
+
+class OffPeakExtension implements vscode.Disposable {
+  private engine: HostEngine | undefined;
+  private starting: Promise<HostEngine | undefined> | undefined;
+  private backend: PanelBackend | undefined;
+  private storeNotice: string | undefined;
+  private allowedModels: string[] = [];
+  private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
+  private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
+  private readonly apiKey: ApiKeyStore;
+  private readonly panel: TasksPanel;
+  private readonly terminals: TaskTerminals;
+  private readonly statusBar: TaskStatusBar;
+  private readonly notifier: Notifier;
+  private readonly storageDir: string;
+  readonly api: OffPeakApi;
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.storageDir = context.globalStorageUri.fsPath;
+    this.apiKey = new ApiKeyStore(context.secrets);
+    this.panel = new TasksPanel(context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
+    this.terminals = new TaskTerminals(() => this.engine?.runtime);
+    this.statusBar = new TaskStatusBar();
+    this.notifier = new Notifier({
+      showPanel: () => this.panel.show(),
+      showTerminal: (taskId, title) => this.terminals.show(taskId, title),
+    });
+    this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
+
+    registerCommands(context, {
+      panel: this.panel,
+      apiKey: this.apiKey,
+      engine: () => this.engine,
+      whenStarted: () => this.api.whenStarted(),
+      terminals: this.terminals,
+      models: () => this.allowedModels,
+    });
+    context.subscriptions.push(
+      this.output,
+      this.apiKey,
+      this.panel,
+      this.terminals,
+      this.statusBar,
+      this.apiKey.onDidChange(() => {
+        // A key was set: the availability snapshot and the sync can proceed now.
+        void this.engine?.service.availability.refresh();
+        this.panel.refresh();
+        void this.loadModels();
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('offPeak.gatewayUrl')) void this.restartEngine();
+      }),
+    );
+    this.starting = this.startEngine();
+  }
+
+  private async startEngine(): Promise<HostEngine | undefined> {
+    const settings = readSettings();
+    const dist = path.join(this.context.extensionPath, 'dist');
+    try {
+      const engine = await HostEngine.start({
+        storageDir: this.storageDir,
+        gatewayUrl: settings.gatewayUrl,
+        apiKey: () => this.apiKey.get(),
+        clock: systemClock,
+        windowId: this.windowId,
+        workspaceKeys: () => openWorkspaces().map((w) => workspaceKeyOf(w.path, w.identity)),
+        agent: () => readSettings().agent,
+        referenceAgent: {
+          // The extension host's own runtime runs the bundled agent (ELECTRON_RUN_AS_NODE is set by the adapter).
+          command: process.execPath,
+          argsPrefix: [path.join(dist, 'reference-agent.js')],
+          askTimeoutMs: settings.askTimeoutMinutes * 60_000,
+        },
+        claudeCommand: () => readSettings().claudeCodePath,
+        keepAwake: () => readSettings().keepAwake,
+        wasmPath: path.join(dist, 'sql-wasm.wasm'),
+        onRuntimeEvent: (event) => {
+          const task = this.engine?.service.getTask(event.taskId);
+          const title = task?.title || task?.prompt.slice(0, 40) || event.taskId;
+          if (event.type === 'segment-started') this.terminals.attach(event.taskId, title);
+          this.notifier.runtimeEvent(event, title);
+        },
+        onStoreNotice: (notice) => {
+          this.output.warn(notice.message);
+          if (notice.kind === 'corrupt-moved-aside') {
+            this.storeNotice = notice.message;
+            void vscode.window.showWarningMessage(`Off-Peak Tasks: ${notice.message}`);
+          }
+        },
+        log: (line) => this.output.info(line),
+      });
+      this.engine = engine;
+      this.backend = createServiceBackend(engine.service, engine.store, {
+        hasApiKey: () => this.apiKey.has(),
+        setApiKey: () => this.apiKey.prompt(),
+        workspaces: () => openWorkspaces().map((w) => ({ name: w.name, path: w.path })),
+        models: () => this.allowedModels,
+        openTerminal: async (taskId) => {
+          const task = engine.service.getTask(taskId);
+          this.terminals.show(taskId, task?.title || taskId);
+        },
+        notice: () => this.storeNotice,
+      });
+      const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
+      const sub = engine.store.onDidChange(refreshStatus);
+      this.context.subscriptions.push({ dispose: () => sub.dispose() });
+      refreshStatus();
+      this.panel.reconnect();
+      void engine.service.availability.refresh();
+      void this.loadModels();
+      this.output.info(`started: gateway ${settings.gatewayUrl}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
+      return engine;
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      this.output.error(`could not start: ${message}`);
+      void vscode.window.showErrorMessage(`Off-Peak Tasks could not start: ${message}`);
+      return undefined;
+    }
+  }
+
+  /** The gateway's allowed models, for the form; an unreachable gateway leaves the list empty. */
+  private async loadModels(): Promise<void> {
+    try {
+      const configs = await this.engine?.gateway.configs();
+      if (configs) this.allowedModels = configs.allowed_models.map((m) => m.id);
+      this.panel.refresh();
+    } catch (e) {
+      this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private async restartEngine(): Promise<void> {
+    await this.stopEngine();
+    this.starting = this.startEngine();
+    await this.starting;
+  }
+
+  async stopEngine(): Promise<void> {
+    const engine = this.engine ?? (await this.starting);
+    this.engine = undefined;
+    this.backend = undefined;
+    await engine?.dispose().catch((e: unknown) => this.output.error(`stop: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  dispose(): void {
+    void this.stopEngine();
+  }
 }

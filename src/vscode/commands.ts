@@ -1,17 +1,127 @@
+// The contributed commands (ids must match package.json `contributes.commands`).
 import * as vscode from 'vscode';
-import { openTasksPanel } from './panel';
+import type { PermissionMode } from '../core/types';
+import type { HostEngine } from '../engine/host-engine';
+import type { ApiKeyStore } from './api-key';
+import type { TasksPanel } from './panel';
+import type { TaskTerminals } from './task-terminals';
+import { openWorkspaces } from './workspaces';
 
-const API_KEY_SECRET = 'offPeak.apiKey';
+export interface CommandDeps {
+  panel: TasksPanel;
+  apiKey: ApiKeyStore;
+  engine(): HostEngine | undefined;
+  whenStarted(): Promise<HostEngine | undefined>;
+  terminals: TaskTerminals;
+  models(): string[];
+}
 
-/** Registers every contributed command; ids must match package.json `contributes.commands`. */
-export function registerCommands(context: vscode.ExtensionContext): void {
-  context.subscriptions.push(
-    vscode.commands.registerCommand('offPeak.openPanel', () => openTasksPanel(context)),
-    vscode.commands.registerCommand('offPeak.createTask', () => openTasksPanel(context)),
-    vscode.commands.registerCommand('offPeak.setApiKey', async () => {
-      const key = await vscode.window.showInputBox({ prompt: 'Off-Peak Gateway API key', password: true, ignoreFocusOut: true });
-      if (key) await context.secrets.store(API_KEY_SECRET, key.trim());
-    }),
-    vscode.commands.registerCommand('offPeak.clearApiKey', () => context.secrets.delete(API_KEY_SECRET)),
+const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
+  { label: 'Ask before edits and commands', description: 'default', detail: 'Unanswered questions are denied after a while so a night run goes on.', mode: 'default' },
+  { label: 'Accept edits', description: 'acceptEdits', detail: 'Edits files without asking; asks before commands.', mode: 'acceptEdits' },
+  { label: 'Plan only', description: 'plan', detail: 'Read-only: the agent only reads and proposes.', mode: 'plan' },
+  { label: 'Bypass permissions', description: 'bypassPermissions', detail: 'Never asks. Only for workspaces you can restore.', mode: 'bypassPermissions' },
+];
+
+export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
+  const register = (id: string, fn: (...args: unknown[]) => unknown) =>
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await fn(...args);
+        } catch (e) {
+          void vscode.window.showErrorMessage(`Off-Peak Tasks: ${e instanceof Error ? e.message : String(e)}`);
+          return undefined;
+        }
+      }),
+    );
+
+  register('offPeak.openPanel', () => void deps.panel.show());
+  register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));
+  register('offPeak.setApiKey', () => deps.apiKey.prompt());
+  register('offPeak.clearApiKey', async () => {
+    await deps.apiKey.clear();
+    void vscode.window.showInformationMessage('Off-Peak gateway API key removed.');
+  });
+  register('offPeak.showTaskTerminal', async () => {
+    const task = await pickTask(deps, (t) => t.startedAt !== null, 'Show the terminal of which task?');
+    if (task) deps.terminals.show(task.id, task.title || task.prompt);
+  });
+  register('offPeak.cancelTask', async () => {
+    const engine = deps.engine();
+    const task = await pickTask(deps, (t) => !['completed', 'failed', 'cancelled'].includes(t.status), 'Cancel which task?');
+    if (task && engine) await engine.service.cancel(task.id);
+  });
+}
+
+async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['service']['listTasks']>[number]) => boolean, placeHolder: string) {
+  const engine = await deps.whenStarted();
+  if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
+  const tasks = engine.service.listTasks().filter(filter);
+  if (tasks.length === 0) {
+    void vscode.window.showInformationMessage('No matching off-peak tasks.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    tasks.map((t) => ({ label: t.title || t.prompt.slice(0, 60), description: t.status, detail: t.workspacePath, task: t })),
+    { placeHolder },
   );
+  return pick?.task;
+}
+
+/** Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts. */
+interface QueueTaskArgs {
+  prompt?: string;
+  title?: string;
+  workspacePath?: string;
+  permissionMode?: PermissionMode;
+  model?: string | null;
+}
+
+/** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
+async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
+  const args: QueueTaskArgs = typeof raw === 'object' && raw !== null ? (raw as QueueTaskArgs) : {};
+  const engine = await deps.whenStarted();
+  if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
+  if (!(await deps.apiKey.has())) {
+    const choice = await vscode.window.showWarningMessage('Set your Off-Peak gateway API key first.', 'Set API Key…');
+    if (choice !== 'Set API Key…' || !(await deps.apiKey.prompt())) return undefined;
+  }
+  const workspaces = openWorkspaces();
+  let workspacePath = args.workspacePath;
+  if (!workspacePath) {
+    if (workspaces.length === 0) throw new Error('open a folder first: a task runs in a workspace folder');
+    workspacePath =
+      workspaces.length === 1
+        ? workspaces[0].path
+        : (await vscode.window.showQuickPick(workspaces.map((w) => ({ label: w.name, description: w.path, path: w.path })), { placeHolder: 'Run the task in which folder?' }))?.path;
+    if (!workspacePath) return undefined;
+  }
+  const prompt =
+    args.prompt ??
+    (await vscode.window.showInputBox({
+      title: 'Queue Off-Peak Task (1/2)',
+      prompt: 'What should the agent do? It runs when off-peak capacity admits it.',
+      placeHolder: 'e.g. Upgrade the test suite to mocha 12 and fix what breaks',
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() === '' ? 'The instructions are empty' : undefined),
+    }));
+  if (!prompt) return undefined;
+  const permissionMode =
+    args.permissionMode ??
+    (await vscode.window.showQuickPick(PERMISSION_PICKS, { title: 'Queue Off-Peak Task (2/2)', placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true }))?.mode;
+  if (!permissionMode) return undefined;
+  const workspace = workspaces.find((w) => w.path === workspacePath);
+  const task = await engine.service.create({
+    title: args.title ?? prompt.split('\n')[0].slice(0, 80),
+    prompt,
+    permissionMode,
+    model: args.model ?? null,
+    thoughtLevel: null,
+    workspacePath,
+    workspaceIdentity: workspace?.identity ?? null,
+  });
+  const where = task.queuePosition != null ? ` (#${task.queuePosition} in the queue)` : '';
+  void vscode.window.showInformationMessage(`Queued "${task.title}"${where}. It runs when the gateway admits it.`, 'Open Tasks').then((c) => c && deps.panel.show());
+  return task.id;
 }

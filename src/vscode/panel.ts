@@ -1,28 +1,99 @@
-import * as vscode from 'vscode';
+// The single "Off-Peak Tasks" webview panel: HTML with a strict nonce CSP, and the vscode-free
+// PanelController behind it.
 import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { Clock } from '../core/clock';
+import { PanelController, type PanelBackend } from '../panel/panel-controller';
 
-let current: vscode.WebviewPanel | undefined;
+export class TasksPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private controller: PanelController | undefined;
 
-/** Opens (or reveals) the single Off-Peak Tasks panel with a strict nonce CSP. */
-export function openTasksPanel(context: vscode.ExtensionContext): vscode.WebviewPanel {
-  if (current) {
-    current.reveal();
-    return current;
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly backend: () => PanelBackend | undefined,
+    private readonly clock: Clock,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.panel !== undefined;
   }
-  const distUri = vscode.Uri.joinPath(context.extensionUri, 'dist', 'webview');
-  const panel = vscode.window.createWebviewPanel('offPeak.tasks', 'Off-Peak Tasks', vscode.ViewColumn.Active, {
-    enableScripts: true,
-    retainContextWhenHidden: true,
-    localResourceRoots: [distUri, vscode.Uri.joinPath(context.extensionUri, 'media')],
-  });
-  const nonce = randomBytes(16).toString('base64');
-  const script = panel.webview.asWebviewUri(vscode.Uri.joinPath(distUri, 'main.js'));
-  panel.webview.html = `<!DOCTYPE html>
+
+  /** Opens the panel, or reveals the one already open; `focusForm` brings the create form into view. */
+  show(options: { focusForm?: boolean } = {}): vscode.WebviewPanel {
+    if (!this.panel) this.create();
+    else this.panel.reveal();
+    if (options.focusForm) this.controller?.post({ type: 'focusForm' });
+    return this.panel!;
+  }
+
+  /** Pushes a fresh snapshot (something the backend does not signal changed, e.g. the API key). */
+  refresh(): void {
+    this.controller?.schedulePush();
+  }
+
+  /** The backend became available or changed (engine started/restarted): reconnect. */
+  reconnect(): void {
+    if (!this.panel) return;
+    this.controller?.dispose();
+    this.controller = this.connect(this.panel);
+    // The webview is already running: ask it to say `ready` again by reloading its HTML.
+    this.panel.webview.html = this.html(this.panel.webview);
+  }
+
+  private create(): void {
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    const panel = vscode.window.createWebviewPanel('offPeak.tasks', 'Off-Peak Tasks', vscode.ViewColumn.Active, {
+      enableScripts: true,
+      retainContextWhenHidden: true,
+      localResourceRoots: [dist, media],
+    });
+    panel.iconPath = vscode.Uri.joinPath(media, 'icon.svg');
+    this.panel = panel;
+    this.controller = this.connect(panel);
+    panel.webview.html = this.html(panel.webview);
+    panel.onDidDispose(() => {
+      this.controller?.dispose();
+      this.controller = undefined;
+      this.panel = undefined;
+    });
+  }
+
+  private connect(panel: vscode.WebviewPanel): PanelController | undefined {
+    const backend = this.backend();
+    if (!backend) return undefined;
+    return new PanelController(
+      { postMessage: (m) => panel.webview.postMessage(m), onDidReceiveMessage: (l) => panel.webview.onDidReceiveMessage(l) },
+      backend,
+      this.clock,
+      this.log,
+    );
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(18).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'main.js'));
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'panel.css'));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+    ].join('; ');
+    return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${panel.webview.cspSource} 'nonce-${nonce}'; script-src 'nonce-${nonce}'; font-src ${panel.webview.cspSource}; img-src ${panel.webview.cspSource} data:;">
-<meta name="viewport" content="width=device-width, initial-scale=1.0"><title>Off-Peak Tasks</title></head>
-<body><div id="root"></div><script nonce="${nonce}" src="${script}"></script></body></html>`;
-  panel.onDidDispose(() => (current = undefined), undefined, context.subscriptions);
-  current = panel;
-  return panel;
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}">
+<title>Off-Peak Tasks</title></head>
+<body><div id="root">${this.backend() ? '' : '<p>Starting Off-Peak Tasks…</p>'}</div><script nonce="${nonce}" src="${script}"></script></body></html>`;
+  }
+
+  dispose(): void {
+    this.controller?.dispose();
+    this.panel?.dispose();
+  }
 }

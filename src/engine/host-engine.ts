@@ -1,0 +1,147 @@
+// Everything one VS Code window runs, minus VS Code: the sql.js task store, the gateway client,
+// the task service (sync, settle outbox, leader lease), the scheduler and the task runtime with
+// its agent adapters. src/extension.ts builds one per window and connects it to VS Code; tests
+// build it in plain Node.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind } from '../agent/adapters';
+import { KeepAwake } from '../agent/keep-awake';
+import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
+import type { Clock } from '../core/clock';
+import { GatewayClient } from '../gateway-client/client';
+import { recoverInterrupted } from '../scheduler/recovery';
+import { Scheduler } from '../scheduler/scheduler';
+import { WindowDispatcher } from '../scheduler/window-dispatcher';
+import { TaskService, type SyncConfig } from '../service';
+import { TaskStore, type StoreNotice } from '../store';
+
+export interface HostEngineOptions {
+  /** globalStorage: tasks-index.sqlite, agent sessions, segment logs. */
+  storageDir: string;
+  gatewayUrl: string;
+  /** The user's gateway key, read from SecretStorage on every use; never written anywhere else. */
+  apiKey: () => Promise<string | undefined>;
+  clock: Clock;
+  windowId: string;
+  /** workspace_key values of the folders open in this window. */
+  workspaceKeys: () => readonly string[];
+  agent: () => AgentKind;
+  /** How to start the bundled reference agent, e.g. [execPath, '<ext>/dist/reference-agent.js']. */
+  referenceAgent: { command: string; argsPrefix: string[]; askTimeoutMs?: number; env?: Record<string, string> };
+  /** Path of the `claude` executable (Claude Code adapter). */
+  claudeCommand: () => string;
+  keepAwake: () => boolean;
+  /** sql-wasm.wasm beside the extension bundle. */
+  wasmPath?: string;
+  sync?: Partial<SyncConfig>;
+  lease?: { ttlMs?: number; tickMs?: number };
+  onRuntimeEvent?: (event: RuntimeEvent) => void;
+  onStoreNotice?: (notice: StoreNotice) => void;
+  log?: (line: string) => void;
+}
+
+/** Claude Code with its path read at each launch: the user may change the setting at any time. */
+function claudeCodeFromSetting(command: () => string): AgentAdapter {
+  const current = () => new ClaudeCodeAdapter({ command: command() });
+  return {
+    kind: 'claude-code',
+    launch: (spec) => current().launch(spec),
+    createReader: () => current().createReader(),
+    sessionExists: (sessionId, workspacePath) => current().sessionExists(sessionId, workspacePath),
+  };
+}
+
+export class HostEngine {
+  private disposed = false;
+  private recovering: Promise<unknown> | undefined;
+
+  private constructor(
+    readonly store: TaskStore,
+    readonly gateway: GatewayClient,
+    readonly service: TaskService,
+    readonly runtime: TaskRuntime,
+    readonly scheduler: Scheduler,
+    private readonly keepAwake: KeepAwake,
+    private readonly runtimeDir: string,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  static async start(options: HostEngineOptions): Promise<HostEngine> {
+    const log = options.log ?? (() => {});
+    const { clock, windowId } = options;
+    fs.mkdirSync(options.storageDir, { recursive: true });
+    const runtimeDir = path.join(options.storageDir, 'runtime');
+    fs.mkdirSync(runtimeDir, { recursive: true });
+    const store = await TaskStore.open({ directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
+    const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
+    const adapters: Partial<Record<AgentKind, AgentAdapter>> = {
+      reference: new ReferenceAgentAdapter({ ...options.referenceAgent, sessionsDir: path.join(options.storageDir, 'reference-agent-sessions') }),
+    };
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand);
+    const keepAwake = new KeepAwake({ enabled: options.keepAwake });
+    // The runtime and the service refer to each other (cancel stops the agent; the agent's outcome
+    // goes through the service), so the service reaches the runtime through this late binding.
+    const late: { runtime?: TaskRuntime } = {};
+    const service = new TaskService({
+      store,
+      gateway,
+      clock,
+      windowId,
+      stopAgent: (taskId) => late.runtime?.stopTask(taskId),
+      sync: options.sync,
+      lease: options.lease,
+      log,
+    });
+    const runtime = new TaskRuntime({
+      store,
+      service,
+      adapters,
+      defaultAgent: options.agent,
+      gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey },
+      runtimeDir,
+      clock,
+      keepAwake,
+      onEvent: options.onRuntimeEvent,
+      log,
+    });
+    late.runtime = runtime;
+    const dispatcher = new WindowDispatcher(windowId);
+    dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
+    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, keepAwake, runtimeDir, log);
+    service.on('wake', () => scheduler.wake());
+    store.onDidChange(() => scheduler.wake());
+    service.leadership.on('change', () => {
+      // A window that becomes the leader (first start, or the old leader died) recovers what the
+      // previous holder left running before it schedules anything.
+      if (service.isLeader) void engine.recover().then(() => scheduler.wake());
+    });
+    await service.start();
+    if (service.isLeader) await engine.recover();
+    scheduler.start();
+    return engine;
+  }
+
+  /** Puts tasks left running by a host that is gone back in the queue (same session). */
+  recover(): Promise<unknown> {
+    this.recovering ??= recoverInterrupted(this.store, this.runtimeDir)
+      .then((report) => {
+        if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
+      })
+      .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => (this.recovering = undefined));
+    return this.recovering;
+  }
+
+  /** Clean exit: running segments go back to the queue with their session, claims are released. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.scheduler.stop();
+    await this.runtime.shutdown();
+    await this.scheduler.idle();
+    await this.service.stop();
+    this.keepAwake.dispose();
+    await this.store.close();
+  }
+}

@@ -1,0 +1,23 @@
+// Typed reads of the extension's settings (package.json `contributes.configuration`).
+import * as vscode from 'vscode';
+import type { AgentKind } from '../agent/adapters';
+
+export interface OffPeakSettings {
+  gatewayUrl: string;
+  agent: AgentKind;
+  claudeCodePath: string;
+  keepAwake: boolean;
+  askTimeoutMinutes: number;
+}
+
+export function readSettings(): OffPeakSettings {
+  const c = vscode.workspace.getConfiguration('offPeak');
+  const agent = c.get<string>('agent', 'reference');
+  return {
+    gatewayUrl: c.get<string>('gatewayUrl', 'http://127.0.0.1:8787').replace(/\/+$/, ''),
+    agent: agent === 'claude-code' ? 'claude-code' : 'reference',
+    claudeCodePath: c.get<string>('claudeCodePath', 'claude') || 'claude',
+    keepAwake: c.get<boolean>('keepAwake', true),
+    askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
+  };
+}
