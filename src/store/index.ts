@@ -7,3 +7,4 @@ export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';
 export { LATEST_SCHEMA_VERSION, TASK_COLUMNS, type MigrationReport } from './schema';
 export { loadSqlJs, defaultWasmPath } from './sqljs';
 export { SqlDb } from './sql';
+export { LeaderElection, type LeaderElectionOptions } from './leader';

@@ -18,7 +18,10 @@ export function defaultWasmPath(): string {
     const beside = path.join(__dirname, 'sql-wasm.wasm');
     if (existsSync(beside)) return beside;
   }
-  return require.resolve('sql.js/dist/sql-wasm.wasm');
+  // Not bundled: found in node_modules at run time (tests, tools). An alias keeps esbuild from
+  // trying to bundle the wasm when this module is part of a bundle that never reaches this line.
+  const runtimeRequire = require;
+  return runtimeRequire.resolve('sql.js/dist/sql-wasm.wasm');
 }
 
 /**
