@@ -144,14 +144,17 @@ async function main(): Promise<number> {
         timeoutMs: timeoutSeconds * 1000,
         verbose: opts.verbose ?? false,
       });
-      if (outcome.kind !== 'exited') {
-        console.error(`vscode-test: ${outcome.detail}`);
-        console.error(`--- code-server log (tail) ---\n${outcome.logTail}`);
-      }
       hostExitCode = outcome.kind === 'exited' ? outcome.hostExitCode : 1;
+      // Failing tests explain themselves in mocha's output; anything else gets code-server's log.
+      const explainedByMocha = readResults(resultsFile)?.failed;
+      if (outcome.kind !== 'exited') console.error(`vscode-test: ${outcome.detail}`);
+      if (hostExitCode !== 0 && !explainedByMocha) console.error(`--- code-server log (tail) ---\n${outcome.logTail}`);
     }
 
     const results = readResults(resultsFile);
+    if (results && results.failed === 0 && hostExitCode !== 0) {
+      console.error(`vscode-test: mocha reported no failures, but the extension host exited with code ${hostExitCode}`);
+    }
     if (!results) {
       console.error('vscode-test: mocha inside VS Code reported no results (the suite did not load or never finished)');
       console.log('vscode: the suite did not run to completion (no counts from mocha)');

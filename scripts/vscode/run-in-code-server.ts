@@ -100,7 +100,15 @@ export async function runSuiteInCodeServer(tools: VsCodeTools, run: SuiteRun): P
     ];
     const url = `${server.origin}/?folder=${encodeURIComponent(run.workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     progress('opening the workbench in headless Chromium');
-    await page.goto(url);
+    // The time limit covers loading the workbench too (slow on a loaded 2-core machine).
+    const deadline = Date.now() + run.timeoutMs;
+    try {
+      await page.goto(url, { waitUntil: 'domcontentloaded', timeout: run.timeoutMs });
+    } catch (err) {
+      if ((err as Error).name !== 'TimeoutError') throw err;
+      const detail = `timed out after ${run.timeoutMs / 1000} s: the workbench page did not even load`;
+      return { kind: 'timeout', detail, logTail: server.logTail() };
+    }
 
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race<SuiteOutcome>([
@@ -115,7 +123,7 @@ export async function runSuiteInCodeServer(tools: VsCodeTools, run: SuiteRun): P
                 `timed out after ${run.timeoutMs / 1000} s waiting for the tests inside VS Code to finish ` +
                 '(the extension host never reported an exit code: did the workbench load, did the extension activate?)',
             }),
-          run.timeoutMs,
+          Math.max(0, deadline - Date.now()),
         );
       }),
     ]);
