@@ -104,6 +104,7 @@ export class GatewayServer {
   private readonly pollWaiters = new Set<() => void>();
   private readonly sockets = new Set<Socket>();
   private inFlightRequests = 0;
+  private listenedPort = 0;
   private upstreamUrl: string | null;
 
   private constructor(options: StartGatewayOptions) {
@@ -169,6 +170,7 @@ export class GatewayServer {
       gateway.store.close();
       throw error;
     }
+    gateway.listenedPort = (gateway.server.address() as AddressInfo).port;
     if (gateway.config.promoteIntervalMs > 0) {
       gateway.timer = setInterval(() => gateway.runTimerTick(), gateway.config.promoteIntervalMs);
     }
@@ -182,7 +184,9 @@ export class GatewayServer {
   }
 
   get port(): number {
-    return (this.server.address() as AddressInfo).port;
+    const address = this.server.address() as AddressInfo | null;
+    if (address) this.listenedPort = address.port;
+    return this.listenedPort;
   }
 
   /** e.g. `http://127.0.0.1:8787` */
@@ -344,7 +348,7 @@ export class GatewayServer {
       expect('GET');
       const counts = this.authority.counts();
       const text = this.metrics.render({ ...counts, windowsOpen: this.authority.windows.isOpen(this.clock.now()) });
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text), [SERVER_TIME_HEADER]: String(this.clock.now()) });
       res.end(text);
       return;
     }

@@ -378,6 +378,22 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.equal(answer.body.tickets[0].position, 1);
     });
 
+    it('shutdown answers pending long-polls at once, then stops listening', async function () {
+      this.timeout(20_000);
+      const g = await start({ statusMaxWaitMs: 60_000 });
+      const a = ticketIdOf(await g.alice.take('task-A'));
+      const url = g.gateway.url;
+      const polling = g.alice.status([a], 60_000);
+      await new Promise((r) => setTimeout(r, 100));
+      const closing = g.gateway.close(5000);
+      const answer = await polling;
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.tickets[0].state, 'queued');
+      await closing;
+      t = undefined;
+      await assert.rejects(fetch(url + GatewayPaths.healthz), 'no longer listening');
+    });
+
     it('a long-poll does not wake for changes to tickets it does not watch', async function () {
       this.timeout(20_000);
       const g = await start({ segmentCapacity: 1 });

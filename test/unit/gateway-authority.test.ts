@@ -106,3 +106,20 @@ describe('gateway ticket authority (memory store)', () => {
     assert.equal(a.modelRequestsInFlight, 0);
   });
 });
+
+describe('gateway structured logs', () => {
+  it('writes one JSON object a line at or above the level, nothing below', async () => {
+    const { createLogger } = await import('../../src/gateway/logger');
+    const lines: string[] = [];
+    const log = createLogger('info', (line) => lines.push(line));
+    log.debug('hidden');
+    log.info('ticket active', { ticket_id: 't1' });
+    log.error('failed', { error: new Error('boom') });
+    assert.equal(lines.length, 2);
+    const first = JSON.parse(lines[0]);
+    assert.deepEqual([first.level, first.msg, first.ticket_id], ['info', 'ticket active', 't1']);
+    assert.ok(!Number.isNaN(Date.parse(first.time)));
+    assert.equal(JSON.parse(lines[1]).error.message, 'boom');
+    assert.ok(lines.every((l) => l.endsWith('\n') && !l.slice(0, -1).includes('\n')));
+  });
+});
