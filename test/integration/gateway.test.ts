@@ -511,6 +511,13 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.match(text, /^offpeak_upstream_duration_seconds_count 1$/m);
     });
 
+    it('a second gateway on the same SQLite file is refused with a clear error (the first owns it)', async () => {
+      const g = await start();
+      ticketIdOf(await g.alice.take('task-A'));
+      await assert.rejects(startTestGateway(dir.file('tickets.sqlite'), {}), /in use by another gateway process/);
+      assert.equal((await g.alice.take('task-B')).status, 200, 'the first one keeps working');
+    });
+
     it('restart keeps every ticket: states, deadlines, positions and FIFO order', async () => {
       const g = await start({ segmentCapacity: 2, readyTtlMs: 60_000 });
       const active = ticketIdOf(await g.alice.take('active'));
