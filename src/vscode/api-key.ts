@@ -38,6 +38,13 @@ export class ApiKeyStore implements vscode.Disposable {
     return true;
   }
 
+  /** Stores a key given programmatically (automation, tests); same validation as the prompt. */
+  async set(key: string): Promise<void> {
+    const trimmed = key.trim();
+    if (trimmed === '' || /\s/.test(trimmed)) throw new Error('an API key is a non-empty string without spaces');
+    await this.secrets.store(SECRET_KEY, trimmed);
+  }
+
   async clear(): Promise<void> {
     await this.secrets.delete(SECRET_KEY);
   }

@@ -38,7 +38,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register('offPeak.openPanel', () => void deps.panel.show());
   register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));
-  register('offPeak.setApiKey', () => deps.apiKey.prompt());
+  // A key may be passed as the argument (automation); otherwise a password box asks for it.
+  register('offPeak.setApiKey', (key?: unknown) => (typeof key === 'string' ? deps.apiKey.set(key) : deps.apiKey.prompt()));
   register('offPeak.clearApiKey', async () => {
     await deps.apiKey.clear();
     void vscode.window.showInformationMessage('Off-Peak gateway API key removed.');
