@@ -1,6 +1,7 @@
 // The reference gateway's ticket lifecycle, business codes and limits, against the real server on
 // loopback with a SQLite file and an injected ManualClock (promote ticks run on demand).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import {
   AvailabilityResponseSchema,
   ClientConfigsResponseSchema,
@@ -478,6 +479,17 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.equal(wrong.status, 401);
       const model = await fetch(g.gateway.url + GatewayPaths.anthropicMessages, { method: 'POST', body: '{}' });
       assert.equal(model.status, 401);
+    });
+
+    it('keys may be configured as SHA-256 hashes, and x-api-key works like Bearer', async () => {
+      const hash = createHash('sha256').update('dana-secret-key-42').digest('hex');
+      const g = await start({ users: [{ id: 'dana', apiKeySha256: hash, plan: 'coding' }] });
+      const bearer = await fetch(g.gateway.url + GatewayPaths.availability, { headers: { authorization: 'Bearer dana-secret-key-42' } });
+      assert.equal(bearer.status, 200);
+      const apiKey = await fetch(g.gateway.url + GatewayPaths.availability, { headers: { 'x-api-key': 'dana-secret-key-42' } });
+      assert.equal(apiKey.status, 200);
+      const wrong = await fetch(g.gateway.url + GatewayPaths.availability, { headers: { authorization: `Bearer ${hash}` } });
+      assert.equal(wrong.status, 401, 'the hash itself is not a key');
     });
 
     it('unknown route is 404 and a wrong method 405, both in the one error shape', async () => {
