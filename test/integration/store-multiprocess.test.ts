@@ -3,6 +3,8 @@
  * tasks, so replaying its acknowledged operations with the model gives the exact state every task
  * must have at the end: any lost or torn write shows up as a difference. Every worker also checks
  * its task right after each ack, and watches all tasks for a terminal state going back.
+ * The workers also race each other on shared rows: exactly one terminal transition may win each
+ * shared running task, exactly one worker may start each shared ready task.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,12 +17,13 @@ import { applyToModel, comparable, comparableObserved, observe, type ModelTask, 
 const WORKER = path.join(__dirname, 'store-workers', 'random-ops-worker.ts');
 const WORKERS = 4;
 const OPS = 500;
+const SHARED = 15;
 
 interface Line { t: string; seq?: number; op?: Op; applied?: boolean; expected?: boolean; [k: string]: unknown }
 
 function runWorker(dir: string, prefix: string, seed: number): Promise<{ code: number | null; lines: Line[]; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, dir, prefix, String(OPS), String(seed)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, dir, prefix, String(OPS), String(seed), String(SHARED)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -41,10 +44,22 @@ describe('store across processes', function () {
   it(`${WORKERS} processes x ${OPS} random operations: every acknowledged operation is present, none lost, no terminal state regressed`, async () => {
     const seedBase = Number(process.env.STORE_MP_SEED ?? Date.now() % 100_000);
     const prefixes = Array.from({ length: WORKERS }, (_, i) => `w${i}`);
+    const setup = await TaskStore.open({ directory: dir, watch: false });
+    await setup.mutate((tx) => {
+      for (let n = 0; n < SHARED; n++) {
+        for (const kind of ['running', 'ready']) {
+          const id = `shared-${kind}-${n}`;
+          tx.tasks.insert({ id, title: id, prompt: `shared ${id}`, permissionMode: 'default', workspacePath: '/shared', serverTicketId: `${id}#1`, schedulable: true });
+          if (kind === 'running') assert.ok(tx.tasks.claim(id) && tx.tasks.markRunning(id, { sessionId: 'setup' }));
+        }
+      }
+    });
+    await setup.close();
     const results = await Promise.all(prefixes.map((p, i) => runWorker(dir, p, seedBase + i)));
     const store = await TaskStore.open({ directory: dir, watch: false });
     try {
       let totalAcks = 0;
+      const sharedAcks: Line[] = [];
       let appliedCount = 0;
       const kinds = new Set<string>();
       for (const [i, r] of results.entries()) {
@@ -52,9 +67,11 @@ describe('store across processes', function () {
         assert.equal(r.code, 0, `${ctx} exited ${r.code}: ${r.stderr.slice(-2000)} ${JSON.stringify(r.lines.filter((l) => l.t === 'error'))}`);
         const problems = r.lines.filter((l) => l.t === 'lost' || l.t === 'regressed' || l.t === 'error');
         assert.deepEqual(problems, [], `${ctx} saw lost writes or regressions`);
-        const acks = r.lines.filter((l) => l.t === 'ack');
-        assert.equal(acks.length, OPS, `${ctx} acknowledged every operation`);
-        assert.deepEqual(acks.map((a) => a.seq), Array.from({ length: OPS }, (_, k) => k));
+        const allAcks = r.lines.filter((l) => l.t === 'ack');
+        assert.equal(allAcks.length, OPS, `${ctx} acknowledged every operation`);
+        assert.deepEqual(allAcks.map((a) => a.seq), Array.from({ length: OPS }, (_, k) => k));
+        sharedAcks.push(...allAcks.filter((a) => a.shared).map((a) => ({ ...a, worker: prefixes[i] })));
+        const acks = allAcks.filter((a) => !a.shared);
         const mismatched = acks.filter((a) => a.applied !== a.expected);
         assert.deepEqual(mismatched, [], `${ctx}: the store applied/refused exactly as the state machine says`);
         // Replay the acknowledged operations: the exact expected final state of this worker's tasks.
@@ -78,6 +95,24 @@ describe('store across processes', function () {
         const own = store.read((tx) => tx.tasks.list().filter((t) => t.id.startsWith(`${prefixes[i]}-`)));
         assert.equal(own.length, [...model.values()].filter((m) => !m.deleted).length, `${ctx}: no extra or missing rows`);
       }
+      // Row-level races across processes: at most one winner per shared task, and it is what the row shows.
+      for (let n = 0; n < SHARED; n++) {
+        for (const kind of ['running', 'ready']) {
+          const id = `shared-${kind}-${n}`;
+          const winners = sharedAcks.filter((a) => a.op!.id === id && a.applied);
+          const attempts = sharedAcks.filter((a) => a.op!.id === id);
+          assert.ok(winners.length <= 1, `${id}: ${winners.length} winners ${JSON.stringify(winners)}`);
+          if (attempts.length > 0) assert.equal(winners.length, 1, `${id}: the first attempt always wins`);
+          const row = store.read((tx) => tx.tasks.get(id))!;
+          const want = winners.length === 0
+            ? (kind === 'running' ? 'running' : 'queued')
+            : ({ complete: 'completed', fail: 'failed', cancel: 'cancelled', start: 'running' } as Record<string, string>)[winners[0].op!.kind];
+          assert.equal(row.status, want, `${id} shows the winner's transition`);
+          if (kind === 'ready' && winners.length === 1) assert.equal(row.sessionId, `session-${winners[0].worker}`);
+        }
+      }
+      totalAcks += sharedAcks.length;
+      assert.ok(sharedAcks.length > 0, 'the shared races happened');
       assert.equal(totalAcks, WORKERS * OPS);
       assert.ok(appliedCount > WORKERS * OPS * 0.3, `a meaningful share of operations applied (${appliedCount})`);
       assert.ok(['create', 'edit', 'delete', 'retake', 'settle', 'start', 'complete', 'cancel'].every((k) => kinds.has(k)), 'all operation kinds exercised');

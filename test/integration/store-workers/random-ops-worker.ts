@@ -3,7 +3,10 @@
  * a shared tasks-index.sqlite and prints one JSON line per acknowledged operation (after the
  * mutation promise resolved). It also reads the whole table now and then and reports any task it
  * once saw terminal and later saw non-terminal.
- * usage: node --import tsx random-ops-worker.ts <dir> <prefix> <ops> <seed>
+ * Besides its own tasks it races the other workers on SHARED tasks the parent created: running
+ * ones (complete / fail / cancel: exactly one may win each) and ready ones (claim + markRunning:
+ * exactly one may start each). Those acks carry `shared: true` and no prediction.
+ * usage: node --import tsx random-ops-worker.ts <dir> <prefix> <ops> <seed> <shared-count>
  */
 import { TaskStore } from '../../../src/store';
 import { applyToModel, comparable, comparableObserved, expectApplied, observe, perform, randomOp, rng, type ModelTask } from './model';
@@ -11,7 +14,8 @@ import { applyToModel, comparable, comparableObserved, expectApplied, observe, p
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 async function main(): Promise<void> {
-  const [dir, prefix, opsArg, seedArg] = process.argv.slice(2);
+  const [dir, prefix, opsArg, seedArg, sharedArg] = process.argv.slice(2);
+  const shared = Number(sharedArg ?? 0);
   const ops = Number(opsArg);
   const rand = rng(Number(seedArg));
   const out = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
@@ -20,6 +24,20 @@ async function main(): Promise<void> {
   const seenTerminal = new Map<string, string>();
   out({ t: 'ready', pid: process.pid });
   for (let seq = 0; seq < ops; seq++) {
+    if (shared > 0 && rand() < 0.08) {
+      const n = Math.floor(rand() * shared);
+      const race = rand() < 0.5 ? 'terminal' : 'start';
+      const id = race === 'terminal' ? `shared-running-${n}` : `shared-ready-${n}`;
+      const kind = race === 'start' ? 'start' : (['complete', 'fail', 'cancel'] as const)[Math.floor(rand() * 3)];
+      const applied = await store.mutate((tx) => {
+        if (kind === 'start') return tx.tasks.claim(id) && tx.tasks.markRunning(id, { sessionId: `session-${prefix}` });
+        if (kind === 'complete') return tx.tasks.complete(id);
+        if (kind === 'fail') return tx.tasks.fail(id, { failureReason: prefix });
+        return tx.tasks.cancel(id, { failureReason: prefix });
+      });
+      out({ t: 'ack', seq, shared: true, op: { kind, id }, applied });
+      continue;
+    }
     const live = [...model.values()].filter((m) => !m.deleted || rand() < 0.05).map((m) => m.id);
     const op = randomOp(rand, prefix, seq, live);
     const current = model.get(op.id);
