@@ -110,6 +110,11 @@ export class FileLock {
       fd = fs.openSync(this.lockPath, 'wx', 0o600);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        // The directory vanished (deleted by hand, storage reset): recreate it and try again.
+        fs.mkdirSync(path.dirname(this.lockPath), { recursive: true });
+        return undefined;
+      }
       if (code !== 'EEXIST' && code !== 'EPERM' && code !== 'EACCES' && code !== 'EBUSY') throw err;
       this.breakIfStale();
       return undefined;

@@ -211,6 +211,16 @@ describe('store: files, lock, generations and change events', () => {
     assert.equal(existsSync(young), true, 'a temp file that may belong to a live writer is left alone');
   });
 
+  it('a database file or directory deleted while open is written back from memory at the next change', async () => {
+    const store = await openStore();
+    await store.mutate((tx) => tx.tasks.insert(input('before')));
+    rmSync(dir, { recursive: true, force: true });
+    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => t.id)), ['before'], 'reads keep the last copy');
+    await store.mutate((tx) => tx.tasks.insert(input('after')));
+    const other = await openStore();
+    assert.deepEqual(other.read((tx) => tx.tasks.list().map((t) => t.id)), ['before', 'after']);
+  });
+
   it('refuses use after close with a typed error', async () => {
     const store = await openStore();
     await store.close();
