@@ -328,7 +328,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       // if that fails the sync keeps retrying. Never left stalled.
       this.track(this.retake(taskId));
     } else if (task.schedulable) {
-      this.emit('wake', taskId);
+      this.notify('wake', taskId);
     }
     this.plan();
     return task;
@@ -382,7 +382,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
 
     if (alive) {
       const now = this.getTask(taskId)!;
-      if (now.schedulable) this.emit('wake', taskId);
+      if (now.schedulable) this.notify('wake', taskId);
       this.plan();
       return { task: now, ticket: 'reused' };
     }
@@ -555,11 +555,10 @@ export class TaskService extends EventEmitter<ServiceEvents> {
         if (due === undefined || t < due) due = t;
       };
       const live = new Set(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER] }).map((t) => t.ticketId));
-      const known = new Set<string>();
       for (const task of tx.tasks.list({ status: NON_TERMINAL })) {
         if (task.serverTicketId) {
-          known.add(task.serverTicketId);
           if (live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId)) consider(task.nextPollAt ?? now);
+          else if (task.status === 'queued') consider(now); // dead ticket still attached: repair now
         } else if (task.status === 'queued') {
           consider(this.retakeNotBefore.get(task.id)?.at ?? now);
         }
@@ -617,20 +616,27 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       // 2. what is due: live tickets to poll, ticketless queued tasks to retake
       const now = this.clock.now();
       const horizon = now + this.config.coalesceMs;
-      const { due, retakes } = this.store.read((tx) => {
+      const { due, retakes, stale } = this.store.read((tx) => {
         const live = new Map(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER] }).map((t) => [t.ticketId, t]));
         const dueList: { taskId: string; ticketId: string }[] = [];
         const retakeList: string[] = [];
+        const staleList: { taskId: string; ticketId: string }[] = [];
         for (const task of tx.tasks.list({ status: NON_TERMINAL })) {
           if (task.serverTicketId) {
             const isLive = live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId);
             if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId });
+            // a queued task still pointing at a ticket the ledger knows is dead: repair, never stall
+            if (!isLive && task.status === 'queued') staleList.push({ taskId: task.id, ticketId: task.serverTicketId });
           } else if (task.status === 'queued' && (this.retakeNotBefore.get(task.id)?.at ?? 0) <= now) {
             retakeList.push(task.id);
           }
         }
-        return { due: dueList, retakes: retakeList };
+        return { due: dueList, retakes: retakeList, stale: staleList };
       });
+      if (stale.length > 0) {
+        const cleared = await this.store.mutate((tx) => stale.filter((st) => tx.tasks.clearTicket(st.taskId, st.ticketId)).map((st) => st.taskId));
+        retakes.push(...cleared);
+      }
 
       if (!failure) {
         for (const taskId of retakes) {
@@ -663,7 +669,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
           });
           for (const id of applied.woke) {
             report.woke.push(id);
-            this.emit('wake', id);
+            this.notify('wake', id);
           }
           for (const id of applied.retake) {
             report.retakes += 1;
@@ -684,12 +690,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       this.backoffUntil = this.clock.now() + delay;
       report.error = message(failure);
       this.log(`sync cycle failed (${this.cycleFailures} in a row), next try in ${Math.round(delay / 1000)} s: ${report.error}`);
-      this.emit('syncError', failure instanceof Error ? failure : new Error(String(failure)));
+      this.notify('syncError', failure instanceof Error ? failure : new Error(String(failure)));
     } else {
       this.cycleFailures = 0;
       this.backoffUntil = 0;
     }
-    this.emit('synced', report);
+    this.notify('synced', report);
     return report;
   }
 
@@ -845,8 +851,20 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     try {
       outcome = await this.store.mutate((tx) => {
         const known = tx.tickets.get(take.ticketId);
-        // A ticket we already retired cannot come back to life: refuse it rather than reuse it.
-        if (known && known.settleState !== 'none') return 'conflict' as const;
+        if (known && known.settleState !== 'none') {
+          // Another task's ticket can never be this task's.
+          if (known.taskId !== taskId || !isLiveTicketState(take.state)) return 'conflict' as const;
+          // We had given this ticket up (a not_found/settled/expired status answer, a pending
+          // settle), yet the gateway — the admission truth — hands it back live for this very
+          // task: take it back rather than stall. If it really is over, the next status answer
+          // retires it again. (Raw SQL: the ledger has no "revive" operation.)
+          tx.db.run(
+            `UPDATE off_peak_tickets SET settle_state = 'none', settle_reason = NULL, next_settle_at = NULL, settled_at = NULL,
+               server_state = ?, end_reason = NULL, segment_ended_at = NULL, updated_at = ?
+             WHERE ticket_id = ?`,
+            [take.state, tx.now, take.ticketId],
+          );
+        }
         tx.tickets.insert(this.ledgerInput(tx, taskId, take));
         if (known) tx.tickets.updateServerState(take.ticketId, { serverState: take.state, queuePosition: take.state === 'queued' ? take.position : null });
         const task = tx.tasks.get(taskId);
@@ -882,7 +900,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       return fail(new Error(`the gateway answered the take with a ${outcome === 'dead' ? `${take.state} ticket` : 'ticket already retired'}`));
     }
     this.retakeNotBefore.delete(taskId);
-    if (outcome === 'ready') this.emit('wake', taskId);
+    if (outcome === 'ready') this.notify('wake', taskId);
     return true;
   }
 
@@ -973,6 +991,15 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   }
 
   // ------------------------------------------------------------------ helpers
+
+  /** A listener's failure must never break a sync cycle or a user action. */
+  private notify<K extends keyof ServiceEvents>(event: K, ...args: ServiceEvents[K]): void {
+    try {
+      (this.emit as (e: K, ...a: ServiceEvents[K]) => boolean)(event, ...args);
+    } catch (e) {
+      this.log(`a ${String(event)} listener failed: ${message(e)}`);
+    }
+  }
 
   private async stopAgentBestEffort(taskId: string): Promise<void> {
     const stop = this.options.stopAgent;

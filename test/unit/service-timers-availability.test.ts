@@ -82,6 +82,20 @@ describe('service: availability snapshot (seed 07 branch 01)', function () {
     assert.equal(snapshot.state.status, 'enabled');
   });
 
+  it('next_take_at is corrected for clock skew (gateway clock 2 h ahead)', async () => {
+    await gateway.close(0);
+    const ahead = { now: () => clock.now() + 2 * 3_600_000 };
+    gateway = await GatewayServer.start({ clock: ahead, config: { port: 0, store: 'memory', alwaysOpen: true, promoteIntervalMs: 0, takesPerWindow: 1, quotaWindowMs: 600_000, users: [{ id: 'u', apiKey: KEY, plan: 'coding' }], logLevel: 'silent' } });
+    client = new GatewayClient({ baseUrl: gateway.url, apiKey: () => KEY, clock });
+    snapshot.dispose();
+    snapshot = new AvailabilitySnapshot(client, clock, timers);
+    await client.take('t1');
+    const s = await snapshot.refresh();
+    assert.equal(client.serverClock.skewMs, 2 * 3_600_000);
+    assert.equal(s.status === 'disabled' && s.nextTakeAt, clock.now() + 600_000, 'on the local clock');
+    assert.equal(timers.nextDueAt(), clock.now() + 600_000);
+  });
+
   it('3103 on take disables until its next_take_at', () => {
     snapshot.noteLimitReached(clock.now() + 5_000);
     assert.equal(snapshot.state.status, 'disabled');
