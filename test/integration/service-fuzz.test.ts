@@ -154,8 +154,8 @@ describe('service fuzz: hostile gateway answers end to end', function () {
     const queued = service.listTasks().filter((t) => t.status === 'queued');
     const states = await world.gatewayStates(queued.map((t) => t.serverTicketId).filter((id): id is string => id !== null));
     for (const t of queued) {
-      if (!t.serverTicketId) console.log('STALL', JSON.stringify(t), JSON.stringify(store.read((tx) => tx.tickets.forTask(t.id))), JSON.stringify((service as unknown as { retakeNotBefore: Map<string, unknown> }).retakeNotBefore.get(t.id)), world.clock.now(), service.nextDueAt(), service.isLeader, JSON.stringify(world.proxy.seen.filter((r) => JSON.stringify(r.body).includes(t.id)).slice(-3).map((r) => [r.path, r.fault, r.gatewayStatus, r.gatewayBody])));
-      assert.ok(t.serverTicketId, `queued task ${t.id} has a ticket`);
+      const ledgerOf = () => JSON.stringify(store.read((tx) => tx.tickets.forTask(t.id)));
+      assert.ok(t.serverTicketId, `queued task ${t.id} has a ticket (last error: ${t.lastError}; ledger: ${ledgerOf()})`);
       assert.ok(['queued', 'ready', 'active'].includes(states.get(t.serverTicketId)!), `queued task ${t.id}'s ticket is live (${states.get(t.serverTicketId)})`);
     }
     const fresh = await service.create(taskInput());
