@@ -39,6 +39,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(world.takeRequests(), 0, 'no take was sent while availability says no');
       assert.equal(world.proxy.forwarded({ pathIncludes: '/availability' }).length, 1);
       assert.equal(service.listTasks().length, 2, 'no row inserted');
+      assert.equal(world.store0().read((tx) => tx.tickets.list()).length, 2, 'no ledger row either');
       // disabled until next_take_at, with no request in between; re-checked exactly then
       const nextTakeAt = err.details.nextTakeAt!;
       await world.advance(nextTakeAt - world.clock.now() - 1);
@@ -69,7 +70,9 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const { service } = await world.openWindow();
       await rejects(service.create(taskInput()), 'not_eligible');
       assert.equal(world.takeRequests(), 0);
+      assert.deepEqual(world.proxy.forwarded().map((r) => r.path), ['/api/v1/off-peak/ticket/availability']);
       assert.equal(service.listTasks().length, 0);
+      assert.equal(world.store0().read((tx) => tx.tickets.list()).length, 0);
 
       await world.close();
       world = await World.start({});
@@ -129,6 +132,11 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(t.serverTicketId, first.ticketId, 'retry-safe take returned the same ticket');
       assert.equal(t.schedulable, true);
       assert.deepEqual(woke, [fixedId]);
+      const ledger = world.store0().read((tx) => tx.tickets.forTask(fixedId));
+      assert.deepEqual(ledger.map((l) => [l.ticketId, l.serverState, l.settleState]), [[first.ticketId, 'ready', 'none']]);
+      const takes = world.proxy.forwarded().filter((r) => r.path === '/api/v1/off-peak/ticket');
+      assert.equal(takes.length, 1);
+      assert.equal((takes[0].gatewayBody as { state: string; reused: boolean }).state, 'ready');
     });
 
     it('branch 02: no key, 3101, 3103 and network failure insert nothing', async () => {
@@ -228,7 +236,13 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       service.on('wake', (id) => woke.push(id));
       const t = await service.create(taskInput());
       assert.equal(t.schedulable, true);
+      assert.equal(t.serverTicketId, 'active-ticket');
       assert.deepEqual(woke, [t.id]);
+      assert.deepEqual(
+        world.store0().read((tx) => tx.tickets.forTask(t.id)).map((l) => [l.ticketId, l.serverState, l.settleState]),
+        [['active-ticket', 'active', 'none']],
+      );
+      assert.equal(world.proxy.seen.filter((r) => r.path === '/api/v1/off-peak/ticket').length, 1, 'one take, answered active');
     });
 
     it('branch 02: an INSERT failure after a successful take settles the orphan ticket', async () => {
@@ -377,6 +391,8 @@ describe('service: seed 07 branch flows against the real gateway', function () {
         [20_000, 40_000, 60_000],
         'polled exactly when the gateway said',
       );
+      assert.equal(world.statusRequests(), 3, 'the gateway saw exactly those three status requests');
+      assert.equal(world.store0().read((tx) => tx.tickets.list())[0].serverState, 'queued');
       // the gateway goes down: backoff 10, 20, 40, 80, 160, 300, 300 s
       cycles.length = 0;
       await world.proxy.goDown();
@@ -400,6 +416,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const req = world.proxy.forwarded({ pathIncludes: '/status' }).at(-1)!;
       assert.equal((req.body as { wait_ms: number }).wait_ms, 20_000);
       assert.equal(service.getTask(t.id)!.schedulable, true);
+      assert.equal(world.store0().read((tx) => tx.tickets.get(t.serverTicketId!))!.serverState, 'ready');
     });
   });
 
@@ -421,6 +438,11 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(c.task.queuePosition, 1, 'its place in the queue was kept');
       assert.equal(world.takeRequests(), 0);
       assert.equal(world.statusRequests(), 1);
+      assert.deepEqual(
+        world.store0().read((tx) => tx.tickets.forTask(a.id)).map((l) => [l.ticketId, l.serverState, l.settleState]),
+        [[a.serverTicketId, 'queued', 'none']],
+        'no new ticket, nothing settled',
+      );
       // a claimed (being dispatched) or running task cannot be paused
       world.promote();
       await world.advance(15_000);
@@ -475,6 +497,8 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(c.ticket, 'reused');
       assert.equal(c.task.serverTicketId, a.serverTicketId);
       assert.equal(world.takeRequests(), 0);
+      assert.equal(world.proxy.seen.filter((r) => r.path.includes('/status')).length, 1, 'one status check, answered 503');
+      assert.equal(world.store0().read((tx) => tx.tickets.forTask(a.id)).length, 1);
     });
 
     it('branch 04: edit only while queued or paused; the workspace is immutable', async () => {
@@ -492,6 +516,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       await startRunning(world.windows[0], a.id);
       await rejects(service.edit(a.id, { prompt: 'too late' }), 'not_allowed');
       assert.equal(service.getTask(a.id)!.workspacePath, '/tmp/ws-a');
+      assert.equal(world.store0().read((tx) => tx.tickets.forTask(a.id)).length, 1, 'edits never touch the ticket');
     });
   });
 
@@ -599,6 +624,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       l = w.store.read((tx) => tx.tickets.get(a.serverTicketId!))!;
       assert.equal(l.settleState, 'settled');
       assert.equal((await world.gatewayStates([a.serverTicketId!])).get(a.serverTicketId!), 'settled');
+      assert.deepEqual(world.settleRequests().map((r) => [r.path.split('/')[5], r.body]), [[a.serverTicketId, { reason: 'cancelled' }]]);
       // delete of a terminal task: straight delete
       await w.service.cancel(done.id);
       assert.equal(await w.service.delete(done.id), true);
@@ -615,8 +641,11 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       await world.advance(15_000);
       await startRunning(w, ran.id);
       await w.service.completeTask(ran.id);
+      await world.settle();
       assert.deepEqual(w.service.history().map((h) => [h.taskId, h.status]), [[ran.id, 'succeeded']]);
 
+      const seenBefore = world.proxy.seen.length;
+      const ledgerBefore = JSON.stringify(w.store.read((tx) => tx.tickets.list()));
       const n = await w.service.deleteFromHistory(never.id);
       assert.deepEqual(n, { hidden: false, historyDeletedAt: null, reason: 'never_started' });
       assert.equal(w.service.getTask(never.id)!.historyDeletedAt, null);
@@ -624,13 +653,17 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const first = await w.service.deleteFromHistory(ran.id);
       assert.equal(first.hidden, true);
       const at = first.historyDeletedAt;
+      assert.equal(world.proxy.seen.length, seenBefore, 'History is local: no gateway request');
       await world.advance(5_000);
+      const seenBeforeAgain = world.proxy.seen.length;
       const again = await w.service.deleteFromHistory(ran.id);
+      assert.equal(world.proxy.seen.length, seenBeforeAgain);
       assert.deepEqual(again, { hidden: true, historyDeletedAt: at, reason: 'already_hidden' });
       assert.deepEqual(w.service.history(), []);
       const row = w.service.getTask(ran.id)!;
       assert.equal(row.status, 'completed', 'the task itself is untouched');
       assert.equal(row.sessionId, `session-${ran.id}`);
+      assert.equal(JSON.stringify(w.store.read((tx) => tx.tickets.list()).filter((l) => l.taskId === ran.id)), JSON.stringify(JSON.parse(ledgerBefore).filter((l: { taskId: string }) => l.taskId === ran.id)), 'the ledger is untouched');
     });
   });
 });
