@@ -1,0 +1,153 @@
+/**
+ * Store write/read costs (DESIGN §5). Writes bench/results/store.json and prints it.
+ *
+ * write            one full store mutation on a DB of 1000 tasks with ~800-byte prompts:
+ *                  file lock, generation check, one transaction, export(), temp file + fdatasync,
+ *                  lock re-check, rename, directory fsync, unlock.
+ * raw_export_write the floor the brief defines: sql.js export() plus writing the same bytes to a
+ *                  file, no lock, no reload, no fsync.
+ * Extra context: the same raw write with fdatasync, and the store with durable: false (no fsyncs),
+ * so the cost of durability and the cost of the cross-process protocol can be told apart.
+ * usage: npm run bench -- store
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, openSync, writeSync, fdatasyncSync, closeSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { TaskStore, type StoreTx } from '../src/store';
+import { loadSqlJs } from '../src/store/sqljs';
+
+const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
+
+function percentile(samples: number[], p: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+export async function timeAsync(n: number, warmup: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn(i);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn(i + warmup);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+function timeSync(n: number, warmup: number, fn: (i: number) => unknown): number[] {
+  for (let i = 0; i < warmup; i++) fn(i);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    fn(i + warmup);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+async function seeded(dir: string, tasks: number, durable = true): Promise<TaskStore> {
+  mkdirSync(dir, { recursive: true });
+  const store = await TaskStore.open({ directory: dir, watch: false, durable });
+  await store.mutate((tx) => {
+    for (let i = 0; i < tasks; i++) {
+      tx.tasks.insert({ id: `task-${i}`, title: `Task ${i}`, prompt: `${i} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/home/dev/project-${i % 7}`, serverTicketId: `ticket-${i}`, queuePosition: i + 1 });
+      tx.tickets.insert({ ticketId: `ticket-${i}`, taskId: `task-${i}`, serverState: 'queued', queuePosition: i + 1 });
+    }
+  });
+  return store;
+}
+
+/** One realistic single-row write: a status poll moved a task's queue position. */
+const oneWrite = (tasks: number) => (i: number) => (tx: StoreTx) => tx.tasks.applySnapshot(`task-${i % tasks}`, `ticket-${i % tasks}`, { queuePosition: 100_000 + i });
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(path.join(tmpdir(), 'offpeak-store-bench-'));
+  try {
+    const N = 200;
+    const store = await seeded(path.join(root, '1k'), 1000);
+    const loose = await seeded(path.join(root, '1k-nodurable'), 1000, false);
+    const fileBytes = readFileSync(store.filePath).length;
+    // The floor: export() + write the same bytes, on an identical in-memory DB, nothing else.
+    const SQL = await loadSqlJs();
+    const raw = new SQL.Database(readFileSync(store.filePath));
+    const rawFile = path.join(root, '1k', 'raw-copy.sqlite');
+    const rawUpdate = (i: number) => raw.run('UPDATE off_peak_tasks SET queue_position = ? WHERE off_peak_task_id = ?', [200_000 + i, `task-${i % 1000}`]);
+
+    // Interleaved, one sample of each per round, so load changes on a shared machine hit all alike.
+    const write: number[] = [];
+    const writeNoFsync: number[] = [];
+    const rawWrite: number[] = [];
+    const rawWriteFsync: number[] = [];
+    const rawExportOnly: number[] = [];
+    const WARMUP = 20;
+    for (let i = 0; i < N + WARMUP; i++) {
+      const keep = i >= WARMUP;
+      let t = performance.now();
+      await store.mutate(oneWrite(1000)(i));
+      if (keep) write.push(performance.now() - t);
+
+      rawUpdate(i);
+      t = performance.now();
+      writeFileSync(rawFile, raw.export());
+      if (keep) rawWrite.push(performance.now() - t);
+
+      rawUpdate(i + 1);
+      t = performance.now();
+      const bytes = raw.export();
+      if (keep) rawExportOnly.push(performance.now() - t);
+      const fd = openSync(rawFile, 'w');
+      writeSync(fd, bytes);
+      fdatasyncSync(fd);
+      closeSync(fd);
+      if (keep) rawWriteFsync.push(performance.now() - t);
+
+      t = performance.now();
+      await loose.mutate(oneWrite(1000)(i));
+      if (keep) writeNoFsync.push(performance.now() - t);
+    }
+    const list = timeSync(100, 10, () => store.read((tx) => tx.tasks.list()));
+    raw.close();
+    await store.close();
+    await loose.close();
+
+    const big = await seeded(path.join(root, '10k'), 10_000);
+    const write10k = await timeAsync(50, 5, (i) => big.mutate(oneWrite(10_000)(i)));
+    const bigBytes = readFileSync(big.filePath).length;
+    await big.close();
+
+    const write_p50 = percentile(write, 50);
+    const raw_p50 = percentile(rawWrite, 50);
+    const result = {
+      tasks: 1000,
+      prompt_bytes: PROMPT.length,
+      file_bytes_1k: fileBytes,
+      write_p50_ms: round(write_p50),
+      write_p95_ms: round(percentile(write, 95)),
+      raw_export_write_p50_ms: round(raw_p50),
+      write_vs_raw_ratio: round(write_p50 / raw_p50),
+      raw_export_only_p50_ms: round(percentile(rawExportOnly, 50)),
+      raw_export_write_fdatasync_p50_ms: round(percentile(rawWriteFsync, 50)),
+      write_vs_raw_fdatasync_ratio: round(write_p50 / percentile(rawWriteFsync, 50)),
+      write_durable_false_p50_ms: round(percentile(writeNoFsync, 50)),
+      write_durable_false_vs_raw_ratio: round(percentile(writeNoFsync, 50) / raw_p50),
+      tasks_10k_write_p50_ms: round(percentile(write10k, 50)),
+      tasks_10k_write_p95_ms: round(percentile(write10k, 95)),
+      file_bytes_10k: bigBytes,
+      list_1k_p50_ms: round(percentile(list, 50)),
+      samples: { write: N, raw: N, write_10k: 50, list: 100 },
+      notes:
+        'write = store.mutate() with durable: true (fdatasync temp + fsync dir). raw_export_write = export() + writeFileSync, no fsync. ' +
+        'Samples are interleaved round by round so load changes hit all variants alike; on a shared, loaded disk the two fsyncs dominate.',
+      machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0]), at: new Date().toISOString() },
+    };
+    const outDir = path.join(__dirname, 'results');
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(path.join(outDir, 'store.json'), `${JSON.stringify(result, null, 2)}\n`);
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+void main();
