@@ -155,9 +155,11 @@ describe('store: files, lock, generations and change events', () => {
     const store = await openStore({ lock: { staleMs: 400, acquireTimeoutMs: 5000 } });
     // a live owner on another host: only the heartbeat age can make it stale
     writeFileSync(owner, JSON.stringify({ token: 'remote', pid: 1, hostname: 'another-host', acquiredAt: Date.now() }));
-    const started = Date.now();
     await store.mutate((tx) => tx.tasks.insert(input('late')));
-    assert.ok(Date.now() - started >= 300, 'waited for the heartbeat to go stale');
+    const broken = store.notices.filter((n) => n.kind === 'stale-lock-broken');
+    assert.equal(broken.length, 1);
+    const waited = Number(/no heartbeat for (\d+) ms/.exec(broken[0].message)?.[1]);
+    assert.ok(waited > 400, `broken only once its heartbeat was older than staleMs (${broken[0].message})`);
     const impatient = await openStore({ lock: { staleMs: 60_000, acquireTimeoutMs: 150 } });
     writeFileSync(owner, JSON.stringify({ token: 'remote2', pid: 1, hostname: 'another-host', acquiredAt: Date.now() }));
     const fresh = new Date();
