@@ -165,7 +165,7 @@ export class SegmentRun {
 
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId }));
+    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId }));
     reader.onInputNeeded = (info) => this.options.onInputNeeded?.(info);
     this.proxy.onEvent((event) => {
       this.options.onProxyEvent?.(event);

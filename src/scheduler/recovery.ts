@@ -5,6 +5,7 @@
  * window) is left alone; an agent orphaned by a dead host is stopped first, so two processes never
  * work on one session.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TaskStore } from '../store';
@@ -17,6 +18,8 @@ export interface RecoveryReport {
 
 interface PidRecord {
   pid: number;
+  /** The host (window) process that spawned the agent. */
+  hostPid?: number;
   sessionId?: string;
 }
 
@@ -29,24 +32,38 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Linux: the parent pid from /proc; undefined elsewhere or when unreadable. */
+/** The parent pid (Linux: /proc; elsewhere: ps); undefined when it cannot be told. */
 function parentOf(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
   } catch {
+    return psField(pid, 'ppid=');
+  }
+}
+
+/** The command line (Linux: /proc; elsewhere: ps); undefined when it cannot be told (Windows). */
+function commandLineOf(pid: number): string | undefined {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    const out = ps(pid, 'command=');
+    return out === undefined ? undefined : out;
+  }
+}
+
+function ps(pid: number, field: string): string | undefined {
+  if (process.platform === 'win32') return undefined;
+  try {
+    return execFileSync('ps', ['-o', field, '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+  } catch {
     return undefined;
   }
 }
 
-/** Linux: whether the process's command line mentions the session (it is really our agent). */
-function runsSession(pid: number, sessionId: string | undefined): boolean {
-  if (!sessionId) return false;
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(sessionId);
-  } catch {
-    return false;
-  }
+function psField(pid: number, field: string): number | undefined {
+  const out = ps(pid, field);
+  return out === undefined ? undefined : Number(out);
 }
 
 function pidFilesOf(runtimeDir: string, taskId: string): string[] {
@@ -75,17 +92,26 @@ export async function recoverInterrupted(store: TaskStore, runtimeDir: string): 
         fs.rmSync(file, { force: true });
         continue;
       }
-      if (!record.pid || !alive(record.pid) || (process.platform === 'linux' && !runsSession(record.pid, record.sessionId))) {
-        fs.rmSync(file, { force: true }); // stale: the agent is gone (or the pid was reused)
+      if (!record.pid || !alive(record.pid)) {
+        fs.rmSync(file, { force: true }); // stale: the agent is gone
         continue;
       }
+      const command = commandLineOf(record.pid);
+      if (command !== undefined && record.sessionId && !command.includes(record.sessionId)) {
+        fs.rmSync(file, { force: true }); // the pid was reused by another program
+        continue;
+      }
+      // Still the child of the live host that started it (another window): leave it alone.
+      const hostAlive = record.hostPid !== undefined && record.hostPid !== process.pid && alive(record.hostPid);
       const parent = parentOf(record.pid);
-      if (parent !== undefined && parent > 1 && alive(parent)) {
-        liveUnderHost = true; // another window's segment: leave it
+      if (hostAlive && (parent === undefined || parent === record.hostPid)) {
+        liveUnderHost = true;
         continue;
       }
-      if (parent === undefined && process.platform !== 'linux') {
-        liveUnderHost = true; // cannot tell: do not take the session away from a possibly live run
+      if (command === undefined) {
+        // Cannot verify the process is our agent (Windows): do not kill; its host is gone, so it
+        // lost its proxy and ends by itself. The task is requeued.
+        fs.rmSync(file, { force: true });
         continue;
       }
       try {

@@ -185,22 +185,21 @@ export class Scheduler {
     return report;
   }
 
-  private dueSql(limitClause: string): string {
-    const backoffJoin = `LEFT JOIN ${DISPATCH_TABLE} b ON b.task_id = t.off_peak_task_id`;
+  /** Due tasks; the backoff table exists only once a dispatch ever failed (reads never create it). */
+  private dueSql(withBackoff: boolean, limitClause: string): string {
     return `SELECT t.* FROM off_peak_tasks t
       LEFT JOIN off_peak_tickets k ON k.ticket_id = t.server_ticket_id
-      ${'BACKOFF_JOIN'.replace('BACKOFF_JOIN', backoffJoin)}
+      ${withBackoff ? `LEFT JOIN ${DISPATCH_TABLE} b ON b.task_id = t.off_peak_task_id` : ''}
       WHERE t.status = 'queued' AND t.server_ticket_id IS NOT NULL
         AND (t.schedulable = 1
              OR (k.server_state IN ('ready', 'active') AND k.settle_state = 'none' AND COALESCE(k.end_reason, '') <> 'expired'))
         AND (COALESCE(t.claim_running, 0) = 0 OR t.claimed_at IS NULL OR t.claimed_at < ?)
-        AND (b.next_dispatch_at IS NULL OR b.next_dispatch_at <= ?)
+        ${withBackoff ? 'AND (b.next_dispatch_at IS NULL OR b.next_dispatch_at <= ?)' : 'AND ? IS NOT NULL'}
       ORDER BY t.queued_at, t.off_peak_task_id ${limitClause}`;
   }
 
   private dueCount(db: StoreTx['db'], now: number): number {
-    if (!hasTable(db)) ensureDispatchTableInMemory(db);
-    return db.all(this.dueSql('LIMIT 1'), [now - this.zombieAfterMs, now]).length;
+    return db.all(this.dueSql(hasTable(db), 'LIMIT 1'), [now - this.zombieAfterMs, now]).length;
   }
 
   private zombieCount(db: StoreTx['db'], now: number): number {
@@ -216,7 +215,7 @@ export class Scheduler {
       [tx.now, zombieBefore],
     );
     const limit = this.options.maxClaimsPerTick;
-    const rows = tx.db.all(this.dueSql(limit ? 'LIMIT ?' : ''), limit ? [zombieBefore, tx.now, limit] : [zombieBefore, tx.now]);
+    const rows = tx.db.all(this.dueSql(true, limit ? 'LIMIT ?' : ''), limit ? [zombieBefore, tx.now, limit] : [zombieBefore, tx.now]);
     const claimed: OffPeakTask[] = [];
     for (const row of rows) {
       const task = taskFromRow(row);
@@ -262,9 +261,4 @@ export class Scheduler {
       this.log(`scheduler: could not record the dispatch of ${task.id}: ${(err as Error).message}`);
     }
   }
-}
-
-/** Reads never write: an in-memory CREATE keeps the due query valid until a mutation persists the table. */
-function ensureDispatchTableInMemory(db: StoreTx['db']): void {
-  ensureDispatchTable(db);
 }

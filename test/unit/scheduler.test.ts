@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -202,6 +203,43 @@ describe('scheduler', () => {
     assert.equal(after.sessionId, before.sessionId);
     assert.equal(after.startedAt, before.startedAt);
     assert.equal(after.queuedAt, before.queuedAt);
+  });
+});
+
+describe('start-up recovery of orphaned agents', () => {
+  it('kills an agent whose host died, leaves a reused pid alone, and requeues the task', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recover-'));
+    const clock = new ManualClock(1_000);
+    const store = await TaskStore.open({ directory: dir, clock, durable: false, watch: false });
+    await store.mutate((tx) => {
+      tx.tasks.insert({ id: 't1', title: 't', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: 'T1', schedulable: true });
+      tx.tasks.claim('t1');
+      tx.tasks.markRunning('t1', { sessionId: 'session-orphan-1' });
+    });
+    const spawnIdle = (marker: string) =>
+      spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '--', marker], { detached: true, stdio: 'ignore' });
+    const orphan = spawnIdle('--resume session-orphan-1');
+    const stranger = spawnIdle('someone-else');
+    await Promise.all([orphan, stranger].map((c) => new Promise((r) => c.once('spawn', r))));
+    const deadHost = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => deadHost.on('exit', r));
+    const segment = (name: string, pid: number) => {
+      const d = path.join(dir, 'runtime', 'tasks', 't1', name);
+      fs.mkdirSync(d, { recursive: true });
+      fs.writeFileSync(path.join(d, 'agent.pid'), JSON.stringify({ pid, hostPid: deadHost.pid, sessionId: 'session-orphan-1', taskId: 't1' }));
+    };
+    segment('segment-1', orphan.pid!);
+    segment('segment-2', stranger.pid!);
+    const report = await recoverInterrupted(store, path.join(dir, 'runtime'));
+    assert.deepEqual(report.killedOrphans, [orphan.pid]);
+    assert.deepEqual(report.requeued, ['t1']);
+    assert.equal(store.read((tx) => tx.tasks.get('t1'))!.status, 'queued');
+    await new Promise((r) => (orphan.exitCode !== null || orphan.signalCode !== null ? r(undefined) : orphan.on('exit', r)));
+    assert.equal(orphan.signalCode, 'SIGKILL');
+    assert.equal(stranger.exitCode === null && stranger.signalCode === null, true, 'a process that is not our agent is never killed');
+    stranger.kill('SIGKILL');
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
 
