@@ -170,7 +170,7 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
     assert.equal(await g.exited, 0);
   });
 
-  it('a config file, env and flags combine (flags win); bad input exits 2 with a clear message', async () => {
+  it('a config file and env combine (env beats the file); bad input stops it with a clear message (2 for options, 1 for start-up)', async () => {
     const config = dir.file('gateway.json');
     writeFileSync(config, JSON.stringify({ users: [{ id: 'carol', apiKey: 'carol-key-123456', plan: 'coding' }], timeZone: 'Europe/Berlin', peak: ['09:00-17:00'], store: 'memory' }));
     const g = await spawnGateway(['--config', config, '--port', '0', '--log-level', 'silent'], { env: { OFFPEAK_GATEWAY_TIME_ZONE: 'America/New_York' } });
