@@ -156,7 +156,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   private abort = new AbortController();
   private readonly background = new Set<Promise<unknown>>();
   private readonly settlesInflight = new Set<string>();
-  private readonly retakesInflight = new Map<string, Promise<boolean>>();
+  private readonly retakesInflight = new Map<string, Promise<{ ok: boolean; error?: unknown }>>();
   /** Ticketless queued tasks: when to try the retake again (in memory; a restart retries at once). */
   private readonly retakeNotBefore = new Map<string, { at: number; attempts: number }>();
   private disposables: { dispose(): void }[] = [];
@@ -638,11 +638,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
         retakes.push(...cleared);
       }
 
-      if (!failure) {
-        for (const taskId of retakes) {
-          report.retakes += 1;
-          await this.retake(taskId);
-        }
+      // (stopping at the first transport failure: the gateway is unreachable, the cycle backs off)
+      for (const taskId of retakes) {
+        if (failure) break;
+        report.retakes += 1;
+        const r = await this.retakeDetailed(taskId);
+        if (!r.ok && isTransportFailure(r.error)) failure = r.error;
       }
 
       // 3. status in batches of at most 100, stopping at the first failure of the gateway
@@ -672,9 +673,11 @@ export class TaskService extends EventEmitter<ServiceEvents> {
             this.notify('wake', id);
           }
           for (const id of applied.retake) {
+            if (failure) break; // the rest stay ticketless and are retaken by a later cycle
             report.retakes += 1;
             this.retakeNotBefore.delete(id);
-            await this.retake(id);
+            const r = await this.retakeDetailed(id);
+            if (!r.ok && isTransportFailure(r.error)) failure = r.error;
           }
         } catch (e) {
           failure = e;
@@ -818,7 +821,11 @@ export class TaskService extends EventEmitter<ServiceEvents> {
    * Retake for a queued (or just continued) task with the same task id; single-flight per task.
    * On failure the task stays queued without a ticket and the sync retries with backoff.
    */
-  private retake(taskId: string): Promise<boolean> {
+  private async retake(taskId: string): Promise<boolean> {
+    return (await this.retakeDetailed(taskId)).ok;
+  }
+
+  private retakeDetailed(taskId: string): Promise<{ ok: boolean; error?: unknown }> {
     const existing = this.retakesInflight.get(taskId);
     if (existing) return existing;
     const run = this.doRetake(taskId).finally(() => this.retakesInflight.delete(taskId));
@@ -826,8 +833,8 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return run;
   }
 
-  private async doRetake(taskId: string): Promise<boolean> {
-    const fail = async (e: unknown) => {
+  private async doRetake(taskId: string): Promise<{ ok: boolean; error?: unknown }> {
+    const fail = async (e: unknown): Promise<{ ok: false; error: unknown }> => {
       const prev = this.retakeNotBefore.get(taskId)?.attempts ?? 0;
       let at = this.clock.now() + backoff(this.config.retakeBackoffMs, this.config.retakeBackoffMaxMs, prev);
       if (isGatewayError(e) && e.kind === 'limit_reached') {
@@ -838,7 +845,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       const text = `retake failed: ${message(e)}`;
       await this.store.mutate((tx) => tx.db.run('UPDATE off_peak_tasks SET last_error = ? WHERE off_peak_task_id = ? AND server_ticket_id IS NULL', [text, taskId])).catch(() => undefined);
       this.log(`${taskId}: ${text}`);
-      return false;
+      return { ok: false, error: e };
     };
 
     let take: TakeResult;
@@ -893,7 +900,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     }
     if (outcome === 'gone') {
       this.settleSoon([take.ticketId]);
-      return false;
+      return { ok: false };
     }
     if (outcome === 'dead' || outcome === 'conflict') {
       if (outcome === 'dead') this.settleSoon([take.ticketId]);
@@ -901,7 +908,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     }
     this.retakeNotBefore.delete(taskId);
     if (outcome === 'ready') this.notify('wake', taskId);
-    return true;
+    return { ok: true };
   }
 
   // ------------------------------------------------------------------ settle outbox (branch 10)
