@@ -90,8 +90,12 @@ export class KeepAwake {
       this.options.log?.(`keep-awake: ${command.command} is not available (${err.message}); the machine may sleep during runs`);
       if (this.child === child) this.child = null;
     });
-    child.on('exit', () => {
-      if (this.child === child) this.child = null;
+    child.on('exit', (code) => {
+      // Exiting while still wanted means the inhibitor refused (e.g. no system bus in a container).
+      if (this.child === child) {
+        this.child = null;
+        this.options.log?.(`keep-awake: ${command.command} exited (code ${code}); the machine may sleep during runs`);
+      }
     });
     this.child = child;
   }

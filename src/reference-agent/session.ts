@@ -60,6 +60,8 @@ export class SessionTranscript {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionError(`no session found with id ${id} in ${dir}`);
       throw err;
     }
+    // A crash mid-append leaves a torn last line: end it, so the next append starts a fresh line.
+    if (text.length > 0 && !text.endsWith('\n')) fs.appendFileSync(file, '\n');
     const session = new SessionTranscript(id, file);
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;

@@ -26,7 +26,7 @@ function scriptedModel(request: RecordedRequest): ScriptedReply {
   const hasBash = (body.tools ?? []).some((t) => t.name === 'Bash');
   if (!hasBash) return { kind: 'text', text: 'ok' }; // auxiliary requests (titles, summaries)
   if (blocks(body).some((b) => b.type === 'tool_result') || lastMessageHasToolResult(body)) return { kind: 'text', text: 'Step one is done; the task is complete.' };
-  return { kind: 'tool_use', name: 'Bash', input: { command: 'sleep 5; echo step1 > step1.txt', description: 'step one' } };
+  return { kind: 'tool_use', name: 'Bash', input: { command: 'sleep 9; echo step1 > step1.txt', description: 'step one' } };
 }
 
 describe('Claude Code end to end (real claude CLI, real gateway, local ticket proxy)', function () {
@@ -46,8 +46,8 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
   });
 
   it('3102 mid-task -> requeue -> new ticket -> the same Claude Code session resumes -> completed', async function () {
-    // Active window 4 s; Claude Code's Bash tool sleeps 5 s, so its next model request meets a real 3102.
-    world = await startWorld({ activeWindowMs: 4_000 });
+    // Active window 8 s; Claude Code's Bash tool sleeps 9 s, so its next model request meets a real 3102.
+    world = await startWorld({ activeWindowMs: 8_000 });
     world.upstream.setDefaultReply(scriptedModel);
     const events: RuntimeEvent[] = [];
     host = await startHost({
