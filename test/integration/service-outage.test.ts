@@ -106,4 +106,26 @@ describe('service: gateway outage for 5 simulated minutes', function () {
       assert.ok(service.getTask(tasks[2].id)!.settledAt, 'the failed task is marked settled');
     });
   }
+
+  it('slow gateway: a slow answer within the time limit is applied; a take slower than the limit is retried with the same task id and yields one ticket', async () => {
+    world = await World.start({ timeoutMs: 700 });
+    const w = await world.openWindow();
+    const a = await w.service.create(taskInput());
+    world.promote();
+    world.proxy.enqueue({ kind: 'slow', delayMs: 300 }, { match: (_m, p) => p.includes('/status') });
+    await world.advance(15_000);
+    assert.equal(w.service.getTask(a.id)!.schedulable, true, 'the slow answer was applied');
+    // the first take answer arrives after the client gave up; the gateway did create the ticket
+    world.proxy.enqueue({ kind: 'slow', delayMs: 1_000 }, { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' });
+    const b = await w.service.create(taskInput());
+    await new Promise((r) => setTimeout(r, 1_200)); // let the late answer land (and be ignored)
+    const takes = world.proxy.forwarded().filter((r) => r.path === '/api/v1/off-peak/ticket' && (r.body as { task_id: string }).task_id === b.id);
+    assert.equal(takes.length, 2, 'timed out once, retried once');
+    assert.deepEqual(
+      new Set(takes.map((r) => (r.gatewayBody as { ticket_id: string }).ticket_id)),
+      new Set([b.serverTicketId]),
+      'both answers name the same ticket: retry-safe, nothing orphaned',
+    );
+    assert.equal(w.store.read((tx) => tx.tickets.forTask(b.id)).length, 1);
+  });
 });
