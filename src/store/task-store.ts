@@ -227,6 +227,8 @@ export class TaskStore {
 
   private notify(notice: StoreNotice): void {
     this.notices.push(notice);
+    // Keep the first notices (open-time ones matter most) and the latest; never grow without bound.
+    if (this.notices.length > 100) this.notices.splice(20, this.notices.length - 100);
     for (const listener of this.noticeListeners) {
       try {
         listener(notice);
