@@ -2,6 +2,7 @@
 // flags. One table (GATEWAY_OPTIONS) drives the flags, the env names, --help and the README.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { OffPeakWindows, parseDailyRange } from './windows';
 
 export const UserConfigSchema = z
   .object({
@@ -312,6 +313,12 @@ export function resolveGatewayConfig(settings: Partial<GatewayConfig>): GatewayC
     throw new ConfigError('give either peak or offPeak hours, not both');
   }
   if (config.alwaysOpen && config.windowsClosed) throw new ConfigError('alwaysOpen and windowsClosed contradict each other');
+  try {
+    for (const range of [...config.peak, ...config.offPeak]) parseDailyRange(range);
+    new OffPeakWindows(config.timeZone, { kind: 'always' });
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   if (!config.demo && config.users.length === 0) {
     throw new ConfigError('no users configured: add --user id:apiKey[:plan], "users" in the config file, or run with --demo');
   }

@@ -34,6 +34,8 @@ describe('gateway configuration', () => {
     assert.throws(() => loadGatewayConfig(['--config', 'x.json'], {}, () => '{oops'), /not valid JSON/);
     assert.throws(() => resolveGatewayConfig({ demo: true, readyTtlMs: -5 }), /readyTtlMs/);
     assert.throws(() => resolveGatewayConfig({ demo: true, alwaysOpen: true, windowsClosed: true }), /contradict/);
+    assert.throws(() => resolveGatewayConfig({ demo: true, timeZone: 'Mars/Olympus' }), (e: Error) => e instanceof ConfigError && /unknown time zone/.test(e.message));
+    assert.throws(() => resolveGatewayConfig({ demo: true, peak: ['14:00-28:00'] }), (e: Error) => e instanceof ConfigError && /invalid time range/.test(e.message));
   });
 
   it('every option has a distinct flag and env name, and the upstream key is env-only', () => {
