@@ -318,3 +318,46 @@ describe('store: task transitions and guards', () => {
     assert.equal(store.read((tx) => tx.tasks.count(['queued'])), 2);
   });
 });
+
+describe('store: random operation sequences agree with an independent model (fast-check)', () => {
+  it('applied/refused and the resulting rows match the model for any sequence', async () => {
+    const fc = await import('fast-check');
+    const { applyToModel, comparable, comparableObserved, expectApplied, observe, perform } = await import('../integration/store-workers/model');
+    type ModelTask = import('../integration/store-workers/model').ModelTask;
+    type Op = import('../integration/store-workers/model').Op;
+    const dir = mkdtempSync(path.join(tmpdir(), 'offpeak-store-fc-'));
+    const store = await TaskStore.open({ directory: dir, watch: false, durable: false });
+    let run = 0;
+    const kinds = ['pause', 'continue', 'start', 'requeue', 'complete', 'fail', 'cancel', 'ready', 'retake', 'delete', 'settle', 'ackSettle', 'poll', 'edit', 'create'] as const;
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(...kinds), fc.nat(3)), { minLength: 1, maxLength: 30 }), async (steps) => {
+          run += 1;
+          const ids = [0, 1, 2, 3].map((n) => `fc${run}-${n}`);
+          const model = new Map<string, ModelTask>();
+          const mismatches = await store.mutate((tx) => {
+            const bad: string[] = [];
+            steps.forEach(([kind, n], i) => {
+              const id = ids[n];
+              const op: Op = kind === 'edit' ? { kind, id, title: `t${i}`, prompt: `p${i}` } : ({ kind, id } as Op);
+              const current = model.get(id);
+              const expected = expectApplied(current, op);
+              const applied = perform(tx, op, current);
+              if (applied !== expected) bad.push(`${kind} ${id}: applied=${applied}, expected ${expected}`);
+              if (applied) model.set(id, applyToModel(current, op));
+              const seen = comparableObserved(observe(tx, id));
+              const want = model.has(id) ? comparable(model.get(id)!) : undefined;
+              if (JSON.stringify(seen) !== JSON.stringify(want)) bad.push(`${kind} ${id}: row ${JSON.stringify(seen)} != model ${JSON.stringify(want)}`);
+            });
+            return bad;
+          });
+          assert.deepEqual(mismatches, []);
+        }),
+        { numRuns: 60 },
+      );
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -101,6 +101,8 @@ export function perform(tx: StoreTx, op: Op, current: ModelTask | undefined): bo
   switch (op.kind) {
     case 'create': {
       const ticket = `${id}#1`;
+      // an id is never reused, also not after a delete (its ledger rows stay)
+      if (tx.tasks.get(id) || tx.tickets.get(ticket)) return false;
       tx.tickets.insert({ ticketId: ticket, taskId: id, serverState: 'queued' });
       const m = newModelTask(id);
       tx.tasks.insert({ id, title: m.title, prompt: m.prompt, permissionMode: 'acceptEdits', workspacePath: `/ws/${id.split('-')[0]}`, serverTicketId: ticket });
