@@ -43,6 +43,8 @@ export interface AuthorityPolicy {
   maxPollMs: number;
   /** Retry-After for a 3105 caused by no model-request capacity right now. */
   busyRetryAfterMs: number;
+  /** Expired/settled tickets are deleted this long after they ended (0 = keep forever). */
+  retentionMs: number;
   eligiblePlans: readonly string[];
   exposureEnabled: boolean;
   upgradeHint: string | null;
@@ -54,7 +56,11 @@ export interface AuthorityPolicy {
 export interface TickResult {
   expired: string[];
   promoted: string[];
+  /** Finished tickets deleted by retention in this tick (pruning runs at most hourly). */
+  pruned: number;
 }
+
+const PRUNE_EVERY_MS = 3_600_000;
 
 export interface Admission {
   ticket: TicketRecord;
@@ -72,6 +78,7 @@ export function newTicketId(): string {
 
 export class TicketAuthority {
   private inFlight = 0;
+  private lastPruneAt = Number.NEGATIVE_INFINITY;
   private readonly listeners = new Set<ChangeListener>();
   /**
    * Serialized status entries by ticket record (records are immutable: a change makes a new
@@ -284,7 +291,12 @@ export class TicketAuthority {
           if (next) promoted.push(next.ticketId);
         }
       }
-      return { expired, promoted };
+      let pruned = 0;
+      if (this.policy.retentionMs > 0 && now - this.lastPruneAt >= PRUNE_EVERY_MS) {
+        this.lastPruneAt = now;
+        pruned = this.store.pruneFinished(now - this.policy.retentionMs, now - this.policy.quotaWindowMs);
+      }
+      return { expired, promoted, pruned };
     });
     this.metrics?.promotions.inc(result.promoted.length);
     if (result.expired.length > 0 || result.promoted.length > 0) this.emitChange();

@@ -134,6 +134,7 @@ export class GatewayServer {
         queuedPollMs: c.queuedPollMs,
         maxPollMs: c.maxPollMs,
         busyRetryAfterMs: c.busyRetryAfterMs,
+        retentionMs: c.retentionMs,
         eligiblePlans: c.eligiblePlans,
         exposureEnabled: c.exposure,
         upgradeHint: c.upgradeHint,
@@ -208,8 +209,8 @@ export class GatewayServer {
   private runTimerTick(): void {
     try {
       const result = this.authority.tick();
-      if (result.promoted.length > 0 || result.expired.length > 0) {
-        this.log.info('promote tick', { promoted: result.promoted.length, expired: result.expired.length });
+      if (result.promoted.length > 0 || result.expired.length > 0 || result.pruned > 0) {
+        this.log.info('promote tick', { promoted: result.promoted.length, expired: result.expired.length, pruned: result.pruned });
       }
     } catch (error) {
       this.log.error('promote tick failed', { error });

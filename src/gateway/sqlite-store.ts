@@ -66,6 +66,7 @@ export class SqliteTicketStore implements TicketStore {
     get: Database.Statement<[string], TicketRow>;
     takeTimes: Database.Statement<[string, number], { taken_at: number }>;
     counts: Database.Statement<[], { state: TicketState; n: number }>;
+    prune: Database.Statement<[number, number]>;
   };
   private readonly updateStatements = new Map<string, Database.Statement>();
 
@@ -92,6 +93,7 @@ export class SqliteTicketStore implements TicketStore {
       get: this.db.prepare('SELECT * FROM tickets WHERE ticket_id = ?'),
       takeTimes: this.db.prepare('SELECT taken_at FROM tickets WHERE user_id = ? AND taken_at >= ? ORDER BY taken_at'),
       counts: this.db.prepare('SELECT state, COUNT(*) AS n FROM tickets GROUP BY state'),
+      prune: this.db.prepare("DELETE FROM tickets WHERE state IN ('expired', 'settled') AND COALESCE(settled_at, expired_at) < ? AND taken_at < ?"),
     };
     this.loadLiveIndex();
   }
@@ -209,6 +211,10 @@ export class SqliteTicketStore implements TicketStore {
 
   takeTimesSince(userId: string, since: number): number[] {
     return this.statements.takeTimes.all(userId, since).map((r) => r.taken_at);
+  }
+
+  pruneFinished(endedBefore: number, takenBefore: number): number {
+    return this.statements.prune.run(endedBefore, takenBefore).changes;
   }
 
   transaction<T>(fn: () => T): T {

@@ -44,6 +44,11 @@ export interface TicketStore {
   countByState(): Record<TicketState, number>;
   /** Take times (ascending) of a user's tickets taken at or after `since`. */
   takeTimesSince(userId: string, since: number): number[];
+  /**
+   * Deletes expired/settled tickets that ended before `endedBefore` and were taken before
+   * `takenBefore` (so quota history inside the window stays); returns how many.
+   */
+  pruneFinished(endedBefore: number, takenBefore: number): number;
   /** Runs `fn` atomically (one SQLite transaction). */
   transaction<T>(fn: () => T): T;
   /** Cheap liveness probe for /healthz. */
@@ -198,6 +203,18 @@ export class MemoryTicketStore implements TicketStore {
       .filter((t) => t.userId === userId && t.takenAt >= since)
       .map((t) => t.takenAt)
       .sort((a, b) => a - b);
+  }
+
+  pruneFinished(endedBefore: number, takenBefore: number): number {
+    let removed = 0;
+    for (const t of [...this.all.values()]) {
+      const ended = t.settledAt ?? t.expiredAt;
+      if ((t.state === 'expired' || t.state === 'settled') && ended !== null && ended < endedBefore && t.takenAt < takenBefore) {
+        this.all.delete(t.ticketId);
+        removed += 1;
+      }
+    }
+    return removed;
   }
 
   transaction<T>(fn: () => T): T {

@@ -461,6 +461,22 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.equal((await g.alice.message(id)).status, 200);
     });
 
+    it('retention: finished tickets are deleted after the retention time; live ones and quota history stay', async () => {
+      const g = await start({ retentionMs: 2 * HOUR, quotaWindowMs: HOUR, takesPerWindow: 2, maxLiveTicketsPerUser: 10, segmentCapacity: 0 });
+      const settledOld = ticketIdOf(await g.alice.take('old'));
+      await g.alice.settle(settledOld);
+      const liveOld = ticketIdOf(await g.alice.take('live'));
+      assert.equal(g.gateway.tick().pruned, 0);
+      g.clock.advance(2 * HOUR + 1);
+      const settledRecent = ticketIdOf(await g.alice.take('recent'));
+      await g.alice.settle(settledRecent);
+      assert.equal(g.gateway.tick().pruned, 1);
+      const states = (await g.alice.status([settledOld, liveOld, settledRecent])).body.tickets.map((x) => x.state);
+      assert.deepEqual(states, ['not_found', 'queued', 'settled']);
+      // The recent take still counts against the quota window.
+      assert.equal(AvailabilityResponseSchema.parse((await g.alice.availability()).body).can_take_number, 1);
+    });
+
     it('request body size limit: 413 request_too_large', async () => {
       const g = await start({ maxJsonBodyBytes: 1024 });
       const answer = await g.alice.request('POST', GatewayPaths.take, { task_id: 'x'.repeat(150), pad: 'y'.repeat(2000) });

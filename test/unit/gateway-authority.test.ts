@@ -17,6 +17,7 @@ const policy: AuthorityPolicy = {
   queuedPollMs: 15_000,
   maxPollMs: 300_000,
   busyRetryAfterMs: 2000,
+  retentionMs: 0,
   eligiblePlans: ['coding'],
   exposureEnabled: true,
   upgradeHint: null,
