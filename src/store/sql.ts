@@ -66,9 +66,20 @@ export class SqlDb {
     this.raw.exec(sql);
   }
 
-  /** SQLite's count of rows changed since the connection opened: tells whether a mutation wrote. */
+  /** SQLite's count of rows changed since the connection opened. */
   totalChanges(): number {
     return Number(this.scalar('SELECT total_changes()'));
+  }
+
+  /**
+   * Changes whenever a transaction wrote anything: rows (total_changes), the schema (DDL bumps
+   * schema_version) or user_version. Row counts alone would miss a DDL-only migration.
+   */
+  writeStamp(): string {
+    const row = this.raw.exec(
+      'SELECT total_changes(), (SELECT schema_version FROM pragma_schema_version), (SELECT user_version FROM pragma_user_version)',
+    )[0].values[0];
+    return row.join(':');
   }
 }
 

@@ -401,9 +401,9 @@ export class TaskStore {
     });
   }
 
-  /** Runs fn in BEGIN..COMMIT; returns whether any row changed. Rolls back and rethrows on error. */
+  /** Runs fn in BEGIN..COMMIT; returns whether it wrote anything. Rolls back and rethrows on error. */
   private transaction(fn: () => void): boolean {
-    const before = this.db.totalChanges();
+    const before = this.db.writeStamp();
     this.db.exec('BEGIN IMMEDIATE');
     try {
       fn();
@@ -416,7 +416,7 @@ export class TaskStore {
       }
       throw err;
     }
-    return this.db.totalChanges() !== before;
+    return this.db.writeStamp() !== before;
   }
 
   private async runMutation<T>(fn: (tx: StoreTx) => T): Promise<T> {

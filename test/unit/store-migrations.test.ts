@@ -127,6 +127,28 @@ describe('store: schema and migrations', () => {
     assert.ok(readFileSync(file).equals(before));
   });
 
+  it('a v1 file with nothing to backfill is still persisted as v2 (schema-only changes count as writes)', async () => {
+    const db = await rawDb();
+    db.exec(SCHEMA_V1_SQL);
+    db.exec('PRAGMA user_version = 1');
+    const file = path.join(dir, 'tasks-index.sqlite');
+    writeFileSync(file, db.raw.export());
+    db.raw.close();
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 2, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    // another window reading the file must find the v2 tables
+    const other = await TaskStore.open({ directory: dir, watch: false });
+    assert.equal(other.migration!.fromVersion, 2);
+    assert.deepEqual(other.read((tx) => tx.tickets.list()), []);
+    await store.mutate((tx) => tx.db.exec('CREATE TABLE IF NOT EXISTS extension_notes (k TEXT PRIMARY KEY)'));
+    assert.ok(other.read((tx) => tx.db.get("SELECT name FROM sqlite_master WHERE name = 'extension_notes'")), 'a DDL-only mutation is persisted');
+    await store.close();
+    await other.close();
+    const onDisk = await rawDb(readFileSync(file));
+    assert.equal(onDisk.scalar('PRAGMA user_version'), 2);
+    onDisk.raw.close();
+  });
+
   it('an unversioned file (user_version 0) that has the aggregate is treated as v1', async () => {
     const db = await rawDb(readFileSync(FIXTURE));
     db.exec('PRAGMA user_version = 0');
