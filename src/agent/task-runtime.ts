@@ -44,6 +44,11 @@ export interface TaskRuntimeOptions {
   /** The adapters this window can run, and which one new tasks use. */
   adapters: Partial<Record<AgentKind, AgentAdapter>>;
   defaultAgent: () => AgentKind;
+  /**
+   * The model for a task that names none (seed 06: the first of the gateway's allowed models);
+   * undefined or null leaves the choice to the agent.
+   */
+  defaultModel?: () => string | null | undefined;
   gateway: { baseUrl: string; apiKey: () => Promise<string | undefined> };
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
@@ -167,7 +172,7 @@ export class TaskRuntime {
           resume,
           prompt: resume ? CONTINUATION_PROMPT : task.prompt,
           permissionMode: task.permissionMode,
-          model: task.model,
+          model: task.model ?? this.options.defaultModel?.() ?? null,
           thoughtLevel: task.thoughtLevel,
           workspacePath: task.workspacePath,
         },
