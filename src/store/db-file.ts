@@ -102,7 +102,7 @@ export function writeFileAtomic(file: string, bytes: Uint8Array, options: Persis
     } catch {
       // no current file, or no hard links on this file system: the rename frees it, that is all
     }
-    fs.renameSync(temp, file);
+    renameWithRetry(temp, file);
     renamed = true;
     if (linked) fs.unlink(previous, () => undefined);
   } finally {
@@ -117,6 +117,23 @@ export function writeFileAtomic(file: string, bytes: Uint8Array, options: Persis
   }
   if (options.durable) fsyncDirectory(path.dirname(file));
   return true;
+}
+
+/**
+ * On Windows a rename over a file another process has open (a window reading it, an antivirus
+ * scan) fails for a moment with EPERM/EBUSY/EACCES: retry briefly before giving up.
+ */
+function renameWithRetry(from: string, to: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.renameSync(from, to);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt >= 10 || (code !== 'EPERM' && code !== 'EBUSY' && code !== 'EACCES')) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
 }
 
 /** Makes a rename durable. Not supported on every platform (Windows): best effort. */

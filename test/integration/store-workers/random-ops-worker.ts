@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const ops = Number(opsArg);
   const rand = rng(Number(seedArg));
   const out = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
-  const store = await TaskStore.open({ directory: dir, watch: false, durable: process.env.STORE_DURABLE !== '0', lock: { acquireTimeoutMs: 60_000 } });
+  const store = await TaskStore.open({ directory: dir, watch: false, lock: { acquireTimeoutMs: 60_000 } });
   const model = new Map<string, ModelTask>();
   const seenTerminal = new Map<string, string>();
   out({ t: 'ready', pid: process.pid });
