@@ -6,14 +6,15 @@
 //    HTTP/1.1 client, N connections), so no server shares its event loop with the client.
 //    Rounds alternate bare/gateway (so load from other processes hits both alike). The machine
 //    this runs on is shared, so throughput is the BEST round of each side (the least disturbed);
-//    medians and every round are in `details` too.
+//    medians and every round are in `details` too, and so is a load-independent cross-check:
+//    requests answered per CPU-second the server process used (from /proc/<pid>/stat).
 // 2. A 2 MB SSE model stream from the scripted fake upstream (test fixture, in this process)
 //    fetched directly vs through the gateway, by a client in a separate process: median time to
 //    first byte and total time, and their ratios. The fake answers after a 200 ms "time to first
 //    token" like a model does (sse_ttfb_ratio); the raw added latency with zero think time is
 //    reported as well (sse_ttfb_ratio_zero_think, sse_ttfb_added_ms_zero_think).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
@@ -104,7 +105,17 @@ function runNode(args: string[]): Promise<string> {
   });
 }
 
-async function startServerProcess(args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function startServerProcess(args: string[]): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: root });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -117,6 +128,7 @@ async function startServerProcess(args: string[]): Promise<{ url: string; stop()
   });
   return {
     url,
+    pid: child.pid,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -173,14 +185,19 @@ async function main(): Promise<void> {
 
     const gatewayRps: number[] = [];
     const bareRps: number[] = [];
+    const perCpu = { gateway: { requests: 0, cpu: 0 }, bare: { requests: 0, cpu: 0 } };
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [target, into] of [
-        [`${bare.url}/api/v1/off-peak/ticket/status`, bareRps],
-        [`${gateway.url}/api/v1/off-peak/ticket/status`, gatewayRps],
+      for (const [side, server, into] of [
+        ['bare', bare, bareRps],
+        ['gateway', gateway, gatewayRps],
       ] as const) {
+        const target = `${server.url}/api/v1/off-peak/ticket/status`;
+        const cpuBefore = cpuSeconds(server.pid);
         const result = JSON.parse(await runNode(['-e', LOADGEN, target, statusBody, String(CONNECTIONS), String(ROUND_MS), `Bearer ${KEY}`])) as { requests: number; errors: number; seconds: number };
         if (result.errors > 0) throw new Error(`load generator saw ${result.errors} errors against ${target}`);
         into.push(result.requests / result.seconds);
+        perCpu[side].cpu += cpuSeconds(server.pid) - cpuBefore;
+        perCpu[side].requests += result.requests; // (warm-up requests are uncounted but use CPU: slightly pessimistic for both)
       }
     }
     await bare.stop();
@@ -206,6 +223,11 @@ async function main(): Promise<void> {
         status_rps_rounds: { gateway: gatewayRps.map((x) => round(x, 1)), bare: bareRps.map((x) => round(x, 1)) },
         status_rps_median: { gateway: round(median(gatewayRps), 1), bare: round(median(bareRps), 1), ratio: round(median(gatewayRps) / median(bareRps)) },
         status_ratio_per_round_median: round(median(gatewayRps.map((g, i) => g / bareRps[i]))),
+        status_rps_per_server_cpu_second: {
+          gateway: round(perCpu.gateway.requests / perCpu.gateway.cpu, 1),
+          bare: round(perCpu.bare.requests / perCpu.bare.cpu, 1),
+          ratio: round(perCpu.gateway.requests / perCpu.gateway.cpu / (perCpu.bare.requests / perCpu.bare.cpu)),
+        },
         connections: CONNECTIONS,
         round_ms: ROUND_MS,
         status_tickets: { total: 100, ready: 60, queued: 40 },
