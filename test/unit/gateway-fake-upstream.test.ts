@@ -60,6 +60,15 @@ describe('fake Anthropic upstream (test fixture)', () => {
     assert.equal(parseSse(received.toString()).at(-1)?.event, 'message_stop');
   });
 
+  it('can break a stream with an SSE error event, as the real API does when overloaded', async () => {
+    upstream.enqueue({ kind: 'stream_error', partialText: 'Half an ans' });
+    const res = await post(`${upstream.url}/v1/messages`, { stream: true, messages: [] });
+    assert.equal(res.status, 200);
+    const events = parseSse(await res.text());
+    assert.deepEqual(events.map((e) => e.event), ['message_start', 'ping', 'content_block_start', 'content_block_delta', 'error']);
+    assert.equal((events.at(-1)?.data as { error: { type: string } }).error.type, 'overloaded_error');
+  });
+
   it('notices a client that hangs up on a hanging stream', async () => {
     upstream.enqueue({ kind: 'hang' });
     const controller = new AbortController();
