@@ -418,6 +418,37 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(service.getTask(t.id)!.schedulable, true);
       assert.equal(world.store0().read((tx) => tx.tickets.get(t.serverTicketId!))!.serverState, 'ready');
     });
+    it('branch 03: a gateway that refuses wait_ms gets plain polls from then on', async () => {
+      world = await World.start({ sync: { longPollMs: 20_000 } });
+      const { service } = await world.openWindow();
+      const t = await service.create(taskInput());
+      // an older gateway: a status carrying wait_ms is a 400 invalid_request
+      let refused = 0;
+      world.proxy.enqueue(
+        {
+          kind: 'respond-with',
+          respond: ({ body }) => {
+            if (!('wait_ms' in (body as object))) throw new Error('expected wait_ms');
+            refused += 1;
+            return { status: 400, body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_request', message: 'unknown field wait_ms' } }) };
+          },
+        },
+        { match: (_m, p) => p.includes('/status') },
+      );
+      await world.advance(15_000);
+      const statuses = world.proxy.seen.filter((r) => r.path.includes('/status'));
+      assert.equal(refused, 1);
+      assert.deepEqual(
+        statuses.map((r) => 'wait_ms' in (r.body as object)),
+        [true, false],
+        'refused once with wait_ms, then asked again without',
+      );
+      assert.equal(service.getTask(t.id)!.queuePosition, 1, 'the plain answer was applied');
+      await world.advance(15_000);
+      assert.equal(world.proxy.seen.filter((r) => r.path.includes('/status')).length, 3);
+      assert.equal('wait_ms' in (world.proxy.seen.filter((r) => r.path.includes('/status')).at(-1)!.body as object), false);
+      assert.equal(world.store0().read((tx) => tx.tickets.forTask(t.id))[0].serverState, 'queued');
+    });
   });
 
   describe('branch 04: pause, continue, edit', () => {

@@ -67,7 +67,10 @@ export class World {
   }
 
   async openWindow(name = `w${this.windows.length + 1}`, extra: { stopAgent?: (taskId: string) => void | Promise<void> } = {}): Promise<Window> {
-    const store = await TaskStore.open({ directory: this.dir, clock: this.clock, watch: false });
+    // durable: false skips the fsyncs only (the store's own crash tests cover durability); the
+    // lock, reload, transaction and atomic rename are the real thing. watch: false because the
+    // leader re-reads the DB on every lease tick anyway, and simulated time must drive everything.
+    const store = await TaskStore.open({ directory: this.dir, clock: this.clock, watch: false, durable: false });
     const timeoutMs = this.options.timeoutMs ?? 3000;
     const client = new GatewayClient({
       baseUrl: this.proxy.baseUrl,
