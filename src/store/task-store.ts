@@ -152,7 +152,8 @@ export class TaskStore {
   /** Synchronous read of the current state (reloads first if another window wrote). */
   read<T>(fn: (tx: StoreReadTx) => T): T {
     this.assertOpen();
-    if (!this.busy) this.refreshFromDisk(false);
+    // Emits too: whoever notices another window's write first (read, watcher, mutation) tells listeners.
+    if (!this.busy) this.refreshFromDisk();
     return fn(this.makeTx(this.clock.now()));
   }
 
@@ -184,7 +185,7 @@ export class TaskStore {
   checkForExternalChange(): boolean {
     this.assertOpen();
     if (this.busy) return false;
-    return this.refreshFromDisk(true);
+    return this.refreshFromDisk();
   }
 
   /** Stops watching and closes the database after pending mutations finish. */
@@ -281,11 +282,11 @@ export class TaskStore {
   }
 
   /**
-   * Reloads the in-memory copy when the file's generation differs from ours. Without the lock
-   * (reads, watcher) a bad file is left for the next locked mutation to repair.
+   * Reloads the in-memory copy when the file's generation differs from ours, and tells listeners.
+   * Without the lock (reads, watcher) a bad file is left for the next locked mutation to repair.
    * Returns true when it loaded another process's write.
    */
-  private refreshFromDisk(emit: boolean): boolean {
+  private refreshFromDisk(): boolean {
     let generation: Generation;
     try {
       generation = readGeneration(this.filePath);
@@ -303,7 +304,7 @@ export class TaskStore {
     this.knownGeneration = generationOfBytes(bytes);
     this.counter = counterOfBytes(bytes);
     this.stats.reloads += 1;
-    if (emit) this.emitChange({ origin: 'external', generation: this.knownGeneration });
+    this.emitChange({ origin: 'external', generation: this.knownGeneration });
     return true;
   }
 
@@ -487,7 +488,7 @@ export class TaskStore {
         this.checkTimer = undefined;
         if (this.closed || this.busy) return;
         try {
-          this.refreshFromDisk(true);
+          this.refreshFromDisk();
         } catch {
           // never throw out of a timer
         }

@@ -131,6 +131,24 @@ describe('store: files, lock, generations and change events', () => {
     assert.equal(seenB.length, 1, 'disposed listeners hear nothing');
   });
 
+  it('a read or a write that picks up another window\'s change fires the external event too (watch off)', async () => {
+    const a = await openStore();
+    const b = await openStore();
+    const seen: StoreChange[] = [];
+    b.onDidChange((c) => seen.push(c));
+    await a.mutate((tx) => tx.tasks.insert(input('one')));
+    assert.equal(b.read((tx) => tx.tasks.count()), 1);
+    await Promise.resolve();
+    assert.deepEqual(seen.map((c) => c.origin), ['external']);
+    await a.mutate((tx) => tx.tasks.insert(input('two')));
+    await b.mutate((tx) => tx.tasks.pause('two'));
+    await Promise.resolve();
+    assert.deepEqual(seen.map((c) => c.origin), ['external', 'external', 'local']);
+    b.read((tx) => tx.tasks.count());
+    await Promise.resolve();
+    assert.equal(seen.length, 3, 'nothing new, no event');
+  });
+
   it('breaks a lock left by a dead process at once, and reports it', async () => {
     const store = await openStore();
     const lockFile = `${file}.lock`;
