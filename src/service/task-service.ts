@@ -1054,4 +1054,12 @@ function validateCreate(input: CreateTaskInput): void {
   if (typeof input.title !== 'string') throw bad('The title must be a string.');
   if (typeof input.workspacePath !== 'string' || input.workspacePath.trim() === '') throw bad('The workspace path must not be empty.');
   if (!PERMISSION_MODES.includes(input.permissionMode)) throw bad(`The permission mode must be one of ${PERMISSION_MODES.join(', ')}.`);
+  // Checked before the take, so bad input never spends a ticket.
+  for (const [name, value] of [
+    ['model', input.model],
+    ['thought level', input.thoughtLevel],
+    ['workspace identity', input.workspaceIdentity],
+  ] as const) {
+    if (value !== undefined && value !== null && typeof value !== 'string') throw bad(`The ${name} must be text.`);
+  }
 }
