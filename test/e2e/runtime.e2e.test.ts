@@ -159,6 +159,23 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     blocker.release();
   });
 
+  it('a permission ask in default mode keeps the task running, tells the host, and the answer is applied', async () => {
+    const events: RuntimeEvent[] = [];
+    const h = await boot({}, events);
+    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'yes' } }, { kind: 'text', text: 'Done.' });
+    const ws = makeGitWorkspace(world.root);
+    const created = await h.service.create({ title: 'ask', prompt: 'write asked.txt', permissionMode: 'default', workspacePath: ws });
+    const ask = await waitFor(() => events.find((e) => e.type === 'input-needed'), 'the input-needed event');
+    assert.match((ask as { summary: string }).summary, /asked\.txt/);
+    assert.equal(task(h, created.id).status, 'running');
+    const seen: string[] = [];
+    h.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
+    await waitFor(() => /\? Allow write asked\.txt .*\[y\/N\]/.test(seen.join('')), 'the question in the attached terminal');
+    h.runtime.writeInput(created.id, 'y\r');
+    await waitFor(() => task(h, created.id).status === 'completed', 'completed');
+    assert.equal(fs.readFileSync(path.join(ws, 'asked.txt'), 'utf8'), 'yes');
+  });
+
   it('cancel during a run: the agent and its command stop, nothing is left running', async () => {
     const h = await boot();
     const ws = makeGitWorkspace(world.root);
