@@ -12,8 +12,12 @@ export const CLAUDE_CODE_VERSION = process.env.OFFPEAK_CLAUDE_CODE_VERSION ?? '2
 const repoRoot = path.resolve(__dirname, '..');
 export const CLAUDE_CODE_DIR = path.join(repoRoot, '.tools', 'claude-code');
 
+/**
+ * The native executable itself (the package's postinstall puts the platform binary there), not
+ * the npm bin shim: on Windows the shim is a .cmd file, which Node refuses to spawn without a shell.
+ */
 export function claudeBinaryPath(): string {
-  return path.join(CLAUDE_CODE_DIR, 'node_modules', '.bin', process.platform === 'win32' ? 'claude.cmd' : 'claude');
+  return path.join(CLAUDE_CODE_DIR, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
 }
 
 function installedVersion(): string | null {
