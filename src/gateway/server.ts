@@ -424,6 +424,11 @@ export class GatewayServer {
     throw errors.notFound(`no test hook ${path}`);
   }
 
+  /** Status long-polls waiting for a change right now. */
+  get pendingLongPolls(): number {
+    return this.pollWaiters.size;
+  }
+
   /** Requests being answered right now (long-polls and model streams included). */
   get activeRequests(): number {
     return this.inFlightRequests;

@@ -128,6 +128,12 @@ export async function startTestGateway(dbPath: string, overrides: Partial<Gatewa
   };
 }
 
+/** Resolves once the gateway holds `count` status long-polls (so a test's next change happens after their first read). */
+export async function longPollsWaiting(gateway: GatewayServer, count = 1): Promise<void> {
+  for (let i = 0; i < 1000 && gateway.pendingLongPolls < count; i++) await new Promise((r) => setTimeout(r, 10));
+  if (gateway.pendingLongPolls < count) throw new Error(`expected ${count} waiting long-polls, have ${gateway.pendingLongPolls}`);
+}
+
 export function ticketIdOf(answer: Answer): string {
   const id = (answer.body as { ticket_id?: string }).ticket_id;
   if (answer.status !== 200 || !id) throw new Error(`take failed: ${answer.status} ${JSON.stringify(answer.body)}`);

@@ -13,7 +13,7 @@ import {
 } from '../../src/protocol/gateway';
 import { ManualClock } from '../../src/core/clock';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, PEAK_SHANGHAI, startTestGateway, TempDir, ticketIdOf, type TestGateway } from './gateway-helpers';
+import { errorOf, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, TempDir, ticketIdOf, type TestGateway } from './gateway-helpers';
 
 const HOUR = 3_600_000;
 
@@ -361,7 +361,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const a = ticketIdOf(await g.alice.take('task-A'));
       const b = ticketIdOf(await g.alice.take('task-B'));
       const polling = g.alice.status([a, b], 60_000);
-      await new Promise((r) => setTimeout(r, 100));
+      await longPollsWaiting(g.gateway);
       g.gateway.tick();
       const answer = StatusResponseSchema.parse((await polling).body);
       assert.deepEqual(
@@ -385,7 +385,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const a = ticketIdOf(await g.alice.take('task-A'));
       const url = g.gateway.url;
       const polling = g.alice.status([a], 60_000);
-      await new Promise((r) => setTimeout(r, 100));
+      await longPollsWaiting(g.gateway);
       const closing = g.gateway.close(5000);
       const answer = await polling;
       assert.equal(answer.status, 200);
@@ -395,17 +395,21 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       await assert.rejects(fetch(url + GatewayPaths.healthz), 'no longer listening');
     });
 
-    it('a long-poll does not wake for changes to tickets it does not watch', async function () {
+    it('a long-poll ignores changes to tickets it does not watch and answers on the first change to its own', async function () {
       this.timeout(20_000);
-      const g = await start({ segmentCapacity: 1 });
+      const g = await start({ segmentCapacity: 1, statusMaxWaitMs: 60_000 });
       const mine = ticketIdOf(await g.alice.take('task-A'));
       const other = ticketIdOf(await g.bob.take('task-B'));
       g.gateway.tick(); // alice's ticket is ready and holds the only slot
-      const polling = g.bob.status([other], 1500);
-      await new Promise((r) => setTimeout(r, 100));
-      assert.equal((await g.alice.message(mine)).status, 200); // alice's ticket ready -> active
+      const polling = g.bob.status([other], 60_000);
+      await longPollsWaiting(g.gateway);
+      assert.equal((await g.alice.message(mine)).status, 200); // alice's ticket: ready -> active (not bob's)
+      assert.equal(g.gateway.pendingLongPolls, 1, "bob's poll is still waiting");
+      await g.alice.settle(mine); // frees the slot ...
+      g.gateway.tick(); // ... and bob's ticket is promoted: the first change to what bob watches
       const answer = await polling;
-      assert.equal(answer.body.tickets[0].state, 'queued');
+      // Had the poll answered on alice's changes, bob's ticket would still read queued.
+      assert.equal(answer.body.tickets[0].state, 'ready');
     });
   });
 
@@ -450,31 +454,22 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const g = await start({ maxConcurrentModelRequests: 1, busyRetryAfterMs: 2000 });
       const id = ticketIdOf(await g.alice.take('task-A'));
       g.gateway.tick();
-      upstream.enqueue({ kind: 'text', text: 'slow', delayMs: 800 });
-      const slow = g.alice.message(id);
-      await upstream.waitForMessageRequest(1);
+      upstream.enqueue({ kind: 'hang' }); // holds the only model slot until we hang up
+      const controller = new AbortController();
+      const holding = await fetch(`${g.gateway.url}${GatewayPaths.anthropicMessages}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${g.alice.key}`, 'x-off-peak-ticket-id': id },
+        body: JSON.stringify({ model: 'm', stream: true, messages: [] }),
+        signal: controller.signal,
+      });
+      assert.equal(holding.status, 200);
       const busy = await g.alice.message(id);
       assert.equal(busy.status, 429);
       assert.equal(errorOf(busy).code, '3105');
       assert.equal(busy.headers.get('retry-after'), '2');
-      assert.equal((await slow).status, 200);
+      controller.abort();
+      for (let i = 0; i < 500 && g.gateway.authority.modelRequestsInFlight > 0; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal((await g.alice.message(id)).status, 200);
-    });
-
-    it('retention: finished tickets are deleted after the retention time; live ones and quota history stay', async () => {
-      const g = await start({ retentionMs: 2 * HOUR, quotaWindowMs: HOUR, takesPerWindow: 2, maxLiveTicketsPerUser: 10, segmentCapacity: 0 });
-      const settledOld = ticketIdOf(await g.alice.take('old'));
-      await g.alice.settle(settledOld);
-      const liveOld = ticketIdOf(await g.alice.take('live'));
-      assert.equal(g.gateway.tick().pruned, 0);
-      g.clock.advance(2 * HOUR + 1);
-      const settledRecent = ticketIdOf(await g.alice.take('recent'));
-      await g.alice.settle(settledRecent);
-      assert.equal(g.gateway.tick().pruned, 1);
-      const states = (await g.alice.status([settledOld, liveOld, settledRecent])).body.tickets.map((x) => x.state);
-      assert.deepEqual(states, ['not_found', 'queued', 'settled']);
-      // The recent take still counts against the quota window.
-      assert.equal(AvailabilityResponseSchema.parse((await g.alice.availability()).body).can_take_number, 1);
     });
 
     it('request body size limit: 413 request_too_large', async () => {
