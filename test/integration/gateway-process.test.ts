@@ -3,7 +3,7 @@
 // with a stream in flight, test hooks, and configuration errors.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
@@ -86,6 +86,8 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
     assert.ok(existsSync(bundle));
     const g = await spawnGateway(['--demo', '--port', '0', '--log-level', 'warn'], { bundle });
     running.push(g);
+    rmSync(bundle, { force: true }); // loaded already; do not leave one per run behind
+    rmSync(`${bundle}.map`, { force: true });
     const key = /Demo API key: (\S+)/.exec(g.stdout())?.[1];
     assert.ok(key, `demo key printed:\n${g.stdout()}`);
     assert.match(g.stdout(), /DEMO MODEL/);
