@@ -82,13 +82,13 @@ function runAndKill(bundle: string, dir: string, id: string, seed: number, rand:
 }
 
 /** Checks that the DB opens and holds every acknowledged operation of `runs`. */
-async function verify(dir: string, runs: Run[]): Promise<void> {
+async function verify(dir: string, runs: Run[], seed: number): Promise<void> {
   const store = await TaskStore.open({ directory: dir, watch: false });
   try {
     for (const run of runs) {
       const model = new Map<string, ModelTask>();
       for (const a of run.acked) {
-        assert.equal(a.applied, a.expected, `run ${run.id} seq ${a.seq}: applied as the state machine says`);
+        assert.equal(a.applied, a.expected, `run ${run.id} seq ${a.seq} (STORE_CRASH_SEED=${seed}): applied as the state machine says`);
         if (a.applied) model.set(a.op.id, applyToModel(model.get(a.op.id), a.op));
       }
       const doubt = run.inFlight;
@@ -98,7 +98,7 @@ async function verify(dir: string, runs: Run[]): Promise<void> {
         if (doubt && doubt.id === id) allowed.push(comparable(applyToModel(m, doubt)));
         assert.ok(
           allowed.some((a) => JSON.stringify(a) === JSON.stringify(seen)),
-          `run ${run.id}: task ${id} lost an acknowledged operation\n seen ${JSON.stringify(seen)}\n want ${allowed.map((a) => JSON.stringify(a)).join('\n   or ')}`,
+          `run ${run.id} (STORE_CRASH_SEED=${seed}): task ${id} lost an acknowledged operation\n seen ${JSON.stringify(seen)}\n want ${allowed.map((a) => JSON.stringify(a)).join('\n   or ')}`,
         );
       }
       if (doubt?.kind === 'create' && !model.has(doubt.id)) {
@@ -132,14 +132,14 @@ describe('store crash safety', function () {
         const n = started++;
         const run = await runAndKill(bundle, dir, `r${n}`, seed * 100 + n, rand);
         runs.push(run);
-        await verify(dir, [run]);
+        await verify(dir, [run], seed);
         await sleep(rand() * 50);
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, () => slot()));
     assert.equal(runs.length, KILLS);
     // Later runs and crash recovery never clobbered an earlier run's acknowledged work.
-    await verify(dir, runs);
+    await verify(dir, runs, seed);
     const acked = runs.reduce((n, r) => n + r.acked.length, 0);
     const inDoubt = runs.filter((r) => r.inFlight).length;
     assert.ok(acked > KILLS, `writers got work done between kills (${acked} acknowledged operations, seed ${seed})`);

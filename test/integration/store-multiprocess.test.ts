@@ -63,7 +63,7 @@ describe('store across processes', function () {
       let appliedCount = 0;
       const kinds = new Set<string>();
       for (const [i, r] of results.entries()) {
-        const ctx = `worker ${prefixes[i]} (seed ${seedBase + i})`;
+        const ctx = `worker ${prefixes[i]} (STORE_MP_SEED=${seedBase})`;
         assert.equal(r.code, 0, `${ctx} exited ${r.code}: ${r.stderr.slice(-2000)} ${JSON.stringify(r.lines.filter((l) => l.t === 'error'))}`);
         const problems = r.lines.filter((l) => l.t === 'lost' || l.t === 'regressed' || l.t === 'error');
         assert.deepEqual(problems, [], `${ctx} saw lost writes or regressions`);
