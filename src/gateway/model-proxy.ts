@@ -71,6 +71,8 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
       timeout: upstream.timeoutMs,
     });
 
+    // The upstream hop must not hold small writes back (Nagle); server sockets already do this.
+    upstreamRequest.setNoDelay(true);
     upstreamRequest.on('timeout', () => upstreamRequest.destroy(new Error(`upstream idle for ${upstream.timeoutMs} ms`)));
 
     upstreamRequest.on('response', (incoming) => {
