@@ -98,7 +98,7 @@ describe('local ticket proxy', () => {
     await startProxy({ holdDefaultMs: 1, holdMaxMs: 5_000 });
     const inTwoSeconds = new Date(Date.now() + 2_500).toUTCString();
     upstream.enqueue(
-      ...Array.from({ length: 50 }, (_, i) => ({ kind: 'error' as const, status: 429, code: '3105', headers: i === 0 ? { 'retry-after': inTwoSeconds } : {} })),
+      ...Array.from({ length: 50 }, (_, i) => ({ kind: 'error' as const, status: 429, code: '3105', headers: (i === 0 ? { 'retry-after': inTwoSeconds } : {}) as Record<string, string> })),
       { kind: 'text', text: 'finally' },
     );
     const res = await post();
