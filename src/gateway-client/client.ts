@@ -17,6 +17,7 @@ import {
   type SettleReason,
   type SettleResponse,
   type TicketStatusEntry,
+  type TicketStatusState,
 } from '../protocol/gateway';
 import type { Clock } from '../core/clock';
 import { GatewayError } from './errors';
@@ -157,7 +158,8 @@ export class GatewayClient {
   }
 
   /** Status of 1..100 tickets; `waitMs` long-polls until one of them changes. */
-  async status(ticketIds: readonly string[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<StatusResult> {
+  /** `knownStates`: what the caller last saw per ticket, so a long-poll answers at once if it is stale. */
+  async status(ticketIds: readonly string[], options: { waitMs?: number; knownStates?: Record<string, TicketStatusState>; signal?: AbortSignal } = {}): Promise<StatusResult> {
     if (ticketIds.length < 1 || ticketIds.length > MAX_STATUS_IDS) {
       throw new RangeError(`status takes 1..${MAX_STATUS_IDS} ticket ids, got ${ticketIds.length}`);
     }
@@ -166,7 +168,7 @@ export class GatewayClient {
       endpoint: 'status',
       method: 'POST',
       path: GatewayPaths.status,
-      json: waitMs === undefined ? { ticket_ids: ticketIds } : { ticket_ids: ticketIds, wait_ms: waitMs },
+      json: waitMs === undefined ? { ticket_ids: ticketIds } : { ticket_ids: ticketIds, wait_ms: waitMs, ...(options.knownStates ? { known_states: options.knownStates } : {}) },
       timeoutMs: this.timeouts.statusMs + (waitMs ?? 0),
       schema: StatusResponseSchema,
       signal: options.signal,

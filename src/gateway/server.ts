@@ -297,7 +297,7 @@ export class GatewayServer {
       const user = this.authenticate(req);
       const parsed = StatusRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
       if (!parsed.success) throw schemaError(parsed.error.issues);
-      return this.status(req, res, user, parsed.data.ticket_ids, parsed.data.wait_ms ?? 0);
+      return this.status(req, res, user, parsed.data.ticket_ids, parsed.data.wait_ms ?? 0, parsed.data.known_states);
     }
     if (path === GatewayPaths.take) {
       expect('POST');
@@ -357,10 +357,21 @@ export class GatewayServer {
     throw errors.notFound(`no route ${method} ${path}`);
   }
 
-  private async status(req: http.IncomingMessage, res: http.ServerResponse, user: GatewayUser, ids: string[], waitMs: number): Promise<void> {
+  private async status(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    user: GatewayUser,
+    ids: string[],
+    waitMs: number,
+    knownStates: Record<string, string> | undefined,
+  ): Promise<void> {
     const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
     if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
     const first: StatusResponse = this.authority.status(user, ids);
+    // Something the client has not seen yet happened before this poll arrived: answer now.
+    if (knownStates && first.tickets.some((t) => t.ticket_id in knownStates && knownStates[t.ticket_id] !== t.state)) {
+      return this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
+    }
     // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
     const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
     const initial = fingerprint(first);

@@ -307,6 +307,12 @@ export const StatusRequestSchema = z.object({
   ticket_ids: z.array(ticketId).min(1).max(MAX_STATUS_IDS),
   /** Long-poll: answer as soon as one of the tickets changes, or after this long. */
   wait_ms: z.number().int().min(0).max(MAX_STATUS_WAIT_MS).optional(),
+  /**
+   * The state the client last saw per ticket. A long-poll answers AT ONCE when any ticket is
+   * already in another state (it changed before the poll arrived); without it a promotion that
+   * happened between two polls would wait out the whole `wait_ms`.
+   */
+  known_states: z.record(ticketId, z.enum(['queued', 'ready', 'active', 'expired', 'settled', 'not_found'])).optional(),
 });
 export type StatusRequest = z.infer<typeof StatusRequestSchema>;
 

@@ -14,7 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
 import { newTaskId, newToken } from '../core/ids';
-import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type PermissionMode, type SegmentEndReason, type TaskStatus, type TicketRecord } from '../core/types';
+import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type PermissionMode, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError, type GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
@@ -108,6 +108,9 @@ export interface ServiceEvents {
   synced: [report: SyncReport];
 }
 
+/** Floor between two long-polls of a queued ticket (see pollDelay). */
+const LONG_POLL_REPOLL_MS = 1_000;
+
 const NON_TERMINAL: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
 const LIVE_SERVER = ['queued', 'ready', 'active'] as const;
 
@@ -153,6 +156,9 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   private cycleFailures = 0;
   private backoffUntil = 0;
   private longPoll: boolean;
+  /** Aborts the long-poll in flight so the next one includes a ticket that just appeared. */
+  private longPollRestart: AbortController | undefined;
+  private liveTicketsFitOneLongPoll = true;
   private abort = new AbortController();
   private readonly background = new Set<Promise<unknown>>();
   private readonly settlesInflight = new Set<string>();
@@ -188,7 +194,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
     this.disposables.push(
       this.store.onDidChange((change) => {
-        if (change.origin === 'external' && this.leadership.isLeader) this.plan();
+        if (change.origin === 'external' && this.leadership.isLeader) this.plan({ restartLongPoll: true });
       }),
     );
     await this.leadership.start();
@@ -307,7 +313,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
           registeredAt: live ? tx.now : null,
           schedulable: take.state === 'ready' || take.state === 'active',
           queuePosition: take.state === 'queued' ? take.position : null,
-          nextPollAt: live ? tx.now + take.nextPollAfterMs : null,
+          nextPollAt: live ? tx.now + this.pollDelay(take.state, take.nextPollAfterMs) : null,
         });
         if (!live) this.retireDeadTicket(tx, take.ticketId, take.state);
         return inserted;
@@ -330,7 +336,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     } else if (task.schedulable) {
       this.notify('wake', taskId);
     }
-    this.plan();
+    this.plan({ restartLongPoll: true });
     return task;
   }
 
@@ -387,7 +393,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       return { task: now, ticket: 'reused' };
     }
     const retaken = await this.retake(taskId);
-    this.plan();
+    this.plan({ restartLongPoll: true });
     const after = this.getTask(taskId)!;
     return retaken ? { task: after, ticket: 'retaken' } : { task: after, ticket: 'retake_pending', error: after.lastError ?? undefined };
   }
@@ -496,7 +502,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     this.settleSoon([ticketId]);
     if (!requeued) return false;
     const ok = await this.retake(taskId);
-    this.plan();
+    this.plan({ restartLongPoll: true });
     return ok;
   }
 
@@ -568,13 +574,15 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     });
   }
 
-  private plan(): void {
+  /** `restartLongPoll`: a new live ticket must not wait for the long-poll in flight to time out. */
+  private plan(options: { restartLongPoll?: boolean } = {}): void {
     if (!this.running || !this.leadership.isLeader) {
       this.clearCycleTimer();
       return;
     }
     if (this.cycleInflight) {
       this.replanAfterCycle = true;
+      if (options.restartLongPoll) this.longPollRestart?.abort();
       return;
     }
     let due: number | undefined;
@@ -618,13 +626,15 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       const horizon = now + this.config.coalesceMs;
       const { due, retakes, stale } = this.store.read((tx) => {
         const live = new Map(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER] }).map((t) => [t.ticketId, t]));
-        const dueList: { taskId: string; ticketId: string }[] = [];
+        // More live tickets than one status call holds: plain polls on the gateway's hints.
+        this.liveTicketsFitOneLongPoll = live.size <= this.config.batchSize;
+        const dueList: { taskId: string; ticketId: string; knownState?: ServerTicketState }[] = [];
         const retakeList: string[] = [];
         const staleList: { taskId: string; ticketId: string }[] = [];
         for (const task of tx.tasks.list({ status: NON_TERMINAL })) {
           if (task.serverTicketId) {
             const isLive = live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId);
-            if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId });
+            if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });
             // a queued task still pointing at a ticket the ledger knows is dead: repair, never stall
             if (!isLive && task.status === 'queued') staleList.push({ taskId: task.id, ticketId: task.serverTicketId });
           } else if (task.status === 'queued' && (this.retakeNotBefore.get(task.id)?.at ?? 0) <= now) {
@@ -654,7 +664,19 @@ export class TaskService extends EventEmitter<ServiceEvents> {
         try {
           report.statusRequests += 1;
           report.ticketsPolled += batch.length;
-          const answer = await this.statusWithFallback(batch.map((b) => b.ticketId), waitMs);
+          const known: Record<string, ServerTicketState> = {};
+          for (const b of batch) if (b.knownState) known[b.ticketId] = b.knownState;
+          const restart = waitMs !== undefined ? (this.longPollRestart = new AbortController()) : undefined;
+          let answer: Awaited<ReturnType<TaskService['statusWithFallback']>>;
+          try {
+            answer = await this.statusWithFallback(batch.map((b) => b.ticketId), waitMs, known, restart?.signal);
+          } catch (e) {
+            // Restarted on purpose (a ticket appeared): not a failure; the next cycle starts at once.
+            if (restart?.signal.aborted && !this.abort.signal.aborted) break;
+            throw e;
+          } finally {
+            if (this.longPollRestart === restart) this.longPollRestart = undefined;
+          }
           const taskOf = new Map(batch.map((b) => [b.ticketId, b.taskId]));
           const applied = await this.store.mutate((tx) => {
             const woke: string[] = [];
@@ -702,9 +724,10 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return report;
   }
 
-  private async statusWithFallback(ids: string[], waitMs: number | undefined) {
+  private async statusWithFallback(ids: string[], waitMs: number | undefined, knownStates: Record<string, ServerTicketState>, restart?: AbortSignal) {
     try {
-      return await this.gateway.status(ids, { waitMs, signal: this.abort.signal });
+      const signal = restart ? AbortSignal.any([this.abort.signal, restart]) : this.abort.signal;
+      return await this.gateway.status(ids, { waitMs, knownStates, signal });
     } catch (e) {
       // A gateway that does not offer long-poll refuses wait_ms: stop asking for it.
       if (waitMs !== undefined && isGatewayError(e) && e.kind === 'rejected' && e.status === 400) {
@@ -717,13 +740,23 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   }
 
   /**
+   * How long until a ticket is polled again. A queued ticket under long-poll is asked again
+   * almost at once: the gateway holds that request until the ticket changes, so a promotion
+   * reaches the scheduler within moments instead of after the gateway's plain-poll hint. The
+   * short floor keeps a gateway that answers long-polls at once from being hammered.
+   */
+  private pollDelay(state: string, hintMs: number): number {
+    return this.longPoll && this.liveTicketsFitOneLongPoll && state === 'queued' ? Math.min(hintMs, LONG_POLL_REPOLL_MS) : hintMs;
+  }
+
+  /**
    * Applies one status entry for a task's ticket, inside a mutation (seed 07 branch 03 plus the
    * repairs of seed 11). Returns what the caller must do next.
    */
   private applyEntry(tx: StoreTx, taskId: string, entry: TicketStatusEntry): 'woke' | 'retake' | 'none' {
     const ticketId = entry.ticket_id;
     const sc = this.gateway.serverClock;
-    const nextPollAt = tx.now + (entry.next_poll_after_ms ?? this.config.fallbackPollMs);
+    const nextPollAt = tx.now + this.pollDelay(entry.state, entry.next_poll_after_ms ?? this.config.fallbackPollMs);
     if (!tx.tickets.get(ticketId)) {
       // a ticket the ledger does not know yet (written by an older build): record it now
       tx.tickets.insert({ ticketId, taskId, serverState: entry.state, nextPollAt });
@@ -813,7 +846,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       taskId,
       serverState: take.state,
       queuePosition: take.state === 'queued' ? take.position : null,
-      nextPollAt: isLiveTicketState(take.state) ? tx.now + take.nextPollAfterMs : null,
+      nextPollAt: isLiveTicketState(take.state) ? tx.now + this.pollDelay(take.state, take.nextPollAfterMs) : null,
     };
   }
 
@@ -890,7 +923,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
         tx.tasks.setTicket(taskId, take.ticketId, {
           schedulable,
           queuePosition: take.state === 'queued' ? take.position : null,
-          nextPollAt: tx.now + take.nextPollAfterMs,
+          nextPollAt: tx.now + this.pollDelay(take.state, take.nextPollAfterMs),
         });
         tx.db.run('UPDATE off_peak_tasks SET last_error = NULL WHERE off_peak_task_id = ? AND last_error LIKE ?', [taskId, 'retake failed:%']);
         return schedulable && task.status === 'queued' ? ('ready' as const) : ('attached' as const);

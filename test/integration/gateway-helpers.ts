@@ -84,10 +84,11 @@ export class GatewayTestClient {
   take(taskId: string) {
     return this.request('POST', GatewayPaths.take, { task_id: taskId });
   }
-  status(ticketIds: string[], waitMs?: number) {
+  status(ticketIds: string[], waitMs?: number, knownStates?: Record<string, string>) {
     return this.request<{ server_time: number; tickets: Record<string, unknown>[]; next_poll_after_ms: number | null }>('POST', GatewayPaths.status, {
       ticket_ids: ticketIds,
       ...(waitMs !== undefined ? { wait_ms: waitMs } : {}),
+      ...(knownStates !== undefined ? { known_states: knownStates } : {}),
     });
   }
   async stateOf(ticketId: string): Promise<Record<string, unknown>> {

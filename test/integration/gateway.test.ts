@@ -370,6 +370,19 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       );
     });
 
+    it('long-poll answers at once when a ticket already left the state the client knows (known_states)', async function () {
+      this.timeout(20_000); // wait_ms is 60 s: only an immediate answer beats this timeout
+      const g = await start({ statusMaxWaitMs: 60_000 });
+      const a = ticketIdOf(await g.alice.take('task-A'));
+      g.gateway.tick(); // promoted BEFORE the poll: the client still believes "queued"
+      const answer = await g.alice.status([a], 60_000, { [a]: 'queued' });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.tickets[0].state, 'ready');
+      // Knowing the current state, the poll waits again (answers at its timeout).
+      const waited = await g.alice.status([a], 300, { [a]: 'ready' });
+      assert.equal(waited.body.tickets[0].state, 'ready');
+    });
+
     it('long-poll answers at the timeout when nothing changes', async () => {
       const g = await start();
       const a = ticketIdOf(await g.alice.take('task-A'));

@@ -418,6 +418,38 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(service.getTask(t.id)!.schedulable, true);
       assert.equal(world.store0().read((tx) => tx.tickets.get(t.serverTicketId!))!.serverState, 'ready');
     });
+    it('branch 03: a promotion that happened before the long-poll is answered at once, not after wait_ms', async function () {
+      this.timeout(15_000); // wait_ms is 60 s: only the known_states shortcut beats this timeout
+      world = await World.start({ sync: { longPollMs: 60_000 }, timeoutMs: 2_000, gateway: { statusMaxWaitMs: 60_000 } });
+      const { service } = await world.openWindow();
+      const t = await service.create(taskInput());
+      world.promote(); // ready on the gateway while the ledger still says queued
+      world.clock.advance(15_000);
+      const report = await service.syncNow();
+      assert.deepEqual(report.woke, [t.id]);
+      const req = world.proxy.forwarded({ pathIncludes: '/status' }).at(-1)!;
+      assert.deepEqual((req.body as { known_states: Record<string, string> }).known_states, { [t.serverTicketId!]: 'queued' });
+      assert.equal(service.getTask(t.id)!.schedulable, true);
+    });
+
+    it('branch 03: a task created during a long-poll restarts it instead of waiting for its timeout', async function () {
+      this.timeout(15_000); // wait_ms is 60 s: only the restart beats this timeout
+      world = await World.start({ sync: { longPollMs: 60_000 }, timeoutMs: 2_000, gateway: { statusMaxWaitMs: 60_000 } });
+      const { service } = await world.openWindow();
+      const a = await service.create(taskInput());
+      world.clock.advance(2_000);
+      const cycle = service.syncNow();
+      await new Promise((r) => setTimeout(r, 200)); // the long-poll for A is held by the gateway
+      const b = await service.create(taskInput());
+      const first = await cycle;
+      assert.equal(first.error, undefined, 'a restart is not a failed cycle');
+      world.promote();
+      const second = await service.syncNow();
+      assert.deepEqual([...second.woke].sort(), [a.id, b.id].sort(), 'both tickets are in the next long-poll');
+      const last = world.proxy.forwarded({ pathIncludes: '/status' }).at(-1)!;
+      assert.deepEqual(Object.keys((last.body as { known_states: Record<string, string> }).known_states).sort(), [a.serverTicketId!, b.serverTicketId!].sort());
+    });
+
     it('branch 03: a gateway that refuses wait_ms gets plain polls from then on', async () => {
       world = await World.start({ sync: { longPollMs: 20_000 } });
       const { service } = await world.openWindow();
