@@ -86,6 +86,7 @@ class OffPeakExtension implements vscode.Disposable {
         this.panel.refresh();
         void this.loadModels();
       }),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('offPeak.gatewayUrl')) void this.restartEngine();
       }),

@@ -12,6 +12,7 @@ import { GatewayClient } from '../gateway-client/client';
 import { recoverInterrupted } from '../scheduler/recovery';
 import { Scheduler } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
+import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
 import { TaskStore, type StoreNotice } from '../store';
 
@@ -61,6 +62,7 @@ export class HostEngine {
     readonly service: TaskService,
     readonly runtime: TaskRuntime,
     readonly scheduler: Scheduler,
+    readonly windows: WindowRegistry,
     private readonly keepAwake: KeepAwake,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
@@ -105,10 +107,12 @@ export class HostEngine {
       log,
     });
     late.runtime = runtime;
-    const dispatcher = new WindowDispatcher(windowId);
+    // Other windows (processes) learn of tasks for their workspaces through the shared DB.
+    const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: (task) => runtime.runTask(task), log });
+    const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
     dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, keepAwake, runtimeDir, log);
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
     store.onDidChange(() => scheduler.wake());
     service.leadership.on('change', () => {
@@ -117,6 +121,7 @@ export class HostEngine {
       if (service.isLeader) void engine.recover().then(() => scheduler.wake());
     });
     await service.start();
+    await windows.start();
     if (service.isLeader) await engine.recover();
     scheduler.start();
     return engine;
@@ -138,6 +143,7 @@ export class HostEngine {
     if (this.disposed) return;
     this.disposed = true;
     await this.scheduler.stop();
+    await this.windows.stop();
     await this.runtime.shutdown();
     await this.scheduler.idle();
     await this.service.stop();

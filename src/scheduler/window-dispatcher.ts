@@ -17,8 +17,14 @@ export interface WindowHost {
 export class WindowDispatcher implements Dispatcher {
   private readonly windows = new Map<string, WindowHost>();
 
-  /** `ownWindowId`: the window this scheduler runs in (the lease holder's). */
-  constructor(private readonly ownWindowId: string) {}
+  /**
+   * `ownWindowId`: the window this scheduler runs in (the lease holder's).
+   * `remoteHosts`: other windows (other processes), e.g. from the WindowRegistry.
+   */
+  constructor(
+    private readonly ownWindowId: string,
+    private readonly remoteHosts: () => readonly WindowHost[] = () => [],
+  ) {}
 
   register(host: WindowHost): () => void {
     this.windows.set(host.windowId, host);
@@ -30,6 +36,9 @@ export class WindowDispatcher implements Dispatcher {
   /** Which window would run this task now (undefined: none available). */
   choose(task: Pick<OffPeakTask, 'workspaceKey'>): WindowHost | undefined {
     for (const host of this.windows.values()) {
+      if (host.workspaceKeys().includes(task.workspaceKey)) return host;
+    }
+    for (const host of this.remoteHosts()) {
       if (host.workspaceKeys().includes(task.workspaceKey)) return host;
     }
     return this.windows.get(this.ownWindowId);

@@ -158,6 +158,8 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   private longPoll: boolean;
   /** Aborts the long-poll in flight so the next one includes a ticket that just appeared. */
   private longPollRestart: AbortController | undefined;
+  /** The live tickets known when the long-poll in flight started (a new one restarts it). */
+  private longPollIds = new Set<string>();
   private liveTicketsFitOneLongPoll = true;
   private abort = new AbortController();
   private readonly background = new Set<Promise<unknown>>();
@@ -574,6 +576,11 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     });
   }
 
+  /** Whether a live ticket exists that the long-poll in flight does not watch (cheap: one read). */
+  private liveTicketOutsideLongPoll(): boolean {
+    return this.store.read((tx) => tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER] }).some((t) => !this.longPollIds.has(t.ticketId)));
+  }
+
   /** `restartLongPoll`: a new live ticket must not wait for the long-poll in flight to time out. */
   private plan(options: { restartLongPoll?: boolean } = {}): void {
     if (!this.running || !this.leadership.isLeader) {
@@ -582,7 +589,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     }
     if (this.cycleInflight) {
       this.replanAfterCycle = true;
-      if (options.restartLongPoll) this.longPollRestart?.abort();
+      if (options.restartLongPoll && this.longPollRestart && this.liveTicketOutsideLongPoll()) this.longPollRestart.abort();
       return;
     }
     let due: number | undefined;
@@ -624,10 +631,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       // 2. what is due: live tickets to poll, ticketless queued tasks to retake
       const now = this.clock.now();
       const horizon = now + this.config.coalesceMs;
+      let liveAtStart = new Set<string>();
       const { due, retakes, stale } = this.store.read((tx) => {
         const live = new Map(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER] }).map((t) => [t.ticketId, t]));
         // More live tickets than one status call holds: plain polls on the gateway's hints.
         this.liveTicketsFitOneLongPoll = live.size <= this.config.batchSize;
+        liveAtStart = new Set(live.keys());
         const dueList: { taskId: string; ticketId: string; knownState?: ServerTicketState }[] = [];
         const retakeList: string[] = [];
         const staleList: { taskId: string; ticketId: string }[] = [];
@@ -667,6 +676,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
           const known: Record<string, ServerTicketState> = {};
           for (const b of batch) if (b.knownState) known[b.ticketId] = b.knownState;
           const restart = waitMs !== undefined ? (this.longPollRestart = new AbortController()) : undefined;
+          if (restart) this.longPollIds = liveAtStart;
           let answer: Awaited<ReturnType<TaskService['statusWithFallback']>>;
           try {
             answer = await this.statusWithFallback(batch.map((b) => b.ticketId), waitMs, known, restart?.signal);
