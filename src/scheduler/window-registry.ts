@@ -1,18 +1,20 @@
 /**
  * Cross-window dispatch through the shared DB (seed 03/05: scheduler -> router -> the workspace's
  * host). Every VS Code window is its own process; they share nothing but tasks-index.sqlite. So:
- *   - each window registers the workspaces it has open, with a heartbeat;
+ *   - each window registers the workspaces it has open and its extension host's pid (no periodic
+ *     writes: an idle VS Code must not rewrite the DB file every few seconds);
  *   - the lease holder's scheduler, finding another live window with the task's workspace open,
  *     writes a hand-off request for it and waits for the answer;
  *   - that window sees the request on its next store change, runs the task (its runtime marks it
  *     running through the guarded transition) and writes the result back.
- * A window that does not answer in time (closed, hung) gets its request withdrawn and the
- * dispatch counts as failed (backoff); its stale registration is ignored after `staleAfterMs`.
+ * A window that does not answer in time (hung) gets its request withdrawn and the dispatch counts
+ * as failed (backoff). A window whose process is gone (crashed without unregistering) is not
+ * chosen: all windows sharing a globalStorage run on one machine, so its pid tells.
  */
+import os from 'node:os';
 import type { Clock } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
 import type { SqlDb, TaskStore } from '../store';
-import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
 import type { DispatchResult } from './scheduler';
 import type { WindowHost } from './window-dispatcher';
 
@@ -23,7 +25,9 @@ export function ensureWindowTables(db: SqlDb): void {
   db.exec(`CREATE TABLE IF NOT EXISTS ${WINDOWS_TABLE} (
     window_id TEXT PRIMARY KEY,
     workspace_keys TEXT NOT NULL,
-    heartbeat_at INTEGER NOT NULL
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    registered_at INTEGER NOT NULL
   )`);
   db.exec(`CREATE TABLE IF NOT EXISTS ${HANDOFF_TABLE} (
     task_id TEXT PRIMARY KEY,
@@ -44,10 +48,8 @@ export interface WindowRegistryOptions {
   clock: Clock;
   /** Runs a claimed task in THIS window (the task runtime). */
   runLocal: (task: OffPeakTask) => Promise<DispatchResult>;
-  timers?: Timers;
-  heartbeatMs?: number;
-  /** A registration older than this is a window that is gone. */
-  staleAfterMs?: number;
+  /** Whether a process runs (injectable for tests). */
+  isAlive?: (pid: number) => boolean;
   /** How long a hand-off may wait for the other window's answer. */
   handoffTimeoutMs?: number;
   /** How often the waiting side looks for the answer. */
@@ -56,13 +58,10 @@ export interface WindowRegistryOptions {
 }
 
 export class WindowRegistry {
-  private readonly timers: Timers;
-  private readonly heartbeatMs: number;
-  private readonly staleAfterMs: number;
+  private readonly isAlive: (pid: number) => boolean;
   private readonly handoffTimeoutMs: number;
   private readonly handoffPollMs: number;
   private readonly log: (line: string) => void;
-  private heartbeat: TimerHandle | undefined;
   private unsubscribe: (() => void) | undefined;
   private lastKeys = '';
   private pickingUp: Promise<void> | undefined;
@@ -70,16 +69,14 @@ export class WindowRegistry {
   private stopped = false;
 
   constructor(private readonly options: WindowRegistryOptions) {
-    this.timers = options.timers ?? createSystemTimers();
-    this.heartbeatMs = options.heartbeatMs ?? 15_000;
-    this.staleAfterMs = options.staleAfterMs ?? 45_000;
+    this.isAlive = options.isAlive ?? processIsAlive;
     this.handoffTimeoutMs = options.handoffTimeoutMs ?? 20_000;
     this.handoffPollMs = options.handoffPollMs ?? 150;
     this.log = options.log ?? (() => {});
   }
 
   async start(): Promise<void> {
-    await this.beat();
+    await this.register();
     const sub = this.options.store.onDidChange((change) => {
       if (change.origin === 'external') this.pickUp();
     });
@@ -89,14 +86,13 @@ export class WindowRegistry {
 
   /** The workspaces open in this window changed: publish them now rather than at the next beat. */
   async workspacesChanged(): Promise<void> {
-    if (JSON.stringify([...this.options.workspaceKeys()]) !== this.lastKeys) await this.beat();
+    if (JSON.stringify([...this.options.workspaceKeys()]) !== this.lastKeys) await this.register();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.timers.clearTimeout(this.heartbeat);
     this.unsubscribe?.();
-    await this.pickingUp;
+    // A hand-off being started is not awaited: the runtime's shutdown stops what it started.
     await this.options.store
       .mutate((tx) => {
         ensureWindowTables(tx.db);
@@ -107,15 +103,12 @@ export class WindowRegistry {
 
   /** Other live windows, as hosts the dispatcher can choose between. */
   remoteHosts(): WindowHost[] {
-    const now = this.options.clock.now();
     const rows = this.options.store.read((tx) => {
       if (!tablesExist(tx.db)) return [];
-      return tx.db.all(`SELECT window_id, workspace_keys FROM ${WINDOWS_TABLE} WHERE window_id <> ? AND heartbeat_at >= ?`, [
-        this.options.windowId,
-        now - this.staleAfterMs,
-      ]);
+      return tx.db.all(`SELECT window_id, workspace_keys, pid, host FROM ${WINDOWS_TABLE} WHERE window_id <> ?`, [this.options.windowId]);
     });
-    return rows.map((row) => {
+    const alive = rows.filter((row) => String(row.host) === os.hostname() && this.isAlive(Number(row.pid)));
+    return alive.map((row) => {
       const windowId = String(row.window_id);
       let keys: string[] = [];
       try {
@@ -127,7 +120,7 @@ export class WindowRegistry {
     });
   }
 
-  private async beat(): Promise<void> {
+  private async register(): Promise<void> {
     if (this.stopped) return;
     const keys = JSON.stringify([...this.options.workspaceKeys()]);
     this.lastKeys = keys;
@@ -135,17 +128,18 @@ export class WindowRegistry {
       await this.options.store.mutate((tx) => {
         ensureWindowTables(tx.db);
         tx.db.run(
-          `INSERT INTO ${WINDOWS_TABLE} (window_id, workspace_keys, heartbeat_at) VALUES (?, ?, ?)
-           ON CONFLICT(window_id) DO UPDATE SET workspace_keys = excluded.workspace_keys, heartbeat_at = excluded.heartbeat_at`,
-          [this.options.windowId, keys, tx.now],
+          `INSERT INTO ${WINDOWS_TABLE} (window_id, workspace_keys, pid, host, registered_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT(window_id) DO UPDATE SET workspace_keys = excluded.workspace_keys, pid = excluded.pid, host = excluded.host`,
+          [this.options.windowId, keys, process.pid, os.hostname(), tx.now],
         );
-        // Registrations of windows long gone (crashed without unregistering) are dropped.
-        tx.db.run(`DELETE FROM ${WINDOWS_TABLE} WHERE heartbeat_at < ?`, [tx.now - 10 * this.staleAfterMs]);
+        // Registrations of windows whose process is gone (crashed without unregistering) are dropped.
+        for (const row of tx.db.all(`SELECT window_id, pid, host FROM ${WINDOWS_TABLE} WHERE window_id <> ?`, [this.options.windowId])) {
+          if (String(row.host) === os.hostname() && !this.isAlive(Number(row.pid))) tx.db.run(`DELETE FROM ${WINDOWS_TABLE} WHERE window_id = ?`, [row.window_id as string]);
+        }
       });
     } catch (e) {
-      this.log(`window registry: heartbeat failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.log(`window registry: could not register this window: ${e instanceof Error ? e.message : String(e)}`);
     }
-    if (!this.stopped) this.heartbeat = this.timers.setTimeout(() => void this.beat(), this.heartbeatMs);
   }
 
   /** Leader side: asks another window to run the task and waits for its answer. */
@@ -224,5 +218,14 @@ export class WindowRegistry {
         tx.db.run(`UPDATE ${HANDOFF_TABLE} SET result = ? WHERE task_id = ? AND window_id = ?`, [JSON.stringify(result), taskId, windowId]);
       });
     }
+  }
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
