@@ -95,6 +95,10 @@ export async function startHost(options: HostOptions): Promise<Host> {
 
   await service.start();
   fs.mkdirSync(options.runtimeDir, { recursive: true });
+  // A host restarted right after a crash finds the dead host's lease still valid until it expires
+  // (3 s here): wait for it, as recovery is the lease holder's job (HostEngine recovers on the
+  // leadership change instead).
+  for (let i = 0; i < 240 && !service.isLeader; i++) await new Promise((r) => setTimeout(r, 25));
   const recovery = service.isLeader ? await recoverInterrupted(store, options.runtimeDir) : { requeued: [], stillRunning: [], killedOrphans: [] };
   scheduler.start();
   return {
