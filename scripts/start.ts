@@ -123,31 +123,91 @@ function prefixLines(prefix: string, text: string): string {
   return text.replace(/^(?=.)/gm, prefix);
 }
 
-/** Smoke test for `npm start`: the installed extension opens its panel in the served workbench. */
-async function checkWorkbench(tools: VsCodeTools, url: string): Promise<void> {
-  const browser = await chromium.launch({ executablePath: tools.chromium, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+/** The demo gateway's default user key (`--demo-key`); `npm start` does not change it. */
+const DEMO_KEY = 'opk-demo-key-0000';
+
+/**
+ * Smoke test for `npm start`, done as a user would: keyboard and real clicks in the served
+ * workbench. Sets the demo API key through the command palette, opens the panel, types a task
+ * into the webview's form and clicks "Queue task", waits for its card to say Completed and for
+ * its History row, then removes the History row and deletes the card with clicks.
+ */
+async function checkWorkbench(tools: VsCodeTools, url: string, withGateway: boolean): Promise<void> {
+  const browser = await chromium.launch({
+    executablePath: tools.chromium,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(url);
     await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90_000 });
     log('check: workbench loaded');
-    // The command palette lists the command only once the extension is installed and enabled.
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget .quick-input-box input');
-      await input.waitFor({ state: 'visible', timeout: 10_000 });
-      await input.fill('>Open Off-Peak Tasks');
-      const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Open Off-Peak Tasks' }).first();
-      if (await row.isVisible({ timeout: 3000 }).catch(() => false)) {
-        await page.keyboard.press('Enter');
-        break;
+    const runCommand = async (title: string): Promise<void> => {
+      // The palette lists a command only once the extension is installed and enabled.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget .quick-input-box input');
+        await input.waitFor({ state: 'visible', timeout: 10_000 });
+        await input.fill(`>${title}`);
+        const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+        if (await row.isVisible({ timeout: 3000 }).catch(() => false)) {
+          await page.keyboard.press('Enter');
+          return;
+        }
+        await page.keyboard.press('Escape');
+        if (Date.now() > deadline) throw new Error(`the command "${title}" never appeared in the command palette`);
       }
-      await page.keyboard.press('Escape');
-      if (Date.now() > deadline) throw new Error('the command "Open Off-Peak Tasks" never appeared in the command palette');
+    };
+    // The key first: F1 typed while the webview has focus does not reach the workbench.
+    if (withGateway) {
+      await runCommand('Set Gateway API Key');
+      // The password box replaces the palette in the same widget: wait for it, not the palette's input.
+      const keyBox = page.locator('.quick-input-widget .quick-input-box input[type="password"]');
+      await keyBox.waitFor({ state: 'visible', timeout: 10_000 });
+      await keyBox.fill(DEMO_KEY);
+      // Enter is ignored while the box still validates the value: accept only once it settled.
+      await page.waitForTimeout(500);
+      await keyBox.press('Enter');
+      await keyBox.waitFor({ state: 'hidden', timeout: 10_000 });
     }
+    await runCommand('Open Off-Peak Tasks');
     await page.locator('.tabs-container .tab', { hasText: 'Off-Peak Tasks' }).first().waitFor({ state: 'visible', timeout: 30_000 });
     log('check: "Open Off-Peak Tasks" opened the Off-Peak Tasks panel');
+    if (!withGateway) return;
+
+    // The panel's document is an iframe inside VS Code's webview iframe.
+    const panel = async () => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        for (const frame of page.frames()) {
+          if ((await frame.locator('[data-testid="create-form"]').count().catch(() => 0)) > 0) return frame;
+        }
+        if (Date.now() > deadline) throw new Error('the panel never rendered its form');
+        await page.waitForTimeout(250);
+      }
+    };
+    const frame = await panel();
+    log('check: the panel rendered its form');
+    const submit = frame.locator('[data-testid="submit"]');
+    await frame.locator('[data-testid="prompt"]').click();
+    await page.keyboard.type('Say hello from the npm start check');
+    // Create is enabled once the key is known and the gateway's availability says yes: the form's
+    // "why not" hint disappears then.
+    await frame.locator('[data-testid="availability"]').waitFor({ state: 'detached', timeout: 30_000 });
+    await submit.click();
+    const card = frame.locator('article.card', { hasText: 'Say hello from the npm start check' });
+    await card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 90_000 });
+    log('check: clicked "Queue task"; the card went to Completed');
+    const history = frame.locator('.history-row', { hasText: 'Say hello from the npm start check' });
+    await history.locator('.status', { hasText: 'Succeeded' }).waitFor({ timeout: 10_000 });
+    await history.locator('[data-testid="delete-history"]').click();
+    await history.waitFor({ state: 'detached', timeout: 10_000 });
+    log('check: the History row was removed with a click');
+    await card.locator('[data-testid="delete"]').click();
+    await card.waitFor({ state: 'detached', timeout: 10_000 });
+    log('check: the card was deleted with a click');
   } finally {
     await browser.close();
   }
@@ -217,7 +277,7 @@ async function main(): Promise<void> {
 
   if (opts.check) {
     try {
-      await checkWorkbench(tools, url);
+      await checkWorkbench(tools, url, gateway !== undefined);
     } finally {
       await stopAll();
       rmSync(stateDir, { recursive: true, force: true });
