@@ -14,11 +14,11 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
 import { newTaskId, newToken } from '../core/ids';
-import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type PermissionMode, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
+import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError, type GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
-import type { StoreTx, TaskEdit, TaskStore, TerminalDetails } from '../store';
+import type { NewTaskInput, StoreTx, TaskEdit, TaskStore, TerminalDetails } from '../store';
 import { AvailabilitySnapshot, type AvailabilityOptions } from './availability';
 import { ServiceError, toServiceError } from './errors';
 import { Leadership, type LeadershipOptions } from './leadership';
@@ -60,15 +60,8 @@ export const DEFAULT_SYNC_CONFIG: SyncConfig = {
   stopAgentTimeoutMs: 5_000,
 };
 
-export interface CreateTaskInput {
-  title: string;
-  prompt: string;
-  permissionMode: PermissionMode;
-  model?: string | null;
-  thoughtLevel?: string | null;
-  workspacePath: string;
-  workspaceIdentity?: string | null;
-}
+/** The task's form: what the user fills in (the store's insert input minus ids and snapshots). */
+export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity'>;
 
 export interface TaskServiceOptions {
   store: TaskStore;
