@@ -3,7 +3,7 @@
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
 import Database from 'better-sqlite3';
 import type { SettleReason, TicketState } from '../protocol/gateway';
-import { LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore } from './store';
+import { IndexedTicketStore, LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore } from './store';
 
 const SCHEMA_VERSION = 1;
 
@@ -58,9 +58,8 @@ function fromRow(row: TicketRow): TicketRecord {
   };
 }
 
-export class SqliteTicketStore implements TicketStore {
+export class SqliteTicketStore extends IndexedTicketStore implements TicketStore {
   private readonly db: Database.Database;
-  private index = new LiveTicketIndex();
   private readonly statements: {
     insert: Database.Statement;
     get: Database.Statement<[string], TicketRow>;
@@ -71,6 +70,7 @@ export class SqliteTicketStore implements TicketStore {
   private readonly updateStatements = new Map<string, Database.Statement>();
 
   constructor(readonly path: string) {
+    super();
     try {
       this.db = new Database(path, { timeout: 2000 });
     } catch (error) {
@@ -181,26 +181,6 @@ export class SqliteTicketStore implements TicketStore {
     const next = { ...current, ...patch };
     this.index.put(next);
     return next;
-  }
-
-  liveForTask(userId: string, taskId: string): TicketRecord | undefined {
-    return this.index.liveForTask(userId, taskId);
-  }
-
-  liveForUser(userId: string): TicketRecord[] {
-    return this.index.liveForUser(userId);
-  }
-
-  queued(limit: number): TicketRecord[] {
-    return this.index.queued(limit);
-  }
-
-  queuePosition(ticket: TicketRecord): number {
-    return this.index.queuePosition(ticket);
-  }
-
-  holdingCapacity(): TicketRecord[] {
-    return this.index.holdingCapacity();
   }
 
   countByState(): Record<TicketState, number> {

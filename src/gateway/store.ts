@@ -145,10 +145,34 @@ function lowerBound(sorted: number[], value: number): number {
   return lo;
 }
 
+/** The live-ticket queries both stores answer from their in-memory index. */
+export abstract class IndexedTicketStore {
+  protected index = new LiveTicketIndex();
+
+  liveForTask(userId: string, taskId: string): TicketRecord | undefined {
+    return this.index.liveForTask(userId, taskId);
+  }
+
+  liveForUser(userId: string): TicketRecord[] {
+    return this.index.liveForUser(userId);
+  }
+
+  queued(limit: number): TicketRecord[] {
+    return this.index.queued(limit);
+  }
+
+  queuePosition(ticket: TicketRecord): number {
+    return this.index.queuePosition(ticket);
+  }
+
+  holdingCapacity(): TicketRecord[] {
+    return this.index.holdingCapacity();
+  }
+}
+
 /** Volatile store for unit tests and `--store memory`; everything is lost on exit. */
-export class MemoryTicketStore implements TicketStore {
+export class MemoryTicketStore extends IndexedTicketStore implements TicketStore {
   private readonly all = new Map<string, TicketRecord>();
-  private readonly index = new LiveTicketIndex();
   private nextSeq = 1;
 
   insert(ticket: NewTicket): TicketRecord {
@@ -170,26 +194,6 @@ export class MemoryTicketStore implements TicketStore {
     this.all.set(ticketId, next);
     this.index.put(next);
     return next;
-  }
-
-  liveForTask(userId: string, taskId: string): TicketRecord | undefined {
-    return this.index.liveForTask(userId, taskId);
-  }
-
-  liveForUser(userId: string): TicketRecord[] {
-    return this.index.liveForUser(userId);
-  }
-
-  queued(limit: number): TicketRecord[] {
-    return this.index.queued(limit);
-  }
-
-  queuePosition(ticket: TicketRecord): number {
-    return this.index.queuePosition(ticket);
-  }
-
-  holdingCapacity(): TicketRecord[] {
-    return this.index.holdingCapacity();
   }
 
   countByState(): Record<TicketState, number> {
