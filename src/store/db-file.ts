@@ -158,8 +158,11 @@ export function moveAside(file: string, now: number): string {
   return target;
 }
 
-/** Removes temp files of crashed writers (older than `olderThanMs`). */
-export function sweepTempFiles(file: string, olderThanMs: number): void {
+/**
+ * Removes files beside `file` whose name starts with its name and matches `isLeftover`, when older
+ * than `olderThanMs`: what crashed processes left behind. Best effort; never throws.
+ */
+export function sweepSiblings(file: string, isLeftover: (suffix: string) => boolean, olderThanMs: number): void {
   const dir = path.dirname(file);
   const base = path.basename(file);
   let names: string[];
@@ -169,12 +172,17 @@ export function sweepTempFiles(file: string, olderThanMs: number): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(`${base}.`) || !/\.\d+\.\d+\.tmp(\.old)?$/.test(name)) continue;
+    if (!name.startsWith(`${base}.`) || !isLeftover(name.slice(base.length))) continue;
     const full = path.join(dir, name);
     try {
       if (Date.now() - fs.statSync(full).mtimeMs > olderThanMs) fs.rmSync(full, { force: true });
     } catch {
-      // gone already
+      // gone already, or raced with its owner: fine
     }
   }
+}
+
+/** Removes temp files of crashed writers (older than `olderThanMs`). */
+export function sweepTempFiles(file: string, olderThanMs: number): void {
+  sweepSiblings(file, (suffix) => /\.\d+\.\d+\.tmp(\.old)?$/.test(suffix), olderThanMs);
 }

@@ -18,6 +18,7 @@ import { hostname as osHostname } from 'node:os';
 import * as fs from 'node:fs';
 import path from 'node:path';
 import { newToken } from '../core/ids';
+import { sweepSiblings } from './db-file';
 import { StoreError, type StoreNotice } from './errors';
 
 export interface FileLockOptions {
@@ -235,22 +236,7 @@ export class FileLock {
 
   /** Removes leftovers (stale lock files moved aside) of crashed processes older than staleMs. */
   sweepLeftovers(): void {
-    const dir = path.dirname(this.lockPath);
-    const base = path.basename(this.lockPath);
-    let names: string[];
-    try {
-      names = fs.readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (!name.startsWith(`${base}.stale-`)) continue;
-      const full = path.join(dir, name);
-      try {
-        if (Date.now() - fs.statSync(full).mtimeMs > this.staleMs) fs.rmSync(full, { force: true });
-      } catch {
-        // raced with its owner: fine
-      }
-    }
+    sweepSiblings(this.lockPath, (suffix) => suffix.startsWith('.stale-'), this.staleMs);
   }
+
 }
