@@ -122,6 +122,37 @@ describe('segment runner (reference agent, real processes)', () => {
     await waitUntil(() => !processAlive(childPid), 'the command to be gone', 5_000);
   });
 
+  it('item 6: a command started by run_command dies when its agent is SIGKILLed', async () => {
+    const marker = path.join(root, 'command.pid');
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: `echo $$ > ${marker}; sleep 60` } });
+    const run = await start('1');
+    await waitUntil(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() !== '', 'the command to start');
+    const commandPid = Number(fs.readFileSync(marker, 'utf8').trim());
+    try {
+      assert.equal(processAlive(commandPid), true);
+      process.kill(run.pid!, 'SIGKILL'); // no chance for the agent to clean up after itself
+      assert.equal((await run.done).kind, 'failed');
+      await waitUntil(() => !processAlive(commandPid), 'the command to die with its agent', 5_000);
+    } finally {
+      if (processAlive(commandPid)) process.kill(commandPid, 'SIGKILL');
+    }
+  });
+
+  it('item 6: a command that outlives its time limit is killed with its children, and the agent goes on', async () => {
+    const marker = path.join(root, 'grandchild.pid');
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'run_command', input: { command: `sleep 60 & echo $! > ${marker}; wait`, timeout_ms: 1_000 } },
+      { kind: 'text', text: 'gave up on the command' },
+    );
+    const run = await start('1');
+    const outcome = await run.done;
+    assert.deepEqual(outcome, { kind: 'completed', summary: 'gave up on the command', exitCode: 0 });
+    const grandchild = Number(fs.readFileSync(marker, 'utf8').trim());
+    await waitUntil(() => !processAlive(grandchild), "the command's child to be gone", 5_000);
+    const toolResult = JSON.stringify(upstream.messageRequests()[1].body);
+    assert.match(toolResult, /timed out after 1000 ms/);
+  });
+
   it('forwards terminal input to a permission prompt and reports that input is needed', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
     let needed: { summary: string } | undefined;
