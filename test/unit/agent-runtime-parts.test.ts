@@ -118,6 +118,25 @@ describe('files_changed from git', () => {
     assert.equal(await countFilesChanged(ws, base), 5); // a, b, c, new, .gitignore
     fs.rmSync(ws, { recursive: true, force: true });
   });
+
+  it('item 7: a git that hangs (a slow fsmonitor hook in the repository) gives "unknown" at the time limit instead of hanging the task', async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hang-'));
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
+    git('init', '-q');
+    fs.writeFileSync(path.join(ws, 'a.txt'), '1');
+    git('add', '.');
+    git('commit', '-q', '-m', 'base');
+    const base = await recordBaseCommit(ws);
+    const hook = path.join(ws, '..', `${path.basename(ws)}-hang.sh`);
+    fs.writeFileSync(hook, '#!/bin/sh\nsleep 15\n', { mode: 0o755 });
+    git('config', 'core.fsmonitor', hook); // every index refresh now waits for the hook
+    try {
+      assert.equal(await countFilesChanged(ws, base, { timeoutMs: 500 }), null);
+    } finally {
+      fs.rmSync(ws, { recursive: true, force: true });
+      fs.rmSync(hook, { force: true });
+    }
+  });
 });
 
 describe('keep awake', () => {
