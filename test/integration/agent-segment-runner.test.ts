@@ -8,16 +8,8 @@ import { ReferenceAgentAdapter } from '../../src/agent/adapters';
 import { SegmentRun, type SegmentOutcome } from '../../src/agent/segment-runner';
 import type { TicketProxyEvent } from '../../src/agent/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
+import { processAlive } from '../e2e/gateway-fixture';
 import { tsNodeArgv, waitUntil } from './runtime-helpers';
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('segment runner (reference agent, real processes)', () => {
   let upstream: FakeAnthropicUpstream;

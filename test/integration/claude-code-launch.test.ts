@@ -10,21 +10,13 @@ import { ClaudeCodeAdapter } from '../../src/agent/adapters';
 import { SegmentRun } from '../../src/agent/segment-runner';
 import { FakeAnthropicUpstream, type RecordedRequest } from '../fixtures/fake-anthropic-upstream';
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
+import { processAlive } from '../e2e/gateway-fixture';
 import { waitUntil } from './runtime-helpers';
 
 /** Every text the model was sent in one request (system prompt aside). */
 function userText(request: RecordedRequest): string {
   const body = request.body as { messages?: { content: string | { type: string; text?: string }[] }[] };
   return (body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : m.content.map((c) => c.text ?? '').join(''))).join('\n');
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('Claude Code launch (real claude CLI, local ticket proxy)', function () {
