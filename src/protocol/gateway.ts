@@ -57,6 +57,8 @@ export const GeneralErrorCode = {
   NotFound: 'not_found',
   MethodNotAllowed: 'method_not_allowed',
   RequestTooLarge: 'request_too_large',
+  /** The request body did not arrive in time (408). */
+  RequestTimeout: 'request_timeout',
   UpstreamUnavailable: 'upstream_unavailable',
   UpstreamNotConfigured: 'upstream_not_configured',
   ShuttingDown: 'shutting_down',
@@ -318,7 +320,7 @@ export type StatusRequest = z.infer<typeof StatusRequestSchema>;
 
 export const StatusResponseSchema = z.object({
   server_time: epochMs,
-  /** One entry per requested id, in request order. */
+  /** One entry per distinct requested id, in request order (a repeated id is answered once). */
   tickets: z.array(TicketStatusEntrySchema),
   /** The smallest per-ticket hint; null when none of the tickets will change on its own. */
   next_poll_after_ms: nextPoll,
