@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
-import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, KEYS, longPollsWaiting, startTestGateway, TempDir, ticketIdOf, type TestGateway } from './gateway-helpers';
+import type { GatewayConfig } from '../../src/gateway/config';
+import { errorOf, gatewaySuite, KEYS, longPollsWaiting, ticketIdOf, type TestGateway } from './gateway-helpers';
 
 /** A raw request that collects the answer's status, headers and bytes. */
 function rawRequest(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
@@ -61,33 +61,12 @@ async function metricValue(url: string, name: string, headers: Record<string, st
 const ANTHROPIC_VERSION = { 'anthropic-version': '2023-06-01' };
 
 describe('reference gateway hardening (real server, fake upstream fixture)', () => {
-  let dir: TempDir;
-  let upstream: FakeAnthropicUpstream;
-  let t: TestGateway | undefined;
+  const suite = gatewaySuite({ upstreamApiKey: 'sk-upstream-secret', statusMaxWaitMs: 60_000 });
   const sockets: net.Socket[] = [];
-
-  before(async () => {
-    upstream = await FakeAnthropicUpstream.start();
-  });
-  after(async () => {
-    await upstream.close();
-  });
-  beforeEach(() => {
-    dir = new TempDir();
-    upstream.reset();
-  });
-  afterEach(async () => {
+  afterEach(() => {
     for (const socket of sockets.splice(0)) socket.destroy();
-    await t?.close();
-    t = undefined;
-    dir.remove();
   });
-
-  const start = async (overrides = {}) => {
-    t = await startTestGateway(dir.file('tickets.sqlite'), { upstreamUrl: upstream.url, upstreamApiKey: 'sk-upstream-secret', statusMaxWaitMs: 60_000, ...overrides });
-    return t;
-  };
-
+  const start = (overrides: Partial<GatewayConfig> = {}) => suite.start(overrides);
   /** Alice and Bob each hold a ready ticket. */
   const readyTickets = async (g: TestGateway) => {
     const alice = ticketIdOf(await g.alice.take('task-alice'));
@@ -153,7 +132,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
     it("item 8: one user's model requests beyond the per-user limit get 3105 while another user's are admitted", async () => {
       const g = await start({ maxConcurrentModelRequests: 4, maxModelRequestsPerUser: 1 });
       const { alice, bob } = await readyTickets(g);
-      upstream.enqueue({ kind: 'hang' });
+      suite.upstream.enqueue({ kind: 'hang' });
       const controller = new AbortController();
       const hanging = await fetch(`${g.gateway.url}${GatewayPaths.anthropicMessages}`, {
         method: 'POST',
@@ -194,7 +173,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
       assert.equal(g.gateway.authority.modelRequestsInFlight, 0, 'no slot while the body is unread');
       assert.equal((await g.bob.message(bob)).status, 200, "bob gets the only slot while alice's body stalls");
       assert.match(await stalled, /^HTTP\/1\.1 408 /);
-      assert.equal(upstream.messageRequests().length, 1, 'only bob reached upstream');
+      assert.equal(suite.upstream.messageRequests().length, 1, 'only bob reached upstream');
     });
 
     it('item 8: connections beyond the server-wide cap are refused; the ones inside it are served', async function () {
@@ -225,7 +204,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
       assert.equal(unlisted.status, 200);
       const listedBody = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hé' }] });
       assert.equal((await g.alice.message(alice, listedBody as unknown as Record<string, unknown>)).status, 200);
-      const [first, second] = upstream.messageRequests();
+      const [first, second] = suite.upstream.messageRequests();
       assert.equal((first.body as { model: string }).model, 'claude-haiku-4-5');
       assert.deepEqual((first.body as { messages: unknown }).messages, [{ role: 'user', content: 'hi' }]);
       assert.equal(second.rawBody, listedBody);
@@ -240,7 +219,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
       assert.match(errorOf(refused).message, /claude-own-default-20990101.*not offered.*claude-sonnet-4-5/);
       const noModel = await g.alice.message(alice, { max_tokens: 16, messages: [] });
       assert.equal(noModel.status, 400);
-      assert.equal(upstream.messageRequests().length, 0);
+      assert.equal(suite.upstream.messageRequests().length, 0);
       assert.equal((await g.alice.stateOf(alice)).state, 'ready');
       assert.equal((await g.alice.message(alice, { model: 'claude-opus-4-1', max_tokens: 16, messages: [] })).status, 200);
     });
@@ -274,7 +253,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
         JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [] }),
       );
       assert.equal(answer.status, 200);
-      const seen = upstream.messageRequests()[0].headers;
+      const seen = suite.upstream.messageRequests()[0].headers;
       assert.equal(seen['anthropic-version'], '2023-06-01');
       assert.equal(seen['anthropic-dangerous-direct-browser-access'], 'true');
       assert.equal(seen['content-type'], 'application/json');
@@ -289,7 +268,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
     it('item 10: upstream set-cookie and organization headers never reach the user; request id, retry and rate-limit reset headers do', async () => {
       const g = await start();
       const { alice } = await readyTickets(g);
-      upstream.enqueue({
+      suite.upstream.enqueue({
         kind: 'raw',
         status: 200,
         headers: {
