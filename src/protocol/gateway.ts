@@ -307,7 +307,10 @@ export type TakeResponse = z.infer<typeof TakeResponseSchema>;
 
 export const StatusRequestSchema = z.object({
   ticket_ids: z.array(ticketId).min(1).max(MAX_STATUS_IDS),
-  /** Long-poll: answer as soon as one of the tickets changes, or after this long. */
+  /**
+   * Long-poll: answer as soon as one of the tickets changes, or after this long. A user already
+   * holding the gateway's per-user maximum of waiting long-polls is answered at once.
+   */
   wait_ms: z.number().int().min(0).max(MAX_STATUS_WAIT_MS).optional(),
   /**
    * The state the client last saw per ticket. A long-poll answers AT ONCE when any ticket is
