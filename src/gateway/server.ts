@@ -1,7 +1,7 @@
 // The reference Off-Peak Gateway: HTTP routes of DESIGN §6 on node:http, the promote timer,
 // the model proxy, /healthz, /metrics (optionally on their own address, behind a token) and
-// graceful shutdown. `startGateway` is what main.ts
-// and the tests use; tests inject a ManualClock, set promoteIntervalMs 0 and call `tick()`.
+// graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
+// ManualClock, set promoteIntervalMs 0 and call `tick()`.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
