@@ -27,6 +27,8 @@ describe('default model (host engine, real gateway)', function () {
         { id: 'model-default', display_name: 'Default' },
       ],
       defaultModel: 'model-default',
+      // Refuse other models rather than map them, so only the extension's choice can succeed.
+      unknownModel: 'reject',
     });
     world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
     engine = await HostEngine.start({
