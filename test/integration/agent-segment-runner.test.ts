@@ -163,6 +163,25 @@ describe('segment runner (reference agent, real processes)', () => {
     assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
   });
 
+  it('item 4: Ctrl+C in the terminal interrupts the reference agent while it waits for an answer', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } });
+    let needed = false;
+    const run = await SegmentRun.start({
+      adapter,
+      spec: { taskId: 't', sessionId: 's-ctrl-c', resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
+      gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
+      ticketId: 'T',
+      segmentDir: path.join(root, 'segments', 'ctrl-c'),
+      onInputNeeded: () => (needed = true),
+    });
+    await waitUntil(() => needed, 'the input-needed event');
+    run.writeInput('\x03');
+    const outcome = await run.done;
+    assert.equal(outcome.kind, 'failed');
+    assert.match((outcome as { reason: string }).reason, /Ctrl\+C/);
+    assert.equal(fs.existsSync(path.join(workspace, 'never.txt')), false);
+  });
+
   it('fails with a readable reason when the agent gives up, and refuses to start a missing agent', async () => {
     upstream.setDefaultReply({ kind: 'error', status: 401, message: 'bad key' });
     const run = await start('1');
