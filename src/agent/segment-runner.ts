@@ -8,7 +8,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../core/clock';
-import type { AgentAdapter, AgentOutputReader, SegmentSpec } from './adapters';
+import type { PermissionRelayAnswer, PermissionRelayRequest } from '../protocol/permission-relay';
+import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
+import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
 import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
@@ -49,7 +51,16 @@ export interface SegmentRunOptions {
   proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
   stopTimings?: Partial<StopTimings>;
   onProxyEvent?: (event: TicketProxyEvent) => void;
-  onInputNeeded?: (info: { summary: string; deadlineAt: number | null }) => void;
+  /** Where the agent's permission questions go (the runtime's ask broker, bound to this task). */
+  asks?: SegmentAsks;
+}
+
+/** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
+export interface SegmentAsks {
+  ask(request: { tool: string; summary: string; deadlineAt?: number | null }, deliver: AskDelivery): PendingAsk;
+  settle(askId: string, decision: AskDecision, by: AskAnsweredBy): void;
+  /** The segment ended: what is still open is denied. */
+  end(): void;
 }
 
 const REPLAY_CHARS = 200_000;
@@ -65,6 +76,8 @@ export class SegmentRun {
   private stopReason: 'cancelled' | 'interrupted' | 'expired' | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
+  /** The agent's ask ids -> the broker's, while open. */
+  private readonly askIds = new Map<string, string>();
   private stopping: Promise<void> | null = null;
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
@@ -96,6 +109,7 @@ export class SegmentRun {
       ticketId: options.ticketId,
       clock: options.clock,
       ...options.proxyTimings,
+      onPermissionAsk: options.asks ? (request, signal) => relayPermissionAsk(options.asks!, request, signal) : undefined,
     });
     const spec: SegmentSpec = { ...options.spec, proxyBaseUrl: proxy.baseUrl, segmentDir: options.segmentDir };
     let launch;
@@ -115,7 +129,7 @@ export class SegmentRun {
       child = spawn(launch.command, launch.args, {
         cwd: spec.workspacePath,
         env,
-        stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore'],
+        stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],
         // Its own process group, so the final SIGKILL also reaches the agent's own children.
         detached: !isWindows,
         windowsHide: true,
@@ -194,7 +208,23 @@ export class SegmentRun {
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
     fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId }));
-    reader.onInputNeeded = (info) => this.options.onInputNeeded?.(info);
+    const asks = this.options.asks;
+    if (asks) {
+      const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;
+      answers?.on('error', () => undefined); // the agent may exit with an answer in flight
+      reader.onAsk = (agentAsk) => {
+        const ask = asks.ask(agentAsk, (decision) => {
+          // The agent takes the first answer it gets; the terminal may have beaten this one.
+          if (answers && !this.exited) answers.write(JSON.stringify({ ask_id: agentAsk.agentAskId, decision }) + '\n');
+        });
+        this.askIds.set(agentAsk.agentAskId, ask.id);
+      };
+      reader.onAskSettled = ({ agentAskId, decision, by }) => {
+        const askId = this.askIds.get(agentAskId);
+        this.askIds.delete(agentAskId);
+        if (askId) asks.settle(askId, decision, by);
+      };
+    }
     this.proxy.onEvent((event) => {
       this.options.onProxyEvent?.(event);
       if (event.type === 'segment-expired') {
@@ -290,6 +320,7 @@ export class SegmentRun {
 
   private async finish(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     this.exited = true;
+    this.options.asks?.end();
     this.show(this.reader.end());
     // Whatever the agent started in its group must not outlive the segment.
     if (process.platform !== 'win32' && this.child.pid) {
@@ -324,3 +355,27 @@ export class SegmentRun {
     return { kind: 'failed', reason: reason.slice(0, 2_000), exitCode: code };
   }
 }
+
+/** A Claude Code question from the relay: pending at the host until answered, the deadline, or the relay hangs up. */
+function relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
+  return new Promise((resolve) => {
+    const ask = asks.ask({ tool: request.tool_name, summary: `${request.tool_name}: ${summarizeInput(request.input)}` }, (decision, by) => {
+      resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
+    });
+    signal.addEventListener(
+      'abort',
+      () => {
+        asks.settle(ask.id, 'deny', 'ended');
+        resolve({ decision: 'deny', message: DENY_MESSAGES.ended });
+      },
+      { once: true },
+    );
+  });
+}
+
+const DENY_MESSAGES: Record<AskAnsweredBy, string> = {
+  host: 'The user denied this action. Do not retry it; find another way or stop.',
+  terminal: 'The user denied this action. Do not retry it; find another way or stop.',
+  timeout: 'Nobody answered the permission question in time, so it was denied. Do not retry the same action.',
+  ended: 'The working segment ended before the question was answered.',
+};
