@@ -213,7 +213,9 @@ export class SegmentRun {
       const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;
       answers?.on('error', () => undefined); // the agent may exit with an answer in flight
       reader.onAsk = (agentAsk) => {
-        const ask = asks.ask(agentAsk, (decision) => {
+        const ask = asks.ask(agentAsk, (decision, by) => {
+          // The agent keeps its own deadline (the same one) and is gone when the segment ended.
+          if (by === 'timeout' || by === 'ended') return;
           // The agent takes the first answer it gets; the terminal may have beaten this one.
           if (answers && !this.exited) answers.write(JSON.stringify({ ask_id: agentAsk.agentAskId, decision }) + '\n');
         });

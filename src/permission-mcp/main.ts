@@ -20,7 +20,7 @@ import {
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** Posts the question and waits as long as the host takes (no time limit here: the host has the deadline). */
-export function askHost(url: string, request: PermissionRelayRequest, signal?: AbortSignal): Promise<PermissionRelayAnswer> {
+function askHost(url: string, request: PermissionRelayRequest, signal?: AbortSignal): Promise<PermissionRelayAnswer> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify(request);
     const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, signal }, (res) => {
@@ -69,9 +69,7 @@ async function main(): Promise<void> {
   await server.connect(new StdioServerTransport());
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`permission-mcp: ${(err as Error).stack ?? String(err)}\n`);
-    process.exitCode = 1;
-  });
-}
+main().catch((err: unknown) => {
+  process.stderr.write(`permission-mcp: ${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
