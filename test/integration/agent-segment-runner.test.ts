@@ -183,6 +183,7 @@ describe('segment runner (reference agent, real processes)', () => {
     for (const key of ['x', '\x7f', 'y', '\r']) run.writeInput(key);
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
+    // eslint-disable-next-line no-control-regex -- the echo of Backspace is the point
     assert.match(seen.join(""), /\[y\/N\] \(denied automatically in 60 s\) x\x08 \x08y\n {4}→ allowed\n/, `the typed answer was echoed: ${JSON.stringify(seen.join(""))}`);
     assert.deepEqual(
       events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && [e.decision, e.by]),

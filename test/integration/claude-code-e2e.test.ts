@@ -96,4 +96,67 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     // Claude Code never saw the user's key or the ticket: it talked to the local proxy with a dummy token.
     assert.ok(world.upstream.messageRequests().every((r) => r.headers['x-api-key'] === 'upstream-secret'));
   });
+
+  for (const decision of ['allow', 'deny'] as const) {
+    it(`"Ask before edits and commands", headless: Claude Code's Bash call is a pending ask at the host; ${decision} -> the command ${decision === 'allow' ? 'runs' : 'does not run'}`, async function () {
+      world = await startWorld({});
+      world.upstream.setDefaultReply((request) => {
+        const body = request.body as Body;
+        if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
+        if (blocks(body).some((b) => b.type === 'tool_result')) return { kind: 'text', text: 'Finished.' };
+        return { kind: 'tool_use', name: 'Bash', input: { command: 'echo asked > asked.txt', description: 'write asked.txt' } };
+      });
+      const events: RuntimeEvent[] = [];
+      host = await startHost({
+        dbDir: path.join(world.root, 'db'),
+        runtimeDir: path.join(world.root, 'runtime'),
+        gatewayUrl: world.gateway.url,
+        apiKey: USER_KEY,
+        agent: 'claude-code',
+        claudeCommand: claude,
+        claudeConfigDir: path.join(world.root, 'claude-config'),
+        onEvent: (e) => events.push(e),
+      });
+      await waitFor(() => host!.service.isLeader, 'the lease');
+      const ws = makeGitWorkspace(world.root);
+      const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: 'default', workspacePath: ws });
+      const [ask] = await waitFor(() => host!.runtime.pendingAsks(created.id).length === 1 && host!.runtime.pendingAsks(created.id), 'the pending ask', 180_000).catch((err: Error) => {
+        const segment = host!.runtime.segment(created.id);
+        throw new Error(`${err.message}; the agent's log so far: ${segment ? fs.readFileSync(segment.logFile, 'utf8').slice(-2_000) : '(no segment running)'}`);
+      });
+      assert.equal(ask.tool, 'Bash');
+      assert.match(ask.summary, /echo asked > asked\.txt/);
+      assert.equal(host.service.getTask(created.id)!.status, 'running');
+      assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), false, 'nothing ran before the answer');
+      // The relay's URL (with the proxy secret) is in the 0600 MCP config file, not in argv.
+      const segment = host.runtime.segment(created.id)!;
+      const secret = new URL(segment.proxy.baseUrl).pathname.slice(1);
+      assert.ok(!fs.readFileSync(`/proc/${segment.pid}/cmdline`, 'utf8').includes(secret), 'the proxy secret is not in argv');
+      const mcpConfig = path.join(path.dirname(segment.logFile), 'claude-mcp.json');
+      assert.equal(fs.statSync(mcpConfig).mode & 0o777, 0o600);
+
+      assert.equal(host.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
+      const done = await waitFor(
+        () => {
+          const t = host!.service.getTask(created.id)!;
+          return t.status === 'completed' || t.status === 'failed' ? t : undefined;
+        },
+        'a terminal state',
+        120_000,
+      );
+      assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
+      assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), decision === 'allow');
+      const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
+      assert.deepEqual(answered, [[decision, 'host']]);
+      const last = world.upstream.messageRequests().filter((r) => blocks(r.body).some((b) => b.type === 'tool_result')).at(-1);
+      assert.ok(last, 'the model saw the tool result');
+      const result = blocks(last.body).find((b) => b.type === 'tool_result') as Block & { is_error?: boolean; content?: unknown };
+      if (decision === 'deny') {
+        assert.equal(result.is_error, true);
+        assert.match(JSON.stringify(result.content), /The user denied this action/);
+      } else {
+        assert.notEqual(result.is_error, true);
+      }
+    });
+  }
 });
