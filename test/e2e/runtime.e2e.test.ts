@@ -8,7 +8,7 @@ import { GatewayClient } from '../../src/gateway-client/client';
 import { systemClock } from '../../src/core/clock';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { makeGitWorkspace, processAlive, shape, startWorld, toolUseIds, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { startHost, waitFor, type Host } from './runtime-harness';
+import { startHost, waitFor, type Host, type HostOptions } from './runtime-harness';
 
 describe('runtime end to end (real gateway, fake upstream, reference agent processes)', function () {
   let world: GatewayWorld;
@@ -20,7 +20,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     await world?.close();
   });
 
-  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = []): Promise<Host> {
+  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = [], hostOptions: Partial<HostOptions> = {}): Promise<Host> {
     world = await startWorld(config);
     host = await startHost({
       dbDir: path.join(world.root, 'db'),
@@ -29,6 +29,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       apiKey: USER_KEY,
       agent: 'reference',
       onEvent: (e) => events.push(e),
+      ...hostOptions,
     });
     await waitFor(() => host!.service.isLeader, 'the lease');
     return host;
@@ -198,21 +199,11 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
 
   it('an unanswered permission ask is denied at its deadline and the run goes on', async () => {
     const events: RuntimeEvent[] = [];
-    world = await startWorld({});
-    host = await startHost({
-      dbDir: path.join(world.root, 'db'),
-      runtimeDir: path.join(world.root, 'runtime'),
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'reference',
-      askTimeoutMs: 1_000,
-      onEvent: (e) => events.push(e),
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
+    const h = await boot({}, events, { askTimeoutMs: 1_000 });
     world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } }, { kind: 'text', text: 'Gave up.' });
     const ws = makeGitWorkspace(world.root);
-    const created = await host.service.create({ title: 'ask', prompt: 'write it', permissionMode: 'default', workspacePath: ws });
-    await waitFor(() => task(host!, created.id).status === 'completed', 'completed');
+    const created = await h.service.create({ title: 'ask', prompt: 'write it', permissionMode: 'default', workspacePath: ws });
+    await waitFor(() => task(h, created.id).status === 'completed', 'completed');
     assert.equal(fs.existsSync(path.join(ws, 'never.txt')), false);
     const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
     assert.deepEqual(answered, [['deny', 'timeout']]);

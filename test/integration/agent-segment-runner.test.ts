@@ -148,8 +148,11 @@ describe('segment runner (reference agent, real processes)', () => {
   });
 
   /** A default-mode segment whose asks go to a real AskBroker (as the runtime binds it to the task). */
-  async function startAsking(name: string, broker: AskBroker): Promise<SegmentRun> {
-    return SegmentRun.start({
+  async function startAsking(name: string) {
+    const broker = new AskBroker({ clock: systemClock, timeoutMs: () => 60_000 });
+    const events: AskEvent[] = [];
+    broker.onEvent((e) => events.push(e));
+    const run = await SegmentRun.start({
       adapter,
       spec: { taskId: 't', sessionId: `s-${name}`, resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
@@ -157,25 +160,22 @@ describe('segment runner (reference agent, real processes)', () => {
       segmentDir: path.join(root, 'segments', name),
       asks: { ask: (r, deliver) => broker.ask('t', r, deliver), settle: (id, d, by) => broker.settle(id, d, by), end: () => broker.endTask('t') },
     });
+    const seen: string[] = [];
+    run.attach({ write: (t) => seen.push(t) });
+    const answers = () => events.flatMap((e) => (e.type === 'answered' ? [[e.decision, e.by]] : []));
+    return { run, broker, seen, answers };
   }
 
-  function recordAsks(broker: AskBroker): AskEvent[] {
-    const events: AskEvent[] = [];
-    broker.onEvent((e) => events.push(e));
-    return events;
+  /** As startAsking, then waits until the agent's question is pending at the host. */
+  async function untilAsked(name: string) {
+    const started = await startAsking(name);
+    await waitUntil(() => started.broker.pending('t').length === 1, 'the pending ask');
+    return { ...started, ask: started.broker.pending('t')[0] };
   }
-
-  const newBroker = () => new AskBroker({ clock: systemClock, timeoutMs: () => 60_000 });
 
   it('a permission ask is pending at the host; a typed answer is echoed in the terminal and applied', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
-    const broker = newBroker();
-    const events = recordAsks(broker);
-    const run = await startAsking('ask', broker);
-    const seen: string[] = [];
-    run.attach({ write: (t) => seen.push(t) });
-    await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
-    const [ask] = broker.pending('t');
+    const { run, broker, seen, answers, ask } = await untilAsked('ask');
     assert.equal(ask.tool, 'write_file');
     assert.match(ask.summary, /asked\.txt/);
     await waitUntil(() => /\[y\/N\]/.test(seen.join('')), 'the question in the terminal');
@@ -185,17 +185,13 @@ describe('segment runner (reference agent, real processes)', () => {
     assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
     // eslint-disable-next-line no-control-regex -- the echo of Backspace is the point
     assert.match(seen.join(""), /\[y\/N\] \(denied automatically in 60 s\) x\x08 \x08y\n {4}→ allowed\n/, `the typed answer was echoed: ${JSON.stringify(seen.join(""))}`);
-    assert.deepEqual(
-      events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && [e.decision, e.by]),
-      [['allow', 'terminal']],
-    );
+    assert.deepEqual(answers(), [['allow', 'terminal']]);
     assert.deepEqual(broker.pending(), []);
   });
 
   it('keys typed before the question do not answer it (no stale "y" or Enter)', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'list_files', input: {} }, { kind: 'tool_use', name: 'write_file', input: { path: 'late.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
-    const broker = newBroker();
-    const run = await startAsking('stale', broker);
+    const { run, broker } = await startAsking('stale');
     // Typed while the agent works and asks nothing: an Enter and a "n" that must not answer the question.
     run.writeInput('n\r');
     await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
@@ -209,31 +205,20 @@ describe('segment runner (reference agent, real processes)', () => {
 
   it('the host answers Allow: the tool runs; a later answer (typed or from the host) is ignored', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'done' });
-    const broker = newBroker();
-    const events = recordAsks(broker);
-    const run = await startAsking('host-allow', broker);
-    const seen: string[] = [];
-    run.attach({ write: (t) => seen.push(t) });
-    await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
-    const [ask] = broker.pending('t');
+    const { run, broker, seen, answers, ask } = await untilAsked('host-allow');
     assert.equal(broker.answer('t', ask.id, 'allow'), 'accepted');
     assert.equal(broker.answer('t', ask.id, 'deny'), 'already-answered');
     run.writeInput('n\r');
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'ran.txt'), 'utf8').trim(), 'ran');
     assert.match(seen.join(''), /→ allowed \(answered outside this terminal\)/);
-    assert.deepEqual(
-      events.filter((e) => e.type === 'answered').map((e) => e.type === 'answered' && [e.decision, e.by]),
-      [['allow', 'host']],
-    );
+    assert.deepEqual(answers(), [['allow', 'host']]);
   });
 
   it('the host answers Deny: the tool does not run and the model is told it was denied', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'done' });
-    const broker = newBroker();
-    const run = await startAsking('host-deny', broker);
-    await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
-    assert.equal(broker.answer('t', broker.pending('t')[0].id, 'deny'), 'accepted');
+    const { run, broker, ask } = await untilAsked('host-deny');
+    assert.equal(broker.answer('t', ask.id, 'deny'), 'accepted');
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.existsSync(path.join(workspace, 'ran.txt')), false);
     assert.match(JSON.stringify(upstream.messageRequests()[1].body), /Not allowed: the user denied it/);
@@ -241,9 +226,7 @@ describe('segment runner (reference agent, real processes)', () => {
 
   it('item 4: Ctrl+C in the terminal interrupts the reference agent while it waits for an answer', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } });
-    const broker = newBroker();
-    const run = await startAsking('ctrl-c', broker);
-    await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
+    const { run, broker } = await untilAsked('ctrl-c');
     run.writeInput('\x03');
     const outcome = await run.done;
     assert.equal(outcome.kind, 'failed');

@@ -39,6 +39,34 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     claude = ensureClaudeCode((line) => console.log(`      ${line}`));
   });
 
+  /** A host running Claude Code against the world's gateway, once it holds the lease. */
+  async function startClaudeHost(gateway: GatewayWorld, events: RuntimeEvent[]): Promise<Host> {
+    const started = await startHost({
+      dbDir: path.join(gateway.root, 'db'),
+      runtimeDir: path.join(gateway.root, 'runtime'),
+      gatewayUrl: gateway.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'claude-code',
+      claudeCommand: claude,
+      claudeConfigDir: path.join(gateway.root, 'claude-config'),
+      onEvent: (e) => events.push(e),
+    });
+    await waitFor(() => started.service.isLeader, 'the lease');
+    return started;
+  }
+
+  /** The task once it completed or failed. */
+  function finished(running: Host, taskId: string) {
+    return waitFor(
+      () => {
+        const t = running.service.getTask(taskId)!;
+        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
+      },
+      'a terminal state',
+      180_000,
+    );
+  }
+
   afterEach(async () => {
     await host?.stop();
     host = undefined;
@@ -50,27 +78,10 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     world = await startWorld({ activeWindowMs: 8_000 });
     world.upstream.setDefaultReply(scriptedModel);
     const events: RuntimeEvent[] = [];
-    host = await startHost({
-      dbDir: path.join(world.root, 'db'),
-      runtimeDir: path.join(world.root, 'runtime'),
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'claude-code',
-      claudeCommand: claude,
-      claudeConfigDir: path.join(world.root, 'claude-config'),
-      onEvent: (e) => events.push(e),
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
+    host = await startClaudeHost(world, events);
     const ws = makeGitWorkspace(world.root);
     const created = await host.service.create({ title: 'claude task', prompt: 'Run step one with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws });
-    const done = await waitFor(
-      () => {
-        const t = host!.service.getTask(created.id)!;
-        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-      },
-      'a terminal state',
-      180_000,
-    );
+    const done = await finished(host, created.id);
     assert.equal(done.failureReason, null, `failed: ${done.failureReason}`);
     assert.equal(done.status, 'completed');
     assert.ok(fs.existsSync(path.join(ws, 'step1.txt')), 'the Bash tool of segment 1 ran');
@@ -107,17 +118,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
         return { kind: 'tool_use', name: 'Bash', input: { command: 'echo asked > asked.txt', description: 'write asked.txt' } };
       });
       const events: RuntimeEvent[] = [];
-      host = await startHost({
-        dbDir: path.join(world.root, 'db'),
-        runtimeDir: path.join(world.root, 'runtime'),
-        gatewayUrl: world.gateway.url,
-        apiKey: USER_KEY,
-        agent: 'claude-code',
-        claudeCommand: claude,
-        claudeConfigDir: path.join(world.root, 'claude-config'),
-        onEvent: (e) => events.push(e),
-      });
-      await waitFor(() => host!.service.isLeader, 'the lease');
+      host = await startClaudeHost(world, events);
       const ws = makeGitWorkspace(world.root);
       const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: 'default', workspacePath: ws });
       const [ask] = await waitFor(() => host!.runtime.pendingAsks(created.id).length === 1 && host!.runtime.pendingAsks(created.id), 'the pending ask', 180_000).catch((err: Error) => {
@@ -136,14 +137,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       assert.equal(fs.statSync(mcpConfig).mode & 0o777, 0o600);
 
       assert.equal(host.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
-      const done = await waitFor(
-        () => {
-          const t = host!.service.getTask(created.id)!;
-          return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-        },
-        'a terminal state',
-        120_000,
-      );
+      const done = await finished(host, created.id);
       assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
       assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), decision === 'allow');
       const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
