@@ -102,14 +102,14 @@ export class AskBroker {
     return ask;
   }
 
-  /** The host's answer (card, notification). The first answer wins; a later one is ignored. */
-  answer(taskId: string, askId: string, decision: AskDecision): AnswerResult {
+  /** The host's answer (card, notification, a terminal the host reads). The first answer wins; a later one is ignored. */
+  answer(taskId: string, askId: string, decision: AskDecision, by: 'host' | 'terminal' = 'host'): AnswerResult {
     const entry = this.open.get(askId);
     if (!entry || entry.ask.taskId !== taskId) {
       const done = this.answered.get(askId);
       return done && done.ask.taskId === taskId ? 'already-answered' : 'unknown';
     }
-    this.resolve(entry, decision, 'host', true);
+    this.resolve(entry, decision, by, true);
     return 'accepted';
   }
 

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../core/clock';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../protocol/permission-relay';
+import { TypedLine, isYes } from '../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
 import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
 import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
@@ -58,6 +59,8 @@ export interface SegmentRunOptions {
 /** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
 export interface SegmentAsks {
   ask(request: { tool: string; summary: string; deadlineAt?: number | null }, deliver: AskDelivery): PendingAsk;
+  /** An answer typed in the task's terminal, read by the host (an agent that does not read its terminal). */
+  answer(askId: string, decision: AskDecision, by: 'terminal'): unknown;
   settle(askId: string, decision: AskDecision, by: AskAnsweredBy): void;
   /** The segment ended: what is still open is denied. */
   end(): void;
@@ -78,6 +81,17 @@ export class SegmentRun {
   private toldInputIgnored = false;
   /** The agent's ask ids -> the broker's, while open. */
   private readonly askIds = new Map<string, string>();
+  /** Questions relayed from an agent that does not read its terminal (Claude Code), oldest first. */
+  private readonly relayAsks: PendingAsk[] = [];
+  /** What is typed in the terminal for them: the host reads it and answers the oldest. */
+  private readonly typed = new TypedLine({
+    active: () => this.relayAsks.length > 0,
+    echo: (text) => this.show(text),
+    line: (text) => {
+      const ask = this.relayAsks[0];
+      if (ask) this.options.asks?.answer(ask.id, isYes(text) ? 'allow' : 'deny', 'terminal');
+    },
+  });
   private stopping: Promise<void> | null = null;
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
@@ -103,13 +117,15 @@ export class SegmentRun {
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
     // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
     fs.mkdirSync(options.segmentDir, { recursive: true, mode: 0o700 });
+    const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
       apiKey: options.gateway.apiKey,
       ticketId: options.ticketId,
       clock: options.clock,
       ...options.proxyTimings,
-      onPermissionAsk: options.asks ? (request, signal) => relayPermissionAsk(options.asks!, request, signal) : undefined,
+      // The relay cannot ask before the agent runs, so the run exists by then.
+      onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
     });
     const spec: SegmentSpec = { ...options.spec, proxyBaseUrl: proxy.baseUrl, segmentDir: options.segmentDir };
     let launch;
@@ -154,6 +170,7 @@ export class SegmentRun {
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
     run.wire(launch.eventsOnFd3);
+    relay.run = run;
     return run;
   }
 
@@ -186,6 +203,7 @@ export class SegmentRun {
       return;
     }
     if (this.child.stdin?.writable) this.child.stdin.write(data);
+    else if (this.relayAsks.length > 0) this.typed.feed(data);
     else if (!this.toldInputIgnored) {
       this.toldInputIgnored = true;
       this.show(`\n[off-peak] the ${this.options.adapter.kind} agent does not read terminal input here; Ctrl+C stops it\n`);
@@ -203,6 +221,34 @@ export class SegmentRun {
   interrupt(): Promise<void> {
     this.stopReason ??= 'interrupted';
     return this.stop();
+  }
+
+  /** A question from the permission relay (Claude Code): pending at the host, shown and answerable here. */
+  private relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
+    if (this.exited) return Promise.resolve(ENDED_ANSWER);
+    return new Promise((resolve) => {
+      const close = (): void => {
+        const i = this.relayAsks.indexOf(ask);
+        if (i >= 0) this.relayAsks.splice(i, 1);
+      };
+      const ask = asks.ask({ tool: request.tool_name, summary: `${request.tool_name}: ${summarizeInput(request.input)}` }, (decision, by) => {
+        close();
+        this.show(`\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
+        resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
+      });
+      if (this.relayAsks.push(ask) === 1) this.typed.reset();
+      const seconds = Math.max(0, Math.round((ask.deadlineAt - ask.askedAt) / 1000));
+      this.show(`\n? Allow ${ask.summary}? [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+      signal.addEventListener(
+        'abort',
+        () => {
+          close();
+          asks.settle(ask.id, 'deny', 'ended');
+          resolve(ENDED_ANSWER);
+        },
+        { once: true },
+      );
+    });
   }
 
   private wire(eventsOnFd3: boolean): void {
@@ -358,26 +404,18 @@ export class SegmentRun {
   }
 }
 
-/** A Claude Code question from the relay: pending at the host until answered, the deadline, or the relay hangs up. */
-function relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
-  return new Promise((resolve) => {
-    const ask = asks.ask({ tool: request.tool_name, summary: `${request.tool_name}: ${summarizeInput(request.input)}` }, (decision, by) => {
-      resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
-    });
-    signal.addEventListener(
-      'abort',
-      () => {
-        asks.settle(ask.id, 'deny', 'ended');
-        resolve({ decision: 'deny', message: DENY_MESSAGES.ended });
-      },
-      { once: true },
-    );
-  });
-}
-
 const DENY_MESSAGES: Record<AskAnsweredBy, string> = {
   host: 'The user denied this action. Do not retry it; find another way or stop.',
   terminal: 'The user denied this action. Do not retry it; find another way or stop.',
   timeout: 'Nobody answered the permission question in time, so it was denied. Do not retry the same action.',
   ended: 'The working segment ended before the question was answered.',
+};
+
+const ENDED_ANSWER: PermissionRelayAnswer = { decision: 'deny', message: DENY_MESSAGES.ended };
+
+const ANSWERED_BY_TEXT: Record<AskAnsweredBy, string> = {
+  host: ' (answered outside this terminal)',
+  terminal: '',
+  timeout: ': nobody answered in time',
+  ended: ': the segment ended',
 };

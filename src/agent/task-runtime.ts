@@ -210,6 +210,7 @@ export class TaskRuntime {
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
         asks: {
           ask: (request, deliver) => this.asks.ask(taskId, request, deliver),
+          answer: (askId, decision, by) => this.asks.answer(taskId, askId, decision, by),
           settle: (askId, decision, by) => this.asks.settle(askId, decision, by),
           end: () => this.asks.endTask(taskId),
         },

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { TypedLine, isYes } from '../core/typed-line';
 
 /** How an ask ended: typed in the terminal, answered by the host on the answer channel, timed out, or interrupted. */
 export type AskAnswer = { allowed: boolean; by: 'terminal' | 'host' | 'timeout' | 'interrupt' };
@@ -30,13 +31,19 @@ interface Current {
  */
 export class PermissionAsker {
   private current: Current | null = null;
-  private line = '';
-  private afterCr = false;
   private inputEnded = false;
+  private readonly typed: TypedLine;
 
   constructor(private readonly options: PermissionAskerOptions) {
+    this.typed = new TypedLine({
+      active: () => this.current !== null,
+      echo: (text) => {
+        if (options.echo) options.output.write(text);
+      },
+      line: (text) => this.current?.finish({ allowed: isYes(text), by: 'terminal' }),
+    });
     options.input.setEncoding?.('utf8');
-    options.input.on('data', (chunk: string | Buffer) => this.onKeys(chunk.toString()));
+    options.input.on('data', (chunk: string | Buffer) => this.typed.feed(chunk.toString()));
     options.input.on('end', () => {
       this.inputEnded = true;
       // Nobody can type an answer any more; without a host channel nobody can answer at all.
@@ -70,7 +77,7 @@ export class PermissionAsker {
         resolve(result);
       };
       const current: Current = { askId, finish };
-      this.line = '';
+      this.typed.reset();
       this.current = current;
       const timer = setTimeout(() => finish({ allowed: false, by: 'timeout' }), timeoutMs);
       const onAbort = (): void => finish({ allowed: false, by: 'interrupt' });
@@ -89,34 +96,6 @@ export class PermissionAsker {
     this.options.answers?.destroy?.();
   }
 
-  private onKeys(text: string): void {
-    for (let i = 0; i < text.length; i++) {
-      const ch = text[i];
-      const wasCr = this.afterCr;
-      this.afterCr = ch === '\r';
-      if (!this.current) continue; // nothing asked: keys typed now answer nothing
-      if (ch === '\n' && wasCr) continue; // the second half of \r\n
-      if (ch === '\r' || ch === '\n') {
-        const typed = this.line;
-        this.line = '';
-        this.current.finish({ allowed: /^\s*y(es)?\s*$/i.test(typed), by: 'terminal' });
-      } else if (ch === '\x7f' || ch === '\b') {
-        if (this.line) {
-          this.line = this.line.slice(0, -1);
-          this.echo('\b \b');
-        }
-      } else if (ch === '\x1b') {
-        // An escape sequence (arrow keys, focus reports): skip it whole, it is not an answer.
-        // eslint-disable-next-line no-control-regex -- matching control characters is the point
-        const match = /^\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?/.exec(text.slice(i));
-        i += (match?.[0].length ?? 1) - 1;
-      } else if (ch >= ' ') {
-        this.line += ch;
-        this.echo(ch);
-      }
-    }
-  }
-
   private onHostAnswer(line: string): void {
     let message: { ask_id?: unknown; decision?: unknown };
     try {
@@ -127,10 +106,6 @@ export class PermissionAsker {
     if (!this.current || message.ask_id !== this.current.askId) return; // late: already answered
     if (message.decision !== 'allow' && message.decision !== 'deny') return;
     this.current.finish({ allowed: message.decision === 'allow', by: 'host' });
-  }
-
-  private echo(text: string): void {
-    if (this.options.echo) this.options.output.write(text);
   }
 }
 

@@ -158,7 +158,12 @@ describe('segment runner (reference agent, real processes)', () => {
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
       ticketId: 'T',
       segmentDir: path.join(root, 'segments', name),
-      asks: { ask: (r, deliver) => broker.ask('t', r, deliver), settle: (id, d, by) => broker.settle(id, d, by), end: () => broker.endTask('t') },
+      asks: {
+        ask: (r, deliver) => broker.ask('t', r, deliver),
+        answer: (id, d, by) => broker.answer('t', id, d, by),
+        settle: (id, d, by) => broker.settle(id, d, by),
+        end: () => broker.endTask('t'),
+      },
     });
     const seen: string[] = [];
     run.attach({ write: (t) => seen.push(t) });

@@ -108,8 +108,13 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     assert.ok(world.upstream.messageRequests().every((r) => r.headers['x-api-key'] === 'upstream-secret'));
   });
 
-  for (const decision of ['allow', 'deny'] as const) {
-    it(`"Ask before edits and commands", headless: Claude Code's Bash call is a pending ask at the host; ${decision} -> the command ${decision === 'allow' ? 'runs' : 'does not run'}`, async function () {
+  const cases = [
+    { decision: 'allow', via: 'host' },
+    { decision: 'deny', via: 'host' },
+    { decision: 'allow', via: 'terminal' },
+  ] as const;
+  for (const { decision, via } of cases) {
+    it(`"Ask before edits and commands", headless: Claude Code's Bash call is a pending ask at the host; ${decision} ${via === 'host' ? 'through the runtime API' : 'typed in the task terminal'} -> the command ${decision === 'allow' ? 'runs' : 'does not run'}`, async function () {
       world = await startWorld({});
       world.upstream.setDefaultReply((request) => {
         const body = request.body as Body;
@@ -136,12 +141,19 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       const mcpConfig = path.join(path.dirname(segment.logFile), 'claude-mcp.json');
       assert.equal(fs.statSync(mcpConfig).mode & 0o777, 0o600);
 
-      assert.equal(host.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
+      const seen: string[] = [];
+      host.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
+      if (via === 'host') assert.equal(host.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
+      else {
+        await waitFor(() => /\? Allow Bash: echo asked > asked\.txt\? \[y\/N\]/.test(seen.join('')), 'the question in the terminal');
+        for (const key of ['y', '\r']) host.runtime.writeInput(created.id, key);
+      }
       const done = await finished(host, created.id);
       assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
       assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), decision === 'allow');
       const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
-      assert.deepEqual(answered, [[decision, 'host']]);
+      assert.deepEqual(answered, [[decision, via]]);
+      if (via === 'terminal') assert.match(seen.join(''), /\[y\/N\] [^\n]*\) y\n {4}→ allowed\n/, 'the typed answer was echoed');
       const last = world.upstream.messageRequests().filter((r) => blocks(r.body).some((b) => b.type === 'tool_result')).at(-1);
       assert.ok(last, 'the model saw the tool result');
       const result = blocks(last.body).find((b) => b.type === 'tool_result') as Block & { is_error?: boolean; content?: unknown };
