@@ -115,10 +115,11 @@ async function main(argv: string[]): Promise<number> {
   if (answersFd !== null) {
     try {
       answers = new net.Socket({ fd: answersFd, readable: true, writable: false });
+      answers.unref(); // an open channel must not keep a finished agent alive
     } catch (err) {
-      throw new UsageError(`--answers-fd ${answersFd} cannot be read: ${(err as Error).message}`);
+      // The terminal and the deadline still answer; only the host's answers are lost.
+      process.stderr.write(`reference-agent: --answers-fd ${answersFd} cannot be read (${(err as Error).message}); questions are answered in the terminal only\n`);
     }
-    answers.unref(); // an open channel must not keep a finished agent alive
   }
   asker = new PermissionAsker({ input: process.stdin, output: process.stdout, echo: !process.stdin.isTTY, answers });
 

@@ -108,30 +108,34 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     assert.ok(world.upstream.messageRequests().every((r) => r.headers['x-api-key'] === 'upstream-secret'));
   });
 
+  const ASKED_COMMAND = `node -e "require('fs').writeFileSync('asked.txt', 'asked')"`;
   const cases = [
-    { decision: 'allow', via: 'host' },
-    { decision: 'deny', via: 'host' },
-    { decision: 'allow', via: 'terminal' },
+    { mode: 'default', decision: 'allow', via: 'host' },
+    { mode: 'default', decision: 'deny', via: 'host' },
+    { mode: 'default', decision: 'allow', via: 'terminal' },
+    { mode: 'acceptEdits', decision: 'allow', via: 'host' },
   ] as const;
-  for (const { decision, via } of cases) {
-    it(`"Ask before edits and commands", headless: Claude Code's Bash call is a pending ask at the host; ${decision} ${via === 'host' ? 'through the runtime API' : 'typed in the task terminal'} -> the command ${decision === 'allow' ? 'runs' : 'does not run'}`, async function () {
+  for (const { mode, decision, via } of cases) {
+    const modeName = mode === 'default' ? 'Ask before edits and commands' : 'Accept edits (commands ask)';
+    it(`"${modeName}", headless: Claude Code's Bash call is a pending ask at the host; ${decision} ${via === 'host' ? 'through the runtime API' : 'typed in the task terminal'} -> the command ${decision === 'allow' ? 'runs' : 'does not run'}`, async function () {
       world = await startWorld({});
       world.upstream.setDefaultReply((request) => {
         const body = request.body as Body;
         if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
         if (blocks(body).some((b) => b.type === 'tool_result')) return { kind: 'text', text: 'Finished.' };
-        return { kind: 'tool_use', name: 'Bash', input: { command: 'echo asked > asked.txt', description: 'write asked.txt' } };
+        // Not a plain file command: "Accept edits" lets those (echo > file, touch, mkdir) run without asking.
+        return { kind: 'tool_use', name: 'Bash', input: { command: ASKED_COMMAND, description: 'write asked.txt' } };
       });
       const events: RuntimeEvent[] = [];
       host = await startClaudeHost(world, events);
       const ws = makeGitWorkspace(world.root);
-      const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: 'default', workspacePath: ws });
+      const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: mode, workspacePath: ws });
       const [ask] = await waitFor(() => host!.runtime.pendingAsks(created.id).length === 1 && host!.runtime.pendingAsks(created.id), 'the pending ask', 180_000).catch((err: Error) => {
         const segment = host!.runtime.segment(created.id);
         throw new Error(`${err.message}; the agent's log so far: ${segment ? fs.readFileSync(segment.logFile, 'utf8').slice(-2_000) : '(no segment running)'}`);
       });
       assert.equal(ask.tool, 'Bash');
-      assert.match(ask.summary, /echo asked > asked\.txt/);
+      assert.equal(ask.summary, `Bash: ${ASKED_COMMAND}`);
       assert.equal(host.service.getTask(created.id)!.status, 'running');
       assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), false, 'nothing ran before the answer');
       // The relay's URL (with the proxy secret) is in the 0600 MCP config file, not in argv.
@@ -145,7 +149,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       host.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
       if (via === 'host') assert.equal(host.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
       else {
-        await waitFor(() => /\? Allow Bash: echo asked > asked\.txt\? \[y\/N\]/.test(seen.join('')), 'the question in the terminal');
+        await waitFor(() => seen.join('').includes(`? Allow Bash: ${ASKED_COMMAND}? [y/N]`), 'the question in the terminal');
         for (const key of ['y', '\r']) host.runtime.writeInput(created.id, key);
       }
       const done = await finished(host, created.id);
