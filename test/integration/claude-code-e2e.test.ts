@@ -11,6 +11,7 @@ import { lastMessageHasToolResult, type RecordedRequest, type ScriptedReply } fr
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
 import { startHost, waitFor, type Host } from '../e2e/runtime-harness';
+import type { PendingAsk } from '../../src/agent/asks';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 
 type Block = { type: string; id?: string; name?: string; tool_use_id?: string };
@@ -130,10 +131,18 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       host = await startClaudeHost(world, events);
       const ws = makeGitWorkspace(world.root);
       const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: mode, workspacePath: ws });
-      const [ask] = await waitFor(() => host!.runtime.pendingAsks(created.id).length === 1 && host!.runtime.pendingAsks(created.id), 'the pending ask', 180_000).catch((err: Error) => {
+      // Stops waiting when the task ended instead (the assertion below then says why).
+      const asked = await waitFor(
+        () => host!.runtime.pendingAsks(created.id)[0] ?? (['completed', 'failed'].includes(host!.service.getTask(created.id)!.status) && 'ended'),
+        'the pending ask',
+        180_000,
+      ).catch((err: Error) => {
+        const t = host!.service.getTask(created.id)!;
         const segment = host!.runtime.segment(created.id);
-        throw new Error(`${err.message}; the agent's log so far: ${segment ? fs.readFileSync(segment.logFile, 'utf8').slice(-2_000) : '(no segment running)'}`);
+        throw new Error(`${err.message} (task ${t.status}, tickets ${JSON.stringify(host!.service.ticketsOf(created.id).map((k) => k.serverState))}); the agent's log so far: ${segment ? fs.readFileSync(segment.logFile, 'utf8').slice(-2_000) : '(no segment running)'}`);
       });
+      assert.notEqual(asked, 'ended', `the task ended without asking: ${host.service.getTask(created.id)!.failureReason}`);
+      const ask = asked as PendingAsk;
       assert.equal(ask.tool, 'Bash');
       assert.equal(ask.summary, `Bash: ${ASKED_COMMAND}`);
       assert.equal(host.service.getTask(created.id)!.status, 'running');
