@@ -1,13 +1,14 @@
 // Composition root: the only place that wires VS Code to the vscode-free core. Activation
 // registers everything synchronously and starts the engine (store, service, scheduler, runtime)
-// in the background, so a slow disk or an unreachable gateway never delays VS Code.
+// in the background, so a slow disk or an unreachable gateway never delays VS Code. The engine's
+// code (sql.js and its wasm, the gateway client, the agent runtime) is not even evaluated until
+// then: it is imported dynamically, which esbuild turns into a module initialised on first use.
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
 import { newToken } from './core/ids';
 import { workspaceKeyOf } from './core/types';
-import { HostEngine } from './engine/host-engine';
-import { createServiceBackend } from './panel/service-backend';
+import type { HostEngine } from './engine/host-engine';
 import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
@@ -98,6 +99,9 @@ class OffPeakExtension implements vscode.Disposable {
     const settings = readSettings();
     const dist = path.join(this.context.extensionPath, 'dist');
     try {
+      // A macrotask first: a microtask would still run before VS Code records activate() as done.
+      await new Promise((resolve) => setImmediate(resolve));
+      const [{ HostEngine }, { createServiceBackend }] = await Promise.all([import('./engine/host-engine'), import('./panel/service-backend')]);
       const engine = await HostEngine.start({
         storageDir: this.storageDir,
         gatewayUrl: settings.gatewayUrl,
