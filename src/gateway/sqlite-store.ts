@@ -1,11 +1,21 @@
 // The embedded default ticket store: one SQLite file via better-sqlite3 (v12; v13 crashes on
 // Node 20) in WAL mode. The file is opened with an exclusive lock because the live index is
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { SettleReason, TicketState } from '../protocol/gateway';
 import { IndexedTicketStore, LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore } from './store';
 
 const SCHEMA_VERSION = 1;
+
+/**
+ * better-sqlite3 (native, kept out of dist/gateway.js) is loaded when a SQLite store opens, not with
+ * the bundle: the demo gateway keeps tickets in memory and so runs where the module is not
+ * installed, e.g. from the extension's .vsix.
+ */
+function loadBetterSqlite3(): typeof Database {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('better-sqlite3') as typeof Database;
+}
 
 interface TicketRow {
   ticket_id: string;
@@ -72,7 +82,7 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   constructor(readonly path: string) {
     super();
     try {
-      this.db = new Database(path, { timeout: 2000 });
+      this.db = new (loadBetterSqlite3())(path, { timeout: 2000 });
     } catch (error) {
       throw new Error(`cannot open the ticket database ${path}: ${(error as Error).message}`);
     }
