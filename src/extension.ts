@@ -2,7 +2,8 @@
 // registers everything synchronously and starts the engine (store, service, scheduler, runtime)
 // in the background, so a slow disk or an unreachable gateway never delays VS Code. The engine's
 // code (sql.js and its wasm, the gateway client, the agent runtime) is not even evaluated until
-// then: it is imported dynamically, which esbuild turns into a module initialised on first use.
+// then, nor is the panel's (it brings zod, the bulk of the bundle) until the panel is first
+// needed: both are imported dynamically, which esbuild turns into modules initialised on first use.
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
@@ -13,7 +14,7 @@ import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { Notifier } from './vscode/notifier';
-import { TasksPanel } from './vscode/panel';
+import type { TasksPanel } from './vscode/panel';
 import { readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
@@ -48,7 +49,7 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   private readonly apiKey: ApiKeyStore;
-  private readonly panel: TasksPanel;
+  private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
   private readonly statusBar: TaskStatusBar;
   private readonly notifier: Notifier;
@@ -58,7 +59,6 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.apiKey = new ApiKeyStore(context.secrets);
-    this.panel = new TasksPanel(context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
     this.terminals = new TaskTerminals(() => this.engine?.runtime);
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
@@ -67,8 +67,11 @@ class OffPeakExtension implements vscode.Disposable {
     });
     this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
 
+    const panel = () => this.panel;
     registerCommands(context, {
-      panel: this.panel,
+      get panel() {
+        return panel();
+      },
       apiKey: this.apiKey,
       engine: () => this.engine,
       whenStarted: () => this.api.whenStarted(),
@@ -78,13 +81,13 @@ class OffPeakExtension implements vscode.Disposable {
     context.subscriptions.push(
       this.output,
       this.apiKey,
-      this.panel,
+      { dispose: () => this.panelInstance?.dispose() },
       this.terminals,
       this.statusBar,
       this.apiKey.onDidChange(() => {
         // A key was set: the availability snapshot and the sync can proceed now.
         void this.engine?.service.availability.refresh();
-        this.panel.refresh();
+        this.panelInstance?.refresh();
         void this.loadModels();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
@@ -93,6 +96,16 @@ class OffPeakExtension implements vscode.Disposable {
       }),
     );
     this.starting = this.startEngine();
+  }
+
+  /** The panel, created when first shown (a synchronous require: commands show it at once). */
+  private get panel(): TasksPanel {
+    if (!this.panelInstance) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { TasksPanel } = require('./vscode/panel') as typeof import('./vscode/panel');
+      this.panelInstance = new TasksPanel(this.context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
+    }
+    return this.panelInstance;
   }
 
   private async startEngine(): Promise<HostEngine | undefined> {
@@ -150,7 +163,7 @@ class OffPeakExtension implements vscode.Disposable {
       const sub = engine.store.onDidChange(refreshStatus);
       this.context.subscriptions.push({ dispose: () => sub.dispose() });
       refreshStatus();
-      this.panel.reconnect();
+      this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
       void this.loadModels();
       this.output.info(`started: gateway ${settings.gatewayUrl}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
@@ -168,7 +181,7 @@ class OffPeakExtension implements vscode.Disposable {
     try {
       const configs = await this.engine?.gateway.configs();
       if (configs) this.allowedModels = configs.allowed_models.map((m) => m.id);
-      this.panel.refresh();
+      this.panelInstance?.refresh();
     } catch (e) {
       this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
     }
