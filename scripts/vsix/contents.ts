@@ -61,12 +61,24 @@ const REASONS: [RegExp, string][] = [
   [/^extension\/\.vscode(-test)?\//, 'editor or test-download state'],
 ];
 
+/**
+ * Size budget of the bundles a user's VS Code loads (minified, bytes): the extension host parses
+ * extension.js on every start and the panel loads main.js each time it opens. About 25% above
+ * today's sizes, so an accidental heavy import (e.g. zod's locales, ~260 kB) fails the package.
+ */
+export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
+  'extension/dist/extension.js': 512 * 1024,
+  'extension/dist/webview/main.js': 416 * 1024,
+};
+
 /** Every breach of the rule, as readable lines; empty when the .vsix is right. */
 export function checkVsixEntries(entries: readonly VsixEntry[]): string[] {
   const problems: string[] = [];
   const present = new Set(entries.map((e) => e.path));
   for (const file of REQUIRED_VSIX_FILES) if (!present.has(file)) problems.push(`missing: ${file}`);
-  for (const { path } of entries) {
+  for (const { path, bytes } of entries) {
+    const budget = BUNDLE_BUDGET_BYTES[path];
+    if (budget !== undefined && bytes > budget) problems.push(`over budget: ${path} is ${bytes} bytes, the budget is ${budget}`);
     if (ALLOWED.some((re) => re.test(path))) continue;
     const reason = REASONS.find(([re]) => re.test(path))?.[1] ?? 'not something the installed extension uses';
     problems.push(`must not ship: ${path} (${reason})`);

@@ -1,6 +1,6 @@
 // The rule `npm run package` applies to the .vsix file list (scripts/vsix/contents.ts).
 import assert from 'node:assert/strict';
-import { checkVsixEntries, REQUIRED_VSIX_FILES, type VsixEntry } from '../../scripts/vsix/contents';
+import { BUNDLE_BUDGET_BYTES, checkVsixEntries, REQUIRED_VSIX_FILES, type VsixEntry } from '../../scripts/vsix/contents';
 
 const entry = (path: string): VsixEntry => ({ path, bytes: 1 });
 const shipped: VsixEntry[] = [
@@ -42,5 +42,13 @@ describe('.vsix content rule', () => {
   it('reports a required file that is missing', () => {
     const problems = checkVsixEntries(shipped.filter((e) => e.path !== 'extension/dist/sql-wasm.wasm'));
     assert.deepEqual(problems, ['missing: extension/dist/sql-wasm.wasm']);
+  });
+
+  it('reports a bundle over its size budget, and accepts one exactly at it', () => {
+    const extensionJs = 'extension/dist/extension.js';
+    const budget = BUNDLE_BUDGET_BYTES[extensionJs];
+    const withSize = (bytes: number) => shipped.map((e) => (e.path === extensionJs ? { ...e, bytes } : e));
+    assert.deepEqual(checkVsixEntries(withSize(budget)), []);
+    assert.deepEqual(checkVsixEntries(withSize(budget + 1)), [`over budget: ${extensionJs} is ${budget + 1} bytes, the budget is ${budget}`]);
   });
 });
