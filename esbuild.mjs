@@ -75,29 +75,36 @@ function copyWasm() {
 }
 
 /**
- * For the watch task behind F5 (.vscode/tasks.json): one line when every bundle is built (VS Code
+ * For the watch task behind F5 (.vscode/tasks.json): one line when every bundle is done (VS Code
  * waits for it before launching), and each error on one `file:line:col: message` line (its
  * problem matcher).
  */
 function watchReporter(total) {
   const building = new Set();
   const builtOnce = new Set();
+  let errors = 0;
   return {
     name: 'watch-reporter',
     setup(build) {
       const id = build.initialOptions.outfile ?? build.initialOptions.outdir;
       build.onStart(() => {
-        if (building.size === 0) console.log('[watch] building');
+        if (building.size === 0) {
+          console.log('[watch] building');
+          errors = 0;
+        }
         building.add(id);
       });
       build.onEnd((result) => {
+        errors += result.errors.length;
         for (const e of result.errors) {
           const at = e.location ? `${e.location.file}:${e.location.line}:${e.location.column + 1}: ` : '';
           console.log(`[watch] error: ${at}${e.text}`);
         }
         building.delete(id);
         builtOnce.add(id);
-        if (building.size === 0 && builtOnce.size === total) console.log(`[watch] all ${total} bundles built`);
+        if (building.size === 0 && builtOnce.size === total) {
+          console.log(errors === 0 ? `[watch] all ${total} bundles built` : `[watch] ${errors} build error(s), see above`);
+        }
       });
     },
   };
