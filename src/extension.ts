@@ -2,8 +2,8 @@
 // registers everything synchronously and starts the engine (store, service, scheduler, runtime)
 // in the background, so a slow disk or an unreachable gateway never delays VS Code. The engine's
 // code (sql.js and its wasm, the gateway client, the agent runtime) is not even evaluated until
-// then, nor is the panel's (it brings zod, the bulk of the bundle) until the panel is first
-// needed: both are imported dynamically, which esbuild turns into modules initialised on first use.
+// then, nor is the panel's until the panel is first needed: both are imported dynamically, which
+// esbuild turns into modules initialised on first use.
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
