@@ -197,7 +197,7 @@ async function checkWorkbench(tools: VsCodeTools, url: string, withGateway: bool
     // "why not" hint disappears then.
     await frame.locator('[data-testid="availability"]').waitFor({ state: 'detached', timeout: 30_000 });
     await submit.click();
-    const card = frame.locator('article.card', { hasText: 'Say hello from the npm start check' });
+    const card = frame.locator('li.card', { hasText: 'Say hello from the npm start check' });
     await card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 90_000 });
     log('check: clicked "Queue task"; the card went to Completed');
     const history = frame.locator('.history-row', { hasText: 'Say hello from the npm start check' });
