@@ -4,7 +4,7 @@ import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { AvailabilityState, TaskService } from '../service';
 import type { TaskStore } from '../store';
-import type { AvailabilityView, PanelState, SegmentView } from '../protocol/webview';
+import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 
