@@ -8,7 +8,7 @@
 //      actions and a 3103 refusal with its countdown;
 //   B  windows open: the remaining tasks are taken again there and run to completion (History);
 //   C  exposure off: the create area disappears, the existing tasks stay listed.
-// The extension is switched between them through the user settings file, as a user would.
+// The extension is switched between them in the Settings editor, as a user would.
 //
 // usage: node --import tsx scripts/panel-tour.ts [--no-build] [--keep]   (--keep: keep the state dir)
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ import type { Frame, Locator, Page } from 'playwright-core';
 import initSqlJs, { type SqlJsStatic } from 'sql.js';
 import { systemClock } from '../src/core/clock';
 import { GatewayClient } from '../src/gateway-client/client';
-import { startCodeServer, writeUserSettings, type RunningCodeServer } from './vscode/code-server';
+import { startCodeServer, type RunningCodeServer } from './vscode/code-server';
 import { ensureVsCodeTools, REPO_ROOT } from './vscode/tools';
 import {
   answerDialog,
@@ -31,6 +31,8 @@ import {
   panelFrame,
   runCommand,
   setApiKey,
+  setColorTheme,
+  setSettingInUi,
   startGateway,
   type GatewayProcess,
 } from './vscode/workbench';
@@ -194,6 +196,7 @@ async function main(): Promise<void> {
   const gateways: GatewayProcess[] = [];
   let server: RunningCodeServer | undefined;
   const browser = await launchBrowser(tools);
+  let shotOnFailure: (() => Promise<void>) | undefined;
   try {
     const closed = await startGateway(HOST, ['--windows-closed', '--quota-takes', '3', '--quota-window-ms', String(QUOTA_WINDOW_MS), ...quiet]);
     gateways.push(closed);
@@ -212,6 +215,7 @@ async function main(): Promise<void> {
     });
     const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`);
     const tour = new Tour(page, await TaskDb.open(userData));
+    shotOnFailure = () => tour.shot('failure');
     await setApiKey(page, DEMO_KEY);
     await runCommand(page, 'Open Off-Peak Tasks');
     await tour.panel('[data-testid="create-form"]');
@@ -323,8 +327,8 @@ async function main(): Promise<void> {
     await tour.click(one, 'expand');
 
     // --- Dark theme, an open gateway: the tasks run; History; Session; Remove -----------------
-    writeUserSettings(userData, { 'offPeak.gatewayUrl': open.url, 'workbench.colorTheme': 'Default Dark Modern' });
-    await tour.panel();
+    await setColorTheme(page, 'Dark Modern');
+    await setSettingInUi(page, 'offPeak.gatewayUrl', open.url, 'Off-Peak Tasks');
     await until(
       'both remaining tasks to complete on the open gateway',
       async () => {
@@ -353,7 +357,7 @@ async function main(): Promise<void> {
     log('Remove from History by click: the row is gone, the DB has its tombstone, the card stays');
 
     // --- Exposure off: the create area goes, the tasks stay -----------------------------------
-    writeUserSettings(userData, { 'offPeak.gatewayUrl': hidden.url });
+    await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks');
     await until(
       'the "not available" notice',
       async () => {
@@ -368,6 +372,9 @@ async function main(): Promise<void> {
     await tour.shot('dark-exposure-off');
     log('exposure off: the create area is hidden, existing tasks stay listed');
     console.log('panel-tour: passed');
+  } catch (err) {
+    await shotOnFailure?.().catch(() => undefined);
+    throw err;
   } finally {
     await browser.close().catch(() => undefined);
     await server?.stop();

@@ -411,6 +411,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
   if (segments.length === 0) return <p class="hint">No ticket yet.</p>;
   const time = (t: number | null) => (t === null ? '—' : formatTime(t));
   return (
+    <div class="segments-scroll">
     <table class="segments" data-testid="segments">
       <caption>Tickets and segments</caption>
       <thead>
@@ -429,6 +430,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
         ))}
       </tbody>
     </table>
+    </div>
   );
 }
 

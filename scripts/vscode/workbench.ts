@@ -53,7 +53,8 @@ export async function runCommand(page: Page, title: string): Promise<void> {
     await input.fill(`>${title}`);
     const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
     if (await row.isVisible({ timeout: 3000 }).catch(() => false)) {
-      await page.keyboard.press('Enter');
+      // The matching row, not the first one: fuzzy matching may rank another command higher.
+      await row.click();
       return;
     }
     await page.keyboard.press('Escape');
@@ -136,4 +137,48 @@ export async function startGateway(host: string, extraArgs: string[], onOutput?:
     child.stderr?.on('data', onData);
     child.once('exit', (code, signal) => fail(`it exited with ${code ?? signal}`));
   });
+}
+
+/** Moves keyboard focus out of a webview (F1 typed there does not reach the workbench). */
+async function focusWorkbench(page: Page): Promise<void> {
+  await page.locator('.part.statusbar').click({ position: { x: 600, y: 10 } });
+}
+
+/** Sets a user setting through the Settings editor, as a user types it, then returns to `backToTab`. */
+export async function setSettingInUi(page: Page, id: string, value: string, backToTab: string): Promise<void> {
+  await focusWorkbench(page);
+  await runCommand(page, 'Preferences: Open User Settings');
+  const search = page.locator('.settings-editor .settings-header .suggest-input-container');
+  await search.waitFor({ state: 'visible', timeout: 20_000 });
+  await search.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(id);
+  await page.locator('.settings-editor .settings-count-widget', { hasText: '1 Setting Found' }).waitFor({ timeout: 20_000 });
+  const input = page.locator('.settings-editor .setting-item-control input').first();
+  await input.waitFor({ state: 'visible', timeout: 20_000 });
+  await input.fill(value);
+  await input.press('Tab');
+  // The Settings editor writes after a short debounce.
+  await page.waitForTimeout(1500);
+  // Recent workbenches show Settings as a modal over the editors: close it, then show the tab.
+  await page.keyboard.press('Escape');
+  const settings = page.locator('.settings-editor');
+  if (!(await settings.waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false))) {
+    await runCommand(page, 'View: Close Editor');
+    await settings.waitFor({ state: 'hidden', timeout: 10_000 });
+  }
+  await page.locator('.tabs-container .tab', { hasText: backToTab }).first().click();
+}
+
+/** "Preferences: Color Theme" from the palette. */
+export async function setColorTheme(page: Page, theme: string): Promise<void> {
+  await focusWorkbench(page);
+  await runCommand(page, 'Preferences: Color Theme');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(theme);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: theme }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
+  await input.waitFor({ state: 'hidden', timeout: 10_000 });
 }

@@ -2,7 +2,7 @@
 // secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
 import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
-import type { AvailabilityState, TaskService } from '../service';
+import { ServiceError, type AvailabilityState, type TaskService } from '../service';
 import type { TaskStore } from '../store';
 import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
@@ -126,6 +126,8 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       } catch (e) {
         // A refused take may mean the plan or the exposure changed: look again.
         void refresh().catch(() => undefined);
+        // The create area shows the reason and a live countdown; the banner need not repeat a timestamp.
+        if (e instanceof ServiceError && e.code === 'limit_reached') throw new Error('The gateway refused a new ticket: a limit was reached. The create button shows when you can queue again.');
         throw e;
       }
     },
