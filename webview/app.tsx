@@ -26,6 +26,8 @@ const PERMISSION_MODES: { value: CreateTaskInput['permissionMode']; label: strin
   { value: 'bypassPermissions', label: 'Bypass permissions', detail: 'Edits and commands run without asking. Use only in a workspace you can restore.' },
 ];
 const THOUGHT_LEVELS = ['', 'low', 'medium', 'high'];
+/** Cards a section shows at first, and each "Show more" adds. */
+const PAGE = 50;
 
 type Value = { value: string };
 const valueOf = (e: Event): string => (e.currentTarget as unknown as Value).value ?? '';
@@ -58,6 +60,8 @@ export function App({ channel, state, focusTick, error, onError }: {
 }) {
   const now = useTickingNow(state);
   const [formOpen, setFormOpen] = useState(false);
+  /** How many cards each section shows; the rest wait behind "Show more" (a panel with 1000 tasks stays quick). */
+  const [shown, setShown] = useState<Partial<Record<string, number>>>({});
   const [message, setMessage] = useState<string>();
   useEffect(() => {
     if (focusTick > 0) setFormOpen(true);
@@ -133,16 +137,22 @@ export function App({ channel, state, focusTick, error, onError }: {
       {SECTIONS.map(({ name, label, icon }) => {
         const cards = groups[name];
         if (cards.length === 0) return null;
+        const limit = shown[name] ?? PAGE;
         return (
           <section key={name} class={`section ${name}`} aria-labelledby={`section-${name}`} data-testid={`section-${name}`}>
             <h2 id={`section-${name}`}>
               <span class={`codicon codicon-${icon}`} aria-hidden="true" /> {label} <vscode-badge variant="counter">{cards.length}</vscode-badge>
             </h2>
             <ul class="cards" role="list">
-              {cards.map((t) => (
+              {cards.slice(0, limit).map((t) => (
                 <Card key={t.id} card={t} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
               ))}
             </ul>
+            {cards.length > limit && (
+              <button type="button" class="more" data-testid="show-more" onClick={() => setShown({ ...shown, [name]: limit + PAGE })}>
+                Show {Math.min(PAGE, cards.length - limit)} more of {cards.length - limit}
+              </button>
+            )}
           </section>
         );
       })}
@@ -400,7 +410,7 @@ function CardView({ card, now, models, act, channel, onError, onMessage }: CardP
 
 function ActionButton({ testid, icon, label, onClick }: { testid: string; icon: string; label: string; onClick(): void }) {
   return (
-    <button type="button" class="action" data-testid={testid} title={label} onClick={onClick}>
+    <button type="button" class="action" data-testid={testid} title={label} aria-label={label} onClick={onClick}>
       <span class={`codicon codicon-${icon}`} aria-hidden="true" /> <span class="label">{label}</span>
     </button>
   );

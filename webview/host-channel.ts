@@ -57,7 +57,8 @@ export class HostChannel {
         // Snapshots are whole; an older one arriving late must not roll the view back.
         if (message.state.version <= this.shownVersion) return;
         this.shownVersion = message.state.version;
-        this.events.onState(message.state);
+        // The arrival check covered the envelope; the rows are the host's own TaskCard/HistoryRow.
+        this.events.onState(message.state as PanelState);
         return;
       case 'result': {
         const waiting = this.pending.get(message.requestId);

@@ -25,7 +25,8 @@ export interface WebviewPort {
 /** What the panel needs from the rest of the extension: what it shows, and one handler per request. */
 export interface PanelBackend extends RequestHandlers {
   listTasks(): OffPeakTask[];
-  ticketsOf(taskId: string): TicketRecord[];
+  /** Every ledger row, by task: one read for the whole snapshot. */
+  ticketsByTask(): Map<string, TicketRecord[]>;
   history(): HistoryRow[];
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
@@ -76,7 +77,8 @@ export class PanelController extends Disposable {
 
   async snapshot(): Promise<PanelState> {
     const now = this.clock.now();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, this.backend.ticketsOf(t.id)));
+    const tickets = this.backend.ticketsByTask();
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? []));
     return {
       version: ++this.version,
       now,

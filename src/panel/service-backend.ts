@@ -110,7 +110,15 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
   };
   return {
     listTasks: () => service.listTasks(),
-    ticketsOf: (id) => service.ticketsOf(id),
+    ticketsByTask() {
+      const byTask = new Map<string, TicketRecord[]>();
+      for (const t of store.read((tx) => tx.tickets.list())) {
+        const list = byTask.get(t.taskId);
+        if (list) list.push(t);
+        else byTask.set(t.taskId, [t]);
+      }
+      return byTask;
+    },
     history: () => service.history(),
     availability: () => availabilityView(service.availability.state, host.configs(), service.availability.health),
     hasApiKey: () => host.hasApiKey(),

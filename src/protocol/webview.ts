@@ -178,8 +178,19 @@ export type WebviewToHost = z.infer<typeof WebviewToHostSchema>;
 
 // --- host -> webview -------------------------------------------------------------------------
 
+/**
+ * A snapshot as the webview checks it on arrival: everything but the card and History rows in
+ * full, those only for their ids. The host builds them from the types above; a full parse of
+ * 1000 cards on every push would cost more than a frame (the webview's CSP rules out zod's
+ * compiled parsers).
+ */
+export const PanelStateArrivalSchema = PanelStateSchema.extend({
+  tasks: z.array(z.looseObject({ id: z.string() })),
+  history: z.array(z.looseObject({ taskId: z.string() })),
+});
+
 export const HostToWebviewSchema = z.union([
-  z.object({ type: z.literal('state'), state: PanelStateSchema }),
+  z.object({ type: z.literal('state'), state: PanelStateArrivalSchema }),
   z.object({ type: z.literal('result'), requestId: z.string(), ok: z.literal(true), result: z.unknown() }),
   z.object({ type: z.literal('result'), requestId: z.string(), ok: z.literal(false), error: z.string() }),
   /** Asks the webview to bring the create form into view (the "Queue Off-Peak Task…" command). */
