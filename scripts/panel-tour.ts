@@ -161,8 +161,11 @@ class Tour {
 
   async typePrompt(prompt: string): Promise<void> {
     await this.openForm();
-    await this.frame.locator('[data-testid="create-form"] [data-testid="prompt"]').click();
-    await this.page.keyboard.type(prompt);
+    const box = this.frame.locator('[data-testid="create-form"] [data-testid="prompt"]');
+    await box.click();
+    // Into the element's own <textarea> (inside its shadow root): keystrokes typed while the
+    // focus is still on its way there would be lost on a loaded machine.
+    await box.locator('textarea').fill(prompt);
   }
 
   /** Types a prompt into the form and clicks "Queue task" once create is enabled. */
@@ -211,7 +214,8 @@ async function main(): Promise<void> {
       stateDir,
       smokeTestDriver: false,
       host: HOST,
-      userSettings: { 'offPeak.gatewayUrl': closed.url, 'workbench.colorTheme': 'Default Light Modern' },
+      userSettings: { 'workbench.colorTheme': 'Default Light Modern' },
+      machineSettings: { 'offPeak.gatewayUrl': closed.url },
     });
     const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`);
     const tour = new Tour(page, await TaskDb.open(userData));
@@ -284,8 +288,7 @@ async function main(): Promise<void> {
     await tour.click(two, 'edit');
     const editPrompt = tour.card(two).locator('[data-testid="edit-form"] [data-testid="prompt"]');
     await editPrompt.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.type(twoEdited);
+    await editPrompt.locator('textarea').fill(twoEdited);
     await tour.shot('light-editing');
     await tour.card(two).locator('[data-testid="save"]').click();
     await tour.card(twoEdited).waitFor({ timeout: 15_000 });
@@ -328,7 +331,7 @@ async function main(): Promise<void> {
 
     // --- Dark theme, an open gateway: the tasks run; History; Session; Remove -----------------
     await setColorTheme(page, 'Dark Modern');
-    await setSettingInUi(page, 'offPeak.gatewayUrl', open.url, 'Off-Peak Tasks');
+    await setSettingInUi(page, 'offPeak.gatewayUrl', open.url, 'Off-Peak Tasks', { remote: true });
     await until(
       'both remaining tasks to complete on the open gateway',
       async () => {
@@ -357,7 +360,7 @@ async function main(): Promise<void> {
     log('Remove from History by click: the row is gone, the DB has its tombstone, the card stays');
 
     // --- Exposure off: the create area goes, the tasks stay -----------------------------------
-    await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks');
+    await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks', { remote: true });
     await until(
       'the "not available" notice',
       async () => {

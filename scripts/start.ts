@@ -138,7 +138,9 @@ async function main(): Promise<void> {
       smokeTestDriver: false, // a normal workbench: notifications are shown
       host,
       port,
-      userSettings: gateway ? { 'offPeak.gatewayUrl': gateway.url } : {},
+      userSettings: {},
+      // offPeak.gatewayUrl is machine-scoped: code-server reads it from the Remote settings.
+      machineSettings: gateway ? { 'offPeak.gatewayUrl': gateway.url } : undefined,
     });
   } catch (err) {
     await stopAll();

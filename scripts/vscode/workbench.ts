@@ -144,10 +144,13 @@ async function focusWorkbench(page: Page): Promise<void> {
   await page.locator('.part.statusbar').click({ position: { x: 600, y: 10 } });
 }
 
-/** Sets a user setting through the Settings editor, as a user types it, then returns to `backToTab`. */
-export async function setSettingInUi(page: Page, id: string, value: string, backToTab: string): Promise<void> {
+/**
+ * Sets a setting through the Settings editor, as a user types it, then returns to `backToTab`.
+ * `remote`: in the window's Remote tab (machine-scoped settings live there in code-server).
+ */
+export async function setSettingInUi(page: Page, id: string, value: string, backToTab: string, options: { remote?: boolean } = {}): Promise<void> {
   await focusWorkbench(page);
-  await runCommand(page, 'Preferences: Open User Settings');
+  await runCommand(page, options.remote ? 'Preferences: Open Remote Settings' : 'Preferences: Open User Settings');
   const search = page.locator('.settings-editor .settings-header .suggest-input-container');
   await search.waitFor({ state: 'visible', timeout: 20_000 });
   await search.click();
