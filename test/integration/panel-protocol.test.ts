@@ -276,6 +276,17 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.equal(world.takeRequests(), 0, 'nothing reached the gateway');
   });
 
+  it("the webview rejects a result that does not match its method's result schema", async () => {
+    const sent: { requestId: string }[] = [];
+    const channel = new HostChannel({ postMessage: (m) => sent.push(m as { requestId: string }) }, { onState: () => undefined, onFocusForm: () => undefined, onInvalidMessage: () => undefined });
+    const good = channel.request('continue', { taskId: 't1' });
+    const bad = channel.request('continue', { taskId: 't2' });
+    channel.receive({ type: 'result', requestId: sent[0].requestId, ok: true, result: { ticket: 'retake_pending', error: 'gateway down' } });
+    channel.receive({ type: 'result', requestId: sent[1].requestId, ok: true, result: { ticket: 'maybe' } });
+    assert.deepEqual(await good, { ticket: 'retake_pending', error: 'gateway down' });
+    await assert.rejects(bad, /unexpected result/);
+  });
+
   it('the webview ignores a snapshot older than the one it shows', async () => {
     const shown: number[] = [];
     const channel = new HostChannel({ postMessage: () => undefined }, { onState: (s) => shown.push(s.version), onFocusForm: () => undefined, onInvalidMessage: () => undefined });
