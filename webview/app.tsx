@@ -125,7 +125,8 @@ export function App({ channel, state, focusTick, error, onError }: {
               blockedText={!state.hasApiKey ? 'Set an API key first.' : availabilityText(a, now)}
               focusTick={focusTick + (formOpen ? 1 : 0)}
               submit={async (input) => {
-                await channel.request('createTask', { input });
+                const { taskId } = await channel.request('createTask', { input });
+                if (taskId === null) return false; // not confirmed: keep what was typed
                 setFormOpen(false);
               }}
               onError={onError}
@@ -196,7 +197,8 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   /** Why creating is not possible now (the submit button is disabled); undefined when it is. */
   blockedText?: string;
   focusTick: number;
-  submit(input: CreateTaskInput): Promise<void>;
+  /** Resolves false when nothing was done (a declined confirmation): the form keeps its input. */
+  submit(input: CreateTaskInput): Promise<boolean | void>;
   onError(message: string | undefined): void;
   initial?: TaskCard;
   onDone?(): void;
@@ -222,8 +224,9 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
     if (!canSubmit) return;
     setBusy(true);
     try {
-      await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null });
+      const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null });
       onError(undefined);
+      if (done === false) return;
       if (!editing) {
         setTitle('');
         setPrompt('');

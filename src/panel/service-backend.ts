@@ -5,7 +5,7 @@ import type { TicketRecord } from '../core/types';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
 import type { TaskStore } from '../store';
 import type { AvailabilityView, SegmentView } from '../protocol/webview';
-import { cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
+import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
@@ -126,6 +126,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     workspaces: () => host.workspaces().map(({ name, path }) => ({ name, path })),
     notice: () => host.notice(),
     async createTask({ input }) {
+      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(input.workspacePath)))) return { taskId: null };
       // The folder's identity comes from the host, never from the webview.
       const workspaceIdentity = host.workspaces().find((w) => w.path === input.workspacePath)?.identity ?? null;
       try {

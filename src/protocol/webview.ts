@@ -147,7 +147,8 @@ const Confirmed = z.object({ done: z.boolean() });
  * one map, and both sides validate against it.
  */
 export const PanelRequests = {
-  createTask: { params: z.object({ input: CreateTaskInputSchema }).strict(), result: z.object({ taskId: z.string() }) },
+  /** `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued. */
+  createTask: { params: z.object({ input: CreateTaskInputSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
   editTask: { params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(), result: z.object({ title: z.string(), prompt: z.string() }) },
   pause: { params: TaskRef, result: Nothing },
   /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why). */

@@ -189,6 +189,18 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.match(link.host.asked[1].message, /^Delete "Q"\?/);
   });
 
+  it('create with Bypass permissions asks first; declined, nothing reaches the gateway', async () => {
+    link.webview.channel.ready();
+    await world.windows[0].service.availability.refresh();
+    const input = { title: '', prompt: 'p', workspacePath: '/tmp/ws-a', permissionMode: 'bypassPermissions' as const, model: null, thoughtLevel: null };
+    link.host.confirmAnswers.push(false, true);
+    assert.deepEqual(await link.webview.channel.request('createTask', { input }), { taskId: null });
+    assert.equal(world.takeRequests(), 0);
+    const { taskId } = await link.webview.channel.request('createTask', { input });
+    assert.equal(world.windows[0].service.getTask(taskId!)?.permissionMode, 'bypassPermissions');
+    assert.match(link.host.asked[0].detail, /never asks/);
+  });
+
   it('an expanded card gets its segments from the ledger', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
