@@ -185,6 +185,8 @@ class OffPeakExtension implements vscode.Disposable {
 
   private async restartEngine(): Promise<void> {
     await this.stopEngine();
+    // The old gateway's exposure and plan say nothing about the new one.
+    this.clientConfigs = undefined;
     this.starting = this.startEngine();
     await this.starting;
   }
