@@ -253,11 +253,15 @@ async function main(): Promise<void> {
     await tour.shot('light-3103-countdown');
     await page.waitForTimeout(2100);
     const second = await hint.innerText();
-    assert.notEqual(second, first, `the countdown ticks (${first} → ${second})`);
+    const secondsIn = (text: string) => {
+      const found = /in (?:(\d+)m )?(\d+)s/.exec(text);
+      assert.ok(found, `a countdown in "${text}"`);
+      return Number(found[1] ?? 0) * 60 + Number(found[2]);
+    };
+    assert.ok(secondsIn(second) < secondsIn(first), `the countdown ticks (${first} → ${second})`);
     assert.equal(await tour.frame.locator('[data-testid="submit"]').evaluate((b) => (b as HTMLButtonElement).disabled), true, 'create is disabled');
     assert.equal(tour.db.byPrompt(four), undefined, 'no task row for the refused take');
-    const m = /in (?:(\d+)m )?(\d+)s/.exec(second)!;
-    const secondsLeft = Number(m[1] ?? 0) * 60 + Number(m[2]);
+    const secondsLeft = secondsIn(second);
     const shownAt = Date.now();
     log(`3103: "${(await error.innerText()).trim()}"; countdown "${first}" → "${second}"`);
     await hint.waitFor({ state: 'detached', timeout: QUOTA_WINDOW_MS + 30_000 });
