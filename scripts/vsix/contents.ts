@@ -47,7 +47,7 @@ const ALLOWED: RegExp[] = [
   /^extension\/(package\.json|readme\.md|changelog\.md|LICENSE\.txt)$/,
   /^extension\/dist\/[^/]+\.js$/,
   /^extension\/dist\/sql-wasm\.wasm$/,
-  /^extension\/dist\/webview\/[^/]+\.(js|css)$/,
+  /^extension\/dist\/webview\/[^/]+\.(js|css|ttf)$/,
   /^extension\/media\/[^/]+\.(png|svg|css)$/,
 ];
 
