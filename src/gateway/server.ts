@@ -100,6 +100,7 @@ export class GatewayServer {
   private readonly log: Logger;
   private readonly store: TicketStore;
   private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
   private closing: Promise<void> | undefined;
   private readonly pollWaiters = new Set<() => void>();
   private readonly sockets = new Set<Socket>();
@@ -168,12 +169,13 @@ export class GatewayServer {
         });
       });
     } catch (error) {
-      gateway.store.close();
+      gateway.authority.stop();
+      await gateway.store.close();
       throw error;
     }
     gateway.listenedPort = (gateway.server.address() as AddressInfo).port;
     if (gateway.config.promoteIntervalMs > 0) {
-      gateway.timer = setInterval(() => gateway.runTimerTick(), gateway.config.promoteIntervalMs);
+      gateway.timer = setInterval(() => void gateway.runTimerTick(), gateway.config.promoteIntervalMs);
     }
     gateway.log.info('gateway listening', {
       url: gateway.url,
@@ -202,18 +204,23 @@ export class GatewayServer {
   }
 
   /** One promote-timer run, on demand (tests). */
-  tick(): TickResult {
+  tick(): Promise<TickResult> {
     return this.authority.tick();
   }
 
-  private runTimerTick(): void {
+  private async runTimerTick(): Promise<void> {
+    // A slow store must not stack ticks up: skip a period while the last one still runs.
+    if (this.ticking) return;
+    this.ticking = true;
     try {
-      const result = this.authority.tick();
+      const result = await this.authority.tick();
       if (result.promoted.length > 0 || result.expired.length > 0 || result.pruned > 0) {
         this.log.info('promote tick', { promoted: result.promoted.length, expired: result.expired.length, pruned: result.pruned });
       }
     } catch (error) {
       this.log.error('promote tick failed', { error });
+    } finally {
+      this.ticking = false;
     }
   }
 
@@ -304,7 +311,7 @@ export class GatewayServer {
       const user = this.authenticate(req);
       const parsed = TakeRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
       if (!parsed.success) throw schemaError(parsed.error.issues);
-      return this.sendJson(res, 200, this.authority.take(user, parsed.data.task_id));
+      return this.sendJson(res, 200, await this.authority.take(user, parsed.data.task_id));
     }
     const settle = /^\/api\/v1\/off-peak\/ticket\/([^/]+)\/settle$/.exec(path);
     if (settle) {
@@ -318,11 +325,11 @@ export class GatewayServer {
       } catch {
         throw errors.invalidRequest('malformed ticket id in the path');
       }
-      return this.sendJson(res, 200, this.authority.settle(user, ticketId, parsed.data.reason));
+      return this.sendJson(res, 200, await this.authority.settle(user, ticketId, parsed.data.reason));
     }
     if (path === GatewayPaths.availability) {
       expect('GET');
-      return this.sendJson(res, 200, this.authority.availability(this.authenticate(req)));
+      return this.sendJson(res, 200, await this.authority.availability(this.authenticate(req)));
     }
     if (path === GatewayPaths.clientConfigs) {
       expect('GET');
@@ -341,13 +348,13 @@ export class GatewayServer {
     }
     if (path === GatewayPaths.healthz) {
       expect('GET');
-      this.store.ping();
+      await this.store.ping();
       const body: HealthResponse = { status: 'ok', server_time: this.clock.now(), version: GATEWAY_VERSION };
       return this.sendJson(res, 200, body);
     }
     if (path === GatewayPaths.metrics) {
       expect('GET');
-      const counts = this.authority.counts();
+      const counts = await this.authority.counts();
       const text = this.metrics.render({ ...counts, windowsOpen: this.authority.windows.isOpen(this.clock.now()) });
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text), [SERVER_TIME_HEADER]: String(this.clock.now()) });
       res.end(text);
@@ -366,32 +373,70 @@ export class GatewayServer {
     knownStates: Record<string, string> | undefined,
   ): Promise<void> {
     const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
-    if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
-    const first: StatusResponse = this.authority.status(user, ids);
+    if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
+    // Listen before the first read: a change landing between the read and the subscription
+    // (another instance's, seen by the store's change feed) must still wake this poll.
+    let changedSinceRead = false;
+    let recheck: () => void = () => {
+      changedSinceRead = true;
+    };
+    const unsubscribe = this.authority.onChange(() => recheck());
+    let first: StatusResponse;
+    try {
+      first = await this.authority.status(user, ids);
+    } catch (error) {
+      unsubscribe();
+      throw error;
+    }
     // Something the client has not seen yet happened before this poll arrived: answer now.
     if (knownStates && first.tickets.some((t) => t.ticket_id in knownStates && knownStates[t.ticket_id] !== t.state)) {
-      return this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
+      unsubscribe();
+      return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
     }
     // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
     const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
     const initial = fingerprint(first);
     await new Promise<void>((resolve) => {
+      let done = false;
+      let checking = false;
+      let again = false;
       const finish = () => {
+        if (done) return;
+        done = true;
         clearTimeout(timer);
         unsubscribe();
         this.pollWaiters.delete(finish);
         res.off('close', finish);
         resolve();
       };
+      // One status read at a time per poll; changes during a read trigger one more read after it.
+      recheck = () => {
+        if (done) return;
+        if (checking) {
+          again = true;
+          return;
+        }
+        checking = true;
+        void (async () => {
+          try {
+            do {
+              again = false;
+              if (fingerprint(await this.authority.status(user, ids)) !== initial) finish();
+            } while (again && !done);
+          } catch {
+            finish();
+          } finally {
+            checking = false;
+          }
+        })();
+      };
       const timer = setTimeout(finish, wait);
-      const unsubscribe = this.authority.onChange(() => {
-        if (fingerprint(this.authority.status(user, ids)) !== initial) finish();
-      });
       this.pollWaiters.add(finish);
       res.on('close', finish);
+      if (changedSinceRead) recheck();
     });
     if (res.destroyed) return;
-    this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
+    this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
   }
 
   private async model(req: http.IncomingMessage, res: http.ServerResponse, upstreamPathAndQuery: string): Promise<void> {
@@ -402,10 +447,10 @@ export class GatewayServer {
     const ticketId = Array.isArray(header) ? header[0] : header;
     if (!this.upstreamUrl) {
       // Ticket problems first (3102/3105), but nothing is activated when nothing can be forwarded.
-      this.authority.admissible(user, ticketId);
+      await this.authority.admissible(user, ticketId);
       throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
     }
-    const admission = this.authority.admit(user, ticketId);
+    const admission = await this.authority.admit(user, ticketId);
     if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
     await proxyModelRequest({
       req,
@@ -423,7 +468,7 @@ export class GatewayServer {
 
   private async testHook(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
     if (req.method !== 'POST') throw errors.methodNotAllowed('test hooks take POST');
-    if (path === '/__test/tick') return this.sendJson(res, 200, { server_time: this.clock.now(), ...this.tick() });
+    if (path === '/__test/tick') return this.sendJson(res, 200, { server_time: this.clock.now(), ...(await this.tick()) });
     if (path === '/__test/advance-clock') {
       const body = (await readJson(req, this.config.maxJsonBodyBytes)) as { ms?: unknown };
       const clock = this.clock as Clock & { advance?: (ms: number) => number };
@@ -465,7 +510,8 @@ export class GatewayServer {
       if (this.inFlightRequests > 0) this.log.warn('shutdown grace over; closing remaining connections', { in_flight: this.inFlightRequests });
       for (const socket of this.sockets) socket.destroy();
       await closed;
-      this.store.close();
+      this.authority.stop();
+      await this.store.close();
       this.log.info('gateway stopped');
     })();
     return this.closing;

@@ -37,7 +37,7 @@ describe('reference gateway: Anthropic Messages proxy (fake upstream fixture)', 
     upstream.reset();
     t = await startTestGateway(dir.file('tickets.sqlite'), { upstreamUrl: upstream.url, upstreamApiKey: 'sk-upstream-secret', maxModelBodyBytes: 256 * 1024 });
     ticket = ticketIdOf(await t.alice.take('task-proxy'));
-    t.gateway.tick();
+    (await t.gateway.tick());
   });
   afterEach(async () => {
     await t.close();
@@ -180,12 +180,12 @@ describe('reference gateway: Anthropic Messages proxy (fake upstream fixture)', 
     const noUpstream = await startTestGateway(dead.file('y.sqlite'), {});
     try {
       const id = ticketIdOf(await other.alice.take('t'));
-      other.gateway.tick();
+      (await other.gateway.tick());
       const answer = await other.alice.message(id);
       assert.equal(answer.status, 502);
       assert.equal(GatewayErrorSchema.parse(answer.body).error.code, 'upstream_unavailable');
       const id2 = ticketIdOf(await noUpstream.alice.take('t'));
-      noUpstream.gateway.tick();
+      (await noUpstream.gateway.tick());
       const none = await noUpstream.alice.message(id2);
       assert.equal(none.status, 503);
       assert.equal(errorOf(none).code, 'upstream_not_configured');
