@@ -22,6 +22,7 @@ import { errors, GatewayHttpError } from './errors';
 import { createLogger, type Logger } from './logger';
 import { GatewayMetrics } from './metrics';
 import { proxyModelRequest } from './model-proxy';
+import { MysqlTicketStore } from './mysql-store';
 import { SqliteTicketStore } from './sqlite-store';
 import { MemoryTicketStore, type TicketStore } from './store';
 import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
@@ -108,12 +109,12 @@ export class GatewayServer {
   private listenedPort = 0;
   private upstreamUrl: string | null;
 
-  private constructor(options: StartGatewayOptions) {
-    this.config = resolveGatewayConfig(options.config ?? {});
+  private constructor(options: StartGatewayOptions, config: GatewayConfig, store: TicketStore) {
+    this.config = config;
     this.clock = options.clock ?? systemClock;
     this.log = options.log ?? createLogger(this.config.logLevel);
     this.debugLogging = this.config.logLevel === 'debug';
-    this.store = options.store ?? (this.config.store === 'memory' ? new MemoryTicketStore() : new SqliteTicketStore(this.config.db));
+    this.store = store;
     const c = this.config;
     const users = c.demo ? [{ id: 'demo', apiKey: c.demoKey, plan: c.eligiblePlans[0] ?? 'coding' }, ...c.users] : c.users;
     for (const u of users) {
@@ -159,7 +160,8 @@ export class GatewayServer {
 
   /** Creates, listens, and starts the promote timer. */
   static async start(options: StartGatewayOptions = {}): Promise<GatewayServer> {
-    const gateway = new GatewayServer(options);
+    const config = resolveGatewayConfig(options.config ?? {});
+    const gateway = new GatewayServer(options, config, options.store ?? (await openTicketStore(config)));
     try {
       await new Promise<void>((resolve, reject) => {
         gateway.server.once('error', reject);
@@ -516,6 +518,13 @@ export class GatewayServer {
     })();
     return this.closing;
   }
+}
+
+/** The store the configuration names. */
+export async function openTicketStore(config: GatewayConfig): Promise<TicketStore> {
+  if (config.store === 'memory') return new MemoryTicketStore();
+  if (config.store === 'sqlite') return new SqliteTicketStore(config.db);
+  return MysqlTicketStore.open({ url: config.mysqlUrl as string, password: config.mysqlPassword, poolSize: config.mysqlPoolSize });
 }
 
 export function startGateway(options: StartGatewayOptions = {}): Promise<GatewayServer> {
