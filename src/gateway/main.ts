@@ -1,4 +1,4 @@
-// CLI entry of the reference Off-Peak Gateway (bundled to dist/gateway.js; better-sqlite3 stays
+// CLI entry of the reference Off-Peak Gateway (bundled to dist/gateway.js; better-sqlite3 and mysql2 stay
 // external). `node dist/gateway.js --help` lists every option; see the README "Reference gateway".
 import { OffsetClock } from './offset-clock';
 import { ConfigError, helpText, loadGatewayConfig } from './config';

@@ -6,7 +6,9 @@
 //   anything after losing it, because its writes and its lock end together (rollback on a dropped
 //   connection). Row locks on queued tickets alone (SKIP LOCKED on the queue) would let two
 //   instances each count the free capacity and both fill it, and would promote out of order.
-//   The queue read is a locking read, so it waits for takes still committing before it.
+// - FIFO order is commit order: an insert first locks the `queue_tail` row until its COMMIT, so
+//   sequence numbers are handed out one committed take at a time (AUTO_INCREMENT alone hands them
+//   out at INSERT, and a later take could commit first and be promoted before an earlier one).
 // - Retry-safe takes: a unique key on `live_key` (user + task while the ticket is live).
 // - Quotas and live limits: a take locks its user's row first, so one user's takes run one at a
 //   time across instances, each seeing the others' committed inserts (READ COMMITTED).
@@ -56,7 +58,7 @@ export const MIGRATIONS: readonly { version: number; statements: readonly string
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
       `CREATE TABLE IF NOT EXISTS gateway_users (user_id VARCHAR(200) NOT NULL PRIMARY KEY) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
       `CREATE TABLE IF NOT EXISTS gateway_locks (name VARCHAR(32) NOT NULL PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO gateway_locks (name) VALUES ('promoter'), ('model_slots')`,
+      `INSERT IGNORE INTO gateway_locks (name) VALUES ('promoter'), ('queue_tail'), ('model_slots')`,
       `CREATE TABLE IF NOT EXISTS gateway_feed (id TINYINT NOT NULL PRIMARY KEY, seq BIGINT NOT NULL) ENGINE=InnoDB`,
       `INSERT IGNORE INTO gateway_feed (id, seq) VALUES (1, 0)`,
       `CREATE TABLE IF NOT EXISTS gateway_instances (
@@ -343,8 +345,9 @@ export class MysqlTicketStore implements TicketStore {
   }
 
   async lockUser(userId: string): Promise<void> {
-    await this.db.execute('INSERT IGNORE INTO gateway_users (user_id) VALUES (?)', [userId]);
-    await this.db.execute('SELECT user_id FROM gateway_users WHERE user_id = ? FOR UPDATE', [userId]);
+    // ON DUPLICATE KEY UPDATE locks the row exclusively whether it is new or not (INSERT IGNORE
+    // then FOR UPDATE would share-lock a duplicate first and deadlock on the upgrade).
+    await this.db.execute('INSERT INTO gateway_users (user_id) VALUES (?) ON DUPLICATE KEY UPDATE user_id = user_id', [userId]);
   }
 
   async lockPromoter(): Promise<boolean> {
@@ -354,6 +357,7 @@ export class MysqlTicketStore implements TicketStore {
 
   insert(ticket: NewTicket): Promise<TicketRecord> {
     return this.write(async () => {
+      await this.db.execute("SELECT name FROM gateway_locks WHERE name = 'queue_tail' FOR UPDATE");
       try {
         const [result] = await this.db.execute<mysql.ResultSetHeader>('INSERT INTO tickets (ticket_id, user_id, task_id, live_key, state, taken_at) VALUES (?, ?, ?, ?, ?, ?)', [
           ticket.ticketId,
@@ -402,8 +406,7 @@ export class MysqlTicketStore implements TicketStore {
   }
 
   queued(limit: number): Promise<TicketRecord[]> {
-    // Inside the promoter's transaction the read locks the rows it will promote, and waits for a
-    // take that inserted an earlier ticket and has not committed yet (so FIFO holds).
+    // Inside the promoter's transaction the read locks the rows it will promote.
     const lock = this.context.getStore() ? ' FOR UPDATE' : '';
     return this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE state = 'queued' ORDER BY seq LIMIT ${Math.max(0, Math.floor(limit))}${lock}`, []);
   }

@@ -1,5 +1,7 @@
-// Shared set-up for the gateway integration tests: a real gateway on loopback with a SQLite file
-// in a temp dir, a ManualClock, no promote timer (tests call tick()), and a small HTTP client.
+// Shared set-up for the gateway integration tests: a real gateway on loopback with a ManualClock,
+// no promote timer (tests call tick()), and a small HTTP client. The same suites run against each
+// store (GATEWAY_TEST_STORES): a SQLite file in a temp dir, memory, or a database on a throwaway
+// MariaDB (the MySQL suites, `npm run test:mysql`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +21,45 @@ export const KEYS = {
   bob: 'bob-key-0123456789',
   frank: 'frank-key-0123456789',
 } as const;
+
+export type TestStoreKind = 'sqlite' | 'memory' | 'mysql';
+
+/** The stores the gateway suites run against: OFFPEAK_GATEWAY_TEST_STORES, else SQLite and memory. */
+export const GATEWAY_TEST_STORES: readonly TestStoreKind[] = (process.env.OFFPEAK_GATEWAY_TEST_STORES ?? 'sqlite,memory').split(',').map((kind) => {
+  if (kind !== 'sqlite' && kind !== 'memory' && kind !== 'mysql') throw new Error(`OFFPEAK_GATEWAY_TEST_STORES: unknown store ${kind}`);
+  return kind;
+});
+
+let currentStore: TestStoreKind = 'sqlite';
+/** Databases made for the MySQL runs, by the SQLite path a test names (a restart reopens the same one). */
+const mysqlDatabases = new Map<string, string>();
+
+/** Call inside a describe: its gateways use `kind`. */
+export function useGatewayStore(kind: TestStoreKind): void {
+  before(() => {
+    currentStore = kind;
+  });
+  after(() => {
+    currentStore = 'sqlite';
+  });
+}
+
+/** How suite titles name a store. */
+export function storeLabel(kind: TestStoreKind): string {
+  return { sqlite: 'SQLite file', memory: 'memory store', mysql: 'MariaDB' }[kind];
+}
+
+async function storeSettings(dbPath: string): Promise<Partial<GatewayConfig>> {
+  if (currentStore !== 'mysql') return { store: currentStore, db: dbPath };
+  let url = mysqlDatabases.get(dbPath);
+  if (!url) {
+    // Loaded only by the MySQL runs: the other runs need neither mysql2 nor a server.
+    const { sharedMariadb } = await import('../mysql/mariadb-server');
+    url = await (await sharedMariadb()).createDatabase();
+    mysqlDatabases.set(dbPath, url);
+  }
+  return { store: 'mysql', mysqlUrl: url };
+}
 
 export function testConfig(dbPath: string, overrides: Partial<GatewayConfig> = {}): Partial<GatewayConfig> {
   return {
@@ -118,7 +159,7 @@ export interface TestGateway {
 }
 
 export async function startTestGateway(dbPath: string, overrides: Partial<GatewayConfig> = {}, clock = new ManualClock(MORNING_SHANGHAI)): Promise<TestGateway> {
-  const gateway = await GatewayServer.start({ config: testConfig(dbPath, overrides), clock, log: silentLogger });
+  const gateway = await GatewayServer.start({ config: testConfig(dbPath, { ...(await storeSettings(dbPath)), ...overrides }), clock, log: silentLogger });
   return {
     gateway,
     clock,

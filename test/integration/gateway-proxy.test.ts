@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { GatewayErrorSchema, GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream, parseSse } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, KEYS, startTestGateway, TempDir, ticketIdOf, type TestGateway } from './gateway-helpers';
+import { errorOf, GATEWAY_TEST_STORES, KEYS, startTestGateway, TempDir, ticketIdOf, storeLabel, useGatewayStore, type TestGateway } from './gateway-helpers';
 
 /** A raw POST that collects the exact bytes of the answer. */
 function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }> {
@@ -20,7 +20,8 @@ function rawPost(url: string, headers: Record<string, string>, body: string): Pr
   });
 }
 
-describe('reference gateway: Anthropic Messages proxy (fake upstream fixture)', () => {
+for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: Anthropic Messages proxy (fake upstream fixture, ${storeLabel(kind)})`, () => {
+  useGatewayStore(kind);
   let dir: TempDir;
   let upstream: FakeAnthropicUpstream;
   let t: TestGateway;

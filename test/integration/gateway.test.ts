@@ -1,5 +1,6 @@
 // The reference gateway's ticket lifecycle, business codes and limits, against the real server on
-// loopback with a SQLite file and an injected ManualClock (promote ticks run on demand).
+// loopback with each store (SQLite file, memory, MariaDB) and an injected ManualClock (promote ticks
+// run on demand).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
@@ -13,11 +14,12 @@ import {
 } from '../../src/protocol/gateway';
 import { ManualClock } from '../../src/core/clock';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, TempDir, ticketIdOf, type TestGateway } from './gateway-helpers';
+import { errorOf, GATEWAY_TEST_STORES, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, TempDir, ticketIdOf, storeLabel, useGatewayStore, type TestGateway } from './gateway-helpers';
 
 const HOUR = 3_600_000;
 
-describe('reference gateway: tickets, codes and limits (real server, SQLite file)', () => {
+for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, codes and limits (real server, ${storeLabel(kind)})`, () => {
+  useGatewayStore(kind);
   let dir: TempDir;
   let upstream: FakeAnthropicUpstream;
   let t: TestGateway | undefined;
@@ -547,14 +549,14 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.match(text, /^offpeak_upstream_duration_seconds_count 1$/m);
     });
 
-    it('a second gateway on the same SQLite file is refused with a clear error (the first owns it)', async () => {
+    if (kind === 'sqlite') it('a second gateway on the same SQLite file is refused with a clear error (the first owns it)', async () => {
       const g = await start();
       ticketIdOf(await g.alice.take('task-A'));
       await assert.rejects(startTestGateway(dir.file('tickets.sqlite'), {}), /in use by another gateway process/);
       assert.equal((await g.alice.take('task-B')).status, 200, 'the first one keeps working');
     });
 
-    it('restart keeps every ticket: states, deadlines, positions and FIFO order', async () => {
+    if (kind !== 'memory') it('restart keeps every ticket: states, deadlines, positions and FIFO order', async () => {
       const g = await start({ segmentCapacity: 2, readyTtlMs: 60_000 });
       const active = ticketIdOf(await g.alice.take('active'));
       const ready = ticketIdOf(await g.alice.take('ready'));
