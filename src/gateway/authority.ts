@@ -305,10 +305,11 @@ export class TicketAuthority {
    * promote queued tickets in FIFO order while ready + active stays within the segment capacity.
    */
   async tick(): Promise<TickResult> {
-    const now = this.now();
     const result = await this.store.transaction(async (): Promise<TickResult> => {
       // One promoter at a time across instances: capacity is counted and filled in one step.
       if (!(await this.store.lockPromoter())) return { expired: [], promoted: [], pruned: 0 };
+      // Read the time as the promoter: promotions then carry times in promotion order.
+      const now = this.now();
       const expired = await this.expireDue(now);
       const promoted: string[] = [];
       if (this.windows.isOpen(now)) {

@@ -2,6 +2,7 @@
 // no promote timer (tests call tick()), and a small HTTP client. The same suites run against each
 // store (GATEWAY_TEST_STORES): a SQLite file in a temp dir, memory, or a database on a throwaway
 // MariaDB (the MySQL suites, `npm run test:mysql`).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -185,3 +186,41 @@ export function ticketIdOf(answer: Answer): string {
 export function errorOf(answer: Answer): { type: string; code: string; message: string; next_take_at?: number | null; retry_after_ms?: number } {
   return (answer.body as { error: { type: string; code: string; message: string } }).error;
 }
+
+const gatewaySourceEntry = path.resolve(__dirname, '../../src/gateway/main.ts');
+
+export interface RunningGateway {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Spawns the gateway (argv, no shell) and waits for its "listening on" line. */
+export async function spawnGateway(args: string[], options: { bundle?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningGateway> {
+  const argv = options.bundle ? [options.bundle, ...args] : ['--import', 'tsx', gatewaySourceEntry, ...args];
+  const child = spawn(process.execPath, argv, { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}\n${err}`)), 60_000);
+    const check = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} before listening:\n${out}\n${err}`));
+    });
+  });
+  return { child, url, stdout: () => out, stderr: () => err, exited };
+}
+
