@@ -26,8 +26,10 @@ export interface GatewayUser {
 export interface AuthorityPolicy {
   /** Tickets that may be ready or active at once (global segment capacity). */
   segmentCapacity: number;
-  /** Model requests forwarded upstream at once. */
+  /** Model requests forwarded upstream at once (all instances on one store together). */
   maxConcurrentModelRequests: number;
+  /** One user's model requests forwarded upstream at once (all instances together). */
+  maxModelRequestsPerUser: number;
   /** Tickets one user may take per rolling quota window. */
   takesPerWindow: number;
   quotaWindowMs: number;
@@ -70,7 +72,15 @@ export interface Admission {
   release(): Promise<void>;
 }
 
-type ChangeListener = () => void;
+/** What changed: these tickets; `queueMoved` when a ticket left the queue (positions behind it shift). */
+export interface TicketChange {
+  ticketIds: readonly string[];
+  queueMoved: boolean;
+  /** Another instance changed tickets, which ones is not known here: every poll re-checks. */
+  unknown: boolean;
+}
+
+type ChangeListener = (change: TicketChange) => void;
 
 export function newTicketId(): string {
   return `tkt_${randomBytes(16).toString('base64url')}`;
@@ -96,7 +106,7 @@ export class TicketAuthority {
     private readonly makeTicketId: () => string = newTicketId,
   ) {
     // Another instance's change can answer this instance's long-polls.
-    this.unwatch = store.onExternalChange(() => this.emitChange());
+    this.unwatch = store.onExternalChange(() => this.emitChange([], false, true));
   }
 
   private readonly unwatch: () => void;
@@ -121,8 +131,9 @@ export class TicketAuthority {
     return () => this.listeners.delete(listener);
   }
 
-  private emitChange(): void {
-    for (const listener of [...this.listeners]) listener();
+  private emitChange(ticketIds: readonly string[], queueMoved = false, unknown = false): void {
+    const change: TicketChange = { ticketIds, queueMoved, unknown };
+    for (const listener of [...this.listeners]) listener(change);
   }
 
   private isEligible(user: GatewayUser): boolean {
@@ -184,12 +195,12 @@ export class TicketAuthority {
     const now = this.now();
     if (!this.isExposed(user)) throw errors.notEligible('off-peak tasks are not available for this account');
     if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
-    let changed = false;
+    let changed: string[] = [];
     // Refusals leave the transaction normally (no rollback needed) and are thrown after it.
     const result = await this.store.transaction(async (): Promise<{ ticket: TicketRecord; reused: boolean } | { refusal: Error }> => {
       // Every instance's takes of this user queue here, so the limits below see each other's inserts.
       await this.store.lockUser(user.id);
-      changed = (await this.expireDue(now)).length > 0;
+      changed = await this.expireDue(now);
       const existing = await this.store.liveForTask(user.id, taskId);
       if (existing) return { ticket: existing, reused: true };
       const room = await this.room(user, now);
@@ -200,9 +211,9 @@ export class TicketAuthority {
         return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} tickets per ${Math.round(this.policy.quotaWindowMs / 60000)} min`, room.quotaNextAt, now) };
       }
       try {
-        const ticket = await this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });
-        changed = true;
-        return { ticket, reused: false };
+        const inserted = await this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });
+        changed.push(inserted.ticketId);
+        return { ticket: inserted, reused: false };
       } catch (error) {
         // The unique key on a live (user, task) held: a concurrent take won; answer with its ticket.
         if (!(error instanceof LiveTicketExists)) throw error;
@@ -211,7 +222,7 @@ export class TicketAuthority {
         return { ticket: winner, reused: true };
       }
     });
-    if (changed) this.emitChange();
+    if (changed.length > 0) this.emitChange(changed);
     if ('refusal' in result) throw result.refusal;
     if (!result.reused) this.metrics?.takes.inc();
     const ticket = result.ticket;
@@ -277,18 +288,20 @@ export class TicketAuthority {
     const found = await this.store.get(ticketId);
     if (!found || found.userId !== user.id) throw errors.notFound(`no ticket ${ticketId}`);
     let changed = false;
+    let leftQueue = false;
     const settled = await this.store.transaction(async (): Promise<TicketRecord | undefined> => {
       const ticket = await this.store.get(ticketId);
       if (!ticket || ticket.state === 'settled') return ticket;
       const from = this.effective(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
       const next = await this.store.update(ticketId, [ticket.state], { state: 'settled', settledAt: now, settleReason: reason, settledFrom: from });
       changed = next !== undefined;
+      leftQueue = from === 'queued';
       return next;
     });
     if (!settled || settled.state !== 'settled') throw errors.internal(`ticket ${ticketId} could not be settled`);
     if (changed) {
       this.metrics?.settles.inc();
-      this.emitChange();
+      this.emitChange([ticketId], leftQueue);
     }
     return {
       server_time: now,
@@ -327,7 +340,7 @@ export class TicketAuthority {
       return { expired, promoted, pruned };
     });
     this.metrics?.promotions.inc(result.promoted.length);
-    if (result.expired.length > 0 || result.promoted.length > 0) this.emitChange();
+    if (result.expired.length > 0 || result.promoted.length > 0) this.emitChange([...result.expired, ...result.promoted], result.promoted.length > 0);
     return result;
   }
 
@@ -340,8 +353,9 @@ export class TicketAuthority {
     const now = this.now();
     const ticket = await this.admissible(user, ticketId, now);
     // The slot is shared by every instance on the store: the check in `admissible` is advisory.
-    const releaseSlot = await this.store.modelSlots.tryAcquire(user.id, ticket.ticketId, this.policy.maxConcurrentModelRequests);
-    if (!releaseSlot) throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
+    const releaseSlot = await this.store.modelSlots.tryAcquire(user.id, ticket.ticketId, this.policy.maxConcurrentModelRequests, this.policy.maxModelRequestsPerUser);
+    if (releaseSlot === 'user') throw errors.notAdmitted(`at most ${this.policy.maxModelRequestsPerUser} model requests of one user at once`, this.policy.busyRetryAfterMs);
+    if (releaseSlot === 'total') throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
     let current = ticket;
     let activated = false;
     if (ticket.state === 'ready') {
@@ -363,7 +377,7 @@ export class TicketAuthority {
     }
     this.inFlight += 1;
     this.metrics?.admissions.inc();
-    if (activated) this.emitChange();
+    if (activated) this.emitChange([current.ticketId]);
     let released = false;
     return {
       ticket: current,
@@ -389,8 +403,7 @@ export class TicketAuthority {
     if (ticket.state === 'expired' || ticket.state === 'settled') {
       if (stored.state !== ticket.state) {
         // Persist the time-based expiry now so capacity frees without waiting for the timer.
-        await this.store.transaction(() => this.expireDue(now));
-        this.emitChange();
+        this.emitChange(await this.store.transaction(() => this.expireDue(now)));
       }
       throw this.rejectInvalid(`ticket ${ticket.state}`);
     }

@@ -204,7 +204,7 @@ export class MysqlTicketStore implements TicketStore {
     now: () => number,
   ) {
     this.now = now;
-    this.modelSlots = { tryAcquire: (userId, ticketId, max) => this.tryAcquireSlot(userId, ticketId, max) };
+    this.modelSlots = { tryAcquire: (userId, ticketId, max, maxPerUser) => this.tryAcquireSlot(userId, ticketId, max, maxPerUser) };
   }
 
   /** Connects, migrates (once across instances starting together), registers this instance. */
@@ -442,20 +442,21 @@ export class MysqlTicketStore implements TicketStore {
     });
   }
 
-  private async tryAcquireSlot(userId: string, ticketId: string, max: number): Promise<(() => Promise<void>) | null> {
+  private async tryAcquireSlot(userId: string, ticketId: string, max: number, maxPerUser: number): Promise<(() => Promise<void>) | 'total' | 'user'> {
     const slotId = await this.transaction(async () => {
       const db = this.db;
       // The lock row makes count-then-insert one step across instances.
       await db.execute("SELECT name FROM gateway_locks WHERE name = 'model_slots' FOR UPDATE");
       const [rows] = await db.execute<mysql.RowDataPacket[]>(
-        'SELECT COUNT(*) AS n FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at >= ?',
-        [this.now() - INSTANCE_TTL_MS],
+        'SELECT COUNT(*) AS n, COALESCE(SUM(s.user_id = ?), 0) AS mine FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at >= ?',
+        [userId, this.now() - INSTANCE_TTL_MS],
       );
-      if (Number(rows[0].n) >= max) return null;
+      if (Number(rows[0].n) >= max) return 'total' as const;
+      if (Number(rows[0].mine) >= maxPerUser) return 'user' as const;
       const [result] = await db.execute<mysql.ResultSetHeader>('INSERT INTO model_slots (instance_id, user_id, ticket_id) VALUES (?, ?, ?)', [this.instanceId, userId, ticketId]);
       return Number(result.insertId);
     });
-    if (slotId === null) return null;
+    if (typeof slotId === 'string') return slotId;
     return async () => {
       await this.pool.execute('DELETE FROM model_slots WHERE slot_id = ?', [slotId]);
     };

@@ -4,6 +4,7 @@
 // (their gateway is the only writer), so status, admission and the promote timer never scan tables.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SettleReason, TicketState } from '../protocol/gateway';
+import { PerUserLimit } from './user-limits';
 
 export interface TicketRecord {
   ticketId: string;
@@ -81,19 +82,31 @@ export class LiveTicketExists extends Error {}
 
 /** Counts model requests forwarded upstream right now, across every instance sharing the store. */
 export interface ModelSlots {
-  /** Takes a slot if fewer than `max` are held; returns its release, or null when full. */
-  tryAcquire(userId: string, ticketId: string, max: number): Promise<(() => Promise<void>) | null>;
+  /**
+   * Takes a slot if fewer than `max` are held in all and fewer than `maxPerUser` by this user:
+   * returns its release, or which limit is full.
+   */
+  tryAcquire(userId: string, ticketId: string, max: number, maxPerUser: number): Promise<(() => Promise<void>) | 'total' | 'user'>;
 }
 
-/** Slots of one process: a counter. */
+/** Slots of one process: counters. */
 export class LocalModelSlots implements ModelSlots {
   private held = 0;
+  private perUser: PerUserLimit | undefined;
 
-  tryAcquire(_userId: string, _ticketId: string, max: number): Promise<(() => Promise<void>) | null> {
-    if (this.held >= max) return Promise.resolve(null);
+  tryAcquire(userId: string, _ticketId: string, max: number, maxPerUser: number): Promise<(() => Promise<void>) | 'total' | 'user'> {
+    if (this.held >= max) return Promise.resolve('total');
+    if (this.perUser?.max !== maxPerUser) this.perUser = new PerUserLimit(maxPerUser);
+    const releaseUser = this.perUser.tryAcquire(userId);
+    if (!releaseUser) return Promise.resolve('user');
     this.held += 1;
+    let released = false;
     return Promise.resolve(() => {
-      this.held -= 1;
+      if (!released) {
+        released = true;
+        this.held -= 1;
+        releaseUser();
+      }
       return Promise.resolve();
     });
   }

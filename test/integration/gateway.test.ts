@@ -13,37 +13,14 @@ import {
   TakeResponseSchema,
 } from '../../src/protocol/gateway';
 import { ManualClock } from '../../src/core/clock';
-import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, GATEWAY_TEST_STORES, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, TempDir, ticketIdOf, storeLabel, useGatewayStore, type TestGateway } from './gateway-helpers';
+import { errorOf, GATEWAY_TEST_STORES, gatewaySuite, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, storeLabel, ticketIdOf, useGatewayStore } from './gateway-helpers';
 
 const HOUR = 3_600_000;
 
 for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, codes and limits (real server, ${storeLabel(kind)})`, () => {
   useGatewayStore(kind);
-  let dir: TempDir;
-  let upstream: FakeAnthropicUpstream;
-  let t: TestGateway | undefined;
-
-  before(async () => {
-    upstream = await FakeAnthropicUpstream.start();
-  });
-  after(async () => {
-    await upstream.close();
-  });
-  beforeEach(() => {
-    dir = new TempDir();
-    upstream.reset();
-  });
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    dir.remove();
-  });
-
-  const start = async (overrides = {}, startAt?: number) => {
-    t = await startTestGateway(dir.file('tickets.sqlite'), { upstreamUrl: upstream.url, ...overrides }, startAt === undefined ? undefined : new ManualClock(startAt));
-    return t;
-  };
+  const suite = gatewaySuite();
+  const start = (overrides = {}, startAt?: number) => suite.start(overrides, startAt === undefined ? undefined : new ManualClock(startAt));
 
   describe('client configs and availability', () => {
     it('configs: exposure, allowed models, and plan eligibility with an upgrade hint', async () => {
@@ -271,7 +248,7 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
       assert.equal(errorOf(over).code, '3102');
       const expired = await g.alice.stateOf(id);
       assert.deepEqual([expired.state, expired.expired_from, expired.expired_at], ['expired', 'active', activatedAt + 3 * HOUR]);
-      assert.equal(upstream.messageRequests().length, 2, 'the refused request never reached upstream');
+      assert.equal(suite.upstream.messageRequests().length, 2, 'the refused request never reached upstream');
     });
 
     it('settle: queued, ready, active and expired tickets all settle; settling twice answers the same', async () => {
@@ -406,7 +383,7 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
       assert.equal(answer.status, 200);
       assert.equal(answer.body.tickets[0].state, 'queued');
       await closing;
-      t = undefined;
+      suite.current = undefined;
       await assert.rejects(fetch(url + GatewayPaths.healthz), 'no longer listening');
     });
 
@@ -469,7 +446,7 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
       const g = await start({ maxConcurrentModelRequests: 1, busyRetryAfterMs: 2000 });
       const id = ticketIdOf(await g.alice.take('task-A'));
       (await g.gateway.tick());
-      upstream.enqueue({ kind: 'hang' }); // holds the only model slot until we hang up
+      suite.upstream.enqueue({ kind: 'hang' }); // holds the only model slot until we hang up
       const controller = new AbortController();
       const holding = await fetch(`${g.gateway.url}${GatewayPaths.anthropicMessages}`, {
         method: 'POST',
@@ -552,7 +529,7 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
     if (kind === 'sqlite') it('a second gateway on the same SQLite file is refused with a clear error (the first owns it)', async () => {
       const g = await start();
       ticketIdOf(await g.alice.take('task-A'));
-      await assert.rejects(startTestGateway(dir.file('tickets.sqlite'), {}), /in use by another gateway process/);
+      await assert.rejects(startTestGateway(suite.dir.file('tickets.sqlite'), {}), /in use by another gateway process/);
       assert.equal((await g.alice.take('task-B')).status, 200, 'the first one keeps working');
     });
 
@@ -571,10 +548,10 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
       const before = { alice: (await g.alice.status(aliceIds)).body.tickets, bob: (await g.bob.status(bobIds)).body.tickets };
       const clock = g.clock;
       await g.close();
-      t = undefined;
+      suite.current = undefined;
 
-      const again = await startTestGateway(dir.file('tickets.sqlite'), { upstreamUrl: upstream.url, segmentCapacity: 2, readyTtlMs: 60_000 }, clock);
-      t = again;
+      const again = await startTestGateway(suite.dir.file('tickets.sqlite'), { upstreamUrl: suite.upstream.url, segmentCapacity: 2, readyTtlMs: 60_000 }, clock);
+      suite.current = again;
       const after = { alice: (await again.alice.status(aliceIds)).body.tickets, bob: (await again.bob.status(bobIds)).body.tickets };
       assert.deepEqual(after, before);
       assert.deepEqual(

@@ -9,6 +9,7 @@ import { OffPeakWindows } from '../../src/gateway/windows';
 const policy: AuthorityPolicy = {
   segmentCapacity: 3,
   maxConcurrentModelRequests: 2,
+  maxModelRequestsPerUser: 2,
   takesPerWindow: 1000,
   quotaWindowMs: 86_400_000,
   maxLiveTicketsPerUser: 1000,
