@@ -15,7 +15,9 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { ManualClock } from '../src/core/clock';
 import { TicketAuthority } from '../src/gateway/authority';
+import { resolveGatewayConfig } from '../src/gateway/config';
 import { MysqlTicketStore } from '../src/gateway/mysql-store';
+import { authorityPolicy } from '../src/gateway/server';
 import { OffPeakWindows } from '../src/gateway/windows';
 import { GatewayTestClient, spawnGateway, type RunningGateway } from '../test/integration/gateway-helpers';
 import { MariadbServer } from '../test/mysql/mariadb-server';
@@ -81,26 +83,8 @@ async function promoteLatency(url: string): Promise<number[]> {
   const connection = await mysql.createConnection(url);
   const store = await MysqlTicketStore.open({ url });
   const clock = new ManualClock(Date.now());
-  const authority = new TicketAuthority(store, clock, new OffPeakWindows('UTC', { kind: 'always' }), {
-    segmentCapacity: 1,
-    maxConcurrentModelRequests: 16,
-    maxModelRequestsPerUser: 4,
-    takesPerWindow: 1_000_000,
-    quotaWindowMs: 86_400_000,
-    maxLiveTicketsPerUser: 1_000_000,
-    readyTtlMs: 60_000,
-    activeWindowMs: 3_600_000,
-    queuedPollMs: 15_000,
-    maxPollMs: 300_000,
-    busyRetryAfterMs: 2000,
-    retentionMs: 0,
-    eligiblePlans: ['coding'],
-    exposureEnabled: true,
-    upgradeHint: null,
-    upgradeUrl: null,
-    models: [],
-    defaultModel: null,
-  });
+  const config = resolveGatewayConfig({ demo: true, segmentCapacity: 1, takesPerWindow: 1_000_000, maxLiveTicketsPerUser: 1_000_000 });
+  const authority = new TicketAuthority(store, clock, new OffPeakWindows('UTC', { kind: 'always' }), authorityPolicy(config));
   try {
     await connection.query("UPDATE tickets SET state = 'settled', live_key = NULL WHERE state IN ('queued', 'ready', 'active')");
     for (let batch = 0; batch < QUEUED / 1000; batch++) {

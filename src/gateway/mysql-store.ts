@@ -21,7 +21,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import mysql from 'mysql2/promise';
 import type { SettleReason, TicketState } from '../protocol/gateway';
-import { emptyTicket, LiveTicketExists, type ModelSlots, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore } from './store';
+import { emptyTicket, LiveTicketExists, type ModelSlots, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
 
 /** An instance that has not beaten its heartbeat this long is dead: its model slots stop counting. */
 export const INSTANCE_TTL_MS = 5000;
@@ -98,18 +98,7 @@ interface TicketRow {
   settled_from: 'queued' | 'ready' | 'active' | 'expired' | null;
 }
 
-const COLUMNS: Record<keyof TicketPatch, string> = {
-  state: 'state',
-  readyAt: 'ready_at',
-  readyDeadline: 'ready_deadline',
-  activeAt: 'active_at',
-  activeUntil: 'active_until',
-  expiredAt: 'expired_at',
-  expiredFrom: 'expired_from',
-  settledAt: 'settled_at',
-  settleReason: 'settle_reason',
-  settledFrom: 'settled_from',
-};
+const COLUMNS = TICKET_PATCH_COLUMNS;
 
 const LIVE_STATES: readonly TicketState[] = ['queued', 'ready', 'active'];
 const TICKET_COLUMNS = 'ticket_id, seq, user_id, task_id, state, taken_at, ready_at, ready_deadline, active_at, active_until, expired_at, expired_from, settled_at, settle_reason, settled_from';

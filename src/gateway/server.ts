@@ -17,7 +17,7 @@ import {
   type HealthResponse,
   type StatusResponse,
 } from '../protocol/gateway';
-import { TicketAuthority, type Admission, type GatewayUser, type TickResult } from './authority';
+import { TicketAuthority, type AuthorityPolicy, type GatewayUser, type TickResult } from './authority';
 import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from './config';
 import { errors, GatewayHttpError } from './errors';
 import { createLogger, type Logger } from './logger';
@@ -28,7 +28,6 @@ import { proxyModelRequest } from './model-proxy';
 import { MysqlTicketStore } from './mysql-store';
 import { SqliteTicketStore } from './sqlite-store';
 import { MemoryTicketStore, type TicketStore } from './store';
-import { PerUserLimit } from './user-limits';
 import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -53,6 +52,30 @@ function bearerToken(req: http.IncomingMessage): string | undefined {
 
 /** Which address a request came in on: the API, or the separate operations address (--ops-listen). */
 type Surface = 'api' | 'ops';
+
+/** The authority's rules from the gateway configuration. */
+export function authorityPolicy(c: GatewayConfig): AuthorityPolicy {
+  return {
+    segmentCapacity: c.segmentCapacity,
+    maxConcurrentModelRequests: c.maxConcurrentModelRequests,
+    maxModelRequestsPerUser: c.maxModelRequestsPerUser,
+    takesPerWindow: c.takesPerWindow,
+    quotaWindowMs: c.quotaWindowMs,
+    maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
+    readyTtlMs: c.readyTtlMs,
+    activeWindowMs: c.activeWindowMs,
+    queuedPollMs: c.queuedPollMs,
+    maxPollMs: c.maxPollMs,
+    busyRetryAfterMs: c.busyRetryAfterMs,
+    retentionMs: c.retentionMs,
+    eligiblePlans: c.eligiblePlans,
+    exposureEnabled: c.exposure,
+    upgradeHint: c.upgradeHint,
+    upgradeUrl: c.upgradeUrl,
+    models: c.models,
+    defaultModel: c.defaultModel,
+  };
+}
 
 export function windowsFromConfig(config: GatewayConfig): OffPeakWindows {
   let spec: WindowSpec;
@@ -150,26 +173,7 @@ export class GatewayServer {
       this.store,
       this.clock,
       windowsFromConfig(c),
-      {
-        segmentCapacity: c.segmentCapacity,
-        maxConcurrentModelRequests: c.maxConcurrentModelRequests,
-        maxModelRequestsPerUser: c.maxModelRequestsPerUser,
-        takesPerWindow: c.takesPerWindow,
-        quotaWindowMs: c.quotaWindowMs,
-        maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
-        readyTtlMs: c.readyTtlMs,
-        activeWindowMs: c.activeWindowMs,
-        queuedPollMs: c.queuedPollMs,
-        maxPollMs: c.maxPollMs,
-        busyRetryAfterMs: c.busyRetryAfterMs,
-        retentionMs: c.retentionMs,
-        eligiblePlans: c.eligiblePlans,
-        exposureEnabled: c.exposure,
-        upgradeHint: c.upgradeHint,
-        upgradeUrl: c.upgradeUrl,
-        models: c.models,
-        defaultModel: c.defaultModel,
-      },
+      authorityPolicy(c),
       this.metrics,
     );
     this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);

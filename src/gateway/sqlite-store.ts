@@ -3,7 +3,7 @@
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
 import Database from 'better-sqlite3';
 import type { SettleReason, TicketState } from '../protocol/gateway';
-import { IndexedTicketStore, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore } from './store';
+import { IndexedTicketStore, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
 
 const SCHEMA_VERSION = 1;
 
@@ -25,18 +25,7 @@ interface TicketRow {
   settled_from: 'queued' | 'ready' | 'active' | 'expired' | null;
 }
 
-const COLUMNS: Record<keyof TicketPatch, keyof TicketRow> = {
-  state: 'state',
-  readyAt: 'ready_at',
-  readyDeadline: 'ready_deadline',
-  activeAt: 'active_at',
-  activeUntil: 'active_until',
-  expiredAt: 'expired_at',
-  expiredFrom: 'expired_from',
-  settledAt: 'settled_at',
-  settleReason: 'settle_reason',
-  settledFrom: 'settled_from',
-};
+const COLUMNS = TICKET_PATCH_COLUMNS;
 
 function fromRow(row: TicketRow): TicketRecord {
   return {

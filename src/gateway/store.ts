@@ -28,6 +28,20 @@ export interface TicketRecord {
 export type NewTicket = Pick<TicketRecord, 'ticketId' | 'userId' | 'taskId' | 'takenAt'>;
 export type TicketPatch = Partial<Omit<TicketRecord, 'ticketId' | 'seq' | 'userId' | 'taskId' | 'takenAt'>>;
 
+/** The SQL column of each patchable field (both SQL stores name them alike). */
+export const TICKET_PATCH_COLUMNS = {
+  state: 'state',
+  readyAt: 'ready_at',
+  readyDeadline: 'ready_deadline',
+  activeAt: 'active_at',
+  activeUntil: 'active_until',
+  expiredAt: 'expired_at',
+  expiredFrom: 'expired_from',
+  settledAt: 'settled_at',
+  settleReason: 'settle_reason',
+  settledFrom: 'settled_from',
+} as const satisfies Record<keyof TicketPatch, string>;
+
 /**
  * The gateway's storage seam. Asynchronous because a shared database (MySQL) answers over the
  * network; the embedded stores answer at once. Writes happen inside `transaction`.
