@@ -444,23 +444,20 @@ export class GatewayServer {
   ): Promise<void> {
     const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
     if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
-    // Listen before the first read: a change landing between the read and the subscription
-    // (another instance's, seen by the store's change feed) must still wake this poll.
-    let changedSinceRead = false;
-    let recheck: () => void = () => {
-      changedSinceRead = true;
-    };
-    const unsubscribe = this.authority.onChange(() => recheck());
+    // A change during the (asynchronous) first read, another instance's included, must still
+    // wake this poll: a listener notes it until the poll is in the waiter index.
+    let changedDuringRead = false;
+    const stopNoting = this.authority.onChange(() => {
+      changedDuringRead = true;
+    });
     let first: StatusResponse;
     try {
       first = await this.authority.status(user, ids);
-    } catch (error) {
-      unsubscribe();
-      throw error;
+    } finally {
+      stopNoting();
     }
     // Something the client has not seen yet happened before this poll arrived: answer now.
     if (knownStates && first.tickets.some((t) => t.ticket_id in knownStates && knownStates[t.ticket_id] !== t.state)) {
-      unsubscribe();
       return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
     }
     // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
@@ -480,7 +477,7 @@ export class GatewayServer {
         resolve();
       };
       // One status read at a time per poll; changes during a read trigger one more read after it.
-      recheck = () => {
+      const recheck = () => {
         if (done) return;
         if (checking) {
           again = true;
@@ -501,18 +498,17 @@ export class GatewayServer {
         })();
       };
       const watchesQueue = first.tickets.some((t) => t.state === 'queued');
-      const registered = this.longPolls.add(user.id, ids, watchesQueue, { recheck: () => recheck(), finish });
+      const registered = this.longPolls.add(user.id, ids, watchesQueue, { recheck, finish });
       if (!registered) {
         // The user already holds the most long-polls allowed: this one is answered now.
         this.metrics.longPollsOverCap.inc();
-        unsubscribe();
         resolve();
         return;
       }
       remove = registered;
       const timer = setTimeout(finish, wait);
       res.on('close', finish);
-      if (changedSinceRead) recheck();
+      if (changedDuringRead) recheck();
     });
     if (res.destroyed) return;
     this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
