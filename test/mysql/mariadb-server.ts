@@ -10,9 +10,10 @@ import mysql from 'mysql2/promise';
 
 const SEARCH_PATH = ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin', '/usr/local/mysql/bin'];
 
-/** Where a server binary is, or null. */
+/** Where a server binary is (only in OFFPEAK_MARIADB_BIN_DIR when that is set), or null. */
 export function findBinary(name: string): string | null {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), ...SEARCH_PATH]) {
+  const only = process.env.OFFPEAK_MARIADB_BIN_DIR;
+  for (const dir of only ? [only] : [...(process.env.PATH ?? '').split(path.delimiter), ...SEARCH_PATH]) {
     if (dir && existsSync(path.join(dir, name))) return path.join(dir, name);
   }
   return null;
