@@ -13,10 +13,11 @@
 // - Quotas and live limits: a take locks its user's row first, so one user's takes run one at a
 //   time across instances, each seeing the others' committed inserts (READ COMMITTED).
 // - Long-polls: every writing transaction bumps `gateway_feed.seq` before COMMIT; each instance
-//   polls that one row and wakes its waiters when it moved (no lost wake-up: the bump commits with
-//   the change it announces).
+//   polls that one row and wakes its waiters when another instance moved it (no lost wake-up: the
+//   bump commits with the change it announces; its own bumps it knows from LAST_INSERT_ID).
 // - Model-request slots: one row per request in flight, counted under the `model_slots` lock;
 //   rows of an instance whose heartbeat stopped (SIGKILL) stop counting after INSTANCE_TTL_MS.
+//   Heartbeats are in the database's clock, so instances on different hosts need not agree.
 import { createHash, randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import mysql from 'mysql2/promise';
@@ -26,6 +27,8 @@ import { emptyTicket, LiveTicketExists, type ModelSlots, type NewTicket, type Ti
 /** An instance that has not beaten its heartbeat this long is dead: its model slots stop counting. */
 export const INSTANCE_TTL_MS = 5000;
 const HEARTBEAT_MS = 1000;
+/** The database server's clock in ms. */
+const DB_NOW_MS = 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)';
 const TRANSACTION_ATTEMPTS = 5;
 
 /** Numbered schema migrations; applied in order, each once, under a named lock. */
@@ -140,6 +143,8 @@ interface TransactionContext {
   connection: mysql.PoolConnection;
   /** Something was written: bump the change feed before COMMIT. */
   wrote: boolean;
+  /** The feed value this transaction's bump set, once it did. */
+  bumpedTo?: number;
 }
 
 export interface MysqlStoreOptions {
@@ -149,7 +154,7 @@ export interface MysqlStoreOptions {
   poolSize?: number;
   /** How often this instance polls the change feed for other instances' changes. */
   changePollMs?: number;
-  /** Wall clock for heartbeats (instances must agree on it roughly; the tickets use the gateway clock). */
+  /** Wall clock for the migration record. */
   now?: () => number;
 }
 
@@ -184,6 +189,8 @@ export class MysqlTicketStore implements TicketStore {
   private feedTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private polling = false;
+  /** Feed values this instance's own commits set: its own changes were announced locally already. */
+  private readonly ownBumps = new Set<number>();
   private closed = false;
   private readonly now: () => number;
 
@@ -261,11 +268,10 @@ export class MysqlTicketStore implements TicketStore {
   }
 
   private async heartbeat(): Promise<void> {
-    const now = this.now();
-    await this.pool.execute('INSERT INTO gateway_instances (instance_id, heartbeat_at) VALUES (?, ?) ON DUPLICATE KEY UPDATE heartbeat_at = VALUES(heartbeat_at)', [this.instanceId, now]);
+    await this.pool.execute(`INSERT INTO gateway_instances (instance_id, heartbeat_at) VALUES (?, ${DB_NOW_MS}) ON DUPLICATE KEY UPDATE heartbeat_at = VALUES(heartbeat_at)`, [this.instanceId]);
     // Whoever beats also sweeps what dead instances left behind.
-    await this.pool.execute('DELETE s FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at < ?', [now - INSTANCE_TTL_MS]);
-    await this.pool.execute('DELETE FROM gateway_instances WHERE heartbeat_at < ?', [now - INSTANCE_TTL_MS]);
+    await this.pool.execute(`DELETE s FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at < ${DB_NOW_MS} - ?`, [INSTANCE_TTL_MS]);
+    await this.pool.execute(`DELETE FROM gateway_instances WHERE heartbeat_at < ${DB_NOW_MS} - ?`, [INSTANCE_TTL_MS]);
   }
 
   private async pollFeed(): Promise<void> {
@@ -274,10 +280,13 @@ export class MysqlTicketStore implements TicketStore {
     try {
       const [rows] = await this.pool.execute<mysql.RowDataPacket[]>('SELECT seq FROM gateway_feed WHERE id = 1');
       const seq = Number(rows[0].seq);
-      if (seq !== this.feedSeq) {
-        this.feedSeq = seq;
-        for (const listener of [...this.listeners]) listener();
-      }
+      // Every bump adds 1: the values in between are this instance's own changes or someone else's.
+      let external = seq - this.feedSeq > 10_000;
+      for (let value = this.feedSeq + 1; value <= seq && !external; value++) if (!this.ownBumps.delete(value)) external = true;
+      if (seq - this.feedSeq > 10_000) this.ownBumps.clear();
+      for (const value of this.ownBumps) if (value <= seq) this.ownBumps.delete(value);
+      this.feedSeq = seq;
+      if (external) for (const listener of [...this.listeners]) listener();
     } catch {
       // The next poll tries again; /healthz reports a database that stays away.
     } finally {
@@ -314,10 +323,17 @@ export class MysqlTicketStore implements TicketStore {
         await connection.query('START TRANSACTION');
         const result = await this.context.run(ctx, fn);
         // Announce the change in the same commit, last, so the feed row is locked only briefly.
-        if (ctx.wrote) await connection.execute('UPDATE gateway_feed SET seq = seq + 1 WHERE id = 1');
+        if (ctx.wrote) {
+          const [bump] = await connection.execute<mysql.ResultSetHeader>('UPDATE gateway_feed SET seq = LAST_INSERT_ID(seq + 1) WHERE id = 1');
+          ctx.bumpedTo = Number(bump.insertId);
+          this.ownBumps.add(ctx.bumpedTo);
+        }
         await connection.query('COMMIT');
         return result;
       } catch (error) {
+        // Forget the bump while this transaction still holds the feed row: once it rolls back,
+        // another instance's commit may set the same value.
+        if (ctx.bumpedTo !== undefined) this.ownBumps.delete(ctx.bumpedTo);
         await connection.query('ROLLBACK').catch(() => undefined);
         // Deadlocks and lock-wait timeouts are the database choosing a victim: run it again.
         const retry = (errorCode(error) === 'ER_LOCK_DEADLOCK' || errorCode(error) === 'ER_LOCK_WAIT_TIMEOUT') && attempt < TRANSACTION_ATTEMPTS;
@@ -437,8 +453,8 @@ export class MysqlTicketStore implements TicketStore {
       // The lock row makes count-then-insert one step across instances.
       await db.execute("SELECT name FROM gateway_locks WHERE name = 'model_slots' FOR UPDATE");
       const [rows] = await db.execute<mysql.RowDataPacket[]>(
-        'SELECT COUNT(*) AS n, COALESCE(SUM(s.user_id = ?), 0) AS mine FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at >= ?',
-        [userId, this.now() - INSTANCE_TTL_MS],
+        `SELECT COUNT(*) AS n, COALESCE(SUM(s.user_id = ?), 0) AS mine FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at >= ${DB_NOW_MS} - ?`,
+        [userId, INSTANCE_TTL_MS],
       );
       if (Number(rows[0].n) >= max) return 'total' as const;
       if (Number(rows[0].mine) >= maxPerUser) return 'user' as const;
