@@ -49,7 +49,7 @@ const vscodeTestEntries = existsSync('test/vscode')
 
 const builds = [
   { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
-  { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3'] },
+  { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3', 'mysql2'] },
   { ...node, entryPoints: ['src/reference-agent/main.ts'], outfile: 'dist/reference-agent.js', banner: { js: '#!/usr/bin/env node' } },
   {
     ...shipped,
