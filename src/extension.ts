@@ -167,7 +167,7 @@ class OffPeakExtension implements vscode.Disposable {
           this.terminals.show(taskId, task?.title || taskId);
         },
         notice: () => this.storeNotice,
-      });
+      }, engine);
       const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
       const sub = engine.store.onDidChange(refreshStatus);
       this.context.subscriptions.push({ dispose: () => sub.dispose() });

@@ -1,5 +1,6 @@
 // Connects the panel to the task service and store. The few things only VS Code knows (the
 // secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
+import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
 import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
@@ -14,6 +15,14 @@ export interface PanelClientConfigs {
   planEligible: boolean;
   upgradeHint: string | null;
   upgradeUrl: string | null;
+}
+
+/** The permission questions of the agents this window runs (the HostEngine is one). */
+export interface PanelAskSource {
+  pendingAsks(): PendingAsk[];
+  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult;
+  /** Fires when a question is asked or answered; returns the unsubscribe. */
+  onAsksChange(listener: () => void): () => void;
 }
 
 export interface PanelHostBits {
@@ -98,7 +107,7 @@ export function segmentView(t: TicketRecord): SegmentView {
   };
 }
 
-export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits): PanelBackend {
+export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits, asks: PanelAskSource): PanelBackend {
   const taskOrThrow = (taskId: string) => {
     const task = service.getTask(taskId);
     if (!task) throw new Error('This task no longer exists.');
@@ -175,6 +184,10 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };
     },
+    async answerAsk({ taskId, askId, decision }) {
+      return { outcome: asks.answerAsk(taskId, askId, decision) };
+    },
+    pendingAsks: () => asks.pendingAsks(),
     async setApiKey() {
       await host.setApiKey();
       return {};
@@ -185,8 +198,11 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const storeSub = store.onDidChange(fire);
       service.availability.on('change', fire);
       service.on('synced', fire);
+      // Only a question asked or answered changes what the cards show of asks; other runtime events do not push.
+      const stopAsks = asks.onAsksChange(fire);
       return {
         dispose() {
+          stopAsks();
           storeSub.dispose();
           service.availability.off('change', fire);
           service.off('synced', fire);
