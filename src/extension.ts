@@ -58,7 +58,7 @@ class OffPeakExtension implements vscode.Disposable {
     this.storageDir = context.globalStorageUri.fsPath;
     this.apiKey = new ApiKeyStore(context.secrets);
     this.panel = new TasksPanel(context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
-    this.terminals = new TaskTerminals(() => this.engine?.runtime);
+    this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
+import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import { GatewayClient } from '../gateway-client/client';
 import { recoverInterrupted } from '../scheduler/recovery';
@@ -125,6 +126,16 @@ export class HostEngine {
     if (service.isLeader) await engine.recover();
     scheduler.start();
     return engine;
+  }
+
+  /** What a task's terminal reads: its live segment in this window, its segment logs and its ledger. */
+  terminalSource(): TerminalFeedSource {
+    return {
+      runtimeDir: this.runtimeDir,
+      segment: (taskId) => this.runtime.segment(taskId),
+      taskStatus: (taskId) => this.service.getTask(taskId)?.status,
+      tickets: (taskId) => this.service.ticketsOf(taskId),
+    };
   }
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
