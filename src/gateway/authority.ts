@@ -8,6 +8,7 @@ import type {
   ClientConfigsResponse,
   SettleReason,
   SettleResponse,
+  QueuedTicketStatus,
   TakeResponse,
   TicketStatusEntry,
 } from '../protocol/gateway';
@@ -162,6 +163,13 @@ export class TicketAuthority {
 
   availability(user: GatewayUser): AvailabilityResponse {
     const now = this.now();
+    const answer = this.takeAvailability(user, now);
+    const opensAt = this.windows.opensAt(now);
+    if (opensAt !== undefined) answer.window_opens_at = opensAt;
+    return answer;
+  }
+
+  private takeAvailability(user: GatewayUser, now: number): AvailabilityResponse {
     if (!this.isExposed(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'disabled' };
     if (!this.isEligible(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'not_eligible' };
     const room = this.room(user, now);
@@ -414,8 +422,12 @@ export class TicketAuthority {
   view(stored: TicketRecord, now: number): TicketStatusEntry {
     const t = this.effective(stored, now);
     switch (t.state) {
-      case 'queued':
-        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+      case 'queued': {
+        const entry: QueuedTicketStatus = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+        const opensAt = this.windows.opensAt(now);
+        if (opensAt !== undefined) entry.window_opens_at = opensAt;
+        return entry;
+      }
       case 'ready':
         return {
           ticket_id: t.ticketId,

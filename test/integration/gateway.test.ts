@@ -190,6 +190,32 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.deepEqual(g.gateway.tick().promoted, [id]);
     });
 
+    it('says when the window opens: window_opens_at in availability and queued status while closed, gone once open', async () => {
+      const g = await start({}, PEAK_SHANGHAI); // 15:00 in Asia/Shanghai: inside the 14:00–18:00 peak
+      const opensAt = PEAK_SHANGHAI + 3 * HOUR; // 18:00 Shanghai
+      const closed = AvailabilityResponseSchema.parse((await g.alice.availability()).body);
+      assert.equal(closed.window_opens_at, opensAt);
+      assert.equal(closed.can_take, true, 'a closed window does not stop a take: the ticket queues');
+      const id = ticketIdOf(await g.alice.take('task-A'));
+      const entry = StatusResponseSchema.parse((await g.alice.status([id])).body).tickets[0];
+      assert.equal(entry.state, 'queued');
+      assert.equal(entry.state === 'queued' ? entry.window_opens_at : 'not queued', opensAt);
+      g.clock.advance(3 * HOUR - 60_000); // 17:59: the same opening
+      assert.equal((await g.alice.stateOf(id)).window_opens_at, opensAt);
+      g.clock.advance(60_000); // 18:00: open
+      const open = (await g.alice.availability()).body;
+      assert.equal('window_opens_at' in open, false, 'not sent while open');
+      assert.equal('window_opens_at' in (await g.alice.stateOf(id)), false, 'queued, but the window is open');
+      assert.deepEqual(g.gateway.tick().promoted, [id]);
+    });
+
+    it('windowsClosed: window_opens_at is null (no opening scheduled)', async () => {
+      const g = await start({ windowsClosed: true });
+      assert.equal((await g.alice.availability()).body.window_opens_at, null);
+      const id = ticketIdOf(await g.alice.take('task-A'));
+      assert.equal((await g.alice.stateOf(id)).window_opens_at, null);
+    });
+
     it('windowsClosed (never open) promotes nothing at any hour', async () => {
       const g = await start({ windowsClosed: true });
       const id = ticketIdOf(await g.alice.take('task-A'));
