@@ -85,14 +85,14 @@ function waitForPort(port: number, host: string, child: ChildProcess, timeoutMs:
 }
 
 /** Starts `node dist/gateway.js --demo --port P`, or explains why the demo gateway is not available. */
-async function startDemoGateway(host: string): Promise<{ child: ChildProcess; url: string } | undefined> {
+async function startDemoGateway(host: string, extraArgs: string[] = []): Promise<{ child: ChildProcess; url: string } | undefined> {
   const bundle = path.join(REPO_ROOT, 'dist', 'gateway.js');
   if (!existsSync(bundle)) {
     log('reference gateway: dist/gateway.js is missing; starting VS Code without a gateway');
     return undefined;
   }
   const port = await freePort(host);
-  const child = spawn(process.execPath, [bundle, '--demo', '--port', String(port)], {
+  const child = spawn(process.execPath, [bundle, '--demo', '--port', String(port), ...extraArgs], {
     cwd: REPO_ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -234,7 +234,9 @@ async function main(): Promise<void> {
   const extensionId = installExtension(path.join(stateDir, 'extensions'));
   log(`installed ${extensionId} from ${REPO_ROOT} into ${path.join(stateDir, 'extensions')}`);
 
-  const gateway = await startDemoGateway(host);
+  // The check drives the UI, not the demo: its task (default permissions) would wait for answers
+  // to the paced demo script's permission asks, so its gateway's demo model answers at once.
+  const gateway = await startDemoGateway(host, opts.check ? ['--demo-script', 'echo'] : []);
   let server: RunningCodeServer | undefined;
   const stopAll = async (): Promise<void> => {
     await server?.stop();

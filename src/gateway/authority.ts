@@ -38,6 +38,10 @@ export interface AuthorityPolicy {
   readyTtlMs: number;
   /** The segment length from the first admitted model request (the seed's 3 h). */
   activeWindowMs: number;
+  /** A new ticket stays queued at least this long (demo pacing; 0 in production). */
+  queueHoldMs?: number;
+  /** A ready ticket's model requests get 3105 for this long after it became ready (demo pacing). */
+  admissionHoldMs?: number;
   /** Poll hint for queued tickets while the windows are open. */
   queuedPollMs: number;
   /** Longest poll hint / Retry-After the gateway gives. */
@@ -304,7 +308,9 @@ export class TicketAuthority {
       const promoted: string[] = [];
       if (this.windows.isOpen(now)) {
         const room = this.policy.segmentCapacity - this.store.holdingCapacity().length;
+        const holdMs = this.policy.queueHoldMs ?? 0;
         for (const ticket of room > 0 ? this.store.queued(room) : []) {
+          if (now < ticket.takenAt + holdMs) break; // FIFO: the ones behind were taken later
           const next = this.store.update(ticket.ticketId, ['queued'], { state: 'ready', readyAt: now, readyDeadline: now + this.policy.readyTtlMs });
           if (next) promoted.push(next.ticketId);
         }
@@ -371,6 +377,8 @@ export class TicketAuthority {
     if (ticket.state === 'queued') {
       throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.queuedPollMs(now));
     }
+    const admitFrom = ticket.state === 'ready' && ticket.readyAt !== null ? ticket.readyAt + (this.policy.admissionHoldMs ?? 0) : now;
+    if (now < admitFrom) throw errors.notAdmitted('ticket is ready; admission is held a moment (demo pacing)', admitFrom - now);
     if (this.inFlight >= this.policy.maxConcurrentModelRequests) {
       throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
     }

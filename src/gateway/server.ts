@@ -157,6 +157,8 @@ export class GatewayServer {
         maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
         readyTtlMs: c.readyTtlMs,
         activeWindowMs: c.activeWindowMs,
+        queueHoldMs: c.queueHoldMs,
+        admissionHoldMs: c.admissionHoldMs,
         queuedPollMs: c.queuedPollMs,
         maxPollMs: c.maxPollMs,
         busyRetryAfterMs: c.busyRetryAfterMs,
