@@ -40,7 +40,7 @@ export interface AuthorityPolicy {
   activeWindowMs: number;
   /** A new ticket stays queued at least this long (demo pacing; 0 in production). */
   queueHoldMs?: number;
-  /** A ready ticket's model requests get 3105 for this long after it became ready (demo pacing). */
+  /** A ready ticket's model requests get 3105 for this long after its first one (demo pacing). */
   admissionHoldMs?: number;
   /** Poll hint for queued tickets while the windows are open. */
   queuedPollMs: number;
@@ -90,6 +90,8 @@ export function newTicketId(): string {
 export class TicketAuthority {
   private inFlight = 0;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
+  /** Demo pacing: when each ready ticket first asked for admission (entries only while admissionHoldMs > 0). */
+  private readonly admissionHeldSince = new Map<string, number>();
   private readonly listeners = new Set<ChangeListener>();
   /**
    * Serialized status entries by ticket record (records are immutable: a change makes a new
@@ -342,6 +344,7 @@ export class TicketAuthority {
       if (!next) throw this.rejectInvalid('ticket changed');
       current = next;
       activated = true;
+      this.admissionHeldSince.delete(ticket.ticketId);
     }
     this.inFlight += 1;
     this.metrics?.admissions.inc();
@@ -377,8 +380,13 @@ export class TicketAuthority {
     if (ticket.state === 'queued') {
       throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.queuedPollMs(now));
     }
-    const admitFrom = ticket.state === 'ready' && ticket.readyAt !== null ? ticket.readyAt + (this.policy.admissionHoldMs ?? 0) : now;
-    if (now < admitFrom) throw errors.notAdmitted('ticket is ready; admission is held a moment (demo pacing)', admitFrom - now);
+    const holdMs = this.policy.admissionHoldMs ?? 0;
+    if (ticket.state === 'ready' && holdMs > 0) {
+      // Counted from the ticket's first model request, so every segment shows the wait however long its agent took to start.
+      const since = this.admissionHeldSince.get(ticket.ticketId) ?? now;
+      this.admissionHeldSince.set(ticket.ticketId, since);
+      if (now < since + holdMs) throw errors.notAdmitted('ticket is ready; admission is held a moment (demo pacing)', since + holdMs - now);
+    }
     if (this.inFlight >= this.policy.maxConcurrentModelRequests) {
       throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
     }

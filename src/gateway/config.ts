@@ -157,7 +157,7 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'demoScript', flag: '--demo-script', env: 'OFFPEAK_GATEWAY_DEMO_SCRIPT', type: 'string', description: "What the DEMO model does: work (drives the agent's tools: reads the workspace, runs node --version, writes a file; paced, with a short first segment) or echo (answers at once)." },
   { key: 'demoStepMs', flag: '--demo-step-ms', env: 'OFFPEAK_GATEWAY_DEMO_STEP_MS', type: 'int', description: 'DEMO model: pause before each scripted reply, so a person can follow the agent.' },
   { key: 'queueHoldMs', flag: '--queue-hold-ms', env: 'OFFPEAK_GATEWAY_QUEUE_HOLD_MS', type: 'int', description: 'A new ticket stays queued at least this long (demo pacing; the working DEMO model sets 15000).' },
-  { key: 'admissionHoldMs', flag: '--admission-hold-ms', env: 'OFFPEAK_GATEWAY_ADMISSION_HOLD_MS', type: 'int', description: "A ready ticket's model requests get 429/3105 for this long after it became ready (demo pacing; the working DEMO model sets 10000)." },
+  { key: 'admissionHoldMs', flag: '--admission-hold-ms', env: 'OFFPEAK_GATEWAY_ADMISSION_HOLD_MS', type: 'int', description: "A ready ticket's model requests get 429/3105 for this long from its first one (demo pacing; the working DEMO model sets 10000)." },
   { key: 'timeZone', flag: '--time-zone', env: 'OFFPEAK_GATEWAY_TIME_ZONE', type: 'string', description: 'IANA time zone of the windows.' },
   { key: 'peak', flag: '--peak', env: 'OFFPEAK_GATEWAY_PEAK', type: 'list', description: 'Peak hours HH:MM-HH:MM (comma-separated or repeated); off-peak is outside them.' },
   { key: 'offPeak', flag: '--off-peak', env: 'OFFPEAK_GATEWAY_OFF_PEAK', type: 'list', description: 'Off-peak hours HH:MM-HH:MM instead of --peak (off-peak is inside them).' },

@@ -136,33 +136,46 @@ function sendJson(res: http.ServerResponse, status: number, value: unknown): voi
   res.end(JSON.stringify(value));
 }
 
-function reply(res: http.ServerResponse, body: MessagesBody, rawLength: number, turn: DemoTurn): void {
+/**
+ * Answers with `turn` after `delayMs`. A streamed answer starts at once (headers and
+ * message_start, as a real model's does) and its content follows after the delay.
+ */
+function reply(res: http.ServerResponse, body: MessagesBody, rawLength: number, turn: DemoTurn, delayMs = 0): void {
   const model = body.model ?? 'offpeak-demo-model';
   const content: Record<string, unknown>[] = [{ type: 'text', text: turn.text }];
   if (turn.tool) content.push({ type: 'tool_use', id: id('toolu'), name: turn.tool.name, input: turn.tool.input });
   const stopReason = turn.tool ? 'tool_use' : 'end_turn';
   const usage = { input_tokens: Math.ceil(rawLength / 4), output_tokens: Math.ceil(JSON.stringify(content).length / 4) };
   const message = { id: id('msg'), type: 'message', role: 'assistant', model, content: [] as unknown[], stop_reason: null as string | null, stop_sequence: null, usage };
-  if (res.destroyed) return; // the agent stopped waiting (e.g. its segment ended)
+  const later = (send: () => void) => {
+    const timer = setTimeout(() => {
+      if (!res.destroyed) send(); // else the agent stopped waiting (e.g. its segment ended)
+    }, delayMs);
+    res.on('close', () => clearTimeout(timer));
+  };
   if (!body.stream) {
-    res.writeHead(200, { 'content-type': 'application/json', 'x-offpeak-demo-model': '1' });
-    res.end(JSON.stringify({ ...message, content, stop_reason: stopReason }));
+    later(() => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-offpeak-demo-model': '1' });
+      res.end(JSON.stringify({ ...message, content, stop_reason: stopReason }));
+    });
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-offpeak-demo-model': '1' });
   res.write(sse('message_start', { message: { ...message, usage: { ...usage, output_tokens: 1 } } }));
-  content.forEach((block, index) => {
-    if (block.type === 'text') {
-      res.write(sse('content_block_start', { index, content_block: { type: 'text', text: '' } }));
-      for (const piece of (block.text as string).match(/.{1,60}/gs) ?? []) res.write(sse('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
-    } else {
-      res.write(sse('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
-      res.write(sse('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } }));
-    }
-    res.write(sse('content_block_stop', { index }));
+  later(() => {
+    content.forEach((block, index) => {
+      if (block.type === 'text') {
+        res.write(sse('content_block_start', { index, content_block: { type: 'text', text: '' } }));
+        for (const piece of (block.text as string).match(/.{1,60}/gs) ?? []) res.write(sse('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
+      } else {
+        res.write(sse('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
+        res.write(sse('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } }));
+      }
+      res.write(sse('content_block_stop', { index }));
+    });
+    res.write(sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
+    res.end(sse('message_stop', {}));
   });
-  res.write(sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
-  res.end(sse('message_stop', {}));
 }
 
 function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string, options: Required<DemoModelOptions>): void {
@@ -188,12 +201,8 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string
     return;
   }
   const turn = options.script === 'work' ? demoTurn(body, options) : null;
-  if (!turn) {
-    reply(res, body, raw.length, { text: echoReply(body) });
-    return;
-  }
-  const timer = setTimeout(() => reply(res, body, raw.length, turn), options.stepMs);
-  res.on('close', () => clearTimeout(timer));
+  if (turn) reply(res, body, raw.length, turn, options.stepMs);
+  else reply(res, body, raw.length, { text: echoReply(body) });
 }
 
 /** Starts the demo model on a loopback port; the gateway forwards to it like to any upstream. */

@@ -228,19 +228,22 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
   });
 
   describe('ready and active lifecycle', () => {
-    it('demo pacing: a ticket stays queued for queueHoldMs, and its model requests get 3105 for admissionHoldMs after it became ready', async () => {
+    it('demo pacing: a ticket stays queued for queueHoldMs, and its model requests get 3105 for admissionHoldMs from its first one', async () => {
       const g = await start({ queueHoldMs: 15_000, admissionHoldMs: 10_000 });
       const id = ticketIdOf(await g.alice.take('task-A'));
       g.clock.advance(14_999);
       assert.deepEqual(g.gateway.tick().promoted, []);
       g.clock.advance(1);
       assert.deepEqual(g.gateway.tick().promoted, [id]);
+      g.clock.advance(60_000); // the agent took a minute to start: the hold still applies, from its first request
       const held = await g.alice.message(id);
       assert.equal(held.status, 429);
       assert.equal(errorOf(held).code, '3105');
       assert.equal(held.headers.get('retry-after'), '10');
       assert.equal((await g.alice.stateOf(id)).state, 'ready', 'a held request does not start the active window');
-      g.clock.advance(10_000);
+      g.clock.advance(9_000);
+      assert.equal((await g.alice.message(id)).headers.get('retry-after'), '1', 'counted from the first request, not the latest');
+      g.clock.advance(1_000);
       assert.equal((await g.alice.message(id)).status, 200);
       assert.equal((await g.alice.stateOf(id)).state, 'active');
     });
