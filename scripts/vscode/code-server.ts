@@ -93,12 +93,7 @@ export async function killProcessGroup(child: ChildProcess, graceMs = 1500): Pro
 }
 
 export function writeUserSettings(userDataDir: string, settings: Record<string, unknown>): void {
-  // code-server's extension host is remote: machine-scoped settings (offPeak.gatewayUrl) are read
-  // from the Machine settings only, the others from the User settings.
-  for (const scope of ['User', 'Machine']) writeSettingsFile(path.join(userDataDir, scope), settings);
-}
-
-function writeSettingsFile(dir: string, settings: Record<string, unknown>): void {
+  const dir = path.join(userDataDir, 'User');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'settings.json');
   let existing: Record<string, unknown> = {};
