@@ -1,18 +1,22 @@
 // Composition root: the only place that wires VS Code to the vscode-free core. Activation
 // registers everything synchronously and starts the engine (store, service, scheduler, runtime)
-// in the background, so a slow disk or an unreachable gateway never delays VS Code.
+// in the background, so a slow disk or an unreachable gateway never delays VS Code. The engine's
+// code (sql.js and its wasm, the gateway client, the agent runtime) is not even evaluated until
+// then, nor is the panel's until the panel is first needed: both are imported dynamically, which
+// esbuild turns into modules initialised on first use.
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
 import { newToken } from './core/ids';
 import { workspaceKeyOf } from './core/types';
-import { HostEngine } from './engine/host-engine';
-import { createServiceBackend } from './panel/service-backend';
+import type { HostEngine } from './engine/host-engine';
+import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
+import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
-import { TasksPanel } from './vscode/panel';
+import type { TasksPanel } from './vscode/panel';
 import { readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
@@ -44,10 +48,11 @@ class OffPeakExtension implements vscode.Disposable {
   private backend: PanelBackend | undefined;
   private storeNotice: string | undefined;
   private allowedModels: string[] = [];
+  private clientConfigs: PanelClientConfigs | undefined;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   private readonly apiKey: ApiKeyStore;
-  private readonly panel: TasksPanel;
+  private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
   private readonly statusBar: TaskStatusBar;
   private readonly notifier: Notifier;
@@ -57,7 +62,6 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.apiKey = new ApiKeyStore(context.secrets);
-    this.panel = new TasksPanel(context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
     this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
@@ -66,8 +70,11 @@ class OffPeakExtension implements vscode.Disposable {
     });
     this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
 
+    const panel = () => this.panel;
     registerCommands(context, {
-      panel: this.panel,
+      get panel() {
+        return panel();
+      },
       apiKey: this.apiKey,
       engine: () => this.engine,
       whenStarted: () => this.api.whenStarted(),
@@ -77,14 +84,14 @@ class OffPeakExtension implements vscode.Disposable {
     context.subscriptions.push(
       this.output,
       this.apiKey,
-      this.panel,
+      { dispose: () => this.panelInstance?.dispose() },
       this.terminals,
       this.statusBar,
       this.apiKey.onDidChange(() => {
         // A key was set: the availability snapshot and the sync can proceed now.
         void this.engine?.service.availability.refresh();
-        this.panel.refresh();
-        void this.loadModels();
+        this.panelInstance?.refresh();
+        void this.loadClientConfigs();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -94,10 +101,23 @@ class OffPeakExtension implements vscode.Disposable {
     this.starting = this.startEngine();
   }
 
+  /** The panel, created when first shown (a synchronous require: commands show it at once). */
+  private get panel(): TasksPanel {
+    if (!this.panelInstance) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { TasksPanel } = require('./vscode/panel') as typeof import('./vscode/panel');
+      this.panelInstance = new TasksPanel(this.context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
+    }
+    return this.panelInstance;
+  }
+
   private async startEngine(): Promise<HostEngine | undefined> {
     const settings = readSettings();
     const dist = path.join(this.context.extensionPath, 'dist');
     try {
+      // A macrotask first: a microtask would still run before VS Code records activate() as done.
+      await new Promise((resolve) => setImmediate(resolve));
+      const [{ HostEngine }, { createServiceBackend }] = await Promise.all([import('./engine/host-engine'), import('./panel/service-backend')]);
       const engine = await HostEngine.start({
         storageDir: this.storageDir,
         gatewayUrl: settings.gatewayUrl,
@@ -134,8 +154,11 @@ class OffPeakExtension implements vscode.Disposable {
       this.backend = createServiceBackend(engine.service, engine.store, {
         hasApiKey: () => this.apiKey.has(),
         setApiKey: () => this.apiKey.prompt(),
-        workspaces: () => openWorkspaces().map((w) => ({ name: w.name, path: w.path })),
+        workspaces: () => openWorkspaces(),
         models: () => this.allowedModels,
+        configs: () => this.clientConfigs,
+        reloadConfigs: () => this.loadClientConfigs(),
+        confirm: confirmModal,
         openTerminal: async (taskId) => {
           const task = engine.service.getTask(taskId);
           this.terminals.show(taskId, task?.title || taskId);
@@ -146,9 +169,9 @@ class OffPeakExtension implements vscode.Disposable {
       const sub = engine.store.onDidChange(refreshStatus);
       this.context.subscriptions.push({ dispose: () => sub.dispose() });
       refreshStatus();
-      this.panel.reconnect();
+      this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
-      void this.loadModels();
+      void this.loadClientConfigs();
       this.output.info(`started: gateway ${settings.gatewayUrl}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
       return engine;
     } catch (e) {
@@ -159,12 +182,20 @@ class OffPeakExtension implements vscode.Disposable {
     }
   }
 
-  /** The gateway's allowed models, for the form; an unreachable gateway leaves the list empty. */
-  private async loadModels(): Promise<void> {
+  /** The gateway's client configs: allowed models for the form, exposure and plan for the panel. */
+  private async loadClientConfigs(): Promise<void> {
     try {
       const configs = await this.engine?.gateway.configs();
-      if (configs) this.allowedModels = configs.allowed_models.map((m) => m.id);
-      this.panel.refresh();
+      if (configs) {
+        this.allowedModels = configs.allowed_models.map((m) => m.id);
+        this.clientConfigs = {
+          exposed: configs.exposure.enabled,
+          planEligible: configs.plan.eligible,
+          upgradeHint: configs.plan.upgrade_hint,
+          upgradeUrl: configs.plan.upgrade_url,
+        };
+      }
+      this.panelInstance?.refresh();
     } catch (e) {
       this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -172,6 +203,8 @@ class OffPeakExtension implements vscode.Disposable {
 
   private async restartEngine(): Promise<void> {
     await this.stopEngine();
+    // The old gateway's exposure and plan say nothing about the new one.
+    this.clientConfigs = undefined;
     this.starting = this.startEngine();
     await this.starting;
   }
