@@ -3,6 +3,7 @@
 //   dist/webview/main.js     Preact webview (browser IIFE)
 //   dist/gateway.js          reference Off-Peak Gateway server (Node CJS)
 //   dist/reference-agent.js  bundled reference agent CLI (Node CJS)
+//   dist/permission-mcp.js   MCP server through which a headless Claude Code asks the host (Node CJS)
 //   dist/test/vscode/*.js    the suite that runs inside a real VS Code (never shipped in the .vsix)
 // usage: node esbuild.mjs [--watch] [--production]
 //   --production  minified bundles for the .vsix (`npm run package`). Their source maps are written
@@ -51,6 +52,7 @@ const builds = [
   { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
   { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3', 'mysql2'] },
   { ...node, entryPoints: ['src/reference-agent/main.ts'], outfile: 'dist/reference-agent.js', banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: ['src/permission-mcp/main.ts'], outfile: 'dist/permission-mcp.js' },
   {
     ...shipped,
     platform: 'browser',

@@ -67,6 +67,7 @@ class OffPeakExtension implements vscode.Disposable {
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
+      answerAsk: (taskId, askId, decision) => this.engine?.answerAsk(taskId, askId, decision) === 'accepted',
     });
     this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
 
@@ -130,8 +131,10 @@ class OffPeakExtension implements vscode.Disposable {
           // The extension host's own runtime runs the bundled agent (ELECTRON_RUN_AS_NODE is set by the adapter).
           command: process.execPath,
           argsPrefix: [path.join(dist, 'reference-agent.js')],
-          askTimeoutMs: settings.askTimeoutMinutes * 60_000,
         },
+        // Claude Code (headless) asks through this MCP server; Claude Code starts it with the same runtime.
+        permissionRelay: { command: process.execPath, args: [path.join(dist, 'permission-mcp.js')] },
+        askTimeoutMs: settings.askTimeoutMinutes * 60_000,
         claudeCommand: () => readSettings().claudeCodePath,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),

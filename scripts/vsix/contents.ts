@@ -36,6 +36,7 @@ export const REQUIRED_VSIX_FILES = [
   'extension/dist/webview/main.js',
   'extension/dist/gateway.js',
   'extension/dist/reference-agent.js',
+  'extension/dist/permission-mcp.js',
   'extension/dist/sql-wasm.wasm',
   'extension/media/icon.png',
 ] as const;
