@@ -34,10 +34,10 @@ const log = (msg: string): void => console.log(`[start] ${msg}`);
 const START_DIR = path.join(TOOLS_DIR, 'start');
 
 /** Starts the reference gateway in demo mode, or explains why it is not available. */
-async function startDemoGateway(host: string): Promise<GatewayProcess | undefined> {
+async function startDemoGateway(host: string, extraArgs: string[] = []): Promise<GatewayProcess | undefined> {
   try {
     // Show its banner (URL, demo API key) and keep printing what it says: admissions and errors.
-    return await startGateway(host, [], (text) => process.stdout.write(prefixLines('[gateway] ', text.endsWith('\n') ? text : `${text}\n`)));
+    return await startGateway(host, extraArgs, (text) => process.stdout.write(prefixLines('[gateway] ', text.endsWith('\n') ? text : `${text}\n`)));
   } catch (err) {
     log(`reference gateway demo mode is not available (${(err as Error).message.split('\n')[0]}): starting VS Code without a gateway`);
     return undefined;
@@ -115,7 +115,9 @@ async function main(): Promise<void> {
   const extensionId = installExtension(path.join(stateDir, 'extensions'));
   log(`installed ${extensionId} from ${REPO_ROOT} into ${path.join(stateDir, 'extensions')}`);
 
-  const gateway = await startDemoGateway(host);
+  // The check drives the UI, not the demo: its task (default permissions) would wait for answers
+  // to the paced demo script's permission asks, so its gateway's demo model answers at once.
+  const gateway = await startDemoGateway(host, opts.check ? ['--demo-script', 'echo'] : []);
   let server: RunningCodeServer | undefined;
   const stopAll = async (): Promise<void> => {
     await server?.stop();

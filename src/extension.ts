@@ -62,7 +62,7 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.apiKey = new ApiKeyStore(context.secrets);
-    this.terminals = new TaskTerminals(() => this.engine?.runtime);
+    this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),

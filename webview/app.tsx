@@ -15,6 +15,7 @@ import {
   formatTime,
   groupCards,
   HISTORY_LABELS,
+  offPeakOpeningText,
   PHASE_ICONS,
   phaseLabel,
   SECTIONS,
@@ -146,6 +147,11 @@ export function App({ channel, state, focusTick, error, onError }: {
             <h2 id={`section-${name}`}>
               <span class={`codicon codicon-${icon}`} aria-hidden="true" /> {label} <vscode-badge variant="counter">{cards.length}</vscode-badge>
             </h2>
+            {name === 'queued' && a.offPeakOpensAt !== undefined && (
+              <p class="window-opens" data-testid="window-opens">
+                <span class="codicon codicon-clock" aria-hidden="true" /> {offPeakOpeningText(a.offPeakOpensAt, now)}
+              </p>
+            )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
                 <Card key={t.id} card={t} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />

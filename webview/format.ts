@@ -92,6 +92,13 @@ export function availabilityText(a: AvailabilityView, now: number): string | und
   return parts.join(' ');
 }
 
+/** Why queued tasks wait: "Off-peak opens at 00:00 · in 3h 12m", ticking with `now`. */
+export function offPeakOpeningText(opensAt: number | null, now: number): string {
+  if (opensAt === null) return 'Off-peak windows are closed; no opening is scheduled.';
+  const at = new Date(opensAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  return `Off-peak opens at ${at} · ${formatCountdown(opensAt, now)}`;
+}
+
 export type SectionName = 'running' | 'needs_input' | 'queued' | 'paused' | 'finished';
 
 export const SECTIONS: { name: SectionName; label: string; icon: string }[] = [

@@ -10,7 +10,6 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Clock } from '../core/clock';
 import type { OffPeakTask, SegmentEndReason, TicketRecord } from '../core/types';
 import type { TaskStore, TerminalDetails } from '../store';
@@ -20,6 +19,7 @@ import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredB
 import { countFilesChanged, recordBaseCommit } from './files-changed';
 import type { KeepAwake } from './keep-awake';
 import { readRuntimeRecord, recordFirstStart } from './runtime-records';
+import { segmentDirOf } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent } from './ticket-proxy';
 
@@ -191,7 +191,7 @@ export class TaskRuntime {
     const sessionId = task.sessionId ?? crypto.randomUUID();
     const resume = task.sessionId !== null && (adapter.sessionExists?.(sessionId, task.workspacePath) ?? true);
     const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
-    const segmentDir = path.join(this.options.runtimeDir, 'tasks', taskId, `segment-${ordinal}-${clock.now()}`);
+    const segmentDir = segmentDirOf(this.options.runtimeDir, taskId, ordinal, clock.now());
 
     let run: SegmentRun;
     try {

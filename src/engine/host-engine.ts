@@ -8,6 +8,7 @@ import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type Agent
 import { KeepAwake } from '../agent/keep-awake';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
 import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
+import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import { GatewayClient } from '../gateway-client/client';
 import { recoverInterrupted } from '../scheduler/recovery';
@@ -141,6 +142,16 @@ export class HostEngine {
     if (service.isLeader) await engine.recover();
     scheduler.start();
     return engine;
+  }
+
+  /** What a task's terminal reads: its live segment in this window, its segment logs and its ledger. */
+  terminalSource(): TerminalFeedSource {
+    return {
+      runtimeDir: this.runtimeDir,
+      segment: (taskId) => this.runtime.segment(taskId),
+      taskStatus: (taskId) => this.service.getTask(taskId)?.status,
+      tickets: (taskId) => this.service.ticketsOf(taskId),
+    };
   }
 
   /** The open permission questions of the agents this window runs (oldest first). */

@@ -54,12 +54,20 @@ const TakeAnswerSchema = TakeResponseSchema.extend({
 
 export type TakeState = z.infer<typeof TakeAnswerSchema>['state'];
 
+/**
+ * The gateway's off-peak windows as an answer reported them: open (also what an older gateway,
+ * which does not say, reads as), or closed until `opensAt` (local epoch ms; null: no opening
+ * scheduled). Queued tickets move on only while they are open.
+ */
+export type OffPeakWindow = { open: true } | { open: false; opensAt: number | null };
+
 export interface Availability {
   canTake: boolean;
   canTakeNumber: number;
   /** Local epoch ms; undefined when the gateway cannot tell. */
   nextTakeAt?: number;
   reason: string | null;
+  offPeakWindow: OffPeakWindow;
   /** Local time the answer arrived. */
   checkedAt: number;
 }
@@ -128,8 +136,15 @@ export class GatewayClient {
       canTakeNumber: a.can_take_number,
       nextTakeAt: this.serverClock.toLocal(a.next_take_at),
       reason: a.reason,
+      offPeakWindow: this.offPeakWindowOf(a),
       checkedAt: this.options.clock.now(),
     };
+  }
+
+  /** The windows as an availability answer or a queued ticket's status entry reports them. */
+  offPeakWindowOf(answer: { window_opens_at?: number | null }): OffPeakWindow {
+    if (answer.window_opens_at === undefined) return { open: true };
+    return { open: false, opensAt: this.serverClock.toLocal(answer.window_opens_at) ?? null };
   }
 
   async take(taskId: string, signal?: AbortSignal): Promise<TakeResult> {

@@ -8,6 +8,7 @@ import type {
   ClientConfigsResponse,
   SettleReason,
   SettleResponse,
+  QueuedTicketStatus,
   TakeResponse,
   TicketStatusEntry,
 } from '../protocol/gateway';
@@ -39,6 +40,10 @@ export interface AuthorityPolicy {
   readyTtlMs: number;
   /** The segment length from the first admitted model request (the seed's 3 h). */
   activeWindowMs: number;
+  /** A new ticket stays queued at least this long (demo pacing; 0 in production). */
+  queueHoldMs?: number;
+  /** A ready ticket's model requests get 3105 for this long after its first one (demo pacing). */
+  admissionHoldMs?: number;
   /** Poll hint for queued tickets while the windows are open. */
   queuedPollMs: number;
   /** Longest poll hint / Retry-After the gateway gives. */
@@ -89,6 +94,8 @@ export function newTicketId(): string {
 export class TicketAuthority {
   private inFlight = 0;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
+  /** Demo pacing: when each ready ticket first asked for admission (entries only while admissionHoldMs > 0). */
+  private readonly admissionHeldSince = new Map<string, number>();
   private readonly listeners = new Set<ChangeListener>();
   /**
    * Serialized status entries by ticket record (records are immutable: a change makes a new
@@ -177,6 +184,13 @@ export class TicketAuthority {
 
   async availability(user: GatewayUser): Promise<AvailabilityResponse> {
     const now = this.now();
+    const answer = await this.takeAvailability(user, now);
+    const opensAt = this.windows.opensAt(now);
+    if (opensAt !== undefined) answer.window_opens_at = opensAt;
+    return answer;
+  }
+
+  private async takeAvailability(user: GatewayUser, now: number): Promise<AvailabilityResponse> {
     if (!this.isExposed(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'disabled' };
     if (!this.isEligible(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'not_eligible' };
     const room = await this.room(user, now);
@@ -327,7 +341,9 @@ export class TicketAuthority {
       const promoted: string[] = [];
       if (this.windows.isOpen(now)) {
         const room = this.policy.segmentCapacity - (await this.store.holdingCapacity()).length;
+        const holdMs = this.policy.queueHoldMs ?? 0;
         for (const ticket of room > 0 ? await this.store.queued(room) : []) {
+          if (now < ticket.takenAt + holdMs) break; // FIFO: the ones behind were taken later
           const next = await this.store.update(ticket.ticketId, ['queued'], { state: 'ready', readyAt: now, readyDeadline: now + this.policy.readyTtlMs });
           if (next) promoted.push(next.ticketId);
         }
@@ -364,6 +380,7 @@ export class TicketAuthority {
         if (next) {
           current = next;
           activated = true;
+          this.admissionHeldSince.delete(ticket.ticketId);
         } else {
           // A concurrent first request (maybe on another instance) activated it: use its window.
           const latest = await this.store.get(ticket.ticketId);
@@ -409,6 +426,13 @@ export class TicketAuthority {
     }
     if (ticket.state === 'queued') {
       throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.queuedPollMs(now));
+    }
+    const holdMs = this.policy.admissionHoldMs ?? 0;
+    if (ticket.state === 'ready' && holdMs > 0) {
+      // Counted from the ticket's first model request, so every segment shows the wait however long its agent took to start.
+      const since = this.admissionHeldSince.get(ticket.ticketId) ?? now;
+      this.admissionHeldSince.set(ticket.ticketId, since);
+      if (now < since + holdMs) throw errors.notAdmitted('ticket is ready; admission is held a moment (demo pacing)', since + holdMs - now);
     }
     if (this.inFlight >= this.policy.maxConcurrentModelRequests) {
       throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
@@ -461,8 +485,12 @@ export class TicketAuthority {
   async view(stored: TicketRecord, now: number): Promise<TicketStatusEntry> {
     const t = this.effective(stored, now);
     switch (t.state) {
-      case 'queued':
-        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: await this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+      case 'queued': {
+        const entry: QueuedTicketStatus = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: await this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+        const opensAt = this.windows.opensAt(now);
+        if (opensAt !== undefined) entry.window_opens_at = opensAt;
+        return entry;
+      }
       case 'ready':
         return {
           ticket_id: t.ticketId,

@@ -32,6 +32,10 @@ export const GatewayConfigSchema = z.object({
   mysqlPoolSize: positiveInt,
   demo: z.boolean(),
   demoKey: z.string().min(8),
+  demoScript: z.enum(['work', 'echo']),
+  demoStepMs: nonNegativeInt,
+  queueHoldMs: nonNegativeInt,
+  admissionHoldMs: nonNegativeInt,
   timeZone: z.string().min(1),
   peak: z.array(z.string()),
   offPeak: z.array(z.string()),
@@ -86,6 +90,10 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   mysqlPoolSize: 10,
   demo: false,
   demoKey: 'opk-demo-key-0000',
+  demoScript: 'work',
+  demoStepMs: 5_000,
+  queueHoldMs: 0,
+  admissionHoldMs: 0,
   timeZone: 'Asia/Shanghai',
   peak: ['14:00-18:00'],
   offPeak: [],
@@ -155,6 +163,10 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'mysqlPoolSize', flag: '--mysql-pool-size', env: 'OFFPEAK_GATEWAY_MYSQL_POOL_SIZE', type: 'int', description: 'MySQL connections per gateway instance.' },
   { key: 'demo', flag: '--demo', env: 'OFFPEAK_GATEWAY_DEMO', type: 'bool', description: 'Demo mode: windows always open, a demo user, memory store, and a scripted DEMO model when no upstream URL + key are set.' },
   { key: 'demoKey', flag: '--demo-key', env: 'OFFPEAK_GATEWAY_DEMO_KEY', type: 'string', description: "The demo user's API key." },
+  { key: 'demoScript', flag: '--demo-script', env: 'OFFPEAK_GATEWAY_DEMO_SCRIPT', type: 'string', description: "What the DEMO model does: work (drives the agent's tools: reads the workspace, runs node --version, writes a file; paced, with a short first segment) or echo (answers at once)." },
+  { key: 'demoStepMs', flag: '--demo-step-ms', env: 'OFFPEAK_GATEWAY_DEMO_STEP_MS', type: 'int', description: 'DEMO model: pause before each scripted reply, so a person can follow the agent.' },
+  { key: 'queueHoldMs', flag: '--queue-hold-ms', env: 'OFFPEAK_GATEWAY_QUEUE_HOLD_MS', type: 'int', description: 'A new ticket stays queued at least this long (demo pacing; the working DEMO model sets 15000).' },
+  { key: 'admissionHoldMs', flag: '--admission-hold-ms', env: 'OFFPEAK_GATEWAY_ADMISSION_HOLD_MS', type: 'int', description: "A ready ticket's model requests get 429/3105 for this long from its first one (demo pacing; the working DEMO model sets 10000)." },
   { key: 'timeZone', flag: '--time-zone', env: 'OFFPEAK_GATEWAY_TIME_ZONE', type: 'string', description: 'IANA time zone of the windows.' },
   { key: 'peak', flag: '--peak', env: 'OFFPEAK_GATEWAY_PEAK', type: 'list', description: 'Peak hours HH:MM-HH:MM (comma-separated or repeated); off-peak is outside them.' },
   { key: 'offPeak', flag: '--off-peak', env: 'OFFPEAK_GATEWAY_OFF_PEAK', type: 'list', description: 'Off-peak hours HH:MM-HH:MM instead of --peak (off-peak is inside them).' },
@@ -334,6 +346,15 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
   return { config: resolveGatewayConfig(merged), help, version };
 }
 
+function hasRealUpstream(config: Partial<Pick<GatewayConfig, 'upstreamUrl' | 'upstreamApiKey'>>): boolean {
+  return Boolean(config.upstreamUrl && config.upstreamApiKey);
+}
+
+/** Demo mode without a real upstream URL and key answers with the built-in DEMO model. */
+export function usesDemoModel(config: Pick<GatewayConfig, 'demo' | 'upstreamUrl' | 'upstreamApiKey'>): boolean {
+  return config.demo && !hasRealUpstream(config);
+}
+
 /**
  * Defaults + demo presets + the given settings, validated. Tests call this directly with the few
  * settings they care about.
@@ -342,6 +363,11 @@ export function resolveGatewayConfig(settings: Partial<GatewayConfig>): GatewayC
   const demo = settings.demo ?? DEFAULT_CONFIG.demo;
   const windowsGiven = ['peak', 'offPeak', 'alwaysOpen', 'windowsClosed'].some((k) => k in settings);
   const demoPresets: Partial<GatewayConfig> = demo ? { store: 'memory', ...(windowsGiven ? {} : { alwaysOpen: true }) } : {};
+  // The working demo model is paced for a person: a short wait in the queue and for admission, and
+  // a short segment, so its end (3102) and the resume of the same session happen within the demo.
+  if (demo && !hasRealUpstream(settings) && (settings.demoScript ?? DEFAULT_CONFIG.demoScript) === 'work') {
+    Object.assign(demoPresets, { queueHoldMs: 15_000, admissionHoldMs: 10_000, activeWindowMs: 25_000 });
+  }
   const candidate = { ...DEFAULT_CONFIG, ...demoPresets, ...settings };
   const parsed = GatewayConfigSchema.safeParse(candidate);
   if (!parsed.success) {

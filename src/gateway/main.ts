@@ -1,11 +1,11 @@
 // CLI entry of the reference Off-Peak Gateway (bundled to dist/gateway.js; better-sqlite3 and mysql2 stay
 // external). `node dist/gateway.js --help` lists every option; see the README "Reference gateway".
 import { OffsetClock } from './offset-clock';
-import { ConfigError, helpText, loadGatewayConfig } from './config';
-import { startDemoModel } from './demo-model';
+import { ConfigError, helpText, loadGatewayConfig, usesDemoModel } from './config';
+import { launchGateway, type LaunchedGateway } from './launch';
 import { createLogger } from './logger';
 import { closeUpstreamAgents } from './model-proxy';
-import { GATEWAY_VERSION, GatewayServer } from './server';
+import { GATEWAY_VERSION } from './server';
 import { systemClock } from '../core/clock';
 
 async function main(): Promise<void> {
@@ -33,17 +33,16 @@ async function main(): Promise<void> {
   // Test hooks may move time forward; production time is the system clock.
   const clock = config.testHooks ? new OffsetClock(systemClock) : systemClock;
 
-  const useDemoModel = config.demo && !(config.upstreamUrl && config.upstreamApiKey);
-  const demoModel = useDemoModel ? await startDemoModel() : undefined;
-  let gateway: GatewayServer;
+  const useDemoModel = usesDemoModel(config);
+  let launched: LaunchedGateway;
   try {
-    gateway = await GatewayServer.start({ config: useDemoModel ? { ...config, upstreamUrl: demoModel?.url ?? null } : config, clock, log });
+    launched = await launchGateway(config, { clock, log });
   } catch (error) {
-    await demoModel?.close();
     process.stderr.write(`off-peak gateway: cannot start: ${(error as Error).message}\n`);
     process.exitCode = 1;
     return;
   }
+  const { gateway } = launched;
 
   const lines = [`Off-Peak Gateway listening on ${gateway.url}`];
   lines.push(`  windows: ${gateway.authority.windows.describe()}`);
@@ -52,6 +51,12 @@ async function main(): Promise<void> {
     lines.push('  DEMO MODE: off-peak windows always open (unless set), memory store (unless set)');
     lines.push(`  Demo API key: ${config.demoKey}`);
     lines.push(useDemoModel ? '  model upstream: built-in DEMO MODEL (scripted replies, not a real model)' : `  model upstream: ${config.upstreamUrl}`);
+    if (useDemoModel && config.demoScript === 'work') {
+      lines.push(
+        `  demo pacing: ${config.queueHoldMs / 1000} s in the queue, ${config.admissionHoldMs / 1000} s waiting for admission, ` +
+          `${config.activeWindowMs / 1000} s segments, ${config.demoStepMs / 1000} s per model reply`,
+      );
+    }
   } else {
     lines.push(`  model upstream: ${config.upstreamUrl ?? 'none configured (model requests answer 503)'}`);
   }
@@ -67,9 +72,8 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info('signal received', { signal });
-    void gateway
+    void launched
       .close()
-      .then(() => demoModel?.close())
       .then(() => {
         closeUpstreamAgents();
         process.exitCode = 0;

@@ -20,9 +20,19 @@
 //   Heartbeats are in the database's clock, so instances on different hosts need not agree.
 import { createHash, randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import type { SettleReason, TicketState } from '../protocol/gateway';
 import { emptyTicket, LiveTicketExists, type ModelSlots, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
+
+/**
+ * mysql2 (kept out of dist/gateway.js) is loaded when a MySQL store opens, not with the bundle:
+ * the demo gateway keeps tickets in memory and so runs where the module is not installed, e.g.
+ * from the extension's .vsix.
+ */
+function loadMysql2(): typeof mysql {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('mysql2/promise') as typeof mysql;
+}
 
 /** An instance that has not beaten its heartbeat this long is dead: its model slots stop counting. */
 export const INSTANCE_TTL_MS = 5000;
@@ -205,7 +215,7 @@ export class MysqlTicketStore implements TicketStore {
 
   /** Connects, migrates (once across instances starting together), registers this instance. */
   static async open(options: MysqlStoreOptions): Promise<MysqlTicketStore> {
-    const pool = mysql.createPool({
+    const pool = loadMysql2().createPool({
       ...mysqlConnectionOptions(options.url, options.password),
       connectionLimit: options.poolSize ?? 10,
       waitForConnections: true,

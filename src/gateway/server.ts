@@ -64,6 +64,8 @@ export function authorityPolicy(c: GatewayConfig): AuthorityPolicy {
     maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
     readyTtlMs: c.readyTtlMs,
     activeWindowMs: c.activeWindowMs,
+    queueHoldMs: c.queueHoldMs,
+    admissionHoldMs: c.admissionHoldMs,
     queuedPollMs: c.queuedPollMs,
     maxPollMs: c.maxPollMs,
     busyRetryAfterMs: c.busyRetryAfterMs,

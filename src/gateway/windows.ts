@@ -41,6 +41,11 @@ function inRange(range: DailyRange, minute: number): boolean {
 
 export class OffPeakWindows {
   private readonly format: Intl.DateTimeFormat;
+  /**
+   * The last closed stretch found: closed from `from` until `opensAt`. Every answer about a
+   * queued ticket asks; inside the stretch the answer is known without any calendar math.
+   */
+  private closedStretch: { from: number; opensAt: number } | undefined;
 
   constructor(
     readonly timeZone: string,
@@ -81,6 +86,19 @@ export class OffPeakWindows {
         return this.spec.ranges.some((r) => inRange(r, minute));
       }
     }
+  }
+
+  /**
+   * For answers to clients: undefined while the windows are open; while they are closed, when they
+   * next open (epoch ms), or null when no opening is scheduled (closed until reconfigured).
+   */
+  opensAt(now: number): number | null | undefined {
+    const stretch = this.closedStretch;
+    if (stretch && now >= stretch.from && now < stretch.opensAt) return stretch.opensAt;
+    const next = this.nextOpenAt(now);
+    if (next === now) return undefined;
+    if (next !== null) this.closedStretch = { from: now, opensAt: next };
+    return next;
   }
 
   /**

@@ -3,6 +3,7 @@
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
 import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
+import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
 import type { TaskStore } from '../store';
 import type { AvailabilityView, SegmentView } from '../protocol/webview';
@@ -49,6 +50,11 @@ const REASONS: Record<string, string> = {
   not_eligible: 'Your plan does not include off-peak tasks.',
   unavailable: 'No off-peak ticket can be taken right now.',
 };
+
+/** Adds when the closed off-peak windows open (queued tasks wait for that) to the create area's view. */
+export function withOffPeakWindow(view: AvailabilityView, window: OffPeakWindow | undefined): AvailabilityView {
+  return window && !window.open ? { ...view, offPeakOpensAt: window.opensAt } : view;
+}
 
 export function availabilityView(
   state: AvailabilityState,
@@ -129,7 +135,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return byTask;
     },
     history: () => service.history(),
-    availability: () => availabilityView(service.availability.state, host.configs(), service.availability.health),
+    availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
     workspaces: () => host.workspaces().map(({ name, path }) => ({ name, path })),

@@ -157,6 +157,11 @@ const ticketId = z.string().min(1).max(200);
 const epochMs = z.number().int();
 /** How long the client should wait before asking again; null: nothing will change on its own. */
 const nextPoll = z.number().int().nonnegative().nullable();
+/**
+ * Sent only while the off-peak windows are closed (queued tickets wait for them): when they next
+ * open, or null when no opening is scheduled. Absent while they are open, and from older gateways.
+ */
+const windowOpensAt = epochMs.nullable().optional();
 
 export const QueuedTicketStatusSchema = z.object({
   ticket_id: ticketId,
@@ -166,6 +171,7 @@ export const QueuedTicketStatusSchema = z.object({
   position: z.number().int().min(1),
   taken_at: epochMs,
   next_poll_after_ms: nextPoll,
+  window_opens_at: windowOpensAt,
 });
 export const ReadyTicketStatusSchema = z.object({
   ticket_id: ticketId,
@@ -275,6 +281,7 @@ export const AvailabilityResponseSchema = z.object({
   next_take_at: epochMs.nullable(),
   /** Why `can_take` is false; null when it is true. */
   reason: z.enum(['not_eligible', 'disabled', 'quota', 'live_limit']).nullable(),
+  window_opens_at: windowOpensAt,
 });
 export type AvailabilityResponse = z.infer<typeof AvailabilityResponseSchema>;
 

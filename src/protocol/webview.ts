@@ -99,6 +99,11 @@ export const AvailabilityViewSchema = z.object({
   /** Gateway health: the last answer that succeeded, and when the next check is due. */
   lastSuccessAt: z.number().optional(),
   nextCheckAt: z.number().optional(),
+  /**
+   * Only while the gateway's off-peak windows are closed (queued tasks wait for them): when they
+   * next open, or null when no opening is scheduled.
+   */
+  offPeakOpensAt: z.number().nullable().optional(),
 });
 export type AvailabilityView = z.infer<typeof AvailabilityViewSchema>;
 

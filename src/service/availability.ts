@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
-import type { GatewayClient } from '../gateway-client/client';
+import type { GatewayClient, OffPeakWindow } from '../gateway-client/client';
 import type { Timers, TimerHandle } from './timers';
 
 export type AvailabilityState =
@@ -29,6 +29,7 @@ export interface AvailabilityOptions {
 
 export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilityState] }> {
   private current: AvailabilityState = { status: 'unknown' };
+  private window: OffPeakWindow | undefined;
   private timer: TimerHandle | undefined;
   private inflight: Promise<AvailabilityState> | undefined;
   private failures = 0;
@@ -64,6 +65,25 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
   /** True when the UI may offer "create" (the take itself remains the final authority). */
   get canCreate(): boolean {
     return this.current.status === 'enabled';
+  }
+
+  /**
+   * The off-peak windows as the gateway last reported them (availability, or a queued ticket's
+   * status); undefined before any answer. A closed window whose opening time has passed reads
+   * as open: it opened, and the next answer will say whether it closed again.
+   */
+  get offPeakWindow(): OffPeakWindow | undefined {
+    const w = this.window;
+    if (w && !w.open && w.opensAt !== null && this.clock.now() >= w.opensAt) return { open: true };
+    return w;
+  }
+
+  /** A gateway answer said how the windows stand (the sync's status answers call this too). */
+  noteOffPeakWindow(window: OffPeakWindow): void {
+    const before = this.window;
+    this.window = window;
+    const same = before?.open === window.open && (window.open || (!before.open && before.opensAt === window.opensAt));
+    if (!same) this.emit('change', this.current);
   }
 
   /** A snapshot that a create may rely on without asking again. */
@@ -105,6 +125,7 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     try {
       const a = await this.gateway.availability();
       this.failures = 0;
+      this.window = a.offPeakWindow;
       this.lastSuccess = this.clock.now();
       if (a.canTake) {
         this.timers.clearTimeout(this.timer);

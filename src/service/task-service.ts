@@ -681,6 +681,9 @@ export class TaskService extends EventEmitter<ServiceEvents> {
             if (this.longPollRestart === restart) this.longPollRestart = undefined;
           }
           const taskOf = new Map(batch.map((b) => [b.ticketId, b.taskId]));
+          // Queued tickets carry how the off-peak windows stand: keep it for the cards.
+          const queued = answer.tickets.find((entry) => entry.state === 'queued');
+          if (queued) this.availability.noteOffPeakWindow(this.gateway.offPeakWindowOf(queued));
           const applied = await this.store.mutate((tx) => {
             const woke: string[] = [];
             const retake: string[] = [];

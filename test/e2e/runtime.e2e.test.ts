@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runningPhase } from '../../src/agent/task-runtime';
+import { TaskTerminalFeed, type TerminalFeedSource } from '../../src/agent/task-terminal-feed';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { systemClock } from '../../src/core/clock';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
@@ -20,7 +21,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     await world?.close();
   });
 
-  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = [], hostOptions: Partial<HostOptions> = {}): Promise<Host> {
+  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = [], hostOptions: Partial<HostOptions> = {}, onEvent?: (event: RuntimeEvent) => void): Promise<Host> {
     world = await startWorld(config);
     host = await startHost({
       dbDir: path.join(world.root, 'db'),
@@ -28,7 +29,10 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       gatewayUrl: world.gateway.url,
       apiKey: USER_KEY,
       agent: 'reference',
-      onEvent: (e) => events.push(e),
+      onEvent: (e) => {
+        events.push(e);
+        onEvent?.(e);
+      },
       ...hostOptions,
     });
     await waitFor(() => host!.service.isLeader, 'the lease');
@@ -77,9 +81,28 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     assert.equal(requests[0].headers['x-api-key'], 'upstream-secret', 'the gateway, not the agent, authenticates upstream');
   });
 
-  it('3102 mid-task: requeue, new ticket, the SAME session resumes, completed; one History row; two tickets settled', async () => {
+  /** A task terminal's feed on this host (what src/vscode/task-terminals.ts renders). */
+  function terminalFeed(h: Host, taskId: string): { feed: TaskTerminalFeed; shown: () => string } {
+    let shown = '';
+    const source: TerminalFeedSource = {
+      runtimeDir: path.join(world.root, 'runtime'),
+      segment: (id) => h.runtime.segment(id),
+      taskStatus: (id) => h.service.getTask(id)?.status,
+      tickets: (id) => h.service.ticketsOf(id),
+    };
+    return { feed: new TaskTerminalFeed(taskId, (text) => (shown += text), () => source), shown: () => shown };
+  }
+
+  it('3102 mid-task: requeue, new ticket, the SAME session resumes, completed; one History row; two tickets settled; the terminal shows both segments live and replays them later', async () => {
     // Active window 2 s; the tool runs 3 s, so the next model request meets an expired ticket (a real 3102).
-    const h = await boot({ activeWindowMs: 2_000 });
+    let live: ReturnType<typeof terminalFeed> | undefined;
+    // The terminal attaches when a segment starts, as the extension does on 'segment-started'.
+    const h = await boot({ activeWindowMs: 2_000 }, [], {}, (e) => {
+      if (e.type === 'segment-started') {
+        live ??= terminalFeed(host!, e.taskId);
+        void live.feed.sync();
+      }
+    });
     world.upstream.enqueue(
       { kind: 'tool_use', name: 'run_command', input: { command: 'sleep 3; echo slept > step1.txt' } },
       { kind: 'text', text: 'All steps done after resuming.' },
@@ -108,6 +131,16 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     assert.ok(fs.existsSync(path.join(ws, 'step1.txt')), 'the tool of segment 1 ran');
     const sessions = fs.readdirSync(path.join(world.root, 'runtime', 'sessions'));
     assert.deepEqual(sessions, [`${task(h, created.id).sessionId}.jsonl`], 'one session for both segments');
+
+    // Live: segment 1's output, its end, then segment 2 resuming, in one terminal.
+    const liveText = live!.shown();
+    assert.match(liveText, /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*The ticket segment ended[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*\[off-peak\] Task completed\./);
+    // After a reload (a new terminal, nothing running): both segments from their logs, in order, with how each ended.
+    const replayed = terminalFeed(h, created.id);
+    await replayed.feed.sync();
+    assert.match(replayed.shown(), /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*Segment 1 ended: the ticket segment ended[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*Segment 2 ended: the task completed/);
+    replayed.feed.input('y');
+    assert.match(replayed.shown(), /typing does nothing\.\n$/);
   });
 
   it('429/3105 is held until admitted; the card says "waiting for admission" until then', async () => {

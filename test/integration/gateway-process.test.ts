@@ -49,7 +49,8 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
     const bundle = path.join(outDir, `gateway-${process.pid}.js`);
     await esbuild.build({ entryPoints: [sourceEntry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3', 'mysql2'], logLevel: 'silent' });
     assert.ok(existsSync(bundle));
-    const g = await spawnGateway(['--demo', '--port', '0', '--log-level', 'warn'], { bundle });
+    // The echo script: no demo pacing, so the ticket is ready within the 1 s promote timer.
+    const g = await spawnGateway(['--demo', '--demo-script', 'echo', '--port', '0', '--log-level', 'warn'], { bundle });
     running.push(g);
     rmSync(bundle, { force: true }); // loaded already; do not leave one per run behind
     rmSync(`${bundle}.map`, { force: true });

@@ -192,6 +192,32 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
       assert.deepEqual((await g.gateway.tick()).promoted, [id]);
     });
 
+    it('says when the window opens: window_opens_at in availability and queued status while closed, gone once open', async () => {
+      const g = await start({}, PEAK_SHANGHAI); // 15:00 in Asia/Shanghai: inside the 14:00–18:00 peak
+      const opensAt = PEAK_SHANGHAI + 3 * HOUR; // 18:00 Shanghai
+      const closed = AvailabilityResponseSchema.parse((await g.alice.availability()).body);
+      assert.equal(closed.window_opens_at, opensAt);
+      assert.equal(closed.can_take, true, 'a closed window does not stop a take: the ticket queues');
+      const id = ticketIdOf(await g.alice.take('task-A'));
+      const entry = StatusResponseSchema.parse((await g.alice.status([id])).body).tickets[0];
+      assert.equal(entry.state, 'queued');
+      assert.equal(entry.state === 'queued' ? entry.window_opens_at : 'not queued', opensAt);
+      g.clock.advance(3 * HOUR - 60_000); // 17:59: the same opening
+      assert.equal((await g.alice.stateOf(id)).window_opens_at, opensAt);
+      g.clock.advance(60_000); // 18:00: open
+      const open = (await g.alice.availability()).body;
+      assert.equal('window_opens_at' in open, false, 'not sent while open');
+      assert.equal('window_opens_at' in (await g.alice.stateOf(id)), false, 'queued, but the window is open');
+      assert.deepEqual((await g.gateway.tick()).promoted, [id]);
+    });
+
+    it('windowsClosed: window_opens_at is null (no opening scheduled)', async () => {
+      const g = await start({ windowsClosed: true });
+      assert.equal((await g.alice.availability()).body.window_opens_at, null);
+      const id = ticketIdOf(await g.alice.take('task-A'));
+      assert.equal((await g.alice.stateOf(id)).window_opens_at, null);
+    });
+
     it('windowsClosed (never open) promotes nothing at any hour', async () => {
       const g = await start({ windowsClosed: true });
       const id = ticketIdOf(await g.alice.take('task-A'));
@@ -204,6 +230,26 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
   });
 
   describe('ready and active lifecycle', () => {
+    it('demo pacing: a ticket stays queued for queueHoldMs, and its model requests get 3105 for admissionHoldMs from its first one', async () => {
+      const g = await start({ queueHoldMs: 15_000, admissionHoldMs: 10_000 });
+      const id = ticketIdOf(await g.alice.take('task-A'));
+      g.clock.advance(14_999);
+      assert.deepEqual((await g.gateway.tick()).promoted, []);
+      g.clock.advance(1);
+      assert.deepEqual((await g.gateway.tick()).promoted, [id]);
+      g.clock.advance(60_000); // the agent took a minute to start: the hold still applies, from its first request
+      const held = await g.alice.message(id);
+      assert.equal(held.status, 429);
+      assert.equal(errorOf(held).code, '3105');
+      assert.equal(held.headers.get('retry-after'), '10');
+      assert.equal((await g.alice.stateOf(id)).state, 'ready', 'a held request does not start the active window');
+      g.clock.advance(9_000);
+      assert.equal((await g.alice.message(id)).headers.get('retry-after'), '1', 'counted from the first request, not the latest');
+      g.clock.advance(1_000);
+      assert.equal((await g.alice.message(id)).status, 200);
+      assert.equal((await g.alice.stateOf(id)).state, 'active');
+    });
+
     it('ready -> expired after its TTL unused, and the freed capacity goes to the next in line', async () => {
       const g = await start({ segmentCapacity: 1, readyTtlMs: 60_000 });
       const first = ticketIdOf(await g.alice.take('task-A'));

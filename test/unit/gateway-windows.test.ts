@@ -32,6 +32,20 @@ describe('gateway off-peak windows (IANA zones via Intl)', () => {
     assert.equal(w.nextOpenAt(Date.UTC(2026, 2, 28, 12, 0)), Date.UTC(2026, 2, 29, 7, 0));
   });
 
+  it('opensAt: undefined while open; the next opening while closed, the same all through the closed stretch; null when never', () => {
+    const w = new OffPeakWindows('Asia/Shanghai', { kind: 'outside', ranges: [parseDailyRange('14:00-18:00')] });
+    assert.equal(w.opensAt(shanghai(13, 59)), undefined);
+    assert.equal(w.opensAt(shanghai(14, 0)), shanghai(18, 0));
+    assert.equal(w.opensAt(shanghai(17, 59)), shanghai(18, 0));
+    assert.equal(w.opensAt(shanghai(18, 0)), undefined);
+    // The next day's peak: a new stretch, a new opening (the remembered stretch does not leak into it).
+    assert.equal(w.opensAt(shanghai(14, 0) + 24 * 3_600_000), shanghai(18, 0) + 24 * 3_600_000);
+    // Back in time (a clock set back): still right.
+    assert.equal(w.opensAt(shanghai(15, 0)), shanghai(18, 0));
+    assert.equal(new OffPeakWindows('UTC', { kind: 'never' }).opensAt(0), null);
+    assert.equal(new OffPeakWindows('UTC', { kind: 'always' }).opensAt(0), undefined);
+  });
+
   it('always, never, and clear errors for bad input', () => {
     assert.equal(new OffPeakWindows('UTC', { kind: 'always' }).isOpen(0), true);
     const never = new OffPeakWindows('UTC', { kind: 'never' });

@@ -26,7 +26,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false | Pro
 function startDemoGateway(extensionPath: string): Promise<{ url: string; child: ChildProcess }> {
   // The extension host's own runtime runs the gateway bundle (Node 24 in code-server; Electron
   // acting as Node on desktop). Demo mode keeps tickets in memory, so no native module is needed.
-  const child = spawn(process.execPath, [path.join(extensionPath, 'dist', 'gateway.js'), '--demo', '--port', '0', '--demo-key', DEMO_KEY, '--log-level', 'silent'], {
+  const child = spawn(process.execPath, [path.join(extensionPath, 'dist', 'gateway.js'), '--demo', '--demo-script', 'echo', '--port', '0', '--demo-key', DEMO_KEY, '--log-level', 'silent'], {
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
