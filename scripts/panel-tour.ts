@@ -370,6 +370,9 @@ async function main(): Promise<void> {
 
     // --- Needs input: Allow on one card, Deny on another ------------------------------------
     await setSettingInUi(page, 'offPeak.gatewayUrl', working.url, 'Off-Peak Tasks', { remote: true });
+    // The engine restarts on the new URL and the panel reloads: find its frame again once it has.
+    await page.waitForTimeout(3000);
+    await tour.panel('[data-testid="new-task"]');
     for (const decision of ['allow', 'deny'] as const) {
       const file = `asked-${decision}.txt`;
       const prompt = `Tour ${decision}: create ${file}`;
