@@ -7,6 +7,7 @@ import { systemClock } from './core/clock';
 import { newToken } from './core/ids';
 import { workspaceKeyOf } from './core/types';
 import { HostEngine } from './engine/host-engine';
+import { changeConcerns } from './store';
 import { createServiceBackend } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
@@ -143,7 +144,9 @@ class OffPeakExtension implements vscode.Disposable {
         notice: () => this.storeNotice,
       });
       const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
-      const sub = engine.store.onDidChange(refreshStatus);
+      const sub = engine.store.onDidChange((change) => {
+        if (changeConcerns(change, 'tasks')) refreshStatus();
+      });
       this.context.subscriptions.push({ dispose: () => sub.dispose() });
       refreshStatus();
       this.panel.reconnect();

@@ -14,7 +14,7 @@ import { Scheduler } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
-import { TaskStore, type StoreNotice } from '../store';
+import { changeConcerns, TaskStore, type StoreNotice } from '../store';
 
 export interface HostEngineOptions {
   /** globalStorage: tasks-index.sqlite, agent sessions, segment logs. */
@@ -114,7 +114,9 @@ export class HostEngine {
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
-    store.onDidChange(() => scheduler.wake());
+    store.onDidChange((change) => {
+      if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
+    });
     service.leadership.on('change', () => {
       // A window that becomes the leader (first start, or the old leader died) recovers what the
       // previous holder left running before it schedules anything.

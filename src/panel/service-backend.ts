@@ -2,7 +2,7 @@
 // secret key, open folders, terminals) come in through `PanelHostBits`.
 import type { DisposableLike } from '../core/disposable';
 import type { AvailabilityState, TaskService } from '../service';
-import type { TaskStore } from '../store';
+import { changeConcerns, type TaskStore } from '../store';
 import type { PanelState } from '../protocol/webview';
 import type { PanelBackend } from './panel-controller';
 
@@ -56,7 +56,10 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     refresh: () => service.availability.refresh(),
     onDidChange(listener): DisposableLike {
       const fire = () => listener();
-      const storeSub = store.onDidChange(fire);
+      // Only what the panel shows: a window registering or a backoff record pushes nothing.
+      const storeSub = store.onDidChange((change) => {
+        if (changeConcerns(change, 'tasks', 'tickets')) listener();
+      });
       service.availability.on('change', fire);
       service.on('synced', fire);
       return {

@@ -6,23 +6,34 @@
  *   -> stamp the next generation -> temp file + fsync -> re-check lock ownership -> rename
  *   + fsync dir -> release.
  * Reads check the generation (a 28-byte read) and reload if another window wrote. A directory
- * watcher plus a slow poll notice other windows' writes and fire `onDidChange`.
- * Mutation functions are synchronous and may be re-run once if the lock was lost before the
- * persist, so they must only touch the database they are given.
+ * watcher plus a slow poll notice other windows' writes and fire `onDidChange` with the topics
+ * that changed. The leader lease lives in its own file (lease-file.ts): renewing it never
+ * touches the DB file.
+ * Mutation functions are synchronous and may be re-run (lock lost, I/O error retried), so they
+ * must only touch the repositories they are given.
+ *
+ * A failed system call (EBUSY, EIO, EMFILE, ENOSPC...) is never taken for corruption: the
+ * attempt is retried with a short backoff, then the mutation fails with StoreError 'IO', the
+ * in-memory copy goes back to the last good version, and the file is left as it is. Only bytes
+ * that were read whole and fail SQLite's integrity check are moved aside.
  */
 import * as fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { systemClock, type Clock } from '../core/clock';
 import { StoreError, type StoreNotice } from './errors';
-import { counterOfBytes, generationOfBytes, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation } from './db-file';
+import type { LeaseRecord } from '../core/types';
+import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
+import { DispatchRepo } from './dispatch-repo';
 import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
-import { LeaseRepo, type LeaseResult } from './lease-repo';
-import { migrate, NewerSchemaError, type MigrationReport } from './schema';
+import { acquireLease, checkTtl, readLeaseTable, releaseLease, renewLease, writeLeaseTable, type LeaseResult, type LeaseTable } from './lease-file';
+import { RuntimeRepo } from './runtime-repo';
+import { changeCounters, changedTopics, migrate, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { SqlDb } from './sql';
 import { loadSqlJs } from './sqljs';
 import { TaskRepo } from './task-repo';
 import { TicketRepo } from './ticket-repo';
+import { WindowRepo } from './window-repo';
 
 export const DB_FILE_NAME = 'tasks-index.sqlite';
 
@@ -42,6 +53,15 @@ export interface TaskStoreOptions {
   watch?: boolean | { pollMs?: number };
   /** Called for every notice (corrupt file moved aside, lock taken over...). */
   onNotice?: (notice: StoreNotice) => void;
+  /** File operations on the DB and lease files (default node:fs). */
+  fs?: StoreFs;
+  /** Failed system calls are retried `attempts` times in all, waiting baseDelayMs, 2x, 4x... Default 6 x 10 ms. */
+  ioRetry?: { attempts?: number; baseDelayMs?: number };
+}
+
+/** The lease file beside a DB file: tasks-index.sqlite -> tasks-index.lease. */
+export function leaseFileFor(dbFile: string): string {
+  return dbFile.endsWith('.sqlite') ? `${dbFile.slice(0, -'.sqlite'.length)}.lease` : `${dbFile}.lease`;
 }
 
 /** What a mutation function gets: typed repositories bound to one transaction and its time. */
@@ -49,24 +69,32 @@ export interface StoreTx {
   readonly now: number;
   readonly tasks: TaskRepo;
   readonly tickets: TicketRepo;
-  readonly lease: LeaseRepo;
-  /** Raw SQL for queries the repositories do not cover yet (e.g. scheduler claim scans). */
-  readonly db: SqlDb;
+  readonly windows: WindowRepo;
+  readonly dispatch: DispatchRepo;
+  readonly runtime: RuntimeRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
 export interface StoreReadTx {
   readonly now: number;
-  readonly tasks: Pick<TaskRepo, 'get' | 'list' | 'count'>;
+  readonly tasks: Pick<TaskRepo, 'get' | 'list' | 'count' | 'dueForDispatch' | 'countZombieClaims'>;
   readonly tickets: Pick<TicketRepo, 'get' | 'list' | 'forTask' | 'pendingSettles' | 'live'>;
-  readonly lease: Pick<LeaseRepo, 'get'>;
-  readonly db: SqlDb;
+  readonly windows: Pick<WindowRepo, 'get' | 'list' | 'handOffAnswer' | 'pendingHandOffs'>;
+  readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
+  readonly runtime: Pick<RuntimeRepo, 'get'>;
 }
 
 export interface StoreChange {
   /** local: this store persisted; external: another process (window) did. */
   origin: 'local' | 'external';
   generation: Generation;
+  /** What changed (never empty: a write or reload that changed no topic fires no event). */
+  topics: ReadonlySet<StoreTopic>;
+}
+
+/** True when a change touched any of `topics`. */
+export function changeConcerns(change: StoreChange, ...topics: StoreTopic[]): boolean {
+  return topics.some((topic) => change.topics.has(topic));
 }
 
 export interface Disposable {
@@ -79,11 +107,21 @@ export interface StoreStats {
   reloads: number;
   mutations: number;
   lockRetries: number;
+  /** Attempts repeated after a failed system call. */
+  ioRetries: number;
+  /** Mutations (or lease changes) that failed with 'IO' after their retries. */
+  ioFailures: number;
+  /** Lease file writes (acquire, renew, release). */
+  leaseWrites: number;
 }
+
+/** An I/O failure notice is repeated at most this often (a failing disk must not flood the user). */
+const IO_NOTICE_INTERVAL_MS = 60_000;
 
 const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;';
 
 const errCode = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class TaskStore {
   readonly filePath: string;
@@ -92,9 +130,17 @@ export class TaskStore {
   readonly notices: StoreNotice[] = [];
   /** What open() did to the schema. */
   migration: MigrationReport | undefined;
-  readonly stats: StoreStats = { persists: 0, reloads: 0, mutations: 0, lockRetries: 0 };
+  readonly stats: StoreStats = { persists: 0, reloads: 0, mutations: 0, lockRetries: 0, ioRetries: 0, ioFailures: 0, leaseWrites: 0 };
+  /** The leader lease file beside the DB. */
+  readonly leasePath: string;
 
   private db: SqlDb;
+  /** The bytes our in-memory copy was last loaded from or saved as: restored when a persist fails. */
+  private lastGoodBytes: Uint8Array | undefined;
+  private readonly fsys: StoreFs;
+  private readonly ioAttempts: number;
+  private readonly ioBaseDelayMs: number;
+  private lastIoNoticeAt = -Infinity;
   /** Generation of the file our in-memory copy equals; undefined = unknown, reload before use. */
   private knownGeneration: Generation | undefined;
   private counter = 0;
@@ -116,8 +162,12 @@ export class TaskStore {
   ) {
     this.directory = path.resolve(options.directory);
     this.filePath = path.join(this.directory, options.fileName ?? DB_FILE_NAME);
+    this.leasePath = leaseFileFor(this.filePath);
     this.clock = options.clock ?? systemClock;
     this.durable = options.durable ?? true;
+    this.fsys = options.fs ?? fs;
+    this.ioAttempts = Math.max(1, options.ioRetry?.attempts ?? 6);
+    this.ioBaseDelayMs = Math.max(0, options.ioRetry?.baseDelayMs ?? 10);
     if (options.onNotice) this.noticeListeners.add(options.onNotice);
     this.lock = new FileLock(`${this.filePath}.lock`, { ...options.lock, onNotice: (n) => this.notify(n) });
     this.db = this.freshDb();
@@ -126,7 +176,8 @@ export class TaskStore {
   /** Opens (creating, migrating or repairing) the store in `options.directory`. */
   static async open(options: TaskStoreOptions): Promise<TaskStore> {
     const SQL = await loadSqlJs(options.wasmPath);
-    fs.mkdirSync(options.directory, { recursive: true });
+    // Private to the user: task prompts and session ids live here.
+    fs.mkdirSync(options.directory, { recursive: true, mode: 0o700 });
     const store = new TaskStore(SQL, options);
     await store.initialise();
     if (options.watch !== false) store.startWatching(typeof options.watch === 'object' ? options.watch.pollMs : undefined);
@@ -168,17 +219,36 @@ export class TaskStore {
     return { dispose: () => this.noticeListeners.delete(listener) };
   }
 
-  /** Leader lease helpers (each one mutation). */
-  acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseResult> {
-    return this.mutate((tx) => tx.lease.acquire(name, holder, ttlMs));
+  /**
+   * The lease as the lease file says now (no lock). Undefined when there is none or the file
+   * cannot be read at the moment.
+   */
+  readLease(name: string): LeaseRecord | undefined {
+    this.assertOpen();
+    try {
+      return readLeaseTable(this.fsys, this.leasePath)[name];
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Takes the lease if free or expired, or extends it for its holder. A lease held by someone
+   * else and unexpired is answered from a lockless read: a follower's check writes nothing.
+   */
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseResult> {
+    checkTtl(ttlMs);
+    const current = this.closed ? undefined : this.readLease(name);
+    if (current && current.holder !== holder && current.expiresAt > this.clock.now()) return { held: false, current };
+    return this.leaseChange((table, now) => acquireLease(table, name, holder, ttlMs, now));
   }
 
   renewLease(name: string, token: string, ttlMs: number): Promise<LeaseResult> {
-    return this.mutate((tx) => tx.lease.renew(name, token, ttlMs));
+    return this.leaseChange((table, now) => renewLease(table, name, token, ttlMs, now));
   }
 
   releaseLease(name: string, token: string): Promise<boolean> {
-    return this.mutate((tx) => tx.lease.release(name, token));
+    return this.leaseChange((table) => releaseLease(table, name, token));
   }
 
   /** Checks now for another process's write (what the watcher does); true if one was loaded. */
@@ -221,9 +291,54 @@ export class TaskStore {
       now,
       tasks: new TaskRepo(this.db, now),
       tickets: new TicketRepo(this.db, now),
-      lease: new LeaseRepo(this.db, now),
-      db: this.db,
+      windows: new WindowRepo(this.db, now),
+      dispatch: new DispatchRepo(this.db, now),
+      runtime: new RuntimeRepo(this.db, now),
     };
+  }
+
+  /** Runs one attempt; a failed system call is retried with backoff, then reported as StoreError 'IO'. */
+  private async withIoRetry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!isIoError(err)) throw err;
+        if (n >= this.ioAttempts) {
+          this.stats.ioFailures += 1;
+          const message = `${what} failed: ${err.code} on ${err.syscall}${err.path ? ` ${path.basename(err.path)}` : ''} (tried ${n} times). Nothing was lost; the change was not saved.`;
+          const now = this.clock.now();
+          if (now - this.lastIoNoticeAt >= IO_NOTICE_INTERVAL_MS) {
+            this.lastIoNoticeAt = now;
+            this.notify({ kind: 'io-error', file: this.filePath, code: err.code ?? 'EIO', at: now, message: `The off-peak task database could not be accessed: ${message}` });
+          }
+          throw new StoreError('IO', message, { cause: err });
+        }
+        this.stats.ioRetries += 1;
+        await sleep(this.ioBaseDelayMs * 2 ** (n - 1));
+      }
+    }
+  }
+
+  /** One lease-file change under the DB's file lock (serialised with this window's mutations). */
+  private leaseChange<T>(change: (table: LeaseTable, now: number) => { result: T; changed: boolean }): Promise<T> {
+    return this.enqueue(() =>
+      this.withIoRetry('updating the leader lease', async () => {
+        const lock = await this.lock.acquire();
+        try {
+          const table = readLeaseTable(this.fsys, this.leasePath);
+          const { result, changed } = change(table, this.clock.now());
+          if (!changed) return result;
+          if (!writeLeaseTable(this.fsys, this.leasePath, table, () => lock.isHeld())) {
+            throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} while updating the lease; nothing was written`);
+          }
+          this.stats.leaseWrites += 1;
+          return result;
+        } finally {
+          lock.release();
+        }
+      }),
+    );
   }
 
   private notify(notice: StoreNotice): void {
@@ -240,6 +355,7 @@ export class TaskStore {
   }
 
   private emitChange(change: StoreChange): void {
+    if (change.topics.size === 0) return; // nothing anyone shows or schedules changed
     // Deferred so listeners never run in the middle of a mutation.
     queueMicrotask(() => {
       for (const listener of this.changeListeners) {
@@ -263,17 +379,22 @@ export class TaskStore {
     }
   }
 
-  /** Parses bytes as SQLite; throws if they are not a readable database. */
-  private parse(bytes: Uint8Array, thorough: boolean): Database {
+  /** Back to the last version read from or written to the file (a persist failed). No I/O. */
+  private restoreLastGood(): void {
+    this.replaceDb(this.lastGoodBytes ? new this.SQL.Database(this.lastGoodBytes) : new this.SQL.Database());
+  }
+
+  /**
+   * Parses bytes read whole from the file and runs SQLite's integrity check (at open and on
+   * every reload alike: a file damaged beyond page 1 is caught, not loaded). Throws if the bytes
+   * are not a sound database; that, and only that, is corruption.
+   */
+  private parse(bytes: Uint8Array): Database {
     const db = new this.SQL.Database(bytes);
     try {
-      if (thorough) {
-        const result = db.exec('PRAGMA quick_check');
-        const verdict = String(result[0]?.values[0]?.[0] ?? '');
-        if (verdict !== 'ok') throw new Error(`integrity check failed: ${verdict}`);
-      } else {
-        db.exec('SELECT COUNT(*) FROM sqlite_master');
-      }
+      const result = db.exec('PRAGMA quick_check');
+      const verdict = String(result[0]?.values[0]?.[0] ?? '');
+      if (verdict !== 'ok') throw new Error(`integrity check failed: ${verdict}`);
       return db;
     } catch (err) {
       db.close();
@@ -281,89 +402,92 @@ export class TaskStore {
     }
   }
 
+  /** Loads `bytes` (already checked) as our copy; returns the topics that differ from the old copy. */
+  private adopt(next: Database, bytes: Uint8Array): Set<StoreTopic> {
+    const before = changeCounters(this.db);
+    this.replaceDb(next);
+    this.lastGoodBytes = bytes;
+    this.knownGeneration = generationOfBytes(bytes);
+    this.counter = counterOfBytes(bytes);
+    return changedTopics(before, changeCounters(this.db));
+  }
+
   /**
    * Reloads the in-memory copy when the file's generation differs from ours, and tells listeners.
-   * Without the lock (reads, watcher) a bad file is left for the next locked mutation to repair.
-   * Returns true when it loaded another process's write.
+   * Without the lock (reads, watcher) a bad or unreadable file is left for the next locked
+   * mutation: we keep serving the last good copy. Returns true when it loaded another process's write.
    */
   private refreshFromDisk(): boolean {
-    let generation: Generation;
+    let bytes: Uint8Array;
+    let next: Database;
     try {
-      generation = readGeneration(this.filePath);
+      const generation = readGeneration(this.filePath, this.fsys);
+      if (generation === this.knownGeneration || generation === MISSING) return false;
+      bytes = this.fsys.readFileSync(this.filePath);
+      next = this.parse(bytes);
     } catch {
       return false;
     }
-    if (generation === this.knownGeneration || generation === MISSING) return false;
-    let bytes: Uint8Array;
-    try {
-      bytes = fs.readFileSync(this.filePath);
-      this.replaceDb(this.parse(bytes, false));
-    } catch {
-      return false; // keep serving the last good copy; the next mutation repairs the file
-    }
-    this.knownGeneration = generationOfBytes(bytes);
-    this.counter = counterOfBytes(bytes);
+    const topics = this.adopt(next, bytes);
     this.stats.reloads += 1;
-    this.emitChange({ origin: 'external', generation: this.knownGeneration });
+    this.emitChange({ origin: 'external', generation: this.knownGeneration!, topics });
     return true;
   }
 
   /**
    * Under the lock: make the in-memory copy equal the file. A missing file keeps the current
-   * copy (a fresh DB at open). An unreadable or corrupt file is moved aside and reported; we go
-   * on with our last good copy (or a fresh DB at open), which the caller then persists.
+   * copy (a fresh DB at open). A file that reads whole but fails the integrity check is moved
+   * aside and reported; we go on with our last good copy (or a fresh DB at open), which the
+   * caller then persists. A failed system call is thrown (the caller retries, then reports).
    * Returns true when the file must be (re)written even without row changes.
    */
   private syncWithDiskLocked(atOpen: boolean): boolean {
     let generation: Generation;
     try {
-      generation = readGeneration(this.filePath);
+      generation = readGeneration(this.filePath, this.fsys);
     } catch (err) {
-      return this.handleBadFile(err, atOpen);
+      // A directory where the file should be is not a passing fault: it can never be read.
+      if (errCode(err) === 'EISDIR') return this.moveBadFileAside(err, atOpen);
+      throw err;
     }
     if (generation === MISSING) {
       this.knownGeneration = MISSING;
       return true;
     }
     if (generation === this.knownGeneration) return false;
-    let bytes: Uint8Array;
-    try {
-      bytes = fs.readFileSync(this.filePath);
-    } catch (err) {
-      return this.handleBadFile(err, atOpen);
-    }
+    const bytes = this.fsys.readFileSync(this.filePath);
     if (bytes.length === 0) {
       // An empty file is an empty database (e.g. created by touch): not corruption.
       if (atOpen) this.replaceDb(new this.SQL.Database());
       this.knownGeneration = generationOfBytes(bytes);
       return true;
     }
+    let next: Database;
     try {
-      this.replaceDb(this.parse(bytes, atOpen));
+      next = this.parse(bytes);
     } catch (err) {
-      return this.handleBadFile(err, atOpen);
+      return this.moveBadFileAside(err, atOpen);
     }
     const wasKnown = this.knownGeneration !== undefined && this.knownGeneration !== MISSING;
-    this.knownGeneration = generationOfBytes(bytes);
-    this.counter = counterOfBytes(bytes);
+    const topics = this.adopt(next, bytes);
     if (!atOpen) {
       this.stats.reloads += 1;
-      if (wasKnown) this.emitChange({ origin: 'external', generation: this.knownGeneration });
+      if (wasKnown) this.emitChange({ origin: 'external', generation: this.knownGeneration!, topics });
     }
     return false;
   }
 
-  private handleBadFile(err: unknown, atOpen: boolean): boolean {
+  private moveBadFileAside(err: unknown, atOpen: boolean): boolean {
     const reason = err instanceof Error ? err.message : String(err);
     let movedTo: string;
     try {
-      movedTo = moveAside(this.filePath, this.clock.now());
+      movedTo = moveAside(this.filePath, this.clock.now(), this.fsys);
     } catch (moveErr) {
       if (errCode(moveErr) === 'ENOENT') {
         this.knownGeneration = MISSING;
         return true;
       }
-      throw new StoreError('UNREADABLE', `cannot read ${this.filePath} (${reason}) and cannot move it aside: ${(moveErr as Error).message}`, { cause: err });
+      throw moveErr; // a failed rename is an I/O error like any other: retried, then reported
     }
     if (atOpen) this.replaceDb(new this.SQL.Database());
     this.knownGeneration = MISSING;
@@ -381,25 +505,28 @@ export class TaskStore {
   }
 
   private async initialise(): Promise<void> {
-    await this.enqueue(async () => {
-      const lock = await this.lock.acquire();
-      try {
-        const mustWrite = this.syncWithDiskLocked(true);
-        let report: MigrationReport | undefined;
-        const changed = this.transaction(() => {
-          report = migrate(this.db, this.clock.now());
-        });
-        this.migration = report;
-        if (mustWrite || changed) this.persistLocked(lock);
-        this.lock.sweepLeftovers();
-        sweepTempFiles(this.filePath, this.lock.staleMs);
-      } catch (err) {
-        if (err instanceof NewerSchemaError) throw new StoreError('NEWER_SCHEMA', err.message, { cause: err });
-        throw err;
-      } finally {
-        lock.release();
-      }
-    });
+    await this.enqueue(() =>
+      this.withIoRetry('opening the task database', async () => {
+        const lock = await this.lock.acquire();
+        try {
+          const mustWrite = this.syncWithDiskLocked(true);
+          let report: MigrationReport | undefined;
+          const changed = this.transaction(() => {
+            report = migrate(this.db, this.clock.now());
+          });
+          this.migration = report;
+          if (mustWrite || changed) this.persistLocked(lock, new Set());
+          this.lock.sweepLeftovers();
+          sweepTempFiles(this.filePath, this.lock.staleMs);
+          sweepTempFiles(this.leasePath, this.lock.staleMs);
+        } catch (err) {
+          if (err instanceof NewerSchemaError) throw new StoreError('NEWER_SCHEMA', err.message, { cause: err });
+          throw err;
+        } finally {
+          lock.release();
+        }
+      }),
+    );
   }
 
   /** Runs fn in BEGIN..COMMIT; returns whether it wrote anything. Rolls back and rethrows on error. */
@@ -420,14 +547,18 @@ export class TaskStore {
     return this.db.writeStamp() !== before;
   }
 
-  private async runMutation<T>(fn: (tx: StoreTx) => T): Promise<T> {
+  private runMutation<T>(fn: (tx: StoreTx) => T): Promise<T> {
     this.assertOpen();
+    return this.withIoRetry('saving a change to the task database', () => this.mutationAttempt(fn));
+  }
+
+  private async mutationAttempt<T>(fn: (tx: StoreTx) => T): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const lock = await this.lock.acquire();
       this.busy = true;
-      let committed = false;
       try {
         const mustWrite = this.syncWithDiskLocked(false);
+        const countersBefore = changeCounters(this.db);
         let result!: T;
         const changed = this.transaction(() => {
           result = fn(this.makeTx(this.clock.now()));
@@ -436,12 +567,11 @@ export class TaskStore {
             throw new StoreError('ASYNC_MUTATION', 'store mutations must be synchronous functions (no await inside a transaction)');
           }
         });
-        committed = changed;
         this.stats.mutations += 1;
         if (changed || mustWrite) {
-          if (!this.persistLocked(lock)) {
+          const topics = changedTopics(countersBefore, changeCounters(this.db));
+          if (!this.persistLocked(lock, topics)) {
             // Our lock was broken while we worked: the file may hold someone else's newer write.
-            this.knownGeneration = undefined;
             this.notify({
               kind: 'lock-compromised',
               file: this.filePath,
@@ -454,10 +584,6 @@ export class TaskStore {
           }
         }
         return result;
-      } catch (err) {
-        // Memory may hold a commit that never reached the disk: reload before the next use.
-        if (committed) this.knownGeneration = undefined;
-        throw err;
       } finally {
         this.busy = false;
         lock.release();
@@ -465,20 +591,30 @@ export class TaskStore {
     }
   }
 
-  /** export() outside any transaction, stamp the next generation, atomic write. */
-  private persistLocked(lock: LockHandle): boolean {
-    const bytes = this.db.raw.export();
-    // Older sql.js builds reopen the database in export(): pragmas must be re-applied.
-    this.db.exec(PRAGMAS);
-    const nextCounter = (this.counter + 1) >>> 0 || 1;
-    const generation = stampGeneration(bytes, nextCounter);
-    const written = writeFileAtomic(this.filePath, bytes, { durable: this.durable, beforeRename: () => lock.isHeld() });
-    if (!written) return false;
-    this.counter = nextCounter;
-    this.knownGeneration = generation;
-    this.stats.persists += 1;
-    this.emitChange({ origin: 'local', generation });
-    return true;
+  /**
+   * export() outside any transaction, stamp the next generation, atomic write. Returns false when
+   * the lock was lost before the rename. Unless the file was written, the in-memory copy goes
+   * back to the last good version: memory never holds a change the file does not.
+   */
+  private persistLocked(lock: LockHandle, topics: Set<StoreTopic>): boolean {
+    let written = false;
+    try {
+      const bytes = this.db.raw.export();
+      // Older sql.js builds reopen the database in export(): pragmas must be re-applied.
+      this.db.exec(PRAGMAS);
+      const nextCounter = (this.counter + 1) >>> 0 || 1;
+      const generation = stampGeneration(bytes, nextCounter);
+      written = writeFileAtomic(this.filePath, bytes, { durable: this.durable, beforeRename: () => lock.isHeld(), fs: this.fsys });
+      if (!written) return false;
+      this.counter = nextCounter;
+      this.knownGeneration = generation;
+      this.lastGoodBytes = bytes;
+      this.stats.persists += 1;
+      this.emitChange({ origin: 'local', generation, topics });
+      return true;
+    } finally {
+      if (!written) this.restoreLastGood();
+    }
   }
 
   private startWatching(pollMs = 1000): void {

@@ -112,7 +112,7 @@ describe('leader lease across processes', function () {
     for (const w of workers) assert.deepEqual(w.lines.filter((l) => l.t === 'error'), [], `${w.name} had no errors`);
     const store = await TaskStore.open({ directory: dir, watch: false });
     try {
-      const row = store.read((tx) => tx.lease.get('leader'));
+      const row = store.readLease('leader');
       assert.ok(row, 'the lease row exists');
       assert.ok(all.some((h) => h.token === row.token), 'the row is one of the reported holdings');
     } finally {
