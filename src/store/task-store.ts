@@ -381,7 +381,16 @@ export class TaskStore {
 
   /** Back to the last version read from or written to the file (a persist failed). No I/O. */
   private restoreLastGood(): void {
-    this.replaceDb(this.lastGoodBytes ? new this.SQL.Database(this.lastGoodBytes) : new this.SQL.Database());
+    this.replaceDb(this.lastGoodBytes ? this.openBytes(this.lastGoodBytes) : new this.SQL.Database());
+  }
+
+  /**
+   * A database on a private copy of `bytes`. sql.js keeps a Node Buffer it is given as its file
+   * (Buffer.slice shares memory), so later transactions would rewrite `bytes` in place: the last
+   * good version we may have to go back to.
+   */
+  private openBytes(bytes: Uint8Array): Database {
+    return new this.SQL.Database(Uint8Array.prototype.slice.call(bytes));
   }
 
   /**
@@ -390,7 +399,7 @@ export class TaskStore {
    * are not a sound database; that, and only that, is corruption.
    */
   private parse(bytes: Uint8Array): Database {
-    const db = new this.SQL.Database(bytes);
+    const db = this.openBytes(bytes);
     try {
       const result = db.exec('PRAGMA quick_check');
       const verdict = String(result[0]?.values[0]?.[0] ?? '');
