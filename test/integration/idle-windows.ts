@@ -1,0 +1,139 @@
+/**
+ * Drives N real window processes (engine-workers/idle-window.ts) on one globalStorage holding
+ * `tasks` finished tasks and nothing live, for `seconds`, and reports what they did meanwhile.
+ * Shared by the idle integration test and bench/idle.bench.ts (not a test file itself).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { leaseFileFor, TaskStore } from '../../src/store';
+import { readGeneration } from '../../src/store/db-file';
+import { TSX_IMPORT } from './runtime-helpers';
+
+const WORKER = path.join(__dirname, 'engine-workers', 'idle-window.ts');
+const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
+
+export interface WindowReport {
+  windowId: string;
+  isLeader: boolean;
+  ms: number;
+  persists: number;
+  reloads: number;
+  leaseWrites: number;
+  panelSnapshots: number;
+  cpuMs: number;
+  bytesWritten: number | null;
+}
+
+export interface IdleRun {
+  reports: WindowReport[];
+  /** The DB file (inode, size, mtime, generation) did not change during the measurement. */
+  dbFileUnchanged: boolean;
+  dbFileBytes: number;
+  /** After SIGKILL of the lease holder (when asked): how the lease moved. */
+  handover?: { killed: string; newHolder: string; killedAt: number; oldExpiresAt: number; acquiredAt: number };
+  stderr: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** 1,000 finished tasks the way they end up after real use: completed (ran, settled) and cancelled. */
+async function seed(storageDir: string, tasks: number): Promise<void> {
+  const store = await TaskStore.open({ directory: storageDir, watch: false });
+  try {
+    await store.mutate((tx) => {
+      for (let i = 0; i < tasks; i++) {
+        const id = `done-${i}`;
+        tx.tasks.insert({ id, title: `Task ${i}`, prompt: `${i} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/ws/project-${i % 7}`, serverTicketId: `tk-${i}`, schedulable: true });
+        if (i % 4 === 3) {
+          tx.tasks.cancel(id);
+        } else {
+          tx.tasks.claim(id);
+          tx.tasks.markRunning(id, { sessionId: `session-${i}` });
+          tx.tasks.complete(id, { filesChanged: i % 5 });
+        }
+        tx.tasks.markSettled(id);
+      }
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+function fileState(file: string): string {
+  const st = fs.statSync(file);
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${readGeneration(file)}`;
+}
+
+function ask<T>(child: ChildProcess, cmd: string, key: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (msg: Record<string, unknown>) => {
+      if (cmd === 'report' ? 'windowId' in msg : key in msg) {
+        child.off('message', onMessage);
+        resolve(msg as T);
+      }
+    };
+    child.on('message', onMessage);
+    child.once('exit', (code) => reject(new Error(`window exited (${code}) before answering ${cmd}`)));
+    child.send({ cmd });
+  });
+}
+
+export async function runIdleWindows(options: { windows: number; tasks: number; seconds: number; killHolder: boolean }): Promise<IdleRun> {
+  const root = fs.mkdtempSync(path.join(tmpdir(), 'offpeak-idle-'));
+  const storageDir = path.join(root, 'globalStorage');
+  const dbFile = path.join(storageDir, 'tasks-index.sqlite');
+  let stderr = '';
+  const children: ChildProcess[] = [];
+  try {
+    await seed(storageDir, options.tasks);
+    for (let i = 0; i < options.windows; i++) {
+      const child = fork(WORKER, [storageDir, `window-${i}`], { execArgv: ['--import', TSX_IMPORT], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      children.push(child);
+      await new Promise<void>((resolve, reject) => {
+        child.once('message', () => resolve());
+        child.once('exit', (code) => reject(new Error(`window-${i} exited (${code}): ${stderr.slice(-2000)}`)));
+      });
+    }
+    // Let start-up (registrations, the first lease, other windows' reloads) finish before measuring.
+    await sleep(3000);
+    await Promise.all(children.map((c) => ask(c, 'mark', 'marked')));
+    const before = fileState(dbFile);
+    await sleep(options.seconds * 1000);
+    const reports = await Promise.all(children.map((c) => ask<WindowReport>(c, 'report', 'windowId')));
+    const run: IdleRun = { reports, dbFileUnchanged: fileState(dbFile) === before, dbFileBytes: fs.statSync(dbFile).size, stderr };
+
+    if (options.killHolder) {
+      const holderIndex = reports.findIndex((r) => r.isLeader);
+      if (holderIndex < 0) throw new Error('no window holds the lease');
+      const leaseFile = leaseFileFor(dbFile);
+      const readLeader = () => (JSON.parse(fs.readFileSync(leaseFile, 'utf8')) as { leases: Record<string, { holder: string; expiresAt: number; acquiredAt: number }> }).leases.leader;
+      children[holderIndex].kill('SIGKILL');
+      const killedAt = Date.now();
+      await new Promise((r) => children[holderIndex].once('exit', r));
+      const old = readLeader();
+      let current = old;
+      for (const deadline = Date.now() + 120_000; current?.holder === old.holder && Date.now() < deadline; ) {
+        await sleep(50);
+        current = readLeader();
+      }
+      run.handover = { killed: reports[holderIndex].windowId, newHolder: current?.holder ?? '', killedAt, oldExpiresAt: old.expiresAt, acquiredAt: current?.acquiredAt ?? NaN };
+    }
+    run.stderr = stderr;
+    return run;
+  } finally {
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
