@@ -15,7 +15,7 @@ import path from 'node:path';
  */
 export type StoreFs = Pick<
   typeof fs,
-  'openSync' | 'readSync' | 'fstatSync' | 'closeSync' | 'readFileSync' | 'writeSync' | 'fdatasyncSync' | 'fsyncSync' | 'renameSync' | 'linkSync' | 'unlink' | 'rmSync' | 'existsSync'
+  'openSync' | 'readSync' | 'fstatSync' | 'statSync' | 'closeSync' | 'readFileSync' | 'writeSync' | 'fdatasyncSync' | 'fsyncSync' | 'futimesSync' | 'renameSync' | 'linkSync' | 'unlink' | 'rmSync' | 'existsSync'
 >;
 
 /** A failed system call (EBUSY, EIO, EMFILE, ENOSPC...): retried and reported, never taken for corruption. */

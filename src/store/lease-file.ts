@@ -1,94 +1,149 @@
 /**
- * The leader lease (DESIGN §5) lives in its own small file beside the DB, `<name>.lease`, so
- * renewing it every few seconds never rewrites the DB file and never makes other windows reload.
- * It holds `{ leases: { [name]: LeaseRecord } }`, is replaced atomically (temp + rename) under
- * the store's file lock, and is read without the lock by windows that only want to know whether
- * the lease is still held. Power-loss durability is not needed: after a power loss every holder
- * is gone and the lease has expired anyway.
+ * The leader lease (DESIGN §5) is a small file beside the DB, so keeping it never rewrites the
+ * DB file and never makes another window reload.
+ *
+ * One file per lease name (`tasks-index.lease` for 'leader') holding `{holder, token,
+ * acquiredAt, ttlMs}`; the file's mtime is the last renewal, so expires_at = mtime + ttl.
+ *  - acquire (free or expired lease, or a new holder): under the store's file lock, a new file
+ *    with a new token replaces the old one atomically (temp + rename), its mtime set to now;
+ *  - renew: the holder opens the file, checks the token and that the lease is not about to
+ *    expire, and sets the mtime to now (futimes): no data written, no lock taken. A takeover always
+ *    replaces the file, never edits it, so after touching, the holder checks that the path still
+ *    names the file it touched;
+ *  - read: anyone, without the lock: one open, fstat and small read.
+ * Power-loss durability is not needed: after a power loss every holder is gone and the lease has
+ * expired anyway.
  */
 import type { LeaseRecord } from '../core/types';
 import { newToken } from '../core/ids';
-import { writeFileAtomic, type StoreFs } from './db-file';
+import { tempPathFor, type StoreFs } from './db-file';
 import { invalidInput } from './errors';
 
 export type LeaseResult =
   | { held: true; lease: LeaseRecord; /** true when this call started a new holding (new token). */ acquired: boolean }
   | { held: false; /** The current holder, if any. */ current: LeaseRecord | undefined };
 
-export type LeaseTable = Record<string, LeaseRecord>;
+interface LeaseContent {
+  holder: string;
+  token: string;
+  acquiredAt: number;
+  ttlMs: number;
+}
 
 export function checkTtl(ttlMs: number): void {
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw invalidInput(`lease ttl must be a positive number of ms, got ${ttlMs}`);
 }
 
-function isLeaseRecord(value: unknown): value is LeaseRecord {
-  const r = value as LeaseRecord;
-  return typeof r === 'object' && r !== null && typeof r.holder === 'string' && typeof r.token === 'string' && Number.isFinite(r.expiresAt);
+/** tasks-index.sqlite + 'leader' -> tasks-index.lease; other names -> tasks-index.<name>.lease. */
+export function leaseFileFor(dbFile: string, name = 'leader'): string {
+  const base = dbFile.endsWith('.sqlite') ? dbFile.slice(0, -'.sqlite'.length) : dbFile;
+  if (name === 'leader') return `${base}.lease`;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw invalidInput(`lease name must be letters, digits, _ or - (got ${JSON.stringify(name)})`);
+  return `${base}.${name}.lease`;
+}
+
+function parseContent(text: string): LeaseContent | undefined {
+  try {
+    const c = JSON.parse(text) as LeaseContent;
+    const ok = typeof c.holder === 'string' && typeof c.token === 'string' && Number.isFinite(c.acquiredAt) && Number.isFinite(c.ttlMs);
+    return ok ? c : undefined;
+  } catch {
+    return undefined; // a user's edit: counts as no lease, the next acquire rewrites it
+  }
+}
+
+function recordOf(name: string, content: LeaseContent, mtimeMs: number): LeaseRecord {
+  return { name, holder: content.holder, token: content.token, acquiredAt: content.acquiredAt, renewedAt: mtimeMs, expiresAt: mtimeMs + content.ttlMs };
+}
+
+/** Reads an open lease file: its content and its inode and mtime. */
+function readOpen(fsys: StoreFs, fd: number): { content: LeaseContent | undefined; ino: number; mtimeMs: number } {
+  const st = fsys.fstatSync(fd);
+  const buf = Buffer.alloc(Math.min(st.size, 4096));
+  const n = buf.length > 0 ? fsys.readSync(fd, buf, 0, buf.length, 0) : 0;
+  return { content: parseContent(buf.subarray(0, n).toString('utf8')), ino: st.ino, mtimeMs: st.mtimeMs };
 }
 
 /**
- * Reads the lease table. A missing file is no lease; unreadable JSON (a torn write cannot happen
- * with rename, but a user may edit it) counts as no lease: the next acquire rewrites it.
- * I/O errors are thrown: "cannot tell" must not be taken for "free".
+ * The lease in `file`, undefined when there is none. I/O errors are thrown: "cannot tell" must
+ * not be taken for "free".
  */
-export function readLeaseTable(fsys: StoreFs, file: string): LeaseTable {
-  let text: string;
+export function readLeaseFile(fsys: StoreFs, file: string, name: string): LeaseRecord | undefined {
+  let fd: number;
   try {
-    text = fsys.readFileSync(file, 'utf8');
+    fd = fsys.openSync(file, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
   try {
-    const parsed = (JSON.parse(text) as { leases?: unknown }).leases;
-    const table: LeaseTable = {};
-    if (typeof parsed === 'object' && parsed !== null) {
-      for (const [name, record] of Object.entries(parsed)) if (isLeaseRecord(record)) table[name] = { ...record, name };
-    }
-    return table;
-  } catch {
-    return {};
+    const { content, mtimeMs } = readOpen(fsys, fd);
+    return content ? recordOf(name, content, mtimeMs) : undefined;
+  } finally {
+    fsys.closeSync(fd);
   }
-}
-
-/** Replaces the lease file; false (nothing written) when `beforeRename` says no (the lock was lost). */
-export function writeLeaseTable(fsys: StoreFs, file: string, table: LeaseTable, beforeRename?: () => boolean): boolean {
-  return writeFileAtomic(file, Buffer.from(JSON.stringify({ leases: table })), { durable: false, fs: fsys, beforeRename });
 }
 
 /**
- * The lease rules, on a table in memory. Each returns the result and whether the table changed.
- * acquire: takes the lease if free or expired, extends it if `holder` holds it; refused while
- * another holder's lease is unexpired (expires_at > now).
+ * Replaces the lease file with a new holding whose mtime is `now` (call under the store's file
+ * lock). False (nothing written) when `beforeRename` says no (the lock was lost).
  */
-export function acquireLease(table: LeaseTable, name: string, holder: string, ttlMs: number, now: number): { result: LeaseResult; changed: boolean } {
-  checkTtl(ttlMs);
-  if (!holder) throw invalidInput('lease holder must not be empty');
-  const current = table[name];
-  if (current && current.expiresAt > now && current.holder !== holder) return { result: { held: false, current }, changed: false };
-  if (current && current.expiresAt > now) {
-    const lease = { ...current, renewedAt: now, expiresAt: now + ttlMs };
-    table[name] = lease;
-    return { result: { held: true, lease, acquired: false }, changed: true };
+export function writeLeaseFile(fsys: StoreFs, file: string, content: LeaseContent, now: number, beforeRename: () => boolean): boolean {
+  const temp = tempPathFor(file);
+  let renamed = false;
+  const fd = fsys.openSync(temp, 'w', 0o600);
+  try {
+    fsys.writeSync(fd, JSON.stringify(content));
+    fsys.futimesSync(fd, now / 1000, now / 1000);
+  } finally {
+    fsys.closeSync(fd);
   }
-  const lease: LeaseRecord = { name, holder, token: newToken(), acquiredAt: now, renewedAt: now, expiresAt: now + ttlMs };
-  table[name] = lease;
-  return { result: { held: true, lease, acquired: true }, changed: true };
+  try {
+    if (!beforeRename()) return false;
+    fsys.renameSync(temp, file);
+    renamed = true;
+    return true;
+  } finally {
+    if (!renamed) fsys.rmSync(temp, { force: true });
+  }
 }
 
-/** Extends a holding identified by its token; refused once it expired or was taken over. */
-export function renewLease(table: LeaseTable, name: string, token: string, ttlMs: number, now: number): { result: LeaseResult; changed: boolean } {
-  checkTtl(ttlMs);
-  const current = table[name];
-  if (!current || current.token !== token || current.expiresAt <= now) return { result: { held: false, current }, changed: false };
-  const lease = { ...current, renewedAt: now, expiresAt: now + ttlMs };
-  table[name] = lease;
-  return { result: { held: true, lease, acquired: false }, changed: true };
+/**
+ * Renews the holding identified by `token` by setting the file's mtime to now: no lock, no data
+ * written. Refused when the token is not the file's, the lease expired, or fewer than `marginMs`
+ * remain (then the caller re-acquires under the lock, where a takeover cannot race it).
+ */
+export function touchLease(fsys: StoreFs, file: string, name: string, token: string, ttlMs: number, now: number, marginMs: number): LeaseResult {
+  let fd: number;
+  try {
+    fd = fsys.openSync(file, 'r+');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { held: false, current: undefined };
+    throw err;
+  }
+  try {
+    const before = readOpen(fsys, fd);
+    const current = before.content ? recordOf(name, before.content, before.mtimeMs) : undefined;
+    if (!before.content || !current || current.token !== token || current.expiresAt - now < marginMs || before.content.ttlMs !== ttlMs) {
+      return { held: false, current };
+    }
+    fsys.futimesSync(fd, now / 1000, now / 1000);
+    const after = readOpen(fsys, fd);
+    // A takeover renames a new file over the path; ours would then be a file nobody reads.
+    if (fsys.statSync(file).ino !== after.ino) return { held: false, current: readLeaseFile(fsys, file, name) };
+    return { held: true, lease: recordOf(name, before.content, after.mtimeMs), acquired: false };
+  } finally {
+    fsys.closeSync(fd);
+  }
 }
 
-/** Gives the lease up (clean shutdown) so another window need not wait for expiry. */
-export function releaseLease(table: LeaseTable, name: string, token: string): { result: boolean; changed: boolean } {
-  if (table[name]?.token !== token) return { result: false, changed: false };
-  delete table[name];
-  return { result: true, changed: true };
+/** The acquire rule on the current holding (under the lock): what to do. */
+export function acquireDecision(current: LeaseRecord | undefined, holder: string, now: number): 'refuse' | 'extend' | 'take' {
+  if (current && current.expiresAt > now) return current.holder === holder ? 'extend' : 'refuse';
+  return 'take';
+}
+
+export function newLeaseContent(holder: string, ttlMs: number, now: number): LeaseContent {
+  if (!holder) throw invalidInput('lease holder must not be empty');
+  return { holder, token: newToken(), acquiredAt: now, ttlMs };
 }

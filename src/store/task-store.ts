@@ -26,7 +26,7 @@ import type { LeaseRecord } from '../core/types';
 import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
 import { DispatchRepo } from './dispatch-repo';
 import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
-import { acquireLease, checkTtl, readLeaseTable, releaseLease, renewLease, writeLeaseTable, type LeaseResult, type LeaseTable } from './lease-file';
+import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseResult } from './lease-file';
 import { RuntimeRepo } from './runtime-repo';
 import { changeCounters, changedTopics, migrate, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { SqlDb } from './sql';
@@ -59,10 +59,8 @@ export interface TaskStoreOptions {
   ioRetry?: { attempts?: number; baseDelayMs?: number };
 }
 
-/** The lease file beside a DB file: tasks-index.sqlite -> tasks-index.lease. */
-export function leaseFileFor(dbFile: string): string {
-  return dbFile.endsWith('.sqlite') ? `${dbFile.slice(0, -'.sqlite'.length)}.lease` : `${dbFile}.lease`;
-}
+/** A holder renews without the lock only while more than this share of its ttl remains. */
+const LOCKLESS_RENEW_MARGIN = 0.1;
 
 /** What a mutation function gets: typed repositories bound to one transaction and its time. */
 export interface StoreTx {
@@ -111,8 +109,10 @@ export interface StoreStats {
   ioRetries: number;
   /** Mutations (or lease changes) that failed with 'IO' after their retries. */
   ioFailures: number;
-  /** Lease file writes (acquire, renew, release). */
+  /** Lease files written or removed under the lock (a new holding, a release). */
   leaseWrites: number;
+  /** Lockless renewals (the lease file's mtime set, no data written). */
+  leaseRenewals: number;
 }
 
 /** An I/O failure notice is repeated at most this often (a failing disk must not flood the user). */
@@ -130,8 +130,8 @@ export class TaskStore {
   readonly notices: StoreNotice[] = [];
   /** What open() did to the schema. */
   migration: MigrationReport | undefined;
-  readonly stats: StoreStats = { persists: 0, reloads: 0, mutations: 0, lockRetries: 0, ioRetries: 0, ioFailures: 0, leaseWrites: 0 };
-  /** The leader lease file beside the DB. */
+  readonly stats: StoreStats = { persists: 0, reloads: 0, mutations: 0, lockRetries: 0, ioRetries: 0, ioFailures: 0, leaseWrites: 0, leaseRenewals: 0 };
+  /** The leader lease file beside the DB (tasks-index.lease). */
   readonly leasePath: string;
 
   private db: SqlDb;
@@ -162,7 +162,7 @@ export class TaskStore {
   ) {
     this.directory = path.resolve(options.directory);
     this.filePath = path.join(this.directory, options.fileName ?? DB_FILE_NAME);
-    this.leasePath = leaseFileFor(this.filePath);
+    this.leasePath = leaseFileFor(this.filePath, 'leader');
     this.clock = options.clock ?? systemClock;
     this.durable = options.durable ?? true;
     this.fsys = options.fs ?? fs;
@@ -220,13 +220,13 @@ export class TaskStore {
   }
 
   /**
-   * The lease as the lease file says now (no lock). Undefined when there is none or the file
-   * cannot be read at the moment.
+   * The lease as its file says now (no lock). Undefined when there is none or the file cannot
+   * be read at the moment.
    */
   readLease(name: string): LeaseRecord | undefined {
     this.assertOpen();
     try {
-      return readLeaseTable(this.fsys, this.leasePath)[name];
+      return readLeaseFile(this.fsys, leaseFileFor(this.filePath, name), name);
     } catch {
       return undefined;
     }
@@ -234,21 +234,58 @@ export class TaskStore {
 
   /**
    * Takes the lease if free or expired, or extends it for its holder. A lease held by someone
-   * else and unexpired is answered from a lockless read: a follower's check writes nothing.
+   * else is answered from a lockless read, and the holder's extension only sets the lease file's
+   * mtime: neither takes the lock or writes data. Taking a free or expired lease writes a new
+   * lease file under the lock.
    */
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseResult> {
     checkTtl(ttlMs);
-    const current = this.closed ? undefined : this.readLease(name);
-    if (current && current.holder !== holder && current.expiresAt > this.clock.now()) return { held: false, current };
-    return this.leaseChange((table, now) => acquireLease(table, name, holder, ttlMs, now));
+    if (!holder) throw new StoreError('INVALID_INPUT', 'lease holder must not be empty');
+    const file = leaseFileFor(this.filePath, name);
+    const current = this.readLease(name);
+    const now = this.clock.now();
+    if (current && acquireDecision(current, holder, now) === 'refuse') return { held: false, current };
+    if (current && acquireDecision(current, holder, now) === 'extend') {
+      const renewed = await this.renewLease(name, current.token, ttlMs).catch(() => undefined);
+      if (renewed?.held) return renewed;
+    }
+    return this.underLock('taking the leader lease', () => {
+      const now2 = this.clock.now();
+      const latest = readLeaseFile(this.fsys, file, name);
+      const decision = acquireDecision(latest, holder, now2);
+      if (decision === 'refuse') return { held: false, current: latest };
+      if (decision === 'extend' && latest) {
+        // Under the lock no takeover can race: extend however close to expiry (a new ttl: new holding).
+        const extended = touchLease(this.fsys, file, name, latest.token, ttlMs, now2, 0);
+        if (extended.held) return extended;
+      }
+      const content = newLeaseContent(holder, ttlMs, now2);
+      this.writeLeaseLocked(file, content, now2);
+      return { held: true, lease: { name, holder, token: content.token, acquiredAt: now2, renewedAt: now2, expiresAt: now2 + ttlMs }, acquired: true };
+    });
   }
 
+  /** Extends the holding `token` by setting the lease file's mtime (no lock, no data written). */
   renewLease(name: string, token: string, ttlMs: number): Promise<LeaseResult> {
-    return this.leaseChange((table, now) => renewLease(table, name, token, ttlMs, now));
+    return this.enqueue(() =>
+      this.withIoRetry('renewing the leader lease', async () => {
+        checkTtl(ttlMs);
+        const result = touchLease(this.fsys, leaseFileFor(this.filePath, name), name, token, ttlMs, this.clock.now(), ttlMs * LOCKLESS_RENEW_MARGIN);
+        if (result.held) this.stats.leaseRenewals += 1;
+        return result;
+      }),
+    );
   }
 
+  /** Gives the lease up (clean shutdown) so another window need not wait for expiry. */
   releaseLease(name: string, token: string): Promise<boolean> {
-    return this.leaseChange((table) => releaseLease(table, name, token));
+    const file = leaseFileFor(this.filePath, name);
+    return this.underLock('releasing the leader lease', () => {
+      if (readLeaseFile(this.fsys, file, name)?.token !== token) return false;
+      this.fsys.rmSync(file, { force: true });
+      this.stats.leaseWrites += 1;
+      return true;
+    });
   }
 
   /** Checks now for another process's write (what the watcher does); true if one was loaded. */
@@ -320,25 +357,27 @@ export class TaskStore {
     }
   }
 
-  /** One lease-file change under the DB's file lock (serialised with this window's mutations). */
-  private leaseChange<T>(change: (table: LeaseTable, now: number) => { result: T; changed: boolean }): Promise<T> {
+  /** Runs `fn` under the DB's file lock (serialised with this window's mutations), I/O errors retried. */
+  private underLock<T>(what: string, fn: () => T): Promise<T> {
     return this.enqueue(() =>
-      this.withIoRetry('updating the leader lease', async () => {
+      this.withIoRetry(what, async () => {
         const lock = await this.lock.acquire();
+        this.busy = true;
         try {
-          const table = readLeaseTable(this.fsys, this.leasePath);
-          const { result, changed } = change(table, this.clock.now());
-          if (!changed) return result;
-          if (!writeLeaseTable(this.fsys, this.leasePath, table, () => lock.isHeld())) {
-            throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} while updating the lease; nothing was written`);
-          }
-          this.stats.leaseWrites += 1;
+          const result = fn();
+          if (!lock.isHeld()) throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} while ${what}; nothing was written`);
           return result;
         } finally {
+          this.busy = false;
           lock.release();
         }
       }),
     );
+  }
+
+  private writeLeaseLocked(file: string, content: Parameters<typeof writeLeaseFile>[2], now: number): void {
+    if (!writeLeaseFile(this.fsys, file, content, now, () => true)) return;
+    this.stats.leaseWrites += 1;
   }
 
   private notify(notice: StoreNotice): void {

@@ -28,7 +28,7 @@ describe('store v3', () => {
     fs.rmSync(path.dirname(dir), { recursive: true, force: true });
   });
 
-  it('the lease lives in tasks-index.lease: acquiring and renewing never rewrite the DB file, and a follower\'s check writes nothing', async () => {
+  it('the lease lives in tasks-index.lease: acquiring never rewrites the DB file, renewing only sets the lease file\'s mtime, a follower\'s check writes nothing', async () => {
     const clock = new ManualClock(1_000_000);
     const a = await openStore({ clock });
     const b = await openStore({ clock });
@@ -37,20 +37,24 @@ describe('store v3', () => {
     const persistsAtOpen = a.stats.persists + b.stats.persists;
     const first = await a.acquireLease('leader', 'A', 3000);
     assert.ok(first.held && first.acquired);
+    const leaseFile = path.join(dir, 'tasks-index.lease');
+    const leaseBytes = fs.readFileSync(leaseFile);
+    const leaseInode = fs.statSync(leaseFile).ino;
     for (let i = 0; i < 20; i++) {
       clock.advance(1000);
       assert.ok((await a.acquireLease('leader', 'A', 3000)).held);
       const refused = await b.acquireLease('leader', 'B', 3000);
       assert.ok(!refused.held && refused.current?.holder === 'A');
     }
-    assert.equal(b.stats.leaseWrites, 0, 'the follower only read the lease file');
-    assert.equal(a.stats.leaseWrites, 21);
+    assert.equal(b.stats.leaseWrites + b.stats.leaseRenewals, 0, 'the follower only read the lease file');
+    assert.deepEqual([a.stats.leaseWrites, a.stats.leaseRenewals], [1, 20], 'one new holding, then renewals');
+    assert.ok(fs.readFileSync(leaseFile).equals(leaseBytes) && fs.statSync(leaseFile).ino === leaseInode, 'a renewal writes no data: only the mtime moves');
+    assert.equal(fs.statSync(leaseFile).mtimeMs, clock.now());
     assert.equal(readGeneration(file), generation);
     assert.ok(fs.readFileSync(file).equals(bytes), 'the DB file is byte for byte the same');
     assert.equal(a.stats.persists + b.stats.persists, persistsAtOpen);
     assert.equal(b.stats.reloads, 0);
     assert.equal(b.readLease('leader')?.holder, 'A');
-    assert.ok(fs.existsSync(path.join(dir, 'tasks-index.lease')));
     clock.advance(3001);
     const taken = await b.acquireLease('leader', 'B', 3000);
     assert.ok(taken.held && taken.acquired, 'an expired lease is taken over');
