@@ -49,7 +49,10 @@ export interface TaskStoreOptions {
   lock?: Omit<FileLockOptions, 'onNotice'>;
   /** fsync file and directory on every persist. Default true. */
   durable?: boolean;
-  /** Watch the file for other processes' writes (default true; pollMs default 1000). */
+  /**
+   * Watch the file for other processes' writes (default true). A slow poll backs the watcher up:
+   * pollMs defaults to 5000 while the directory watcher runs, 1000 when it could not start.
+   */
   watch?: boolean | { pollMs?: number };
   /** Called for every notice (corrupt file moved aside, lock taken over...). */
   onNotice?: (notice: StoreNotice) => void;
@@ -665,7 +668,7 @@ export class TaskStore {
     }
   }
 
-  private startWatching(pollMs = 1000): void {
+  private startWatching(pollMs?: number): void {
     const schedule = () => {
       if (this.closed || this.checkTimer) return;
       this.checkTimer = setTimeout(() => {
@@ -696,8 +699,9 @@ export class TaskStore {
         message: `Cannot watch ${this.directory} (${(err as Error).message}); other windows' changes are picked up by polling.`,
       });
     }
-    // fs.watch is not reliable everywhere (network drives, some containers): a slow poll backs it up.
-    this.pollTimer = setInterval(schedule, pollMs);
+    // fs.watch is not reliable everywhere (network drives, some containers): a slow poll backs it
+    // up. Slow, because an idle window must cost next to nothing; reads check the generation anyway.
+    this.pollTimer = setInterval(schedule, pollMs ?? (this.watcher ? 5000 : 1000));
     this.pollTimer.unref?.();
   }
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { leaseFileFor, TaskStore } from '../../src/store';
 import { readGeneration } from '../../src/store/db-file';
-import { TSX_IMPORT } from './runtime-helpers';
+import { TSX_IMPORT, tsNodeArgv } from './runtime-helpers';
 
 const WORKER = path.join(__dirname, 'engine-workers', 'idle-window.ts');
 const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
@@ -21,9 +21,13 @@ export interface WindowReport {
   persists: number;
   reloads: number;
   leaseWrites: number;
+  leaseRenewals: number;
   panelSnapshots: number;
   cpuMs: number;
-  bytesWritten: number | null;
+  /** Bytes this window process sent to storage (Linux write_bytes), null elsewhere. */
+  storageBytesWritten: number | null;
+  /** Bytes passed to write() calls of any kind, pipes and eventfds included (Linux wchar). */
+  syscallBytesWritten: number | null;
 }
 
 export interface IdleRun {
@@ -80,7 +84,25 @@ function ask<T>(child: ChildProcess, cmd: string, key: string): Promise<T> {
   });
 }
 
-export async function runIdleWindows(options: { windows: number; tasks: number; seconds: number; killHolder: boolean }): Promise<IdleRun> {
+/** The window worker bundled like the extension (one JS file, sql-wasm.wasm beside it): no tsx loader thread. */
+async function bundleWorker(outDir: string): Promise<string> {
+  const esbuild = await import('esbuild');
+  const outfile = path.join(outDir, 'idle-window.js');
+  await esbuild.build({ entryPoints: [WORKER], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
+  fs.copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), path.join(outDir, 'sql-wasm.wasm'));
+  return outfile;
+}
+
+export async function runIdleWindows(options: {
+  windows: number;
+  tasks: number;
+  seconds: number;
+  killHolder: boolean;
+  /** Run the windows as an esbuild bundle (as the extension ships) instead of under tsx. */
+  bundled?: boolean;
+  /** Extra node flags for the windows (e.g. --cpu-prof). */
+  nodeFlags?: string[];
+}): Promise<IdleRun> {
   const root = fs.mkdtempSync(path.join(tmpdir(), 'offpeak-idle-'));
   const storageDir = path.join(root, 'globalStorage');
   const dbFile = path.join(storageDir, 'tasks-index.sqlite');
@@ -88,8 +110,11 @@ export async function runIdleWindows(options: { windows: number; tasks: number; 
   const children: ChildProcess[] = [];
   try {
     await seed(storageDir, options.tasks);
+    const entry = options.bundled ? await bundleWorker(root) : WORKER;
+    const loader = options.bundled ? [] : ['--import', TSX_IMPORT];
+    const agentArgv = JSON.stringify(tsNodeArgv('src/reference-agent/main.ts'));
     for (let i = 0; i < options.windows; i++) {
-      const child = fork(WORKER, [storageDir, `window-${i}`], { execArgv: ['--import', TSX_IMPORT], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      const child = fork(entry, [storageDir, `window-${i}`, agentArgv], { execArgv: [...loader, ...(options.nodeFlags ?? [])], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       children.push(child);
       await new Promise<void>((resolve, reject) => {

@@ -4,9 +4,11 @@
  * port that counts the snapshots it would post. Driven over IPC by idle-windows.ts:
  *   {cmd: 'mark'}   -> starts a measurement window; answers {marked}
  *   {cmd: 'report'} -> answers what happened since the mark: DB persists and reloads, lease
- *                      writes, panel snapshots pushed, CPU time, bytes this process wrote (Linux
- *                      /proc/self/io wchar: every write() it made, to any file or pipe)
- * SIGTERM = clean exit (dispose). usage: node --import tsx idle-window.ts <storageDir> <windowId>
+ *                      writes and renewals, panel snapshots pushed, CPU time, and from Linux
+ *                      /proc/self/io the bytes this process sent to storage (write_bytes) and
+ *                      passed to write() calls of any kind, pipes and eventfds included (wchar)
+ * SIGTERM = clean exit (dispose). Runs under tsx or bundled by esbuild (the bench: no loader thread).
+ * usage: node [--import tsx] idle-window.(ts|js) <storageDir> <windowId> <reference agent argv JSON>
  */
 import fs from 'node:fs';
 import { systemClock } from '../../../src/core/clock';
@@ -14,19 +16,23 @@ import { HostEngine } from '../../../src/engine/host-engine';
 import { PanelController, type WebviewPort } from '../../../src/panel/panel-controller';
 import { createServiceBackend } from '../../../src/panel/service-backend';
 import type { HostToWebview } from '../../../src/protocol/webview';
-import { tsNodeArgv } from '../runtime-helpers';
 
-function bytesWritten(): number | undefined {
+interface IoCounters {
+  storage: number;
+  syscalls: number;
+}
+
+function ioCounters(): IoCounters | undefined {
   try {
-    const line = fs.readFileSync('/proc/self/io', 'utf8').split('\n').find((l) => l.startsWith('wchar:'));
-    return line ? Number(line.split(':')[1]) : undefined;
+    const fields = Object.fromEntries(fs.readFileSync('/proc/self/io', 'utf8').trim().split('\n').map((l) => l.split(': ')));
+    return { storage: Number(fields.write_bytes), syscalls: Number(fields.wchar) };
   } catch {
     return undefined; // not Linux
   }
 }
 
 async function main(): Promise<void> {
-  const [storageDir, windowId] = process.argv.slice(2);
+  const [storageDir, windowId, agentArgv] = process.argv.slice(2);
   const engine = await HostEngine.start({
     storageDir,
     // Nothing is live, so nothing may reach the gateway: a closed port makes any request fail loudly in the log.
@@ -36,7 +42,7 @@ async function main(): Promise<void> {
     windowId,
     workspaceKeys: () => [`/ws/${windowId}`],
     agent: () => 'reference',
-    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts') },
+    referenceAgent: { command: process.execPath, argsPrefix: JSON.parse(agentArgv) as string[] },
     claudeCommand: () => 'claude',
     keepAwake: () => false,
     log: (line) => process.stderr.write(`${windowId}: ${line}\n`),
@@ -65,14 +71,14 @@ async function main(): Promise<void> {
   receive({ type: 'ready' }); // the webview is open and showing the panel
   const keepAlive = setInterval(() => undefined, 60_000);
 
-  let mark = { persists: 0, reloads: 0, leaseWrites: 0, snapshots: 0, cpu: process.cpuUsage(), wchar: bytesWritten(), at: Date.now() };
+  let mark = { persists: 0, reloads: 0, leaseWrites: 0, leaseRenewals: 0, snapshots: 0, cpu: process.cpuUsage(), io: ioCounters(), at: Date.now() };
   process.on('message', (msg: { cmd: string }) => {
     if (msg.cmd === 'mark') {
-      const { persists, reloads, leaseWrites } = engine.store.stats;
-      mark = { persists, reloads, leaseWrites, snapshots, cpu: process.cpuUsage(), wchar: bytesWritten(), at: Date.now() };
+      const { persists, reloads, leaseWrites, leaseRenewals } = engine.store.stats;
+      mark = { persists, reloads, leaseWrites, leaseRenewals, snapshots, cpu: process.cpuUsage(), io: ioCounters(), at: Date.now() };
       process.send!({ marked: true, isLeader: engine.service.isLeader });
     } else if (msg.cmd === 'report') {
-      const wchar = bytesWritten();
+      const io = ioCounters();
       const cpu = process.cpuUsage(mark.cpu);
       const { stats } = engine.store;
       process.send!({
@@ -82,9 +88,11 @@ async function main(): Promise<void> {
         persists: stats.persists - mark.persists,
         reloads: stats.reloads - mark.reloads,
         leaseWrites: stats.leaseWrites - mark.leaseWrites,
+        leaseRenewals: stats.leaseRenewals - mark.leaseRenewals,
         panelSnapshots: snapshots - mark.snapshots,
         cpuMs: (cpu.user + cpu.system) / 1000,
-        bytesWritten: wchar !== undefined && mark.wchar !== undefined ? wchar - mark.wchar : null,
+        storageBytesWritten: io && mark.io ? io.storage - mark.io.storage : null,
+        syscallBytesWritten: io && mark.io ? io.syscalls - mark.io.syscalls : null,
       });
     }
   });
