@@ -99,6 +99,8 @@ export interface ServiceEvents {
   syncError: [error: Error];
   /** A sync cycle finished. */
   synced: [report: SyncReport];
+  /** A task was deleted (its row is gone): its files can go too. */
+  deleted: [task: OffPeakTask];
 }
 
 /** Floor between two long-polls of a queued ticket (see pollDelay). */
@@ -440,12 +442,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     const task = this.getTask(taskId);
     if (!task) return false;
     if (!isTerminalStatus(task.status)) await this.cancel(taskId);
-    const settles = await this.store.mutate((tx) => {
+    const { settles, deleted } = await this.store.mutate((tx) => {
       const ids = this.queueSettlesForTask(tx, taskId, 'deleted');
-      tx.tasks.delete(taskId);
-      return ids;
+      return { settles: ids, deleted: tx.tasks.delete(taskId) };
     });
     this.settleSoon(settles);
+    if (deleted) this.notify('deleted', task);
     return true;
   }
 
