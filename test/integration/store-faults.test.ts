@@ -6,11 +6,11 @@
  * was reported as a failed mutation; nothing was ever moved aside as corrupt.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TaskStore } from '../../src/store';
+import { runJsonLinesWorker, type WorkerRun } from './store-workers/run-worker';
 import { applyToModel, comparable, comparableObserved, observe, type ModelTask, type Op } from './store-workers/model';
 
 const WORKER = path.join(__dirname, 'store-workers', 'faulty-disk-worker.ts');
@@ -21,16 +21,8 @@ const FAULT_RATE = 0.08;
 
 interface Line { t: string; seq?: number; op?: Op; applied?: boolean; expected?: boolean; code?: string; stats?: Record<string, number>; injected?: Record<string, number>; notices?: string[] }
 
-function runWorker(dir: string, prefix: string, seed: number): Promise<{ code: number | null; lines: Line[]; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, dir, prefix, String(OPS), String(seed), String(FAULT_RATE)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr, lines: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line) }));
-  });
+function runWorker(dir: string, prefix: string, seed: number): Promise<WorkerRun<Line>> {
+  return runJsonLinesWorker<Line>(WORKER, [dir, prefix, String(OPS), String(seed), String(FAULT_RATE)]);
 }
 
 describe('store on a failing disk', function () {
