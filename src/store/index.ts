@@ -2,7 +2,7 @@
 export { TaskStore, DB_FILE_NAME, changeConcerns, type TaskStoreOptions, type StoreTx, type StoreReadTx, type StoreChange, type Disposable, type StoreStats } from './task-store';
 export { TaskRepo, ZOMBIE_CLAIM_MS, type NewTaskInput, type TaskEdit, type TaskFilter, type TicketSnapshot, type TerminalDetails } from './task-repo';
 export { TicketRepo, type NewTicketInput, type TicketStatePatch, type TicketFilter } from './ticket-repo';
-export { leaseFileFor, type LeaseResult } from './lease-file';
+export { leaseFileFor, type LeaseHolding, type LeaseResult } from './lease-file';
 export { WindowRepo, type WindowRecord } from './window-repo';
 export { DispatchRepo, type DispatchBackoffRecord } from './dispatch-repo';
 export { RuntimeRepo, type TaskRuntimeRecord } from './runtime-repo';

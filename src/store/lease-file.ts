@@ -3,7 +3,10 @@
  * DB file and never makes another window reload.
  *
  * One file per lease name (`tasks-index.lease` for 'leader') holding `{holder, token,
- * acquiredAt, ttlMs}`; the file's mtime is the last renewal, so expires_at = mtime + ttl.
+ * acquiredAt, ttlMs, pid, host}`; the file's mtime is the last renewal, so expires_at = mtime + ttl.
+ * The holder's process is recorded too: every window sharing a globalStorage runs on one machine,
+ * so a holder whose process is gone (crashed, SIGKILLed) is replaced at once, not at expiry. That
+ * lets the ttl be long and renewals rare, and a frozen holder still loses the lease at expiry.
  *  - acquire (free or expired lease, or a new holder): under the store's file lock, a new file
  *    with a new token replaces the old one atomically (temp + rename), its mtime set to now;
  *  - renew: the holder opens the file, checks the token and that the lease is not about to
@@ -14,6 +17,7 @@
  * Power-loss durability is not needed: after a power loss every holder is gone and the lease has
  * expired anyway.
  */
+import { hostname } from 'node:os';
 import type { LeaseRecord } from '../core/types';
 import { newToken } from '../core/ids';
 import { tempPathFor, type StoreFs } from './db-file';
@@ -28,6 +32,15 @@ interface LeaseContent {
   token: string;
   acquiredAt: number;
   ttlMs: number;
+  /** The holder's process and host (absent in a file written by hand). */
+  pid?: number;
+  host?: string;
+}
+
+/** A lease as read from its file, with the holder's process. */
+export interface LeaseHolding extends LeaseRecord {
+  pid: number | null;
+  host: string | null;
 }
 
 export function checkTtl(ttlMs: number): void {
@@ -52,8 +65,17 @@ function parseContent(text: string): LeaseContent | undefined {
   }
 }
 
-function recordOf(name: string, content: LeaseContent, mtimeMs: number): LeaseRecord {
-  return { name, holder: content.holder, token: content.token, acquiredAt: content.acquiredAt, renewedAt: mtimeMs, expiresAt: mtimeMs + content.ttlMs };
+function recordOf(name: string, content: LeaseContent, mtimeMs: number): LeaseHolding {
+  return {
+    name,
+    holder: content.holder,
+    token: content.token,
+    acquiredAt: content.acquiredAt,
+    renewedAt: mtimeMs,
+    expiresAt: mtimeMs + content.ttlMs,
+    pid: Number.isInteger(content.pid) ? content.pid! : null,
+    host: typeof content.host === 'string' ? content.host : null,
+  };
 }
 
 /** Reads an open lease file: its content and its inode and mtime. */
@@ -68,7 +90,7 @@ function readOpen(fsys: StoreFs, fd: number): { content: LeaseContent | undefine
  * The lease in `file`, undefined when there is none. I/O errors are thrown: "cannot tell" must
  * not be taken for "free".
  */
-export function readLeaseFile(fsys: StoreFs, file: string, name: string): LeaseRecord | undefined {
+export function readLeaseFile(fsys: StoreFs, file: string, name: string): LeaseHolding | undefined {
   let fd: number;
   try {
     fd = fsys.openSync(file, 'r');
@@ -137,13 +159,21 @@ export function touchLease(fsys: StoreFs, file: string, name: string, token: str
   }
 }
 
-/** The acquire rule on the current holding (under the lock): what to do. */
-export function acquireDecision(current: LeaseRecord | undefined, holder: string, now: number): 'refuse' | 'extend' | 'take' {
-  if (current && current.expiresAt > now) return current.holder === holder ? 'extend' : 'refuse';
+/** The holding's process is known to be gone: on this machine, another process, not running. */
+export function holderGone(current: LeaseHolding, isProcessAlive: (pid: number) => boolean): boolean {
+  return current.host === hostname() && current.pid !== null && current.pid !== process.pid && !isProcessAlive(current.pid);
+}
+
+/**
+ * The acquire rule: an unexpired lease of a live holder is extended for that holder and refused
+ * to anyone else; a free or expired lease, or one whose holder's process is gone, is taken.
+ */
+export function acquireDecision(current: LeaseHolding | undefined, holder: string, now: number, isProcessAlive: (pid: number) => boolean): 'refuse' | 'extend' | 'take' {
+  if (current && current.expiresAt > now && !holderGone(current, isProcessAlive)) return current.holder === holder ? 'extend' : 'refuse';
   return 'take';
 }
 
 export function newLeaseContent(holder: string, ttlMs: number, now: number): LeaseContent {
   if (!holder) throw invalidInput('lease holder must not be empty');
-  return { holder, token: newToken(), acquiredAt: now, ttlMs };
+  return { holder, token: newToken(), acquiredAt: now, ttlMs, pid: process.pid, host: hostname() };
 }

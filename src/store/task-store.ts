@@ -22,11 +22,10 @@ import path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { systemClock, type Clock } from '../core/clock';
 import { StoreError, type StoreNotice } from './errors';
-import type { LeaseRecord } from '../core/types';
 import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
 import { DispatchRepo } from './dispatch-repo';
-import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
-import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseResult } from './lease-file';
+import { defaultIsProcessAlive, FileLock, type FileLockOptions, type LockHandle } from './file-lock';
+import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
 import { RuntimeRepo } from './runtime-repo';
 import { changeCounters, changedTopics, migrate, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { SqlDb } from './sql';
@@ -64,6 +63,11 @@ export interface TaskStoreOptions {
 
 /** A holder renews without the lock only while more than this share of its ttl remains. */
 const LOCKLESS_RENEW_MARGIN = 0.1;
+/**
+ * acquireLease by the holder touches the lease file only once this share of the ttl has passed
+ * since the last renewal: a holder checking every few seconds renews a few times per ttl.
+ */
+const RENEW_AFTER_SHARE = 1 / 3;
 
 /** What a mutation function gets: typed repositories bound to one transaction and its time. */
 export interface StoreTx {
@@ -141,6 +145,7 @@ export class TaskStore {
   /** The bytes our in-memory copy was last loaded from or saved as: restored when a persist fails. */
   private lastGoodBytes: Uint8Array | undefined;
   private readonly fsys: StoreFs;
+  private readonly isProcessAlive: (pid: number) => boolean;
   private readonly ioAttempts: number;
   private readonly ioBaseDelayMs: number;
   private lastIoNoticeAt = -Infinity;
@@ -169,6 +174,7 @@ export class TaskStore {
     this.clock = options.clock ?? systemClock;
     this.durable = options.durable ?? true;
     this.fsys = options.fs ?? fs;
+    this.isProcessAlive = options.lock?.isProcessAlive ?? defaultIsProcessAlive;
     this.ioAttempts = Math.max(1, options.ioRetry?.attempts ?? 6);
     this.ioBaseDelayMs = Math.max(0, options.ioRetry?.baseDelayMs ?? 10);
     if (options.onNotice) this.noticeListeners.add(options.onNotice);
@@ -226,7 +232,7 @@ export class TaskStore {
    * The lease as its file says now (no lock). Undefined when there is none or the file cannot
    * be read at the moment.
    */
-  readLease(name: string): LeaseRecord | undefined {
+  readLease(name: string): LeaseHolding | undefined {
     this.assertOpen();
     try {
       return readLeaseFile(this.fsys, leaseFileFor(this.filePath, name), name);
@@ -247,15 +253,17 @@ export class TaskStore {
     const file = leaseFileFor(this.filePath, name);
     const current = this.readLease(name);
     const now = this.clock.now();
-    if (current && acquireDecision(current, holder, now) === 'refuse') return { held: false, current };
-    if (current && acquireDecision(current, holder, now) === 'extend') {
+    const decision = acquireDecision(current, holder, now, this.isProcessAlive);
+    if (current && decision === 'refuse') return { held: false, current };
+    if (current && decision === 'extend') {
+      if (now - current.renewedAt < ttlMs * RENEW_AFTER_SHARE) return { held: true, lease: current, acquired: false };
       const renewed = await this.renewLease(name, current.token, ttlMs).catch(() => undefined);
       if (renewed?.held) return renewed;
     }
     return this.underLock('taking the leader lease', () => {
       const now2 = this.clock.now();
       const latest = readLeaseFile(this.fsys, file, name);
-      const decision = acquireDecision(latest, holder, now2);
+      const decision = acquireDecision(latest, holder, now2, this.isProcessAlive);
       if (decision === 'refuse') return { held: false, current: latest };
       if (decision === 'extend' && latest) {
         // Under the lock no takeover can race: extend however close to expiry (a new ttl: new holding).

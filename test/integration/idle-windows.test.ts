@@ -4,9 +4,11 @@
  * live, for 2 minutes. Then the lease holder is SIGKILLed and the lease must move.
  */
 import assert from 'node:assert/strict';
+import { DEFAULT_LEASE_TTL_MS } from '../../src/service/leadership';
 import { runIdleWindows } from './idle-windows';
 
-const LEASE_TTL_MS = 30_000; // the service's default
+/** How often a follower looks at the lease (the service's default). */
+const FOLLOWER_TICK_MS = 10_000;
 
 describe('idle windows (real processes)', function () {
   this.timeout(300_000);
@@ -19,16 +21,14 @@ describe('idle windows (real processes)', function () {
     assert.deepEqual(run.reports.map((r) => r.persists), [0, 0, 0], `no DB writes: ${ctx}`);
     assert.deepEqual(run.reports.map((r) => r.reloads), [0, 0, 0], `no reloads: ${ctx}`);
     assert.deepEqual(run.reports.map((r) => r.panelSnapshots), [0, 0, 0], `no panel snapshots pushed: ${ctx}`);
-    const leader = run.reports.find((r) => r.isLeader)!;
-    assert.ok(leader.leaseRenewals >= 2, `the holder kept renewing (the lease file's mtime): ${ctx}`);
     assert.deepEqual(run.reports.map((r) => r.leaseWrites), [0, 0, 0], `no lease file was rewritten: ${ctx}`);
     assert.deepEqual(run.reports.filter((r) => !r.isLeader).map((r) => r.leaseRenewals), [0, 0], 'followers only read the lease');
 
     const h = run.handover!;
     assert.notEqual(h.newHolder, h.killed, 'another window holds the lease');
-    assert.ok(h.acquiredAt >= h.oldExpiresAt, 'not before the killed holder\'s lease expired');
-    // The killed holder renewed at most a tick before the kill; a follower retries right at expiry.
-    // 2 s of slack covers timer delay on a loaded machine, not a protocol step.
-    assert.ok(h.acquiredAt - h.killedAt <= LEASE_TTL_MS + 2_000, `handover ${h.acquiredAt - h.killedAt} ms after the kill`);
+    assert.ok(h.acquiredAt < h.oldExpiresAt, 'taken over before the ttl ran out: the holder\'s process was gone');
+    // A follower sees the dead process at its next tick; 2 s of slack covers timer delay on a
+    // loaded machine, not a protocol step.
+    assert.ok(h.acquiredAt - h.killedAt <= FOLLOWER_TICK_MS + 2_000, `handover ${h.acquiredAt - h.killedAt} ms after the kill (ttl ${DEFAULT_LEASE_TTL_MS} ms)`);
   });
 });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { leaseFileFor, TaskStore } from '../../src/store';
 import { readGeneration } from '../../src/store/db-file';
+import { readLeaseFile } from '../../src/store/lease-file';
 import { TSX_IMPORT, tsNodeArgv } from './runtime-helpers';
 
 const WORKER = path.join(__dirname, 'engine-workers', 'idle-window.ts');
@@ -133,16 +134,17 @@ export async function runIdleWindows(options: {
     if (options.killHolder) {
       const holderIndex = reports.findIndex((r) => r.isLeader);
       if (holderIndex < 0) throw new Error('no window holds the lease');
-      const leaseFile = leaseFileFor(dbFile);
-      const readLeader = () => (JSON.parse(fs.readFileSync(leaseFile, 'utf8')) as { leases: Record<string, { holder: string; expiresAt: number; acquiredAt: number }> }).leases.leader;
+      const leaseFile = leaseFileFor(dbFile, 'leader');
+      const readLeader = () => readLeaseFile(fs, leaseFile, 'leader');
       children[holderIndex].kill('SIGKILL');
       const killedAt = Date.now();
       await new Promise((r) => children[holderIndex].once('exit', r));
       const old = readLeader();
+      if (!old) throw new Error('no lease file while a window held the lease');
       let current = old;
       for (const deadline = Date.now() + 120_000; current?.holder === old.holder && Date.now() < deadline; ) {
         await sleep(50);
-        current = readLeader();
+        current = readLeader() ?? current;
       }
       run.handover = { killed: reports[holderIndex].windowId, newHolder: current?.holder ?? '', killedAt, oldExpiresAt: old.expiresAt, acquiredAt: current?.acquiredAt ?? NaN };
     }

@@ -287,6 +287,42 @@ describe('store: files, lock, generations and change events', () => {
     assert.equal((await a.renewLease('leader', first.lease.token, 3000)).held, false);
   });
 
+  it('a holder checking its lease every few seconds touches the lease file only once a third of the ttl has passed', async () => {
+    const clock = new ManualClock(5_000_000);
+    const store = await openStore({ clock });
+    const first = await store.acquireLease('leader', 'A', 30_000);
+    assert.ok(first.held);
+    for (let i = 0; i < 9; i++) {
+      clock.advance(1000);
+      const again = await store.acquireLease('leader', 'A', 30_000);
+      assert.ok(again.held && again.lease.token === first.lease.token);
+    }
+    assert.equal(store.stats.leaseRenewals, 0, 'nothing written while two thirds of the ttl remain');
+    clock.advance(1000);
+    const renewed = await store.acquireLease('leader', 'A', 30_000);
+    assert.ok(renewed.held && renewed.lease.expiresAt === clock.now() + 30_000);
+    assert.equal(store.stats.leaseRenewals, 1);
+  });
+
+  it('a lease whose holder process is gone is taken at once, before its ttl runs out; a live holder\'s is not', async () => {
+    const clock = new ManualClock(5_000_000);
+    let alive = true;
+    const holderProcess = await openStore({ clock });
+    const held = await holderProcess.acquireLease('leader', 'A', 600_000);
+    assert.ok(held.held);
+    // the lease file names this test process; pretend it belongs to another process on this host
+    const leaseFile = path.join(dir, 'tasks-index.lease');
+    const content = JSON.parse(readFileSync(leaseFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(leaseFile, JSON.stringify({ ...content, pid: deadPid() }));
+    fs.utimesSync(leaseFile, clock.now() / 1000, clock.now() / 1000);
+    const other = await openStore({ clock, lock: { isProcessAlive: () => alive } });
+    assert.equal((await other.acquireLease('leader', 'B', 600_000)).held, false, 'a live holder keeps it');
+    alive = false;
+    clock.advance(1000);
+    const taken = await other.acquireLease('leader', 'B', 600_000);
+    assert.ok(taken.held && taken.acquired, 'the orphaned lease is taken 1 s in, not after 10 min');
+  });
+
   it('a window registration, a backoff record or a runtime record writes only when its content changes', async () => {
     const store = await openStore();
     const window = { windowId: 'w1', workspaceKeys: ['/a'], pid: 7, host: 'h' };
