@@ -13,11 +13,17 @@
 //    first byte and total time, and their ratios. The fake answers after a 200 ms "time to first
 //    token" like a model does (sse_ttfb_ratio); the raw added latency with zero think time is
 //    reported as well (sse_ttfb_ratio_zero_think, sse_ttfb_added_ms_zero_think).
+// 3. Another user's take latency while one user floods status long-polls (2,000 at once, each
+//    watching 100 tickets; the gateway lets that user hold its per-user maximum waiting and
+//    answers the rest at once): take p50 under the flood vs idle, rounds alternating idle/flood
+//    (take_p50_ms_under_longpoll_flood, take_flood_vs_idle_ratio).
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
+import { DEFAULT_CONFIG } from '../src/gateway/config';
 import { FakeAnthropicUpstream } from '../test/fixtures/fake-anthropic-upstream';
 
 const root = path.resolve(__dirname, '..');
@@ -28,6 +34,11 @@ const SSE_ITERATIONS = Number(process.env.BENCH_SSE_ITERATIONS ?? 30);
 const SSE_BYTES = 2 * 1024 * 1024;
 const THINK_MS = 200;
 const KEY = 'bench-key-0123456789';
+const FLOOD_KEY = 'flood-key-0123456789';
+const TAKER_KEY = 'taker-key-0123456789';
+const FLOOD_POLLS = Number(process.env.BENCH_FLOOD_POLLS ?? 2000);
+const TAKES_PER_ROUND = Number(process.env.BENCH_TAKES_PER_ROUND ?? 60);
+const FLOOD_ROUNDS = Number(process.env.BENCH_FLOOD_ROUNDS ?? 3);
 
 /** The load generator: keep-alive POSTs on N connections for a fixed time; prints {requests, errors, seconds}. */
 const LOADGEN = `
@@ -70,7 +81,7 @@ const SSE_CLIENT = `
 const http = require('node:http');
 const [directUrl, gatewayUrl, key, ticket, iterations, think] = process.argv.slice(1);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-const body = JSON.stringify({ model: 'm', stream: true, max_tokens: 10, think: Number(think), messages: [{ role: 'user', content: 'stream' }] });
+const body = JSON.stringify({ model: 'claude-sonnet-4-5', stream: true, max_tokens: 10, think: Number(think), messages: [{ role: 'user', content: 'stream' }] });
 function once(url, headers) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint(); let first = 0n; let bytes = 0;
@@ -144,10 +155,50 @@ const median = (values: number[]) => {
 };
 const round = (n: number, digits = 3) => Number(n.toFixed(digits));
 
-async function api<T>(base: string, method: string, pathname: string, body?: unknown): Promise<T> {
-  const res = await fetch(base + pathname, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function api<T>(base: string, method: string, pathname: string, body?: unknown, key = KEY): Promise<T> {
+  const res = await fetch(base + pathname, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
+}
+
+async function waitingLongPolls(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return Number(/^offpeak_long_polls (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** `n` sequential takes by the taker user; their latencies in ms. */
+async function takeLatencies(base: string, prefix: string, n: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await api(base, 'POST', '/api/v1/off-peak/ticket', { task_id: `${prefix}-${i}` }, TAKER_KEY);
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** FLOOD_POLLS status long-polls at once from the flood user, over 64 keep-alive connections. */
+function startLongPollFlood(base: string, ticketIds: string[]): { answered: () => number; stop(): void } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const body = JSON.stringify({ ticket_ids: ticketIds, wait_ms: 120_000 });
+  let answered = 0;
+  for (let i = 0; i < FLOOD_POLLS; i++) {
+    const req = http.request(`${base}/api/v1/off-peak/ticket/status`, { method: 'POST', agent, headers: { authorization: `Bearer ${FLOOD_KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => (answered += 1));
+    });
+    req.on('error', () => undefined); // stop() cuts the waiting ones
+    req.end(body);
+  }
+  return { answered: () => answered, stop: () => agent.destroy() };
 }
 
 async function main(): Promise<void> {
@@ -165,12 +216,15 @@ async function main(): Promise<void> {
     '--port', '0',
     '--db', path.join(work, 'bench.sqlite'),
     '--user', `bench:${KEY}`,
+    '--user', `flood:${FLOOD_KEY}`,
+    '--user', `taker:${TAKER_KEY}`,
+    '--status-max-wait-ms', '120000',
     '--always-open',
     '--promote-interval-ms', '0',
     '--test-hooks',
     '--segment-capacity', '60',
-    '--max-live-tickets', '200',
-    '--quota-takes', '1000',
+    '--max-live-tickets', '1000',
+    '--quota-takes', '2000',
     '--upstream-url', upstream.url,
     '--log-level', 'silent',
   ]);
@@ -208,6 +262,27 @@ async function main(): Promise<void> {
     const zero = JSON.parse(await runNode(['-e', SSE_CLIENT, `${upstream.url}/v1/messages`, `${gateway.url}/api/anthropic/v1/messages?beta=true`, KEY, ticket, String(SSE_ITERATIONS), '0'])) as Record<'direct' | 'gateway', { bytes: number; ttfb: number; total: number }[]>;
     if (think.direct.some((x) => x.bytes < SSE_BYTES) || think.gateway.some((x) => x.bytes < SSE_BYTES)) throw new Error('a stream was shorter than 2 MB');
 
+    // Long-poll flood: the flood user's polls watch 100 queued tickets of its own.
+    const floodIds: string[] = [];
+    for (let i = 0; i < 100; i++) floodIds.push((await api<{ ticket_id: string }>(gateway.url, 'POST', '/api/v1/off-peak/ticket', { task_id: `flood-${i}` }, FLOOD_KEY)).ticket_id);
+    const maxWaiting = DEFAULT_CONFIG.maxLongPollsPerUser;
+    await takeLatencies(gateway.url, 'warm', 20);
+    const idleTakes: number[] = [];
+    const floodTakes: number[] = [];
+    const waitingDuringFlood: number[] = [];
+    for (let r = 0; r < FLOOD_ROUNDS; r++) {
+      idleTakes.push(...(await takeLatencies(gateway.url, `idle-${r}`, TAKES_PER_ROUND)));
+      const flood = startLongPollFlood(gateway.url, floodIds);
+      await until(async () => flood.answered() >= FLOOD_POLLS - maxWaiting && (await waitingLongPolls(gateway.url)) === maxWaiting, 'the flood to settle at the per-user maximum');
+      floodTakes.push(...(await takeLatencies(gateway.url, `flood-${r}`, TAKES_PER_ROUND)));
+      waitingDuringFlood.push(await waitingLongPolls(gateway.url));
+      flood.stop();
+      await until(async () => (await waitingLongPolls(gateway.url)) === 0, 'the flood to end');
+    }
+    if (waitingDuringFlood.some((n) => n !== maxWaiting)) throw new Error(`the flood user held ${waitingDuringFlood.join('/')} long-polls, not ${maxWaiting}`);
+    const takeIdleP50 = median(idleTakes);
+    const takeFloodP50 = median(floodTakes);
+
     const statusRps = Math.max(...gatewayRps);
     const bestBare = Math.max(...bareRps);
     const result = {
@@ -219,6 +294,9 @@ async function main(): Promise<void> {
       sse_ttfb_ratio_zero_think: round(median(zero.gateway.map((x) => x.ttfb)) / median(zero.direct.map((x) => x.ttfb))),
       sse_ttfb_added_ms_zero_think: round(median(zero.gateway.map((x) => x.ttfb)) - median(zero.direct.map((x) => x.ttfb))),
       sse_total_ratio_zero_think: round(median(zero.gateway.map((x) => x.total)) / median(zero.direct.map((x) => x.total))),
+      take_p50_ms_idle: round(takeIdleP50),
+      take_p50_ms_under_longpoll_flood: round(takeFloodP50),
+      take_flood_vs_idle_ratio: round(takeFloodP50 / takeIdleP50),
       details: {
         status_rps_rounds: { gateway: gatewayRps.map((x) => round(x, 1)), bare: bareRps.map((x) => round(x, 1)) },
         status_rps_median: { gateway: round(median(gatewayRps), 1), bare: round(median(bareRps), 1), ratio: round(median(gatewayRps) / median(bareRps)) },
@@ -245,7 +323,16 @@ async function main(): Promise<void> {
         },
         iterations: SSE_ITERATIONS,
         machine: { cpus: os.cpus().length, loadavg_1m: round(os.loadavg()[0], 2), node: process.version },
-        goals: { status_vs_bare: '>= 0.5', sse_ttfb_ratio: '<= 1.1', sse_total_ratio: '<= 1.05' },
+        longpoll_flood: {
+          polls_sent: FLOOD_POLLS,
+          ids_per_poll: floodIds.length,
+          waiting_per_round: waitingDuringFlood,
+          answered_at_once_per_round: FLOOD_POLLS - maxWaiting,
+          takes_per_round: TAKES_PER_ROUND,
+          rounds: FLOOD_ROUNDS,
+          take_p90_ms: { idle: round(idleTakes.sort((a, b) => a - b)[Math.floor(idleTakes.length * 0.9)]), flood: round(floodTakes.sort((a, b) => a - b)[Math.floor(floodTakes.length * 0.9)]) },
+        },
+        goals: { status_vs_bare: '>= 0.5', sse_ttfb_ratio: '<= 1.1', sse_total_ratio: '<= 1.05', take_flood_vs_idle_ratio: '<= 3' },
       },
     };
     mkdirSync(path.join(root, 'bench/results'), { recursive: true });

@@ -13,11 +13,17 @@
  *                  SSE text deltas 4 ms apart (~0.7 s). Topology as in the product: the client
  *                  (the agent) and the upstream (the gateway) are separate processes, the proxy
  *                  lives in this one (the extension host). Absolute medians are printed as details.
+ * claude_ready_to_first_request
+ *                  the same promotion, with the REAL Claude Code CLI as the agent (installed under
+ *                  .tools/ by scripts/setup-claude-code.ts), to its first model request arriving
+ *                  through the proxy and the real gateway at the model upstream: what a user waits
+ *                  between "admitted" and "the model is working". Goal: at most 1,500 ms.
  * usage: npm run bench -- runtime
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ensureClaudeCode } from '../scripts/setup-claude-code';
 import { TicketProxy } from '../src/agent/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
@@ -57,6 +63,49 @@ async function readyToSpawn(iterations: number): Promise<number[]> {
       const started = await waitFor(() => events.find((e) => e.type === 'segment-started' && e.taskId === task.id), 'the spawn', 30_000);
       samples.push((started as { at: number }).at - readyAt);
       await waitFor(() => host.service.getTask(task.id)?.status === 'completed', 'completion', 60_000);
+    }
+  } finally {
+    await host.stop();
+    await world.close();
+  }
+  return samples;
+}
+
+/** Promotion of a queued ticket -> the first model request of real Claude Code at the model upstream. */
+async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> {
+  const claude = ensureClaudeCode();
+  const world = await startWorld({ promoteIntervalMs: 0, segmentCapacity: 1 });
+  world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
+  const host = await startHost({
+    dbDir: path.join(world.root, 'db'),
+    runtimeDir: path.join(world.root, 'runtime'),
+    gatewayUrl: world.gateway.url,
+    apiKey: USER_KEY,
+    agent: 'claude-code',
+    claudeCommand: claude,
+    claudeConfigDir: path.join(world.root, 'claude-config'),
+  });
+  const samples: number[] = [];
+  try {
+    await waitFor(() => host.service.isLeader, 'the lease');
+    const ws = makeGitWorkspace(world.root);
+    // A model the gateway allows (Claude Code's own default may not be on its list).
+    const model = world.gateway.config.defaultModel ?? world.gateway.config.models[0]?.id ?? null;
+    for (let i = 0; i < iterations; i++) {
+      const task = await host.service.create({ title: `c${i}`, prompt: 'say done', permissionMode: 'default', workspacePath: ws, model });
+      await waitFor(() => host.service.getTask(task.id)?.queuePosition !== null, 'a queued snapshot', 30_000);
+      await new Promise((r) => setTimeout(r, 300));
+      const before = world.upstream.messageRequests().length;
+      const readyAt = Date.now();
+      const promoted = world.gateway.tick().promoted ?? [];
+      if (promoted.length === 0) throw new Error('the promote tick promoted nothing');
+      const first = await waitFor(() => world.upstream.messageRequests()[before], 'the first model request', 60_000);
+      samples.push(first.receivedAt - readyAt);
+      const done = await waitFor(() => {
+        const t = host.service.getTask(task.id);
+        return t && ['completed', 'failed'].includes(t.status) ? t : undefined;
+      }, 'the end of the task', 120_000);
+      if (done.status !== 'completed') throw new Error(`the Claude Code task failed: ${done.failureReason ?? ''}`);
     }
   } finally {
     await host.stop();
@@ -141,14 +190,17 @@ async function proxyOverhead(rounds: number): Promise<{ direct: Samples; proxied
 async function main(): Promise<void> {
   const spawnSamples = await readyToSpawn(15);
   const overhead = await proxyOverhead(60);
+  const claudeSamples = await claudeReadyToFirstRequest(10);
   const result = {
     ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
     ready_to_spawn_p95_ms: round(percentile(spawnSamples, 95), 1),
     proxy_ttfb_ratio: round(median(overhead.proxied.ttfb) / median(overhead.direct.ttfb)),
     proxy_total_ratio: round(median(overhead.proxied.total) / median(overhead.direct.total)),
+    claude_ready_to_first_request_p50_ms: round(percentile(claudeSamples, 50), 1),
   };
   const details = {
     ready_to_spawn_samples_ms: spawnSamples.map((s) => round(s, 1)),
+    claude_ready_to_first_request_samples_ms: claudeSamples.map((s) => round(s, 1)),
     direct_ttfb_p50_ms: round(median(overhead.direct.ttfb)),
     proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),
     direct_total_p50_ms: round(median(overhead.direct.total)),

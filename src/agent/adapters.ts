@@ -42,6 +42,25 @@ export interface AgentLaunch {
   unsetEnv?: string[];
   /** The agent writes JSON events to fd 3. */
   eventsOnFd3: boolean;
+  /**
+   * Where the agent's stdin comes from: 'terminal' (a pipe the task's terminal writes to: the agent
+   * asks questions there), or a file it reads to its end (Claude Code takes its prompt this way; an
+   * open pipe nobody writes would make it wait 3 s for input at every start).
+   */
+  stdin: 'terminal' | { file: string };
+}
+
+/**
+ * Writes a file only the user can read (0600) in a segment directory only the user can enter:
+ * prompts and settings carry the task and the proxy's secret URL, which must not reach argv
+ * (world-readable in /proc/<pid>/cmdline) nor other local users.
+ */
+export function writePrivateFile(dir: string, name: string, text: string): string {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text, { mode: 0o600 });
+  fs.chmodSync(file, 0o600); // mode applies on creation only; a leftover file is narrowed too
+  return file;
 }
 
 export type AgentResult = { ok: true; summary: string } | { ok: false; error: string };
@@ -92,10 +111,8 @@ export class ReferenceAgentAdapter implements AgentAdapter {
   constructor(private readonly options: ReferenceAgentOptions) {}
 
   launch(spec: SegmentSpec): AgentLaunch {
-    // The prompt goes through a file: argv elements are limited in size (128 KiB on Linux).
-    fs.mkdirSync(spec.segmentDir, { recursive: true });
-    const promptFile = path.join(spec.segmentDir, 'prompt.txt');
-    fs.writeFileSync(promptFile, spec.prompt);
+    // The prompt goes through a file: argv is world-readable and limited in size (128 KiB per element on Linux).
+    const promptFile = writePrivateFile(spec.segmentDir, 'prompt.txt', spec.prompt);
     const args = [
       ...this.options.argsPrefix,
       spec.resume ? '--resume' : '--session-id',
@@ -129,6 +146,7 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       },
       unsetEnv: ['ANTHROPIC_API_KEY'],
       eventsOnFd3: true,
+      stdin: 'terminal',
     };
   }
 
@@ -174,9 +192,11 @@ export interface ClaudeCodeOptions {
 const CLAUDE_THINKING_TOKENS: Record<string, string> = { low: '4000', medium: '10000', high: '31999' };
 
 /**
- * Claude Code (facts in shared/reference/README.md): first segment `--session-id <uuid>`, later
- * `--resume <uuid>` from the SAME cwd; `--settings` carries the environment because it beats
- * ~/.claude/settings.json; `--output-format stream-json --verbose` gives the final result line.
+ * Claude Code: first segment `--session-id <uuid>`, later `--resume <uuid>` from the SAME cwd;
+ * `--settings <file>` carries the environment because it beats ~/.claude/settings.json;
+ * `--output-format stream-json --verbose` gives the final result line. `-p` without a prompt
+ * argument reads the prompt from stdin, which is the prompt file: it reaches its end at once, so
+ * Claude Code does not wait for input, and neither the prompt nor the proxy URL is in argv.
  */
 export class ClaudeCodeAdapter implements AgentAdapter {
   readonly kind = 'claude-code' as const;
@@ -194,9 +214,10 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     };
     const thinking = spec.thoughtLevel ? CLAUDE_THINKING_TOKENS[spec.thoughtLevel] : undefined;
     if (thinking) env.MAX_THINKING_TOKENS = thinking;
+    const promptFile = writePrivateFile(spec.segmentDir, 'prompt.txt', spec.prompt);
+    const settingsFile = writePrivateFile(spec.segmentDir, 'claude-settings.json', JSON.stringify({ env }));
     const args = [
       '-p',
-      spec.prompt,
       spec.resume ? '--resume' : '--session-id',
       spec.sessionId,
       '--output-format',
@@ -205,13 +226,13 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       '--permission-mode',
       spec.permissionMode,
       '--settings',
-      JSON.stringify({ env }),
+      settingsFile,
     ];
     if (spec.model) args.push('--model', spec.model);
     const processEnv: Record<string, string> = { ...this.options.env, ...env };
     if (this.options.configDir) processEnv.CLAUDE_CONFIG_DIR = this.options.configDir;
     if ((this.options.isRoot ?? process.getuid?.() === 0) && spec.permissionMode === 'bypassPermissions') processEnv.IS_SANDBOX = '1';
-    return { command: this.options.command, args, env: processEnv, unsetEnv: ['ANTHROPIC_API_KEY'], eventsOnFd3: false };
+    return { command: this.options.command, args, env: processEnv, unsetEnv: ['ANTHROPIC_API_KEY'], eventsOnFd3: false, stdin: { file: promptFile } };
   }
 
   /** Sessions live in <config>/projects/<cwd with every non-alphanumeric as '-'>/<uuid>.jsonl. */

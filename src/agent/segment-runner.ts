@@ -63,6 +63,8 @@ export class SegmentRun {
   private replay = '';
   private stderrTail = '';
   private stopReason: 'cancelled' | 'interrupted' | 'expired' | null = null;
+  private interruptedByUser = false;
+  private toldInputIgnored = false;
   private stopping: Promise<void> | null = null;
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
@@ -86,7 +88,8 @@ export class SegmentRun {
    * Rejects (after cleaning up) if the agent cannot be started at all, e.g. not installed.
    */
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
-    fs.mkdirSync(options.segmentDir, { recursive: true });
+    // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
+    fs.mkdirSync(options.segmentDir, { recursive: true, mode: 0o700 });
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
       apiKey: options.gateway.apiKey,
@@ -105,14 +108,24 @@ export class SegmentRun {
     const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid) };
     for (const name of launch.unsetEnv ?? []) delete env[name];
     const isWindows = process.platform === 'win32';
-    const child = spawn(launch.command, launch.args, {
-      cwd: spec.workspacePath,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore'],
-      // Its own process group, so the final SIGKILL also reaches the agent's own children.
-      detached: !isWindows,
-      windowsHide: true,
-    });
+    let stdinFd: number | undefined;
+    let child: ChildProcess;
+    try {
+      if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
+      child = spawn(launch.command, launch.args, {
+        cwd: spec.workspacePath,
+        env,
+        stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore'],
+        // Its own process group, so the final SIGKILL also reaches the agent's own children.
+        detached: !isWindows,
+        windowsHide: true,
+      });
+    } catch (err) {
+      await proxy.close();
+      throw err;
+    } finally {
+      if (stdinFd !== undefined) fs.closeSync(stdinFd); // the child holds its own copy
+    }
     try {
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
@@ -145,9 +158,24 @@ export class SegmentRun {
     return () => this.views.delete(view);
   }
 
-  /** Keystrokes from the terminal (answers to permission prompts). */
+  /**
+   * Keystrokes from the task's terminal. Ctrl+C interrupts the agent as a terminal would (SIGINT;
+   * the task then fails with that reason). Other keys go to an agent that reads the terminal
+   * (answers to permission prompts); an agent whose stdin is its prompt file reads none.
+   */
   writeInput(data: string): void {
-    if (!this.exited && this.child.stdin?.writable) this.child.stdin.write(data);
+    if (this.exited) return;
+    if (data.includes('\x03')) {
+      this.interruptedByUser = true;
+      this.show('^C\n');
+      this.signal('SIGINT');
+      return;
+    }
+    if (this.child.stdin?.writable) this.child.stdin.write(data);
+    else if (!this.toldInputIgnored) {
+      this.toldInputIgnored = true;
+      this.show(`\n[off-peak] the ${this.options.adapter.kind} agent does not read terminal input here; Ctrl+C stops it\n`);
+    }
   }
 
   /** The user cancelled the task: stop the agent; the outcome is `cancelled`. */
@@ -203,7 +231,7 @@ export class SegmentRun {
         }
       });
     }
-    child.stdin!.on('error', () => undefined); // the agent may exit with input pending
+    child.stdin?.on('error', () => undefined); // the agent may exit with input pending
     child.on('close', (code, signal) => void this.finish(code, signal));
   }
 
@@ -286,7 +314,8 @@ export class SegmentRun {
     const result = this.reader.result();
     if (code === 0 && result?.ok) return { kind: 'completed', summary: result.summary, exitCode: code };
     let reason: string;
-    if (result && !result.ok) reason = result.error;
+    if (this.interruptedByUser) reason = 'the agent was stopped with Ctrl+C in its terminal';
+    else if (result && !result.ok) reason = result.error;
     else if (code === 0) reason = 'the agent exited without reporting a result';
     else if (signal) reason = `the agent was killed by ${signal}`;
     else reason = `the agent exited with code ${code}`;

@@ -44,10 +44,10 @@ export interface TaskRuntimeOptions {
   adapters: Partial<Record<AgentKind, AgentAdapter>>;
   defaultAgent: () => AgentKind;
   /**
-   * The model for a task that names none (seed 06: the first of the gateway's allowed models);
-   * undefined or null leaves the choice to the agent.
+   * The model for a task that names none: the gateway's default model (its configs), asked when a
+   * segment starts. Undefined or null leaves the choice to the agent.
    */
-  defaultModel?: () => string | null | undefined;
+  defaultModel?: () => Promise<string | null | undefined> | string | null | undefined;
   gateway: { baseUrl: string; apiKey: () => Promise<string | undefined> };
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
@@ -171,7 +171,7 @@ export class TaskRuntime {
           resume,
           prompt: resume ? CONTINUATION_PROMPT : task.prompt,
           permissionMode: task.permissionMode,
-          model: task.model ?? this.options.defaultModel?.() ?? null,
+          model: task.model ?? (await this.defaultModel()),
           thoughtLevel: task.thoughtLevel,
           workspacePath: task.workspacePath,
         },
@@ -218,6 +218,16 @@ export class TaskRuntime {
     this.active.set(taskId, segment);
     this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: run.pid, at: clock.now() });
     return { status: 'started' };
+  }
+
+  /** The gateway's default model; a failure to learn it leaves the choice to the agent (logged). */
+  private async defaultModel(): Promise<string | null> {
+    try {
+      return (await this.options.defaultModel?.()) ?? null;
+    } catch (err) {
+      this.log(`runtime: the gateway's default model is unknown (${(err as Error).message}); the agent chooses`);
+      return null;
+    }
   }
 
   private onProxyEvent(taskId: string, ticketId: string, event: TicketProxyEvent): void {

@@ -152,12 +152,13 @@ export class TicketProxy {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://proxy.invalid');
-    const prefix = `/${this.secret}`;
-    if (url.pathname !== prefix && !url.pathname.startsWith(prefix + '/')) {
+    // The first path segment is the secret; the rest is the Anthropic API path.
+    const [, given = '', ...restParts] = url.pathname.split('/');
+    if (!sameSecret(given, this.secret)) {
       req.resume();
       return sendError(res, 404, 'not_found_error', 'not found');
     }
-    const rest = url.pathname.slice(prefix.length);
+    const rest = restParts.length ? '/' + restParts.join('/') : '';
     // Claude Code probes `HEAD <base>` (unauthenticated) before anything else: answer locally.
     if (req.method === 'HEAD') {
       req.resume();
@@ -305,4 +306,13 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * Compares a presented secret with ours in constant time (no early exit at the first differing
+ * character that a local process could time): equal-length digests through timingSafeEqual.
+ */
+export function sameSecret(given: string, secret: string): boolean {
+  const digest = (text: string) => crypto.createHash('sha256').update(text).digest();
+  return crypto.timingSafeEqual(digest(given), digest(secret));
 }

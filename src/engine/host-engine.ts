@@ -102,6 +102,8 @@ export class HostEngine {
       service,
       adapters,
       defaultAgent: options.agent,
+      // A task that names no model runs on the gateway's default, as the form's "Gateway default" says.
+      defaultModel: async () => (await gateway.configs()).default_model,
       gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey },
       runtimeDir,
       clock,

@@ -70,7 +70,13 @@ export interface Admission {
   release(): void;
 }
 
-type ChangeListener = () => void;
+/** What changed: these tickets; `queueMoved` when a ticket left the queue (positions behind it shift). */
+export interface TicketChange {
+  ticketIds: readonly string[];
+  queueMoved: boolean;
+}
+
+type ChangeListener = (change: TicketChange) => void;
 
 export function newTicketId(): string {
   return `tkt_${randomBytes(16).toString('base64url')}`;
@@ -110,8 +116,9 @@ export class TicketAuthority {
     return () => this.listeners.delete(listener);
   }
 
-  private emitChange(): void {
-    for (const listener of [...this.listeners]) listener();
+  private emitChange(ticketIds: readonly string[], queueMoved = false): void {
+    const change: TicketChange = { ticketIds, queueMoved };
+    for (const listener of [...this.listeners]) listener(change);
   }
 
   private isEligible(user: GatewayUser): boolean {
@@ -173,10 +180,10 @@ export class TicketAuthority {
     const now = this.now();
     if (!this.isExposed(user)) throw errors.notEligible('off-peak tasks are not available for this account');
     if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
-    let changed = false;
+    let changed: string[] = [];
     // Refusals leave the transaction normally (no rollback needed) and are thrown after it.
     const result = this.store.transaction((): { ticket: TicketRecord; reused: boolean } | { refusal: Error } => {
-      changed = this.expireDue(now).length > 0;
+      changed = this.expireDue(now);
       const existing = this.store.liveForTask(user.id, taskId);
       if (existing) return { ticket: existing, reused: true };
       const room = this.room(user, now);
@@ -186,10 +193,11 @@ export class TicketAuthority {
       if (room.quotaLeft === 0) {
         return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} tickets per ${Math.round(this.policy.quotaWindowMs / 60000)} min`, room.quotaNextAt, now) };
       }
-      changed = true;
-      return { ticket: this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now }), reused: false };
+      const inserted = this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });
+      changed.push(inserted.ticketId);
+      return { ticket: inserted, reused: false };
     });
-    if (changed) this.emitChange();
+    if (changed.length > 0) this.emitChange(changed);
     if ('refusal' in result) throw result.refusal;
     if (!result.reused) this.metrics?.takes.inc();
     const ticket = result.ticket;
@@ -252,18 +260,20 @@ export class TicketAuthority {
     const found = this.store.get(ticketId);
     if (!found || found.userId !== user.id) throw errors.notFound(`no ticket ${ticketId}`);
     let changed = false;
+    let leftQueue = false;
     const settled = this.store.transaction((): TicketRecord | undefined => {
       const ticket = this.store.get(ticketId);
       if (!ticket || ticket.state === 'settled') return ticket;
       const from = this.effective(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
       const next = this.store.update(ticketId, [ticket.state], { state: 'settled', settledAt: now, settleReason: reason, settledFrom: from });
       changed = next !== undefined;
+      leftQueue = from === 'queued';
       return next;
     });
     if (!settled || settled.state !== 'settled') throw errors.internal(`ticket ${ticketId} could not be settled`);
     if (changed) {
       this.metrics?.settles.inc();
-      this.emitChange();
+      this.emitChange([ticketId], leftQueue);
     }
     return {
       server_time: now,
@@ -299,7 +309,7 @@ export class TicketAuthority {
       return { expired, promoted, pruned };
     });
     this.metrics?.promotions.inc(result.promoted.length);
-    if (result.expired.length > 0 || result.promoted.length > 0) this.emitChange();
+    if (result.expired.length > 0 || result.promoted.length > 0) this.emitChange([...result.expired, ...result.promoted], result.promoted.length > 0);
     return result;
   }
 
@@ -321,7 +331,7 @@ export class TicketAuthority {
     }
     this.inFlight += 1;
     this.metrics?.admissions.inc();
-    if (activated) this.emitChange();
+    if (activated) this.emitChange([current.ticketId]);
     let released = false;
     return {
       ticket: current,
@@ -346,8 +356,7 @@ export class TicketAuthority {
     if (ticket.state === 'expired' || ticket.state === 'settled') {
       if (stored.state !== ticket.state) {
         // Persist the time-based expiry now so capacity frees without waiting for the timer.
-        this.store.transaction(() => this.expireDue(now));
-        this.emitChange();
+        this.emitChange(this.store.transaction(() => this.expireDue(now)));
       }
       throw this.rejectInvalid(`ticket ${ticket.state}`);
     }

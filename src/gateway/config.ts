@@ -49,6 +49,10 @@ export const GatewayConfigSchema = z.object({
   retentionMs: nonNegativeInt,
   maxJsonBodyBytes: positiveInt,
   maxModelBodyBytes: positiveInt,
+  bodyReadTimeoutMs: positiveInt,
+  maxConnections: positiveInt,
+  maxLongPollsPerUser: positiveInt,
+  maxModelRequestsPerUser: positiveInt,
   shutdownGraceMs: nonNegativeInt,
   upstreamUrl: z.string().url().nullable(),
   upstreamApiKey: z.string().min(1).nullable(),
@@ -60,6 +64,9 @@ export const GatewayConfigSchema = z.object({
   upgradeUrl: z.string().nullable(),
   models: z.array(ModelConfigSchema),
   defaultModel: z.string().nullable(),
+  unknownModel: z.enum(['default', 'reject']),
+  opsToken: z.string().min(16).nullable(),
+  opsListen: z.string().min(1).nullable(),
   users: z.array(UserConfigSchema),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
   testHooks: z.boolean(),
@@ -93,6 +100,10 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   retentionMs: 30 * 24 * 3_600_000,
   maxJsonBodyBytes: 64 * 1024,
   maxModelBodyBytes: 32 * 1024 * 1024,
+  bodyReadTimeoutMs: 30_000,
+  maxConnections: 1024,
+  maxLongPollsPerUser: 8,
+  maxModelRequestsPerUser: 4,
   shutdownGraceMs: 10_000,
   upstreamUrl: null,
   upstreamApiKey: null,
@@ -108,6 +119,9 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     { id: 'claude-haiku-4-5', display_name: 'Claude Haiku 4.5' },
   ],
   defaultModel: null,
+  unknownModel: 'default',
+  opsToken: null,
+  opsListen: null,
   users: [],
   logLevel: 'info',
   testHooks: false,
@@ -142,6 +156,7 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'activeWindowMs', flag: '--active-window-ms', env: 'OFFPEAK_GATEWAY_ACTIVE_WINDOW_MS', type: 'int', description: 'Segment length from the first admitted model request.' },
   { key: 'segmentCapacity', flag: '--segment-capacity', env: 'OFFPEAK_GATEWAY_SEGMENT_CAPACITY', type: 'int', description: 'Tickets that may be ready or active at once (all users).' },
   { key: 'maxConcurrentModelRequests', flag: '--max-model-concurrency', env: 'OFFPEAK_GATEWAY_MAX_MODEL_CONCURRENCY', type: 'int', description: 'Model requests forwarded upstream at once; more get 429/3105.' },
+  { key: 'maxModelRequestsPerUser', flag: '--max-model-concurrency-per-user', env: 'OFFPEAK_GATEWAY_MAX_MODEL_CONCURRENCY_PER_USER', type: 'int', description: "One user's model requests forwarded at once; more get 429/3105 (others are still admitted)." },
   { key: 'takesPerWindow', flag: '--quota-takes', env: 'OFFPEAK_GATEWAY_QUOTA_TAKES', type: 'int', description: 'Tickets per user per rolling quota window (3103 beyond).' },
   { key: 'quotaWindowMs', flag: '--quota-window-ms', env: 'OFFPEAK_GATEWAY_QUOTA_WINDOW_MS', type: 'int', description: 'Rolling quota window.' },
   { key: 'maxLiveTicketsPerUser', flag: '--max-live-tickets', env: 'OFFPEAK_GATEWAY_MAX_LIVE_TICKETS', type: 'int', description: 'Queued + ready + active tickets per user (3103 beyond).' },
@@ -149,9 +164,12 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'maxPollMs', flag: '--max-poll-ms', env: 'OFFPEAK_GATEWAY_MAX_POLL_MS', type: 'int', description: 'Longest poll hint / Retry-After given.' },
   { key: 'busyRetryAfterMs', flag: '--busy-retry-after-ms', env: 'OFFPEAK_GATEWAY_BUSY_RETRY_AFTER_MS', type: 'int', description: 'Retry-After of a 3105 caused by model concurrency.' },
   { key: 'statusMaxWaitMs', flag: '--status-max-wait-ms', env: 'OFFPEAK_GATEWAY_STATUS_MAX_WAIT_MS', type: 'int', description: 'Cap on a status long-poll (wait_ms).' },
+  { key: 'maxLongPollsPerUser', flag: '--max-long-polls-per-user', env: 'OFFPEAK_GATEWAY_MAX_LONG_POLLS_PER_USER', type: 'int', description: "Status long-polls one user may hold waiting; more are answered at once without waiting." },
   { key: 'retentionMs', flag: '--retention-ms', env: 'OFFPEAK_GATEWAY_RETENTION_MS', type: 'int', description: 'Delete expired/settled tickets this long after they ended (checked hourly; 0 = keep forever; take history inside the quota window is always kept).' },
   { key: 'maxJsonBodyBytes', flag: '--max-body-bytes', env: 'OFFPEAK_GATEWAY_MAX_BODY_BYTES', type: 'int', description: 'Largest ticket-API request body (413 beyond).' },
   { key: 'maxModelBodyBytes', flag: '--max-model-body-bytes', env: 'OFFPEAK_GATEWAY_MAX_MODEL_BODY_BYTES', type: 'int', description: 'Largest model request body (413 beyond).' },
+  { key: 'bodyReadTimeoutMs', flag: '--body-read-timeout-ms', env: 'OFFPEAK_GATEWAY_BODY_READ_TIMEOUT_MS', type: 'int', description: 'A request body not fully received this long after its headers is cut with 408 (a model request takes its slot only after its body is in).' },
+  { key: 'maxConnections', flag: '--max-connections', env: 'OFFPEAK_GATEWAY_MAX_CONNECTIONS', type: 'int', description: 'Open client connections at once (all users); connections beyond are closed unanswered.' },
   { key: 'shutdownGraceMs', flag: '--shutdown-grace-ms', env: 'OFFPEAK_GATEWAY_SHUTDOWN_GRACE_MS', type: 'int', description: 'On SIGTERM/SIGINT, how long in-flight requests may finish.' },
   { key: 'upstreamUrl', flag: '--upstream-url', env: 'OFFPEAK_GATEWAY_UPSTREAM_URL', type: 'nullable-string', description: 'Anthropic-compatible API base (e.g. https://api.anthropic.com).' },
   { key: 'upstreamApiKey', flag: '', env: 'OFFPEAK_UPSTREAM_API_KEY', type: 'nullable-string', description: 'Upstream API key: environment (or config file) only, never a flag.' },
@@ -163,12 +181,22 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'upgradeUrl', flag: '--upgrade-url', env: 'OFFPEAK_GATEWAY_UPGRADE_URL', type: 'nullable-string', description: 'Upgrade link for them.' },
   { key: 'models', flag: '--models', env: 'OFFPEAK_GATEWAY_MODELS', type: 'models', description: 'Allowed models: id or id=Display Name, comma-separated.' },
   { key: 'defaultModel', flag: '--default-model', env: 'OFFPEAK_GATEWAY_DEFAULT_MODEL', type: 'nullable-string', description: 'Default model (default: the first allowed model).' },
+  { key: 'unknownModel', flag: '--unknown-model', env: 'OFFPEAK_GATEWAY_UNKNOWN_MODEL', type: 'string', description: 'A model request naming a model outside --models: default (sent as the default model) or reject (400). An empty --models allows any model.' },
   { key: 'users', flag: '--user', env: 'OFFPEAK_GATEWAY_USERS', type: 'users', description: 'A user id:apiKey[:plan] (repeat the flag, or comma-separate in the env var).' },
+  { key: 'opsListen', flag: '--ops-listen', env: 'OFFPEAK_GATEWAY_OPS_LISTEN', type: 'nullable-string', description: 'host:port for /metrics and /healthz alone (then not served on the API address); port 0 = any free port.' },
+  { key: 'opsToken', flag: '', env: 'OFFPEAK_GATEWAY_OPS_TOKEN', type: 'nullable-string', description: '/metrics and /healthz answer only to Authorization: Bearer <this> (16+ characters): environment (or config file) only, never a flag.' },
   { key: 'logLevel', flag: '--log-level', env: 'OFFPEAK_GATEWAY_LOG_LEVEL', type: 'string', description: 'debug, info, warn, error or silent (JSON lines on stderr).' },
   { key: 'testHooks', flag: '--test-hooks', env: 'OFFPEAK_GATEWAY_TEST_HOOKS', type: 'bool', description: 'Enable POST /__test/tick and /__test/advance-clock (tests only; never in production).' },
 ];
 
 export class ConfigError extends Error {}
+
+/** `host:port` or `[v6-host]:port`, as given to --ops-listen. */
+export function parseListenAddress(text: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text.trim());
+  if (!match || Number(match[3]) > 65535) throw new ConfigError(`opsListen: expected host:port (e.g. 127.0.0.1:9090), got "${text}"`);
+  return { host: match[1] ?? match[2], port: Number(match[3]) };
+}
 
 function parseBool(text: string, where: string): boolean {
   if (/^(1|true|yes|on)$/i.test(text)) return true;
@@ -331,6 +359,11 @@ export function resolveGatewayConfig(settings: Partial<GatewayConfig>): GatewayC
     ids.add(user.id);
   }
   if (config.defaultModel === null && config.models.length > 0) config.defaultModel = config.models[0].id;
+  // Unlisted models are sent as the default one: it must itself be listed.
+  if (config.defaultModel !== null && config.models.length > 0 && !config.models.some((m) => m.id === config.defaultModel)) {
+    throw new ConfigError(`defaultModel ${config.defaultModel} is not one of the allowed models (${config.models.map((m) => m.id).join(', ')})`);
+  }
+  if (config.opsListen !== null) parseListenAddress(config.opsListen);
   return config;
 }
 
@@ -339,7 +372,7 @@ export function helpText(): string {
   for (const o of GATEWAY_OPTIONS) {
     const name = o.flag ? `${o.flag}${o.type === 'bool' ? '' : ' <value>'}` : '(env only)';
     const fallback = o.key === 'config' ? '' : ` [default: ${JSON.stringify(DEFAULT_CONFIG[o.key as keyof GatewayConfig])}]`;
-    lines.push(`  ${name.padEnd(34)} ${o.description}${o.key === 'users' || o.key === 'upstreamApiKey' ? '' : fallback}`);
+    lines.push(`  ${name.padEnd(34)} ${o.description}${o.key === 'users' || o.key === 'upstreamApiKey' || o.key === 'opsToken' ? '' : fallback}`);
     lines.push(`  ${''.padEnd(34)} env ${o.env}`);
   }
   return lines.join('\n');

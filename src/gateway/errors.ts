@@ -42,6 +42,7 @@ export const errors = {
   notFound: (message: string) => new GatewayHttpError(404, 'not_found_error', GeneralErrorCode.NotFound, message),
   methodNotAllowed: (message: string) => new GatewayHttpError(405, 'invalid_request_error', GeneralErrorCode.MethodNotAllowed, message),
   tooLarge: (message: string) => new GatewayHttpError(413, 'request_too_large', GeneralErrorCode.RequestTooLarge, message),
+  requestTimeout: (message: string) => new GatewayHttpError(408, 'invalid_request_error', GeneralErrorCode.RequestTimeout, message),
   upstreamUnavailable: (message: string) => new GatewayHttpError(502, 'api_error', GeneralErrorCode.UpstreamUnavailable, message),
   upstreamNotConfigured: (message: string) => new GatewayHttpError(503, 'api_error', GeneralErrorCode.UpstreamNotConfigured, message),
   shuttingDown: () => new GatewayHttpError(503, 'overloaded_error', GeneralErrorCode.ShuttingDown, 'the gateway is shutting down', { retry_after_ms: 5000 }),

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     lines.push(`  model upstream: ${config.upstreamUrl ?? 'none configured (model requests answer 503)'}`);
   }
   lines.push(`  Anthropic base URL for agents: ${gateway.url}/api/anthropic`);
+  if (gateway.opsUrl) lines.push(`  /metrics and /healthz: ${gateway.opsUrl} only`);
   process.stdout.write(lines.join('\n') + '\n');
 
   let stopping = false;

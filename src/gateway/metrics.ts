@@ -75,6 +75,8 @@ export class GatewayMetrics {
   readonly admissions = new Counter('offpeak_model_admissions_total', 'Model requests admitted and forwarded upstream.');
   readonly upstreamErrors = new Counter('offpeak_upstream_errors_total', 'Model requests that failed to reach upstream or broke mid-stream.');
   readonly clientAborts = new Counter('offpeak_model_client_aborts_total', 'Model requests whose client hung up before the answer was complete (upstream aborted).');
+  readonly longPollRechecks = new Counter('offpeak_long_poll_rechecks_total', 'Waiting status long-polls re-read because a ticket they watch changed.');
+  readonly longPollsOverCap = new Counter('offpeak_long_polls_over_cap_total', 'Status long-polls answered at once because their user already held the most allowed.');
   readonly upstreamHeaders = new Histogram('offpeak_upstream_response_seconds', 'Time from admission to upstream response headers.', LATENCY_BUCKETS);
   readonly upstreamTotal = new Histogram('offpeak_upstream_duration_seconds', 'Time from admission to the end of the upstream response.', LATENCY_BUCKETS);
 
@@ -83,12 +85,13 @@ export class GatewayMetrics {
     this.httpRequests.incRendered(`{route="${route}",status="${status}"}`);
   }
 
-  render(gauges: { byState: Record<string, number>; queueLength: number; inFlight: number; windowsOpen: boolean }): string {
+  render(gauges: { byState: Record<string, number>; queueLength: number; inFlight: number; windowsOpen: boolean; longPolls: number }): string {
     const sections = [
       ['# HELP offpeak_tickets Tickets by state.', '# TYPE offpeak_tickets gauge', ...Object.entries(gauges.byState).map(([state, n]) => `offpeak_tickets{state="${state}"} ${n}`)].join('\n'),
       ['# HELP offpeak_queue_length Queued tickets waiting for promotion.', '# TYPE offpeak_queue_length gauge', `offpeak_queue_length ${gauges.queueLength}`].join('\n'),
       ['# HELP offpeak_model_requests_in_flight Model requests being forwarded now.', '# TYPE offpeak_model_requests_in_flight gauge', `offpeak_model_requests_in_flight ${gauges.inFlight}`].join('\n'),
       ['# HELP offpeak_window_open 1 while the off-peak windows are open.', '# TYPE offpeak_window_open gauge', `offpeak_window_open ${gauges.windowsOpen ? 1 : 0}`].join('\n'),
+      ['# HELP offpeak_long_polls Status long-polls waiting now.', '# TYPE offpeak_long_polls gauge', `offpeak_long_polls ${gauges.longPolls}`].join('\n'),
       this.httpRequests.render(),
       this.errors.render(),
       this.takes.render(),
@@ -98,6 +101,8 @@ export class GatewayMetrics {
       this.admissions.render(),
       this.upstreamErrors.render(),
       this.clientAborts.render(),
+      this.longPollRechecks.render(),
+      this.longPollsOverCap.render(),
       this.upstreamHeaders.render(),
       this.upstreamTotal.render(),
     ];

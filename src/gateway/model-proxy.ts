@@ -1,11 +1,13 @@
-// Forwards one admitted Anthropic Messages request upstream and streams the answer back byte for
-// byte (pipe = backpressure both ways). The client's auth and ticket header never leave the
-// gateway: upstream gets the gateway's own key. A client that hangs up aborts the upstream call.
+// Forwards one admitted Anthropic Messages request (its body already read) upstream and streams
+// the answer back byte for byte (pipe = backpressure). Only allow-listed headers cross, each way
+// (header-filter.ts): the client's auth and ticket header never leave the gateway, upstream gets
+// the gateway's own key. A client that hangs up aborts the upstream call.
 import http from 'node:http';
 import https from 'node:https';
-import { SERVER_TIME_HEADER, TICKET_HEADER } from '../protocol/gateway';
+import { SERVER_TIME_HEADER } from '../protocol/gateway';
 import type { Admission } from './authority';
 import { errors } from './errors';
+import { headersToUpstream, headersToUser } from './header-filter';
 import type { Logger } from './logger';
 import type { GatewayMetrics } from './metrics';
 
@@ -16,10 +18,6 @@ export interface UpstreamTarget {
   timeoutMs: number;
 }
 
-// Hop-by-hop headers (RFC 9110 §7.6.1) and the ones we replace.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-const NOT_FORWARDED = new Set([...HOP_BY_HOP, 'host', 'authorization', 'x-api-key', TICKET_HEADER, 'expect']);
-
 const keepAliveHttp = new http.Agent({ keepAlive: true, maxSockets: 256 });
 const keepAliveHttps = new https.Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -28,9 +26,10 @@ export interface ProxyContext {
   res: http.ServerResponse;
   /** Path below the Anthropic base, e.g. `/v1/messages`, with the query string as received. */
   upstreamPathAndQuery: string;
+  /** The request body as it goes upstream. */
+  body: Buffer;
   admission: Admission;
   upstream: UpstreamTarget;
-  maxBodyBytes: number;
   serverTime: () => number;
   metrics: GatewayMetrics;
   log: Logger;
@@ -43,10 +42,8 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
   const { req, res, admission, upstream, metrics, log } = ctx;
   const base = new URL(upstream.url);
   const target = new URL(base.pathname.replace(/\/$/, '') + ctx.upstreamPathAndQuery, base);
-  const headers: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
-  }
+  const headers = headersToUpstream(req.headers);
+  headers['content-length'] = ctx.body.length;
   if (upstream.apiKey) {
     if (upstream.auth === 'bearer') headers.authorization = `Bearer ${upstream.apiKey}`;
     else headers['x-api-key'] = upstream.apiKey;
@@ -78,10 +75,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
     upstreamRequest.on('response', (incoming) => {
       upstreamResponse = incoming;
       metrics.upstreamHeaders.observe((performance.now() - started) / 1000);
-      const outHeaders: http.OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(incoming.headers)) {
-        if (value !== undefined && !HOP_BY_HOP.has(name)) outHeaders[name] = value;
-      }
+      const outHeaders = headersToUser(incoming.headers);
       outHeaders[SERVER_TIME_HEADER] = String(ctx.serverTime());
       res.writeHead(incoming.statusCode ?? 502, outHeaders);
       // Send the headers now: an SSE client should see the stream start without waiting for data.
@@ -117,19 +111,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
       done();
     });
 
-    let received = 0;
-    req.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > ctx.maxBodyBytes && !upstreamRequest.destroyed) {
-        upstreamRequest.destroy();
-        req.unpipe(upstreamRequest);
-        if (!res.headersSent) {
-          res.setHeader('connection', 'close');
-          ctx.sendError(errors.tooLarge(`model request body over ${ctx.maxBodyBytes} bytes`));
-        } else res.destroy();
-      }
-    });
-    req.pipe(upstreamRequest);
+    upstreamRequest.end(ctx.body);
   });
 }
 

@@ -1,7 +1,8 @@
 // The reference Off-Peak Gateway: HTTP routes of DESIGN §6 on node:http, the promote timer,
-// the model proxy, /healthz, /metrics and graceful shutdown. `startGateway` is what main.ts
-// and the tests use; tests inject a ManualClock, set promoteIntervalMs 0 and call `tick()`.
-import { createHash } from 'node:crypto';
+// the model proxy, /healthz, /metrics (optionally on their own address, behind a token) and
+// graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
+// ManualClock, set promoteIntervalMs 0 and call `tick()`.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
@@ -16,14 +17,17 @@ import {
   type HealthResponse,
   type StatusResponse,
 } from '../protocol/gateway';
-import { TicketAuthority, type GatewayUser, type TickResult } from './authority';
-import { resolveGatewayConfig, type GatewayConfig } from './config';
+import { TicketAuthority, type Admission, type GatewayUser, type TickResult } from './authority';
+import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from './config';
 import { errors, GatewayHttpError } from './errors';
 import { createLogger, type Logger } from './logger';
+import { LongPollRegistry } from './long-polls';
 import { GatewayMetrics } from './metrics';
+import { applyModelAllowList } from './model-allow-list';
 import { proxyModelRequest } from './model-proxy';
 import { SqliteTicketStore } from './sqlite-store';
 import { MemoryTicketStore, type TicketStore } from './store';
+import { PerUserLimit } from './user-limits';
 import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -41,6 +45,14 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+function bearerToken(req: http.IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  return header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '').trim() : undefined;
+}
+
+/** Which address a request came in on: the API, or the separate operations address (--ops-listen). */
+type Surface = 'api' | 'ops';
+
 export function windowsFromConfig(config: GatewayConfig): OffPeakWindows {
   let spec: WindowSpec;
   if (config.windowsClosed) spec = { kind: 'never' };
@@ -52,29 +64,39 @@ export function windowsFromConfig(config: GatewayConfig): OffPeakWindows {
 
 class PayloadError extends Error {}
 
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+/** The whole body, at most `limit` bytes (413), all of it within `timeoutMs` (408). */
+function readBody(req: http.IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(errors.tooLarge(`request body over ${limit} bytes`));
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const stop = (error: Error) => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.pause();
+      reject(error);
+    };
+    const timer = setTimeout(() => stop(errors.requestTimeout(`request body not received within ${timeoutMs} ms`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.pause();
-        reject(errors.tooLarge(`request body over ${limit} bytes`));
-        return;
-      }
-      chunks.push(chunk);
+      if (size > limit) stop(errors.tooLarge(`request body over ${limit} bytes`));
+      else chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', (error) => reject(new PayloadError(error.message)));
+    req.on('error', (error) => stop(new PayloadError(error.message)));
+    req.on('close', () => {
+      if (!req.complete) stop(new PayloadError('client closed before the body was complete'));
+    });
   });
 }
 
-async function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
-  const raw = await readBody(req, limit);
+async function readJson(req: http.IncomingMessage, limit: number, timeoutMs: number): Promise<unknown> {
+  const raw = await readBody(req, limit, timeoutMs);
   if (raw.length === 0) throw errors.invalidRequest('request body must be JSON');
   try {
     return JSON.parse(raw.toString('utf8'));
@@ -92,6 +114,9 @@ export class GatewayServer {
   readonly metrics = new GatewayMetrics();
   readonly config: GatewayConfig;
   private readonly server: http.Server;
+  /** /metrics and /healthz alone, when --ops-listen is set. */
+  private readonly opsServer: http.Server | undefined;
+  private readonly opsTokenDigest: Buffer | undefined;
   private readonly usersByKeyHash = new Map<string, GatewayUser>();
   /** Keys seen to be valid, so the hot path skips hashing (only valid keys enter: no unbounded growth). */
   private readonly usersByKey = new Map<string, GatewayUser>();
@@ -101,7 +126,8 @@ export class GatewayServer {
   private readonly store: TicketStore;
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
-  private readonly pollWaiters = new Set<() => void>();
+  private readonly longPolls: LongPollRegistry;
+  private readonly modelRequestsPerUser: PerUserLimit;
   private readonly sockets = new Set<Socket>();
   private inFlightRequests = 0;
   private listenedPort = 0;
@@ -144,30 +170,49 @@ export class GatewayServer {
       },
       this.metrics,
     );
+    this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);
+    this.authority.onChange((change) => this.longPolls.notify(change));
+    this.modelRequestsPerUser = new PerUserLimit(c.maxModelRequestsPerUser);
+    this.opsTokenDigest = c.opsToken === null ? undefined : createHash('sha256').update(c.opsToken).digest();
     this.upstreamUrl = c.upstreamUrl;
-    this.server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => this.handle(req, res));
-    this.server.on('connection', (socket: Socket) => {
+    this.server = this.createHttpServer('api');
+    this.opsServer = c.opsListen === null ? undefined : this.createHttpServer('ops');
+  }
+
+  private createHttpServer(surface: Surface): http.Server {
+    const server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => this.handle(req, res, surface));
+    // Connections beyond the cap are closed by node before any request is read.
+    server.maxConnections = this.config.maxConnections;
+    server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    this.server.on('clientError', (_error, socket) => {
+    server.on('clientError', (_error, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
       else socket.destroy();
     });
+    return server;
   }
 
   /** Creates, listens, and starts the promote timer. */
   static async start(options: StartGatewayOptions = {}): Promise<GatewayServer> {
     const gateway = new GatewayServer(options);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        gateway.server.once('error', reject);
-        gateway.server.listen(gateway.config.port, gateway.config.host, () => {
-          gateway.server.off('error', reject);
+    const listen = (server: http.Server, port: number, host: string) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
           resolve();
         });
       });
+    try {
+      await listen(gateway.server, gateway.config.port, gateway.config.host);
+      if (gateway.opsServer && gateway.config.opsListen !== null) {
+        const ops = parseListenAddress(gateway.config.opsListen);
+        await listen(gateway.opsServer, ops.port, ops.host);
+      }
     } catch (error) {
+      gateway.server.close();
       gateway.store.close();
       throw error;
     }
@@ -177,6 +222,7 @@ export class GatewayServer {
     }
     gateway.log.info('gateway listening', {
       url: gateway.url,
+      ops: gateway.opsUrl,
       store: options.store ? 'injected' : gateway.config.store,
       windows: gateway.authority.windows.describe(),
       upstream: gateway.upstreamUrl,
@@ -192,8 +238,13 @@ export class GatewayServer {
 
   /** e.g. `http://127.0.0.1:8787` */
   get url(): string {
-    const host = this.config.host === '0.0.0.0' || this.config.host === '::' ? '127.0.0.1' : this.config.host;
-    return `http://${host.includes(':') ? `[${host}]` : host}:${this.port}`;
+    return urlOf(this.config.host, this.port);
+  }
+
+  /** Where /metrics and /healthz are served when they have their own address; else null. */
+  get opsUrl(): string | null {
+    const address = this.opsServer?.address() as AddressInfo | null | undefined;
+    return address && this.config.opsListen !== null ? urlOf(parseListenAddress(this.config.opsListen).host, address.port) : null;
   }
 
   /** The model upstream (set late by main.ts when it starts the demo model). */
@@ -218,10 +269,8 @@ export class GatewayServer {
   }
 
   private authenticate(req: http.IncomingMessage): GatewayUser {
-    const header = req.headers.authorization;
-    let key: string | undefined;
-    if (header && /^bearer\s+/i.test(header)) key = header.replace(/^bearer\s+/i, '').trim();
-    else if (typeof req.headers['x-api-key'] === 'string') key = req.headers['x-api-key'];
+    let key = bearerToken(req);
+    if (key === undefined && typeof req.headers['x-api-key'] === 'string') key = req.headers['x-api-key'];
     if (!key) throw errors.unauthorized('missing API key: send Authorization: Bearer <key>');
     const known = this.usersByKey.get(key);
     if (known) return known;
@@ -229,6 +278,13 @@ export class GatewayServer {
     if (!user) throw errors.unauthorized('unknown API key');
     this.usersByKey.set(key, user);
     return user;
+  }
+
+  /** With --ops-token (env), /metrics and /healthz answer only to that bearer token. */
+  private checkOpsToken(req: http.IncomingMessage): void {
+    if (!this.opsTokenDigest) return;
+    const given = createHash('sha256').update(bearerToken(req) ?? '').digest();
+    if (!timingSafeEqual(given, this.opsTokenDigest)) throw errors.unauthorized('this endpoint needs the operations token: Authorization: Bearer <token>');
   }
 
   private sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
@@ -247,11 +303,12 @@ export class GatewayServer {
     this.metrics.errors.inc({ code: gatewayError.code });
     const headers: http.OutgoingHttpHeaders = { [SERVER_TIME_HEADER]: String(this.clock.now()) };
     if (gatewayError.retryAfterSeconds !== undefined) headers['retry-after'] = String(gatewayError.retryAfterSeconds);
-    if (gatewayError.status === 413) headers.connection = 'close';
+    // The rest of the body is not read: the connection cannot carry another request.
+    if (gatewayError.status === 413 || gatewayError.status === 408) headers.connection = 'close';
     this.sendJson(res, gatewayError.status, gatewayError.body(this.clock.now()), headers);
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, surface: Surface): void {
     this.inFlightRequests += 1;
     const started = performance.now();
     const url = req.url ?? '/';
@@ -262,7 +319,7 @@ export class GatewayServer {
       this.metrics.countRequest(this.routeLabel(path), res.statusCode);
       if (this.debugLogging) this.log.debug('request', { method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
     });
-    this.route(req, res, path, q < 0 ? '' : url.slice(q)).catch((error: unknown) => {
+    this.route(req, res, path, q < 0 ? '' : url.slice(q), surface).catch((error: unknown) => {
       if (error instanceof PayloadError) {
         res.destroy();
         return;
@@ -282,7 +339,7 @@ export class GatewayServer {
     return 'other';
   }
 
-  private async route(req: http.IncomingMessage, res: http.ServerResponse, path: string, search: string): Promise<void> {
+  private async route(req: http.IncomingMessage, res: http.ServerResponse, path: string, search: string, surface: Surface): Promise<void> {
     const method = req.method ?? 'GET';
     if (this.closing && path !== GatewayPaths.healthz) {
       res.setHeader('connection', 'close');
@@ -291,18 +348,28 @@ export class GatewayServer {
     const expect = (allowed: string) => {
       if (method !== allowed) throw errors.methodNotAllowed(`${method} ${path}: use ${allowed}`);
     };
+    const opsRoute = path === GatewayPaths.healthz || path === GatewayPaths.metrics;
+    // With an operations address, each address serves only its own routes.
+    if (this.opsServer && opsRoute !== (surface === 'ops')) throw errors.notFound(`no route ${method} ${path} on this address`);
+    if (opsRoute) {
+      expect('GET');
+      this.checkOpsToken(req);
+      return path === GatewayPaths.healthz ? this.healthz(res) : this.metricsText(res);
+    }
+    const bodyTimeoutMs = this.config.bodyReadTimeoutMs;
 
     if (path === GatewayPaths.status) {
       expect('POST');
       const user = this.authenticate(req);
-      const parsed = StatusRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
+      const parsed = StatusRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
-      return this.status(req, res, user, parsed.data.ticket_ids, parsed.data.wait_ms ?? 0, parsed.data.known_states);
+      // A repeated id is answered (and watched) once.
+      return this.status(res, user, [...new Set(parsed.data.ticket_ids)], parsed.data.wait_ms ?? 0, parsed.data.known_states);
     }
     if (path === GatewayPaths.take) {
       expect('POST');
       const user = this.authenticate(req);
-      const parsed = TakeRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
+      const parsed = TakeRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
       return this.sendJson(res, 200, this.authority.take(user, parsed.data.task_id));
     }
@@ -310,7 +377,7 @@ export class GatewayServer {
     if (settle) {
       expect('POST');
       const user = this.authenticate(req);
-      const parsed = SettleRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes));
+      const parsed = SettleRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
       let ticketId: string;
       try {
@@ -339,26 +406,24 @@ export class GatewayServer {
       expect('POST');
       return this.model(req, res, path.slice(GatewayPaths.anthropicBase.length) + search);
     }
-    if (path === GatewayPaths.healthz) {
-      expect('GET');
-      this.store.ping();
-      const body: HealthResponse = { status: 'ok', server_time: this.clock.now(), version: GATEWAY_VERSION };
-      return this.sendJson(res, 200, body);
-    }
-    if (path === GatewayPaths.metrics) {
-      expect('GET');
-      const counts = this.authority.counts();
-      const text = this.metrics.render({ ...counts, windowsOpen: this.authority.windows.isOpen(this.clock.now()) });
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text), [SERVER_TIME_HEADER]: String(this.clock.now()) });
-      res.end(text);
-      return;
-    }
     if (this.config.testHooks && path.startsWith('/__test/')) return this.testHook(req, res, path);
     throw errors.notFound(`no route ${method} ${path}`);
   }
 
+  private healthz(res: http.ServerResponse): void {
+    this.store.ping();
+    const body: HealthResponse = { status: 'ok', server_time: this.clock.now(), version: GATEWAY_VERSION };
+    this.sendJson(res, 200, body);
+  }
+
+  private metricsText(res: http.ServerResponse): void {
+    const counts = this.authority.counts();
+    const text = this.metrics.render({ ...counts, windowsOpen: this.authority.windows.isOpen(this.clock.now()), longPolls: this.longPolls.size });
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text), [SERVER_TIME_HEADER]: String(this.clock.now()) });
+    res.end(text);
+  }
+
   private async status(
-    req: http.IncomingMessage,
     res: http.ServerResponse,
     user: GatewayUser,
     ids: string[],
@@ -376,18 +441,28 @@ export class GatewayServer {
     const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
     const initial = fingerprint(first);
     await new Promise<void>((resolve) => {
+      let remove = () => {};
       const finish = () => {
         clearTimeout(timer);
-        unsubscribe();
-        this.pollWaiters.delete(finish);
+        remove();
         res.off('close', finish);
         resolve();
       };
-      const timer = setTimeout(finish, wait);
-      const unsubscribe = this.authority.onChange(() => {
-        if (fingerprint(this.authority.status(user, ids)) !== initial) finish();
+      const watchesQueue = first.tickets.some((t) => t.state === 'queued');
+      const registered = this.longPolls.add(user.id, ids, watchesQueue, {
+        recheck: () => {
+          if (fingerprint(this.authority.status(user, ids)) !== initial) finish();
+        },
+        finish,
       });
-      this.pollWaiters.add(finish);
+      if (!registered) {
+        // The user already holds the most long-polls allowed: this one is answered now.
+        this.metrics.longPollsOverCap.inc();
+        resolve();
+        return;
+      }
+      remove = registered;
+      const timer = setTimeout(finish, wait);
       res.on('close', finish);
     });
     if (res.destroyed) return;
@@ -396,24 +471,38 @@ export class GatewayServer {
 
   private async model(req: http.IncomingMessage, res: http.ServerResponse, upstreamPathAndQuery: string): Promise<void> {
     const user = this.authenticate(req);
+    const limit = this.config.maxModelBodyBytes;
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.config.maxModelBodyBytes) throw errors.tooLarge(`model request body over ${this.config.maxModelBodyBytes} bytes`);
+    if (Number.isFinite(declared) && declared > limit) throw errors.tooLarge(`model request body over ${limit} bytes`);
     const header = req.headers[TICKET_HEADER];
     const ticketId = Array.isArray(header) ? header[0] : header;
-    if (!this.upstreamUrl) {
-      // Ticket problems first (3102/3105), but nothing is activated when nothing can be forwarded.
-      this.authority.admissible(user, ticketId);
-      throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
+    // Ticket problems first (3102/3105): nothing is read, held or activated for a request that cannot go on.
+    this.authority.admissible(user, ticketId);
+    const upstreamUrl = this.upstreamUrl;
+    if (!upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
+    // Slots are taken only once the whole body is in: a slow body holds nothing but its connection.
+    const body = applyModelAllowList(await readBody(req, limit, this.config.bodyReadTimeoutMs), this.config);
+    const releaseUserSlot = this.modelRequestsPerUser.tryAcquire(user.id);
+    if (!releaseUserSlot) throw errors.notAdmitted(`at most ${this.config.maxModelRequestsPerUser} model requests of one user at once`, this.config.busyRetryAfterMs);
+    let admission: Admission;
+    try {
+      admission = this.authority.admit(user, ticketId);
+    } catch (error) {
+      releaseUserSlot();
+      throw error;
     }
-    const admission = this.authority.admit(user, ticketId);
     if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
+    const release = () => {
+      admission.release();
+      releaseUserSlot();
+    };
     await proxyModelRequest({
       req,
       res,
       upstreamPathAndQuery,
-      admission,
-      upstream: { url: this.upstreamUrl, apiKey: this.config.upstreamApiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs },
-      maxBodyBytes: this.config.maxModelBodyBytes,
+      body,
+      admission: { ...admission, release },
+      upstream: { url: upstreamUrl, apiKey: this.config.upstreamApiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs },
       serverTime: () => this.clock.now(),
       metrics: this.metrics,
       log: this.log,
@@ -425,7 +514,7 @@ export class GatewayServer {
     if (req.method !== 'POST') throw errors.methodNotAllowed('test hooks take POST');
     if (path === '/__test/tick') return this.sendJson(res, 200, { server_time: this.clock.now(), ...this.tick() });
     if (path === '/__test/advance-clock') {
-      const body = (await readJson(req, this.config.maxJsonBodyBytes)) as { ms?: unknown };
+      const body = (await readJson(req, this.config.maxJsonBodyBytes, this.config.bodyReadTimeoutMs)) as { ms?: unknown };
       const clock = this.clock as Clock & { advance?: (ms: number) => number };
       if (typeof body.ms !== 'number' || !Number.isInteger(body.ms) || body.ms < 0) throw errors.invalidRequest('ms: a non-negative integer');
       if (typeof clock.advance !== 'function') throw errors.invalidRequest('this gateway clock cannot be advanced');
@@ -437,7 +526,12 @@ export class GatewayServer {
 
   /** Status long-polls waiting for a change right now. */
   get pendingLongPolls(): number {
-    return this.pollWaiters.size;
+    return this.longPolls.size;
+  }
+
+  /** Client connections open now (both addresses). */
+  get openConnections(): number {
+    return this.sockets.size;
   }
 
   /** Requests being answered right now (long-polls and model streams included). */
@@ -454,14 +548,20 @@ export class GatewayServer {
     this.closing = (async () => {
       this.log.info('gateway shutting down', { in_flight: this.inFlightRequests });
       if (this.timer) clearInterval(this.timer);
-      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-      for (const finish of [...this.pollWaiters]) finish();
+      const closed = Promise.all(
+        [this.server, this.opsServer].map((server) => new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()))),
+      );
+      this.longPolls.finishAll();
       const deadline = Date.now() + graceMs;
-      while (this.inFlightRequests > 0 && Date.now() < deadline) {
+      const closeIdle = () => {
         this.server.closeIdleConnections();
+        this.opsServer?.closeIdleConnections();
+      };
+      while (this.inFlightRequests > 0 && Date.now() < deadline) {
+        closeIdle();
         await new Promise((r) => setTimeout(r, 20));
       }
-      this.server.closeIdleConnections();
+      closeIdle();
       if (this.inFlightRequests > 0) this.log.warn('shutdown grace over; closing remaining connections', { in_flight: this.inFlightRequests });
       for (const socket of this.sockets) socket.destroy();
       await closed;
@@ -470,6 +570,11 @@ export class GatewayServer {
     })();
     return this.closing;
   }
+}
+
+function urlOf(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }
 
 export function startGateway(options: StartGatewayOptions = {}): Promise<GatewayServer> {

@@ -57,6 +57,8 @@ export const GeneralErrorCode = {
   NotFound: 'not_found',
   MethodNotAllowed: 'method_not_allowed',
   RequestTooLarge: 'request_too_large',
+  /** The request body did not arrive in time (408). */
+  RequestTimeout: 'request_timeout',
   UpstreamUnavailable: 'upstream_unavailable',
   UpstreamNotConfigured: 'upstream_not_configured',
   ShuttingDown: 'shutting_down',
@@ -305,7 +307,10 @@ export type TakeResponse = z.infer<typeof TakeResponseSchema>;
 
 export const StatusRequestSchema = z.object({
   ticket_ids: z.array(ticketId).min(1).max(MAX_STATUS_IDS),
-  /** Long-poll: answer as soon as one of the tickets changes, or after this long. */
+  /**
+   * Long-poll: answer as soon as one of the tickets changes, or after this long. A user already
+   * holding the gateway's per-user maximum of waiting long-polls is answered at once.
+   */
   wait_ms: z.number().int().min(0).max(MAX_STATUS_WAIT_MS).optional(),
   /**
    * The state the client last saw per ticket. A long-poll answers AT ONCE when any ticket is
@@ -318,7 +323,7 @@ export type StatusRequest = z.infer<typeof StatusRequestSchema>;
 
 export const StatusResponseSchema = z.object({
   server_time: epochMs,
-  /** One entry per requested id, in request order. */
+  /** One entry per distinct requested id, in request order (a repeated id is answered once). */
   tickets: z.array(TicketStatusEntrySchema),
   /** The smallest per-ticket hint; null when none of the tickets will change on its own. */
   next_poll_after_ms: nextPoll,

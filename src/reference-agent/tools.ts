@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolDefinition } from './messages-client';
@@ -47,16 +47,52 @@ function num(input: Record<string, unknown>, key: string): number | undefined {
   throw new ToolInputError(`"${key}" must be a non-negative number`);
 }
 
-/** Resolves a model-given path inside the workspace; anything that escapes it (also via symlinks) is refused. */
+/**
+ * Resolves a model-given path inside the workspace. The path must stay inside it lexically, and
+ * no existing component may be a symbolic link: a repository can ship `notes.txt -> ~/.ssh/...`
+ * (even dangling), and following it would read or write outside the workspace without any check.
+ */
 export function resolveInWorkspace(workspace: string, given: string): string {
   const root = fs.realpathSync(workspace);
   const target = path.resolve(root, given || '.');
-  let existing = target;
-  while (!fs.existsSync(existing)) existing = path.dirname(existing);
-  const real = path.join(fs.realpathSync(existing), path.relative(existing, target));
-  const rel = path.relative(root, real);
+  const rel = path.relative(root, target);
   if (rel.startsWith('..') || path.isAbsolute(rel)) throw new ToolInputError(`path ${given} is outside the workspace`);
-  return real;
+  let current = root;
+  for (const part of rel.split(path.sep).filter(Boolean)) {
+    current = path.join(current, part);
+    const stat = fs.lstatSync(current, { throwIfNoEntry: false });
+    if (!stat) break; // the rest does not exist yet (a file or directories to create)
+    if (stat.isSymbolicLink()) throw new ToolInputError(`path ${given} goes through a symbolic link (${path.relative(root, current)}); the agent does not follow links`);
+  }
+  return target;
+}
+
+// O_NOFOLLOW closes the gap between the check above and the open (a link swapped in meanwhile).
+const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+
+function readWorkspaceFile(file: string): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | NOFOLLOW);
+  try {
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Writes a workspace file (creating its parents) without following links, then re-checks where it landed. */
+function writeWorkspaceFile(workspace: string, given: string, file: string, content: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // The directories just created are checked again: nothing may have become a link meanwhile.
+  resolveInWorkspace(workspace, given);
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW, 0o666);
+  try {
+    fs.writeFileSync(fd, content);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const real = fs.realpathSync(file);
+  const rel = path.relative(fs.realpathSync(workspace), real);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new ToolInputError(`path ${given} resolved outside the workspace after writing`);
 }
 
 function truncate(text: string): string {
@@ -78,7 +114,7 @@ const tools: Tool[] = [
     summarize: (i) => `read ${String(i.path)}`,
     async run(input, ctx) {
       const file = resolveInWorkspace(ctx.workspace, str(input, 'path'));
-      const lines = fs.readFileSync(file, 'utf8').split('\n');
+      const lines = readWorkspaceFile(file).split('\n');
       const offset = Math.max(1, num(input, 'offset') ?? 1);
       const limit = num(input, 'limit') ?? 2000;
       const slice = lines.slice(offset - 1, offset - 1 + limit);
@@ -132,10 +168,10 @@ const tools: Tool[] = [
     },
     summarize: (i) => `write ${String(i.path)} (${typeof i.content === 'string' ? i.content.split('\n').length : 0} lines)`,
     async run(input, ctx) {
-      const file = resolveInWorkspace(ctx.workspace, str(input, 'path'));
+      const given = str(input, 'path');
+      const file = resolveInWorkspace(ctx.workspace, given);
       const content = str(input, 'content');
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, content);
+      writeWorkspaceFile(ctx.workspace, given, file, content);
       return `wrote ${Buffer.byteLength(content)} bytes to ${str(input, 'path')}`;
     },
   },
@@ -162,11 +198,11 @@ const tools: Tool[] = [
       const oldString = str(input, 'old_string');
       const newString = str(input, 'new_string');
       if (!oldString) throw new ToolInputError('old_string must not be empty');
-      const text = fs.readFileSync(file, 'utf8');
+      const text = readWorkspaceFile(file);
       const count = text.split(oldString).length - 1;
       if (count === 0) throw new ToolInputError('old_string not found in the file');
       if (count > 1 && input.replace_all !== true) throw new ToolInputError(`old_string occurs ${count} times; make it unique or set replace_all`);
-      fs.writeFileSync(file, text.split(oldString).join(newString));
+      writeWorkspaceFile(ctx.workspace, str(input, 'path'), file, text.split(oldString).join(newString));
       return `replaced ${count} occurrence(s) in ${str(input, 'path')}`;
     },
   },
@@ -236,6 +272,8 @@ export async function runTool(name: string, input: Record<string, unknown>, ctx:
  * never concatenated into a larger command. This is the only place the project uses a shell,
  * and only for text the model chose, after the permission mode allowed it.
  * The agent's own credentials (ANTHROPIC_*) are removed from the command's environment.
+ * The command stays in the agent's process group (not detached): whoever stops the agent's group
+ * (the host's final SIGKILL, recovery after a crash) also stops every command it started.
  */
 export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: number): Promise<string> {
   const isWindows = process.platform === 'win32';
@@ -243,7 +281,7 @@ export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: nu
   const args = isWindows ? ['/d', '/s', '/c', command] : ['-c', command];
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_')));
   return new Promise((resolve, reject) => {
-    const child = spawn(shell, args, { cwd: ctx.workspace, env, stdio: ['ignore', 'pipe', 'pipe'], detached: !isWindows });
+    const child = spawn(shell, args, { cwd: ctx.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const collect = (chunk: Buffer): void => {
       if (output.length < MAX_OUTPUT_CHARS * 2) output += chunk.toString('utf8');
@@ -253,12 +291,7 @@ export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: nu
     let killedFor: string | null = null;
     const kill = (why: string): void => {
       killedFor = why;
-      try {
-        if (!isWindows && child.pid) process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
+      if (child.pid) killProcessTree(child.pid);
     };
     const timer = setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs);
     const onAbort = (): void => kill('interrupted');
@@ -277,4 +310,44 @@ export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: nu
       else resolve(text);
     });
   });
+}
+
+/**
+ * SIGKILLs a command and everything it started that is still its descendant (the command shares
+ * the agent's process group, so a group kill would take the agent down too). Processes that left
+ * the tree by double-forking are still in the agent's group and die with the segment.
+ */
+export function killProcessTree(rootPid: number): void {
+  if (process.platform === 'win32') {
+    try {
+      execFileSync('taskkill', ['/pid', String(rootPid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
+    } catch {
+      // already gone
+    }
+    return;
+  }
+  const children = new Map<number, number[]>();
+  try {
+    const table = execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 });
+    for (const line of table.split('\n')) {
+      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+      if (pid && ppid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+    }
+  } catch {
+    // without ps only the command itself is killed; its children die with the agent's group
+  }
+  const doomed: number[] = [];
+  const queue = [rootPid];
+  while (queue.length) {
+    const pid = queue.shift()!;
+    doomed.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  for (const pid of doomed) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }

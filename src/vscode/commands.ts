@@ -1,6 +1,8 @@
 // The contributed commands (ids must match package.json `contributes.commands`).
 import * as vscode from 'vscode';
+import { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } from '../core/create-task-command';
 import type { PermissionMode } from '../core/types';
+import { plainNotificationText } from '../core/untrusted-text';
 import type { HostEngine } from '../engine/host-engine';
 import type { ApiKeyStore } from './api-key';
 import type { TasksPanel } from './panel';
@@ -30,7 +32,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
         try {
           return await fn(...args);
         } catch (e) {
-          void vscode.window.showErrorMessage(`Off-Peak Tasks: ${e instanceof Error ? e.message : String(e)}`);
+          // Messages may quote a caller's arguments or a gateway's answer: plain text only.
+          void vscode.window.showErrorMessage(`Off-Peak Tasks: ${plainNotificationText(e instanceof Error ? e.message : String(e))}`);
           return undefined;
         }
       }),
@@ -70,18 +73,14 @@ async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['se
   return pick?.task;
 }
 
-/** Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts. */
-interface QueueTaskArgs {
-  prompt?: string;
-  title?: string;
-  workspacePath?: string;
-  permissionMode?: PermissionMode;
-  model?: string | null;
-}
-
 /** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
 async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
-  const args: QueueTaskArgs = typeof raw === 'object' && raw !== null ? (raw as QueueTaskArgs) : {};
+  // Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts.
+  const args = parseCreateTaskArgs(raw);
+  if (args.prompt !== undefined) {
+    const problem = promptProblem(args.prompt);
+    if (problem) throw new Error(problem);
+  }
   const engine = await deps.whenStarted();
   if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
   if (!(await deps.apiKey.has())) {
@@ -98,6 +97,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
         : (await vscode.window.showQuickPick(workspaces.map((w) => ({ label: w.name, description: w.path, path: w.path })), { placeHolder: 'Run the task in which folder?' }))?.path;
     if (!workspacePath) return undefined;
   }
+  workspacePath = checkWorkspaceFolder(workspacePath, workspaces.map((w) => w.path));
   const prompt =
     args.prompt ??
     (await vscode.window.showInputBox({
@@ -105,13 +105,14 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
       prompt: 'What should the agent do? It runs when off-peak capacity admits it.',
       placeHolder: 'e.g. Upgrade the test suite to mocha 12 and fix what breaks',
       ignoreFocusOut: true,
-      validateInput: (v) => (v.trim() === '' ? 'The instructions are empty' : undefined),
+      validateInput: promptProblem,
     }));
   if (!prompt) return undefined;
   const permissionMode =
     args.permissionMode ??
     (await vscode.window.showQuickPick(PERMISSION_PICKS, { title: 'Queue Off-Peak Task (2/2)', placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true }))?.mode;
   if (!permissionMode) return undefined;
+  if (permissionMode === 'bypassPermissions' && !(await confirmBypass(workspacePath))) return undefined;
   const workspace = workspaces.find((w) => w.path === workspacePath);
   const task = await engine.service.create({
     title: args.title ?? prompt.split('\n')[0].slice(0, 80),
@@ -123,6 +124,20 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     workspaceIdentity: workspace?.identity ?? null,
   });
   const where = task.queuePosition != null ? ` (#${task.queuePosition} in the queue)` : '';
-  void vscode.window.showInformationMessage(`Queued "${task.title}"${where}. It runs when the gateway admits it.`, 'Open Tasks').then((c) => c && deps.panel.show());
+  void vscode.window.showInformationMessage(`Queued "${plainNotificationText(task.title, 80)}"${where}. It runs when the gateway admits it.`, 'Open Tasks').then((c) => c && deps.panel.show());
   return task.id;
+}
+
+/** Bypass lets the agent edit and run anything unattended: asked every time, in a modal dialog. */
+async function confirmBypass(workspacePath: string): Promise<boolean> {
+  const confirm = 'Queue with Bypass Permissions';
+  const choice = await vscode.window.showWarningMessage(
+    'Let the agent edit files and run commands without asking?',
+    {
+      modal: true,
+      detail: `With Bypass permissions the agent never asks, also while nobody watches. It works in ${workspacePath}: only choose this for a workspace you can restore.`,
+    },
+    confirm,
+  );
+  return choice === confirm;
 }

@@ -8,16 +8,8 @@ import { ReferenceAgentAdapter } from '../../src/agent/adapters';
 import { SegmentRun, type SegmentOutcome } from '../../src/agent/segment-runner';
 import type { TicketProxyEvent } from '../../src/agent/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
+import { processAlive } from '../e2e/gateway-fixture';
 import { tsNodeArgv, waitUntil } from './runtime-helpers';
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('segment runner (reference agent, real processes)', () => {
   let upstream: FakeAnthropicUpstream;
@@ -122,6 +114,37 @@ describe('segment runner (reference agent, real processes)', () => {
     await waitUntil(() => !processAlive(childPid), 'the command to be gone', 5_000);
   });
 
+  it('item 6: a command started by run_command dies when its agent is SIGKILLed', async () => {
+    const marker = path.join(root, 'command.pid');
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: `echo $$ > ${marker}; sleep 60` } });
+    const run = await start('1');
+    await waitUntil(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() !== '', 'the command to start');
+    const commandPid = Number(fs.readFileSync(marker, 'utf8').trim());
+    try {
+      assert.equal(processAlive(commandPid), true);
+      process.kill(run.pid!, 'SIGKILL'); // no chance for the agent to clean up after itself
+      assert.equal((await run.done).kind, 'failed');
+      await waitUntil(() => !processAlive(commandPid), 'the command to die with its agent', 5_000);
+    } finally {
+      if (processAlive(commandPid)) process.kill(commandPid, 'SIGKILL');
+    }
+  });
+
+  it('item 6: a command that outlives its time limit is killed with its children, and the agent goes on', async () => {
+    const marker = path.join(root, 'grandchild.pid');
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'run_command', input: { command: `sleep 60 & echo $! > ${marker}; wait`, timeout_ms: 1_000 } },
+      { kind: 'text', text: 'gave up on the command' },
+    );
+    const run = await start('1');
+    const outcome = await run.done;
+    assert.deepEqual(outcome, { kind: 'completed', summary: 'gave up on the command', exitCode: 0 });
+    const grandchild = Number(fs.readFileSync(marker, 'utf8').trim());
+    await waitUntil(() => !processAlive(grandchild), "the command's child to be gone", 5_000);
+    const toolResult = JSON.stringify(upstream.messageRequests()[1].body);
+    assert.match(toolResult, /timed out after 1000 ms/);
+  });
+
   it('forwards terminal input to a permission prompt and reports that input is needed', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
     let needed: { summary: string } | undefined;
@@ -138,6 +161,25 @@ describe('segment runner (reference agent, real processes)', () => {
     run.writeInput('y\r');
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
+  });
+
+  it('item 4: Ctrl+C in the terminal interrupts the reference agent while it waits for an answer', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } });
+    let needed = false;
+    const run = await SegmentRun.start({
+      adapter,
+      spec: { taskId: 't', sessionId: 's-ctrl-c', resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
+      gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
+      ticketId: 'T',
+      segmentDir: path.join(root, 'segments', 'ctrl-c'),
+      onInputNeeded: () => (needed = true),
+    });
+    await waitUntil(() => needed, 'the input-needed event');
+    run.writeInput('\x03');
+    const outcome = await run.done;
+    assert.equal(outcome.kind, 'failed');
+    assert.match((outcome as { reason: string }).reason, /Ctrl\+C/);
+    assert.equal(fs.existsSync(path.join(workspace, 'never.txt')), false);
   });
 
   it('fails with a readable reason when the agent gives up, and refuses to start a missing agent', async () => {

@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../../src/gateway/config';
 import { GatewayServer } from '../../src/gateway/server';
 import { silentLogger } from '../../src/gateway/logger';
 import { GatewayPaths, TICKET_HEADER, type SettleReason } from '../../src/protocol/gateway';
+import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 
 /** 2026-01-05 02:00 UTC = 10:00 in Asia/Shanghai: off-peak under the default 14:00–18:00 peak. */
 export const MORNING_SHANGHAI = Date.UTC(2026, 0, 5, 2, 0, 0);
@@ -127,6 +128,53 @@ export async function startTestGateway(dbPath: string, overrides: Partial<Gatewa
     frank: new GatewayTestClient(gateway.url, KEYS.frank),
     close: () => gateway.close(1000),
   };
+}
+
+export interface GatewaySuite {
+  /** The suite's fake upstream (test fixture), reset before each test. */
+  readonly upstream: FakeAnthropicUpstream;
+  /** This test's temp dir. */
+  readonly dir: TempDir;
+  /** The gateway `start` made in this test; closed after it (set undefined when the test closed it). */
+  current: TestGateway | undefined;
+  start(overrides?: Partial<GatewayConfig>, clock?: ManualClock): Promise<TestGateway>;
+}
+
+/** Mocha hooks of a gateway suite: one fake upstream for the suite; a temp dir and a gateway per test. */
+export function gatewaySuite(defaults: Partial<GatewayConfig> = {}): GatewaySuite {
+  let upstream: FakeAnthropicUpstream | undefined;
+  let dir: TempDir | undefined;
+  const suite: GatewaySuite = {
+    get upstream() {
+      if (!upstream) throw new Error('the fake upstream starts in the suite before() hook');
+      return upstream;
+    },
+    get dir() {
+      if (!dir) throw new Error('the temp dir is made in beforeEach()');
+      return dir;
+    },
+    current: undefined,
+    async start(overrides = {}, clock) {
+      suite.current = await startTestGateway(suite.dir.file('tickets.sqlite'), { upstreamUrl: suite.upstream.url, ...defaults, ...overrides }, clock);
+      return suite.current;
+    },
+  };
+  before(async () => {
+    upstream = await FakeAnthropicUpstream.start();
+  });
+  after(async () => {
+    await upstream?.close();
+  });
+  beforeEach(() => {
+    dir = new TempDir();
+    upstream?.reset();
+  });
+  afterEach(async () => {
+    await suite.current?.close();
+    suite.current = undefined;
+    dir?.remove();
+  });
+  return suite;
 }
 
 /** Resolves once the gateway holds `count` status long-polls (so a test's next change happens after their first read). */

@@ -62,7 +62,7 @@ describe('reference gateway: Anthropic Messages proxy (fake upstream fixture)', 
 
   it('forwards JSON with and without ?beta=true: body byte for byte, Anthropic headers kept, our auth and ticket replaced', async () => {
     upstream.enqueue({ kind: 'text', text: 'first' }, { kind: 'text', text: 'second' });
-    const body = JSON.stringify({ model: 'claude-x', max_tokens: 5, messages: [{ role: 'user', content: 'héllo ✓' }] });
+    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'héllo ✓' }] }); // a listed model: the body goes byte for byte
     const withBeta = await rawPost(`${t.gateway.url}${GatewayPaths.anthropicMessages}?beta=true`, modelHeaders(), body);
     const without = await rawPost(`${t.gateway.url}${GatewayPaths.anthropicMessages}`, modelHeaders(), body);
     assert.equal(withBeta.status, 200);

@@ -12,36 +12,13 @@ import {
   TakeResponseSchema,
 } from '../../src/protocol/gateway';
 import { ManualClock } from '../../src/core/clock';
-import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, TempDir, ticketIdOf, type TestGateway } from './gateway-helpers';
+import { errorOf, gatewaySuite, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, ticketIdOf } from './gateway-helpers';
 
 const HOUR = 3_600_000;
 
 describe('reference gateway: tickets, codes and limits (real server, SQLite file)', () => {
-  let dir: TempDir;
-  let upstream: FakeAnthropicUpstream;
-  let t: TestGateway | undefined;
-
-  before(async () => {
-    upstream = await FakeAnthropicUpstream.start();
-  });
-  after(async () => {
-    await upstream.close();
-  });
-  beforeEach(() => {
-    dir = new TempDir();
-    upstream.reset();
-  });
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    dir.remove();
-  });
-
-  const start = async (overrides = {}, startAt?: number) => {
-    t = await startTestGateway(dir.file('tickets.sqlite'), { upstreamUrl: upstream.url, ...overrides }, startAt === undefined ? undefined : new ManualClock(startAt));
-    return t;
-  };
+  const suite = gatewaySuite();
+  const start = (overrides = {}, startAt?: number) => suite.start(overrides, startAt === undefined ? undefined : new ManualClock(startAt));
 
   describe('client configs and availability', () => {
     it('configs: exposure, allowed models, and plan eligibility with an upgrade hint', async () => {
@@ -269,7 +246,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.equal(errorOf(over).code, '3102');
       const expired = await g.alice.stateOf(id);
       assert.deepEqual([expired.state, expired.expired_from, expired.expired_at], ['expired', 'active', activatedAt + 3 * HOUR]);
-      assert.equal(upstream.messageRequests().length, 2, 'the refused request never reached upstream');
+      assert.equal(suite.upstream.messageRequests().length, 2, 'the refused request never reached upstream');
     });
 
     it('settle: queued, ready, active and expired tickets all settle; settling twice answers the same', async () => {
@@ -404,7 +381,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.equal(answer.status, 200);
       assert.equal(answer.body.tickets[0].state, 'queued');
       await closing;
-      t = undefined;
+      suite.current = undefined;
       await assert.rejects(fetch(url + GatewayPaths.healthz), 'no longer listening');
     });
 
@@ -467,7 +444,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const g = await start({ maxConcurrentModelRequests: 1, busyRetryAfterMs: 2000 });
       const id = ticketIdOf(await g.alice.take('task-A'));
       g.gateway.tick();
-      upstream.enqueue({ kind: 'hang' }); // holds the only model slot until we hang up
+      suite.upstream.enqueue({ kind: 'hang' }); // holds the only model slot until we hang up
       const controller = new AbortController();
       const holding = await fetch(`${g.gateway.url}${GatewayPaths.anthropicMessages}`, {
         method: 'POST',
@@ -550,7 +527,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
     it('a second gateway on the same SQLite file is refused with a clear error (the first owns it)', async () => {
       const g = await start();
       ticketIdOf(await g.alice.take('task-A'));
-      await assert.rejects(startTestGateway(dir.file('tickets.sqlite'), {}), /in use by another gateway process/);
+      await assert.rejects(startTestGateway(suite.dir.file('tickets.sqlite'), {}), /in use by another gateway process/);
       assert.equal((await g.alice.take('task-B')).status, 200, 'the first one keeps working');
     });
 
@@ -569,10 +546,10 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const before = { alice: (await g.alice.status(aliceIds)).body.tickets, bob: (await g.bob.status(bobIds)).body.tickets };
       const clock = g.clock;
       await g.close();
-      t = undefined;
+      suite.current = undefined;
 
-      const again = await startTestGateway(dir.file('tickets.sqlite'), { upstreamUrl: upstream.url, segmentCapacity: 2, readyTtlMs: 60_000 }, clock);
-      t = again;
+      const again = await startTestGateway(suite.dir.file('tickets.sqlite'), { upstreamUrl: suite.upstream.url, segmentCapacity: 2, readyTtlMs: 60_000 }, clock);
+      suite.current = again;
       const after = { alice: (await again.alice.status(aliceIds)).body.tickets, bob: (await again.bob.status(bobIds)).body.tickets };
       assert.deepEqual(after, before);
       assert.deepEqual(

@@ -34,10 +34,11 @@ function alive(pid: number | undefined): boolean {
 describe('agent adapters', () => {
   it('Claude Code: --session-id first, --resume later, settings carry the proxy env, IS_SANDBOX as root', () => {
     const adapter = new ClaudeCodeAdapter({ command: '/bin/claude', configDir: '/cfg', isRoot: true });
-    const first = adapter.launch(spec());
-    assert.deepEqual(first.args.slice(0, 4), ['-p', 'do it', '--session-id', spec().sessionId]);
+    const s = spec();
+    const first = adapter.launch(s);
+    assert.deepEqual(first.args.slice(0, 3), ['-p', '--session-id', s.sessionId]);
     assert.ok(first.args.includes('stream-json') && first.args.includes('--verbose'));
-    const settings = JSON.parse(first.args[first.args.indexOf('--settings') + 1]) as { env: Record<string, string> };
+    const settings = JSON.parse(fs.readFileSync(first.args[first.args.indexOf('--settings') + 1], 'utf8')) as { env: Record<string, string> };
     assert.equal(settings.env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:5/secret');
     assert.equal(settings.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, '1');
     assert.equal(settings.env.MAX_THINKING_TOKENS, '31999');
@@ -45,8 +46,22 @@ describe('agent adapters', () => {
     assert.equal(first.env.CLAUDE_CONFIG_DIR, '/cfg');
     assert.ok(!JSON.stringify(first).includes('user-key'), 'the user key is never given to the agent');
     const resumed = adapter.launch(spec({ resume: true, prompt: CONTINUATION_PROMPT, permissionMode: 'default' }));
-    assert.deepEqual(resumed.args.slice(2, 4), ['--resume', spec().sessionId]);
+    assert.deepEqual(resumed.args.slice(1, 3), ['--resume', spec().sessionId]);
     assert.equal(resumed.env.IS_SANDBOX, undefined);
+  });
+
+  it('item 3: Claude Code gets its prompt on stdin from a 0600 file and its settings from a 0600 file; argv holds neither them nor the proxy secret', () => {
+    const s = spec({ prompt: '修复'.repeat(25_000) });
+    const launch = new ClaudeCodeAdapter({ command: '/bin/claude' }).launch(s);
+    const argv = launch.args.join(' ');
+    assert.ok(!argv.includes('secret') && !argv.includes('修复'), argv);
+    assert.ok(typeof launch.stdin === 'object');
+    assert.equal(fs.readFileSync(launch.stdin.file, 'utf8'), s.prompt);
+    const settingsFile = launch.args[launch.args.indexOf('--settings') + 1];
+    for (const file of [launch.stdin.file, settingsFile]) {
+      assert.equal(path.dirname(file), s.segmentDir);
+      if (process.platform !== 'win32') assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+    }
   });
 
   it('Claude Code: stream-json becomes a readable transcript and a result', () => {
@@ -71,6 +86,7 @@ describe('agent adapters', () => {
     const s = spec({ thoughtLevel: 'medium' });
     const launch = adapter.launch(s);
     assert.equal(fs.readFileSync(path.join(s.segmentDir, 'prompt.txt'), 'utf8'), 'do it');
+    assert.equal(launch.stdin, 'terminal', 'the agent asks its questions in the terminal');
     assert.deepEqual(launch.args.slice(0, 3), ['agent.js', '--session-id', s.sessionId]);
     assert.ok(launch.eventsOnFd3);
     assert.deepEqual(launch.unsetEnv, ['ANTHROPIC_API_KEY']);
@@ -101,6 +117,25 @@ describe('files_changed from git', () => {
     fs.writeFileSync(path.join(ws, 'ignored.txt'), 'x');
     assert.equal(await countFilesChanged(ws, base), 5); // a, b, c, new, .gitignore
     fs.rmSync(ws, { recursive: true, force: true });
+  });
+
+  it('item 7: a git that hangs (a slow fsmonitor hook in the repository) gives "unknown" at the time limit instead of hanging the task', async () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hang-'));
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
+    git('init', '-q');
+    fs.writeFileSync(path.join(ws, 'a.txt'), '1');
+    git('add', '.');
+    git('commit', '-q', '-m', 'base');
+    const base = await recordBaseCommit(ws);
+    const hook = path.join(ws, '..', `${path.basename(ws)}-hang.sh`);
+    fs.writeFileSync(hook, '#!/bin/sh\nsleep 15\n', { mode: 0o755 });
+    git('config', 'core.fsmonitor', hook); // every index refresh now waits for the hook
+    try {
+      assert.equal(await countFilesChanged(ws, base, { timeoutMs: 500 }), null);
+    } finally {
+      fs.rmSync(ws, { recursive: true, force: true });
+      fs.rmSync(hook, { force: true });
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, DEFAULT_CONFIG, GATEWAY_OPTIONS, loadGatewayConfig, resolveGatewayConfig } from '../../src/gateway/config';
+import { ConfigError, DEFAULT_CONFIG, GATEWAY_OPTIONS, loadGatewayConfig, parseListenAddress, resolveGatewayConfig } from '../../src/gateway/config';
 
 describe('gateway configuration', () => {
   const file = JSON.stringify({ users: [{ id: 'u', apiKey: 'file-key-123456' }], readyTtlMs: 1000, segmentCapacity: 9 });
@@ -36,6 +36,24 @@ describe('gateway configuration', () => {
     assert.throws(() => resolveGatewayConfig({ demo: true, alwaysOpen: true, windowsClosed: true }), /contradict/);
     assert.throws(() => resolveGatewayConfig({ demo: true, timeZone: 'Mars/Olympus' }), (e: Error) => e instanceof ConfigError && /unknown time zone/.test(e.message));
     assert.throws(() => resolveGatewayConfig({ demo: true, peak: ['14:00-28:00'] }), (e: Error) => e instanceof ConfigError && /invalid time range/.test(e.message));
+  });
+
+  it('hardening options: ops address and token, unknown-model policy, per-user and server-wide limits', () => {
+    const { config } = loadGatewayConfig(
+      ['--demo', '--ops-listen', '[::1]:9090', '--unknown-model', 'reject', '--max-long-polls-per-user', '2', '--max-model-concurrency-per-user', '3', '--body-read-timeout-ms', '500', '--max-connections', '50'],
+      { OFFPEAK_GATEWAY_OPS_TOKEN: 'ops-token-0123456789' },
+    );
+    assert.deepEqual(parseListenAddress(config.opsListen as string), { host: '::1', port: 9090 });
+    assert.deepEqual(
+      [config.opsToken, config.unknownModel, config.maxLongPollsPerUser, config.maxModelRequestsPerUser, config.bodyReadTimeoutMs, config.maxConnections],
+      ['ops-token-0123456789', 'reject', 2, 3, 500, 50],
+    );
+    assert.equal(GATEWAY_OPTIONS.find((o) => o.key === 'opsToken')?.flag, '', 'the ops token is a secret: env or file only');
+    assert.throws(() => resolveGatewayConfig({ demo: true, opsListen: '9090' }), (e: Error) => e instanceof ConfigError && /opsListen: expected host:port/.test(e.message));
+    assert.throws(() => resolveGatewayConfig({ demo: true, opsToken: 'short' }), /opsToken/);
+    assert.throws(() => resolveGatewayConfig({ demo: true, unknownModel: 'drop' as 'reject' }), /unknownModel/);
+    assert.throws(() => resolveGatewayConfig({ demo: true, defaultModel: 'claude-unlisted' }), (e: Error) => e instanceof ConfigError && /claude-unlisted is not one of the allowed models/.test(e.message));
+    assert.throws(() => resolveGatewayConfig({ demo: true, maxConnections: 0 }), /maxConnections/);
   });
 
   it('every option has a distinct flag and env name, and the upstream key is env-only', () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readEventStream } from '../../src/reference-agent/messages-client';
 import { SessionTranscript } from '../../src/reference-agent/session';
-import { permissionFor, resolveInWorkspace } from '../../src/reference-agent/tools';
+import { permissionFor, resolveInWorkspace, runTool, type ToolContext } from '../../src/reference-agent/tools';
 
 function streamOf(text: string, chunk = 7): ReadableStream<Uint8Array> {
   const bytes = new TextEncoder().encode(text);
@@ -89,8 +89,57 @@ describe('reference agent internals', () => {
     fs.symlinkSync(outside, path.join(ws, 'link'));
     assert.equal(resolveInWorkspace(ws, 'sub/new.txt'), path.join(fs.realpathSync(ws), 'sub/new.txt'));
     assert.throws(() => resolveInWorkspace(ws, '../x'), /outside the workspace/);
-    assert.throws(() => resolveInWorkspace(ws, 'link/secret.txt'), /outside the workspace/);
+    assert.throws(() => resolveInWorkspace(ws, 'link/secret.txt'), /symbolic link/);
     fs.rmSync(ws, { recursive: true, force: true });
     fs.rmSync(outside, { recursive: true, force: true });
+  });
+
+  describe('symbolic links (item 1)', () => {
+    let ws: string;
+    let outside: string;
+    let ctx: ToolContext;
+    beforeEach(() => {
+      ws = fs.mkdtempSync(path.join(os.tmpdir(), 'links-ws-'));
+      outside = fs.mkdtempSync(path.join(os.tmpdir(), 'links-outside-'));
+      ctx = { workspace: ws, signal: new AbortController().signal, commandTimeoutMs: 10_000 };
+    });
+    afterEach(() => {
+      fs.rmSync(ws, { recursive: true, force: true });
+      fs.rmSync(outside, { recursive: true, force: true });
+    });
+
+    it('item 1: a write through a dangling symlink out of the workspace is refused', async () => {
+      const target = path.join(outside, 'authorized_keys');
+      fs.symlinkSync(target, path.join(ws, 'notes.txt'));
+      const result = await runTool('write_file', { path: 'notes.txt', content: 'ssh-ed25519 AAAA attacker' }, ctx);
+      assert.equal(result.isError, true, result.content);
+      assert.match(result.content, /symbolic link/);
+      assert.equal(fs.existsSync(target), false, 'nothing was created outside the workspace');
+    });
+
+    it('item 1: reads, edits and writes through symlinks (to a file or a directory outside) are refused and change nothing', async () => {
+      const secret = path.join(outside, 'secret.txt');
+      fs.writeFileSync(secret, 'TOP SECRET');
+      fs.symlinkSync(secret, path.join(ws, 'secret-link.txt'));
+      fs.symlinkSync(outside, path.join(ws, 'dir-link'));
+      const read = await runTool('read_file', { path: 'secret-link.txt' }, ctx);
+      assert.equal(read.isError, true);
+      assert.doesNotMatch(read.content, /TOP SECRET/);
+      const edit = await runTool('edit_file', { path: 'secret-link.txt', old_string: 'TOP', new_string: 'NOT' }, ctx);
+      assert.equal(edit.isError, true);
+      const viaDir = await runTool('write_file', { path: 'dir-link/new.txt', content: 'x' }, ctx);
+      assert.equal(viaDir.isError, true);
+      const listed = await runTool('list_files', { path: 'dir-link' }, ctx);
+      assert.equal(listed.isError, true);
+      assert.equal(fs.readFileSync(secret, 'utf8'), 'TOP SECRET');
+      assert.deepEqual(fs.readdirSync(outside), ['secret.txt']);
+    });
+
+    it('item 1: ordinary files and new nested directories inside the workspace still work', async () => {
+      assert.equal((await runTool('write_file', { path: 'a/b/c.txt', content: 'one' }, ctx)).isError, false);
+      assert.equal((await runTool('edit_file', { path: 'a/b/c.txt', old_string: 'one', new_string: 'two' }, ctx)).isError, false);
+      const read = await runTool('read_file', { path: 'a/b/c.txt' }, ctx);
+      assert.match(read.content, /two/);
+    });
   });
 });

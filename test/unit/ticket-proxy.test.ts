@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { TicketProxy, type TicketProxyEvent } from '../../src/agent/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 
@@ -52,6 +53,28 @@ describe('local ticket proxy', () => {
     const port = new URL(proxy.baseUrl).port;
     const res = await fetch(`http://127.0.0.1:${port}/v1/messages`, { method: 'POST', body: '{}' });
     assert.equal(res.status, 404);
+    assert.equal(upstream.requests.length, 0);
+  });
+
+  it('item 7: the secret is checked with a constant-time compare; near misses and longer secrets are refused', async () => {
+    const base = new URL(proxy.baseUrl);
+    const secret = base.pathname.slice(1);
+    const flipped = secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A');
+    const original = crypto.timingSafeEqual;
+    let compares = 0;
+    crypto.timingSafeEqual = (a, b) => {
+      compares++;
+      return original(a, b);
+    };
+    try {
+      for (const wrong of [flipped, secret + 'x', secret.slice(0, -1), '']) {
+        const res = await fetch(`${base.origin}/${wrong}/v1/messages`, { method: 'POST', body: '{}' });
+        assert.equal(res.status, 404, `refused: ${wrong}`);
+      }
+    } finally {
+      crypto.timingSafeEqual = original;
+    }
+    assert.ok(compares >= 4, 'every check went through timingSafeEqual');
     assert.equal(upstream.requests.length, 0);
   });
 

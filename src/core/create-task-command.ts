@@ -1,0 +1,57 @@
+/**
+ * The checks of the "Queue Off-Peak Task" command, whose arguments may come from anyone who can
+ * run a command (a keybinding, another extension, a command link): the arguments' shape and sizes,
+ * the prompt typed in the palette, and the workspace folder, before anything takes a ticket.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { CreateTaskInputSchema } from '../protocol/webview';
+
+/** Every field optional (the command asks for what is missing); nothing else accepted. */
+export const CreateTaskCommandArgsSchema = CreateTaskInputSchema.partial().strict();
+export type CreateTaskCommandArgs = z.infer<typeof CreateTaskCommandArgsSchema>;
+
+/** The longest prompt a task may have (the same limit as the panel's form). */
+export const MAX_PROMPT_CHARS = CreateTaskInputSchema.shape.prompt.maxLength ?? 100_000;
+
+export class CreateTaskArgsError extends Error {}
+
+/** Parses the command's argument; undefined means "ask for everything". Throws a readable error. */
+export function parseCreateTaskArgs(raw: unknown): CreateTaskCommandArgs {
+  if (raw === undefined || raw === null) return {};
+  const parsed = CreateTaskCommandArgsSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue.path.length ? `"${issue.path.join('.')}"` : 'the argument';
+  throw new CreateTaskArgsError(`invalid task arguments: ${where}: ${issue.message}`);
+}
+
+/** The palette's input box check: a message for a prompt that cannot be queued, else undefined. */
+export function promptProblem(prompt: string): string | undefined {
+  if (prompt.trim() === '') return 'The instructions are empty';
+  if (prompt.length > MAX_PROMPT_CHARS) return `The instructions are too long (${prompt.length.toLocaleString('en-US')} characters; at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')})`;
+  return undefined;
+}
+
+/**
+ * A task's workspace must be an existing directory and one of the folders open in this window
+ * (the agent gets to edit it unattended, so it has to be a folder the user opened).
+ * Returns the matching open folder's path.
+ */
+export function checkWorkspaceFolder(given: string, openFolders: readonly string[], statDir: (p: string) => boolean = isDirectory): string {
+  const resolved = path.resolve(given);
+  const open = openFolders.find((folder) => samePath(path.resolve(folder), resolved));
+  if (!open) throw new CreateTaskArgsError(`the workspace ${given} is not a folder open in this window`);
+  if (!statDir(open)) throw new CreateTaskArgsError(`the workspace ${given} is not an existing directory`);
+  return open;
+}
+
+function samePath(a: string, b: string): boolean {
+  // Windows and macOS file systems are usually case-insensitive.
+  return process.platform === 'linux' ? a === b : a.toLowerCase() === b.toLowerCase();
+}
+
+function isDirectory(p: string): boolean {
+  return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}

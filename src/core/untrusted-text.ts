@@ -1,0 +1,23 @@
+/**
+ * Text that a model, a tool or a repository controls (a permission-ask summary, a failure reason,
+ * a task title from another extension) shown in a VS Code notification. Notifications render
+ * `[label](command:…)` and `[label](https://…)` as links, and a command link runs a command with
+ * arguments of the text's choosing; so untrusted text is flattened to one plain line in which
+ * nothing can form a link.
+ */
+
+const DEFAULT_MAX_CHARS = 400;
+
+export function plainNotificationText(text: string, maxChars = DEFAULT_MAX_CHARS): string {
+  const oneLine = text
+    // Control characters and line breaks: one line, nothing that redraws or hides text.
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+    // Bidirectional overrides and zero-width characters could make text read as something else.
+    .replace(/[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
+  // A link needs `](` with nothing between; a space there leaves the text readable and inert.
+  const inert = oneLine.replace(/\]\s*\(/g, '] (');
+  return inert.length <= maxChars ? inert : inert.slice(0, maxChars - 1) + '…';
+}

@@ -1,0 +1,41 @@
+// Which headers cross the model proxy, each way. An allow-list, so nothing new leaks by default:
+// upstream sees what the Messages API needs (Anthropic's own headers, content negotiation, the
+// client's request id), never a user's cookies, forwarding headers or anything a Connection
+// header names; users see the answer's content headers, its request id and when to retry, never
+// upstream cookies, the organization behind the gateway's key or that key's remaining budget.
+import type http from 'node:http';
+
+const TO_UPSTREAM = new Set(['accept', 'accept-encoding', 'content-type', 'user-agent', 'x-client-request-id', 'x-claude-code-session-id']);
+const TO_UPSTREAM_PREFIXES = ['anthropic-', 'x-stainless-'];
+
+const TO_USER = new Set(['content-type', 'content-encoding', 'content-length', 'cache-control', 'request-id', 'x-request-id', 'retry-after', 'x-should-retry']);
+/** When a rate limit lifts is worth showing; the limit and what is left describe the shared key. */
+const RATE_LIMIT_RESET = /^anthropic-ratelimit-[a-z0-9-]+-reset$/;
+/** Response headers carrying the account behind the gateway's key. */
+const ACCOUNT = /^anthropic-organization/;
+
+/** Header names a Connection header lists: hop-by-hop by declaration, never forwarded. */
+function connectionNamed(headers: http.IncomingHttpHeaders): Set<string> {
+  const value = headers.connection;
+  const text = Array.isArray(value) ? value.join(',') : (value ?? '');
+  return new Set(text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
+}
+
+function filter(headers: http.IncomingHttpHeaders, allowed: (name: string) => boolean): http.OutgoingHttpHeaders {
+  const named = connectionNamed(headers);
+  const out: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !named.has(name) && allowed(name)) out[name] = value;
+  }
+  return out;
+}
+
+/** The client's headers that may go upstream (auth and ticket are never among them). */
+export function headersToUpstream(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  return filter(headers, (name) => TO_UPSTREAM.has(name) || TO_UPSTREAM_PREFIXES.some((prefix) => name.startsWith(prefix)));
+}
+
+/** The upstream answer's headers that may go back to the user. */
+export function headersToUser(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  return filter(headers, (name) => TO_USER.has(name) || (RATE_LIMIT_RESET.test(name) && !ACCOUNT.test(name)));
+}

@@ -1,0 +1,101 @@
+// How the real Claude Code CLI (installed under .tools/ by scripts/setup-claude-code.ts) is
+// launched for a segment: prompt and settings through private files, stdin that does not make it
+// wait, Ctrl+C from the task's terminal. It talks to OUR ticket proxy in front of the scripted
+// fake model upstream (standing in for the gateway's model route).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ClaudeCodeAdapter } from '../../src/agent/adapters';
+import { SegmentRun } from '../../src/agent/segment-runner';
+import { FakeAnthropicUpstream, type RecordedRequest } from '../fixtures/fake-anthropic-upstream';
+import { ensureClaudeCode } from '../../scripts/setup-claude-code';
+import { processAlive } from '../e2e/gateway-fixture';
+import { waitUntil } from './runtime-helpers';
+
+/** Every text the model was sent in one request (system prompt aside). */
+function userText(request: RecordedRequest): string {
+  const body = request.body as { messages?: { content: string | { type: string; text?: string }[] }[] };
+  return (body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : m.content.map((c) => c.text ?? '').join(''))).join('\n');
+}
+
+describe('Claude Code launch (real claude CLI, local ticket proxy)', function () {
+  let claude: string;
+  let upstream: FakeAnthropicUpstream;
+  let root: string;
+  let workspace: string;
+
+  before(function () {
+    this.timeout(20 * 60_000); // the first run installs ~250 MB from npm
+    claude = ensureClaudeCode((line) => console.log(`      ${line}`));
+  });
+
+  beforeEach(async () => {
+    upstream = await FakeAnthropicUpstream.start();
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'claude-launch-'));
+    workspace = path.join(root, 'ws');
+    fs.mkdirSync(workspace);
+  });
+
+  afterEach(async () => {
+    await upstream.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  function start(segment: string, prompt: string) {
+    return SegmentRun.start({
+      adapter: new ClaudeCodeAdapter({ command: claude, configDir: path.join(root, 'claude-config') }),
+      spec: { taskId: 'task-1', sessionId: crypto.randomUUID(), resume: false, prompt, permissionMode: 'default', model: 'fake-model', thoughtLevel: null, workspacePath: workspace },
+      gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-key' },
+      ticketId: `T-${segment}`,
+      segmentDir: path.join(root, 'segments', segment),
+      proxyTimings: { holdDefaultMs: 200, holdMaxMs: 200 },
+      stopTimings: { sigintGraceMs: 5_000, sigtermGraceMs: 2_000 },
+    });
+  }
+
+  it('item 3: a 50,000-character CJK prompt reaches the model, and neither it nor the proxy secret is in the agent argv or log', async function () {
+    const prompt = '请把这个仓库里的测试全部升级并修复失败的部分。'.repeat(2_200).slice(0, 50_000) + ' END-OF-PROMPT';
+    upstream.setDefaultReply({ kind: 'text', text: 'Understood; nothing to change.' });
+    const run = await start('1', prompt);
+    const secret = new URL(run.proxy.baseUrl).pathname.slice(1);
+    assert.ok(secret.length >= 16, 'the proxy has a secret path prefix');
+    const cmdline = fs.readFileSync(`/proc/${run.pid}/cmdline`, 'utf8');
+    const outcome = await run.done;
+    assert.equal(outcome.kind, 'completed', JSON.stringify(outcome));
+    assert.ok(!cmdline.includes(secret), `the proxy secret is not in argv: ${cmdline.split('\0').join(' ')}`);
+    assert.ok(!cmdline.includes('请把'), 'the prompt is not in argv');
+    const sent = upstream.messageRequests().find((r) => userText(r).includes('END-OF-PROMPT'));
+    assert.ok(sent, 'a model request carried the whole prompt');
+    assert.ok(userText(sent).includes(prompt), 'the prompt arrived unchanged');
+    assert.ok(!fs.readFileSync(run.logFile, 'utf8').includes(secret), 'the log does not hold the secret');
+    for (const name of ['prompt.txt', 'claude-settings.json']) {
+      assert.equal(fs.statSync(path.join(root, 'segments', '1', name)).mode & 0o777, 0o600, `${name} is private`);
+    }
+  });
+
+  it('item 4: Claude Code does not wait for stdin at start (no "no stdin data received" warning)', async function () {
+    upstream.setDefaultReply({ kind: 'text', text: 'Hello.' });
+    const run = await start('1', 'Say hello.');
+    assert.equal((await run.done).kind, 'completed');
+    assert.doesNotMatch(fs.readFileSync(run.logFile, 'utf8'), /no stdin data received/i);
+  });
+
+  it('item 4: Ctrl+C in the task terminal stops Claude Code; other keys get a note, not a hang', async function () {
+    // The model answers nothing: Claude Code sits in its first request until Ctrl+C.
+    upstream.setDefaultReply({ kind: 'hang' });
+    const run = await start('1', 'Say hello.');
+    const shown: string[] = [];
+    run.attach({ write: (text) => shown.push(text) });
+    await upstream.waitForMessageRequest(1, 30_000);
+    const pid = run.pid!;
+    run.writeInput('y\r');
+    run.writeInput('\x03');
+    const outcome = await run.done;
+    assert.equal(outcome.kind, 'failed');
+    assert.match((outcome as { reason: string }).reason, /Ctrl\+C/);
+    await waitUntil(() => !processAlive(pid), 'the agent to be gone', 5_000);
+    assert.match(shown.join(''), /does not read terminal input here; Ctrl\+C stops it/);
+    assert.match(shown.join(''), /\^C/);
+  });
+});
