@@ -249,8 +249,12 @@ export const MIGRATIONS: readonly MigrationStep[] = [
 ];
 
 /** The change counters of a DB (all zero before v3). */
+export function zeroCounters(): Record<StoreTopic, number> {
+  return Object.fromEntries(STORE_TOPICS.map((t) => [t, 0])) as Record<StoreTopic, number>;
+}
+
 export function changeCounters(db: SqlDb): Record<StoreTopic, number> {
-  const counters = Object.fromEntries(STORE_TOPICS.map((t) => [t, 0])) as Record<StoreTopic, number>;
+  const counters = zeroCounters();
   if (!tableExists(db, CHANGES_TABLE)) return counters;
   for (const row of db.all(`SELECT topic, counter FROM ${CHANGES_TABLE}`)) {
     if (String(row.topic) in counters) counters[row.topic as StoreTopic] = Number(row.counter);

@@ -27,7 +27,7 @@ import { DispatchRepo } from './dispatch-repo';
 import { defaultIsProcessAlive, FileLock, type FileLockOptions, type LockHandle } from './file-lock';
 import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
 import { RuntimeRepo } from './runtime-repo';
-import { changeCounters, changedTopics, migrate, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
+import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { SqlDb } from './sql';
 import { loadSqlJs } from './sqljs';
 import { TaskRepo } from './task-repo';
@@ -144,6 +144,8 @@ export class TaskStore {
   private db: SqlDb;
   /** The bytes our in-memory copy was last loaded from or saved as: restored when a persist fails. */
   private lastGoodBytes: Uint8Array | undefined;
+  /** The change counters of the in-memory copy (kept so each write or reload queries them once). */
+  private counters = zeroCounters();
   private readonly fsys: StoreFs;
   private readonly isProcessAlive: (pid: number) => boolean;
   private readonly ioAttempts: number;
@@ -463,12 +465,13 @@ export class TaskStore {
 
   /** Loads `bytes` (already checked) as our copy; returns the topics that differ from the old copy. */
   private adopt(next: Database, bytes: Uint8Array): Set<StoreTopic> {
-    const before = changeCounters(this.db);
+    const before = this.counters;
     this.replaceDb(next);
     this.lastGoodBytes = bytes;
     this.knownGeneration = generationOfBytes(bytes);
     this.counter = counterOfBytes(bytes);
-    return changedTopics(before, changeCounters(this.db));
+    this.counters = changeCounters(this.db);
+    return changedTopics(before, this.counters);
   }
 
   /**
@@ -574,6 +577,7 @@ export class TaskStore {
             report = migrate(this.db, this.clock.now());
           });
           this.migration = report;
+          this.counters = changeCounters(this.db);
           if (mustWrite || changed) this.persistLocked(lock, new Set());
           this.lock.sweepLeftovers();
           sweepTempFiles(this.filePath, this.lock.staleMs);
@@ -617,7 +621,6 @@ export class TaskStore {
       this.busy = true;
       try {
         const mustWrite = this.syncWithDiskLocked(false);
-        const countersBefore = changeCounters(this.db);
         let result!: T;
         const changed = this.transaction(() => {
           result = fn(this.makeTx(this.clock.now()));
@@ -628,8 +631,11 @@ export class TaskStore {
         });
         this.stats.mutations += 1;
         if (changed || mustWrite) {
-          const topics = changedTopics(countersBefore, changeCounters(this.db));
-          if (!this.persistLocked(lock, topics)) {
+          const countersAfter = changeCounters(this.db);
+          const topics = changedTopics(this.counters, countersAfter);
+          if (this.persistLocked(lock, topics)) {
+            this.counters = countersAfter;
+          } else {
             // Our lock was broken while we worked: the file may hold someone else's newer write.
             this.notify({
               kind: 'lock-compromised',
