@@ -1,7 +1,7 @@
 /**
- * Per-task dispatch backoff policy (seed 07 branch 05: no window / dispatch failed -> stay queued,
- * 30 s doubling to 15 min). The records live in the shared DB (`tx.dispatch`), so a restart does
- * not hammer a window that keeps failing.
+ * Per-task dispatch backoff policy: a task no window could take (or whose dispatch failed) stays
+ * queued and waits 30 s, doubling to 15 min. The records live in the shared DB (`tx.dispatch`),
+ * so a restart does not hammer a window that keeps failing.
  */
 export interface BackoffPolicy {
   baseMs: number;

@@ -1,5 +1,5 @@
 /**
- * The window's claim on the leader lease (DESIGN §5). Exactly one window at a time holds it and
+ * The window's claim on the leader lease. Exactly one window at a time holds it and
  * runs sync, the settle flush and (the runtime's) scheduler; the others serve their UI and user
  * mutations. The holder renews well before expiry; a holder that dies simply stops renewing and
  * another window takes over at once (its process is gone) or, if it only froze, once the lease

@@ -1,5 +1,5 @@
 /**
- * The leader lease (DESIGN §5) is a small file beside the DB, so keeping it never rewrites the
+ * The leader lease is a small file beside the DB, so keeping it never rewrites the
  * DB file and never makes another window reload.
  *
  * One file per lease name (`tasks-index.lease` for 'leader') holding `{holder, token,

@@ -369,7 +369,7 @@ export class TaskRepo {
   }
 
   /**
-   * Scheduler single-flight claim (seed 07/05): a dispatchable queued task (see DISPATCHABLE_SQL)
+   * Scheduler single-flight claim: a dispatchable queued task (see DISPATCHABLE_SQL)
    * that is unclaimed, or claimed longer than `zombieAfterMs` ago (a crashed dispatcher).
    */
   claim(id: string, options: { zombieAfterMs?: number } = {}): boolean {

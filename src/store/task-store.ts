@@ -1,5 +1,5 @@
 /**
- * The task store: one sql.js database file shared by every VS Code window (DESIGN §5).
+ * The task store: one sql.js database file shared by every VS Code window.
  *
  * Each window keeps an in-memory sql.js copy. A mutation:
  *   file lock -> reload from disk if the generation changed -> ONE transaction -> export()
