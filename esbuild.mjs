@@ -57,7 +57,15 @@ function copyWasm() {
   copyFileSync(wasm, 'dist/sql-wasm.wasm');
 }
 
+/** The codicon font and its stylesheet, for the webview's icons (served from dist/webview). */
+function copyCodicons() {
+  mkdirSync('dist/webview', { recursive: true });
+  const dir = path.dirname(require.resolve('@vscode/codicons/dist/codicon.css'));
+  for (const file of ['codicon.css', 'codicon.ttf']) copyFileSync(path.join(dir, file), path.join('dist/webview', file));
+}
+
 copyWasm();
+copyCodicons();
 if (watch) {
   const contexts = await Promise.all(builds.map((b) => esbuild.context(b)));
   await Promise.all(contexts.map((c) => c.watch()));

@@ -8,10 +8,11 @@ import { newToken } from './core/ids';
 import { workspaceKeyOf } from './core/types';
 import { HostEngine } from './engine/host-engine';
 import { changeConcerns } from './store';
-import { createServiceBackend } from './panel/service-backend';
+import { createServiceBackend, type PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
+import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import { TasksPanel } from './vscode/panel';
 import { readSettings } from './vscode/settings';
@@ -45,6 +46,7 @@ class OffPeakExtension implements vscode.Disposable {
   private backend: PanelBackend | undefined;
   private storeNotice: string | undefined;
   private allowedModels: string[] = [];
+  private clientConfigs: PanelClientConfigs | undefined;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   private readonly apiKey: ApiKeyStore;
@@ -85,7 +87,7 @@ class OffPeakExtension implements vscode.Disposable {
         // A key was set: the availability snapshot and the sync can proceed now.
         void this.engine?.service.availability.refresh();
         this.panel.refresh();
-        void this.loadModels();
+        void this.loadClientConfigs();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -134,8 +136,11 @@ class OffPeakExtension implements vscode.Disposable {
       this.backend = createServiceBackend(engine.service, engine.store, {
         hasApiKey: () => this.apiKey.has(),
         setApiKey: () => this.apiKey.prompt(),
-        workspaces: () => openWorkspaces().map((w) => ({ name: w.name, path: w.path })),
+        workspaces: () => openWorkspaces(),
         models: () => this.allowedModels,
+        configs: () => this.clientConfigs,
+        reloadConfigs: () => this.loadClientConfigs(),
+        confirm: confirmModal,
         openTerminal: async (taskId) => {
           const task = engine.service.getTask(taskId);
           this.terminals.show(taskId, task?.title || taskId);
@@ -150,7 +155,7 @@ class OffPeakExtension implements vscode.Disposable {
       refreshStatus();
       this.panel.reconnect();
       void engine.service.availability.refresh();
-      void this.loadModels();
+      void this.loadClientConfigs();
       this.output.info(`started: gateway ${settings.gatewayUrl}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
       return engine;
     } catch (e) {
@@ -161,11 +166,19 @@ class OffPeakExtension implements vscode.Disposable {
     }
   }
 
-  /** The gateway's allowed models, for the form; an unreachable gateway leaves the list empty. */
-  private async loadModels(): Promise<void> {
+  /** The gateway's client configs: allowed models for the form, exposure and plan for the panel. */
+  private async loadClientConfigs(): Promise<void> {
     try {
       const configs = await this.engine?.gateway.configs();
-      if (configs) this.allowedModels = configs.allowed_models.map((m) => m.id);
+      if (configs) {
+        this.allowedModels = configs.allowed_models.map((m) => m.id);
+        this.clientConfigs = {
+          exposed: configs.exposure.enabled,
+          planEligible: configs.plan.eligible,
+          upgradeHint: configs.plan.upgrade_hint,
+          upgradeUrl: configs.plan.upgrade_url,
+        };
+      }
       this.panel.refresh();
     } catch (e) {
       this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
@@ -174,6 +187,8 @@ class OffPeakExtension implements vscode.Disposable {
 
   private async restartEngine(): Promise<void> {
     await this.stopEngine();
+    // The old gateway's exposure and plan say nothing about the new one.
+    this.clientConfigs = undefined;
     this.starting = this.startEngine();
     await this.starting;
   }

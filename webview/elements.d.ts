@@ -16,6 +16,7 @@ type ElementProps = JSX.HTMLAttributes<HTMLElement> & {
   variant?: string;
   icon?: string;
   resize?: string;
+  description?: string;
 };
 
 declare module 'preact' {

@@ -1,25 +1,39 @@
 // Small display helpers for the panel (pure; unit-tested in Node).
-import type { CardPhase, PanelState, TaskCard } from '../src/protocol/webview';
+import type { AvailabilityView, CardPhase, PanelState, TaskCard } from '../src/protocol/webview';
 
+/** A duration as people read it: "42s", "3m 07s", "2h 05m". */
 export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
+  const s = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
-  if (h > 0) return `${h}h ${m}m`;
-  if (m > 0) return `${m}m ${s % 60}s`;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  if (h > 0) return `${h}h ${pad(m)}m`;
+  if (m > 0) return `${m}m ${pad(s % 60)}s`;
   return `${s}s`;
 }
 
+/** "in 4m 12s" until `at`, counting down to "now". */
+export function formatCountdown(at: number, now: number): string {
+  return at > now ? `in ${formatDuration(at - now + 999)}` : 'now';
+}
+
+/** "12s ago", "5m 03s ago". */
+export function formatAgo(at: number, now: number): string {
+  return now - at < 1000 ? 'just now' : `${formatDuration(now - at)} ago`;
+}
+
 export function formatTime(ms: number): string {
-  return new Date(ms).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return new Date(ms).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
 export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'>): string {
+  const position = card.queuePosition != null ? ` · #${card.queuePosition}` : '';
   const labels: Record<CardPhase, string> = {
     taking_ticket: 'Taking a ticket',
-    in_queue: card.queuePosition != null ? `In queue · #${card.queuePosition}` : 'In queue',
+    in_queue: `In queue${position}`,
     ready: 'Ready to start',
-    paused: 'Paused',
+    paused: `Paused${position}`,
+    between_segments: `Waiting for the next segment${position}`,
     waiting_for_admission: 'Waiting for admission',
     running: 'Running',
     completed: 'Completed',
@@ -29,6 +43,20 @@ export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'>): str
   return labels[card.phase];
 }
 
+/** The codicon each phase shows beside its label. */
+export const PHASE_ICONS: Record<CardPhase, string> = {
+  taking_ticket: 'loading',
+  in_queue: 'clock',
+  ready: 'debug-start',
+  paused: 'debug-pause',
+  between_segments: 'sync',
+  waiting_for_admission: 'watch',
+  running: 'play-circle',
+  completed: 'pass-filled',
+  failed: 'error',
+  cancelled: 'circle-slash',
+};
+
 export const HISTORY_LABELS: Record<PanelState['history'][number]['status'], string> = {
   in_progress: 'In progress',
   succeeded: 'Succeeded',
@@ -36,8 +64,73 @@ export const HISTORY_LABELS: Record<PanelState['history'][number]['status'], str
   skipped: 'Skipped',
 };
 
-export function availabilityText(a: PanelState['availability'], now: number): string | undefined {
+export const END_REASON_LABELS: Record<string, string> = {
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  expired: 'segment ended (time limit)',
+  interrupted: 'interrupted',
+  retaken: 'replaced by a new ticket',
+  deleted: 'task deleted',
+  orphan: 'never used',
+};
+
+/**
+ * The sentence under the create button while it is disabled, with a live countdown; undefined
+ * when create is possible. `now` ticks in the webview.
+ */
+export function availabilityText(a: AvailabilityView, now: number): string | undefined {
   if (a.canCreate) return undefined;
-  if (a.nextTakeAt && a.nextTakeAt > now) return `${a.reason ?? 'No tickets available'} · next at ${formatTime(a.nextTakeAt)}`;
-  return a.reason ?? 'No tickets available right now';
+  const parts = [a.reason ?? 'No off-peak ticket can be taken right now.'];
+  if (a.nextTakeAt !== undefined) {
+    parts.push(a.nextTakeAt > now ? `You can queue a task again ${formatCountdown(a.nextTakeAt, now)}.` : 'Checking again…');
+  } else if (a.kind === 'unreachable' && a.nextCheckAt !== undefined) {
+    parts.push(a.nextCheckAt > now ? `Next try ${formatCountdown(a.nextCheckAt, now)}.` : 'Trying again…');
+  }
+  if (a.kind === 'unreachable' && a.lastSuccessAt !== undefined) parts.push(`Last reached ${formatAgo(a.lastSuccessAt, now)}.`);
+  return parts.join(' ');
+}
+
+export type SectionName = 'running' | 'needs_input' | 'queued' | 'paused' | 'finished';
+
+export const SECTIONS: { name: SectionName; label: string; icon: string }[] = [
+  { name: 'running', label: 'Running', icon: 'play-circle' },
+  { name: 'needs_input', label: 'Needs input', icon: 'question' },
+  { name: 'queued', label: 'Queued', icon: 'clock' },
+  { name: 'paused', label: 'Paused', icon: 'debug-pause' },
+  { name: 'finished', label: 'Finished', icon: 'check-all' },
+];
+
+export function sectionOf(card: Pick<TaskCard, 'status'>): SectionName {
+  switch (card.status) {
+    case 'running':
+      return 'running';
+    case 'awaiting':
+      return 'needs_input';
+    case 'queued':
+      return 'queued';
+    case 'paused':
+      return 'paused';
+    default:
+      return 'finished';
+  }
+}
+
+/**
+ * Cards grouped by section. Active cards follow the gateway queue (position, then queue time);
+ * finished cards show the most recent first.
+ */
+export function groupCards(cards: readonly TaskCard[]): Record<SectionName, TaskCard[]> {
+  const groups: Record<SectionName, TaskCard[]> = { running: [], needs_input: [], queued: [], paused: [], finished: [] };
+  for (const card of cards) groups[sectionOf(card)].push(card);
+  const byQueue = (a: TaskCard, b: TaskCard) =>
+    (a.queuePosition ?? Number.MAX_SAFE_INTEGER) - (b.queuePosition ?? Number.MAX_SAFE_INTEGER) || a.queuedAt - b.queuedAt;
+  for (const name of ['running', 'needs_input', 'queued', 'paused'] as const) groups[name].sort(byQueue);
+  groups.finished.sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
+  return groups;
+}
+
+/** Whether a card shows a duration that changes every second. */
+export function ticks(card: Pick<TaskCard, 'startedAt' | 'endedAt'>): boolean {
+  return card.startedAt !== null && card.endedAt === null;
 }

@@ -1,9 +1,14 @@
 // Webview side of the host protocol: typed requests with results, and versioned snapshots.
-import { HostToWebviewSchema, type PanelState, type WebviewToHost } from '../src/protocol/webview';
-
-type Request = Exclude<WebviewToHost, { type: 'ready' }>;
-/** A request as the UI writes it: the channel adds the request id. */
-export type RequestBody = Request extends infer R ? (R extends Request ? Omit<R, 'requestId'> : never) : never;
+// `request` is typed from the same request map the host's handlers implement.
+import {
+  HostToWebviewSchema,
+  PanelRequests,
+  type PanelMethod,
+  type PanelParams,
+  type PanelResult,
+  type PanelState,
+  type WebviewToHost,
+} from '../src/protocol/webview';
 
 export interface MessageTarget {
   postMessage(message: unknown): void;
@@ -18,7 +23,7 @@ export interface HostChannelEvents {
 export class HostChannel {
   private seq = 0;
   private shownVersion = -1;
-  private readonly pending = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<string, { method: PanelMethod; resolve: (result: unknown) => void; reject: (e: Error) => void }>();
 
   constructor(
     private readonly target: MessageTarget,
@@ -30,12 +35,12 @@ export class HostChannel {
     this.target.postMessage({ type: 'ready' } satisfies WebviewToHost);
   }
 
-  /** Sends a request; resolves when the host reports success, rejects with its error. */
-  request(body: RequestBody): Promise<void> {
+  /** Sends a request; resolves with the host's result, rejects with its error. */
+  request<M extends PanelMethod>(method: M, params: PanelParams<M>): Promise<PanelResult<M>> {
     const requestId = `r${++this.seq}`;
-    return new Promise<void>((resolve, reject) => {
-      this.pending.set(requestId, { resolve, reject });
-      this.target.postMessage({ ...body, requestId });
+    return new Promise<PanelResult<M>>((resolve, reject) => {
+      this.pending.set(requestId, { method, resolve: resolve as (r: unknown) => void, reject });
+      this.target.postMessage({ type: 'request', requestId, method, params } satisfies WebviewToHost);
     });
   }
 
@@ -52,14 +57,20 @@ export class HostChannel {
         // Snapshots are whole; an older one arriving late must not roll the view back.
         if (message.state.version <= this.shownVersion) return;
         this.shownVersion = message.state.version;
-        this.events.onState(message.state);
+        // The arrival check covered the envelope; the rows are the host's own TaskCard/HistoryRow.
+        this.events.onState(message.state as PanelState);
         return;
       case 'result': {
         const waiting = this.pending.get(message.requestId);
         if (!waiting) return;
         this.pending.delete(message.requestId);
-        if (message.ok) waiting.resolve();
-        else waiting.reject(new Error(message.error ?? 'The request failed'));
+        if (!message.ok) {
+          waiting.reject(new Error(message.error));
+          return;
+        }
+        const result = PanelRequests[waiting.method].result.safeParse(message.result);
+        if (result.success) waiting.resolve(result.data);
+        else waiting.reject(new Error(`The extension answered ${waiting.method} with an unexpected result.`));
         return;
       }
       case 'focusForm':

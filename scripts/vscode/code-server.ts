@@ -32,6 +32,8 @@ export interface CodeServerOptions {
   smokeTestDriver: boolean;
   /** Merged over the existing user settings.json (if any). */
   userSettings: Record<string, unknown>;
+  /** Machine-scoped settings (the window's "Remote" settings). */
+  machineSettings?: Record<string, unknown>;
   host?: string;
   /** 0 or undefined = a free port. */
   port?: number;
@@ -92,8 +94,13 @@ export async function killProcessGroup(child: ChildProcess, graceMs = 1500): Pro
   signalGroup('SIGKILL');
 }
 
-export function writeUserSettings(userDataDir: string, settings: Record<string, unknown>): void {
-  const dir = path.join(userDataDir, 'User');
+/**
+ * Merges settings into `<user-data>/User/settings.json`, or with `scope: 'machine'` into
+ * `<user-data>/Machine/settings.json`: the "Remote" settings of a code-server window, the only
+ * place machine-scoped settings (e.g. offPeak.gatewayUrl) are read from there.
+ */
+export function writeUserSettings(userDataDir: string, settings: Record<string, unknown>, scope: 'user' | 'machine' = 'user'): void {
+  const dir = path.join(userDataDir, scope === 'machine' ? 'Machine' : 'User');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'settings.json');
   let existing: Record<string, unknown> = {};
@@ -119,6 +126,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
   };
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
   writeUserSettings(dirs.userData, { ...QUIET_SETTINGS, ...options.userSettings });
+  if (options.machineSettings) writeUserSettings(dirs.userData, options.machineSettings, 'machine');
   const logFile = path.join(options.stateDir, 'code-server.log');
 
   const args = [

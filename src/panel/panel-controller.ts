@@ -7,11 +7,12 @@ import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { HistoryRow } from '../core/history';
 import {
   describeInvalidMessage,
+  PanelRequests,
   WebviewToHostSchema,
-  type CreateTaskInput,
   type HostToWebview,
+  type PanelMethod,
   type PanelState,
-  type WebviewToHost,
+  type RequestHandlers,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
 
@@ -21,28 +22,17 @@ export interface WebviewPort {
   onDidReceiveMessage(listener: (message: unknown) => void): DisposableLike;
 }
 
-export type EditPatch = Extract<WebviewToHost, { type: 'editTask' }>['patch'];
-
-/** What the panel needs from the rest of the extension (the task service and a few VS Code bits). */
-export interface PanelBackend {
+/** What the panel needs from the rest of the extension: what it shows, and one handler per request. */
+export interface PanelBackend extends RequestHandlers {
   listTasks(): OffPeakTask[];
-  ticketsOf(taskId: string): TicketRecord[];
+  /** Every ledger row, by task: one read for the whole snapshot. */
+  ticketsByTask(): Map<string, TicketRecord[]>;
   history(): HistoryRow[];
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
   workspaces(): PanelState['workspaces'];
   notice(): string | undefined;
-  create(input: CreateTaskInput): Promise<unknown>;
-  edit(taskId: string, patch: EditPatch): Promise<unknown>;
-  pause(taskId: string): Promise<unknown>;
-  continue(taskId: string): Promise<unknown>;
-  cancel(taskId: string): Promise<unknown>;
-  delete(taskId: string): Promise<unknown>;
-  deleteFromHistory(taskId: string): Promise<unknown>;
-  openTerminal(taskId: string): Promise<unknown>;
-  setApiKey(): Promise<unknown>;
-  refresh(): Promise<unknown>;
   /** Fires whenever anything the panel shows may have changed (this window or another). */
   onDidChange(listener: () => void): DisposableLike;
 }
@@ -87,7 +77,8 @@ export class PanelController extends Disposable {
 
   async snapshot(): Promise<PanelState> {
     const now = this.clock.now();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, this.backend.ticketsOf(t.id)));
+    const tickets = this.backend.ticketsByTask();
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? []));
     return {
       version: ++this.version,
       now,
@@ -106,7 +97,7 @@ export class PanelController extends Disposable {
     try {
       this.post({ type: 'state', state: await this.snapshot() });
     } catch (e) {
-      this.log(`panel: could not build a snapshot: ${e instanceof Error ? e.message : String(e)}`);
+      this.log(`panel: could not build a snapshot: ${errorText(e)}`);
     }
   }
 
@@ -126,42 +117,35 @@ export class PanelController extends Disposable {
       this.ready = true;
       await this.pushState();
       for (const held of this.held.splice(0)) this.post(held);
+      // The panel just opened (or reloaded): what it shows about availability must be current.
+      void this.backend.refresh({}).catch((e: unknown) => this.log(`panel: refresh failed: ${errorText(e)}`));
+      return;
+    }
+    const { requestId, method } = message;
+    const params = PanelRequests[method].params.safeParse(message.params);
+    if (!params.success) {
+      const why = describeInvalidMessage(params.error);
+      this.log(`panel: refused ${method} (${why})`);
+      this.post({ type: 'result', requestId, ok: false, error: `Invalid request: ${why}` });
       return;
     }
     try {
-      await this.run(message);
-      this.post({ type: 'result', requestId: message.requestId, ok: true });
+      const result = await this.handle(method, params.data);
+      this.post({ type: 'result', requestId, ok: true, result });
     } catch (e) {
-      const error = e instanceof Error ? e.message : String(e);
-      this.log(`panel: ${message.type} failed: ${error}`);
-      this.post({ type: 'result', requestId: message.requestId, ok: false, error });
+      this.log(`panel: ${method} failed: ${errorText(e)}`);
+      this.post({ type: 'result', requestId, ok: false, error: errorText(e) });
     }
     this.schedulePush();
   }
 
-  private run(message: Exclude<WebviewToHost, { type: 'ready' }>): Promise<unknown> {
-    const b = this.backend;
-    switch (message.type) {
-      case 'createTask':
-        return b.create(message.input);
-      case 'editTask':
-        return b.edit(message.taskId, message.patch);
-      case 'pause':
-        return b.pause(message.taskId);
-      case 'continue':
-        return b.continue(message.taskId);
-      case 'cancel':
-        return b.cancel(message.taskId);
-      case 'delete':
-        return b.delete(message.taskId);
-      case 'deleteHistory':
-        return b.deleteFromHistory(message.taskId);
-      case 'openTerminal':
-        return b.openTerminal(message.taskId);
-      case 'setApiKey':
-        return b.setApiKey();
-      case 'refresh':
-        return b.refresh();
-    }
+  private handle(method: PanelMethod, params: unknown): Promise<unknown> {
+    // Params were validated against this method's schema just above.
+    const handler = this.backend[method] as (p: unknown) => Promise<unknown>;
+    return handler.call(this.backend, params);
   }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

@@ -1,59 +1,185 @@
 // Connects the panel to the task service and store. The few things only VS Code knows (the
-// secret key, open folders, terminals) come in through `PanelHostBits`.
+// secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
 import type { DisposableLike } from '../core/disposable';
-import type { AvailabilityState, TaskService } from '../service';
+import type { TicketRecord } from '../core/types';
+import { ServiceError, type AvailabilityState, type TaskService } from '../service';
 import { changeConcerns, type TaskStore } from '../store';
-import type { PanelState } from '../protocol/webview';
+import type { AvailabilityView, SegmentView } from '../protocol/webview';
+import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
+
+/** The part of the gateway's client configs the panel shows (exposure and plan). */
+export interface PanelClientConfigs {
+  exposed: boolean;
+  planEligible: boolean;
+  upgradeHint: string | null;
+  upgradeUrl: string | null;
+}
 
 export interface PanelHostBits {
   hasApiKey(): Promise<boolean>;
   setApiKey(): Promise<unknown>;
-  workspaces(): PanelState['workspaces'];
+  /** Open folders; `identity` routes a task to the window that has it open (remote windows). */
+  workspaces(): { name: string; path: string; identity: string | null }[];
   models(): string[];
+  /** The gateway's client configs as last loaded; undefined while unknown. */
+  configs(): PanelClientConfigs | undefined;
+  /** Loads the client configs again (the panel opened, or a take was refused). */
+  reloadConfigs(): Promise<unknown>;
   openTerminal(taskId: string): Promise<unknown>;
+  /** Shows a modal question; true when the user chose `action`. */
+  confirm(question: Confirmation): Promise<boolean>;
   notice(): string | undefined;
 }
 
 const REASONS: Record<string, string> = {
-  limit_reached: 'Ticket limit reached',
-  not_eligible: 'Your plan does not include off-peak tasks',
-  unavailable: 'No tickets available',
+  quota: 'The off-peak ticket quota is used up for now.',
+  live_limit: 'You already hold as many live tickets as the gateway allows; one must finish first.',
+  limit_reached: 'The gateway refused a new ticket: a limit was reached.',
+  disabled: 'The gateway is not handing out off-peak tickets right now.',
+  not_eligible: 'Your plan does not include off-peak tasks.',
+  unavailable: 'No off-peak ticket can be taken right now.',
 };
 
-export function availabilityView(state: AvailabilityState): PanelState['availability'] {
+export function availabilityView(
+  state: AvailabilityState,
+  configs: PanelClientConfigs | undefined,
+  health: { lastSuccessAt?: number; nextCheckAt?: number } = {},
+): AvailabilityView {
+  if (configs && !configs.exposed) {
+    return { kind: 'hidden', canCreate: false, reason: 'Off-peak tasks are not available for your account yet.' };
+  }
+  const planLocked = (configs && !configs.planEligible) || (state.status === 'disabled' && state.reason === 'not_eligible');
+  if (planLocked) {
+    return {
+      kind: 'plan_locked',
+      canCreate: false,
+      reason: REASONS.not_eligible,
+      upgradeHint: configs?.upgradeHint ?? undefined,
+      upgradeUrl: configs?.upgradeUrl ?? undefined,
+    };
+  }
   switch (state.status) {
     case 'enabled':
-      return { canCreate: true, canTakeNumber: state.canTakeNumber };
+      return { kind: 'enabled', canCreate: true, canTakeNumber: state.canTakeNumber, lastSuccessAt: health.lastSuccessAt };
     case 'disabled':
-      return { canCreate: false, reason: REASONS[state.reason] ?? state.reason, nextTakeAt: state.nextTakeAt };
+      return {
+        kind: 'limited',
+        canCreate: false,
+        reason: REASONS[state.reason] ?? REASONS.unavailable,
+        nextTakeAt: state.nextTakeAt,
+        lastSuccessAt: health.lastSuccessAt,
+        nextCheckAt: health.nextCheckAt,
+      };
     case 'error':
-      return { canCreate: false, reason: `Gateway unreachable: ${state.message}` };
+      return {
+        kind: 'unreachable',
+        canCreate: false,
+        reason: `The gateway cannot be reached (${state.message}).`,
+        lastSuccessAt: health.lastSuccessAt,
+        nextCheckAt: health.nextCheckAt,
+      };
     case 'unknown':
-      return { canCreate: false, reason: 'Checking ticket availability…' };
+      return { kind: 'checking', canCreate: false, reason: 'Checking whether a ticket can be taken…' };
   }
 }
 
+export function segmentView(t: TicketRecord): SegmentView {
+  return {
+    ordinal: t.ordinal,
+    ticketId: t.ticketId,
+    serverState: t.serverState,
+    queuedAt: t.takenAt,
+    readyAt: t.readyAt,
+    admittedAt: t.activeAt,
+    startedAt: t.segmentStartedAt,
+    endedAt: t.segmentEndedAt,
+    endReason: t.endReason,
+  };
+}
+
 export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits): PanelBackend {
+  const taskOrThrow = (taskId: string) => {
+    const task = service.getTask(taskId);
+    if (!task) throw new Error('This task no longer exists.');
+    return task;
+  };
+  const refresh = async () => {
+    await Promise.all([service.availability.refresh(), host.reloadConfigs()]);
+    return {};
+  };
   return {
     listTasks: () => service.listTasks(),
-    ticketsOf: (id) => service.ticketsOf(id),
+    ticketsByTask() {
+      const byTask = new Map<string, TicketRecord[]>();
+      for (const t of store.read((tx) => tx.tickets.list())) {
+        const list = byTask.get(t.taskId);
+        if (list) list.push(t);
+        else byTask.set(t.taskId, [t]);
+      }
+      return byTask;
+    },
     history: () => service.history(),
-    availability: () => availabilityView(service.availability.state),
+    availability: () => availabilityView(service.availability.state, host.configs(), service.availability.health),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
-    workspaces: () => host.workspaces(),
+    workspaces: () => host.workspaces().map(({ name, path }) => ({ name, path })),
     notice: () => host.notice(),
-    create: (input) => service.create(input),
-    edit: (id, patch) => service.edit(id, patch),
-    pause: (id) => service.pause(id),
-    continue: (id) => service.continue(id),
-    cancel: (id) => service.cancel(id),
-    delete: (id) => service.delete(id),
-    deleteFromHistory: (id) => service.deleteFromHistory(id),
-    openTerminal: (id) => host.openTerminal(id),
-    setApiKey: () => host.setApiKey(),
-    refresh: () => service.availability.refresh(),
+    async createTask({ input }) {
+      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(input.workspacePath)))) return { taskId: null };
+      // The folder's identity comes from the host, never from the webview.
+      const workspaceIdentity = host.workspaces().find((w) => w.path === input.workspacePath)?.identity ?? null;
+      try {
+        const task = await service.create({ ...input, workspaceIdentity });
+        return { taskId: task.id };
+      } catch (e) {
+        // A refused take may mean the plan or the exposure changed: look again.
+        void refresh().catch(() => undefined);
+        // The create area shows the reason and a live countdown; the banner need not repeat a timestamp.
+        if (e instanceof ServiceError && e.code === 'limit_reached') throw new Error('The gateway refused a new ticket: a limit was reached. The create button shows when you can queue again.');
+        throw e;
+      }
+    },
+    async editTask({ taskId, patch }) {
+      const task = await service.edit(taskId, patch);
+      return { title: task.title, prompt: task.prompt };
+    },
+    async pause({ taskId }) {
+      await service.pause(taskId);
+      return {};
+    },
+    async continue({ taskId }) {
+      const { ticket, error } = await service.continue(taskId);
+      return error ? { ticket, error } : { ticket };
+    },
+    async cancel({ taskId }) {
+      if (!(await host.confirm(cancelConfirmation(taskOrThrow(taskId))))) return { done: false };
+      await service.cancel(taskId);
+      return { done: true };
+    },
+    async delete({ taskId }) {
+      const task = service.getTask(taskId);
+      const question = task && deleteConfirmation(task);
+      if (question && !(await host.confirm(question))) return { done: false };
+      await service.delete(taskId);
+      return { done: true };
+    },
+    async deleteHistory({ taskId }) {
+      const { hidden, reason } = await service.deleteFromHistory(taskId);
+      return reason ? { hidden, reason } : { hidden };
+    },
+    async openTerminal({ taskId }) {
+      await host.openTerminal(taskId);
+      return {};
+    },
+    async segments({ taskId }) {
+      return { segments: service.ticketsOf(taskId).map(segmentView) };
+    },
+    async setApiKey() {
+      await host.setApiKey();
+      return {};
+    },
+    refresh,
     onDidChange(listener): DisposableLike {
       const fire = () => listener();
       // Only what the panel shows: a window registering or a backoff record pushes nothing.

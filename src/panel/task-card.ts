@@ -19,6 +19,8 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
     case 'awaiting':
       return currentTicket?.activeAt != null ? 'running' : 'waiting_for_admission';
     case 'queued':
+      // It ran before: a segment ended and the same session resumes once a new ticket is admitted.
+      if (task.startedAt !== null && !task.schedulable) return 'between_segments';
       if (!task.serverTicketId || (currentTicket && DEAD_TICKET.has(currentTicket.serverState))) return 'taking_ticket';
       return task.schedulable ? 'ready' : 'in_queue';
   }
@@ -29,7 +31,8 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[]):
   const terminal = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
   return {
     id: task.id,
-    title: task.title || task.prompt.split('\n')[0].slice(0, 80),
+    title: task.title || task.prompt.split('\n')[0].slice(0, 200),
+    autoTitle: !task.title,
     prompt: task.prompt,
     status: task.status,
     phase: cardPhaseOf(task, current),

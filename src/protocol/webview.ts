@@ -12,6 +12,7 @@ export const CardPhaseSchema = z.enum([
   'in_queue', // the gateway's FIFO holds the ticket
   'ready', // the gateway admitted the ticket; the scheduler will start it
   'paused',
+  'between_segments', // a segment ended; the task waits for its next ticket to be admitted
   'waiting_for_admission', // the agent runs, but no model request of this segment was admitted yet
   'running',
   'completed',
@@ -23,6 +24,8 @@ export type CardPhase = z.infer<typeof CardPhaseSchema>;
 export const TaskCardSchema = z.object({
   id: z.string(),
   title: z.string(),
+  /** True when the title is the prompt's first line (no title was given): an edit of the prompt changes it. */
+  autoTitle: z.boolean(),
   prompt: z.string(),
   status: z.enum(['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled']),
   phase: CardPhaseSchema,
@@ -59,13 +62,27 @@ export const HistoryRowSchema = z.object({
   failureReason: z.string().nullable(),
 });
 
+/**
+ * What the create area shows. `kind` decides the layout; `reason` is already human text.
+ * - hidden: the gateway does not expose off-peak tasks to this user (only existing tasks show);
+ * - plan_locked: the plan has no off-peak tasks (3101): upgrade hint and link, create locked;
+ * - limited: no ticket can be taken until `nextTakeAt` (a live countdown), or until a re-check;
+ * - unreachable: the last check failed; `nextCheckAt` says when it is tried again.
+ */
 export const AvailabilityViewSchema = z.object({
+  kind: z.enum(['enabled', 'checking', 'hidden', 'plan_locked', 'limited', 'unreachable']),
   canCreate: z.boolean(),
-  /** Why create is disabled, for the tooltip; absent when enabled. */
+  /** Why create is disabled, as a sentence; absent when enabled. */
   reason: z.string().optional(),
   nextTakeAt: z.number().optional(),
   canTakeNumber: z.number().int().optional(),
+  upgradeHint: z.string().optional(),
+  upgradeUrl: z.string().optional(),
+  /** Gateway health: the last answer that succeeded, and when the next check is due. */
+  lastSuccessAt: z.number().optional(),
+  nextCheckAt: z.number().optional(),
 });
+export type AvailabilityView = z.infer<typeof AvailabilityViewSchema>;
 
 export const PanelStateSchema = z.object({
   /** Increases with every snapshot; the webview ignores anything older than what it shows. */
@@ -82,7 +99,7 @@ export const PanelStateSchema = z.object({
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 
-// --- webview -> host -------------------------------------------------------------------------
+// --- requests (webview -> host, answered with a result) --------------------------------------
 
 const requestId = z.string().min(1).max(64);
 const taskId = z.string().min(1).max(200);
@@ -96,30 +113,87 @@ export const CreateTaskInputSchema = z.object({
   permissionMode: PermissionModeSchema,
   model: z.string().max(200).nullable(),
   thoughtLevel: z.string().max(50).nullable(),
-});
+}).strict();
 export type CreateTaskInput = z.infer<typeof CreateTaskInputSchema>;
 
 export const EditTaskPatchSchema = z
   .object({ title, prompt, permissionMode: PermissionModeSchema, model: z.string().max(200).nullable(), thoughtLevel: z.string().max(50).nullable() })
   .partial()
   .strict();
+export type EditTaskPatch = z.infer<typeof EditTaskPatchSchema>;
+
+/** One ticket of a task's ledger, as the expanded card lists it. */
+export const SegmentViewSchema = z.object({
+  ordinal: z.number().int(),
+  ticketId: z.string(),
+  serverState: z.string(),
+  queuedAt: z.number(),
+  readyAt: z.number().nullable(),
+  admittedAt: z.number().nullable(),
+  startedAt: z.number().nullable(),
+  endedAt: z.number().nullable(),
+  endReason: z.string().nullable(),
+});
+export type SegmentView = z.infer<typeof SegmentViewSchema>;
+
+const TaskRef = z.object({ taskId }).strict();
+const Nothing = z.object({}).strict();
+/** False when the user declined the confirmation: nothing was changed. */
+const Confirmed = z.object({ done: z.boolean() });
+
+/**
+ * Every request the webview can make: its params and its result. The host's handlers
+ * (`RequestHandlers`) and the webview's client (`HostChannel.request`) are both typed from this
+ * one map, and both sides validate against it.
+ */
+export const PanelRequests = {
+  /** `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued. */
+  createTask: { params: z.object({ input: CreateTaskInputSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
+  editTask: { params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(), result: z.object({ title: z.string(), prompt: z.string() }) },
+  pause: { params: TaskRef, result: Nothing },
+  /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why). */
+  continue: { params: TaskRef, result: z.object({ ticket: z.enum(['reused', 'retaken', 'retake_pending']), error: z.string().optional() }) },
+  cancel: { params: TaskRef, result: Confirmed },
+  delete: { params: TaskRef, result: Confirmed },
+  deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.string().optional() }) },
+  openTerminal: { params: TaskRef, result: Nothing },
+  segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
+  setApiKey: { params: Nothing, result: Nothing },
+  /** Re-checks availability and the gateway's client configs. */
+  refresh: { params: Nothing, result: Nothing },
+} as const;
+
+export type PanelMethod = keyof typeof PanelRequests;
+export type PanelParams<M extends PanelMethod> = z.infer<(typeof PanelRequests)[M]['params']>;
+export type PanelResult<M extends PanelMethod> = z.infer<(typeof PanelRequests)[M]['result']>;
+/** The host implements one handler per request. */
+export type RequestHandlers = { [M in PanelMethod]: (params: PanelParams<M>) => Promise<PanelResult<M>> };
+
+const methodNames = Object.keys(PanelRequests) as [PanelMethod, ...PanelMethod[]];
 
 export const WebviewToHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
-  z.object({ type: z.literal('createTask'), requestId, input: CreateTaskInputSchema }),
-  z.object({ type: z.literal('editTask'), requestId, taskId, patch: EditTaskPatchSchema }),
-  z.object({ type: z.enum(['pause', 'continue', 'cancel', 'delete', 'deleteHistory', 'openTerminal']), requestId, taskId }),
-  z.object({ type: z.literal('setApiKey'), requestId }),
-  z.object({ type: z.literal('refresh'), requestId }),
+  z.object({ type: z.literal('request'), requestId, method: z.enum(methodNames), params: z.unknown() }),
 ]);
 export type WebviewToHost = z.infer<typeof WebviewToHostSchema>;
-export type TaskCommand = Extract<WebviewToHost, { taskId: string }>['type'];
 
 // --- host -> webview -------------------------------------------------------------------------
 
-export const HostToWebviewSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('state'), state: PanelStateSchema }),
-  z.object({ type: z.literal('result'), requestId: z.string(), ok: z.boolean(), error: z.string().optional() }),
+/**
+ * A snapshot as the webview checks it on arrival: everything but the card and History rows in
+ * full, those only for their ids. The host builds them from the types above; a full parse of
+ * 1000 cards on every push would cost more than a frame (the webview's CSP rules out zod's
+ * compiled parsers).
+ */
+export const PanelStateArrivalSchema = PanelStateSchema.extend({
+  tasks: z.array(z.looseObject({ id: z.string() })),
+  history: z.array(z.looseObject({ taskId: z.string() })),
+});
+
+export const HostToWebviewSchema = z.union([
+  z.object({ type: z.literal('state'), state: PanelStateArrivalSchema }),
+  z.object({ type: z.literal('result'), requestId: z.string(), ok: z.literal(true), result: z.unknown() }),
+  z.object({ type: z.literal('result'), requestId: z.string(), ok: z.literal(false), error: z.string() }),
   /** Asks the webview to bring the create form into view (the "Queue Off-Peak Task…" command). */
   z.object({ type: z.literal('focusForm') }),
 ]);

@@ -33,6 +33,8 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
   private inflight: Promise<AvailabilityState> | undefined;
   private failures = 0;
   private disposed = false;
+  private lastSuccess: number | undefined;
+  private nextCheck: number | undefined;
   private readonly opts: Required<AvailabilityOptions>;
 
   constructor(
@@ -52,6 +54,11 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
 
   get state(): AvailabilityState {
     return this.current;
+  }
+
+  /** Gateway health for the UI: when a check last succeeded, and when the next one is due. */
+  get health(): { lastSuccessAt?: number; nextCheckAt?: number } {
+    return { lastSuccessAt: this.lastSuccess, nextCheckAt: this.nextCheck };
   }
 
   /** True when the UI may offer "create" (the take itself remains the final authority). */
@@ -98,9 +105,11 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     try {
       const a = await this.gateway.availability();
       this.failures = 0;
+      this.lastSuccess = this.clock.now();
       if (a.canTake) {
         this.timers.clearTimeout(this.timer);
         this.timer = undefined;
+        this.nextCheck = undefined;
         this.set({ status: 'enabled', canTakeNumber: a.canTakeNumber, checkedAt: this.clock.now() });
       } else {
         this.set({ status: 'disabled', reason: a.reason ?? 'unavailable', nextTakeAt: a.nextTakeAt, checkedAt: this.clock.now() });
@@ -119,9 +128,11 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
   private scheduleRecheck(delayMs: number): void {
     if (this.disposed) return;
     this.timers.clearTimeout(this.timer);
+    this.nextCheck = this.clock.now() + Math.max(0, delayMs);
     this.timer = this.timers.setTimeout(
       () => {
         this.timer = undefined;
+        this.nextCheck = undefined;
         void this.refresh();
       },
       Math.max(0, delayMs),

@@ -1,5 +1,7 @@
 // The contributed commands (ids must match package.json `contributes.commands`).
 import * as vscode from 'vscode';
+import { bypassConfirmation } from '../panel/confirmations';
+import { confirmModal } from './confirm';
 import { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } from '../core/create-task-command';
 import type { PermissionMode } from '../core/types';
 import { plainNotificationText } from '../core/untrusted-text';
@@ -112,7 +114,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     args.permissionMode ??
     (await vscode.window.showQuickPick(PERMISSION_PICKS, { title: 'Queue Off-Peak Task (2/2)', placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true }))?.mode;
   if (!permissionMode) return undefined;
-  if (permissionMode === 'bypassPermissions' && !(await confirmBypass(workspacePath))) return undefined;
+  if (permissionMode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(workspacePath)))) return undefined;
   const workspace = workspaces.find((w) => w.path === workspacePath);
   const task = await engine.service.create({
     title: args.title ?? prompt.split('\n')[0].slice(0, 80),
@@ -128,16 +130,3 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   return task.id;
 }
 
-/** Bypass lets the agent edit and run anything unattended: asked every time, in a modal dialog. */
-async function confirmBypass(workspacePath: string): Promise<boolean> {
-  const confirm = 'Queue with Bypass Permissions';
-  const choice = await vscode.window.showWarningMessage(
-    'Let the agent edit files and run commands without asking?',
-    {
-      modal: true,
-      detail: `With Bypass permissions the agent never asks, also while nobody watches. It works in ${workspacePath}: only choose this for a workspace you can restore.`,
-    },
-    confirm,
-  );
-  return choice === confirm;
-}

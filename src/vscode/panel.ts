@@ -76,6 +76,7 @@ export class TasksPanel implements vscode.Disposable {
     const nonce = randomBytes(18).toString('base64');
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'main.js'));
     const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'panel.css'));
+    const codicons = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview', 'codicon.css'));
     const csp = [
       "default-src 'none'",
       `style-src ${webview.cspSource}`,
@@ -87,6 +88,7 @@ export class TasksPanel implements vscode.Disposable {
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${codicons}" id="vscode-codicon-stylesheet">
 <link rel="stylesheet" href="${css}">
 <title>Off-Peak Tasks</title></head>
 <body><div id="root">${this.backend() ? '' : '<p>Starting Off-Peak Tasks…</p>'}</div><script nonce="${nonce}" src="${script}"></script></body></html>`;

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import type { OffPeakTask, TicketRecord } from '../../src/core/types';
 import { toTaskCard } from '../../src/panel/task-card';
-import { phaseLabel, formatDuration, availabilityText } from '../../webview/format';
+import { availabilityView } from '../../src/panel/service-backend';
+import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
+import { availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';
 
 function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {
   return {
@@ -56,11 +58,63 @@ describe('task card', () => {
     assert.equal(toTaskCard(task({ status: 'running', serverTicketId: 'b' }), tickets).segments, 2);
   });
 
-  it('formats durations and availability for people', () => {
+  it('a queued task that ran before waits for its next segment, with its queue position', () => {
+    const between = toTaskCard(task({ startedAt: 5, queuePosition: 2 }), [ticket({ ticketId: 'k0', segmentStartedAt: 5, segmentEndedAt: 9, endReason: 'expired' }), ticket()]);
+    assert.equal(between.phase, 'between_segments');
+    assert.equal(phaseLabel(between), 'Waiting for the next segment · #2');
+    assert.equal(phaseLabel(toTaskCard(task({ status: 'paused', queuePosition: 4 }), [])), 'Paused · #4');
+  });
+
+  it('an automatic title says so, a given one does not', () => {
+    assert.equal(toTaskCard(task(), []).autoTitle, true);
+    assert.equal(toTaskCard(task({ title: 'Mine' }), []).autoTitle, false);
+  });
+
+  it('formats durations for people', () => {
     assert.equal(formatDuration(59_400), '59s');
-    assert.equal(formatDuration(61_000), '1m 1s');
-    assert.equal(formatDuration(3 * 3600_000 + 120_000), '3h 2m');
-    assert.equal(availabilityText({ canCreate: true }, 0), undefined);
-    assert.match(availabilityText({ canCreate: false, reason: 'Ticket limit reached', nextTakeAt: 10_000 }, 0)!, /Ticket limit reached · next at/);
+    assert.equal(formatDuration(61_000), '1m 01s');
+    assert.equal(formatDuration(3 * 3600_000 + 120_000), '3h 02m');
+  });
+
+  it('availability: reason text and a countdown instead of codes and timestamps', () => {
+    const health = { lastSuccessAt: 1_000, nextCheckAt: 50_000 };
+    assert.equal(availabilityText(availabilityView({ status: 'enabled', canTakeNumber: 3, checkedAt: 0 }, undefined), 0), undefined);
+    const quota = availabilityView({ status: 'disabled', reason: 'quota', nextTakeAt: 10_000 + 252_000, checkedAt: 0 }, undefined, health);
+    assert.equal(quota.kind, 'limited');
+    assert.equal(availabilityText(quota, 10_000), 'The off-peak ticket quota is used up for now. You can queue a task again in 4m 12s.');
+    assert.equal(availabilityText(quota, 10_000 + 252_000), 'The off-peak ticket quota is used up for now. Checking again…');
+    const down = availabilityView({ status: 'error', message: 'ECONNREFUSED', checkedAt: 0 }, undefined, { lastSuccessAt: 1_000, nextCheckAt: 40_000 });
+    assert.equal(down.kind, 'unreachable');
+    assert.equal(availabilityText(down, 31_000), 'The gateway cannot be reached (ECONNREFUSED). Next try in 9s. Last reached 30s ago.');
+    const enabled = { status: 'enabled' as const, canTakeNumber: 1, checkedAt: 0 };
+    assert.equal(availabilityView(enabled, { exposed: false, planEligible: true, upgradeHint: null, upgradeUrl: null }).kind, 'hidden');
+    const locked = availabilityView(enabled, { exposed: true, planEligible: false, upgradeHint: 'Upgrade', upgradeUrl: 'https://x.test' });
+    assert.deepEqual([locked.kind, locked.canCreate, locked.upgradeHint, locked.upgradeUrl], ['plan_locked', false, 'Upgrade', 'https://x.test']);
+    assert.equal(availabilityView({ status: 'disabled', reason: 'not_eligible', checkedAt: 0 }, undefined).kind, 'plan_locked', 'a 3101 locks even before configs load');
+  });
+
+  it('sections: active cards follow the queue, finished cards the most recent first', () => {
+    const cards = [
+      toTaskCard(task({ id: 'a', queuePosition: 3, queuedAt: 1 }), []),
+      toTaskCard(task({ id: 'b', queuePosition: 1, queuedAt: 2 }), []),
+      toTaskCard(task({ id: 'c', status: 'paused', queuePosition: 2 }), []),
+      toTaskCard(task({ id: 'd', status: 'completed', endedAt: 10 }), []),
+      toTaskCard(task({ id: 'e', status: 'cancelled', endedAt: 20 }), []),
+      toTaskCard(task({ id: 'f', status: 'awaiting', startedAt: 1 }), []),
+    ];
+    const g = groupCards(cards);
+    assert.deepEqual(g.queued.map((c) => c.id), ['b', 'a']);
+    assert.deepEqual(g.paused.map((c) => c.id), ['c']);
+    assert.deepEqual(g.needs_input.map((c) => c.id), ['f']);
+    assert.deepEqual(g.finished.map((c) => c.id), ['e', 'd']);
+  });
+
+  it('cancel always asks and says what happens to a running agent; delete asks unless the task is finished', () => {
+    assert.match(cancelConfirmation(task({ status: 'running', claimRunning: true, title: 'Build' })).detail, /agent running this task is stopped/);
+    assert.match(cancelConfirmation(task()).detail, /leaves the gateway queue/);
+    assert.match(deleteConfirmation(task({ status: 'running', claimRunning: true }))!.detail, /stopped now.*cannot be undone/);
+    assert.ok(deleteConfirmation(task()), 'a queued task asks too');
+    assert.equal(deleteConfirmation(task({ status: 'completed', endedAt: 2 })), undefined);
+    assert.equal(cancelConfirmation(task({ title: 'x'.repeat(100) })).message.length <= 70, true, 'a long title is shortened in the question');
   });
 });

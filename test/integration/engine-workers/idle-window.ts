@@ -62,8 +62,11 @@ async function main(): Promise<void> {
   const backend = createServiceBackend(engine.service, engine.store, {
     hasApiKey: async () => true,
     setApiKey: async () => undefined,
-    workspaces: () => [{ name: windowId, path: `/ws/${windowId}` }],
+    workspaces: () => [{ name: windowId, path: `/ws/${windowId}`, identity: null }],
     models: () => [],
+    configs: () => undefined,
+    reloadConfigs: async () => undefined,
+    confirm: async () => false,
     openTerminal: async () => undefined,
     notice: () => undefined,
   });

@@ -1,0 +1,187 @@
+// Driving the served workbench as a user would (keyboard and real clicks in headless Chromium),
+// shared by `npm start --check` and the panel tour (scripts/panel-tour.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { freePort, killProcessGroup } from './code-server';
+import { REPO_ROOT, type VsCodeTools } from './tools';
+
+interface Manifest {
+  publisher: string;
+  name: string;
+  version: string;
+}
+
+/** Installs the built extension like a user install: <extensions-dir>/<publisher>.<name>-<version>. */
+export function installExtension(extensionsDir: string): string {
+  const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as Manifest;
+  const id = `${manifest.publisher}.${manifest.name}`;
+  mkdirSync(extensionsDir, { recursive: true });
+  const target = path.join(extensionsDir, `${id}-${manifest.version}`);
+  rmSync(target, { recursive: true, force: true });
+  mkdirSync(target);
+  // dist/ holds every bundle (and sql.js's wasm): node_modules is not needed at runtime.
+  for (const entry of ['package.json', 'dist', 'media', 'README.md', 'CHANGELOG.md']) {
+    const from = path.join(REPO_ROOT, entry);
+    if (existsSync(from)) cpSync(from, path.join(target, entry), { recursive: true });
+  }
+  return id;
+}
+
+export const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export function launchBrowser(tools: VsCodeTools): Promise<Browser> {
+  return chromium.launch({ executablePath: tools.chromium, headless: true, args: BROWSER_ARGS });
+}
+
+/** Opens the workbench and waits until its status bar shows. */
+export async function openWorkbench(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(url);
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90_000 });
+  return page;
+}
+
+/** Runs a command from the palette (F1), retrying until the extension contributed it. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(`>${title}`);
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+    if (await row.isVisible({ timeout: 3000 }).catch(() => false)) {
+      // The matching row, not the first one: fuzzy matching may rank another command higher.
+      await row.click();
+      return;
+    }
+    await page.keyboard.press('Escape');
+    if (Date.now() > deadline) throw new Error(`the command "${title}" never appeared in the command palette`);
+  }
+}
+
+/** "Set Gateway API Key…" from the palette, typed into its password box. */
+export async function setApiKey(page: Page, key: string): Promise<void> {
+  await runCommand(page, 'Set Gateway API Key');
+  // The password box replaces the palette in the same widget: wait for it, not the palette's input.
+  const keyBox = page.locator('.quick-input-widget .quick-input-box input[type="password"]');
+  await keyBox.waitFor({ state: 'visible', timeout: 10_000 });
+  await keyBox.fill(key);
+  // Enter is ignored while the box still validates the value: accept only once it settled.
+  await page.waitForTimeout(500);
+  await keyBox.press('Enter');
+  await keyBox.waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** The panel's document: an iframe inside VS Code's webview iframe, found by what it renders. */
+export async function panelFrame(page: Page, selector = 'main', timeoutMs = 30_000): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      if ((await frame.locator(`#root ${selector}`).count().catch(() => 0)) > 0) return frame;
+    }
+    if (Date.now() > deadline) throw new Error(`the panel never rendered ${selector}`);
+    await page.waitForTimeout(250);
+  }
+}
+
+/** Clicks a button of the workbench's modal dialog (e.g. a confirmation) by its exact label. */
+export async function answerDialog(page: Page, label: string): Promise<string> {
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ state: 'visible', timeout: 15_000 });
+  const text = (await dialog.innerText()).replace(/\s+/g, ' ').trim();
+  await dialog.getByRole('button', { name: label, exact: true }).click();
+  await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+  return text;
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node dist/gateway.js --demo --port P <extra>`; resolves once it listens. `onOutput`
+ * gets what it prints (the banner, admissions and errors).
+ */
+export async function startGateway(host: string, extraArgs: string[], onOutput?: (text: string) => void): Promise<GatewayProcess> {
+  const bundle = path.join(REPO_ROOT, 'dist', 'gateway.js');
+  if (!existsSync(bundle)) throw new Error('dist/gateway.js is missing: run npm run build');
+  const port = await freePort(host);
+  const child = spawn(process.execPath, [bundle, '--demo', '--host', host, '--port', String(port), ...extraArgs], {
+    cwd: REPO_ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(`it did not listen within 20 s`), 20_000);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      void killProcessGroup(child);
+      reject(new Error(`the demo gateway did not start (${why}):\n${output.slice(-2000)}`));
+    };
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      output += text;
+      onOutput?.(text);
+      if (/listening on http/.test(output)) {
+        clearTimeout(timer);
+        resolve({ child, url: `http://${host}:${port}`, stop: () => killProcessGroup(child) });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code, signal) => fail(`it exited with ${code ?? signal}`));
+  });
+}
+
+/** Moves keyboard focus out of a webview (F1 typed there does not reach the workbench). */
+async function focusWorkbench(page: Page): Promise<void> {
+  await page.locator('.part.statusbar').click({ position: { x: 600, y: 10 } });
+}
+
+/**
+ * Sets a setting through the Settings editor, as a user types it, then returns to `backToTab`.
+ * `remote`: in the window's Remote tab (machine-scoped settings live there in code-server).
+ */
+export async function setSettingInUi(page: Page, id: string, value: string, backToTab: string, options: { remote?: boolean } = {}): Promise<void> {
+  await focusWorkbench(page);
+  await runCommand(page, options.remote ? 'Preferences: Open Remote Settings' : 'Preferences: Open User Settings');
+  const search = page.locator('.settings-editor .settings-header .suggest-input-container');
+  await search.waitFor({ state: 'visible', timeout: 20_000 });
+  await search.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(id);
+  await page.locator('.settings-editor .settings-count-widget', { hasText: '1 Setting Found' }).waitFor({ timeout: 20_000 });
+  const input = page.locator('.settings-editor .setting-item-control input').first();
+  await input.waitFor({ state: 'visible', timeout: 20_000 });
+  await input.fill(value);
+  await input.press('Tab');
+  // The Settings editor writes after a short debounce.
+  await page.waitForTimeout(1500);
+  // Recent workbenches show Settings as a modal over the editors: close it, then show the tab.
+  await page.keyboard.press('Escape');
+  const settings = page.locator('.settings-editor');
+  if (!(await settings.waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false))) {
+    await runCommand(page, 'View: Close Editor');
+    await settings.waitFor({ state: 'hidden', timeout: 10_000 });
+  }
+  await page.locator('.tabs-container .tab', { hasText: backToTab }).first().click();
+}
+
+/** "Preferences: Color Theme" from the palette. */
+export async function setColorTheme(page: Page, theme: string): Promise<void> {
+  await focusWorkbench(page);
+  await runCommand(page, 'Preferences: Color Theme');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(theme);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: theme }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
+  await input.waitFor({ state: 'hidden', timeout: 10_000 });
+}

@@ -1,0 +1,52 @@
+// What the panel asks before a destructive action, and whether it asks at all. Pure, so the texts
+// are tested without VS Code; src/vscode shows them as a modal dialog.
+import type { OffPeakTask } from '../core/types';
+
+export interface Confirmation {
+  message: string;
+  detail: string;
+  /** The label of the button that goes ahead (the dialog adds its own "Cancel"). */
+  action: string;
+}
+
+const isLive = (t: OffPeakTask) => t.status === 'running' || t.status === 'awaiting' || t.claimRunning;
+const isFinished = (t: OffPeakTask) => t.status === 'completed' || t.status === 'failed' || t.status === 'cancelled';
+
+function named(task: OffPeakTask): string {
+  const title = task.title || task.prompt.split('\n')[0];
+  return title.length > 60 ? `${title.slice(0, 59)}…` : title;
+}
+
+/** Cancel always asks: it cannot be undone and gives the ticket back. */
+export function cancelConfirmation(task: OffPeakTask): Confirmation {
+  return {
+    message: `Cancel "${named(task)}"?`,
+    detail: isLive(task)
+      ? 'The agent running this task is stopped now. Changes it already made stay in the workspace; the task stays in the list as Cancelled.'
+      : task.status === 'paused'
+        ? 'The paused task gives its ticket back to the gateway and stays in the list as Cancelled.'
+        : 'The task leaves the gateway queue (its ticket is given back) and stays in the list as Cancelled.',
+    action: 'Cancel Task',
+  };
+}
+
+/** Delete of a finished task removes only the card: no question then. */
+export function deleteConfirmation(task: OffPeakTask): Confirmation | undefined {
+  if (isFinished(task)) return undefined;
+  return {
+    message: `Delete "${named(task)}"?`,
+    detail: isLive(task)
+      ? 'The agent running this task is stopped now, and the task and its History row are removed. This cannot be undone.'
+      : 'The task leaves the gateway queue (its ticket is given back) and is removed. This cannot be undone.',
+    action: 'Delete Task',
+  };
+}
+
+/** Bypass lets the agent edit and run anything unattended: asked every time a task gets it. */
+export function bypassConfirmation(workspacePath: string): Confirmation {
+  return {
+    message: 'Let the agent edit files and run commands without asking?',
+    detail: `With Bypass permissions the agent never asks, also while nobody watches. It works in ${workspacePath}: only choose this for a workspace you can restore.`,
+    action: 'Queue with Bypass Permissions',
+  };
+}
