@@ -1,6 +1,7 @@
 /**
  * Drives N real window processes (engine-workers/idle-window.ts) on one globalStorage holding
- * `tasks` finished tasks and nothing live, for `seconds`, and reports what they did meanwhile.
+ * `tasks` finished tasks and nothing live, against the real reference gateway on loopback, for
+ * `seconds`, and reports what they did meanwhile.
  * Shared by the idle integration test and bench/idle.bench.ts (not a test file itself).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { leaseFileFor, TaskStore } from '../../src/store';
 import { readGeneration } from '../../src/store/db-file';
 import { readLeaseFile } from '../../src/store/lease-file';
+import { startWorld, USER_KEY } from '../e2e/gateway-fixture';
 import { TSX_IMPORT, tsNodeArgv } from './runtime-helpers';
 
 const WORKER = path.join(__dirname, 'engine-workers', 'idle-window.ts');
@@ -109,13 +111,14 @@ export async function runIdleWindows(options: {
   const dbFile = path.join(storageDir, 'tasks-index.sqlite');
   let stderr = '';
   const children: ChildProcess[] = [];
+  const world = await startWorld();
   try {
     await seed(storageDir, options.tasks);
     const entry = options.bundled ? await bundleWorker(root) : WORKER;
     const loader = options.bundled ? [] : ['--import', TSX_IMPORT];
     const agentArgv = JSON.stringify(tsNodeArgv('src/reference-agent/main.ts'));
     for (let i = 0; i < options.windows; i++) {
-      const child = fork(entry, [storageDir, `window-${i}`, agentArgv], { execArgv: [...loader, ...(options.nodeFlags ?? [])], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      const child = fork(entry, [storageDir, `window-${i}`, agentArgv, world.gateway.url, USER_KEY], { execArgv: [...loader, ...(options.nodeFlags ?? [])], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       children.push(child);
       await new Promise<void>((resolve, reject) => {
@@ -161,6 +164,7 @@ export async function runIdleWindows(options: {
           }),
       ),
     );
+    await world.close();
     fs.rmSync(root, { recursive: true, force: true });
   }
 }

@@ -8,7 +8,7 @@
  *                      /proc/self/io the bytes this process sent to storage (write_bytes) and
  *                      passed to write() calls of any kind, pipes and eventfds included (wchar)
  * SIGTERM = clean exit (dispose). Runs under tsx or bundled by esbuild (the bench: no loader thread).
- * usage: node [--import tsx] idle-window.(ts|js) <storageDir> <windowId> <reference agent argv JSON>
+ * usage: node [--import tsx] idle-window.(ts|js) <storageDir> <windowId> <reference agent argv JSON> <gatewayUrl> <apiKey>
  */
 import fs from 'node:fs';
 import { systemClock } from '../../../src/core/clock';
@@ -32,12 +32,11 @@ function ioCounters(): IoCounters | undefined {
 }
 
 async function main(): Promise<void> {
-  const [storageDir, windowId, agentArgv] = process.argv.slice(2);
+  const [storageDir, windowId, agentArgv, gatewayUrl, apiKey] = process.argv.slice(2);
   const engine = await HostEngine.start({
     storageDir,
-    // Nothing is live, so nothing may reach the gateway: a closed port makes any request fail loudly in the log.
-    gatewayUrl: 'http://127.0.0.1:9',
-    apiKey: async () => 'opk_idle_test_key',
+    gatewayUrl,
+    apiKey: async () => apiKey,
     clock: systemClock,
     windowId,
     workspaceKeys: () => [`/ws/${windowId}`],
@@ -72,6 +71,7 @@ async function main(): Promise<void> {
   });
   const panel = new PanelController(port, backend, systemClock);
   receive({ type: 'ready' }); // the webview is open and showing the panel
+  await engine.service.availability.refresh(); // as the extension does at start
   const keepAlive = setInterval(() => undefined, 60_000);
 
   let mark = { persists: 0, reloads: 0, leaseWrites: 0, leaseRenewals: 0, snapshots: 0, cpu: process.cpuUsage(), io: ioCounters(), at: Date.now() };
