@@ -3,8 +3,13 @@
 //   dist/webview/main.js     Preact webview (browser IIFE)
 //   dist/gateway.js          reference Off-Peak Gateway server (Node CJS)
 //   dist/reference-agent.js  bundled reference agent CLI (Node CJS)
-//   dist/test/vscode/*.js    the suite that runs inside a real VS Code (only with --tests or by default)
+//   dist/permission-mcp.js   MCP server through which a headless Claude Code asks the host (Node CJS)
+//   dist/test/vscode/*.js    the suite that runs inside a real VS Code (never shipped in the .vsix)
 // usage: node esbuild.mjs [--watch] [--production]
+//   --production  minified bundles for the .vsix (`npm run package`). Their source maps are written
+//                 beside them WITHOUT a sourceMappingURL comment and are left out of the .vsix: the
+//                 extension sends no error reports, so a map would only add weight to every install;
+//                 a maintainer symbolicates a user's stack trace with the maps of the same build.
 import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,15 +19,30 @@ const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
 
-const node = {
+/**
+ * zod's `z` namespace re-exports every locale (`z.locales`), which esbuild cannot shake: ~260 kB
+ * minified in each bundle. The project never switches zod's locale, so only English (zod's
+ * default, which zod configures by importing it directly) is kept.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: 'export { default as en } from "./en.js";',
+      resolveDir: path.dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
+const shipped = {
   bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  sourcemap: !production,
+  sourcemap: production ? 'external' : true,
   minify: production,
   logLevel: 'info',
+  plugins: [zodEnglishOnly],
 };
+const node = { ...shipped, platform: 'node', format: 'cjs', target: 'node20' };
 
 const vscodeTestEntries = existsSync('test/vscode')
   ? readdirSync('test/vscode').filter((f) => f.endsWith('.ts')).map((f) => path.join('test/vscode', f))
@@ -30,16 +50,14 @@ const vscodeTestEntries = existsSync('test/vscode')
 
 const builds = [
   { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
-  { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3'] },
+  { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3', 'mysql2'] },
   { ...node, entryPoints: ['src/reference-agent/main.ts'], outfile: 'dist/reference-agent.js', banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: ['src/permission-mcp/main.ts'], outfile: 'dist/permission-mcp.js' },
   {
-    bundle: true,
+    ...shipped,
     platform: 'browser',
     format: 'iife',
     target: 'es2022',
-    sourcemap: !production,
-    minify: production,
-    logLevel: 'info',
     entryPoints: ['webview/main.tsx'],
     outfile: 'dist/webview/main.js',
     jsx: 'automatic',
@@ -48,13 +66,50 @@ const builds = [
 ];
 if (vscodeTestEntries.length > 0) {
   // Mocha runs inside the extension host; 'vscode' and 'mocha' come from the host / node_modules.
-  builds.push({ ...node, entryPoints: vscodeTestEntries, outdir: 'dist/test/vscode', external: ['vscode', 'mocha'] });
+  // Never minified: a failing test's stack trace should read as the source does.
+  builds.push({ ...node, minify: false, sourcemap: true, entryPoints: vscodeTestEntries, outdir: 'dist/test/vscode', external: ['vscode', 'mocha'] });
 }
 
 function copyWasm() {
   mkdirSync('dist', { recursive: true });
   const wasm = path.join(path.dirname(require.resolve('sql.js')), 'sql-wasm.wasm');
   copyFileSync(wasm, 'dist/sql-wasm.wasm');
+}
+
+/**
+ * For the watch task behind F5 (.vscode/tasks.json): one line when every bundle is done (VS Code
+ * waits for it before launching), and each error on one `file:line:col: message` line (its
+ * problem matcher).
+ */
+function watchReporter(total) {
+  const building = new Set();
+  const builtOnce = new Set();
+  let errors = 0;
+  return {
+    name: 'watch-reporter',
+    setup(build) {
+      const id = build.initialOptions.outfile ?? build.initialOptions.outdir;
+      build.onStart(() => {
+        if (building.size === 0) {
+          console.log('[watch] building');
+          errors = 0;
+        }
+        building.add(id);
+      });
+      build.onEnd((result) => {
+        errors += result.errors.length;
+        for (const e of result.errors) {
+          const at = e.location ? `${e.location.file}:${e.location.line}:${e.location.column + 1}: ` : '';
+          console.log(`[watch] error: ${at}${e.text}`);
+        }
+        building.delete(id);
+        builtOnce.add(id);
+        if (building.size === 0 && builtOnce.size === total) {
+          console.log(errors === 0 ? `[watch] all ${total} bundles built` : `[watch] ${errors} build error(s), see above`);
+        }
+      });
+    },
+  };
 }
 
 /** The codicon font and its stylesheet, for the webview's icons (served from dist/webview). */
@@ -67,7 +122,8 @@ function copyCodicons() {
 copyWasm();
 copyCodicons();
 if (watch) {
-  const contexts = await Promise.all(builds.map((b) => esbuild.context(b)));
+  const reporter = watchReporter(builds.length);
+  const contexts = await Promise.all(builds.map((b) => esbuild.context({ ...b, plugins: [...(b.plugins ?? []), reporter] })));
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
   await Promise.all(builds.map((b) => esbuild.build(b)));

@@ -58,7 +58,7 @@ async function readyToSpawn(iterations: number): Promise<number[]> {
       await waitFor(() => host.service.getTask(task.id)?.queuePosition !== null, 'a queued snapshot', 30_000);
       await new Promise((r) => setTimeout(r, 300));
       const readyAt = Date.now();
-      const promoted = world.gateway.tick().promoted ?? [];
+      const promoted = (await world.gateway.tick()).promoted ?? [];
       if (promoted.length === 0) throw new Error('the promote tick promoted nothing');
       const started = await waitFor(() => events.find((e) => e.type === 'segment-started' && e.taskId === task.id), 'the spawn', 30_000);
       samples.push((started as { at: number }).at - readyAt);
@@ -97,7 +97,7 @@ async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> 
       await new Promise((r) => setTimeout(r, 300));
       const before = world.upstream.messageRequests().length;
       const readyAt = Date.now();
-      const promoted = world.gateway.tick().promoted ?? [];
+      const promoted = (await world.gateway.tick()).promoted ?? [];
       if (promoted.length === 0) throw new Error('the promote tick promoted nothing');
       const first = await waitFor(() => world.upstream.messageRequests()[before], 'the first model request', 60_000);
       samples.push(first.receivedAt - readyAt);

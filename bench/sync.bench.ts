@@ -44,7 +44,7 @@ async function statusRequestsWith(windows: number): Promise<number> {
     for (let i = 0; i < 60; i++) await world.windows[i % windows].service.create(taskInput());
     const before = world.statusRequests();
     for (let m = 0; m < 30; m++) {
-      if (m % 3 === 0) world.promote();
+      if (m % 3 === 0) await world.promote();
       await world.advance(60_000);
     }
     return world.statusRequests() - before;

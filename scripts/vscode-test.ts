@@ -6,6 +6,11 @@
 //   --spec <file>                  run only this spec (repeatable); .ts files are bundled with esbuild
 //   --grep <pattern>               only tests whose full title matches
 //   --no-build                     use the existing dist/ instead of running `npm run build`
+//   --vsix <file>                  test THAT package, not this folder: it is installed into the fresh
+//                                  code-server (`--install-extension`) and the suite runs against the
+//                                  installed copy (code-server runner only)
+//   --package                      `npm run package` first (production bundles, checked file list),
+//                                  then as --vsix with the package it wrote (= `npm run test:vsix`)
 //   --timeout <seconds>            limit for one run once code-server is up (default 300)
 //   --verbose                      also print the workbench's own log and the browser console
 //
@@ -17,11 +22,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import * as esbuild from 'esbuild';
+import { installVsix } from './vscode/code-server';
 import { runSuiteInCodeServer } from './vscode/run-in-code-server';
 import { ensureVsCodeTools, REPO_ROOT } from './vscode/tools';
+import { buildVsix } from './vsix/build';
+import { formatVsixEntries } from './vsix/contents';
 import type { VsCodeTestResults } from '../test/vscode/index';
 
 type Runner = 'code-server' | 'electron';
+
+const TEST_HOST_EXTENSION = path.join(REPO_ROOT, 'scripts', 'vscode', 'test-host');
 
 const { values: opts } = parseArgs({
   options: {
@@ -29,6 +39,8 @@ const { values: opts } = parseArgs({
     spec: { type: 'string', multiple: true },
     grep: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    vsix: { type: 'string' },
+    package: { type: 'boolean', default: false },
     timeout: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -46,6 +58,8 @@ function fail(message: string): never {
 
 const runner = (opts.runner ?? process.env.OFFPEAK_VSCODE_RUNNER ?? 'code-server') as Runner;
 if (runner !== 'code-server' && runner !== 'electron') fail(`unknown --runner ${runner} (use code-server or electron)`);
+if ((opts.vsix || opts.package) && runner !== 'code-server') fail('--vsix and --package need the code-server runner');
+if (opts.vsix && opts.package) fail('--vsix and --package exclude each other (--package tests the package it writes)');
 const timeoutSeconds = Number(opts.timeout ?? 300);
 if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) fail(`--timeout must be a positive number of seconds`);
 
@@ -107,13 +121,29 @@ async function runWithElectron(extensionTestsPath: string, hostEnv: Record<strin
   }
 }
 
+/** The package to test: the one --package writes (its file list printed and checked), or --vsix's. */
+async function packageUnderTest(): Promise<string | undefined> {
+  if (opts.vsix) {
+    const file = path.resolve(opts.vsix);
+    if (!existsSync(file)) throw new HarnessError(`--vsix ${opts.vsix}: no such file`);
+    return file;
+  }
+  if (!opts.package) return undefined;
+  const built = await buildVsix();
+  console.log(`\n${path.relative(REPO_ROOT, built.file)}:\n${formatVsixEntries(built.entries)}`);
+  if (built.problems.length > 0) throw new HarnessError(`the .vsix breaks the content rule (scripts/vsix/contents.ts):\n  ${built.problems.join('\n  ')}`);
+  return built.file;
+}
+
 async function main(): Promise<number> {
-  if (!opts['no-build']) {
+  const vsix = await packageUnderTest();
+  // --package's production build has built the suite too.
+  if (!opts['no-build'] && !opts.package) {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (build.status !== 0) fail('npm run build failed');
   }
   const extensionTestsPath = path.join(REPO_ROOT, 'dist', 'test', 'vscode', 'index.js');
-  for (const needed of [path.join(REPO_ROOT, 'dist', 'extension.js'), extensionTestsPath]) {
+  for (const needed of [...(vsix ? [] : [path.join(REPO_ROOT, 'dist', 'extension.js')]), extensionTestsPath]) {
     if (!existsSync(needed)) fail(`${path.relative(REPO_ROOT, needed)} is missing: run npm run build`);
   }
 
@@ -121,7 +151,8 @@ async function main(): Promise<number> {
   try {
     const workspace = mkdtempSync(path.join(stateDir, 'workspace-'));
     const resultsFile = path.join(stateDir, 'results.json');
-    const hostEnv: Record<string, string> = { OFFPEAK_VSCODE_RESULTS: resultsFile };
+    // Where the extension under test must have been loaded from (test/vscode/packaging.test.ts).
+    const hostEnv: Record<string, string> = { OFFPEAK_VSCODE_RESULTS: resultsFile, OFFPEAK_VSCODE_EXTENSION_PATH: REPO_ROOT };
     if (opts.spec?.length) hostEnv.OFFPEAK_VSCODE_SPECS = JSON.stringify(await prepareSpecs(opts.spec, path.join(stateDir, 'specs')));
     if (opts.grep) hostEnv.OFFPEAK_VSCODE_GREP = opts.grep;
 
@@ -135,8 +166,20 @@ async function main(): Promise<number> {
       } catch (err) {
         throw new HarnessError(`set-up failed: ${(err as Error).message}`);
       }
+      let extensionDevelopmentPath = REPO_ROOT;
+      if (vsix) {
+        try {
+          hostEnv.OFFPEAK_VSCODE_EXTENSION_PATH = installVsix(tools, stateDir, vsix);
+        } catch (err) {
+          throw new HarnessError((err as Error).message);
+        }
+        console.log(`vscode-test: installed ${path.relative(REPO_ROOT, vsix)} into a fresh extensions dir; the suite tests that copy`);
+        // Tests run only in an Extension Development Host: a do-nothing extension is the one "under
+        // development", so the extension under test is the installed one, loaded as a user's is.
+        extensionDevelopmentPath = TEST_HOST_EXTENSION;
+      }
       const outcome = await runSuiteInCodeServer(tools, {
-        extensionDevelopmentPath: REPO_ROOT,
+        extensionDevelopmentPath,
         extensionTestsPath,
         workspace,
         hostEnv,

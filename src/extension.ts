@@ -1,20 +1,22 @@
 // Composition root: the only place that wires VS Code to the vscode-free core. Activation
 // registers everything synchronously and starts the engine (store, service, scheduler, runtime)
-// in the background, so a slow disk or an unreachable gateway never delays VS Code.
+// in the background, so a slow disk or an unreachable gateway never delays VS Code. The engine's
+// code (sql.js and its wasm, the gateway client, the agent runtime) is not even evaluated until
+// then, nor is the panel's until the panel is first needed: both are imported dynamically, which
+// esbuild turns into modules initialised on first use.
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
 import { newToken } from './core/ids';
 import { workspaceKeyOf } from './core/types';
-import { HostEngine } from './engine/host-engine';
-import { changeConcerns } from './store';
-import { createServiceBackend, type PanelClientConfigs } from './panel/service-backend';
+import type { HostEngine } from './engine/host-engine';
+import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
-import { TasksPanel } from './vscode/panel';
+import type { TasksPanel } from './vscode/panel';
 import { readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
@@ -50,7 +52,7 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   private readonly apiKey: ApiKeyStore;
-  private readonly panel: TasksPanel;
+  private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
   private readonly statusBar: TaskStatusBar;
   private readonly notifier: Notifier;
@@ -60,17 +62,20 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.apiKey = new ApiKeyStore(context.secrets);
-    this.panel = new TasksPanel(context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
     this.terminals = new TaskTerminals(() => this.engine?.runtime);
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
+      answerAsk: (taskId, askId, decision) => this.engine?.answerAsk(taskId, askId, decision) === 'accepted',
     });
     this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
 
+    const panel = () => this.panel;
     registerCommands(context, {
-      panel: this.panel,
+      get panel() {
+        return panel();
+      },
       apiKey: this.apiKey,
       engine: () => this.engine,
       whenStarted: () => this.api.whenStarted(),
@@ -80,13 +85,13 @@ class OffPeakExtension implements vscode.Disposable {
     context.subscriptions.push(
       this.output,
       this.apiKey,
-      this.panel,
+      { dispose: () => this.panelInstance?.dispose() },
       this.terminals,
       this.statusBar,
       this.apiKey.onDidChange(() => {
         // A key was set: the availability snapshot and the sync can proceed now.
         void this.engine?.service.availability.refresh();
-        this.panel.refresh();
+        this.panelInstance?.refresh();
         void this.loadClientConfigs();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
@@ -97,10 +102,23 @@ class OffPeakExtension implements vscode.Disposable {
     this.starting = this.startEngine();
   }
 
+  /** The panel, created when first shown (a synchronous require: commands show it at once). */
+  private get panel(): TasksPanel {
+    if (!this.panelInstance) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { TasksPanel } = require('./vscode/panel') as typeof import('./vscode/panel');
+      this.panelInstance = new TasksPanel(this.context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
+    }
+    return this.panelInstance;
+  }
+
   private async startEngine(): Promise<HostEngine | undefined> {
     const settings = readSettings();
     const dist = path.join(this.context.extensionPath, 'dist');
     try {
+      // A macrotask first: a microtask would still run before VS Code records activate() as done.
+      await new Promise((resolve) => setImmediate(resolve));
+      const [{ HostEngine }, { createServiceBackend }] = await Promise.all([import('./engine/host-engine'), import('./panel/service-backend')]);
       const engine = await HostEngine.start({
         storageDir: this.storageDir,
         gatewayUrl: settings.gatewayUrl,
@@ -113,8 +131,10 @@ class OffPeakExtension implements vscode.Disposable {
           // The extension host's own runtime runs the bundled agent (ELECTRON_RUN_AS_NODE is set by the adapter).
           command: process.execPath,
           argsPrefix: [path.join(dist, 'reference-agent.js')],
-          askTimeoutMs: settings.askTimeoutMinutes * 60_000,
         },
+        // Claude Code (headless) asks through this MCP server; Claude Code starts it with the same runtime.
+        permissionRelay: { command: process.execPath, args: [path.join(dist, 'permission-mcp.js')] },
+        askTimeoutMs: settings.askTimeoutMinutes * 60_000,
         claudeCommand: () => readSettings().claudeCodePath,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
@@ -149,11 +169,11 @@ class OffPeakExtension implements vscode.Disposable {
       });
       const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
       const sub = engine.store.onDidChange((change) => {
-        if (changeConcerns(change, 'tasks')) refreshStatus();
+        if (change.topics.has('tasks')) refreshStatus(); // not a renewal, a window, a backoff
       });
       this.context.subscriptions.push({ dispose: () => sub.dispose() });
       refreshStatus();
-      this.panel.reconnect();
+      this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
       void this.loadClientConfigs();
       this.output.info(`started: gateway ${settings.gatewayUrl}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
@@ -179,7 +199,7 @@ class OffPeakExtension implements vscode.Disposable {
           upgradeUrl: configs.plan.upgrade_url,
         };
       }
-      this.panel.refresh();
+      this.panelInstance?.refresh();
     } catch (e) {
       this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -1,8 +1,8 @@
 // Starts code-server (a real VS Code workbench + Node extension host) in its own process group with
 // its own HOME/XDG/TMPDIR, user-data and extensions dirs, so a run neither reads nor litters the
 // user's home or /tmp, and stopping it leaves no orphaned helpers (file watcher, pty host, ext host).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { VsCodeTools } from './tools';
@@ -115,16 +115,59 @@ export function writeUserSettings(userDataDir: string, settings: Record<string, 
   writeFileSync(file, `${JSON.stringify({ ...existing, ...settings }, null, 2)}\n`);
 }
 
+interface StateDirs {
+  home: string;
+  tmp: string;
+  userData: string;
+  extensions: string;
+}
+
+/** The directories of one isolated code-server under stateDir (created if missing). */
+function stateDirs(stateDir: string): StateDirs {
+  const dirs = {
+    home: path.join(stateDir, 'home'),
+    tmp: path.join(stateDir, 'tmp'),
+    userData: path.join(stateDir, 'user-data'),
+    extensions: path.join(stateDir, 'extensions'),
+  };
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+  return dirs;
+}
+
+function isolatedEnv(dirs: StateDirs): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    HOME: dirs.home,
+    XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
+    XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
+    TMPDIR: dirs.tmp,
+  };
+}
+
+/**
+ * Installs a .vsix into the extensions dir of the code-server that startCodeServer() will run on
+ * the same stateDir, as a user would (`code-server --install-extension file.vsix`). Returns the
+ * directory it was installed to.
+ */
+export function installVsix(tools: VsCodeTools, stateDir: string, vsix: string): string {
+  const dirs = stateDirs(stateDir);
+  const before = new Set(readdirSync(dirs.extensions));
+  const args = [tools.codeServerEntry, '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions, '--install-extension', vsix];
+  const result = spawnSync(tools.node24, args, { env: isolatedEnv(dirs), encoding: 'utf8', timeout: 120_000 });
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.trim();
+  if (result.error) throw new Error(`code-server --install-extension: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`code-server --install-extension ${vsix} exited with ${result.status ?? result.signal}:\n${output}`);
+  // A fresh extensions dir: the one new directory is the installed extension.
+  const added = readdirSync(dirs.extensions).filter((name) => !before.has(name) && !name.startsWith('.') && name !== 'extensions.json');
+  if (added.length !== 1) throw new Error(`expected one new extension in ${dirs.extensions} after installing ${vsix}, found: ${added.join(', ') || 'none'}\n${output}`);
+  return path.join(dirs.extensions, added[0]);
+}
+
 export async function startCodeServer(options: CodeServerOptions): Promise<RunningCodeServer> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ? options.port : await freePort(host);
-  const dirs = {
-    home: path.join(options.stateDir, 'home'),
-    tmp: path.join(options.stateDir, 'tmp'),
-    userData: path.join(options.stateDir, 'user-data'),
-    extensions: path.join(options.stateDir, 'extensions'),
-  };
-  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true });
+  const dirs = stateDirs(options.stateDir);
   writeUserSettings(dirs.userData, { ...QUIET_SETTINGS, ...options.userSettings });
   if (options.machineSettings) writeUserSettings(dirs.userData, options.machineSettings, 'machine');
   const logFile = path.join(options.stateDir, 'code-server.log');
@@ -146,14 +189,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
   const child = spawn(options.tools.node24, args, {
     detached: true, // own process group, so stop() reaches every helper it forks
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      HOME: dirs.home,
-      XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
-      XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
-      XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
-      TMPDIR: dirs.tmp,
-    },
+    env: isolatedEnv(dirs),
   });
   const logStream = createWriteStream(logFile);
   child.stdout?.pipe(logStream);

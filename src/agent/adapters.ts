@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PermissionMode } from '../core/types';
+import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, PERMISSION_URL_ENV } from '../protocol/permission-relay';
+import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy, type AskDecision } from './asks';
 
 /** Sent as the prompt of every resumed segment: the session already holds the task itself. */
 export const CONTINUATION_PROMPT =
@@ -42,6 +44,8 @@ export interface AgentLaunch {
   unsetEnv?: string[];
   /** The agent writes JSON events to fd 3. */
   eventsOnFd3: boolean;
+  /** The agent reads the host's answers to its permission questions from fd 4 (JSON lines). */
+  answersOnFd4?: boolean;
   /**
    * Where the agent's stdin comes from: 'terminal' (a pipe the task's terminal writes to: the agent
    * asks questions there), or a file it reads to its end (Claude Code takes its prompt this way; an
@@ -74,8 +78,18 @@ export interface AgentOutputReader {
   /** Flush any partial line at exit; returns text to show. */
   end(): string;
   result(): AgentResult | undefined;
-  /** The agent waits for an answer in the terminal (sensitive operation, seed 07/08). */
-  onInputNeeded?: (info: { summary: string; deadlineAt: number | null }) => void;
+  /** The agent asks before a sensitive operation and waits (its terminal or the host answers). */
+  onAsk?: (ask: AgentAsk) => void;
+  /** How the agent's question ended on its side (its own record is final). */
+  onAskSettled?: (settled: { agentAskId: string; decision: AskDecision; by: AskAnsweredBy }) => void;
+}
+
+/** A permission question as the agent put it; `agentAskId` is the agent's own name for it. */
+export interface AgentAsk {
+  agentAskId: string;
+  tool: string;
+  summary: string;
+  deadlineAt: number | null;
 }
 
 export type AgentKind = 'reference' | 'claude-code';
@@ -127,8 +141,10 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       this.options.sessionsDir,
       '--events-fd',
       '3',
+      '--answers-fd',
+      '4',
       '--ask-timeout-ms',
-      String(this.options.askTimeoutMs ?? 300_000),
+      String(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS),
     ];
     if (spec.model) args.push('--model', spec.model);
     const thought = referenceThoughtLevel(spec.thoughtLevel);
@@ -146,6 +162,7 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       },
       unsetEnv: ['ANTHROPIC_API_KEY'],
       eventsOnFd3: true,
+      answersOnFd4: true,
       stdin: 'terminal',
     };
   }
@@ -162,8 +179,16 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       event: (event) => {
         if (event.type === 'result') {
           result = event.ok === true ? { ok: true, summary: String(event.text ?? '') } : { ok: false, error: String(event.error ?? 'failed') };
-        } else if (event.type === 'input_needed') {
-          reader.onInputNeeded?.({ summary: String(event.summary ?? ''), deadlineAt: typeof event.deadline_at === 'number' ? event.deadline_at : null });
+        } else if (event.type === 'input_needed' && typeof event.ask_id === 'string') {
+          reader.onAsk?.({
+            agentAskId: event.ask_id,
+            tool: String(event.tool ?? ''),
+            summary: String(event.summary ?? ''),
+            deadlineAt: typeof event.deadline_at === 'number' ? event.deadline_at : null,
+          });
+        } else if (event.type === 'input_answered' && typeof event.ask_id === 'string') {
+          const by = REFERENCE_ANSWERED_BY[String(event.by)] ?? 'terminal';
+          reader.onAskSettled?.({ agentAskId: event.ask_id, decision: event.allowed === true ? 'allow' : 'deny', by });
         }
       },
       result: () => result,
@@ -171,6 +196,8 @@ export class ReferenceAgentAdapter implements AgentAdapter {
     return reader;
   }
 }
+
+const REFERENCE_ANSWERED_BY: Record<string, AskAnsweredBy> = { terminal: 'terminal', host: 'host', timeout: 'timeout', interrupt: 'ended' };
 
 function referenceThoughtLevel(level: string | null): string | null {
   if (!level) return null;
@@ -187,7 +214,18 @@ export interface ClaudeCodeOptions {
   /** Whether the host runs as root (Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1). */
   isRoot?: boolean;
   env?: Record<string, string>;
+  /**
+   * How to start the permission relay MCP server (e.g. [execPath, '<ext>/dist/permission-mcp.js']),
+   * so a headless Claude Code can ask the host in the modes where it asks. Without it, its asks
+   * are denied by Claude Code itself.
+   */
+  permissionRelay?: { command: string; args: string[]; env?: Record<string, string> };
+  /** How long the relay's question may wait (Claude Code's MCP tool time limit must not cut it). */
+  askTimeoutMs?: number;
 }
+
+/** Modes in which Claude Code asks before some tools (default: edits and commands; acceptEdits: commands). */
+const CLAUDE_ASKING_MODES: readonly PermissionMode[] = ['default', 'acceptEdits'];
 
 const CLAUDE_THINKING_TOKENS: Record<string, string> = { low: '4000', medium: '10000', high: '31999' };
 
@@ -215,6 +253,11 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     const thinking = spec.thoughtLevel ? CLAUDE_THINKING_TOKENS[spec.thoughtLevel] : undefined;
     if (thinking) env.MAX_THINKING_TOKENS = thinking;
     const promptFile = writePrivateFile(spec.segmentDir, 'prompt.txt', spec.prompt);
+    const relay = this.options.permissionRelay;
+    if (relay && CLAUDE_ASKING_MODES.includes(spec.permissionMode)) {
+      // The relay holds the call while the host decides: longer than the ask's own deadline.
+      env.MCP_TOOL_TIMEOUT = String((this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS) + 120_000);
+    }
     const settingsFile = writePrivateFile(spec.segmentDir, 'claude-settings.json', JSON.stringify({ env }));
     const args = [
       '-p',
@@ -229,6 +272,21 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       settingsFile,
     ];
     if (spec.model) args.push('--model', spec.model);
+    if (relay && CLAUDE_ASKING_MODES.includes(spec.permissionMode)) {
+      // The proxy's secret URL goes to the relay through this 0600 file's env, never argv.
+      const mcpConfig = {
+        mcpServers: {
+          [PERMISSION_MCP_SERVER]: {
+            type: 'stdio',
+            command: relay.command,
+            args: relay.args,
+            env: { ...relay.env, ELECTRON_RUN_AS_NODE: '1', [PERMISSION_URL_ENV]: spec.proxyBaseUrl + PERMISSION_RELAY_PATH },
+          },
+        },
+      };
+      const mcpFile = writePrivateFile(spec.segmentDir, 'claude-mcp.json', JSON.stringify(mcpConfig));
+      args.push('--mcp-config', mcpFile, '--permission-prompt-tool', PERMISSION_PROMPT_TOOL);
+    }
     const processEnv: Record<string, string> = { ...this.options.env, ...env };
     if (this.options.configDir) processEnv.CLAUDE_CONFIG_DIR = this.options.configDir;
     if ((this.options.isRoot ?? process.getuid?.() === 0) && spec.permissionMode === 'bypassPermissions') processEnv.IS_SANDBOX = '1';
@@ -312,7 +370,8 @@ export class ClaudeCodeAdapter implements AgentAdapter {
   }
 }
 
-function summarizeInput(input: unknown): string {
+/** One line for a Claude Code tool call: its command, file, path, pattern or URL. */
+export function summarizeInput(input: unknown): string {
   if (!input || typeof input !== 'object') return '';
   const record = input as Record<string, unknown>;
   const main = record.command ?? record.file_path ?? record.path ?? record.pattern ?? record.url;

@@ -8,7 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../core/clock';
-import type { AgentAdapter, AgentOutputReader, SegmentSpec } from './adapters';
+import type { PermissionRelayAnswer, PermissionRelayRequest } from '../protocol/permission-relay';
+import { TypedLine, isYes } from '../core/typed-line';
+import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
+import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
 import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
@@ -49,7 +52,18 @@ export interface SegmentRunOptions {
   proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
   stopTimings?: Partial<StopTimings>;
   onProxyEvent?: (event: TicketProxyEvent) => void;
-  onInputNeeded?: (info: { summary: string; deadlineAt: number | null }) => void;
+  /** Where the agent's permission questions go (the runtime's ask broker, bound to this task). */
+  asks?: SegmentAsks;
+}
+
+/** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
+export interface SegmentAsks {
+  ask(request: { tool: string; summary: string; deadlineAt?: number | null }, deliver: AskDelivery): PendingAsk;
+  /** An answer typed in the task's terminal, read by the host (an agent that does not read its terminal). */
+  answer(askId: string, decision: AskDecision, by: 'terminal'): unknown;
+  settle(askId: string, decision: AskDecision, by: AskAnsweredBy): void;
+  /** The segment ended: what is still open is denied. */
+  end(): void;
 }
 
 const REPLAY_CHARS = 200_000;
@@ -65,6 +79,19 @@ export class SegmentRun {
   private stopReason: 'cancelled' | 'interrupted' | 'expired' | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
+  /** The agent's ask ids -> the broker's, while open. */
+  private readonly askIds = new Map<string, string>();
+  /** Questions relayed from an agent that does not read its terminal (Claude Code), oldest first. */
+  private readonly relayAsks: PendingAsk[] = [];
+  /** What is typed in the terminal for them: the host reads it and answers the oldest. */
+  private readonly typed = new TypedLine({
+    active: () => this.relayAsks.length > 0,
+    echo: (text) => this.show(text),
+    line: (text) => {
+      const ask = this.relayAsks[0];
+      if (ask) this.options.asks?.answer(ask.id, isYes(text) ? 'allow' : 'deny', 'terminal');
+    },
+  });
   private stopping: Promise<void> | null = null;
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
@@ -90,12 +117,15 @@ export class SegmentRun {
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
     // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
     fs.mkdirSync(options.segmentDir, { recursive: true, mode: 0o700 });
+    const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
       apiKey: options.gateway.apiKey,
       ticketId: options.ticketId,
       clock: options.clock,
       ...options.proxyTimings,
+      // The relay cannot ask before the agent runs, so the run exists by then.
+      onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
     });
     const spec: SegmentSpec = { ...options.spec, proxyBaseUrl: proxy.baseUrl, segmentDir: options.segmentDir };
     let launch;
@@ -115,7 +145,7 @@ export class SegmentRun {
       child = spawn(launch.command, launch.args, {
         cwd: spec.workspacePath,
         env,
-        stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore'],
+        stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],
         // Its own process group, so the final SIGKILL also reaches the agent's own children.
         detached: !isWindows,
         windowsHide: true,
@@ -140,6 +170,7 @@ export class SegmentRun {
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
     run.wire(launch.eventsOnFd3);
+    relay.run = run;
     return run;
   }
 
@@ -172,6 +203,7 @@ export class SegmentRun {
       return;
     }
     if (this.child.stdin?.writable) this.child.stdin.write(data);
+    else if (this.relayAsks.length > 0) this.typed.feed(data);
     else if (!this.toldInputIgnored) {
       this.toldInputIgnored = true;
       this.show(`\n[off-peak] the ${this.options.adapter.kind} agent does not read terminal input here; Ctrl+C stops it\n`);
@@ -191,10 +223,56 @@ export class SegmentRun {
     return this.stop();
   }
 
+  /** A question from the permission relay (Claude Code): pending at the host, shown and answerable here. */
+  private relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
+    if (this.exited) return Promise.resolve(ENDED_ANSWER);
+    return new Promise((resolve) => {
+      const close = (): void => {
+        const i = this.relayAsks.indexOf(ask);
+        if (i >= 0) this.relayAsks.splice(i, 1);
+      };
+      const ask = asks.ask({ tool: request.tool_name, summary: `${request.tool_name}: ${summarizeInput(request.input)}` }, (decision, by) => {
+        close();
+        this.show(`\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
+        resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
+      });
+      if (this.relayAsks.push(ask) === 1) this.typed.reset();
+      const seconds = Math.max(0, Math.round((ask.deadlineAt - ask.askedAt) / 1000));
+      this.show(`\n? Allow ${ask.summary}? [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+      signal.addEventListener(
+        'abort',
+        () => {
+          close();
+          asks.settle(ask.id, 'deny', 'ended');
+          resolve(ENDED_ANSWER);
+        },
+        { once: true },
+      );
+    });
+  }
+
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
     fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId }));
-    reader.onInputNeeded = (info) => this.options.onInputNeeded?.(info);
+    const asks = this.options.asks;
+    if (asks) {
+      const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;
+      answers?.on('error', () => undefined); // the agent may exit with an answer in flight
+      reader.onAsk = (agentAsk) => {
+        const ask = asks.ask(agentAsk, (decision, by) => {
+          // The agent keeps its own deadline (the same one) and is gone when the segment ended.
+          if (by === 'timeout' || by === 'ended') return;
+          // The agent takes the first answer it gets; the terminal may have beaten this one.
+          if (answers && !this.exited) answers.write(JSON.stringify({ ask_id: agentAsk.agentAskId, decision }) + '\n');
+        });
+        this.askIds.set(agentAsk.agentAskId, ask.id);
+      };
+      reader.onAskSettled = ({ agentAskId, decision, by }) => {
+        const askId = this.askIds.get(agentAskId);
+        this.askIds.delete(agentAskId);
+        if (askId) asks.settle(askId, decision, by);
+      };
+    }
     this.proxy.onEvent((event) => {
       this.options.onProxyEvent?.(event);
       if (event.type === 'segment-expired') {
@@ -290,6 +368,7 @@ export class SegmentRun {
 
   private async finish(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     this.exited = true;
+    this.options.asks?.end();
     this.show(this.reader.end());
     // Whatever the agent started in its group must not outlive the segment.
     if (process.platform !== 'win32' && this.child.pid) {
@@ -324,3 +403,19 @@ export class SegmentRun {
     return { kind: 'failed', reason: reason.slice(0, 2_000), exitCode: code };
   }
 }
+
+const DENY_MESSAGES: Record<AskAnsweredBy, string> = {
+  host: 'The user denied this action. Do not retry it; find another way or stop.',
+  terminal: 'The user denied this action. Do not retry it; find another way or stop.',
+  timeout: 'Nobody answered the permission question in time, so it was denied. Do not retry the same action.',
+  ended: 'The working segment ended before the question was answered.',
+};
+
+const ENDED_ANSWER: PermissionRelayAnswer = { decision: 'deny', message: DENY_MESSAGES.ended };
+
+const ANSWERED_BY_TEXT: Record<AskAnsweredBy, string> = {
+  host: ' (answered outside this terminal)',
+  terminal: '',
+  timeout: ': nobody answered in time',
+  ended: ': the segment ended',
+};

@@ -16,6 +16,7 @@ import type { OffPeakTask, SegmentEndReason, TicketRecord } from '../core/types'
 import type { TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
+import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk } from './asks';
 import { countFilesChanged, recordBaseCommit } from './files-changed';
 import type { KeepAwake } from './keep-awake';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
@@ -34,7 +35,9 @@ export type RuntimeEvent =
   | { type: 'segment-started'; taskId: string; ticketId: string; sessionId: string; resume: boolean; pid: number | undefined; at: number }
   | { type: 'admitted'; taskId: string; ticketId: string; at: number }
   | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
-  | { type: 'input-needed'; taskId: string; summary: string; deadlineAt: number | null }
+  /** The agent asks before an edit or a command; answer with `TaskRuntime.answerAsk` (or its terminal). */
+  | { type: 'input-needed'; taskId: string; ask: PendingAsk }
+  | { type: 'input-answered'; taskId: string; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number }
   | { type: 'segment-ended'; taskId: string; ticketId: string; outcome: SegmentOutcome; at: number };
 
 export interface TaskRuntimeOptions {
@@ -55,6 +58,8 @@ export interface TaskRuntimeOptions {
   keepAwake?: KeepAwake;
   proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
   stopTimings?: Partial<StopTimings>;
+  /** An agent's unanswered permission question is denied after this long (when the agent sets no deadline). */
+  askTimeoutMs?: () => number;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
 }
@@ -70,9 +75,29 @@ export class TaskRuntime {
   private readonly active = new Map<string, ActiveSegment>();
   private readonly starting = new Set<string>();
   private readonly log: (line: string) => void;
+  /** The pending permission questions of the agents this window runs. */
+  readonly asks: AskBroker;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.log = options.log ?? (() => {});
+    this.asks = new AskBroker({ clock: options.clock, timeoutMs: options.askTimeoutMs ?? (() => DEFAULT_ASK_TIMEOUT_MS) });
+    this.asks.onEvent((event) => {
+      if (event.type === 'asked') this.options.onEvent?.({ type: 'input-needed', taskId: event.ask.taskId, ask: event.ask });
+      else this.options.onEvent?.({ type: 'input-answered', taskId: event.ask.taskId, ask: event.ask, decision: event.decision, by: event.by, at: event.at });
+    });
+  }
+
+  /** The open permission questions of one task (oldest first), or of every task this window runs. */
+  pendingAsks(taskId?: string): PendingAsk[] {
+    return this.asks.pending(taskId);
+  }
+
+  /**
+   * Answers a task's permission question from the host (a card's Allow/Deny, a notification).
+   * The first answer wins, whoever gives it; a later one (or one for an ask that is gone) is ignored.
+   */
+  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult {
+    return this.asks.answer(taskId, askId, decision);
   }
 
   /** Task ids with a live agent process in this window. */
@@ -182,7 +207,12 @@ export class TaskRuntime {
         proxyTimings: this.options.proxyTimings,
         stopTimings: this.options.stopTimings,
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
-        onInputNeeded: (info) => this.options.onEvent?.({ type: 'input-needed', taskId, ...info }),
+        asks: {
+          ask: (request, deliver) => this.asks.ask(taskId, request, deliver),
+          answer: (askId, decision, by) => this.asks.answer(taskId, askId, decision, by),
+          settle: (askId, decision, by) => this.asks.settle(askId, decision, by),
+          end: () => this.asks.endTask(taskId),
+        },
       });
     } catch (err) {
       const reason = (err as Error).message;

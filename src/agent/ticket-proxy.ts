@@ -4,6 +4,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../core/clock';
 import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
+import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
 
 /**
  * The local ticket proxy (DESIGN §8): one per segment, on 127.0.0.1 with a random port and a
@@ -43,6 +44,11 @@ export interface TicketProxyOptions {
   /** Upper bound of one hold, whatever Retry-After says. Default 5 min. */
   holdMaxMs?: number;
   onEvent?: (event: TicketProxyEvent) => void;
+  /**
+   * Answers Claude Code's permission questions (POST <baseUrl>/offpeak/permission from the relay
+   * MCP server): held until the host answers; the signal aborts when the relay hangs up.
+   */
+  onPermissionAsk?: (request: PermissionRelayRequest, signal: AbortSignal) => Promise<PermissionRelayAnswer>;
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
@@ -168,6 +174,7 @@ export class TicketProxy {
     }
     const body = await readBody(req);
     if (body === null) return sendError(res, 413, 'request_too_large', 'request body too large');
+    if (rest === PERMISSION_RELAY_PATH) return this.handlePermissionAsk(req, res, body);
     if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
     if (this._expired) return sendSegmentOver(res, 'off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket');
 
@@ -237,6 +244,29 @@ export class TicketProxy {
       res.end(errorBody ?? undefined);
       return;
     }
+  }
+
+  /** A permission question from the relay: never forwarded, answered here by the host. */
+  private async handlePermissionAsk(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): Promise<void> {
+    const handler = this.options.onPermissionAsk;
+    if (req.method !== 'POST' || !handler) return sendError(res, 404, 'not_found_error', 'not found');
+    let parsed;
+    try {
+      parsed = PermissionRelayRequestSchema.safeParse(JSON.parse(body.toString('utf8')));
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed?.success) return sendError(res, 400, 'invalid_request_error', 'a permission question needs {tool_name, input}');
+    const relayGone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) relayGone.abort();
+    });
+    const answer = this.cancelController.signal.aborted
+      ? { decision: 'deny' as const, message: 'The off-peak task was cancelled.' }
+      : await handler(parsed.data, relayGone.signal);
+    const json = JSON.stringify(answer);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+    res.end(json);
   }
 
   /** min(Retry-After, max) when the gateway says how long; the default otherwise. */

@@ -4,8 +4,9 @@
 // build it in plain Node.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind } from '../agent/adapters';
+import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
+import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
 import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
 import type { Clock } from '../core/clock';
 import { GatewayClient } from '../gateway-client/client';
@@ -29,9 +30,16 @@ export interface HostEngineOptions {
   workspaceKeys: () => readonly string[];
   agent: () => AgentKind;
   /** How to start the bundled reference agent, e.g. [execPath, '<ext>/dist/reference-agent.js']. */
-  referenceAgent: { command: string; argsPrefix: string[]; askTimeoutMs?: number; env?: Record<string, string> };
+  referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
   /** Path of the `claude` executable (Claude Code adapter). */
   claudeCommand: () => string;
+  /**
+   * How to start the permission relay MCP server that lets a headless Claude Code ask, e.g.
+   * [execPath, '<ext>/dist/permission-mcp.js']. Without it Claude Code denies its own asks.
+   */
+  permissionRelay?: { command: string; args: string[]; env?: Record<string, string> };
+  /** An unanswered permission question is denied after this long (default 10 min). */
+  askTimeoutMs?: number;
   keepAwake: () => boolean;
   /** sql-wasm.wasm beside the extension bundle. */
   wasmPath?: string;
@@ -43,8 +51,8 @@ export interface HostEngineOptions {
 }
 
 /** Claude Code with its path read at each launch: the user may change the setting at any time. */
-function claudeCodeFromSetting(command: () => string): AgentAdapter {
-  const current = () => new ClaudeCodeAdapter({ command: command() });
+function claudeCodeFromSetting(command: () => string, relay: Pick<ClaudeCodeOptions, 'permissionRelay' | 'askTimeoutMs'>): AgentAdapter {
+  const current = () => new ClaudeCodeAdapter({ command: command(), ...relay });
   return {
     kind: 'claude-code',
     launch: (spec) => current().launch(spec),
@@ -79,10 +87,15 @@ export class HostEngine {
     const referenceSessionsDir = path.join(options.storageDir, 'reference-agent-sessions');
     const store = await TaskStore.open({ directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
+    const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
     const adapters: Partial<Record<AgentKind, AgentAdapter>> = {
-      reference: new ReferenceAgentAdapter({ ...options.referenceAgent, sessionsDir: referenceSessionsDir }),
+      reference: new ReferenceAgentAdapter({
+        ...options.referenceAgent,
+        askTimeoutMs,
+        sessionsDir: referenceSessionsDir,
+      }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand);
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { permissionRelay: options.permissionRelay, askTimeoutMs });
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
     // The runtime and the service refer to each other (cancel stops the agent; the agent's outcome
     // goes through the service), so the service reaches the runtime through this late binding.
@@ -108,6 +121,7 @@ export class HostEngine {
       runtimeDir,
       clock,
       keepAwake,
+      askTimeoutMs: () => askTimeoutMs,
       onEvent: options.onRuntimeEvent,
       log,
     });
@@ -133,6 +147,16 @@ export class HostEngine {
     if (service.isLeader) await engine.recover();
     scheduler.start();
     return engine;
+  }
+
+  /** The open permission questions of the agents this window runs (oldest first). */
+  pendingAsks(taskId?: string): PendingAsk[] {
+    return this.runtime.pendingAsks(taskId);
+  }
+
+  /** Answers a permission question (the first answer wins: host, terminal or deadline). */
+  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult {
+    return this.runtime.answerAsk(taskId, askId, decision);
   }
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */

@@ -13,7 +13,7 @@ import type {
 } from '../protocol/gateway';
 import { errors } from './errors';
 import type { GatewayMetrics } from './metrics';
-import type { TicketRecord, TicketStore } from './store';
+import { LiveTicketExists, type TicketRecord, type TicketStore } from './store';
 import type { OffPeakWindows } from './windows';
 
 export interface GatewayUser {
@@ -26,8 +26,10 @@ export interface GatewayUser {
 export interface AuthorityPolicy {
   /** Tickets that may be ready or active at once (global segment capacity). */
   segmentCapacity: number;
-  /** Model requests forwarded upstream at once. */
+  /** Model requests forwarded upstream at once (all instances on one store together). */
   maxConcurrentModelRequests: number;
+  /** One user's model requests forwarded upstream at once (all instances together). */
+  maxModelRequestsPerUser: number;
   /** Tickets one user may take per rolling quota window. */
   takesPerWindow: number;
   quotaWindowMs: number;
@@ -67,13 +69,15 @@ export interface Admission {
   /** True when this request moved the ticket from ready to active. */
   activated: boolean;
   /** Frees the model-request slot; safe to call more than once. */
-  release(): void;
+  release(): Promise<void>;
 }
 
 /** What changed: these tickets; `queueMoved` when a ticket left the queue (positions behind it shift). */
 export interface TicketChange {
   ticketIds: readonly string[];
   queueMoved: boolean;
+  /** Another instance changed tickets, which ones is not known here: every poll re-checks. */
+  unknown: boolean;
 }
 
 type ChangeListener = (change: TicketChange) => void;
@@ -100,8 +104,19 @@ export class TicketAuthority {
     readonly policy: AuthorityPolicy,
     private readonly metrics?: GatewayMetrics,
     private readonly makeTicketId: () => string = newTicketId,
-  ) {}
+  ) {
+    // Another instance's change can answer this instance's long-polls.
+    this.unwatch = store.onExternalChange(() => this.emitChange([], false, true));
+  }
 
+  private readonly unwatch: () => void;
+
+  /** Stops listening to the store (before it closes). */
+  stop(): void {
+    this.unwatch();
+  }
+
+  /** Model requests this instance forwards right now (the shared limit is counted by the store). */
   get modelRequestsInFlight(): number {
     return this.inFlight;
   }
@@ -116,8 +131,8 @@ export class TicketAuthority {
     return () => this.listeners.delete(listener);
   }
 
-  private emitChange(ticketIds: readonly string[], queueMoved = false): void {
-    const change: TicketChange = { ticketIds, queueMoved };
+  private emitChange(ticketIds: readonly string[], queueMoved = false, unknown = false): void {
+    const change: TicketChange = { ticketIds, queueMoved, unknown };
     for (const listener of [...this.listeners]) listener(change);
   }
 
@@ -147,24 +162,24 @@ export class TicketAuthority {
   }
 
   /** Room left for `user`: quota and live-ticket limits, with when it grows again. */
-  private room(user: GatewayUser, now: number): { quotaLeft: number; quotaNextAt: number | null; liveLeft: number; liveNextAt: number | null } {
-    const times = this.store.takeTimesSince(user.id, now - this.policy.quotaWindowMs + 1);
+  private async room(user: GatewayUser, now: number): Promise<{ quotaLeft: number; quotaNextAt: number | null; liveLeft: number; liveNextAt: number | null }> {
+    const times = await this.store.takeTimesSince(user.id, now - this.policy.quotaWindowMs + 1);
     const quotaLeft = Math.max(0, this.policy.takesPerWindow - times.length);
     // The oldest take that must age out before one more fits.
     const blocking = times[times.length - this.policy.takesPerWindow];
     const quotaNextAt = quotaLeft === 0 && blocking !== undefined ? blocking + this.policy.quotaWindowMs : null;
-    const live = this.store.liveForUser(user.id).map((t) => this.effective(t, now)).filter((t) => t.state === 'queued' || t.state === 'ready' || t.state === 'active');
+    const live = (await this.store.liveForUser(user.id)).map((t) => this.effective(t, now)).filter((t) => t.state === 'queued' || t.state === 'ready' || t.state === 'active');
     const liveLeft = Math.max(0, this.policy.maxLiveTicketsPerUser - live.length);
     const deadlines = live.map((t) => (t.state === 'ready' ? t.readyDeadline : t.state === 'active' ? t.activeUntil : null)).filter((d): d is number => d !== null);
     const liveNextAt = liveLeft === 0 && deadlines.length > 0 ? Math.min(...deadlines) : null;
     return { quotaLeft, quotaNextAt, liveLeft, liveNextAt };
   }
 
-  availability(user: GatewayUser): AvailabilityResponse {
+  async availability(user: GatewayUser): Promise<AvailabilityResponse> {
     const now = this.now();
     if (!this.isExposed(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'disabled' };
     if (!this.isEligible(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'not_eligible' };
-    const room = this.room(user, now);
+    const room = await this.room(user, now);
     const number = Math.min(room.quotaLeft, room.liveLeft);
     if (number > 0) return { server_time: now, can_take: true, can_take_number: number, next_take_at: null, reason: null };
     if (room.quotaLeft === 0) {
@@ -176,32 +191,42 @@ export class TicketAuthority {
   }
 
   /** POST /ticket: retry-safe per task_id; 3101 not eligible; 3103 a limit is reached. */
-  take(user: GatewayUser, taskId: string): TakeResponse {
+  async take(user: GatewayUser, taskId: string): Promise<TakeResponse> {
     const now = this.now();
     if (!this.isExposed(user)) throw errors.notEligible('off-peak tasks are not available for this account');
     if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
     let changed: string[] = [];
     // Refusals leave the transaction normally (no rollback needed) and are thrown after it.
-    const result = this.store.transaction((): { ticket: TicketRecord; reused: boolean } | { refusal: Error } => {
-      changed = this.expireDue(now);
-      const existing = this.store.liveForTask(user.id, taskId);
+    const result = await this.store.transaction(async (): Promise<{ ticket: TicketRecord; reused: boolean } | { refusal: Error }> => {
+      // Every instance's takes of this user queue here, so the limits below see each other's inserts.
+      await this.store.lockUser(user.id);
+      changed = await this.expireDue(now);
+      const existing = await this.store.liveForTask(user.id, taskId);
       if (existing) return { ticket: existing, reused: true };
-      const room = this.room(user, now);
+      const room = await this.room(user, now);
       if (room.liveLeft === 0) {
         return { refusal: errors.limitReached(`at most ${this.policy.maxLiveTicketsPerUser} live tickets per user`, room.liveNextAt, now) };
       }
       if (room.quotaLeft === 0) {
         return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} tickets per ${Math.round(this.policy.quotaWindowMs / 60000)} min`, room.quotaNextAt, now) };
       }
-      const inserted = this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });
-      changed.push(inserted.ticketId);
-      return { ticket: inserted, reused: false };
+      try {
+        const inserted = await this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });
+        changed.push(inserted.ticketId);
+        return { ticket: inserted, reused: false };
+      } catch (error) {
+        // The unique key on a live (user, task) held: a concurrent take won; answer with its ticket.
+        if (!(error instanceof LiveTicketExists)) throw error;
+        const winner = await this.store.liveForTask(user.id, taskId);
+        if (!winner) throw error;
+        return { ticket: winner, reused: true };
+      }
     });
     if (changed.length > 0) this.emitChange(changed);
     if ('refusal' in result) throw result.refusal;
     if (!result.reused) this.metrics?.takes.inc();
     const ticket = result.ticket;
-    const entry = this.view(ticket, now);
+    const entry = await this.view(ticket, now);
     return {
       server_time: now,
       ticket_id: ticket.ticketId,
@@ -216,30 +241,33 @@ export class TicketAuthority {
   }
 
   /** POST /ticket/status: a pure read (never promotes); unknown and foreign tickets are `not_found`. */
-  status(user: GatewayUser, ticketIds: readonly string[]): { server_time: number; tickets: TicketStatusEntry[]; next_poll_after_ms: number | null } {
+  async status(user: GatewayUser, ticketIds: readonly string[]): Promise<{ server_time: number; tickets: TicketStatusEntry[]; next_poll_after_ms: number | null }> {
     const now = this.now();
-    const tickets = ticketIds.map((id): TicketStatusEntry => {
-      const ticket = this.store.get(id);
-      if (!ticket || ticket.userId !== user.id) return { ticket_id: id, state: 'not_found', next_poll_after_ms: null };
-      return this.view(ticket, now);
-    });
+    const tickets = await Promise.all(
+      ticketIds.map(async (id): Promise<TicketStatusEntry> => {
+        const ticket = await this.store.get(id);
+        if (!ticket || ticket.userId !== user.id) return { ticket_id: id, state: 'not_found', next_poll_after_ms: null };
+        return this.view(ticket, now);
+      }),
+    );
     let next: number | null = null;
     for (const t of tickets) if (t.next_poll_after_ms !== null && (next === null || t.next_poll_after_ms < next)) next = t.next_poll_after_ms;
     return { server_time: now, tickets, next_poll_after_ms: next };
   }
 
   /** The same answer as `status`, serialized (byte-identical to JSON.stringify of it). */
-  statusJson(user: GatewayUser, ticketIds: readonly string[]): string {
+  async statusJson(user: GatewayUser, ticketIds: readonly string[]): Promise<string> {
     const now = this.now();
     const parts: string[] = [];
     let next: number | null = null;
-    for (const id of ticketIds) {
-      const ticket = this.store.get(id);
+    const stored = await Promise.all(ticketIds.map((id) => this.store.get(id)));
+    for (const [i, id] of ticketIds.entries()) {
+      const ticket = stored[i];
       if (!ticket || ticket.userId !== user.id) {
         parts.push(JSON.stringify({ ticket_id: id, state: 'not_found', next_poll_after_ms: null }));
         continue;
       }
-      const entry = this.view(ticket, now);
+      const entry = await this.view(ticket, now);
       const position = entry.state === 'queued' ? entry.position : 0;
       const cached = this.entryJson.get(ticket);
       if (cached && cached.state === entry.state && cached.position === position && cached.nextPoll === entry.next_poll_after_ms) {
@@ -255,17 +283,17 @@ export class TicketAuthority {
   }
 
   /** POST /ticket/:id/settle: idempotent; the first settle's reason and time are the answer forever. */
-  settle(user: GatewayUser, ticketId: string, reason: SettleReason): SettleResponse {
+  async settle(user: GatewayUser, ticketId: string, reason: SettleReason): Promise<SettleResponse> {
     const now = this.now();
-    const found = this.store.get(ticketId);
+    const found = await this.store.get(ticketId);
     if (!found || found.userId !== user.id) throw errors.notFound(`no ticket ${ticketId}`);
     let changed = false;
     let leftQueue = false;
-    const settled = this.store.transaction((): TicketRecord | undefined => {
-      const ticket = this.store.get(ticketId);
+    const settled = await this.store.transaction(async (): Promise<TicketRecord | undefined> => {
+      const ticket = await this.store.get(ticketId);
       if (!ticket || ticket.state === 'settled') return ticket;
       const from = this.effective(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
-      const next = this.store.update(ticketId, [ticket.state], { state: 'settled', settledAt: now, settleReason: reason, settledFrom: from });
+      const next = await this.store.update(ticketId, [ticket.state], { state: 'settled', settledAt: now, settleReason: reason, settledFrom: from });
       changed = next !== undefined;
       leftQueue = from === 'queued';
       return next;
@@ -289,22 +317,25 @@ export class TicketAuthority {
    * One run of the promote timer: expire what is due, then — only inside the off-peak windows —
    * promote queued tickets in FIFO order while ready + active stays within the segment capacity.
    */
-  tick(): TickResult {
-    const now = this.now();
-    const result = this.store.transaction((): TickResult => {
-      const expired = this.expireDue(now);
+  async tick(): Promise<TickResult> {
+    const result = await this.store.transaction(async (): Promise<TickResult> => {
+      // One promoter at a time across instances: capacity is counted and filled in one step.
+      if (!(await this.store.lockPromoter())) return { expired: [], promoted: [], pruned: 0 };
+      // Read the time as the promoter: promotions then carry times in promotion order.
+      const now = this.now();
+      const expired = await this.expireDue(now);
       const promoted: string[] = [];
       if (this.windows.isOpen(now)) {
-        const room = this.policy.segmentCapacity - this.store.holdingCapacity().length;
-        for (const ticket of room > 0 ? this.store.queued(room) : []) {
-          const next = this.store.update(ticket.ticketId, ['queued'], { state: 'ready', readyAt: now, readyDeadline: now + this.policy.readyTtlMs });
+        const room = this.policy.segmentCapacity - (await this.store.holdingCapacity()).length;
+        for (const ticket of room > 0 ? await this.store.queued(room) : []) {
+          const next = await this.store.update(ticket.ticketId, ['queued'], { state: 'ready', readyAt: now, readyDeadline: now + this.policy.readyTtlMs });
           if (next) promoted.push(next.ticketId);
         }
       }
       let pruned = 0;
       if (this.policy.retentionMs > 0 && now - this.lastPruneAt >= PRUNE_EVERY_MS) {
         this.lastPruneAt = now;
-        pruned = this.store.pruneFinished(now - this.policy.retentionMs, now - this.policy.quotaWindowMs);
+        pruned = await this.store.pruneFinished(now - this.policy.retentionMs, now - this.policy.quotaWindowMs);
       }
       return { expired, promoted, pruned };
     });
@@ -318,16 +349,31 @@ export class TicketAuthority {
    * Still queued, or no model-request capacity now: 3105 with a wait. A ready ticket becomes
    * active on its first admitted request and keeps its active window from then on.
    */
-  admit(user: GatewayUser, ticketId: string | undefined): Admission {
+  async admit(user: GatewayUser, ticketId: string | undefined): Promise<Admission> {
     const now = this.now();
-    const ticket = this.admissible(user, ticketId, now);
+    const ticket = await this.admissible(user, ticketId, now);
+    // The slot is shared by every instance on the store: the check in `admissible` is advisory.
+    const releaseSlot = await this.store.modelSlots.tryAcquire(user.id, ticket.ticketId, this.policy.maxConcurrentModelRequests, this.policy.maxModelRequestsPerUser);
+    if (releaseSlot === 'user') throw errors.notAdmitted(`at most ${this.policy.maxModelRequestsPerUser} model requests of one user at once`, this.policy.busyRetryAfterMs);
+    if (releaseSlot === 'total') throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
     let current = ticket;
     let activated = false;
     if (ticket.state === 'ready') {
-      const next = this.store.update(ticket.ticketId, ['ready'], { state: 'active', activeAt: now, activeUntil: now + this.policy.activeWindowMs });
-      if (!next) throw this.rejectInvalid('ticket changed');
-      current = next;
-      activated = true;
+      try {
+        const next = await this.store.transaction(() => this.store.update(ticket.ticketId, ['ready'], { state: 'active', activeAt: now, activeUntil: now + this.policy.activeWindowMs }));
+        if (next) {
+          current = next;
+          activated = true;
+        } else {
+          // A concurrent first request (maybe on another instance) activated it: use its window.
+          const latest = await this.store.get(ticket.ticketId);
+          if (!latest || this.effective(latest, now).state !== 'active') throw this.rejectInvalid('ticket changed');
+          current = latest;
+        }
+      } catch (error) {
+        await releaseSlot();
+        throw error;
+      }
     }
     this.inFlight += 1;
     this.metrics?.admissions.inc();
@@ -336,10 +382,11 @@ export class TicketAuthority {
     return {
       ticket: current,
       activated,
-      release: () => {
+      release: async () => {
         if (released) return;
         released = true;
         this.inFlight -= 1;
+        await releaseSlot();
       },
     };
   }
@@ -348,15 +395,15 @@ export class TicketAuthority {
    * The checks of `admit` without taking a slot or activating anything: throws 3102 or 3105, or
    * returns the ticket as of `now` (ready or active).
    */
-  admissible(user: GatewayUser, ticketId: string | undefined, now = this.now()): TicketRecord {
+  async admissible(user: GatewayUser, ticketId: string | undefined, now = this.now()): Promise<TicketRecord> {
     if (!ticketId) throw this.rejectInvalid('missing X-Off-Peak-Ticket-ID header');
-    const stored = this.store.get(ticketId);
+    const stored = await this.store.get(ticketId);
     if (!stored || stored.userId !== user.id) throw this.rejectInvalid('unknown ticket');
     const ticket = this.effective(stored, now);
     if (ticket.state === 'expired' || ticket.state === 'settled') {
       if (stored.state !== ticket.state) {
         // Persist the time-based expiry now so capacity frees without waiting for the timer.
-        this.emitChange(this.store.transaction(() => this.expireDue(now)));
+        this.emitChange(await this.store.transaction(() => this.expireDue(now)));
       }
       throw this.rejectInvalid(`ticket ${ticket.state}`);
     }
@@ -374,12 +421,12 @@ export class TicketAuthority {
   }
 
   /** Persists time-based expiries of ready and active tickets; returns their ids. */
-  private expireDue(now: number): string[] {
+  private async expireDue(now: number): Promise<string[]> {
     const expired: string[] = [];
-    for (const ticket of this.store.holdingCapacity()) {
+    for (const ticket of await this.store.holdingCapacity()) {
       const effective = this.effective(ticket, now);
       if (effective.state !== 'expired') continue;
-      const next = this.store.update(ticket.ticketId, [ticket.state], { state: 'expired', expiredAt: effective.expiredAt, expiredFrom: effective.expiredFrom });
+      const next = await this.store.update(ticket.ticketId, [ticket.state], { state: 'expired', expiredAt: effective.expiredAt, expiredFrom: effective.expiredFrom });
       if (next) {
         expired.push(next.ticketId);
         this.metrics?.expirations.inc({ from: effective.expiredFrom ?? 'ready' });
@@ -411,11 +458,11 @@ export class TicketAuthority {
   }
 
   /** The status entry of one of the user's tickets. Plain literals, no spreads: this is the hot path of status. */
-  view(stored: TicketRecord, now: number): TicketStatusEntry {
+  async view(stored: TicketRecord, now: number): Promise<TicketStatusEntry> {
     const t = this.effective(stored, now);
     switch (t.state) {
       case 'queued':
-        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: await this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
       case 'ready':
         return {
           ticket_id: t.ticketId,
@@ -445,8 +492,8 @@ export class TicketAuthority {
   }
 
   /** Current counts for /metrics. */
-  counts(): { byState: Record<string, number>; queueLength: number; inFlight: number } {
-    const byState = this.store.countByState();
+  async counts(): Promise<{ byState: Record<string, number>; queueLength: number; inFlight: number }> {
+    const byState = await this.store.countByState();
     return { byState, queueLength: byState.queued, inFlight: this.inFlight };
   }
 }

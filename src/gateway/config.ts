@@ -25,8 +25,11 @@ const positiveInt = z.number().int().min(1);
 export const GatewayConfigSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65535),
-  store: z.enum(['sqlite', 'memory']),
+  store: z.enum(['sqlite', 'memory', 'mysql']),
   db: z.string().min(1),
+  mysqlUrl: z.string().min(1).nullable(),
+  mysqlPassword: z.string().nullable(),
+  mysqlPoolSize: positiveInt,
   demo: z.boolean(),
   demoKey: z.string().min(8),
   timeZone: z.string().min(1),
@@ -78,6 +81,9 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   port: 8787,
   store: 'sqlite',
   db: 'offpeak-gateway.sqlite',
+  mysqlUrl: null,
+  mysqlPassword: null,
+  mysqlPoolSize: 10,
   demo: false,
   demoKey: 'opk-demo-key-0000',
   timeZone: 'Asia/Shanghai',
@@ -142,8 +148,11 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'config', flag: '--config', env: 'OFFPEAK_GATEWAY_CONFIG', type: 'string', description: 'JSON config file (keys as in this table, camelCase; users as objects).' },
   { key: 'host', flag: '--host', env: 'OFFPEAK_GATEWAY_HOST', type: 'string', description: 'Interface to listen on.' },
   { key: 'port', flag: '--port', env: 'OFFPEAK_GATEWAY_PORT', type: 'int', description: 'Port (0 = any free port; the real one is printed).' },
-  { key: 'store', flag: '--store', env: 'OFFPEAK_GATEWAY_STORE', type: 'string', description: 'sqlite (durable, default) or memory (lost on exit; the demo default).' },
+  { key: 'store', flag: '--store', env: 'OFFPEAK_GATEWAY_STORE', type: 'string', description: 'sqlite (durable, default), memory (lost on exit; the demo default) or mysql (MySQL 8 / MariaDB 10.6+, shared by several gateway instances).' },
   { key: 'db', flag: '--db', env: 'OFFPEAK_GATEWAY_DB', type: 'string', description: 'SQLite file (WAL mode, locked exclusively by one gateway).' },
+  { key: 'mysqlUrl', flag: '--mysql-url', env: 'OFFPEAK_GATEWAY_MYSQL_URL', type: 'nullable-string', description: 'With --store mysql: mysql://user@host:port/database (no password in it).' },
+  { key: 'mysqlPassword', flag: '', env: 'OFFPEAK_GATEWAY_MYSQL_PASSWORD', type: 'nullable-string', description: 'MySQL password: environment (or config file) only, never a flag.' },
+  { key: 'mysqlPoolSize', flag: '--mysql-pool-size', env: 'OFFPEAK_GATEWAY_MYSQL_POOL_SIZE', type: 'int', description: 'MySQL connections per gateway instance.' },
   { key: 'demo', flag: '--demo', env: 'OFFPEAK_GATEWAY_DEMO', type: 'bool', description: 'Demo mode: windows always open, a demo user, memory store, and a scripted DEMO model when no upstream URL + key are set.' },
   { key: 'demoKey', flag: '--demo-key', env: 'OFFPEAK_GATEWAY_DEMO_KEY', type: 'string', description: "The demo user's API key." },
   { key: 'timeZone', flag: '--time-zone', env: 'OFFPEAK_GATEWAY_TIME_ZONE', type: 'string', description: 'IANA time zone of the windows.' },
@@ -343,6 +352,7 @@ export function resolveGatewayConfig(settings: Partial<GatewayConfig>): GatewayC
   if (config.offPeak.length > 0 && 'peak' in settings && settings.peak && settings.peak.length > 0) {
     throw new ConfigError('give either peak or offPeak hours, not both');
   }
+  if (config.store === 'mysql' && !config.mysqlUrl) throw new ConfigError('--store mysql needs --mysql-url mysql://user@host:port/database');
   if (config.alwaysOpen && config.windowsClosed) throw new ConfigError('alwaysOpen and windowsClosed contradict each other');
   try {
     for (const range of [...config.peak, ...config.offPeak]) parseDailyRange(range);
@@ -372,7 +382,7 @@ export function helpText(): string {
   for (const o of GATEWAY_OPTIONS) {
     const name = o.flag ? `${o.flag}${o.type === 'bool' ? '' : ' <value>'}` : '(env only)';
     const fallback = o.key === 'config' ? '' : ` [default: ${JSON.stringify(DEFAULT_CONFIG[o.key as keyof GatewayConfig])}]`;
-    lines.push(`  ${name.padEnd(34)} ${o.description}${o.key === 'users' || o.key === 'upstreamApiKey' || o.key === 'opsToken' ? '' : fallback}`);
+    lines.push(`  ${name.padEnd(34)} ${o.description}${o.key === 'users' || o.key === 'upstreamApiKey' || o.key === 'mysqlPassword' || o.key === 'opsToken' ? '' : fallback}`);
     lines.push(`  ${''.padEnd(34)} env ${o.env}`);
   }
   return lines.join('\n');

@@ -60,7 +60,7 @@ export class LongPollRegistry {
 
   /** Wakes the polls the change may concern: O(polls watching the changed tickets). */
   notify(change: TicketChange): void {
-    const affected = new Set<Entry>(change.queueMoved ? this.queueWatchers : []);
+    const affected = new Set<Entry>(change.unknown ? this.entries : change.queueMoved ? this.queueWatchers : []);
     for (const id of change.ticketIds) for (const entry of this.byTicket.get(id) ?? []) affected.add(entry);
     for (const entry of affected) {
       if (!this.entries.has(entry)) continue; // answered by an earlier recheck in this loop

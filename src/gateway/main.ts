@@ -1,4 +1,4 @@
-// CLI entry of the reference Off-Peak Gateway (bundled to dist/gateway.js; better-sqlite3 stays
+// CLI entry of the reference Off-Peak Gateway (bundled to dist/gateway.js; better-sqlite3 and mysql2 stay
 // external). `node dist/gateway.js --help` lists every option; see the README "Reference gateway".
 import { OffsetClock } from './offset-clock';
 import { ConfigError, helpText, loadGatewayConfig } from './config';
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
 
   const lines = [`Off-Peak Gateway listening on ${gateway.url}`];
   lines.push(`  windows: ${gateway.authority.windows.describe()}`);
-  lines.push(`  store: ${config.store === 'sqlite' ? `sqlite ${config.db}` : 'memory (tickets are lost on exit)'}`);
+  lines.push(`  store: ${config.store === 'sqlite' ? `sqlite ${config.db}` : config.store === 'mysql' ? `mysql ${config.mysqlUrl}` : 'memory (tickets are lost on exit)'}`);
   if (config.demo) {
     lines.push('  DEMO MODE: off-peak windows always open (unless set), memory store (unless set)');
     lines.push(`  Demo API key: ${config.demoKey}`);

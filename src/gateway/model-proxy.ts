@@ -57,7 +57,8 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
     const done = () => {
       if (finished) return;
       finished = true;
-      admission.release();
+      // A shared slot's release is a database write: the exchange is over either way.
+      admission.release().catch((error: unknown) => log.warn('model slot release failed', { ticket_id: admission.ticket.ticketId, error: (error as Error).message }));
       resolve();
     };
 

@@ -17,7 +17,7 @@ import {
   type HealthResponse,
   type StatusResponse,
 } from '../protocol/gateway';
-import { TicketAuthority, type Admission, type GatewayUser, type TickResult } from './authority';
+import { TicketAuthority, type AuthorityPolicy, type GatewayUser, type TickResult } from './authority';
 import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from './config';
 import { errors, GatewayHttpError } from './errors';
 import { createLogger, type Logger } from './logger';
@@ -25,9 +25,9 @@ import { LongPollRegistry } from './long-polls';
 import { GatewayMetrics } from './metrics';
 import { applyModelAllowList } from './model-allow-list';
 import { proxyModelRequest } from './model-proxy';
+import { MysqlTicketStore } from './mysql-store';
 import { SqliteTicketStore } from './sqlite-store';
 import { MemoryTicketStore, type TicketStore } from './store';
-import { PerUserLimit } from './user-limits';
 import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -52,6 +52,30 @@ function bearerToken(req: http.IncomingMessage): string | undefined {
 
 /** Which address a request came in on: the API, or the separate operations address (--ops-listen). */
 type Surface = 'api' | 'ops';
+
+/** The authority's rules from the gateway configuration. */
+export function authorityPolicy(c: GatewayConfig): AuthorityPolicy {
+  return {
+    segmentCapacity: c.segmentCapacity,
+    maxConcurrentModelRequests: c.maxConcurrentModelRequests,
+    maxModelRequestsPerUser: c.maxModelRequestsPerUser,
+    takesPerWindow: c.takesPerWindow,
+    quotaWindowMs: c.quotaWindowMs,
+    maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
+    readyTtlMs: c.readyTtlMs,
+    activeWindowMs: c.activeWindowMs,
+    queuedPollMs: c.queuedPollMs,
+    maxPollMs: c.maxPollMs,
+    busyRetryAfterMs: c.busyRetryAfterMs,
+    retentionMs: c.retentionMs,
+    eligiblePlans: c.eligiblePlans,
+    exposureEnabled: c.exposure,
+    upgradeHint: c.upgradeHint,
+    upgradeUrl: c.upgradeUrl,
+    models: c.models,
+    defaultModel: c.defaultModel,
+  };
+}
 
 export function windowsFromConfig(config: GatewayConfig): OffPeakWindows {
   let spec: WindowSpec;
@@ -125,20 +149,20 @@ export class GatewayServer {
   private readonly log: Logger;
   private readonly store: TicketStore;
   private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
   private closing: Promise<void> | undefined;
   private readonly longPolls: LongPollRegistry;
-  private readonly modelRequestsPerUser: PerUserLimit;
   private readonly sockets = new Set<Socket>();
   private inFlightRequests = 0;
   private listenedPort = 0;
   private upstreamUrl: string | null;
 
-  private constructor(options: StartGatewayOptions) {
-    this.config = resolveGatewayConfig(options.config ?? {});
+  private constructor(options: StartGatewayOptions, config: GatewayConfig, store: TicketStore) {
+    this.config = config;
     this.clock = options.clock ?? systemClock;
     this.log = options.log ?? createLogger(this.config.logLevel);
     this.debugLogging = this.config.logLevel === 'debug';
-    this.store = options.store ?? (this.config.store === 'memory' ? new MemoryTicketStore() : new SqliteTicketStore(this.config.db));
+    this.store = store;
     const c = this.config;
     const users = c.demo ? [{ id: 'demo', apiKey: c.demoKey, plan: c.eligiblePlans[0] ?? 'coding' }, ...c.users] : c.users;
     for (const u of users) {
@@ -149,30 +173,11 @@ export class GatewayServer {
       this.store,
       this.clock,
       windowsFromConfig(c),
-      {
-        segmentCapacity: c.segmentCapacity,
-        maxConcurrentModelRequests: c.maxConcurrentModelRequests,
-        takesPerWindow: c.takesPerWindow,
-        quotaWindowMs: c.quotaWindowMs,
-        maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
-        readyTtlMs: c.readyTtlMs,
-        activeWindowMs: c.activeWindowMs,
-        queuedPollMs: c.queuedPollMs,
-        maxPollMs: c.maxPollMs,
-        busyRetryAfterMs: c.busyRetryAfterMs,
-        retentionMs: c.retentionMs,
-        eligiblePlans: c.eligiblePlans,
-        exposureEnabled: c.exposure,
-        upgradeHint: c.upgradeHint,
-        upgradeUrl: c.upgradeUrl,
-        models: c.models,
-        defaultModel: c.defaultModel,
-      },
+      authorityPolicy(c),
       this.metrics,
     );
     this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);
     this.authority.onChange((change) => this.longPolls.notify(change));
-    this.modelRequestsPerUser = new PerUserLimit(c.maxModelRequestsPerUser);
     this.opsTokenDigest = c.opsToken === null ? undefined : createHash('sha256').update(c.opsToken).digest();
     this.upstreamUrl = c.upstreamUrl;
     this.server = this.createHttpServer('api');
@@ -196,7 +201,8 @@ export class GatewayServer {
 
   /** Creates, listens, and starts the promote timer. */
   static async start(options: StartGatewayOptions = {}): Promise<GatewayServer> {
-    const gateway = new GatewayServer(options);
+    const config = resolveGatewayConfig(options.config ?? {});
+    const gateway = new GatewayServer(options, config, options.store ?? (await openTicketStore(config)));
     const listen = (server: http.Server, port: number, host: string) =>
       new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -213,12 +219,13 @@ export class GatewayServer {
       }
     } catch (error) {
       gateway.server.close();
-      gateway.store.close();
+      gateway.authority.stop();
+      await gateway.store.close();
       throw error;
     }
     gateway.listenedPort = (gateway.server.address() as AddressInfo).port;
     if (gateway.config.promoteIntervalMs > 0) {
-      gateway.timer = setInterval(() => gateway.runTimerTick(), gateway.config.promoteIntervalMs);
+      gateway.timer = setInterval(() => void gateway.runTimerTick(), gateway.config.promoteIntervalMs);
     }
     gateway.log.info('gateway listening', {
       url: gateway.url,
@@ -253,18 +260,23 @@ export class GatewayServer {
   }
 
   /** One promote-timer run, on demand (tests). */
-  tick(): TickResult {
+  tick(): Promise<TickResult> {
     return this.authority.tick();
   }
 
-  private runTimerTick(): void {
+  private async runTimerTick(): Promise<void> {
+    // A slow store must not stack ticks up: skip a period while the last one still runs.
+    if (this.ticking) return;
+    this.ticking = true;
     try {
-      const result = this.authority.tick();
+      const result = await this.authority.tick();
       if (result.promoted.length > 0 || result.expired.length > 0 || result.pruned > 0) {
         this.log.info('promote tick', { promoted: result.promoted.length, expired: result.expired.length, pruned: result.pruned });
       }
     } catch (error) {
       this.log.error('promote tick failed', { error });
+    } finally {
+      this.ticking = false;
     }
   }
 
@@ -371,7 +383,7 @@ export class GatewayServer {
       const user = this.authenticate(req);
       const parsed = TakeRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
-      return this.sendJson(res, 200, this.authority.take(user, parsed.data.task_id));
+      return this.sendJson(res, 200, await this.authority.take(user, parsed.data.task_id));
     }
     const settle = /^\/api\/v1\/off-peak\/ticket\/([^/]+)\/settle$/.exec(path);
     if (settle) {
@@ -385,11 +397,11 @@ export class GatewayServer {
       } catch {
         throw errors.invalidRequest('malformed ticket id in the path');
       }
-      return this.sendJson(res, 200, this.authority.settle(user, ticketId, parsed.data.reason));
+      return this.sendJson(res, 200, await this.authority.settle(user, ticketId, parsed.data.reason));
     }
     if (path === GatewayPaths.availability) {
       expect('GET');
-      return this.sendJson(res, 200, this.authority.availability(this.authenticate(req)));
+      return this.sendJson(res, 200, await this.authority.availability(this.authenticate(req)));
     }
     if (path === GatewayPaths.clientConfigs) {
       expect('GET');
@@ -410,14 +422,14 @@ export class GatewayServer {
     throw errors.notFound(`no route ${method} ${path}`);
   }
 
-  private healthz(res: http.ServerResponse): void {
-    this.store.ping();
+  private async healthz(res: http.ServerResponse): Promise<void> {
+    await this.store.ping();
     const body: HealthResponse = { status: 'ok', server_time: this.clock.now(), version: GATEWAY_VERSION };
     this.sendJson(res, 200, body);
   }
 
-  private metricsText(res: http.ServerResponse): void {
-    const counts = this.authority.counts();
+  private async metricsText(res: http.ServerResponse): Promise<void> {
+    const counts = await this.authority.counts();
     const text = this.metrics.render({ ...counts, windowsOpen: this.authority.windows.isOpen(this.clock.now()), longPolls: this.longPolls.size });
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text), [SERVER_TIME_HEADER]: String(this.clock.now()) });
     res.end(text);
@@ -431,30 +443,62 @@ export class GatewayServer {
     knownStates: Record<string, string> | undefined,
   ): Promise<void> {
     const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
-    if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
-    const first: StatusResponse = this.authority.status(user, ids);
+    if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
+    // A change during the (asynchronous) first read, another instance's included, must still
+    // wake this poll: a listener notes it until the poll is in the waiter index.
+    let changedDuringRead = false;
+    const stopNoting = this.authority.onChange(() => {
+      changedDuringRead = true;
+    });
+    let first: StatusResponse;
+    try {
+      first = await this.authority.status(user, ids);
+    } finally {
+      stopNoting();
+    }
     // Something the client has not seen yet happened before this poll arrived: answer now.
     if (knownStates && first.tickets.some((t) => t.ticket_id in knownStates && knownStates[t.ticket_id] !== t.state)) {
-      return this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
+      return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
     }
     // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
     const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
     const initial = fingerprint(first);
     await new Promise<void>((resolve) => {
+      let done = false;
+      let checking = false;
+      let again = false;
       let remove = () => {};
       const finish = () => {
+        if (done) return;
+        done = true;
         clearTimeout(timer);
         remove();
         res.off('close', finish);
         resolve();
       };
+      // One status read at a time per poll; changes during a read trigger one more read after it.
+      const recheck = () => {
+        if (done) return;
+        if (checking) {
+          again = true;
+          return;
+        }
+        checking = true;
+        void (async () => {
+          try {
+            do {
+              again = false;
+              if (fingerprint(await this.authority.status(user, ids)) !== initial) finish();
+            } while (again && !done);
+          } catch {
+            finish();
+          } finally {
+            checking = false;
+          }
+        })();
+      };
       const watchesQueue = first.tickets.some((t) => t.state === 'queued');
-      const registered = this.longPolls.add(user.id, ids, watchesQueue, {
-        recheck: () => {
-          if (fingerprint(this.authority.status(user, ids)) !== initial) finish();
-        },
-        finish,
-      });
+      const registered = this.longPolls.add(user.id, ids, watchesQueue, { recheck, finish });
       if (!registered) {
         // The user already holds the most long-polls allowed: this one is answered now.
         this.metrics.longPollsOverCap.inc();
@@ -464,9 +508,10 @@ export class GatewayServer {
       remove = registered;
       const timer = setTimeout(finish, wait);
       res.on('close', finish);
+      if (changedDuringRead) recheck();
     });
     if (res.destroyed) return;
-    this.sendSerialized(res, 200, this.authority.statusJson(user, ids));
+    this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
   }
 
   private async model(req: http.IncomingMessage, res: http.ServerResponse, upstreamPathAndQuery: string): Promise<void> {
@@ -477,31 +522,19 @@ export class GatewayServer {
     const header = req.headers[TICKET_HEADER];
     const ticketId = Array.isArray(header) ? header[0] : header;
     // Ticket problems first (3102/3105): nothing is read, held or activated for a request that cannot go on.
-    this.authority.admissible(user, ticketId);
+    await this.authority.admissible(user, ticketId);
     const upstreamUrl = this.upstreamUrl;
     if (!upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
     // Slots are taken only once the whole body is in: a slow body holds nothing but its connection.
     const body = applyModelAllowList(await readBody(req, limit, this.config.bodyReadTimeoutMs), this.config);
-    const releaseUserSlot = this.modelRequestsPerUser.tryAcquire(user.id);
-    if (!releaseUserSlot) throw errors.notAdmitted(`at most ${this.config.maxModelRequestsPerUser} model requests of one user at once`, this.config.busyRetryAfterMs);
-    let admission: Admission;
-    try {
-      admission = this.authority.admit(user, ticketId);
-    } catch (error) {
-      releaseUserSlot();
-      throw error;
-    }
+    const admission = await this.authority.admit(user, ticketId);
     if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
-    const release = () => {
-      admission.release();
-      releaseUserSlot();
-    };
     await proxyModelRequest({
       req,
       res,
       upstreamPathAndQuery,
       body,
-      admission: { ...admission, release },
+      admission,
       upstream: { url: upstreamUrl, apiKey: this.config.upstreamApiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs },
       serverTime: () => this.clock.now(),
       metrics: this.metrics,
@@ -512,7 +545,7 @@ export class GatewayServer {
 
   private async testHook(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
     if (req.method !== 'POST') throw errors.methodNotAllowed('test hooks take POST');
-    if (path === '/__test/tick') return this.sendJson(res, 200, { server_time: this.clock.now(), ...this.tick() });
+    if (path === '/__test/tick') return this.sendJson(res, 200, { server_time: this.clock.now(), ...(await this.tick()) });
     if (path === '/__test/advance-clock') {
       const body = (await readJson(req, this.config.maxJsonBodyBytes, this.config.bodyReadTimeoutMs)) as { ms?: unknown };
       const clock = this.clock as Clock & { advance?: (ms: number) => number };
@@ -565,11 +598,19 @@ export class GatewayServer {
       if (this.inFlightRequests > 0) this.log.warn('shutdown grace over; closing remaining connections', { in_flight: this.inFlightRequests });
       for (const socket of this.sockets) socket.destroy();
       await closed;
-      this.store.close();
+      this.authority.stop();
+      await this.store.close();
       this.log.info('gateway stopped');
     })();
     return this.closing;
   }
+}
+
+/** The store the configuration names. */
+export async function openTicketStore(config: GatewayConfig): Promise<TicketStore> {
+  if (config.store === 'memory') return new MemoryTicketStore();
+  if (config.store === 'sqlite') return new SqliteTicketStore(config.db);
+  return MysqlTicketStore.open({ url: config.mysqlUrl as string, password: config.mysqlPassword, poolSize: config.mysqlPoolSize });
 }
 
 function urlOf(host: string, port: number): string {

@@ -1,11 +1,21 @@
 // The embedded default ticket store: one SQLite file via better-sqlite3 (v12; v13 crashes on
 // Node 20) in WAL mode. The file is opened with an exclusive lock because the live index is
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { SettleReason, TicketState } from '../protocol/gateway';
-import { IndexedTicketStore, LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore } from './store';
+import { IndexedTicketStore, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
 
 const SCHEMA_VERSION = 1;
+
+/**
+ * better-sqlite3 (native, kept out of dist/gateway.js) is loaded when a SQLite store opens, not with
+ * the bundle: the demo gateway keeps tickets in memory and so runs where the module is not
+ * installed, e.g. from the extension's .vsix.
+ */
+function loadBetterSqlite3(): typeof Database {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('better-sqlite3') as typeof Database;
+}
 
 interface TicketRow {
   ticket_id: string;
@@ -25,18 +35,7 @@ interface TicketRow {
   settled_from: 'queued' | 'ready' | 'active' | 'expired' | null;
 }
 
-const COLUMNS: Record<keyof TicketPatch, keyof TicketRow> = {
-  state: 'state',
-  readyAt: 'ready_at',
-  readyDeadline: 'ready_deadline',
-  activeAt: 'active_at',
-  activeUntil: 'active_until',
-  expiredAt: 'expired_at',
-  expiredFrom: 'expired_from',
-  settledAt: 'settled_at',
-  settleReason: 'settle_reason',
-  settledFrom: 'settled_from',
-};
+const COLUMNS = TICKET_PATCH_COLUMNS;
 
 function fromRow(row: TicketRow): TicketRecord {
   return {
@@ -72,7 +71,7 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   constructor(readonly path: string) {
     super();
     try {
-      this.db = new Database(path, { timeout: 2000 });
+      this.db = new (loadBetterSqlite3())(path, { timeout: 2000 });
     } catch (error) {
       throw new Error(`cannot open the ticket database ${path}: ${(error as Error).message}`);
     }
@@ -135,7 +134,8 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
     }
   }
 
-  insert(ticket: NewTicket): TicketRecord {
+  insert(ticket: NewTicket): Promise<TicketRecord> {
+    if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
     const result = this.statements.insert.run(ticket.ticketId, ticket.userId, ticket.taskId, 'queued', ticket.takenAt);
     const record: TicketRecord = {
       ticketId: ticket.ticketId,
@@ -155,18 +155,26 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
       settledFrom: null,
     };
     this.index.put(record);
-    return record;
+    return Promise.resolve(record);
   }
 
-  get(ticketId: string): TicketRecord | undefined {
+  get(ticketId: string): Promise<TicketRecord | undefined> {
+    return Promise.resolve(this.getNow(ticketId));
+  }
+
+  private getNow(ticketId: string): TicketRecord | undefined {
     const live = this.index.get(ticketId);
     if (live) return live;
     const row = this.statements.get.get(ticketId);
     return row ? fromRow(row) : undefined;
   }
 
-  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): TicketRecord | undefined {
-    const current = this.get(ticketId);
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<TicketRecord | undefined> {
+    return Promise.resolve(this.updateNow(ticketId, fromStates, patch));
+  }
+
+  private updateNow(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): TicketRecord | undefined {
+    const current = this.getNow(ticketId);
     if (!current || !fromStates.includes(current.state)) return undefined;
     const keys = (Object.keys(patch) as (keyof TicketPatch)[]).filter((k) => patch[k] !== undefined);
     const sqlKey = `${keys.join(',')}|${fromStates.length}`;
@@ -183,35 +191,42 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
     return next;
   }
 
-  countByState(): Record<TicketState, number> {
+  countByState(): Promise<Record<TicketState, number>> {
     const counts: Record<TicketState, number> = { queued: 0, ready: 0, active: 0, expired: 0, settled: 0 };
     for (const row of this.statements.counts.all()) counts[row.state] = row.n;
-    return counts;
+    return Promise.resolve(counts);
   }
 
-  takeTimesSince(userId: string, since: number): number[] {
-    return this.statements.takeTimes.all(userId, since).map((r) => r.taken_at);
+  takeTimesSince(userId: string, since: number): Promise<number[]> {
+    return Promise.resolve(this.statements.takeTimes.all(userId, since).map((r) => r.taken_at));
   }
 
-  pruneFinished(endedBefore: number, takenBefore: number): number {
-    return this.statements.prune.run(endedBefore, takenBefore).changes;
+  pruneFinished(endedBefore: number, takenBefore: number): Promise<number> {
+    return Promise.resolve(this.statements.prune.run(endedBefore, takenBefore).changes);
   }
 
-  transaction<T>(fn: () => T): T {
+  protected async atomically<T>(fn: () => Promise<T>): Promise<T> {
+    // The mutex of `transaction` keeps every other write out until COMMIT or ROLLBACK.
+    this.db.exec('BEGIN IMMEDIATE');
     try {
-      return this.db.transaction(fn)();
+      const result = await fn();
+      this.db.exec('COMMIT');
+      return result;
     } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
       // The rows rolled back; the cached index may have moved ahead of them.
       this.loadLiveIndex();
       throw error;
     }
   }
 
-  ping(): void {
+  ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
+    return Promise.resolve();
   }
 
-  close(): void {
+  close(): Promise<void> {
     if (this.db.open) this.db.close();
+    return Promise.resolve();
   }
 }

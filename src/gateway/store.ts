@@ -1,7 +1,10 @@
 // Ticket storage behind an interface: SQLite (better-sqlite3, WAL) is the embedded default, the
-// in-memory store serves unit tests. Both keep an index of LIVE tickets in memory (the gateway is
-// the single writer of its store), so status, admission and the promote timer never scan tables.
+// in-memory store serves unit tests and demos, MySQL/MariaDB (mysql-store.ts) lets several gateway
+// instances share one queue. The two one-process stores keep an index of LIVE tickets in memory
+// (their gateway is the only writer), so status, admission and the promote timer never scan tables.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SettleReason, TicketState } from '../protocol/gateway';
+import { PerUserLimit } from './user-limits';
 
 export interface TicketRecord {
   ticketId: string;
@@ -25,35 +28,113 @@ export interface TicketRecord {
 export type NewTicket = Pick<TicketRecord, 'ticketId' | 'userId' | 'taskId' | 'takenAt'>;
 export type TicketPatch = Partial<Omit<TicketRecord, 'ticketId' | 'seq' | 'userId' | 'taskId' | 'takenAt'>>;
 
+/** The SQL column of each patchable field (both SQL stores name them alike). */
+export const TICKET_PATCH_COLUMNS = {
+  state: 'state',
+  readyAt: 'ready_at',
+  readyDeadline: 'ready_deadline',
+  activeAt: 'active_at',
+  activeUntil: 'active_until',
+  expiredAt: 'expired_at',
+  expiredFrom: 'expired_from',
+  settledAt: 'settled_at',
+  settleReason: 'settle_reason',
+  settledFrom: 'settled_from',
+} as const satisfies Record<keyof TicketPatch, string>;
+
+/**
+ * The gateway's storage seam. Asynchronous because a shared database (MySQL) answers over the
+ * network; the embedded stores answer at once. Writes happen inside `transaction`.
+ */
 export interface TicketStore {
-  /** Inserts a queued ticket and assigns its FIFO sequence number. */
-  insert(ticket: NewTicket): TicketRecord;
-  get(ticketId: string): TicketRecord | undefined;
+  /** Inserts a queued ticket and assigns its FIFO sequence number. Throws LiveTicketExists when the task already has a live ticket. */
+  insert(ticket: NewTicket): Promise<TicketRecord>;
+  get(ticketId: string): Promise<TicketRecord | undefined>;
   /** Applies `patch` only if the ticket is currently in one of `fromStates`; returns the new record or undefined. */
-  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): TicketRecord | undefined;
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<TicketRecord | undefined>;
   /** The task's live (queued/ready/active) ticket of this user, if any. */
-  liveForTask(userId: string, taskId: string): TicketRecord | undefined;
+  liveForTask(userId: string, taskId: string): Promise<TicketRecord | undefined>;
   /** Live tickets of one user. */
-  liveForUser(userId: string): TicketRecord[];
-  /** Queued tickets in FIFO order (at most `limit`). */
-  queued(limit: number): TicketRecord[];
+  liveForUser(userId: string): Promise<TicketRecord[]>;
+  /** Queued tickets in FIFO order (at most `limit`). Inside a promote transaction the shared store locks them. */
+  queued(limit: number): Promise<TicketRecord[]>;
   /** 1-based position of a queued ticket in the FIFO queue. */
-  queuePosition(ticket: TicketRecord): number;
-  /** Ready and active tickets (they hold segment capacity). */
-  holdingCapacity(): TicketRecord[];
-  countByState(): Record<TicketState, number>;
+  queuePosition(ticket: TicketRecord): Promise<number>;
+  /** Ready and active tickets (they hold segment capacity), in FIFO order. */
+  holdingCapacity(): Promise<TicketRecord[]>;
+  countByState(): Promise<Record<TicketState, number>>;
   /** Take times (ascending) of a user's tickets taken at or after `since`. */
-  takeTimesSince(userId: string, since: number): number[];
+  takeTimesSince(userId: string, since: number): Promise<number[]>;
   /**
    * Deletes expired/settled tickets that ended before `endedBefore` and were taken before
    * `takenBefore` (so quota history inside the window stays); returns how many.
    */
-  pruneFinished(endedBefore: number, takenBefore: number): number;
-  /** Runs `fn` atomically (one SQLite transaction). */
-  transaction<T>(fn: () => T): T;
+  pruneFinished(endedBefore: number, takenBefore: number): Promise<number>;
+  /** Runs `fn` atomically. Transactions of one store never interleave their writes. */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Inside a transaction: serializes this user's takes with every other gateway instance's, so
+   * the quota and live-ticket checks and the insert are one step (no-op for one-process stores).
+   */
+  lockUser(userId: string): Promise<void>;
+  /**
+   * Inside a transaction: becomes the one promoter until the transaction ends; false when another
+   * instance is promoting right now (then this tick does nothing).
+   */
+  lockPromoter(): Promise<boolean>;
+  /** Model-request slots shared by every instance on this store. */
+  readonly modelSlots: ModelSlots;
+  /** Calls `listener` when another instance changed tickets (shared stores only); returns an unsubscribe. */
+  onExternalChange(listener: () => void): () => void;
   /** Cheap liveness probe for /healthz. */
-  ping(): void;
-  close(): void;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Thrown by `insert` when the (user, task) already has a live ticket (the unique key held). */
+export class LiveTicketExists extends Error {}
+
+/** Counts model requests forwarded upstream right now, across every instance sharing the store. */
+export interface ModelSlots {
+  /**
+   * Takes a slot if fewer than `max` are held in all and fewer than `maxPerUser` by this user:
+   * returns its release, or which limit is full.
+   */
+  tryAcquire(userId: string, ticketId: string, max: number, maxPerUser: number): Promise<(() => Promise<void>) | 'total' | 'user'>;
+}
+
+/** Slots of one process: counters. */
+export class LocalModelSlots implements ModelSlots {
+  private held = 0;
+  private perUser: PerUserLimit | undefined;
+
+  tryAcquire(userId: string, _ticketId: string, max: number, maxPerUser: number): Promise<(() => Promise<void>) | 'total' | 'user'> {
+    if (this.held >= max) return Promise.resolve('total');
+    if (this.perUser?.max !== maxPerUser) this.perUser = new PerUserLimit(maxPerUser);
+    const releaseUser = this.perUser.tryAcquire(userId);
+    if (!releaseUser) return Promise.resolve('user');
+    this.held += 1;
+    let released = false;
+    return Promise.resolve(() => {
+      if (!released) {
+        released = true;
+        this.held -= 1;
+        releaseUser();
+      }
+      return Promise.resolve();
+    });
+  }
+}
+
+/** Runs async critical sections one at a time (the one-process stores' transactions). */
+export class AsyncMutex {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
 }
 
 const LIVE = new Set<TicketState>(['queued', 'ready', 'active']);
@@ -145,28 +226,57 @@ function lowerBound(sorted: number[], value: number): number {
   return lo;
 }
 
-/** The live-ticket queries both stores answer from their in-memory index. */
+/**
+ * The live-ticket queries both one-process stores answer from their in-memory index, and what
+ * else they share: one process is the only writer, so a mutex is enough to serialize
+ * transactions and the locks other instances would need are no-ops.
+ */
 export abstract class IndexedTicketStore {
   protected index = new LiveTicketIndex();
+  readonly modelSlots: ModelSlots = new LocalModelSlots();
+  protected readonly mutex = new AsyncMutex();
+  /** Set inside a transaction's async flow, so nested calls join it and concurrent ones wait. */
+  private readonly inTransaction = new AsyncLocalStorage<true>();
 
-  liveForTask(userId: string, taskId: string): TicketRecord | undefined {
-    return this.index.liveForTask(userId, taskId);
+  liveForTask(userId: string, taskId: string): Promise<TicketRecord | undefined> {
+    return Promise.resolve(this.index.liveForTask(userId, taskId));
   }
 
-  liveForUser(userId: string): TicketRecord[] {
-    return this.index.liveForUser(userId);
+  liveForUser(userId: string): Promise<TicketRecord[]> {
+    return Promise.resolve(this.index.liveForUser(userId));
   }
 
-  queued(limit: number): TicketRecord[] {
-    return this.index.queued(limit);
+  queued(limit: number): Promise<TicketRecord[]> {
+    return Promise.resolve(this.index.queued(limit));
   }
 
-  queuePosition(ticket: TicketRecord): number {
-    return this.index.queuePosition(ticket);
+  queuePosition(ticket: TicketRecord): Promise<number> {
+    return Promise.resolve(this.index.queuePosition(ticket));
   }
 
-  holdingCapacity(): TicketRecord[] {
-    return this.index.holdingCapacity();
+  holdingCapacity(): Promise<TicketRecord[]> {
+    return Promise.resolve(this.index.holdingCapacity().sort((a, b) => a.seq - b.seq));
+  }
+
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    // Nested calls run inside the outer transaction.
+    if (this.inTransaction.getStore()) return fn();
+    return this.mutex.run(() => this.inTransaction.run(true, () => this.atomically(fn)));
+  }
+
+  /** Runs `fn` as one unit of the underlying storage. */
+  protected abstract atomically<T>(fn: () => Promise<T>): Promise<T>;
+
+  lockUser(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  lockPromoter(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  onExternalChange(): () => void {
+    return () => undefined;
   }
 }
 
@@ -175,41 +285,44 @@ export class MemoryTicketStore extends IndexedTicketStore implements TicketStore
   private readonly all = new Map<string, TicketRecord>();
   private nextSeq = 1;
 
-  insert(ticket: NewTicket): TicketRecord {
-    if (this.all.has(ticket.ticketId)) throw new Error(`duplicate ticket id ${ticket.ticketId}`);
+  insert(ticket: NewTicket): Promise<TicketRecord> {
+    if (this.all.has(ticket.ticketId)) return Promise.reject(new Error(`duplicate ticket id ${ticket.ticketId}`));
+    if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
     const record: TicketRecord = { ...emptyTicket(), ...ticket, seq: this.nextSeq++, state: 'queued' };
     this.all.set(record.ticketId, record);
     this.index.put(record);
-    return record;
+    return Promise.resolve(record);
   }
 
-  get(ticketId: string): TicketRecord | undefined {
-    return this.all.get(ticketId);
+  get(ticketId: string): Promise<TicketRecord | undefined> {
+    return Promise.resolve(this.all.get(ticketId));
   }
 
-  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): TicketRecord | undefined {
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<TicketRecord | undefined> {
     const current = this.all.get(ticketId);
-    if (!current || !fromStates.includes(current.state)) return undefined;
+    if (!current || !fromStates.includes(current.state)) return Promise.resolve(undefined);
     const next = { ...current, ...patch };
     this.all.set(ticketId, next);
     this.index.put(next);
-    return next;
+    return Promise.resolve(next);
   }
 
-  countByState(): Record<TicketState, number> {
+  countByState(): Promise<Record<TicketState, number>> {
     const counts: Record<TicketState, number> = { queued: 0, ready: 0, active: 0, expired: 0, settled: 0 };
     for (const t of this.all.values()) counts[t.state] += 1;
-    return counts;
+    return Promise.resolve(counts);
   }
 
-  takeTimesSince(userId: string, since: number): number[] {
-    return [...this.all.values()]
-      .filter((t) => t.userId === userId && t.takenAt >= since)
-      .map((t) => t.takenAt)
-      .sort((a, b) => a - b);
+  takeTimesSince(userId: string, since: number): Promise<number[]> {
+    return Promise.resolve(
+      [...this.all.values()]
+        .filter((t) => t.userId === userId && t.takenAt >= since)
+        .map((t) => t.takenAt)
+        .sort((a, b) => a - b),
+    );
   }
 
-  pruneFinished(endedBefore: number, takenBefore: number): number {
+  pruneFinished(endedBefore: number, takenBefore: number): Promise<number> {
     let removed = 0;
     for (const t of [...this.all.values()]) {
       const ended = t.settledAt ?? t.expiredAt;
@@ -218,16 +331,20 @@ export class MemoryTicketStore extends IndexedTicketStore implements TicketStore
         removed += 1;
       }
     }
-    return removed;
+    return Promise.resolve(removed);
   }
 
-  transaction<T>(fn: () => T): T {
+  protected atomically<T>(fn: () => Promise<T>): Promise<T> {
     return fn();
   }
 
-  ping(): void {}
+  ping(): Promise<void> {
+    return Promise.resolve();
+  }
 
-  close(): void {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 export function emptyTicket(): Omit<TicketRecord, 'ticketId' | 'userId' | 'taskId' | 'takenAt' | 'seq' | 'state'> {

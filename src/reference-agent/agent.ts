@@ -3,7 +3,7 @@ import { ApiError, createMessage, type Endpoint, type RetryPolicy } from './mess
 import type { PermissionMode, ReferenceAgentEvent, ThoughtLevel } from './events';
 import { SessionTranscript, type ContentBlock, type Message } from './session';
 import { permissionFor, runTool, summarizeTool, toolDefinitions, toolRisk } from './tools';
-import type { TerminalAsker } from './permission-prompt';
+import type { PermissionAsker } from './permission-prompt';
 
 export interface AgentRunOptions {
   endpoint: Endpoint;
@@ -21,7 +21,7 @@ export interface AgentRunOptions {
   commandTimeoutMs: number;
   retry: RetryPolicy;
   out: Writable;
-  asker: TerminalAsker;
+  asker: PermissionAsker;
   emit(event: ReferenceAgentEvent): void;
   signal: AbortSignal;
 }
@@ -131,11 +131,12 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
   }
   if (decision === 'ask') {
     const deadline = Date.now() + opts.askTimeoutMs;
-    opts.emit({ type: 'input_needed', tool: use.name, summary, deadline_at: deadline });
-    const answer = await opts.asker.ask(`  ? Allow ${summary}?`, opts.askTimeoutMs, opts.signal);
-    opts.emit({ type: 'input_answered', tool: use.name, allowed: answer.allowed, by: answer.by });
+    // The tool_use id names the question: unique in the session, and the host answers by it.
+    opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, deadline_at: deadline });
+    const answer = await opts.asker.ask(use.id, `  ? Allow ${summary}?`, opts.askTimeoutMs, opts.signal);
+    opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });
     if (!answer.allowed) {
-      const why = answer.by === 'timeout' ? 'nobody answered the permission prompt in time' : 'the user denied it';
+      const why = answer.by === 'timeout' ? 'nobody answered the permission prompt in time' : answer.by === 'interrupt' ? 'the run was interrupted' : 'the user denied it';
       return { type: 'tool_result', tool_use_id: use.id, content: `Not allowed: ${why}. Do not retry the same action.`, is_error: true };
     }
   }

@@ -5,8 +5,9 @@
  */
 export type ReferenceAgentEvent =
   | { type: 'session'; session_id: string; resumed: boolean; messages: number }
-  | { type: 'input_needed'; tool: string; summary: string; deadline_at: number }
-  | { type: 'input_answered'; tool: string; allowed: boolean; by: 'user' | 'timeout' | 'interrupt' }
+  /** `ask_id` names the question on the answer channel (`--answers-fd`). */
+  | { type: 'input_needed'; ask_id: string; tool: string; summary: string; deadline_at: number }
+  | { type: 'input_answered'; ask_id: string; tool: string; allowed: boolean; by: 'terminal' | 'host' | 'timeout' | 'interrupt' }
   | { type: 'tool'; tool: string; summary: string; ok: boolean }
   | { type: 'result'; ok: true; text: string; turns: number }
   | { type: 'result'; ok: false; error: string; turns: number }

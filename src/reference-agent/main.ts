@@ -2,12 +2,13 @@
 // (streaming) against any compatible endpoint, with workspace file tools, a shell tool,
 // permission modes and resumable JSONL sessions. Bundled to dist/reference-agent.js.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printTranscript, runAgent } from './agent';
 import { EXIT, PERMISSION_MODES, THOUGHT_LEVELS, type PermissionMode, type ReferenceAgentEvent, type ThoughtLevel } from './events';
-import { TerminalAsker } from './permission-prompt';
+import { PermissionAsker } from './permission-prompt';
 import { SessionError, SessionTranscript } from './session';
 
 const USAGE = `usage:
@@ -25,6 +26,9 @@ options:
   --max-turns <n>             stop after n model turns (default: 200)
   --max-retries <n>           retries of a failed model request (default: 4)
   --events-fd <fd>            write machine-readable JSON events to this file descriptor
+  --answers-fd <fd>           read the host's answers to permission questions from this file descriptor
+                              (JSON lines {"ask_id":"<id of input_needed>","decision":"allow"|"deny"});
+                              the first answer, typed or from the host, wins
 
 environment:
   OFFPEAK_AGENT_PARENT_PID    stop (resumably) when this process is no longer our parent
@@ -35,6 +39,8 @@ environment:
 exit codes: 0 finished, 1 failed, 2 usage error, 130 interrupted (resume with --resume <id>)`;
 
 class UsageError extends Error {}
+
+let asker: PermissionAsker | undefined;
 
 function positiveInt(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -68,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
       'max-turns': { type: 'string' },
       'max-retries': { type: 'string' },
       'events-fd': { type: 'string' },
+      'answers-fd': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -102,6 +109,19 @@ async function main(argv: string[]): Promise<number> {
       // the host stopped listening; the transcript on stdout still tells the story
     }
   };
+
+  const answersFd = values['answers-fd'] !== undefined ? positiveInt(values['answers-fd'], '--answers-fd', 0) : null;
+  let answers: net.Socket | undefined;
+  if (answersFd !== null) {
+    try {
+      answers = new net.Socket({ fd: answersFd, readable: true, writable: false });
+      answers.unref(); // an open channel must not keep a finished agent alive
+    } catch (err) {
+      // The terminal and the deadline still answer; only the host's answers are lost.
+      process.stderr.write(`reference-agent: --answers-fd ${answersFd} cannot be read (${(err as Error).message}); questions are answered in the terminal only\n`);
+    }
+  }
+  asker = new PermissionAsker({ input: process.stdin, output: process.stdout, echo: !process.stdin.isTTY, answers });
 
   const controller = new AbortController();
   let interrupts = 0;
@@ -145,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
       maxDelayMs: 30_000,
     },
     out: process.stdout,
-    asker: new TerminalAsker(process.stdin, process.stdout),
+    asker,
     emit,
     signal: controller.signal,
   });
@@ -169,7 +189,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
-    // stdin may hold the loop open after a permission prompt; nothing else is pending now.
+    // The asker reads stdin all the time; nothing else is pending now.
+    asker?.close();
     process.stdin.destroy();
   },
   (err: unknown) => {
@@ -180,6 +201,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`reference-agent: ${(err as Error).stack ?? String(err)}\n`);
       process.exitCode = EXIT.failed;
     }
+    asker?.close();
     process.stdin.destroy();
   },
 );

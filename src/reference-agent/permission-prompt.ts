@@ -1,62 +1,124 @@
 import type { Readable, Writable } from 'node:stream';
+import { TypedLine, isYes } from '../core/typed-line';
 
-export type AskAnswer = { allowed: boolean; by: 'user' | 'timeout' | 'interrupt' };
+/** How an ask ended: typed in the terminal, answered by the host on the answer channel, timed out, or interrupted. */
+export type AskAnswer = { allowed: boolean; by: 'terminal' | 'host' | 'timeout' | 'interrupt' };
+
+export interface PermissionAskerOptions {
+  /** Keystrokes: a real TTY (cooked lines) or a pseudoterminal forwarding raw keys (Enter is '\r'). */
+  input: Readable;
+  output: Writable;
+  /**
+   * Echo typed answers: a pseudoterminal that forwards raw keys shows nothing by itself (a real
+   * TTY in cooked mode echoes on its own).
+   */
+  echo: boolean;
+  /** JSON lines `{"ask_id":"…","decision":"allow"|"deny"}` from the host that runs the agent. */
+  answers?: Readable;
+}
+
+interface Current {
+  askId: string;
+  finish(answer: AskAnswer): void;
+}
 
 /**
- * Asks yes/no questions on the terminal. Input may come from a real TTY or from a
- * pseudoterminal that forwards raw keystrokes (Enter arrives as '\r'), so lines end at \r or \n.
- * An unanswered question is denied after `timeoutMs`, so an unattended night run goes on.
+ * Asks yes/no permission questions. Input is read all the time and dropped while nothing is
+ * asked, so keys typed before a question never answer it; while a question is open, typed keys
+ * are echoed and Backspace works. The host may answer the same question on its answer channel;
+ * the first answer to arrive wins and a later one is ignored. An unanswered question is denied
+ * after its timeout, so an unattended night run goes on.
  */
-export class TerminalAsker {
-  private buffered = '';
-  private waiter: ((line: string) => void) | null = null;
-  private attached = false;
+export class PermissionAsker {
+  private current: Current | null = null;
+  private inputEnded = false;
+  private readonly typed: TypedLine;
 
-  constructor(
-    private readonly input: Readable,
-    private readonly output: Writable,
-  ) {}
-
-  private attach(): void {
-    if (this.attached) return;
-    this.attached = true;
-    this.input.setEncoding?.('utf8');
-    this.input.on('data', (chunk: string | Buffer) => {
-      this.buffered += chunk.toString();
-      const match = /\r\n|\r|\n/.exec(this.buffered);
-      if (!match) return;
-      const line = this.buffered.slice(0, match.index);
-      this.buffered = this.buffered.slice(match.index + match[0].length);
-      const waiter = this.waiter;
-      this.waiter = null;
-      waiter?.(line);
+  constructor(private readonly options: PermissionAskerOptions) {
+    this.typed = new TypedLine({
+      active: () => this.current !== null,
+      echo: (text) => {
+        if (options.echo) options.output.write(text);
+      },
+      line: (text) => this.current?.finish({ allowed: isYes(text), by: 'terminal' }),
     });
-    this.input.on('end', () => {
-      const waiter = this.waiter;
-      this.waiter = null;
-      waiter?.('');
+    options.input.setEncoding?.('utf8');
+    options.input.on('data', (chunk: string | Buffer) => this.typed.feed(chunk.toString()));
+    options.input.on('end', () => {
+      this.inputEnded = true;
+      // Nobody can type an answer any more; without a host channel nobody can answer at all.
+      if (!options.answers) this.current?.finish({ allowed: false, by: 'terminal' });
     });
+    options.input.on('error', () => undefined);
+    if (options.answers) {
+      let pending = '';
+      options.answers.setEncoding?.('utf8');
+      options.answers.on('data', (chunk: string | Buffer) => {
+        pending += chunk.toString();
+        let nl: number;
+        while ((nl = pending.indexOf('\n')) >= 0) {
+          this.onHostAnswer(pending.slice(0, nl));
+          pending = pending.slice(nl + 1);
+        }
+      });
+      options.answers.on('error', () => undefined);
+    }
   }
 
-  async ask(question: string, timeoutMs: number, signal: AbortSignal): Promise<AskAnswer> {
-    this.attach();
-    this.buffered = ''; // keystrokes typed before the question are not an answer to it
-    this.output.write(`${question} [y/N] (denied automatically in ${Math.round(timeoutMs / 1000)} s) `);
+  async ask(askId: string, question: string, timeoutMs: number, signal: AbortSignal): Promise<AskAnswer> {
+    const { output } = this.options;
+    output.write(`${question} [y/N] (denied automatically in ${Math.round(timeoutMs / 1000)} s) `);
     const answer = await new Promise<AskAnswer>((resolve) => {
       const finish = (result: AskAnswer): void => {
+        if (this.current !== current) return;
+        this.current = null;
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        this.waiter = null;
         resolve(result);
       };
+      const current: Current = { askId, finish };
+      this.typed.reset();
+      this.current = current;
       const timer = setTimeout(() => finish({ allowed: false, by: 'timeout' }), timeoutMs);
       const onAbort = (): void => finish({ allowed: false, by: 'interrupt' });
+      if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      this.waiter = (line) => finish({ allowed: /^\s*y(es)?\s*$/i.test(line), by: 'user' });
-      this.input.resume();
+      if (this.inputEnded && !this.options.answers) finish({ allowed: false, by: 'terminal' });
     });
-    this.input.pause();
-    this.output.write(answer.by === 'timeout' ? '\n(no answer: denied)\n' : answer.by === 'interrupt' ? '\n' : answer.allowed ? '(allowed)\n' : '(denied)\n');
+    // A TTY echoed the Enter itself; a pseudoterminal showed only what we echoed.
+    output.write((answer.by === 'terminal' && !this.options.echo ? '' : '\n') + answerText(answer));
     return answer;
+  }
+
+  /** Stops reading (the agent is done): neither stream may keep the process alive. */
+  close(): void {
+    this.options.input.destroy?.();
+    this.options.answers?.destroy?.();
+  }
+
+  private onHostAnswer(line: string): void {
+    let message: { ask_id?: unknown; decision?: unknown };
+    try {
+      message = JSON.parse(line) as typeof message;
+    } catch {
+      return; // not ours; the terminal and the timeout still answer
+    }
+    if (!this.current || message.ask_id !== this.current.askId) return; // late: already answered
+    if (message.decision !== 'allow' && message.decision !== 'deny') return;
+    this.current.finish({ allowed: message.decision === 'allow', by: 'host' });
+  }
+}
+
+function answerText(answer: AskAnswer): string {
+  const verdict = answer.allowed ? 'allowed' : 'denied';
+  switch (answer.by) {
+    case 'terminal':
+      return `    → ${verdict}\n`;
+    case 'host':
+      return `    → ${verdict} (answered outside this terminal)\n`;
+    case 'timeout':
+      return '    → no answer in time: denied\n';
+    case 'interrupt':
+      return '';
   }
 }

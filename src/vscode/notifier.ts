@@ -7,6 +7,8 @@ import { plainNotificationText } from '../core/untrusted-text';
 export interface NotifierActions {
   showPanel(): void;
   showTerminal(taskId: string, title: string): void;
+  /** Answers the agent's question from the notification; false when it was already answered (or is gone). */
+  answerAsk(taskId: string, askId: string, decision: 'allow' | 'deny'): boolean;
 }
 
 export class Notifier {
@@ -16,9 +18,17 @@ export class Notifier {
   runtimeEvent(event: RuntimeEvent, rawTitle: string): void {
     const title = plainNotificationText(rawTitle, 80);
     if (event.type === 'input-needed') {
+      const { ask } = event;
       void vscode.window
-        .showWarningMessage(`Off-Peak task "${title}" needs your input: ${plainNotificationText(event.summary)}`, 'Show Terminal')
-        .then((choice) => choice && this.actions.showTerminal(event.taskId, rawTitle));
+        .showWarningMessage(`Off-Peak task "${title}" asks: allow ${plainNotificationText(ask.summary)}?`, 'Allow', 'Deny', 'Show Terminal')
+        .then((choice) => {
+          if (choice === 'Show Terminal') return this.actions.showTerminal(event.taskId, rawTitle);
+          if (!choice) return;
+          // The first answer wins: the terminal, the panel or the deadline may have answered already.
+          if (!this.actions.answerAsk(event.taskId, ask.id, choice === 'Allow' ? 'allow' : 'deny')) {
+            void vscode.window.showInformationMessage(`Off-Peak task "${title}": that question was already answered.`);
+          }
+        });
       return;
     }
     if (event.type !== 'segment-ended') return;

@@ -29,6 +29,8 @@ export interface HostOptions {
   /** Reference agent only: where its sessions live. */
   sessionsDir?: string;
   holdMaxMs?: number;
+  /** Unanswered permission questions are denied after this long. */
+  askTimeoutMs?: number;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
 }
@@ -42,14 +44,18 @@ export interface Host {
   stop(): Promise<void>;
 }
 
-export function referenceAdapter(sessionsDir: string): ReferenceAgentAdapter {
+export function referenceAdapter(sessionsDir: string, askTimeoutMs?: number): ReferenceAgentAdapter {
   return new ReferenceAgentAdapter({
     command: process.execPath,
     argsPrefix: tsNodeArgv('src/reference-agent/main.ts'),
     sessionsDir,
+    askTimeoutMs,
     env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' },
   });
 }
+
+/** The permission relay MCP server from source (the extension runs dist/permission-mcp.js). */
+export const PERMISSION_RELAY_FROM_SOURCE = { command: process.execPath, args: tsNodeArgv('src/permission-mcp/main.ts') };
 
 export async function startHost(options: HostOptions): Promise<Host> {
   const clock = systemClock;
@@ -57,9 +63,15 @@ export async function startHost(options: HostOptions): Promise<Host> {
   const store = await TaskStore.open({ directory: options.dbDir, clock, durable: false, watch: { pollMs: 200 } });
   const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: async () => options.apiKey, clock });
   const adapters: Partial<Record<AgentKind, AgentAdapter>> = {};
-  if (options.agent === 'reference') adapters.reference = referenceAdapter(options.sessionsDir ?? path.join(options.runtimeDir, 'sessions'));
+  if (options.agent === 'reference') adapters.reference = referenceAdapter(options.sessionsDir ?? path.join(options.runtimeDir, 'sessions'), options.askTimeoutMs);
   if (options.agent === 'claude-code') {
-    adapters['claude-code'] = new ClaudeCodeAdapter({ command: options.claudeCommand!, configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2' } });
+    adapters['claude-code'] = new ClaudeCodeAdapter({
+      command: options.claudeCommand!,
+      configDir: options.claudeConfigDir,
+      env: { CLAUDE_CODE_MAX_RETRIES: '2' },
+      permissionRelay: PERMISSION_RELAY_FROM_SOURCE,
+      askTimeoutMs: options.askTimeoutMs,
+    });
   }
   // eslint-disable-next-line prefer-const
   let runtime: TaskRuntime;
@@ -83,6 +95,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
     clock,
     proxyTimings: { holdDefaultMs: 200, holdMaxMs: options.holdMaxMs ?? 300 },
     stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 },
+    askTimeoutMs: options.askTimeoutMs !== undefined ? () => options.askTimeoutMs! : undefined,
     onEvent: options.onEvent,
     log: options.log,
   });

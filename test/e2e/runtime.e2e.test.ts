@@ -8,7 +8,7 @@ import { GatewayClient } from '../../src/gateway-client/client';
 import { systemClock } from '../../src/core/clock';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { makeGitWorkspace, processAlive, shape, startWorld, toolUseIds, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { startHost, waitFor, type Host } from './runtime-harness';
+import { startHost, waitFor, type Host, type HostOptions } from './runtime-harness';
 
 describe('runtime end to end (real gateway, fake upstream, reference agent processes)', function () {
   let world: GatewayWorld;
@@ -20,7 +20,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     await world?.close();
   });
 
-  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = []): Promise<Host> {
+  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = [], hostOptions: Partial<HostOptions> = {}): Promise<Host> {
     world = await startWorld(config);
     host = await startHost({
       dbDir: path.join(world.root, 'db'),
@@ -29,6 +29,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       apiKey: USER_KEY,
       agent: 'reference',
       onEvent: (e) => events.push(e),
+      ...hostOptions,
     });
     await waitFor(() => host!.service.isLeader, 'the lease');
     return host;
@@ -165,8 +166,9 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'yes' } }, { kind: 'text', text: 'Done.' });
     const ws = makeGitWorkspace(world.root);
     const created = await h.service.create({ title: 'ask', prompt: 'write asked.txt', permissionMode: 'default', workspacePath: ws });
-    const ask = await waitFor(() => events.find((e) => e.type === 'input-needed'), 'the input-needed event');
-    assert.match((ask as { summary: string }).summary, /asked\.txt/);
+    const needed = await waitFor(() => events.find((e) => e.type === 'input-needed'), 'the input-needed event');
+    assert.match(needed.type === 'input-needed' ? needed.ask.summary : '', /asked\.txt/);
+    assert.deepEqual(h.runtime.pendingAsks(created.id).map((a) => a.tool), ['write_file']);
     assert.equal(task(h, created.id).status, 'running');
     const seen: string[] = [];
     h.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
@@ -174,6 +176,38 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     h.runtime.writeInput(created.id, 'y\r');
     await waitFor(() => task(h, created.id).status === 'completed', 'completed');
     assert.equal(fs.readFileSync(path.join(ws, 'asked.txt'), 'utf8'), 'yes');
+  });
+
+  for (const decision of ['allow', 'deny'] as const) {
+    it(`a permission ask answered through the runtime API (${decision}): the agent ${decision === 'allow' ? 'runs the command' : 'is refused'}, the task completes`, async () => {
+      const events: RuntimeEvent[] = [];
+      const h = await boot({}, events);
+      world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'Done.' });
+      const ws = makeGitWorkspace(world.root);
+      const created = await h.service.create({ title: 'ask', prompt: 'run it', permissionMode: 'default', workspacePath: ws });
+      const [ask] = await waitFor(() => h.runtime.pendingAsks(created.id).length === 1 && h.runtime.pendingAsks(created.id), 'the pending ask');
+      assert.equal(ask.tool, 'run_command');
+      assert.equal(task(h, created.id).status, 'running');
+      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
+      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision === 'allow' ? 'deny' : 'allow'), 'already-answered', 'a second answer is ignored');
+      await waitFor(() => task(h, created.id).status === 'completed', 'completed');
+      assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), decision === 'allow');
+      const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.ask.id, e.decision, e.by]);
+      assert.deepEqual(answered, [[ask.id, decision, 'host']]);
+    });
+  }
+
+  it('an unanswered permission ask is denied at its deadline and the run goes on', async () => {
+    const events: RuntimeEvent[] = [];
+    const h = await boot({}, events, { askTimeoutMs: 1_000 });
+    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } }, { kind: 'text', text: 'Gave up.' });
+    const ws = makeGitWorkspace(world.root);
+    const created = await h.service.create({ title: 'ask', prompt: 'write it', permissionMode: 'default', workspacePath: ws });
+    await waitFor(() => task(h, created.id).status === 'completed', 'completed');
+    assert.equal(fs.existsSync(path.join(ws, 'never.txt')), false);
+    const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
+    assert.deepEqual(answered, [['deny', 'timeout']]);
+    assert.match(JSON.stringify(world.upstream.messageRequests()[1].body), /nobody answered the permission prompt in time/);
   });
 
   it('cancel during a run: the agent and its command stop, nothing is left running', async () => {

@@ -137,8 +137,8 @@ describe('reference agent CLI (real process, fake upstream)', function () {
     assert.equal(fs.existsSync(path.join(workspace, 'denied.txt')), false);
     const answers = run.events.filter((e) => e.type === 'input_answered').map((e) => [e.tool, e.allowed, e.by]);
     assert.deepEqual(answers, [
-      ['write_file', true, 'user'],
-      ['run_command', false, 'user'],
+      ['write_file', true, 'terminal'],
+      ['run_command', false, 'terminal'],
     ]);
   });
 

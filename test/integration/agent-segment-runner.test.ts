@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ReferenceAgentAdapter } from '../../src/agent/adapters';
+import { AskBroker, type AskEvent } from '../../src/agent/asks';
 import { SegmentRun, type SegmentOutcome } from '../../src/agent/segment-runner';
+import { systemClock } from '../../src/core/clock';
 import type { TicketProxyEvent } from '../../src/agent/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { processAlive } from '../e2e/gateway-fixture';
@@ -145,41 +147,97 @@ describe('segment runner (reference agent, real processes)', () => {
     assert.match(toolResult, /timed out after 1000 ms/);
   });
 
-  it('forwards terminal input to a permission prompt and reports that input is needed', async () => {
-    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
-    let needed: { summary: string } | undefined;
+  /** A default-mode segment whose asks go to a real AskBroker (as the runtime binds it to the task). */
+  async function startAsking(name: string) {
+    const broker = new AskBroker({ clock: systemClock, timeoutMs: () => 60_000 });
+    const events: AskEvent[] = [];
+    broker.onEvent((e) => events.push(e));
     const run = await SegmentRun.start({
       adapter,
-      spec: { taskId: 't', sessionId: 's-ask', resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
+      spec: { taskId: 't', sessionId: `s-${name}`, resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
       ticketId: 'T',
-      segmentDir: path.join(root, 'segments', 'ask'),
-      onInputNeeded: (info) => (needed = info),
+      segmentDir: path.join(root, 'segments', name),
+      asks: {
+        ask: (r, deliver) => broker.ask('t', r, deliver),
+        answer: (id, d, by) => broker.answer('t', id, d, by),
+        settle: (id, d, by) => broker.settle(id, d, by),
+        end: () => broker.endTask('t'),
+      },
     });
-    await waitUntil(() => needed !== undefined, 'the input-needed event');
-    assert.match(needed!.summary, /asked\.txt/);
-    run.writeInput('y\r');
+    const seen: string[] = [];
+    run.attach({ write: (t) => seen.push(t) });
+    const answers = () => events.flatMap((e) => (e.type === 'answered' ? [[e.decision, e.by]] : []));
+    return { run, broker, seen, answers };
+  }
+
+  /** As startAsking, then waits until the agent's question is pending at the host. */
+  async function untilAsked(name: string) {
+    const started = await startAsking(name);
+    await waitUntil(() => started.broker.pending('t').length === 1, 'the pending ask');
+    return { ...started, ask: started.broker.pending('t')[0] };
+  }
+
+  it('a permission ask is pending at the host; a typed answer is echoed in the terminal and applied', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
+    const { run, broker, seen, answers, ask } = await untilAsked('ask');
+    assert.equal(ask.tool, 'write_file');
+    assert.match(ask.summary, /asked\.txt/);
+    await waitUntil(() => /\[y\/N\]/.test(seen.join('')), 'the question in the terminal');
+    // Keys one at a time, as a pseudoterminal forwards them; a typo corrected with Backspace.
+    for (const key of ['x', '\x7f', 'y', '\r']) run.writeInput(key);
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
+    // eslint-disable-next-line no-control-regex -- the echo of Backspace is the point
+    assert.match(seen.join(""), /\[y\/N\] \(denied automatically in 60 s\) x\x08 \x08y\n {4}→ allowed\n/, `the typed answer was echoed: ${JSON.stringify(seen.join(""))}`);
+    assert.deepEqual(answers(), [['allow', 'terminal']]);
+    assert.deepEqual(broker.pending(), []);
+  });
+
+  it('keys typed before the question do not answer it (no stale "y" or Enter)', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'list_files', input: {} }, { kind: 'tool_use', name: 'write_file', input: { path: 'late.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
+    const { run, broker } = await startAsking('stale');
+    // Typed while the agent works and asks nothing: an Enter and a "n" that must not answer the question.
+    run.writeInput('n\r');
+    await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
+    // Give the stale keys every chance to be taken as the answer before the real one.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(broker.pending('t').length, 1, 'still pending: the earlier keys did not answer it');
+    run.writeInput('y\r');
+    assert.equal((await run.done).kind, 'completed');
+    assert.equal(fs.readFileSync(path.join(workspace, 'late.txt'), 'utf8'), 'ok');
+  });
+
+  it('the host answers Allow: the tool runs; a later answer (typed or from the host) is ignored', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'done' });
+    const { run, broker, seen, answers, ask } = await untilAsked('host-allow');
+    assert.equal(broker.answer('t', ask.id, 'allow'), 'accepted');
+    assert.equal(broker.answer('t', ask.id, 'deny'), 'already-answered');
+    run.writeInput('n\r');
+    assert.equal((await run.done).kind, 'completed');
+    assert.equal(fs.readFileSync(path.join(workspace, 'ran.txt'), 'utf8').trim(), 'ran');
+    assert.match(seen.join(''), /→ allowed \(answered outside this terminal\)/);
+    assert.deepEqual(answers(), [['allow', 'host']]);
+  });
+
+  it('the host answers Deny: the tool does not run and the model is told it was denied', async () => {
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'done' });
+    const { run, broker, ask } = await untilAsked('host-deny');
+    assert.equal(broker.answer('t', ask.id, 'deny'), 'accepted');
+    assert.equal((await run.done).kind, 'completed');
+    assert.equal(fs.existsSync(path.join(workspace, 'ran.txt')), false);
+    assert.match(JSON.stringify(upstream.messageRequests()[1].body), /Not allowed: the user denied it/);
   });
 
   it('item 4: Ctrl+C in the terminal interrupts the reference agent while it waits for an answer', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } });
-    let needed = false;
-    const run = await SegmentRun.start({
-      adapter,
-      spec: { taskId: 't', sessionId: 's-ctrl-c', resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
-      gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
-      ticketId: 'T',
-      segmentDir: path.join(root, 'segments', 'ctrl-c'),
-      onInputNeeded: () => (needed = true),
-    });
-    await waitUntil(() => needed, 'the input-needed event');
+    const { run, broker } = await untilAsked('ctrl-c');
     run.writeInput('\x03');
     const outcome = await run.done;
     assert.equal(outcome.kind, 'failed');
     assert.match((outcome as { reason: string }).reason, /Ctrl\+C/);
     assert.equal(fs.existsSync(path.join(workspace, 'never.txt')), false);
+    assert.deepEqual(broker.pending(), [], 'the ended segment closed its ask');
   });
 
   it('fails with a readable reason when the agent gives up, and refuses to start a missing agent', async () => {

@@ -11,6 +11,7 @@ import { lastMessageHasToolResult, type RecordedRequest, type ScriptedReply } fr
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
 import { startHost, waitFor, type Host } from '../e2e/runtime-harness';
+import type { PendingAsk } from '../../src/agent/asks';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 
 type Block = { type: string; id?: string; name?: string; tool_use_id?: string };
@@ -39,6 +40,34 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     claude = ensureClaudeCode((line) => console.log(`      ${line}`));
   });
 
+  /** A host running Claude Code against the world's gateway, once it holds the lease. */
+  async function startClaudeHost(gateway: GatewayWorld, events: RuntimeEvent[]): Promise<Host> {
+    const started = await startHost({
+      dbDir: path.join(gateway.root, 'db'),
+      runtimeDir: path.join(gateway.root, 'runtime'),
+      gatewayUrl: gateway.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'claude-code',
+      claudeCommand: claude,
+      claudeConfigDir: path.join(gateway.root, 'claude-config'),
+      onEvent: (e) => events.push(e),
+    });
+    await waitFor(() => started.service.isLeader, 'the lease');
+    return started;
+  }
+
+  /** The task once it completed or failed. */
+  function finished(running: Host, taskId: string) {
+    return waitFor(
+      () => {
+        const t = running.service.getTask(taskId)!;
+        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
+      },
+      'a terminal state',
+      180_000,
+    );
+  }
+
   afterEach(async () => {
     await host?.stop();
     host = undefined;
@@ -50,27 +79,10 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     world = await startWorld({ activeWindowMs: 8_000 });
     world.upstream.setDefaultReply(scriptedModel);
     const events: RuntimeEvent[] = [];
-    host = await startHost({
-      dbDir: path.join(world.root, 'db'),
-      runtimeDir: path.join(world.root, 'runtime'),
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'claude-code',
-      claudeCommand: claude,
-      claudeConfigDir: path.join(world.root, 'claude-config'),
-      onEvent: (e) => events.push(e),
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
+    host = await startClaudeHost(world, events);
     const ws = makeGitWorkspace(world.root);
     const created = await host.service.create({ title: 'claude task', prompt: 'Run step one with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws });
-    const done = await waitFor(
-      () => {
-        const t = host!.service.getTask(created.id)!;
-        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-      },
-      'a terminal state',
-      180_000,
-    );
+    const done = await finished(host, created.id);
     assert.equal(done.failureReason, null, `failed: ${done.failureReason}`);
     assert.equal(done.status, 'completed');
     assert.ok(fs.existsSync(path.join(ws, 'step1.txt')), 'the Bash tool of segment 1 ran');
@@ -96,4 +108,74 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     // Claude Code never saw the user's key or the ticket: it talked to the local proxy with a dummy token.
     assert.ok(world.upstream.messageRequests().every((r) => r.headers['x-api-key'] === 'upstream-secret'));
   });
+
+  const ASKED_COMMAND = `node -e "require('fs').writeFileSync('asked.txt', 'asked')"`;
+  const cases = [
+    { mode: 'default', decision: 'allow', via: 'host' },
+    { mode: 'default', decision: 'deny', via: 'host' },
+    { mode: 'default', decision: 'allow', via: 'terminal' },
+    { mode: 'acceptEdits', decision: 'allow', via: 'host' },
+  ] as const;
+  for (const { mode, decision, via } of cases) {
+    const modeName = mode === 'default' ? 'Ask before edits and commands' : 'Accept edits (commands ask)';
+    it(`"${modeName}", headless: Claude Code's Bash call is a pending ask at the host; ${decision} ${via === 'host' ? 'through the runtime API' : 'typed in the task terminal'} -> the command ${decision === 'allow' ? 'runs' : 'does not run'}`, async function () {
+      world = await startWorld({});
+      world.upstream.setDefaultReply((request) => {
+        const body = request.body as Body;
+        if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
+        if (blocks(body).some((b) => b.type === 'tool_result')) return { kind: 'text', text: 'Finished.' };
+        // Not a plain file command: "Accept edits" lets those (echo > file, touch, mkdir) run without asking.
+        return { kind: 'tool_use', name: 'Bash', input: { command: ASKED_COMMAND, description: 'write asked.txt' } };
+      });
+      const events: RuntimeEvent[] = [];
+      host = await startClaudeHost(world, events);
+      const ws = makeGitWorkspace(world.root);
+      const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: mode, workspacePath: ws });
+      // Stops waiting when the task ended instead (the assertion below then says why).
+      const asked = await waitFor(
+        () => host!.runtime.pendingAsks(created.id)[0] ?? (['completed', 'failed'].includes(host!.service.getTask(created.id)!.status) && 'ended'),
+        'the pending ask',
+        180_000,
+      ).catch((err: Error) => {
+        const t = host!.service.getTask(created.id)!;
+        const segment = host!.runtime.segment(created.id);
+        throw new Error(`${err.message} (task ${t.status}, tickets ${JSON.stringify(host!.service.ticketsOf(created.id).map((k) => k.serverState))}); the agent's log so far: ${segment ? fs.readFileSync(segment.logFile, 'utf8').slice(-2_000) : '(no segment running)'}`);
+      });
+      assert.notEqual(asked, 'ended', `the task ended without asking: ${host.service.getTask(created.id)!.failureReason}`);
+      const ask = asked as PendingAsk;
+      assert.equal(ask.tool, 'Bash');
+      assert.equal(ask.summary, `Bash: ${ASKED_COMMAND}`);
+      assert.equal(host.service.getTask(created.id)!.status, 'running');
+      assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), false, 'nothing ran before the answer');
+      // The relay's URL (with the proxy secret) is in the 0600 MCP config file, not in argv.
+      const segment = host.runtime.segment(created.id)!;
+      const secret = new URL(segment.proxy.baseUrl).pathname.slice(1);
+      assert.ok(!fs.readFileSync(`/proc/${segment.pid}/cmdline`, 'utf8').includes(secret), 'the proxy secret is not in argv');
+      const mcpConfig = path.join(path.dirname(segment.logFile), 'claude-mcp.json');
+      assert.equal(fs.statSync(mcpConfig).mode & 0o777, 0o600);
+
+      const seen: string[] = [];
+      host.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
+      if (via === 'host') assert.equal(host.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
+      else {
+        await waitFor(() => seen.join('').includes(`? Allow Bash: ${ASKED_COMMAND}? [y/N]`), 'the question in the terminal');
+        for (const key of ['y', '\r']) host.runtime.writeInput(created.id, key);
+      }
+      const done = await finished(host, created.id);
+      assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
+      assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), decision === 'allow');
+      const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
+      assert.deepEqual(answered, [[decision, via]]);
+      if (via === 'terminal') assert.match(seen.join(''), /\[y\/N\] [^\n]*\) y\n {4}→ allowed\n/, 'the typed answer was echoed');
+      const last = world.upstream.messageRequests().filter((r) => blocks(r.body).some((b) => b.type === 'tool_result')).at(-1);
+      assert.ok(last, 'the model saw the tool result');
+      const result = blocks(last.body).find((b) => b.type === 'tool_result') as Block & { is_error?: boolean; content?: unknown };
+      if (decision === 'deny') {
+        assert.equal(result.is_error, true);
+        assert.match(JSON.stringify(result.content), /The user denied this action/);
+      } else {
+        assert.notEqual(result.is_error, true);
+      }
+    });
+  }
 });

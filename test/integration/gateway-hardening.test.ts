@@ -6,7 +6,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
 import type { GatewayConfig } from '../../src/gateway/config';
-import { errorOf, gatewaySuite, KEYS, longPollsWaiting, ticketIdOf, type TestGateway } from './gateway-helpers';
+import { errorOf, GATEWAY_TEST_STORES, gatewaySuite, KEYS, longPollsWaiting, storeLabel, ticketIdOf, useGatewayStore, type TestGateway } from './gateway-helpers';
 
 /** A raw request that collects the answer's status, headers and bytes. */
 function rawRequest(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
@@ -60,7 +60,8 @@ async function metricValue(url: string, name: string, headers: Record<string, st
 
 const ANTHROPIC_VERSION = { 'anthropic-version': '2023-06-01' };
 
-describe('reference gateway hardening (real server, fake upstream fixture)', () => {
+for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway hardening (real server, fake upstream fixture, ${storeLabel(kind)})`, () => {
+  useGatewayStore(kind);
   const suite = gatewaySuite({ upstreamApiKey: 'sk-upstream-secret', statusMaxWaitMs: 60_000 });
   const sockets: net.Socket[] = [];
   afterEach(() => {
@@ -71,7 +72,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
   const readyTickets = async (g: TestGateway) => {
     const alice = ticketIdOf(await g.alice.take('task-alice'));
     const bob = ticketIdOf(await g.bob.take('task-bob'));
-    g.gateway.tick();
+    (await g.gateway.tick());
     return { alice, bob };
   };
 
@@ -94,7 +95,7 @@ describe('reference gateway hardening (real server, fake upstream fixture)', () 
       const bobs = g.bob.status([b], 60_000);
       await longPollsWaiting(g.gateway, 4);
       assert.equal(g.gateway.pendingLongPolls, 4, "bob's long-poll waits beside alice's");
-      g.gateway.tick();
+      (await g.gateway.tick());
       const answers = await Promise.all(flood);
       assert.ok(answers.every((x) => x.status === 200 && x.body.tickets.length === 1));
       assert.equal((await bobs).body.tickets[0].state, 'ready');

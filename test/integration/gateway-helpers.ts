@@ -1,5 +1,8 @@
-// Shared set-up for the gateway integration tests: a real gateway on loopback with a SQLite file
-// in a temp dir, a ManualClock, no promote timer (tests call tick()), and a small HTTP client.
+// Shared set-up for the gateway integration tests: a real gateway on loopback with a ManualClock,
+// no promote timer (tests call tick()), and a small HTTP client. The same suites run against each
+// store (GATEWAY_TEST_STORES): a SQLite file in a temp dir, memory, or a database on a throwaway
+// MariaDB (the MySQL suites, `npm run test:mysql`).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +23,45 @@ export const KEYS = {
   bob: 'bob-key-0123456789',
   frank: 'frank-key-0123456789',
 } as const;
+
+export type TestStoreKind = 'sqlite' | 'memory' | 'mysql';
+
+/** The stores the gateway suites run against: OFFPEAK_GATEWAY_TEST_STORES, else SQLite and memory. */
+export const GATEWAY_TEST_STORES: readonly TestStoreKind[] = (process.env.OFFPEAK_GATEWAY_TEST_STORES ?? 'sqlite,memory').split(',').map((kind) => {
+  if (kind !== 'sqlite' && kind !== 'memory' && kind !== 'mysql') throw new Error(`OFFPEAK_GATEWAY_TEST_STORES: unknown store ${kind}`);
+  return kind;
+});
+
+let currentStore: TestStoreKind = 'sqlite';
+/** Databases made for the MySQL runs, by the SQLite path a test names (a restart reopens the same one). */
+const mysqlDatabases = new Map<string, string>();
+
+/** Call inside a describe: its gateways use `kind`. */
+export function useGatewayStore(kind: TestStoreKind): void {
+  before(() => {
+    currentStore = kind;
+  });
+  after(() => {
+    currentStore = 'sqlite';
+  });
+}
+
+/** How suite titles name a store. */
+export function storeLabel(kind: TestStoreKind): string {
+  return { sqlite: 'SQLite file', memory: 'memory store', mysql: 'MariaDB' }[kind];
+}
+
+async function storeSettings(dbPath: string): Promise<Partial<GatewayConfig>> {
+  if (currentStore !== 'mysql') return { store: currentStore, db: dbPath };
+  let url = mysqlDatabases.get(dbPath);
+  if (!url) {
+    // Loaded only by the MySQL runs: the other runs need neither mysql2 nor a server.
+    const { sharedMariadb } = await import('../mysql/mariadb-server');
+    url = await (await sharedMariadb()).createDatabase();
+    mysqlDatabases.set(dbPath, url);
+  }
+  return { store: 'mysql', mysqlUrl: url };
+}
 
 export function testConfig(dbPath: string, overrides: Partial<GatewayConfig> = {}): Partial<GatewayConfig> {
   return {
@@ -119,7 +161,7 @@ export interface TestGateway {
 }
 
 export async function startTestGateway(dbPath: string, overrides: Partial<GatewayConfig> = {}, clock = new ManualClock(MORNING_SHANGHAI)): Promise<TestGateway> {
-  const gateway = await GatewayServer.start({ config: testConfig(dbPath, overrides), clock, log: silentLogger });
+  const gateway = await GatewayServer.start({ config: testConfig(dbPath, { ...(await storeSettings(dbPath)), ...overrides }), clock, log: silentLogger });
   return {
     gateway,
     clock,
@@ -192,3 +234,41 @@ export function ticketIdOf(answer: Answer): string {
 export function errorOf(answer: Answer): { type: string; code: string; message: string; next_take_at?: number | null; retry_after_ms?: number } {
   return (answer.body as { error: { type: string; code: string; message: string } }).error;
 }
+
+const gatewaySourceEntry = path.resolve(__dirname, '../../src/gateway/main.ts');
+
+export interface RunningGateway {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Spawns the gateway (argv, no shell) and waits for its "listening on" line. */
+export async function spawnGateway(args: string[], options: { bundle?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningGateway> {
+  const argv = options.bundle ? [options.bundle, ...args] : ['--import', 'tsx', gatewaySourceEntry, ...args];
+  const child = spawn(process.execPath, argv, { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}\n${err}`)), 60_000);
+    const check = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} before listening:\n${out}\n${err}`));
+    });
+  });
+  return { child, url, stdout: () => out, stderr: () => err, exited };
+}
+

@@ -2,51 +2,16 @@
 // in demo mode, the source entry with a SQLite file across SIGTERM + restart, graceful shutdown
 // with a stream in flight, test hooks, and configuration errors.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { GatewayTestClient, TempDir, ticketIdOf } from './gateway-helpers';
+import { GatewayTestClient, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
 
 const root = path.resolve(__dirname, '../..');
 const sourceEntry = path.join(root, 'src/gateway/main.ts');
-
-interface RunningGateway {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Spawns the gateway (argv, no shell) and waits for its "listening on" line. */
-async function spawnGateway(args: string[], options: { bundle?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningGateway> {
-  const argv = options.bundle ? [options.bundle, ...args] : ['--import', 'tsx', sourceEntry, ...args];
-  const child = spawn(process.execPath, argv, { cwd: root, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}\n${err}`)), 60_000);
-    const check = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`gateway exited with ${code} before listening:\n${out}\n${err}`));
-    });
-  });
-  return { child, url, stdout: () => out, stderr: () => err, exited };
-}
 
 async function runToExit(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', sourceEntry, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -82,7 +47,7 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
     const outDir = path.join(root, 'node_modules/.cache/offpeak-gateway-test');
     mkdirSync(outDir, { recursive: true });
     const bundle = path.join(outDir, `gateway-${process.pid}.js`);
-    await esbuild.build({ entryPoints: [sourceEntry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3'], logLevel: 'silent' });
+    await esbuild.build({ entryPoints: [sourceEntry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3', 'mysql2'], logLevel: 'silent' });
     assert.ok(existsSync(bundle));
     const g = await spawnGateway(['--demo', '--port', '0', '--log-level', 'warn'], { bundle });
     running.push(g);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { GatewayErrorSchema, GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream, parseSse } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, KEYS, startTestGateway, TempDir, ticketIdOf, type TestGateway } from './gateway-helpers';
+import { errorOf, GATEWAY_TEST_STORES, KEYS, startTestGateway, TempDir, ticketIdOf, storeLabel, useGatewayStore, type TestGateway } from './gateway-helpers';
 
 /** A raw POST that collects the exact bytes of the answer. */
 function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }> {
@@ -20,7 +20,8 @@ function rawPost(url: string, headers: Record<string, string>, body: string): Pr
   });
 }
 
-describe('reference gateway: Anthropic Messages proxy (fake upstream fixture)', () => {
+for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: Anthropic Messages proxy (fake upstream fixture, ${storeLabel(kind)})`, () => {
+  useGatewayStore(kind);
   let dir: TempDir;
   let upstream: FakeAnthropicUpstream;
   let t: TestGateway;
@@ -37,7 +38,7 @@ describe('reference gateway: Anthropic Messages proxy (fake upstream fixture)', 
     upstream.reset();
     t = await startTestGateway(dir.file('tickets.sqlite'), { upstreamUrl: upstream.url, upstreamApiKey: 'sk-upstream-secret', maxModelBodyBytes: 256 * 1024 });
     ticket = ticketIdOf(await t.alice.take('task-proxy'));
-    t.gateway.tick();
+    (await t.gateway.tick());
   });
   afterEach(async () => {
     await t.close();
@@ -180,12 +181,12 @@ describe('reference gateway: Anthropic Messages proxy (fake upstream fixture)', 
     const noUpstream = await startTestGateway(dead.file('y.sqlite'), {});
     try {
       const id = ticketIdOf(await other.alice.take('t'));
-      other.gateway.tick();
+      (await other.gateway.tick());
       const answer = await other.alice.message(id);
       assert.equal(answer.status, 502);
       assert.equal(GatewayErrorSchema.parse(answer.body).error.code, 'upstream_unavailable');
       const id2 = ticketIdOf(await noUpstream.alice.take('t'));
-      noUpstream.gateway.tick();
+      (await noUpstream.gateway.tick());
       const none = await noUpstream.alice.message(id2);
       assert.equal(none.status, 503);
       assert.equal(errorOf(none).code, 'upstream_not_configured');

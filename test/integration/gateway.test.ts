@@ -1,5 +1,6 @@
 // The reference gateway's ticket lifecycle, business codes and limits, against the real server on
-// loopback with a SQLite file and an injected ManualClock (promote ticks run on demand).
+// loopback with each store (SQLite file, memory, MariaDB) and an injected ManualClock (promote ticks
+// run on demand).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
@@ -12,11 +13,12 @@ import {
   TakeResponseSchema,
 } from '../../src/protocol/gateway';
 import { ManualClock } from '../../src/core/clock';
-import { errorOf, gatewaySuite, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, ticketIdOf } from './gateway-helpers';
+import { errorOf, GATEWAY_TEST_STORES, gatewaySuite, longPollsWaiting, PEAK_SHANGHAI, startTestGateway, storeLabel, ticketIdOf, useGatewayStore } from './gateway-helpers';
 
 const HOUR = 3_600_000;
 
-describe('reference gateway: tickets, codes and limits (real server, SQLite file)', () => {
+for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, codes and limits (real server, ${storeLabel(kind)})`, () => {
+  useGatewayStore(kind);
   const suite = gatewaySuite();
   const start = (overrides = {}, startAt?: number) => suite.start(overrides, startAt === undefined ? undefined : new ManualClock(startAt));
 
@@ -82,7 +84,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const bobsA = TakeResponseSchema.parse((await g.bob.take('task-A')).body);
       assert.notEqual(bobsA.ticket_id, first.ticket_id);
       // Still live after promotion: the same ticket comes back, now ready.
-      g.gateway.tick();
+      (await g.gateway.tick());
       const readyAgain = TakeResponseSchema.parse((await g.alice.take('task-A')).body);
       assert.deepEqual([readyAgain.ticket_id, readyAgain.state, readyAgain.position], [first.ticket_id, 'ready', null]);
       assert.ok(readyAgain.ready_deadline !== null && readyAgain.ready_deadline > g.clock.now());
@@ -91,9 +93,9 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
     it('a task whose ticket expired or was settled gets a NEW ticket on take', async () => {
       const g = await start({ readyTtlMs: 1000 });
       const first = ticketIdOf(await g.alice.take('task-A'));
-      g.gateway.tick();
+      (await g.gateway.tick());
       g.clock.advance(1000);
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.alice.stateOf(first)).state, 'expired');
       const second = TakeResponseSchema.parse((await g.alice.take('task-A')).body);
       assert.notEqual(second.ticket_id, first);
@@ -127,7 +129,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
 
       const promotedOrder: string[] = [];
       while (promotedOrder.length < 50) {
-        const { promoted } = g.gateway.tick();
+        const { promoted } = (await g.gateway.tick());
         assert.ok(promoted.length > 0, 'a tick with room and a queue promotes');
         promotedOrder.push(...promoted);
         for (const id of promoted) {
@@ -146,7 +148,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       let seed = 7;
       const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
       for (let round = 0; round < 40; round++) {
-        g.gateway.tick();
+        (await g.gateway.tick());
         const states = (await g.alice.status(ids)).body.tickets;
         const holding = states.filter((s) => s.state === 'ready' || s.state === 'active');
         const queued = states.filter((s) => s.state === 'queued');
@@ -167,14 +169,14 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const g = await start();
       const id = ticketIdOf(await g.alice.take('task-A'));
       for (let i = 0; i < 3; i++) assert.equal((await g.alice.stateOf(id)).state, 'queued');
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.alice.stateOf(id)).state, 'ready');
     });
 
     it('windows closed -> nothing promoted; promotion resumes when the window opens', async () => {
       const g = await start({}, PEAK_SHANGHAI); // 15:00 in Asia/Shanghai: inside the 14:00–18:00 peak
       const id = ticketIdOf(await g.alice.take('task-A'));
-      assert.deepEqual(g.gateway.tick().promoted, []);
+      assert.deepEqual((await g.gateway.tick()).promoted, []);
       const queued = (await g.alice.status([id])).body;
       assert.equal(queued.tickets[0].state, 'queued');
       // The poll hint points at the window opening (18:00 = 3 h away, capped at maxPollMs 5 min).
@@ -185,16 +187,16 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.equal(errorOf(early).code, '3105');
       assert.equal(early.headers.get('retry-after'), '300');
       g.clock.advance(3 * HOUR - 60_000); // 17:59
-      assert.deepEqual(g.gateway.tick().promoted, []);
+      assert.deepEqual((await g.gateway.tick()).promoted, []);
       g.clock.advance(60_000); // 18:00
-      assert.deepEqual(g.gateway.tick().promoted, [id]);
+      assert.deepEqual((await g.gateway.tick()).promoted, [id]);
     });
 
     it('windowsClosed (never open) promotes nothing at any hour', async () => {
       const g = await start({ windowsClosed: true });
       const id = ticketIdOf(await g.alice.take('task-A'));
       for (let h = 0; h < 24; h++) {
-        assert.deepEqual(g.gateway.tick().promoted, []);
+        assert.deepEqual((await g.gateway.tick()).promoted, []);
         g.clock.advance(HOUR);
       }
       assert.equal((await g.alice.stateOf(id)).state, 'queued');
@@ -206,19 +208,19 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const g = await start({ segmentCapacity: 1, readyTtlMs: 60_000 });
       const first = ticketIdOf(await g.alice.take('task-A'));
       const second = ticketIdOf(await g.bob.take('task-B'));
-      g.gateway.tick();
+      (await g.gateway.tick());
       const ready = await g.alice.stateOf(first);
       assert.equal(ready.state, 'ready');
       assert.equal(ready.ready_deadline, g.clock.now() + 60_000);
       g.clock.advance(59_999);
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.alice.stateOf(first)).state, 'ready');
       assert.equal((await g.bob.stateOf(second)).state, 'queued');
       g.clock.advance(1);
       // Reads reflect the deadline at once, before the timer persists it.
       const expired = await g.alice.stateOf(first);
       assert.deepEqual([expired.state, expired.expired_from, expired.expired_at], ['expired', 'ready', g.clock.now()]);
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.bob.stateOf(second)).state, 'ready');
       const late = await g.alice.message(first);
       assert.equal(late.status, 400);
@@ -228,7 +230,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
     it('ready -> active on the first admitted model request; active -> expired at the end of the 3 h window', async () => {
       const g = await start(); // default activeWindowMs = 3 h
       const id = ticketIdOf(await g.alice.take('task-A'));
-      g.gateway.tick();
+      (await g.gateway.tick());
       const activatedAt = g.clock.now() + 5000;
       g.clock.set(activatedAt);
       const first = await g.alice.message(id);
@@ -254,7 +256,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const active = ticketIdOf(await g.alice.take('q'));
       const ready = ticketIdOf(await g.alice.take('r'));
       // Capacity 2: the first two become ready; one turns active; later takes stay queued.
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.alice.message(active)).status, 200);
       const queued = ticketIdOf(await g.alice.take('q2'));
       const expiring = ticketIdOf(await g.bob.take('e'));
@@ -273,9 +275,9 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
         const status = await g[who].stateOf(id);
         assert.deepEqual([status.state, status.reason, status.settled_at], ['settled', 'completed', first.settled_at]);
       }
-      g.gateway.tick();
+      (await g.gateway.tick());
       g.clock.advance(1000);
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.bob.stateOf(expiring)).state, 'expired');
       const settledExpired = SettleResponseSchema.parse((await g.bob.settle(expiring, 'segment_end')).body);
       assert.equal(settledExpired.settled_from, 'expired');
@@ -325,7 +327,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       );
       assert.equal(answer.next_poll_after_ms, null, 'nothing to poll for');
       // And a model request with a foreign ticket is 3102, not admitted.
-      g.gateway.tick();
+      (await g.gateway.tick());
       const foreign = await g.bob.message(alices);
       assert.equal(foreign.status, 400);
       assert.equal(errorOf(foreign).code, '3102');
@@ -339,7 +341,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const b = ticketIdOf(await g.alice.take('task-B'));
       const polling = g.alice.status([a, b], 60_000);
       await longPollsWaiting(g.gateway);
-      g.gateway.tick();
+      (await g.gateway.tick());
       const answer = StatusResponseSchema.parse((await polling).body);
       assert.deepEqual(
         answer.tickets.map((x) => x.state),
@@ -351,7 +353,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       this.timeout(20_000); // wait_ms is 60 s: only an immediate answer beats this timeout
       const g = await start({ statusMaxWaitMs: 60_000 });
       const a = ticketIdOf(await g.alice.take('task-A'));
-      g.gateway.tick(); // promoted BEFORE the poll: the client still believes "queued"
+      (await g.gateway.tick()); // promoted BEFORE the poll: the client still believes "queued"
       const answer = await g.alice.status([a], 60_000, { [a]: 'queued' });
       assert.equal(answer.status, 200);
       assert.equal(answer.body.tickets[0].state, 'ready');
@@ -390,13 +392,13 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       const g = await start({ segmentCapacity: 1, statusMaxWaitMs: 60_000 });
       const mine = ticketIdOf(await g.alice.take('task-A'));
       const other = ticketIdOf(await g.bob.take('task-B'));
-      g.gateway.tick(); // alice's ticket is ready and holds the only slot
+      (await g.gateway.tick()); // alice's ticket is ready and holds the only slot
       const polling = g.bob.status([other], 60_000);
       await longPollsWaiting(g.gateway);
       assert.equal((await g.alice.message(mine)).status, 200); // alice's ticket: ready -> active (not bob's)
       assert.equal(g.gateway.pendingLongPolls, 1, "bob's poll is still waiting");
       await g.alice.settle(mine); // frees the slot ...
-      g.gateway.tick(); // ... and bob's ticket is promoted: the first change to what bob watches
+      (await g.gateway.tick()); // ... and bob's ticket is promoted: the first change to what bob watches
       const answer = await polling;
       // Had the poll answered on alice's changes, bob's ticket would still read queued.
       assert.equal(answer.body.tickets[0].state, 'ready');
@@ -443,7 +445,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
     it('model-request concurrency: no capacity now -> 429 3105 with Retry-After; admitted again when it frees', async () => {
       const g = await start({ maxConcurrentModelRequests: 1, busyRetryAfterMs: 2000 });
       const id = ticketIdOf(await g.alice.take('task-A'));
-      g.gateway.tick();
+      (await g.gateway.tick());
       suite.upstream.enqueue({ kind: 'hang' }); // holds the only model slot until we hang up
       const controller = new AbortController();
       const holding = await fetch(`${g.gateway.url}${GatewayPaths.anthropicMessages}`, {
@@ -509,7 +511,7 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.deepEqual([health.status, (health.body as { status: string }).status], [200, 'ok']);
       const a = ticketIdOf(await g.alice.take('a'));
       const b = ticketIdOf(await g.alice.take('b'));
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.alice.message(a)).status, 200);
       assert.equal((await g.alice.message(b)).status, 429);
       assert.equal((await g.alice.message('tkt_nope')).status, 400);
@@ -524,20 +526,20 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       assert.match(text, /^offpeak_upstream_duration_seconds_count 1$/m);
     });
 
-    it('a second gateway on the same SQLite file is refused with a clear error (the first owns it)', async () => {
+    if (kind === 'sqlite') it('a second gateway on the same SQLite file is refused with a clear error (the first owns it)', async () => {
       const g = await start();
       ticketIdOf(await g.alice.take('task-A'));
       await assert.rejects(startTestGateway(suite.dir.file('tickets.sqlite'), {}), /in use by another gateway process/);
       assert.equal((await g.alice.take('task-B')).status, 200, 'the first one keeps working');
     });
 
-    it('restart keeps every ticket: states, deadlines, positions and FIFO order', async () => {
+    if (kind !== 'memory') it('restart keeps every ticket: states, deadlines, positions and FIFO order', async () => {
       const g = await start({ segmentCapacity: 2, readyTtlMs: 60_000 });
       const active = ticketIdOf(await g.alice.take('active'));
       const ready = ticketIdOf(await g.alice.take('ready'));
       const queued1 = ticketIdOf(await g.bob.take('queued-1'));
       const queued2 = ticketIdOf(await g.alice.take('queued-2'));
-      g.gateway.tick();
+      (await g.gateway.tick());
       assert.equal((await g.alice.message(active)).status, 200);
       const settled = ticketIdOf(await g.bob.take('settled'));
       await g.bob.settle(settled, 'cancelled');
@@ -559,9 +561,9 @@ describe('reference gateway: tickets, codes and limits (real server, SQLite file
       // The restarted queue continues in FIFO order, and take is still retry-safe.
       assert.equal(TakeResponseSchema.parse((await again.alice.take('queued-2')).body).ticket_id, queued2);
       await again.alice.settle(ready);
-      assert.deepEqual(again.gateway.tick().promoted, [queued1]);
+      assert.deepEqual((await again.gateway.tick()).promoted, [queued1]);
       await again.alice.settle(active);
-      assert.deepEqual(again.gateway.tick().promoted, [queued2]);
+      assert.deepEqual((await again.gateway.tick()).promoted, [queued2]);
     });
   });
 });

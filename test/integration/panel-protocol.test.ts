@@ -140,7 +140,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.deepEqual(queued.actions, { pause: true, continue: false, edit: true, cancel: true, delete: true });
     assert.equal(world.takeRequests(), 1, 'exactly one take reached the gateway');
 
-    world.promote();
+    await world.promote();
     // The service polls when the ticket's next poll time comes (the gateway's hint), not before.
     await world.advance(60_000);
     const ready = await until('card ready', () => lastState(link.webview)?.tasks.find((t) => t.id === queued.id && t.phase === 'ready'));

@@ -120,7 +120,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       // the gateway already holds a ready ticket for this task id (e.g. a take retried after a crash)
       const fixedId = 'task-ready-at-take';
       const first = await world.direct.take(fixedId);
-      world.promote();
+      await world.promote();
       const { service } = await (async () => {
         const w = await world.openWindow();
         (w.service as unknown as { makeTaskId: () => string }).makeTaskId = () => fixedId;
@@ -276,7 +276,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const a = await service.create(taskInput());
       const b = await service.create(taskInput());
       const c = await service.create(taskInput());
-      world.promote(); // a and b ready, c stays queued at position 1
+      await world.promote(); // a and b ready, c stays queued at position 1
       world.proxy.resetLog();
       await world.advance(15_000); // the gateway's queued poll hint
       assert.equal(world.statusRequests(), 1, 'one batch for three tickets');
@@ -293,7 +293,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
 
       // a runs; its first model request is admitted: active
       await startRunning(world.windows[0], a.id);
-      world.gateway.authority.admit(USER, a.serverTicketId!).release();
+      await (await world.gateway.authority.admit(USER, a.serverTicketId!)).release();
       await world.advance(5 * 60_000); // a ready ticket's next poll is the gateway's hint (<= 5 min)
       const ra = service.getTask(a.id)!;
       assert.equal(ra.status, 'running', 'sync never changes a running task');
@@ -309,7 +309,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const q = await service.create(taskInput());
       const p = await service.create(taskInput());
       const r = await service.create(taskInput());
-      world.promote();
+      await world.promote();
       await world.advance(15_000);
       await startRunning(world.windows[0], r.id);
       await service.pause(p.id);
@@ -411,7 +411,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       world.clock.advance(15_000); // the first poll is due (timers not fired: we start the cycle ourselves)
       const cycle = service.syncNow();
       await new Promise((r) => setTimeout(r, 200));
-      world.promote();
+      await world.promote();
       const report = await cycle;
       assert.deepEqual(report.woke, [t.id]);
       const req = world.proxy.forwarded({ pathIncludes: '/status' }).at(-1)!;
@@ -424,7 +424,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       world = await World.start({ sync: { longPollMs: 60_000 }, timeoutMs: 2_000, gateway: { statusMaxWaitMs: 60_000 } });
       const { service } = await world.openWindow();
       const t = await service.create(taskInput());
-      world.promote(); // ready on the gateway while the ledger still says queued
+      await world.promote(); // ready on the gateway while the ledger still says queued
       world.clock.advance(15_000);
       const report = await service.syncNow();
       assert.deepEqual(report.woke, [t.id]);
@@ -444,7 +444,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const b = await service.create(taskInput());
       const first = await cycle;
       assert.equal(first.error, undefined, 'a restart is not a failed cycle');
-      world.promote();
+      await world.promote();
       const second = await service.syncNow();
       assert.deepEqual([...second.woke].sort(), [a.id, b.id].sort(), 'both tickets are in the next long-poll');
       const last = world.proxy.forwarded({ pathIncludes: '/status' }).at(-1)!;
@@ -508,7 +508,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
         'no new ticket, nothing settled',
       );
       // a claimed (being dispatched) or running task cannot be paused
-      world.promote();
+      await world.promote();
       await world.advance(15_000);
       assert.equal(await world.store0().mutate((tx) => tx.tasks.claim(b.id)), true);
       await rejects(service.pause(b.id), 'not_allowed');
@@ -522,7 +522,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const { service, store } = await world.openWindow();
       const e = await service.create(taskInput());
       const s = await service.create(taskInput());
-      world.promote();
+      await world.promote();
       await service.pause(e.id);
       await service.pause(s.id);
       await world.direct.settle(s.serverTicketId!, 'abandoned');
@@ -575,7 +575,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal((await service.edit(a.id, { model: 'claude-haiku-4-5' })).model, 'claude-haiku-4-5');
       await rejects(service.edit(a.id, { workspacePath: '/elsewhere' } as never), 'invalid_input');
       await service.continue(a.id);
-      world.promote();
+      await world.promote();
       await world.advance(15_000);
       await startRunning(world.windows[0], a.id);
       await rejects(service.edit(a.id, { prompt: 'too late' }), 'not_allowed');
@@ -589,7 +589,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       world = await World.start({});
       const { service, store } = await world.openWindow();
       const a = await service.create(taskInput());
-      world.promote();
+      await world.promote();
       await world.advance(15_000);
       await startRunning(world.windows[0], a.id);
       assert.equal(await service.completeTask(a.id, { filesChanged: 3 }), true);
@@ -654,7 +654,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
         },
       });
       const a = await w.service.create(taskInput());
-      world.promote();
+      await world.promote();
       await world.advance(15_000);
       await startRunning(w, a.id);
       const c = await w.service.cancel(a.id);
@@ -701,7 +701,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const w = await world.openWindow();
       const never = await w.service.create(taskInput());
       const ran = await w.service.create(taskInput());
-      world.promote();
+      await world.promote();
       await world.advance(15_000);
       await startRunning(w, ran.id);
       await w.service.completeTask(ran.id);

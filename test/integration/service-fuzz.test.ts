@@ -60,7 +60,7 @@ describe('service fuzz: hostile gateway answers end to end', function () {
     world = await World.start({ gateway: { segmentCapacity: 3 }, timeoutMs: 1500 });
     const { service, store } = await world.openWindow();
     for (let i = 0; i < 4; i++) await service.create(taskInput());
-    world.promote();
+    await world.promote();
     const errors = new Map<string, number>();
     const note = (k: string) => errors.set(k, (errors.get(k) ?? 0) + 1);
 

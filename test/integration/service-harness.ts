@@ -118,8 +118,8 @@ export class World {
   }
 
   /** The gateway's promote timer, once. */
-  promote(): void {
-    this.gateway.tick();
+  async promote(): Promise<void> {
+    await this.gateway.tick();
   }
 
   statusRequests(): number {

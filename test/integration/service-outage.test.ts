@@ -28,7 +28,7 @@ describe('service: gateway outage for 5 simulated minutes', function () {
       const { service, store } = w;
       const tasks = [];
       for (let i = 0; i < 8; i++) tasks.push(await service.create(taskInput()));
-      world.promote(); // 0..3 ready
+      await world.promote(); // 0..3 ready
       await world.advance(15_000);
       for (const t of tasks.slice(0, 4)) assert.equal(service.getTask(t.id)!.schedulable, true);
       await startRunning(w, tasks[0].id);
@@ -111,7 +111,7 @@ describe('service: gateway outage for 5 simulated minutes', function () {
     world = await World.start({ timeoutMs: 700 });
     const w = await world.openWindow();
     const a = await w.service.create(taskInput());
-    world.promote();
+    await world.promote();
     world.proxy.enqueue({ kind: 'slow', delayMs: 300 }, { match: (_m, p) => p.includes('/status') });
     await world.advance(15_000);
     assert.equal(w.service.getTask(a.id)!.schedulable, true, 'the slow answer was applied');

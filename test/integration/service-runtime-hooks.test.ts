@@ -17,11 +17,11 @@ describe('service: runtime hooks', function () {
     const w = await world.openWindow();
     const { service, store } = w;
     const t = await service.create(taskInput());
-    world.promote();
+    await world.promote();
     await world.advance(15_000);
     const ticket1 = await startRunning(w, t.id);
     const started = service.getTask(t.id)!.startedAt;
-    world.gateway.authority.admit(USER, ticket1).release();
+    await (await world.gateway.authority.admit(USER, ticket1)).release();
     await service.onAdmitted(ticket1);
     assert.ok(store.read((tx) => tx.tickets.get(ticket1))!.activeAt, 'first admission recorded');
     await world.advance(61_000); // the active window ends; the agent's next model call would get 3102
@@ -47,7 +47,7 @@ describe('service: runtime hooks', function () {
     const states = await world.gatewayStates([ticket1, after.serverTicketId!]);
     assert.deepEqual([states.get(ticket1), states.get(after.serverTicketId!)], ['settled', 'queued']);
     // one History row however many segments
-    world.promote();
+    await world.promote();
     await world.advance(15_000);
     await startRunning(w, t.id);
     await service.completeTask(t.id);
@@ -61,7 +61,7 @@ describe('service: runtime hooks', function () {
     world = await World.start({});
     const w = await world.openWindow();
     const t = await w.service.create(taskInput());
-    world.promote();
+    await world.promote();
     await world.advance(15_000);
     const ticket1 = await startRunning(w, t.id);
     await world.proxy.goDown();
@@ -81,7 +81,7 @@ describe('service: runtime hooks', function () {
     world = await World.start({});
     const w = await world.openWindow();
     const t = await w.service.create(taskInput());
-    world.promote();
+    await world.promote();
     await world.advance(15_000);
     const ticket = await startRunning(w, t.id);
     await w.store.mutate((tx) => tx.tasks.fail(t.id, { failureReason: 'agent exited 1' }));

@@ -11,7 +11,7 @@ async function scenario(windows: number, tasks: number, minutes: number): Promis
   for (let i = 0; i < tasks; i++) await world.windows[i % windows].service.create(taskInput());
   const before = world.statusRequests();
   for (let m = 0; m < minutes; m++) {
-    if (m % 3 === 0) world.promote();
+    if (m % 3 === 0) await world.promote();
     await world.advance(60_000);
   }
   const leaders = world.windows.filter((w) => w.service.isLeader).length;

@@ -3,6 +3,8 @@
 // test/fixtures/vscode-failing-suite, which has one passing and one deliberately failing test.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,5 +37,21 @@ describe('VS Code test harness (scripts/vscode-test.ts)', function () {
     assert.match(run.stdout, /^vscode: 1 passed, 1 failed$/m, output);
     // The failure is named, so a reader of the CI log can see which test failed.
     assert.match(output, /fails on purpose: 1 \+ 1 is not 3/);
+  });
+
+  it('stops with code-server\'s reason when --vsix is not a package it can install', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-harness-vsix-'));
+    try {
+      const notAPackage = path.join(dir, 'broken.vsix');
+      writeFileSync(notAPackage, 'not a zip file');
+      const run = await runHarness(['--no-build', '--vsix', notAPackage]);
+      const output = `${run.stdout}\n${run.stderr}`;
+      assert.notEqual(run.code, 0, output);
+      assert.match(run.stdout, /^vscode: the suite did not run$/m, output);
+      assert.match(run.stderr, /--install-extension .*broken\.vsix exited with/, output);
+      assert.match(run.stderr, /not a zip file/i, output);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -9,6 +9,7 @@ import { OffPeakWindows } from '../../src/gateway/windows';
 const policy: AuthorityPolicy = {
   segmentCapacity: 3,
   maxConcurrentModelRequests: 2,
+  maxModelRequestsPerUser: 2,
   takesPerWindow: 1000,
   quotaWindowMs: 86_400_000,
   maxLiveTicketsPerUser: 1000,
@@ -35,24 +36,25 @@ function authority(overrides: Partial<AuthorityPolicy> = {}) {
 }
 
 describe('gateway ticket authority (memory store)', () => {
-  it('statusJson is byte-identical to JSON.stringify(status) in every state, before and after changes', () => {
+  it('statusJson is byte-identical to JSON.stringify(status) in every state, before and after changes', async () => {
     const { a, clock } = authority({ segmentCapacity: 2, readyTtlMs: 1000 });
-    const ids = ['t1', 't2', 't3', 't4'].map((task) => a.take(alice, task).ticket_id);
-    a.tick();
-    a.admit(alice, ids[0]).release();
-    a.settle(alice, ids[2], 'cancelled');
+    const ids: string[] = [];
+    for (const task of ['t1', 't2', 't3', 't4']) ids.push((await a.take(alice, task)).ticket_id);
+    await a.tick();
+    await (await a.admit(alice, ids[0])).release();
+    await a.settle(alice, ids[2], 'cancelled');
     const all = [...ids, 'tkt_unknown'];
-    const same = () => assert.equal(a.statusJson(alice, all), JSON.stringify(a.status(alice, all)));
-    same();
-    same(); // served from the fragment cache
+    const same = async () => assert.equal(await a.statusJson(alice, all), JSON.stringify(await a.status(alice, all)));
+    await same();
+    await same(); // served from the fragment cache
     clock.advance(1000); // the ready one expires by time alone
-    same();
-    a.tick();
-    same();
-    assert.deepEqual(JSON.parse(a.statusJson(alice, all)).tickets.map((t: { state: string }) => t.state), ['active', 'expired', 'settled', 'ready', 'not_found']);
+    await same();
+    await a.tick();
+    await same();
+    assert.deepEqual(JSON.parse(await a.statusJson(alice, all)).tickets.map((t: { state: string }) => t.state), ['active', 'expired', 'settled', 'ready', 'not_found']);
   });
 
-  it('property: under any sequence of operations, ready + active never exceeds capacity and promotion is FIFO', () => {
+  it('property: under any sequence of operations, ready + active never exceeds capacity and promotion is FIFO', async () => {
     type Op = { kind: 'take' } | { kind: 'tick' } | { kind: 'admit'; pick: number } | { kind: 'settle'; pick: number } | { kind: 'advance'; ms: number };
     const op = fc.oneof(
       fc.constant<Op>({ kind: 'take' }),
@@ -61,25 +63,25 @@ describe('gateway ticket authority (memory store)', () => {
       fc.nat(50).map<Op>((pick) => ({ kind: 'settle', pick })),
       fc.integer({ min: 0, max: 8000 }).map<Op>((ms) => ({ kind: 'advance', ms })),
     );
-    fc.assert(
-      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 120 }), async (ops) => {
         const { a, clock } = authority();
         const taken: string[] = [];
         const promoted: string[] = [];
         for (const o of ops) {
-          if (o.kind === 'take') taken.push(a.take(alice, `task-${taken.length}`).ticket_id);
-          else if (o.kind === 'tick') promoted.push(...a.tick().promoted);
+          if (o.kind === 'take') taken.push((await a.take(alice, `task-${taken.length}`)).ticket_id);
+          else if (o.kind === 'tick') promoted.push(...(await a.tick()).promoted);
           else if (o.kind === 'advance') clock.advance(o.ms);
           else if (taken.length > 0) {
             const id = taken[o.pick % taken.length];
             try {
-              if (o.kind === 'admit') a.admit(alice, id).release();
-              else a.settle(alice, id, 'completed');
+              if (o.kind === 'admit') await (await a.admit(alice, id)).release();
+              else await a.settle(alice, id, 'completed');
             } catch (error) {
               assert.ok(error instanceof GatewayHttpError && ['3102', '3105'].includes(error.code), String(error));
             }
           }
-          const states = a.status(alice, taken.length > 0 ? taken : ['none']).tickets;
+          const states = (await a.status(alice, taken.length > 0 ? taken : ['none'])).tickets;
           const holding = states.filter((s) => s.state === 'ready' || s.state === 'active').length;
           assert.ok(holding <= policy.segmentCapacity, `${holding} > capacity`);
         }
@@ -91,19 +93,19 @@ describe('gateway ticket authority (memory store)', () => {
     );
   });
 
-  it('admission: 3105 while queued and when concurrency is used up; the slot frees on release', () => {
+  it('admission: 3105 while queued and when concurrency is used up; the slot frees on release', async () => {
     const { a } = authority({ maxConcurrentModelRequests: 1 });
-    const id = a.take(alice, 'x').ticket_id;
-    assert.throws(() => a.admit(alice, id), (e: GatewayHttpError) => e.code === '3105' && e.status === 429);
-    a.tick();
-    const first = a.admit(alice, id);
+    const id = (await a.take(alice, 'x')).ticket_id;
+    await assert.rejects(a.admit(alice, id), (e: GatewayHttpError) => e.code === '3105' && e.status === 429);
+    await a.tick();
+    const first = await a.admit(alice, id);
     assert.equal(first.activated, true);
-    assert.throws(() => a.admit(alice, id), (e: GatewayHttpError) => e.code === '3105' && e.extra.retry_after_ms === 2000);
-    first.release();
-    first.release(); // idempotent
-    const second = a.admit(alice, id);
+    await assert.rejects(a.admit(alice, id), (e: GatewayHttpError) => e.code === '3105' && e.extra.retry_after_ms === 2000);
+    await first.release();
+    await first.release(); // idempotent
+    const second = await a.admit(alice, id);
     assert.equal(second.activated, false);
-    second.release();
+    await second.release();
     assert.equal(a.modelRequestsInFlight, 0);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, DEFAULT_CONFIG, GATEWAY_OPTIONS, loadGatewayConfig, parseListenAddress, resolveGatewayConfig } from '../../src/gateway/config';
+import { mysqlConnectionOptions } from '../../src/gateway/mysql-store';
 
 describe('gateway configuration', () => {
   const file = JSON.stringify({ users: [{ id: 'u', apiKey: 'file-key-123456' }], readyTtlMs: 1000, segmentCapacity: 9 });
@@ -70,5 +71,16 @@ describe('gateway configuration', () => {
       if (o.flag) assert.ok(section.includes(`\`${o.flag}`), `README lacks ${o.flag}`);
       assert.ok(section.includes(o.env), `README lacks ${o.env}`);
     }
+  });
+
+  it('--store mysql: the URL is a flag, the password only env or config file, and a URL holding a password is refused', () => {
+    assert.throws(() => loadGatewayConfig(['--store', 'mysql', '--user', 'a:key-aaaaaaaa'], {}), (e: Error) => e instanceof ConfigError && /--mysql-url/.test(e.message));
+    assert.throws(() => loadGatewayConfig(['--mysql-password', 'pw'], {}), (e: Error) => e instanceof ConfigError && /unknown option --mysql-password/.test(e.message));
+    const { config } = loadGatewayConfig(['--store', 'mysql', '--mysql-url', 'mysql://offpeak@db.internal:3307/queue', '--user', 'a:key-aaaaaaaa'], { OFFPEAK_GATEWAY_MYSQL_PASSWORD: 's3cret' });
+    assert.deepEqual([config.store, config.mysqlUrl, config.mysqlPassword], ['mysql', 'mysql://offpeak@db.internal:3307/queue', 's3cret']);
+    const options = mysqlConnectionOptions(config.mysqlUrl as string, config.mysqlPassword);
+    assert.deepEqual([options.host, options.port, options.user, options.password, options.database], ['db.internal', 3307, 'offpeak', 's3cret', 'queue']);
+    assert.throws(() => mysqlConnectionOptions('mysql://offpeak:pw@db/queue', null), /must not hold a password/);
+    assert.throws(() => mysqlConnectionOptions('mysql://offpeak@db/', null), /name the database/);
   });
 });

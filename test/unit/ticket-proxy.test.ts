@@ -197,4 +197,31 @@ describe('local ticket proxy', () => {
     assert.equal(res.status, 502);
     assert.equal(events[0]?.type, 'upstream-unreachable');
   });
+
+  it('answers a permission question from the relay locally (never upstream); a malformed one gets a clear 400', async () => {
+    await proxy.close();
+    const asked: unknown[] = [];
+    proxy = await TicketProxy.start({
+      upstreamBaseUrl: `${upstream.url}/api/anthropic`,
+      apiKey: 'user-secret-key',
+      ticketId: 'T-1',
+      onPermissionAsk: async (request) => {
+        asked.push(request);
+        return { decision: 'deny', message: 'no' };
+      },
+    });
+    const question = { tool_name: 'Bash', input: { command: 'ls' }, tool_use_id: 'toolu_1' };
+    const res = await post(question, '/offpeak/permission');
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { decision: 'deny', message: 'no' });
+    assert.deepEqual(asked, [question]);
+    const bad = await post({ tool: 'Bash' }, '/offpeak/permission');
+    assert.equal(bad.status, 400);
+    assert.match(await bad.text(), /tool_name, input/);
+    const wrongSecret = await fetch(proxy.baseUrl.replace(/\/[^/]+$/, '/not-the-secret') + '/offpeak/permission', { method: 'POST', body: JSON.stringify(question) });
+    assert.equal(wrongSecret.status, 404);
+    await wrongSecret.text();
+    assert.equal(upstream.messageRequests().length, 0, 'nothing reached the gateway');
+    assert.equal(asked.length, 1);
+  });
 });

@@ -1,0 +1,97 @@
+// What a .vsix holds, and the rule for what it may hold: only what the installed extension runs
+// (the bundles, sql.js's wasm, media) plus the manifest and the documents the Marketplace shows.
+// `npm run package` prints the list and fails on a breach; .vscodeignore is how vsce is told.
+import * as yauzl from 'yauzl';
+
+export interface VsixEntry {
+  /** Path inside the zip, e.g. `extension/dist/extension.js`. */
+  path: string;
+  bytes: number;
+}
+
+export function readVsixEntries(file: string): Promise<VsixEntry[]> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true, autoClose: true }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error(`cannot open ${file}`));
+      const entries: VsixEntry[] = [];
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (!entry.fileName.endsWith('/')) entries.push({ path: entry.fileName, bytes: entry.uncompressedSize });
+        zip.readEntry();
+      });
+      zip.once('end', () => resolve(entries));
+      zip.once('error', reject);
+      zip.readEntry();
+    });
+  });
+}
+
+/** Files the extension cannot work without (vsce renames README, CHANGELOG and LICENSE). */
+export const REQUIRED_VSIX_FILES = [
+  'extension.vsixmanifest',
+  'extension/package.json',
+  'extension/readme.md',
+  'extension/changelog.md',
+  'extension/LICENSE.txt',
+  'extension/dist/extension.js',
+  'extension/dist/webview/main.js',
+  'extension/dist/gateway.js',
+  'extension/dist/reference-agent.js',
+  'extension/dist/permission-mcp.js',
+  'extension/dist/sql-wasm.wasm',
+  'extension/media/icon.png',
+] as const;
+
+/** Everything that may ship: the required files and what runs beside them. */
+const ALLOWED: RegExp[] = [
+  /^\[Content_Types\]\.xml$/,
+  /^extension\.vsixmanifest$/,
+  /^extension\/(package\.json|readme\.md|changelog\.md|LICENSE\.txt)$/,
+  /^extension\/dist\/[^/]+\.js$/,
+  /^extension\/dist\/sql-wasm\.wasm$/,
+  /^extension\/dist\/webview\/[^/]+\.(js|css|ttf)$/,
+  /^extension\/media\/[^/]+\.(png|svg|css)$/,
+];
+
+/** Why a file outside the allowed set must not ship, for the most likely mistakes. */
+const REASONS: [RegExp, string][] = [
+  [/\.map$/, 'a source map (kept in dist/, not shipped)'],
+  [/^extension\/src\//, 'TypeScript source (the bundles hold the code)'],
+  [/^extension\/(test|dist\/test)\//, 'tests'],
+  [/(^|\/)node_modules\//, 'node_modules (every dependency is bundled)'],
+  [/^extension\/\.tools\//, 'the local VS Code / Node 24 tool cache'],
+  [/^extension\/\.vscode(-test)?\//, 'editor or test-download state'],
+];
+
+/**
+ * Size budget of the bundles a user's VS Code loads (minified, bytes): the extension host parses
+ * extension.js on every start and the panel loads main.js each time it opens. About 25% above
+ * today's sizes, so an accidental heavy import (e.g. zod's locales, ~260 kB) fails the package.
+ */
+export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
+  'extension/dist/extension.js': 512 * 1024,
+  'extension/dist/webview/main.js': 416 * 1024,
+};
+
+/** Every breach of the rule, as readable lines; empty when the .vsix is right. */
+export function checkVsixEntries(entries: readonly VsixEntry[]): string[] {
+  const problems: string[] = [];
+  const present = new Set(entries.map((e) => e.path));
+  for (const file of REQUIRED_VSIX_FILES) if (!present.has(file)) problems.push(`missing: ${file}`);
+  for (const { path, bytes } of entries) {
+    const budget = BUNDLE_BUDGET_BYTES[path];
+    if (budget !== undefined && bytes > budget) problems.push(`over budget: ${path} is ${bytes} bytes, the budget is ${budget}`);
+    if (ALLOWED.some((re) => re.test(path))) continue;
+    const reason = REASONS.find(([re]) => re.test(path))?.[1] ?? 'not something the installed extension uses';
+    problems.push(`must not ship: ${path} (${reason})`);
+  }
+  return problems;
+}
+
+/** The list as printed after packaging: size, then path, sorted by path. */
+export function formatVsixEntries(entries: readonly VsixEntry[]): string {
+  const total = entries.reduce((sum, e) => sum + e.bytes, 0);
+  const lines = [...entries]
+    .sort((a, b) => a.path.localeCompare(b.path))
+    .map((e) => `${String(e.bytes).padStart(10)}  ${e.path}`);
+  return [...lines, `${String(total).padStart(10)}  (${entries.length} files, uncompressed)`].join('\n');
+}
