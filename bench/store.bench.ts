@@ -6,11 +6,15 @@
  *                  lock re-check, rename, directory fsync, unlock.
  * raw_export_write the floor the brief defines: sql.js export() plus writing the same bytes to a
  *                  file, no lock, no reload, no fsync.
+ * raw_durable_replace the honest floor of a durable atomic replace of the same bytes: export(),
+ *                  write a temp file, fdatasync, rename over the file, fsync the directory.
+ *                  write_vs_durable_floor_ratio = write / this (what the lock, the generation
+ *                  check, the transaction and the change counters add on top).
  * Extra context: the same raw write with fdatasync, and the store with durable: false (no fsyncs),
  * so the cost of durability and the cost of the cross-process protocol can be told apart.
  * usage: npm run bench -- store
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, openSync, writeSync, fdatasyncSync, closeSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, openSync, writeSync, fdatasyncSync, fsyncSync, closeSync, readFileSync, renameSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { TaskStore, type StoreTx } from '../src/store';
@@ -80,6 +84,8 @@ async function main(): Promise<void> {
     const rawWrite: number[] = [];
     const rawWriteFsync: number[] = [];
     const rawExportOnly: number[] = [];
+    const rawDurableReplace: number[] = [];
+    const rawDir = path.dirname(rawFile);
     const WARMUP = 20;
     for (let i = 0; i < N + WARMUP; i++) {
       const keep = i >= WARMUP;
@@ -101,6 +107,20 @@ async function main(): Promise<void> {
       fdatasyncSync(fd);
       closeSync(fd);
       if (keep) rawWriteFsync.push(performance.now() - t);
+
+      rawUpdate(i + 2);
+      t = performance.now();
+      const image = raw.export();
+      const temp = `${rawFile}.tmp`;
+      const tfd = openSync(temp, 'w', 0o600);
+      writeSync(tfd, image);
+      fdatasyncSync(tfd);
+      closeSync(tfd);
+      renameSync(temp, rawFile);
+      const dfd = openSync(rawDir, 'r');
+      fsyncSync(dfd);
+      closeSync(dfd);
+      if (keep) rawDurableReplace.push(performance.now() - t);
 
       t = performance.now();
       await loose.mutate(oneWrite(1000)(i));
@@ -129,15 +149,18 @@ async function main(): Promise<void> {
       raw_export_only_p50_ms: round(percentile(rawExportOnly, 50)),
       raw_export_write_fdatasync_p50_ms: round(percentile(rawWriteFsync, 50)),
       write_vs_raw_fdatasync_ratio: round(write_p50 / percentile(rawWriteFsync, 50)),
+      raw_durable_replace_p50_ms: round(percentile(rawDurableReplace, 50)),
+      write_vs_durable_floor_ratio: round(write_p50 / percentile(rawDurableReplace, 50)),
       write_durable_false_p50_ms: round(percentile(writeNoFsync, 50)),
       write_durable_false_vs_raw_ratio: round(percentile(writeNoFsync, 50) / raw_p50),
       tasks_10k_write_p50_ms: round(percentile(write10k, 50)),
       tasks_10k_write_p95_ms: round(percentile(write10k, 95)),
       file_bytes_10k: bigBytes,
       list_1k_p50_ms: round(percentile(list, 50)),
-      samples: { write: N, raw: N, write_10k: 50, list: 100 },
+      samples: { write: N, raw: N, raw_durable_replace: N, write_10k: 50, list: 100 },
       notes:
         'write = store.mutate() with durable: true (fdatasync temp + fsync dir). raw_export_write = export() + writeFileSync, no fsync. ' +
+        'raw_durable_replace = export() + temp file + fdatasync + rename + fsync dir: the floor of the same durable replace. ' +
         'Samples are interleaved round by round so load changes hit all variants alike; on a shared, loaded disk the two fsyncs dominate.',
       machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0]), at: new Date().toISOString() },
     };

@@ -146,10 +146,9 @@ class OffPeakExtension implements vscode.Disposable {
         },
         onStoreNotice: (notice) => {
           this.output.warn(notice.message);
-          if (notice.kind === 'corrupt-moved-aside') {
-            this.storeNotice = notice.message;
-            void vscode.window.showWarningMessage(`Off-Peak Tasks: ${notice.message}`);
-          }
+          if (notice.kind === 'corrupt-moved-aside') this.storeNotice = notice.message;
+          // A disk that keeps failing is shown too (the store raises it at most once a minute).
+          if (notice.kind === 'corrupt-moved-aside' || notice.kind === 'io-error') void vscode.window.showWarningMessage(`Off-Peak Tasks: ${notice.message}`);
         },
         log: (line) => this.output.info(line),
       });
@@ -169,7 +168,9 @@ class OffPeakExtension implements vscode.Disposable {
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
-      const sub = engine.store.onDidChange(refreshStatus);
+      const sub = engine.store.onDidChange((change) => {
+        if (change.topics.has('tasks')) refreshStatus(); // not a renewal, a window, a backoff
+      });
       this.context.subscriptions.push({ dispose: () => sub.dispose() });
       refreshStatus();
       this.panelInstance?.reconnect();

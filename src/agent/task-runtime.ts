@@ -18,7 +18,6 @@ import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapte
 import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk } from './asks';
 import { countFilesChanged, recordBaseCommit } from './files-changed';
 import type { KeepAwake } from './keep-awake';
-import { readRuntimeRecord, recordFirstStart } from './runtime-records';
 import { segmentDirOf } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent } from './ticket-proxy';
@@ -174,8 +173,8 @@ export class TaskRuntime {
       return { status: 'fatal', error: 'workspace missing' };
     }
 
-    const record = store.read((tx) => readRuntimeRecord(tx.db, taskId));
-    const agentKind: AgentKind = record?.agent ?? this.options.defaultAgent();
+    const record = store.read((tx) => tx.runtime.get(taskId));
+    const agentKind = (record?.agent as AgentKind | undefined) ?? this.options.defaultAgent();
     const adapter = this.options.adapters[agentKind];
     if (!adapter) {
       const reason = `This task's session belongs to the ${agentKind} agent, which is not available in this window.`;
@@ -184,7 +183,7 @@ export class TaskRuntime {
     }
     if (!record) {
       const baseCommit = await recordBaseCommit(task.workspacePath);
-      await store.mutate((tx) => recordFirstStart(tx.db, { taskId, agent: agentKind, baseCommit, createdAt: tx.now }));
+      await store.mutate((tx) => tx.runtime.recordFirstStart({ taskId, agent: agentKind, baseCommit }));
     }
 
     // First segment vs resume: the session exists once the agent has started it.
@@ -304,7 +303,7 @@ export class TaskRuntime {
   }
 
   private async filesChanged(task: OffPeakTask): Promise<number | null> {
-    const record = this.options.store.read((tx) => readRuntimeRecord(tx.db, task.id));
+    const record = this.options.store.read((tx) => tx.runtime.get(task.id));
     return countFilesChanged(task.workspacePath, record?.baseCommit ?? null);
   }
 }

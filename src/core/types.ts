@@ -114,7 +114,7 @@ export interface TicketRecord {
   updatedAt: number;
 }
 
-/** The leader lease row: only its holder runs sync, the scheduler and the settle flush. */
+/** The leader lease: only its holder runs sync, the scheduler and the settle flush. */
 export interface LeaseRecord {
   name: string;
   holder: string;

@@ -16,7 +16,8 @@ import { Scheduler } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
-import { TaskStore, type StoreNotice } from '../store';
+import { pruneTaskLeftovers } from './task-leftovers';
+import { changeConcerns, TaskStore, type StoreNotice } from '../store';
 
 export interface HostEngineOptions {
   /** globalStorage: tasks-index.sqlite, agent sessions, segment logs. */
@@ -80,9 +81,11 @@ export class HostEngine {
   static async start(options: HostEngineOptions): Promise<HostEngine> {
     const log = options.log ?? (() => {});
     const { clock, windowId } = options;
-    fs.mkdirSync(options.storageDir, { recursive: true });
+    // globalStorage holds prompts, logs and sessions: private to the user.
+    fs.mkdirSync(options.storageDir, { recursive: true, mode: 0o700 });
     const runtimeDir = path.join(options.storageDir, 'runtime');
-    fs.mkdirSync(runtimeDir, { recursive: true });
+    fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
+    const referenceSessionsDir = path.join(options.storageDir, 'reference-agent-sessions');
     const store = await TaskStore.open({ directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
@@ -90,7 +93,7 @@ export class HostEngine {
       reference: new ReferenceAgentAdapter({
         ...options.referenceAgent,
         askTimeoutMs,
-        sessionsDir: path.join(options.storageDir, 'reference-agent-sessions'),
+        sessionsDir: referenceSessionsDir,
       }),
     };
     adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { permissionRelay: options.permissionRelay, askTimeoutMs });
@@ -131,7 +134,10 @@ export class HostEngine {
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
-    store.onDidChange(() => scheduler.wake());
+    service.on('deleted', (task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
+    store.onDidChange((change) => {
+      if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
+    });
     service.leadership.on('change', () => {
       // A window that becomes the leader (first start, or the old leader died) recovers what the
       // previous holder left running before it schedules anything.

@@ -5,7 +5,7 @@ import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
-import type { TaskStore } from '../store';
+import { changeConcerns, type TaskStore } from '../store';
 import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
@@ -201,7 +201,10 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     refresh,
     onDidChange(listener): DisposableLike {
       const fire = () => listener();
-      const storeSub = store.onDidChange(fire);
+      // Only what the panel shows: a window registering or a backoff record pushes nothing.
+      const storeSub = store.onDidChange((change) => {
+        if (changeConcerns(change, 'tasks', 'tickets')) listener();
+      });
       service.availability.on('change', fire);
       service.on('synced', fire);
       // Only a question asked or answered changes what the cards show of asks; other runtime events do not push.

@@ -14,10 +14,9 @@
  */
 import type { Clock } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
-import { taskFromRow } from '../store/rows';
-import type { StoreTx, TaskStore } from '../store';
+import { ZOMBIE_CLAIM_MS, type StoreTx, type TaskStore } from '../store';
 import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
-import { clearDispatchBackoff, DEFAULT_BACKOFF, DISPATCH_TABLE, ensureDispatchTable, hasTable, nextBackoffEnd, recordDispatchFailure, type BackoffPolicy } from './dispatch-backoff';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './dispatch-backoff';
 
 export type DispatchResult =
   /** A window accepted the task and marked it running. */
@@ -57,7 +56,6 @@ export interface TickReport {
   releasedZombies: number;
 }
 
-export const ZOMBIE_CLAIM_MS = 10 * 60_000;
 
 export class Scheduler {
   private readonly timers: Timers;
@@ -155,7 +153,7 @@ export class Scheduler {
     const now = this.options.clock.now();
     let due = now + this.idleTickMs;
     try {
-      const backoffEnd = this.options.store.read((tx) => nextBackoffEnd(tx.db, now));
+      const backoffEnd = this.options.store.read((tx) => tx.dispatch.nextEnd());
       if (backoffEnd !== undefined && backoffEnd < due) due = backoffEnd;
     } catch {
       // a read failure only costs a slower tick
@@ -168,8 +166,8 @@ export class Scheduler {
     if (!this.running) return { ...report, skipped: 'stopped' };
     if (!this.options.isLeader()) return { ...report, skipped: 'not_leader' };
     // Reading first keeps an idle scheduler from taking the file lock and writing every tick.
-    const now = this.options.clock.now();
-    const anything = this.options.store.read((tx) => this.dueCount(tx.db, now) > 0 || this.zombieCount(tx.db, now) > 0);
+    const zombie = { zombieAfterMs: this.zombieAfterMs };
+    const anything = this.options.store.read((tx) => tx.tasks.dueForDispatch({ ...zombie, limit: 1 }).length > 0 || tx.tasks.countZombieClaims(zombie) > 0);
     if (!anything) return report;
 
     const claimed = await this.options.store.mutate((tx) => this.claimDue(tx, report));
@@ -185,47 +183,13 @@ export class Scheduler {
     return report;
   }
 
-  /** Due tasks; the backoff table exists only once a dispatch ever failed (reads never create it). */
-  private dueSql(withBackoff: boolean, limitClause: string): string {
-    return `SELECT t.* FROM off_peak_tasks t
-      LEFT JOIN off_peak_tickets k ON k.ticket_id = t.server_ticket_id
-      ${withBackoff ? `LEFT JOIN ${DISPATCH_TABLE} b ON b.task_id = t.off_peak_task_id` : ''}
-      WHERE t.status = 'queued' AND t.server_ticket_id IS NOT NULL
-        AND (t.schedulable = 1
-             OR (k.server_state IN ('ready', 'active') AND k.settle_state = 'none' AND COALESCE(k.end_reason, '') <> 'expired'))
-        AND (COALESCE(t.claim_running, 0) = 0 OR t.claimed_at IS NULL OR t.claimed_at < ?)
-        ${withBackoff ? 'AND (b.next_dispatch_at IS NULL OR b.next_dispatch_at <= ?)' : 'AND ? IS NOT NULL'}
-      ORDER BY t.queued_at, t.off_peak_task_id ${limitClause}`;
-  }
-
-  private dueCount(db: StoreTx['db'], now: number): number {
-    return db.all(this.dueSql(hasTable(db), 'LIMIT 1'), [now - this.zombieAfterMs, now]).length;
-  }
-
-  private zombieCount(db: StoreTx['db'], now: number): number {
-    return Number(db.scalar('SELECT COUNT(*) FROM off_peak_tasks WHERE claim_running = 1 AND claimed_at < ?', [now - this.zombieAfterMs]));
-  }
-
-  /** One transaction: release zombie claims, select what is due, claim it. */
+  /** One transaction: release zombie claims, then claim what is due through the one guarded claim. */
   private claimDue(tx: StoreTx, report: TickReport): OffPeakTask[] {
-    ensureDispatchTable(tx.db);
-    const zombieBefore = tx.now - this.zombieAfterMs;
-    report.releasedZombies = tx.db.run(
-      'UPDATE off_peak_tasks SET claim_running = 0, claimed_at = NULL, updated_at = ? WHERE claim_running = 1 AND claimed_at < ?',
-      [tx.now, zombieBefore],
-    );
-    const limit = this.options.maxClaimsPerTick;
-    const rows = tx.db.all(this.dueSql(true, limit ? 'LIMIT ?' : ''), limit ? [zombieBefore, tx.now, limit] : [zombieBefore, tx.now]);
+    const zombie = { zombieAfterMs: this.zombieAfterMs };
+    report.releasedZombies = tx.tasks.releaseZombieClaims(zombie);
     const claimed: OffPeakTask[] = [];
-    for (const row of rows) {
-      const task = taskFromRow(row);
-      const ok =
-        tx.db.run(
-          `UPDATE off_peak_tasks SET claim_running = 1, claimed_at = ?, updated_at = ?
-           WHERE off_peak_task_id = ? AND status = 'queued' AND COALESCE(claim_running, 0) = 0`,
-          [tx.now, tx.now, task.id],
-        ) === 1;
-      if (ok) claimed.push({ ...task, claimRunning: true, claimedAt: tx.now });
+    for (const task of tx.tasks.dueForDispatch({ ...zombie, limit: this.options.maxClaimsPerTick })) {
+      if (tx.tasks.claim(task.id, zombie)) claimed.push({ ...task, claimRunning: true, claimedAt: tx.now });
     }
     return claimed;
   }
@@ -240,21 +204,21 @@ export class Scheduler {
     try {
       if (result.status === 'started') {
         report.started.push(task.id);
-        if (this.options.store.read((tx) => hasTable(tx.db) && tx.db.get(`SELECT 1 AS x FROM ${DISPATCH_TABLE} WHERE task_id = ?`, [task.id]) !== undefined)) {
-          await this.options.store.mutate((tx) => clearDispatchBackoff(tx.db, task.id));
+        if (this.options.store.read((tx) => tx.dispatch.get(task.id) !== undefined)) {
+          await this.options.store.mutate((tx) => tx.dispatch.clear(task.id));
         }
       } else if (result.status === 'failed') {
         report.failed.push(task.id);
         const backoff = await this.options.store.mutate((tx) => {
           tx.tasks.releaseClaim(task.id, { error: result.error });
-          return recordDispatchFailure(tx.db, this.backoff, task.id, result.error, tx.now);
+          return tx.dispatch.recordFailure(task.id, result.error, (failures) => backoffDelay(this.backoff, failures));
         });
         this.log(`scheduler: dispatch of ${task.id} failed (${result.error}); retry after ${new Date(backoff.nextDispatchAt).toISOString()}`);
       } else {
         // refused / fatal: nothing to retry; make sure no claim is left behind.
         await this.options.store.mutate((tx) => {
           tx.tasks.releaseClaim(task.id);
-          clearDispatchBackoff(tx.db, task.id);
+          tx.dispatch.clear(task.id);
         });
       }
     } catch (err) {

@@ -14,32 +14,9 @@
 import os from 'node:os';
 import type { Clock } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
-import type { SqlDb, TaskStore } from '../store';
+import { changeConcerns, type TaskStore } from '../store';
 import type { DispatchResult } from './scheduler';
 import type { WindowHost } from './window-dispatcher';
-
-export const WINDOWS_TABLE = 'off_peak_windows';
-export const HANDOFF_TABLE = 'off_peak_dispatch_requests';
-
-export function ensureWindowTables(db: SqlDb): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS ${WINDOWS_TABLE} (
-    window_id TEXT PRIMARY KEY,
-    workspace_keys TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    registered_at INTEGER NOT NULL
-  )`);
-  db.exec(`CREATE TABLE IF NOT EXISTS ${HANDOFF_TABLE} (
-    task_id TEXT PRIMARY KEY,
-    window_id TEXT NOT NULL,
-    requested_at INTEGER NOT NULL,
-    result TEXT
-  )`);
-}
-
-function tablesExist(db: SqlDb): boolean {
-  return db.get(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, [HANDOFF_TABLE]) !== undefined;
-}
 
 export interface WindowRegistryOptions {
   store: TaskStore;
@@ -78,7 +55,7 @@ export class WindowRegistry {
   async start(): Promise<void> {
     await this.register();
     const sub = this.options.store.onDidChange((change) => {
-      if (change.origin === 'external') this.pickUp();
+      if (change.origin === 'external' && changeConcerns(change, 'dispatch')) this.pickUp();
     });
     this.unsubscribe = () => sub.dispose();
     this.pickUp();
@@ -94,47 +71,28 @@ export class WindowRegistry {
     this.unsubscribe?.();
     // A hand-off being started is not awaited: the runtime's shutdown stops what it started.
     await this.options.store
-      .mutate((tx) => {
-        ensureWindowTables(tx.db);
-        tx.db.run(`DELETE FROM ${WINDOWS_TABLE} WHERE window_id = ?`, [this.options.windowId]);
-      })
+      .mutate((tx) => tx.windows.unregister(this.options.windowId))
       .catch((e: unknown) => this.log(`window registry: could not unregister: ${String(e)}`));
   }
 
   /** Other live windows, as hosts the dispatcher can choose between. */
   remoteHosts(): WindowHost[] {
-    const rows = this.options.store.read((tx) => {
-      if (!tablesExist(tx.db)) return [];
-      return tx.db.all(`SELECT window_id, workspace_keys, pid, host FROM ${WINDOWS_TABLE} WHERE window_id <> ?`, [this.options.windowId]);
-    });
-    const alive = rows.filter((row) => String(row.host) === os.hostname() && this.isAlive(Number(row.pid)));
-    return alive.map((row) => {
-      const windowId = String(row.window_id);
-      let keys: string[] = [];
-      try {
-        keys = JSON.parse(String(row.workspace_keys)) as string[];
-      } catch {
-        keys = [];
-      }
-      return { windowId, workspaceKeys: () => keys, runTask: (task: OffPeakTask) => this.handOff(windowId, task) };
-    });
+    const others = this.options.store.read((tx) => tx.windows.list()).filter((w) => w.windowId !== this.options.windowId);
+    const alive = others.filter((w) => w.host === os.hostname() && this.isAlive(w.pid));
+    return alive.map((w) => ({ windowId: w.windowId, workspaceKeys: () => w.workspaceKeys, runTask: (task: OffPeakTask) => this.handOff(w.windowId, task) }));
   }
 
   private async register(): Promise<void> {
     if (this.stopped) return;
-    const keys = JSON.stringify([...this.options.workspaceKeys()]);
-    this.lastKeys = keys;
+    const workspaceKeys = [...this.options.workspaceKeys()];
+    this.lastKeys = JSON.stringify(workspaceKeys);
     try {
+      // Only a changed row (or a dead window's row to drop) is written: an idle window writes nothing.
       await this.options.store.mutate((tx) => {
-        ensureWindowTables(tx.db);
-        tx.db.run(
-          `INSERT INTO ${WINDOWS_TABLE} (window_id, workspace_keys, pid, host, registered_at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT(window_id) DO UPDATE SET workspace_keys = excluded.workspace_keys, pid = excluded.pid, host = excluded.host`,
-          [this.options.windowId, keys, process.pid, os.hostname(), tx.now],
-        );
+        tx.windows.register({ windowId: this.options.windowId, workspaceKeys, pid: process.pid, host: os.hostname() });
         // Registrations of windows whose process is gone (crashed without unregistering) are dropped.
-        for (const row of tx.db.all(`SELECT window_id, pid, host FROM ${WINDOWS_TABLE} WHERE window_id <> ?`, [this.options.windowId])) {
-          if (String(row.host) === os.hostname() && !this.isAlive(Number(row.pid))) tx.db.run(`DELETE FROM ${WINDOWS_TABLE} WHERE window_id = ?`, [row.window_id as string]);
+        for (const other of tx.windows.list()) {
+          if (other.windowId !== this.options.windowId && other.host === os.hostname() && !this.isAlive(other.pid)) tx.windows.unregister(other.windowId);
         }
       });
     } catch (e) {
@@ -145,17 +103,14 @@ export class WindowRegistry {
   /** Leader side: asks another window to run the task and waits for its answer. */
   private async handOff(windowId: string, task: OffPeakTask): Promise<DispatchResult> {
     const { store, clock } = this.options;
-    await store.mutate((tx) => {
-      ensureWindowTables(tx.db);
-      tx.db.run(`INSERT OR REPLACE INTO ${HANDOFF_TABLE} (task_id, window_id, requested_at, result) VALUES (?, ?, ?, NULL)`, [task.id, windowId, tx.now]);
-    });
+    await store.mutate((tx) => tx.windows.requestHandOff(task.id, windowId));
     const deadline = clock.now() + this.handoffTimeoutMs;
     for (;;) {
-      const answer = store.read((tx) => tx.db.get(`SELECT result FROM ${HANDOFF_TABLE} WHERE task_id = ? AND window_id = ?`, [task.id, windowId]));
-      if (answer?.result) {
-        await store.mutate((tx) => tx.db.run(`DELETE FROM ${HANDOFF_TABLE} WHERE task_id = ?`, [task.id]));
+      const answer = store.read((tx) => tx.windows.handOffAnswer(task.id, windowId));
+      if (answer) {
+        await store.mutate((tx) => tx.windows.removeHandOff(task.id));
         try {
-          return JSON.parse(String(answer.result)) as DispatchResult;
+          return JSON.parse(answer) as DispatchResult;
         } catch {
           return { status: 'failed', error: `window ${windowId} answered the hand-off unreadably` };
         }
@@ -164,16 +119,16 @@ export class WindowRegistry {
       await new Promise((r) => setTimeout(r, this.handoffPollMs));
     }
     // No answer: withdraw the request (unless the window took it at the last moment).
-    const withdrawn = await store.mutate((tx) => tx.db.run(`DELETE FROM ${HANDOFF_TABLE} WHERE task_id = ? AND window_id = ? AND result IS NULL`, [task.id, windowId]) === 1);
+    const withdrawn = await store.mutate((tx) => tx.windows.removeHandOff(task.id, { windowId, onlyUnanswered: true }));
     if (!withdrawn) return this.handOffResultAfterRace(task.id);
     return { status: 'failed', error: `window ${windowId} did not take the task within ${Math.round(this.handoffTimeoutMs / 1000)} s` };
   }
 
   private async handOffResultAfterRace(taskId: string): Promise<DispatchResult> {
-    const row = this.options.store.read((tx) => tx.db.get(`SELECT result FROM ${HANDOFF_TABLE} WHERE task_id = ?`, [taskId]));
-    await this.options.store.mutate((tx) => tx.db.run(`DELETE FROM ${HANDOFF_TABLE} WHERE task_id = ?`, [taskId]));
+    const answer = this.options.store.read((tx) => tx.windows.handOffAnswer(taskId));
+    await this.options.store.mutate((tx) => tx.windows.removeHandOff(taskId));
     try {
-      return row?.result ? (JSON.parse(String(row.result)) as DispatchResult) : { status: 'failed', error: 'hand-off lost' };
+      return answer ? (JSON.parse(answer) as DispatchResult) : { status: 'failed', error: 'hand-off lost' };
     } catch {
       return { status: 'failed', error: 'hand-off answer unreadable' };
     }
@@ -199,9 +154,7 @@ export class WindowRegistry {
 
   private async pickUpOnce(): Promise<void> {
     const { store, windowId } = this.options;
-    const requests = store.read((tx) =>
-      tablesExist(tx.db) ? tx.db.all(`SELECT task_id FROM ${HANDOFF_TABLE} WHERE window_id = ? AND result IS NULL`, [windowId]).map((r) => String(r.task_id)) : [],
-    );
+    const requests = store.read((tx) => tx.windows.pendingHandOffs(windowId));
     for (const taskId of requests) {
       const task = store.read((tx) => tx.tasks.get(taskId));
       let result: DispatchResult;
@@ -213,10 +166,7 @@ export class WindowRegistry {
           result = { status: 'failed', error: e instanceof Error ? e.message : String(e) };
         }
       }
-      await store.mutate((tx) => {
-        ensureWindowTables(tx.db);
-        tx.db.run(`UPDATE ${HANDOFF_TABLE} SET result = ? WHERE task_id = ? AND window_id = ?`, [JSON.stringify(result), taskId, windowId]);
-      });
+      await store.mutate((tx) => tx.windows.answerHandOff(taskId, windowId, JSON.stringify(result)));
     }
   }
 }

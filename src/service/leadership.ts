@@ -1,23 +1,40 @@
 /**
- * The window's claim on the leader lease (DESIGN §5). Exactly one window at a time holds it and
+ * The window's claim on the leader lease. Exactly one window at a time holds it and
  * runs sync, the settle flush and (the runtime's) scheduler; the others serve their UI and user
  * mutations. The holder renews well before expiry; a holder that dies simply stops renewing and
- * another window takes over once the lease expires. Each tick is a local store mutation only:
- * no gateway request.
+ * another window takes over at once (its process is gone) or, if it only froze, once the lease
+ * expires. The lease is a small file beside the DB: the holder's renewal only sets that file's
+ * mtime, and a follower's tick only reads it (no lock, no write), then checks again right when
+ * the lease it saw expires. No gateway request.
  */
 import { EventEmitter } from 'node:events';
+import { systemClock, type Clock } from '../core/clock';
 import type { TaskStore } from '../store';
 import type { Timers, TimerHandle } from './timers';
 
 export interface LeadershipOptions {
-  /** Lease row name, shared with the runtime's scheduler. */
+  /** Lease name, shared with the runtime's scheduler. */
   name?: string;
+  /** How long a holding lasts without renewal (a frozen holder loses it then). Default 10 min. */
   ttlMs?: number;
-  /** How often to renew (holder) or try to acquire (others). Default ttl / 3. */
+  /**
+   * How often to check: the holder renews once a third of the ttl has passed (an idle holder
+   * touches the lease file a few times per ttl), the others look for a free, expired or orphaned
+   * lease (its holder's process gone). Default min(ttl / 3, 10 s).
+   */
   tickMs?: number;
+  /** The store's clock (lease expiry times are on it). Default: wall clock. */
+  clock?: Clock;
 }
 
 export const LEADER_LEASE = 'leader';
+/**
+ * Long, because a crashed holder is replaced as soon as a follower sees its process gone; the
+ * ttl only bounds how long a frozen (alive but stuck) holder keeps the lease.
+ */
+export const DEFAULT_LEASE_TTL_MS = 10 * 60_000;
+/** A follower's retry lands this long after the expiry it saw, so the lease is really over. */
+const LEASE_EXPIRY_MARGIN_MS = 5;
 
 export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean] }> {
   private leader = false;
@@ -28,6 +45,7 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
   readonly name: string;
   readonly ttlMs: number;
   readonly tickMs: number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly store: TaskStore,
@@ -37,8 +55,9 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
   ) {
     super();
     this.name = options.name ?? LEADER_LEASE;
-    this.ttlMs = options.ttlMs ?? 30_000;
-    this.tickMs = options.tickMs ?? Math.floor(this.ttlMs / 3);
+    this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.tickMs = options.tickMs ?? Math.min(Math.floor(this.ttlMs / 3), 10_000);
+    this.clock = options.clock ?? systemClock;
   }
 
   get isLeader(): boolean {
@@ -82,10 +101,14 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
 
   private async doTick(): Promise<boolean> {
     let held = false;
+    let nextMs = this.tickMs;
     try {
       const result = await this.store.acquireLease(this.name, this.holderId, this.ttlMs);
       held = result.held;
       this.token = result.held ? result.lease.token : undefined;
+      // A follower tries again as soon as the holder's lease runs out (a SIGKILLed holder is
+      // replaced within its ttl), and otherwise at the usual pace.
+      if (!result.held && result.current) nextMs = Math.min(this.tickMs, Math.max(1, result.current.expiresAt - this.clock.now() + LEASE_EXPIRY_MARGIN_MS));
     } catch {
       held = false; // store busy or broken: act as a follower until the next tick
     }
@@ -93,7 +116,7 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
     this.setLeader(held);
     this.emit('tick', held);
     this.timers.clearTimeout(this.timer);
-    this.timer = this.timers.setTimeout(() => void this.tick(), this.tickMs);
+    this.timer = this.timers.setTimeout(() => void this.tick(), nextMs);
     return held;
   }
 

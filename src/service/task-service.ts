@@ -18,7 +18,7 @@ import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type SegmentEndRe
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError, type GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
-import type { NewTaskInput, StoreTx, TaskEdit, TaskStore, TerminalDetails } from '../store';
+import { changeConcerns, type NewTaskInput, type StoreTx, type TaskEdit, type TaskStore, type TerminalDetails } from '../store';
 import { AvailabilitySnapshot, type AvailabilityOptions } from './availability';
 import { ServiceError, toServiceError } from './errors';
 import { Leadership, type LeadershipOptions } from './leadership';
@@ -99,10 +99,14 @@ export interface ServiceEvents {
   syncError: [error: Error];
   /** A sync cycle finished. */
   synced: [report: SyncReport];
+  /** A task was deleted (its row is gone): its files can go too. */
+  deleted: [task: OffPeakTask];
 }
 
 /** Floor between two long-polls of a queued ticket (see pollDelay). */
 const LONG_POLL_REPOLL_MS = 1_000;
+/** Prefix of a task's last_error while its retake keeps failing (cleared by the next success). */
+const RETAKE_FAILED = 'retake failed:';
 
 const NON_TERMINAL: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
 const LIVE_SERVER = ['queued', 'ready', 'active'] as const;
@@ -173,7 +177,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     this.config = { ...DEFAULT_SYNC_CONFIG, ...options.sync };
     this.longPoll = this.config.longPollMs > 0;
     this.availability = new AvailabilitySnapshot(this.gateway, this.clock, this.timers, options.availability);
-    this.leadership = new Leadership(this.store, this.timers, options.windowId ?? `window-${newToken()}`, options.lease);
+    this.leadership = new Leadership(this.store, this.timers, options.windowId ?? `window-${newToken()}`, { clock: this.clock, ...options.lease });
   }
 
   // ------------------------------------------------------------------ lifecycle
@@ -189,7 +193,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
     this.disposables.push(
       this.store.onDidChange((change) => {
-        if (change.origin === 'external' && this.leadership.isLeader) this.plan({ restartLongPoll: true });
+        if (change.origin === 'external' && changeConcerns(change, 'tasks', 'tickets') && this.leadership.isLeader) this.plan({ restartLongPoll: true });
       }),
     );
     await this.leadership.start();
@@ -438,12 +442,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     const task = this.getTask(taskId);
     if (!task) return false;
     if (!isTerminalStatus(task.status)) await this.cancel(taskId);
-    const settles = await this.store.mutate((tx) => {
+    const { settles, deleted } = await this.store.mutate((tx) => {
       const ids = this.queueSettlesForTask(tx, taskId, 'deleted');
-      tx.tasks.delete(taskId);
-      return ids;
+      return { settles: ids, deleted: tx.tasks.delete(taskId) };
     });
     this.settleSoon(settles);
+    if (deleted) this.notify('deleted', task);
     return true;
   }
 
@@ -881,8 +885,8 @@ export class TaskService extends EventEmitter<ServiceEvents> {
         if (e.nextTakeAt !== undefined) at = Math.max(e.nextTakeAt, this.clock.now() + 1_000);
       }
       this.retakeNotBefore.set(taskId, { at, attempts: prev + 1 });
-      const text = `retake failed: ${message(e)}`;
-      await this.store.mutate((tx) => tx.db.run('UPDATE off_peak_tasks SET last_error = ? WHERE off_peak_task_id = ? AND server_ticket_id IS NULL', [text, taskId])).catch(() => undefined);
+      const text = `${RETAKE_FAILED} ${message(e)}`;
+      await this.store.mutate((tx) => tx.tasks.setLastError(taskId, text, { onlyWithoutTicket: true })).catch(() => undefined);
       this.log(`${taskId}: ${text}`);
       return { ok: false, error: e };
     };
@@ -903,13 +907,8 @@ export class TaskService extends EventEmitter<ServiceEvents> {
           // We had given this ticket up (a not_found/settled/expired status answer, a pending
           // settle), yet the gateway — the admission truth — hands it back live for this very
           // task: take it back rather than stall. If it really is over, the next status answer
-          // retires it again. (Raw SQL: the ledger has no "revive" operation.)
-          tx.db.run(
-            `UPDATE off_peak_tickets SET settle_state = 'none', settle_reason = NULL, next_settle_at = NULL, settled_at = NULL,
-               server_state = ?, end_reason = NULL, segment_ended_at = NULL, updated_at = ?
-             WHERE ticket_id = ?`,
-            [take.state, tx.now, take.ticketId],
-          );
+          // retires it again.
+          tx.tickets.revive(take.ticketId, take.state);
         }
         tx.tickets.insert(this.ledgerInput(tx, taskId, take));
         if (known) tx.tickets.updateServerState(take.ticketId, { serverState: take.state, queuePosition: take.state === 'queued' ? take.position : null });
@@ -931,7 +930,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
           queuePosition: take.state === 'queued' ? take.position : null,
           nextPollAt: tx.now + this.pollDelay(take.state, take.nextPollAfterMs),
         });
-        tx.db.run('UPDATE off_peak_tasks SET last_error = NULL WHERE off_peak_task_id = ? AND last_error LIKE ?', [taskId, 'retake failed:%']);
+        tx.tasks.clearLastError(taskId, RETAKE_FAILED);
         return schedulable && task.status === 'queued' ? ('ready' as const) : ('attached' as const);
       });
     } catch (e) {

@@ -9,6 +9,20 @@
 import * as fs from 'node:fs';
 import path from 'node:path';
 
+/**
+ * The file operations the store does on the DB and lease files: node:fs by default, injectable
+ * (tests inject EBUSY/EIO/EMFILE faults; the idle bench counts bytes).
+ */
+export type StoreFs = Pick<
+  typeof fs,
+  'openSync' | 'readSync' | 'fstatSync' | 'statSync' | 'closeSync' | 'readFileSync' | 'writeSync' | 'fdatasyncSync' | 'fsyncSync' | 'futimesSync' | 'renameSync' | 'linkSync' | 'unlink' | 'rmSync' | 'existsSync'
+>;
+
+/** A failed system call (EBUSY, EIO, EMFILE, ENOSPC...): retried and reported, never taken for corruption. */
+export function isIoError(err: unknown): err is NodeJS.ErrnoException {
+  return typeof (err as NodeJS.ErrnoException | undefined)?.code === 'string' && typeof (err as NodeJS.ErrnoException).syscall === 'string';
+}
+
 const CHANGE_COUNTER_OFFSET = 24;
 const VERSION_VALID_FOR_OFFSET = 92;
 const HEADER_BYTES = 100;
@@ -44,22 +58,22 @@ export function stampGeneration(bytes: Uint8Array, counter: number): Generation 
 }
 
 /** The generation of the file on disk: one open, one 28-byte read, one fstat. */
-export function readGeneration(file: string): Generation {
+export function readGeneration(file: string, fsys: StoreFs = fs): Generation {
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    fd = fsys.openSync(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return MISSING;
     throw err;
   }
   try {
-    const size = fs.fstatSync(fd).size;
+    const size = fsys.fstatSync(fd).size;
     if (size < HEADER_BYTES) return generationKey(-1, size);
     const buf = Buffer.alloc(4);
-    fs.readSync(fd, buf, 0, 4, CHANGE_COUNTER_OFFSET);
+    fsys.readSync(fd, buf, 0, 4, CHANGE_COUNTER_OFFSET);
     return generationKey(buf.readUInt32BE(0), size);
   } finally {
-    fs.closeSync(fd);
+    fsys.closeSync(fd);
   }
 }
 
@@ -76,85 +90,77 @@ export interface PersistOptions {
   durable: boolean;
   /** Last check before the rename: false aborts the persist (e.g. the file lock was lost). */
   beforeRename?: () => boolean;
+  fs?: StoreFs;
 }
 
 /**
- * Writes `bytes` to a temp file in the same directory, fsyncs it, and renames it over `file`.
- * Returns false (and leaves `file` untouched) when `beforeRename` says no.
+ * Writes `bytes` to a temp file (mode 0600) in the same directory, fsyncs it, and renames it over
+ * `file`. Returns false (and leaves `file` untouched) when `beforeRename` says no. Any failed call
+ * throws and leaves `file` as it was (the temp file is removed, best effort).
  */
 export function writeFileAtomic(file: string, bytes: Uint8Array, options: PersistOptions): boolean {
+  const fsys = options.fs ?? fs;
   const temp = tempPathFor(file);
-  const fd = fs.openSync(temp, 'w', 0o600);
+  let fd: number | undefined = fsys.openSync(temp, 'w', 0o600);
   let renamed = false;
   try {
     let offset = 0;
-    while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-    if (options.durable) fs.fdatasyncSync(fd);
-    fs.closeSync(fd);
+    while (offset < bytes.length) offset += fsys.writeSync(fd, bytes, offset, bytes.length - offset);
+    if (options.durable) fsys.fdatasyncSync(fd);
+    fsys.closeSync(fd);
+    fd = undefined;
     if (options.beforeRename && !options.beforeRename()) return false;
     // Keep the old version linked under a private name across the rename, so the rename does not
     // free its blocks while we hold the lock; the unlink happens afterwards, off the event loop.
     const previous = `${temp}.old`;
     let linked = false;
     try {
-      fs.linkSync(file, previous);
+      fsys.linkSync(file, previous);
       linked = true;
     } catch {
       // no current file, or no hard links on this file system: the rename frees it, that is all
     }
-    renameWithRetry(temp, file);
-    renamed = true;
-    if (linked) fs.unlink(previous, () => undefined);
-  } finally {
-    if (!renamed) {
-      try {
-        fs.closeSync(fd);
-      } catch {
-        // already closed
-      }
-      fs.rmSync(temp, { force: true });
+    try {
+      fsys.renameSync(temp, file);
+      renamed = true;
+    } finally {
+      if (linked) fsys.unlink(previous, () => undefined);
     }
+  } finally {
+    if (fd !== undefined) bestEffort(() => fsys.closeSync(fd!));
+    if (!renamed) bestEffort(() => fsys.rmSync(temp, { force: true }));
   }
-  if (options.durable) fsyncDirectory(path.dirname(file));
+  if (options.durable) fsyncDirectory(path.dirname(file), fsys);
   return true;
 }
 
-/**
- * On Windows a rename over a file another process has open (a window reading it, an antivirus
- * scan) fails for a moment with EPERM/EBUSY/EACCES: retry briefly before giving up.
- */
-function renameWithRetry(from: string, to: string): void {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs.renameSync(from, to);
-      return;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (attempt >= 10 || (code !== 'EPERM' && code !== 'EBUSY' && code !== 'EACCES')) throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
-    }
+function bestEffort(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // cleanup only; a leftover temp file is swept later (sweepTempFiles)
   }
 }
 
 /** Makes a rename durable. Not supported on every platform (Windows): best effort. */
-export function fsyncDirectory(dir: string): void {
+export function fsyncDirectory(dir: string, fsys: StoreFs = fs): void {
   let fd: number | undefined;
   try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
+    fd = fsys.openSync(dir, 'r');
+    fsys.fsyncSync(fd);
   } catch {
     // EISDIR/EPERM on some platforms: the rename is still atomic, only less durable.
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    if (fd !== undefined) bestEffort(() => fsys.closeSync(fd!));
   }
 }
 
 /** Moves a bad DB file aside as `<file>.corrupt-<timestamp>`; never deletes it. Returns the new path. */
-export function moveAside(file: string, now: number): string {
+export function moveAside(file: string, now: number, fsys: StoreFs = fs): string {
   const stamp = new Date(now).toISOString().replace(/[:.]/g, '-');
   let target = `${file}.corrupt-${stamp}`;
-  for (let n = 1; fs.existsSync(target); n++) target = `${file}.corrupt-${stamp}-${n}`;
-  fs.renameSync(file, target);
+  for (let n = 1; fsys.existsSync(target); n++) target = `${file}.corrupt-${stamp}-${n}`;
+  fsys.renameSync(file, target);
   return target;
 }
 

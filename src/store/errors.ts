@@ -4,6 +4,7 @@ export type StoreErrorCode =
   | 'LOCK_TIMEOUT' // another process held the file lock for too long
   | 'LOCK_LOST' // our lock was taken over (we looked stale) before we could persist; nothing was written
   | 'UNREADABLE' // the DB file exists but could not be read or moved aside
+  | 'IO' // a system call kept failing (EBUSY, EIO, EMFILE, ENOSPC...) after retries; nothing was written
   | 'NEWER_SCHEMA' // written by a newer build
   | 'INVALID_INPUT' // a repository call got bad input; the transaction was rolled back
   | 'ASYNC_MUTATION' // a mutation function returned a promise; mutations must be synchronous
@@ -41,4 +42,6 @@ export type StoreNotice =
     }
   | { kind: 'lock-compromised'; file: string; at: number; message: string }
   | { kind: 'stale-lock-broken'; file: string; previousOwner: string; at: number; message: string }
-  | { kind: 'watch-failed'; file: string; at: number; message: string };
+  | { kind: 'watch-failed'; file: string; at: number; message: string }
+  /** A change could not be saved because the disk kept failing; the file was left as it was. */
+  | { kind: 'io-error'; file: string; code: string; at: number; message: string };

@@ -1,5 +1,5 @@
 /** Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records. */
-import type { LeaseRecord, OffPeakTask, PermissionMode, SegmentEndReason, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../core/types';
+import type { OffPeakTask, PermissionMode, SegmentEndReason, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../core/types';
 import type { SqlRow } from './sql';
 
 const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
@@ -69,16 +69,5 @@ export function ticketFromRow(r: SqlRow): TicketRecord {
     settledAt: numOrNull(r.settled_at),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
-  };
-}
-
-export function leaseFromRow(r: SqlRow): LeaseRecord {
-  return {
-    name: str(r.name),
-    holder: str(r.holder),
-    token: str(r.token),
-    acquiredAt: num(r.acquired_at),
-    renewedAt: num(r.renewed_at),
-    expiresAt: num(r.expires_at),
   };
 }

@@ -4,6 +4,9 @@
  * v1: the seed's `off_peak_tasks` aggregate, exactly its 30 columns (seed 06).
  * v2: adds the `off_peak_tickets` ledger / settle outbox and the `off_peak_leases` table, and
  *     backfills each task's current `server_ticket_id` as a `legacy` ledger row (seed 10, phase 1+2).
+ * v3: the tables other parts created lazily (window registry, hand-off requests, dispatch backoff,
+ *     agent runtime records) become schema; per-topic change counters kept by triggers; the lease
+ *     moves to its own file beside the DB, so off_peak_leases is dropped.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -13,7 +16,23 @@ import type { SqlDb } from './sql';
 export const TASKS_TABLE = 'off_peak_tasks';
 export const TICKETS_TABLE = 'off_peak_tickets';
 export const LEASES_TABLE = 'off_peak_leases';
-export const LATEST_SCHEMA_VERSION = 2;
+export const WINDOWS_TABLE = 'off_peak_windows';
+export const HANDOFF_TABLE = 'off_peak_dispatch_requests';
+export const DISPATCH_TABLE = 'off_peak_dispatch_backoff';
+export const RUNTIME_TABLE = 'off_peak_task_runtime';
+export const CHANGES_TABLE = 'off_peak_change_counters';
+export const LATEST_SCHEMA_VERSION = 3;
+
+/** What a change event names: each topic is one or more tables, counted by triggers (v3). */
+export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime';
+export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
+  tasks: [TASKS_TABLE],
+  tickets: [TICKETS_TABLE],
+  windows: [WINDOWS_TABLE],
+  dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
+  runtime: [RUNTIME_TABLE],
+};
+export const STORE_TOPICS = Object.keys(TOPIC_TABLES) as StoreTopic[];
 
 /** The 30 columns of off_peak_tasks in the seed's order (seed 06, 8 groups). */
 export const TASK_COLUMNS = [
@@ -150,6 +169,55 @@ FROM off_peak_tasks
 WHERE server_ticket_id IS NOT NULL AND server_ticket_id <> ''
 `;
 
+export const SCHEMA_V3_SQL = `
+CREATE TABLE IF NOT EXISTS ${WINDOWS_TABLE} (
+  window_id      TEXT PRIMARY KEY,
+  workspace_keys TEXT NOT NULL,
+  pid            INTEGER NOT NULL,
+  host           TEXT NOT NULL,
+  registered_at  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${HANDOFF_TABLE} (
+  task_id      TEXT PRIMARY KEY,
+  window_id    TEXT NOT NULL,
+  requested_at INTEGER NOT NULL,
+  result       TEXT
+);
+CREATE TABLE IF NOT EXISTS ${DISPATCH_TABLE} (
+  task_id          TEXT PRIMARY KEY,
+  failures         INTEGER NOT NULL,
+  next_dispatch_at INTEGER NOT NULL,
+  last_error       TEXT,
+  updated_at       INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${RUNTIME_TABLE} (
+  task_id     TEXT PRIMARY KEY,
+  agent       TEXT NOT NULL,
+  base_commit TEXT,
+  created_at  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${CHANGES_TABLE} (
+  topic   TEXT PRIMARY KEY,
+  counter INTEGER NOT NULL DEFAULT 0
+);
+DROP TABLE IF EXISTS ${LEASES_TABLE};
+`;
+
+/** One counter bump per statement kind and table: a reload compares counters to say what changed. */
+function changeTriggersSql(): string {
+  const parts: string[] = [];
+  for (const topic of STORE_TOPICS) {
+    parts.push(`INSERT OR IGNORE INTO ${CHANGES_TABLE} (topic, counter) VALUES ('${topic}', 0);`);
+    for (const table of TOPIC_TABLES[topic]) {
+      for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
+        parts.push(`CREATE TRIGGER IF NOT EXISTS ${table}_${op.toLowerCase()}_counts AFTER ${op} ON ${table}
+          BEGIN UPDATE ${CHANGES_TABLE} SET counter = counter + 1 WHERE topic = '${topic}'; END;`);
+      }
+    }
+  }
+  return parts.join('\n');
+}
+
 export interface MigrationStep {
   version: number;
   description: string;
@@ -170,7 +238,34 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.run(BACKFILL_V2_SQL, [now, now, now]);
     },
   },
+  {
+    version: 3,
+    description: 'window registry, hand-off requests, dispatch backoff, runtime records, change counters; lease leaves the DB',
+    up: (db) => {
+      db.exec(SCHEMA_V3_SQL);
+      db.exec(changeTriggersSql());
+    },
+  },
 ];
+
+/** The change counters of a DB (all zero before v3). */
+export function zeroCounters(): Record<StoreTopic, number> {
+  return Object.fromEntries(STORE_TOPICS.map((t) => [t, 0])) as Record<StoreTopic, number>;
+}
+
+export function changeCounters(db: SqlDb): Record<StoreTopic, number> {
+  const counters = zeroCounters();
+  if (!tableExists(db, CHANGES_TABLE)) return counters;
+  for (const row of db.all(`SELECT topic, counter FROM ${CHANGES_TABLE}`)) {
+    if (String(row.topic) in counters) counters[row.topic as StoreTopic] = Number(row.counter);
+  }
+  return counters;
+}
+
+/** Topics whose counter differs between two readings. */
+export function changedTopics(before: Record<StoreTopic, number>, after: Record<StoreTopic, number>): Set<StoreTopic> {
+  return new Set(STORE_TOPICS.filter((t) => before[t] !== after[t]));
+}
 
 export function tableExists(db: SqlDb, name: string): boolean {
   return db.get("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", [name]) !== undefined;

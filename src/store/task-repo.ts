@@ -8,9 +8,23 @@ import { PERMISSION_MODES, TASK_STATUSES, workspaceKeyOf, type OffPeakTask, type
 import { newTaskId } from '../core/ids';
 import { invalidInput } from './errors';
 import { taskFromRow } from './rows';
+import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from './schema';
 import { placeholders, type SqlDb, type SqlParam } from './sql';
 
 const TERMINAL_SQL = "('completed', 'failed', 'cancelled')";
+
+/** Default age after which a dispatcher's claim counts as abandoned (a crashed window). */
+export const ZOMBIE_CLAIM_MS = 10 * 60_000;
+
+/**
+ * A queued task the scheduler may dispatch (alias `t`, current ticket `k` LEFT JOINed): the
+ * gateway said ready, or its current ticket is still ready/active in the ledger (a segment
+ * interrupted by a restart resumes with that ticket at once). One source for claim and due.
+ */
+const DISPATCHABLE_SQL = `t.status = 'queued' AND t.server_ticket_id IS NOT NULL
+  AND (t.schedulable = 1
+       OR (k.server_state IN ('ready', 'active') AND k.settle_state = 'none' AND COALESCE(k.end_reason, '') <> 'expired'))
+  AND (COALESCE(t.claim_running, 0) = 0 OR t.claimed_at IS NULL OR t.claimed_at < ?)`;
 
 export interface NewTaskInput {
   /** Defaults to a random UUID. The service passes the id it already used for the take. */
@@ -278,7 +292,10 @@ export class TaskRepo {
    * do both in one mutation). Its ledger rows stay until settled or abandoned.
    */
   delete(id: string): boolean {
-    return this.db.run(`DELETE FROM off_peak_tasks WHERE off_peak_task_id = ? AND status IN ${TERMINAL_SQL}`, [id]) === 1;
+    const deleted = this.db.run(`DELETE FROM off_peak_tasks WHERE off_peak_task_id = ? AND status IN ${TERMINAL_SQL}`, [id]) === 1;
+    // What other parts kept about the task goes with it (the ledger stays: it is the settle outbox).
+    if (deleted) for (const table of [DISPATCH_TABLE, RUNTIME_TABLE, HANDOFF_TABLE]) this.db.run(`DELETE FROM ${table} WHERE task_id = ?`, [id]);
+    return deleted;
   }
 
   /** History tombstone: only for started tasks; repeating keeps the first time (idempotent). */
@@ -352,19 +369,70 @@ export class TaskRepo {
   }
 
   /**
-   * Scheduler single-flight claim (seed 07/05): queued + schedulable + unclaimed, or claimed
-   * longer than `zombieAfterMs` ago (a crashed dispatcher).
+   * Scheduler single-flight claim: a dispatchable queued task (see DISPATCHABLE_SQL)
+   * that is unclaimed, or claimed longer than `zombieAfterMs` ago (a crashed dispatcher).
    */
   claim(id: string, options: { zombieAfterMs?: number } = {}): boolean {
-    const zombieBefore = this.now - (options.zombieAfterMs ?? 10 * 60_000);
+    const zombieBefore = this.now - (options.zombieAfterMs ?? ZOMBIE_CLAIM_MS);
     return (
       this.db.run(
         `UPDATE off_peak_tasks SET claim_running = 1, claimed_at = ?, updated_at = ?
-         WHERE off_peak_task_id = ? AND status = 'queued' AND schedulable = 1
-           AND (COALESCE(claim_running, 0) = 0 OR claimed_at IS NULL OR claimed_at < ?)`,
+         WHERE off_peak_task_id = (
+           SELECT t.off_peak_task_id FROM off_peak_tasks t LEFT JOIN off_peak_tickets k ON k.ticket_id = t.server_ticket_id
+           WHERE t.off_peak_task_id = ? AND ${DISPATCHABLE_SQL})`,
         [this.now, this.now, id, zombieBefore],
       ) === 1
     );
+  }
+
+  /**
+   * Tasks `claim` would take now whose dispatch backoff (if any) has ended, in queue order.
+   * Read-only: the scheduler checks this before taking the lock, so an idle tick writes nothing.
+   */
+  dueForDispatch(options: { zombieAfterMs?: number; limit?: number } = {}): OffPeakTask[] {
+    const zombieBefore = this.now - (options.zombieAfterMs ?? ZOMBIE_CLAIM_MS);
+    const limit = options.limit !== undefined && options.limit > 0 ? ` LIMIT ${Math.floor(options.limit)}` : '';
+    return this.db
+      .all(
+        `SELECT t.* FROM off_peak_tasks t
+         LEFT JOIN off_peak_tickets k ON k.ticket_id = t.server_ticket_id
+         LEFT JOIN ${DISPATCH_TABLE} b ON b.task_id = t.off_peak_task_id
+         WHERE ${DISPATCHABLE_SQL} AND (b.next_dispatch_at IS NULL OR b.next_dispatch_at <= ?)
+         ORDER BY t.queued_at, t.off_peak_task_id${limit}`,
+        [zombieBefore, this.now],
+      )
+      .map(taskFromRow);
+  }
+
+  /** Claims older than `zombieAfterMs` (their dispatcher died) are cleared; returns how many. */
+  releaseZombieClaims(options: { zombieAfterMs?: number } = {}): number {
+    const zombieBefore = this.now - (options.zombieAfterMs ?? ZOMBIE_CLAIM_MS);
+    return this.db.run('UPDATE off_peak_tasks SET claim_running = 0, claimed_at = NULL, updated_at = ? WHERE claim_running = 1 AND claimed_at < ?', [this.now, zombieBefore]);
+  }
+
+  /** How many claims are older than `zombieAfterMs` (read-only). */
+  countZombieClaims(options: { zombieAfterMs?: number } = {}): number {
+    const zombieBefore = this.now - (options.zombieAfterMs ?? ZOMBIE_CLAIM_MS);
+    return Number(this.db.scalar('SELECT COUNT(*) FROM off_peak_tasks WHERE claim_running = 1 AND claimed_at < ?', [zombieBefore]));
+  }
+
+  /**
+   * Records why the last background attempt for a task failed (e.g. a retake), shown on its card.
+   * `onlyWithoutTicket`: only while the task has no current ticket. Writes nothing when unchanged.
+   */
+  setLastError(id: string, error: string, options: { onlyWithoutTicket?: boolean } = {}): boolean {
+    checkText('last error', error);
+    return (
+      this.db.run(
+        `UPDATE off_peak_tasks SET last_error = ? WHERE off_peak_task_id = ? AND last_error IS NOT ?${options.onlyWithoutTicket ? ' AND server_ticket_id IS NULL' : ''}`,
+        [error.slice(0, 1000), id, error.slice(0, 1000)],
+      ) === 1
+    );
+  }
+
+  /** Clears last_error when it starts with `prefix` (an error of that kind is over). */
+  clearLastError(id: string, prefix: string): boolean {
+    return this.db.run('UPDATE off_peak_tasks SET last_error = NULL WHERE off_peak_task_id = ? AND substr(last_error, 1, ?) = ?', [id, prefix.length, prefix]) === 1;
   }
 
   /**

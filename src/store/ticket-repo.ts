@@ -197,6 +197,22 @@ export class TicketRepo {
     );
   }
 
+  /**
+   * Takes back a ticket that was given up (settle requested or done, segment ended) because the
+   * gateway, the admission truth, hands it back live: settle and end fields cleared, state set.
+   */
+  revive(ticketId: string, serverState: ServerTicketState): boolean {
+    if (!SERVER_TICKET_STATES.includes(serverState)) throw invalidInput(`unknown server state ${serverState}`);
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET settle_state = 'none', settle_reason = NULL, next_settle_at = NULL, settled_at = NULL,
+           server_state = ?, end_reason = NULL, segment_ended_at = NULL, updated_at = ?
+         WHERE ticket_id = ?`,
+        [serverState, this.now, ticketId],
+      ) === 1
+    );
+  }
+
   /** Puts the ticket in the settle outbox (terminal task, retake, delete, orphan take). */
   requestSettle(ticketId: string, reason: string): boolean {
     return (

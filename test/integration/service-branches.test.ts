@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../src/service';
 import { World, taskInput, startRunning, API_KEY } from './service-harness';
+import { editDbFile } from '../fixtures/edit-db-file';
 
 const USER = { id: 'u1', plan: 'coding', exposure: true };
 
@@ -249,7 +250,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       world = await World.start({});
       const { service, store } = await world.openWindow();
       // the disk "fills up" for task rows only: the INSERT fails, the ledger write does not
-      await store.mutate((tx) => tx.db.exec("CREATE TRIGGER simulate_full BEFORE INSERT ON off_peak_tasks BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END;"));
+      await editDbFile(store.filePath, (db) => db.exec("CREATE TRIGGER simulate_full BEFORE INSERT ON off_peak_tasks BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END;"));
       const err = await rejects(service.create(taskInput()), 'store_failed');
       assert.match(err.message, /disk is full/);
       await world.settle();

@@ -7,11 +7,11 @@
  * shared running task, exactly one worker may start each shared ready task.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TaskStore } from '../../src/store';
+import { runJsonLinesWorker, type WorkerRun } from './store-workers/run-worker';
 import { applyToModel, comparable, comparableObserved, observe, type ModelTask, type Op } from './store-workers/model';
 
 const WORKER = path.join(__dirname, 'store-workers', 'random-ops-worker.ts');
@@ -21,16 +21,8 @@ const SHARED = 15;
 
 interface Line { t: string; seq?: number; op?: Op; applied?: boolean; expected?: boolean; [k: string]: unknown }
 
-function runWorker(dir: string, prefix: string, seed: number): Promise<{ code: number | null; lines: Line[]; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, dir, prefix, String(OPS), String(seed), String(SHARED)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr, lines: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line) }));
-  });
+function runWorker(dir: string, prefix: string, seed: number): Promise<WorkerRun<Line>> {
+  return runJsonLinesWorker<Line>(WORKER, [dir, prefix, String(OPS), String(seed), String(SHARED)]);
 }
 
 describe('store across processes', function () {

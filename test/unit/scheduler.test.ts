@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import type { OffPeakTask } from '../../src/core/types';
-import { backoffDelay, DEFAULT_BACKOFF, readDispatchBackoff } from '../../src/scheduler/dispatch-backoff';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../src/scheduler/dispatch-backoff';
 import { recoverInterrupted } from '../../src/scheduler/recovery';
 import { Scheduler, type DispatchResult } from '../../src/scheduler/scheduler';
 import { WindowDispatcher } from '../../src/scheduler/window-dispatcher';
@@ -115,7 +115,7 @@ describe('scheduler', () => {
     clock.advance(30_000);
     await round();
     assert.equal(dispatched.length, 2);
-    assert.equal(store.read((tx) => readDispatchBackoff(tx.db, 'a'))!.nextDispatchAt, clock.now() + 60_000);
+    assert.equal(store.read((tx) => tx.dispatch.get('a'))!.nextDispatchAt, clock.now() + 60_000);
 
     // A new scheduler (host restart) on the same file still honours the backoff.
     await scheduler.stop();
@@ -130,7 +130,7 @@ describe('scheduler', () => {
     await round();
     assert.equal(dispatched.length, 3);
     assert.equal(get('a').status, 'running');
-    assert.equal(store.read((tx) => readDispatchBackoff(tx.db, 'a')), undefined, 'backoff cleared after a start');
+    assert.equal(store.read((tx) => tx.dispatch.get('a')), undefined, 'backoff cleared after a start');
     assert.deepEqual([1, 2, 3, 5, 6, 10].map((n) => backoffDelay(DEFAULT_BACKOFF, n)), [30_000, 60_000, 120_000, 480_000, 900_000, 900_000]);
   });
 

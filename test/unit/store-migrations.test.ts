@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { StoreError, TaskStore } from '../../src/store';
-import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, TASK_COLUMNS } from '../../src/store/schema';
+import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, SCHEMA_V2_SQL, TASK_COLUMNS } from '../../src/store/schema';
 import { SqlDb } from '../../src/store/sql';
 import { loadSqlJs } from '../../src/store/sqljs';
+import { editDbFile } from '../fixtures/edit-db-file';
 import { V1_FIXTURE_ROWS } from '../fixtures/make-v1-tasks-index';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'v1-tasks-index.sqlite');
@@ -51,19 +52,23 @@ describe('store: schema and migrations', () => {
     db.raw.close();
   });
 
-  it('a fresh store is created at the latest version with the ledger (no cascade) and the lease table', async () => {
+  it('a fresh store is created at v3 with the ledger (no cascade), the window/dispatch/runtime tables and no lease table', async () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     assert.deepEqual(store.migration, { fromVersion: 0, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     await store.close();
     const db = await rawDb(readFileSync(path.join(dir, 'tasks-index.sqlite')));
-    assert.equal(db.scalar('PRAGMA user_version'), 2);
+    assert.equal(db.scalar('PRAGMA user_version'), 3);
     const ticketCols = db.all('PRAGMA table_info(off_peak_tickets)').map((c) => c.name);
     for (const c of ['ticket_id', 'task_id', 'ordinal', 'server_state', 'taken_at', 'ready_at', 'active_at', 'expires_at', 'segment_started_at',
       'segment_ended_at', 'end_reason', 'last_error', 'settle_state', 'settle_attempts', 'next_settle_at', 'settled_at', 'settle_reason']) {
       assert.ok(ticketCols.includes(c), `off_peak_tickets.${c}`);
     }
     assert.deepEqual(db.all('PRAGMA foreign_key_list(off_peak_tickets)'), [], 'no foreign key, so no cascade delete');
-    assert.deepEqual(db.all('PRAGMA table_info(off_peak_leases)').map((c) => c.name), ['name', 'holder', 'token', 'acquired_at', 'renewed_at', 'expires_at']);
+    assert.deepEqual(db.all('PRAGMA table_info(off_peak_leases)'), [], 'the lease lives in its own file');
+    assert.deepEqual(db.all('PRAGMA table_info(off_peak_windows)').map((c) => c.name), ['window_id', 'workspace_keys', 'pid', 'host', 'registered_at']);
+    assert.deepEqual(db.all('PRAGMA table_info(off_peak_dispatch_requests)').map((c) => c.name), ['task_id', 'window_id', 'requested_at', 'result']);
+    assert.deepEqual(db.all('PRAGMA table_info(off_peak_dispatch_backoff)').map((c) => c.name), ['task_id', 'failures', 'next_dispatch_at', 'last_error', 'updated_at']);
+    assert.deepEqual(db.all('PRAGMA table_info(off_peak_task_runtime)').map((c) => c.name), ['task_id', 'agent', 'base_commit', 'created_at']);
     db.raw.close();
   });
 
@@ -77,7 +82,7 @@ describe('store: schema and migrations', () => {
 
     const clock = new ManualClock(Date.UTC(2026, 5, 1));
     const store = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 2, awaitingMigrated: 1, ticketsBackfilled: 8 });
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 3, awaitingMigrated: 1, ticketsBackfilled: 8 });
 
     const tasks = store.read((tx) => tx.tasks.list());
     assert.equal(tasks.length, V1_FIXTURE_ROWS.length);
@@ -115,19 +120,19 @@ describe('store: schema and migrations', () => {
     assert.equal(ticket.ordinal, 1);
     await store.close();
 
-    // in place: the same file is now v2, and opening it again changes nothing
-    const v2 = await rawDb(readFileSync(file));
-    assert.equal(v2.scalar('PRAGMA user_version'), 2);
-    v2.raw.close();
+    // in place: the same file is now v3, and opening it again changes nothing
+    const v3 = await rawDb(readFileSync(file));
+    assert.equal(v3.scalar('PRAGMA user_version'), 3);
+    v3.raw.close();
     const before = readFileSync(file);
     const again = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(again.migration, { fromVersion: 2, toVersion: 2, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(again.migration, { fromVersion: 3, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(again.stats.persists, 0, 'an up-to-date file is not rewritten');
     await again.close();
     assert.ok(readFileSync(file).equals(before));
   });
 
-  it('a v1 file with nothing to backfill is still persisted as v2 (schema-only changes count as writes)', async () => {
+  it('a v1 file with nothing to backfill is still persisted as v3 (schema-only changes count as writes)', async () => {
     const db = await rawDb();
     db.exec(SCHEMA_V1_SQL);
     db.exec('PRAGMA user_version = 1');
@@ -135,18 +140,58 @@ describe('store: schema and migrations', () => {
     writeFileSync(file, db.raw.export());
     db.raw.close();
     const store = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 2, awaitingMigrated: 0, ticketsBackfilled: 0 });
-    // another window reading the file must find the v2 tables
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    // another window reading the file must find the v3 tables
     const other = await TaskStore.open({ directory: dir, watch: false });
-    assert.equal(other.migration!.fromVersion, 2);
-    assert.deepEqual(other.read((tx) => tx.tickets.list()), []);
-    await store.mutate((tx) => tx.db.exec('CREATE TABLE IF NOT EXISTS extension_notes (k TEXT PRIMARY KEY)'));
-    assert.ok(other.read((tx) => tx.db.get("SELECT name FROM sqlite_master WHERE name = 'extension_notes'")), 'a DDL-only mutation is persisted');
+    assert.equal(other.migration!.fromVersion, 3);
+    assert.deepEqual(other.read((tx) => [tx.tickets.list(), tx.windows.list()]), [[], []]);
     await store.close();
     await other.close();
     const onDisk = await rawDb(readFileSync(file));
-    assert.equal(onDisk.scalar('PRAGMA user_version'), 2);
+    assert.equal(onDisk.scalar('PRAGMA user_version'), 3);
     onDisk.raw.close();
+  });
+
+  it('upgrades a v2 file in place: the tables other parts created lazily keep their rows, the lease table goes', async () => {
+    const db = await rawDb();
+    db.exec(SCHEMA_V1_SQL);
+    db.exec(SCHEMA_V2_SQL);
+    // exactly what v2 builds created on first use
+    db.exec(`CREATE TABLE off_peak_windows (window_id TEXT PRIMARY KEY, workspace_keys TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, registered_at INTEGER NOT NULL);
+      CREATE TABLE off_peak_dispatch_backoff (task_id TEXT PRIMARY KEY, failures INTEGER NOT NULL, next_dispatch_at INTEGER NOT NULL, last_error TEXT, updated_at INTEGER NOT NULL);
+      CREATE TABLE off_peak_task_runtime (task_id TEXT PRIMARY KEY, agent TEXT NOT NULL, base_commit TEXT, created_at INTEGER NOT NULL);
+      INSERT INTO off_peak_windows VALUES ('w1', '["/ws"]', 42, 'host-a', 10);
+      INSERT INTO off_peak_dispatch_backoff VALUES ('t1', 2, 5000, 'no window', 11);
+      INSERT INTO off_peak_task_runtime VALUES ('t1', 'reference', 'abc123', 12);
+      INSERT INTO off_peak_leases VALUES ('leader', 'w1', 'tok', 1, 2, 3);
+      PRAGMA user_version = 2;`);
+    const file = path.join(dir, 'tasks-index.sqlite');
+    writeFileSync(file, db.raw.export());
+    db.raw.close();
+
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    assert.deepEqual(store.migration, { fromVersion: 2, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(
+      store.read((tx) => [tx.windows.list(), tx.dispatch.get('t1'), tx.runtime.get('t1')]),
+      [
+        [{ windowId: 'w1', workspaceKeys: ['/ws'], pid: 42, host: 'host-a', registeredAt: 10 }],
+        { taskId: 't1', failures: 2, nextDispatchAt: 5000, lastError: 'no window' },
+        { taskId: 't1', agent: 'reference', baseCommit: 'abc123', createdAt: 12 },
+      ],
+    );
+    await store.close();
+    const onDisk = await rawDb(readFileSync(file));
+    assert.equal(onDisk.scalar('PRAGMA user_version'), 3);
+    assert.deepEqual(onDisk.all("SELECT name FROM sqlite_master WHERE name = 'off_peak_leases'"), []);
+    onDisk.raw.close();
+
+    // idempotent re-open: nothing to do, nothing written
+    const before = readFileSync(file);
+    const again = await TaskStore.open({ directory: dir, watch: false });
+    assert.deepEqual(again.migration, { fromVersion: 3, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.equal(again.stats.persists, 0);
+    await again.close();
+    assert.ok(readFileSync(file).equals(before), 'the file is byte for byte the same');
   });
 
   it('an unversioned file (user_version 0) that has the aggregate is treated as v1', async () => {
@@ -169,18 +214,16 @@ describe('store: schema and migrations', () => {
     const before = snapshot();
     for (const step of MIGRATIONS) step.up(db, 2000); // as if user_version had not been saved
     assert.equal(snapshot(), before);
-    assert.deepEqual(migrate(db, 3000), { fromVersion: 2, toVersion: 2, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(migrate(db, 3000), { fromVersion: 3, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(snapshot(), before);
     db.raw.close();
   });
 
   it('a legacy awaiting row written by an old build after the upgrade is migrated at the next open', async () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
-    await store.mutate((tx) => {
-      tx.tasks.insert({ id: 'old', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
-      tx.db.run("UPDATE off_peak_tasks SET status = 'awaiting', started_at = 5 WHERE off_peak_task_id = 'old'");
-    });
+    await store.mutate((tx) => tx.tasks.insert({ id: 'old', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' }));
     await store.close();
+    await editDbFile(store.filePath, (db) => db.run("UPDATE off_peak_tasks SET status = 'awaiting', started_at = 5 WHERE off_peak_task_id = 'old'"));
     const reopened = await TaskStore.open({ directory: dir, watch: false });
     assert.equal(reopened.migration!.awaitingMigrated, 1);
     assert.equal(reopened.read((tx) => tx.tasks.get('old'))!.status, 'running');

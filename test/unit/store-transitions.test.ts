@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TASK_STATUSES, type OffPeakTask, type TaskStatus } from '../../src/core/types';
 import { StoreError, TaskStore, type NewTaskInput, type StoreTx } from '../../src/store';
+import { editDbFile } from '../fixtures/edit-db-file';
 
 type Op = 'pause' | 'continue' | 'markRunning' | 'requeue' | 'complete' | 'fail' | 'cancel';
 
@@ -39,11 +40,15 @@ const input = (over: Partial<NewTaskInput> = {}): NewTaskInput => ({
   title: 'Refactor', prompt: 'Refactor the parser', permissionMode: 'acceptEdits', workspacePath: '/repo', ...over,
 });
 
-/** Forces a row into a state (the way another process or an old build could have left it). */
-function force(tx: StoreTx, id: string, status: TaskStatus, claimed: boolean): void {
-  tx.db.run('UPDATE off_peak_tasks SET status = ?, claim_running = ?, claimed_at = ?, schedulable = 1 WHERE off_peak_task_id = ?', [
-    status, claimed ? 1 : 0, claimed ? tx.now : null, id,
-  ]);
+/** Forces rows into states (the way another process or an old build could have left them). */
+async function force(store: TaskStore, rows: Array<{ id: string; status: TaskStatus; claimed: boolean }>, now: number): Promise<void> {
+  await editDbFile(store.filePath, (db) => {
+    for (const { id, status, claimed } of rows) {
+      db.run('UPDATE off_peak_tasks SET status = ?, claim_running = ?, claimed_at = ?, schedulable = 1 WHERE off_peak_task_id = ?', [
+        status, claimed ? 1 : 0, claimed ? now : null, id,
+      ]);
+    }
+  });
 }
 
 describe('store: task transitions and guards', () => {
@@ -68,11 +73,11 @@ describe('store: task transitions and guards', () => {
         for (const status of TASK_STATUSES) {
           for (const claimed of [false, true]) {
             const id = tx.tasks.insert(input({ id: `${op}-${status}-${claimed}`, serverTicketId: 'tk' })).id;
-            force(tx, id, status, claimed);
             cases.push({ status, claimed, id });
           }
         }
       });
+      await force(store, cases, clock.now());
       clock.advance(1000);
       for (const c of cases) {
         const before = store.read((tx) => tx.tasks.get(c.id))!;
@@ -93,13 +98,9 @@ describe('store: task transitions and guards', () => {
   }
 
   it('terminal states are irreversible: no operation moves a task out of completed/failed/cancelled', async () => {
-    const ids = await store.mutate((tx) =>
-      (['completed', 'failed', 'cancelled'] as const).map((status) => {
-        const id = tx.tasks.insert(input({ id: `term-${status}` })).id;
-        force(tx, id, status, false);
-        return id;
-      }),
-    );
+    const statuses = ['completed', 'failed', 'cancelled'] as const;
+    const ids = await store.mutate((tx) => statuses.map((status) => tx.tasks.insert(input({ id: `term-${status}` })).id));
+    await force(store, ids.map((id, i) => ({ id, status: statuses[i], claimed: false })), clock.now());
     for (const id of ids) {
       const before = store.read((tx) => tx.tasks.get(id))!;
       const results = await store.mutate((tx) => [

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
 import type { OffPeakTask } from '../../src/core/types';
 import type { DispatchResult } from '../../src/scheduler/scheduler';
-import { HANDOFF_TABLE, WindowRegistry } from '../../src/scheduler/window-registry';
+import { WindowRegistry } from '../../src/scheduler/window-registry';
 import { TaskStore } from '../../src/store';
 
 describe('window registry (cross-window hand-off through the shared DB)', () => {
@@ -43,7 +43,7 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     const result = await hosts[0].runTask(task);
     assert.deepEqual(result, { status: 'started' });
     assert.deepEqual(ran, [task.id]);
-    assert.equal(a.store.read((tx) => tx.db.scalar(`SELECT COUNT(*) FROM ${HANDOFF_TABLE}`)), 0, 'the request row is cleaned up');
+    assert.deepEqual(a.store.read((tx) => [tx.windows.handOffAnswer(task.id), tx.windows.pendingHandOffs('B')]), [undefined, []], 'the request row is cleaned up');
   });
 
   it('does not offer a window whose process is gone, nor one that unregistered', async () => {

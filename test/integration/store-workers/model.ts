@@ -49,7 +49,12 @@ export function expectApplied(t: ModelTask | undefined, op: Op): boolean {
   switch (op.kind) {
     case 'pause': return t.status === 'queued' && !t.claimed;
     case 'continue': return t.status === 'paused';
-    case 'start': return t.status === 'queued' && t.schedulable && !t.claimed;
+    // dispatchable: the gateway said ready, or the current ticket is still ready/active and live (an interrupted segment)
+    case 'start': {
+      const cur = t.ticket ? t.tickets[t.ticket] : undefined;
+      const liveTicket = cur !== undefined && (cur.serverState === 'ready' || cur.serverState === 'active') && cur.settleState === 'none';
+      return t.status === 'queued' && !t.claimed && (t.schedulable || liveTicket);
+    }
     case 'requeue': return t.status === 'running';
     case 'complete': return t.status === 'running';
     case 'fail': return t.status === 'running' || t.status === 'queued';
