@@ -9,6 +9,7 @@ import { changeConcerns, type TaskStore } from '../store';
 import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
+import { checkWorkspaceFolder } from '../core/create-task-command';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
 export interface PanelClientConfigs {
@@ -141,11 +142,13 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     workspaces: () => host.workspaces().map(({ name, path }) => ({ name, path })),
     notice: () => host.notice(),
     async createTask({ input }) {
-      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(input.workspacePath)))) return { taskId: null };
+      // The webview names a folder; only one open in this window, and existing, may run a task.
+      const workspacePath = checkWorkspaceFolder(input.workspacePath, host.workspaces().map((w) => w.path));
+      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(workspacePath)))) return { taskId: null };
       // The folder's identity comes from the host, never from the webview.
-      const workspaceIdentity = host.workspaces().find((w) => w.path === input.workspacePath)?.identity ?? null;
+      const workspaceIdentity = host.workspaces().find((w) => w.path === workspacePath)?.identity ?? null;
       try {
-        const task = await service.create({ ...input, workspaceIdentity });
+        const task = await service.create({ ...input, workspacePath, workspaceIdentity });
         return { taskId: task.id };
       } catch (e) {
         // A refused take may mean the plan or the exposure changed: look again.

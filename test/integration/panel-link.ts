@@ -2,6 +2,9 @@
 // webview's HostChannel on the other, and behind the controller the real service backend. Used by
 // the integration tests (service world) and the runtime e2e tests (a real agent asks).
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Clock } from '../../src/core/clock';
 import { PanelController } from '../../src/panel/panel-controller';
@@ -11,6 +14,9 @@ import type { HostToWebview, PanelState } from '../../src/protocol/webview';
 import type { TaskService } from '../../src/service';
 import type { TaskStore } from '../../src/store';
 import { HostChannel } from '../../webview/host-channel';
+
+/** The one folder open in the test window: a real directory, since the panel checks it exists. */
+export const PANEL_WORKSPACE = mkdtempSync(path.join(os.tmpdir(), 'offpeak-panel-ws-'));
 
 export interface PanelParts {
   service: TaskService;
@@ -46,7 +52,7 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
   const backend = createServiceBackend(parts.service, parts.store, {
     hasApiKey: async () => parts.hasApiKey(),
     setApiKey: async () => undefined,
-    workspaces: () => [{ name: 'ws-a', path: '/tmp/ws-a', identity: 'vscode-remote://ssh-remote+box/tmp/ws-a' }],
+    workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
     models: () => ['claude-sonnet-4-5'],
     configs: () => host.configs,
     reloadConfigs: async () => host.configLoads++,

@@ -6,7 +6,7 @@ import type { HostToWebview } from '../../src/protocol/webview';
 import { HostChannel } from '../../webview/host-channel';
 import { AskBroker, type AskDecision } from '../../src/agent/asks';
 import type { PanelAskSource } from '../../src/panel/service-backend';
-import { connect, type Webview } from './panel-link';
+import { connect, PANEL_WORKSPACE, type Webview } from './panel-link';
 import { World } from './service-harness';
 
 async function until<T>(what: string, fn: () => T | undefined): Promise<T> {
@@ -52,13 +52,13 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     await until('first snapshot', () => link.webview.states.length >= 1);
     await world.windows[0].service.availability.refresh();
     const created = await link.webview.channel.request('createTask', {
-      input: { title: 'Refactor', prompt: 'Split the module', workspacePath: '/tmp/ws-a', permissionMode: 'acceptEdits', model: null, thoughtLevel: null },
+      input: { title: 'Refactor', prompt: 'Split the module', workspacePath: PANEL_WORKSPACE, permissionMode: 'acceptEdits', model: null, thoughtLevel: null },
     });
     const queued = await until('card in queue', () => lastState(link.webview)?.tasks.find((t) => t.title === 'Refactor'));
     assert.equal(created.taskId, queued.id, 'the result names the new task');
     assert.equal(
       world.windows[0].service.getTask(queued.id)?.workspaceIdentity,
-      'vscode-remote://ssh-remote+box/tmp/ws-a',
+      `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}`,
       "a task created from the panel carries its folder's identity (from the host, not the webview)",
     );
     assert.equal(queued.phase, 'in_queue');
@@ -78,7 +78,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('pause, continue (with its result), cancel and delete round-trip to the store, each asking first', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     assert.deepEqual(await link.webview.channel.request('pause', { taskId: task.id }), {});
     assert.equal(world.windows[0].service.getTask(task.id)?.status, 'paused');
     const paused = await until('paused card', () => lastState(link.webview)?.tasks.find((t) => t.id === task.id && t.phase === 'paused'));
@@ -105,7 +105,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('delete of a queued task asks, and a declined delete keeps the task and its ticket', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'Q', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'Q', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     link.host.confirmAnswers.push(false, true);
     assert.deepEqual(await link.webview.channel.request('delete', { taskId: task.id }), { done: false });
     assert.equal(world.windows[0].service.getTask(task.id)?.status, 'queued');
@@ -118,7 +118,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('create with Bypass permissions asks first; declined, nothing reaches the gateway', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const input = { title: '', prompt: 'p', workspacePath: '/tmp/ws-a', permissionMode: 'bypassPermissions' as const, model: null, thoughtLevel: null };
+    const input = { title: '', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'bypassPermissions' as const, model: null, thoughtLevel: null };
     link.host.confirmAnswers.push(false, true);
     assert.deepEqual(await link.webview.channel.request('createTask', { input }), { taskId: null });
     assert.equal(world.takeRequests(), 0);
@@ -130,7 +130,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('an expanded card gets its segments from the ledger', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'S', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'S', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     const { segments } = await link.webview.channel.request('segments', { taskId: task.id });
     assert.equal(segments.length, 1);
     assert.equal(segments[0].ticketId, task.serverTicketId);
@@ -163,14 +163,14 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('History removal answers whether the row was hidden', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'H', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'H', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     assert.deepEqual(await link.webview.channel.request('deleteHistory', { taskId: task.id }), { hidden: false, reason: 'never_started' });
   });
 
   it('refuses an edit the service refuses, with the service error as the result', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     await world.windows[0].service.cancel(task.id);
     await assert.rejects(link.webview.channel.request('editTask', { taskId: task.id, patch: { prompt: 'changed' } }), /./);
     assert.equal(world.windows[0].service.getTask(task.id)?.prompt, 'p', 'a terminal task keeps its prompt');
@@ -186,21 +186,22 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       { type: 'request', method: 'nope', requestId: 'x1', params: {} },
       { type: 'request', method: 'pause', requestId: 'x2', params: {} },
       { type: 'request', method: 'pause', requestId: 'x3', params: { taskId: 17 } },
-      { type: 'request', method: 'createTask', requestId: 'x4', params: { input: { prompt: '', workspacePath: '/tmp/ws-a', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
-      { type: 'request', method: 'createTask', requestId: 'x5', params: { input: { prompt: 'x', workspacePath: '/tmp/ws-a', permissionMode: 'rm -rf /', title: '', model: null, thoughtLevel: null } } },
+      { type: 'request', method: 'createTask', requestId: 'x4', params: { input: { prompt: '', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
+      { type: 'request', method: 'createTask', requestId: 'x5', params: { input: { prompt: 'x', workspacePath: PANEL_WORKSPACE, permissionMode: 'rm -rf /', title: '', model: null, thoughtLevel: null } } },
       { type: 'request', method: 'editTask', requestId: 'x6', params: { taskId: 't', patch: { workspacePath: '/elsewhere' } } },
-      { type: 'request', method: 'createTask', requestId: 'x7', params: { input: { prompt: 'x'.repeat(200_001), workspacePath: '/tmp/ws-a', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
+      { type: 'request', method: 'createTask', requestId: 'x7', params: { input: { prompt: 'x'.repeat(200_001), workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
       { type: 'request', method: 'pause', requestId: 'x8', params: { taskId: 'no-such-task' } },
-      { type: 'request', method: 'createTask', requestId: 'x9', params: { input: { prompt: 'x', workspacePath: '/tmp/ws-a', permissionMode: 'plan', title: '', model: null, thoughtLevel: null, workspaceIdentity: 'forged' } } },
+      { type: 'request', method: 'createTask', requestId: 'x9', params: { input: { prompt: 'x', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null, workspaceIdentity: 'forged' } } },
+      { type: 'request', method: 'createTask', requestId: 'x10', params: { input: { prompt: 'x', workspacePath: '/etc', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
     ];
     for (const m of hostile) link.webview.raw.postMessage(m);
     const results = await until('results for every message with a request id', () => {
       const r = link.webview.received.filter((m): m is Extract<HostToWebview, { type: 'result' }> => m.type === 'result');
-      return r.length >= 9 ? r : undefined;
+      return r.length >= 10 ? r : undefined;
     });
     const byId = new Map(results.map((r) => [r.requestId, r]));
     const errors = new Map<string, string>();
-    for (const id of ['x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8', 'x9']) {
+    for (const id of ['x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8', 'x9', 'x10']) {
       const r = byId.get(id);
       assert.ok(r, `an answer for ${id}`);
       assert.ok(r.ok === false, `${id} must be refused`);
@@ -210,6 +211,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.match(errors.get('x4')!, /prompt/i);
     assert.match(errors.get('x6')!, /workspacePath|Unrecognized/i);
     assert.match(errors.get('x9')!, /workspaceIdentity|Unrecognized/i);
+    assert.match(errors.get('x10')!, /not a folder open in this window/, 'a folder that is not open is refused (issue 9, item 7)');
     assert.equal(world.windows[0].service.listTasks().length, 0, 'nothing was created');
     assert.equal(world.takeRequests(), 0, 'nothing reached the gateway');
   });
