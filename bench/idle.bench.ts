@@ -21,6 +21,24 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { runIdleWindows } from '../test/integration/idle-windows';
 
+/**
+ * The floor: a bare Node process that does nothing but wake up as often as an idle window's timers
+ * (lease check every 10 s, DB file poll every 15 s, a 60 s keep-alive) and watch the storage
+ * directory. Prints the CPU milliseconds it used over argv[1] seconds.
+ */
+const FLOOR_SCRIPT = `
+const [seconds, watchDir] = [Number(process.argv[1]), process.argv[2]];
+const noop = () => undefined;
+for (const ms of [10000, 15000, 60000]) setInterval(noop, ms);
+require('node:fs').watch(watchDir, { persistent: false }, noop);
+const start = process.cpuUsage();
+setTimeout(() => {
+  const cpu = process.cpuUsage(start);
+  process.stdout.write(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000 }));
+  process.exit(0);
+}, seconds * 1000);
+`;
+
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 async function main(): Promise<void> {
@@ -31,7 +49,7 @@ async function main(): Promise<void> {
   let floor: Promise<number> = Promise.resolve(NaN);
   const onMeasureStart = (storageDir: string) => {
     floor = new Promise((resolve, reject) =>
-      execFile(process.execPath, [path.join(__dirname, 'idle-floor.js'), String(seconds), storageDir], (err, stdout) => (err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs))),
+      execFile(process.execPath, ['-e', FLOOR_SCRIPT, String(seconds), storageDir], (err, stdout) => (err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs))),
     );
   };
   const run = await runIdleWindows({ windows, tasks, seconds, killHolder: false, bundled: true, onMeasureStart });
@@ -59,7 +77,7 @@ async function main(): Promise<void> {
       'Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl 30 s renewed every 10 s by setting the lease file mtime. ' +
       'total_bytes_written_per_hour = Linux write_bytes of the window processes (bytes sent to storage, metadata pages included). ' +
       'per_window.syscallBytesWritten (wchar) also counts IPC with the bench and eventfd wake-ups, not files. ' +
-      'floor_cpu_ms_per_hour = CPU of a bare Node process (bench/idle-floor.js) waking as often as an idle window (10 s, 15 s, 60 s timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.',
+      'floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (10 s, 15 s, 60 s timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.',
     machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0], 2), loadavg_5m: round(loadavg()[1], 2), at: new Date().toISOString() },
   };
   const outDir = path.join(__dirname, 'results');
