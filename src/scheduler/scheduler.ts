@@ -158,9 +158,10 @@ export class Scheduler {
     if (!this.running) return;
     const now = this.options.clock.now();
     let due = now + this.idleTickMs;
-    if (this.quiet) {
+    // Only the lease holder schedules (a new holder is woken); the others need not read backoffs.
+    if (this.quiet || !this.options.isLeader()) {
       // the read that found nothing due also found when time alone makes something due
-      this.schedule(Math.max(0, Math.min(due, this.quiet.until) - now));
+      this.schedule(Math.max(0, Math.min(due, this.quiet?.until ?? due) - now));
       return;
     }
     try {
@@ -178,8 +179,7 @@ export class Scheduler {
     if (!this.options.isLeader()) return { ...report, skipped: 'not_leader' };
     // Reading first keeps an idle scheduler from taking the file lock and writing every tick.
     const store = this.options.store;
-    store.checkForExternalChange();
-    if (this.quiet && this.quiet.generation === store.generation && this.options.clock.now() < this.quiet.until) return report;
+    if (this.quiet && !store.checkForExternalChange() && this.quiet.generation === store.generation && this.options.clock.now() < this.quiet.until) return report;
     this.quiet = undefined;
     const zombie = { zombieAfterMs: this.zombieAfterMs };
     const idle = store.read((tx) => {

@@ -196,7 +196,11 @@ export class TaskService extends EventEmitter<ServiceEvents> {
         this.clearCycleTimer();
         return;
       }
-      this.store.checkForExternalChange();
+      try {
+        this.store.checkForExternalChange();
+      } catch {
+        this.idleAtGeneration = undefined; // store closing or unreadable: plan() reports it
+      }
       if (this.idleAtGeneration === undefined || this.idleAtGeneration !== this.store.generation || this.cycleInflight) this.plan();
     };
     this.leadership.on('tick', onTick);
