@@ -7,7 +7,9 @@
 //   A  windows closed (tickets stay queued) and a quota of 3 takes per 45 s: the queued-card
 //      actions and a 3103 refusal with its countdown;
 //   B  windows open: the remaining tasks are taken again there and run to completion (History);
-//   C  exposure off: the create area disappears, the existing tasks stay listed.
+//   C  exposure off: the create area disappears, the existing tasks stay listed;
+//   D  windows open, the working demo script (unpaced): the agent asks before its command and its
+//      file write; Allow on one card lets it write, Deny on another refuses it.
 // The extension is switched between them in the Settings editor, as a user would.
 //
 // usage: node --import tsx scripts/panel-tour.ts [--no-build] [--keep]   (--keep: keep the state dir)
@@ -208,7 +210,9 @@ async function main(): Promise<void> {
     gateways.push(open);
     const hidden = await startGateway(HOST, ['--exposure', 'false', ...quiet]);
     gateways.push(hidden);
-    log(`gateways: closed windows ${closed.url}, open ${open.url}, exposure off ${hidden.url}`);
+    const working = await startGateway(HOST, ['--log-level', 'warn', '--demo-script', 'work', '--demo-step-ms', '0']);
+    gateways.push(working);
+    log(`gateways: closed windows ${closed.url}, open ${open.url}, exposure off ${hidden.url}, working demo ${working.url}`);
 
     server = await startCodeServer({
       tools,
@@ -363,6 +367,42 @@ async function main(): Promise<void> {
     await until('the History tombstone in the DB', () => tour.db.byPrompt(one)?.history_deleted_at != null);
     assert.equal(await tour.card(one).count(), 1, 'removing the History row keeps the card');
     log('Remove from History by click: the row is gone, the DB has its tombstone, the card stays');
+
+    // --- Needs input: Allow on one card, Deny on another ------------------------------------
+    await setSettingInUi(page, 'offPeak.gatewayUrl', working.url, 'Off-Peak Tasks', { remote: true });
+    // The engine restarts on the new URL and the panel reloads: find its frame again once it has.
+    await page.waitForTimeout(3000);
+    await tour.panel('[data-testid="new-task"]');
+    for (const decision of ['allow', 'deny'] as const) {
+      const file = `asked-${decision}.txt`;
+      const prompt = `Tour ${decision}: create ${file}`;
+      // The form's permission mode starts at "Ask before edits and commands".
+      await tour.create(prompt);
+      const answered: string[] = [];
+      await until(
+        `the ${decision} task to complete, answering each question on its card`,
+        async () => {
+          await tour.panel();
+          const card = tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt });
+          if ((await card.locator('[data-testid="ask"]').count()) > 0) {
+            const tool = await card.locator('[data-testid="ask-tool"]').innerText();
+            const question = await card.locator('[data-testid="ask-question"]').innerText();
+            assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /Denied automatically in/);
+            if (answered.length === 0) await tour.shot(`dark-needs-input-${decision}`);
+            await card.locator(`[data-testid="ask-${decision}"]`).click();
+            await tour.frame.locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' }).waitFor({ timeout: 15_000 });
+            answered.push(`${tool}: ${question}`);
+          }
+          return tour.db.byPrompt(prompt)?.status === 'completed';
+        },
+        180_000,
+      );
+      log(`${decision} clicked on ${answered.length} question(s): ${answered.join(' | ')}`);
+      assert.ok(answered.some((a) => a.startsWith('write_file')), 'the file write was asked on the card');
+      assert.equal(existsSync(path.join(workspace, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
+      await tour.phaseOf(prompt, 'Completed');
+    }
+    log('needs input by clicks: Allow let the agent write its file, Deny refused it; both tasks completed');
 
     // --- Exposure off: the create area goes, the tasks stay -----------------------------------
     await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks', { remote: true });

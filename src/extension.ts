@@ -166,7 +166,7 @@ class OffPeakExtension implements vscode.Disposable {
           this.terminals.show(taskId, task?.title || taskId);
         },
         notice: () => this.storeNotice,
-      });
+      }, engine);
       const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
       const sub = engine.store.onDidChange((change) => {
         if (change.topics.has('tasks')) refreshStatus(); // not a renewal, a window, a backoff

@@ -3,9 +3,11 @@
 // the agent is rendered as plain text (JSX escapes it).
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { AvailabilityView, CreateTaskInput, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
+import type { AvailabilityView, CardAsk, CreateTaskInput, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 import {
+  answerOutcomeText,
+  askDeadlineText,
   availabilityText,
   END_REASON_LABELS,
   formatAgo,
@@ -327,9 +329,11 @@ interface CardProps {
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions') continue;
+    if (key === 'actions' || key === 'ask') continue;
     if (a[key] !== b[key]) return false;
   }
+  // Each snapshot carries new ask objects: the same question is the same id.
+  if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more) return false;
   const x = a.actions;
   const y = b.actions;
   return x.pause === y.pause && x.continue === y.continue && x.edit === y.edit && x.cancel === y.cancel && x.delete === y.delete;
@@ -382,6 +386,7 @@ function CardView({ card, now, models, act, channel, onError, onMessage }: CardP
           {card.actions.delete && <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />}
         </span>
       </div>
+      {card.ask && <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={onMessage} />}
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       {expanded && (
@@ -414,6 +419,41 @@ function CardView({ card, now, models, act, channel, onError, onMessage }: CardP
         />
       )}
     </li>
+  );
+}
+
+/** The agent's question (untrusted model text, rendered as text) with Allow / Deny. */
+function AskPrompt({ ask, taskId, now, act, channel, onMessage }: {
+  ask: CardAsk;
+  taskId: string;
+  now: number;
+  act: Act;
+  channel: HostChannel;
+  onMessage(message: string | undefined): void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const answer = (decision: PanelParams<'answerAsk'>['decision']) => {
+    setBusy(true);
+    void act(channel.request('answerAsk', { taskId, askId: ask.id, decision })).then((r) => {
+      setBusy(false);
+      if (r) onMessage(answerOutcomeText(decision, r.outcome, ask.tool));
+    });
+  };
+  const questionId = `ask-${ask.id}`;
+  return (
+    <div class="ask" role="group" aria-labelledby={questionId} data-testid="ask">
+      <span class="codicon codicon-question" aria-hidden="true" />
+      <div class="ask-body">
+        <p class="ask-question" id={questionId}>
+          <span class="ask-tool" data-testid="ask-tool">{ask.tool}</span>: <span data-testid="ask-question">{ask.question}</span>
+        </p>
+        <p class="hint" data-testid="ask-deadline">{askDeadlineText(ask, now || Date.now())}</p>
+      </div>
+      <span class="ask-buttons">
+        <vscode-button data-testid="ask-allow" disabled={busy} onClick={() => answer('allow')}>Allow</vscode-button>
+        <vscode-button secondary data-testid="ask-deny" disabled={busy} onClick={() => answer('deny')}>Deny</vscode-button>
+      </span>
+    </div>
   );
 }
 

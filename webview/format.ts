@@ -1,5 +1,5 @@
 // Small display helpers for the panel (pure; unit-tested in Node).
-import type { AvailabilityView, CardPhase, PanelState, TaskCard } from '../src/protocol/webview';
+import type { AvailabilityView, CardAsk, CardPhase, PanelParams, PanelResult, PanelState, TaskCard } from '../src/protocol/webview';
 
 /** A duration as people read it: "42s", "3m 07s", "2h 05m". */
 export function formatDuration(ms: number): string {
@@ -26,7 +26,8 @@ export function formatTime(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
-export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'>): string {
+export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { ask?: CardAsk | null }): string {
+  if (card.ask) return 'Needs input';
   const position = card.queuePosition != null ? ` · #${card.queuePosition}` : '';
   const labels: Record<CardPhase, string> = {
     taking_ticket: 'Taking a ticket',
@@ -108,7 +109,9 @@ export const SECTIONS: { name: SectionName; label: string; icon: string }[] = [
   { name: 'finished', label: 'Finished', icon: 'check-all' },
 ];
 
-export function sectionOf(card: Pick<TaskCard, 'status'>): SectionName {
+export function sectionOf(card: Pick<TaskCard, 'status'> & { ask?: CardAsk | null }): SectionName {
+  // The agent waits on a question: the task is running, but it is the user's turn.
+  if (card.ask) return 'needs_input';
   switch (card.status) {
     case 'running':
       return 'running';
@@ -140,4 +143,22 @@ export function groupCards(cards: readonly TaskCard[]): Record<SectionName, Task
 /** Whether a card shows a duration that changes every second. */
 export function ticks(card: Pick<TaskCard, 'startedAt' | 'endedAt'>): boolean {
   return card.startedAt !== null && card.endedAt === null;
+}
+
+/** What a pending question's card says under it: the tool, and when it is denied if nobody answers. */
+export function askDeadlineText(ask: CardAsk, now: number): string {
+  const more = ask.more > 0 ? ` (${ask.more} more waiting)` : '';
+  return ask.deadlineAt > now ? `Denied automatically ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Denying…${more}`;
+}
+
+/** What the panel says after Allow/Deny was clicked, by how the answer ended. */
+export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision'], outcome: PanelResult<'answerAsk'>['outcome'], tool: string): string {
+  switch (outcome) {
+    case 'accepted':
+      return decision === 'allow' ? `Allowed: the agent goes on with ${tool}.` : `Denied: the agent was refused ${tool}.`;
+    case 'already-answered':
+      return 'This question was already answered (in the terminal, a notification, or by its deadline); your answer was not used.';
+    case 'unknown':
+      return 'This question is no longer open: the task stopped, or its agent runs in another window.';
+  }
 }

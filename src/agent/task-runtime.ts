@@ -100,6 +100,12 @@ export class TaskRuntime {
     return this.asks.answer(taskId, askId, decision);
   }
 
+  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
+  onAsksChange(listener: () => void): () => void {
+    const stop = this.asks.onEvent(() => listener());
+    return () => void stop();
+  }
+
   /** Task ids with a live agent process in this window. */
   get runningTaskIds(): string[] {
     return [...this.active.keys()];

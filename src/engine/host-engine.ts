@@ -170,6 +170,11 @@ export class HostEngine {
     return this.runtime.answerAsk(taskId, askId, decision);
   }
 
+  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
+  onAsksChange(listener: () => void): () => void {
+    return this.runtime.onAsksChange(listener);
+  }
+
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
   recover(): Promise<unknown> {
     this.recovering ??= recoverInterrupted(this.store, this.runtimeDir)

@@ -1,6 +1,7 @@
 // Host side of the Off-Peak Tasks webview, vscode-free: validates what the webview sends, runs
 // the operation, and pushes whole versioned snapshots. Nothing is posted before the webview's
 // `ready`; a webview that reloads says `ready` again and gets the current snapshot.
+import type { PendingAsk } from '../agent/asks';
 import type { Clock } from '../core/clock';
 import { Disposable, type DisposableLike } from '../core/disposable';
 import type { OffPeakTask, TicketRecord } from '../core/types';
@@ -28,6 +29,8 @@ export interface PanelBackend extends RequestHandlers {
   /** Every ledger row, by task: one read for the whole snapshot. */
   ticketsByTask(): Map<string, TicketRecord[]>;
   history(): HistoryRow[];
+  /** The open permission questions of the agents this window runs. */
+  pendingAsks(): PendingAsk[];
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
@@ -78,7 +81,9 @@ export class PanelController extends Disposable {
   async snapshot(): Promise<PanelState> {
     const now = this.clock.now();
     const tickets = this.backend.ticketsByTask();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? []));
+    const asks = new Map<string, PendingAsk[]>();
+    for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id)));
     return {
       version: ++this.version,
       now,

@@ -1,5 +1,6 @@
 // Connects the panel to the task service and store. The few things only VS Code knows (the
 // secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
+import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
 import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
@@ -8,6 +9,7 @@ import { changeConcerns, type TaskStore } from '../store';
 import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
+import { checkWorkspaceFolder } from '../core/create-task-command';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
 export interface PanelClientConfigs {
@@ -15,6 +17,14 @@ export interface PanelClientConfigs {
   planEligible: boolean;
   upgradeHint: string | null;
   upgradeUrl: string | null;
+}
+
+/** The permission questions of the agents this window runs (the HostEngine is one). */
+export interface PanelAskSource {
+  pendingAsks(): PendingAsk[];
+  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult;
+  /** Fires when a question is asked or answered; returns the unsubscribe. */
+  onAsksChange(listener: () => void): () => void;
 }
 
 export interface PanelHostBits {
@@ -104,7 +114,7 @@ export function segmentView(t: TicketRecord): SegmentView {
   };
 }
 
-export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits): PanelBackend {
+export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits, asks: PanelAskSource): PanelBackend {
   const taskOrThrow = (taskId: string) => {
     const task = service.getTask(taskId);
     if (!task) throw new Error('This task no longer exists.');
@@ -132,11 +142,13 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     workspaces: () => host.workspaces().map(({ name, path }) => ({ name, path })),
     notice: () => host.notice(),
     async createTask({ input }) {
-      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(input.workspacePath)))) return { taskId: null };
+      // The webview names a folder; only one open in this window, and existing, may run a task.
+      const workspacePath = checkWorkspaceFolder(input.workspacePath, host.workspaces().map((w) => w.path));
+      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(workspacePath)))) return { taskId: null };
       // The folder's identity comes from the host, never from the webview.
-      const workspaceIdentity = host.workspaces().find((w) => w.path === input.workspacePath)?.identity ?? null;
+      const workspaceIdentity = host.workspaces().find((w) => w.path === workspacePath)?.identity ?? null;
       try {
-        const task = await service.create({ ...input, workspaceIdentity });
+        const task = await service.create({ ...input, workspacePath, workspaceIdentity });
         return { taskId: task.id };
       } catch (e) {
         // A refused take may mean the plan or the exposure changed: look again.
@@ -181,6 +193,10 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };
     },
+    async answerAsk({ taskId, askId, decision }) {
+      return { outcome: asks.answerAsk(taskId, askId, decision) };
+    },
+    pendingAsks: () => asks.pendingAsks(),
     async setApiKey() {
       await host.setApiKey();
       return {};
@@ -194,8 +210,11 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       });
       service.availability.on('change', fire);
       service.on('synced', fire);
+      // Only a question asked or answered changes what the cards show of asks; other runtime events do not push.
+      const stopAsks = asks.onAsksChange(fire);
       return {
         dispose() {
+          stopAsks();
           storeSub.dispose();
           service.availability.off('change', fire);
           service.off('synced', fire);

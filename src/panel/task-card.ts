@@ -1,6 +1,7 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
+import type { PendingAsk } from '../agent/asks';
 import type { OffPeakTask, TicketRecord } from '../core/types';
-import type { CardPhase, TaskCard } from '../protocol/webview';
+import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
@@ -26,7 +27,17 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
   }
 }
 
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[]): TaskCard {
+/** The oldest open question of a running task (the agent waits on it), or null. */
+export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardAsk | null {
+  // An ask outlives nothing: once the task stops running, a leftover would offer a useless button.
+  const open = task.status === 'running' || task.status === 'awaiting' ? asks.filter((a) => a.taskId === task.id) : [];
+  const first = open.reduce<PendingAsk | undefined>((oldest, a) => (oldest && oldest.askedAt <= a.askedAt ? oldest : a), undefined);
+  if (!first) return null;
+  return { id: first.id, tool: first.tool, question: first.summary, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
+}
+
+/** `asks`: the open permission questions of this task's agent, when this window runs it. */
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = []): TaskCard {
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   const terminal = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
   return {
@@ -48,6 +59,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[]):
     lastError: task.lastError,
     filesChanged: task.filesChanged,
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
+    ask: cardAskOf(task, asks),
     actions: {
       pause: task.status === 'queued' && !task.claimRunning,
       continue: task.status === 'paused',

@@ -21,6 +21,22 @@ export const CardPhaseSchema = z.enum([
 ]);
 export type CardPhase = z.infer<typeof CardPhaseSchema>;
 
+/**
+ * A permission question the task's agent is waiting on (only in the window that runs it).
+ * `question` and `tool` are untrusted model text: every surface shows them as plain text.
+ */
+export const CardAskSchema = z.object({
+  id: z.string(),
+  tool: z.string(),
+  question: z.string(),
+  askedAt: z.number(),
+  /** Denied automatically at this time (the card counts down to it). */
+  deadlineAt: z.number(),
+  /** Further questions of this task waiting behind this one. */
+  more: z.number().int().nonnegative(),
+});
+export type CardAsk = z.infer<typeof CardAskSchema>;
+
 export const TaskCardSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -41,6 +57,8 @@ export const TaskCardSchema = z.object({
   lastError: z.string().nullable(),
   filesChanged: z.number().int().nullable(),
   segments: z.number().int().nonnegative(),
+  /** The open permission question, when this window runs the task's agent and it asked. */
+  ask: CardAskSchema.nullable(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -142,6 +160,8 @@ export const SegmentViewSchema = z.object({
 export type SegmentView = z.infer<typeof SegmentViewSchema>;
 
 const TaskRef = z.object({ taskId }).strict();
+/** How an answer to a permission question ended: it decided, someone answered first, or the question is gone. */
+export const AnswerOutcomeSchema = z.enum(['accepted', 'already-answered', 'unknown']);
 const Nothing = z.object({}).strict();
 /** False when the user declined the confirmation: nothing was changed. */
 const Confirmed = z.object({ done: z.boolean() });
@@ -163,6 +183,11 @@ export const PanelRequests = {
   deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.string().optional() }) },
   openTerminal: { params: TaskRef, result: Nothing },
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
+  /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
+  answerAsk: {
+    params: z.object({ taskId, askId: z.string().min(1).max(100), decision: z.enum(['allow', 'deny']) }).strict(),
+    result: z.object({ outcome: AnswerOutcomeSchema }),
+  },
   setApiKey: { params: Nothing, result: Nothing },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },

@@ -2,86 +2,12 @@
 // HostChannel talk over a real MessageChannel; behind the controller is the real TaskService on a
 // real sql.js file and the real reference gateway on loopback (the service test world).
 import assert from 'node:assert/strict';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { PanelController } from '../../src/panel/panel-controller';
-import type { Confirmation } from '../../src/panel/confirmations';
-import { createServiceBackend, type PanelClientConfigs } from '../../src/panel/service-backend';
-import type { HostToWebview, PanelState } from '../../src/protocol/webview';
+import type { HostToWebview } from '../../src/protocol/webview';
 import { HostChannel } from '../../webview/host-channel';
+import { AskBroker, type AskDecision } from '../../src/agent/asks';
+import type { PanelAskSource } from '../../src/panel/service-backend';
+import { connect, PANEL_WORKSPACE, type Webview } from './panel-link';
 import { World } from './service-harness';
-
-interface Host {
-  /** Answers for the next confirmation dialogs, in order (true = the user chose the action). */
-  confirmAnswers: boolean[];
-  asked: Confirmation[];
-  configs: PanelClientConfigs | undefined;
-  configLoads: number;
-}
-
-interface Webview {
-  channel: HostChannel;
-  states: PanelState[];
-  received: HostToWebview[];
-  focusForms: number;
-  raw: MessagePort;
-}
-
-function connect(world: World): { controller: PanelController; webview: Webview; host: Host; close(): void } {
-  const { port1, port2 } = new MessageChannel();
-  const w = world.windows[0];
-  const host: Host = { confirmAnswers: [], asked: [], configs: undefined, configLoads: 0 };
-  const backend = createServiceBackend(w.service, w.store, {
-    hasApiKey: async () => world.apiKey !== undefined,
-    setApiKey: async () => undefined,
-    workspaces: () => [{ name: 'ws-a', path: '/tmp/ws-a', identity: 'vscode-remote://ssh-remote+box/tmp/ws-a' }],
-    models: () => ['claude-sonnet-4-5'],
-    configs: () => host.configs,
-    reloadConfigs: async () => host.configLoads++,
-    openTerminal: async () => undefined,
-    confirm: async (question) => {
-      host.asked.push(question);
-      const answer = host.confirmAnswers.shift();
-      assert.ok(answer !== undefined, `an unexpected confirmation: ${question.message}`);
-      return answer;
-    },
-    notice: () => undefined,
-  });
-  const controller = new PanelController(
-    {
-      postMessage: (m) => port1.postMessage(m),
-      onDidReceiveMessage: (listener) => {
-        const l = (data: unknown) => listener(data);
-        port1.on('message', l);
-        return { dispose: () => port1.off('message', l) };
-      },
-    },
-    backend,
-    world.clock,
-  );
-  const webview: Webview = { states: [], received: [], focusForms: 0, raw: port2, channel: undefined as unknown as HostChannel };
-  webview.channel = new HostChannel(
-    { postMessage: (m) => port2.postMessage(m) },
-    {
-      onState: (s) => webview.states.push(s),
-      onFocusForm: () => webview.focusForms++,
-      onInvalidMessage: () => undefined,
-    },
-  );
-  port2.on('message', (data) => {
-    webview.received.push(data as HostToWebview);
-    webview.channel.receive(data);
-  });
-  return {
-    controller,
-    webview,
-    host,
-    close() {
-      controller.dispose();
-      port1.close();
-      port2.close();
-    },
-  };
-}
 
 async function until<T>(what: string, fn: () => T | undefined): Promise<T> {
   for (let i = 0; i < 400; i++) {
@@ -101,7 +27,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   beforeEach(async () => {
     world = await World.start();
     await world.openWindow();
-    link = connect(world);
+    link = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined });
   });
   afterEach(async () => {
     link.close();
@@ -126,13 +52,13 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     await until('first snapshot', () => link.webview.states.length >= 1);
     await world.windows[0].service.availability.refresh();
     const created = await link.webview.channel.request('createTask', {
-      input: { title: 'Refactor', prompt: 'Split the module', workspacePath: '/tmp/ws-a', permissionMode: 'acceptEdits', model: null, thoughtLevel: null },
+      input: { title: 'Refactor', prompt: 'Split the module', workspacePath: PANEL_WORKSPACE, permissionMode: 'acceptEdits', model: null, thoughtLevel: null },
     });
     const queued = await until('card in queue', () => lastState(link.webview)?.tasks.find((t) => t.title === 'Refactor'));
     assert.equal(created.taskId, queued.id, 'the result names the new task');
     assert.equal(
       world.windows[0].service.getTask(queued.id)?.workspaceIdentity,
-      'vscode-remote://ssh-remote+box/tmp/ws-a',
+      `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}`,
       "a task created from the panel carries its folder's identity (from the host, not the webview)",
     );
     assert.equal(queued.phase, 'in_queue');
@@ -152,7 +78,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('pause, continue (with its result), cancel and delete round-trip to the store, each asking first', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     assert.deepEqual(await link.webview.channel.request('pause', { taskId: task.id }), {});
     assert.equal(world.windows[0].service.getTask(task.id)?.status, 'paused');
     const paused = await until('paused card', () => lastState(link.webview)?.tasks.find((t) => t.id === task.id && t.phase === 'paused'));
@@ -179,7 +105,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('delete of a queued task asks, and a declined delete keeps the task and its ticket', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'Q', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'Q', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     link.host.confirmAnswers.push(false, true);
     assert.deepEqual(await link.webview.channel.request('delete', { taskId: task.id }), { done: false });
     assert.equal(world.windows[0].service.getTask(task.id)?.status, 'queued');
@@ -192,7 +118,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('create with Bypass permissions asks first; declined, nothing reaches the gateway', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const input = { title: '', prompt: 'p', workspacePath: '/tmp/ws-a', permissionMode: 'bypassPermissions' as const, model: null, thoughtLevel: null };
+    const input = { title: '', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'bypassPermissions' as const, model: null, thoughtLevel: null };
     link.host.confirmAnswers.push(false, true);
     assert.deepEqual(await link.webview.channel.request('createTask', { input }), { taskId: null });
     assert.equal(world.takeRequests(), 0);
@@ -204,7 +130,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('an expanded card gets its segments from the ledger', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'S', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'S', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     const { segments } = await link.webview.channel.request('segments', { taskId: task.id });
     assert.equal(segments.length, 1);
     assert.equal(segments[0].ticketId, task.serverTicketId);
@@ -237,14 +163,14 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('History removal answers whether the row was hidden', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'H', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'H', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     assert.deepEqual(await link.webview.channel.request('deleteHistory', { taskId: task.id }), { hidden: false, reason: 'never_started' });
   });
 
   it('refuses an edit the service refuses, with the service error as the result', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: '/tmp/ws-a' });
+    const task = await world.windows[0].service.create({ title: 'T', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     await world.windows[0].service.cancel(task.id);
     await assert.rejects(link.webview.channel.request('editTask', { taskId: task.id, patch: { prompt: 'changed' } }), /./);
     assert.equal(world.windows[0].service.getTask(task.id)?.prompt, 'p', 'a terminal task keeps its prompt');
@@ -260,21 +186,22 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       { type: 'request', method: 'nope', requestId: 'x1', params: {} },
       { type: 'request', method: 'pause', requestId: 'x2', params: {} },
       { type: 'request', method: 'pause', requestId: 'x3', params: { taskId: 17 } },
-      { type: 'request', method: 'createTask', requestId: 'x4', params: { input: { prompt: '', workspacePath: '/tmp/ws-a', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
-      { type: 'request', method: 'createTask', requestId: 'x5', params: { input: { prompt: 'x', workspacePath: '/tmp/ws-a', permissionMode: 'rm -rf /', title: '', model: null, thoughtLevel: null } } },
+      { type: 'request', method: 'createTask', requestId: 'x4', params: { input: { prompt: '', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
+      { type: 'request', method: 'createTask', requestId: 'x5', params: { input: { prompt: 'x', workspacePath: PANEL_WORKSPACE, permissionMode: 'rm -rf /', title: '', model: null, thoughtLevel: null } } },
       { type: 'request', method: 'editTask', requestId: 'x6', params: { taskId: 't', patch: { workspacePath: '/elsewhere' } } },
-      { type: 'request', method: 'createTask', requestId: 'x7', params: { input: { prompt: 'x'.repeat(200_001), workspacePath: '/tmp/ws-a', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
+      { type: 'request', method: 'createTask', requestId: 'x7', params: { input: { prompt: 'x'.repeat(200_001), workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
       { type: 'request', method: 'pause', requestId: 'x8', params: { taskId: 'no-such-task' } },
-      { type: 'request', method: 'createTask', requestId: 'x9', params: { input: { prompt: 'x', workspacePath: '/tmp/ws-a', permissionMode: 'plan', title: '', model: null, thoughtLevel: null, workspaceIdentity: 'forged' } } },
+      { type: 'request', method: 'createTask', requestId: 'x9', params: { input: { prompt: 'x', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null, workspaceIdentity: 'forged' } } },
+      { type: 'request', method: 'createTask', requestId: 'x10', params: { input: { prompt: 'x', workspacePath: '/etc', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
     ];
     for (const m of hostile) link.webview.raw.postMessage(m);
     const results = await until('results for every message with a request id', () => {
       const r = link.webview.received.filter((m): m is Extract<HostToWebview, { type: 'result' }> => m.type === 'result');
-      return r.length >= 9 ? r : undefined;
+      return r.length >= 10 ? r : undefined;
     });
     const byId = new Map(results.map((r) => [r.requestId, r]));
     const errors = new Map<string, string>();
-    for (const id of ['x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8', 'x9']) {
+    for (const id of ['x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8', 'x9', 'x10']) {
       const r = byId.get(id);
       assert.ok(r, `an answer for ${id}`);
       assert.ok(r.ok === false, `${id} must be refused`);
@@ -284,8 +211,75 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.match(errors.get('x4')!, /prompt/i);
     assert.match(errors.get('x6')!, /workspacePath|Unrecognized/i);
     assert.match(errors.get('x9')!, /workspaceIdentity|Unrecognized/i);
+    assert.match(errors.get('x10')!, /not a folder open in this window/, 'a folder that is not open is refused (issue 9, item 7)');
     assert.equal(world.windows[0].service.listTasks().length, 0, 'nothing was created');
     assert.equal(world.takeRequests(), 0, 'nothing reached the gateway');
+  });
+
+  describe('permission questions (a real AskBroker, the part of the runtime that holds them)', () => {
+    let broker: AskBroker;
+    let asks: PanelAskSource;
+    let asked: ReturnType<typeof connect>;
+    beforeEach(() => {
+      broker = new AskBroker({ clock: world.clock, timeoutMs: () => 600_000, timers: world.timers });
+      asks = {
+        pendingAsks: () => broker.pending(),
+        answerAsk: (taskId, askId, decision) => broker.answer(taskId, askId, decision),
+        onAsksChange: (listener) => {
+          const stop = broker.onEvent(() => listener());
+          return () => void stop();
+        },
+      };
+      asked = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => true, asks });
+    });
+    afterEach(() => asked.close());
+    /** Lets the pushes that opening the panel causes (its availability re-check) arrive first. */
+    const openingPushesDone = () => new Promise((r) => setTimeout(r, 100));
+
+    it('answerAsk reaches the holder of the question and its outcome comes back: accepted, then already-answered, unknown', async () => {
+      asked.webview.channel.ready();
+      await until('first snapshot', () => asked.webview.states.length >= 1);
+      await openingPushesDone();
+      const before = asked.webview.states.length;
+      const delivered: AskDecision[] = [];
+      const ask = broker.ask('t1', { tool: 'run_command', summary: 'run: echo hi' }, (decision) => delivered.push(decision));
+      await until('a snapshot pushed for the new question', () => asked.webview.states.length > before);
+      assert.deepEqual(
+        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow' }),
+        { outcome: 'accepted' },
+      );
+      assert.deepEqual(delivered, ['allow'], 'the decision reached the agent side once');
+      assert.deepEqual(broker.pending(), []);
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny' }), { outcome: 'already-answered' });
+      assert.deepEqual(delivered, ['allow'], 'a second answer is not delivered');
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't2', askId: ask.id, decision: 'deny' }), { outcome: 'unknown' }, "another task's id does not answer it");
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: 'no-such-question', decision: 'deny' }), { outcome: 'unknown' });
+    });
+
+    it('refuses a malformed answer with a clear error and answers nothing', async () => {
+      asked.webview.channel.ready();
+      await until('first snapshot', () => asked.webview.states.length >= 1);
+      const delivered: AskDecision[] = [];
+      const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt' }, (decision) => delivered.push(decision));
+      const malformed: [string, unknown][] = [
+        ['y1', { taskId: 't1', askId: ask.id, decision: 'yes' }],
+        ['y2', { taskId: 't1', decision: 'allow' }],
+        ['y3', { taskId: 't1', askId: ask.id, decision: 'allow', by: 'terminal' }],
+        ['y4', { taskId: 't1', askId: 'x'.repeat(101), decision: 'allow' }],
+      ];
+      for (const [requestId, params] of malformed) asked.webview.raw.postMessage({ type: 'request', method: 'answerAsk', requestId, params });
+      const results = await until('four refusals', () => {
+        const r = asked.webview.received.filter((m): m is Extract<HostToWebview, { type: 'result' }> => m.type === 'result');
+        return r.length >= 4 ? r : undefined;
+      });
+      const errors = new Map(results.map((r) => [r.requestId, r.ok ? '' : r.error]));
+      assert.match(errors.get('y1')!, /^Invalid request: decision/);
+      assert.match(errors.get('y2')!, /^Invalid request: askId/);
+      assert.match(errors.get('y3')!, /^Invalid request: .*(by|Unrecognized)/);
+      assert.match(errors.get('y4')!, /^Invalid request: askId/);
+      assert.deepEqual(delivered, [], 'nothing was answered');
+      assert.deepEqual(broker.pending().map((a) => a.id), [ask.id], 'the question is still open');
+    });
   });
 
   it("the webview rejects a result that does not match its method's result schema", async () => {

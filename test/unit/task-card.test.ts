@@ -3,7 +3,8 @@ import type { OffPeakTask, TicketRecord } from '../../src/core/types';
 import { toTaskCard } from '../../src/panel/task-card';
 import { availabilityView } from '../../src/panel/service-backend';
 import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
-import { availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';
+import { answerOutcomeText, askDeadlineText, availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';
+import type { PendingAsk } from '../../src/agent/asks';
 
 function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {
   return {
@@ -14,6 +15,10 @@ function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {
     claimRunning: false, claimedAt: null, attemptCount: 0, lastError: null, settledAt: null, historyDeletedAt: null,
     createdAt: 1, updatedAt: 1, ...overrides,
   };
+}
+
+function pendingAsk(overrides: Partial<PendingAsk> = {}): PendingAsk {
+  return { id: 'q1', taskId: 't1', tool: 'write_file', summary: 'write hello.txt (12 bytes)', askedAt: 100, deadlineAt: 600_100, ...overrides };
 }
 
 function ticket(overrides: Partial<TicketRecord> = {}): TicketRecord {
@@ -116,5 +121,38 @@ describe('task card', () => {
     assert.ok(deleteConfirmation(task()), 'a queued task asks too');
     assert.equal(deleteConfirmation(task({ status: 'completed', endedAt: 2 })), undefined);
     assert.equal(cancelConfirmation(task({ title: 'x'.repeat(100) })).message.length <= 70, true, 'a long title is shortened in the question');
+  });
+
+  it("a running task's open question makes the card need input, with the question, tool and deadline", () => {
+    const running = task({ status: 'running', startedAt: 10, claimRunning: true });
+    const card = toTaskCard(running, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })], [pendingAsk()]);
+    assert.deepEqual(card.ask, { id: 'q1', tool: 'write_file', question: 'write hello.txt (12 bytes)', askedAt: 100, deadlineAt: 600_100, more: 0 });
+    assert.equal(card.status, 'running', 'the task keeps running while its agent waits');
+    assert.equal(phaseLabel(card), 'Needs input');
+    assert.deepEqual(groupCards([card]).needs_input.map((c) => c.id), ['t1']);
+    assert.deepEqual(groupCards([card]).running, []);
+    assert.equal(toTaskCard(running, []).ask, null, 'no question, no ask');
+    assert.equal(groupCards([toTaskCard(running, [])]).running.length, 1);
+  });
+
+  it('the card shows the oldest question of its own task, counts the others, and none once the task stopped running', () => {
+    const running = task({ status: 'running', startedAt: 10 });
+    const asks = [pendingAsk({ id: 'late', askedAt: 300 }), pendingAsk({ id: 'early', askedAt: 200 }), pendingAsk({ id: 'other', taskId: 't2', askedAt: 1 })];
+    const card = toTaskCard(running, [], asks);
+    assert.equal(card.ask?.id, 'early');
+    assert.equal(card.ask?.more, 1, "another task's question is not counted");
+    assert.equal(toTaskCard(task({ status: 'completed', startedAt: 10, endedAt: 20 }), [], asks).ask, null);
+    assert.equal(toTaskCard(task(), [], asks).ask, null, 'a queued task has no agent to answer');
+  });
+
+  it('the deadline counts down, and each answer outcome reads as a sentence', () => {
+    const ask = toTaskCard(task({ status: 'running', startedAt: 10 }), [], [pendingAsk({ deadlineAt: 100_000 })]).ask!;
+    assert.equal(askDeadlineText(ask, 100_000 - 65_000), 'Denied automatically in 1m 05s.');
+    assert.equal(askDeadlineText({ ...ask, more: 2 }, 100_000 - 5_000), 'Denied automatically in 5s (2 more waiting).');
+    assert.equal(askDeadlineText(ask, 100_001), 'Denying…');
+    assert.equal(answerOutcomeText('allow', 'accepted', 'run_command'), 'Allowed: the agent goes on with run_command.');
+    assert.equal(answerOutcomeText('deny', 'accepted', 'run_command'), 'Denied: the agent was refused run_command.');
+    assert.match(answerOutcomeText('allow', 'already-answered', 'x'), /already answered.*not used/);
+    assert.match(answerOutcomeText('deny', 'unknown', 'x'), /no longer open/);
   });
 });

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     confirm: async () => false,
     openTerminal: async () => undefined,
     notice: () => undefined,
-  });
+  }, engine);
   const panel = new PanelController(port, backend, systemClock);
   receive({ type: 'ready' }); // the webview is open and showing the panel
   await engine.service.availability.refresh(); // as the extension does at start
