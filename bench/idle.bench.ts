@@ -9,15 +9,35 @@
  *   total_bytes_written_per_hour   bytes the window processes sent to storage (Linux write_bytes)
  *   reloads_per_hour               DB reloads of all windows
  *   cpu_ms_per_window_hour         user + system CPU of a window process, mean of the windows
+ *   floor_cpu_ms_per_hour          the same for a bare Node process with the same timer wake-ups (same run)
  *   panel_pushes_per_hour          panel snapshots the windows would have posted to their webviews
  * Extra: lease_renewals_per_hour (each sets the lease file's mtime: metadata only, no data). The window code is bundled with esbuild as the extension is (under tsx
  * its loader thread alone would cost more CPU than the whole idle window).
  * usage: npm run bench -- idle
  */
+import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { runIdleWindows } from '../test/integration/idle-windows';
+
+/**
+ * The floor: a bare Node process that does nothing but wake up as often as an idle window's timers
+ * (lease check every 10 s, DB file poll every 15 s, a 60 s keep-alive) and watch the storage
+ * directory. Prints the CPU milliseconds it used over argv[1] seconds.
+ */
+const FLOOR_SCRIPT = `
+const [seconds, watchDir] = [Number(process.argv[1]), process.argv[2]];
+const noop = () => undefined;
+for (const ms of [10000, 15000, 60000]) setInterval(noop, ms);
+require('node:fs').watch(watchDir, { persistent: false }, noop);
+const start = process.cpuUsage();
+setTimeout(() => {
+  const cpu = process.cpuUsage(start);
+  process.stdout.write(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000 }));
+  process.exit(0);
+}, seconds * 1000);
+`;
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -25,7 +45,15 @@ async function main(): Promise<void> {
   const seconds = Number(process.env.IDLE_BENCH_SECONDS ?? 600);
   const windows = 3;
   const tasks = 1000;
-  const run = await runIdleWindows({ windows, tasks, seconds, killHolder: false, bundled: true });
+  // The floor: a bare Node process waking up as often as an idle window's timers, measured alongside.
+  let floor: Promise<number> = Promise.resolve(NaN);
+  const onMeasureStart = (storageDir: string) => {
+    floor = new Promise((resolve, reject) =>
+      execFile(process.execPath, ['-e', FLOOR_SCRIPT, String(seconds), storageDir], (err, stdout) => (err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs))),
+    );
+  };
+  const run = await runIdleWindows({ windows, tasks, seconds, killHolder: false, bundled: true, onMeasureStart });
+  const floorCpuMsPerHour = round((await floor) * (3600 / seconds), 0);
   const perHour = 3600 / seconds;
   const sum = (pick: (r: (typeof run.reports)[number]) => number | null) => run.reports.reduce((s, r) => s + (pick(r) ?? 0), 0);
   const persists = sum((r) => r.persists);
@@ -37,6 +65,9 @@ async function main(): Promise<void> {
     total_bytes_written_per_hour: round(sum((r) => r.storageBytesWritten) * perHour, 0),
     reloads_per_hour: round(sum((r) => r.reloads) * perHour),
     cpu_ms_per_window_hour: round((sum((r) => r.cpuMs) / windows) * perHour, 0),
+    cpu_ms_per_window_hour_holder: round(sum((r) => (r.isLeader ? r.cpuMs : 0)) * perHour, 0),
+    floor_cpu_ms_per_hour: floorCpuMsPerHour,
+    cpu_ratio_to_floor: round((sum((r) => r.cpuMs) / windows) * perHour / floorCpuMsPerHour, 2),
     panel_pushes_per_hour: round(sum((r) => r.panelSnapshots) * perHour),
     lease_renewals_per_hour: round(sum((r) => r.leaseRenewals) * perHour),
     db_file_bytes: run.dbFileBytes,
@@ -45,8 +76,9 @@ async function main(): Promise<void> {
     notes:
       'Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl 30 s renewed every 10 s by setting the lease file mtime. ' +
       'total_bytes_written_per_hour = Linux write_bytes of the window processes (bytes sent to storage, metadata pages included). ' +
-      'per_window.syscallBytesWritten (wchar) also counts IPC with the bench and eventfd wake-ups, not files.',
-    machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0], 2), at: new Date().toISOString() },
+      'per_window.syscallBytesWritten (wchar) also counts IPC with the bench and eventfd wake-ups, not files. ' +
+      'floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (10 s, 15 s, 60 s timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.',
+    machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0], 2), loadavg_5m: round(loadavg()[1], 2), at: new Date().toISOString() },
   };
   const outDir = path.join(__dirname, 'results');
   mkdirSync(outDir, { recursive: true });

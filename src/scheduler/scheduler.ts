@@ -69,6 +69,12 @@ export class Scheduler {
   private tickAgain = false;
   private timer: TimerHandle | undefined;
   private running = false;
+  /**
+   * After a read found nothing to do: the DB generation it read, and the first moment time alone
+   * could make something due (a backoff ending, a claim turning zombie). Until then, an unchanged
+   * generation means nothing can be due, so a tick skips the read of the task table.
+   */
+  private quiet: { generation: string; until: number } | undefined;
 
   constructor(private readonly options: SchedulerOptions) {
     this.timers = options.timers ?? createSystemTimers();
@@ -152,6 +158,12 @@ export class Scheduler {
     if (!this.running) return;
     const now = this.options.clock.now();
     let due = now + this.idleTickMs;
+    // Only the lease holder schedules (a new holder is woken); the others need not read backoffs.
+    if (this.quiet || !this.options.isLeader()) {
+      // the read that found nothing due also found when time alone makes something due
+      this.schedule(Math.max(0, Math.min(due, this.quiet?.until ?? due) - now));
+      return;
+    }
     try {
       const backoffEnd = this.options.store.read((tx) => tx.dispatch.nextEnd());
       if (backoffEnd !== undefined && backoffEnd < due) due = backoffEnd;
@@ -166,9 +178,21 @@ export class Scheduler {
     if (!this.running) return { ...report, skipped: 'stopped' };
     if (!this.options.isLeader()) return { ...report, skipped: 'not_leader' };
     // Reading first keeps an idle scheduler from taking the file lock and writing every tick.
+    const store = this.options.store;
+    if (this.quiet && !store.checkForExternalChange() && this.quiet.generation === store.generation && this.options.clock.now() < this.quiet.until) return report;
+    this.quiet = undefined;
     const zombie = { zombieAfterMs: this.zombieAfterMs };
-    const anything = this.options.store.read((tx) => tx.tasks.dueForDispatch({ ...zombie, limit: 1 }).length > 0 || tx.tasks.countZombieClaims(zombie) > 0);
-    if (!anything) return report;
+    const idle = store.read((tx) => {
+      if (tx.tasks.dueForDispatch({ ...zombie, limit: 1 }).length > 0 || tx.tasks.countZombieClaims(zombie) > 0) return undefined;
+      const oldestClaim = tx.tasks.oldestClaimAt();
+      const ends = [tx.dispatch.nextEnd(), oldestClaim === undefined ? undefined : oldestClaim + this.zombieAfterMs];
+      return { until: Math.min(...ends.map((t) => t ?? Infinity)) };
+    });
+    if (idle) {
+      const generation = store.generation;
+      if (generation !== undefined) this.quiet = { generation, until: idle.until };
+      return report;
+    }
 
     const claimed = await this.options.store.mutate((tx) => this.claimDue(tx, report));
     report.claimed = claimed.map((t) => t.id);

@@ -150,6 +150,8 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   private cycleTimer: TimerHandle | undefined;
   private cycleInflight: Promise<SyncReport> | undefined;
   private replanAfterCycle = false;
+  /** The DB generation at which the last plan found nothing to do (no live ticket, nothing queued). */
+  private idleAtGeneration: string | undefined;
   private cycleFailures = 0;
   private backoffUntil = 0;
   private longPoll: boolean;
@@ -187,7 +189,20 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     if (this.running) return;
     this.running = true;
     this.abort = new AbortController();
-    const onTick = (leader: boolean) => (leader ? this.plan() : this.clearCycleTimer());
+    // The lease tick re-plans as a safety net; with nothing to do and no row changed since, it has nothing to find.
+    const onTick = (leader: boolean) => {
+      if (!leader) {
+        this.idleAtGeneration = undefined;
+        this.clearCycleTimer();
+        return;
+      }
+      try {
+        this.store.checkForExternalChange();
+      } catch {
+        this.idleAtGeneration = undefined; // store closing or unreadable: plan() reports it
+      }
+      if (this.idleAtGeneration === undefined || this.idleAtGeneration !== this.store.generation || this.cycleInflight) this.plan();
+    };
     this.leadership.on('tick', onTick);
     this.disposables.push({ dispose: () => this.leadership.off('tick', onTick) });
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
@@ -590,6 +605,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       return;
     }
     let due: number | undefined;
+    this.idleAtGeneration = undefined;
     try {
       due = this.nextDueAt();
     } catch (e) {
@@ -597,7 +613,10 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       due = this.clock.now() + this.config.backoffMs;
     }
     this.clearCycleTimer();
-    if (due === undefined) return;
+    if (due === undefined) {
+      this.idleAtGeneration = this.store.generation;
+      return;
+    }
     const at = Math.max(due, this.backoffUntil);
     this.cycleTimer = this.timers.setTimeout(
       () => {

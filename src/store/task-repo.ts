@@ -410,6 +410,12 @@ export class TaskRepo {
     return this.db.run('UPDATE off_peak_tasks SET claim_running = 0, claimed_at = NULL, updated_at = ? WHERE claim_running = 1 AND claimed_at < ?', [this.now, zombieBefore]);
   }
 
+  /** When the oldest claim still held was taken (undefined: no claims). */
+  oldestClaimAt(): number | undefined {
+    const at = this.db.scalar('SELECT MIN(claimed_at) FROM off_peak_tasks WHERE claim_running = 1');
+    return at === null || at === undefined ? undefined : Number(at);
+  }
+
   /** How many claims are older than `zombieAfterMs` (read-only). */
   countZombieClaims(options: { zombieAfterMs?: number } = {}): number {
     const zombieBefore = this.now - (options.zombieAfterMs ?? ZOMBIE_CLAIM_MS);

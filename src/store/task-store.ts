@@ -50,7 +50,7 @@ export interface TaskStoreOptions {
   durable?: boolean;
   /**
    * Watch the file for other processes' writes (default true). A slow poll backs the watcher up:
-   * pollMs defaults to 5000 while the directory watcher runs, 1000 when it could not start.
+   * pollMs defaults to 15000 while the directory watcher runs, 1000 when it could not start.
    */
   watch?: boolean | { pollMs?: number };
   /** Called for every notice (corrupt file moved aside, lock taken over...). */
@@ -82,7 +82,7 @@ export interface StoreTx {
 /** What a read function gets: the read-only half of the repositories. */
 export interface StoreReadTx {
   readonly now: number;
-  readonly tasks: Pick<TaskRepo, 'get' | 'list' | 'count' | 'dueForDispatch' | 'countZombieClaims'>;
+  readonly tasks: Pick<TaskRepo, 'get' | 'list' | 'count' | 'dueForDispatch' | 'countZombieClaims' | 'oldestClaimAt'>;
   readonly tickets: Pick<TicketRepo, 'get' | 'list' | 'forTask' | 'pendingSettles' | 'live'>;
   readonly windows: Pick<WindowRepo, 'get' | 'list' | 'handOffAnswer' | 'pendingHandOffs'>;
   readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
@@ -128,6 +128,10 @@ const IO_NOTICE_INTERVAL_MS = 60_000;
 const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;';
 
 const errCode = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
+/** How often a window looks at the DB file itself, with and without a working directory watcher. */
+const WATCHED_POLL_MS = 15_000;
+const UNWATCHED_POLL_MS = 1000;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class TaskStore {
@@ -217,6 +221,15 @@ export class TaskStore {
     // Emits too: whoever notices another window's write first (read, watcher, mutation) tells listeners.
     if (!this.busy) this.refreshFromDisk();
     return fn(this.makeTx(this.clock.now()));
+  }
+
+  /**
+   * The version of the data in memory (the DB file's generation it was loaded from or written as):
+   * unchanged means no row changed, here or in another window, since it was last looked at.
+   * Call `checkForExternalChange()` first to take in another window's write.
+   */
+  get generation(): Generation | undefined {
+    return this.knownGeneration;
   }
 
   /** Fires after this store persisted (local) or noticed another process's write (external). */
@@ -683,16 +696,20 @@ export class TaskStore {
   }
 
   private startWatching(pollMs?: number): void {
+    const check = () => {
+      if (this.closed || this.busy) return;
+      try {
+        this.refreshFromDisk();
+      } catch {
+        // never throw out of a timer
+      }
+    };
+    // Watch events come in bursts (temp file, rename): one check shortly after the burst.
     const schedule = () => {
       if (this.closed || this.checkTimer) return;
       this.checkTimer = setTimeout(() => {
         this.checkTimer = undefined;
-        if (this.closed || this.busy) return;
-        try {
-          this.refreshFromDisk();
-        } catch {
-          // never throw out of a timer
-        }
+        check();
       }, 15);
       this.checkTimer.unref?.();
     };
@@ -714,8 +731,9 @@ export class TaskStore {
       });
     }
     // fs.watch is not reliable everywhere (network drives, some containers): a slow poll backs it
-    // up. Slow, because an idle window must cost next to nothing; reads check the generation anyway.
-    this.pollTimer = setInterval(schedule, pollMs ?? (this.watcher ? 5000 : 1000));
+    // up. Slow, because each wake-up of an idle window costs about a millisecond of CPU; reads
+    // check the generation anyway. The poll checks at once (no second wake-up through `schedule`).
+    this.pollTimer = setInterval(check, pollMs ?? (this.watcher ? WATCHED_POLL_MS : UNWATCHED_POLL_MS));
     this.pollTimer.unref?.();
   }
 

@@ -105,6 +105,8 @@ export async function runIdleWindows(options: {
   bundled?: boolean;
   /** Extra node flags for the windows (e.g. --cpu-prof). */
   nodeFlags?: string[];
+  /** Called as the measurement starts, with the shared storage directory (the bench starts its floor then). */
+  onMeasureStart?: (storageDir: string) => void;
 }): Promise<IdleRun> {
   const root = fs.mkdtempSync(path.join(tmpdir(), 'offpeak-idle-'));
   const storageDir = path.join(root, 'globalStorage');
@@ -130,6 +132,7 @@ export async function runIdleWindows(options: {
     await sleep(3000);
     await Promise.all(children.map((c) => ask(c, 'mark', 'marked')));
     const before = fileState(dbFile);
+    options.onMeasureStart?.(storageDir);
     await sleep(options.seconds * 1000);
     const reports = await Promise.all(children.map((c) => ask<WindowReport>(c, 'report', 'windowId')));
     const run: IdleRun = { reports, dbFileUnchanged: fileState(dbFile) === before, dbFileBytes: fs.statSync(dbFile).size, stderr };

@@ -146,6 +146,31 @@ describe('scheduler', () => {
     assert.equal(get('z').status, 'running');
   });
 
+  it('an idle tick reads no task while no row changed, and claims at the next tick a task another window queued', async () => {
+    await addTask('done');
+    await round();
+    assert.equal(get('done').status, 'running');
+    await round(); // reads, finds nothing due
+    const readOnce = store.read.bind(store);
+    let reads = 0;
+    store.read = ((fn) => {
+      reads += 1;
+      return readOnce(fn);
+    }) as TaskStore['read'];
+    await round();
+    assert.equal(reads, 0, 'nothing changed since the last read found nothing due');
+
+    const otherWindow = await TaskStore.open({ directory: dir, clock, durable: false, watch: false });
+    try {
+      await otherWindow.mutate((tx) => tx.tasks.insert({ id: 'new', title: 'new', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: 'T-new', schedulable: true }));
+    } finally {
+      await otherWindow.close();
+    }
+    await round();
+    assert.deepEqual(dispatched, ['done', 'new']);
+    assert.ok(reads > 0);
+  });
+
   it('markRunning is guarded: a task cancelled during dispatch stays cancelled and keeps no claim', async () => {
     await addTask('c');
     answer = async (task) => {
