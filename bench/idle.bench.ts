@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     goals: { db_bytes_written_per_hour: 0, total_bytes_written_per_hour: 100_000, reloads_per_hour: 0, cpu_ms_per_window_hour: 2000, panel_pushes_per_hour: 0 },
     per_window: run.reports,
     notes:
-      'Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl 30 s renewed every 10 s by setting the lease file mtime. ' +
+      'Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl 10 min, renewed by setting the lease file mtime a few times per ttl; every window checks the lease every 10 s. ' +
       'total_bytes_written_per_hour = Linux write_bytes of the window processes (bytes sent to storage, metadata pages included). ' +
       'per_window.syscallBytesWritten (wchar) also counts IPC with the bench and eventfd wake-ups, not files. ' +
       'floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (10 s, 15 s, 60 s timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.',
