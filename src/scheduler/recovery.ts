@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TaskStore } from '../store';
+import { isProcessAlive } from '../core/process-alive';
 
 export interface RecoveryReport {
   requeued: string[];
@@ -23,14 +24,6 @@ interface PidRecord {
   sessionId?: string;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The parent pid (Linux: /proc; elsewhere: ps); undefined when it cannot be told. */
 function parentOf(pid: number): number | undefined {
@@ -92,7 +85,7 @@ export async function recoverInterrupted(store: TaskStore, runtimeDir: string): 
         fs.rmSync(file, { force: true });
         continue;
       }
-      if (!record.pid || !alive(record.pid)) {
+      if (!record.pid || !isProcessAlive(record.pid)) {
         fs.rmSync(file, { force: true }); // stale: the agent is gone
         continue;
       }
@@ -102,7 +95,7 @@ export async function recoverInterrupted(store: TaskStore, runtimeDir: string): 
         continue;
       }
       // Still the child of the live host that started it (another window): leave it alone.
-      const hostAlive = record.hostPid !== undefined && record.hostPid !== process.pid && alive(record.hostPid);
+      const hostAlive = record.hostPid !== undefined && record.hostPid !== process.pid && isProcessAlive(record.hostPid);
       const parent = parentOf(record.pid);
       if (hostAlive && (parent === undefined || parent === record.hostPid)) {
         liveUnderHost = true;

@@ -17,6 +17,7 @@ import type { OffPeakTask } from '../core/types';
 import { changeConcerns, type TaskStore } from '../store';
 import type { DispatchResult } from './scheduler';
 import type { WindowHost } from './window-dispatcher';
+import { isProcessAlive } from '../core/process-alive';
 
 export interface WindowRegistryOptions {
   store: TaskStore;
@@ -46,7 +47,7 @@ export class WindowRegistry {
   private stopped = false;
 
   constructor(private readonly options: WindowRegistryOptions) {
-    this.isAlive = options.isAlive ?? processIsAlive;
+    this.isAlive = options.isAlive ?? isProcessAlive;
     this.handoffTimeoutMs = options.handoffTimeoutMs ?? 20_000;
     this.handoffPollMs = options.handoffPollMs ?? 150;
     this.log = options.log ?? (() => {});
@@ -171,11 +172,3 @@ export class WindowRegistry {
   }
 }
 
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

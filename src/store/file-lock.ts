@@ -20,6 +20,7 @@ import path from 'node:path';
 import { newToken } from '../core/ids';
 import { sweepSiblings } from './db-file';
 import { StoreError, type StoreNotice } from './errors';
+import { isProcessAlive } from '../core/process-alive';
 
 export interface FileLockOptions {
   /** Age of an un-heartbeaten lock after which it is taken over. Default 10 s. */
@@ -55,15 +56,6 @@ export interface LockHandle {
 /** A lock file with no readable owner is judged by age after this long at most. */
 const OWNERLESS_GRACE_MS = 2000;
 
-export function defaultIsProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -84,7 +76,7 @@ export class FileLock {
     this.heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(this.staleMs / 4));
     this.acquireTimeoutMs = options.acquireTimeoutMs ?? 30_000;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 12;
-    this.isProcessAlive = options.isProcessAlive ?? defaultIsProcessAlive;
+    this.isProcessAlive = options.isProcessAlive ?? isProcessAlive;
   }
 
   /** Waits for the lock (randomised polling) up to acquireTimeoutMs. */

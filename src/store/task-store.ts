@@ -24,7 +24,7 @@ import { systemClock, type Clock } from '../core/clock';
 import { StoreError, type StoreNotice } from './errors';
 import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
 import { DispatchRepo } from './dispatch-repo';
-import { defaultIsProcessAlive, FileLock, type FileLockOptions, type LockHandle } from './file-lock';
+import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
 import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
 import { RuntimeRepo } from './runtime-repo';
 import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
@@ -33,6 +33,7 @@ import { loadSqlJs } from './sqljs';
 import { TaskRepo } from './task-repo';
 import { TicketRepo } from './ticket-repo';
 import { WindowRepo } from './window-repo';
+import { isProcessAlive } from '../core/process-alive';
 
 export const DB_FILE_NAME = 'tasks-index.sqlite';
 
@@ -180,7 +181,7 @@ export class TaskStore {
     this.clock = options.clock ?? systemClock;
     this.durable = options.durable ?? true;
     this.fsys = options.fs ?? fs;
-    this.isProcessAlive = options.lock?.isProcessAlive ?? defaultIsProcessAlive;
+    this.isProcessAlive = options.lock?.isProcessAlive ?? isProcessAlive;
     this.ioAttempts = Math.max(1, options.ioRetry?.attempts ?? 6);
     this.ioBaseDelayMs = Math.max(0, options.ioRetry?.baseDelayMs ?? 10);
     if (options.onNotice) this.noticeListeners.add(options.onNotice);
