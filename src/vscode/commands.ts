@@ -2,7 +2,6 @@
 import * as vscode from 'vscode';
 import { bypassConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';
-import { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } from '../core/create-task-command';
 import type { PermissionMode } from '../core/types';
 import { plainNotificationText } from '../core/untrusted-text';
 import type { HostEngine } from '../engine/host-engine';
@@ -77,6 +76,8 @@ async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['se
 
 /** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
 async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
+  // Loaded on first use: the argument schemas bring zod, which activation need not load.
+  const { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } = await import('../core/create-task-command');
   // Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts.
   const args = parseCreateTaskArgs(raw);
   if (args.prompt !== undefined) {
