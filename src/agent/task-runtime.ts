@@ -2,10 +2,10 @@
  * The task runtime of one window (seed 07 branches 06, 07, 09, 10, 12): takes a claimed task
  * from the scheduler, runs ONE segment of it through the segment runner (first segment creates
  * the agent session, every later one resumes it with the continuation prompt), and applies the
- * outcome through the task service:
+ * outcome through the task lifecycle (the one writer of lifecycle changes):
  *   completed -> completed (+ files_changed), failed -> failed with the reason,
  *   segment expired (3102) -> requeue + retake with the same task id, resume later,
- *   cancelled -> already cancelled by the service (the segment is just closed),
+ *   cancelled -> already cancelled by the user action (the segment is just closed),
  *   interrupted (host shutting down) -> back to queued, same session and ticket.
  */
 import crypto from 'node:crypto';
@@ -22,13 +22,18 @@ import { segmentDirOf } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent } from './ticket-proxy';
 
-/** What the runtime needs from the task service (TaskService implements it). */
-export interface RuntimeServicePort {
-  onAdmitted(ticketId: string, at?: number): Promise<void>;
-  onSegmentEnded(taskId: string, ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
-  onSegmentExpired(taskId: string, ticketId: string): Promise<boolean>;
-  completeTask(taskId: string, details?: TerminalDetails): Promise<boolean>;
-  failTask(taskId: string, details?: TerminalDetails): Promise<boolean>;
+/**
+ * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
+ * actions use the same one), handed to the runtime at construction.
+ */
+export interface TaskLifecyclePort {
+  markStarted(taskId: string, ticketId: string, sessionId: string): Promise<boolean>;
+  markAdmitted(ticketId: string, at?: number): Promise<void>;
+  endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
+  interrupt(taskId: string, ticketId: string): Promise<void>;
+  expireSegment(taskId: string, ticketId: string): Promise<boolean>;
+  complete(taskId: string, details?: TerminalDetails): Promise<boolean>;
+  fail(taskId: string, details?: TerminalDetails): Promise<boolean>;
 }
 
 export type RuntimeEvent =
@@ -42,7 +47,7 @@ export type RuntimeEvent =
 
 export interface TaskRuntimeOptions {
   store: TaskStore;
-  service: RuntimeServicePort;
+  lifecycle: TaskLifecyclePort;
   /** The adapters this window can run, and which one new tasks use. */
   adapters: Partial<Record<AgentKind, AgentAdapter>>;
   defaultAgent: () => AgentKind;
@@ -128,7 +133,7 @@ export class TaskRuntime {
     this.active.get(taskId)?.run.writeInput(data);
   }
 
-  /** The service's stopAgent: the user cancelled (the task is already `cancelled` in the store). */
+  /** The service's agent stopper: the user cancelled (the task is already `cancelled` in the store). */
   async stopTask(taskId: string): Promise<void> {
     const segment = this.active.get(taskId);
     if (!segment) return;
@@ -160,7 +165,7 @@ export class TaskRuntime {
   }
 
   private async startSegment(taskId: string): Promise<DispatchResult> {
-    const { store, service, clock } = this.options;
+    const { store, lifecycle, clock } = this.options;
     const task = store.read((tx) => tx.tasks.get(taskId));
     if (!task || task.status !== 'queued' || !task.claimRunning) return { status: 'refused', reason: 'the task is no longer queued and claimed' };
     const ticketId = task.serverTicketId;
@@ -169,7 +174,7 @@ export class TaskRuntime {
     if (!apiKey) return { status: 'failed', error: 'no gateway API key is set' };
 
     if (!fs.statSync(task.workspacePath, { throwIfNoEntry: false })?.isDirectory()) {
-      await service.failTask(taskId, { failureReason: `The workspace folder ${task.workspacePath} no longer exists.` });
+      await lifecycle.fail(taskId, { failureReason: `The workspace folder ${task.workspacePath} no longer exists.` });
       return { status: 'fatal', error: 'workspace missing' };
     }
 
@@ -178,7 +183,7 @@ export class TaskRuntime {
     const adapter = this.options.adapters[agentKind];
     if (!adapter) {
       const reason = `This task's session belongs to the ${agentKind} agent, which is not available in this window.`;
-      await service.failTask(taskId, { failureReason: reason });
+      await lifecycle.fail(taskId, { failureReason: reason });
       return { status: 'fatal', error: reason };
     }
     if (!record) {
@@ -222,16 +227,12 @@ export class TaskRuntime {
       });
     } catch (err) {
       const reason = (err as Error).message;
-      await service.failTask(taskId, { failureReason: reason });
+      await lifecycle.fail(taskId, { failureReason: reason });
       return { status: 'fatal', error: reason };
     }
 
     // The guarded transition: refused if the task was cancelled (or changed) while we started.
-    const marked = await store.mutate((tx) => {
-      if (!tx.tasks.markRunning(taskId, { sessionId })) return false;
-      tx.tickets.startSegment(ticketId);
-      return true;
-    });
+    const marked = await lifecycle.markStarted(taskId, ticketId, sessionId);
     if (!marked) {
       await run.cancel();
       await run.done;
@@ -268,7 +269,7 @@ export class TaskRuntime {
 
   private onProxyEvent(taskId: string, ticketId: string, event: TicketProxyEvent): void {
     if (event.type === 'admitted') {
-      this.options.service.onAdmitted(ticketId, event.at).catch((err: unknown) => this.log(`runtime: recording admission failed: ${(err as Error).message}`));
+      this.options.lifecycle.markAdmitted(ticketId, event.at).catch((err: unknown) => this.log(`runtime: recording admission failed: ${(err as Error).message}`));
       this.options.onEvent?.({ type: 'admitted', taskId, ticketId, at: event.at });
     } else if (event.type === 'holding') {
       this.options.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
@@ -276,27 +277,25 @@ export class TaskRuntime {
   }
 
   private async applyOutcome(task: OffPeakTask, ticketId: string, outcome: SegmentOutcome): Promise<void> {
-    const { service, store } = this.options;
+    const { lifecycle } = this.options;
     const taskId = task.id;
     switch (outcome.kind) {
       case 'completed':
-        await service.completeTask(taskId, { filesChanged: await this.filesChanged(task) });
+        await lifecycle.complete(taskId, { filesChanged: await this.filesChanged(task) });
         break;
       case 'failed':
-        await service.failTask(taskId, { failureReason: outcome.reason, filesChanged: await this.filesChanged(task) });
+        await lifecycle.fail(taskId, { failureReason: outcome.reason, filesChanged: await this.filesChanged(task) });
         break;
       case 'segment-expired':
-        await service.onSegmentExpired(taskId, ticketId);
+        // Requeued without a ticket; the window's task service retakes with the same task id.
+        await lifecycle.expireSegment(taskId, ticketId);
         break;
       case 'cancelled':
-        await service.onSegmentEnded(taskId, ticketId, 'cancelled');
+        await lifecycle.endSegment(ticketId, 'cancelled');
         break;
       case 'interrupted':
         // The ticket stays live: the scheduler dispatches the task again at once with it.
-        await store.mutate((tx) => {
-          tx.tasks.requeue(taskId);
-          tx.tickets.endSegment(ticketId, 'interrupted');
-        });
+        await lifecycle.interrupt(taskId, ticketId);
         break;
     }
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });

@@ -15,7 +15,7 @@ import { recoverInterrupted } from '../scheduler/recovery';
 import { Scheduler } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
-import { TaskService, type SyncConfig } from '../service';
+import { TaskLifecycle, TaskService, type SyncConfig } from '../service';
 import { pruneTaskLeftovers } from './task-leftovers';
 import { changeConcerns, TaskStore, type StoreNotice } from '../store';
 
@@ -98,22 +98,12 @@ export class HostEngine {
     };
     adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { permissionRelay: options.permissionRelay, askTimeoutMs });
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
-    // The runtime and the service refer to each other (cancel stops the agent; the agent's outcome
-    // goes through the service), so the service reaches the runtime through this late binding.
-    const late: { runtime?: TaskRuntime } = {};
-    const service = new TaskService({
-      store,
-      gateway,
-      clock,
-      windowId,
-      stopAgent: (taskId) => late.runtime?.stopTask(taskId),
-      sync: options.sync,
-      lease: options.lease,
-      log,
-    });
+    // One lifecycle writer for the runtime's outcomes and the user's actions. Built first, it lets
+    // the runtime come before the service, which is handed the runtime's stopper: no cycle.
+    const lifecycle = new TaskLifecycle(store, log);
     const runtime = new TaskRuntime({
       store,
-      service,
+      lifecycle,
       adapters,
       defaultAgent: options.agent,
       // A task that names no model runs on the gateway's default, as the form's "Gateway default" says.
@@ -126,7 +116,17 @@ export class HostEngine {
       onEvent: options.onRuntimeEvent,
       log,
     });
-    late.runtime = runtime;
+    const service = new TaskService({
+      store,
+      gateway,
+      clock,
+      windowId,
+      lifecycle,
+      stopAgent: (taskId) => runtime.stopTask(taskId),
+      sync: options.sync,
+      lease: options.lease,
+      log,
+    });
     // Other windows (processes) learn of tasks for their workspaces through the shared DB.
     const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: (task) => runtime.runTask(task), log });
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());

@@ -11,4 +11,3 @@ export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';
 export { LATEST_SCHEMA_VERSION, TASK_COLUMNS, STORE_TOPICS, type MigrationReport, type StoreTopic } from './schema';
 export { loadSqlJs, defaultWasmPath } from './sqljs';
 export { SqlDb } from './sql';
-export { LeaderElection, type LeaderElectionOptions } from './leader';

@@ -11,7 +11,7 @@ import { GatewayClient } from '../../src/gateway-client/client';
 import { recoverInterrupted, type RecoveryReport } from '../../src/scheduler/recovery';
 import { Scheduler } from '../../src/scheduler/scheduler';
 import { WindowDispatcher } from '../../src/scheduler/window-dispatcher';
-import { TaskService } from '../../src/service';
+import { TaskLifecycle, TaskService } from '../../src/service';
 import { TaskStore } from '../../src/store';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
@@ -73,21 +73,10 @@ export async function startHost(options: HostOptions): Promise<Host> {
       askTimeoutMs: options.askTimeoutMs,
     });
   }
-  // eslint-disable-next-line prefer-const
-  let runtime: TaskRuntime;
-  const service = new TaskService({
+  const lifecycle = new TaskLifecycle(store, options.log);
+  const runtime = new TaskRuntime({
     store,
-    gateway,
-    clock,
-    windowId,
-    stopAgent: (taskId) => runtime.stopTask(taskId),
-    sync: { fallbackPollMs: 300, coalesceMs: 300, longPollMs: 2_000, backoffMs: 300, backoffMaxMs: 2_000, settleBackoffMs: 300, retakeBackoffMs: 300, retakeBackoffMaxMs: 2_000 },
-    lease: { ttlMs: 3_000, tickMs: 500 },
-    log: options.log,
-  });
-  runtime = new TaskRuntime({
-    store,
-    service,
+    lifecycle,
     adapters,
     defaultAgent: () => options.agent,
     gateway: { baseUrl: options.gatewayUrl, apiKey: async () => options.apiKey },
@@ -97,6 +86,17 @@ export async function startHost(options: HostOptions): Promise<Host> {
     stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 },
     askTimeoutMs: options.askTimeoutMs !== undefined ? () => options.askTimeoutMs! : undefined,
     onEvent: options.onEvent,
+    log: options.log,
+  });
+  const service = new TaskService({
+    store,
+    gateway,
+    clock,
+    windowId,
+    lifecycle,
+    stopAgent: (taskId) => runtime.stopTask(taskId),
+    sync: { fallbackPollMs: 300, coalesceMs: 300, longPollMs: 2_000, backoffMs: 300, backoffMaxMs: 2_000, settleBackoffMs: 300, retakeBackoffMs: 300, retakeBackoffMaxMs: 2_000 },
+    lease: { ttlMs: 3_000, tickMs: 500 },
     log: options.log,
   });
   const dispatcher = new WindowDispatcher(windowId);

@@ -76,20 +76,4 @@ describe('service: runtime hooks', function () {
     assert.equal(after.lastError, null);
     assert.equal(w.store.read((tx) => tx.tickets.get(ticket1))!.settleState, 'settled');
   });
-
-  it('markSettleForTerminal after the runtime wrote the terminal state itself', async () => {
-    world = await World.start({});
-    const w = await world.openWindow();
-    const t = await w.service.create(taskInput());
-    await world.promote();
-    await world.advance(15_000);
-    const ticket = await startRunning(w, t.id);
-    await w.store.mutate((tx) => tx.tasks.fail(t.id, { failureReason: 'agent exited 1' }));
-    await w.service.markSettleForTerminal(t.id);
-    await world.settle();
-    const l = w.store.read((tx) => tx.tickets.get(ticket))!;
-    assert.deepEqual([l.endReason, l.settleState, l.settleReason], ['failed', 'settled', 'failed']);
-    assert.deepEqual(world.settleRequests().map((r) => r.body), [{ reason: 'failed' }]);
-    assert.ok(w.service.getTask(t.id)!.settledAt);
-  });
 });

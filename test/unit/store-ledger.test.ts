@@ -1,10 +1,10 @@
-/** The off_peak_tickets ledger / settle outbox and the leader lease, on a real store file. */
+/** The off_peak_tickets ledger / settle outbox and the store's lease primitives, on a real store file. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
-import { LeaderElection, StoreError, TaskStore } from '../../src/store';
+import { StoreError, TaskStore } from '../../src/store';
 
 describe('store: ticket ledger and settle outbox', () => {
   let dir: string;
@@ -143,55 +143,5 @@ describe('store: leader lease', () => {
     const b1 = await b.acquireLease('leader', 'window-b', 5000);
     assert.ok(b1.held && b1.acquired);
     await assert.rejects(a.acquireLease('leader', 'window-a', 0), /positive/);
-  });
-});
-
-describe('store: LeaderElection', () => {
-  let dir: string;
-  let clock: ManualClock;
-  let a: TaskStore;
-  let b: TaskStore;
-  beforeEach(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'offpeak-store-elect-'));
-    clock = new ManualClock(50_000);
-    a = await TaskStore.open({ directory: dir, clock, watch: false });
-    b = await TaskStore.open({ directory: dir, clock, watch: false });
-  });
-  afterEach(async () => {
-    await a.close();
-    await b.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('elects one window; the other takes over when the leader stops or stops renewing', async () => {
-    const ea = new LeaderElection(a, { holder: 'A', ttlMs: 3000, renewEveryMs: 60_000, clock });
-    const eb = new LeaderElection(b, { holder: 'B', ttlMs: 3000, renewEveryMs: 60_000, clock });
-    const changes: string[] = [];
-    ea.onDidChange((v) => changes.push(`A:${v}`));
-    eb.onDidChange((v) => changes.push(`B:${v}`));
-    await ea.start();
-    await eb.start();
-    assert.deepEqual([ea.isLeader, eb.isLeader], [true, false]);
-    // A keeps renewing: still leader after the first ttl
-    clock.advance(2000);
-    await ea.tick();
-    clock.advance(2000);
-    await eb.tick();
-    assert.deepEqual([ea.isLeader, eb.isLeader], [true, false]);
-    // A stops renewing (a frozen window): it stops calling itself leader at its expiry, B then takes over
-    clock.advance(1001);
-    assert.equal(ea.isLeader, false);
-    await eb.tick();
-    assert.equal(eb.isLeader, true);
-    // A comes back: refused while B holds
-    await ea.tick();
-    assert.equal(ea.isLeader, false);
-    // B stops cleanly: released at once, A takes over without waiting for expiry
-    await eb.stop();
-    await ea.tick();
-    assert.deepEqual([ea.isLeader, eb.isLeader], [true, false]);
-    await ea.stop();
-    assert.deepEqual(changes, ['A:true', 'A:false', 'B:true', 'B:false', 'A:true', 'A:false']);
-    assert.equal(a.readLease('leader'), undefined, 'released on stop');
   });
 });

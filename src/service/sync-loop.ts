@@ -1,0 +1,359 @@
+/**
+ * The status sync loop, run by the lease holder only: each cycle flushes the settle outbox, retakes
+ * for ticketless queued tasks, then asks the gateway for the status of the due live tickets in
+ * batches of at most 100 and applies each answer through the ticket rules. Cycles are planned from
+ * the DB (no timer when there is nothing to do), long-poll when every live ticket fits in one
+ * request, and back off as a whole when the gateway fails.
+ */
+import type { Clock } from '../core/clock';
+import type { ServerTicketState } from '../core/types';
+import type { GatewayClient } from '../gateway-client/client';
+import { isGatewayError } from '../gateway-client/errors';
+import { changeConcerns, type TaskStore } from '../store';
+import type { AvailabilitySnapshot } from './availability';
+import type { Leadership } from './leadership';
+import type { Retaker } from './retaker';
+import type { SettleOutbox } from './settle-outbox';
+import { backoff, errorText, isTransportFailure, type SyncConfig } from './sync-config';
+import { LIVE_SERVER_STATES, NON_TERMINAL, applyStatusEntry, type StatusRuleContext } from './ticket-rules';
+import type { TimerHandle, Timers } from './timers';
+
+export interface SyncReport {
+  skipped?: 'not_leader' | 'stopped';
+  statusRequests: number;
+  ticketsPolled: number;
+  settleAttempts: number;
+  settled: number;
+  retakes: number;
+  woke: string[];
+  error?: string;
+}
+
+/** Floor between two long-polls of a queued ticket (see PollPacing.delay). */
+const LONG_POLL_REPOLL_MS = 1_000;
+
+/** How soon a live ticket is polled again; shared by the loop, the retaker and the user actions. */
+export class PollPacing {
+  /** False once the gateway refused `wait_ms`. */
+  longPoll: boolean;
+  /** More live tickets than one status call holds: plain polls on the gateway's hints. */
+  liveTicketsFitOneLongPoll = true;
+
+  constructor(config: Pick<SyncConfig, 'longPollMs'>) {
+    this.longPoll = config.longPollMs > 0;
+  }
+
+  /**
+   * A queued ticket under long-poll is asked again almost at once: the gateway holds that
+   * request until the ticket changes, so a promotion reaches the scheduler within moments instead
+   * of after the gateway's plain-poll hint. The short floor keeps a gateway that answers
+   * long-polls at once from being hammered.
+   */
+  readonly delay = (state: string, hintMs: number): number =>
+    this.longPoll && this.liveTicketsFitOneLongPoll && state === 'queued' ? Math.min(hintMs, LONG_POLL_REPOLL_MS) : hintMs;
+}
+
+export interface SyncLoopOptions {
+  store: TaskStore;
+  gateway: GatewayClient;
+  clock: Clock;
+  timers: Timers;
+  config: SyncConfig;
+  leadership: Leadership;
+  availability: AvailabilitySnapshot;
+  pacing: PollPacing;
+  outbox: SettleOutbox;
+  retaker: Retaker;
+  /** Aborted when the service stops. */
+  signal: () => AbortSignal;
+  onWake: (taskId: string) => void;
+  onSyncError: (error: Error) => void;
+  onSynced: (report: SyncReport) => void;
+  log: (line: string) => void;
+}
+
+export class SyncLoop {
+  private running = false;
+  private cycleTimer: TimerHandle | undefined;
+  private cycleInflight: Promise<SyncReport> | undefined;
+  private replanAfterCycle = false;
+  /** The DB generation at which the last plan found nothing to do (no live ticket, nothing queued). */
+  private idleAtGeneration: string | undefined;
+  private cycleFailures = 0;
+  private backoffUntil = 0;
+  /** Aborts the long-poll in flight so the next one includes a ticket that just appeared. */
+  private longPollRestart: AbortController | undefined;
+  /** The live tickets known when the long-poll in flight started (a new one restarts it). */
+  private longPollIds = new Set<string>();
+  private disposables: { dispose(): void }[] = [];
+
+  constructor(private readonly options: SyncLoopOptions) {}
+
+  /** The rules' view of the gateway's answers: this loop's pacing and the gateway's clock. */
+  get ruleContext(): StatusRuleContext {
+    const sc = this.options.gateway.serverClock;
+    return { pollDelay: this.options.pacing.delay, fallbackPollMs: this.options.config.fallbackPollMs, toLocal: (ms) => sc.toLocal(ms) };
+  }
+
+  /** Listens to the lease ticks and to other windows' writes; the lease holder plans cycles. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const { leadership, store } = this.options;
+    // The lease tick re-plans as a safety net; with nothing to do and no row changed since, it has nothing to find.
+    const onTick = (leader: boolean) => {
+      if (!leader) {
+        this.idleAtGeneration = undefined;
+        this.clearCycleTimer();
+        return;
+      }
+      try {
+        store.checkForExternalChange();
+      } catch {
+        this.idleAtGeneration = undefined; // store closing or unreadable: plan() reports it
+      }
+      if (this.idleAtGeneration === undefined || this.idleAtGeneration !== store.generation || this.cycleInflight) this.plan();
+    };
+    leadership.on('tick', onTick);
+    this.disposables.push({ dispose: () => leadership.off('tick', onTick) });
+    // Another window's write (a create, a cancel) may add work: the leader re-plans.
+    this.disposables.push(
+      store.onDidChange((change) => {
+        if (change.origin === 'external' && changeConcerns(change, 'tasks', 'tickets') && leadership.isLeader) this.plan({ restartLongPoll: true });
+      }),
+    );
+  }
+
+  stop(): void {
+    if (!this.running) return;
+    this.running = false;
+    this.clearCycleTimer();
+    for (const d of this.disposables) d.dispose();
+    this.disposables = [];
+  }
+
+  /** The cycle in flight, if any. */
+  get inflight(): Promise<SyncReport> | undefined {
+    return this.cycleInflight;
+  }
+
+  /** Runs one sync cycle now if this window holds the lease (single-flight). */
+  syncNow(): Promise<SyncReport> {
+    if (this.cycleInflight) return this.cycleInflight;
+    this.clearCycleTimer();
+    const run = this.runCycle().finally(() => {
+      this.cycleInflight = undefined;
+      if (this.replanAfterCycle || this.running) {
+        this.replanAfterCycle = false;
+        this.plan();
+      }
+    });
+    this.cycleInflight = run;
+    return run;
+  }
+
+  /** When the next cycle is due, from the DB; undefined when there is nothing to do (no timer, no requests). */
+  nextDueAt(): number | undefined {
+    const now = this.options.clock.now();
+    return this.options.store.read((tx) => {
+      let due: number | undefined;
+      const consider = (t: number) => {
+        if (due === undefined || t < due) due = t;
+      };
+      const live = new Set(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER_STATES] }).map((t) => t.ticketId));
+      for (const task of tx.tasks.list({ status: NON_TERMINAL })) {
+        if (task.serverTicketId) {
+          if (live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId)) consider(task.nextPollAt ?? now);
+          else if (task.status === 'queued') consider(now); // dead ticket still attached: repair now
+        } else if (task.status === 'queued') {
+          consider(this.options.retaker.dueAt(task.id) ?? now);
+        }
+      }
+      for (const p of tx.tickets.list({ settleState: 'pending' })) consider(p.nextSettleAt ?? now);
+      return due;
+    });
+  }
+
+  /** `restartLongPoll`: a new live ticket must not wait for the long-poll in flight to time out. */
+  plan(options: { restartLongPoll?: boolean } = {}): void {
+    const { clock, config, store, timers } = this.options;
+    if (!this.running || !this.options.leadership.isLeader) {
+      this.clearCycleTimer();
+      return;
+    }
+    if (this.cycleInflight) {
+      this.replanAfterCycle = true;
+      if (options.restartLongPoll && this.longPollRestart && this.liveTicketOutsideLongPoll()) this.longPollRestart.abort();
+      return;
+    }
+    let due: number | undefined;
+    this.idleAtGeneration = undefined;
+    try {
+      due = this.nextDueAt();
+    } catch (e) {
+      this.options.log(`sync planning failed: ${errorText(e)}`);
+      due = clock.now() + config.backoffMs;
+    }
+    this.clearCycleTimer();
+    if (due === undefined) {
+      this.idleAtGeneration = store.generation;
+      return;
+    }
+    const at = Math.max(due, this.backoffUntil);
+    this.cycleTimer = timers.setTimeout(
+      () => {
+        this.cycleTimer = undefined;
+        void this.syncNow();
+      },
+      Math.max(0, at - clock.now()),
+    );
+  }
+
+  /** Whether a live ticket exists that the long-poll in flight does not watch (cheap: one read). */
+  private liveTicketOutsideLongPoll(): boolean {
+    return this.options.store.read((tx) => tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER_STATES] }).some((t) => !this.longPollIds.has(t.ticketId)));
+  }
+
+  private clearCycleTimer(): void {
+    this.options.timers.clearTimeout(this.cycleTimer);
+    this.cycleTimer = undefined;
+  }
+
+  private async runCycle(): Promise<SyncReport> {
+    const { store, clock, config, pacing, retaker, gateway, availability } = this.options;
+    const report: SyncReport = { statusRequests: 0, ticketsPolled: 0, settleAttempts: 0, settled: 0, retakes: 0, woke: [] };
+    if (!this.running) return { ...report, skipped: 'stopped' };
+    if (!this.options.leadership.isLeader) return { ...report, skipped: 'not_leader' };
+    let failure: unknown;
+    try {
+      // 1. the settle outbox first
+      const flush = await this.options.outbox.flush();
+      report.settleAttempts += flush.attempts;
+      report.settled += flush.acked;
+      if (flush.transportFailure) failure = flush.transportFailure;
+
+      // 2. what is due: live tickets to poll, ticketless queued tasks to retake
+      const now = clock.now();
+      const horizon = now + config.coalesceMs;
+      let liveAtStart = new Set<string>();
+      const { due, retakes, stale } = store.read((tx) => {
+        const live = new Map(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER_STATES] }).map((t) => [t.ticketId, t]));
+        pacing.liveTicketsFitOneLongPoll = live.size <= config.batchSize;
+        liveAtStart = new Set(live.keys());
+        const dueList: { taskId: string; ticketId: string; knownState?: ServerTicketState }[] = [];
+        const retakeList: string[] = [];
+        const staleList: { taskId: string; ticketId: string }[] = [];
+        for (const task of tx.tasks.list({ status: NON_TERMINAL })) {
+          if (task.serverTicketId) {
+            const isLive = live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId);
+            if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });
+            // a queued task still pointing at a ticket the ledger knows is dead: repair, never stall
+            if (!isLive && task.status === 'queued') staleList.push({ taskId: task.id, ticketId: task.serverTicketId });
+          } else if (task.status === 'queued' && (retaker.dueAt(task.id) ?? 0) <= now) {
+            retakeList.push(task.id);
+          }
+        }
+        return { due: dueList, retakes: retakeList, stale: staleList };
+      });
+      if (stale.length > 0) {
+        const cleared = await store.mutate((tx) => stale.filter((st) => tx.tasks.clearTicket(st.taskId, st.ticketId)).map((st) => st.taskId));
+        retakes.push(...cleared);
+      }
+
+      // (stopping at the first transport failure: the gateway is unreachable, the cycle backs off)
+      for (const taskId of retakes) {
+        if (failure) break;
+        report.retakes += 1;
+        const r = await retaker.retakeDetailed(taskId);
+        if (!r.ok && isTransportFailure(r.error)) failure = r.error;
+      }
+
+      // 3. status in batches of at most 100, stopping at the first failure of the gateway
+      const unique = [...new Map(due.map((d) => [d.ticketId, d])).values()];
+      for (let i = 0; i < unique.length && !failure; i += config.batchSize) {
+        const batch = unique.slice(i, i + config.batchSize);
+        const waitMs = pacing.longPoll && unique.length <= config.batchSize ? config.longPollMs : undefined;
+        try {
+          report.statusRequests += 1;
+          report.ticketsPolled += batch.length;
+          const known: Record<string, ServerTicketState> = {};
+          for (const b of batch) if (b.knownState) known[b.ticketId] = b.knownState;
+          const restart = waitMs !== undefined ? (this.longPollRestart = new AbortController()) : undefined;
+          if (restart) this.longPollIds = liveAtStart;
+          let answer: Awaited<ReturnType<SyncLoop['statusWithFallback']>>;
+          try {
+            answer = await this.statusWithFallback(batch.map((b) => b.ticketId), waitMs, known, restart?.signal);
+          } catch (e) {
+            // Restarted on purpose (a ticket appeared): not a failure; the next cycle starts at once.
+            if (restart?.signal.aborted && !this.options.signal().aborted) break;
+            throw e;
+          } finally {
+            if (this.longPollRestart === restart) this.longPollRestart = undefined;
+          }
+          const taskOf = new Map(batch.map((b) => [b.ticketId, b.taskId]));
+          // Queued tickets carry how the off-peak windows stand: keep it for the cards.
+          const queued = answer.tickets.find((entry) => entry.state === 'queued');
+          if (queued) availability.noteOffPeakWindow(gateway.offPeakWindowOf(queued));
+          const ctx = this.ruleContext;
+          const applied = await store.mutate((tx) => {
+            const woke: string[] = [];
+            const retake: string[] = [];
+            for (const entry of answer.tickets) {
+              const taskId = taskOf.get(entry.ticket_id);
+              if (!taskId) continue;
+              const r = applyStatusEntry(tx, taskId, entry, ctx);
+              if (r === 'woke') woke.push(taskId);
+              if (r === 'retake') retake.push(taskId);
+            }
+            return { woke, retake };
+          });
+          for (const id of applied.woke) {
+            report.woke.push(id);
+            this.options.onWake(id);
+          }
+          for (const id of applied.retake) {
+            if (failure) break; // the rest stay ticketless and are retaken by a later cycle
+            report.retakes += 1;
+            retaker.clearBackoff(id);
+            const r = await retaker.retakeDetailed(id);
+            if (!r.ok && isTransportFailure(r.error)) failure = r.error;
+          }
+        } catch (e) {
+          failure = e;
+        }
+      }
+    } catch (e) {
+      failure = e;
+    }
+
+    if (failure) {
+      this.cycleFailures += 1;
+      const delay = backoff(config.backoffMs, config.backoffMaxMs, this.cycleFailures - 1);
+      this.backoffUntil = clock.now() + delay;
+      report.error = errorText(failure);
+      this.options.log(`sync cycle failed (${this.cycleFailures} in a row), next try in ${Math.round(delay / 1000)} s: ${report.error}`);
+      this.options.onSyncError(failure instanceof Error ? failure : new Error(String(failure)));
+    } else {
+      this.cycleFailures = 0;
+      this.backoffUntil = 0;
+    }
+    this.options.onSynced(report);
+    return report;
+  }
+
+  private async statusWithFallback(ids: string[], waitMs: number | undefined, knownStates: Record<string, ServerTicketState>, restart?: AbortSignal) {
+    const { gateway, pacing } = this.options;
+    const signal = this.options.signal();
+    try {
+      return await gateway.status(ids, { waitMs, knownStates, signal: restart ? AbortSignal.any([signal, restart]) : signal });
+    } catch (e) {
+      // A gateway that does not offer long-poll refuses wait_ms: stop asking for it.
+      if (waitMs !== undefined && isGatewayError(e) && e.kind === 'rejected' && e.status === 400) {
+        pacing.longPoll = false;
+        this.options.log('the gateway refused wait_ms; long-poll disabled');
+        return await gateway.status(ids, { signal });
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The one writer of a task's lifecycle: started, admitted, segment ended (cancelled, interrupted,
+ * expired), completed, failed, cancelled, deleted. The runtime (agent outcomes) and the user
+ * actions both go through it, so each change is one guarded transaction with the same ticket
+ * bookkeeping whoever asks. It needs only the store: what must follow (tickets to settle, a task
+ * to retake) is announced to `onDidQueueWork` listeners (the window's task service), so the
+ * runtime can be built before the service and neither refers to the other.
+ */
+import { toDisposable, type DisposableLike } from '../core/disposable';
+import type { SegmentEndReason } from '../core/types';
+import type { TaskStore, TerminalDetails } from '../store';
+import { cancelTask, deleteTask, expireSegment, finishTask, interruptSegment, startSegment, type CancelResult } from './ticket-rules';
+
+/** Work a lifecycle change leaves for the service's loops. */
+export type LifecycleWork =
+  /** These tickets are in the settle outbox: release them now. */
+  | { kind: 'settle'; ticketIds: string[] }
+  /** The task is queued without a ticket: retake for it. */
+  | { kind: 'retake'; taskId: string };
+
+export class TaskLifecycle {
+  private readonly listeners = new Set<(work: LifecycleWork) => void>();
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  /** Called after each change that left work (outside the transaction); returns the unsubscribe. */
+  onDidQueueWork(listener: (work: LifecycleWork) => void): DisposableLike {
+    this.listeners.add(listener);
+    return toDisposable(() => this.listeners.delete(listener));
+  }
+
+  /** The agent runs: queued & claimed -> running, the segment starts. False when the task was paused or cancelled meanwhile. */
+  markStarted(taskId: string, ticketId: string, sessionId: string): Promise<boolean> {
+    return this.store.mutate((tx) => startSegment(tx, taskId, ticketId, sessionId));
+  }
+
+  /** The gateway admitted the segment's first model request (card: "running", not "waiting for admission"). */
+  async markAdmitted(ticketId: string, at?: number): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.markAdmitted(ticketId, at ?? tx.now));
+  }
+
+  /** The segment ended for another reason than expiry, interruption or a terminal state (e.g. the user cancelled). */
+  async endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.endSegment(ticketId, reason, error ?? null));
+  }
+
+  /** The host shut down under the segment: back to queued with the same session and the same (live) ticket. */
+  async interrupt(taskId: string, ticketId: string): Promise<void> {
+    await this.store.mutate((tx) => interruptSegment(tx, taskId, ticketId));
+  }
+
+  /**
+   * 3102 (or an expired status) ended the segment: requeue (keeping session and started_at),
+   * the old ticket into the outbox, and a retake with the same task id. True when requeued.
+   */
+  async expireSegment(taskId: string, ticketId: string): Promise<boolean> {
+    const requeued = await this.store.mutate((tx) => expireSegment(tx, taskId, ticketId));
+    this.emit({ kind: 'settle', ticketIds: [ticketId] });
+    if (requeued) this.emit({ kind: 'retake', taskId });
+    return requeued;
+  }
+
+  /** running -> completed, and its tickets into the settle outbox, in one mutation. */
+  complete(taskId: string, details: TerminalDetails = {}): Promise<boolean> {
+    return this.finish(taskId, 'completed', details);
+  }
+
+  /** running (or an undispatchable queued) -> failed, and its tickets into the settle outbox. */
+  fail(taskId: string, details: TerminalDetails = {}): Promise<boolean> {
+    return this.finish(taskId, 'failed', details);
+  }
+
+  /**
+   * Any live task -> cancelled. The terminal state is written first (so a late agent result
+   * cannot overwrite it), then `stopAgent` runs, then the tickets are released.
+   */
+  async cancel(taskId: string, stopAgent: (taskId: string) => Promise<void>): Promise<CancelResult> {
+    const result = await this.store.mutate((tx) => cancelTask(tx, taskId));
+    if (result.kind !== 'cancelled') return result;
+    await stopAgent(taskId);
+    this.emit({ kind: 'settle', ticketIds: result.settles });
+    return result;
+  }
+
+  /** Deletes a terminal task's row; its unsettled tickets stay in the outbox until acknowledged. */
+  async delete(taskId: string): Promise<boolean> {
+    const { settles, deleted } = await this.store.mutate((tx) => deleteTask(tx, taskId));
+    this.emit({ kind: 'settle', ticketIds: settles });
+    return deleted;
+  }
+
+  private async finish(taskId: string, outcome: 'completed' | 'failed', details: TerminalDetails): Promise<boolean> {
+    const result = await this.store.mutate((tx) => finishTask(tx, taskId, outcome, details));
+    this.emit({ kind: 'settle', ticketIds: result.settles });
+    return result.applied;
+  }
+
+  /** A listener's failure must never break the change that was already written. */
+  private emit(work: LifecycleWork): void {
+    if (work.kind === 'settle' && work.ticketIds.length === 0) return;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(work);
+      } catch (e) {
+        this.log(`a lifecycle listener failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  }
+}
