@@ -6,8 +6,9 @@
  * request, and back off as a whole when the gateway fails.
  */
 import type { Clock } from '../core/clock';
-import type { ServerTicketState } from '../core/types';
+import { NON_TERMINAL_STATUSES, type ServerTicketState } from '../core/types';
 import type { GatewayClient } from '../gateway-client/client';
+import { LIVE_TICKET_STATES } from '../protocol/gateway';
 import { isGatewayError } from '../gateway-client/errors';
 import { changeConcerns, type TaskStore } from '../store';
 import type { AvailabilitySnapshot } from './availability';
@@ -15,7 +16,7 @@ import type { Leadership } from './leadership';
 import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
 import { backoff, errorText, isTransportFailure, type SyncConfig } from './sync-config';
-import { LIVE_SERVER_STATES, NON_TERMINAL, applyStatusEntry, type StatusRuleContext } from './ticket-rules';
+import { applyStatusEntry, type StatusRuleContext } from './ticket-rules';
 import type { TimerHandle, Timers } from './timers';
 
 export interface SyncReport {
@@ -160,8 +161,8 @@ export class SyncLoop {
       const consider = (t: number) => {
         if (due === undefined || t < due) due = t;
       };
-      const live = new Set(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER_STATES] }).map((t) => t.ticketId));
-      for (const task of tx.tasks.list({ status: NON_TERMINAL })) {
+      const live = new Set(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_TICKET_STATES] }).map((t) => t.ticketId));
+      for (const task of tx.tasks.list({ status: NON_TERMINAL_STATUSES })) {
         if (task.serverTicketId) {
           if (live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId)) consider(task.nextPollAt ?? now);
           else if (task.status === 'queued') consider(now); // dead ticket still attached: repair now
@@ -211,7 +212,7 @@ export class SyncLoop {
 
   /** Whether a live ticket exists that the long-poll in flight does not watch (cheap: one read). */
   private liveTicketOutsideLongPoll(): boolean {
-    return this.options.store.read((tx) => tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER_STATES] }).some((t) => !this.longPollIds.has(t.ticketId)));
+    return this.options.store.read((tx) => tx.tickets.list({ settleState: 'none', serverState: [...LIVE_TICKET_STATES] }).some((t) => !this.longPollIds.has(t.ticketId)));
   }
 
   private clearCycleTimer(): void {
@@ -237,13 +238,13 @@ export class SyncLoop {
       const horizon = now + config.coalesceMs;
       let liveAtStart = new Set<string>();
       const { due, retakes, stale } = store.read((tx) => {
-        const live = new Map(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_SERVER_STATES] }).map((t) => [t.ticketId, t]));
+        const live = new Map(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_TICKET_STATES] }).map((t) => [t.ticketId, t]));
         pacing.liveTicketsFitOneLongPoll = live.size <= config.batchSize;
         liveAtStart = new Set(live.keys());
         const dueList: { taskId: string; ticketId: string; knownState?: ServerTicketState }[] = [];
         const retakeList: string[] = [];
         const staleList: { taskId: string; ticketId: string }[] = [];
-        for (const task of tx.tasks.list({ status: NON_TERMINAL })) {
+        for (const task of tx.tasks.list({ status: NON_TERMINAL_STATUSES })) {
           if (task.serverTicketId) {
             const isLive = live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId);
             if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });

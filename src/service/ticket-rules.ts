@@ -5,7 +5,7 @@
  * returns what the caller must do next (wake the scheduler, retake, settle these tickets). The
  * loops around them (sync, settle outbox, retaker, user actions) decide when to call them.
  */
-import { isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
+import { isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TicketRecord } from '../core/types';
 import type { TakeResult } from '../gateway-client/client';
 import type { GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
@@ -27,11 +27,6 @@ export type EntryFollowUp = 'woke' | 'retake' | 'none';
 
 /** Prefix of a task's last_error while its retake keeps failing (cleared by the next success). */
 export const RETAKE_FAILED = 'retake failed:';
-
-/** Task states that still hold (or wait for) a ticket. */
-export const NON_TERMINAL: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
-/** Server states worth polling. */
-export const LIVE_SERVER_STATES = ['queued', 'ready', 'active'] as const;
 
 /** The task's form: what the user fills in (the store's insert input minus ids and snapshots). */
 export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity'>;
