@@ -121,11 +121,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const fixedId = 'task-ready-at-take';
       const first = await world.direct.take(fixedId);
       await world.promote();
-      const { service } = await (async () => {
-        const w = await world.openWindow();
-        (w.service as unknown as { makeTaskId: () => string }).makeTaskId = () => fixedId;
-        return w;
-      })();
+      const { service } = await world.openWindow('w1', { newTaskId: () => fixedId });
       const woke: string[] = [];
       service.on('wake', (id) => woke.push(id));
       const t = await service.create(taskInput());

@@ -66,7 +66,7 @@ export class World {
     return world;
   }
 
-  async openWindow(name = `w${this.windows.length + 1}`, extra: { stopAgent?: (taskId: string) => void | Promise<void> } = {}): Promise<Window> {
+  async openWindow(name = `w${this.windows.length + 1}`, extra: { stopAgent?: (taskId: string) => void | Promise<void>; newTaskId?: () => string } = {}): Promise<Window> {
     // durable: false skips the fsyncs only (the store's own crash tests cover durability); the
     // lock, reload, transaction and atomic rename are the real thing. watch: false because the
     // leader re-reads the DB on every lease tick anyway, and simulated time must drive everything.
@@ -86,6 +86,7 @@ export class World {
       timers: this.timers,
       windowId: name,
       sync: { longPollMs: 0, ...this.options.sync },
+      newTaskId: extra.newTaskId,
       stopAgent:
         extra.stopAgent ??
         ((taskId) => {
