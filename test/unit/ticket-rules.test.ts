@@ -77,7 +77,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
   const ticket = (id = 'K1'): TicketRecord | undefined => store.read((r) => r.tickets.get(id));
 
   /** A queued task holding ticket `ticketId` (in `serverState`), optionally moved on to `status`. */
-  async function seed(options: { id?: string; ticketId?: string; serverState?: TicketRecord['serverState']; schedulable?: boolean; status?: 'paused' | 'running' | 'completed' | 'cancelled' } = {}): Promise<void> {
+  async function givenTask(options: { id?: string; ticketId?: string; serverState?: TicketRecord['serverState']; schedulable?: boolean; status?: 'paused' | 'running' | 'completed' | 'cancelled' } = {}): Promise<void> {
     const id = options.id ?? 'T';
     const ticketId = options.ticketId ?? 'K1';
     await tx((t) => {
@@ -182,20 +182,20 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('queued, current ticket: ledger and task take the position; unschedulable; polled after the paced hint', async () => {
-      await seed({ schedulable: true });
+      await givenTask({ schedulable: true });
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', queued('K1', 7), ctx)), 'none');
       assert.deepEqual([task()!.schedulable, task()!.queuePosition, task()!.nextPollAt], [false, 7, NOW + 1_000]);
       assert.equal(ticket()!.queuePosition, 7);
     });
 
     it('queued without a hint: polled after the fallback', async () => {
-      await seed();
+      await givenTask();
       await tx((t) => applyStatusEntry(t, 'T', queued('K1', 2, null), ctx));
       assert.equal(task()!.nextPollAt, NOW + 2 * ctx.fallbackPollMs);
     });
 
     it('queued, not the task\'s current ticket: only the ledger records it', async () => {
-      await seed();
+      await givenTask();
       await tx((t) => t.tickets.insert({ ticketId: 'OLD', taskId: 'T', serverState: 'queued' }));
       await tx((t) => applyStatusEntry(t, 'T', queued('OLD', 9), ctx));
       assert.equal(store.read((r) => r.tickets.get('OLD'))!.queuePosition, 9);
@@ -203,44 +203,44 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('ready, queued task not yet schedulable: schedulable now, deadline on the local clock, the scheduler is woken', async () => {
-      await seed();
+      await givenTask();
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', ready('K1'), ctx)), 'woke');
       assert.equal(task()!.schedulable, true);
       assert.deepEqual([ticket()!.serverState, ticket()!.readyDeadline], ['ready', NOW + 60_000 - SKEW]);
     });
 
     it('ready, queued task already schedulable: nothing to wake', async () => {
-      await seed({ schedulable: true });
+      await givenTask({ schedulable: true });
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', ready('K1'), ctx)), 'none');
     });
 
     it('ready, running task: schedulable recorded, nothing to wake', async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', ready('K1'), ctx)), 'none');
       assert.equal(task()!.status, 'running');
     });
 
     it('ready, terminal task: only the ledger records it', async () => {
-      await seed({ status: 'cancelled' });
+      await givenTask({ status: 'cancelled' });
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', ready('K1'), ctx)), 'none');
       assert.equal(ticket()!.serverState, 'ready');
       assert.equal(task()!.schedulable, false);
     });
 
     it('active, queued task (requeued after a restart): schedulable again at once, expiry on the local clock, woken', async () => {
-      await seed();
+      await givenTask();
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', active('K1'), ctx)), 'woke');
       assert.deepEqual([task()!.schedulable, task()!.queuePosition], [true, null]);
       assert.deepEqual([ticket()!.serverState, ticket()!.expiresAt], ['active', NOW + 3_600_000 - SKEW]);
     });
 
     it('active, queued task already schedulable: nothing to wake', async () => {
-      await seed({ schedulable: true });
+      await givenTask({ schedulable: true });
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', active('K1'), ctx)), 'none');
     });
 
     it('active, running task: only the position is cleared (schedulable untouched)', async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       await tx((t) => t.tasks.applySnapshot('T', 'K1', { schedulable: false }));
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', active('K1'), ctx)), 'none');
       assert.deepEqual([task()!.status, task()!.schedulable, task()!.queuePosition], ['running', false, null]);
@@ -258,7 +258,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       ['not_found', notFound],
     ] as const) {
       it(`${name}, queued task: the ticket is retired and detached; the task is retaken`, async () => {
-        await seed();
+        await givenTask();
         assert.equal(await tx((t) => applyStatusEntry(t, 'T', entry('K1'), ctx)), 'retake');
         assert.equal(task()!.serverTicketId, null);
         assert.equal(ticket()!.serverState, name);
@@ -266,13 +266,13 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     }
 
     it('expired, paused task: kept (Continue retakes), no longer polled nor schedulable', async () => {
-      await seed({ status: 'paused', schedulable: true });
+      await givenTask({ status: 'paused', schedulable: true });
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', expired('K1'), ctx)), 'none');
       assert.deepEqual([task()!.serverTicketId, task()!.schedulable, task()!.nextPollAt], ['K1', false, null]);
     });
 
     it('expired, not the current ticket: retired in the ledger only', async () => {
-      await seed({ status: 'completed' });
+      await givenTask({ status: 'completed' });
       assert.equal(await tx((t) => applyStatusEntry(t, 'T', expired('K1'), ctx)), 'none');
       assert.equal(ticket()!.serverState, 'expired');
       assert.equal(task()!.status, 'completed');
@@ -307,32 +307,32 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
   describe('continueTask', () => {
     it('a task that is not paused is refused and nothing changes', async () => {
-      await seed();
+      await givenTask();
       assert.equal(await tx((t) => continueTask(t, 'T', 'K1', undefined, false, ctx)), false);
       assert.deepEqual([task()!.status, task()!.serverTicketId], ['queued', 'K1']);
     });
 
     it('alive ticket with a fresh status entry: queued again, the entry applied, the ticket kept', async () => {
-      await seed({ status: 'paused' });
+      await givenTask({ status: 'paused' });
       assert.equal(await tx((t) => continueTask(t, 'T', 'K1', ready('K1'), true, ctx)), true);
       assert.deepEqual([task()!.status, task()!.serverTicketId, task()!.schedulable], ['queued', 'K1', true]);
     });
 
     it('alive without an entry (the status check failed): queued again with the ticket as it was', async () => {
-      await seed({ status: 'paused' });
+      await givenTask({ status: 'paused' });
       assert.equal(await tx((t) => continueTask(t, 'T', 'K1', undefined, true, ctx)), true);
       assert.deepEqual([task()!.status, task()!.serverTicketId, ticket()!.settleState], ['queued', 'K1', 'none']);
     });
 
     it('dead per the entry: the entry retires it, the ticket is detached', async () => {
-      await seed({ status: 'paused' });
+      await givenTask({ status: 'paused' });
       await tx((t) => continueTask(t, 'T', 'K1', expired('K1'), false, ctx));
       assert.equal(task()!.serverTicketId, null);
       assert.deepEqual([ticket()!.serverState, ticket()!.endReason], ['expired', 'expired']);
     });
 
     it('dead per the ledger (no entry asked): retired as unknown, detached', async () => {
-      await seed({ status: 'paused' });
+      await givenTask({ status: 'paused' });
       await tx((t) => continueTask(t, 'T', 'K1', undefined, false, ctx));
       assert.equal(task()!.serverTicketId, null);
       assert.deepEqual([ticket()!.settleState, ticket()!.endReason], ['pending', 'retaken']);
@@ -371,20 +371,20 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('a different ticket replaces the previous one, which is retired', async () => {
-      await seed();
+      await givenTask();
       assert.equal(await tx((t) => attachRetakenTicket(t, 'T', take('queued', 'K2'), ctx.pollDelay)), 'attached');
       assert.equal(task()!.serverTicketId, 'K2');
       assert.deepEqual([ticket('K1')!.settleState, ticket('K1')!.endReason], ['pending', 'retaken']);
     });
 
     it('the same live ticket handed back (retry-safe take): its state is refreshed, the task keeps it', async () => {
-      await seed();
+      await givenTask();
       assert.equal(await tx((t) => attachRetakenTicket(t, 'T', take('ready', 'K1'), ctx.pollDelay)), 'ready');
       assert.deepEqual([ticket()!.serverState, ticket()!.settleState, task()!.serverTicketId], ['ready', 'none', 'K1']);
     });
 
     it('a ticket we had given up, handed back live for this task: revived and attached', async () => {
-      await seed();
+      await givenTask();
       await tx((t) => {
         retireDeadTicket(t, 'K1', 'not_found');
         t.tasks.clearTicket('T', 'K1');
@@ -394,7 +394,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it("another task's retired ticket: conflict, nothing attached", async () => {
-      await seed({ id: 'OTHER' });
+      await givenTask({ id: 'OTHER' });
       await tx((t) => retireDeadTicket(t, 'K1', 'expired'));
       await ticketless();
       assert.equal(await tx((t) => attachRetakenTicket(t, 'T', take('queued', 'K1'), ctx.pollDelay)), 'conflict');
@@ -402,7 +402,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('our own retired ticket handed back dead: conflict, nothing revived', async () => {
-      await seed();
+      await givenTask();
       await tx((t) => {
         retireDeadTicket(t, 'K1', 'expired');
         t.tasks.clearTicket('T', 'K1');
@@ -433,7 +433,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
   describe('settle outbox bookkeeping', () => {
     it('queueSettlesForTask: ends the open segment with the terminal reason and queues unsettled tickets; pending ones are listed once', async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       await tx((t) => {
         t.tickets.insert({ ticketId: 'K0', taskId: 'T', serverState: 'expired' });
         t.tickets.requestSettle('K0', 'segment_end');
@@ -446,13 +446,13 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it("queueSettlesForTask: a non-terminal reason ends the open segment as 'interrupted'", async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       await tx((t) => queueSettlesForTask(t, 'T', 'abandoned'));
       assert.deepEqual([ticket()!.endReason, ticket()!.settleReason], ['interrupted', 'abandoned']);
     });
 
     it('acknowledgeSettle: the last open ticket of a terminal task settles the task too', async () => {
-      await seed({ status: 'completed' });
+      await givenTask({ status: 'completed' });
       await tx((t) => queueSettlesForTask(t, 'T', 'completed'));
       await tx((t) => acknowledgeSettle(t, { ticketId: 'K1', taskId: 'T' }));
       assert.equal(ticket()!.settleState, 'settled');
@@ -460,7 +460,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('acknowledgeSettle: a terminal task with another ticket still open is not settled yet', async () => {
-      await seed({ status: 'completed' });
+      await givenTask({ status: 'completed' });
       await tx((t) => {
         t.tickets.insert({ ticketId: 'K2', taskId: 'T', serverState: 'queued' });
         queueSettlesForTask(t, 'T', 'completed');
@@ -470,7 +470,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('acknowledgeSettle: a live task (a retaken ticket settled) stays unsettled', async () => {
-      await seed();
+      await givenTask();
       await tx((t) => acknowledgeSettle(t, { ticketId: 'K1', taskId: 'T' }));
       assert.equal(ticket()!.settleState, 'settled');
       assert.equal(task()!.settledAt, null);
@@ -485,32 +485,32 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
   describe('lifecycle transitions', () => {
     it('startSegment: a claimed queued task becomes running with its session, and the segment starts', async () => {
-      await seed();
+      await givenTask();
       await run();
       assert.deepEqual([task()!.status, task()!.sessionId, task()!.startedAt, ticket()!.segmentStartedAt], ['running', 'S1', NOW, NOW]);
     });
 
     it('startSegment: refused for a task that is not claimed (paused or cancelled meanwhile); the segment does not start', async () => {
-      await seed({ status: 'cancelled' });
+      await givenTask({ status: 'cancelled' });
       assert.equal(await tx((t) => startSegment(t, 'T', 'K1', 'S1')), false);
       assert.equal(ticket()!.segmentStartedAt, null);
     });
 
     it('interruptSegment: back to queued with the same session and ticket, the segment ended as interrupted', async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       await tx((t) => interruptSegment(t, 'T', 'K1'));
       assert.deepEqual([task()!.status, task()!.sessionId, task()!.serverTicketId, ticket()!.endReason, ticket()!.settleState], ['queued', 'S1', 'K1', 'interrupted', 'none']);
     });
 
     it('expireSegment: a running task is requeued without its ticket (session and started_at kept); the ticket goes to the outbox', async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       assert.equal(await tx((t) => expireSegment(t, 'T', 'K1')), true);
       assert.deepEqual([task()!.status, task()!.serverTicketId, task()!.sessionId, task()!.startedAt], ['queued', null, 'S1', NOW]);
       assert.deepEqual([ticket()!.endReason, ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason], ['expired', 'expired', 'pending', 'segment_end']);
     });
 
     it('expireSegment: a terminal task is left alone; the ticket still goes to the outbox', async () => {
-      await seed({ status: 'completed' });
+      await givenTask({ status: 'completed' });
       assert.equal(await tx((t) => expireSegment(t, 'T', 'K1')), false);
       assert.equal(task()!.status, 'completed');
       assert.deepEqual([ticket()!.endReason, ticket()!.settleReason], ['expired', 'segment_end']);
@@ -523,30 +523,30 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('expireSegment: a paused task (it cannot be requeued) keeps its state and reports no retake', async () => {
-      await seed({ status: 'paused' });
+      await givenTask({ status: 'paused' });
       assert.equal(await tx((t) => expireSegment(t, 'T', 'K1')), false);
       assert.equal(task()!.status, 'paused');
     });
 
     it('finishTask completed: running -> completed, the tickets into the outbox', async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       assert.deepEqual(await tx((t) => finishTask(t, 'T', 'completed', { filesChanged: 2 })), { applied: true, settles: ['K1'] });
       assert.deepEqual([task()!.status, task()!.filesChanged, ticket()!.endReason], ['completed', 2, 'completed']);
     });
 
     it('finishTask failed: a queued task that cannot run fails with its reason', async () => {
-      await seed();
+      await givenTask();
       assert.deepEqual(await tx((t) => finishTask(t, 'T', 'failed', { failureReason: 'workspace gone' })), { applied: true, settles: ['K1'] });
       assert.deepEqual([task()!.status, task()!.failureReason, ticket()!.settleReason], ['failed', 'workspace gone', 'failed']);
     });
 
     it('finishTask: refused for a task that cannot take the outcome; nothing is queued', async () => {
-      await seed({ status: 'cancelled' });
+      await givenTask({ status: 'cancelled' });
       assert.deepEqual(await tx((t) => finishTask(t, 'T', 'completed', {})), { applied: false, settles: [] });
     });
 
     it('cancelTask: a live task is cancelled and its tickets queued as cancelled', async () => {
-      await seed({ status: 'running' });
+      await givenTask({ status: 'running' });
       const r = await tx((t) => cancelTask(t, 'T'));
       assert.equal(r.kind, 'cancelled');
       assert.deepEqual(r.kind === 'cancelled' && [r.task.status, r.settles], ['cancelled', ['K1']]);
@@ -554,7 +554,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('cancelTask: a terminal task is returned as it is', async () => {
-      await seed({ status: 'completed' });
+      await givenTask({ status: 'completed' });
       const r = await tx((t) => cancelTask(t, 'T'));
       assert.deepEqual(r.kind === 'terminal' && r.task.status, 'completed');
     });
@@ -564,7 +564,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('deleteTask: the row goes, its unsettled tickets stay in the outbox as deleted', async () => {
-      await seed();
+      await givenTask();
       await tx((t) => {
         cancelTask(t, 'T');
         t.tickets.insert({ ticketId: 'K2', taskId: 'T', serverState: 'queued' });
