@@ -177,7 +177,7 @@ export class HostEngine {
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
   recover(): Promise<unknown> {
-    this.recovering ??= recoverInterrupted(this.store, this.runtimeDir)
+    this.recovering ??= recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids))
       .then((report) => {
         if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
       })

@@ -71,7 +71,10 @@ function pidFilesOf(runtimeDir: string, taskId: string): string[] {
   }
 }
 
-export async function recoverInterrupted(store: TaskStore, runtimeDir: string): Promise<RecoveryReport> {
+/** Puts tasks back in the queue, returning those it requeued (the window's TaskLifecycle.requeueInterrupted). */
+export type RequeueInterrupted = (taskIds: readonly string[]) => Promise<string[]>;
+
+export async function recoverInterrupted(store: TaskStore, runtimeDir: string, requeue: RequeueInterrupted): Promise<RecoveryReport> {
   const report: RecoveryReport = { requeued: [], stillRunning: [], killedOrphans: [] };
   const running = store.read((tx) => tx.tasks.list({ status: ['running', 'awaiting'] }));
   const toRequeue: string[] = [];
@@ -122,15 +125,6 @@ export async function recoverInterrupted(store: TaskStore, runtimeDir: string): 
     if (liveUnderHost) report.stillRunning.push(task.id);
     else toRequeue.push(task.id);
   }
-  if (toRequeue.length > 0) {
-    report.requeued = await store.mutate((tx) =>
-      toRequeue.filter((id) => {
-        const task = tx.tasks.get(id);
-        if (!tx.tasks.requeue(id)) return false;
-        if (task?.serverTicketId) tx.tickets.endSegment(task.serverTicketId, 'interrupted');
-        return true;
-      }),
-    );
-  }
+  if (toRequeue.length > 0) report.requeued = await requeue(toRequeue);
   return report;
 }

@@ -52,6 +52,11 @@ export class TaskLifecycle {
     await this.store.mutate((tx) => interruptSegment(tx, taskId, ticketId));
   }
 
+  /** Start-up recovery: tasks a host that is gone left running go back to the queue; returns those requeued. */
+  requeueInterrupted(taskIds: readonly string[]): Promise<string[]> {
+    return this.store.mutate((tx) => taskIds.filter((id) => interruptSegment(tx, id)));
+  }
+
   /**
    * 3102 (or an expired status) ended the segment: requeue (keeping session and started_at),
    * the old ticket into the outbox, and a retake with the same task id. True when requeued.

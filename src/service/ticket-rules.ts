@@ -295,8 +295,14 @@ export function startSegment(tx: StoreTx, taskId: string, ticketId: string, sess
   return true;
 }
 
-/** The host shut down under a running segment: back to queued with the same session and ticket. */
-export function interruptSegment(tx: StoreTx, taskId: string, ticketId: string): void {
-  tx.tasks.requeue(taskId);
-  tx.tickets.endSegment(ticketId, 'interrupted');
+/**
+ * The host shut down under a running segment (or died: start-up recovery): back to queued with the
+ * same session and the same ticket, the segment ended as interrupted. False when the task is no
+ * longer running (cancelled or ended meanwhile: its segment was closed then).
+ */
+export function interruptSegment(tx: StoreTx, taskId: string, ticketId?: string | null): boolean {
+  const ticket = ticketId ?? tx.tasks.get(taskId)?.serverTicketId;
+  if (!tx.tasks.requeue(taskId)) return false;
+  if (ticket) tx.tickets.endSegment(ticket, 'interrupted');
+  return true;
 }

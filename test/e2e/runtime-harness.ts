@@ -112,7 +112,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
   // (3 s here): wait for it, as recovery is the lease holder's job (HostEngine recovers on the
   // leadership change instead).
   for (let i = 0; i < 240 && !service.isLeader; i++) await new Promise((r) => setTimeout(r, 25));
-  const recovery = service.isLeader ? await recoverInterrupted(store, options.runtimeDir) : { requeued: [], stillRunning: [], killedOrphans: [] };
+  const recovery = service.isLeader ? await recoverInterrupted(store, options.runtimeDir, (ids) => lifecycle.requeueInterrupted(ids)) : { requeued: [], stillRunning: [], killedOrphans: [] };
   scheduler.start();
   return {
     store,

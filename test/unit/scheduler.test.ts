@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/core/clock';
 import type { OffPeakTask } from '../../src/core/types';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../src/scheduler/dispatch-backoff';
 import { recoverInterrupted } from '../../src/scheduler/recovery';
+import { TaskLifecycle } from '../../src/service/task-lifecycle';
 import { Scheduler, type DispatchResult } from '../../src/scheduler/scheduler';
 import { WindowDispatcher } from '../../src/scheduler/window-dispatcher';
 import { ManualTimers } from '../../src/service/timers';
@@ -221,7 +222,7 @@ describe('scheduler', () => {
     const before = get('x');
     assert.equal(before.status, 'running');
     clock.advance(5_000);
-    const report = await recoverInterrupted(store, path.join(dir, 'runtime'));
+    const report = await recoverInterrupted(store, path.join(dir, 'runtime'), (ids) => new TaskLifecycle(store).requeueInterrupted(ids));
     assert.deepEqual(report.requeued, ['x']);
     const after = get('x');
     assert.equal(after.status, 'queued');
@@ -255,7 +256,7 @@ describe('start-up recovery of orphaned agents', () => {
     };
     segment('segment-1', orphan.pid!);
     segment('segment-2', stranger.pid!);
-    const report = await recoverInterrupted(store, path.join(dir, 'runtime'));
+    const report = await recoverInterrupted(store, path.join(dir, 'runtime'), (ids) => new TaskLifecycle(store).requeueInterrupted(ids));
     assert.deepEqual(report.killedOrphans, [orphan.pid]);
     assert.deepEqual(report.requeued, ['t1']);
     assert.equal(store.read((tx) => tx.tasks.get('t1'))!.status, 'queued');

@@ -498,8 +498,27 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
     it('interruptSegment: back to queued with the same session and ticket, the segment ended as interrupted', async () => {
       await givenTask({ status: 'running' });
-      await tx((t) => interruptSegment(t, 'T', 'K1'));
+      assert.equal(await tx((t) => interruptSegment(t, 'T', 'K1')), true);
       assert.deepEqual([task()!.status, task()!.sessionId, task()!.serverTicketId, ticket()!.endReason, ticket()!.settleState], ['queued', 'S1', 'K1', 'interrupted', 'none']);
+    });
+
+    it("interruptSegment without a ticket named (start-up recovery): the task's own ticket ends its segment", async () => {
+      await givenTask({ status: 'running' });
+      assert.equal(await tx((t) => interruptSegment(t, 'T')), true);
+      assert.deepEqual([task()!.status, ticket()!.endReason], ['queued', 'interrupted']);
+    });
+
+    it('interruptSegment: a running task without a ticket is requeued, no segment to end', async () => {
+      await givenTask({ status: 'running' });
+      await tx((t) => t.tasks.clearTicket('T'));
+      assert.equal(await tx((t) => interruptSegment(t, 'T')), true);
+      assert.deepEqual([task()!.status, ticket()!.endReason], ['queued', null]);
+    });
+
+    it('interruptSegment: a task that is no longer running is left alone, its segment untouched', async () => {
+      await givenTask({ status: 'completed' });
+      assert.equal(await tx((t) => interruptSegment(t, 'T', 'K1')), false);
+      assert.deepEqual([task()!.status, ticket()!.endReason], ['completed', null]);
     });
 
     it('expireSegment: a running task is requeued without its ticket (session and started_at kept); the ticket goes to the outbox', async () => {
