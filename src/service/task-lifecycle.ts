@@ -18,8 +18,11 @@ export type LifecycleWork =
   /** The task is queued without a ticket: retake for it. */
   | { kind: 'retake'; taskId: string };
 
+/** Runs a change's follow-up work; for a retake it resolves to whether a live ticket was attached. */
+export type LifecycleWorkListener = (work: LifecycleWork) => void | Promise<boolean>;
+
 export class TaskLifecycle {
-  private readonly listeners = new Set<(work: LifecycleWork) => void>();
+  private readonly listeners = new Set<LifecycleWorkListener>();
 
   constructor(
     private readonly store: TaskStore,
@@ -27,7 +30,7 @@ export class TaskLifecycle {
   ) {}
 
   /** Called after each change that left work (outside the transaction); returns the unsubscribe. */
-  onDidQueueWork(listener: (work: LifecycleWork) => void): DisposableLike {
+  onDidQueueWork(listener: LifecycleWorkListener): DisposableLike {
     this.listeners.add(listener);
     return toDisposable(() => this.listeners.delete(listener));
   }
@@ -59,13 +62,15 @@ export class TaskLifecycle {
 
   /**
    * 3102 (or an expired status) ended the segment: requeue (keeping session and started_at),
-   * the old ticket into the outbox, and a retake with the same task id. True when requeued.
+   * the old ticket into the outbox, and a retake with the same task id. Resolves once the retake
+   * was tried, to whether a new ticket was attached (if not, the sync keeps retrying).
    */
   async expireSegment(taskId: string, ticketId: string): Promise<boolean> {
     const requeued = await this.store.mutate((tx) => expireSegment(tx, taskId, ticketId));
     this.emit({ kind: 'settle', ticketIds: [ticketId] });
-    if (requeued) this.emit({ kind: 'retake', taskId });
-    return requeued;
+    if (!requeued) return false;
+    const attached = await Promise.all(this.emit({ kind: 'retake', taskId }).map((p) => p.catch(() => false)));
+    return attached.includes(true);
   }
 
   /** running -> completed, and its tickets into the settle outbox, in one mutation. */
@@ -103,15 +108,18 @@ export class TaskLifecycle {
     return result.applied;
   }
 
-  /** A listener's failure must never break the change that was already written. */
-  private emit(work: LifecycleWork): void {
-    if (work.kind === 'settle' && work.ticketIds.length === 0) return;
+  /** A listener's failure must never break the change that was already written. Returns the listeners' pending work. */
+  private emit(work: LifecycleWork): Promise<boolean>[] {
+    if (work.kind === 'settle' && work.ticketIds.length === 0) return [];
+    const pending: Promise<boolean>[] = [];
     for (const listener of [...this.listeners]) {
       try {
-        listener(work);
+        const result = listener(work);
+        if (result) pending.push(result);
       } catch (e) {
         this.log(`a lifecycle listener failed: ${e instanceof Error ? e.message : String(e)}`);
       }
     }
+    return pending;
   }
 }

@@ -15,9 +15,9 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
 import { newToken } from '../core/ids';
-import type { OffPeakTask, SegmentEndReason, TicketRecord } from '../core/types';
+import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { GatewayClient } from '../gateway-client/client';
-import type { TaskEdit, TaskStore, TerminalDetails } from '../store';
+import type { TaskEdit, TaskStore } from '../store';
 import { AvailabilitySnapshot, type AvailabilityOptions } from './availability';
 import { Leadership, type LeadershipOptions } from './leadership';
 import { Retaker } from './retaker';
@@ -216,37 +216,6 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return this.actions.deleteFromHistory(taskId);
   }
 
-  // ------------------------------------------------------------------ runtime outcomes (task-lifecycle)
-
-  /** The gateway admitted the segment's first model request. */
-  onAdmitted(ticketId: string, at?: number): Promise<void> {
-    return this.lifecycle.markAdmitted(ticketId, at);
-  }
-
-  /** The segment ended for another reason than expiry or a terminal state (e.g. interrupted). */
-  onSegmentEnded(_taskId: string, ticketId: string, reason: SegmentEndReason, error?: string): Promise<void> {
-    return this.lifecycle.endSegment(ticketId, reason, error);
-  }
-
-  /**
-   * 3102 (or an expired status) ended the segment: requeue, settle the old ticket, retake with the
-   * same task id. Resolves to whether a new ticket was attached (if not, the sync keeps retrying).
-   */
-  async onSegmentExpired(taskId: string, ticketId: string): Promise<boolean> {
-    if (!(await this.lifecycle.expireSegment(taskId, ticketId))) return false;
-    return this.retaker.retake(taskId); // joins the retake the lifecycle's work started
-  }
-
-  /** running -> completed, and its tickets into the settle outbox, in one mutation. */
-  completeTask(taskId: string, details: TerminalDetails = {}): Promise<boolean> {
-    return this.lifecycle.complete(taskId, details);
-  }
-
-  /** running (or an undispatchable queued) -> failed, and its tickets into the settle outbox. */
-  failTask(taskId: string, details: TerminalDetails = {}): Promise<boolean> {
-    return this.lifecycle.fail(taskId, details);
-  }
-
   // ------------------------------------------------------------------ loops (sync-loop, settle-outbox)
 
   /** Runs one sync cycle now if this window holds the lease (single-flight). */
@@ -266,13 +235,17 @@ export class TaskService extends EventEmitter<ServiceEvents> {
 
   // ------------------------------------------------------------------ helpers
 
-  private onLifecycleWork(work: LifecycleWork): void {
+  private onLifecycleWork(work: LifecycleWork): Promise<boolean> | undefined {
     if (work.kind === 'settle') {
       this.outbox.settleSoon(work.ticketIds);
-      return;
+      return undefined;
     }
-    const taskId = work.taskId;
-    this.background.track(this.retaker.retake(taskId).then(() => this.sync.plan({ restartLongPoll: true })));
+    const retaken = this.retaker.retake(work.taskId).then((ok) => {
+      this.sync.plan({ restartLongPoll: true });
+      return ok;
+    });
+    this.background.track(retaken);
+    return retaken;
   }
 
   /** A listener's failure must never break a sync cycle or a user action. */

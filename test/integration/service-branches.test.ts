@@ -588,7 +588,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       await world.promote();
       await world.advance(15_000);
       await startRunning(world.windows[0], a.id);
-      assert.equal(await service.completeTask(a.id, { filesChanged: 3 }), true);
+      assert.equal(await service.lifecycle.complete(a.id, { filesChanged: 3 }), true);
       await world.settle();
       const t = service.getTask(a.id)!;
       assert.equal(t.status, 'completed');
@@ -599,7 +599,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.deepEqual(world.settleRequests().map((r) => r.body), [{ reason: 'completed' }]);
       assert.equal((await world.gatewayStates([a.serverTicketId!])).get(a.serverTicketId!), 'settled');
       // a late result cannot overwrite the terminal state
-      assert.equal(await service.failTask(a.id, { failureReason: 'late' }), false);
+      assert.equal(await service.lifecycle.fail(a.id, { failureReason: 'late' }), false);
       assert.equal(service.getTask(a.id)!.status, 'completed');
     });
 
@@ -700,7 +700,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       await world.promote();
       await world.advance(15_000);
       await startRunning(w, ran.id);
-      await w.service.completeTask(ran.id);
+      await w.service.lifecycle.complete(ran.id);
       await world.settle();
       assert.deepEqual(w.service.history().map((h) => [h.taskId, h.status]), [[ran.id, 'succeeded']]);
 

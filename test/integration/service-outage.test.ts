@@ -44,7 +44,7 @@ describe('service: gateway outage for 5 simulated minutes', function () {
       const at = async (offsetMs: number) => world.advance(start + offsetMs - world.clock.now());
 
       await at(30_000);
-      assert.equal(await service.completeTask(tasks[0].id, { filesChanged: 1 }), true);
+      assert.equal(await service.lifecycle.complete(tasks[0].id, { filesChanged: 1 }), true);
       await at(60_000);
       await service.cancel(tasks[1].id); // running
       await at(90_000);
@@ -52,7 +52,7 @@ describe('service: gateway outage for 5 simulated minutes', function () {
       await at(120_000);
       assert.equal(await service.delete(tasks[5].id), true); // queued: cancel, then delete
       await at(150_000);
-      assert.equal(await service.failTask(tasks[2].id, { failureReason: 'tests failed' }), true);
+      assert.equal(await service.lifecycle.fail(tasks[2].id, { failureReason: 'tests failed' }), true);
       await at(180_000);
       assert.equal(await service.delete(tasks[0].id), true); // completed: straight delete
       await at(200_000);

@@ -1,5 +1,5 @@
-// The hooks the runtime (scheduler + segment runner) calls, against the real gateway: segment
-// start / first admission / 3102 expiry -> requeue + retake with the same task id / terminal settle.
+// The lifecycle changes the runtime makes (through the window's TaskLifecycle), against the real gateway:
+// first admission / 3102 expiry -> requeue + retake with the same task id / terminal settle.
 import assert from 'node:assert/strict';
 import { World, taskInput, startRunning } from './service-harness';
 
@@ -12,7 +12,7 @@ describe('service: runtime hooks', function () {
     await world?.close();
   });
 
-  it('3h ticket change: onSegmentExpired requeues (same session, started_at kept), settles the old ticket and retakes with the same task id', async () => {
+  it('3h ticket change: lifecycle.expireSegment requeues (same session, started_at kept), settles the old ticket and retakes with the same task id', async () => {
     world = await World.start({ gateway: { activeWindowMs: 60_000 } });
     const w = await world.openWindow();
     const { service, store } = w;
@@ -22,11 +22,11 @@ describe('service: runtime hooks', function () {
     const ticket1 = await startRunning(w, t.id);
     const started = service.getTask(t.id)!.startedAt;
     await (await world.gateway.authority.admit(USER, ticket1)).release();
-    await service.onAdmitted(ticket1);
+    await service.lifecycle.markAdmitted(ticket1);
     assert.ok(store.read((tx) => tx.tickets.get(ticket1))!.activeAt, 'first admission recorded');
     await world.advance(61_000); // the active window ends; the agent's next model call would get 3102
     world.proxy.resetLog();
-    assert.equal(await service.onSegmentExpired(t.id, ticket1), true);
+    assert.equal(await service.lifecycle.expireSegment(t.id, ticket1), true);
     await world.settle();
 
     const after = service.getTask(t.id)!;
@@ -50,7 +50,7 @@ describe('service: runtime hooks', function () {
     await world.promote();
     await world.advance(15_000);
     await startRunning(w, t.id);
-    await service.completeTask(t.id);
+    await service.lifecycle.complete(t.id);
     await world.settle();
     assert.equal(service.history().length, 1);
     assert.equal(service.history()[0].status, 'succeeded');
@@ -65,7 +65,7 @@ describe('service: runtime hooks', function () {
     await world.advance(15_000);
     const ticket1 = await startRunning(w, t.id);
     await world.proxy.goDown();
-    assert.equal(await w.service.onSegmentExpired(t.id, ticket1), false);
+    assert.equal(await w.service.lifecycle.expireSegment(t.id, ticket1), false);
     assert.equal(w.service.getTask(t.id)!.serverTicketId, null);
     assert.match(w.service.getTask(t.id)!.lastError ?? '', /retake failed/);
     await world.advance(60_000);
