@@ -182,6 +182,11 @@ export class SegmentRun {
     return !this.exited;
   }
 
+  /** The agent session this segment works in (its files outlive the process). */
+  get sessionId(): string {
+    return this.options.spec.sessionId;
+  }
+
   /** Shows the output so far, then everything that follows; returns a detach function. */
   attach(view: TerminalView): () => void {
     if (this.replay) view.write(this.replay);

@@ -16,6 +16,7 @@ import { Scheduler } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
+import { RemoteCancelWatcher } from './remote-cancel-watcher';
 import { pruneTaskLeftovers } from './task-leftovers';
 import { changeConcerns, TaskStore, type StoreNotice } from '../store';
 
@@ -74,6 +75,7 @@ export class HostEngine {
     readonly scheduler: Scheduler,
     readonly windows: WindowRegistry,
     private readonly keepAwake: KeepAwake,
+    private readonly remoteCancels: RemoteCancelWatcher,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
   ) {}
@@ -132,9 +134,12 @@ export class HostEngine {
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
     dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
+    const leftovers = { runtimeDir, referenceSessionsDir };
+    // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
+    const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, remoteCancels, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
-    service.on('deleted', (task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
+    service.on('deleted', (task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });
@@ -143,6 +148,7 @@ export class HostEngine {
       // previous holder left running before it schedules anything.
       if (service.isLeader) void engine.recover().then(() => scheduler.wake());
     });
+    remoteCancels.start();
     await service.start();
     await windows.start();
     if (service.isLeader) await engine.recover();
@@ -190,8 +196,10 @@ export class HostEngine {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.remoteCancels.dispose();
     await this.scheduler.stop();
     await this.windows.stop();
+    await this.remoteCancels.idle();
     await this.runtime.shutdown();
     await this.scheduler.idle();
     await this.service.stop();
