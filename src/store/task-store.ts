@@ -26,6 +26,7 @@ import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readG
 import { DispatchRepo } from './dispatch-repo';
 import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
 import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
+import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
 import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { SqlDb } from './sql';
@@ -78,6 +79,7 @@ export interface StoreTx {
   readonly windows: WindowRepo;
   readonly dispatch: DispatchRepo;
   readonly runtime: RuntimeRepo;
+  readonly outcomes: OutcomeRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -88,6 +90,7 @@ export interface StoreReadTx {
   readonly windows: Pick<WindowRepo, 'get' | 'list' | 'handOffAnswer' | 'pendingHandOffs'>;
   readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
   readonly runtime: Pick<RuntimeRepo, 'get'>;
+  readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
 }
 
 export interface StoreChange {
@@ -358,6 +361,7 @@ export class TaskStore {
       windows: new WindowRepo(this.db, now),
       dispatch: new DispatchRepo(this.db, now),
       runtime: new RuntimeRepo(this.db, now),
+      outcomes: new OutcomeRepo(this.db, now),
     };
   }
 
