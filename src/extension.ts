@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
 import { newToken } from './core/ids';
+import { shortTaskTitle } from './core/task-title';
 import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
 import type { PanelClientConfigs } from './panel/service-backend';
@@ -139,11 +140,11 @@ class OffPeakExtension implements vscode.Disposable {
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         onRuntimeEvent: (event) => {
+          if (event.type !== 'segment-started') return;
           const task = this.engine?.service.getTask(event.taskId);
-          const title = task?.title || task?.prompt.slice(0, 40) || event.taskId;
-          if (event.type === 'segment-started') this.terminals.attach(event.taskId, title);
-          this.notifier.runtimeEvent(event, title);
+          this.terminals.attach(event.taskId, shortTaskTitle(task, event.taskId));
         },
+        onNotice: (notice) => this.notifier.show(notice),
         onStoreNotice: (notice) => {
           this.output.warn(notice.message);
           if (notice.kind === 'corrupt-moved-aside') this.storeNotice = notice.message;

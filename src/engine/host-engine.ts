@@ -10,6 +10,7 @@ import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type Pendi
 import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
+import type { OffPeakTask } from '../core/types';
 import { GatewayClient } from '../gateway-client/client';
 import { recoverInterrupted } from '../scheduler/recovery';
 import { Scheduler } from '../scheduler/scheduler';
@@ -17,6 +18,7 @@ import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
 import { RemoteCancelWatcher } from './remote-cancel-watcher';
+import { TaskNotices, type TaskNotice } from './task-notices';
 import { pruneTaskLeftovers } from './task-leftovers';
 import { changeConcerns, TaskStore, type StoreNotice } from '../store';
 
@@ -48,6 +50,10 @@ export interface HostEngineOptions {
   sync?: Partial<SyncConfig>;
   lease?: { ttlMs?: number; tickMs?: number };
   onRuntimeEvent?: (event: RuntimeEvent) => void;
+  /** A task completed, failed or needs input, decided once across all windows (see TaskNotices). */
+  onNotice?: (notice: TaskNotice) => void;
+  /** How long the lease holder leaves an unclaimed result to the window that ran it. */
+  noticeGraceMs?: number;
   onStoreNotice?: (notice: StoreNotice) => void;
   log?: (line: string) => void;
 }
@@ -76,6 +82,7 @@ export class HostEngine {
     readonly windows: WindowRegistry,
     private readonly keepAwake: KeepAwake,
     private readonly remoteCancels: RemoteCancelWatcher,
+    readonly notices: TaskNotices,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
   ) {}
@@ -113,6 +120,15 @@ export class HostEngine {
       lease: options.lease,
       log,
     });
+    const notices = new TaskNotices({
+      store,
+      windowId,
+      isLeader: () => service.isLeader,
+      clock,
+      leaderGraceMs: options.noticeGraceMs,
+      onNotice: (notice) => options.onNotice?.(notice),
+      log,
+    });
     const runtime = new TaskRuntime({
       store,
       service,
@@ -125,30 +141,41 @@ export class HostEngine {
       clock,
       keepAwake,
       askTimeoutMs: () => askTimeoutMs,
-      onEvent: options.onRuntimeEvent,
+      onEvent: (event) => {
+        options.onRuntimeEvent?.(event);
+        notices.runtimeEvent(event);
+      },
       log,
     });
     late.runtime = runtime;
+    // Whatever this window's runtime is given to run, its result is this window's to notify.
+    const runHere = (task: OffPeakTask) => {
+      notices.noteRunHere(task.id);
+      return runtime.runTask(task);
+    };
     // Other windows (processes) learn of tasks for their workspaces through the shared DB.
-    const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: (task) => runtime.runTask(task), log });
+    const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: runHere, log });
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
-    dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
+    dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: runHere });
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
     const leftovers = { runtimeDir, referenceSessionsDir };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, remoteCancels, runtimeDir, log);
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, remoteCancels, notices, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
     service.on('deleted', (task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });
     service.leadership.on('change', () => {
+      // A new lease holder notifies the results nobody claimed (their window is gone).
+      notices.scan();
       // A window that becomes the leader (first start, or the old leader died) recovers what the
       // previous holder left running before it schedules anything.
       if (service.isLeader) void engine.recover().then(() => scheduler.wake());
     });
     remoteCancels.start();
+    notices.start();
     await service.start();
     await windows.start();
     if (service.isLeader) await engine.recover();
@@ -197,11 +224,13 @@ export class HostEngine {
     if (this.disposed) return;
     this.disposed = true;
     this.remoteCancels.dispose();
+    this.notices.dispose();
     await this.scheduler.stop();
     await this.windows.stop();
     await this.remoteCancels.idle();
     await this.runtime.shutdown();
     await this.scheduler.idle();
+    await this.notices.idle();
     await this.service.stop();
     this.keepAwake.dispose();
     await this.store.close();

@@ -5,55 +5,26 @@
 // has the task's workspace, so the agent runs in B; the user acts in A.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
-import { HostEngine } from '../../src/engine/host-engine';
-import { resolveGatewayConfig } from '../../src/gateway/config';
-import { launchGateway, type LaunchedGateway } from '../../src/gateway/launch';
-import { silentLogger } from '../../src/gateway/logger';
 import { GatewayClient } from '../../src/gateway-client/client';
-import { tsNodeArgv } from '../integration/runtime-helpers';
 import { makeGitWorkspace, processAlive } from './gateway-fixture';
 import { waitFor } from './runtime-harness';
+import { startDemoWorld, startWindow, type DemoWorld } from './two-windows';
 
 type Started = Extract<RuntimeEvent, { type: 'segment-started' }>;
 
 describe('cross-window cancel and delete (two host engines on one globalStorage)', function () {
   this.timeout(120_000);
-  let root: string;
-  let launched: LaunchedGateway;
-  let apiKey: string;
-  const engines: HostEngine[] = [];
-
-  function startWindow(windowId: string, workspaces: string[], events: RuntimeEvent[]): Promise<HostEngine> {
-    return HostEngine.start({
-      storageDir: path.join(root, 'globalStorage'),
-      gatewayUrl: launched.gateway.url,
-      apiKey: async () => apiKey,
-      clock: systemClock,
-      windowId,
-      workspaceKeys: () => workspaces,
-      agent: () => 'reference',
-      referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
-      claudeCommand: () => 'claude',
-      keepAwake: () => false,
-      sync: { longPollMs: 2_000, fallbackPollMs: 300, coalesceMs: 300 },
-      onRuntimeEvent: (e) => events.push(e),
-    });
-  }
+  let world: DemoWorld;
 
   /** Window A (lease holder, no folder) and window B (the workspace), and a task running in B. */
   async function taskRunningInB(title: string) {
-    const eventsA: RuntimeEvent[] = [];
-    const eventsB: RuntimeEvent[] = [];
-    const a = await startWindow('window-a', [], eventsA);
-    engines.push(a);
+    const { engine: a, events: eventsA } = await startWindow(world, 'window-a', []);
     assert.equal(a.service.isLeader, true);
-    const ws = makeGitWorkspace(root, `ws-${title}`);
-    const b = await startWindow('window-b', [ws], eventsB);
-    engines.push(b);
+    const ws = makeGitWorkspace(world.root, `ws-${title}`);
+    const { engine: b, events: eventsB } = await startWindow(world, 'window-b', [ws]);
     await a.service.availability.refresh();
     const task = await a.service.create({ title, prompt: 'Review this workspace and create notes.md.', permissionMode: 'bypassPermissions', workspacePath: ws });
     const started = await waitFor(() => eventsB.find((e): e is Started => e.type === 'segment-started' && e.taskId === task.id), 'the agent to start in window B', 60_000);
@@ -65,23 +36,14 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
   }
 
   async function ticketStateOnGateway(ticketId: string): Promise<string> {
-    const client = new GatewayClient({ baseUrl: launched.gateway.url, apiKey: async () => apiKey, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: world.gateway.gateway.url, apiKey: async () => world.apiKey, clock: systemClock });
     return (await client.status([ticketId])).tickets[0].state;
   }
 
-  beforeEach(async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-xwin-cancel-'));
-    // The working DEMO model, paced so the agent keeps calling tools for many seconds; no queue or
-    // admission hold and a long segment, so only the user's action ends this run.
-    const config = resolveGatewayConfig({ demo: true, port: 0, logLevel: 'silent', queueHoldMs: 0, admissionHoldMs: 0, activeWindowMs: 120_000, demoStepMs: 1_000, promoteIntervalMs: 100 });
-    apiKey = config.demoKey;
-    launched = await launchGateway(config, { clock: systemClock, log: silentLogger });
-  });
-  afterEach(async () => {
-    for (const e of engines.splice(0)) await e.dispose();
-    await launched.close(0);
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  // The DEMO model paced so the agent keeps calling tools for many seconds, and a long segment,
+  // so only the user's action ends this run.
+  beforeEach(async () => (world = await startDemoWorld({ activeWindowMs: 120_000, demoStepMs: 1_000 })));
+  afterEach(async () => world.close());
 
   it('Cancel in window A stops the agent running in window B: process gone, task cancelled, ticket settled, one History row', async () => {
     const { a, b, task, started, eventsB } = await taskRunningInB('cancel');
@@ -119,7 +81,7 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
     assert.equal(await ticketStateOnGateway(started.ticketId), 'settled', 'the gateway released the ticket');
     assert.equal(a.service.history().filter((h) => h.taskId === task.id).length, 0, 'no History row');
     // The agent wrote its session after window A removed it; window B removes it again once the agent stopped.
-    const storage = path.join(root, 'globalStorage');
+    const storage = world.storageDir;
     await waitFor(() => !fs.existsSync(path.join(storage, 'reference-agent-sessions', `${started.sessionId}.jsonl`)) || undefined, 'the session file to be removed', 10_000);
     assert.equal(fs.existsSync(path.join(storage, 'runtime', 'tasks', task.id)), false, 'no segment directory left');
   });
