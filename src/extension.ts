@@ -50,6 +50,8 @@ class OffPeakExtension implements vscode.Disposable {
   private storeNotice: string | undefined;
   private allowedModels: string[] = [];
   private clientConfigs: PanelClientConfigs | undefined;
+  /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
+  private unseenResults = 0;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   private readonly apiKey: ApiKeyStore;
@@ -109,6 +111,7 @@ class OffPeakExtension implements vscode.Disposable {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { TasksPanel } = require('./vscode/panel') as typeof import('./vscode/panel');
       this.panelInstance = new TasksPanel(this.context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
+      this.panelInstance.setUnseenResults(this.unseenResults);
     }
     return this.panelInstance;
   }
@@ -168,9 +171,14 @@ class OffPeakExtension implements vscode.Disposable {
         },
         notice: () => this.storeNotice,
       }, engine);
-      const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
+      const refreshStatus = () => {
+        this.unseenResults = engine.store.read((tx) => tx.outcomes.unseen()).length;
+        this.statusBar.update(engine.service.listTasks(), this.unseenResults);
+        this.panelInstance?.setUnseenResults(this.unseenResults);
+      };
       const sub = engine.store.onDidChange((change) => {
-        if (change.topics.has('tasks')) refreshStatus(); // not a renewal, a window, a backoff
+        // not a renewal, a window, a backoff; a result shown in another window's panel counts
+        if (change.topics.has('tasks') || change.topics.has('outcomes')) refreshStatus();
       });
       this.context.subscriptions.push({ dispose: () => sub.dispose() });
       refreshStatus();

@@ -197,6 +197,10 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return { outcome: asks.answerAsk(taskId, askId, decision) };
     },
     pendingAsks: () => asks.pendingAsks(),
+    unseenTaskIds: () => new Set(store.read((tx) => tx.outcomes.unseen())),
+    async markSeen({ taskIds }) {
+      return { marked: await store.mutate((tx) => tx.outcomes.markSeen(taskIds)) };
+    },
     async setApiKey() {
       await host.setApiKey();
       return {};
@@ -206,7 +210,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const fire = () => listener();
       // Only what the panel shows: a window registering or a backoff record pushes nothing.
       const storeSub = store.onDidChange((change) => {
-        if (changeConcerns(change, 'tasks', 'tickets')) listener();
+        if (changeConcerns(change, 'tasks', 'tickets', 'outcomes')) listener();
       });
       service.availability.on('change', fire);
       service.on('synced', fire);
