@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
+import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
 import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
@@ -81,6 +82,7 @@ export class HostEngine {
     readonly scheduler: Scheduler,
     readonly windows: WindowRegistry,
     private readonly keepAwake: KeepAwake,
+    readonly proxyListener: LoopbackProxyServer,
     private readonly remoteCancels: RemoteCancelWatcher,
     readonly notices: TaskNotices,
     private readonly runtimeDir: string,
@@ -107,6 +109,8 @@ export class HostEngine {
     };
     adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { permissionRelay: options.permissionRelay, askTimeoutMs });
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
+    // One local port for all of this window's segments: a remote window offers each new port for forwarding.
+    const proxyListener = new LoopbackProxyServer();
     // The runtime and the service refer to each other (cancel stops the agent; the agent's outcome
     // goes through the service), so the service reaches the runtime through this late binding.
     const late: { runtime?: TaskRuntime } = {};
@@ -140,6 +144,7 @@ export class HostEngine {
       runtimeDir,
       clock,
       keepAwake,
+      proxyListener,
       askTimeoutMs: () => askTimeoutMs,
       onEvent: (event) => {
         options.onRuntimeEvent?.(event);
@@ -161,7 +166,7 @@ export class HostEngine {
     const leftovers = { runtimeDir, referenceSessionsDir };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, remoteCancels, notices, runtimeDir, log);
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
     service.on('deleted', (task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
@@ -229,6 +234,7 @@ export class HostEngine {
     await this.windows.stop();
     await this.remoteCancels.idle();
     await this.runtime.shutdown();
+    await this.proxyListener.close();
     await this.scheduler.idle();
     await this.notices.idle();
     await this.service.stop();
