@@ -1,6 +1,6 @@
 // Two "windows" on one globalStorage dir (two HostEngines with their own store instances, as two
-// VS Code windows are) in front of the real gateway in demo mode, whose DEMO model drives the
-// real reference agent's tools (paced by the test).
+// VS Code windows are) in front of a real gateway: here the gateway in demo mode, whose DEMO model
+// drives the real reference agent's tools (paced by the test).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,12 +13,17 @@ import { launchGateway, type LaunchedGateway } from '../../src/gateway/launch';
 import { silentLogger } from '../../src/gateway/logger';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
-export interface DemoWorld {
-  root: string;
+/** Where the windows meet: one globalStorage dir and one gateway; `engines` are closed by the test. */
+export interface SharedStorage {
   storageDir: string;
-  gateway: LaunchedGateway;
+  gatewayUrl: string;
   apiKey: string;
   engines: HostEngine[];
+}
+
+export interface DemoWorld extends SharedStorage {
+  root: string;
+  gateway: LaunchedGateway;
   close(): Promise<void>;
 }
 
@@ -32,6 +37,7 @@ export async function startDemoWorld(pacing: Partial<GatewayConfig>): Promise<De
     root,
     storageDir: path.join(root, 'globalStorage'),
     gateway,
+    gatewayUrl: gateway.gateway.url,
     apiKey: config.demoKey,
     engines,
     async close() {
@@ -49,7 +55,7 @@ export interface WindowRecorder {
 
 /** Starts one window; what it reports is recorded. */
 export async function startWindow(
-  world: DemoWorld,
+  world: SharedStorage,
   windowId: string,
   workspaces: string[],
   over: Partial<HostEngineOptions> = {},
@@ -57,7 +63,7 @@ export async function startWindow(
   const recorder: WindowRecorder = { events: [], notices: [] };
   const engine = await HostEngine.start({
     storageDir: world.storageDir,
-    gatewayUrl: world.gateway.gateway.url,
+    gatewayUrl: world.gatewayUrl,
     apiKey: async () => world.apiKey,
     clock: systemClock,
     windowId,
