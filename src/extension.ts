@@ -70,7 +70,7 @@ class OffPeakExtension implements vscode.Disposable {
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
-      answerAsk: (taskId, askId, decision) => this.engine?.answerAsk(taskId, askId, decision) === 'accepted',
+      answerAsk: async (taskId, askId, decision) => (await this.engine?.answerAsk(taskId, askId, decision)) === 'accepted',
     });
     this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
 

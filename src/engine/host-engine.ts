@@ -19,6 +19,7 @@ import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
 import { RemoteCancelWatcher } from './remote-cancel-watcher';
+import { SharedAsks } from './shared-asks';
 import { TaskNotices, type TaskNotice } from './task-notices';
 import { pruneTaskLeftovers } from './task-leftovers';
 import { changeConcerns, TaskStore, type StoreNotice } from '../store';
@@ -85,6 +86,7 @@ export class HostEngine {
     readonly proxyListener: LoopbackProxyServer,
     private readonly remoteCancels: RemoteCancelWatcher,
     readonly notices: TaskNotices,
+    private readonly asks: SharedAsks,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
   ) {}
@@ -153,6 +155,8 @@ export class HostEngine {
       log,
     });
     late.runtime = runtime;
+    // Questions asked here show, and can be answered, in every window's panel.
+    const asks = new SharedAsks({ store, windowId, runtime, log });
     // Whatever this window's runtime is given to run, its result is this window's to notify.
     const runHere = (task: OffPeakTask) => {
       notices.noteRunHere(task.id);
@@ -166,7 +170,7 @@ export class HostEngine {
     const leftovers = { runtimeDir, referenceSessionsDir };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, runtimeDir, log);
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
     service.on('deleted', (task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
@@ -181,6 +185,7 @@ export class HostEngine {
     });
     remoteCancels.start();
     notices.start();
+    asks.start();
     await service.start();
     await windows.start();
     if (service.isLeader) await engine.recover();
@@ -198,19 +203,22 @@ export class HostEngine {
     };
   }
 
-  /** The open permission questions of the agents this window runs (oldest first). */
+  /** The open permission questions of every window's agents (oldest first). */
   pendingAsks(taskId?: string): PendingAsk[] {
-    return this.runtime.pendingAsks(taskId);
+    return this.asks.pending(taskId);
   }
 
-  /** Answers a permission question (the first answer wins: host, terminal or deadline). */
-  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult {
-    return this.runtime.answerAsk(taskId, askId, decision);
+  /**
+   * Answers a permission question (the first answer wins: host, terminal or deadline); one asked
+   * in another window gets the answer through the shared DB.
+   */
+  answerAsk(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
+    return this.asks.answer(taskId, askId, decision);
   }
 
-  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
+  /** Fires when a permission question is asked or answered in any window; returns the unsubscribe. */
   onAsksChange(listener: () => void): () => void {
-    return this.runtime.onAsksChange(listener);
+    return this.asks.onChange(listener);
   }
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
@@ -234,6 +242,7 @@ export class HostEngine {
     await this.windows.stop();
     await this.remoteCancels.idle();
     await this.runtime.shutdown();
+    await this.asks.stop();
     await this.proxyListener.close();
     await this.scheduler.idle();
     await this.notices.idle();

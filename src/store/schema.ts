@@ -9,7 +9,9 @@
  *     moves to its own file beside the DB, so off_peak_leases is dropped.
  * v4: `off_peak_task_outcomes`, one row per finished task: which window claimed its notification
  *     (so exactly one window notifies) and when the panel showed it (the unseen badge). Results
- *     that finished before the upgrade count as notified and seen.
+ *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
+ *     permission questions agents wait on, published by the window that runs them so every
+ *     window's panel shows them, with an answer another window may leave for it.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -25,10 +27,11 @@ export const DISPATCH_TABLE = 'off_peak_dispatch_backoff';
 export const RUNTIME_TABLE = 'off_peak_task_runtime';
 export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
+export const ASKS_TABLE = 'off_peak_pending_asks';
 export const LATEST_SCHEMA_VERSION = 4;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
-export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes';
+export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   tasks: [TASKS_TABLE],
   tickets: [TICKETS_TABLE],
@@ -36,6 +39,7 @@ export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
   runtime: [RUNTIME_TABLE],
   outcomes: [OUTCOMES_TABLE],
+  asks: [ASKS_TABLE],
 };
 export const STORE_TOPICS = Object.keys(TOPIC_TABLES) as StoreTopic[];
 
@@ -219,6 +223,19 @@ CREATE TABLE IF NOT EXISTS ${OUTCOMES_TABLE} (
 -- A deleted task takes its outcome row along (the repositories of tasks need not know it).
 CREATE TRIGGER IF NOT EXISTS ${OUTCOMES_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
   BEGIN DELETE FROM ${OUTCOMES_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+CREATE TABLE IF NOT EXISTS ${ASKS_TABLE} (
+  ask_id      TEXT PRIMARY KEY,
+  task_id     TEXT NOT NULL,
+  window_id   TEXT NOT NULL,
+  tool        TEXT NOT NULL,
+  summary     TEXT NOT NULL,
+  asked_at    INTEGER NOT NULL,
+  deadline_at INTEGER NOT NULL,
+  answer      TEXT,
+  answered_at INTEGER
+);
+CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
+  BEGIN DELETE FROM ${ASKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
@@ -276,7 +293,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   },
   {
     version: 4,
-    description: 'task outcomes: notification claimed once across windows, seen by the panel',
+    description: 'task outcomes (notification claimed once across windows, seen by the panel); pending asks shared by all windows',
     up: (db, now) => {
       db.exec(SCHEMA_V4_SQL);
       db.exec(changeTriggersSql(db));

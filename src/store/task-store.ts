@@ -26,6 +26,7 @@ import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readG
 import { DispatchRepo } from './dispatch-repo';
 import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
 import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
+import { AskRepo } from './ask-repo';
 import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
 import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
@@ -80,6 +81,7 @@ export interface StoreTx {
   readonly dispatch: DispatchRepo;
   readonly runtime: RuntimeRepo;
   readonly outcomes: OutcomeRepo;
+  readonly asks: AskRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -91,6 +93,7 @@ export interface StoreReadTx {
   readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
   readonly runtime: Pick<RuntimeRepo, 'get'>;
   readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
+  readonly asks: Pick<AskRepo, 'list'>;
 }
 
 export interface StoreChange {
@@ -362,6 +365,7 @@ export class TaskStore {
       dispatch: new DispatchRepo(this.db, now),
       runtime: new RuntimeRepo(this.db, now),
       outcomes: new OutcomeRepo(this.db, now),
+      asks: new AskRepo(this.db, now),
     };
   }
 

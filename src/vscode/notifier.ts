@@ -9,7 +9,7 @@ export interface NotifierActions {
   showPanel(): void;
   showTerminal(taskId: string, title: string): void;
   /** Answers the agent's question from the notification; false when it was already answered (or is gone). */
-  answerAsk(taskId: string, askId: string, decision: 'allow' | 'deny'): boolean;
+  answerAsk(taskId: string, askId: string, decision: 'allow' | 'deny'): Promise<boolean>;
 }
 
 export class Notifier {
@@ -24,11 +24,11 @@ export class Notifier {
         const { ask } = notice;
         void vscode.window
           .showWarningMessage(`Off-Peak task "${title}" asks: allow ${plainNotificationText(ask.summary)}?`, 'Allow', 'Deny', 'Show Terminal')
-          .then((choice) => {
+          .then(async (choice) => {
             if (choice === 'Show Terminal') return this.actions.showTerminal(notice.taskId, rawTitle);
             if (!choice) return;
             // The first answer wins: the terminal, the panel or the deadline may have answered already.
-            if (!this.actions.answerAsk(notice.taskId, ask.id, choice === 'Allow' ? 'allow' : 'deny')) {
+            if (!(await this.actions.answerAsk(notice.taskId, ask.id, choice === 'Allow' ? 'allow' : 'deny'))) {
               void vscode.window.showInformationMessage(`Off-Peak task "${title}": that question was already answered.`);
             }
           });
