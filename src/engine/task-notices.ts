@@ -5,7 +5,8 @@
 //     across windows). The window that ran the task claims it at once, as it wrote the result;
 //     that covers failures before the agent started (workspace gone, agent binary missing), which
 //     that window writes too. The lease holder claims what is still unclaimed after a grace
-//     period (the running window crashed or closed first), so no result goes unnotified;
+//     period (the running window crashed or closed first), so no result goes unnotified while a
+//     window is open; what finished while none was open keeps its "New" mark instead;
 //   - a permission question lives only in the memory of the window whose agent asks, so that
 //     window alone can notify it, once.
 // vscode-free: the VS Code notifier (src/vscode/notifier.ts) shows what this decides.
@@ -53,8 +54,11 @@ export class TaskNotices {
   private scanning: Promise<void> | undefined;
   private scanAgain = false;
   private disposed = false;
+  /** When this window started: results that ended earlier are not the lease holder's to notify. */
+  private readonly startedAt: number;
 
   constructor(private readonly options: TaskNoticesOptions) {
+    this.startedAt = options.clock.now();
     this.timers = options.timers ?? createSystemTimers();
     this.graceMs = options.leaderGraceMs ?? DEFAULT_LEADER_GRACE_MS;
     this.log = options.log ?? (() => {});
@@ -113,20 +117,25 @@ export class TaskNotices {
     const unclaimed = store.read((tx) => tx.outcomes.unnotified());
     const now = clock.now();
     let nextDue: number | undefined;
+    const claimNow: UnnotifiedOutcome[] = [];
     for (const outcome of unclaimed) {
-      if (this.disposed) return;
-      const mine = this.ranHere.has(outcome.taskId);
-      if (!mine) {
-        if (!this.options.isLeader()) continue;
-        const due = (outcome.endedAt ?? now) + this.graceMs;
-        if (due > now) {
-          nextDue = nextDue === undefined ? due : Math.min(nextDue, due);
-          continue;
-        }
+      if (this.ranHere.has(outcome.taskId)) {
+        claimNow.push(outcome);
+        continue;
       }
-      const won = await store.mutate((tx) => tx.outcomes.claimNotice(outcome.taskId, this.options.windowId));
-      this.ranHere.delete(outcome.taskId);
-      if (won) this.emit(noticeOf(outcome));
+      // The lease holder stands in only for a window that went away while this one was open: a
+      // result that ended before this window started waits for the user with its "New" mark
+      // (a window opened after a week away does not replay a week of toasts).
+      if (!this.options.isLeader() || (outcome.endedAt ?? 0) < this.startedAt) continue;
+      const due = (outcome.endedAt ?? now) + this.graceMs;
+      if (due <= now) claimNow.push(outcome);
+      else nextDue = nextDue === undefined ? due : Math.min(nextDue, due);
+    }
+    if (claimNow.length > 0 && !this.disposed) {
+      // One transaction for all of them: each claim still has exactly one winner across windows.
+      const won = await store.mutate((tx) => claimNow.filter((o) => tx.outcomes.claimNotice(o.taskId, this.options.windowId)));
+      for (const o of claimNow) this.ranHere.delete(o.taskId);
+      for (const o of won) this.emit(noticeOf(o));
     }
     this.timers.clearTimeout(this.graceTimer);
     this.graceTimer = undefined;

@@ -82,6 +82,23 @@ describe('notified once across windows (two host engines on one globalStorage)',
     assert.deepEqual(ofTask(b.notices, 'orphan-result'), [], 'a window that neither ran it nor holds the lease stays quiet');
   });
 
+  it('a result that finished while no window was open is not notified when windows open; it keeps its unseen mark', async () => {
+    const before = await TaskStore.open({ directory: world.storageDir, clock: systemClock, watch: false });
+    await before.mutate((tx) => {
+      tx.tasks.insert({ id: 'while-away', title: 'away', prompt: 'p', permissionMode: 'plan', workspacePath: world.root, serverTicketId: 'tk-away', schedulable: true });
+      tx.tasks.claim('while-away', {});
+      tx.tasks.markRunning('while-away', { sessionId: 's' });
+      tx.tasks.complete('while-away', {});
+    });
+    await before.close();
+    const a = await startWindow(world, 'window-a', [], { noticeGraceMs: GRACE_MS });
+    const b = await startWindow(world, 'window-b', [], { noticeGraceMs: GRACE_MS });
+    assert.equal(a.engine.service.isLeader, true);
+    await graceOver(a, b);
+    assert.deepEqual([...a.notices, ...b.notices], [], 'no toast for it in any window');
+    assert.deepEqual(a.engine.store.read((tx) => [tx.outcomes.notifiedBy('while-away'), tx.outcomes.unseen()]), [null, ['while-away']]);
+  });
+
   it('a permission question is notified once, in the window whose agent asks', async () => {
     const a = await startWindow(world, 'window-a', [], { noticeGraceMs: GRACE_MS });
     const ws = makeGitWorkspace(world.root, 'ws-ask');
