@@ -54,7 +54,7 @@ function useTickingNow(state: PanelState | undefined): number {
   return now;
 }
 
-/** Whether the panel is on screen (VS Code hides a webview whose tab is in the background). */
+/** Whether the page is on screen (the browser tab of code-server, or the window, may be hidden). */
 function usePageVisible(): boolean {
   const [visible, setVisible] = useState(() => document.visibilityState === 'visible');
   useEffect(() => {
@@ -70,8 +70,8 @@ function usePageVisible(): boolean {
  * count and the marks go in every window), and keep their "New" mark here until the panel is
  * hidden, so the user still sees which ones are new.
  */
-function useNewMarks(onScreenUnseen: readonly string[], channel: HostChannel): ReadonlySet<string> {
-  const visible = usePageVisible();
+function useNewMarks(onScreenUnseen: readonly string[], channel: HostChannel, shownByVsCode: boolean): ReadonlySet<string> {
+  const visible = usePageVisible() && shownByVsCode;
   const [held, setHeld] = useState<ReadonlySet<string>>(() => new Set());
   const key = onScreenUnseen.join('\n');
   useEffect(() => {
@@ -126,7 +126,7 @@ export function App({ channel, state, focusTick, error, onError }: {
 
   const groups = groupCards(state?.tasks ?? []);
   const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
-  const held = useNewMarks(onScreenUnseen, channel);
+  const held = useNewMarks(onScreenUnseen, channel, state?.visible ?? true);
 
   if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
   const a = state.availability;

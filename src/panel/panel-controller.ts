@@ -21,6 +21,8 @@ import { toTaskCard } from './task-card';
 export interface WebviewPort {
   postMessage(message: HostToWebview): unknown;
   onDidReceiveMessage(listener: (message: unknown) => void): DisposableLike;
+  /** Whether VS Code shows the webview now (absent: always). */
+  visible?(): boolean;
 }
 
 /** What the panel needs from the rest of the extension: what it shows, and one handler per request. */
@@ -97,6 +99,7 @@ export class PanelController extends Disposable {
       models: this.backend.models(),
       workspaces: this.backend.workspaces(),
       notice: this.backend.notice(),
+      visible: this.port.visible?.() ?? true,
     };
   }
 

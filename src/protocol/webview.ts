@@ -121,6 +121,11 @@ export const PanelStateSchema = z.object({
   workspaces: z.array(z.object({ name: z.string(), path: z.string() })),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
   notice: z.string().optional(),
+  /**
+   * Whether VS Code shows the panel (its tab is the active one); a webview in a background tab
+   * cannot tell on its own. Absent: shown. Results count as seen only while it is shown.
+   */
+  visible: z.boolean().optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 

@@ -65,6 +65,8 @@ export class TasksPanel implements vscode.Disposable {
     this.panel = panel;
     this.controller = this.connect(panel);
     panel.webview.html = this.html(panel.webview);
+    // The webview cannot tell a background tab from a shown one: the snapshot says (unseen results).
+    panel.onDidChangeViewState(() => this.controller?.schedulePush());
     panel.onDidDispose(() => {
       this.controller?.dispose();
       this.controller = undefined;
@@ -76,7 +78,7 @@ export class TasksPanel implements vscode.Disposable {
     const backend = this.backend();
     if (!backend) return undefined;
     return new PanelController(
-      { postMessage: (m) => panel.webview.postMessage(m), onDidReceiveMessage: (l) => panel.webview.onDidReceiveMessage(l) },
+      { postMessage: (m) => panel.webview.postMessage(m), onDidReceiveMessage: (l) => panel.webview.onDidReceiveMessage(l), visible: () => panel.visible },
       backend,
       this.clock,
       this.log,
