@@ -15,22 +15,18 @@
 // usage: node --import tsx scripts/panel-tour.ts [--no-build] [--keep]   (--keep: keep the state dir)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Frame, Locator, Page } from 'playwright-core';
-import initSqlJs, { type SqlJsStatic } from 'sql.js';
-import { systemClock } from '../src/core/clock';
-import { GatewayClient } from '../src/gateway-client/client';
 import { startCodeServer, type RunningCodeServer } from './vscode/code-server';
 import { ensureVsCodeTools, REPO_ROOT } from './vscode/tools';
+import { DEMO_KEY, gatewayState, TaskDb, Tour, tourLog, until } from './vscode/tour';
 import {
   answerDialog,
   installExtension,
   launchBrowser,
   openWorkbench,
-  panelFrame,
   runCommand,
   setApiKey,
   setColorTheme,
@@ -44,144 +40,10 @@ const { values: opts } = parseArgs({
   allowPositionals: false,
 });
 
-const DEMO_KEY = 'opk-demo-key-0000';
 const HOST = '127.0.0.1';
 const ARTIFACTS = path.join(REPO_ROOT, 'test', 'artifacts', 'panel-tour');
 const QUOTA_WINDOW_MS = 45_000;
-const t0 = Date.now();
-const log = (msg: string): void => console.log(`[panel-tour +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
-
-interface TaskRow {
-  id: string;
-  title: string;
-  prompt: string;
-  status: string;
-  server_ticket_id: string | null;
-  history_deleted_at: number | null;
-}
-
-/** Reads the extension's task DB file as it is on disk (the store persists every change). */
-class TaskDb {
-  private constructor(
-    private readonly sql: SqlJsStatic,
-    private readonly userData: string,
-  ) {}
-
-  static async open(userData: string): Promise<TaskDb> {
-    return new TaskDb(await initSqlJs(), userData);
-  }
-
-  private file(): string {
-    const dir = path.join(this.userData, 'User', 'globalStorage', 'offpeak.off-peak-tasks');
-    return path.join(dir, 'tasks-index.sqlite');
-  }
-
-  tasks(): TaskRow[] {
-    const file = this.file();
-    if (!existsSync(file)) return [];
-    const db = new this.sql.Database(readFileSync(file));
-    try {
-      const result = db.exec(
-        'SELECT off_peak_task_id AS id, title, prompt, status, server_ticket_id, history_deleted_at FROM off_peak_tasks',
-      )[0];
-      if (!result) return [];
-      return result.values.map((row) => Object.fromEntries(result.columns.map((c, i) => [c, row[i]])) as unknown as TaskRow);
-    } finally {
-      db.close();
-    }
-  }
-
-  byPrompt(prefix: string): TaskRow | undefined {
-    return this.tasks().find((t) => t.prompt.startsWith(prefix));
-  }
-
-  ticketsOf(taskId: string): string[] {
-    const db = new this.sql.Database(readFileSync(this.file()));
-    try {
-      const stmt = db.prepare('SELECT ticket_id FROM off_peak_tickets WHERE task_id = ? ORDER BY ordinal');
-      stmt.bind([taskId]);
-      const ids: string[] = [];
-      while (stmt.step()) ids.push(String(stmt.get()[0]));
-      stmt.free();
-      return ids;
-    } finally {
-      db.close();
-    }
-  }
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function gatewayState(gateway: GatewayProcess, ticketId: string): Promise<string> {
-  const client = new GatewayClient({ baseUrl: gateway.url, apiKey: () => DEMO_KEY, clock: systemClock });
-  const status = await client.status([ticketId]);
-  return status.tickets.find((t) => t.ticket_id === ticketId)?.state ?? 'absent';
-}
-
-class Tour {
-  private shotNo = 0;
-  frame!: Frame;
-
-  constructor(
-    readonly page: Page,
-    readonly db: TaskDb,
-  ) {}
-
-  async shot(name: string): Promise<void> {
-    const file = path.join(ARTIFACTS, `${String(++this.shotNo).padStart(2, '0')}-${name}.png`);
-    await this.page.screenshot({ path: file });
-    log(`screenshot ${path.relative(REPO_ROOT, file)}`);
-  }
-
-  /** The panel frame (found again after the panel reloaded, e.g. when the engine restarted). */
-  async panel(selector = 'main'): Promise<Frame> {
-    this.frame = await panelFrame(this.page, selector, 60_000);
-    return this.frame;
-  }
-
-  card(prompt: string): Locator {
-    return this.frame.locator('li.card', { has: this.frame.locator('[data-testid="title"]', { hasText: prompt }) });
-  }
-
-  async phaseOf(prompt: string, text: string, timeoutMs = 30_000): Promise<void> {
-    await this.card(prompt).locator('[data-testid="phase"]', { hasText: text }).waitFor({ timeout: timeoutMs });
-  }
-
-  async openForm(): Promise<void> {
-    const newTask = this.frame.locator('[data-testid="new-task"]');
-    if (await newTask.isVisible().catch(() => false)) await newTask.click();
-    await this.frame.locator('[data-testid="create-form"]').waitFor();
-  }
-
-  async typePrompt(prompt: string): Promise<void> {
-    await this.openForm();
-    const box = this.frame.locator('[data-testid="create-form"] [data-testid="prompt"]');
-    await box.click();
-    // Into the element's own <textarea> (inside its shadow root): keystrokes typed while the
-    // focus is still on its way there would be lost on a loaded machine.
-    await box.locator('textarea').fill(prompt);
-  }
-
-  /** Types a prompt into the form and clicks "Queue task" once create is enabled. */
-  async create(prompt: string): Promise<void> {
-    await this.typePrompt(prompt);
-    await this.frame.locator('[data-testid="create-form"] [data-testid="availability"]').waitFor({ state: 'detached', timeout: 30_000 });
-    await this.frame.locator('[data-testid="submit"]').click();
-    await this.card(prompt).waitFor({ timeout: 30_000 });
-  }
-
-  async click(prompt: string, action: string): Promise<void> {
-    await this.card(prompt).locator(`[data-testid="${action}"]`).click();
-  }
-}
+const log = tourLog('panel-tour');
 
 async function main(): Promise<void> {
   if (!opts['no-build']) {
@@ -223,7 +85,7 @@ async function main(): Promise<void> {
       machineSettings: { 'offPeak.gatewayUrl': closed.url },
     });
     const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`);
-    const tour = new Tour(page, await TaskDb.open(userData));
+    const tour = new Tour(page, await TaskDb.open(userData), ARTIFACTS, log);
     shotOnFailure = () => tour.shot('failure');
     await setApiKey(page, DEMO_KEY);
     await runCommand(page, 'Open Off-Peak Tasks');
