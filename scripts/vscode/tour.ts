@@ -9,9 +9,12 @@ import { taskLogsDir } from '../../src/agent/segment-logs';
 import { systemClock } from '../../src/core/clock';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { REPO_ROOT } from './tools';
-import { panelFrame, type GatewayProcess } from './workbench';
+import { answerDialog, panelFrame, type GatewayProcess } from './workbench';
 
 export const DEMO_KEY = 'opk-demo-key-0000';
+
+/** The form's label of the mode that never asks (queuing with it asks for a confirmation first). */
+export const BYPASS_PERMISSIONS = 'Bypass permissions';
 
 export type TourLog = (msg: string) => void;
 
@@ -196,11 +199,15 @@ export class Tour {
     await this.frame.locator('[data-testid="submit"]').click();
   }
 
-  /** Types a prompt into the form (and picks a permission mode, if given), queues it, waits for its card. */
+  /**
+   * Types a prompt into the form (and picks a permission mode by its label, if given), queues it
+   * (confirming Bypass permissions in the modal), waits for its card.
+   */
   async create(prompt: string, permissionMode?: string): Promise<void> {
     await this.typePrompt(prompt);
     if (permissionMode) await this.choose('permission-mode', permissionMode);
     await this.submit();
+    if (permissionMode === BYPASS_PERMISSIONS) await answerDialog(this.page, 'Queue with Bypass Permissions');
     await this.card(prompt).waitFor({ timeout: 30_000 });
   }
 
