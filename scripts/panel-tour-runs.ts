@@ -53,9 +53,40 @@ const ARTIFACTS = path.join(REPO_ROOT, 'test', 'artifacts', 'panel-tour-runs');
 const PANEL_TAB = 'Off-Peak Tasks';
 const log = tourLog('panel-tour-runs');
 
-/** Text of the workbench's terminal panel (xterm renders its rows as DOM text here). */
+/**
+ * The whole scrollback of the terminal the panel shows, as a user reads it: scrolled up page by
+ * page (xterm renders only the rows in view, as DOM text here), returned top to bottom.
+ */
 async function terminalText(page: Page): Promise<string> {
-  return (await page.locator('.part.panel .xterm-rows').allInnerTexts().catch(() => [] as string[])).join('\n');
+  const rows = page.locator('.part.panel .xterm-rows:visible').first();
+  const box = await page.locator('.part.panel .xterm:visible').first().boundingBox();
+  if (!box) return '';
+  // The mouse wheel, not keys: keys typed into the terminal would go to the task's agent.
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  const pages: string[] = [];
+  // At the top once the rows stay the same over a few more turns of the wheel (they render a frame later).
+  for (let unchanged = 0; unchanged < 5 && pages.length < 300; ) {
+    const text = await rows.innerText().catch(() => '');
+    if (pages[0] === text) unchanged++;
+    else {
+      unchanged = 0;
+      pages.unshift(text);
+    }
+    await page.mouse.wheel(0, -box.height / 2);
+    await page.waitForTimeout(150);
+  }
+  return pages.join('\n');
+}
+
+/** Waits until the terminal's text matches every pattern; returns the text. */
+async function terminalShows(page: Page, what: string, patterns: RegExp[]): Promise<string> {
+  let text = '';
+  return until(what, async () => {
+    text = await terminalText(page);
+    return patterns.every((p) => p.test(text)) ? text : undefined;
+  }, 30_000).catch((err: Error) => {
+    throw new Error(`${err.message}; the terminal showed (${text.length} chars): …${text.slice(-1500)}`);
+  });
 }
 
 type Block = { type: string; text?: string; is_error?: boolean; content?: unknown };
@@ -100,7 +131,7 @@ async function main(): Promise<void> {
     // The working demo model with no demo holds: a task is admitted at once. `long`: one segment
     // outlasts the run (30 paced replies); `short`: 4 s segments, so the run meets a 3102.
     const work = ['--log-level', 'warn', '--demo-script', 'work', '--queue-hold-ms', '0', '--admission-hold-ms', '0'];
-    const long = await startGateway(HOST, [...work, '--demo-step-ms', '1500', '--active-window-ms', '600000']);
+    const long = await startGateway(HOST, [...work, '--demo-step-ms', '1000', '--active-window-ms', '600000']);
     gateways.push(long);
     const short = await startGateway(HOST, [...work, '--demo-step-ms', '500', '--active-window-ms', '4000']);
     gateways.push(short);
@@ -115,7 +146,8 @@ async function main(): Promise<void> {
       stateDir,
       smokeTestDriver: false,
       host: HOST,
-      userSettings: { 'workbench.colorTheme': 'Default Dark Modern' },
+      // The DOM renderer: the terminal's rows are then text the tour can read (WebGL draws pixels).
+      userSettings: { 'workbench.colorTheme': 'Default Dark Modern', 'terminal.integrated.gpuAcceleration': 'off' },
       machineSettings: { 'offPeak.gatewayUrl': long.url, 'offPeak.claudeCodePath': claude },
     });
     const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspaceOne)}`);
@@ -150,7 +182,7 @@ async function main(): Promise<void> {
     assert.ok(existsSync(path.join(workspaceOne, 'reload.txt')), 'the resumed session wrote reload.txt');
     const reloadTickets = db.tickets(afterReload.id);
     await tour.click(reloaded, 'terminal');
-    const resumedLine = await until('the resume in the task terminal', async () => /resuming session (\S+)/.exec(await terminalText(page))?.[1], 30_000);
+    const resumedLine = /resuming session (\S+)/.exec(await terminalShows(page, 'the resume in the task terminal', [/resuming session/]))?.[1];
     assert.equal(resumedLine, before.row.session_id, 'the terminal shows the resume of the same session');
     await tour.shot('completed-after-reload');
     log(`reload mid-run: resumed session ${resumedLine} and completed (tickets: ${reloadTickets.map((t) => t.end_reason).join(', ')})`);
@@ -221,10 +253,7 @@ async function main(): Promise<void> {
     assert.equal(await historyRows.count(), 1, 'one History row for the two segments');
     await tour.shot('segment-change-two-segments');
     await historyRows.first().locator('[data-testid="session"]').click();
-    const terminal = await until('both segments and the resume in the terminal', async () => {
-      const text = await terminalText(page);
-      return /Segment 2/.test(text) && /resuming session/.test(text) ? text : undefined;
-    }, 30_000);
+    const terminal = await terminalShows(page, 'both segments and the resume in the terminal', [/Segment 2/, /resuming session/]);
     assert.equal(/new session (\S+)/.exec(terminal)?.[1], segRow.session_id, 'segment 1 started the session');
     assert.equal(/resuming session (\S+)/.exec(terminal)?.[1], segRow.session_id, 'segment 2 resumed the same session');
     await tour.shot('segment-change-terminal');

@@ -40,7 +40,9 @@ export function launchBrowser(tools: VsCodeTools): Promise<Browser> {
  * browser, the new window shares that page's browser storage (the workbench keeps secrets there).
  */
 export async function openWorkbench(browser: Browser | BrowserContext, url: string): Promise<Page> {
-  const page = 'newContext' in browser ? await browser.newPage({ viewport: { width: 1280, height: 900 } }) : await browser.newPage();
+  // A context of its own (not browser.newPage()'s), so that further windows can open in it.
+  const context = 'newContext' in browser ? await browser.newContext({ viewport: { width: 1280, height: 900 } }) : browser;
+  const page = await context.newPage();
   await page.goto(url);
   await waitForWorkbench(page);
   return page;
