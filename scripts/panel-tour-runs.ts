@@ -51,6 +51,7 @@ const { values: opts } = parseArgs({
 const HOST = '127.0.0.1';
 const ARTIFACTS = path.join(REPO_ROOT, 'test', 'artifacts', 'panel-tour-runs');
 const PANEL_TAB = 'Off-Peak Tasks';
+const SLOW_REPLY_MS = 60_000;
 const log = tourLog('panel-tour-runs');
 
 /**
@@ -135,11 +136,14 @@ async function main(): Promise<void> {
     gateways.push(long);
     const short = await startGateway(HOST, [...work, '--demo-step-ms', '500', '--active-window-ms', '4000']);
     gateways.push(short);
+    // Each model reply takes a minute: an agent waiting for one stops at once only if Cancel reaches it.
+    const slow = await startGateway(HOST, [...work, '--demo-step-ms', String(SLOW_REPLY_MS), '--active-window-ms', '600000']);
+    gateways.push(slow);
     upstream = await FakeAnthropicUpstream.start();
     upstream.setDefaultReply(claudeScript);
     const claudeGateway = await startGateway(HOST, ['--log-level', 'warn', '--upstream-url', upstream.url], undefined, { OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' });
     gateways.push(claudeGateway);
-    log(`gateways: long segments ${long.url}, 4 s segments ${short.url}, Claude Code's (scripted upstream ${upstream.url}) ${claudeGateway.url}`);
+    log(`gateways: long segments ${long.url}, 4 s segments ${short.url}, slow replies ${slow.url}, Claude Code's (scripted upstream ${upstream.url}) ${claudeGateway.url}`);
 
     server = await startCodeServer({
       tools,
@@ -188,6 +192,9 @@ async function main(): Promise<void> {
     log(`reload mid-run: resumed session ${resumedLine} and completed (tickets: ${reloadTickets.map((t) => t.end_reason).join(', ')})`);
 
     // --- 2. Two windows on one user-data dir ------------------------------------------------
+    await setSettingInUi(page, 'offPeak.gatewayUrl', slow.url, PANEL_TAB, { remote: true });
+    await page.waitForTimeout(3000);
+    await tour.panel('[data-testid="new-task"]');
     const second = await openWorkbench(page.context(), `${server.origin}/?folder=${encodeURIComponent(workspaceTwo)}`);
     const other = new Tour(second, db, ARTIFACTS, log);
     await runCommand(second, 'Open Off-Peak Tasks');
@@ -221,7 +228,8 @@ async function main(): Promise<void> {
     const cancelText = await answerDialog(page, 'Cancel Task');
     assert.match(cancelText, /agent running this task is stopped/);
     const cancelledAt = Date.now();
-    await until('the agent in the second window to stop', () => !isProcessAlive(remoteAgent.pid), 60_000);
+    // Well within the model's reply time: the agent did not stop at its next model call.
+    await until('the agent in the second window to stop', () => !isProcessAlive(remoteAgent.pid), SLOW_REPLY_MS / 3);
     log(`Cancel clicked in the first window stopped the agent in the second after ${Date.now() - cancelledAt} ms`);
     await until('cancelled in the DB', () => db.byPrompt(crossing)?.status === 'cancelled');
     await other.phaseOf(crossing, 'Cancelled');
