@@ -60,7 +60,7 @@ const log = tourLog('panel-tour-runs');
  */
 async function terminalText(page: Page): Promise<string> {
   const rows = page.locator('.part.panel .xterm-rows:visible').first();
-  const box = await page.locator('.part.panel .xterm:visible').first().boundingBox();
+  const box = await rows.boundingBox();
   if (!box) return '';
   // The mouse wheel, not keys: keys typed into the terminal would go to the task's agent.
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -77,6 +77,18 @@ async function terminalText(page: Page): Promise<string> {
     await page.waitForTimeout(150);
   }
   return pages.join('\n');
+}
+
+/** Scrolls the terminal down from where it is until a row in view matches (for the screenshot). */
+async function scrollTerminalTo(page: Page, pattern: RegExp): Promise<void> {
+  const rows = page.locator('.part.panel .xterm-rows:visible').first();
+  const box = await rows.boundingBox();
+  if (!box) return;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  for (let i = 0; i < 300 && !pattern.test(await rows.innerText().catch(() => '')); i++) {
+    await page.mouse.wheel(0, box.height / 4);
+    await page.waitForTimeout(100);
+  }
 }
 
 /** Waits until the terminal's text matches every pattern; returns the text. */
@@ -188,6 +200,7 @@ async function main(): Promise<void> {
     await tour.click(reloaded, 'terminal');
     const resumedLine = /resuming session (\S+)/.exec(await terminalShows(page, 'the resume in the task terminal', [/resuming session/]))?.[1];
     assert.equal(resumedLine, before.row.session_id, 'the terminal shows the resume of the same session');
+    await scrollTerminalTo(page, /resuming session/);
     await tour.shot('completed-after-reload');
     log(`reload mid-run: resumed session ${resumedLine} and completed (tickets: ${reloadTickets.map((t) => t.end_reason).join(', ')})`);
 
@@ -264,6 +277,7 @@ async function main(): Promise<void> {
     const terminal = await terminalShows(page, 'both segments and the resume in the terminal', [/Segment 2/, /resuming session/]);
     assert.equal(/new session (\S+)/.exec(terminal)?.[1], segRow.session_id, 'segment 1 started the session');
     assert.equal(/resuming session (\S+)/.exec(terminal)?.[1], segRow.session_id, 'segment 2 resumed the same session');
+    await scrollTerminalTo(page, /resuming session/);
     await tour.shot('segment-change-terminal');
     log(`3102 segment change: segments ${reasons.join(' | ')}; terminal: new then resuming session ${segRow.session_id}; one History row`);
 
@@ -298,6 +312,7 @@ async function main(): Promise<void> {
       }, 180_000);
       const done = db.byPrompt(prompt)!;
       assert.equal(done.status, 'completed', `failed: ${done.failure_reason}`);
+      assert.equal(db.agentOf(done.id), 'claude-code', 'the task ran with Claude Code');
       assert.equal(existsSync(path.join(workspaceOne, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
       // The tasks run one after the other: the last tool result the model saw is this task's.
       const result = upstream.messageRequests().flatMap(blocksOf).filter((b) => b.type === 'tool_result').at(-1);

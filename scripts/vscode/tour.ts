@@ -95,6 +95,11 @@ export class TaskDb {
     return this.tickets(taskId).map((t) => t.ticket_id);
   }
 
+  /** The agent a task runs with (recorded when its first segment starts). */
+  agentOf(taskId: string): string | undefined {
+    return this.rows<{ agent: string }>('SELECT agent FROM off_peak_task_runtime WHERE task_id = ?', [taskId])[0]?.agent;
+  }
+
   /** The windows registered on this DB (one row per window's extension host). */
   windows(): { window_id: string; pid: number; workspace_keys: string }[] {
     return this.rows('SELECT window_id, pid, workspace_keys FROM off_peak_windows');
