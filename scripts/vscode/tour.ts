@@ -1,17 +1,23 @@
-// What the panel tours (scripts/panel-tour.ts, scripts/panel-tour-runs.ts) share: reading the
-// extension's task DB as it is on disk, polling until something holds, asking the gateway about a
-// ticket, and driving the panel's cards by real clicks with a screenshot per stage.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// What the panel tours (scripts/panel-tour.ts, scripts/panel-tour-runs.ts) share: their frame
+// (runTour), reading the extension's task DB as it is on disk, polling until something holds,
+// asking the gateway about a ticket, and driving the panel's cards by real clicks with a
+// screenshot per stage.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import type { Frame, Locator, Page } from 'playwright-core';
+import { parseArgs } from 'node:util';
+import type { Browser, Frame, Locator, Page } from 'playwright-core';
 import initSqlJs, { type SqlJsStatic } from 'sql.js';
 import { taskLogsDir } from '../../src/agent/segment-logs';
 import { systemClock } from '../../src/core/clock';
 import { GatewayClient } from '../../src/gateway-client/client';
-import { REPO_ROOT } from './tools';
-import { answerDialog, panelFrame, type GatewayProcess } from './workbench';
+import { ensureVsCodeTools, REPO_ROOT, type VsCodeTools } from './tools';
+import { startCodeServer, type CodeServerOptions, type RunningCodeServer } from './code-server';
+import { answerDialog, installExtension, launchBrowser, panelFrame, startGateway, type GatewayProcess } from './workbench';
 
 export const DEMO_KEY = 'opk-demo-key-0000';
+const TOUR_HOST = '127.0.0.1';
 
 /** The form's label of the mode that never asks (queuing with it asks for a confirmation first). */
 export const BYPASS_PERMISSIONS = 'Bypass permissions';
@@ -219,4 +225,87 @@ export class Tour {
   async click(prompt: string, action: string): Promise<void> {
     await this.card(prompt).locator(`[data-testid="${action}"]`).click();
   }
+}
+
+/** What runTour hands a tour's body. */
+export interface TourRun {
+  tools: VsCodeTools;
+  browser: Browser;
+  /** A fresh temp dir (home, user-data, extensions of code-server; workspaces); removed unless --keep. */
+  stateDir: string;
+  userData: string;
+  artifacts: string;
+  log: TourLog;
+  /** Stopped at the end, pass or fail, in the order given. */
+  stopLater(stop: () => Promise<void>): void;
+  /** A demo gateway on loopback (`startGateway`), stopped at the end. */
+  gateway(args: string[], env?: Record<string, string>): Promise<GatewayProcess>;
+  /** code-server on loopback on the state dir, stopped at the end. */
+  codeServer(settings: Pick<CodeServerOptions, 'userSettings' | 'machineSettings'>): Promise<RunningCodeServer>;
+  /** A screenshot to take if the tour fails (set once the workbench shows). */
+  onFailure(shot: () => Promise<void>): void;
+}
+
+/**
+ * The frame of a tour script: `--no-build` / `--keep`, the build, a clean artifacts dir
+ * (test/artifacts/<name>), the tools, a temp state dir with the built extension installed, a
+ * headless browser; then `body`; then everything stopped, and `<name>: passed` or `FAILED` with
+ * exit code 1.
+ */
+export function runTour(name: string, body: (run: TourRun) => Promise<void>): void {
+  const { values: opts } = parseArgs({
+    options: { 'no-build': { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
+    allowPositionals: false,
+  });
+  const log = tourLog(name);
+  const main = async (): Promise<void> => {
+    if (!opts['no-build']) {
+      const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
+      if (build.status !== 0) throw new Error('npm run build failed');
+    }
+    const artifacts = path.join(REPO_ROOT, 'test', 'artifacts', name);
+    rmSync(artifacts, { recursive: true, force: true });
+    mkdirSync(artifacts, { recursive: true });
+    const tools = ensureVsCodeTools({ browser: true });
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), `offpeak-${name}-`));
+    installExtension(path.join(stateDir, 'extensions'));
+    const stops: (() => Promise<void>)[] = [];
+    let failureShot: (() => Promise<void>) | undefined;
+    const browser = await launchBrowser(tools);
+    try {
+      await body({
+        tools,
+        browser,
+        stateDir,
+        userData: path.join(stateDir, 'user-data'),
+        artifacts,
+        log,
+        stopLater: (stop) => stops.push(stop),
+        gateway: async (args, env) => {
+          const gateway = await startGateway(TOUR_HOST, args, undefined, env);
+          stops.push(() => gateway.stop());
+          return gateway;
+        },
+        codeServer: async (settings) => {
+          const server = await startCodeServer({ tools, stateDir, smokeTestDriver: false, host: TOUR_HOST, ...settings });
+          stops.unshift(() => server.stop()); // before the gateways its extension talks to
+          return server;
+        },
+        onFailure: (shot) => (failureShot = shot),
+      });
+      console.log(`${name}: passed`);
+    } catch (err) {
+      await failureShot?.().catch(() => undefined);
+      throw err;
+    } finally {
+      await browser.close().catch(() => undefined);
+      for (const stop of stops) await stop().catch(() => undefined);
+      if (!opts.keep) rmSync(stateDir, { recursive: true, force: true });
+      else log(`state kept in ${stateDir}`);
+    }
+  };
+  main().catch((err: unknown) => {
+    console.error(`${name}: FAILED: ${(err as Error).stack ?? String(err)}`);
+    process.exit(1);
+  });
 }
