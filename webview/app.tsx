@@ -54,6 +54,38 @@ function useTickingNow(state: PanelState | undefined): number {
   return now;
 }
 
+/** Whether the panel is on screen (VS Code hides a webview whose tab is in the background). */
+function usePageVisible(): boolean {
+  const [visible, setVisible] = useState(() => document.visibilityState === 'visible');
+  useEffect(() => {
+    const listener = () => setVisible(document.visibilityState === 'visible');
+    document.addEventListener('visibilitychange', listener);
+    return () => document.removeEventListener('visibilitychange', listener);
+  }, []);
+  return visible;
+}
+
+/**
+ * Unseen results: while the panel is visible, the unseen cards it lists are reported seen (so the
+ * count and the marks go in every window), and keep their "New" mark here until the panel is
+ * hidden, so the user still sees which ones are new.
+ */
+function useNewMarks(onScreenUnseen: readonly string[], channel: HostChannel): ReadonlySet<string> {
+  const visible = usePageVisible();
+  const [held, setHeld] = useState<ReadonlySet<string>>(() => new Set());
+  const key = onScreenUnseen.join('\n');
+  useEffect(() => {
+    if (!visible) {
+      if (held.size > 0) setHeld(new Set());
+      return;
+    }
+    if (onScreenUnseen.length === 0) return;
+    setHeld((before) => new Set([...before, ...onScreenUnseen]));
+    void channel.request('markSeen', { taskIds: onScreenUnseen.slice(0, 1000) }).catch(() => undefined);
+  }, [visible, key, channel]);
+  return held;
+}
+
 export function App({ channel, state, focusTick, error, onError }: {
   channel: HostChannel;
   state: PanelState | undefined;
@@ -92,8 +124,11 @@ export function App({ channel, state, focusTick, error, onError }: {
     return () => clearTimeout(timer);
   }, [nextTakeAt, channel]);
 
+  const groups = groupCards(state?.tasks ?? []);
+  const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
+  const held = useNewMarks(onScreenUnseen, channel);
+
   if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
-  const groups = groupCards(state.tasks);
   const a = state.availability;
   const hasTasks = state.tasks.length > 0;
   const showForm = a.kind !== 'hidden' && (!hasTasks || formOpen);
@@ -154,7 +189,7 @@ export function App({ channel, state, focusTick, error, onError }: {
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card key={t.id} card={t} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
+                <Card key={t.id} card={t} isNew={t.unseen || held.has(t.id)} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
               ))}
             </ul>
             {cards.length > limit && (
@@ -318,6 +353,8 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
 
 interface CardProps {
   card: TaskCard;
+  /** Its result is new to the user: unseen, or first shown while the panel is open now. */
+  isNew: boolean;
   models: string[];
   /** The ticking clock for cards with a running duration; 0 for the others (so they do not re-render). */
   now: number;
@@ -329,7 +366,7 @@ interface CardProps {
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen') continue;
     if (a[key] !== b[key]) return false;
   }
   // Each snapshot carries new ask objects: the same question is the same id.
@@ -341,10 +378,10 @@ function sameCard(a: TaskCard, b: TaskCard): boolean {
 
 /** A new snapshot re-renders only the cards whose content changed. */
 const Card = memo(CardView, (prev: CardProps, next: CardProps) =>
-  prev.now === next.now && prev.models === next.models && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
+  prev.now === next.now && prev.isNew === next.isNew && prev.models === next.models && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
 );
 
-function CardView({ card, now, models, act, channel, onError, onMessage }: CardProps) {
+function CardView({ card, isNew, now, models, act, channel, onError, onMessage }: CardProps) {
   const [editing, setEditing] = useState(false);
   const [segments, setSegments] = useState<SegmentView[] | undefined>();
   const [expanded, setExpanded] = useState(false);
@@ -363,6 +400,7 @@ function CardView({ card, now, models, act, channel, onError, onMessage }: CardP
         </button>
         <span class={`phase-icon codicon codicon-${PHASE_ICONS[card.phase]}`} aria-hidden="true" />
         <span class="title" title={card.title} data-testid="title">{card.title}</span>
+        {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
         <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
         <span class="actions" role="group" aria-label="Task actions">

@@ -18,6 +18,7 @@ import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapte
 import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk } from './asks';
 import { countFilesChanged, recordBaseCommit } from './files-changed';
 import type { KeepAwake } from './keep-awake';
+import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { segmentDirOf } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent } from './ticket-proxy';
@@ -57,6 +58,8 @@ export interface TaskRuntimeOptions {
   clock: Clock;
   keepAwake?: KeepAwake;
   proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  /** One loopback listener for all of this window's segment proxies (each with its own secret). */
+  proxyListener?: LoopbackProxyServer;
   stopTimings?: Partial<StopTimings>;
   /** An agent's unanswered permission question is denied after this long (when the agent sets no deadline). */
   askTimeoutMs?: () => number;
@@ -211,6 +214,7 @@ export class TaskRuntime {
         segmentDir,
         clock,
         proxyTimings: this.options.proxyTimings,
+        proxyListener: this.options.proxyListener,
         stopTimings: this.options.stopTimings,
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
         asks: {

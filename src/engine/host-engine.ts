@@ -6,16 +6,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
+import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
 import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
+import type { OffPeakTask } from '../core/types';
 import { GatewayClient } from '../gateway-client/client';
 import { recoverInterrupted } from '../scheduler/recovery';
 import { Scheduler } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
+import { RemoteCancelWatcher } from './remote-cancel-watcher';
+import { SharedAsks } from './shared-asks';
+import { TaskNotices, type TaskNotice } from './task-notices';
 import { pruneTaskLeftovers } from './task-leftovers';
 import { changeConcerns, TaskStore, type StoreNotice } from '../store';
 
@@ -47,6 +52,10 @@ export interface HostEngineOptions {
   sync?: Partial<SyncConfig>;
   lease?: { ttlMs?: number; tickMs?: number };
   onRuntimeEvent?: (event: RuntimeEvent) => void;
+  /** A task completed, failed or needs input, decided once across all windows (see TaskNotices). */
+  onNotice?: (notice: TaskNotice) => void;
+  /** How long the lease holder leaves an unclaimed result to the window that ran it. */
+  noticeGraceMs?: number;
   onStoreNotice?: (notice: StoreNotice) => void;
   log?: (line: string) => void;
 }
@@ -74,6 +83,10 @@ export class HostEngine {
     readonly scheduler: Scheduler,
     readonly windows: WindowRegistry,
     private readonly keepAwake: KeepAwake,
+    readonly proxyListener: LoopbackProxyServer,
+    private readonly remoteCancels: RemoteCancelWatcher,
+    readonly notices: TaskNotices,
+    private readonly asks: SharedAsks,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
   ) {}
@@ -98,6 +111,8 @@ export class HostEngine {
     };
     adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { permissionRelay: options.permissionRelay, askTimeoutMs });
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
+    // One local port for all of this window's segments: a remote window offers each new port for forwarding.
+    const proxyListener = new LoopbackProxyServer();
     // The runtime and the service refer to each other (cancel stops the agent; the agent's outcome
     // goes through the service), so the service reaches the runtime through this late binding.
     const late: { runtime?: TaskRuntime } = {};
@@ -111,6 +126,15 @@ export class HostEngine {
       lease: options.lease,
       log,
     });
+    const notices = new TaskNotices({
+      store,
+      windowId,
+      isLeader: () => service.isLeader,
+      clock,
+      leaderGraceMs: options.noticeGraceMs,
+      onNotice: (notice) => options.onNotice?.(notice),
+      log,
+    });
     const runtime = new TaskRuntime({
       store,
       service,
@@ -122,27 +146,46 @@ export class HostEngine {
       runtimeDir,
       clock,
       keepAwake,
+      proxyListener,
       askTimeoutMs: () => askTimeoutMs,
-      onEvent: options.onRuntimeEvent,
+      onEvent: (event) => {
+        options.onRuntimeEvent?.(event);
+        notices.runtimeEvent(event);
+      },
       log,
     });
     late.runtime = runtime;
+    // Questions asked here show, and can be answered, in every window's panel.
+    const asks = new SharedAsks({ store, windowId, runtime, log });
+    // Whatever this window's runtime is given to run, its result is this window's to notify.
+    const runHere = (task: OffPeakTask) => {
+      notices.noteRunHere(task.id);
+      return runtime.runTask(task);
+    };
     // Other windows (processes) learn of tasks for their workspaces through the shared DB.
-    const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: (task) => runtime.runTask(task), log });
+    const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: runHere, log });
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
-    dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
+    dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: runHere });
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
+    const leftovers = { runtimeDir, referenceSessionsDir };
+    // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
+    const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
-    service.on('deleted', (task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
+    service.on('deleted', (task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });
     service.leadership.on('change', () => {
+      // A new lease holder notifies the results nobody claimed (their window is gone).
+      notices.scan();
       // A window that becomes the leader (first start, or the old leader died) recovers what the
       // previous holder left running before it schedules anything.
       if (service.isLeader) void engine.recover().then(() => scheduler.wake());
     });
+    remoteCancels.start();
+    notices.start();
+    asks.start();
     await service.start();
     await windows.start();
     if (service.isLeader) await engine.recover();
@@ -160,19 +203,22 @@ export class HostEngine {
     };
   }
 
-  /** The open permission questions of the agents this window runs (oldest first). */
+  /** The open permission questions of every window's agents (oldest first). */
   pendingAsks(taskId?: string): PendingAsk[] {
-    return this.runtime.pendingAsks(taskId);
+    return this.asks.pending(taskId);
   }
 
-  /** Answers a permission question (the first answer wins: host, terminal or deadline). */
-  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult {
-    return this.runtime.answerAsk(taskId, askId, decision);
+  /**
+   * Answers a permission question (the first answer wins: host, terminal or deadline); one asked
+   * in another window gets the answer through the shared DB.
+   */
+  answerAsk(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
+    return this.asks.answer(taskId, askId, decision);
   }
 
-  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
+  /** Fires when a permission question is asked or answered in any window; returns the unsubscribe. */
   onAsksChange(listener: () => void): () => void {
-    return this.runtime.onAsksChange(listener);
+    return this.asks.onChange(listener);
   }
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
@@ -190,10 +236,16 @@ export class HostEngine {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.remoteCancels.dispose();
+    this.notices.dispose();
     await this.scheduler.stop();
     await this.windows.stop();
+    await this.remoteCancels.idle();
     await this.runtime.shutdown();
+    await this.asks.stop();
+    await this.proxyListener.close();
     await this.scheduler.idle();
+    await this.notices.idle();
     await this.service.stop();
     this.keepAwake.dispose();
     await this.store.close();

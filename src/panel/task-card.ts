@@ -36,8 +36,11 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
   return { id: first.id, tool: first.tool, question: first.summary, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
 }
 
-/** `asks`: the open permission questions of this task's agent, when this window runs it. */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = []): TaskCard {
+/**
+ * `asks`: the open permission questions of this task's agent, when this window runs it.
+ * `unseen`: its result has not been shown by any panel yet.
+ */
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false): TaskCard {
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   const terminal = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
   return {
@@ -60,6 +63,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     filesChanged: task.filesChanged,
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
+    unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     actions: {
       pause: task.status === 'queued' && !task.claimRunning,
       continue: task.status === 'paused',

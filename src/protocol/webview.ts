@@ -59,6 +59,8 @@ export const TaskCardSchema = z.object({
   segments: z.number().int().nonnegative(),
   /** The open permission question, when this window runs the task's agent and it asked. */
   ask: CardAskSchema.nullable(),
+  /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
+  unseen: z.boolean(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -188,6 +190,11 @@ export const PanelRequests = {
     params: z.object({ taskId, askId: z.string().min(1).max(100), decision: z.enum(['allow', 'deny']) }).strict(),
     result: z.object({ outcome: AnswerOutcomeSchema }),
   },
+  /**
+   * The panel showed these results (visible, on screen): their "New" mark and the unseen count go
+   * in every window. `marked`: how many were still unseen.
+   */
+  markSeen: { params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(), result: z.object({ marked: z.number().int().nonnegative() }) },
   setApiKey: { params: Nothing, result: Nothing },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },

@@ -26,6 +26,8 @@ import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readG
 import { DispatchRepo } from './dispatch-repo';
 import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
 import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
+import { AskRepo } from './ask-repo';
+import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
 import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { SqlDb } from './sql';
@@ -78,6 +80,8 @@ export interface StoreTx {
   readonly windows: WindowRepo;
   readonly dispatch: DispatchRepo;
   readonly runtime: RuntimeRepo;
+  readonly outcomes: OutcomeRepo;
+  readonly asks: AskRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -88,6 +92,8 @@ export interface StoreReadTx {
   readonly windows: Pick<WindowRepo, 'get' | 'list' | 'handOffAnswer' | 'pendingHandOffs'>;
   readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
   readonly runtime: Pick<RuntimeRepo, 'get'>;
+  readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
+  readonly asks: Pick<AskRepo, 'list'>;
 }
 
 export interface StoreChange {
@@ -358,6 +364,8 @@ export class TaskStore {
       windows: new WindowRepo(this.db, now),
       dispatch: new DispatchRepo(this.db, now),
       runtime: new RuntimeRepo(this.db, now),
+      outcomes: new OutcomeRepo(this.db, now),
+      asks: new AskRepo(this.db, now),
     };
   }
 
