@@ -30,51 +30,29 @@ const PANEL_TAB = 'Off-Peak Tasks';
 const SLOW_REPLY_MS = 60_000;
 
 /**
- * The whole scrollback of the terminal the panel shows, as a user reads it: scrolled up page by
- * page (xterm renders only the rows in view, as DOM text here), returned top to bottom.
+ * Finds `text` in the terminal the panel shows, as a user does (Terminal: Focus Find, typed into
+ * the find box, which scrolls to the match and highlights it), and returns the rows then in view
+ * with the line breaks of wrapped rows removed (xterm renders its rows in view as DOM text here).
  */
-async function terminalText(page: Page): Promise<string> {
+async function findInTerminal(page: Page, text: string): Promise<string> {
+  await focusWorkbench(page);
+  await runCommand(page, 'Terminal: Focus Find');
+  const input = page.locator('.part.panel .simple-find-part.visible input:visible').first();
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(text);
+  await input.press('Enter');
   const rows = page.locator('.part.panel .xterm-rows:visible').first();
-  const box = await rows.boundingBox();
-  if (!box) return '';
-  // The mouse wheel, not keys: keys typed into the terminal would go to the task's agent.
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-  const pages: string[] = [];
-  // At the top once the rows stay the same over a few more turns of the wheel (they render a frame later).
-  for (let unchanged = 0; unchanged < 5 && pages.length < 300; ) {
-    const text = await rows.innerText().catch(() => '');
-    if (pages[0] === text) unchanged++;
-    else {
-      unchanged = 0;
-      pages.unshift(text);
-    }
-    await page.mouse.wheel(0, -box.height / 2);
-    await page.waitForTimeout(150);
-  }
-  return pages.join('\n');
-}
-
-/** Scrolls the terminal down from where it is until a row in view matches (for the screenshot). */
-async function scrollTerminalTo(page: Page, pattern: RegExp): Promise<void> {
-  const rows = page.locator('.part.panel .xterm-rows:visible').first();
-  const box = await rows.boundingBox();
-  if (!box) return;
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-  for (let i = 0; i < 300 && !pattern.test(await rows.innerText().catch(() => '')); i++) {
-    await page.mouse.wheel(0, box.height / 4);
-    await page.waitForTimeout(100);
-  }
-}
-
-/** Waits until the terminal's text matches every pattern; returns the text. */
-async function terminalShows(page: Page, what: string, patterns: RegExp[]): Promise<string> {
-  let text = '';
-  return until(what, async () => {
-    text = await terminalText(page);
-    return patterns.every((p) => p.test(text)) ? text : undefined;
-  }, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}; the terminal showed (${text.length} chars): …${text.slice(-1500)}`);
+  return until(`"${text}" in view in the terminal`, async () => {
+    const shown = (await rows.innerText().catch(() => '')).replace(/\n/g, '');
+    return shown.includes(text) ? shown : undefined;
+  }, 10_000).catch(async (err: Error) => {
+    throw new Error(`${err.message}; in view: ${await rows.innerText().catch(() => '')}`);
   });
+}
+
+/** The session id after "new session" / "resuming session" in the terminal's text. */
+function sessionAfter(words: string, shown: string): string | undefined {
+  return new RegExp(`${words} ([0-9a-f-]{36})`).exec(shown)?.[1];
 }
 
 type Block = { type: string; text?: string; is_error?: boolean; content?: unknown };
@@ -149,9 +127,8 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
   assert.ok(existsSync(path.join(workspaceOne, 'reload.txt')), 'the resumed session wrote reload.txt');
   const reloadTickets = db.tickets(afterReload.id);
   await tour.click(reloaded, 'terminal');
-  const resumedLine = /resuming session (\S+)/.exec(await terminalShows(page, 'the resume in the task terminal', [/resuming session/]))?.[1];
+  const resumedLine = sessionAfter('resuming session', await findInTerminal(page, 'resuming session'));
   assert.equal(resumedLine, before.row.session_id, 'the terminal shows the resume of the same session');
-  await scrollTerminalTo(page, /resuming session/);
   await tour.shot('completed-after-reload');
   log(`reload mid-run: resumed session ${resumedLine} and completed (tickets: ${reloadTickets.map((t) => t.end_reason).join(', ')})`);
 
@@ -225,10 +202,9 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
   assert.equal(await historyRows.count(), 1, 'one History row for the two segments');
   await tour.shot('segment-change-two-segments');
   await historyRows.first().locator('[data-testid="session"]').click();
-  const terminal = await terminalShows(page, 'both segments and the resume in the terminal', [/Segment 2/, /resuming session/]);
-  assert.equal(/new session (\S+)/.exec(terminal)?.[1], segRow.session_id, 'segment 1 started the session');
-  assert.equal(/resuming session (\S+)/.exec(terminal)?.[1], segRow.session_id, 'segment 2 resumed the same session');
-  await scrollTerminalTo(page, /resuming session/);
+  assert.equal(sessionAfter('new session', await findInTerminal(page, 'new session')), segRow.session_id, 'segment 1 started the session');
+  await findInTerminal(page, 'Segment 2 ·');
+  assert.equal(sessionAfter('resuming session', await findInTerminal(page, 'resuming session')), segRow.session_id, 'segment 2 resumed the same session');
   await tour.shot('segment-change-terminal');
   log(`3102 segment change: segments ${reasons.join(' | ')}; terminal: new then resuming session ${segRow.session_id}; one History row`);
 
