@@ -112,6 +112,9 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
     const agent = row ? db.runningAgents(row.id)[0] : undefined;
     return row?.session_id && agent ? { row, agent } : undefined;
   }, 60_000);
+  // Once the agent has had a tool result: the resumed conversation then says it resumed, and the
+  // demo model finishes the task at once instead of reviewing for 30 replies again.
+  await until("the agent's first tool result", () => /⎿/.test(db.agentOutput(before.row.id)), 60_000);
   await tour.shot('running-before-reload');
   await focusWorkbench(page);
   await runCommand(page, 'Developer: Reload Window');

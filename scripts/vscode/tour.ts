@@ -111,20 +111,36 @@ export class TaskDb {
     return this.rows('SELECT window_id, pid, workspace_keys FROM off_peak_windows');
   }
 
+  /** The task's segment dirs in the order they ran (segment-<ordinal>-<startedAt>). */
+  private segmentDirs(taskId: string): string[] {
+    const dir = taskLogsDir(path.join(this.storageDir, 'runtime'), taskId);
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+      .sort()
+      .map((segment) => path.join(dir, segment));
+  }
+
   /**
    * The agent processes of a task's segments that are running (each segment's agent.pid exists
    * while its agent runs): the agent's pid and the pid of the extension host that started it.
    */
   runningAgents(taskId: string): { pid: number; hostPid: number; sessionId: string }[] {
-    const dir = taskLogsDir(path.join(this.storageDir, 'runtime'), taskId);
-    if (!existsSync(dir)) return [];
-    return readdirSync(dir).flatMap((segment) => {
+    return this.segmentDirs(taskId).flatMap((dir) => {
       try {
-        return [JSON.parse(readFileSync(path.join(dir, segment, 'agent.pid'), 'utf8')) as { pid: number; hostPid: number; sessionId: string }];
+        return [JSON.parse(readFileSync(path.join(dir, 'agent.pid'), 'utf8')) as { pid: number; hostPid: number; sessionId: string }];
       } catch {
         return []; // no pid file: that segment's agent is not running (or just exited)
       }
     });
+  }
+
+  /** What the task's agents printed so far, all segments (each segment's agent.log). */
+  agentOutput(taskId: string): string {
+    return this.segmentDirs(taskId)
+      .map((dir) => path.join(dir, 'agent.log'))
+      .filter((file) => existsSync(file))
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('');
   }
 
   /** The leader lease file beside the DB (`{holder, token, acquiredAt, ttlMs, pid, host}`). */
