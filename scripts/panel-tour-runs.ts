@@ -117,7 +117,9 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
   await until("the agent's first tool result", () => /⎿/.test(db.agentOutput(before.row.id)), 60_000);
   await tour.shot('running-before-reload');
   await focusWorkbench(page);
+  const reloading = page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: 60_000 });
   await runCommand(page, 'Developer: Reload Window');
+  await reloading;
   await waitForWorkbench(page);
   log(`reloaded the window while the agent (pid ${before.agent.pid}, session ${before.row.session_id}) ran`);
   await runCommand(page, 'Open Off-Peak Tasks');
