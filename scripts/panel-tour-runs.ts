@@ -17,7 +17,7 @@
 //
 // usage: node --import tsx scripts/panel-tour-runs.ts [--no-build] [--keep]   (--keep: keep the state dir)
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { isProcessAlive } from '../src/core/process-alive';
@@ -245,6 +245,8 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
     const done = db.byPrompt(prompt)!;
     assert.equal(done.status, 'completed', `failed: ${done.failure_reason}`);
     assert.equal(db.agentOf(done.id), 'claude-code', 'the task ran with Claude Code');
+    const mcpConfig = path.join(db.segmentDirs(done.id)[0], 'claude-mcp.json');
+    assert.match(readFileSync(mcpConfig, 'utf8'), /permission-mcp\.js/, "Claude Code was given the extension's permission MCP server");
     assert.equal(existsSync(path.join(workspaceOne, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
     // The tasks run one after the other: the last tool result the model saw is this task's.
     const result = upstream.messageRequests().flatMap(blocksOf).filter((b) => b.type === 'tool_result').at(-1);

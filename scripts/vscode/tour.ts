@@ -112,7 +112,7 @@ export class TaskDb {
   }
 
   /** The task's segment dirs in the order they ran (segment-<ordinal>-<startedAt>). */
-  private segmentDirs(taskId: string): string[] {
+  segmentDirs(taskId: string): string[] {
     const dir = taskLogsDir(path.join(this.storageDir, 'runtime'), taskId);
     if (!existsSync(dir)) return [];
     return readdirSync(dir)
