@@ -131,12 +131,25 @@ export class HostEngine {
     const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: (task) => runtime.runTask(task), log });
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
     dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
-    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
+    // No safety-net tick of its own: the lease tick below is the engine's one idle heartbeat.
+    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, idleTickMs: Infinity, log });
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
     service.on('deleted', (task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
+    });
+    // The lease tick (every DEFAULT_LEASE_TICK_MS) is the one timer an idle window wakes up for:
+    // each window looks at the DB file then (which re-arms the store's own poll, so that never
+    // fires while the engine runs), and the holder's scheduler re-checks. Every wake-up of an idle
+    // window costs CPU on its own, so the checks share one.
+    service.leadership.on('tick', (leader) => {
+      try {
+        store.checkForExternalChange();
+      } catch {
+        // store closing: nothing to look at
+      }
+      if (leader) void scheduler.tick();
     });
     service.leadership.on('change', () => {
       // A window that becomes the leader (first start, or the old leader died) recovers what the

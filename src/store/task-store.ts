@@ -51,7 +51,9 @@ export interface TaskStoreOptions {
   durable?: boolean;
   /**
    * Watch the file for other processes' writes (default true). A slow poll backs the watcher up:
-   * pollMs defaults to 15000 while the directory watcher runs, 1000 when it could not start.
+   * it looks at the file once pollMs passed without any look (a read, a mutation,
+   * checkForExternalChange), so a caller that checks more often on its own never lets it fire.
+   * pollMs defaults to 60000 while the directory watcher runs, 1000 when it could not start.
    */
   watch?: boolean | { pollMs?: number };
   /** Called for every notice (corrupt file moved aside, lock taken over...). */
@@ -130,7 +132,7 @@ const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA 
 
 const errCode = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
 /** How often a window looks at the DB file itself, with and without a working directory watcher. */
-const WATCHED_POLL_MS = 15_000;
+export const WATCHED_POLL_MS = 60_000;
 const UNWATCHED_POLL_MS = 1000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -494,6 +496,7 @@ export class TaskStore {
    * mutation: we keep serving the last good copy. Returns true when it loaded another process's write.
    */
   private refreshFromDisk(): boolean {
+    this.pollTimer?.refresh(); // just looked: the poll need not
     let bytes: Uint8Array;
     let next: Database;
     try {
@@ -518,6 +521,7 @@ export class TaskStore {
    * Returns true when the file must be (re)written even without row changes.
    */
   private syncWithDiskLocked(atOpen: boolean): boolean {
+    this.pollTimer?.refresh(); // just looked: the poll need not
     let generation: Generation;
     try {
       generation = readGeneration(this.filePath, this.fsys);
@@ -732,8 +736,9 @@ export class TaskStore {
       });
     }
     // fs.watch is not reliable everywhere (network drives, some containers): a slow poll backs it
-    // up. Slow, because each wake-up of an idle window costs about a millisecond of CPU; reads
-    // check the generation anyway. The poll checks at once (no second wake-up through `schedule`).
+    // up. Slow, and put off by every other look at the file (refreshFromDisk re-arms it), because
+    // each wake-up of an idle window costs about a millisecond of CPU; reads check the generation
+    // anyway. The poll checks at once (no second wake-up through `schedule`).
     this.pollTimer = setInterval(check, pollMs ?? (this.watcher ? WATCHED_POLL_MS : UNWATCHED_POLL_MS));
     this.pollTimer.unref?.();
   }
