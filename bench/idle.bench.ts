@@ -20,7 +20,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_LEASE_TICK_MS, DEFAULT_LEASE_TTL_MS } from '../src/service/leadership';
-import { WATCHED_POLL_MS } from '../src/store/task-store';
+import { WATCHED_POLL_MS } from '../src/store/change-watcher';
 import { runIdleWindows } from '../test/integration/idle-windows';
 
 /**
