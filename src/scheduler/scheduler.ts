@@ -244,6 +244,8 @@ export class Scheduler {
           return tx.dispatch.recordFailure(task.id, result.error, (failures) => backoffDelay(this.backoff, failures));
         });
         this.log(`scheduler: dispatch of ${task.id} failed (${result.error}); retry after ${new Date(backoff.nextDispatchAt).toISOString()}`);
+        // The backoff's end is a time-based due: plan for it now, not at whatever tick comes next.
+        if (!this.tickRunning) this.planNext();
       } else {
         // refused / fatal: nothing to retry; make sure no claim is left behind.
         await this.options.store.mutate((tx) => {
