@@ -166,7 +166,8 @@ export class HostEngine {
     const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: runHere, log });
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
     dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: runHere });
-    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
+    // No safety-net tick of its own: the lease tick below is the engine's one idle heartbeat.
+    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, idleTickMs: Infinity, log });
     const leftovers = { runtimeDir, referenceSessionsDir };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
@@ -175,6 +176,18 @@ export class HostEngine {
     service.on('deleted', (task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
+    });
+    // The lease tick (every DEFAULT_LEASE_TICK_MS) is the one timer an idle window wakes up for:
+    // each window looks at the DB file then (which re-arms the store's own poll, so that never
+    // fires while the engine runs), and the holder's scheduler re-checks. Every wake-up of an idle
+    // window costs CPU on its own, so the checks share one.
+    service.leadership.on('tick', (leader) => {
+      try {
+        store.checkForExternalChange();
+      } catch {
+        // store closing: nothing to look at
+      }
+      if (leader) void scheduler.tick();
     });
     service.leadership.on('change', () => {
       // A new lease holder notifies the results nobody claimed (their window is gone).

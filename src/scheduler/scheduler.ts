@@ -41,7 +41,11 @@ export interface SchedulerOptions {
   timers?: Timers;
   zombieAfterMs?: number;
   backoff?: Partial<BackoffPolicy>;
-  /** Safety net re-check when nothing else wakes the scheduler. Default 30 s. */
+  /**
+   * Safety net re-check when nothing else wakes the scheduler. Default 30 s. Infinity: none (the
+   * caller ticks it on a heartbeat of its own); time-based dues (a backoff ending, a claim turning
+   * zombie) still get their timer.
+   */
   idleTickMs?: number;
   /** Claims per tick (default: all due). */
   maxClaimsPerTick?: number;
@@ -148,6 +152,8 @@ export class Scheduler {
   private schedule(delayMs: number): void {
     if (!this.running) return;
     this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!Number.isFinite(delayMs)) return; // nothing due and no safety-net tick
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       void this.tick();
@@ -238,6 +244,8 @@ export class Scheduler {
           return tx.dispatch.recordFailure(task.id, result.error, (failures) => backoffDelay(this.backoff, failures));
         });
         this.log(`scheduler: dispatch of ${task.id} failed (${result.error}); retry after ${new Date(backoff.nextDispatchAt).toISOString()}`);
+        // The backoff's end is a time-based due: plan for it now, not at whatever tick comes next.
+        if (!this.tickRunning) this.planNext();
       } else {
         // refused / fatal: nothing to retry; make sure no claim is left behind.
         await this.options.store.mutate((tx) => {

@@ -20,7 +20,7 @@ export interface LeadershipOptions {
   /**
    * How often to check: the holder renews once a third of the ttl has passed (an idle holder
    * touches the lease file a few times per ttl), the others look for a free, expired or orphaned
-   * lease (its holder's process gone). Default min(ttl / 3, 10 s).
+   * lease (its holder's process gone). Default min(ttl / 3, DEFAULT_LEASE_TICK_MS).
    */
   tickMs?: number;
   /** The store's clock (lease expiry times are on it). Default: wall clock. */
@@ -33,6 +33,11 @@ export const LEADER_LEASE = 'leader';
  * ttl only bounds how long a frozen (alive but stuck) holder keeps the lease.
  */
 export const DEFAULT_LEASE_TTL_MS = 10 * 60_000;
+/**
+ * How often a window looks at the lease by default: a SIGKILLed holder is replaced within this
+ * long. Each check wakes an idle window, which costs CPU on its own, so not more often.
+ */
+export const DEFAULT_LEASE_TICK_MS = 30_000;
 /** A follower's retry lands this long after the expiry it saw, so the lease is really over. */
 const LEASE_EXPIRY_MARGIN_MS = 5;
 
@@ -56,7 +61,7 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
     super();
     this.name = options.name ?? LEADER_LEASE;
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
-    this.tickMs = options.tickMs ?? Math.min(Math.floor(this.ttlMs / 3), 10_000);
+    this.tickMs = options.tickMs ?? Math.min(Math.floor(this.ttlMs / 3), DEFAULT_LEASE_TICK_MS);
     this.clock = options.clock ?? systemClock;
   }
 
