@@ -7,12 +7,12 @@ import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from 
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
 
 /**
- * The local ticket proxy (DESIGN §8): one per segment, on 127.0.0.1 with a random port and a
+ * The local ticket proxy (docs/architecture.md#processes): one per segment, on 127.0.0.1 with a random port and a
  * random secret path prefix. The agent is given `baseUrl` as its Anthropic base URL and a dummy
  * token; the proxy adds the user's gateway key and the segment's ticket header, so the agent
  * never sees either.
  *
- * Per-request admission (seed 07 branch 07):
+ * Per-request admission (docs/flows.md#segments):
  *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
  *    (the ledger's `active_at`; until then the UI says "waiting for admission").
  *  - 3105 (not admitted yet / no capacity): HELD here and re-sent after min(Retry-After, 5 min),

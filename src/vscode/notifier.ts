@@ -1,5 +1,5 @@
-// Notifications on the edges users care about (seed 07 branch 10): a task finished, failed, or
-// its agent waits for an answer in the terminal (branch 08).
+// Notifications on the edges users care about: a task finished, failed, or its agent waits for
+// an answer in the terminal (docs/flows.md#segments).
 import * as vscode from 'vscode';
 import type { RuntimeEvent } from '../agent/task-runtime';
 import { plainNotificationText } from '../core/untrusted-text';
