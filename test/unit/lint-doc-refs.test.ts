@@ -1,8 +1,9 @@
 // The local lint rule that keeps comments and test titles pointing at documents in this repository.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { RuleTester } from 'eslint';
-import { findOutsideRefs, noOutsideDocRefs } from '../../eslint-rules/no-outside-doc-refs.mjs';
+import { findOutsideRefs, markdownAnchors, noOutsideDocRefs } from '../../eslint-rules/no-outside-doc-refs.mjs';
 
 const root = path.resolve(__dirname, '../..');
 const filename = path.join(root, 'src/core/example.ts');
@@ -33,5 +34,24 @@ describe('lint rule no-outside-doc-refs', () => {
     assert.match(findOutsideRefs('see docs/missing.md', filename, root)[0], /"docs\/missing\.md" is not a file in this repository/);
     assert.match(findOutsideRefs('see docs/flows.md#nowhere', filename, root)[0], /has no heading with that anchor/);
     assert.deepEqual(findOutsideRefs('see docs/flows.md#task-states and docs/architecture.md#layers', filename, root), []);
+  });
+
+  it('every relative link in the Markdown documents (READMEs, CHANGELOG, docs/) names a file and heading that exist', () => {
+    const documents = ['README.md', 'CHANGELOG.md', 'src/store/README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const broken: string[] = [];
+    let links = 0;
+    for (const document of documents) {
+      const file = path.join(root, document);
+      for (const [, target] of fs.readFileSync(file, 'utf8').matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z][a-z+.-]*:/i.test(target)) continue; // https:, mailto:, command:
+        links += 1;
+        const [relative, anchor] = target.split('#');
+        const resolved = relative ? path.resolve(path.dirname(file), relative) : file;
+        if (!fs.existsSync(resolved)) broken.push(`${document}: ${target} (no such file)`);
+        else if (anchor && resolved.endsWith('.md') && !markdownAnchors(resolved).has(anchor)) broken.push(`${document}: ${target} (no such heading)`);
+      }
+    }
+    assert.ok(links >= 5, `found only ${links} relative links: is the link pattern still right?`);
+    assert.deepEqual(broken, []);
   });
 });
