@@ -1,6 +1,6 @@
-// The reference Off-Peak Gateway: the HTTP routes of src/protocol/gateway.ts on node:http, the promote timer,
-// the model proxy, /healthz, /metrics (optionally on their own address, behind a token) and
-// graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
+// The reference Off-Peak Gateway: the HTTP routes of src/protocol/gateway.ts on node:http, the
+// promote timer, the model proxy, /healthz, /metrics (optionally on their own address, behind a
+// token) and graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
 // ManualClock, set promoteIntervalMs 0 and call `tick()`.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
