@@ -2,7 +2,7 @@
  * Runs ONE segment of a task: starts the local ticket proxy, spawns the agent (argv, never a
  * shell string) in the task's workspace, streams its output to a per-segment log file and to any
  * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL, and maps how it ended to a
- * segment outcome (DESIGN §8). It knows nothing about the store: the task runtime applies outcomes.
+ * segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

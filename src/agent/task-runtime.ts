@@ -1,5 +1,5 @@
 /**
- * The task runtime of one window (seed 07 branches 06, 07, 09, 10, 12): takes a claimed task
+ * The task runtime of one window (docs/flows.md#segments): takes a claimed task
  * from the scheduler, runs ONE segment of it through the segment runner (first segment creates
  * the agent session, every later one resumes it with the continuation prompt), and applies the
  * outcome through the task service:
@@ -312,7 +312,7 @@ export class TaskRuntime {
   }
 }
 
-/** The card's phase of a running task (seed 11): "waiting for admission" until the segment's first admitted request. */
+/** The card's phase of a running task (docs/flows.md#task-states): "waiting for admission" until the segment's first admitted request. */
 export function runningPhase(task: Pick<OffPeakTask, 'status'>, currentTicket: Pick<TicketRecord, 'activeAt' | 'segmentStartedAt'> | undefined): 'waiting_for_admission' | 'running' | null {
   if (task.status !== 'running' && task.status !== 'awaiting') return null;
   return currentTicket?.activeAt ? 'running' : 'waiting_for_admission';

@@ -6,13 +6,13 @@ import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRel
 import { LoopbackProxyServer, type ProxyRouteHandle } from './loopback-proxy-server';
 
 /**
- * The local ticket proxy (DESIGN §8): one per segment, on the window's loopback listener
+ * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
  * (127.0.0.1, a random port shared by the window's segments) under the segment's own random
  * secret path prefix, revoked when the segment ends. The agent is given `baseUrl` as its Anthropic base URL and a dummy
  * token; the proxy adds the user's gateway key and the segment's ticket header, so the agent
  * never sees either.
  *
- * Per-request admission (seed 07 branch 07):
+ * Per-request admission (docs/flows.md#segments):
  *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
  *    (the ledger's `active_at`; until then the UI says "waiting for admission").
  *  - 3105 (not admitted yet / no capacity): HELD here and re-sent after min(Retry-After, 5 min),

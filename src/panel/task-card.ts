@@ -7,7 +7,7 @@ const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
 /**
  * The finer state a card shows. A running task whose current segment has not had a model
- * request admitted yet says "waiting for admission", not "running" (seed 11).
+ * request admitted yet says "waiting for admission", not "running" (docs/flows.md#task-states).
  */
 export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | undefined): CardPhase {
   switch (task.status) {

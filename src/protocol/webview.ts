@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 export const PermissionModeSchema = z.enum(['default', 'acceptEdits', 'plan', 'bypassPermissions']);
 
-/** What a card shows as its state: finer than the local status (seed 11: "running" before admission is a lie). */
+/** What a card shows as its state: finer than the local status ("running" before admission would be untrue: docs/flows.md#task-states). */
 export const CardPhaseSchema = z.enum([
   'taking_ticket', // no live ticket yet (first take or a retake is pending)
   'in_queue', // the gateway's FIFO holds the ticket

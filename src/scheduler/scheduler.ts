@@ -1,5 +1,5 @@
 /**
- * The scheduler (seed 07 branches 05, 12; DESIGN §7): runs only in the lease holder's window.
+ * The scheduler (docs/flows.md#dispatch): runs only in the lease holder's window.
  *
  * - claim: queued + schedulable + unclaimed (or a zombie claim older than 10 min), in ONE locked
  *   store transaction, so two schedulers (windows, processes) never dispatch a task twice;
@@ -136,7 +136,7 @@ export class Scheduler {
     }
   }
 
-  /** Clean exit: stop ticking and release the claims still in flight (seed 07 branch 12). */
+  /** Clean exit: stop ticking and release the claims still in flight. */
   async stop(): Promise<void> {
     this.running = false;
     this.timers.clearTimeout(this.timer);

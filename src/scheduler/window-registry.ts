@@ -1,6 +1,6 @@
 /**
- * Cross-window dispatch through the shared DB (seed 03/05: scheduler -> router -> the workspace's
- * host). Every VS Code window is its own process; they share nothing but tasks-index.sqlite. So:
+ * Cross-window dispatch through the shared DB (docs/flows.md#dispatch: scheduler -> the
+ * workspace's window). Every VS Code window is its own process; they share nothing but tasks-index.sqlite. So:
  *   - each window registers the workspaces it has open and its extension host's pid (no periodic
  *     writes: an idle VS Code must not rewrite the DB file every few seconds);
  *   - the lease holder's scheduler, finding another live window with the task's workspace open,

@@ -1,5 +1,5 @@
 /**
- * The availability snapshot (seed 07 branch 01, seed 11): whether "create" is enabled right now.
+ * The availability snapshot (docs/flows.md#availability): whether "create" is enabled right now.
  * - can_take: enabled;
  * - can_take false: disabled until `next_take_at`, and re-checked at that moment;
  * - a failed check: disabled until a refresh succeeds (re-tried with backoff);

@@ -1,11 +1,11 @@
 /**
- * The task service (seed 04, 05, 07 branches 01–04, 10, 11; DESIGN §7): the extension host's
+ * The task service (docs/flows.md): the extension host's
  * half of the admission protocol. vscode-free; clock, timers, gateway (base URL + key provider)
  * and the agent stopper are injected.
  *
  * - create: availability -> take (random task id) -> ledger row -> INSERT the task;
  * - sync (lease holder only): settle outbox first, then status of due live tickets in batches of
- *   <= 100, applied per state, with the repairs the seed lacks;
+ *   <= 100, applied per state, repairing dead tickets of queued tasks;
  * - pause / continue / edit / cancel / delete / delete-from-History;
  * - the settle outbox on the ticket ledger, surviving task deletion and restarts;
  * - hooks for the runtime (segment started/admitted/expired/ended, terminal settle).
@@ -111,7 +111,7 @@ const RETAKE_FAILED = 'retake failed:';
 const NON_TERMINAL: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
 const LIVE_SERVER = ['queued', 'ready', 'active'] as const;
 
-/** A settle answer that means "acknowledged" (seed 07 branch 10: 2xx or 4xx) vs worth retrying. */
+/** A settle answer that means "acknowledged" (docs/flows.md#settle: 2xx or 4xx) vs worth retrying. */
 function settleAcknowledgedBy(e: GatewayError): boolean {
   const s = e.status;
   return s !== undefined && s >= 400 && s < 500 && s !== 401 && s !== 403 && s !== 408 && s !== 429;
@@ -257,7 +257,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return this.store.read((tx) => tx.tickets.forTask(taskId));
   }
 
-  /** History (seed 08): derived from the task rows, never stored; 0 or 1 row per task. */
+  /** History (docs/flows.md#cancel-delete-history): derived from the task rows, never stored; 0 or 1 row per task. */
   history(): HistoryRow[] {
     const now = this.clock.now();
     return this.store
@@ -267,7 +267,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       .sort((a, b) => b.triggeredAt - a.triggeredAt);
   }
 
-  // ------------------------------------------------------------------ create (seed 07 branches 01, 02)
+  // ------------------------------------------------------------------ create (docs/flows.md#create)
 
   async create(input: CreateTaskInput): Promise<OffPeakTask> {
     validateCreate(input);
@@ -297,7 +297,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     }
 
     // The ledger row first, persisted on its own: if the INSERT below fails, the outbox still
-    // knows the ticket and settles it (seed 11: orphan ticket).
+    // knows the ticket and settles it (an orphan ticket).
     try {
       await this.store.mutate((tx) => tx.tickets.insert(this.ledgerInput(tx, taskId, take)));
     } catch (e) {
@@ -344,7 +344,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     }
 
     if (!live) {
-      // An abnormal take answer (seed 11): the task exists without a ticket; retake now, and
+      // An abnormal take answer (docs/flows.md#create): the task exists without a ticket; retake now, and
       // if that fails the sync keeps retrying. Never left stalled.
       this.track(this.retake(taskId));
     } else if (task.schedulable) {
@@ -354,7 +354,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return task;
   }
 
-  // ------------------------------------------------------------------ pause / continue / edit (branch 04)
+  // ------------------------------------------------------------------ pause / continue / edit (docs/flows.md#pause-continue-edit)
 
   /** queued & unclaimed -> paused. Only local dispatch stops; the ticket keeps its place. */
   async pause(taskId: string): Promise<OffPeakTask> {
@@ -427,7 +427,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return this.getTask(taskId)!;
   }
 
-  // ------------------------------------------------------------------ cancel / delete / History (branch 11)
+  // ------------------------------------------------------------------ cancel / delete / History (docs/flows.md#cancel-delete-history)
 
   /**
    * Cancel: the terminal state first (so a late agent result cannot overwrite it), then stop the
@@ -549,7 +549,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return result.applied;
   }
 
-  // ------------------------------------------------------------------ sync (branch 03)
+  // ------------------------------------------------------------------ sync (docs/flows.md#sync)
 
   /** Runs one sync cycle now if this window holds the lease (single-flight). */
   syncNow(): Promise<SyncReport> {
@@ -779,8 +779,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   }
 
   /**
-   * Applies one status entry for a task's ticket, inside a mutation (seed 07 branch 03 plus the
-   * repairs of seed 11). Returns what the caller must do next.
+   * Applies one status entry for a task's ticket, inside a mutation (docs/flows.md#sync, step 4). Returns what the caller must do next.
    */
   private applyEntry(tx: StoreTx, taskId: string, entry: TicketStatusEntry): 'woke' | 'retake' | 'none' {
     const ticketId = entry.ticket_id;
@@ -807,7 +806,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       case 'active': {
         tx.tickets.updateServerState(ticketId, { serverState: 'active', queuePosition: null, expiresAt: sc.toLocal(entry.active_until), nextPollAt });
         if (!current) return 'none';
-        // Seed: active only clears the position. A queued task whose ticket is still active
+        // Active clears the position. A queued task whose ticket is still active
         // (after a restart) may be dispatched again at once with it (issue 5), so it is schedulable.
         const requeued = current.status === 'queued';
         tx.tasks.applySnapshot(taskId, ticketId, requeued ? { schedulable: true, queuePosition: null, nextPollAt } : { queuePosition: null, nextPollAt });
@@ -819,7 +818,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
         this.retireDeadTicket(tx, ticketId, entry.state);
         if (!current) return 'none';
         if (current.status === 'queued') {
-          // expired (seed) and settled/not_found (seed 11 repair): same task id, new ticket
+          // expired, settled or not_found: same task id, new ticket
           tx.tasks.clearTicket(taskId, ticketId);
           return 'retake';
         }
@@ -968,7 +967,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
     return { ok: true };
   }
 
-  // ------------------------------------------------------------------ settle outbox (branch 10)
+  // ------------------------------------------------------------------ settle outbox (docs/flows.md#settle)
 
   /** End the task's open segment and put every not-yet-queued ticket of it in the outbox. */
   private queueSettlesForTask(tx: StoreTx, taskId: string, reason: SettleReason): string[] {

@@ -1,5 +1,5 @@
 /**
- * Keeps a window's claim on the leader lease (DESIGN §5): acquires it when free or expired,
+ * Keeps a window's claim on the leader lease (docs/architecture.md#the-lease): acquires it when free or expired,
  * renews it every `renewEveryMs`, and says whether this window is the leader right now.
  * Only the leader runs sync, the scheduler and the settle flush.
  *

@@ -1,9 +1,9 @@
 /**
  * Schema and migrations of tasks-index.sqlite, versioned with PRAGMA user_version.
  *
- * v1: the seed's `off_peak_tasks` aggregate, exactly its 30 columns (seed 06).
+ * v1: the `off_peak_tasks` aggregate, exactly its 30 columns.
  * v2: adds the `off_peak_tickets` ledger / settle outbox and the `off_peak_leases` table, and
- *     backfills each task's current `server_ticket_id` as a `legacy` ledger row (seed 10, phase 1+2).
+ *     backfills each task's current `server_ticket_id` as a `legacy` ledger row.
  * v3: the tables other parts created lazily (window registry, hand-off requests, dispatch backoff,
  *     agent runtime records) become schema; per-topic change counters kept by triggers; the lease
  *     moves to its own file beside the DB, so off_peak_leases is dropped.
@@ -43,7 +43,7 @@ export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
 };
 export const STORE_TOPICS = Object.keys(TOPIC_TABLES) as StoreTopic[];
 
-/** The 30 columns of off_peak_tasks in the seed's order (seed 06, 8 groups). */
+/** The 30 columns of off_peak_tasks in their v1 order (8 groups). */
 export const TASK_COLUMNS = [
   // identity and form
   'off_peak_task_id', 'title', 'prompt', 'permission_mode', 'model', 'thought_level',
@@ -142,7 +142,7 @@ CREATE TABLE IF NOT EXISTS off_peak_leases (
 `;
 
 /**
- * Backfill (seed 10 phase 2): at most one row per task, its current server_ticket_id, marked
+ * Backfill (docs/flows.md#ticket-ledger): at most one row per task, its current server_ticket_id, marked
  * origin='legacy' and ordinal 0. Tickets overwritten before the upgrade cannot be recovered.
  * A terminal task whose settle was never acknowledged becomes a pending settle (the outbox);
  * an acknowledged one is settled; a live one stays 'none'. The server state is the best guess
@@ -272,7 +272,7 @@ export interface MigrationStep {
 export const MIGRATIONS: readonly MigrationStep[] = [
   {
     version: 1,
-    description: 'off_peak_tasks aggregate (seed 06)',
+    description: 'off_peak_tasks aggregate',
     up: (db) => db.exec(SCHEMA_V1_SQL),
   },
   {
@@ -364,7 +364,7 @@ export function migrate(db: SqlDb, now: number): MigrationReport {
   if (fromVersion !== LATEST_SCHEMA_VERSION || Number(db.scalar('PRAGMA user_version')) !== LATEST_SCHEMA_VERSION) {
     db.exec(`PRAGMA user_version = ${LATEST_SCHEMA_VERSION}`);
   }
-  // Seed 08/12: `awaiting` is a reserved legacy value; such rows are running tasks.
+  // `awaiting` is a reserved legacy value; such rows are running tasks (docs/flows.md#task-states).
   const awaitingMigrated = db.run(`UPDATE ${TASKS_TABLE} SET status = 'running', updated_at = ? WHERE status = 'awaiting'`, [now]);
   return { fromVersion, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated, ticketsBackfilled };
 }

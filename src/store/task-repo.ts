@@ -36,7 +36,7 @@ export interface NewTaskInput {
   thoughtLevel?: string | null;
   workspacePath: string;
   workspaceIdentity?: string | null;
-  /** The ticket the take returned (seed 07 branch 02: take first, INSERT only on success). */
+  /** The ticket the take returned (docs/flows.md#create: take first, INSERT only on success). */
   serverTicketId?: string | null;
   registeredAt?: number | null;
   schedulable?: boolean;
@@ -199,14 +199,14 @@ export class TaskRepo {
     return this.transition(id, 'pause', '', []);
   }
 
-  /** paused -> queued. Whether the old ticket is still alive is the service's call (seed 07/04). */
+  /** paused -> queued. Whether the old ticket is still alive is the service's call (docs/flows.md#pause-continue-edit). */
   continue(id: string): boolean {
     return this.transition(id, 'continue', '', []);
   }
 
   /**
    * queued (claimed by this dispatcher) -> running: the agent accepted the prompt. Refused if the
-   * task was paused or cancelled while the dispatch was in flight (seed 07/05). Keeps the first
+   * task was paused or cancelled while the dispatch was in flight (docs/flows.md#dispatch). Keeps the first
    * started_at and fills the session binding; clears the claim and the last dispatch error.
    */
   markRunning(id: string, binding: { conversationId?: string | null; sessionId?: string | null } = {}): boolean {
@@ -288,7 +288,7 @@ export class TaskRepo {
   }
 
   /**
-   * Physically deletes a terminal task (seed 07/11: delete of a live task = cancel, then delete;
+   * Physically deletes a terminal task (docs/flows.md#cancel-delete-history: delete of a live task = cancel, then delete;
    * do both in one mutation). Its ledger rows stay until settled or abandoned.
    */
   delete(id: string): boolean {
@@ -465,7 +465,7 @@ export class TaskRepo {
     );
   }
 
-  /** Restart/crash recovery (seed 07/12): every running task back to queued, same session. */
+  /** Restart/crash recovery (docs/flows.md#recovery): every running task back to queued, same session. */
   requeueInterrupted(): string[] {
     const ids = this.list({ status: ['running', 'awaiting'] }).map((t) => t.id);
     return ids.filter((id) => this.requeue(id));

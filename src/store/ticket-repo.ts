@@ -1,5 +1,5 @@
 /**
- * The `off_peak_tickets` ledger and settle outbox (seed 09/10) inside one store transaction.
+ * The `off_peak_tickets` ledger and settle outbox (docs/flows.md#ticket-ledger) inside one store transaction.
  * It records every ticket a task took, its timings and why its segment ended; it is a reliability
  * ledger, never a second source of queue truth. Rows have no cascade from tasks: a deleted task's
  * unsettled tickets stay until acknowledged or explicitly abandoned.
@@ -173,7 +173,7 @@ export class TicketRepo {
 
   /**
    * The gateway admitted the first model request of the segment: from now on the card may say
-   * "running" rather than "waiting for admission" (seed 11). First time wins.
+   * "running" rather than "waiting for admission" (docs/flows.md#segments). First time wins.
    */
   markAdmitted(ticketId: string, at: number = this.now): boolean {
     return (

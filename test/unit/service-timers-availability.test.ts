@@ -31,7 +31,7 @@ describe('service: ManualTimers', () => {
   });
 });
 
-describe('service: availability snapshot (seed 07 branch 01)', function () {
+describe('service: availability snapshot', function () {
   this.timeout(20_000);
   const KEY = 'sk-availability-unit-1';
   let gateway: GatewayServer;

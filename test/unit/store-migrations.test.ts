@@ -13,7 +13,7 @@ import { V1_FIXTURE_ROWS } from '../fixtures/make-v1-tasks-index';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'v1-tasks-index.sqlite');
 
-// The seed's 30 columns (section 06), written out here independently of schema.ts.
+// The 30 columns of the v1 schema, written out here independently of schema.ts.
 const SEED_COLUMNS = [
   'off_peak_task_id', 'title', 'prompt', 'permission_mode', 'model', 'thought_level',
   'workspace_key', 'workspace_path', 'workspace_identity', 'conversation_id', 'session_id',
@@ -36,7 +36,7 @@ describe('store: schema and migrations', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('v1 is the seed aggregate with exactly its 30 columns, NOT NULLs and defaults', async () => {
+  it('v1 is the task aggregate with exactly its 30 columns, NOT NULLs and defaults', async () => {
     const db = await rawDb();
     db.exec(SCHEMA_V1_SQL);
     const cols = db.all('PRAGMA table_info(off_peak_tasks)');
