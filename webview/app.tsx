@@ -22,7 +22,7 @@ import {
   ticks,
 } from './format';
 
-const PERMISSION_MODES: { value: CreateTaskInput['permissionMode']; label: string; detail: string }[] = [
+const PERMISSION_MODE_CHOICES: { value: CreateTaskInput['permissionMode']; label: string; detail: string }[] = [
   { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
   { value: 'acceptEdits', label: 'Accept edits', detail: 'File edits in the workspace go ahead without asking; commands still ask.' },
   { value: 'plan', label: 'Plan only (read-only)', detail: 'The agent reads and plans but changes nothing.' },
@@ -253,7 +253,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
     if (prompt.trim() === '') promptRef.current?.focus();
     else void onSubmit(e);
   };
-  const mode = PERMISSION_MODES.find((m) => m.value === permissionMode);
+  const mode = PERMISSION_MODE_CHOICES.find((m) => m.value === permissionMode);
   return (
     <form class="task-form" onSubmit={onSubmit} data-testid={editing ? 'edit-form' : 'create-form'} aria-label={editing ? 'Edit task' : 'New task'}>
       {!editing && <h2><span class="codicon codicon-add" aria-hidden="true" /> New task</h2>}
@@ -287,7 +287,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
         <div>
           <vscode-label>Permissions</vscode-label>
           <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskInput['permissionMode'])}>
-            {PERMISSION_MODES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
+            {PERMISSION_MODE_CHOICES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
           </vscode-single-select>
         </div>
         <div>
@@ -395,7 +395,7 @@ function CardView({ card, now, models, act, channel, onError, onMessage }: CardP
           <div class="meta">
             <span title={card.workspacePath}><span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}</span>
             {card.model && <span>{card.model}</span>}
-            <span>{PERMISSION_MODES.find((m) => m.value === card.permissionMode)?.label}</span>
+            <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
             {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
           </div>

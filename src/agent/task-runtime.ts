@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
-import type { OffPeakTask, SegmentEndReason, TicketRecord } from '../core/types';
+import type { OffPeakTask, SegmentEndReason } from '../core/types';
 import type { TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
@@ -308,8 +308,3 @@ export class TaskRuntime {
   }
 }
 
-/** The card's phase of a running task (seed 11): "waiting for admission" until the segment's first admitted request. */
-export function runningPhase(task: Pick<OffPeakTask, 'status'>, currentTicket: Pick<TicketRecord, 'activeAt' | 'segmentStartedAt'> | undefined): 'waiting_for_admission' | 'running' | null {
-  if (task.status !== 'running' && task.status !== 'awaiting') return null;
-  return currentTicket?.activeAt ? 'running' : 'waiting_for_admission';
-}

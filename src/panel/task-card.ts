@@ -1,5 +1,6 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
 import type { PendingAsk } from '../agent/asks';
+import { canEdit, canTransition } from '../core/task-state';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
 
@@ -39,7 +40,6 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
 /** `asks`: the open permission questions of this task's agent, when this window runs it. */
 export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = []): TaskCard {
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
-  const terminal = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
   return {
     id: task.id,
     title: task.title || task.prompt.split('\n')[0].slice(0, 200),
@@ -61,10 +61,11 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
     actions: {
-      pause: task.status === 'queued' && !task.claimRunning,
-      continue: task.status === 'paused',
-      edit: task.status === 'queued' || task.status === 'paused',
-      cancel: !terminal,
+      // The buttons offer exactly what the state machine allows (the store enforces the same table).
+      pause: canTransition(task, 'pause'),
+      continue: canTransition(task, 'continue'),
+      edit: canEdit(task),
+      cancel: canTransition(task, 'cancel'),
       delete: true,
     },
   };

@@ -3,8 +3,9 @@
 // input), the webview validates the snapshots it renders. The host is the single source of
 // state: it pushes whole, versioned snapshots and posts nothing before the webview says `ready`.
 import { z } from 'zod';
+import { PERMISSION_MODES, TASK_STATUSES } from '../core/types';
 
-export const PermissionModeSchema = z.enum(['default', 'acceptEdits', 'plan', 'bypassPermissions']);
+export const PermissionModeSchema = z.enum(PERMISSION_MODES);
 
 /** What a card shows as its state: finer than the local status (seed 11: "running" before admission is a lie). */
 export const CardPhaseSchema = z.enum([
@@ -43,7 +44,7 @@ export const TaskCardSchema = z.object({
   /** True when the title is the prompt's first line (no title was given): an edit of the prompt changes it. */
   autoTitle: z.boolean(),
   prompt: z.string(),
-  status: z.enum(['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled']),
+  status: z.enum(TASK_STATUSES),
   phase: CardPhaseSchema,
   queuePosition: z.number().int().nullable(),
   workspacePath: z.string(),

@@ -14,7 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
 import { newTaskId, newToken } from '../core/ids';
-import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
+import { NON_TERMINAL_STATUSES, PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError, type GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
@@ -108,7 +108,7 @@ const LONG_POLL_REPOLL_MS = 1_000;
 /** Prefix of a task's last_error while its retake keeps failing (cleared by the next success). */
 const RETAKE_FAILED = 'retake failed:';
 
-const NON_TERMINAL: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
+const NON_TERMINAL: readonly TaskStatus[] = NON_TERMINAL_STATUSES;
 const LIVE_SERVER = ['queued', 'ready', 'active'] as const;
 
 /** A settle answer that means "acknowledged" (seed 07 branch 10: 2xx or 4xx) vs worth retrying. */

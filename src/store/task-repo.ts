@@ -4,14 +4,15 @@
  * a late or racing writer (another window, a late agent result) is refused, never overwrites.
  */
 import { EDITABLE_STATUSES, TRANSITIONS, type TaskTransition } from '../core/task-state';
-import { PERMISSION_MODES, TASK_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../core/types';
+import { PERMISSION_MODES, TASK_STATUSES, TERMINAL_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../core/types';
 import { newTaskId } from '../core/ids';
 import { invalidInput } from './errors';
 import { taskFromRow } from './rows';
 import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from './schema';
 import { placeholders, type SqlDb, type SqlParam } from './sql';
 
-const TERMINAL_SQL = "('completed', 'failed', 'cancelled')";
+// The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
+const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Default age after which a dispatcher's claim counts as abandoned (a crashed window). */
 export const ZOMBIE_CLAIM_MS = 10 * 60_000;

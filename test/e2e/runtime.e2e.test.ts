@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runningPhase } from '../../src/agent/task-runtime';
+import { cardPhaseOf } from '../../src/panel/task-card';
 import { TaskTerminalFeed, type TerminalFeedSource } from '../../src/agent/task-terminal-feed';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { systemClock } from '../../src/core/clock';
@@ -157,7 +157,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       const t = h.service.getTask(created.id);
       if (!t) return;
       const ticket = t.serverTicketId ? h.service.ticketsOf(created.id).find((k) => k.ticketId === t.serverTicketId) : undefined;
-      const phase = runningPhase(t, ticket) ?? t.status;
+      const phase = cardPhaseOf(t, ticket);
       if (phases.at(-1) !== phase) phases.push(phase);
       if (h.runtime.segment(created.id)?.proxy.state === 'holding') holding = true;
     }, 20);
@@ -183,7 +183,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     const created = await h.service.create({ title: 'cancel me', prompt: 'p', permissionMode: 'bypassPermissions', workspacePath: ws });
     await waitFor(() => h.runtime.segment(created.id)?.proxy.state === 'holding', 'the hold');
     const pid = h.runtime.segment(created.id)!.pid;
-    assert.equal(runningPhase(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'waiting_for_admission');
+    assert.equal(cardPhaseOf(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'waiting_for_admission');
     await h.service.cancel(created.id);
     assert.equal(task(h, created.id).status, 'cancelled');
     assert.equal(processAlive(pid), false);
@@ -252,7 +252,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     await waitFor(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim(), 'the command');
     const commandPid = Number(fs.readFileSync(marker, 'utf8').trim());
     const agentPid = h.runtime.segment(created.id)!.pid;
-    assert.equal(runningPhase(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'running');
+    assert.equal(cardPhaseOf(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'running');
     await h.service.cancel(created.id);
     assert.equal(task(h, created.id).status, 'cancelled');
     assert.equal(processAlive(agentPid), false);
