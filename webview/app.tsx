@@ -3,7 +3,7 @@
 // the agent is rendered as plain text (JSX escapes it).
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { AvailabilityView, CardAsk, CreateTaskInput, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
+import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 import {
   answerOutcomeText,
@@ -22,7 +22,7 @@ import {
   ticks,
 } from './format';
 
-const PERMISSION_MODE_CHOICES: { value: CreateTaskInput['permissionMode']; label: string; detail: string }[] = [
+const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
   { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
   { value: 'acceptEdits', label: 'Accept edits', detail: 'File edits in the workspace go ahead without asking; commands still ask.' },
   { value: 'plan', label: 'Plan only (read-only)', detail: 'The agent reads and plans but changes nothing.' },
@@ -206,7 +206,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   blockedText?: string;
   focusTick: number;
   /** Resolves false when nothing was done (a declined confirmation): the form keeps its input. */
-  submit(input: CreateTaskInput): Promise<boolean | void>;
+  submit(input: CreateTaskForm): Promise<boolean | void>;
   onError(message: string | undefined): void;
   initial?: TaskCard;
   onDone?(): void;
@@ -215,7 +215,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : '');
   const [prompt, setPrompt] = useState(initial?.prompt ?? '');
   const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? workspaces[0]?.path ?? '');
-  const [permissionMode, setMode] = useState<CreateTaskInput['permissionMode']>(initial?.permissionMode ?? 'default');
+  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? 'default');
   const [model, setModel] = useState(initial?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
   const [busy, setBusy] = useState(false);
@@ -286,7 +286,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
         </div>
         <div>
           <vscode-label>Permissions</vscode-label>
-          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskInput['permissionMode'])}>
+          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskForm['permissionMode'])}>
             {PERMISSION_MODE_CHOICES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
           </vscode-single-select>
         </div>

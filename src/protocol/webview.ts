@@ -130,7 +130,8 @@ const taskId = z.string().min(1).max(200);
 const title = z.string().max(200);
 const prompt = z.string().min(1, 'The prompt is empty').max(100_000);
 
-export const CreateTaskInputSchema = z.object({
+/** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
+export const CreateTaskFormSchema = z.object({
   title,
   prompt,
   workspacePath: z.string().min(1, 'Choose a workspace folder').max(4096),
@@ -138,7 +139,7 @@ export const CreateTaskInputSchema = z.object({
   model: z.string().max(200).nullable(),
   thoughtLevel: z.string().max(50).nullable(),
 }).strict();
-export type CreateTaskInput = z.infer<typeof CreateTaskInputSchema>;
+export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 
 export const EditTaskPatchSchema = z
   .object({ title, prompt, permissionMode: PermissionModeSchema, model: z.string().max(200).nullable(), thoughtLevel: z.string().max(50).nullable() })
@@ -174,7 +175,7 @@ const Confirmed = z.object({ done: z.boolean() });
  */
 export const PanelRequests = {
   /** `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued. */
-  createTask: { params: z.object({ input: CreateTaskInputSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
+  createTask: { params: z.object({ input: CreateTaskFormSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
   editTask: { params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(), result: z.object({ title: z.string(), prompt: z.string() }) },
   pause: { params: TaskRef, result: Nothing },
   /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why). */
