@@ -15,7 +15,7 @@
 import crypto from 'node:crypto';
 import type { Clock } from '../core/clock';
 import { plainNotificationText } from '../core/untrusted-text';
-import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
 export type AskDecision = 'allow' | 'deny';
 /** Who answered: the host API, the agent's terminal, nobody before the deadline, or the segment ended. */

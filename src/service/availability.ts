@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
 import type { GatewayClient, OffPeakWindow } from '../gateway-client/client';
-import type { Timers, TimerHandle } from './timers';
+import type { Timers, TimerHandle } from '../core/timers';
 
 export type AvailabilityState =
   | { status: 'unknown' }

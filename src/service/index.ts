@@ -20,4 +20,3 @@ export { TaskService, DEFAULT_SYNC_CONFIG, type TaskServiceOptions, type CreateT
 export { ServiceError, type ServiceErrorCode } from './errors';
 export { AvailabilitySnapshot, type AvailabilityState, type AvailabilityOptions } from './availability';
 export { Leadership, LEADER_LEASE, type LeadershipOptions } from './leadership';
-export { createSystemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';

@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { systemClock, type Clock } from '../core/clock';
 import type { TaskStore } from '../store';
-import type { Timers, TimerHandle } from './timers';
+import type { Timers, TimerHandle } from '../core/timers';
 
 export interface LeadershipOptions {
   /** Lease name, shared with the runtime's scheduler. */

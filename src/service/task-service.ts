@@ -22,7 +22,7 @@ import { changeConcerns, type NewTaskInput, type StoreTx, type TaskEdit, type Ta
 import { AvailabilitySnapshot, type AvailabilityOptions } from './availability';
 import { ServiceError, toServiceError } from './errors';
 import { Leadership, type LeadershipOptions } from './leadership';
-import { createSystemTimers, type TimerHandle, type Timers } from './timers';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
 export interface SyncConfig {
   /** Tickets per status request (the protocol allows at most 100). */
