@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
+import type { DisposableLike } from '../core/disposable';
 import type { OffPeakTask, SegmentEndReason } from '../core/types';
 import type { TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
@@ -100,10 +101,9 @@ export class TaskRuntime {
     return this.asks.answer(taskId, askId, decision);
   }
 
-  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void {
-    const stop = this.asks.onEvent(() => listener());
-    return () => void stop();
+  /** Fires when a permission question is asked or answered. */
+  onAsksChange(listener: () => void): DisposableLike {
+    return this.asks.onEvent(() => listener());
   }
 
   /** Task ids with a live agent process in this window. */

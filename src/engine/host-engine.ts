@@ -10,6 +10,7 @@ import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type Pendi
 import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
+import type { DisposableLike } from '../core/disposable';
 import { GatewayClient } from '../gateway-client/client';
 import { recoverInterrupted } from '../scheduler/recovery';
 import { Scheduler } from '../scheduler/scheduler';
@@ -138,7 +139,7 @@ export class HostEngine {
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });
-    service.leadership.on('change', () => {
+    service.leadership.onDidChange(() => {
       // A window that becomes the leader (first start, or the old leader died) recovers what the
       // previous holder left running before it schedules anything.
       if (service.isLeader) void engine.recover().then(() => scheduler.wake());
@@ -170,8 +171,8 @@ export class HostEngine {
     return this.runtime.answerAsk(taskId, askId, decision);
   }
 
-  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void {
+  /** Fires when a permission question is asked or answered. */
+  onAsksChange(listener: () => void): DisposableLike {
     return this.runtime.onAsksChange(listener);
   }
 

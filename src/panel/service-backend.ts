@@ -23,8 +23,8 @@ export interface PanelClientConfigs {
 export interface PanelAskSource {
   pendingAsks(): PendingAsk[];
   answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult;
-  /** Fires when a question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void;
+  /** Fires when a question is asked or answered. */
+  onAsksChange(listener: () => void): DisposableLike;
 }
 
 export interface PanelHostBits {
@@ -208,15 +208,15 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const storeSub = store.onDidChange((change) => {
         if (changeConcerns(change, 'tasks', 'tickets')) listener();
       });
-      service.availability.on('change', fire);
+      const availabilitySub = service.availability.onDidChange(fire);
       service.on('synced', fire);
       // Only a question asked or answered changes what the cards show of asks; other runtime events do not push.
-      const stopAsks = asks.onAsksChange(fire);
+      const asksSub = asks.onAsksChange(fire);
       return {
         dispose() {
-          stopAsks();
+          asksSub.dispose();
           storeSub.dispose();
-          service.availability.off('change', fire);
+          availabilitySub.dispose();
           service.off('synced', fire);
         },
       };

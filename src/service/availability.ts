@@ -6,8 +6,8 @@
  * - a 3103 on take: disabled until its `next_take_at`, then re-checked.
  * Never a permanent "quota exhausted" flag: every disabled state has a way back.
  */
-import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
 import type { GatewayClient, OffPeakWindow } from '../gateway-client/client';
 import type { Timers, TimerHandle } from '../core/timers';
 
@@ -27,7 +27,10 @@ export interface AvailabilityOptions {
   maxAgeMs?: number;
 }
 
-export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilityState] }> {
+export class AvailabilitySnapshot {
+  private readonly changed = new Emitter<AvailabilityState>();
+  /** Fires when the state or the off-peak windows change. */
+  readonly onDidChange: Event<AvailabilityState> = this.changed.event;
   private current: AvailabilityState = { status: 'unknown' };
   private window: OffPeakWindow | undefined;
   private timer: TimerHandle | undefined;
@@ -44,7 +47,6 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     private readonly timers: Timers,
     options: AvailabilityOptions = {},
   ) {
-    super();
     this.opts = {
       unknownRecheckMs: options.unknownRecheckMs ?? 60_000,
       errorBackoffMs: options.errorBackoffMs ?? 10_000,
@@ -83,7 +85,7 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     const before = this.window;
     this.window = window;
     const same = before?.open === window.open && (window.open || (!before.open && before.opensAt === window.opensAt));
-    if (!same) this.emit('change', this.current);
+    if (!same) this.changed.fire(this.current);
   }
 
   /** A snapshot that a create may rely on without asking again. */
@@ -118,7 +120,7 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     this.disposed = true;
     this.timers.clearTimeout(this.timer);
     this.timer = undefined;
-    this.removeAllListeners();
+    this.changed.dispose();
   }
 
   private async doRefresh(): Promise<AvailabilityState> {
@@ -162,6 +164,6 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
 
   private set(state: AvailabilityState): void {
     this.current = state;
-    this.emit('change', state);
+    this.changed.fire(state);
   }
 }

@@ -7,7 +7,7 @@
  *     ticketsOf, history(); `availability` (snapshot + 'change' event) for greying out "create".
  * Runtime:
  *   - `on('wake', taskId)`: a queued task became schedulable (ready/active ticket);
- *   - `leadership.isLeader` / `leadership.on('change')`: only the holder of the 'leader' lease
+ *   - `leadership.isLeader` / `leadership.onDidChange`: only the holder of the 'leader' lease
  *     runs the scheduler (the service already runs sync and the settle flush only there);
  *   - `onSegmentStarted(taskId, ticketId)`, `onAdmitted(ticketId, at?)` (first admitted model
  *     request: the ledger's active_at), `onSegmentEnded(taskId, ticketId, reason, error?)`;

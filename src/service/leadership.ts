@@ -7,8 +7,8 @@
  * mtime, and a follower's tick only reads it (no lock, no write), then checks again right when
  * the lease it saw expires. No gateway request.
  */
-import { EventEmitter } from 'node:events';
 import { systemClock, type Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
 import type { TaskStore } from '../store';
 import type { Timers, TimerHandle } from '../core/timers';
 
@@ -36,7 +36,13 @@ export const DEFAULT_LEASE_TTL_MS = 10 * 60_000;
 /** A follower's retry lands this long after the expiry it saw, so the lease is really over. */
 const LEASE_EXPIRY_MARGIN_MS = 5;
 
-export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean] }> {
+export class Leadership {
+  private readonly changed = new Emitter<boolean>();
+  private readonly ticked = new Emitter<boolean>();
+  /** Fires with the new value when this window gains or loses the lease. */
+  readonly onDidChange: Event<boolean> = this.changed.event;
+  /** Fires after every acquire/renew attempt, with whether this window holds the lease. */
+  readonly onDidTick: Event<boolean> = this.ticked.event;
   private leader = false;
   private timer: TimerHandle | undefined;
   private stopped = true;
@@ -53,7 +59,6 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
     readonly holderId: string,
     options: LeadershipOptions = {},
   ) {
-    super();
     this.name = options.name ?? LEADER_LEASE;
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     this.tickMs = options.tickMs ?? Math.min(Math.floor(this.ttlMs / 3), 10_000);
@@ -114,7 +119,7 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
     }
     if (this.stopped) return this.leader;
     this.setLeader(held);
-    this.emit('tick', held);
+    this.ticked.fire(held);
     this.timers.clearTimeout(this.timer);
     this.timer = this.timers.setTimeout(() => void this.tick(), nextMs);
     return held;
@@ -123,6 +128,6 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
   private setLeader(held: boolean): void {
     if (held === this.leader) return;
     this.leader = held;
-    this.emit('change', held);
+    this.changed.fire(held);
   }
 }

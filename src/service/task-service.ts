@@ -203,8 +203,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       }
       if (this.idleAtGeneration === undefined || this.idleAtGeneration !== this.store.generation || this.cycleInflight) this.plan();
     };
-    this.leadership.on('tick', onTick);
-    this.disposables.push({ dispose: () => this.leadership.off('tick', onTick) });
+    this.disposables.push(this.leadership.onDidTick(onTick));
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
     this.disposables.push(
       this.store.onDidChange((change) => {

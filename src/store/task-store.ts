@@ -21,6 +21,7 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { systemClock, type Clock } from '../core/clock';
+import type { DisposableLike } from '../core/disposable';
 import { StoreError, type StoreNotice } from './errors';
 import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
 import { DispatchRepo } from './dispatch-repo';
@@ -101,10 +102,6 @@ export interface StoreChange {
 /** True when a change touched any of `topics`. */
 export function changeConcerns(change: StoreChange, ...topics: StoreTopic[]): boolean {
   return topics.some((topic) => change.topics.has(topic));
-}
-
-export interface Disposable {
-  dispose(): void;
 }
 
 /** Counters for tests and diagnostics. */
@@ -234,12 +231,12 @@ export class TaskStore {
   }
 
   /** Fires after this store persisted (local) or noticed another process's write (external). */
-  onDidChange(listener: (change: StoreChange) => void): Disposable {
+  onDidChange(listener: (change: StoreChange) => void): DisposableLike {
     this.changeListeners.add(listener);
     return { dispose: () => this.changeListeners.delete(listener) };
   }
 
-  onNotice(listener: (notice: StoreNotice) => void): Disposable {
+  onNotice(listener: (notice: StoreNotice) => void): DisposableLike {
     this.noticeListeners.add(listener);
     return { dispose: () => this.noticeListeners.delete(listener) };
   }

@@ -103,7 +103,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
   dispatcher.register({ windowId, workspaceKeys: () => [], runTask: (task) => runtime.runTask(task) });
   const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, idleTickMs: 250, log: options.log });
   service.on('wake', () => scheduler.wake());
-  service.leadership.on('change', () => scheduler.wake());
+  service.leadership.onDidChange(() => scheduler.wake());
   store.onDidChange(() => scheduler.wake());
 
   await service.start();
