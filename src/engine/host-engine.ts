@@ -7,18 +7,18 @@ import path from 'node:path';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
-import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
+import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/task-runtime';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
 import { GatewayClient } from '../gateway-client/client';
-import { recoverInterrupted } from '../scheduler/recovery';
-import { Scheduler } from '../scheduler/scheduler';
+import { recoverInterrupted, type RecoveryReport } from '../scheduler/recovery';
+import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskService, type SyncConfig } from '../service';
 import { pruneTaskLeftovers } from './task-leftovers';
-import { changeConcerns, TaskStore, type StoreNotice } from '../store';
+import { changeConcerns, TaskStore, type StoreNotice, type TaskStoreOptions } from '../store';
 
 export interface HostEngineOptions {
   /** globalStorage: tasks-index.sqlite, agent sessions, segment logs. */
@@ -35,6 +35,8 @@ export interface HostEngineOptions {
   referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
   /** Path of the `claude` executable (Claude Code adapter). */
   claudeCommand: () => string;
+  /** Claude Code's config dir and extra environment (default: the user's own). */
+  claudeCode?: Pick<ClaudeCodeOptions, 'configDir' | 'env'>;
   /**
    * How to start the permission relay MCP server that lets a headless Claude Code ask, e.g.
    * [execPath, '<ext>/dist/permission-mcp.js']. Without it Claude Code denies its own asks.
@@ -47,14 +49,23 @@ export interface HostEngineOptions {
   wasmPath?: string;
   sync?: Partial<SyncConfig>;
   lease?: { ttlMs?: number; tickMs?: number };
+  /** Store tuning (tests trade durability and watch latency for speed). */
+  storeTuning?: Pick<TaskStoreOptions, 'durable' | 'watch'>;
+  schedulerTuning?: Pick<SchedulerOptions, 'idleTickMs'>;
+  runtimeTuning?: Pick<TaskRuntimeOptions, 'proxyTimings' | 'stopTimings'>;
   onRuntimeEvent?: (event: RuntimeEvent) => void;
   onStoreNotice?: (notice: StoreNotice) => void;
   log?: (line: string) => void;
 }
 
+/** Where an engine keeps its files under globalStorage (beside tasks-index.sqlite). */
+export function engineDirs(storageDir: string): { runtimeDir: string; referenceSessionsDir: string } {
+  return { runtimeDir: path.join(storageDir, 'runtime'), referenceSessionsDir: path.join(storageDir, 'reference-agent-sessions') };
+}
+
 /** Claude Code with its path read at each launch: the user may change the setting at any time. */
-function claudeCodeFromSetting(command: () => string, relay: Pick<ClaudeCodeOptions, 'permissionRelay' | 'askTimeoutMs'>): AgentAdapter {
-  const current = () => new ClaudeCodeAdapter({ command: command(), ...relay });
+function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>): AgentAdapter {
+  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed });
   return {
     kind: 'claude-code',
     launch: (spec) => current().launch(spec),
@@ -66,6 +77,7 @@ function claudeCodeFromSetting(command: () => string, relay: Pick<ClaudeCodeOpti
 export class HostEngine {
   private disposed = false;
   private recovering: Promise<unknown> | undefined;
+  private recovered: RecoveryReport | undefined;
 
   private constructor(
     readonly store: TaskStore,
@@ -84,10 +96,9 @@ export class HostEngine {
     const { clock, windowId } = options;
     // globalStorage holds prompts, logs and sessions: private to the user.
     fs.mkdirSync(options.storageDir, { recursive: true, mode: 0o700 });
-    const runtimeDir = path.join(options.storageDir, 'runtime');
+    const { runtimeDir, referenceSessionsDir } = engineDirs(options.storageDir);
     fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
-    const referenceSessionsDir = path.join(options.storageDir, 'reference-agent-sessions');
-    const store = await TaskStore.open({ directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
+    const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
     const adapters: Partial<Record<AgentKind, AgentAdapter>> = {
@@ -97,7 +108,7 @@ export class HostEngine {
         sessionsDir: referenceSessionsDir,
       }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { permissionRelay: options.permissionRelay, askTimeoutMs });
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs });
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
     // The runtime and the service refer to each other (cancel stops the agent; the agent's outcome
     // goes through the service), so the service reaches the runtime through this late binding.
@@ -124,6 +135,7 @@ export class HostEngine {
       clock,
       keepAwake,
       askTimeoutMs: () => askTimeoutMs,
+      ...options.runtimeTuning,
       onEvent: options.onRuntimeEvent,
       log,
     });
@@ -132,7 +144,7 @@ export class HostEngine {
     const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: (task) => runtime.runTask(task), log });
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
     dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
-    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
+    const scheduler = new Scheduler({ ...options.schedulerTuning, store, dispatcher, clock, isLeader: () => service.isLeader, log });
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
     service.on('wake', () => scheduler.wake());
     service.on('deleted', (task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
@@ -176,10 +188,16 @@ export class HostEngine {
     return this.runtime.onAsksChange(listener);
   }
 
+  /** What this window's last recovery did; undefined until it has recovered once (as the lease holder). */
+  get lastRecovery(): RecoveryReport | undefined {
+    return this.recovered;
+  }
+
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
   recover(): Promise<unknown> {
     this.recovering ??= recoverInterrupted(this.store, this.runtimeDir)
       .then((report) => {
+        this.recovered = report;
         if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
       })
       .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`))

@@ -9,7 +9,7 @@ import { systemClock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 
 function startWindow(world: GatewayWorld, windowId: string, workspaces: string[], events: RuntimeEvent[]): Promise<HostEngine> {
   return HostEngine.start({

@@ -7,7 +7,7 @@ import { systemClock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 
 describe('default model (host engine, real gateway)', function () {
   this.timeout(90_000);
