@@ -77,7 +77,7 @@ function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOpti
 export class HostEngine {
   private disposed = false;
   private recovering: Promise<unknown> | undefined;
-  private recovered: RecoveryReport | undefined;
+  private readonly recoveryReports: RecoveryReport[] = [];
 
   private constructor(
     readonly store: TaskStore,
@@ -188,16 +188,16 @@ export class HostEngine {
     return this.runtime.onAsksChange(listener);
   }
 
-  /** What this window's last recovery did; undefined until it has recovered once (as the lease holder). */
-  get lastRecovery(): RecoveryReport | undefined {
-    return this.recovered;
+  /** What each recovery this window ran did, oldest first (none until it held the lease). */
+  get recoveries(): readonly RecoveryReport[] {
+    return this.recoveryReports;
   }
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
   recover(): Promise<unknown> {
     this.recovering ??= recoverInterrupted(this.store, this.runtimeDir)
       .then((report) => {
-        this.recovered = report;
+        this.recoveryReports.push(report);
         if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
       })
       .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`))
