@@ -11,6 +11,7 @@ import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agen
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
+import { SingleFlight } from '../core/single-flight';
 import { GatewayClient } from '../gateway-client/client';
 import { recoverInterrupted, type RecoveryReport } from '../scheduler/recovery';
 import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler';
@@ -76,7 +77,7 @@ function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOpti
 
 export class HostEngine {
   private disposed = false;
-  private recovering: Promise<unknown> | undefined;
+  private readonly recovering = new SingleFlight<void>();
   private readonly recoveryReports: RecoveryReport[] = [];
 
   private constructor(
@@ -195,14 +196,14 @@ export class HostEngine {
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
   recover(): Promise<unknown> {
-    this.recovering ??= recoverInterrupted(this.store, this.runtimeDir)
-      .then((report) => {
-        this.recoveryReports.push(report);
-        if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
-      })
-      .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`))
-      .finally(() => (this.recovering = undefined));
-    return this.recovering;
+    return this.recovering.run(() =>
+      recoverInterrupted(this.store, this.runtimeDir)
+        .then((report) => {
+          this.recoveryReports.push(report);
+          if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
+        })
+        .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`)),
+    );
   }
 
   /** Clean exit: running segments go back to the queue with their session, claims are released. */

@@ -8,6 +8,7 @@
  */
 import type { Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
+import { SingleFlight } from '../core/single-flight';
 import type { GatewayClient, OffPeakWindow } from '../gateway-client/client';
 import type { Timers, TimerHandle } from '../core/timers';
 
@@ -34,7 +35,7 @@ export class AvailabilitySnapshot {
   private current: AvailabilityState = { status: 'unknown' };
   private window: OffPeakWindow | undefined;
   private timer: TimerHandle | undefined;
-  private inflight: Promise<AvailabilityState> | undefined;
+  private readonly checks = new SingleFlight<AvailabilityState>();
   private failures = 0;
   private disposed = false;
   private lastSuccess: number | undefined;
@@ -98,16 +99,12 @@ export class AvailabilitySnapshot {
 
   /** Asks the gateway now (single-flight). Never throws: failures become the `error` state. */
   refresh(): Promise<AvailabilityState> {
-    if (this.inflight) return this.inflight;
-    this.inflight = this.doRefresh().finally(() => {
-      this.inflight = undefined;
-    });
-    return this.inflight;
+    return this.checks.run(() => this.doRefresh());
   }
 
   /** Resolves when no check is in flight. */
-  async idle(): Promise<void> {
-    await this.inflight?.catch(() => undefined);
+  idle(): Promise<void> {
+    return this.checks.idle();
   }
 
   /** A take answered 3103: disabled until `nextTakeAt` (if known), then re-checked. */

@@ -9,6 +9,7 @@
  */
 import { systemClock, type Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
+import { SingleFlight } from '../core/single-flight';
 import type { TaskStore } from '../store';
 import type { Timers, TimerHandle } from '../core/timers';
 
@@ -46,7 +47,7 @@ export class Leadership {
   private leader = false;
   private timer: TimerHandle | undefined;
   private stopped = true;
-  private inflight: Promise<boolean> | undefined;
+  private readonly ticks = new SingleFlight<boolean>();
   private token: string | undefined;
   readonly name: string;
   readonly ttlMs: number;
@@ -76,16 +77,12 @@ export class Leadership {
 
   /** Acquire or renew now; resolves to whether this window is the leader. Never throws. */
   tick(): Promise<boolean> {
-    if (this.inflight) return this.inflight;
-    this.inflight = this.doTick().finally(() => {
-      this.inflight = undefined;
-    });
-    return this.inflight;
+    return this.ticks.run(() => this.doTick());
   }
 
   /** Resolves when no acquire/renew is in flight. */
-  async idle(): Promise<void> {
-    await this.inflight?.catch(() => undefined);
+  idle(): Promise<void> {
+    return this.ticks.idle();
   }
 
   /** Stops ticking and hands the lease back so another window need not wait for expiry. */
@@ -93,7 +90,7 @@ export class Leadership {
     this.stopped = true;
     this.timers.clearTimeout(this.timer);
     this.timer = undefined;
-    await this.inflight?.catch(() => undefined);
+    await this.ticks.idle();
     if (this.leader && this.token) {
       try {
         await this.store.releaseLease(this.name, this.token);
