@@ -9,7 +9,7 @@ import { newTaskId } from '../core/ids';
 import { invalidInput } from './errors';
 import { taskFromRow } from './rows';
 import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from './schema';
-import { placeholders, type SqlDb, type SqlParam } from './sql';
+import { assignmentsOf, placeholders, type SqlDb, type SqlParam } from './sql';
 
 // The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
 const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
@@ -331,20 +331,8 @@ export class TaskRepo {
    * on to another ticket or is terminal (a late answer must not overwrite newer truth).
    */
   applySnapshot(id: string, ticketId: string, snapshot: TicketSnapshot): boolean {
-    const sets: string[] = [];
-    const params: SqlParam[] = [];
-    if (snapshot.schedulable !== undefined) {
-      sets.push('schedulable = ?');
-      params.push(bit(snapshot.schedulable));
-    }
-    if (snapshot.queuePosition !== undefined) {
-      sets.push('queue_position = ?');
-      params.push(snapshot.queuePosition);
-    }
-    if (snapshot.nextPollAt !== undefined) {
-      sets.push('next_poll_at = ?');
-      params.push(snapshot.nextPollAt);
-    }
+    const encoded = { ...snapshot, schedulable: snapshot.schedulable === undefined ? undefined : bit(snapshot.schedulable) };
+    const { sets, params } = assignmentsOf(encoded, { schedulable: 'schedulable', queuePosition: 'queue_position', nextPollAt: 'next_poll_at' });
     sets.push('updated_at = ?');
     params.push(this.now);
     return (
