@@ -103,3 +103,12 @@ export function assignmentsOf<P extends object>(patch: P, columns: { readonly [K
   }
   return { sets, params };
 }
+
+/** A list query: `SELECT *` with the given conditions (ANDed), order and optional limit. */
+export function listQuery(table: string, where: readonly string[], params: readonly SqlParam[], orderBy: string, limit?: number): [string, SqlParam[]] {
+  let sql = `SELECT * FROM ${table}`;
+  if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
+  sql += ` ORDER BY ${orderBy}`;
+  if (limit === undefined) return [sql, [...params]];
+  return [`${sql} LIMIT ?`, [...params, Math.max(0, Math.floor(limit))]];
+}

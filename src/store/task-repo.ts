@@ -9,7 +9,7 @@ import { newTaskId } from '../core/ids';
 import { invalidInput } from './errors';
 import { taskFromRow } from './rows';
 import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from './schema';
-import { assignmentsOf, placeholders, type SqlDb, type SqlParam } from './sql';
+import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
 
 // The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
 const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
@@ -165,14 +165,7 @@ export class TaskRepo {
     if (filter.hasTicket !== undefined) where.push(filter.hasTicket ? 'server_ticket_id IS NOT NULL' : 'server_ticket_id IS NULL');
     if (filter.unsettledTerminal) where.push(`status IN ${TERMINAL_SQL} AND settled_at IS NULL`);
     if (filter.historyVisible) where.push('started_at IS NOT NULL AND history_deleted_at IS NULL');
-    let sql = 'SELECT * FROM off_peak_tasks';
-    if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
-    sql += ' ORDER BY queued_at, off_peak_task_id';
-    if (filter.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(Math.max(0, Math.floor(filter.limit)));
-    }
-    return this.db.all(sql, params).map(taskFromRow);
+    return this.db.all(...listQuery('off_peak_tasks', where, params, 'queued_at, off_peak_task_id', filter.limit)).map(taskFromRow);
   }
 
   count(status?: TaskStatus | readonly TaskStatus[]): number {

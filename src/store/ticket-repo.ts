@@ -7,7 +7,7 @@
 import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type ServerTicketState, type SettleState, type TicketRecord } from '../core/types';
 import { invalidInput } from './errors';
 import { ticketFromRow } from './rows';
-import { assignmentsOf, placeholders, type SqlDb, type SqlParam } from './sql';
+import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
 
 export interface NewTicketInput {
   ticketId: string;
@@ -110,14 +110,7 @@ export class TicketRepo {
       where.push(`server_state IN (${placeholders(states.length)})`);
       params.push(...states);
     }
-    let sql = 'SELECT * FROM off_peak_tickets';
-    if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
-    sql += ' ORDER BY task_id, ordinal, taken_at';
-    if (filter.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(Math.max(0, Math.floor(filter.limit)));
-    }
-    return this.db.all(sql, params).map(ticketFromRow);
+    return this.db.all(...listQuery('off_peak_tickets', where, params, 'task_id, ordinal, taken_at', filter.limit)).map(ticketFromRow);
   }
 
   /**
