@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
+import { isTerminalStatus } from '../../src/core/types';
 import { resolveGatewayConfig } from '../../src/gateway/config';
 import { launchGateway, type LaunchedGateway } from '../../src/gateway/launch';
 import { silentLogger } from '../../src/gateway/logger';
@@ -51,7 +52,7 @@ describe('demo gateway end to end (DEMO model driving the real reference agent)'
 
     const done = await waitFor(() => {
       const t = h.service.getTask(created.id)!;
-      return ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      return isTerminalStatus(t.status) ? t : undefined;
     }, 'the demo task to finish', 120_000);
     assert.equal(done.status, 'completed', done.failureReason ?? '');
 
