@@ -147,8 +147,8 @@ export class HostEngine {
     dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
     const scheduler = new Scheduler({ ...options.schedulerTuning, store, dispatcher, clock, isLeader: () => service.isLeader, log });
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
-    service.on('wake', () => scheduler.wake());
-    service.on('deleted', (task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
+    service.onDidWake(() => scheduler.wake());
+    service.onDidDelete((task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });

@@ -209,7 +209,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
         if (changeConcerns(change, 'tasks', 'tickets')) listener();
       });
       const availabilitySub = service.availability.onDidChange(fire);
-      service.on('synced', fire);
+      const syncSub = service.onDidSync(fire);
       // Only a question asked or answered changes what the cards show of asks; other runtime events do not push.
       const asksSub = asks.onAsksChange(fire);
       return {
@@ -217,7 +217,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
           asksSub.dispose();
           storeSub.dispose();
           availabilitySub.dispose();
-          service.off('synced', fire);
+          syncSub.dispose();
         },
       };
     },

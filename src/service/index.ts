@@ -4,9 +4,9 @@
  * (base URL + API-key provider), a clock, timers and a `stopAgent(taskId)` callback, then `start()`.
  *
  * UI: create, pause, continue, edit, cancel, delete, deleteFromHistory, listTasks, getTask,
- *     ticketsOf, history(); `availability` (snapshot + 'change' event) for greying out "create".
+ *     ticketsOf, history(); `availability` (snapshot + `onDidChange`) for greying out "create".
  * Runtime:
- *   - `on('wake', taskId)`: a queued task became schedulable (ready/active ticket);
+ *   - `onDidWake(taskId)`: a queued task became schedulable (ready/active ticket);
  *   - `leadership.isLeader` / `leadership.onDidChange`: only the holder of the 'leader' lease
  *     runs the scheduler (the service already runs sync and the settle flush only there);
  *   - `onSegmentStarted(taskId, ticketId)`, `onAdmitted(ticketId, at?)` (first admitted model

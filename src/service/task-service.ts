@@ -10,7 +10,6 @@
  * - the settle outbox on the ticket ledger, surviving task deletion and restarts;
  * - hooks for the runtime (segment started/admitted/expired/ended, terminal settle).
  */
-import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
 import { newTaskId, newToken } from '../core/ids';
@@ -22,6 +21,7 @@ import { changeConcerns, type NewTaskInput, type StoreTx, type TaskEdit, type Ta
 import { AvailabilitySnapshot, type AvailabilityOptions } from './availability';
 import { ServiceError, toServiceError } from './errors';
 import { Leadership, type LeadershipOptions } from './leadership';
+import { Emitter, type Event } from '../core/event';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
 export interface SyncConfig {
@@ -134,7 +134,18 @@ function message(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).slice(0, 500);
 }
 
-export class TaskService extends EventEmitter<ServiceEvents> {
+export class TaskService {
+  // A listener's failure must never break a sync cycle or a user action: it is logged.
+  private readonly events: { [K in keyof ServiceEvents]: Emitter<ServiceEvents[K][0]> } = {
+    wake: new Emitter((e) => this.listenerFailed('wake', e)),
+    syncError: new Emitter((e) => this.listenerFailed('syncError', e)),
+    synced: new Emitter((e) => this.listenerFailed('synced', e)),
+    deleted: new Emitter((e) => this.listenerFailed('deleted', e)),
+  };
+  readonly onDidWake: Event<string> = this.events.wake.event;
+  readonly onSyncError: Event<Error> = this.events.syncError.event;
+  readonly onDidSync: Event<SyncReport> = this.events.synced.event;
+  readonly onDidDelete: Event<OffPeakTask> = this.events.deleted.event;
   readonly availability: AvailabilitySnapshot;
   readonly leadership: Leadership;
   readonly config: SyncConfig;
@@ -169,7 +180,6 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   private disposables: { dispose(): void }[] = [];
 
   constructor(private readonly options: TaskServiceOptions) {
-    super();
     this.store = options.store;
     this.gateway = options.gateway;
     this.clock = options.clock;
@@ -1056,12 +1066,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   // ------------------------------------------------------------------ helpers
 
   /** A listener's failure must never break a sync cycle or a user action. */
-  private notify<K extends keyof ServiceEvents>(event: K, ...args: ServiceEvents[K]): void {
-    try {
-      (this.emit as (e: K, ...a: ServiceEvents[K]) => boolean)(event, ...args);
-    } catch (e) {
-      this.log(`a ${String(event)} listener failed: ${message(e)}`);
-    }
+  private notify<K extends keyof ServiceEvents>(event: K, ...[value]: ServiceEvents[K]): void {
+    (this.events[event] as Emitter<ServiceEvents[K][0]>).fire(value);
+  }
+
+  private listenerFailed(event: keyof ServiceEvents, e: unknown): void {
+    this.log(`a ${event} listener failed: ${message(e)}`);
   }
 
   private async stopAgentBestEffort(taskId: string): Promise<void> {
