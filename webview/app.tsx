@@ -3,7 +3,7 @@
 // the agent is rendered as plain text (JSX escapes it).
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { AvailabilityView, CardAsk, CreateTaskInput, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
+import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 import {
   answerOutcomeText,
@@ -22,7 +22,7 @@ import {
   ticks,
 } from './format';
 
-const PERMISSION_MODES: { value: CreateTaskInput['permissionMode']; label: string; detail: string }[] = [
+const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
   { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
   { value: 'acceptEdits', label: 'Accept edits', detail: 'File edits in the workspace go ahead without asking; commands still ask.' },
   { value: 'plan', label: 'Plan only (read-only)', detail: 'The agent reads and plans but changes nothing.' },
@@ -241,7 +241,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   blockedText?: string;
   focusTick: number;
   /** Resolves false when nothing was done (a declined confirmation): the form keeps its input. */
-  submit(input: CreateTaskInput): Promise<boolean | void>;
+  submit(input: CreateTaskForm): Promise<boolean | void>;
   onError(message: string | undefined): void;
   initial?: TaskCard;
   onDone?(): void;
@@ -250,7 +250,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : '');
   const [prompt, setPrompt] = useState(initial?.prompt ?? '');
   const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? workspaces[0]?.path ?? '');
-  const [permissionMode, setMode] = useState<CreateTaskInput['permissionMode']>(initial?.permissionMode ?? 'default');
+  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? 'default');
   const [model, setModel] = useState(initial?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
   const [busy, setBusy] = useState(false);
@@ -288,7 +288,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
     if (prompt.trim() === '') promptRef.current?.focus();
     else void onSubmit(e);
   };
-  const mode = PERMISSION_MODES.find((m) => m.value === permissionMode);
+  const mode = PERMISSION_MODE_CHOICES.find((m) => m.value === permissionMode);
   return (
     <form class="task-form" onSubmit={onSubmit} data-testid={editing ? 'edit-form' : 'create-form'} aria-label={editing ? 'Edit task' : 'New task'}>
       {!editing && <h2><span class="codicon codicon-add" aria-hidden="true" /> New task</h2>}
@@ -321,8 +321,8 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
         </div>
         <div>
           <vscode-label>Permissions</vscode-label>
-          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskInput['permissionMode'])}>
-            {PERMISSION_MODES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
+          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskForm['permissionMode'])}>
+            {PERMISSION_MODE_CHOICES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
           </vscode-single-select>
         </div>
         <div>
@@ -433,7 +433,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
           <div class="meta">
             <span title={card.workspacePath}><span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}</span>
             {card.model && <span>{card.model}</span>}
-            <span>{PERMISSION_MODES.find((m) => m.value === card.permissionMode)?.label}</span>
+            <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
             {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
           </div>

@@ -11,7 +11,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
-import type { OffPeakTask, SegmentEndReason, TicketRecord } from '../core/types';
+import type { DisposableLike } from '../core/disposable';
+import type { OffPeakTask, SegmentEndReason } from '../core/types';
 import type { TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
@@ -103,10 +104,9 @@ export class TaskRuntime {
     return this.asks.answer(taskId, askId, decision);
   }
 
-  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void {
-    const stop = this.asks.onEvent(() => listener());
-    return () => void stop();
+  /** Fires when a permission question is asked or answered. */
+  onAsksChange(listener: () => void): DisposableLike {
+    return this.asks.onEvent(() => listener());
   }
 
   /** Task ids with a live agent process in this window. */
@@ -312,8 +312,3 @@ export class TaskRuntime {
   }
 }
 
-/** The card's phase of a running task (docs/flows.md#task-states): "waiting for admission" until the segment's first admitted request. */
-export function runningPhase(task: Pick<OffPeakTask, 'status'>, currentTicket: Pick<TicketRecord, 'activeAt' | 'segmentStartedAt'> | undefined): 'waiting_for_admission' | 'running' | null {
-  if (task.status !== 'running' && task.status !== 'awaiting') return null;
-  return currentTicket?.activeAt ? 'running' : 'waiting_for_admission';
-}

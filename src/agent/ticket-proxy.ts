@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { systemClock, type Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
 import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
 import { LoopbackProxyServer, type ProxyRouteHandle } from './loopback-proxy-server';
@@ -68,7 +69,9 @@ export class TicketProxy {
   private readonly holdMaxMs: number;
   private readonly cancelController = new AbortController();
   private readonly upstreamAgent: http.Agent;
-  private readonly listeners = new Set<(event: TicketProxyEvent) => void>();
+  // A listener's failure must not break the agent's request.
+  private readonly events = new Emitter<TicketProxyEvent>();
+  readonly onEvent: Event<TicketProxyEvent> = this.events.event;
   private holds = 0;
   private _firstAdmittedAt: number | null = null;
   private _expired = false;
@@ -81,7 +84,7 @@ export class TicketProxy {
     this.holdMaxMs = options.holdMaxMs ?? 300_000;
     const AgentClass = this.upstream.protocol === 'https:' ? https.Agent : http.Agent;
     this.upstreamAgent = new AgentClass({ keepAlive: true, noDelay: true } as http.AgentOptions);
-    if (options.onEvent) this.listeners.add(options.onEvent);
+    if (options.onEvent) this.onEvent(options.onEvent);
   }
 
   static async start(options: TicketProxyOptions): Promise<TicketProxy> {
@@ -111,11 +114,6 @@ export class TicketProxy {
     return this._firstAdmittedAt === null ? 'waiting' : 'admitted';
   }
 
-  onEvent(listener: (event: TicketProxyEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   /** Aborts held and in-flight requests; later requests are refused. */
   cancel(): void {
     this.cancelController.abort(new Cancelled('cancelled'));
@@ -130,13 +128,7 @@ export class TicketProxy {
   }
 
   private emit(event: TicketProxyEvent): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event);
-      } catch {
-        // a listener's failure must not break the agent's request
-      }
-    }
+    this.events.fire(event);
   }
 
   /** One request of this segment (the listener matched its secret): `rest` is the Anthropic API path. */

@@ -8,12 +8,14 @@
 export type TaskStatus = 'queued' | 'paused' | 'running' | 'awaiting' | 'completed' | 'failed' | 'cancelled';
 
 export const TASK_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled'];
+/** The statuses a task never leaves: the one list every layer (store SQL, service, panel, commands) reads. */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
-export const NON_TERMINAL_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
 
 export function isTerminalStatus(status: TaskStatus): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
+  return TERMINAL_STATUSES.includes(status);
 }
+
+export const NON_TERMINAL_STATUSES: readonly TaskStatus[] = TASK_STATUSES.filter((s) => !isTerminalStatus(s));
 
 /** How much the agent may do without asking (Claude Code's permission modes). */
 export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';

@@ -5,6 +5,8 @@
 // (the first answer still wins: card, notification, terminal or deadline).
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
 import type { TaskRuntime } from '../agent/task-runtime';
+import type { DisposableLike } from '../core/disposable';
+import { Emitter, type Event } from '../core/event';
 import { changeConcerns, type TaskStore } from '../store';
 
 export interface SharedAsksOptions {
@@ -16,8 +18,8 @@ export interface SharedAsksOptions {
 
 export class SharedAsks {
   private readonly log: (line: string) => void;
-  private readonly listeners = new Set<() => void>();
-  private readonly disposers: (() => void)[] = [];
+  private readonly changes = new Emitter<void>((e) => this.log(`asks: a listener failed: ${e instanceof Error ? e.message : String(e)}`));
+  private readonly subscriptions: DisposableLike[] = [];
   private publishing: Promise<void> | undefined;
   private publishAgain = false;
   private stopped = false;
@@ -27,7 +29,7 @@ export class SharedAsks {
   }
 
   start(): void {
-    this.disposers.push(
+    this.subscriptions.push(
       this.options.runtime.onAsksChange(() => {
         this.publish();
         this.fire();
@@ -38,7 +40,7 @@ export class SharedAsks {
       if (change.origin === 'external') this.applyAnswersLeftHere();
       this.fire();
     });
-    this.disposers.push(() => sub.dispose());
+    this.subscriptions.push(sub);
     this.publish();
   }
 
@@ -64,16 +66,13 @@ export class SharedAsks {
     return left ? 'accepted' : 'already-answered';
   }
 
-  /** Fires when a question is asked or answered in any window; returns the unsubscribe. */
-  onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
+  /** Fires when a question is asked or answered in any window. */
+  readonly onChange: Event<void> = this.changes.event;
 
   /** Withdraws this window's questions (its agents stop with it). */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const d of this.disposers.splice(0)) d();
+    for (const sub of this.subscriptions.splice(0)) sub.dispose();
     await this.publishing;
     await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, [])).catch((e: unknown) => this.log(`asks: ${String(e)}`));
   }
@@ -119,12 +118,6 @@ export class SharedAsks {
   }
 
   private fire(): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l();
-      } catch (e) {
-        this.log(`asks: a listener failed: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
+    this.changes.fire();
   }
 }

@@ -14,7 +14,7 @@ import type { PendingAsk } from '../agent/asks';
 import type { RuntimeEvent } from '../agent/task-runtime';
 import type { Clock } from '../core/clock';
 import { shortTaskTitle } from '../core/task-title';
-import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 import { changeConcerns, type TaskStore, type UnnotifiedOutcome } from '../store';
 
 export type TaskNotice =

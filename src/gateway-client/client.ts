@@ -20,6 +20,7 @@ import {
   type TicketStatusState,
 } from '../protocol/gateway';
 import type { Clock } from '../core/clock';
+import { SERVER_TICKET_STATES } from '../core/types';
 import { GatewayError } from './errors';
 import { Transport, type ApiKeyProvider, type FetchLike, type ServerClock } from './transport';
 
@@ -48,7 +49,7 @@ export interface GatewayClientOptions {
  * repair instead of leaving the task stalled (docs/flows.md#create).
  */
 const TakeAnswerSchema = TakeResponseSchema.extend({
-  state: z.enum(['queued', 'ready', 'active', 'expired', 'settled', 'not_found']),
+  state: z.enum(SERVER_TICKET_STATES),
   reused: z.boolean().optional().default(false),
 });
 

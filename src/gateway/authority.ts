@@ -9,7 +9,7 @@ import type { GatewayUser } from './auth';
 import type { AuthorityPolicy } from './authority-policy';
 import { errors } from './errors';
 import type { GatewayMetrics } from './metrics';
-import { LiveTicketExists, type TicketRecord, type TicketStore } from './store';
+import { LiveTicketExists, type GatewayTicketRow, type TicketStore } from './store';
 import { effectiveTicket, TicketStatusView } from './ticket-view';
 import type { OffPeakWindows } from './windows';
 
@@ -23,7 +23,7 @@ export interface TickResult {
 const PRUNE_EVERY_MS = 3_600_000;
 
 export interface Admission {
-  ticket: TicketRecord;
+  ticket: GatewayTicketRow;
   /** True when this request moved the ticket from ready to active. */
   activated: boolean;
   /** Frees the model-request slot; safe to call more than once. */
@@ -55,7 +55,7 @@ export class TicketAuthority {
    * object, so identity is the version). Reused while the entry's time-dependent parts (state
    * as of now, position, poll hint) are unchanged: JSON.stringify dominates a 100-ticket status.
    */
-  private readonly entryJson = new WeakMap<TicketRecord, { state: string; position: number; nextPoll: number | null; json: string }>();
+  private readonly entryJson = new WeakMap<GatewayTicketRow, { state: string; position: number; nextPoll: number | null; json: string }>();
 
   constructor(
     private readonly store: TicketStore,
@@ -166,7 +166,7 @@ export class TicketAuthority {
     if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
     let changed: string[] = [];
     // Refusals leave the transaction normally (no rollback needed) and are thrown after it.
-    const result = await this.store.transaction(async (): Promise<{ ticket: TicketRecord; reused: boolean } | { refusal: Error }> => {
+    const result = await this.store.transaction(async (): Promise<{ ticket: GatewayTicketRow; reused: boolean } | { refusal: Error }> => {
       // Every instance's takes of this user queue here, so the limits below see each other's inserts.
       await this.store.lockUser(user.id);
       changed = await this.expireDue(now);
@@ -258,7 +258,7 @@ export class TicketAuthority {
     if (!found || found.userId !== user.id) throw errors.notFound(`no ticket ${ticketId}`);
     let changed = false;
     let leftQueue = false;
-    const settled = await this.store.transaction(async (): Promise<TicketRecord | undefined> => {
+    const settled = await this.store.transaction(async (): Promise<GatewayTicketRow | undefined> => {
       const ticket = await this.store.get(ticketId);
       if (!ticket || ticket.state === 'settled') return ticket;
       const from = effectiveTicket(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
@@ -367,7 +367,7 @@ export class TicketAuthority {
    * The checks of `admit` without taking a slot or activating anything: throws 3102 or 3105, or
    * returns the ticket as of `now` (ready or active).
    */
-  async admissible(user: GatewayUser, ticketId: string | undefined, now = this.now()): Promise<TicketRecord> {
+  async admissible(user: GatewayUser, ticketId: string | undefined, now = this.now()): Promise<GatewayTicketRow> {
     if (!ticketId) throw this.rejectInvalid('missing X-Off-Peak-Ticket-ID header');
     const stored = await this.store.get(ticketId);
     if (!stored || stored.userId !== user.id) throw this.rejectInvalid('unknown ticket');

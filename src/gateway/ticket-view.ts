@@ -2,11 +2,11 @@
 // promote timer persists it, and the status entry a client sees carries its next poll hint.
 import type { QueuedTicketStatus, SettleReason, TicketStatusEntry } from '../protocol/gateway';
 import type { AuthorityPolicy } from './authority-policy';
-import type { TicketRecord, TicketStore } from './store';
+import type { GatewayTicketRow, TicketStore } from './store';
 import type { OffPeakWindows } from './windows';
 
 /** The ticket as of `now`: deadlines passed read as expired even before the timer persists it. */
-export function effectiveTicket(ticket: TicketRecord, now: number): TicketRecord {
+export function effectiveTicket(ticket: GatewayTicketRow, now: number): GatewayTicketRow {
   if (ticket.state === 'ready' && ticket.readyDeadline !== null && now >= ticket.readyDeadline) {
     return { ...ticket, state: 'expired', expiredAt: ticket.readyDeadline, expiredFrom: 'ready' };
   }
@@ -36,7 +36,7 @@ export class TicketStatusView {
   }
 
   /** The status entry of one of the user's tickets. Plain literals, no spreads: this is the hot path of status. */
-  async entry(stored: TicketRecord, now: number): Promise<TicketStatusEntry> {
+  async entry(stored: GatewayTicketRow, now: number): Promise<TicketStatusEntry> {
     const t = effectiveTicket(stored, now);
     switch (t.state) {
       case 'queued': {

@@ -23,8 +23,8 @@ export interface PanelClientConfigs {
 export interface PanelAskSource {
   pendingAsks(): PendingAsk[];
   answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult | Promise<AnswerResult>;
-  /** Fires when a question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void;
+  /** Fires when a question is asked or answered. */
+  onAsksChange(listener: () => void): DisposableLike;
 }
 
 export interface PanelHostBits {
@@ -212,16 +212,16 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const storeSub = store.onDidChange((change) => {
         if (changeConcerns(change, 'tasks', 'tickets', 'outcomes')) listener();
       });
-      service.availability.on('change', fire);
-      service.on('synced', fire);
+      const availabilitySub = service.availability.onDidChange(fire);
+      const syncSub = service.onDidSync(fire);
       // Only a question asked or answered changes what the cards show of asks; other runtime events do not push.
-      const stopAsks = asks.onAsksChange(fire);
+      const asksSub = asks.onAsksChange(fire);
       return {
         dispose() {
-          stopAsks();
+          asksSub.dispose();
           storeSub.dispose();
-          service.availability.off('change', fire);
-          service.off('synced', fire);
+          availabilitySub.dispose();
+          syncSub.dispose();
         },
       };
     },

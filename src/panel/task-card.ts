@@ -1,5 +1,6 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
 import type { PendingAsk } from '../agent/asks';
+import { canEdit, canTransition } from '../core/task-state';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
 
@@ -42,7 +43,6 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
  */
 export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false): TaskCard {
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
-  const terminal = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
   return {
     id: task.id,
     title: task.title || task.prompt.split('\n')[0].slice(0, 200),
@@ -65,10 +65,11 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     ask: cardAskOf(task, asks),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     actions: {
-      pause: task.status === 'queued' && !task.claimRunning,
-      continue: task.status === 'paused',
-      edit: task.status === 'queued' || task.status === 'paused',
-      cancel: !terminal,
+      // The buttons offer exactly what the state machine allows (the store enforces the same table).
+      pause: canTransition(task, 'pause'),
+      continue: canTransition(task, 'continue'),
+      edit: canEdit(task),
+      cancel: canTransition(task, 'cancel'),
       delete: true,
     },
   };

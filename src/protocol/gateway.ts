@@ -2,6 +2,7 @@
 // the extension's gateway client and the tests. All times are epoch milliseconds; every JSON
 // response carries `server_time` so a client can correct for clock skew.
 import { z } from 'zod';
+import { SERVER_TICKET_STATES } from '../core/types';
 
 // ---------------------------------------------------------------------------------------------
 // Paths and headers
@@ -324,7 +325,7 @@ export const StatusRequestSchema = z.object({
    * already in another state (it changed before the poll arrived); without it a promotion that
    * happened between two polls would wait out the whole `wait_ms`.
    */
-  known_states: z.record(ticketId, z.enum(['queued', 'ready', 'active', 'expired', 'settled', 'not_found'])).optional(),
+  known_states: z.record(ticketId, z.enum(SERVER_TICKET_STATES)).optional(),
 });
 export type StatusRequest = z.infer<typeof StatusRequestSchema>;
 

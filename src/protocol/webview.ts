@@ -3,8 +3,9 @@
 // input), the webview validates the snapshots it renders. The host is the single source of
 // state: it pushes whole, versioned snapshots and posts nothing before the webview says `ready`.
 import { z } from 'zod';
+import { PERMISSION_MODES, TASK_STATUSES } from '../core/types';
 
-export const PermissionModeSchema = z.enum(['default', 'acceptEdits', 'plan', 'bypassPermissions']);
+export const PermissionModeSchema = z.enum(PERMISSION_MODES);
 
 /** What a card shows as its state: finer than the local status ("running" before admission would be untrue: docs/flows.md#task-states). */
 export const CardPhaseSchema = z.enum([
@@ -43,7 +44,7 @@ export const TaskCardSchema = z.object({
   /** True when the title is the prompt's first line (no title was given): an edit of the prompt changes it. */
   autoTitle: z.boolean(),
   prompt: z.string(),
-  status: z.enum(['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled']),
+  status: z.enum(TASK_STATUSES),
   phase: CardPhaseSchema,
   queuePosition: z.number().int().nullable(),
   workspacePath: z.string(),
@@ -136,7 +137,8 @@ const taskId = z.string().min(1).max(200);
 const title = z.string().max(200);
 const prompt = z.string().min(1, 'The prompt is empty').max(100_000);
 
-export const CreateTaskInputSchema = z.object({
+/** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
+export const CreateTaskFormSchema = z.object({
   title,
   prompt,
   workspacePath: z.string().min(1, 'Choose a workspace folder').max(4096),
@@ -144,7 +146,7 @@ export const CreateTaskInputSchema = z.object({
   model: z.string().max(200).nullable(),
   thoughtLevel: z.string().max(50).nullable(),
 }).strict();
-export type CreateTaskInput = z.infer<typeof CreateTaskInputSchema>;
+export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 
 export const EditTaskPatchSchema = z
   .object({ title, prompt, permissionMode: PermissionModeSchema, model: z.string().max(200).nullable(), thoughtLevel: z.string().max(50).nullable() })
@@ -180,7 +182,7 @@ const Confirmed = z.object({ done: z.boolean() });
  */
 export const PanelRequests = {
   /** `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued. */
-  createTask: { params: z.object({ input: CreateTaskInputSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
+  createTask: { params: z.object({ input: CreateTaskFormSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
   editTask: { params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(), result: z.object({ title: z.string(), prompt: z.string() }) },
   pause: { params: TaskRef, result: Nothing },
   /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why). */

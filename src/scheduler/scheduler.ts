@@ -15,7 +15,7 @@
 import type { Clock } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
 import { ZOMBIE_CLAIM_MS, type StoreTx, type TaskStore } from '../store';
-import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './dispatch-backoff';
 
 export type DispatchResult =

@@ -4,10 +4,10 @@
  * (base URL + API-key provider), a clock, timers and a `stopAgent(taskId)` callback, then `start()`.
  *
  * UI: create, pause, continue, edit, cancel, delete, deleteFromHistory, listTasks, getTask,
- *     ticketsOf, history(); `availability` (snapshot + 'change' event) for greying out "create".
+ *     ticketsOf, history(); `availability` (snapshot + `onDidChange`) for greying out "create".
  * Runtime:
- *   - `on('wake', taskId)`: a queued task became schedulable (ready/active ticket);
- *   - `leadership.isLeader` / `leadership.on('change')`: only the holder of the 'leader' lease
+ *   - `onDidWake(taskId)`: a queued task became schedulable (ready/active ticket);
+ *   - `leadership.isLeader` / `leadership.onDidChange`: only the holder of the 'leader' lease
  *     runs the scheduler (the service already runs sync and the settle flush only there);
  *   - `onSegmentStarted(taskId, ticketId)`, `onAdmitted(ticketId, at?)` (first admitted model
  *     request: the ledger's active_at), `onSegmentEnded(taskId, ticketId, reason, error?)`;
@@ -20,4 +20,3 @@ export { TaskService, DEFAULT_SYNC_CONFIG, type TaskServiceOptions, type CreateT
 export { ServiceError, type ServiceErrorCode } from './errors';
 export { AvailabilitySnapshot, type AvailabilityState, type AvailabilityOptions } from './availability';
 export { Leadership, LEADER_LEASE, type LeadershipOptions } from './leadership';
-export { createSystemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';

@@ -10,11 +10,10 @@
  * - the settle outbox on the ticket ledger, surviving task deletion and restarts;
  * - hooks for the runtime (segment started/admitted/expired/ended, terminal settle).
  */
-import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
 import { newTaskId, newToken } from '../core/ids';
-import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
+import { NON_TERMINAL_STATUSES, PERMISSION_MODES, isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TaskStatus, type TicketRecord } from '../core/types';
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError, type GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
@@ -22,7 +21,8 @@ import { changeConcerns, type NewTaskInput, type StoreTx, type TaskEdit, type Ta
 import { AvailabilitySnapshot, type AvailabilityOptions } from './availability';
 import { ServiceError, toServiceError } from './errors';
 import { Leadership, type LeadershipOptions } from './leadership';
-import { createSystemTimers, type TimerHandle, type Timers } from './timers';
+import { Emitter, type Event } from '../core/event';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
 export interface SyncConfig {
   /** Tickets per status request (the protocol allows at most 100). */
@@ -108,7 +108,7 @@ const LONG_POLL_REPOLL_MS = 1_000;
 /** Prefix of a task's last_error while its retake keeps failing (cleared by the next success). */
 const RETAKE_FAILED = 'retake failed:';
 
-const NON_TERMINAL: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
+const NON_TERMINAL: readonly TaskStatus[] = NON_TERMINAL_STATUSES;
 const LIVE_SERVER = ['queued', 'ready', 'active'] as const;
 
 /** A settle answer that means "acknowledged" (docs/flows.md#settle: 2xx or 4xx) vs worth retrying. */
@@ -134,7 +134,18 @@ function message(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).slice(0, 500);
 }
 
-export class TaskService extends EventEmitter<ServiceEvents> {
+export class TaskService {
+  // A listener's failure must never break a sync cycle or a user action: it is logged.
+  private readonly events: { [K in keyof ServiceEvents]: Emitter<ServiceEvents[K][0]> } = {
+    wake: new Emitter((e) => this.listenerFailed('wake', e)),
+    syncError: new Emitter((e) => this.listenerFailed('syncError', e)),
+    synced: new Emitter((e) => this.listenerFailed('synced', e)),
+    deleted: new Emitter((e) => this.listenerFailed('deleted', e)),
+  };
+  readonly onDidWake: Event<string> = this.events.wake.event;
+  readonly onSyncError: Event<Error> = this.events.syncError.event;
+  readonly onDidSync: Event<SyncReport> = this.events.synced.event;
+  readonly onDidDelete: Event<OffPeakTask> = this.events.deleted.event;
   readonly availability: AvailabilitySnapshot;
   readonly leadership: Leadership;
   readonly config: SyncConfig;
@@ -169,7 +180,6 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   private disposables: { dispose(): void }[] = [];
 
   constructor(private readonly options: TaskServiceOptions) {
-    super();
     this.store = options.store;
     this.gateway = options.gateway;
     this.clock = options.clock;
@@ -203,8 +213,7 @@ export class TaskService extends EventEmitter<ServiceEvents> {
       }
       if (this.idleAtGeneration === undefined || this.idleAtGeneration !== this.store.generation || this.cycleInflight) this.plan();
     };
-    this.leadership.on('tick', onTick);
-    this.disposables.push({ dispose: () => this.leadership.off('tick', onTick) });
+    this.disposables.push(this.leadership.onDidTick(onTick));
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
     this.disposables.push(
       this.store.onDidChange((change) => {
@@ -1056,12 +1065,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   // ------------------------------------------------------------------ helpers
 
   /** A listener's failure must never break a sync cycle or a user action. */
-  private notify<K extends keyof ServiceEvents>(event: K, ...args: ServiceEvents[K]): void {
-    try {
-      (this.emit as (e: K, ...a: ServiceEvents[K]) => boolean)(event, ...args);
-    } catch (e) {
-      this.log(`a ${String(event)} listener failed: ${message(e)}`);
-    }
+  private notify<K extends keyof ServiceEvents>(event: K, ...[value]: ServiceEvents[K]): void {
+    (this.events[event] as Emitter<ServiceEvents[K][0]>).fire(value);
+  }
+
+  private listenerFailed(event: keyof ServiceEvents, e: unknown): void {
+    this.log(`a ${event} listener failed: ${message(e)}`);
   }
 
   private async stopAgentBestEffort(taskId: string): Promise<void> {

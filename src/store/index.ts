@@ -1,5 +1,5 @@
 /** Public surface of the task store. */
-export { TaskStore, DB_FILE_NAME, changeConcerns, type TaskStoreOptions, type StoreTx, type StoreReadTx, type StoreChange, type Disposable, type StoreStats } from './task-store';
+export { TaskStore, DB_FILE_NAME, changeConcerns, type TaskStoreOptions, type StoreTx, type StoreReadTx, type StoreChange, type StoreStats } from './task-store';
 export { TaskRepo, ZOMBIE_CLAIM_MS, type NewTaskInput, type TaskEdit, type TaskFilter, type TicketSnapshot, type TerminalDetails } from './task-repo';
 export { TicketRepo, type NewTicketInput, type TicketStatePatch, type TicketFilter } from './ticket-repo';
 export { leaseFileFor, type LeaseHolding, type LeaseResult } from './lease-file';

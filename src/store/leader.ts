@@ -9,7 +9,8 @@
  */
 import { systemClock, type Clock } from '../core/clock';
 import type { LeaseRecord } from '../core/types';
-import type { Disposable, TaskStore } from './task-store';
+import type { DisposableLike } from '../core/disposable';
+import type { TaskStore } from './task-store';
 
 export interface LeaderElectionOptions {
   /** Lease name (one per role). Default 'leader'. */
@@ -58,7 +59,7 @@ export class LeaderElection {
     return this.isLeader ? this.lease : undefined;
   }
 
-  onDidChange(listener: (isLeader: boolean) => void): Disposable {
+  onDidChange(listener: (isLeader: boolean) => void): DisposableLike {
     this.listeners.add(listener);
     return { dispose: () => this.listeners.delete(listener) };
   }

@@ -79,10 +79,6 @@ export function changeConcerns(change: StoreChange, ...topics: StoreTopic[]): bo
   return topics.some((topic) => change.topics.has(topic));
 }
 
-export interface Disposable {
-  dispose(): void;
-}
-
 /** Counters for tests and diagnostics. */
 export interface StoreStats {
   persists: number;

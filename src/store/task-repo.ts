@@ -4,14 +4,15 @@
  * a late or racing writer (another window, a late agent result) is refused, never overwrites.
  */
 import { EDITABLE_STATUSES, TRANSITIONS, type TaskTransition } from '../core/task-state';
-import { PERMISSION_MODES, TASK_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../core/types';
+import { PERMISSION_MODES, TASK_STATUSES, TERMINAL_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../core/types';
 import { newTaskId } from '../core/ids';
 import { invalidInput } from './errors';
 import { taskFromRow } from './rows';
 import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from './schema';
-import { placeholders, type SqlDb, type SqlParam } from './sql';
+import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
 
-const TERMINAL_SQL = "('completed', 'failed', 'cancelled')";
+// The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
+const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Default age after which a dispatcher's claim counts as abandoned (a crashed window). */
 export const ZOMBIE_CLAIM_MS = 10 * 60_000;
@@ -164,14 +165,7 @@ export class TaskRepo {
     if (filter.hasTicket !== undefined) where.push(filter.hasTicket ? 'server_ticket_id IS NOT NULL' : 'server_ticket_id IS NULL');
     if (filter.unsettledTerminal) where.push(`status IN ${TERMINAL_SQL} AND settled_at IS NULL`);
     if (filter.historyVisible) where.push('started_at IS NOT NULL AND history_deleted_at IS NULL');
-    let sql = 'SELECT * FROM off_peak_tasks';
-    if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
-    sql += ' ORDER BY queued_at, off_peak_task_id';
-    if (filter.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(Math.max(0, Math.floor(filter.limit)));
-    }
-    return this.db.all(sql, params).map(taskFromRow);
+    return this.db.all(...listQuery('off_peak_tasks', where, params, 'queued_at, off_peak_task_id', filter.limit)).map(taskFromRow);
   }
 
   count(status?: TaskStatus | readonly TaskStatus[]): number {
@@ -330,20 +324,8 @@ export class TaskRepo {
    * on to another ticket or is terminal (a late answer must not overwrite newer truth).
    */
   applySnapshot(id: string, ticketId: string, snapshot: TicketSnapshot): boolean {
-    const sets: string[] = [];
-    const params: SqlParam[] = [];
-    if (snapshot.schedulable !== undefined) {
-      sets.push('schedulable = ?');
-      params.push(bit(snapshot.schedulable));
-    }
-    if (snapshot.queuePosition !== undefined) {
-      sets.push('queue_position = ?');
-      params.push(snapshot.queuePosition);
-    }
-    if (snapshot.nextPollAt !== undefined) {
-      sets.push('next_poll_at = ?');
-      params.push(snapshot.nextPollAt);
-    }
+    const encoded = { ...snapshot, schedulable: snapshot.schedulable === undefined ? undefined : bit(snapshot.schedulable) };
+    const { sets, params } = assignmentsOf(encoded, { schedulable: 'schedulable', queuePosition: 'queue_position', nextPollAt: 'next_poll_at' });
     sets.push('updated_at = ?');
     params.push(this.now);
     return (

@@ -33,9 +33,10 @@ import { MemoryCopy } from './memory-copy';
 import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { loadSqlJs } from './sqljs';
 import { StoreLeases } from './store-leases';
-import type { Disposable, StoreChange, StoreReadTx, StoreStats, StoreTx, TaskStoreOptions } from './store-types';
+import type { DisposableLike } from '../core/disposable';
+import type { StoreChange, StoreReadTx, StoreStats, StoreTx, TaskStoreOptions } from './store-types';
 
-export { changeConcerns, type Disposable, type StoreChange, type StoreReadTx, type StoreStats, type StoreTx, type TaskStoreOptions } from './store-types';
+export { changeConcerns, type StoreChange, type StoreReadTx, type StoreStats, type StoreTx, type TaskStoreOptions } from './store-types';
 
 export const DB_FILE_NAME = 'tasks-index.sqlite';
 
@@ -139,12 +140,12 @@ export class TaskStore {
   }
 
   /** Fires after this store persisted (local) or noticed another process's write (external). */
-  onDidChange(listener: (change: StoreChange) => void): Disposable {
+  onDidChange(listener: (change: StoreChange) => void): DisposableLike {
     this.changeListeners.add(listener);
     return { dispose: () => this.changeListeners.delete(listener) };
   }
 
-  onNotice(listener: (notice: StoreNotice) => void): Disposable {
+  onNotice(listener: (notice: StoreNotice) => void): DisposableLike {
     this.noticeListeners.add(listener);
     return { dispose: () => this.noticeListeners.delete(listener) };
   }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { makeGitWorkspace } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 import { startDemoWorld, startWindow, type DemoWorld } from './two-windows';
 
 type Answered = Extract<RuntimeEvent, { type: 'input-answered' }>;

@@ -10,7 +10,7 @@ import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { makeGitWorkspace, processAlive } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 import { startDemoWorld, startWindow, type DemoWorld } from './two-windows';
 
 type Started = Extract<RuntimeEvent, { type: 'segment-started' }>;

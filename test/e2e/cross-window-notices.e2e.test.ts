@@ -8,7 +8,7 @@ import { systemClock } from '../../src/core/clock';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { TaskStore } from '../../src/store';
 import { makeGitWorkspace } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 import { startDemoWorld, startWindow, type DemoWorld } from './two-windows';
 
 const GRACE_MS = 200;

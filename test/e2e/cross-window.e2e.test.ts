@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 import { startWindow, type SharedStorage } from './two-windows';
 
 describe('cross-window dispatch (two host engines on one globalStorage)', function () {

@@ -127,7 +127,7 @@ describe('service: the flows against the real gateway', function () {
         return w;
       })();
       const woke: string[] = [];
-      service.on('wake', (id) => woke.push(id));
+      service.onDidWake((id) => woke.push(id));
       const t = await service.create(taskInput());
       assert.equal(t.id, fixedId);
       assert.equal(t.serverTicketId, first.ticketId, 'retry-safe take returned the same ticket');
@@ -234,7 +234,7 @@ describe('service: the flows against the real gateway', function () {
         { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' },
       );
       const woke: string[] = [];
-      service.on('wake', (id) => woke.push(id));
+      service.onDidWake((id) => woke.push(id));
       const t = await service.create(taskInput());
       assert.equal(t.schedulable, true);
       assert.equal(t.serverTicketId, 'active-ticket');
@@ -272,7 +272,7 @@ describe('service: the flows against the real gateway', function () {
       world = await World.start({ gateway: { segmentCapacity: 2 } });
       const { service, store } = await world.openWindow();
       const woke: string[] = [];
-      service.on('wake', (id) => woke.push(id));
+      service.onDidWake((id) => woke.push(id));
       const a = await service.create(taskInput());
       const b = await service.create(taskInput());
       const c = await service.create(taskInput());
@@ -381,7 +381,7 @@ describe('service: the flows against the real gateway', function () {
       world = await World.start({ gateway: { queuedPollMs: 20_000 } });
       const { service } = await world.openWindow();
       const cycles: number[] = [];
-      service.on('synced', (r) => {
+      service.onDidSync((r) => {
         if (r.statusRequests > 0) cycles.push(world.clock.now());
       });
       const t0 = world.clock.now();

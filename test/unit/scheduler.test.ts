@@ -9,7 +9,7 @@ import { backoffDelay, DEFAULT_BACKOFF } from '../../src/scheduler/dispatch-back
 import { recoverInterrupted } from '../../src/scheduler/recovery';
 import { Scheduler, type DispatchResult } from '../../src/scheduler/scheduler';
 import { WindowDispatcher } from '../../src/scheduler/window-dispatcher';
-import { ManualTimers } from '../../src/service/timers';
+import { ManualTimers } from '../../src/core/timers';
 import { TaskStore } from '../../src/store';
 
 const MIN = 60_000;
