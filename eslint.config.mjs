@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import offpeakLocal from './eslint-rules/no-outside-doc-refs.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tools/**', 'bench/results/**', '../shared/**'] },
@@ -12,10 +13,37 @@ export default tseslint.config(
     },
   },
   {
-    // Only src/extension.ts and src/vscode/ may talk to VS Code; the core stays testable in plain Node.
-    files: ['src/**/*.ts'],
-    ignores: ['src/extension.ts', 'src/vscode/**'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Only src/vscode/ and src/extension.ts may import vscode.' }] }] },
+    // Only src/extension.ts and src/vscode/ may talk to VS Code; the core, the webview and the
+    // plain-Node tests stay runnable without it. Code that runs inside a VS Code extension host
+    // (the test/vscode suites, the activation bench) is the exception.
+    files: ['src/**', 'webview/**', 'test/**', 'scripts/**', 'bench/**'],
+    ignores: ['src/extension.ts', 'src/vscode/**', 'test/vscode/**', 'test/fixtures/vscode-failing-suite/**', 'bench/vscode/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Only src/vscode/ and src/extension.ts may import vscode.' }] }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "ImportExpression[source.value='vscode']", message: 'Only src/vscode/ and src/extension.ts may import vscode.' },
+        { selector: "CallExpression[callee.name='require'][arguments.0.value='vscode']", message: 'Only src/vscode/ and src/extension.ts may require vscode.' },
+      ],
+    },
+  },
+  {
+    // A source file over 500 lines holds more than one job: split it by what it does.
+    files: ['src/**'],
+    rules: { 'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    // Being split on their own branches (the ticket service by its loops, the store by its parts):
+    // removed when the split lands.
+    files: ['src/service/task-service.ts'],
+    rules: { 'max-lines': 'off' },
+  },
+  {
+    // Comments and test titles cite only documents in this repository (docs/, READMEs).
+    // The rule's own file and its test spell out what it flags.
+    ignores: ['eslint-rules/**', 'test/unit/lint-doc-refs.test.ts'],
+    plugins: { 'offpeak-local': offpeakLocal },
+    rules: { 'offpeak-local/no-outside-doc-refs': 'error' },
   },
   {
     files: ['**/*.mjs', '**/*.cjs', 'scripts/**', 'bench/**', 'test/**'],

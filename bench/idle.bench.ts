@@ -19,17 +19,20 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
+import { DEFAULT_LEASE_TICK_MS, DEFAULT_LEASE_TTL_MS } from '../src/service/leadership';
+import { WATCHED_POLL_MS } from '../src/store/change-watcher';
 import { runIdleWindows } from '../test/integration/idle-windows';
 
 /**
  * The floor: a bare Node process that does nothing but wake up as often as an idle window's timers
- * (lease check every 10 s, DB file poll every 15 s, a 60 s keep-alive) and watch the storage
- * directory. Prints the CPU milliseconds it used over argv[1] seconds.
+ * (the lease tick, which also looks at the DB file and re-checks the holder's scheduler, and the
+ * window process's 60 s keep-alive) and watch the storage directory. Prints the CPU milliseconds
+ * it used over argv[1] seconds.
  */
 const FLOOR_SCRIPT = `
-const [seconds, watchDir] = [Number(process.argv[1]), process.argv[2]];
+const [seconds, watchDir, tickMs] = [Number(process.argv[1]), process.argv[2], Number(process.argv[3])];
 const noop = () => undefined;
-for (const ms of [10000, 15000, 60000]) setInterval(noop, ms);
+for (const ms of [tickMs, 60000]) setInterval(noop, ms);
 require('node:fs').watch(watchDir, { persistent: false }, noop);
 const start = process.cpuUsage();
 setTimeout(() => {
@@ -49,7 +52,7 @@ async function main(): Promise<void> {
   let floor: Promise<number> = Promise.resolve(NaN);
   const onMeasureStart = (storageDir: string) => {
     floor = new Promise((resolve, reject) =>
-      execFile(process.execPath, ['-e', FLOOR_SCRIPT, String(seconds), storageDir], (err, stdout) => (err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs))),
+      execFile(process.execPath, ['-e', FLOOR_SCRIPT, String(seconds), storageDir, String(DEFAULT_LEASE_TICK_MS)], (err, stdout) => (err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs))),
     );
   };
   const run = await runIdleWindows({ windows, tasks, seconds, killHolder: false, bundled: true, onMeasureStart });
@@ -74,10 +77,12 @@ async function main(): Promise<void> {
     goals: { db_bytes_written_per_hour: 0, total_bytes_written_per_hour: 100_000, reloads_per_hour: 0, cpu_ms_per_window_hour: 2000, panel_pushes_per_hour: 0 },
     per_window: run.reports,
     notes:
-      'Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl 10 min, renewed by setting the lease file mtime a few times per ttl; every window checks the lease every 10 s. ' +
+      `Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl ${DEFAULT_LEASE_TTL_MS / 60_000} min, renewed by setting the lease file mtime a few times per ttl. ` +
+      `An idle window wakes for one timer, the lease tick every ${DEFAULT_LEASE_TICK_MS / 1000} s: it checks the lease, looks at the DB file's generation (the store's own backup poll, ${WATCHED_POLL_MS / 1000} s, is re-armed by every look and so never fires) and, in the holder, re-checks the scheduler (no timer of its own while nothing is due). ` +
+      'Other windows\' writes arrive through a directory watch. ' +
       'total_bytes_written_per_hour = Linux write_bytes of the window processes (bytes sent to storage, metadata pages included). ' +
       'per_window.syscallBytesWritten (wchar) also counts IPC with the bench and eventfd wake-ups, not files. ' +
-      'floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (10 s, 15 s, 60 s timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.',
+      `floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (${DEFAULT_LEASE_TICK_MS / 1000} s and the window process's 60 s keep-alive timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.`,
     machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0], 2), loadavg_5m: round(loadavg()[1], 2), at: new Date().toISOString() },
   };
   const outDir = path.join(__dirname, 'results');

@@ -27,7 +27,7 @@ import { ensureClaudeCode } from '../scripts/setup-claude-code';
 import { TicketProxy } from '../src/agent/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
-import { startHost, waitFor } from '../test/e2e/runtime-harness';
+import { startTestEngine, waitFor } from '../test/e2e/test-engine';
 
 function percentile(samples: number[], p: number): number {
   const s = [...samples].sort((a, b) => a - b);
@@ -40,9 +40,8 @@ async function readyToSpawn(iterations: number): Promise<number[]> {
   const world = await startWorld({ promoteIntervalMs: 0, segmentCapacity: 1 });
   world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
   const events: RuntimeEvent[] = [];
-  const host = await startHost({
-    dbDir: path.join(world.root, 'db'),
-    runtimeDir: path.join(world.root, 'runtime'),
+  const host = await startTestEngine({
+    storageDir: path.join(world.root, 'globalStorage'),
     gatewayUrl: world.gateway.url,
     apiKey: USER_KEY,
     agent: 'reference',
@@ -65,7 +64,7 @@ async function readyToSpawn(iterations: number): Promise<number[]> {
       await waitFor(() => host.service.getTask(task.id)?.status === 'completed', 'completion', 60_000);
     }
   } finally {
-    await host.stop();
+    await host.dispose();
     await world.close();
   }
   return samples;
@@ -76,9 +75,8 @@ async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> 
   const claude = ensureClaudeCode();
   const world = await startWorld({ promoteIntervalMs: 0, segmentCapacity: 1 });
   world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
-  const host = await startHost({
-    dbDir: path.join(world.root, 'db'),
-    runtimeDir: path.join(world.root, 'runtime'),
+  const host = await startTestEngine({
+    storageDir: path.join(world.root, 'globalStorage'),
     gatewayUrl: world.gateway.url,
     apiKey: USER_KEY,
     agent: 'claude-code',
@@ -108,7 +106,7 @@ async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> 
       if (done.status !== 'completed') throw new Error(`the Claude Code task failed: ${done.failureReason ?? ''}`);
     }
   } finally {
-    await host.stop();
+    await host.dispose();
     await world.close();
   }
   return samples;

@@ -17,7 +17,7 @@ import { ManualClock } from '../src/core/clock';
 import { TicketAuthority } from '../src/gateway/authority';
 import { resolveGatewayConfig } from '../src/gateway/config';
 import { MysqlTicketStore } from '../src/gateway/mysql-store';
-import { authorityPolicy } from '../src/gateway/server';
+import { authorityPolicy } from '../src/gateway/authority-policy';
 import { OffPeakWindows } from '../src/gateway/windows';
 import { GatewayTestClient, spawnGateway, type RunningGateway } from '../test/integration/gateway-helpers';
 import { MariadbServer } from '../test/mysql/mariadb-server';

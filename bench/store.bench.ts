@@ -1,5 +1,5 @@
 /**
- * Store write/read costs (DESIGN §5). Writes bench/results/store.json and prints it.
+ * Store write/read costs (src/store/README.md). Writes bench/results/store.json and prints it.
  *
  * write            one full store mutation on a DB of 1000 tasks with ~800-byte prompts:
  *                  file lock, generation check, one transaction, export(), temp file + fdatasync,

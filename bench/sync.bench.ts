@@ -14,7 +14,7 @@ async function requestsPerCycle(live: number): Promise<number> {
     const { service } = await world.openWindow();
     for (let i = 0; i < live; i++) await service.create(taskInput());
     const cycles: number[] = [];
-    service.on('synced', (r) => {
+    service.onDidSync((r) => {
       if (r.statusRequests > 0) cycles.push(r.statusRequests);
     });
     await world.advance(5 * 60_000);

@@ -46,7 +46,7 @@ async function hostSnapshots(): Promise<{ state: PanelState; pushMs: number; flo
       openTerminal: async () => undefined,
       confirm: async () => true,
       notice: () => undefined,
-    }, { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => () => undefined }); // no agent runs here
+    }, { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => ({ dispose: () => undefined }) }); // no agent runs here
     const controller = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, backend, systemClock);
     const push: number[] = [];
     const floor: number[] = [];

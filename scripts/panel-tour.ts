@@ -14,425 +14,223 @@
 //
 // usage: node --import tsx scripts/panel-tour.ts [--no-build] [--keep]   (--keep: keep the state dir)
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import type { Frame, Locator, Page } from 'playwright-core';
-import initSqlJs, { type SqlJsStatic } from 'sql.js';
-import { systemClock } from '../src/core/clock';
-import { GatewayClient } from '../src/gateway-client/client';
-import { startCodeServer, type RunningCodeServer } from './vscode/code-server';
-import { ensureVsCodeTools, REPO_ROOT } from './vscode/tools';
-import {
-  answerDialog,
-  installExtension,
-  launchBrowser,
-  openWorkbench,
-  panelFrame,
-  runCommand,
-  setApiKey,
-  setColorTheme,
-  setSettingInUi,
-  startGateway,
-  type GatewayProcess,
-} from './vscode/workbench';
+import { DEMO_KEY, gatewayState, runTour, TaskDb, Tour, until } from './vscode/tour';
+import { answerDialog, openWorkbench, runCommand, setApiKey, setColorTheme, setSettingInUi } from './vscode/workbench';
 
-const { values: opts } = parseArgs({
-  options: { 'no-build': { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
-  allowPositionals: false,
-});
-
-const DEMO_KEY = 'opk-demo-key-0000';
-const HOST = '127.0.0.1';
-const ARTIFACTS = path.join(REPO_ROOT, 'test', 'artifacts', 'panel-tour');
 const QUOTA_WINDOW_MS = 45_000;
-const t0 = Date.now();
-const log = (msg: string): void => console.log(`[panel-tour +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
 
-interface TaskRow {
-  id: string;
-  title: string;
-  prompt: string;
-  status: string;
-  server_ticket_id: string | null;
-  history_deleted_at: number | null;
-}
-
-/** Reads the extension's task DB file as it is on disk (the store persists every change). */
-class TaskDb {
-  private constructor(
-    private readonly sql: SqlJsStatic,
-    private readonly userData: string,
-  ) {}
-
-  static async open(userData: string): Promise<TaskDb> {
-    return new TaskDb(await initSqlJs(), userData);
-  }
-
-  private file(): string {
-    const dir = path.join(this.userData, 'User', 'globalStorage', 'offpeak.off-peak-tasks');
-    return path.join(dir, 'tasks-index.sqlite');
-  }
-
-  tasks(): TaskRow[] {
-    const file = this.file();
-    if (!existsSync(file)) return [];
-    const db = new this.sql.Database(readFileSync(file));
-    try {
-      const result = db.exec(
-        'SELECT off_peak_task_id AS id, title, prompt, status, server_ticket_id, history_deleted_at FROM off_peak_tasks',
-      )[0];
-      if (!result) return [];
-      return result.values.map((row) => Object.fromEntries(result.columns.map((c, i) => [c, row[i]])) as unknown as TaskRow);
-    } finally {
-      db.close();
-    }
-  }
-
-  byPrompt(prefix: string): TaskRow | undefined {
-    return this.tasks().find((t) => t.prompt.startsWith(prefix));
-  }
-
-  ticketsOf(taskId: string): string[] {
-    const db = new this.sql.Database(readFileSync(this.file()));
-    try {
-      const stmt = db.prepare('SELECT ticket_id FROM off_peak_tickets WHERE task_id = ? ORDER BY ordinal');
-      stmt.bind([taskId]);
-      const ids: string[] = [];
-      while (stmt.step()) ids.push(String(stmt.get()[0]));
-      stmt.free();
-      return ids;
-    } finally {
-      db.close();
-    }
-  }
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function gatewayState(gateway: GatewayProcess, ticketId: string): Promise<string> {
-  const client = new GatewayClient({ baseUrl: gateway.url, apiKey: () => DEMO_KEY, clock: systemClock });
-  const status = await client.status([ticketId]);
-  return status.tickets.find((t) => t.ticket_id === ticketId)?.state ?? 'absent';
-}
-
-class Tour {
-  private shotNo = 0;
-  frame!: Frame;
-
-  constructor(
-    readonly page: Page,
-    readonly db: TaskDb,
-  ) {}
-
-  async shot(name: string): Promise<void> {
-    const file = path.join(ARTIFACTS, `${String(++this.shotNo).padStart(2, '0')}-${name}.png`);
-    await this.page.screenshot({ path: file });
-    log(`screenshot ${path.relative(REPO_ROOT, file)}`);
-  }
-
-  /** The panel frame (found again after the panel reloaded, e.g. when the engine restarted). */
-  async panel(selector = 'main'): Promise<Frame> {
-    this.frame = await panelFrame(this.page, selector, 60_000);
-    return this.frame;
-  }
-
-  card(prompt: string): Locator {
-    return this.frame.locator('li.card', { has: this.frame.locator('[data-testid="title"]', { hasText: prompt }) });
-  }
-
-  async phaseOf(prompt: string, text: string, timeoutMs = 30_000): Promise<void> {
-    await this.card(prompt).locator('[data-testid="phase"]', { hasText: text }).waitFor({ timeout: timeoutMs });
-  }
-
-  async openForm(): Promise<void> {
-    const newTask = this.frame.locator('[data-testid="new-task"]');
-    if (await newTask.isVisible().catch(() => false)) await newTask.click();
-    await this.frame.locator('[data-testid="create-form"]').waitFor();
-  }
-
-  async typePrompt(prompt: string): Promise<void> {
-    await this.openForm();
-    const box = this.frame.locator('[data-testid="create-form"] [data-testid="prompt"]');
-    await box.click();
-    // Into the element's own <textarea> (inside its shadow root): keystrokes typed while the
-    // focus is still on its way there would be lost on a loaded machine.
-    await box.locator('textarea').fill(prompt);
-  }
-
-  /** Types a prompt into the form and clicks "Queue task" once create is enabled. */
-  async create(prompt: string): Promise<void> {
-    await this.typePrompt(prompt);
-    await this.frame.locator('[data-testid="create-form"] [data-testid="availability"]').waitFor({ state: 'detached', timeout: 30_000 });
-    await this.frame.locator('[data-testid="submit"]').click();
-    await this.card(prompt).waitFor({ timeout: 30_000 });
-  }
-
-  async click(prompt: string, action: string): Promise<void> {
-    await this.card(prompt).locator(`[data-testid="${action}"]`).click();
-  }
-}
-
-async function main(): Promise<void> {
-  if (!opts['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed');
-  }
-  rmSync(ARTIFACTS, { recursive: true, force: true });
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const tools = ensureVsCodeTools({ browser: true });
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-panel-tour-'));
+runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gateway, codeServer, onFailure }) => {
   const workspace = path.join(stateDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
-  const userData = path.join(stateDir, 'user-data');
-  installExtension(path.join(stateDir, 'extensions'));
-
   // The echo demo model: the tour's tasks finish at once (the paced working demo is npm start's).
   const quiet = ['--log-level', 'warn', '--demo-script', 'echo'];
-  const gateways: GatewayProcess[] = [];
-  let server: RunningCodeServer | undefined;
-  const browser = await launchBrowser(tools);
-  let shotOnFailure: (() => Promise<void>) | undefined;
-  try {
-    const closed = await startGateway(HOST, ['--windows-closed', '--quota-takes', '3', '--quota-window-ms', String(QUOTA_WINDOW_MS), ...quiet]);
-    gateways.push(closed);
-    const open = await startGateway(HOST, quiet);
-    gateways.push(open);
-    const hidden = await startGateway(HOST, ['--exposure', 'false', ...quiet]);
-    gateways.push(hidden);
-    const working = await startGateway(HOST, ['--log-level', 'warn', '--demo-script', 'work', '--demo-step-ms', '0']);
-    gateways.push(working);
-    log(`gateways: closed windows ${closed.url}, open ${open.url}, exposure off ${hidden.url}, working demo ${working.url}`);
+  const closed = await gateway(['--windows-closed', '--quota-takes', '3', '--quota-window-ms', String(QUOTA_WINDOW_MS), ...quiet]);
+  const open = await gateway(quiet);
+  const hidden = await gateway(['--exposure', 'false', ...quiet]);
+  const working = await gateway(['--log-level', 'warn', '--demo-script', 'work', '--demo-step-ms', '0']);
+  log(`gateways: closed windows ${closed.url}, open ${open.url}, exposure off ${hidden.url}, working demo ${working.url}`);
 
-    server = await startCodeServer({
-      tools,
-      stateDir,
-      smokeTestDriver: false,
-      host: HOST,
-      userSettings: { 'workbench.colorTheme': 'Default Light Modern' },
-      machineSettings: { 'offPeak.gatewayUrl': closed.url },
-    });
-    const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`);
-    const tour = new Tour(page, await TaskDb.open(userData));
-    shotOnFailure = () => tour.shot('failure');
-    await setApiKey(page, DEMO_KEY);
-    await runCommand(page, 'Open Off-Peak Tasks');
-    await tour.panel('[data-testid="create-form"]');
-    await tour.shot('light-empty-panel');
+  const server = await codeServer({
+    userSettings: { 'workbench.colorTheme': 'Default Light Modern' },
+    machineSettings: { 'offPeak.gatewayUrl': closed.url },
+  });
+  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`);
+  const tour = new Tour(page, await TaskDb.open(userData), artifacts, log);
+  onFailure(() => tour.shot('failure'));
+  await setApiKey(page, DEMO_KEY);
+  await runCommand(page, 'Open Off-Peak Tasks');
+  await tour.panel('[data-testid="create-form"]');
+  await tour.shot('light-empty-panel');
 
-    // --- Queue three tasks (the gateway's windows are closed: they stay queued) ---------------
-    const one = 'Tour one: list the files';
-    const two = 'Tour two: write a summary';
-    const three = 'Tour three: count the lines';
-    const four = 'Tour four: over the quota';
-    for (const prompt of [one, two, three]) {
-      await tour.create(prompt);
-      await tour.phaseOf(prompt, 'In queue');
-    }
-    const rows = [one, two, three].map((p) => tour.db.byPrompt(p));
-    assert.ok(rows.every((r) => r?.status === 'queued'), 'three queued tasks in the DB');
-    for (const r of rows) assert.equal(await gatewayState(closed, r!.server_ticket_id!), 'queued', 'each ticket queued on the gateway');
-    log('queued three tasks by clicks: queued in the panel, the DB and on the gateway');
-    await tour.shot('light-three-queued');
+  // --- Queue three tasks (the gateway's windows are closed: they stay queued) ---------------
+  const one = 'Tour one: list the files';
+  const two = 'Tour two: write a summary';
+  const three = 'Tour three: count the lines';
+  const four = 'Tour four: over the quota';
+  for (const prompt of [one, two, three]) {
+    await tour.create(prompt);
+    await tour.phaseOf(prompt, 'In queue');
+  }
+  const rows = [one, two, three].map((p) => tour.db.byPrompt(p));
+  assert.ok(rows.every((r) => r?.status === 'queued'), 'three queued tasks in the DB');
+  for (const r of rows) assert.equal(await gatewayState(closed, r!.server_ticket_id!), 'queued', 'each ticket queued on the gateway');
+  log('queued three tasks by clicks: queued in the panel, the DB and on the gateway');
+  await tour.shot('light-three-queued');
 
-    // --- A 3103: create is disabled with a ticking countdown, then enabled again ---------------
-    await tour.typePrompt(four);
-    await tour.frame.locator('[data-testid="submit"]').click();
-    const error = tour.frame.locator('[data-testid="error"]');
-    await error.waitFor({ timeout: 30_000 });
-    const hint = tour.frame.locator('[data-testid="create-form"] [data-testid="availability"]');
-    const first = await until('a countdown in the create hint', async () => {
-      const text = await hint.innerText().catch(() => '');
-      return /in (\d+m )?\d+s/.test(text) ? text : undefined;
-    });
-    await tour.shot('light-3103-countdown');
-    await page.waitForTimeout(2100);
-    const second = await hint.innerText();
-    const secondsIn = (text: string) => {
-      const found = /in (?:(\d+)m )?(\d+)s/.exec(text);
-      assert.ok(found, `a countdown in "${text}"`);
-      return Number(found[1] ?? 0) * 60 + Number(found[2]);
-    };
-    assert.ok(secondsIn(second) < secondsIn(first), `the countdown ticks (${first} → ${second})`);
-    assert.equal(await tour.frame.locator('[data-testid="submit"]').evaluate((b) => (b as HTMLButtonElement).disabled), true, 'create is disabled');
-    assert.equal(tour.db.byPrompt(four), undefined, 'no task row for the refused take');
-    const secondsLeft = secondsIn(second);
-    const shownAt = Date.now();
-    log(`3103: "${(await error.innerText()).trim()}"; countdown "${first}" → "${second}"`);
-    await hint.waitFor({ state: 'detached', timeout: QUOTA_WINDOW_MS + 30_000 });
-    const waited = (Date.now() - shownAt) / 1000;
-    assert.ok(waited >= secondsLeft - 2, `create came back after ${waited.toFixed(1)} s, the countdown said ${secondsLeft} s`);
-    log(`create enabled again after ${waited.toFixed(1)} s (countdown said ${secondsLeft} s)`);
-    await tour.frame.locator('[data-testid="submit"]').click();
-    await tour.phaseOf(four, 'In queue');
-    await tour.shot('light-create-enabled-again');
+  // --- A 3103: create is disabled with a ticking countdown, then enabled again ---------------
+  await tour.typePrompt(four);
+  await tour.frame.locator('[data-testid="submit"]').click();
+  const error = tour.frame.locator('[data-testid="error"]');
+  await error.waitFor({ timeout: 30_000 });
+  const hint = tour.frame.locator('[data-testid="create-form"] [data-testid="availability"]');
+  const first = await until('a countdown in the create hint', async () => {
+    const text = await hint.innerText().catch(() => '');
+    return /in (\d+m )?\d+s/.test(text) ? text : undefined;
+  });
+  await tour.shot('light-3103-countdown');
+  await page.waitForTimeout(2100);
+  const second = await hint.innerText();
+  const secondsIn = (text: string) => {
+    const found = /in (?:(\d+)m )?(\d+)s/.exec(text);
+    assert.ok(found, `a countdown in "${text}"`);
+    return Number(found[1] ?? 0) * 60 + Number(found[2]);
+  };
+  assert.ok(secondsIn(second) < secondsIn(first), `the countdown ticks (${first} → ${second})`);
+  assert.equal(await tour.frame.locator('[data-testid="submit"]').evaluate((b) => (b as HTMLButtonElement).disabled), true, 'create is disabled');
+  assert.equal(tour.db.byPrompt(four), undefined, 'no task row for the refused take');
+  const secondsLeft = secondsIn(second);
+  const shownAt = Date.now();
+  log(`3103: "${(await error.innerText()).trim()}"; countdown "${first}" → "${second}"`);
+  await hint.waitFor({ state: 'detached', timeout: QUOTA_WINDOW_MS + 30_000 });
+  const waited = (Date.now() - shownAt) / 1000;
+  assert.ok(waited >= secondsLeft - 2, `create came back after ${waited.toFixed(1)} s, the countdown said ${secondsLeft} s`);
+  log(`create enabled again after ${waited.toFixed(1)} s (countdown said ${secondsLeft} s)`);
+  await tour.frame.locator('[data-testid="submit"]').click();
+  await tour.phaseOf(four, 'In queue');
+  await tour.shot('light-create-enabled-again');
 
-    // --- Pause → Continue ---------------------------------------------------------------------
-    const rowOne = tour.db.byPrompt(one)!;
-    await tour.click(one, 'pause');
-    await tour.phaseOf(one, 'Paused · #');
-    await until('paused in the DB', () => tour.db.byPrompt(one)?.status === 'paused');
-    assert.equal(await gatewayState(closed, rowOne.server_ticket_id!), 'queued', 'a paused task keeps its ticket in the queue');
-    await tour.shot('light-paused');
-    await tour.click(one, 'continue');
-    await tour.phaseOf(one, 'In queue');
-    await until('queued again in the DB', () => tour.db.byPrompt(one)?.status === 'queued');
-    assert.equal(tour.db.byPrompt(one)!.server_ticket_id, rowOne.server_ticket_id, 'continue reused the same ticket');
-    assert.equal(await gatewayState(closed, rowOne.server_ticket_id!), 'queued');
-    log('pause → continue by clicks: reflected in the panel, the DB and on the gateway');
+  // --- Pause → Continue ---------------------------------------------------------------------
+  const rowOne = tour.db.byPrompt(one)!;
+  await tour.click(one, 'pause');
+  await tour.phaseOf(one, 'Paused · #');
+  await until('paused in the DB', () => tour.db.byPrompt(one)?.status === 'paused');
+  assert.equal(await gatewayState(closed, rowOne.server_ticket_id!), 'queued', 'a paused task keeps its ticket in the queue');
+  await tour.shot('light-paused');
+  await tour.click(one, 'continue');
+  await tour.phaseOf(one, 'In queue');
+  await until('queued again in the DB', () => tour.db.byPrompt(one)?.status === 'queued');
+  assert.equal(tour.db.byPrompt(one)!.server_ticket_id, rowOne.server_ticket_id, 'continue reused the same ticket');
+  assert.equal(await gatewayState(closed, rowOne.server_ticket_id!), 'queued');
+  log('pause → continue by clicks: reflected in the panel, the DB and on the gateway');
 
-    // --- Edit: a changed prompt is saved, the automatic title follows --------------------------
-    const twoEdited = 'Tour two edited: write a shorter summary';
-    const rowTwo = tour.db.byPrompt(two)!;
-    await tour.click(two, 'edit');
-    const editPrompt = tour.card(two).locator('[data-testid="edit-form"] [data-testid="prompt"]');
-    await editPrompt.click();
-    await editPrompt.locator('textarea').fill(twoEdited);
-    await tour.shot('light-editing');
-    await tour.card(two).locator('[data-testid="save"]').click();
-    await tour.card(twoEdited).waitFor({ timeout: 15_000 });
-    const edited = await until('the edited prompt in the DB', () => {
-      const row = tour.db.tasks().find((t) => t.id === rowTwo.id);
-      return row?.prompt === twoEdited ? row : undefined;
-    });
-    assert.equal(edited.title, '', 'the title stays automatic (the card shows the new first line)');
-    assert.equal(await gatewayState(closed, rowTwo.server_ticket_id!), 'queued', 'an edit keeps the ticket');
-    log('edit by clicks: the new prompt is in the DB and the card title follows it');
+  // --- Edit: a changed prompt is saved, the automatic title follows --------------------------
+  const twoEdited = 'Tour two edited: write a shorter summary';
+  const rowTwo = tour.db.byPrompt(two)!;
+  await tour.click(two, 'edit');
+  const editPrompt = tour.card(two).locator('[data-testid="edit-form"] [data-testid="prompt"]');
+  await editPrompt.click();
+  await editPrompt.locator('textarea').fill(twoEdited);
+  await tour.shot('light-editing');
+  await tour.card(two).locator('[data-testid="save"]').click();
+  await tour.card(twoEdited).waitFor({ timeout: 15_000 });
+  const edited = await until('the edited prompt in the DB', () => {
+    const row = tour.db.tasks().find((t) => t.id === rowTwo.id);
+    return row?.prompt === twoEdited ? row : undefined;
+  });
+  assert.equal(edited.title, '', 'the title stays automatic (the card shows the new first line)');
+  assert.equal(await gatewayState(closed, rowTwo.server_ticket_id!), 'queued', 'an edit keeps the ticket');
+  log('edit by clicks: the new prompt is in the DB and the card title follows it');
 
-    // --- Cancel (asks first) ---------------------------------------------------------------
-    await tour.click(twoEdited, 'cancel');
-    await page.locator('.monaco-dialog-box').waitFor({ state: 'visible', timeout: 15_000 });
-    await tour.shot('light-cancel-confirmation');
-    const cancelText = await answerDialog(page, 'Cancel Task');
-    assert.match(cancelText, /leaves the gateway queue/);
-    await tour.phaseOf(twoEdited, 'Cancelled');
-    await tour.frame.locator('[data-testid="section-finished"]').locator('li.card', { hasText: twoEdited }).waitFor();
-    await until('cancelled in the DB', () => tour.db.tasks().find((t) => t.id === rowTwo.id)?.status === 'cancelled');
-    await until('the ticket settled on the gateway', async () => (await gatewayState(closed, rowTwo.server_ticket_id!)) === 'settled');
-    log('cancel by clicks (confirmed in the modal): Cancelled in the panel, the DB, settled on the gateway');
+  // --- Cancel (asks first) ---------------------------------------------------------------
+  await tour.click(twoEdited, 'cancel');
+  await page.locator('.monaco-dialog-box').waitFor({ state: 'visible', timeout: 15_000 });
+  await tour.shot('light-cancel-confirmation');
+  const cancelText = await answerDialog(page, 'Cancel Task');
+  assert.match(cancelText, /leaves the gateway queue/);
+  await tour.phaseOf(twoEdited, 'Cancelled');
+  await tour.frame.locator('[data-testid="section-finished"]').locator('li.card', { hasText: twoEdited }).waitFor();
+  await until('cancelled in the DB', () => tour.db.tasks().find((t) => t.id === rowTwo.id)?.status === 'cancelled');
+  await until('the ticket settled on the gateway', async () => (await gatewayState(closed, rowTwo.server_ticket_id!)) === 'settled');
+  log('cancel by clicks (confirmed in the modal): Cancelled in the panel, the DB, settled on the gateway');
 
-    // --- Delete a queued card (asks first) -------------------------------------------------
-    const rowThree = tour.db.byPrompt(three)!;
-    await tour.click(three, 'delete');
-    const deleteText = await answerDialog(page, 'Delete Task');
-    assert.match(deleteText, /cannot be undone/);
-    await tour.card(three).waitFor({ state: 'detached', timeout: 15_000 });
-    await until('the row gone from the DB', () => !tour.db.tasks().some((t) => t.id === rowThree.id));
-    await until('the ticket settled on the gateway', async () => (await gatewayState(closed, rowThree.server_ticket_id!)) === 'settled');
-    log('delete of a queued card by clicks (confirmed): gone from the panel and the DB, settled on the gateway');
+  // --- Delete a queued card (asks first) -------------------------------------------------
+  const rowThree = tour.db.byPrompt(three)!;
+  await tour.click(three, 'delete');
+  const deleteText = await answerDialog(page, 'Delete Task');
+  assert.match(deleteText, /cannot be undone/);
+  await tour.card(three).waitFor({ state: 'detached', timeout: 15_000 });
+  await until('the row gone from the DB', () => !tour.db.tasks().some((t) => t.id === rowThree.id));
+  await until('the ticket settled on the gateway', async () => (await gatewayState(closed, rowThree.server_ticket_id!)) === 'settled');
+  log('delete of a queued card by clicks (confirmed): gone from the panel and the DB, settled on the gateway');
 
-    // --- Segments of a card -----------------------------------------------------------------
-    await tour.click(one, 'expand');
-    await tour.card(one).locator('[data-testid="segment"]').first().waitFor();
-    assert.equal(await tour.card(one).locator('[data-testid="segment"]').count(), 1);
-    await tour.shot('light-expanded-segments');
-    await tour.click(one, 'expand');
+  // --- Segments of a card -----------------------------------------------------------------
+  await tour.click(one, 'expand');
+  await tour.card(one).locator('[data-testid="segment"]').first().waitFor();
+  assert.equal(await tour.card(one).locator('[data-testid="segment"]').count(), 1);
+  await tour.shot('light-expanded-segments');
+  await tour.click(one, 'expand');
 
-    // --- Dark theme, an open gateway: the tasks run; History; Session; Remove -----------------
-    await setColorTheme(page, 'Dark Modern');
-    await setSettingInUi(page, 'offPeak.gatewayUrl', open.url, 'Off-Peak Tasks', { remote: true });
+  // --- Dark theme, an open gateway: the tasks run; History; Session; Remove -----------------
+  await setColorTheme(page, 'Dark Modern');
+  await setSettingInUi(page, 'offPeak.gatewayUrl', open.url, 'Off-Peak Tasks', { remote: true });
+  await until(
+    'both remaining tasks to complete on the open gateway',
+    async () => {
+      await tour.panel();
+      return (await tour.card(one).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0 &&
+        (await tour.card(four).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0;
+    },
+    180_000,
+  );
+  assert.equal(tour.db.byPrompt(one)?.status, 'completed');
+  await tour.click(one, 'expand');
+  await tour.card(one).locator('[data-testid="segment"]').nth(1).waitFor();
+  const reasons = await tour.card(one).locator('[data-testid="end-reason"]').allInnerTexts();
+  log(`segments of task one: ${reasons.join(' | ')}`);
+  assert.equal(reasons[reasons.length - 1], 'completed');
+  await tour.shot('dark-completed-with-segments');
+  const historyOne = tour.frame.locator('.history-row', { hasText: one });
+  await historyOne.locator('.status', { hasText: 'Succeeded' }).waitFor();
+  await historyOne.locator('[data-testid="session"]').click();
+  await page.locator('.part.panel').getByText(/Off-Peak:/).first().waitFor({ timeout: 15_000 });
+  await tour.shot('dark-session-terminal');
+  await historyOne.locator('[data-testid="delete-history"]').click();
+  await historyOne.waitFor({ state: 'detached', timeout: 10_000 });
+  await until('the History tombstone in the DB', () => tour.db.byPrompt(one)?.history_deleted_at != null);
+  assert.equal(await tour.card(one).count(), 1, 'removing the History row keeps the card');
+  log('Remove from History by click: the row is gone, the DB has its tombstone, the card stays');
+
+  // --- Needs input: Allow on one card, Deny on another ------------------------------------
+  await setSettingInUi(page, 'offPeak.gatewayUrl', working.url, 'Off-Peak Tasks', { remote: true });
+  // The engine restarts on the new URL and the panel reloads: find its frame again once it has.
+  await page.waitForTimeout(3000);
+  await tour.panel('[data-testid="new-task"]');
+  for (const decision of ['allow', 'deny'] as const) {
+    const file = `asked-${decision}.txt`;
+    const prompt = `Tour ${decision}: create ${file}`;
+    // The form's permission mode starts at "Ask before edits and commands".
+    await tour.create(prompt);
+    const answered: string[] = [];
     await until(
-      'both remaining tasks to complete on the open gateway',
+      `the ${decision} task to complete, answering each question on its card`,
       async () => {
         await tour.panel();
-        return (await tour.card(one).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0 &&
-          (await tour.card(four).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0;
+        const card = tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt });
+        if ((await card.locator('[data-testid="ask"]').count()) > 0) {
+          const tool = await card.locator('[data-testid="ask-tool"]').innerText();
+          const question = await card.locator('[data-testid="ask-question"]').innerText();
+          assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /Denied automatically in/);
+          if (answered.length === 0) await tour.shot(`dark-needs-input-${decision}`);
+          await card.locator(`[data-testid="ask-${decision}"]`).click();
+          await tour.frame.locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' }).waitFor({ timeout: 15_000 });
+          answered.push(`${tool}: ${question}`);
+        }
+        return tour.db.byPrompt(prompt)?.status === 'completed';
       },
       180_000,
     );
-    assert.equal(tour.db.byPrompt(one)?.status, 'completed');
-    await tour.click(one, 'expand');
-    await tour.card(one).locator('[data-testid="segment"]').nth(1).waitFor();
-    const reasons = await tour.card(one).locator('[data-testid="end-reason"]').allInnerTexts();
-    log(`segments of task one: ${reasons.join(' | ')}`);
-    assert.equal(reasons[reasons.length - 1], 'completed');
-    await tour.shot('dark-completed-with-segments');
-    const historyOne = tour.frame.locator('.history-row', { hasText: one });
-    await historyOne.locator('.status', { hasText: 'Succeeded' }).waitFor();
-    await historyOne.locator('[data-testid="session"]').click();
-    await page.locator('.part.panel').getByText(/Off-Peak:/).first().waitFor({ timeout: 15_000 });
-    await tour.shot('dark-session-terminal');
-    await historyOne.locator('[data-testid="delete-history"]').click();
-    await historyOne.waitFor({ state: 'detached', timeout: 10_000 });
-    await until('the History tombstone in the DB', () => tour.db.byPrompt(one)?.history_deleted_at != null);
-    assert.equal(await tour.card(one).count(), 1, 'removing the History row keeps the card');
-    log('Remove from History by click: the row is gone, the DB has its tombstone, the card stays');
-
-    // --- Needs input: Allow on one card, Deny on another ------------------------------------
-    await setSettingInUi(page, 'offPeak.gatewayUrl', working.url, 'Off-Peak Tasks', { remote: true });
-    // The engine restarts on the new URL and the panel reloads: find its frame again once it has.
-    await page.waitForTimeout(3000);
-    await tour.panel('[data-testid="new-task"]');
-    for (const decision of ['allow', 'deny'] as const) {
-      const file = `asked-${decision}.txt`;
-      const prompt = `Tour ${decision}: create ${file}`;
-      // The form's permission mode starts at "Ask before edits and commands".
-      await tour.create(prompt);
-      const answered: string[] = [];
-      await until(
-        `the ${decision} task to complete, answering each question on its card`,
-        async () => {
-          await tour.panel();
-          const card = tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt });
-          if ((await card.locator('[data-testid="ask"]').count()) > 0) {
-            const tool = await card.locator('[data-testid="ask-tool"]').innerText();
-            const question = await card.locator('[data-testid="ask-question"]').innerText();
-            assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /Denied automatically in/);
-            if (answered.length === 0) await tour.shot(`dark-needs-input-${decision}`);
-            await card.locator(`[data-testid="ask-${decision}"]`).click();
-            await tour.frame.locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' }).waitFor({ timeout: 15_000 });
-            answered.push(`${tool}: ${question}`);
-          }
-          return tour.db.byPrompt(prompt)?.status === 'completed';
-        },
-        180_000,
-      );
-      log(`${decision} clicked on ${answered.length} question(s): ${answered.join(' | ')}`);
-      assert.ok(answered.some((a) => a.startsWith('write_file')), 'the file write was asked on the card');
-      assert.equal(existsSync(path.join(workspace, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
-      await tour.phaseOf(prompt, 'Completed');
-    }
-    log('needs input by clicks: Allow let the agent write its file, Deny refused it; both tasks completed');
-
-    // --- Exposure off: the create area goes, the tasks stay -----------------------------------
-    await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks', { remote: true });
-    await until(
-      'the "not available" notice',
-      async () => {
-        await tour.panel();
-        return (await tour.frame.locator('[data-testid="not-exposed"]').count()) > 0;
-      },
-      60_000,
-    );
-    assert.equal(await tour.frame.locator('[data-testid="create-area"]').count(), 0, 'no create area');
-    assert.equal(await tour.frame.locator('[data-testid="new-task"]').count(), 0, 'no New task button');
-    assert.ok((await tour.frame.locator('li.card').count()) >= 2, 'the existing tasks are still listed');
-    await tour.shot('dark-exposure-off');
-    log('exposure off: the create area is hidden, existing tasks stay listed');
-    console.log('panel-tour: passed');
-  } catch (err) {
-    await shotOnFailure?.().catch(() => undefined);
-    throw err;
-  } finally {
-    await browser.close().catch(() => undefined);
-    await server?.stop();
-    for (const g of gateways) await g.stop();
-    if (!opts.keep) rmSync(stateDir, { recursive: true, force: true });
-    else log(`state kept in ${stateDir}`);
+    log(`${decision} clicked on ${answered.length} question(s): ${answered.join(' | ')}`);
+    assert.ok(answered.some((a) => a.startsWith('write_file')), 'the file write was asked on the card');
+    assert.equal(existsSync(path.join(workspace, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
+    await tour.phaseOf(prompt, 'Completed');
   }
-}
+  log('needs input by clicks: Allow let the agent write its file, Deny refused it; both tasks completed');
 
-main().catch((err: unknown) => {
-  console.error(`panel-tour: FAILED: ${(err as Error).stack ?? String(err)}`);
-  process.exit(1);
+  // --- Exposure off: the create area goes, the tasks stay -----------------------------------
+  await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks', { remote: true });
+  await until(
+    'the "not available" notice',
+    async () => {
+      await tour.panel();
+      return (await tour.frame.locator('[data-testid="not-exposed"]').count()) > 0;
+    },
+    60_000,
+  );
+  assert.equal(await tour.frame.locator('[data-testid="create-area"]').count(), 0, 'no create area');
+  assert.equal(await tour.frame.locator('[data-testid="new-task"]').count(), 0, 'no New task button');
+  assert.ok((await tour.frame.locator('li.card').count()) >= 2, 'the existing tasks are still listed');
+  await tour.shot('dark-exposure-off');
+  log('exposure off: the create area is hidden, existing tasks stay listed');
 });

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** Pinned: the agent contract in shared/reference was measured on the 2.1 line. */
+/** Pinned: the Claude Code adapter's flags and stream-json events were measured on the 2.1 line. */
 export const CLAUDE_CODE_VERSION = process.env.OFFPEAK_CLAUDE_CODE_VERSION ?? '2.1.197';
 
 const repoRoot = path.resolve(__dirname, '..');

@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
 import { newToken } from './core/ids';
+import { shortTaskTitle } from './core/task-title';
 import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
 import type { PanelClientConfigs } from './panel/service-backend';
@@ -49,6 +50,8 @@ class OffPeakExtension implements vscode.Disposable {
   private storeNotice: string | undefined;
   private allowedModels: string[] = [];
   private clientConfigs: PanelClientConfigs | undefined;
+  /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
+  private unseenResults = 0;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   private readonly apiKey: ApiKeyStore;
@@ -67,7 +70,7 @@ class OffPeakExtension implements vscode.Disposable {
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
-      answerAsk: (taskId, askId, decision) => this.engine?.answerAsk(taskId, askId, decision) === 'accepted',
+      answerAsk: async (taskId, askId, decision) => (await this.engine?.answerAsk(taskId, askId, decision)) === 'accepted',
     });
     this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
 
@@ -108,6 +111,7 @@ class OffPeakExtension implements vscode.Disposable {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { TasksPanel } = require('./vscode/panel') as typeof import('./vscode/panel');
       this.panelInstance = new TasksPanel(this.context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
+      this.panelInstance.setUnseenResults(this.unseenResults);
     }
     return this.panelInstance;
   }
@@ -139,11 +143,11 @@ class OffPeakExtension implements vscode.Disposable {
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         onRuntimeEvent: (event) => {
+          if (event.type !== 'segment-started') return;
           const task = this.engine?.service.getTask(event.taskId);
-          const title = task?.title || task?.prompt.slice(0, 40) || event.taskId;
-          if (event.type === 'segment-started') this.terminals.attach(event.taskId, title);
-          this.notifier.runtimeEvent(event, title);
+          this.terminals.attach(event.taskId, shortTaskTitle(task, event.taskId));
         },
+        onNotice: (notice) => this.notifier.show(notice),
         onStoreNotice: (notice) => {
           this.output.warn(notice.message);
           if (notice.kind === 'corrupt-moved-aside') this.storeNotice = notice.message;
@@ -167,9 +171,14 @@ class OffPeakExtension implements vscode.Disposable {
         },
         notice: () => this.storeNotice,
       }, engine);
-      const refreshStatus = () => this.statusBar.update(engine.service.listTasks());
+      const refreshStatus = () => {
+        this.unseenResults = engine.store.read((tx) => tx.outcomes.unseen()).length;
+        this.statusBar.update(engine.service.listTasks(), this.unseenResults);
+        this.panelInstance?.setUnseenResults(this.unseenResults);
+      };
       const sub = engine.store.onDidChange((change) => {
-        if (change.topics.has('tasks')) refreshStatus(); // not a renewal, a window, a backoff
+        // not a renewal, a window, a backoff; a result shown in another window's panel counts
+        if (change.topics.has('tasks') || change.topics.has('outcomes')) refreshStatus();
       });
       this.context.subscriptions.push({ dispose: () => sub.dispose() });
       refreshStatus();

@@ -3,7 +3,7 @@
 // the agent is rendered as plain text (JSX escapes it).
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { AvailabilityView, CardAsk, CreateTaskInput, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
+import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 import {
   answerOutcomeText,
@@ -22,7 +22,7 @@ import {
   ticks,
 } from './format';
 
-const PERMISSION_MODES: { value: CreateTaskInput['permissionMode']; label: string; detail: string }[] = [
+const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
   { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
   { value: 'acceptEdits', label: 'Accept edits', detail: 'File edits in the workspace go ahead without asking; commands still ask.' },
   { value: 'plan', label: 'Plan only (read-only)', detail: 'The agent reads and plans but changes nothing.' },
@@ -52,6 +52,38 @@ function useTickingNow(state: PanelState | undefined): number {
     return () => clearInterval(timer);
   }, []);
   return now;
+}
+
+/** Whether the page is on screen (the browser tab of code-server, or the window, may be hidden). */
+function usePageVisible(): boolean {
+  const [visible, setVisible] = useState(() => document.visibilityState === 'visible');
+  useEffect(() => {
+    const listener = () => setVisible(document.visibilityState === 'visible');
+    document.addEventListener('visibilitychange', listener);
+    return () => document.removeEventListener('visibilitychange', listener);
+  }, []);
+  return visible;
+}
+
+/**
+ * Unseen results: while the panel is visible, the unseen cards it lists are reported seen (so the
+ * count and the marks go in every window), and keep their "New" mark here until the panel is
+ * hidden, so the user still sees which ones are new.
+ */
+function useNewMarks(onScreenUnseen: readonly string[], channel: HostChannel, shownByVsCode: boolean): ReadonlySet<string> {
+  const visible = usePageVisible() && shownByVsCode;
+  const [held, setHeld] = useState<ReadonlySet<string>>(() => new Set());
+  const key = onScreenUnseen.join('\n');
+  useEffect(() => {
+    if (!visible) {
+      if (held.size > 0) setHeld(new Set());
+      return;
+    }
+    if (onScreenUnseen.length === 0) return;
+    setHeld((before) => new Set([...before, ...onScreenUnseen]));
+    void channel.request('markSeen', { taskIds: onScreenUnseen.slice(0, 1000) }).catch(() => undefined);
+  }, [visible, key, channel]);
+  return held;
 }
 
 export function App({ channel, state, focusTick, error, onError }: {
@@ -92,8 +124,11 @@ export function App({ channel, state, focusTick, error, onError }: {
     return () => clearTimeout(timer);
   }, [nextTakeAt, channel]);
 
+  const groups = groupCards(state?.tasks ?? []);
+  const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
+  const held = useNewMarks(onScreenUnseen, channel, state?.visible ?? true);
+
   if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
-  const groups = groupCards(state.tasks);
   const a = state.availability;
   const hasTasks = state.tasks.length > 0;
   const showForm = a.kind !== 'hidden' && (!hasTasks || formOpen);
@@ -154,7 +189,7 @@ export function App({ channel, state, focusTick, error, onError }: {
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card key={t.id} card={t} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
+                <Card key={t.id} card={t} isNew={t.unseen || held.has(t.id)} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
               ))}
             </ul>
             {cards.length > limit && (
@@ -206,7 +241,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   blockedText?: string;
   focusTick: number;
   /** Resolves false when nothing was done (a declined confirmation): the form keeps its input. */
-  submit(input: CreateTaskInput): Promise<boolean | void>;
+  submit(input: CreateTaskForm): Promise<boolean | void>;
   onError(message: string | undefined): void;
   initial?: TaskCard;
   onDone?(): void;
@@ -215,7 +250,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : '');
   const [prompt, setPrompt] = useState(initial?.prompt ?? '');
   const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? workspaces[0]?.path ?? '');
-  const [permissionMode, setMode] = useState<CreateTaskInput['permissionMode']>(initial?.permissionMode ?? 'default');
+  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? 'default');
   const [model, setModel] = useState(initial?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
   const [busy, setBusy] = useState(false);
@@ -253,7 +288,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
     if (prompt.trim() === '') promptRef.current?.focus();
     else void onSubmit(e);
   };
-  const mode = PERMISSION_MODES.find((m) => m.value === permissionMode);
+  const mode = PERMISSION_MODE_CHOICES.find((m) => m.value === permissionMode);
   return (
     <form class="task-form" onSubmit={onSubmit} data-testid={editing ? 'edit-form' : 'create-form'} aria-label={editing ? 'Edit task' : 'New task'}>
       {!editing && <h2><span class="codicon codicon-add" aria-hidden="true" /> New task</h2>}
@@ -286,8 +321,8 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
         </div>
         <div>
           <vscode-label>Permissions</vscode-label>
-          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskInput['permissionMode'])}>
-            {PERMISSION_MODES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
+          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskForm['permissionMode'])}>
+            {PERMISSION_MODE_CHOICES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
           </vscode-single-select>
         </div>
         <div>
@@ -318,6 +353,8 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
 
 interface CardProps {
   card: TaskCard;
+  /** Its result is new to the user: unseen, or first shown while the panel is open now. */
+  isNew: boolean;
   models: string[];
   /** The ticking clock for cards with a running duration; 0 for the others (so they do not re-render). */
   now: number;
@@ -329,7 +366,7 @@ interface CardProps {
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen') continue;
     if (a[key] !== b[key]) return false;
   }
   // Each snapshot carries new ask objects: the same question is the same id.
@@ -341,10 +378,10 @@ function sameCard(a: TaskCard, b: TaskCard): boolean {
 
 /** A new snapshot re-renders only the cards whose content changed. */
 const Card = memo(CardView, (prev: CardProps, next: CardProps) =>
-  prev.now === next.now && prev.models === next.models && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
+  prev.now === next.now && prev.isNew === next.isNew && prev.models === next.models && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
 );
 
-function CardView({ card, now, models, act, channel, onError, onMessage }: CardProps) {
+function CardView({ card, isNew, now, models, act, channel, onError, onMessage }: CardProps) {
   const [editing, setEditing] = useState(false);
   const [segments, setSegments] = useState<SegmentView[] | undefined>();
   const [expanded, setExpanded] = useState(false);
@@ -363,6 +400,7 @@ function CardView({ card, now, models, act, channel, onError, onMessage }: CardP
         </button>
         <span class={`phase-icon codicon codicon-${PHASE_ICONS[card.phase]}`} aria-hidden="true" />
         <span class="title" title={card.title} data-testid="title">{card.title}</span>
+        {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
         <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
         <span class="actions" role="group" aria-label="Task actions">
@@ -395,7 +433,7 @@ function CardView({ card, now, models, act, channel, onError, onMessage }: CardP
           <div class="meta">
             <span title={card.workspacePath}><span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}</span>
             {card.model && <span>{card.model}</span>}
-            <span>{PERMISSION_MODES.find((m) => m.value === card.permissionMode)?.label}</span>
+            <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
             {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
           </div>

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
 import { freePort, killProcessGroup } from './code-server';
 import { REPO_ROOT, type VsCodeTools } from './tools';
 
@@ -35,12 +35,22 @@ export function launchBrowser(tools: VsCodeTools): Promise<Browser> {
   return chromium.launch({ executablePath: tools.chromium, headless: true, args: BROWSER_ARGS });
 }
 
-/** Opens the workbench and waits until its status bar shows. */
-export async function openWorkbench(browser: Browser, url: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+/**
+ * Opens the workbench and waits until its status bar shows. Given a page's context instead of the
+ * browser, the new window shares that page's browser storage (the workbench keeps secrets there).
+ */
+export async function openWorkbench(browser: Browser | BrowserContext, url: string): Promise<Page> {
+  // A context of its own (not browser.newPage()'s), so that further windows can open in it.
+  const context = 'newContext' in browser ? await browser.newContext({ viewport: { width: 1280, height: 900 } }) : browser;
+  const page = await context.newPage();
   await page.goto(url);
-  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90_000 });
+  await waitForWorkbench(page);
   return page;
+}
+
+/** Waits until the workbench (again, e.g. after a reload) shows its status bar. */
+export async function waitForWorkbench(page: Page): Promise<void> {
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90_000 });
 }
 
 /** Runs a command from the palette (F1), retrying until the extension contributed it. */
@@ -105,9 +115,10 @@ export interface GatewayProcess {
 
 /**
  * Starts `node dist/gateway.js --demo --port P <extra>`; resolves once it listens. `onOutput`
- * gets what it prints (the banner, admissions and errors).
+ * gets what it prints (the banner, admissions and errors); `env` is added to its environment
+ * (e.g. OFFPEAK_UPSTREAM_API_KEY, which is never a flag).
  */
-export async function startGateway(host: string, extraArgs: string[], onOutput?: (text: string) => void): Promise<GatewayProcess> {
+export async function startGateway(host: string, extraArgs: string[], onOutput?: (text: string) => void, env: Record<string, string> = {}): Promise<GatewayProcess> {
   const bundle = path.join(REPO_ROOT, 'dist', 'gateway.js');
   if (!existsSync(bundle)) throw new Error('dist/gateway.js is missing: run npm run build');
   const port = await freePort(host);
@@ -115,6 +126,7 @@ export async function startGateway(host: string, extraArgs: string[], onOutput?:
     cwd: REPO_ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let output = '';
   return new Promise((resolve, reject) => {
@@ -140,7 +152,7 @@ export async function startGateway(host: string, extraArgs: string[], onOutput?:
 }
 
 /** Moves keyboard focus out of a webview (F1 typed there does not reach the workbench). */
-async function focusWorkbench(page: Page): Promise<void> {
+export async function focusWorkbench(page: Page): Promise<void> {
   await page.locator('.part.statusbar').click({ position: { x: 600, y: 10 } });
 }
 
@@ -157,10 +169,14 @@ export async function setSettingInUi(page: Page, id: string, value: string, back
   await page.keyboard.press('Control+A');
   await page.keyboard.type(id);
   await page.locator('.settings-editor .settings-count-widget', { hasText: '1 Setting Found' }).waitFor({ timeout: 20_000 });
-  const input = page.locator('.settings-editor .setting-item-control input').first();
-  await input.waitFor({ state: 'visible', timeout: 20_000 });
-  await input.fill(value);
-  await input.press('Tab');
+  // A text setting has an input box, an enum setting a drop-down.
+  const control = page.locator('.settings-editor .setting-item-control').locator('input, select').first();
+  await control.waitFor({ state: 'visible', timeout: 20_000 });
+  if ((await control.evaluate((e) => e.tagName)) === 'SELECT') await control.selectOption(value);
+  else {
+    await control.fill(value);
+    await control.press('Tab');
+  }
   // The Settings editor writes after a short debounce.
   await page.waitForTimeout(1500);
   // Recent workbenches show Settings as a modal over the editors: close it, then show the tab.

@@ -1,5 +1,5 @@
 /**
- * Agent adapters behind one interface (DESIGN §8): how to launch a segment (first run vs resume,
+ * Agent adapters behind one interface (docs/flows.md#segments): how to launch a segment (first run vs resume,
  * the continuation prompt, permission mode, model, thought level) and how to read the outcome
  * from the agent's output. The segment runner does the rest (spawn, proxy, stop, outcome).
  */
@@ -112,7 +112,7 @@ export interface ReferenceAgentOptions {
   command: string;
   argsPrefix: string[];
   sessionsDir: string;
-  /** Deny an unanswered permission prompt after this long (seed 07/08: night runs go on). */
+  /** Deny an unanswered permission prompt after this long (so an unattended night run goes on). */
   askTimeoutMs?: number;
   maxRetries?: number;
   /** Extra environment (tests shorten the agent's own retry backoff). */

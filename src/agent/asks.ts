@@ -14,8 +14,9 @@
  */
 import crypto from 'node:crypto';
 import type { Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
 import { plainNotificationText } from '../core/untrusted-text';
-import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
 export type AskDecision = 'allow' | 'deny';
 /** Who answered: the host API, the agent's terminal, nobody before the deadline, or the segment ended. */
@@ -66,16 +67,13 @@ export class AskBroker {
   private readonly open = new Map<string, Entry>();
   /** Recently answered asks, oldest first (for `settle` after an answer crossed). */
   private readonly answered = new Map<string, Entry>();
-  private readonly listeners = new Set<(event: AskEvent) => void>();
+  // A listener's failure must not lose the answer.
+  private readonly events = new Emitter<AskEvent>();
+  readonly onEvent: Event<AskEvent> = this.events.event;
   private readonly timers: Timers;
 
   constructor(private readonly options: AskBrokerOptions) {
     this.timers = options.timers ?? createSystemTimers();
-  }
-
-  onEvent(listener: (event: AskEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /** The open asks of one task (oldest first), or of every task. */
@@ -152,12 +150,6 @@ export class AskBroker {
   }
 
   private emit(event: AskEvent): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event);
-      } catch {
-        // a listener's failure must not lose the answer
-      }
-    }
+    this.events.fire(event);
   }
 }

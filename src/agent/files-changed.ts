@@ -1,5 +1,5 @@
 /**
- * files_changed from git (DESIGN §8): the number of files that differ from the commit recorded
+ * files_changed from git: the number of files that differ from the commit recorded
  * when the task first started, plus untracked (not ignored) files. Workspaces that are not git
  * repositories (or have no git) report null: "unknown", never a guess.
  */

@@ -1,5 +1,5 @@
 /**
- * Keep the machine from idle-sleeping while any segment runs (seed 07 branch 12), behind the
+ * Keep the machine from idle-sleeping while any segment runs, behind the
  * `offPeak.keepAwake` setting. One inhibitor process while the hold count is above zero, none
  * when idle. Each inhibitor also ends by itself when the host process dies, so nothing is left
  * running after a crash:

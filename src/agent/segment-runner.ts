@@ -2,7 +2,7 @@
  * Runs ONE segment of a task: starts the local ticket proxy, spawns the agent (argv, never a
  * shell string) in the task's workspace, streams its output to a per-segment log file and to any
  * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL, and maps how it ended to a
- * segment outcome (DESIGN §8). It knows nothing about the store: the task runtime applies outcomes.
+ * segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,6 +12,7 @@ import type { PermissionRelayAnswer, PermissionRelayRequest } from '../protocol/
 import { TypedLine, isYes } from '../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
 import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
+import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
@@ -54,6 +55,8 @@ export interface SegmentRunOptions {
   onProxyEvent?: (event: TicketProxyEvent) => void;
   /** Where the agent's permission questions go (the runtime's ask broker, bound to this task). */
   asks?: SegmentAsks;
+  /** The window's one loopback listener the segment's proxy registers on (else the proxy opens its own). */
+  proxyListener?: LoopbackProxyServer;
 }
 
 /** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
@@ -124,6 +127,7 @@ export class SegmentRun {
       ticketId: options.ticketId,
       clock: options.clock,
       ...options.proxyTimings,
+      listener: options.proxyListener,
       // The relay cannot ask before the agent runs, so the run exists by then.
       onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
     });
@@ -180,6 +184,11 @@ export class SegmentRun {
 
   get running(): boolean {
     return !this.exited;
+  }
+
+  /** The agent session this segment works in (its files outlive the process). */
+  get sessionId(): string {
+    return this.options.spec.sessionId;
   }
 
   /** Shows the output so far, then everything that follows; returns a detach function. */

@@ -1,5 +1,5 @@
 /**
- * The task runtime of one window (seed 07 branches 06, 07, 09, 10, 12): takes a claimed task
+ * The task runtime of one window (docs/flows.md#segments): takes a claimed task
  * from the scheduler, runs ONE segment of it through the segment runner (first segment creates
  * the agent session, every later one resumes it with the continuation prompt), and applies the
  * outcome through the task lifecycle (the one writer of lifecycle changes):
@@ -11,13 +11,15 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
-import type { OffPeakTask, SegmentEndReason, TicketRecord } from '../core/types';
+import type { DisposableLike } from '../core/disposable';
+import type { OffPeakTask, SegmentEndReason } from '../core/types';
 import type { TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
 import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk } from './asks';
 import { countFilesChanged, recordBaseCommit } from './files-changed';
 import type { KeepAwake } from './keep-awake';
+import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { segmentDirOf } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent } from './ticket-proxy';
@@ -62,6 +64,8 @@ export interface TaskRuntimeOptions {
   clock: Clock;
   keepAwake?: KeepAwake;
   proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  /** One loopback listener for all of this window's segment proxies (each with its own secret). */
+  proxyListener?: LoopbackProxyServer;
   stopTimings?: Partial<StopTimings>;
   /** An agent's unanswered permission question is denied after this long (when the agent sets no deadline). */
   askTimeoutMs?: () => number;
@@ -105,10 +109,9 @@ export class TaskRuntime {
     return this.asks.answer(taskId, askId, decision);
   }
 
-  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void {
-    const stop = this.asks.onEvent(() => listener());
-    return () => void stop();
+  /** Fires when a permission question is asked or answered. */
+  onAsksChange(listener: () => void): DisposableLike {
+    return this.asks.onEvent(() => listener());
   }
 
   /** Task ids with a live agent process in this window. */
@@ -216,6 +219,7 @@ export class TaskRuntime {
         segmentDir,
         clock,
         proxyTimings: this.options.proxyTimings,
+        proxyListener: this.options.proxyListener,
         stopTimings: this.options.stopTimings,
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
         asks: {
@@ -307,8 +311,3 @@ export class TaskRuntime {
   }
 }
 
-/** The card's phase of a running task (seed 11): "waiting for admission" until the segment's first admitted request. */
-export function runningPhase(task: Pick<OffPeakTask, 'status'>, currentTicket: Pick<TicketRecord, 'activeAt' | 'segmentStartedAt'> | undefined): 'waiting_for_admission' | 'running' | null {
-  if (task.status !== 'running' && task.status !== 'awaiting') return null;
-  return currentTicket?.activeAt ? 'running' : 'waiting_for_admission';
-}

@@ -1,18 +1,19 @@
-import crypto from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
 import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
+import { LoopbackProxyServer, type ProxyRouteHandle } from './loopback-proxy-server';
 
 /**
- * The local ticket proxy (DESIGN §8): one per segment, on 127.0.0.1 with a random port and a
- * random secret path prefix. The agent is given `baseUrl` as its Anthropic base URL and a dummy
+ * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
+ * (127.0.0.1, a random port shared by the window's segments) under the segment's own random
+ * secret path prefix, revoked when the segment ends. The agent is given `baseUrl` as its Anthropic base URL and a dummy
  * token; the proxy adds the user's gateway key and the segment's ticket header, so the agent
  * never sees either.
  *
- * Per-request admission (seed 07 branch 07):
+ * Per-request admission (docs/flows.md#segments):
  *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
  *    (the ledger's `active_at`; until then the UI says "waiting for admission").
  *  - 3105 (not admitted yet / no capacity): HELD here and re-sent after min(Retry-After, 5 min),
@@ -49,6 +50,8 @@ export interface TicketProxyOptions {
    * MCP server): held until the host answers; the signal aborts when the relay hangs up.
    */
   onPermissionAsk?: (request: PermissionRelayRequest, signal: AbortSignal) => Promise<PermissionRelayAnswer>;
+  /** The window's shared loopback listener; without it the proxy opens (and closes) its own. */
+  listener?: LoopbackProxyServer;
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
@@ -58,39 +61,41 @@ const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 class Cancelled extends Error {}
 
 export class TicketProxy {
-  private server!: http.Server;
-  private readonly secret = crypto.randomBytes(18).toString('base64url');
+  private route!: ProxyRouteHandle;
+  private readonly listener: LoopbackProxyServer;
   private readonly upstream: URL;
   private readonly clock: Clock;
   private readonly holdDefaultMs: number;
   private readonly holdMaxMs: number;
   private readonly cancelController = new AbortController();
   private readonly upstreamAgent: http.Agent;
-  private readonly listeners = new Set<(event: TicketProxyEvent) => void>();
-  private port = 0;
+  // A listener's failure must not break the agent's request.
+  private readonly events = new Emitter<TicketProxyEvent>();
+  readonly onEvent: Event<TicketProxyEvent> = this.events.event;
   private holds = 0;
   private _firstAdmittedAt: number | null = null;
   private _expired = false;
 
   private constructor(private readonly options: TicketProxyOptions) {
     this.upstream = new URL(options.upstreamBaseUrl);
+    this.listener = options.listener ?? new LoopbackProxyServer();
     this.clock = options.clock ?? systemClock;
     this.holdDefaultMs = options.holdDefaultMs ?? 60_000;
     this.holdMaxMs = options.holdMaxMs ?? 300_000;
     const AgentClass = this.upstream.protocol === 'https:' ? https.Agent : http.Agent;
     this.upstreamAgent = new AgentClass({ keepAlive: true, noDelay: true } as http.AgentOptions);
-    if (options.onEvent) this.listeners.add(options.onEvent);
+    if (options.onEvent) this.onEvent(options.onEvent);
   }
 
   static async start(options: TicketProxyOptions): Promise<TicketProxy> {
     const proxy = new TicketProxy(options);
-    await proxy.listen();
+    proxy.route = await proxy.listener.register((req, res, rest, search) => proxy.handle(req, res, rest, search));
     return proxy;
   }
 
   /** What the agent uses as ANTHROPIC_BASE_URL. */
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.port}/${this.secret}`;
+    return this.route.baseUrl;
   }
 
   get ticketId(): string {
@@ -109,62 +114,25 @@ export class TicketProxy {
     return this._firstAdmittedAt === null ? 'waiting' : 'admitted';
   }
 
-  onEvent(listener: (event: TicketProxyEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   /** Aborts held and in-flight requests; later requests are refused. */
   cancel(): void {
     this.cancelController.abort(new Cancelled('cancelled'));
   }
 
+  /** Ends the segment's proxy: its secret is refused from now on, in-flight requests are aborted. */
   async close(): Promise<void> {
     this.cancel();
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    this.route.revoke();
+    if (!this.options.listener) await this.listener.close();
     this.upstreamAgent.destroy();
   }
 
   private emit(event: TicketProxyEvent): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event);
-      } catch {
-        // a listener's failure must not break the agent's request
-      }
-    }
+    this.events.fire(event);
   }
 
-  private async listen(): Promise<void> {
-    this.server = http.createServer({ noDelay: true }, (req, res) => {
-      this.handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent) sendError(res, 502, 'api_error', `off-peak proxy: ${(err as Error).message}`);
-        else res.destroy();
-      });
-    });
-    // Holds may last many minutes: no server-side request timeout while we hold the agent's request.
-    this.server.requestTimeout = 0;
-    this.server.headersTimeout = 60_000;
-    this.server.keepAliveTimeout = 30_000;
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => resolve());
-    });
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://proxy.invalid');
-    // The first path segment is the secret; the rest is the Anthropic API path.
-    const [, given = '', ...restParts] = url.pathname.split('/');
-    if (!sameSecret(given, this.secret)) {
-      req.resume();
-      return sendError(res, 404, 'not_found_error', 'not found');
-    }
-    const rest = restParts.length ? '/' + restParts.join('/') : '';
+  /** One request of this segment (the listener matched its secret): `rest` is the Anthropic API path. */
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse, rest: string, search: string): Promise<void> {
     // Claude Code probes `HEAD <base>` (unauthenticated) before anything else: answer locally.
     if (req.method === 'HEAD') {
       req.resume();
@@ -178,7 +146,7 @@ export class TicketProxy {
     if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
     if (this._expired) return sendSegmentOver(res, 'off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket');
 
-    const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + url.search);
+    const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + search);
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || HOP_BY_HOP.has(name) || AGENT_CREDENTIALS.has(name)) continue;
@@ -336,13 +304,4 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-/**
- * Compares a presented secret with ours in constant time (no early exit at the first differing
- * character that a local process could time): equal-length digests through timingSafeEqual.
- */
-export function sameSecret(given: string, secret: string): boolean {
-  const digest = (text: string) => crypto.createHash('sha256').update(text).digest();
-  return crypto.timingSafeEqual(digest(given), digest(secret));
 }

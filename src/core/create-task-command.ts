@@ -6,14 +6,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { CreateTaskInputSchema } from '../protocol/webview';
+import { CreateTaskFormSchema } from '../protocol/webview';
 
 /** Every field optional (the command asks for what is missing); nothing else accepted. */
-export const CreateTaskCommandArgsSchema = CreateTaskInputSchema.partial().strict();
+export const CreateTaskCommandArgsSchema = CreateTaskFormSchema.partial().strict();
 export type CreateTaskCommandArgs = z.infer<typeof CreateTaskCommandArgsSchema>;
 
 /** The longest prompt a task may have (the same limit as the panel's form). */
-export const MAX_PROMPT_CHARS = CreateTaskInputSchema.shape.prompt.maxLength ?? 100_000;
+export const MAX_PROMPT_CHARS = CreateTaskFormSchema.shape.prompt.maxLength ?? 100_000;
 
 export class CreateTaskArgsError extends Error {}
 

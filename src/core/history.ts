@@ -1,5 +1,5 @@
 /**
- * History is derived from the task row, never stored (seed 08): 0 or 1 row per task, however
+ * History is derived from the task row, never stored (docs/flows.md#cancel-delete-history): 0 or 1 row per task, however
  * many tickets and segments the task took.
  */
 import type { OffPeakTask } from './types';

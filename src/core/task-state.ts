@@ -1,5 +1,5 @@
 /**
- * The local task state machine (DESIGN §4, seed 05/07): one table of allowed from-states per
+ * The local task state machine (docs/flows.md#task-states): one table of allowed from-states per
  * transition. The store turns each entry into a conditional UPDATE (`... WHERE status IN (...)`)
  * so the guard holds across processes; this module is the single place that says what is allowed.
  */

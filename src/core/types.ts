@@ -1,26 +1,28 @@
 /**
- * Domain types of an off-peak task and its admission tickets (DESIGN §4, seed 05/06/09).
+ * Domain types of an off-peak task and its admission tickets (docs/flows.md#task-states, docs/flows.md#ticket-ledger).
  * Plain data, no I/O: the store maps these to and from SQL rows, the service and the webview
  * consume them. All times are epoch milliseconds.
  */
 
-/** Local execution axis (seed 05). `awaiting` is a legacy value, migrated to `running` at open. */
+/** Local execution axis (docs/flows.md#task-states). `awaiting` is a legacy value, migrated to `running` at open. */
 export type TaskStatus = 'queued' | 'paused' | 'running' | 'awaiting' | 'completed' | 'failed' | 'cancelled';
 
 export const TASK_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled'];
+/** The statuses a task never leaves: the one list every layer (store SQL, service, panel, commands) reads. */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
-export const NON_TERMINAL_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting'];
 
 export function isTerminalStatus(status: TaskStatus): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
+  return TERMINAL_STATUSES.includes(status);
 }
+
+export const NON_TERMINAL_STATUSES: readonly TaskStatus[] = TASK_STATUSES.filter((s) => !isTerminalStatus(s));
 
 /** How much the agent may do without asking (Claude Code's permission modes). */
 export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
 export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
 
 /**
- * One row of `off_peak_tasks`: the seed's 30 columns, camelCased.
+ * One row of `off_peak_tasks`: its 30 columns, camelCased.
  * The aggregate answers "what is this task and where is it now"; the ticket ledger keeps the rest.
  */
 export interface OffPeakTask {
@@ -64,7 +66,7 @@ export interface OffPeakTask {
   updatedAt: number;
 }
 
-/** Server ticket admission axis as last seen by this client (seed 05). */
+/** Server ticket admission axis as last seen by this client (docs/flows.md#server-ticket-states). */
 export type ServerTicketState = 'queued' | 'ready' | 'active' | 'expired' | 'settled' | 'not_found';
 export const SERVER_TICKET_STATES: readonly ServerTicketState[] = ['queued', 'ready', 'active', 'expired', 'settled', 'not_found'];
 
@@ -84,7 +86,7 @@ export type TicketOrigin = 'take' | 'legacy';
 /** Why a ticket's segment ended. */
 export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan';
 
-/** One row of `off_peak_tickets`: the local ledger and settle outbox (seed 09/10). */
+/** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */
 export interface TicketRecord {
   ticketId: string;
   /** The task it was taken for. No foreign key: the row outlives a deleted task until settled. */
@@ -124,7 +126,7 @@ export interface LeaseRecord {
   expiresAt: number;
 }
 
-/** workspace_key = workspaceIdentity?.trim() || workspacePath (seed 06). */
+/** workspace_key = workspaceIdentity?.trim() || workspacePath. */
 export function workspaceKeyOf(workspacePath: string, workspaceIdentity?: string | null): string {
   const identity = workspaceIdentity?.trim();
   return identity ? identity : workspacePath;

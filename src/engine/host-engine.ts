@@ -6,18 +6,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
+import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
-import { TaskRuntime, type RuntimeEvent } from '../agent/task-runtime';
+import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/task-runtime';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
+import type { DisposableLike } from '../core/disposable';
+import { SingleFlight } from '../core/single-flight';
+import type { OffPeakTask } from '../core/types';
 import { GatewayClient } from '../gateway-client/client';
-import { recoverInterrupted } from '../scheduler/recovery';
-import { Scheduler } from '../scheduler/scheduler';
+import { recoverInterrupted, type RecoveryReport } from '../scheduler/recovery';
+import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler';
 import { WindowDispatcher } from '../scheduler/window-dispatcher';
 import { WindowRegistry } from '../scheduler/window-registry';
 import { TaskLifecycle, TaskService, type SyncConfig } from '../service';
+import { RemoteCancelWatcher } from './remote-cancel-watcher';
+import { SharedAsks } from './shared-asks';
+import { TaskNotices, type TaskNotice } from './task-notices';
 import { pruneTaskLeftovers } from './task-leftovers';
-import { changeConcerns, TaskStore, type StoreNotice } from '../store';
+import { changeConcerns, TaskStore, type StoreNotice, type TaskStoreOptions } from '../store';
 
 export interface HostEngineOptions {
   /** globalStorage: tasks-index.sqlite, agent sessions, segment logs. */
@@ -34,6 +41,8 @@ export interface HostEngineOptions {
   referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
   /** Path of the `claude` executable (Claude Code adapter). */
   claudeCommand: () => string;
+  /** Claude Code's config dir and extra environment (default: the user's own). */
+  claudeCode?: Pick<ClaudeCodeOptions, 'configDir' | 'env'>;
   /**
    * How to start the permission relay MCP server that lets a headless Claude Code ask, e.g.
    * [execPath, '<ext>/dist/permission-mcp.js']. Without it Claude Code denies its own asks.
@@ -46,14 +55,27 @@ export interface HostEngineOptions {
   wasmPath?: string;
   sync?: Partial<SyncConfig>;
   lease?: { ttlMs?: number; tickMs?: number };
+  /** Store tuning (tests trade durability and watch latency for speed). */
+  storeTuning?: Pick<TaskStoreOptions, 'durable' | 'watch'>;
+  schedulerTuning?: Pick<SchedulerOptions, 'idleTickMs'>;
+  runtimeTuning?: Pick<TaskRuntimeOptions, 'proxyTimings' | 'stopTimings'>;
   onRuntimeEvent?: (event: RuntimeEvent) => void;
+  /** A task completed, failed or needs input, decided once across all windows (see TaskNotices). */
+  onNotice?: (notice: TaskNotice) => void;
+  /** How long the lease holder leaves an unclaimed result to the window that ran it. */
+  noticeGraceMs?: number;
   onStoreNotice?: (notice: StoreNotice) => void;
   log?: (line: string) => void;
 }
 
+/** Where an engine keeps its files under globalStorage (beside tasks-index.sqlite). */
+export function engineDirs(storageDir: string): { runtimeDir: string; referenceSessionsDir: string } {
+  return { runtimeDir: path.join(storageDir, 'runtime'), referenceSessionsDir: path.join(storageDir, 'reference-agent-sessions') };
+}
+
 /** Claude Code with its path read at each launch: the user may change the setting at any time. */
-function claudeCodeFromSetting(command: () => string, relay: Pick<ClaudeCodeOptions, 'permissionRelay' | 'askTimeoutMs'>): AgentAdapter {
-  const current = () => new ClaudeCodeAdapter({ command: command(), ...relay });
+function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>): AgentAdapter {
+  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed });
   return {
     kind: 'claude-code',
     launch: (spec) => current().launch(spec),
@@ -64,7 +86,8 @@ function claudeCodeFromSetting(command: () => string, relay: Pick<ClaudeCodeOpti
 
 export class HostEngine {
   private disposed = false;
-  private recovering: Promise<unknown> | undefined;
+  private readonly recovering = new SingleFlight<void>();
+  private readonly recoveryReports: RecoveryReport[] = [];
 
   private constructor(
     readonly store: TaskStore,
@@ -74,6 +97,10 @@ export class HostEngine {
     readonly scheduler: Scheduler,
     readonly windows: WindowRegistry,
     private readonly keepAwake: KeepAwake,
+    readonly proxyListener: LoopbackProxyServer,
+    private readonly remoteCancels: RemoteCancelWatcher,
+    readonly notices: TaskNotices,
+    private readonly asks: SharedAsks,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
   ) {}
@@ -83,10 +110,9 @@ export class HostEngine {
     const { clock, windowId } = options;
     // globalStorage holds prompts, logs and sessions: private to the user.
     fs.mkdirSync(options.storageDir, { recursive: true, mode: 0o700 });
-    const runtimeDir = path.join(options.storageDir, 'runtime');
+    const { runtimeDir, referenceSessionsDir } = engineDirs(options.storageDir);
     fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
-    const referenceSessionsDir = path.join(options.storageDir, 'reference-agent-sessions');
-    const store = await TaskStore.open({ directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
+    const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
     const adapters: Partial<Record<AgentKind, AgentAdapter>> = {
@@ -96,11 +122,23 @@ export class HostEngine {
         sessionsDir: referenceSessionsDir,
       }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { permissionRelay: options.permissionRelay, askTimeoutMs });
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs });
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
+    // One local port for all of this window's segments: a remote window offers each new port for forwarding.
+    const proxyListener = new LoopbackProxyServer();
     // One lifecycle writer for the runtime's outcomes and the user's actions. Built first, it lets
     // the runtime come before the service, which is handed the runtime's stopper: no cycle.
     const lifecycle = new TaskLifecycle(store, log);
+    const notices = new TaskNotices({
+      store,
+      windowId,
+      // Asked once the engine runs, when the service below exists.
+      isLeader: () => service.isLeader,
+      clock,
+      leaderGraceMs: options.noticeGraceMs,
+      onNotice: (notice) => options.onNotice?.(notice),
+      log,
+    });
     const runtime = new TaskRuntime({
       store,
       lifecycle,
@@ -112,8 +150,13 @@ export class HostEngine {
       runtimeDir,
       clock,
       keepAwake,
+      proxyListener,
       askTimeoutMs: () => askTimeoutMs,
-      onEvent: options.onRuntimeEvent,
+      ...options.runtimeTuning,
+      onEvent: (event) => {
+        options.onRuntimeEvent?.(event);
+        notices.runtimeEvent(event);
+      },
       log,
     });
     const service = new TaskService({
@@ -127,22 +170,50 @@ export class HostEngine {
       lease: options.lease,
       log,
     });
+    // Questions asked here show, and can be answered, in every window's panel.
+    const asks = new SharedAsks({ store, windowId, runtime, log });
+    // Whatever this window's runtime is given to run, its result is this window's to notify.
+    const runHere = (task: OffPeakTask) => {
+      notices.noteRunHere(task.id);
+      return runtime.runTask(task);
+    };
     // Other windows (processes) learn of tasks for their workspaces through the shared DB.
-    const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: (task) => runtime.runTask(task), log });
+    const windows = new WindowRegistry({ store, windowId, workspaceKeys: options.workspaceKeys, clock, runLocal: runHere, log });
     const dispatcher = new WindowDispatcher(windowId, () => windows.remoteHosts());
-    dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: (task) => runtime.runTask(task) });
-    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, runtimeDir, log);
-    service.on('wake', () => scheduler.wake());
-    service.on('deleted', (task) => pruneTaskLeftovers({ runtimeDir, referenceSessionsDir }, task, log));
+    dispatcher.register({ windowId, workspaceKeys: options.workspaceKeys, runTask: runHere });
+    // No safety-net tick of its own: the lease tick below is the engine's one idle heartbeat.
+    const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, idleTickMs: Infinity, ...options.schedulerTuning, log });
+    const leftovers = { runtimeDir, referenceSessionsDir };
+    // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
+    const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log);
+    service.onDidWake(() => scheduler.wake());
+    service.onDidDelete((task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });
-    service.leadership.on('change', () => {
+    // The lease tick (every DEFAULT_LEASE_TICK_MS) is the one timer an idle window wakes up for:
+    // each window looks at the DB file then (which re-arms the store's own poll, so that never
+    // fires while the engine runs), and the holder's scheduler re-checks. Every wake-up of an idle
+    // window costs CPU on its own, so the checks share one.
+    service.leadership.onDidTick((leader) => {
+      try {
+        store.checkForExternalChange();
+      } catch {
+        // store closing: nothing to look at
+      }
+      if (leader) void scheduler.tick();
+    });
+    service.leadership.onDidChange(() => {
+      // A new lease holder notifies the results nobody claimed (their window is gone).
+      notices.scan();
       // A window that becomes the leader (first start, or the old leader died) recovers what the
       // previous holder left running before it schedules anything.
       if (service.isLeader) void engine.recover().then(() => scheduler.wake());
     });
+    remoteCancels.start();
+    notices.start();
+    asks.start();
     await service.start();
     await windows.start();
     if (service.isLeader) await engine.recover();
@@ -160,40 +231,55 @@ export class HostEngine {
     };
   }
 
-  /** The open permission questions of the agents this window runs (oldest first). */
+  /** The open permission questions of every window's agents (oldest first). */
   pendingAsks(taskId?: string): PendingAsk[] {
-    return this.runtime.pendingAsks(taskId);
+    return this.asks.pending(taskId);
   }
 
-  /** Answers a permission question (the first answer wins: host, terminal or deadline). */
-  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult {
-    return this.runtime.answerAsk(taskId, askId, decision);
+  /**
+   * Answers a permission question (the first answer wins: host, terminal or deadline); one asked
+   * in another window gets the answer through the shared DB.
+   */
+  answerAsk(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
+    return this.asks.answer(taskId, askId, decision);
   }
 
-  /** Fires when a permission question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void {
-    return this.runtime.onAsksChange(listener);
+  /** Fires when a permission question is asked or answered in any window; fires until the returned subscription is disposed. */
+  onAsksChange(listener: () => void): DisposableLike {
+    return this.asks.onChange(listener);
+  }
+
+  /** What each recovery this window ran did, oldest first (none until it held the lease). */
+  get recoveries(): readonly RecoveryReport[] {
+    return this.recoveryReports;
   }
 
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
   recover(): Promise<unknown> {
-    this.recovering ??= recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids))
-      .then((report) => {
-        if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
-      })
-      .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`))
-      .finally(() => (this.recovering = undefined));
-    return this.recovering;
+    return this.recovering.run(() =>
+      recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids))
+        .then((report) => {
+          this.recoveryReports.push(report);
+          if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
+        })
+        .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`)),
+    );
   }
 
   /** Clean exit: running segments go back to the queue with their session, claims are released. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.remoteCancels.dispose();
+    this.notices.dispose();
     await this.scheduler.stop();
     await this.windows.stop();
+    await this.remoteCancels.idle();
     await this.runtime.shutdown();
+    await this.asks.stop();
+    await this.proxyListener.close();
     await this.scheduler.idle();
+    await this.notices.idle();
     await this.service.stop();
     this.keepAwake.dispose();
     await this.store.close();

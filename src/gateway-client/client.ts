@@ -1,5 +1,5 @@
 /**
- * The extension's client for the Off-Peak Gateway API (DESIGN §6). Schemas come from
+ * The extension's client for the Off-Peak Gateway API (src/protocol/gateway.ts). Schemas come from
  * src/protocol; every failure is a GatewayError; every answer's server times are also given on
  * the local clock (skew-corrected) so callers never compare server instants with local ones.
  */
@@ -20,6 +20,7 @@ import {
   type TicketStatusState,
 } from '../protocol/gateway';
 import type { Clock } from '../core/clock';
+import { SERVER_TICKET_STATES } from '../core/types';
 import { GatewayError } from './errors';
 import { Transport, type ApiKeyProvider, type FetchLike, type ServerClock } from './transport';
 
@@ -45,10 +46,10 @@ export interface GatewayClientOptions {
 /**
  * A take may, from an older or misbehaving gateway, answer a ticket that is not live. The
  * protocol schema only admits live states; we accept the dead ones too so the service can
- * repair instead of leaving the task stalled (seed 11).
+ * repair instead of leaving the task stalled (docs/flows.md#create).
  */
 const TakeAnswerSchema = TakeResponseSchema.extend({
-  state: z.enum(['queued', 'ready', 'active', 'expired', 'settled', 'not_found']),
+  state: z.enum(SERVER_TICKET_STATES),
   reused: z.boolean().optional().default(false),
 });
 

@@ -1,64 +1,17 @@
-// The server authority of the seed (03/04/05): takes, the FIFO queue, the promote timer, the
-// ready/active/expired lifecycle, quotas, settle, and per-request admission of model calls.
+// The gateway's ticket authority (docs/flows.md#server-ticket-states): takes, the FIFO queue, the
+// promote timer, the ready/active/expired lifecycle, quotas, settle, and per-request admission of
+// model calls.
 // No HTTP here: the server maps these calls to routes, tests can drive them with a ManualClock.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock';
-import type {
-  AvailabilityResponse,
-  ClientConfigsResponse,
-  SettleReason,
-  SettleResponse,
-  QueuedTicketStatus,
-  TakeResponse,
-  TicketStatusEntry,
-} from '../protocol/gateway';
+import type { AvailabilityResponse, ClientConfigsResponse, SettleReason, SettleResponse, TakeResponse, TicketStatusEntry } from '../protocol/gateway';
+import type { GatewayUser } from './auth';
+import type { AuthorityPolicy } from './authority-policy';
 import { errors } from './errors';
 import type { GatewayMetrics } from './metrics';
-import { LiveTicketExists, type TicketRecord, type TicketStore } from './store';
+import { LiveTicketExists, type GatewayTicketRow, type TicketStore } from './store';
+import { effectiveTicket, TicketStatusView } from './ticket-view';
 import type { OffPeakWindows } from './windows';
-
-export interface GatewayUser {
-  id: string;
-  plan: string;
-  /** Feature exposed to this user (gray release). */
-  exposure: boolean;
-}
-
-export interface AuthorityPolicy {
-  /** Tickets that may be ready or active at once (global segment capacity). */
-  segmentCapacity: number;
-  /** Model requests forwarded upstream at once (all instances on one store together). */
-  maxConcurrentModelRequests: number;
-  /** One user's model requests forwarded upstream at once (all instances together). */
-  maxModelRequestsPerUser: number;
-  /** Tickets one user may take per rolling quota window. */
-  takesPerWindow: number;
-  quotaWindowMs: number;
-  /** Queued + ready + active tickets one user may hold. */
-  maxLiveTicketsPerUser: number;
-  /** A ready ticket unused this long expires. */
-  readyTtlMs: number;
-  /** The segment length from the first admitted model request (the seed's 3 h). */
-  activeWindowMs: number;
-  /** A new ticket stays queued at least this long (demo pacing; 0 in production). */
-  queueHoldMs?: number;
-  /** A ready ticket's model requests get 3105 for this long after its first one (demo pacing). */
-  admissionHoldMs?: number;
-  /** Poll hint for queued tickets while the windows are open. */
-  queuedPollMs: number;
-  /** Longest poll hint / Retry-After the gateway gives. */
-  maxPollMs: number;
-  /** Retry-After for a 3105 caused by no model-request capacity right now. */
-  busyRetryAfterMs: number;
-  /** Expired/settled tickets are deleted this long after they ended (0 = keep forever). */
-  retentionMs: number;
-  eligiblePlans: readonly string[];
-  exposureEnabled: boolean;
-  upgradeHint: string | null;
-  upgradeUrl: string | null;
-  models: readonly { id: string; display_name: string }[];
-  defaultModel: string | null;
-}
 
 export interface TickResult {
   expired: string[];
@@ -70,7 +23,7 @@ export interface TickResult {
 const PRUNE_EVERY_MS = 3_600_000;
 
 export interface Admission {
-  ticket: TicketRecord;
+  ticket: GatewayTicketRow;
   /** True when this request moved the ticket from ready to active. */
   activated: boolean;
   /** Frees the model-request slot; safe to call more than once. */
@@ -102,7 +55,7 @@ export class TicketAuthority {
    * object, so identity is the version). Reused while the entry's time-dependent parts (state
    * as of now, position, poll hint) are unchanged: JSON.stringify dominates a 100-ticket status.
    */
-  private readonly entryJson = new WeakMap<TicketRecord, { state: string; position: number; nextPoll: number | null; json: string }>();
+  private readonly entryJson = new WeakMap<GatewayTicketRow, { state: string; position: number; nextPoll: number | null; json: string }>();
 
   constructor(
     private readonly store: TicketStore,
@@ -112,11 +65,13 @@ export class TicketAuthority {
     private readonly metrics?: GatewayMetrics,
     private readonly makeTicketId: () => string = newTicketId,
   ) {
+    this.views = new TicketStatusView(store, windows, policy);
     // Another instance's change can answer this instance's long-polls.
     this.unwatch = store.onExternalChange(() => this.emitChange([], false, true));
   }
 
   private readonly unwatch: () => void;
+  private readonly views: TicketStatusView;
 
   /** Stops listening to the store (before it closes). */
   stop(): void {
@@ -175,7 +130,7 @@ export class TicketAuthority {
     // The oldest take that must age out before one more fits.
     const blocking = times[times.length - this.policy.takesPerWindow];
     const quotaNextAt = quotaLeft === 0 && blocking !== undefined ? blocking + this.policy.quotaWindowMs : null;
-    const live = (await this.store.liveForUser(user.id)).map((t) => this.effective(t, now)).filter((t) => t.state === 'queued' || t.state === 'ready' || t.state === 'active');
+    const live = (await this.store.liveForUser(user.id)).map((t) => effectiveTicket(t, now)).filter((t) => t.state === 'queued' || t.state === 'ready' || t.state === 'active');
     const liveLeft = Math.max(0, this.policy.maxLiveTicketsPerUser - live.length);
     const deadlines = live.map((t) => (t.state === 'ready' ? t.readyDeadline : t.state === 'active' ? t.activeUntil : null)).filter((d): d is number => d !== null);
     const liveNextAt = liveLeft === 0 && deadlines.length > 0 ? Math.min(...deadlines) : null;
@@ -211,7 +166,7 @@ export class TicketAuthority {
     if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
     let changed: string[] = [];
     // Refusals leave the transaction normally (no rollback needed) and are thrown after it.
-    const result = await this.store.transaction(async (): Promise<{ ticket: TicketRecord; reused: boolean } | { refusal: Error }> => {
+    const result = await this.store.transaction(async (): Promise<{ ticket: GatewayTicketRow; reused: boolean } | { refusal: Error }> => {
       // Every instance's takes of this user queue here, so the limits below see each other's inserts.
       await this.store.lockUser(user.id);
       changed = await this.expireDue(now);
@@ -240,7 +195,7 @@ export class TicketAuthority {
     if ('refusal' in result) throw result.refusal;
     if (!result.reused) this.metrics?.takes.inc();
     const ticket = result.ticket;
-    const entry = await this.view(ticket, now);
+    const entry = await this.views.entry(ticket, now);
     return {
       server_time: now,
       ticket_id: ticket.ticketId,
@@ -261,7 +216,7 @@ export class TicketAuthority {
       ticketIds.map(async (id): Promise<TicketStatusEntry> => {
         const ticket = await this.store.get(id);
         if (!ticket || ticket.userId !== user.id) return { ticket_id: id, state: 'not_found', next_poll_after_ms: null };
-        return this.view(ticket, now);
+        return this.views.entry(ticket, now);
       }),
     );
     let next: number | null = null;
@@ -281,7 +236,7 @@ export class TicketAuthority {
         parts.push(JSON.stringify({ ticket_id: id, state: 'not_found', next_poll_after_ms: null }));
         continue;
       }
-      const entry = await this.view(ticket, now);
+      const entry = await this.views.entry(ticket, now);
       const position = entry.state === 'queued' ? entry.position : 0;
       const cached = this.entryJson.get(ticket);
       if (cached && cached.state === entry.state && cached.position === position && cached.nextPoll === entry.next_poll_after_ms) {
@@ -303,10 +258,10 @@ export class TicketAuthority {
     if (!found || found.userId !== user.id) throw errors.notFound(`no ticket ${ticketId}`);
     let changed = false;
     let leftQueue = false;
-    const settled = await this.store.transaction(async (): Promise<TicketRecord | undefined> => {
+    const settled = await this.store.transaction(async (): Promise<GatewayTicketRow | undefined> => {
       const ticket = await this.store.get(ticketId);
       if (!ticket || ticket.state === 'settled') return ticket;
-      const from = this.effective(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
+      const from = effectiveTicket(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
       const next = await this.store.update(ticketId, [ticket.state], { state: 'settled', settledAt: now, settleReason: reason, settledFrom: from });
       changed = next !== undefined;
       leftQueue = from === 'queued';
@@ -384,7 +339,7 @@ export class TicketAuthority {
         } else {
           // A concurrent first request (maybe on another instance) activated it: use its window.
           const latest = await this.store.get(ticket.ticketId);
-          if (!latest || this.effective(latest, now).state !== 'active') throw this.rejectInvalid('ticket changed');
+          if (!latest || effectiveTicket(latest, now).state !== 'active') throw this.rejectInvalid('ticket changed');
           current = latest;
         }
       } catch (error) {
@@ -412,11 +367,11 @@ export class TicketAuthority {
    * The checks of `admit` without taking a slot or activating anything: throws 3102 or 3105, or
    * returns the ticket as of `now` (ready or active).
    */
-  async admissible(user: GatewayUser, ticketId: string | undefined, now = this.now()): Promise<TicketRecord> {
+  async admissible(user: GatewayUser, ticketId: string | undefined, now = this.now()): Promise<GatewayTicketRow> {
     if (!ticketId) throw this.rejectInvalid('missing X-Off-Peak-Ticket-ID header');
     const stored = await this.store.get(ticketId);
     if (!stored || stored.userId !== user.id) throw this.rejectInvalid('unknown ticket');
-    const ticket = this.effective(stored, now);
+    const ticket = effectiveTicket(stored, now);
     if (ticket.state === 'expired' || ticket.state === 'settled') {
       if (stored.state !== ticket.state) {
         // Persist the time-based expiry now so capacity frees without waiting for the timer.
@@ -425,7 +380,7 @@ export class TicketAuthority {
       throw this.rejectInvalid(`ticket ${ticket.state}`);
     }
     if (ticket.state === 'queued') {
-      throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.queuedPollMs(now));
+      throw errors.notAdmitted('ticket is still queued: wait for off-peak capacity', this.views.queuedPollMs(now));
     }
     const holdMs = this.policy.admissionHoldMs ?? 0;
     if (ticket.state === 'ready' && holdMs > 0) {
@@ -448,7 +403,7 @@ export class TicketAuthority {
   private async expireDue(now: number): Promise<string[]> {
     const expired: string[] = [];
     for (const ticket of await this.store.holdingCapacity()) {
-      const effective = this.effective(ticket, now);
+      const effective = effectiveTicket(ticket, now);
       if (effective.state !== 'expired') continue;
       const next = await this.store.update(ticket.ticketId, [ticket.state], { state: 'expired', expiredAt: effective.expiredAt, expiredFrom: effective.expiredFrom });
       if (next) {
@@ -457,66 +412,6 @@ export class TicketAuthority {
       }
     }
     return expired;
-  }
-
-  /** The ticket as of `now`: deadlines passed read as expired even before the timer persists it. */
-  private effective(ticket: TicketRecord, now: number): TicketRecord {
-    if (ticket.state === 'ready' && ticket.readyDeadline !== null && now >= ticket.readyDeadline) {
-      return { ...ticket, state: 'expired', expiredAt: ticket.readyDeadline, expiredFrom: 'ready' };
-    }
-    if (ticket.state === 'active' && ticket.activeUntil !== null && now >= ticket.activeUntil) {
-      return { ...ticket, state: 'expired', expiredAt: ticket.activeUntil, expiredFrom: 'active' };
-    }
-    return ticket;
-  }
-
-  private queuedPollMs(now: number): number {
-    if (this.windows.isOpen(now)) return this.policy.queuedPollMs;
-    const openAt = this.windows.nextOpenAt(now);
-    if (openAt === null) return this.policy.maxPollMs;
-    return Math.min(this.policy.maxPollMs, Math.max(this.policy.queuedPollMs, openAt - now));
-  }
-
-  private untilPoll(deadline: number, now: number): number {
-    return Math.min(this.policy.maxPollMs, Math.max(1000, deadline - now));
-  }
-
-  /** The status entry of one of the user's tickets. Plain literals, no spreads: this is the hot path of status. */
-  async view(stored: TicketRecord, now: number): Promise<TicketStatusEntry> {
-    const t = this.effective(stored, now);
-    switch (t.state) {
-      case 'queued': {
-        const entry: QueuedTicketStatus = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: await this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
-        const opensAt = this.windows.opensAt(now);
-        if (opensAt !== undefined) entry.window_opens_at = opensAt;
-        return entry;
-      }
-      case 'ready':
-        return {
-          ticket_id: t.ticketId,
-          task_id: t.taskId,
-          taken_at: t.takenAt,
-          state: 'ready',
-          ready_at: t.readyAt as number,
-          ready_deadline: t.readyDeadline as number,
-          next_poll_after_ms: this.untilPoll(t.readyDeadline as number, now),
-        };
-      case 'active':
-        return {
-          ticket_id: t.ticketId,
-          task_id: t.taskId,
-          taken_at: t.takenAt,
-          state: 'active',
-          ready_at: t.readyAt as number,
-          active_at: t.activeAt as number,
-          active_until: t.activeUntil as number,
-          next_poll_after_ms: this.untilPoll(t.activeUntil as number, now),
-        };
-      case 'expired':
-        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'expired', expired_at: t.expiredAt as number, expired_from: t.expiredFrom ?? 'ready', next_poll_after_ms: null };
-      case 'settled':
-        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'settled', settled_at: t.settledAt as number, reason: t.settleReason as SettleReason, next_poll_after_ms: null };
-    }
   }
 
   /** Current counts for /metrics. */

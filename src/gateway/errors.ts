@@ -1,4 +1,4 @@
-// Every refusal the gateway gives is one of these, rendered in the one error shape of DESIGN §6.
+// Every refusal the gateway gives is one of these, rendered in the one error shape of src/protocol/gateway.ts.
 import { BusinessCode, GeneralErrorCode, type AnthropicErrorType, type GatewayError, type GatewayErrorCode } from '../protocol/gateway';
 
 export class GatewayHttpError extends Error {

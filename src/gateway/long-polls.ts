@@ -1,7 +1,10 @@
 // The status long-polls waiting for a change, indexed by the tickets they watch: a change wakes
 // only the polls of the changed tickets (plus, when the queue moved, those watching a queued
 // ticket, whose position may have changed), and each user may hold at most `maxPerUser` of them.
-import type { TicketChange } from './authority';
+import type { ServerResponse } from 'node:http';
+import type { StatusResponse } from '../protocol/gateway';
+import type { TicketAuthority, TicketChange } from './authority';
+import type { GatewayUser } from './auth';
 import type { Counter } from './metrics';
 import { PerUserLimit } from './user-limits';
 
@@ -76,4 +79,91 @@ export class LongPollRegistry {
   get size(): number {
     return this.entries.size;
   }
+}
+
+export interface StatusWait {
+  authority: TicketAuthority;
+  longPolls: LongPollRegistry;
+  /** Counts polls answered at once because their user already holds the most allowed. */
+  overCap: Counter;
+}
+
+/**
+ * Holds a status long-poll until any of `ids` changes state (or queue position) from the first
+ * read, `waitMs` passes, the client hangs up, or the gateway shuts down. Answers at once when
+ * `knownStates` shows the client missed a change that happened before the poll arrived. The
+ * caller then sends the current status.
+ */
+export async function waitForStatusChange(
+  { authority, longPolls, overCap }: StatusWait,
+  res: ServerResponse,
+  user: GatewayUser,
+  ids: string[],
+  waitMs: number,
+  knownStates: Record<string, string> | undefined,
+): Promise<void> {
+  // A change during the (asynchronous) first read, another instance's included, must still
+  // wake this poll: a listener notes it until the poll is in the waiter index.
+  let changedDuringRead = false;
+  const stopNoting = authority.onChange(() => {
+    changedDuringRead = true;
+  });
+  let first: StatusResponse;
+  try {
+    first = await authority.status(user, ids);
+  } finally {
+    stopNoting();
+  }
+  // Something the client has not seen yet happened before this poll arrived: answer now.
+  if (knownStates && first.tickets.some((t) => t.ticket_id in knownStates && knownStates[t.ticket_id] !== t.state)) return;
+  // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
+  const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
+  const initial = fingerprint(first);
+  await new Promise<void>((resolve) => {
+    let done = false;
+    let checking = false;
+    let again = false;
+    let remove = () => {};
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      remove();
+      res.off('close', finish);
+      resolve();
+    };
+    // One status read at a time per poll; changes during a read trigger one more read after it.
+    const recheck = () => {
+      if (done) return;
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      void (async () => {
+        try {
+          do {
+            again = false;
+            if (fingerprint(await authority.status(user, ids)) !== initial) finish();
+          } while (again && !done);
+        } catch {
+          finish();
+        } finally {
+          checking = false;
+        }
+      })();
+    };
+    const watchesQueue = first.tickets.some((t) => t.state === 'queued');
+    const registered = longPolls.add(user.id, ids, watchesQueue, { recheck, finish });
+    if (!registered) {
+      // The user already holds the most long-polls allowed: this one is answered now.
+      overCap.inc();
+      resolve();
+      return;
+    }
+    remove = registered;
+    const timer = setTimeout(finish, waitMs);
+    res.on('close', finish);
+    if (changedDuringRead) recheck();
+  });
 }

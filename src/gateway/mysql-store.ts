@@ -22,7 +22,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type mysql from 'mysql2/promise';
 import type { SettleReason, TicketState } from '../protocol/gateway';
-import { emptyTicket, LiveTicketExists, type ModelSlots, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
+import { newQueuedTicket, LiveTicketExists, type ModelSlots, type NewTicket, type TicketPatch, type GatewayTicketRow, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
 
 /**
  * mysql2 (kept out of dist/gateway.js) is loaded when a MySQL store opens, not with the bundle:
@@ -120,7 +120,7 @@ function num(value: number | string | null): number | null {
   return value === null ? null : Number(value);
 }
 
-function fromRow(row: TicketRow): TicketRecord {
+function fromRow(row: TicketRow): GatewayTicketRow {
   return {
     ticketId: row.ticket_id,
     seq: Number(row.seq),
@@ -319,7 +319,7 @@ export class MysqlTicketStore implements TicketStore {
     if (ctx) ctx.wrote = true;
   }
 
-  private async rows(sql: string, params: (string | number | null)[]): Promise<TicketRecord[]> {
+  private async rows(sql: string, params: (string | number | null)[]): Promise<GatewayTicketRow[]> {
     const [rows] = await this.db.execute<mysql.RowDataPacket[]>(sql, params);
     return (rows as TicketRow[]).map(fromRow);
   }
@@ -370,7 +370,7 @@ export class MysqlTicketStore implements TicketStore {
     return rows.length === 1;
   }
 
-  insert(ticket: NewTicket): Promise<TicketRecord> {
+  insert(ticket: NewTicket): Promise<GatewayTicketRow> {
     return this.write(async () => {
       await this.db.execute("SELECT name FROM gateway_locks WHERE name = 'queue_tail' FOR UPDATE");
       try {
@@ -383,7 +383,7 @@ export class MysqlTicketStore implements TicketStore {
           ticket.takenAt,
         ]);
         this.markWritten();
-        return { ...emptyTicket(), ...ticket, seq: Number(result.insertId), state: 'queued' };
+        return newQueuedTicket(ticket, Number(result.insertId));
       } catch (error) {
         if (errorCode(error) === 'ER_DUP_ENTRY' && /tickets_live_task/.test((error as Error).message)) throw new LiveTicketExists(`task ${ticket.taskId} has a live ticket`);
         throw error;
@@ -391,11 +391,11 @@ export class MysqlTicketStore implements TicketStore {
     });
   }
 
-  async get(ticketId: string): Promise<TicketRecord | undefined> {
+  async get(ticketId: string): Promise<GatewayTicketRow | undefined> {
     return (await this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE ticket_id = ?`, [ticketId]))[0];
   }
 
-  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<TicketRecord | undefined> {
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined> {
     return this.write(async () => {
       const keys = (Object.keys(patch) as (keyof TicketPatch)[]).filter((k) => patch[k] !== undefined);
       const sets = keys.map((k) => `${COLUMNS[k]} = ?`);
@@ -412,26 +412,26 @@ export class MysqlTicketStore implements TicketStore {
     });
   }
 
-  async liveForTask(userId: string, taskId: string): Promise<TicketRecord | undefined> {
+  async liveForTask(userId: string, taskId: string): Promise<GatewayTicketRow | undefined> {
     return (await this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE live_key = ?`, [liveKey(userId, taskId)]))[0];
   }
 
-  liveForUser(userId: string): Promise<TicketRecord[]> {
+  liveForUser(userId: string): Promise<GatewayTicketRow[]> {
     return this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE user_id = ? AND state IN ('queued', 'ready', 'active') ORDER BY seq`, [userId]);
   }
 
-  queued(limit: number): Promise<TicketRecord[]> {
+  queued(limit: number): Promise<GatewayTicketRow[]> {
     // Inside the promoter's transaction the read locks the rows it will promote.
     const lock = this.context.getStore() ? ' FOR UPDATE' : '';
     return this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE state = 'queued' ORDER BY seq LIMIT ${Math.max(0, Math.floor(limit))}${lock}`, []);
   }
 
-  async queuePosition(ticket: TicketRecord): Promise<number> {
+  async queuePosition(ticket: GatewayTicketRow): Promise<number> {
     const [rows] = await this.db.execute<mysql.RowDataPacket[]>("SELECT COUNT(*) AS n FROM tickets WHERE state = 'queued' AND seq <= ?", [ticket.seq]);
     return Number(rows[0].n);
   }
 
-  holdingCapacity(): Promise<TicketRecord[]> {
+  holdingCapacity(): Promise<GatewayTicketRow[]> {
     return this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE state IN ('ready', 'active') ORDER BY seq`, []);
   }
 

@@ -1,8 +1,7 @@
-// The reference Off-Peak Gateway: HTTP routes of DESIGN §6 on node:http, the promote timer,
-// the model proxy, /healthz, /metrics (optionally on their own address, behind a token) and
-// graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
+// The reference Off-Peak Gateway: the HTTP routes of src/protocol/gateway.ts on node:http, the
+// promote timer, the model proxy, /healthz, /metrics (optionally on their own address, behind a
+// token) and graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
 // ManualClock, set promoteIntervalMs 0 and call `tick()`.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
@@ -15,20 +14,21 @@ import {
   TakeRequestSchema,
   TICKET_HEADER,
   type HealthResponse,
-  type StatusResponse,
 } from '../protocol/gateway';
-import { TicketAuthority, type AuthorityPolicy, type GatewayUser, type TickResult } from './authority';
+import { GatewayAuth, type GatewayUser } from './auth';
+import { TicketAuthority, type TickResult } from './authority';
+import { authorityPolicy, windowsFromConfig } from './authority-policy';
 import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from './config';
 import { errors, GatewayHttpError } from './errors';
+import { PayloadError, readBody, readJson, schemaError } from './http-body';
 import { createLogger, type Logger } from './logger';
-import { LongPollRegistry } from './long-polls';
+import { LongPollRegistry, waitForStatusChange } from './long-polls';
 import { GatewayMetrics } from './metrics';
 import { applyModelAllowList } from './model-allow-list';
 import { proxyModelRequest } from './model-proxy';
 import { MysqlTicketStore } from './mysql-store';
 import { SqliteTicketStore } from './sqlite-store';
 import { MemoryTicketStore, type TicketStore } from './store';
-import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -41,99 +41,8 @@ export interface StartGatewayOptions {
   log?: Logger;
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
-function bearerToken(req: http.IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  return header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '').trim() : undefined;
-}
-
 /** Which address a request came in on: the API, or the separate operations address (--ops-listen). */
 type Surface = 'api' | 'ops';
-
-/** The authority's rules from the gateway configuration. */
-export function authorityPolicy(c: GatewayConfig): AuthorityPolicy {
-  return {
-    segmentCapacity: c.segmentCapacity,
-    maxConcurrentModelRequests: c.maxConcurrentModelRequests,
-    maxModelRequestsPerUser: c.maxModelRequestsPerUser,
-    takesPerWindow: c.takesPerWindow,
-    quotaWindowMs: c.quotaWindowMs,
-    maxLiveTicketsPerUser: c.maxLiveTicketsPerUser,
-    readyTtlMs: c.readyTtlMs,
-    activeWindowMs: c.activeWindowMs,
-    queueHoldMs: c.queueHoldMs,
-    admissionHoldMs: c.admissionHoldMs,
-    queuedPollMs: c.queuedPollMs,
-    maxPollMs: c.maxPollMs,
-    busyRetryAfterMs: c.busyRetryAfterMs,
-    retentionMs: c.retentionMs,
-    eligiblePlans: c.eligiblePlans,
-    exposureEnabled: c.exposure,
-    upgradeHint: c.upgradeHint,
-    upgradeUrl: c.upgradeUrl,
-    models: c.models,
-    defaultModel: c.defaultModel,
-  };
-}
-
-export function windowsFromConfig(config: GatewayConfig): OffPeakWindows {
-  let spec: WindowSpec;
-  if (config.windowsClosed) spec = { kind: 'never' };
-  else if (config.alwaysOpen) spec = { kind: 'always' };
-  else if (config.offPeak.length > 0) spec = { kind: 'inside', ranges: config.offPeak.map(parseDailyRange) };
-  else spec = { kind: 'outside', ranges: config.peak.map(parseDailyRange) };
-  return new OffPeakWindows(config.timeZone, spec);
-}
-
-class PayloadError extends Error {}
-
-/** The whole body, at most `limit` bytes (413), all of it within `timeoutMs` (408). */
-function readBody(req: http.IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(errors.tooLarge(`request body over ${limit} bytes`));
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = (error: Error) => {
-      clearTimeout(timer);
-      req.off('data', onData);
-      req.pause();
-      reject(error);
-    };
-    const timer = setTimeout(() => stop(errors.requestTimeout(`request body not received within ${timeoutMs} ms`)), timeoutMs);
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) stop(errors.tooLarge(`request body over ${limit} bytes`));
-      else chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.on('end', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (error) => stop(new PayloadError(error.message)));
-    req.on('close', () => {
-      if (!req.complete) stop(new PayloadError('client closed before the body was complete'));
-    });
-  });
-}
-
-async function readJson(req: http.IncomingMessage, limit: number, timeoutMs: number): Promise<unknown> {
-  const raw = await readBody(req, limit, timeoutMs);
-  if (raw.length === 0) throw errors.invalidRequest('request body must be JSON');
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw errors.invalidRequest('request body is not valid JSON');
-  }
-}
-
-function schemaError(issues: { path: PropertyKey[]; message: string }[]): GatewayHttpError {
-  return errors.invalidRequest(issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`).join('; '));
-}
 
 export class GatewayServer {
   readonly authority: TicketAuthority;
@@ -142,10 +51,7 @@ export class GatewayServer {
   private readonly server: http.Server;
   /** /metrics and /healthz alone, when --ops-listen is set. */
   private readonly opsServer: http.Server | undefined;
-  private readonly opsTokenDigest: Buffer | undefined;
-  private readonly usersByKeyHash = new Map<string, GatewayUser>();
-  /** Keys seen to be valid, so the hot path skips hashing (only valid keys enter: no unbounded growth). */
-  private readonly usersByKey = new Map<string, GatewayUser>();
+  private readonly auth: GatewayAuth;
   private readonly debugLogging: boolean;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -166,11 +72,7 @@ export class GatewayServer {
     this.debugLogging = this.config.logLevel === 'debug';
     this.store = store;
     const c = this.config;
-    const users = c.demo ? [{ id: 'demo', apiKey: c.demoKey, plan: c.eligiblePlans[0] ?? 'coding' }, ...c.users] : c.users;
-    for (const u of users) {
-      const user: GatewayUser = { id: u.id, plan: u.plan ?? c.eligiblePlans[0] ?? 'coding', exposure: u.exposure ?? true };
-      this.usersByKeyHash.set(u.apiKeySha256?.toLowerCase() ?? sha256(u.apiKey as string), user);
-    }
+    this.auth = new GatewayAuth(c);
     this.authority = new TicketAuthority(
       this.store,
       this.clock,
@@ -180,7 +82,6 @@ export class GatewayServer {
     );
     this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);
     this.authority.onChange((change) => this.longPolls.notify(change));
-    this.opsTokenDigest = c.opsToken === null ? undefined : createHash('sha256').update(c.opsToken).digest();
     this.upstreamUrl = c.upstreamUrl;
     this.server = this.createHttpServer('api');
     this.opsServer = c.opsListen === null ? undefined : this.createHttpServer('ops');
@@ -282,25 +183,6 @@ export class GatewayServer {
     }
   }
 
-  private authenticate(req: http.IncomingMessage): GatewayUser {
-    let key = bearerToken(req);
-    if (key === undefined && typeof req.headers['x-api-key'] === 'string') key = req.headers['x-api-key'];
-    if (!key) throw errors.unauthorized('missing API key: send Authorization: Bearer <key>');
-    const known = this.usersByKey.get(key);
-    if (known) return known;
-    const user = this.usersByKeyHash.get(sha256(key));
-    if (!user) throw errors.unauthorized('unknown API key');
-    this.usersByKey.set(key, user);
-    return user;
-  }
-
-  /** With --ops-token (env), /metrics and /healthz answer only to that bearer token. */
-  private checkOpsToken(req: http.IncomingMessage): void {
-    if (!this.opsTokenDigest) return;
-    const given = createHash('sha256').update(bearerToken(req) ?? '').digest();
-    if (!timingSafeEqual(given, this.opsTokenDigest)) throw errors.unauthorized('this endpoint needs the operations token: Authorization: Bearer <token>');
-  }
-
   private sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
     this.sendSerialized(res, status, JSON.stringify(body), headers);
   }
@@ -367,14 +249,14 @@ export class GatewayServer {
     if (this.opsServer && opsRoute !== (surface === 'ops')) throw errors.notFound(`no route ${method} ${path} on this address`);
     if (opsRoute) {
       expect('GET');
-      this.checkOpsToken(req);
+      this.auth.checkOpsToken(req);
       return path === GatewayPaths.healthz ? this.healthz(res) : this.metricsText(res);
     }
     const bodyTimeoutMs = this.config.bodyReadTimeoutMs;
 
     if (path === GatewayPaths.status) {
       expect('POST');
-      const user = this.authenticate(req);
+      const user = this.auth.user(req);
       const parsed = StatusRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
       // A repeated id is answered (and watched) once.
@@ -382,7 +264,7 @@ export class GatewayServer {
     }
     if (path === GatewayPaths.take) {
       expect('POST');
-      const user = this.authenticate(req);
+      const user = this.auth.user(req);
       const parsed = TakeRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
       return this.sendJson(res, 200, await this.authority.take(user, parsed.data.task_id));
@@ -390,7 +272,7 @@ export class GatewayServer {
     const settle = /^\/api\/v1\/off-peak\/ticket\/([^/]+)\/settle$/.exec(path);
     if (settle) {
       expect('POST');
-      const user = this.authenticate(req);
+      const user = this.auth.user(req);
       const parsed = SettleRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
       let ticketId: string;
@@ -403,11 +285,11 @@ export class GatewayServer {
     }
     if (path === GatewayPaths.availability) {
       expect('GET');
-      return this.sendJson(res, 200, await this.authority.availability(this.authenticate(req)));
+      return this.sendJson(res, 200, await this.authority.availability(this.auth.user(req)));
     }
     if (path === GatewayPaths.clientConfigs) {
       expect('GET');
-      return this.sendJson(res, 200, this.authority.configs(this.authenticate(req)));
+      return this.sendJson(res, 200, this.authority.configs(this.auth.user(req)));
     }
     if (path === GatewayPaths.anthropicBase || path === `${GatewayPaths.anthropicBase}/`) {
       // Claude Code probes its base URL with HEAD (no auth) before the first model call.
@@ -445,79 +327,15 @@ export class GatewayServer {
     knownStates: Record<string, string> | undefined,
   ): Promise<void> {
     const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
-    if (wait <= 0 || this.closing) return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
-    // A change during the (asynchronous) first read, another instance's included, must still
-    // wake this poll: a listener notes it until the poll is in the waiter index.
-    let changedDuringRead = false;
-    const stopNoting = this.authority.onChange(() => {
-      changedDuringRead = true;
-    });
-    let first: StatusResponse;
-    try {
-      first = await this.authority.status(user, ids);
-    } finally {
-      stopNoting();
+    if (wait > 0 && !this.closing) {
+      await waitForStatusChange({ authority: this.authority, longPolls: this.longPolls, overCap: this.metrics.longPollsOverCap }, res, user, ids, wait, knownStates);
     }
-    // Something the client has not seen yet happened before this poll arrived: answer now.
-    if (knownStates && first.tickets.some((t) => t.ticket_id in knownStates && knownStates[t.ticket_id] !== t.state)) {
-      return this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
-    }
-    // Long-poll: answer when any ticket's state (or queue position) differs from the first read.
-    const fingerprint = (answer: StatusResponse) => JSON.stringify(answer.tickets.map((t) => ({ ...t, next_poll_after_ms: 0 })));
-    const initial = fingerprint(first);
-    await new Promise<void>((resolve) => {
-      let done = false;
-      let checking = false;
-      let again = false;
-      let remove = () => {};
-      const finish = () => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        remove();
-        res.off('close', finish);
-        resolve();
-      };
-      // One status read at a time per poll; changes during a read trigger one more read after it.
-      const recheck = () => {
-        if (done) return;
-        if (checking) {
-          again = true;
-          return;
-        }
-        checking = true;
-        void (async () => {
-          try {
-            do {
-              again = false;
-              if (fingerprint(await this.authority.status(user, ids)) !== initial) finish();
-            } while (again && !done);
-          } catch {
-            finish();
-          } finally {
-            checking = false;
-          }
-        })();
-      };
-      const watchesQueue = first.tickets.some((t) => t.state === 'queued');
-      const registered = this.longPolls.add(user.id, ids, watchesQueue, { recheck, finish });
-      if (!registered) {
-        // The user already holds the most long-polls allowed: this one is answered now.
-        this.metrics.longPollsOverCap.inc();
-        resolve();
-        return;
-      }
-      remove = registered;
-      const timer = setTimeout(finish, wait);
-      res.on('close', finish);
-      if (changedDuringRead) recheck();
-    });
     if (res.destroyed) return;
     this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
   }
 
   private async model(req: http.IncomingMessage, res: http.ServerResponse, upstreamPathAndQuery: string): Promise<void> {
-    const user = this.authenticate(req);
+    const user = this.auth.user(req);
     const limit = this.config.maxModelBodyBytes;
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) throw errors.tooLarge(`model request body over ${limit} bytes`);

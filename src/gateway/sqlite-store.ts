@@ -3,7 +3,7 @@
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
 import type Database from 'better-sqlite3';
 import type { SettleReason, TicketState } from '../protocol/gateway';
-import { IndexedTicketStore, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type TicketRecord, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
+import { IndexedTicketStore, newQueuedTicket, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type GatewayTicketRow, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
 
 const SCHEMA_VERSION = 1;
 
@@ -37,7 +37,7 @@ interface TicketRow {
 
 const COLUMNS = TICKET_PATCH_COLUMNS;
 
-function fromRow(row: TicketRow): TicketRecord {
+function fromRow(row: TicketRow): GatewayTicketRow {
   return {
     ticketId: row.ticket_id,
     seq: row.seq,
@@ -134,46 +134,30 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
     }
   }
 
-  insert(ticket: NewTicket): Promise<TicketRecord> {
+  insert(ticket: NewTicket): Promise<GatewayTicketRow> {
     if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
     const result = this.statements.insert.run(ticket.ticketId, ticket.userId, ticket.taskId, 'queued', ticket.takenAt);
-    const record: TicketRecord = {
-      ticketId: ticket.ticketId,
-      seq: Number(result.lastInsertRowid),
-      userId: ticket.userId,
-      taskId: ticket.taskId,
-      state: 'queued',
-      takenAt: ticket.takenAt,
-      readyAt: null,
-      readyDeadline: null,
-      activeAt: null,
-      activeUntil: null,
-      expiredAt: null,
-      expiredFrom: null,
-      settledAt: null,
-      settleReason: null,
-      settledFrom: null,
-    };
+    const record = newQueuedTicket(ticket, Number(result.lastInsertRowid));
     this.index.put(record);
     return Promise.resolve(record);
   }
 
-  get(ticketId: string): Promise<TicketRecord | undefined> {
+  get(ticketId: string): Promise<GatewayTicketRow | undefined> {
     return Promise.resolve(this.getNow(ticketId));
   }
 
-  private getNow(ticketId: string): TicketRecord | undefined {
+  private getNow(ticketId: string): GatewayTicketRow | undefined {
     const live = this.index.get(ticketId);
     if (live) return live;
     const row = this.statements.get.get(ticketId);
     return row ? fromRow(row) : undefined;
   }
 
-  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<TicketRecord | undefined> {
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined> {
     return Promise.resolve(this.updateNow(ticketId, fromStates, patch));
   }
 
-  private updateNow(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): TicketRecord | undefined {
+  private updateNow(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): GatewayTicketRow | undefined {
     const current = this.getNow(ticketId);
     if (!current || !fromStates.includes(current.state)) return undefined;
     const keys = (Object.keys(patch) as (keyof TicketPatch)[]).filter((k) => patch[k] !== undefined);

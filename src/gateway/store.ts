@@ -6,7 +6,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SettleReason, TicketState } from '../protocol/gateway';
 import { PerUserLimit } from './user-limits';
 
-export interface TicketRecord {
+/** One ticket as the gateway stores it (the extension's own ledger row is core's `TicketRecord`). */
+export interface GatewayTicketRow {
   ticketId: string;
   /** FIFO order: strictly increasing in take order. */
   seq: number;
@@ -25,8 +26,8 @@ export interface TicketRecord {
   settledFrom: 'queued' | 'ready' | 'active' | 'expired' | null;
 }
 
-export type NewTicket = Pick<TicketRecord, 'ticketId' | 'userId' | 'taskId' | 'takenAt'>;
-export type TicketPatch = Partial<Omit<TicketRecord, 'ticketId' | 'seq' | 'userId' | 'taskId' | 'takenAt'>>;
+export type NewTicket = Pick<GatewayTicketRow, 'ticketId' | 'userId' | 'taskId' | 'takenAt'>;
+export type TicketPatch = Partial<Omit<GatewayTicketRow, 'ticketId' | 'seq' | 'userId' | 'taskId' | 'takenAt'>>;
 
 /** The SQL column of each patchable field (both SQL stores name them alike). */
 export const TICKET_PATCH_COLUMNS = {
@@ -48,20 +49,20 @@ export const TICKET_PATCH_COLUMNS = {
  */
 export interface TicketStore {
   /** Inserts a queued ticket and assigns its FIFO sequence number. Throws LiveTicketExists when the task already has a live ticket. */
-  insert(ticket: NewTicket): Promise<TicketRecord>;
-  get(ticketId: string): Promise<TicketRecord | undefined>;
+  insert(ticket: NewTicket): Promise<GatewayTicketRow>;
+  get(ticketId: string): Promise<GatewayTicketRow | undefined>;
   /** Applies `patch` only if the ticket is currently in one of `fromStates`; returns the new record or undefined. */
-  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<TicketRecord | undefined>;
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined>;
   /** The task's live (queued/ready/active) ticket of this user, if any. */
-  liveForTask(userId: string, taskId: string): Promise<TicketRecord | undefined>;
+  liveForTask(userId: string, taskId: string): Promise<GatewayTicketRow | undefined>;
   /** Live tickets of one user. */
-  liveForUser(userId: string): Promise<TicketRecord[]>;
+  liveForUser(userId: string): Promise<GatewayTicketRow[]>;
   /** Queued tickets in FIFO order (at most `limit`). Inside a promote transaction the shared store locks them. */
-  queued(limit: number): Promise<TicketRecord[]>;
+  queued(limit: number): Promise<GatewayTicketRow[]>;
   /** 1-based position of a queued ticket in the FIFO queue. */
-  queuePosition(ticket: TicketRecord): Promise<number>;
+  queuePosition(ticket: GatewayTicketRow): Promise<number>;
   /** Ready and active tickets (they hold segment capacity), in FIFO order. */
-  holdingCapacity(): Promise<TicketRecord[]>;
+  holdingCapacity(): Promise<GatewayTicketRow[]>;
   countByState(): Promise<Record<TicketState, number>>;
   /** Take times (ascending) of a user's tickets taken at or after `since`. */
   takeTimesSince(userId: string, since: number): Promise<number[]>;
@@ -141,22 +142,22 @@ const LIVE = new Set<TicketState>(['queued', 'ready', 'active']);
 
 /** The in-memory index of live tickets shared by both stores. */
 export class LiveTicketIndex {
-  private readonly live = new Map<string, TicketRecord>();
+  private readonly live = new Map<string, GatewayTicketRow>();
   private readonly byTask = new Map<string, string>();
   /** Queued tickets' sequence numbers, ascending; with `queuedBySeq` for the records. */
   private readonly queueSeqs: number[] = [];
-  private readonly queuedBySeq = new Map<number, TicketRecord>();
+  private readonly queuedBySeq = new Map<number, GatewayTicketRow>();
 
   private static taskKey(userId: string, taskId: string): string {
     return `${userId}\u0000${taskId}`;
   }
 
-  get(ticketId: string): TicketRecord | undefined {
+  get(ticketId: string): GatewayTicketRow | undefined {
     return this.live.get(ticketId);
   }
 
   /** Records the ticket's new version: adds, moves within or drops from the live index. */
-  put(ticket: TicketRecord): void {
+  put(ticket: GatewayTicketRow): void {
     const previous = this.live.get(ticket.ticketId);
     if (previous?.state === 'queued' && ticket.state !== 'queued') this.removeQueued(previous.seq);
     if (!LIVE.has(ticket.state)) {
@@ -175,24 +176,24 @@ export class LiveTicketIndex {
     }
   }
 
-  liveForTask(userId: string, taskId: string): TicketRecord | undefined {
+  liveForTask(userId: string, taskId: string): GatewayTicketRow | undefined {
     const id = this.byTask.get(LiveTicketIndex.taskKey(userId, taskId));
     return id === undefined ? undefined : this.live.get(id);
   }
 
-  liveForUser(userId: string): TicketRecord[] {
+  liveForUser(userId: string): GatewayTicketRow[] {
     return [...this.live.values()].filter((t) => t.userId === userId);
   }
 
-  queued(limit: number): TicketRecord[] {
-    return this.queueSeqs.slice(0, limit).map((seq) => this.queuedBySeq.get(seq) as TicketRecord);
+  queued(limit: number): GatewayTicketRow[] {
+    return this.queueSeqs.slice(0, limit).map((seq) => this.queuedBySeq.get(seq) as GatewayTicketRow);
   }
 
-  queuePosition(ticket: TicketRecord): number {
+  queuePosition(ticket: GatewayTicketRow): number {
     return lowerBound(this.queueSeqs, ticket.seq) + 1;
   }
 
-  holdingCapacity(): TicketRecord[] {
+  holdingCapacity(): GatewayTicketRow[] {
     return [...this.live.values()].filter((t) => t.state === 'ready' || t.state === 'active');
   }
 
@@ -238,23 +239,23 @@ export abstract class IndexedTicketStore {
   /** Set inside a transaction's async flow, so nested calls join it and concurrent ones wait. */
   private readonly inTransaction = new AsyncLocalStorage<true>();
 
-  liveForTask(userId: string, taskId: string): Promise<TicketRecord | undefined> {
+  liveForTask(userId: string, taskId: string): Promise<GatewayTicketRow | undefined> {
     return Promise.resolve(this.index.liveForTask(userId, taskId));
   }
 
-  liveForUser(userId: string): Promise<TicketRecord[]> {
+  liveForUser(userId: string): Promise<GatewayTicketRow[]> {
     return Promise.resolve(this.index.liveForUser(userId));
   }
 
-  queued(limit: number): Promise<TicketRecord[]> {
+  queued(limit: number): Promise<GatewayTicketRow[]> {
     return Promise.resolve(this.index.queued(limit));
   }
 
-  queuePosition(ticket: TicketRecord): Promise<number> {
+  queuePosition(ticket: GatewayTicketRow): Promise<number> {
     return Promise.resolve(this.index.queuePosition(ticket));
   }
 
-  holdingCapacity(): Promise<TicketRecord[]> {
+  holdingCapacity(): Promise<GatewayTicketRow[]> {
     return Promise.resolve(this.index.holdingCapacity().sort((a, b) => a.seq - b.seq));
   }
 
@@ -282,23 +283,23 @@ export abstract class IndexedTicketStore {
 
 /** Volatile store for unit tests and `--store memory`; everything is lost on exit. */
 export class MemoryTicketStore extends IndexedTicketStore implements TicketStore {
-  private readonly all = new Map<string, TicketRecord>();
+  private readonly all = new Map<string, GatewayTicketRow>();
   private nextSeq = 1;
 
-  insert(ticket: NewTicket): Promise<TicketRecord> {
+  insert(ticket: NewTicket): Promise<GatewayTicketRow> {
     if (this.all.has(ticket.ticketId)) return Promise.reject(new Error(`duplicate ticket id ${ticket.ticketId}`));
     if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
-    const record: TicketRecord = { ...emptyTicket(), ...ticket, seq: this.nextSeq++, state: 'queued' };
+    const record = newQueuedTicket(ticket, this.nextSeq++);
     this.all.set(record.ticketId, record);
     this.index.put(record);
     return Promise.resolve(record);
   }
 
-  get(ticketId: string): Promise<TicketRecord | undefined> {
+  get(ticketId: string): Promise<GatewayTicketRow | undefined> {
     return Promise.resolve(this.all.get(ticketId));
   }
 
-  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<TicketRecord | undefined> {
+  update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined> {
     const current = this.all.get(ticketId);
     if (!current || !fromStates.includes(current.state)) return Promise.resolve(undefined);
     const next = { ...current, ...patch };
@@ -347,8 +348,15 @@ export class MemoryTicketStore extends IndexedTicketStore implements TicketStore
   }
 }
 
-export function emptyTicket(): Omit<TicketRecord, 'ticketId' | 'userId' | 'taskId' | 'takenAt' | 'seq' | 'state'> {
+/** The row a store returns for a ticket it has just inserted with FIFO number `seq`. */
+export function newQueuedTicket(ticket: NewTicket, seq: number): GatewayTicketRow {
   return {
+    ticketId: ticket.ticketId,
+    seq,
+    userId: ticket.userId,
+    taskId: ticket.taskId,
+    state: 'queued',
+    takenAt: ticket.takenAt,
     readyAt: null,
     readyDeadline: null,
     activeAt: null,

@@ -10,7 +10,7 @@ export interface DailyRange {
 export type WindowSpec =
   | { kind: 'always' }
   | { kind: 'never' }
-  /** Off-peak = outside these ranges (the seed's default: peak 14:00–18:00). */
+  /** Off-peak = outside these ranges (the default: peak 14:00–18:00). */
   | { kind: 'outside'; ranges: DailyRange[] }
   /** Off-peak = inside these ranges. */
   | { kind: 'inside'; ranges: DailyRange[] };

@@ -1,6 +1,6 @@
 // What the panel asks before a destructive action, and whether it asks at all. Pure, so the texts
 // are tested without VS Code; src/vscode shows them as a modal dialog.
-import type { OffPeakTask } from '../core/types';
+import { isTerminalStatus, type OffPeakTask } from '../core/types';
 
 export interface Confirmation {
   message: string;
@@ -10,7 +10,7 @@ export interface Confirmation {
 }
 
 const isLive = (t: OffPeakTask) => t.status === 'running' || t.status === 'awaiting' || t.claimRunning;
-const isFinished = (t: OffPeakTask) => t.status === 'completed' || t.status === 'failed' || t.status === 'cancelled';
+const isFinished = (t: OffPeakTask) => isTerminalStatus(t.status);
 
 function named(task: OffPeakTask): string {
   const title = task.title || task.prompt.split('\n')[0];

@@ -21,6 +21,8 @@ import { toTaskCard } from './task-card';
 export interface WebviewPort {
   postMessage(message: HostToWebview): unknown;
   onDidReceiveMessage(listener: (message: unknown) => void): DisposableLike;
+  /** Whether VS Code shows the webview now (absent: always). */
+  visible?(): boolean;
 }
 
 /** What the panel needs from the rest of the extension: what it shows, and one handler per request. */
@@ -31,6 +33,8 @@ export interface PanelBackend extends RequestHandlers {
   history(): HistoryRow[];
   /** The open permission questions of the agents this window runs. */
   pendingAsks(): PendingAsk[];
+  /** Finished tasks whose result no panel has shown yet (shared by all windows). */
+  unseenTaskIds(): ReadonlySet<string>;
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
@@ -83,7 +87,8 @@ export class PanelController extends Disposable {
     const tickets = this.backend.ticketsByTask();
     const asks = new Map<string, PendingAsk[]>();
     for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id)));
+    const unseen = this.backend.unseenTaskIds();
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id)));
     return {
       version: ++this.version,
       now,
@@ -94,6 +99,7 @@ export class PanelController extends Disposable {
       models: this.backend.models(),
       workspaces: this.backend.workspaces(),
       notice: this.backend.notice(),
+      visible: this.port.visible?.() ?? true,
     };
   }
 

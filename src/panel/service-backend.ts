@@ -19,12 +19,12 @@ export interface PanelClientConfigs {
   upgradeUrl: string | null;
 }
 
-/** The permission questions of the agents this window runs (the HostEngine is one). */
+/** The permission questions agents wait on (the HostEngine is one: every window's). */
 export interface PanelAskSource {
   pendingAsks(): PendingAsk[];
-  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult;
-  /** Fires when a question is asked or answered; returns the unsubscribe. */
-  onAsksChange(listener: () => void): () => void;
+  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult | Promise<AnswerResult>;
+  /** Fires when a question is asked or answered. */
+  onAsksChange(listener: () => void): DisposableLike;
 }
 
 export interface PanelHostBits {
@@ -194,9 +194,13 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return { segments: service.ticketsOf(taskId).map(segmentView) };
     },
     async answerAsk({ taskId, askId, decision }) {
-      return { outcome: asks.answerAsk(taskId, askId, decision) };
+      return { outcome: await asks.answerAsk(taskId, askId, decision) };
     },
     pendingAsks: () => asks.pendingAsks(),
+    unseenTaskIds: () => new Set(store.read((tx) => tx.outcomes.unseen())),
+    async markSeen({ taskIds }) {
+      return { marked: await store.mutate((tx) => tx.outcomes.markSeen(taskIds)) };
+    },
     async setApiKey() {
       await host.setApiKey();
       return {};
@@ -206,18 +210,18 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const fire = () => listener();
       // Only what the panel shows: a window registering or a backoff record pushes nothing.
       const storeSub = store.onDidChange((change) => {
-        if (changeConcerns(change, 'tasks', 'tickets')) listener();
+        if (changeConcerns(change, 'tasks', 'tickets', 'outcomes')) listener();
       });
-      service.availability.on('change', fire);
-      service.on('synced', fire);
+      const availabilitySub = service.availability.onDidChange(fire);
+      const syncSub = service.onDidSync(fire);
       // Only a question asked or answered changes what the cards show of asks; other runtime events do not push.
-      const stopAsks = asks.onAsksChange(fire);
+      const asksSub = asks.onAsksChange(fire);
       return {
         dispose() {
-          stopAsks();
+          asksSub.dispose();
           storeSub.dispose();
-          service.availability.off('change', fire);
-          service.off('synced', fire);
+          availabilitySub.dispose();
+          syncSub.dispose();
         },
       };
     },

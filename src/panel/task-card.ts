@@ -1,5 +1,6 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
 import type { PendingAsk } from '../agent/asks';
+import { canEdit, canTransition } from '../core/task-state';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
 
@@ -7,7 +8,7 @@ const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
 /**
  * The finer state a card shows. A running task whose current segment has not had a model
- * request admitted yet says "waiting for admission", not "running" (seed 11).
+ * request admitted yet says "waiting for admission", not "running" (docs/flows.md#task-states).
  */
 export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | undefined): CardPhase {
   switch (task.status) {
@@ -36,10 +37,12 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
   return { id: first.id, tool: first.tool, question: first.summary, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
 }
 
-/** `asks`: the open permission questions of this task's agent, when this window runs it. */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = []): TaskCard {
+/**
+ * `asks`: the open permission questions of this task's agent, when this window runs it.
+ * `unseen`: its result has not been shown by any panel yet.
+ */
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false): TaskCard {
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
-  const terminal = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
   return {
     id: task.id,
     title: task.title || task.prompt.split('\n')[0].slice(0, 200),
@@ -60,11 +63,13 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     filesChanged: task.filesChanged,
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
+    unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     actions: {
-      pause: task.status === 'queued' && !task.claimRunning,
-      continue: task.status === 'paused',
-      edit: task.status === 'queued' || task.status === 'paused',
-      cancel: !terminal,
+      // The buttons offer exactly what the state machine allows (the store enforces the same table).
+      pause: canTransition(task, 'pause'),
+      continue: canTransition(task, 'continue'),
+      edit: canEdit(task),
+      cancel: canTransition(task, 'cancel'),
       delete: true,
     },
   };

@@ -1,7 +1,8 @@
-// The Off-Peak Gateway HTTP API (DESIGN §6): one definition shared by the reference gateway,
+// The Off-Peak Gateway HTTP API: one definition shared by the reference gateway,
 // the extension's gateway client and the tests. All times are epoch milliseconds; every JSON
 // response carries `server_time` so a client can correct for clock skew.
 import { z } from 'zod';
+import { SERVER_TICKET_STATES } from '../core/types';
 
 // ---------------------------------------------------------------------------------------------
 // Paths and headers
@@ -35,7 +36,7 @@ export const MAX_STATUS_WAIT_MS = 120_000;
 // Errors: one shape everywhere
 //   {"type":"error","error":{"type":"<anthropic-style type>","code":"<code>","message":"..."},"server_time":...}
 
-/** Business codes of the off-peak feature (seed 04/07). */
+/** Business codes of the off-peak feature (docs/flows.md#server-ticket-states). */
 export const BusinessCode = {
   /** The user's plan is not eligible (or the feature is not exposed to them). */
   NotEligible: '3101',
@@ -130,7 +131,7 @@ export function readErrorCode(body: unknown): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Tickets
 
-/** Server ticket states (seed 05). `queued -> ready -> active -> expired`, `ready -> expired`, live -> `settled`. */
+/** Server ticket states (docs/flows.md#server-ticket-states). `queued -> ready -> active -> expired`, `ready -> expired`, live -> `settled`. */
 export const TicketStateSchema = z.enum(['queued', 'ready', 'active', 'expired', 'settled']);
 export type TicketState = z.infer<typeof TicketStateSchema>;
 export const LIVE_TICKET_STATES = ['queued', 'ready', 'active'] as const satisfies readonly TicketState[];
@@ -324,7 +325,7 @@ export const StatusRequestSchema = z.object({
    * already in another state (it changed before the poll arrived); without it a promotion that
    * happened between two polls would wait out the whole `wait_ms`.
    */
-  known_states: z.record(ticketId, z.enum(['queued', 'ready', 'active', 'expired', 'settled', 'not_found'])).optional(),
+  known_states: z.record(ticketId, z.enum(SERVER_TICKET_STATES)).optional(),
 });
 export type StatusRequest = z.infer<typeof StatusRequestSchema>;
 

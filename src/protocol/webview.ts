@@ -3,10 +3,11 @@
 // input), the webview validates the snapshots it renders. The host is the single source of
 // state: it pushes whole, versioned snapshots and posts nothing before the webview says `ready`.
 import { z } from 'zod';
+import { PERMISSION_MODES, TASK_STATUSES } from '../core/types';
 
-export const PermissionModeSchema = z.enum(['default', 'acceptEdits', 'plan', 'bypassPermissions']);
+export const PermissionModeSchema = z.enum(PERMISSION_MODES);
 
-/** What a card shows as its state: finer than the local status (seed 11: "running" before admission is a lie). */
+/** What a card shows as its state: finer than the local status ("running" before admission would be untrue: docs/flows.md#task-states). */
 export const CardPhaseSchema = z.enum([
   'taking_ticket', // no live ticket yet (first take or a retake is pending)
   'in_queue', // the gateway's FIFO holds the ticket
@@ -43,7 +44,7 @@ export const TaskCardSchema = z.object({
   /** True when the title is the prompt's first line (no title was given): an edit of the prompt changes it. */
   autoTitle: z.boolean(),
   prompt: z.string(),
-  status: z.enum(['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled']),
+  status: z.enum(TASK_STATUSES),
   phase: CardPhaseSchema,
   queuePosition: z.number().int().nullable(),
   workspacePath: z.string(),
@@ -59,6 +60,8 @@ export const TaskCardSchema = z.object({
   segments: z.number().int().nonnegative(),
   /** The open permission question, when this window runs the task's agent and it asked. */
   ask: CardAskSchema.nullable(),
+  /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
+  unseen: z.boolean(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -119,6 +122,11 @@ export const PanelStateSchema = z.object({
   workspaces: z.array(z.object({ name: z.string(), path: z.string() })),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
   notice: z.string().optional(),
+  /**
+   * Whether VS Code shows the panel (its tab is the active one); a webview in a background tab
+   * cannot tell on its own. Absent: shown. Results count as seen only while it is shown.
+   */
+  visible: z.boolean().optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 
@@ -129,7 +137,8 @@ const taskId = z.string().min(1).max(200);
 const title = z.string().max(200);
 const prompt = z.string().min(1, 'The prompt is empty').max(100_000);
 
-export const CreateTaskInputSchema = z.object({
+/** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
+export const CreateTaskFormSchema = z.object({
   title,
   prompt,
   workspacePath: z.string().min(1, 'Choose a workspace folder').max(4096),
@@ -137,7 +146,7 @@ export const CreateTaskInputSchema = z.object({
   model: z.string().max(200).nullable(),
   thoughtLevel: z.string().max(50).nullable(),
 }).strict();
-export type CreateTaskInput = z.infer<typeof CreateTaskInputSchema>;
+export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 
 export const EditTaskPatchSchema = z
   .object({ title, prompt, permissionMode: PermissionModeSchema, model: z.string().max(200).nullable(), thoughtLevel: z.string().max(50).nullable() })
@@ -173,7 +182,7 @@ const Confirmed = z.object({ done: z.boolean() });
  */
 export const PanelRequests = {
   /** `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued. */
-  createTask: { params: z.object({ input: CreateTaskInputSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
+  createTask: { params: z.object({ input: CreateTaskFormSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
   editTask: { params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(), result: z.object({ title: z.string(), prompt: z.string() }) },
   pause: { params: TaskRef, result: Nothing },
   /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why). */
@@ -188,6 +197,11 @@ export const PanelRequests = {
     params: z.object({ taskId, askId: z.string().min(1).max(100), decision: z.enum(['allow', 'deny']) }).strict(),
     result: z.object({ outcome: AnswerOutcomeSchema }),
   },
+  /**
+   * The panel showed these results (visible, on screen): their "New" mark and the unseen count go
+   * in every window. `marked`: how many were still unseen.
+   */
+  markSeen: { params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(), result: z.object({ marked: z.number().int().nonnegative() }) },
   setApiKey: { params: Nothing, result: Nothing },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },

@@ -1,5 +1,5 @@
 /**
- * Start-up recovery (seed 07 branch 12): a task left `running` (or legacy `awaiting`) by a host
+ * Start-up recovery (docs/flows.md#recovery): a task left `running` (or legacy `awaiting`) by a host
  * that is gone goes back to `queued`, keeping its session, started_at and queued_at, so the next
  * segment resumes the same session. A task whose agent still runs under a live host (another
  * window) is left alone; an agent orphaned by a dead host is stopped first, so two processes never

@@ -1,5 +1,5 @@
 /**
- * The scheduler (seed 07 branches 05, 12; DESIGN §7): runs only in the lease holder's window.
+ * The scheduler (docs/flows.md#dispatch): runs only in the lease holder's window.
  *
  * - claim: queued + schedulable + unclaimed (or a zombie claim older than 10 min), in ONE locked
  *   store transaction, so two schedulers (windows, processes) never dispatch a task twice;
@@ -15,7 +15,7 @@
 import type { Clock } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
 import { ZOMBIE_CLAIM_MS, type StoreTx, type TaskStore } from '../store';
-import { createSystemTimers, type TimerHandle, type Timers } from '../service/timers';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './dispatch-backoff';
 
 export type DispatchResult =
@@ -41,7 +41,11 @@ export interface SchedulerOptions {
   timers?: Timers;
   zombieAfterMs?: number;
   backoff?: Partial<BackoffPolicy>;
-  /** Safety net re-check when nothing else wakes the scheduler. Default 30 s. */
+  /**
+   * Safety net re-check when nothing else wakes the scheduler. Default 30 s. Infinity: none (the
+   * caller ticks it on a heartbeat of its own); time-based dues (a backoff ending, a claim turning
+   * zombie) still get their timer.
+   */
   idleTickMs?: number;
   /** Claims per tick (default: all due). */
   maxClaimsPerTick?: number;
@@ -132,7 +136,7 @@ export class Scheduler {
     }
   }
 
-  /** Clean exit: stop ticking and release the claims still in flight (seed 07 branch 12). */
+  /** Clean exit: stop ticking and release the claims still in flight. */
   async stop(): Promise<void> {
     this.running = false;
     this.timers.clearTimeout(this.timer);
@@ -148,6 +152,8 @@ export class Scheduler {
   private schedule(delayMs: number): void {
     if (!this.running) return;
     this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!Number.isFinite(delayMs)) return; // nothing due and no safety-net tick
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       void this.tick();
@@ -238,6 +244,8 @@ export class Scheduler {
           return tx.dispatch.recordFailure(task.id, result.error, (failures) => backoffDelay(this.backoff, failures));
         });
         this.log(`scheduler: dispatch of ${task.id} failed (${result.error}); retry after ${new Date(backoff.nextDispatchAt).toISOString()}`);
+        // The backoff's end is a time-based due: plan for it now, not at whatever tick comes next.
+        if (!this.tickRunning) this.planNext();
       } else {
         // refused / fatal: nothing to retry; make sure no claim is left behind.
         await this.options.store.mutate((tx) => {

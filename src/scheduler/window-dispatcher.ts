@@ -1,8 +1,8 @@
 /**
- * "Windows" as the scheduler sees them (seed 03/05: Scheduler -> Main router -> Workspace host):
+ * "Windows" as the scheduler sees them (docs/flows.md#dispatch):
  * each VS Code window registers the workspaces it has open and a host that can run a task.
  * A task goes to the window that has its workspace open, else to the lease holder's own window
- * (DESIGN §7). The VS Code layer implements WindowHost over its IPC; tests use in-process hosts.
+ * The VS Code layer implements WindowHost over its IPC; tests use in-process hosts.
  */
 import type { OffPeakTask } from '../core/types';
 import type { DispatchResult, Dispatcher } from './scheduler';

@@ -1,6 +1,6 @@
 /**
- * Cross-window dispatch through the shared DB (seed 03/05: scheduler -> router -> the workspace's
- * host). Every VS Code window is its own process; they share nothing but tasks-index.sqlite. So:
+ * Cross-window dispatch through the shared DB (docs/flows.md#dispatch: scheduler -> the
+ * workspace's window). Every VS Code window is its own process; they share nothing but tasks-index.sqlite. So:
  *   - each window registers the workspaces it has open and its extension host's pid (no periodic
  *     writes: an idle VS Code must not rewrite the DB file every few seconds);
  *   - the lease holder's scheduler, finding another live window with the task's workspace open,
@@ -13,6 +13,7 @@
  */
 import os from 'node:os';
 import type { Clock } from '../core/clock';
+import { createSystemTimers, sleep, type Timers } from '../core/timers';
 import type { OffPeakTask } from '../core/types';
 import { changeConcerns, type TaskStore } from '../store';
 import type { DispatchResult } from './scheduler';
@@ -24,6 +25,7 @@ export interface WindowRegistryOptions {
   windowId: string;
   workspaceKeys: () => readonly string[];
   clock: Clock;
+  timers?: Timers;
   /** Runs a claimed task in THIS window (the task runtime). */
   runLocal: (task: OffPeakTask) => Promise<DispatchResult>;
   /** Whether a process runs (injectable for tests). */
@@ -40,6 +42,7 @@ export class WindowRegistry {
   private readonly handoffTimeoutMs: number;
   private readonly handoffPollMs: number;
   private readonly log: (line: string) => void;
+  private readonly timers: Timers;
   private unsubscribe: (() => void) | undefined;
   private lastKeys = '';
   private pickingUp: Promise<void> | undefined;
@@ -51,6 +54,7 @@ export class WindowRegistry {
     this.handoffTimeoutMs = options.handoffTimeoutMs ?? 20_000;
     this.handoffPollMs = options.handoffPollMs ?? 150;
     this.log = options.log ?? (() => {});
+    this.timers = options.timers ?? createSystemTimers();
   }
 
   async start(): Promise<void> {
@@ -117,7 +121,7 @@ export class WindowRegistry {
         }
       }
       if (clock.now() >= deadline || this.stopped) break;
-      await new Promise((r) => setTimeout(r, this.handoffPollMs));
+      await sleep(this.timers, this.handoffPollMs);
     }
     // No answer: withdraw the request (unless the window took it at the last moment).
     const withdrawn = await store.mutate((tx) => tx.windows.removeHandOff(task.id, { windowId, onlyUnanswered: true }));

@@ -1,15 +1,16 @@
 /**
- * The availability snapshot (seed 07 branch 01, seed 11): whether "create" is enabled right now.
+ * The availability snapshot (docs/flows.md#availability): whether "create" is enabled right now.
  * - can_take: enabled;
  * - can_take false: disabled until `next_take_at`, and re-checked at that moment;
  * - a failed check: disabled until a refresh succeeds (re-tried with backoff);
  * - a 3103 on take: disabled until its `next_take_at`, then re-checked.
  * Never a permanent "quota exhausted" flag: every disabled state has a way back.
  */
-import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
+import { SingleFlight } from '../core/single-flight';
 import type { GatewayClient, OffPeakWindow } from '../gateway-client/client';
-import type { Timers, TimerHandle } from './timers';
+import type { Timers, TimerHandle } from '../core/timers';
 
 export type AvailabilityState =
   | { status: 'unknown' }
@@ -27,11 +28,14 @@ export interface AvailabilityOptions {
   maxAgeMs?: number;
 }
 
-export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilityState] }> {
+export class AvailabilitySnapshot {
+  private readonly changed = new Emitter<AvailabilityState>();
+  /** Fires when the state or the off-peak windows change. */
+  readonly onDidChange: Event<AvailabilityState> = this.changed.event;
   private current: AvailabilityState = { status: 'unknown' };
   private window: OffPeakWindow | undefined;
   private timer: TimerHandle | undefined;
-  private inflight: Promise<AvailabilityState> | undefined;
+  private readonly checks = new SingleFlight<AvailabilityState>();
   private failures = 0;
   private disposed = false;
   private lastSuccess: number | undefined;
@@ -44,7 +48,6 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     private readonly timers: Timers,
     options: AvailabilityOptions = {},
   ) {
-    super();
     this.opts = {
       unknownRecheckMs: options.unknownRecheckMs ?? 60_000,
       errorBackoffMs: options.errorBackoffMs ?? 10_000,
@@ -83,7 +86,7 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     const before = this.window;
     this.window = window;
     const same = before?.open === window.open && (window.open || (!before.open && before.opensAt === window.opensAt));
-    if (!same) this.emit('change', this.current);
+    if (!same) this.changed.fire(this.current);
   }
 
   /** A snapshot that a create may rely on without asking again. */
@@ -96,16 +99,12 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
 
   /** Asks the gateway now (single-flight). Never throws: failures become the `error` state. */
   refresh(): Promise<AvailabilityState> {
-    if (this.inflight) return this.inflight;
-    this.inflight = this.doRefresh().finally(() => {
-      this.inflight = undefined;
-    });
-    return this.inflight;
+    return this.checks.run(() => this.doRefresh());
   }
 
   /** Resolves when no check is in flight. */
-  async idle(): Promise<void> {
-    await this.inflight?.catch(() => undefined);
+  idle(): Promise<void> {
+    return this.checks.idle();
   }
 
   /** A take answered 3103: disabled until `nextTakeAt` (if known), then re-checked. */
@@ -118,7 +117,7 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
     this.disposed = true;
     this.timers.clearTimeout(this.timer);
     this.timer = undefined;
-    this.removeAllListeners();
+    this.changed.dispose();
   }
 
   private async doRefresh(): Promise<AvailabilityState> {
@@ -162,6 +161,6 @@ export class AvailabilitySnapshot extends EventEmitter<{ change: [AvailabilitySt
 
   private set(state: AvailabilityState): void {
     this.current = state;
-    this.emit('change', state);
+    this.changed.fire(state);
   }
 }

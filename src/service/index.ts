@@ -5,10 +5,10 @@
  * runtime) and a `stopAgent(taskId)` callback, then `start()`.
  *
  * UI: create, pause, continue, edit, cancel, delete, deleteFromHistory, listTasks, getTask,
- *     ticketsOf, history(); `availability` (snapshot + 'change' event) for greying out "create".
+ *     ticketsOf, history(); `availability` (snapshot + `onDidChange`) for greying out "create".
  * Runtime:
- *   - `on('wake', taskId)`: a queued task became schedulable (ready/active ticket);
- *   - `leadership.isLeader` / `leadership.on('change')`: only the holder of the 'leader' lease
+ *   - `onDidWake(taskId)`: a queued task became schedulable (ready/active ticket);
+ *   - `leadership.isLeader` / `leadership.onDidChange`: only the holder of the 'leader' lease
  *     runs the scheduler (the service already runs sync and the settle flush only there);
  *   - `TaskLifecycle`: the one writer of lifecycle changes (started, admitted, segment ended or
  *     expired, completed, failed, cancelled, deleted), used by the runtime and the user actions
@@ -19,4 +19,3 @@ export { ServiceError, type ServiceErrorCode } from './errors';
 export { AvailabilitySnapshot, type AvailabilityState, type AvailabilityOptions } from './availability';
 export { TaskLifecycle, type LifecycleWork, type LifecycleWorkListener } from './task-lifecycle';
 export { Leadership, LEADER_LEASE, type LeadershipOptions } from './leadership';
-export { createSystemTimers, ManualTimers, type Timers, type TimerHandle } from './timers';

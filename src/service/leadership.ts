@@ -7,10 +7,11 @@
  * mtime, and a follower's tick only reads it (no lock, no write), then checks again right when
  * the lease it saw expires. No gateway request.
  */
-import { EventEmitter } from 'node:events';
 import { systemClock, type Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
+import { SingleFlight } from '../core/single-flight';
 import type { TaskStore } from '../store';
-import type { Timers, TimerHandle } from './timers';
+import type { Timers, TimerHandle } from '../core/timers';
 
 export interface LeadershipOptions {
   /** Lease name, shared with the runtime's scheduler. */
@@ -20,7 +21,7 @@ export interface LeadershipOptions {
   /**
    * How often to check: the holder renews once a third of the ttl has passed (an idle holder
    * touches the lease file a few times per ttl), the others look for a free, expired or orphaned
-   * lease (its holder's process gone). Default min(ttl / 3, 10 s).
+   * lease (its holder's process gone). Default min(ttl / 3, DEFAULT_LEASE_TICK_MS).
    */
   tickMs?: number;
   /** The store's clock (lease expiry times are on it). Default: wall clock. */
@@ -33,14 +34,25 @@ export const LEADER_LEASE = 'leader';
  * ttl only bounds how long a frozen (alive but stuck) holder keeps the lease.
  */
 export const DEFAULT_LEASE_TTL_MS = 10 * 60_000;
+/**
+ * How often a window looks at the lease by default: a SIGKILLed holder is replaced within this
+ * long. Each check wakes an idle window, which costs CPU on its own, so not more often.
+ */
+export const DEFAULT_LEASE_TICK_MS = 30_000;
 /** A follower's retry lands this long after the expiry it saw, so the lease is really over. */
 const LEASE_EXPIRY_MARGIN_MS = 5;
 
-export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean] }> {
+export class Leadership {
+  private readonly changed = new Emitter<boolean>();
+  private readonly ticked = new Emitter<boolean>();
+  /** Fires with the new value when this window gains or loses the lease. */
+  readonly onDidChange: Event<boolean> = this.changed.event;
+  /** Fires after every acquire/renew attempt, with whether this window holds the lease. */
+  readonly onDidTick: Event<boolean> = this.ticked.event;
   private leader = false;
   private timer: TimerHandle | undefined;
   private stopped = true;
-  private inflight: Promise<boolean> | undefined;
+  private readonly ticks = new SingleFlight<boolean>();
   private token: string | undefined;
   readonly name: string;
   readonly ttlMs: number;
@@ -53,10 +65,9 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
     readonly holderId: string,
     options: LeadershipOptions = {},
   ) {
-    super();
     this.name = options.name ?? LEADER_LEASE;
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
-    this.tickMs = options.tickMs ?? Math.min(Math.floor(this.ttlMs / 3), 10_000);
+    this.tickMs = options.tickMs ?? Math.min(Math.floor(this.ttlMs / 3), DEFAULT_LEASE_TICK_MS);
     this.clock = options.clock ?? systemClock;
   }
 
@@ -71,16 +82,12 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
 
   /** Acquire or renew now; resolves to whether this window is the leader. Never throws. */
   tick(): Promise<boolean> {
-    if (this.inflight) return this.inflight;
-    this.inflight = this.doTick().finally(() => {
-      this.inflight = undefined;
-    });
-    return this.inflight;
+    return this.ticks.run(() => this.doTick());
   }
 
   /** Resolves when no acquire/renew is in flight. */
-  async idle(): Promise<void> {
-    await this.inflight?.catch(() => undefined);
+  idle(): Promise<void> {
+    return this.ticks.idle();
   }
 
   /** Stops ticking and hands the lease back so another window need not wait for expiry. */
@@ -88,7 +95,7 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
     this.stopped = true;
     this.timers.clearTimeout(this.timer);
     this.timer = undefined;
-    await this.inflight?.catch(() => undefined);
+    await this.ticks.idle();
     if (this.leader && this.token) {
       try {
         await this.store.releaseLease(this.name, this.token);
@@ -114,7 +121,7 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
     }
     if (this.stopped) return this.leader;
     this.setLeader(held);
-    this.emit('tick', held);
+    this.ticked.fire(held);
     this.timers.clearTimeout(this.timer);
     this.timer = this.timers.setTimeout(() => void this.tick(), nextMs);
     return held;
@@ -123,6 +130,6 @@ export class Leadership extends EventEmitter<{ change: [boolean]; tick: [boolean
   private setLeader(held: boolean): void {
     if (held === this.leader) return;
     this.leader = held;
-    this.emit('change', held);
+    this.changed.fire(held);
   }
 }

@@ -17,7 +17,7 @@ import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
 import { backoff, errorText, isTransportFailure, type SyncConfig } from './sync-config';
 import { applyStatusEntry, type StatusRuleContext } from './ticket-rules';
-import type { TimerHandle, Timers } from './timers';
+import type { TimerHandle, Timers } from '../core/timers';
 
 export interface SyncReport {
   skipped?: 'not_leader' | 'stopped';
@@ -115,8 +115,7 @@ export class SyncLoop {
       }
       if (this.idleAtGeneration === undefined || this.idleAtGeneration !== store.generation || this.cycleInflight) this.plan();
     };
-    leadership.on('tick', onTick);
-    this.disposables.push({ dispose: () => leadership.off('tick', onTick) });
+    this.disposables.push(leadership.onDidTick(onTick));
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
     this.disposables.push(
       store.onDidChange((change) => {

@@ -11,8 +11,8 @@
  *
  * vscode-free; clock, timers, gateway (base URL + key provider) and the agent stopper are injected.
  */
-import { EventEmitter } from 'node:events';
 import type { Clock } from '../core/clock';
+import { Emitter, type Event } from '../core/event';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
 import { newToken } from '../core/ids';
 import type { OffPeakTask, TicketRecord } from '../core/types';
@@ -27,7 +27,7 @@ import { PollPacing, SyncLoop, type SyncReport } from './sync-loop';
 import { TaskActions, type ContinueOutcome } from './task-actions';
 import { TaskLifecycle, type LifecycleWork } from './task-lifecycle';
 import type { CreateTaskInput } from './ticket-rules';
-import { createSystemTimers, type TimerHandle, type Timers } from './timers';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
 export { DEFAULT_SYNC_CONFIG, type SyncConfig } from './sync-config';
 export type { SyncReport } from './sync-loop';
@@ -66,7 +66,18 @@ export interface ServiceEvents {
   deleted: [task: OffPeakTask];
 }
 
-export class TaskService extends EventEmitter<ServiceEvents> {
+export class TaskService {
+  // A listener's failure must never break a sync cycle or a user action: it is logged.
+  private readonly events: { [K in keyof ServiceEvents]: Emitter<ServiceEvents[K][0]> } = {
+    wake: new Emitter((e) => this.listenerFailed('wake', e)),
+    syncError: new Emitter((e) => this.listenerFailed('syncError', e)),
+    synced: new Emitter((e) => this.listenerFailed('synced', e)),
+    deleted: new Emitter((e) => this.listenerFailed('deleted', e)),
+  };
+  readonly onDidWake: Event<string> = this.events.wake.event;
+  readonly onSyncError: Event<Error> = this.events.syncError.event;
+  readonly onDidSync: Event<SyncReport> = this.events.synced.event;
+  readonly onDidDelete: Event<OffPeakTask> = this.events.deleted.event;
   readonly availability: AvailabilitySnapshot;
   readonly leadership: Leadership;
   readonly config: SyncConfig;
@@ -86,7 +97,6 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   private abort = new AbortController();
 
   constructor(private readonly options: TaskServiceOptions) {
-    super();
     const { store, gateway, clock } = options;
     this.store = store;
     this.clock = clock;
@@ -249,12 +259,12 @@ export class TaskService extends EventEmitter<ServiceEvents> {
   }
 
   /** A listener's failure must never break a sync cycle or a user action. */
-  private notify<K extends keyof ServiceEvents>(event: K, ...args: ServiceEvents[K]): void {
-    try {
-      (this.emit as (e: K, ...a: ServiceEvents[K]) => boolean)(event, ...args);
-    } catch (e) {
-      this.log(`a ${String(event)} listener failed: ${errorText(e)}`);
-    }
+  private notify<K extends keyof ServiceEvents>(event: K, ...[value]: ServiceEvents[K]): void {
+    (this.events[event] as Emitter<ServiceEvents[K][0]>).fire(value);
+  }
+
+  private listenerFailed(event: keyof ServiceEvents, e: unknown): void {
+    this.log(`a ${event} listener failed: ${errorText(e)}`);
   }
 
   private async stopAgentBestEffort(taskId: string): Promise<void> {

@@ -57,24 +57,34 @@ export function stampGeneration(bytes: Uint8Array, counter: number): Generation 
   return generationOfBytes(bytes);
 }
 
-/** The generation of the file on disk: one open, one 28-byte read, one fstat. */
-export function readGeneration(file: string, fsys: StoreFs = fs): Generation {
+/**
+ * Opens `file` for reading, hands the descriptor to `read` and closes it. A missing file gives
+ * `missing`; any other error is thrown ("cannot tell" must not read as "not there").
+ */
+export function readOpenFile<T>(fsys: StoreFs, file: string, missing: T, read: (fd: number) => T): T {
   let fd: number;
   try {
     fd = fsys.openSync(file, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return MISSING;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return missing;
     throw err;
   }
   try {
+    return read(fd);
+  } finally {
+    fsys.closeSync(fd);
+  }
+}
+
+/** The generation of the file on disk: one open, one 28-byte read, one fstat. */
+export function readGeneration(file: string, fsys: StoreFs = fs): Generation {
+  return readOpenFile(fsys, file, MISSING, (fd) => {
     const size = fsys.fstatSync(fd).size;
     if (size < HEADER_BYTES) return generationKey(-1, size);
     const buf = Buffer.alloc(4);
     fsys.readSync(fd, buf, 0, 4, CHANGE_COUNTER_OFFSET);
     return generationKey(buf.readUInt32BE(0), size);
-  } finally {
-    fsys.closeSync(fd);
-  }
+  });
 }
 
 let tempSeq = 0;

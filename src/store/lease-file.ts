@@ -20,7 +20,7 @@
 import { hostname } from 'node:os';
 import type { LeaseRecord } from '../core/types';
 import { newToken } from '../core/ids';
-import { tempPathFor, type StoreFs } from './db-file';
+import { readOpenFile, tempPathFor, type StoreFs } from './db-file';
 import { invalidInput } from './errors';
 
 export type LeaseResult =
@@ -91,19 +91,10 @@ function readOpen(fsys: StoreFs, fd: number): { content: LeaseContent | undefine
  * not be taken for "free".
  */
 export function readLeaseFile(fsys: StoreFs, file: string, name: string): LeaseHolding | undefined {
-  let fd: number;
-  try {
-    fd = fsys.openSync(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
+  return readOpenFile<LeaseHolding | undefined>(fsys, file, undefined, (fd) => {
     const { content, mtimeMs } = readOpen(fsys, fd);
     return content ? recordOf(name, content, mtimeMs) : undefined;
-  } finally {
-    fsys.closeSync(fd);
-  }
+  });
 }
 
 /**

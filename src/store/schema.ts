@@ -1,12 +1,17 @@
 /**
  * Schema and migrations of tasks-index.sqlite, versioned with PRAGMA user_version.
  *
- * v1: the seed's `off_peak_tasks` aggregate, exactly its 30 columns (seed 06).
+ * v1: the `off_peak_tasks` aggregate, exactly its 30 columns.
  * v2: adds the `off_peak_tickets` ledger / settle outbox and the `off_peak_leases` table, and
- *     backfills each task's current `server_ticket_id` as a `legacy` ledger row (seed 10, phase 1+2).
+ *     backfills each task's current `server_ticket_id` as a `legacy` ledger row.
  * v3: the tables other parts created lazily (window registry, hand-off requests, dispatch backoff,
  *     agent runtime records) become schema; per-topic change counters kept by triggers; the lease
  *     moves to its own file beside the DB, so off_peak_leases is dropped.
+ * v4: `off_peak_task_outcomes`, one row per finished task: which window claimed its notification
+ *     (so exactly one window notifies) and when the panel showed it (the unseen badge). Results
+ *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
+ *     permission questions agents wait on, published by the window that runs them so every
+ *     window's panel shows them, with an answer another window may leave for it.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -21,20 +26,24 @@ export const HANDOFF_TABLE = 'off_peak_dispatch_requests';
 export const DISPATCH_TABLE = 'off_peak_dispatch_backoff';
 export const RUNTIME_TABLE = 'off_peak_task_runtime';
 export const CHANGES_TABLE = 'off_peak_change_counters';
-export const LATEST_SCHEMA_VERSION = 3;
+export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
+export const ASKS_TABLE = 'off_peak_pending_asks';
+export const LATEST_SCHEMA_VERSION = 4;
 
-/** What a change event names: each topic is one or more tables, counted by triggers (v3). */
-export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime';
+/** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
+export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   tasks: [TASKS_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
   runtime: [RUNTIME_TABLE],
+  outcomes: [OUTCOMES_TABLE],
+  asks: [ASKS_TABLE],
 };
 export const STORE_TOPICS = Object.keys(TOPIC_TABLES) as StoreTopic[];
 
-/** The 30 columns of off_peak_tasks in the seed's order (seed 06, 8 groups). */
+/** The 30 columns of off_peak_tasks in their v1 order (8 groups). */
 export const TASK_COLUMNS = [
   // identity and form
   'off_peak_task_id', 'title', 'prompt', 'permission_mode', 'model', 'thought_level',
@@ -133,7 +142,7 @@ CREATE TABLE IF NOT EXISTS off_peak_leases (
 `;
 
 /**
- * Backfill (seed 10 phase 2): at most one row per task, its current server_ticket_id, marked
+ * Backfill (docs/flows.md#ticket-ledger): at most one row per task, its current server_ticket_id, marked
  * origin='legacy' and ordinal 0. Tickets overwritten before the upgrade cannot be recovered.
  * A terminal task whose settle was never acknowledged becomes a pending settle (the outbox);
  * an acknowledged one is settled; a live one stays 'none'. The server state is the best guess
@@ -203,12 +212,48 @@ CREATE TABLE IF NOT EXISTS ${CHANGES_TABLE} (
 DROP TABLE IF EXISTS ${LEASES_TABLE};
 `;
 
-/** One counter bump per statement kind and table: a reload compares counters to say what changed. */
-function changeTriggersSql(): string {
+export const SCHEMA_V4_SQL = `
+CREATE TABLE IF NOT EXISTS ${OUTCOMES_TABLE} (
+  task_id     TEXT PRIMARY KEY,
+  outcome     TEXT NOT NULL,
+  notified_by TEXT,
+  notified_at INTEGER,
+  seen_at     INTEGER
+);
+-- A deleted task takes its outcome row along (the repositories of tasks need not know it).
+CREATE TRIGGER IF NOT EXISTS ${OUTCOMES_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
+  BEGIN DELETE FROM ${OUTCOMES_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+CREATE TABLE IF NOT EXISTS ${ASKS_TABLE} (
+  ask_id      TEXT PRIMARY KEY,
+  task_id     TEXT NOT NULL,
+  window_id   TEXT NOT NULL,
+  tool        TEXT NOT NULL,
+  summary     TEXT NOT NULL,
+  asked_at    INTEGER NOT NULL,
+  deadline_at INTEGER NOT NULL,
+  answer      TEXT,
+  answered_at INTEGER
+);
+CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
+  BEGIN DELETE FROM ${ASKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+`;
+
+/** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
+const BACKFILL_V4_SQL = `
+INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified_at, seen_at)
+SELECT off_peak_task_id, status, 'before-v4', ?, ? FROM ${TASKS_TABLE} WHERE status IN ('completed', 'failed')
+`;
+
+/**
+ * One counter bump per statement kind and table: a reload compares counters to say what changed.
+ * Only tables that exist get triggers: a step runs this again once it has created its tables.
+ */
+function changeTriggersSql(db: SqlDb): string {
   const parts: string[] = [];
   for (const topic of STORE_TOPICS) {
     parts.push(`INSERT OR IGNORE INTO ${CHANGES_TABLE} (topic, counter) VALUES ('${topic}', 0);`);
     for (const table of TOPIC_TABLES[topic]) {
+      if (!tableExists(db, table)) continue;
       for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
         parts.push(`CREATE TRIGGER IF NOT EXISTS ${table}_${op.toLowerCase()}_counts AFTER ${op} ON ${table}
           BEGIN UPDATE ${CHANGES_TABLE} SET counter = counter + 1 WHERE topic = '${topic}'; END;`);
@@ -227,7 +272,7 @@ export interface MigrationStep {
 export const MIGRATIONS: readonly MigrationStep[] = [
   {
     version: 1,
-    description: 'off_peak_tasks aggregate (seed 06)',
+    description: 'off_peak_tasks aggregate',
     up: (db) => db.exec(SCHEMA_V1_SQL),
   },
   {
@@ -243,7 +288,16 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     description: 'window registry, hand-off requests, dispatch backoff, runtime records, change counters; lease leaves the DB',
     up: (db) => {
       db.exec(SCHEMA_V3_SQL);
-      db.exec(changeTriggersSql());
+      db.exec(changeTriggersSql(db));
+    },
+  },
+  {
+    version: 4,
+    description: 'task outcomes (notification claimed once across windows, seen by the panel); pending asks shared by all windows',
+    up: (db, now) => {
+      db.exec(SCHEMA_V4_SQL);
+      db.exec(changeTriggersSql(db));
+      db.run(BACKFILL_V4_SQL, [now, now]);
     },
   },
 ];
@@ -310,7 +364,7 @@ export function migrate(db: SqlDb, now: number): MigrationReport {
   if (fromVersion !== LATEST_SCHEMA_VERSION || Number(db.scalar('PRAGMA user_version')) !== LATEST_SCHEMA_VERSION) {
     db.exec(`PRAGMA user_version = ${LATEST_SCHEMA_VERSION}`);
   }
-  // Seed 08/12: `awaiting` is a reserved legacy value; such rows are running tasks.
+  // `awaiting` is a reserved legacy value; such rows are running tasks (docs/flows.md#task-states).
   const awaitingMigrated = db.run(`UPDATE ${TASKS_TABLE} SET status = 'running', updated_at = ? WHERE status = 'awaiting'`, [now]);
   return { fromVersion, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated, ticketsBackfilled };
 }

@@ -87,3 +87,28 @@ export class SqlDb {
 export function placeholders(n: number): string {
   return new Array(n).fill('?').join(', ');
 }
+
+/**
+ * `column = ?` assignments for the fields of a partial update that are given; a field left
+ * undefined keeps its column as it is (null is a value: it clears the column).
+ */
+export function assignmentsOf<P extends object>(patch: P, columns: { readonly [K in keyof P]?: string }): { sets: string[]; params: SqlParam[] } {
+  const sets: string[] = [];
+  const params: SqlParam[] = [];
+  for (const field of Object.keys(columns) as (keyof P)[]) {
+    const value = patch[field];
+    if (value === undefined) continue;
+    sets.push(`${columns[field]} = ?`);
+    params.push(value as SqlParam);
+  }
+  return { sets, params };
+}
+
+/** A list query: `SELECT *` with the given conditions (ANDed), order and optional limit. */
+export function listQuery(table: string, where: readonly string[], params: readonly SqlParam[], orderBy: string, limit?: number): [string, SqlParam[]] {
+  let sql = `SELECT * FROM ${table}`;
+  if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
+  sql += ` ORDER BY ${orderBy}`;
+  if (limit === undefined) return [sql, [...params]];
+  return [`${sql} LIMIT ?`, [...params, Math.max(0, Math.floor(limit))]];
+}

@@ -4,14 +4,15 @@
  * a late or racing writer (another window, a late agent result) is refused, never overwrites.
  */
 import { EDITABLE_STATUSES, TRANSITIONS, type TaskTransition } from '../core/task-state';
-import { PERMISSION_MODES, TASK_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../core/types';
+import { PERMISSION_MODES, TASK_STATUSES, TERMINAL_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../core/types';
 import { newTaskId } from '../core/ids';
 import { invalidInput } from './errors';
 import { taskFromRow } from './rows';
 import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from './schema';
-import { placeholders, type SqlDb, type SqlParam } from './sql';
+import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
 
-const TERMINAL_SQL = "('completed', 'failed', 'cancelled')";
+// The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
+const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Default age after which a dispatcher's claim counts as abandoned (a crashed window). */
 export const ZOMBIE_CLAIM_MS = 10 * 60_000;
@@ -36,7 +37,7 @@ export interface NewTaskInput {
   thoughtLevel?: string | null;
   workspacePath: string;
   workspaceIdentity?: string | null;
-  /** The ticket the take returned (seed 07 branch 02: take first, INSERT only on success). */
+  /** The ticket the take returned (docs/flows.md#create: take first, INSERT only on success). */
   serverTicketId?: string | null;
   registeredAt?: number | null;
   schedulable?: boolean;
@@ -164,14 +165,7 @@ export class TaskRepo {
     if (filter.hasTicket !== undefined) where.push(filter.hasTicket ? 'server_ticket_id IS NOT NULL' : 'server_ticket_id IS NULL');
     if (filter.unsettledTerminal) where.push(`status IN ${TERMINAL_SQL} AND settled_at IS NULL`);
     if (filter.historyVisible) where.push('started_at IS NOT NULL AND history_deleted_at IS NULL');
-    let sql = 'SELECT * FROM off_peak_tasks';
-    if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
-    sql += ' ORDER BY queued_at, off_peak_task_id';
-    if (filter.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(Math.max(0, Math.floor(filter.limit)));
-    }
-    return this.db.all(sql, params).map(taskFromRow);
+    return this.db.all(...listQuery('off_peak_tasks', where, params, 'queued_at, off_peak_task_id', filter.limit)).map(taskFromRow);
   }
 
   count(status?: TaskStatus | readonly TaskStatus[]): number {
@@ -199,14 +193,14 @@ export class TaskRepo {
     return this.transition(id, 'pause', '', []);
   }
 
-  /** paused -> queued. Whether the old ticket is still alive is the service's call (seed 07/04). */
+  /** paused -> queued. Whether the old ticket is still alive is the service's call (docs/flows.md#pause-continue-edit). */
   continue(id: string): boolean {
     return this.transition(id, 'continue', '', []);
   }
 
   /**
    * queued (claimed by this dispatcher) -> running: the agent accepted the prompt. Refused if the
-   * task was paused or cancelled while the dispatch was in flight (seed 07/05). Keeps the first
+   * task was paused or cancelled while the dispatch was in flight (docs/flows.md#dispatch). Keeps the first
    * started_at and fills the session binding; clears the claim and the last dispatch error.
    */
   markRunning(id: string, binding: { conversationId?: string | null; sessionId?: string | null } = {}): boolean {
@@ -288,7 +282,7 @@ export class TaskRepo {
   }
 
   /**
-   * Physically deletes a terminal task (seed 07/11: delete of a live task = cancel, then delete;
+   * Physically deletes a terminal task (docs/flows.md#cancel-delete-history: delete of a live task = cancel, then delete;
    * do both in one mutation). Its ledger rows stay until settled or abandoned.
    */
   delete(id: string): boolean {
@@ -330,20 +324,8 @@ export class TaskRepo {
    * on to another ticket or is terminal (a late answer must not overwrite newer truth).
    */
   applySnapshot(id: string, ticketId: string, snapshot: TicketSnapshot): boolean {
-    const sets: string[] = [];
-    const params: SqlParam[] = [];
-    if (snapshot.schedulable !== undefined) {
-      sets.push('schedulable = ?');
-      params.push(bit(snapshot.schedulable));
-    }
-    if (snapshot.queuePosition !== undefined) {
-      sets.push('queue_position = ?');
-      params.push(snapshot.queuePosition);
-    }
-    if (snapshot.nextPollAt !== undefined) {
-      sets.push('next_poll_at = ?');
-      params.push(snapshot.nextPollAt);
-    }
+    const encoded = { ...snapshot, schedulable: snapshot.schedulable === undefined ? undefined : bit(snapshot.schedulable) };
+    const { sets, params } = assignmentsOf(encoded, { schedulable: 'schedulable', queuePosition: 'queue_position', nextPollAt: 'next_poll_at' });
     sets.push('updated_at = ?');
     params.push(this.now);
     return (
@@ -465,7 +447,7 @@ export class TaskRepo {
     );
   }
 
-  /** Restart/crash recovery (seed 07/12): every running task back to queued, same session. */
+  /** Restart/crash recovery (docs/flows.md#recovery): every running task back to queued, same session. */
   requeueInterrupted(): string[] {
     const ids = this.list({ status: ['running', 'awaiting'] }).map((t) => t.id);
     return ids.filter((id) => this.requeue(id));

@@ -6,9 +6,10 @@
  *   -> stamp the next generation -> temp file + fsync -> re-check lock ownership -> rename
  *   + fsync dir -> release.
  * Reads check the generation (a 28-byte read) and reload if another window wrote. A directory
- * watcher plus a slow poll notice other windows' writes and fire `onDidChange` with the topics
- * that changed. The leader lease lives in its own file (lease-file.ts): renewing it never
- * touches the DB file.
+ * watcher plus a slow poll (change-watcher.ts) notice other windows' writes and fire
+ * `onDidChange` with the topics that changed. The leader lease lives in its own file
+ * (store-leases.ts, lease-file.ts): renewing it never touches the DB file. The in-memory copy and
+ * its transactions are memory-copy.ts; retrying failed system calls is io-retry.ts.
  * Mutation functions are synchronous and may be re-run (lock lost, I/O error retried), so they
  * must only touch the repositories they are given.
  *
@@ -21,119 +22,25 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { systemClock, type Clock } from '../core/clock';
-import { StoreError, type StoreNotice } from './errors';
-import { counterOfBytes, generationOfBytes, isIoError, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
-import { DispatchRepo } from './dispatch-repo';
-import { FileLock, type FileLockOptions, type LockHandle } from './file-lock';
-import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
-import { RuntimeRepo } from './runtime-repo';
-import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
-import { SqlDb } from './sql';
-import { loadSqlJs } from './sqljs';
-import { TaskRepo } from './task-repo';
-import { TicketRepo } from './ticket-repo';
-import { WindowRepo } from './window-repo';
 import { isProcessAlive } from '../core/process-alive';
+import { ChangeWatcher } from './change-watcher';
+import { counterOfBytes, generationOfBytes, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
+import { StoreError, type StoreNotice } from './errors';
+import { FileLock, type LockHandle } from './file-lock';
+import { IoRetry } from './io-retry';
+import { leaseFileFor, type LeaseHolding, type LeaseResult } from './lease-file';
+import { MemoryCopy } from './memory-copy';
+import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
+import { loadSqlJs } from './sqljs';
+import { StoreLeases } from './store-leases';
+import type { DisposableLike } from '../core/disposable';
+import type { StoreChange, StoreReadTx, StoreStats, StoreTx, TaskStoreOptions } from './store-types';
+
+export { changeConcerns, type StoreChange, type StoreReadTx, type StoreStats, type StoreTx, type TaskStoreOptions } from './store-types';
 
 export const DB_FILE_NAME = 'tasks-index.sqlite';
 
-export interface TaskStoreOptions {
-  /** Where tasks-index.sqlite lives (the extension passes its globalStorage path). Created if missing. */
-  directory: string;
-  /** Defaults to tasks-index.sqlite. */
-  fileName?: string;
-  /** Time source for created_at/updated_at, transitions and leases. */
-  clock?: Clock;
-  /** Path of sql-wasm.wasm; see sqljs.ts for the default. */
-  wasmPath?: string;
-  lock?: Omit<FileLockOptions, 'onNotice'>;
-  /** fsync file and directory on every persist. Default true. */
-  durable?: boolean;
-  /**
-   * Watch the file for other processes' writes (default true). A slow poll backs the watcher up:
-   * pollMs defaults to 15000 while the directory watcher runs, 1000 when it could not start.
-   */
-  watch?: boolean | { pollMs?: number };
-  /** Called for every notice (corrupt file moved aside, lock taken over...). */
-  onNotice?: (notice: StoreNotice) => void;
-  /** File operations on the DB and lease files (default node:fs). */
-  fs?: StoreFs;
-  /** Failed system calls are retried `attempts` times in all, waiting baseDelayMs, 2x, 4x... Default 6 x 10 ms. */
-  ioRetry?: { attempts?: number; baseDelayMs?: number };
-}
-
-/** A holder renews without the lock only while more than this share of its ttl remains. */
-const LOCKLESS_RENEW_MARGIN = 0.1;
-/**
- * acquireLease by the holder touches the lease file only once this share of the ttl has passed
- * since the last renewal: a holder checking every few seconds renews a few times per ttl.
- */
-const RENEW_AFTER_SHARE = 1 / 3;
-
-/** What a mutation function gets: typed repositories bound to one transaction and its time. */
-export interface StoreTx {
-  readonly now: number;
-  readonly tasks: TaskRepo;
-  readonly tickets: TicketRepo;
-  readonly windows: WindowRepo;
-  readonly dispatch: DispatchRepo;
-  readonly runtime: RuntimeRepo;
-}
-
-/** What a read function gets: the read-only half of the repositories. */
-export interface StoreReadTx {
-  readonly now: number;
-  readonly tasks: Pick<TaskRepo, 'get' | 'list' | 'count' | 'dueForDispatch' | 'countZombieClaims' | 'oldestClaimAt'>;
-  readonly tickets: Pick<TicketRepo, 'get' | 'list' | 'forTask' | 'pendingSettles' | 'live'>;
-  readonly windows: Pick<WindowRepo, 'get' | 'list' | 'handOffAnswer' | 'pendingHandOffs'>;
-  readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
-  readonly runtime: Pick<RuntimeRepo, 'get'>;
-}
-
-export interface StoreChange {
-  /** local: this store persisted; external: another process (window) did. */
-  origin: 'local' | 'external';
-  generation: Generation;
-  /** What changed (never empty: a write or reload that changed no topic fires no event). */
-  topics: ReadonlySet<StoreTopic>;
-}
-
-/** True when a change touched any of `topics`. */
-export function changeConcerns(change: StoreChange, ...topics: StoreTopic[]): boolean {
-  return topics.some((topic) => change.topics.has(topic));
-}
-
-export interface Disposable {
-  dispose(): void;
-}
-
-/** Counters for tests and diagnostics. */
-export interface StoreStats {
-  persists: number;
-  reloads: number;
-  mutations: number;
-  lockRetries: number;
-  /** Attempts repeated after a failed system call. */
-  ioRetries: number;
-  /** Mutations (or lease changes) that failed with 'IO' after their retries. */
-  ioFailures: number;
-  /** Lease files written or removed under the lock (a new holding, a release). */
-  leaseWrites: number;
-  /** Lockless renewals (the lease file's mtime set, no data written). */
-  leaseRenewals: number;
-}
-
-/** An I/O failure notice is repeated at most this often (a failing disk must not flood the user). */
-const IO_NOTICE_INTERVAL_MS = 60_000;
-
-const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;';
-
 const errCode = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
-/** How often a window looks at the DB file itself, with and without a working directory watcher. */
-const WATCHED_POLL_MS = 15_000;
-const UNWATCHED_POLL_MS = 1000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class TaskStore {
   readonly filePath: string;
@@ -146,16 +53,12 @@ export class TaskStore {
   /** The leader lease file beside the DB (tasks-index.lease). */
   readonly leasePath: string;
 
-  private db: SqlDb;
-  /** The bytes our in-memory copy was last loaded from or saved as: restored when a persist fails. */
-  private lastGoodBytes: Uint8Array | undefined;
+  private readonly copy: MemoryCopy;
   /** The change counters of the in-memory copy (kept so each write or reload queries them once). */
   private counters = zeroCounters();
   private readonly fsys: StoreFs;
-  private readonly isProcessAlive: (pid: number) => boolean;
-  private readonly ioAttempts: number;
-  private readonly ioBaseDelayMs: number;
-  private lastIoNoticeAt = -Infinity;
+  private readonly leases: StoreLeases;
+  private readonly ioRetry: IoRetry;
   /** Generation of the file our in-memory copy equals; undefined = unknown, reload before use. */
   private knownGeneration: Generation | undefined;
   private counter = 0;
@@ -167,26 +70,29 @@ export class TaskStore {
   private closed = false;
   private readonly changeListeners = new Set<(change: StoreChange) => void>();
   private readonly noticeListeners = new Set<(notice: StoreNotice) => void>();
-  private watcher: fs.FSWatcher | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private checkTimer: NodeJS.Timeout | undefined;
+  private watcher: ChangeWatcher | undefined;
 
-  private constructor(
-    private readonly SQL: SqlJsStatic,
-    private readonly options: TaskStoreOptions,
-  ) {
+  private constructor(SQL: SqlJsStatic, options: TaskStoreOptions) {
     this.directory = path.resolve(options.directory);
     this.filePath = path.join(this.directory, options.fileName ?? DB_FILE_NAME);
     this.leasePath = leaseFileFor(this.filePath, 'leader');
     this.clock = options.clock ?? systemClock;
     this.durable = options.durable ?? true;
     this.fsys = options.fs ?? fs;
-    this.isProcessAlive = options.lock?.isProcessAlive ?? isProcessAlive;
-    this.ioAttempts = Math.max(1, options.ioRetry?.attempts ?? 6);
-    this.ioBaseDelayMs = Math.max(0, options.ioRetry?.baseDelayMs ?? 10);
+    this.ioRetry = new IoRetry(options.ioRetry ?? {}, this.filePath, this.clock, this.stats, (n) => this.notify(n));
     if (options.onNotice) this.noticeListeners.add(options.onNotice);
     this.lock = new FileLock(`${this.filePath}.lock`, { ...options.lock, onNotice: (n) => this.notify(n) });
-    this.db = this.freshDb();
+    this.copy = new MemoryCopy(SQL);
+    this.leases = new StoreLeases({
+      dbFile: this.filePath,
+      fsys: this.fsys,
+      clock: this.clock,
+      isProcessAlive: options.lock?.isProcessAlive ?? isProcessAlive,
+      stats: this.stats,
+      assertOpen: () => this.assertOpen(),
+      underLock: (what, fn) => this.underLock(what, fn),
+      inTurn: (what, fn) => this.enqueue(() => this.ioRetry.run(what, async () => fn())),
+    });
   }
 
   /** Opens (creating, migrating or repairing) the store in `options.directory`. */
@@ -221,7 +127,7 @@ export class TaskStore {
     this.assertOpen();
     // Emits too: whoever notices another window's write first (read, watcher, mutation) tells listeners.
     if (!this.busy) this.refreshFromDisk();
-    return fn(this.makeTx(this.clock.now()));
+    return fn(this.copy.tx(this.clock.now()));
   }
 
   /**
@@ -234,27 +140,20 @@ export class TaskStore {
   }
 
   /** Fires after this store persisted (local) or noticed another process's write (external). */
-  onDidChange(listener: (change: StoreChange) => void): Disposable {
+  onDidChange(listener: (change: StoreChange) => void): DisposableLike {
     this.changeListeners.add(listener);
     return { dispose: () => this.changeListeners.delete(listener) };
   }
 
-  onNotice(listener: (notice: StoreNotice) => void): Disposable {
+  onNotice(listener: (notice: StoreNotice) => void): DisposableLike {
     this.noticeListeners.add(listener);
     return { dispose: () => this.noticeListeners.delete(listener) };
   }
 
-  /**
-   * The lease as its file says now (no lock). Undefined when there is none or the file cannot
-   * be read at the moment.
-   */
+  /** The lease as its file says now (no lock); undefined when there is none or it cannot be read now. */
   readLease(name: string): LeaseHolding | undefined {
     this.assertOpen();
-    try {
-      return readLeaseFile(this.fsys, leaseFileFor(this.filePath, name), name);
-    } catch {
-      return undefined;
-    }
+    return this.leases.read(name);
   }
 
   /**
@@ -263,56 +162,18 @@ export class TaskStore {
    * mtime: neither takes the lock or writes data. Taking a free or expired lease writes a new
    * lease file under the lock.
    */
-  async acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseResult> {
-    checkTtl(ttlMs);
-    if (!holder) throw new StoreError('INVALID_INPUT', 'lease holder must not be empty');
-    const file = leaseFileFor(this.filePath, name);
-    const current = this.readLease(name);
-    const now = this.clock.now();
-    const decision = acquireDecision(current, holder, now, this.isProcessAlive);
-    if (current && decision === 'refuse') return { held: false, current };
-    if (current && decision === 'extend') {
-      if (now - current.renewedAt < ttlMs * RENEW_AFTER_SHARE) return { held: true, lease: current, acquired: false };
-      const renewed = await this.renewLease(name, current.token, ttlMs).catch(() => undefined);
-      if (renewed?.held) return renewed;
-    }
-    return this.underLock('taking the leader lease', () => {
-      const now2 = this.clock.now();
-      const latest = readLeaseFile(this.fsys, file, name);
-      const decision = acquireDecision(latest, holder, now2, this.isProcessAlive);
-      if (decision === 'refuse') return { held: false, current: latest };
-      if (decision === 'extend' && latest) {
-        // Under the lock no takeover can race: extend however close to expiry (a new ttl: new holding).
-        const extended = touchLease(this.fsys, file, name, latest.token, ttlMs, now2, 0);
-        if (extended.held) return extended;
-      }
-      const content = newLeaseContent(holder, ttlMs, now2);
-      this.writeLeaseLocked(file, content, now2);
-      return { held: true, lease: { name, holder, token: content.token, acquiredAt: now2, renewedAt: now2, expiresAt: now2 + ttlMs }, acquired: true };
-    });
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseResult> {
+    return this.leases.acquire(name, holder, ttlMs);
   }
 
   /** Extends the holding `token` by setting the lease file's mtime (no lock, no data written). */
   renewLease(name: string, token: string, ttlMs: number): Promise<LeaseResult> {
-    return this.enqueue(() =>
-      this.withIoRetry('renewing the leader lease', async () => {
-        checkTtl(ttlMs);
-        const result = touchLease(this.fsys, leaseFileFor(this.filePath, name), name, token, ttlMs, this.clock.now(), ttlMs * LOCKLESS_RENEW_MARGIN);
-        if (result.held) this.stats.leaseRenewals += 1;
-        return result;
-      }),
-    );
+    return this.leases.renew(name, token, ttlMs);
   }
 
   /** Gives the lease up (clean shutdown) so another window need not wait for expiry. */
   releaseLease(name: string, token: string): Promise<boolean> {
-    const file = leaseFileFor(this.filePath, name);
-    return this.underLock('releasing the leader lease', () => {
-      if (readLeaseFile(this.fsys, file, name)?.token !== token) return false;
-      this.fsys.rmSync(file, { force: true });
-      this.stats.leaseWrites += 1;
-      return true;
-    });
+    return this.leases.release(name, token);
   }
 
   /** Checks now for another process's write (what the watcher does); true if one was loaded. */
@@ -328,7 +189,7 @@ export class TaskStore {
     this.stopWatching();
     await this.tail.catch(() => undefined);
     this.closed = true;
-    this.db.raw.close();
+    this.copy.close();
   }
 
   // ---------------------------------------------------------------- internals
@@ -344,50 +205,10 @@ export class TaskStore {
     return run;
   }
 
-  private freshDb(): SqlDb {
-    const db = new SqlDb(new this.SQL.Database());
-    db.exec(PRAGMAS);
-    return db;
-  }
-
-  private makeTx(now: number): StoreTx {
-    return {
-      now,
-      tasks: new TaskRepo(this.db, now),
-      tickets: new TicketRepo(this.db, now),
-      windows: new WindowRepo(this.db, now),
-      dispatch: new DispatchRepo(this.db, now),
-      runtime: new RuntimeRepo(this.db, now),
-    };
-  }
-
-  /** Runs one attempt; a failed system call is retried with backoff, then reported as StoreError 'IO'. */
-  private async withIoRetry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (err) {
-        if (!isIoError(err)) throw err;
-        if (n >= this.ioAttempts) {
-          this.stats.ioFailures += 1;
-          const message = `${what} failed: ${err.code} on ${err.syscall}${err.path ? ` ${path.basename(err.path)}` : ''} (tried ${n} times). Nothing was lost; the change was not saved.`;
-          const now = this.clock.now();
-          if (now - this.lastIoNoticeAt >= IO_NOTICE_INTERVAL_MS) {
-            this.lastIoNoticeAt = now;
-            this.notify({ kind: 'io-error', file: this.filePath, code: err.code ?? 'EIO', at: now, message: `The off-peak task database could not be accessed: ${message}` });
-          }
-          throw new StoreError('IO', message, { cause: err });
-        }
-        this.stats.ioRetries += 1;
-        await sleep(this.ioBaseDelayMs * 2 ** (n - 1));
-      }
-    }
-  }
-
   /** Runs `fn` under the DB's file lock (serialised with this window's mutations), I/O errors retried. */
   private underLock<T>(what: string, fn: () => T): Promise<T> {
     return this.enqueue(() =>
-      this.withIoRetry(what, async () => {
+      this.ioRetry.run(what, async () => {
         const lock = await this.lock.acquire();
         this.busy = true;
         try {
@@ -400,11 +221,6 @@ export class TaskStore {
         }
       }),
     );
-  }
-
-  private writeLeaseLocked(file: string, content: Parameters<typeof writeLeaseFile>[2], now: number): void {
-    if (!writeLeaseFile(this.fsys, file, content, now, () => true)) return;
-    this.stats.leaseWrites += 1;
   }
 
   private notify(notice: StoreNotice): void {
@@ -434,57 +250,14 @@ export class TaskStore {
     });
   }
 
-  private replaceDb(next: Database): void {
-    const old = this.db;
-    this.db = new SqlDb(next);
-    this.db.exec(PRAGMAS);
-    try {
-      old.raw.close();
-    } catch {
-      // already closed
-    }
-  }
-
-  /** Back to the last version read from or written to the file (a persist failed). No I/O. */
-  private restoreLastGood(): void {
-    this.replaceDb(this.lastGoodBytes ? this.openBytes(this.lastGoodBytes) : new this.SQL.Database());
-  }
-
-  /**
-   * A database on a private copy of `bytes`. sql.js keeps a Node Buffer it is given as its file
-   * (Buffer.slice shares memory), so later transactions would rewrite `bytes` in place: the last
-   * good version we may have to go back to.
-   */
-  private openBytes(bytes: Uint8Array): Database {
-    return new this.SQL.Database(Uint8Array.prototype.slice.call(bytes));
-  }
-
-  /**
-   * Parses bytes read whole from the file and runs SQLite's integrity check (at open and on
-   * every reload alike: a file damaged beyond page 1 is caught, not loaded). Throws if the bytes
-   * are not a sound database; that, and only that, is corruption.
-   */
-  private parse(bytes: Uint8Array): Database {
-    const db = this.openBytes(bytes);
-    try {
-      const result = db.exec('PRAGMA quick_check');
-      const verdict = String(result[0]?.values[0]?.[0] ?? '');
-      if (verdict !== 'ok') throw new Error(`integrity check failed: ${verdict}`);
-      return db;
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-  }
-
   /** Loads `bytes` (already checked) as our copy; returns the topics that differ from the old copy. */
   private adopt(next: Database, bytes: Uint8Array): Set<StoreTopic> {
     const before = this.counters;
-    this.replaceDb(next);
-    this.lastGoodBytes = bytes;
+    this.copy.replace(next);
+    this.copy.lastGoodBytes = bytes;
     this.knownGeneration = generationOfBytes(bytes);
     this.counter = counterOfBytes(bytes);
-    this.counters = changeCounters(this.db);
+    this.counters = changeCounters(this.copy.db);
     return changedTopics(before, this.counters);
   }
 
@@ -494,13 +267,14 @@ export class TaskStore {
    * mutation: we keep serving the last good copy. Returns true when it loaded another process's write.
    */
   private refreshFromDisk(): boolean {
+    this.watcher?.lookedAt();
     let bytes: Uint8Array;
     let next: Database;
     try {
       const generation = readGeneration(this.filePath, this.fsys);
       if (generation === this.knownGeneration || generation === MISSING) return false;
       bytes = this.fsys.readFileSync(this.filePath);
-      next = this.parse(bytes);
+      next = this.copy.parse(bytes);
     } catch {
       return false;
     }
@@ -518,6 +292,7 @@ export class TaskStore {
    * Returns true when the file must be (re)written even without row changes.
    */
   private syncWithDiskLocked(atOpen: boolean): boolean {
+    this.watcher?.lookedAt();
     let generation: Generation;
     try {
       generation = readGeneration(this.filePath, this.fsys);
@@ -534,13 +309,13 @@ export class TaskStore {
     const bytes = this.fsys.readFileSync(this.filePath);
     if (bytes.length === 0) {
       // An empty file is an empty database (e.g. created by touch): not corruption.
-      if (atOpen) this.replaceDb(new this.SQL.Database());
+      if (atOpen) this.copy.replace();
       this.knownGeneration = generationOfBytes(bytes);
       return true;
     }
     let next: Database;
     try {
-      next = this.parse(bytes);
+      next = this.copy.parse(bytes);
     } catch (err) {
       return this.moveBadFileAside(err, atOpen);
     }
@@ -565,7 +340,7 @@ export class TaskStore {
       }
       throw moveErr; // a failed rename is an I/O error like any other: retried, then reported
     }
-    if (atOpen) this.replaceDb(new this.SQL.Database());
+    if (atOpen) this.copy.replace();
     this.knownGeneration = MISSING;
     this.notify({
       kind: 'corrupt-moved-aside',
@@ -582,16 +357,16 @@ export class TaskStore {
 
   private async initialise(): Promise<void> {
     await this.enqueue(() =>
-      this.withIoRetry('opening the task database', async () => {
+      this.ioRetry.run('opening the task database', async () => {
         const lock = await this.lock.acquire();
         try {
           const mustWrite = this.syncWithDiskLocked(true);
           let report: MigrationReport | undefined;
-          const changed = this.transaction(() => {
-            report = migrate(this.db, this.clock.now());
+          const changed = this.copy.transaction(() => {
+            report = migrate(this.copy.db, this.clock.now());
           });
           this.migration = report;
-          this.counters = changeCounters(this.db);
+          this.counters = changeCounters(this.copy.db);
           if (mustWrite || changed) this.persistLocked(lock, new Set());
           this.lock.sweepLeftovers();
           sweepTempFiles(this.filePath, this.lock.staleMs);
@@ -606,27 +381,9 @@ export class TaskStore {
     );
   }
 
-  /** Runs fn in BEGIN..COMMIT; returns whether it wrote anything. Rolls back and rethrows on error. */
-  private transaction(fn: () => void): boolean {
-    const before = this.db.writeStamp();
-    this.db.exec('BEGIN IMMEDIATE');
-    try {
-      fn();
-      this.db.exec('COMMIT');
-    } catch (err) {
-      try {
-        this.db.exec('ROLLBACK');
-      } catch {
-        // SQLite may have rolled back already
-      }
-      throw err;
-    }
-    return this.db.writeStamp() !== before;
-  }
-
   private runMutation<T>(fn: (tx: StoreTx) => T): Promise<T> {
     this.assertOpen();
-    return this.withIoRetry('saving a change to the task database', () => this.mutationAttempt(fn));
+    return this.ioRetry.run('saving a change to the task database', () => this.mutationAttempt(fn));
   }
 
   private async mutationAttempt<T>(fn: (tx: StoreTx) => T): Promise<T> {
@@ -636,8 +393,8 @@ export class TaskStore {
       try {
         const mustWrite = this.syncWithDiskLocked(false);
         let result!: T;
-        const changed = this.transaction(() => {
-          result = fn(this.makeTx(this.clock.now()));
+        const changed = this.copy.transaction(() => {
+          result = fn(this.copy.tx(this.clock.now()));
           if (result instanceof Promise) {
             result.catch(() => undefined);
             throw new StoreError('ASYNC_MUTATION', 'store mutations must be synchronous functions (no await inside a transaction)');
@@ -645,7 +402,7 @@ export class TaskStore {
         });
         this.stats.mutations += 1;
         if (changed || mustWrite) {
-          const countersAfter = changeCounters(this.db);
+          const countersAfter = changeCounters(this.copy.db);
           const topics = changedTopics(this.counters, countersAfter);
           if (this.persistLocked(lock, topics)) {
             this.counters = countersAfter;
@@ -678,72 +435,47 @@ export class TaskStore {
   private persistLocked(lock: LockHandle, topics: Set<StoreTopic>): boolean {
     let written = false;
     try {
-      const bytes = this.db.raw.export();
-      // Older sql.js builds reopen the database in export(): pragmas must be re-applied.
-      this.db.exec(PRAGMAS);
+      const bytes = this.copy.export();
       const nextCounter = (this.counter + 1) >>> 0 || 1;
       const generation = stampGeneration(bytes, nextCounter);
       written = writeFileAtomic(this.filePath, bytes, { durable: this.durable, beforeRename: () => lock.isHeld(), fs: this.fsys });
       if (!written) return false;
       this.counter = nextCounter;
       this.knownGeneration = generation;
-      this.lastGoodBytes = bytes;
+      this.copy.lastGoodBytes = bytes;
       this.stats.persists += 1;
       this.emitChange({ origin: 'local', generation, topics });
       return true;
     } finally {
-      if (!written) this.restoreLastGood();
+      if (!written) this.copy.restoreLastGood();
     }
   }
 
   private startWatching(pollMs?: number): void {
-    const check = () => {
-      if (this.closed || this.busy) return;
-      try {
-        this.refreshFromDisk();
-      } catch {
-        // never throw out of a timer
-      }
-    };
-    // Watch events come in bursts (temp file, rename): one check shortly after the burst.
-    const schedule = () => {
-      if (this.closed || this.checkTimer) return;
-      this.checkTimer = setTimeout(() => {
-        this.checkTimer = undefined;
-        check();
-      }, 15);
-      this.checkTimer.unref?.();
-    };
-    try {
-      const base = path.basename(this.filePath);
-      this.watcher = fs.watch(this.directory, { persistent: false }, (_event, name) => {
-        if (name === null || name === base) schedule();
-      });
-      this.watcher.on('error', () => {
-        this.watcher?.close();
-        this.watcher = undefined;
-      });
-    } catch (err) {
-      this.notify({
-        kind: 'watch-failed',
-        file: this.filePath,
-        at: this.clock.now(),
-        message: `Cannot watch ${this.directory} (${(err as Error).message}); other windows' changes are picked up by polling.`,
-      });
-    }
-    // fs.watch is not reliable everywhere (network drives, some containers): a slow poll backs it
-    // up. Slow, because each wake-up of an idle window costs about a millisecond of CPU; reads
-    // check the generation anyway. The poll checks at once (no second wake-up through `schedule`).
-    this.pollTimer = setInterval(check, pollMs ?? (this.watcher ? WATCHED_POLL_MS : UNWATCHED_POLL_MS));
-    this.pollTimer.unref?.();
+    this.watcher = new ChangeWatcher({
+      filePath: this.filePath,
+      pollMs,
+      check: () => {
+        if (this.closed || this.busy) return;
+        try {
+          this.refreshFromDisk();
+        } catch {
+          // never throw out of a timer
+        }
+      },
+      onWatchFailed: (err) =>
+        this.notify({
+          kind: 'watch-failed',
+          file: this.filePath,
+          at: this.clock.now(),
+          message: `Cannot watch ${this.directory} (${err.message}); other windows' changes are picked up by polling.`,
+        }),
+    });
   }
 
   private stopWatching(): void {
     this.watcher?.close();
     this.watcher = undefined;
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.checkTimer) clearTimeout(this.checkTimer);
-    this.pollTimer = undefined;
-    this.checkTimer = undefined;
   }
+
 }

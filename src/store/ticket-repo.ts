@@ -1,5 +1,5 @@
 /**
- * The `off_peak_tickets` ledger and settle outbox (seed 09/10) inside one store transaction.
+ * The `off_peak_tickets` ledger and settle outbox (docs/flows.md#ticket-ledger) inside one store transaction.
  * It records every ticket a task took, its timings and why its segment ended; it is a reliability
  * ledger, never a second source of queue truth. Rows have no cascade from tasks: a deleted task's
  * unsettled tickets stay until acknowledged or explicitly abandoned.
@@ -7,7 +7,7 @@
 import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type ServerTicketState, type SettleState, type TicketRecord } from '../core/types';
 import { invalidInput } from './errors';
 import { ticketFromRow } from './rows';
-import { placeholders, type SqlDb, type SqlParam } from './sql';
+import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
 
 export interface NewTicketInput {
   ticketId: string;
@@ -110,14 +110,7 @@ export class TicketRepo {
       where.push(`server_state IN (${placeholders(states.length)})`);
       params.push(...states);
     }
-    let sql = 'SELECT * FROM off_peak_tickets';
-    if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
-    sql += ' ORDER BY task_id, ordinal, taken_at';
-    if (filter.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(Math.max(0, Math.floor(filter.limit)));
-    }
-    return this.db.all(sql, params).map(ticketFromRow);
+    return this.db.all(...listQuery('off_peak_tickets', where, params, 'task_id, ordinal, taken_at', filter.limit)).map(ticketFromRow);
   }
 
   /**
@@ -126,35 +119,16 @@ export class TicketRepo {
    */
   updateServerState(ticketId: string, patch: TicketStatePatch): boolean {
     const state = checkServerState(patch.serverState);
+    const optional = assignmentsOf(patch, { queuePosition: 'queue_position', readyDeadline: 'ready_deadline', expiresAt: 'expires_at', nextPollAt: 'next_poll_at', lastError: 'last_error' });
     const sets = [
       'server_state = ?',
       'last_status_at = ?',
       "ready_at = CASE WHEN ? IN ('ready', 'active') THEN COALESCE(ready_at, ?) ELSE ready_at END",
       "active_at = CASE WHEN ? = 'active' THEN COALESCE(active_at, ?) ELSE active_at END",
+      ...optional.sets,
+      'updated_at = ?',
     ];
-    const params: SqlParam[] = [state, this.now, state, this.now, state, this.now];
-    if (patch.queuePosition !== undefined) {
-      sets.push('queue_position = ?');
-      params.push(patch.queuePosition);
-    }
-    if (patch.readyDeadline !== undefined) {
-      sets.push('ready_deadline = ?');
-      params.push(patch.readyDeadline);
-    }
-    if (patch.expiresAt !== undefined) {
-      sets.push('expires_at = ?');
-      params.push(patch.expiresAt);
-    }
-    if (patch.nextPollAt !== undefined) {
-      sets.push('next_poll_at = ?');
-      params.push(patch.nextPollAt);
-    }
-    if (patch.lastError !== undefined) {
-      sets.push('last_error = ?');
-      params.push(patch.lastError);
-    }
-    sets.push('updated_at = ?');
-    params.push(this.now);
+    const params: SqlParam[] = [state, this.now, state, this.now, state, this.now, ...optional.params, this.now];
     return (
       this.db.run(`UPDATE off_peak_tickets SET ${sets.join(', ')} WHERE ticket_id = ? AND server_state <> 'settled'`, [...params, ticketId]) === 1
     );
@@ -173,7 +147,7 @@ export class TicketRepo {
 
   /**
    * The gateway admitted the first model request of the segment: from now on the card may say
-   * "running" rather than "waiting for admission" (seed 11). First time wins.
+   * "running" rather than "waiting for admission" (docs/flows.md#segments). First time wins.
    */
   markAdmitted(ticketId: string, at: number = this.now): boolean {
     return (

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { bypassConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';
-import type { PermissionMode } from '../core/types';
+import { isTerminalStatus, type PermissionMode } from '../core/types';
 import { plainNotificationText } from '../core/untrusted-text';
 import type { HostEngine } from '../engine/host-engine';
 import type { ApiKeyStore } from './api-key';
@@ -54,7 +54,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
   register('offPeak.cancelTask', async () => {
     const engine = deps.engine();
-    const task = await pickTask(deps, (t) => !['completed', 'failed', 'cancelled'].includes(t.status), 'Cancel which task?');
+    const task = await pickTask(deps, (t) => !isTerminalStatus(t.status), 'Cancel which task?');
     if (task && engine) await engine.service.cancel(task.id);
   });
 }

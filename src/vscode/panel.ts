@@ -8,6 +8,7 @@ import { PanelController, type PanelBackend } from '../panel/panel-controller';
 export class TasksPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private controller: PanelController | undefined;
+  private unseenResults = 0;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -28,6 +29,16 @@ export class TasksPanel implements vscode.Disposable {
     return this.panel!;
   }
 
+  /** The tab's title counts the results no panel has shown yet (a WebviewPanel has no badge). */
+  setUnseenResults(count: number): void {
+    this.unseenResults = count;
+    if (this.panel) this.panel.title = this.title();
+  }
+
+  private title(): string {
+    return this.unseenResults > 0 ? `Off-Peak Tasks (${this.unseenResults} new)` : 'Off-Peak Tasks';
+  }
+
   /** Pushes a fresh snapshot (something the backend does not signal changed, e.g. the API key). */
   refresh(): void {
     this.controller?.schedulePush();
@@ -45,7 +56,7 @@ export class TasksPanel implements vscode.Disposable {
   private create(): void {
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
-    const panel = vscode.window.createWebviewPanel('offPeak.tasks', 'Off-Peak Tasks', vscode.ViewColumn.Active, {
+    const panel = vscode.window.createWebviewPanel('offPeak.tasks', this.title(), vscode.ViewColumn.Active, {
       enableScripts: true,
       retainContextWhenHidden: true,
       localResourceRoots: [dist, media],
@@ -54,6 +65,8 @@ export class TasksPanel implements vscode.Disposable {
     this.panel = panel;
     this.controller = this.connect(panel);
     panel.webview.html = this.html(panel.webview);
+    // The webview cannot tell a background tab from a shown one: the snapshot says (unseen results).
+    panel.onDidChangeViewState(() => this.controller?.schedulePush());
     panel.onDidDispose(() => {
       this.controller?.dispose();
       this.controller = undefined;
@@ -65,7 +78,7 @@ export class TasksPanel implements vscode.Disposable {
     const backend = this.backend();
     if (!backend) return undefined;
     return new PanelController(
-      { postMessage: (m) => panel.webview.postMessage(m), onDidReceiveMessage: (l) => panel.webview.onDidReceiveMessage(l) },
+      { postMessage: (m) => panel.webview.postMessage(m), onDidReceiveMessage: (l) => panel.webview.onDidReceiveMessage(l), visible: () => panel.visible },
       backend,
       this.clock,
       this.log,

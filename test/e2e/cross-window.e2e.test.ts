@@ -4,52 +4,30 @@
 // task is handed to that window through the shared DB and its agent runs there.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
-import { systemClock } from '../../src/core/clock';
-import { HostEngine } from '../../src/engine/host-engine';
-import { tsNodeArgv } from '../integration/runtime-helpers';
+import type { HostEngine } from '../../src/engine/host-engine';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
-
-function startWindow(world: GatewayWorld, windowId: string, workspaces: string[], events: RuntimeEvent[]): Promise<HostEngine> {
-  return HostEngine.start({
-    storageDir: path.join(world.root, 'globalStorage'),
-    gatewayUrl: world.gateway.url,
-    apiKey: async () => USER_KEY,
-    clock: systemClock,
-    windowId,
-    workspaceKeys: () => workspaces,
-    agent: () => 'reference',
-    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
-    claudeCommand: () => 'claude',
-    keepAwake: () => false,
-    sync: { longPollMs: 2_000, fallbackPollMs: 300, coalesceMs: 300 },
-    onRuntimeEvent: (e) => events.push(e),
-  });
-}
+import { waitFor } from './test-engine';
+import { startWindow, type SharedStorage } from './two-windows';
 
 describe('cross-window dispatch (two host engines on one globalStorage)', function () {
   this.timeout(90_000);
   let world: GatewayWorld;
-  const engines: HostEngine[] = [];
+  let place: SharedStorage;
 
   beforeEach(async () => {
     world = await startWorld();
+    place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] };
   });
   afterEach(async () => {
-    for (const e of engines.splice(0)) await e.dispose();
+    for (const e of place.engines.splice(0)) await e.dispose();
     await world.close();
   });
 
   it("runs a task in the window that has its workspace open, not in the lease holder's", async () => {
-    const leaderEvents: RuntimeEvent[] = [];
-    const otherEvents: RuntimeEvent[] = [];
-    const leader = await startWindow(world, 'window-leader', [], leaderEvents);
-    engines.push(leader);
+    const { engine: leader, events: leaderEvents } = await startWindow(place, 'window-leader', []);
     assert.equal(leader.service.isLeader, true);
     const ws = makeGitWorkspace(world.root, 'ws-b');
-    const other = await startWindow(world, 'window-b', [ws], otherEvents);
-    engines.push(other);
+    const { engine: other, events: otherEvents } = await startWindow(place, 'window-b', [ws]);
     assert.equal(other.service.isLeader, false, 'one lease holder');
 
     await leader.service.availability.refresh();
@@ -65,11 +43,10 @@ describe('cross-window dispatch (two host engines on one globalStorage)', functi
   });
 
   it('a window that has closed is not chosen: the lease holder runs the task itself', async () => {
-    const leaderEvents: RuntimeEvent[] = [];
-    const leader = await startWindow(world, 'window-leader', [], leaderEvents);
-    engines.push(leader);
+    const { engine: leader, events: leaderEvents } = await startWindow(place, 'window-leader', []);
     const ws = makeGitWorkspace(world.root, 'ws-c');
-    const closing = await startWindow(world, 'window-c', [ws], []);
+    const { engine: closing } = await startWindow(place, 'window-c', [ws]);
+    place.engines.splice(place.engines.indexOf(closing), 1);
     await closing.dispose(); // unregisters its window
     await leader.service.availability.refresh();
     const task = await leader.service.create({ title: 'fallback', prompt: 'say hi', permissionMode: 'plan', workspacePath: ws });

@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
+import { isTerminalStatus } from '../../src/core/types';
 import { HostEngine } from '../../src/engine/host-engine';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 
 describe('default model (host engine, real gateway)', function () {
   this.timeout(90_000);
@@ -50,7 +51,7 @@ describe('default model (host engine, real gateway)', function () {
     const task = await live.service.create({ title: 'no model', prompt: 'say hi', permissionMode: 'plan', workspacePath: ws, model: null });
     const done = await waitFor(() => {
       const t = live.service.getTask(task.id);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      return t && isTerminalStatus(t.status) ? t : undefined;
     }, 'the task to finish', 60_000);
     assert.equal(done.status, 'completed', `failure: ${done.failureReason ?? ''}`);
     const models = world.upstream.messageRequests().map((r) => (r.body as { model?: string }).model);

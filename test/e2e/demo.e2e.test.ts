@@ -7,20 +7,22 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
+import { isTerminalStatus } from '../../src/core/types';
 import { resolveGatewayConfig } from '../../src/gateway/config';
 import { launchGateway, type LaunchedGateway } from '../../src/gateway/launch';
 import { silentLogger } from '../../src/gateway/logger';
 import { makeGitWorkspace } from './gateway-fixture';
-import { startHost, waitFor, type Host } from './runtime-harness';
+import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
+import { startTestEngine, waitFor } from './test-engine';
 
 describe('demo gateway end to end (DEMO model driving the real reference agent)', function () {
   let root: string;
   let launched: LaunchedGateway | undefined;
-  let host: Host | undefined;
+  let host: HostEngine | undefined;
 
   beforeEach(() => (root = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-demo-e2e-'))));
   afterEach(async () => {
-    await host?.stop();
+    await host?.dispose();
     host = undefined;
     await launched?.close(0);
     launched = undefined;
@@ -35,9 +37,8 @@ describe('demo gateway end to end (DEMO model driving the real reference agent)'
     assert.ok(launched.demoModelUrl, 'the DEMO model is the upstream');
 
     const events: RuntimeEvent[] = [];
-    host = await startHost({
-      dbDir: path.join(root, 'db'),
-      runtimeDir: path.join(root, 'runtime'),
+    host = await startTestEngine({
+      storageDir: path.join(root, 'globalStorage'),
       gatewayUrl: launched.gateway.url,
       apiKey: config.demoKey,
       agent: 'reference',
@@ -51,7 +52,7 @@ describe('demo gateway end to end (DEMO model driving the real reference agent)'
 
     const done = await waitFor(() => {
       const t = h.service.getTask(created.id)!;
-      return ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      return isTerminalStatus(t.status) ? t : undefined;
     }, 'the demo task to finish', 120_000);
     assert.equal(done.status, 'completed', done.failureReason ?? '');
 
@@ -69,6 +70,6 @@ describe('demo gateway end to end (DEMO model driving the real reference agent)'
     const written = fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8');
     assert.match(written, /DEMO MODEL/, 'the file says it was written in the demo');
     assert.match(written, /node --version said: v\d+\.\d+\.\d+/, 'the harmless command ran and its output was used');
-    assert.deepEqual(fs.readdirSync(path.join(root, 'runtime', 'sessions')), [`${done.sessionId}.jsonl`], 'one session file');
+    assert.deepEqual(fs.readdirSync(engineDirs(path.join(root, 'globalStorage')).referenceSessionsDir), [`${done.sessionId}.jsonl`], 'one session file');
   });
 });

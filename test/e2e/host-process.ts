@@ -1,25 +1,30 @@
-// A host (one "window") as its own process, so a test can kill it with SIGKILL mid-run.
-//   node --import tsx test/e2e/host-process.ts '<HostOptions JSON + optional "create">'
+// A window (the real HostEngine) as its own process, so a test can kill it with SIGKILL mid-run.
+//   node --import tsx test/e2e/host-process.ts '<TestEngineOptions JSON + optional "create">'
 // Prints one JSON object per line: {ready, recovery}, {created}, {event}. SIGTERM = clean exit.
 import type { CreateTaskInput } from '../../src/service';
-import { startHost, type HostOptions } from './runtime-harness';
+import { startTestEngine, type TestEngineOptions } from './test-engine';
 
 const print = (value: unknown) => process.stdout.write(JSON.stringify(value) + '\n');
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
-  const options = JSON.parse(process.argv[2] ?? '{}') as HostOptions & { create?: CreateTaskInput };
-  const host = await startHost({ ...options, onEvent: (event) => print({ event }) });
-  print({ ready: true, recovery: host.recovery });
+  const options = JSON.parse(process.argv[2] ?? '{}') as TestEngineOptions & { create?: CreateTaskInput };
+  const engine = await startTestEngine({ ...options, onEvent: (event) => print({ event }) });
+  // A window started right after a crash finds the dead window's lease until it takes it over;
+  // the engine recovers once it holds the lease. Report what its recoveries did (none after 6 s: not the leader).
+  for (let i = 0; i < 240 && engine.recoveries.length === 0; i++) await pause(25);
+  const recovery = { requeued: engine.recoveries.flatMap((r) => r.requeued), stillRunning: engine.recoveries.flatMap((r) => r.stillRunning), killedOrphans: engine.recoveries.flatMap((r) => r.killedOrphans) };
+  print({ ready: true, recovery });
   // The service's timers are unref'd (they must not keep an extension host alive); a window
   // process lives until it is closed, so keep this one alive until SIGTERM.
   const keepAlive = setInterval(() => undefined, 60_000);
   process.once('SIGTERM', () => {
     clearInterval(keepAlive);
-    void host.stop().then(() => process.exit(0));
+    void engine.dispose().then(() => process.exit(0));
   });
   if (options.create) {
-    for (let i = 0; i < 200 && !host.service.isLeader; i++) await new Promise((r) => setTimeout(r, 25));
-    const task = await host.service.create(options.create);
+    for (let i = 0; i < 200 && !engine.service.isLeader; i++) await pause(25);
+    const task = await engine.service.create(options.create);
     print({ created: task.id });
   }
 }

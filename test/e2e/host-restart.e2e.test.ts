@@ -8,7 +8,7 @@ import path from 'node:path';
 import { TaskStore } from '../../src/store';
 import { deriveHistoryRow } from '../../src/core/history';
 import { makeGitWorkspace, processAlive, shape, startWorld, toolUseIds, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { waitFor } from './runtime-harness';
+import { waitFor } from './test-engine';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
 interface HostLine {
@@ -54,8 +54,7 @@ describe('host process killed mid-run (real processes end to end)', function () 
       { kind: 'text', text: 'Resumed after the restart and finished.' },
     );
     const common = {
-      dbDir: path.join(world.root, 'db'),
-      runtimeDir: path.join(world.root, 'runtime'),
+      storageDir: path.join(world.root, 'globalStorage'),
       gatewayUrl: world.gateway.url,
       apiKey: USER_KEY,
       agent: 'reference',
@@ -71,7 +70,7 @@ describe('host process killed mid-run (real processes end to end)', function () 
     // The orphaned agent notices its host is gone and ends resumably (or recovery stops it).
     await waitFor(() => !processAlive(started.pid), 'the orphaned agent to end', 20_000).catch(() => undefined);
 
-    store = await TaskStore.open({ directory: common.dbDir, watch: false });
+    store = await TaskStore.open({ directory: common.storageDir, watch: false });
     assert.equal(store.read((tx) => tx.tasks.get(taskId))!.status, 'running', 'the dead host left the task running');
 
     const second = spawnHost({ ...common, windowId: 'window-B' });

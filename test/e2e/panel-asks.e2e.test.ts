@@ -9,17 +9,18 @@ import { systemClock } from '../../src/core/clock';
 import { groupCards } from '../../webview/format';
 import { connect } from '../integration/panel-link';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { startHost, waitFor, type Host } from './runtime-harness';
+import type { HostEngine } from '../../src/engine/host-engine';
+import { startTestEngine, waitFor } from './test-engine';
 
 describe('needs input on the card, answered through the panel protocol (reference agent)', function () {
   let world: GatewayWorld;
-  let host: Host | undefined;
+  let host: HostEngine | undefined;
   let link: ReturnType<typeof connect> | undefined;
 
   afterEach(async () => {
     link?.close();
     link = undefined;
-    await host?.stop();
+    await host?.dispose();
     host = undefined;
     await world?.close();
   });
@@ -27,7 +28,7 @@ describe('needs input on the card, answered through the panel protocol (referenc
   for (const decision of ['allow', 'deny'] as const) {
     it(`${decision === 'allow' ? 'Allow' : 'Deny'} on the card: the answer is accepted and the agent ${decision === 'allow' ? 'runs the command' : 'is refused'}; the card leaves Needs input`, async () => {
       world = await startWorld();
-      host = await startHost({ dbDir: path.join(world.root, 'db'), runtimeDir: path.join(world.root, 'runtime'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference' });
+      host = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference' });
       await waitFor(() => host!.service.isLeader, 'the lease');
       const h = host;
       link = connect({ service: h.service, store: h.store, clock: systemClock, hasApiKey: () => true, asks: h.runtime });

@@ -3,29 +3,31 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runningPhase } from '../../src/agent/task-runtime';
-import { TaskTerminalFeed, type TerminalFeedSource } from '../../src/agent/task-terminal-feed';
+import { cardPhaseOf } from '../../src/panel/task-card';
+import { TaskTerminalFeed } from '../../src/agent/task-terminal-feed';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { systemClock } from '../../src/core/clock';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { makeGitWorkspace, processAlive, shape, startWorld, toolUseIds, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { startHost, waitFor, type Host, type HostOptions } from './runtime-harness';
+import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
+import { startTestEngine, waitFor, type TestEngineOptions } from './test-engine';
 
 describe('runtime end to end (real gateway, fake upstream, reference agent processes)', function () {
   let world: GatewayWorld;
-  let host: Host | undefined;
+  let host: HostEngine | undefined;
 
   afterEach(async () => {
-    await host?.stop();
+    await host?.dispose();
     host = undefined;
     await world?.close();
   });
 
-  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = [], hostOptions: Partial<HostOptions> = {}, onEvent?: (event: RuntimeEvent) => void): Promise<Host> {
+  const storageDir = () => path.join(world.root, 'globalStorage');
+
+  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = [], hostOptions: Partial<TestEngineOptions> = {}, onEvent?: (event: RuntimeEvent) => void): Promise<HostEngine> {
     world = await startWorld(config);
-    host = await startHost({
-      dbDir: path.join(world.root, 'db'),
-      runtimeDir: path.join(world.root, 'runtime'),
+    host = await startTestEngine({
+      storageDir: storageDir(),
       gatewayUrl: world.gateway.url,
       apiKey: USER_KEY,
       agent: 'reference',
@@ -39,7 +41,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     return host;
   }
 
-  const task = (h: Host, id: string) => h.service.getTask(id)!;
+  const task = (h: HostEngine, id: string) => h.service.getTask(id)!;
 
   /** Takes the gateway's only model-request slot with another ticket's request that hangs until released. */
   async function occupyCapacity(): Promise<{ release(): void }> {
@@ -82,14 +84,9 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
   });
 
   /** A task terminal's feed on this host (what src/vscode/task-terminals.ts renders). */
-  function terminalFeed(h: Host, taskId: string): { feed: TaskTerminalFeed; shown: () => string } {
+  function terminalFeed(h: HostEngine, taskId: string): { feed: TaskTerminalFeed; shown: () => string } {
     let shown = '';
-    const source: TerminalFeedSource = {
-      runtimeDir: path.join(world.root, 'runtime'),
-      segment: (id) => h.runtime.segment(id),
-      taskStatus: (id) => h.service.getTask(id)?.status,
-      tickets: (id) => h.service.ticketsOf(id),
-    };
+    const source = h.terminalSource();
     return { feed: new TaskTerminalFeed(taskId, (text) => (shown += text), () => source), shown: () => shown };
   }
 
@@ -129,7 +126,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     assert.ok(firstToolUseId);
     assert.deepEqual(toolUseIds(resumed.body), [firstToolUseId], "the resumed conversation carries segment 1's tool call");
     assert.ok(fs.existsSync(path.join(ws, 'step1.txt')), 'the tool of segment 1 ran');
-    const sessions = fs.readdirSync(path.join(world.root, 'runtime', 'sessions'));
+    const sessions = fs.readdirSync(engineDirs(storageDir()).referenceSessionsDir);
     assert.deepEqual(sessions, [`${task(h, created.id).sessionId}.jsonl`], 'one session for both segments');
 
     // Live: segment 1's output, its end, then segment 2 resuming, in one terminal.
@@ -157,7 +154,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       const t = h.service.getTask(created.id);
       if (!t) return;
       const ticket = t.serverTicketId ? h.service.ticketsOf(created.id).find((k) => k.ticketId === t.serverTicketId) : undefined;
-      const phase = runningPhase(t, ticket) ?? t.status;
+      const phase = cardPhaseOf(t, ticket);
       if (phases.at(-1) !== phase) phases.push(phase);
       if (h.runtime.segment(created.id)?.proxy.state === 'holding') holding = true;
     }, 20);
@@ -183,7 +180,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     const created = await h.service.create({ title: 'cancel me', prompt: 'p', permissionMode: 'bypassPermissions', workspacePath: ws });
     await waitFor(() => h.runtime.segment(created.id)?.proxy.state === 'holding', 'the hold');
     const pid = h.runtime.segment(created.id)!.pid;
-    assert.equal(runningPhase(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'waiting_for_admission');
+    assert.equal(cardPhaseOf(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'waiting_for_admission');
     await h.service.cancel(created.id);
     assert.equal(task(h, created.id).status, 'cancelled');
     assert.equal(processAlive(pid), false);
@@ -252,7 +249,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     await waitFor(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim(), 'the command');
     const commandPid = Number(fs.readFileSync(marker, 'utf8').trim());
     const agentPid = h.runtime.segment(created.id)!.pid;
-    assert.equal(runningPhase(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'running');
+    assert.equal(cardPhaseOf(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'running');
     await h.service.cancel(created.id);
     assert.equal(task(h, created.id).status, 'cancelled');
     assert.equal(processAlive(agentPid), false);

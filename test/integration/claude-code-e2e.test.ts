@@ -10,7 +10,8 @@ import path from 'node:path';
 import { lastMessageHasToolResult, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
-import { startHost, waitFor, type Host } from '../e2e/runtime-harness';
+import type { HostEngine } from '../../src/engine/host-engine';
+import { startTestEngine, waitFor } from '../e2e/test-engine';
 import type { PendingAsk } from '../../src/agent/asks';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 
@@ -33,7 +34,7 @@ function scriptedModel(request: RecordedRequest): ScriptedReply {
 describe('Claude Code end to end (real claude CLI, real gateway, local ticket proxy)', function () {
   let claude: string;
   let world: GatewayWorld | undefined;
-  let host: Host | undefined;
+  let host: HostEngine | undefined;
 
   before(function () {
     this.timeout(20 * 60_000); // first run installs ~250 MB from npm
@@ -41,10 +42,9 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
   });
 
   /** A host running Claude Code against the world's gateway, once it holds the lease. */
-  async function startClaudeHost(gateway: GatewayWorld, events: RuntimeEvent[]): Promise<Host> {
-    const started = await startHost({
-      dbDir: path.join(gateway.root, 'db'),
-      runtimeDir: path.join(gateway.root, 'runtime'),
+  async function startClaudeHost(gateway: GatewayWorld, events: RuntimeEvent[]): Promise<HostEngine> {
+    const started = await startTestEngine({
+      storageDir: path.join(gateway.root, 'globalStorage'),
       gatewayUrl: gateway.gateway.url,
       apiKey: USER_KEY,
       agent: 'claude-code',
@@ -57,7 +57,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
   }
 
   /** The task once it completed or failed. */
-  function finished(running: Host, taskId: string) {
+  function finished(running: HostEngine, taskId: string) {
     return waitFor(
       () => {
         const t = running.service.getTask(taskId)!;
@@ -69,7 +69,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
   }
 
   afterEach(async () => {
-    await host?.stop();
+    await host?.dispose();
     host = undefined;
     await world?.close();
   });

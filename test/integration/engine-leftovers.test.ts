@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
-import { HostEngine } from '../../src/engine/host-engine';
+import { engineDirs, HostEngine } from '../../src/engine/host-engine';
 import { taskLeftovers } from '../../src/engine/task-leftovers';
 import { tsNodeArgv } from './runtime-helpers';
 
@@ -35,7 +35,7 @@ describe('host engine: leftovers of deleted tasks', function () {
       claudeCommand: () => 'claude',
       keepAwake: () => false,
     });
-    const where = { runtimeDir: path.join(storageDir, 'runtime'), referenceSessionsDir: path.join(storageDir, 'reference-agent-sessions') };
+    const where = engineDirs(storageDir);
     const tasks = await engine.store.mutate((tx) =>
       ['gone', 'kept'].map((id) => {
         tx.tasks.insert({ id, title: id, prompt: 'p', permissionMode: 'default', workspacePath: root, serverTicketId: `tk-${id}`, schedulable: true });

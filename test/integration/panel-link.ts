@@ -28,7 +28,7 @@ export interface PanelParts {
 }
 
 /** No agent runs in this window: nothing ever asks. */
-export const NO_ASKS: PanelAskSource = { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => () => undefined };
+export const NO_ASKS: PanelAskSource = { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => ({ dispose: () => undefined }) };
 
 export interface Host {
   /** Answers for the next confirmation dialogs, in order (true = the user chose the action). */

@@ -225,10 +225,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       asks = {
         pendingAsks: () => broker.pending(),
         answerAsk: (taskId, askId, decision) => broker.answer(taskId, askId, decision),
-        onAsksChange: (listener) => {
-          const stop = broker.onEvent(() => listener());
-          return () => void stop();
-        },
+        onAsksChange: (listener) => broker.onEvent(() => listener()),
       };
       asked = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => true, asks });
     });

@@ -1,5 +1,5 @@
-// The seed's branch flows (section 07: 01, 02, 03, 04, 10, 11) against the REAL reference gateway
-// on loopback (faults from the fault-proxy fixture). Each test asserts the resulting task rows,
+// The service's flows (docs/flows.md: availability, create, sync, pause/continue/edit, settle,
+// cancel/delete/History) against the REAL reference gateway on loopback (faults from the fault-proxy fixture). Each test asserts the resulting task rows,
 // the ledger entries and the requests the gateway actually received.
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../src/service';
@@ -19,15 +19,15 @@ async function rejects(p: Promise<unknown>, code: string): Promise<ServiceError>
   assert.fail(`expected ${code}`);
 }
 
-describe('service: seed 07 branch flows against the real gateway', function () {
+describe('service: the flows against the real gateway', function () {
   this.timeout(60_000);
   let world: World;
   afterEach(async () => {
     await world?.close();
   });
 
-  describe('branch 01: gray release, plan and availability', () => {
-    it('branch 01: availability false disables create until next_take_at, then re-checks at that moment', async () => {
+  describe('availability: gray release, plan and limits (docs/flows.md#availability)', () => {
+    it('availability false disables create until next_take_at, then re-checks at that moment', async () => {
       world = await World.start({ gateway: { takesPerWindow: 2, quotaWindowMs: 60 * 60_000 } });
       const { service } = await world.openWindow();
       await service.create(taskInput());
@@ -52,7 +52,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(service.listTasks().length, 3);
     });
 
-    it('branch 01: a 3103 race on take shows the error, refreshes the snapshot and inserts nothing', async () => {
+    it('a 3103 race on take shows the error, refreshes the snapshot and inserts nothing', async () => {
       world = await World.start({ gateway: { takesPerWindow: 1, quotaWindowMs: 60 * 60_000 } });
       const { service } = await world.openWindow();
       await service.availability.refresh();
@@ -66,7 +66,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(world.takeRequests(), 1);
     });
 
-    it('branch 01: a plan without off-peak (3101) locks create; an availability error disables until a refresh succeeds', async () => {
+    it('a plan without off-peak (3101) locks create; an availability error disables until a refresh succeeds', async () => {
       world = await World.start({ gateway: { users: [{ id: 'u1', apiKey: API_KEY, plan: 'free' }] } });
       const { service } = await world.openWindow();
       await rejects(service.create(taskInput()), 'not_eligible');
@@ -90,8 +90,8 @@ describe('service: seed 07 branch flows against the real gateway', function () {
     });
   });
 
-  describe('branch 02: create and first take', () => {
-    it('branch 02: take first, then the ledger row, then INSERT queued with the position', async () => {
+  describe('create and first take (docs/flows.md#create)', () => {
+    it('take first, then the ledger row, then INSERT queued with the position', async () => {
       world = await World.start({});
       const { service, store } = await world.openWindow();
       const a = await service.create(taskInput());
@@ -115,7 +115,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal((await world.gatewayStates([a.serverTicketId!])).get(a.serverTicketId!), 'queued');
     });
 
-    it('branch 02: a ready answer marks the task schedulable and wakes the scheduler', async () => {
+    it('a ready answer marks the task schedulable and wakes the scheduler', async () => {
       world = await World.start({});
       // the gateway already holds a ready ticket for this task id (e.g. a take retried after a crash)
       const fixedId = 'task-ready-at-take';
@@ -123,7 +123,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       await world.promote();
       const { service } = await world.openWindow('w1', { newTaskId: () => fixedId });
       const woke: string[] = [];
-      service.on('wake', (id) => woke.push(id));
+      service.onDidWake((id) => woke.push(id));
       const t = await service.create(taskInput());
       assert.equal(t.id, fixedId);
       assert.equal(t.serverTicketId, first.ticketId, 'retry-safe take returned the same ticket');
@@ -136,7 +136,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal((takes[0].gatewayBody as { state: string; reused: boolean }).state, 'ready');
     });
 
-    it('branch 02: no key, 3101, 3103 and network failure insert nothing', async () => {
+    it('no key, 3101, 3103 and network failure insert nothing', async () => {
       world = await World.start({ gateway: { takesPerWindow: 0 } });
       const w = await world.openWindow();
       world.apiKey = undefined;
@@ -165,7 +165,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(w2.service.listTasks().length, 0);
     });
 
-    it('branch 02: a lost take answer is retried with the same task id and gets the same ticket', async () => {
+    it('a lost take answer is retried with the same task id and gets the same ticket', async () => {
       world = await World.start({});
       const { service } = await world.openWindow();
       await service.availability.refresh();
@@ -180,7 +180,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
     });
 
     for (const abnormal of ['expired', 'settled', 'not_found'] as const) {
-      it(`branch 02: an abnormal take answer (${abnormal}) is repaired by a retake, never left stalled`, async () => {
+      it(`an abnormal take answer (${abnormal}) is repaired by a retake, never left stalled`, async () => {
         world = await World.start({});
         const { service, store } = await world.openWindow();
         await service.availability.refresh();
@@ -215,7 +215,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       });
     }
 
-    it('branch 02: an abnormal take answer (active) is used at once: schedulable and woken', async () => {
+    it('an abnormal take answer (active) is used at once: schedulable and woken', async () => {
       world = await World.start({});
       const { service } = await world.openWindow();
       await service.availability.refresh();
@@ -230,7 +230,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
         { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' },
       );
       const woke: string[] = [];
-      service.on('wake', (id) => woke.push(id));
+      service.onDidWake((id) => woke.push(id));
       const t = await service.create(taskInput());
       assert.equal(t.schedulable, true);
       assert.equal(t.serverTicketId, 'active-ticket');
@@ -242,7 +242,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(world.proxy.seen.filter((r) => r.path === '/api/v1/off-peak/ticket').length, 1, 'one take, answered active');
     });
 
-    it('branch 02: an INSERT failure after a successful take settles the orphan ticket', async () => {
+    it('an INSERT failure after a successful take settles the orphan ticket', async () => {
       world = await World.start({});
       const { service, store } = await world.openWindow();
       // the disk "fills up" for task rows only: the INSERT fails, the ledger write does not
@@ -263,12 +263,12 @@ describe('service: seed 07 branch flows against the real gateway', function () {
     });
   });
 
-  describe('branch 03: status sync and server branches', () => {
-    it('branch 03: ready wakes, queued updates the position, active clears it; running untouched', async () => {
+  describe('status sync and the server states (docs/flows.md#sync)', () => {
+    it('ready wakes, queued updates the position, active clears it; running untouched', async () => {
       world = await World.start({ gateway: { segmentCapacity: 2 } });
       const { service, store } = await world.openWindow();
       const woke: string[] = [];
-      service.on('wake', (id) => woke.push(id));
+      service.onDidWake((id) => woke.push(id));
       const a = await service.create(taskInput());
       const b = await service.create(taskInput());
       const c = await service.create(taskInput());
@@ -299,7 +299,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.ok(la.activeAt && la.expiresAt && la.expiresAt > la.activeAt);
     });
 
-    it('branch 03: expired on a queued task retakes with the same task id; on a paused task it waits; on a running task nothing changes', async () => {
+    it('expired on a queued task retakes with the same task id; on a paused task it waits; on a running task nothing changes', async () => {
       world = await World.start({ gateway: { readyTtlMs: 60_000 } });
       const { service, store } = await world.openWindow();
       const q = await service.create(taskInput());
@@ -343,7 +343,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.ok(!polledAfter.includes(p.serverTicketId!) && !polledAfter.includes(r.serverTicketId!));
     });
 
-    it('branch 03: settled or not_found on a live queued task is repaired by a retake (seed 11)', async () => {
+    it('settled or not_found on a live queued task is repaired by a retake', async () => {
       world = await World.start({});
       const { service, store } = await world.openWindow();
       const s = await service.create(taskInput());
@@ -373,11 +373,11 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.deepEqual([...states.values()], ['queued', 'queued']);
     });
 
-    it('branch 03: per-ticket next poll time is honoured, and a failing cycle backs off 10 s -> 5 min', async () => {
+    it('per-ticket next poll time is honoured, and a failing cycle backs off 10 s -> 5 min', async () => {
       world = await World.start({ gateway: { queuedPollMs: 20_000 } });
       const { service } = await world.openWindow();
       const cycles: number[] = [];
-      service.on('synced', (r) => {
+      service.onDidSync((r) => {
         if (r.statusRequests > 0) cycles.push(world.clock.now());
       });
       const t0 = world.clock.now();
@@ -400,7 +400,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       await world.proxy.comeUp();
     });
 
-    it('branch 03: long-poll (wait_ms) answers as soon as the gateway promotes', async () => {
+    it('long-poll (wait_ms) answers as soon as the gateway promotes', async () => {
       world = await World.start({ sync: { longPollMs: 20_000 }, timeoutMs: 2_000, gateway: { statusMaxWaitMs: 20_000 } });
       const { service } = await world.openWindow();
       const t = await service.create(taskInput());
@@ -415,7 +415,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(service.getTask(t.id)!.schedulable, true);
       assert.equal(world.store0().read((tx) => tx.tickets.get(t.serverTicketId!))!.serverState, 'ready');
     });
-    it('branch 03: a promotion that happened before the long-poll is answered at once, not after wait_ms', async function () {
+    it('a promotion that happened before the long-poll is answered at once, not after wait_ms', async function () {
       this.timeout(15_000); // wait_ms is 60 s: only the known_states shortcut beats this timeout
       world = await World.start({ sync: { longPollMs: 60_000 }, timeoutMs: 2_000, gateway: { statusMaxWaitMs: 60_000 } });
       const { service } = await world.openWindow();
@@ -429,7 +429,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(service.getTask(t.id)!.schedulable, true);
     });
 
-    it('branch 03: a task created during a long-poll restarts it instead of waiting for its timeout', async function () {
+    it('a task created during a long-poll restarts it instead of waiting for its timeout', async function () {
       this.timeout(15_000); // wait_ms is 60 s: only the restart beats this timeout
       world = await World.start({ sync: { longPollMs: 60_000 }, timeoutMs: 2_000, gateway: { statusMaxWaitMs: 60_000 } });
       const { service } = await world.openWindow();
@@ -447,7 +447,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.deepEqual(Object.keys((last.body as { known_states: Record<string, string> }).known_states).sort(), [a.serverTicketId!, b.serverTicketId!].sort());
     });
 
-    it('branch 03: a gateway that refuses wait_ms gets plain polls from then on', async () => {
+    it('a gateway that refuses wait_ms gets plain polls from then on', async () => {
       world = await World.start({ sync: { longPollMs: 20_000 } });
       const { service } = await world.openWindow();
       const t = await service.create(taskInput());
@@ -480,8 +480,8 @@ describe('service: seed 07 branch flows against the real gateway', function () {
     });
   });
 
-  describe('branch 04: pause, continue, edit', () => {
-    it('branch 04: pause keeps the ticket in place; continue reuses an alive ticket at no cost', async () => {
+  describe('pause, continue, edit (docs/flows.md#pause-continue-edit)', () => {
+    it('pause keeps the ticket in place; continue reuses an alive ticket at no cost', async () => {
       world = await World.start({});
       const { service } = await world.openWindow();
       const a = await service.create(taskInput());
@@ -513,7 +513,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(service.getTask(b.id)!.status, 'running');
     });
 
-    it('branch 04: continue with an expired, settled or missing ticket retakes with the same task id', async () => {
+    it('continue with an expired, settled or missing ticket retakes with the same task id', async () => {
       world = await World.start({ gateway: { readyTtlMs: 60_000 } });
       const { service, store } = await world.openWindow();
       const e = await service.create(taskInput());
@@ -527,7 +527,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       const ce = await service.continue(e.id);
       const cs = await service.continue(s.id);
       assert.equal(ce.ticket, 'retaken');
-      assert.equal(cs.ticket, 'retaken', 'settled counts as dead (the seed would stall here)');
+      assert.equal(cs.ticket, 'retaken', 'settled counts as dead (else the task would stall here)');
       assert.notEqual(ce.task.serverTicketId, e.serverTicketId);
       assert.notEqual(cs.task.serverTicketId, s.serverTicketId);
       assert.deepEqual(
@@ -546,7 +546,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       );
     });
 
-    it('branch 04: a failed status check on continue counts as alive (no quota spent)', async () => {
+    it('a failed status check on continue counts as alive (no quota spent)', async () => {
       world = await World.start({});
       const { service } = await world.openWindow();
       const a = await service.create(taskInput());
@@ -561,7 +561,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(world.store0().read((tx) => tx.tickets.forTask(a.id)).length, 1);
     });
 
-    it('branch 04: edit only while queued or paused; the workspace is immutable', async () => {
+    it('edit only while queued or paused; the workspace is immutable', async () => {
       world = await World.start({});
       const { service } = await world.openWindow();
       const a = await service.create(taskInput());
@@ -580,8 +580,8 @@ describe('service: seed 07 branch flows against the real gateway', function () {
     });
   });
 
-  describe('branch 10: terminal states and the settle outbox', () => {
-    it('branch 10: completed -> segment ended, settled on the gateway, task settled_at set', async () => {
+  describe('terminal states and the settle outbox (docs/flows.md#settle)', () => {
+    it('completed -> segment ended, settled on the gateway, task settled_at set', async () => {
       world = await World.start({});
       const { service, store } = await world.openWindow();
       const a = await service.create(taskInput());
@@ -603,7 +603,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(service.getTask(a.id)!.status, 'completed');
     });
 
-    it('branch 10: 5xx/network keep the settle pending with backoff across a restart; 4xx acknowledges', async () => {
+    it('5xx/network keep the settle pending with backoff across a restart; 4xx acknowledges', async () => {
       world = await World.start({});
       const w = await world.openWindow();
       const a = await w.service.create(taskInput());
@@ -640,8 +640,8 @@ describe('service: seed 07 branch flows against the real gateway', function () {
     });
   });
 
-  describe('branch 11: cancel, delete, delete from History', () => {
-    it('branch 11: cancel writes the terminal state first, then stops the agent, then settles', async () => {
+  describe('cancel, delete, delete from History (docs/flows.md#cancel-delete-history)', () => {
+    it('cancel writes the terminal state first, then stops the agent, then settles', async () => {
       world = await World.start({});
       let statusWhenStopped: string | undefined;
       const w = await world.openWindow('w1', {
@@ -666,7 +666,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(world.settleRequests().length, 1);
     });
 
-    it('branch 11: delete of a live task cancels first; the row goes, its unsettled ticket stays until acknowledged', async () => {
+    it('delete of a live task cancels first; the row goes, its unsettled ticket stays until acknowledged', async () => {
       world = await World.start({});
       const w = await world.openWindow();
       const a = await w.service.create(taskInput());
@@ -692,7 +692,7 @@ describe('service: seed 07 branch flows against the real gateway', function () {
       assert.equal(await w.service.delete(done.id), false, 'deleting again is a no-op');
     });
 
-    it('branch 11: delete from History is a tombstone only, idempotent, keeps the first time, and is not written for a never-started task', async () => {
+    it('delete from History is a tombstone only, idempotent, keeps the first time, and is not written for a never-started task', async () => {
       world = await World.start({});
       const w = await world.openWindow();
       const never = await w.service.create(taskInput());

@@ -9,7 +9,8 @@ import { ManualClock } from '../../src/core/clock';
 import { GatewayServer } from '../../src/gateway/server';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { GatewayClient } from '../../src/gateway-client/client';
-import { ManualTimers, TaskService, type CreateTaskInput, type SyncConfig } from '../../src/service';
+import { ManualTimers } from '../../src/core/timers';
+import { TaskService, type CreateTaskInput, type SyncConfig } from '../../src/service';
 import { TaskStore } from '../../src/store';
 import { FaultProxy } from '../fixtures/fault-proxy';
 

@@ -20,7 +20,7 @@ describe('service: the off-peak window opening time from the real gateway', func
     const opensAt = world.clock.now() + 3 * HOUR;
     const { service } = await world.openWindow();
     let changes = 0;
-    service.availability.on('change', () => (changes += 1));
+    service.availability.onDidChange(() => (changes += 1));
     await service.availability.refresh();
     assert.deepEqual(service.availability.offPeakWindow, { open: false, opensAt });
     assert.equal(service.availability.state.status, 'enabled', 'a closed window still lets tickets be taken');

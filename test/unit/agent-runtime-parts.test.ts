@@ -6,7 +6,6 @@ import path from 'node:path';
 import { ClaudeCodeAdapter, CONTINUATION_PROMPT, ReferenceAgentAdapter, type SegmentSpec } from '../../src/agent/adapters';
 import { countFilesChanged, EMPTY_TREE, recordBaseCommit } from '../../src/agent/files-changed';
 import { inhibitorFor, KeepAwake } from '../../src/agent/keep-awake';
-import { runningPhase } from '../../src/agent/task-runtime';
 
 const spec = (over: Partial<SegmentSpec> = {}): SegmentSpec => ({
   taskId: 't',
@@ -165,13 +164,5 @@ describe('keep awake', () => {
     assert.deepEqual(inhibitorFor('darwin', 42), { command: 'caffeinate', args: ['-i', '-w', '42'] });
     assert.match(inhibitorFor('win32', 42)!.args.join(' '), /SetThreadExecutionState/);
     assert.equal(inhibitorFor('aix', 42), null);
-  });
-});
-
-describe('running phase (card state)', () => {
-  it('says waiting for admission until the segment has an admitted request', () => {
-    assert.equal(runningPhase({ status: 'running' }, { activeAt: null, segmentStartedAt: 1 }), 'waiting_for_admission');
-    assert.equal(runningPhase({ status: 'running' }, { activeAt: 5, segmentStartedAt: 1 }), 'running');
-    assert.equal(runningPhase({ status: 'queued' }, undefined), null);
   });
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { AskBroker, type AskDecision, type AskEvent, type AskAnsweredBy } from '../../src/agent/asks';
 import { ManualClock } from '../../src/core/clock';
-import { ManualTimers } from '../../src/service/timers';
+import { ManualTimers } from '../../src/core/timers';
 
 describe('permission asks (AskBroker)', () => {
   let clock: ManualClock;

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ManualClock } from '../../src/core/clock';
-import { TicketAuthority, type AuthorityPolicy, type GatewayUser } from '../../src/gateway/authority';
+import type { GatewayUser } from '../../src/gateway/auth';
+import { TicketAuthority } from '../../src/gateway/authority';
+import type { AuthorityPolicy } from '../../src/gateway/authority-policy';
 import { GatewayHttpError } from '../../src/gateway/errors';
 import { MemoryTicketStore } from '../../src/gateway/store';
 import { OffPeakWindows } from '../../src/gateway/windows';

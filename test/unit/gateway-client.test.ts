@@ -1,5 +1,5 @@
 // Gateway client parsing and error mapping, fed canned HTTP answers through an injected fetch so
-// every DESIGN §6 answer shape (and the ways it can go wrong) is checked quickly and exactly.
+// every gateway answer shape (and the ways it can go wrong) is checked quickly and exactly.
 // The same client against the real gateway is exercised in test/integration/service*.test.ts.
 import assert from 'node:assert/strict';
 import net from 'node:net';

@@ -10,7 +10,7 @@ import { recoverInterrupted } from '../../src/scheduler/recovery';
 import { TaskLifecycle } from '../../src/service/task-lifecycle';
 import { Scheduler, type DispatchResult } from '../../src/scheduler/scheduler';
 import { WindowDispatcher } from '../../src/scheduler/window-dispatcher';
-import { ManualTimers } from '../../src/service/timers';
+import { ManualTimers } from '../../src/core/timers';
 import { TaskStore } from '../../src/store';
 
 const MIN = 60_000;
@@ -30,11 +30,12 @@ describe('scheduler', () => {
     return ok ? { status: 'started' } : { status: 'refused', reason: 'guard' };
   };
 
-  function makeScheduler(): Scheduler {
+  function makeScheduler(options: { idleTickMs?: number } = {}): Scheduler {
     return new Scheduler({
       store,
       clock,
       timers,
+      ...options,
       isLeader: () => leader,
       dispatcher: {
         dispatch: (task) => {
@@ -170,6 +171,30 @@ describe('scheduler', () => {
     await round();
     assert.deepEqual(dispatched, ['done', 'new']);
     assert.ok(reads > 0);
+  });
+
+  it('without a safety-net tick (idleTickMs Infinity) an idle scheduler keeps no timer, in the holder or a follower; a backoff still gets one for its end', async () => {
+    await scheduler.stop();
+    scheduler = makeScheduler({ idleTickMs: Infinity });
+    scheduler.start();
+    await timers.advanceTo(clock.now(), () => scheduler.idle());
+    await round();
+    assert.equal(timers.pending, 0, 'holder with nothing to do: no timer');
+    leader = false;
+    await round();
+    assert.equal(timers.pending, 0, 'follower: no timer (becoming the holder wakes it)');
+    leader = true;
+    await addTask('a');
+    answer = async () => ({ status: 'failed', error: 'no window' });
+    await round();
+    assert.deepEqual(dispatched, ['a']);
+    assert.equal(timers.pending, 1);
+    assert.equal(timers.nextDueAt(), clock.now() + 30_000, 'woken when the backoff ends');
+    answer = markRunning;
+    await timers.advanceTo(clock.now() + 30_000, () => scheduler.idle());
+    assert.deepEqual(dispatched, ['a', 'a']);
+    assert.equal(get('a').status, 'running');
+    assert.equal(timers.pending, 0);
   });
 
   it('markRunning is guarded: a task cancelled during dispatch stays cancelled and keeps no claim', async () => {

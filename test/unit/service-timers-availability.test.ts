@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/core/clock';
 import { GatewayServer } from '../../src/gateway/server';
 import { GatewayClient } from '../../src/gateway-client/client';
-import { AvailabilitySnapshot, ManualTimers, ServiceError } from '../../src/service';
+import { ManualTimers } from '../../src/core/timers';
+import { AvailabilitySnapshot, ServiceError } from '../../src/service';
 import { serviceErrorFromGateway } from '../../src/service/errors';
 import { GatewayError } from '../../src/gateway-client/errors';
 
@@ -31,7 +32,7 @@ describe('service: ManualTimers', () => {
   });
 });
 
-describe('service: availability snapshot (seed 07 branch 01)', function () {
+describe('service: availability snapshot', function () {
   this.timeout(20_000);
   const KEY = 'sk-availability-unit-1';
   let gateway: GatewayServer;

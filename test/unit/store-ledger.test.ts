@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
-import { Leadership, ManualTimers } from '../../src/service';
+import { ManualTimers } from '../../src/core/timers';
+import { Leadership } from '../../src/service';
 import { StoreError, TaskStore } from '../../src/store';
 
 describe('store: ticket ledger and settle outbox', () => {
@@ -151,8 +152,8 @@ describe('store: leader lease', () => {
     const la = new Leadership(a, timers, 'A', { ttlMs: 3000, tickMs: 60_000, clock });
     const lb = new Leadership(b, timers, 'B', { ttlMs: 3000, tickMs: 60_000, clock });
     const changes: string[] = [];
-    la.on('change', (v) => changes.push(`A:${v}`));
-    lb.on('change', (v) => changes.push(`B:${v}`));
+    la.onDidChange((v) => changes.push(`A:${v}`));
+    lb.onDidChange((v) => changes.push(`B:${v}`));
     await la.start();
     await lb.start();
     assert.deepEqual([la.isLeader, lb.isLeader], [true, false]);

@@ -13,7 +13,7 @@ import { V1_FIXTURE_ROWS } from '../fixtures/make-v1-tasks-index';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'v1-tasks-index.sqlite');
 
-// The seed's 30 columns (section 06), written out here independently of schema.ts.
+// The 30 columns of the v1 schema, written out here independently of schema.ts.
 const SEED_COLUMNS = [
   'off_peak_task_id', 'title', 'prompt', 'permission_mode', 'model', 'thought_level',
   'workspace_key', 'workspace_path', 'workspace_identity', 'conversation_id', 'session_id',
@@ -36,7 +36,7 @@ describe('store: schema and migrations', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('v1 is the seed aggregate with exactly its 30 columns, NOT NULLs and defaults', async () => {
+  it('v1 is the task aggregate with exactly its 30 columns, NOT NULLs and defaults', async () => {
     const db = await rawDb();
     db.exec(SCHEMA_V1_SQL);
     const cols = db.all('PRAGMA table_info(off_peak_tasks)');
@@ -52,12 +52,12 @@ describe('store: schema and migrations', () => {
     db.raw.close();
   });
 
-  it('a fresh store is created at v3 with the ledger (no cascade), the window/dispatch/runtime tables and no lease table', async () => {
+  it('a fresh store is created at v4 with the ledger (no cascade), the window/dispatch/runtime tables and no lease table', async () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     assert.deepEqual(store.migration, { fromVersion: 0, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     await store.close();
     const db = await rawDb(readFileSync(path.join(dir, 'tasks-index.sqlite')));
-    assert.equal(db.scalar('PRAGMA user_version'), 3);
+    assert.equal(db.scalar('PRAGMA user_version'), 4);
     const ticketCols = db.all('PRAGMA table_info(off_peak_tickets)').map((c) => c.name);
     for (const c of ['ticket_id', 'task_id', 'ordinal', 'server_state', 'taken_at', 'ready_at', 'active_at', 'expires_at', 'segment_started_at',
       'segment_ended_at', 'end_reason', 'last_error', 'settle_state', 'settle_attempts', 'next_settle_at', 'settled_at', 'settle_reason']) {
@@ -82,7 +82,7 @@ describe('store: schema and migrations', () => {
 
     const clock = new ManualClock(Date.UTC(2026, 5, 1));
     const store = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 3, awaitingMigrated: 1, ticketsBackfilled: 8 });
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 4, awaitingMigrated: 1, ticketsBackfilled: 8 });
 
     const tasks = store.read((tx) => tx.tasks.list());
     assert.equal(tasks.length, V1_FIXTURE_ROWS.length);
@@ -120,19 +120,19 @@ describe('store: schema and migrations', () => {
     assert.equal(ticket.ordinal, 1);
     await store.close();
 
-    // in place: the same file is now v3, and opening it again changes nothing
+    // in place: the same file is now v4, and opening it again changes nothing
     const v3 = await rawDb(readFileSync(file));
-    assert.equal(v3.scalar('PRAGMA user_version'), 3);
+    assert.equal(v3.scalar('PRAGMA user_version'), 4);
     v3.raw.close();
     const before = readFileSync(file);
     const again = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(again.migration, { fromVersion: 3, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(again.migration, { fromVersion: 4, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(again.stats.persists, 0, 'an up-to-date file is not rewritten');
     await again.close();
     assert.ok(readFileSync(file).equals(before));
   });
 
-  it('a v1 file with nothing to backfill is still persisted as v3 (schema-only changes count as writes)', async () => {
+  it('a v1 file with nothing to backfill is still persisted as v4 (schema-only changes count as writes)', async () => {
     const db = await rawDb();
     db.exec(SCHEMA_V1_SQL);
     db.exec('PRAGMA user_version = 1');
@@ -140,15 +140,15 @@ describe('store: schema and migrations', () => {
     writeFileSync(file, db.raw.export());
     db.raw.close();
     const store = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
-    // another window reading the file must find the v3 tables
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    // another window reading the file must find the v4 tables
     const other = await TaskStore.open({ directory: dir, watch: false });
-    assert.equal(other.migration!.fromVersion, 3);
+    assert.equal(other.migration!.fromVersion, 4);
     assert.deepEqual(other.read((tx) => [tx.tickets.list(), tx.windows.list()]), [[], []]);
     await store.close();
     await other.close();
     const onDisk = await rawDb(readFileSync(file));
-    assert.equal(onDisk.scalar('PRAGMA user_version'), 3);
+    assert.equal(onDisk.scalar('PRAGMA user_version'), 4);
     onDisk.raw.close();
   });
 
@@ -170,7 +170,7 @@ describe('store: schema and migrations', () => {
     db.raw.close();
 
     const store = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 2, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(store.migration, { fromVersion: 2, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.deepEqual(
       store.read((tx) => [tx.windows.list(), tx.dispatch.get('t1'), tx.runtime.get('t1')]),
       [
@@ -181,17 +181,56 @@ describe('store: schema and migrations', () => {
     );
     await store.close();
     const onDisk = await rawDb(readFileSync(file));
-    assert.equal(onDisk.scalar('PRAGMA user_version'), 3);
+    assert.equal(onDisk.scalar('PRAGMA user_version'), 4);
     assert.deepEqual(onDisk.all("SELECT name FROM sqlite_master WHERE name = 'off_peak_leases'"), []);
     onDisk.raw.close();
 
     // idempotent re-open: nothing to do, nothing written
     const before = readFileSync(file);
     const again = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(again.migration, { fromVersion: 3, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(again.migration, { fromVersion: 4, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(again.stats.persists, 0);
     await again.close();
     assert.ok(readFileSync(file).equals(before), 'the file is byte for byte the same');
+  });
+
+  it('upgrades a v3 file to v4: results that finished before count as notified and seen; a result after the upgrade is neither', async () => {
+    const db = await rawDb();
+    for (const step of MIGRATIONS.filter((m) => m.version <= 3)) step.up(db, 100);
+    db.exec('PRAGMA user_version = 3');
+    const insert = (id: string, status: string) =>
+      db.run(
+        `INSERT INTO off_peak_tasks (off_peak_task_id, title, prompt, permission_mode, workspace_key, workspace_path, status, queued_at, ended_at, created_at, updated_at)
+         VALUES (?, '', 'p', 'default', '/w', '/w', ?, 1, 2, 1, 2)`,
+        [id, status],
+      );
+    insert('old-done', 'completed');
+    insert('old-bad', 'failed');
+    insert('old-stop', 'cancelled');
+    insert('still-queued', 'queued');
+    const file = path.join(dir, 'tasks-index.sqlite');
+    writeFileSync(file, db.raw.export());
+    db.raw.close();
+
+    const clock = new ManualClock(50_000);
+    const store = await TaskStore.open({ directory: dir, clock, watch: false });
+    assert.deepEqual(store.migration, { fromVersion: 3, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(store.read((tx) => [tx.outcomes.unnotified(), tx.outcomes.unseen(), tx.outcomes.notifiedBy('old-done')]), [[], [], 'before-v4']);
+    await store.mutate((tx) => {
+      tx.tasks.claim('still-queued', {});
+      return tx.tasks.fail('still-queued', { failureReason: 'agent missing' });
+    });
+    assert.deepEqual(store.read((tx) => [tx.outcomes.unnotified().map((o) => o.taskId), tx.outcomes.unseen()]), [['still-queued'], ['still-queued']]);
+    await store.close();
+    const onDisk = await rawDb(readFileSync(file));
+    assert.equal(onDisk.scalar('PRAGMA user_version'), 4);
+    assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_task_outcomes)').map((c) => c.name), ['task_id', 'outcome', 'notified_by', 'notified_at', 'seen_at']);
+    assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_pending_asks)').map((c) => c.name), ['ask_id', 'task_id', 'window_id', 'tool', 'summary', 'asked_at', 'deadline_at', 'answer', 'answered_at']);
+    assert.deepEqual(onDisk.all('SELECT task_id, notified_at, seen_at FROM off_peak_task_outcomes ORDER BY task_id'), [
+      { task_id: 'old-bad', notified_at: 50_000, seen_at: 50_000 },
+      { task_id: 'old-done', notified_at: 50_000, seen_at: 50_000 },
+    ]);
+    onDisk.raw.close();
   });
 
   it('an unversioned file (user_version 0) that has the aggregate is treated as v1', async () => {
@@ -214,7 +253,7 @@ describe('store: schema and migrations', () => {
     const before = snapshot();
     for (const step of MIGRATIONS) step.up(db, 2000); // as if user_version had not been saved
     assert.equal(snapshot(), before);
-    assert.deepEqual(migrate(db, 3000), { fromVersion: 3, toVersion: 3, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(migrate(db, 3000), { fromVersion: 4, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(snapshot(), before);
     db.raw.close();
   });

@@ -242,7 +242,7 @@ describe('store: task transitions and guards', () => {
       return tx.tasks.insert(input({ id: 'del', serverTicketId: 'tk-del' }));
     });
     assert.equal(await store.mutate((tx) => tx.tasks.delete(t.id)), false, 'live task is not deleted');
-    // seed 07/11: delete of a live task = cancel then delete, in one mutation
+    // docs/flows.md#cancel-delete-history: delete of a live task = cancel then delete, in one mutation
     assert.deepEqual(await store.mutate((tx) => [tx.tasks.cancel(t.id), tx.tickets.requestSettle('tk-del', 'deleted'), tx.tasks.delete(t.id)]), [true, true, true]);
     assert.equal(store.read((tx) => tx.tasks.get(t.id)), undefined);
     const ticket = store.read((tx) => tx.tickets.get('tk-del'))!;

@@ -51,6 +51,13 @@ describe('task card', () => {
     assert.equal(toTaskCard(running, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).phase, 'running');
   });
 
+  it('a task left "awaiting" by an old build reads like running: waiting for admission, then running once admitted', () => {
+    const awaiting = task({ status: 'awaiting', startedAt: 10 });
+    assert.equal(toTaskCard(awaiting, [ticket({ serverState: 'ready', segmentStartedAt: 10 })]).phase, 'waiting_for_admission');
+    assert.equal(toTaskCard(awaiting, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).phase, 'running');
+    assert.deepEqual(toTaskCard(awaiting, []).actions, { pause: false, continue: false, edit: false, cancel: true, delete: true });
+  });
+
   it('offers only the actions the state machine allows', () => {
     assert.deepEqual(toTaskCard(task(), []).actions, { pause: true, continue: false, edit: true, cancel: true, delete: true });
     assert.equal(toTaskCard(task({ claimRunning: true }), []).actions.pause, false, 'a claimed task cannot be paused');

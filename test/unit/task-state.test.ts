@@ -94,7 +94,7 @@ describe('deriveHistoryRow (History is derived, 0 or 1 row)', () => {
     assert.equal(deriveHistoryRow(task({ status: 'completed', startedAt: 2000, endedAt: 3000, historyDeletedAt: 4000 }), now), undefined);
   });
 
-  it('maps statuses and durations as seed section 08 says', () => {
+  it('maps statuses to History statuses and durations', () => {
     assert.deepEqual(
       (['running', 'completed', 'failed', 'cancelled', 'queued'] as const).map((status) => {
         const row = deriveHistoryRow(task({ status, startedAt: 10_000, endedAt: status === 'running' || status === 'queued' ? null : 20_000 }), now)!;

@@ -2,7 +2,7 @@
  * An independent model of what each store operation does to one task, used by the multi-process
  * and crash tests: workers predict `applied` with it, and the parent replays the acknowledged
  * operations with it to compute the exact expected final state of every task.
- * It is deliberately written from the seed's rules, not from src/core/task-state.ts.
+ * It is deliberately written from the transitions in docs/flows.md#task-states, not from src/core/task-state.ts.
  */
 import type { StoreReadTx, StoreTx } from '../../../src/store';
 

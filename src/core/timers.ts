@@ -1,8 +1,9 @@
 /**
- * Injectable timers, so the service's timed behaviour (sync cycles, backoff, availability
- * re-checks, settle retries) runs against a simulated clock in tests.
+ * Injectable timers, so timed behaviour (the service's sync cycles, backoff and settle retries,
+ * the lease, the scheduler, permission-ask deadlines, the window registry's heartbeat) runs
+ * against a simulated clock in tests.
  */
-import type { Clock } from '../core/clock';
+import type { Clock } from './clock';
 
 export interface TimerHandle {
   readonly id: number;
@@ -11,6 +12,11 @@ export interface TimerHandle {
 export interface Timers {
   setTimeout(fn: () => void, delayMs: number): TimerHandle;
   clearTimeout(handle: TimerHandle | undefined): void;
+}
+
+/** Resolves after `delayMs` on `timers` (on a simulated clock in tests). */
+export function sleep(timers: Timers, delayMs: number): Promise<void> {
+  return new Promise((resolve) => timers.setTimeout(resolve, delayMs));
 }
 
 let nextSystemId = 1;

@@ -1,0 +1,123 @@
+// Permission questions in every window, answerable from any. A question lives in the memory of
+// the window whose agent asks (only that window can deliver the answer to the agent), so that
+// window publishes its open questions in the shared DB; the other windows' panels list them and
+// leave an answer there, which the asking window applies as if its own card had been clicked
+// (the first answer still wins: card, notification, terminal or deadline).
+import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
+import type { TaskRuntime } from '../agent/task-runtime';
+import type { DisposableLike } from '../core/disposable';
+import { Emitter, type Event } from '../core/event';
+import { changeConcerns, type TaskStore } from '../store';
+
+export interface SharedAsksOptions {
+  store: TaskStore;
+  windowId: string;
+  runtime: Pick<TaskRuntime, 'pendingAsks' | 'answerAsk' | 'onAsksChange'>;
+  log?: (line: string) => void;
+}
+
+export class SharedAsks {
+  private readonly log: (line: string) => void;
+  private readonly changes = new Emitter<void>((e) => this.log(`asks: a listener failed: ${e instanceof Error ? e.message : String(e)}`));
+  private readonly subscriptions: DisposableLike[] = [];
+  private publishing: Promise<void> | undefined;
+  private publishAgain = false;
+  private stopped = false;
+
+  constructor(private readonly options: SharedAsksOptions) {
+    this.log = options.log ?? (() => {});
+  }
+
+  start(): void {
+    this.subscriptions.push(
+      this.options.runtime.onAsksChange(() => {
+        this.publish();
+        this.fire();
+      }),
+    );
+    const sub = this.options.store.onDidChange((change) => {
+      if (!changeConcerns(change, 'asks')) return;
+      if (change.origin === 'external') this.applyAnswersLeftHere();
+      this.fire();
+    });
+    this.subscriptions.push(sub);
+    this.publish();
+  }
+
+  /** Open questions: this window's from its runtime, the other windows' from the DB (oldest first). */
+  pending(taskId?: string): PendingAsk[] {
+    const local = this.options.runtime.pendingAsks(taskId);
+    const localIds = new Set(local.map((a) => a.id));
+    const remote = this.readShared()
+      .filter((a) => a.windowId !== this.options.windowId && a.answer === null && !localIds.has(a.id) && (taskId === undefined || a.taskId === taskId))
+      .map(({ id, taskId: t, tool, summary, askedAt, deadlineAt }) => ({ id, taskId: t, tool, summary, askedAt, deadlineAt }));
+    return [...local, ...remote].sort((a, b) => a.askedAt - b.askedAt);
+  }
+
+  /**
+   * Answers here if this window's agent asks; else leaves the answer for the window that runs it
+   * ('accepted': it was left; that window applies it unless something answered first).
+   */
+  async answer(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
+    if (this.options.runtime.pendingAsks(taskId).some((a) => a.id === askId)) return this.options.runtime.answerAsk(taskId, askId, decision);
+    const shared = this.readShared().find((a) => a.id === askId && a.taskId === taskId);
+    if (!shared || shared.windowId === this.options.windowId) return 'unknown';
+    const left = await this.options.store.mutate((tx) => tx.asks.leaveAnswer(askId, decision));
+    return left ? 'accepted' : 'already-answered';
+  }
+
+  /** Fires when a question is asked or answered in any window. */
+  readonly onChange: Event<void> = this.changes.event;
+
+  /** Withdraws this window's questions (its agents stop with it). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const sub of this.subscriptions.splice(0)) sub.dispose();
+    await this.publishing;
+    await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, [])).catch((e: unknown) => this.log(`asks: ${String(e)}`));
+  }
+
+  private readShared() {
+    try {
+      return this.options.store.read((tx) => tx.asks.list());
+    } catch {
+      return [];
+    }
+  }
+
+  /** Answers other windows left for this window's agents: applied as host answers. */
+  private applyAnswersLeftHere(): void {
+    for (const ask of this.readShared()) {
+      if (ask.windowId !== this.options.windowId || ask.answer === null) continue;
+      const result = this.options.runtime.answerAsk(ask.taskId, ask.id, ask.answer);
+      this.log(`asks: an answer from another window for ${ask.taskId}: ${result}`);
+    }
+    // Answered questions leave the runtime (and so the DB); a stale one is withdrawn here.
+    this.publish();
+  }
+
+  /** Makes the DB hold this window's open questions (single-flight). */
+  private publish(): void {
+    if (this.stopped) return;
+    if (this.publishing) {
+      this.publishAgain = true;
+      return;
+    }
+    const open = this.options.runtime.pendingAsks().map(({ id, taskId, tool, summary, askedAt, deadlineAt }) => ({ id, taskId, tool, summary, askedAt, deadlineAt }));
+    this.publishing = this.options.store
+      .mutate((tx) => tx.asks.publish(this.options.windowId, open))
+      .then(() => undefined)
+      .catch((e: unknown) => this.log(`asks: could not publish: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        this.publishing = undefined;
+        if (this.publishAgain) {
+          this.publishAgain = false;
+          this.publish();
+        }
+      });
+  }
+
+  private fire(): void {
+    this.changes.fire();
+  }
+}

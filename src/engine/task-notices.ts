@@ -1,0 +1,152 @@
+// Who tells the user that a task finished, failed or needs input, when several VS Code windows
+// share one task DB. Each event must be notified once across all windows, not once per window
+// and not never:
+//   - a completed or failed result is claimed in the DB (tx.outcomes.claimNotice: one winner
+//     across windows). The window that ran the task claims it at once, as it wrote the result;
+//     that covers failures before the agent started (workspace gone, agent binary missing), which
+//     that window writes too. The lease holder claims what is still unclaimed after a grace
+//     period (the running window crashed or closed first), so no result goes unnotified while a
+//     window is open; what finished while none was open keeps its "New" mark instead;
+//   - a permission question lives only in the memory of the window whose agent asks, so that
+//     window alone can notify it, once.
+// vscode-free: the VS Code notifier (src/vscode/notifier.ts) shows what this decides.
+import type { PendingAsk } from '../agent/asks';
+import type { RuntimeEvent } from '../agent/task-runtime';
+import type { Clock } from '../core/clock';
+import { shortTaskTitle } from '../core/task-title';
+import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
+import { changeConcerns, type TaskStore, type UnnotifiedOutcome } from '../store';
+
+export type TaskNotice =
+  | { kind: 'completed'; taskId: string; title: string }
+  | { kind: 'failed'; taskId: string; title: string; reason: string }
+  | { kind: 'input-needed'; taskId: string; title: string; ask: PendingAsk };
+
+export interface TaskNoticesOptions {
+  store: TaskStore;
+  windowId: string;
+  isLeader: () => boolean;
+  clock: Clock;
+  timers?: Timers;
+  /** How long the lease holder leaves an unclaimed result to the window that ran the task (default 10 s). */
+  leaderGraceMs?: number;
+  onNotice: (notice: TaskNotice) => void;
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_LEADER_GRACE_MS = 10_000;
+
+function noticeOf(outcome: UnnotifiedOutcome): TaskNotice {
+  const title = shortTaskTitle(outcome, outcome.taskId);
+  return outcome.outcome === 'failed'
+    ? { kind: 'failed', taskId: outcome.taskId, title, reason: outcome.failureReason ?? 'the task failed' }
+    : { kind: 'completed', taskId: outcome.taskId, title };
+}
+
+export class TaskNotices {
+  /** Tasks this window's runtime was given to run: their results are this window's to notify. */
+  private readonly ranHere = new Set<string>();
+  private readonly timers: Timers;
+  private readonly graceMs: number;
+  private readonly log: (line: string) => void;
+  private subscription: { dispose(): void } | undefined;
+  private graceTimer: TimerHandle | undefined;
+  private scanning: Promise<void> | undefined;
+  private scanAgain = false;
+  private disposed = false;
+  /** When this window started: results that ended earlier are not the lease holder's to notify. */
+  private readonly startedAt: number;
+
+  constructor(private readonly options: TaskNoticesOptions) {
+    this.startedAt = options.clock.now();
+    this.timers = options.timers ?? createSystemTimers();
+    this.graceMs = options.leaderGraceMs ?? DEFAULT_LEADER_GRACE_MS;
+    this.log = options.log ?? (() => {});
+  }
+
+  start(): void {
+    this.subscription = this.options.store.onDidChange((change) => {
+      if (changeConcerns(change, 'tasks')) this.scan();
+    });
+    this.scan();
+  }
+
+  /** This window's runtime is about to run (or fail to start) the task. */
+  noteRunHere(taskId: string): void {
+    this.ranHere.add(taskId);
+  }
+
+  /** A runtime event of this window: a permission question is notified here and only here. */
+  runtimeEvent(event: RuntimeEvent): void {
+    if (event.type !== 'input-needed' || this.disposed) return;
+    const task = this.options.store.read((tx) => tx.tasks.get(event.taskId));
+    this.emit({ kind: 'input-needed', taskId: event.taskId, title: shortTaskTitle(task, event.taskId), ask: event.ask });
+  }
+
+  /** Looks for unclaimed results and claims those this window should notify (single-flight). */
+  scan(): void {
+    if (this.disposed) return;
+    if (this.scanning) {
+      this.scanAgain = true;
+      return;
+    }
+    this.scanning = this.scanOnce()
+      .catch((e: unknown) => this.log(`notices: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        this.scanning = undefined;
+        if (this.scanAgain) {
+          this.scanAgain = false;
+          this.scan();
+        }
+      });
+  }
+
+  /** Resolves when no scan or claim is in flight. */
+  async idle(): Promise<void> {
+    while (this.scanning) await this.scanning;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.subscription?.dispose();
+    this.timers.clearTimeout(this.graceTimer);
+  }
+
+  private async scanOnce(): Promise<void> {
+    const { store, clock } = this.options;
+    const unclaimed = store.read((tx) => tx.outcomes.unnotified());
+    const now = clock.now();
+    let nextDue: number | undefined;
+    const claimNow: UnnotifiedOutcome[] = [];
+    for (const outcome of unclaimed) {
+      if (this.ranHere.has(outcome.taskId)) {
+        claimNow.push(outcome);
+        continue;
+      }
+      // The lease holder stands in only for a window that went away while this one was open: a
+      // result that ended before this window started waits for the user with its "New" mark
+      // (a window opened after a week away does not replay a week of toasts).
+      if (!this.options.isLeader() || (outcome.endedAt ?? 0) < this.startedAt) continue;
+      const due = (outcome.endedAt ?? now) + this.graceMs;
+      if (due <= now) claimNow.push(outcome);
+      else nextDue = nextDue === undefined ? due : Math.min(nextDue, due);
+    }
+    if (claimNow.length > 0 && !this.disposed) {
+      // One transaction for all of them: each claim still has exactly one winner across windows.
+      const won = await store.mutate((tx) => claimNow.filter((o) => tx.outcomes.claimNotice(o.taskId, this.options.windowId)));
+      for (const o of claimNow) this.ranHere.delete(o.taskId);
+      for (const o of won) this.emit(noticeOf(o));
+    }
+    this.timers.clearTimeout(this.graceTimer);
+    this.graceTimer = undefined;
+    if (nextDue !== undefined && !this.disposed) this.graceTimer = this.timers.setTimeout(() => this.scan(), Math.max(0, nextDue - clock.now()));
+  }
+
+  private emit(notice: TaskNotice): void {
+    try {
+      this.options.onNotice(notice);
+    } catch (e) {
+      this.log(`notices: a listener failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * A window's in-memory sql.js copy of the DB file: the transactions run on it, and it keeps the
+ * bytes it was last loaded from or saved as, to go back to when a persist fails (memory never
+ * holds a change the file does not). Reading and writing the file is task-store.ts's business.
+ */
+import type { Database, SqlJsStatic } from 'sql.js';
+import { DispatchRepo } from './dispatch-repo';
+import { AskRepo } from './ask-repo';
+import { OutcomeRepo } from './outcome-repo';
+import { RuntimeRepo } from './runtime-repo';
+import { SqlDb } from './sql';
+import type { StoreTx } from './store-types';
+import { TaskRepo } from './task-repo';
+import { TicketRepo } from './ticket-repo';
+import { WindowRepo } from './window-repo';
+
+const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;';
+
+export class MemoryCopy {
+  private current: SqlDb;
+  /** The bytes this copy was last loaded from or saved as: restored when a persist fails. */
+  lastGoodBytes: Uint8Array | undefined;
+
+  constructor(private readonly SQL: SqlJsStatic) {
+    this.current = new SqlDb(new SQL.Database());
+    this.current.exec(PRAGMAS);
+  }
+
+  get db(): SqlDb {
+    return this.current;
+  }
+
+  /** Makes `next` (a parsed file) or, without it, an empty database the copy. */
+  replace(next: Database = new this.SQL.Database()): void {
+    const old = this.current;
+    this.current = new SqlDb(next);
+    this.current.exec(PRAGMAS);
+    try {
+      old.raw.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  /** Back to the last version read from or written to the file (a persist failed). No I/O. */
+  restoreLastGood(): void {
+    this.replace(this.lastGoodBytes ? this.openBytes(this.lastGoodBytes) : undefined);
+  }
+
+  /**
+   * Parses bytes read whole from the file and runs SQLite's integrity check (at open and on
+   * every reload alike: a file damaged beyond page 1 is caught, not loaded). Throws if the bytes
+   * are not a sound database; that, and only that, is corruption.
+   */
+  parse(bytes: Uint8Array): Database {
+    const db = this.openBytes(bytes);
+    try {
+      const result = db.exec('PRAGMA quick_check');
+      const verdict = String(result[0]?.values[0]?.[0] ?? '');
+      if (verdict !== 'ok') throw new Error(`integrity check failed: ${verdict}`);
+      return db;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  /** Runs fn in BEGIN..COMMIT; returns whether it wrote anything. Rolls back and rethrows on error. */
+  transaction(fn: () => void): boolean {
+    const before = this.current.writeStamp();
+    this.current.exec('BEGIN IMMEDIATE');
+    try {
+      fn();
+      this.current.exec('COMMIT');
+    } catch (err) {
+      try {
+        this.current.exec('ROLLBACK');
+      } catch {
+        // SQLite may have rolled back already
+      }
+      throw err;
+    }
+    return this.current.writeStamp() !== before;
+  }
+
+  /** The repositories bound to the copy as it is now, with `now` as their time. */
+  tx(now: number): StoreTx {
+    const db = this.current;
+    return {
+      now,
+      tasks: new TaskRepo(db, now),
+      tickets: new TicketRepo(db, now),
+      windows: new WindowRepo(db, now),
+      dispatch: new DispatchRepo(db, now),
+      runtime: new RuntimeRepo(db, now),
+      outcomes: new OutcomeRepo(db, now),
+      asks: new AskRepo(db, now),
+    };
+  }
+
+  /** The whole database as file bytes (outside any transaction). */
+  export(): Uint8Array {
+    const bytes = this.current.raw.export();
+    // Older sql.js builds reopen the database in export(): pragmas must be re-applied.
+    this.current.exec(PRAGMAS);
+    return bytes;
+  }
+
+  close(): void {
+    this.current.raw.close();
+  }
+
+  /**
+   * A database on a private copy of `bytes`. sql.js keeps a Node Buffer it is given as its file
+   * (Buffer.slice shares memory), so later transactions would rewrite `bytes` in place: the last
+   * good version we may have to go back to.
+   */
+  private openBytes(bytes: Uint8Array): Database {
+    return new this.SQL.Database(Uint8Array.prototype.slice.call(bytes));
+  }
+}

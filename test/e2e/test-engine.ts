@@ -1,0 +1,67 @@
+// The e2e tests' window: the real HostEngine (what src/extension.ts builds per VS Code window,
+// minus VS Code) with the agents run from source and every timing shortened, so a test sees a
+// sync, a lease takeover or a hold in well under a second. Used in-process and, through
+// host-process.ts, as a separate process that a test can kill.
+import type { AgentKind } from '../../src/agent/adapters';
+import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import { systemClock } from '../../src/core/clock';
+import { HostEngine } from '../../src/engine/host-engine';
+import { tsNodeArgv } from '../integration/runtime-helpers';
+
+export interface TestEngineOptions {
+  /** globalStorage: windows that share it share tasks-index.sqlite. */
+  storageDir: string;
+  gatewayUrl: string;
+  apiKey: string;
+  agent: AgentKind;
+  windowId?: string;
+  /** The workspaces open in this window (none: it runs whatever no other window claims). */
+  workspaceKeys?: readonly string[];
+  /** Claude Code only. */
+  claudeCommand?: string;
+  claudeConfigDir?: string;
+  holdMaxMs?: number;
+  /** Unanswered permission questions are denied after this long. */
+  askTimeoutMs?: number;
+  onEvent?: (event: RuntimeEvent) => void;
+  log?: (line: string) => void;
+}
+
+/** The permission relay MCP server from source (the extension runs dist/permission-mcp.js). */
+export const PERMISSION_RELAY_FROM_SOURCE = { command: process.execPath, args: tsNodeArgv('src/permission-mcp/main.ts') };
+
+export function startTestEngine(options: TestEngineOptions): Promise<HostEngine> {
+  const workspaceKeys = options.workspaceKeys ?? [];
+  return HostEngine.start({
+    storageDir: options.storageDir,
+    gatewayUrl: options.gatewayUrl,
+    apiKey: async () => options.apiKey,
+    clock: systemClock,
+    windowId: options.windowId ?? `window-${process.pid}`,
+    workspaceKeys: () => workspaceKeys,
+    agent: () => options.agent,
+    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
+    claudeCommand: () => options.claudeCommand ?? 'claude',
+    claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2' } },
+    permissionRelay: PERMISSION_RELAY_FROM_SOURCE,
+    askTimeoutMs: options.askTimeoutMs,
+    keepAwake: () => false,
+    sync: { fallbackPollMs: 300, coalesceMs: 300, longPollMs: 2_000, backoffMs: 300, backoffMaxMs: 2_000, settleBackoffMs: 300, retakeBackoffMs: 300, retakeBackoffMaxMs: 2_000 },
+    lease: { ttlMs: 3_000, tickMs: 500 },
+    storeTuning: { durable: false, watch: { pollMs: 200 } },
+    schedulerTuning: { idleTickMs: 250 },
+    runtimeTuning: { proxyTimings: { holdDefaultMs: 200, holdMaxMs: options.holdMaxMs ?? 300 }, stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 } },
+    onRuntimeEvent: options.onEvent,
+    log: options.log,
+  });
+}
+
+export async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 60_000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
