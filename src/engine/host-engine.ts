@@ -257,7 +257,7 @@ export class HostEngine {
   /** Puts tasks left running by a host that is gone back in the queue (same session). */
   recover(): Promise<unknown> {
     return this.recovering.run(() =>
-      recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids))
+      recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids), (id) => this.runtime.runningTaskIds.includes(id))
         .then((report) => {
           this.recoveryReports.push(report);
           if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);

@@ -74,11 +74,19 @@ function pidFilesOf(runtimeDir: string, taskId: string): string[] {
 /** Puts tasks back in the queue, returning those it requeued (the window's TaskLifecycle.requeueInterrupted). */
 export type RequeueInterrupted = (taskIds: readonly string[]) => Promise<string[]>;
 
-export async function recoverInterrupted(store: TaskStore, runtimeDir: string, requeue: RequeueInterrupted): Promise<RecoveryReport> {
+/**
+ * @param runsHere tasks this window's own runtime is running right now. A window that loses the
+ * lease (one failed tick is enough) and regains it recovers again; its own agents are not orphans.
+ */
+export async function recoverInterrupted(store: TaskStore, runtimeDir: string, requeue: RequeueInterrupted, runsHere: (taskId: string) => boolean = () => false): Promise<RecoveryReport> {
   const report: RecoveryReport = { requeued: [], stillRunning: [], killedOrphans: [] };
   const running = store.read((tx) => tx.tasks.list({ status: ['running', 'awaiting'] }));
   const toRequeue: string[] = [];
   for (const task of running) {
+    if (runsHere(task.id)) {
+      report.stillRunning.push(task.id);
+      continue;
+    }
     let liveUnderHost = false;
     for (const file of pidFilesOf(runtimeDir, task.id)) {
       let record: PidRecord;

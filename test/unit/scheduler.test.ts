@@ -292,6 +292,30 @@ describe('start-up recovery of orphaned agents', () => {
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  it("leaves a task this window's runtime is running alone: its agent is not killed, the task is not requeued (a lease regained)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recover-own-'));
+    const store = await TaskStore.open({ directory: dir, clock: new ManualClock(1_000), durable: false, watch: false });
+    await store.mutate((tx) => {
+      tx.tasks.insert({ id: 't1', title: 't', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: 'T1', schedulable: true });
+      tx.tasks.claim('t1');
+      tx.tasks.markRunning('t1', { sessionId: 'session-own-1' });
+    });
+    // This process is the host: its pid record names process.pid, as a window's own agent does.
+    const agent = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '--', '--resume session-own-1'], { detached: true, stdio: 'ignore' });
+    await new Promise((r) => agent.once('spawn', r));
+    const segmentDir = path.join(dir, 'runtime', 'tasks', 't1', 'segment-1');
+    fs.mkdirSync(segmentDir, { recursive: true });
+    fs.writeFileSync(path.join(segmentDir, 'agent.pid'), JSON.stringify({ pid: agent.pid, hostPid: process.pid, sessionId: 'session-own-1', taskId: 't1' }));
+    const report = await recoverInterrupted(store, path.join(dir, 'runtime'), (ids) => new TaskLifecycle(store).requeueInterrupted(ids), (id) => id === 't1');
+    assert.deepEqual(report, { requeued: [], stillRunning: ['t1'], killedOrphans: [] });
+    assert.equal(store.read((tx) => tx.tasks.get('t1'))!.status, 'running');
+    assert.equal(agent.exitCode === null && agent.signalCode === null, true, "the window's own agent is still running");
+    assert.ok(fs.existsSync(path.join(segmentDir, 'agent.pid')), 'its pid record is kept');
+    agent.kill('SIGKILL');
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 });
 
 describe('window dispatcher', () => {
