@@ -134,12 +134,16 @@ export class TicketRepo {
     );
   }
 
-  /** The runner started a segment on this ticket (the agent was launched). First time wins. */
+  /**
+   * The runner started a segment on this ticket (the agent was launched). First start time wins.
+   * A segment that was only interrupted (a reload, a crash) goes on when the task resumes on the
+   * same live ticket: it is open again, so its real end (completed, expired...) is what it records.
+   */
   startSegment(ticketId: string): boolean {
     return (
       this.db.run(
-        `UPDATE off_peak_tickets SET segment_started_at = COALESCE(segment_started_at, ?), updated_at = ?
-         WHERE ticket_id = ? AND segment_ended_at IS NULL`,
+        `UPDATE off_peak_tickets SET segment_started_at = COALESCE(segment_started_at, ?), segment_ended_at = NULL, end_reason = NULL, updated_at = ?
+         WHERE ticket_id = ? AND (segment_ended_at IS NULL OR end_reason = 'interrupted')`,
         [this.now, this.now, ticketId],
       ) === 1
     );

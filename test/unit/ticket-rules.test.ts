@@ -508,6 +508,22 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       assert.deepEqual([task()!.status, ticket()!.endReason], ['queued', 'interrupted']);
     });
 
+    it('startSegment after interruptSegment on the same ticket: the segment is open again (started_at kept), so its real end is what it records', async () => {
+      await givenTask({ status: 'running' });
+      await tx((t) => interruptSegment(t, 'T', 'K1'));
+      await run();
+      assert.deepEqual([task()!.status, ticket()!.segmentStartedAt, ticket()!.segmentEndedAt, ticket()!.endReason], ['running', NOW, null, null]);
+      await tx((t) => t.tickets.endSegment('K1', 'completed'));
+      assert.equal(ticket()!.endReason, 'completed');
+    });
+
+    it('startSegment on a ticket whose segment really ended (expired): the ended segment is not reopened', async () => {
+      await givenTask({ status: 'running' });
+      await tx((t) => t.tickets.endSegment('K1', 'expired'));
+      await tx((t) => t.tickets.startSegment('K1'));
+      assert.equal(ticket()!.endReason, 'expired');
+    });
+
     it('interruptSegment: a running task without a ticket is requeued, no segment to end', async () => {
       await givenTask({ status: 'running' });
       await tx((t) => t.tasks.clearTicket('T'));
