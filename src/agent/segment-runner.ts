@@ -240,14 +240,15 @@ export class SegmentRun {
         const i = this.relayAsks.indexOf(ask);
         if (i >= 0) this.relayAsks.splice(i, 1);
       };
-      const ask = asks.ask({ tool: request.tool_name, summary: `${request.tool_name}: ${summarizeInput(request.input)}` }, (decision, by) => {
+      // The summary is what the tool would do; the card and the terminal show the tool's name beside it.
+      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input) }, (decision, by) => {
         close();
         this.show(`\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
         resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
       });
       if (this.relayAsks.push(ask) === 1) this.typed.reset();
       const seconds = Math.max(0, Math.round((ask.deadlineAt - ask.askedAt) / 1000));
-      this.show(`\n? Allow ${ask.summary}? [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+      this.show(`\n? Allow ${ask.tool}: ${ask.summary}? [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
       signal.addEventListener(
         'abort',
         () => {
