@@ -131,6 +131,7 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
   assert.equal(isProcessAlive(before.agent.pid), false, "the first segment's agent is gone");
   assert.ok(existsSync(path.join(workspaceOne, 'reload.txt')), 'the resumed session wrote reload.txt');
   const reloadTickets = db.tickets(afterReload.id);
+  assert.deepEqual(reloadTickets.map((t) => t.end_reason), ['completed'], 'one ticket, its segment resumed after the reload and ended completed');
   await tour.click(reloaded, 'terminal');
   const resumedLine = sessionAfter('resuming session', await findInTerminal(page, 'resuming session'));
   assert.equal(resumedLine, before.row.session_id, 'the terminal shows the resume of the same session');
