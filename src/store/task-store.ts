@@ -33,7 +33,7 @@ import { MemoryCopy } from './memory-copy';
 import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './schema';
 import { loadSqlJs } from './sqljs';
 import { StoreLeases } from './store-leases';
-import type { DisposableLike } from '../core/disposable';
+import { Emitter, type Event } from '../core/event';
 import type { StoreChange, StoreReadTx, StoreStats, StoreTx, TaskStoreOptions } from './store-types';
 
 export { changeConcerns, type StoreChange, type StoreReadTx, type StoreStats, type StoreTx, type TaskStoreOptions } from './store-types';
@@ -68,8 +68,9 @@ export class TaskStore {
   private tail: Promise<unknown> = Promise.resolve();
   private busy = false;
   private closed = false;
-  private readonly changeListeners = new Set<(change: StoreChange) => void>();
-  private readonly noticeListeners = new Set<(notice: StoreNotice) => void>();
+  // A listener's failure must not break the store: the emitters drop it.
+  private readonly changes = new Emitter<StoreChange>();
+  private readonly noticesOut = new Emitter<StoreNotice>();
   private watcher: ChangeWatcher | undefined;
 
   private constructor(SQL: SqlJsStatic, options: TaskStoreOptions) {
@@ -80,7 +81,7 @@ export class TaskStore {
     this.durable = options.durable ?? true;
     this.fsys = options.fs ?? fs;
     this.ioRetry = new IoRetry(options.ioRetry ?? {}, this.filePath, this.clock, this.stats, (n) => this.notify(n));
-    if (options.onNotice) this.noticeListeners.add(options.onNotice);
+    if (options.onNotice) this.noticesOut.event(options.onNotice);
     this.lock = new FileLock(`${this.filePath}.lock`, { ...options.lock, onNotice: (n) => this.notify(n) });
     this.copy = new MemoryCopy(SQL);
     this.leases = new StoreLeases({
@@ -140,15 +141,9 @@ export class TaskStore {
   }
 
   /** Fires after this store persisted (local) or noticed another process's write (external). */
-  onDidChange(listener: (change: StoreChange) => void): DisposableLike {
-    this.changeListeners.add(listener);
-    return { dispose: () => this.changeListeners.delete(listener) };
-  }
+  readonly onDidChange: Event<StoreChange> = this.changes.event;
 
-  onNotice(listener: (notice: StoreNotice) => void): DisposableLike {
-    this.noticeListeners.add(listener);
-    return { dispose: () => this.noticeListeners.delete(listener) };
-  }
+  readonly onNotice: Event<StoreNotice> = this.noticesOut.event;
 
   /** The lease as its file says now (no lock); undefined when there is none or it cannot be read now. */
   readLease(name: string): LeaseHolding | undefined {
@@ -227,27 +222,13 @@ export class TaskStore {
     this.notices.push(notice);
     // Keep the first notices (open-time ones matter most) and the latest; never grow without bound.
     if (this.notices.length > 100) this.notices.splice(20, this.notices.length - 100);
-    for (const listener of this.noticeListeners) {
-      try {
-        listener(notice);
-      } catch {
-        // a listener's failure must not break the store
-      }
-    }
+    this.noticesOut.fire(notice);
   }
 
   private emitChange(change: StoreChange): void {
     if (change.topics.size === 0) return; // nothing anyone shows or schedules changed
     // Deferred so listeners never run in the middle of a mutation.
-    queueMicrotask(() => {
-      for (const listener of this.changeListeners) {
-        try {
-          listener(change);
-        } catch {
-          // a listener's failure must not break the store
-        }
-      }
-    });
+    queueMicrotask(() => this.changes.fire(change));
   }
 
   /** Loads `bytes` (already checked) as our copy; returns the topics that differ from the old copy. */
