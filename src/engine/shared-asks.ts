@@ -5,8 +5,10 @@
 // (the first answer still wins: card, notification, terminal or deadline).
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
 import type { TaskRuntime } from '../agent/task-runtime';
+import os from 'node:os';
 import type { DisposableLike } from '../core/disposable';
 import { Emitter, type Event } from '../core/event';
+import { isProcessAlive } from '../core/process-alive';
 import { changeConcerns, type TaskStore } from '../store';
 
 export interface SharedAsksOptions {
@@ -48,8 +50,8 @@ export class SharedAsks {
   pending(taskId?: string): PendingAsk[] {
     const local = this.options.runtime.pendingAsks(taskId);
     const localIds = new Set(local.map((a) => a.id));
-    const remote = this.readShared()
-      .filter((a) => a.windowId !== this.options.windowId && a.answer === null && !localIds.has(a.id) && (taskId === undefined || a.taskId === taskId))
+    const remote = this.othersOpen()
+      .filter((a) => a.answer === null && !localIds.has(a.id) && (taskId === undefined || a.taskId === taskId))
       .map(({ id, taskId: t, tool, summary, askedAt, deadlineAt }) => ({ id, taskId: t, tool, summary, askedAt, deadlineAt }));
     return [...local, ...remote].sort((a, b) => a.askedAt - b.askedAt);
   }
@@ -60,8 +62,8 @@ export class SharedAsks {
    */
   async answer(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
     if (this.options.runtime.pendingAsks(taskId).some((a) => a.id === askId)) return this.options.runtime.answerAsk(taskId, askId, decision);
-    const shared = this.readShared().find((a) => a.id === askId && a.taskId === taskId);
-    if (!shared || shared.windowId === this.options.windowId) return 'unknown';
+    const shared = this.othersOpen().find((a) => a.id === askId && a.taskId === taskId);
+    if (!shared) return 'unknown';
     const left = await this.options.store.mutate((tx) => tx.asks.leaveAnswer(askId, decision));
     return left ? 'accepted' : 'already-answered';
   }
@@ -75,6 +77,22 @@ export class SharedAsks {
     for (const sub of this.subscriptions.splice(0)) sub.dispose();
     await this.publishing;
     await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, [])).catch((e: unknown) => this.log(`asks: ${String(e)}`));
+  }
+
+  /**
+   * Other windows' questions, only of windows still there: a window that crashed leaves its rows
+   * until the next registration drops them, and nothing would apply an answer to them.
+   */
+  private othersOpen() {
+    try {
+      return this.options.store.read((tx) => {
+        const here = os.hostname();
+        const live = new Set(tx.windows.list().filter((w) => w.host !== here || isProcessAlive(w.pid)).map((w) => w.windowId));
+        return tx.asks.list().filter((a) => a.windowId !== this.options.windowId && live.has(a.windowId));
+      });
+    } catch {
+      return [];
+    }
   }
 
   private readShared() {

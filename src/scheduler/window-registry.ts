@@ -97,7 +97,11 @@ export class WindowRegistry {
         tx.windows.register({ windowId: this.options.windowId, workspaceKeys, pid: process.pid, host: os.hostname() });
         // Registrations of windows whose process is gone (crashed without unregistering) are dropped.
         for (const other of tx.windows.list()) {
-          if (other.windowId !== this.options.windowId && other.host === os.hostname() && !this.isAlive(other.pid)) tx.windows.unregister(other.windowId);
+          if (other.windowId !== this.options.windowId && other.host === os.hostname() && !this.isAlive(other.pid)) {
+            tx.windows.unregister(other.windowId);
+            // Its open questions go with it: no agent is left to apply an answer to them.
+            tx.asks.publish(other.windowId, []);
+          }
         }
       });
     } catch (e) {

@@ -58,6 +58,19 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     assert.ok(!c.registry.remoteHosts().some((h) => h.windowId === 'D'), 'D unregistered on stop');
   });
 
+  it("a crashed window's registration and its open questions are dropped when another window registers", async () => {
+    const before = await TaskStore.open({ directory: dir, clock: systemClock, durable: false, watch: false });
+    stores.push(before);
+    await before.mutate((tx) => {
+      tx.tasks.insert({ id: 't1', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
+      tx.windows.register({ windowId: 'Z', workspaceKeys: ['/w'], pid: 999_999, host: os.hostname() });
+      tx.asks.publish('Z', [{ id: 'q1', taskId: 't1', tool: 'run_command', summary: 'run ls', askedAt: 1, deadlineAt: 600_001 }]);
+    });
+    const a = await open('A', [], async () => ({ status: 'started' }), { isAlive: (pid) => pid !== 999_999 });
+    const left = a.store.read((tx) => ({ windows: tx.windows.list().map((w) => w.windowId), asks: tx.asks.list().map((q) => q.id) }));
+    assert.deepEqual(left, { windows: ['A'], asks: [] });
+  });
+
   it('a window that never answers has its request withdrawn and the dispatch fails (for backoff)', async () => {
     const a = await open('A', [], async () => ({ status: 'started' }), { handoffTimeoutMs: 300 });
     const b = await open('B', ['/ws/b'], () => new Promise<DispatchResult>(() => {}));

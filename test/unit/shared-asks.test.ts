@@ -1,0 +1,53 @@
+// Questions of other windows as one window's panel sees them (docs/flows.md#questions-in-every-window),
+// on a real sql.js file; this window has no agent asking (a real AskBroker with nothing open).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AskBroker } from '../../src/agent/asks';
+import { ManualClock } from '../../src/core/clock';
+import { SharedAsks } from '../../src/engine/shared-asks';
+import { TaskStore } from '../../src/store';
+
+describe('shared asks: questions of other windows', () => {
+  let dir: string;
+  let store: TaskStore;
+  let asks: SharedAsks;
+  const question = (id: string) => ({ id, taskId: 't1', tool: 'run_command', summary: `run ${id}`, askedAt: 1, deadlineAt: 600_001 });
+
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-shared-asks-'));
+    store = await TaskStore.open({ directory: dir, clock: new ManualClock(1_000), watch: false, durable: false });
+    await store.mutate((tx) => {
+      tx.tasks.insert({ id: 't1', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
+      tx.windows.register({ windowId: 'live', workspaceKeys: [], pid: process.pid, host: os.hostname() });
+      tx.windows.register({ windowId: 'crashed', workspaceKeys: [], pid: 999_999, host: os.hostname() });
+      tx.asks.publish('live', [question('from-live')]);
+      tx.asks.publish('crashed', [question('from-crashed')]);
+    });
+    const broker = new AskBroker({ clock: new ManualClock(1_000), timeoutMs: () => 600_000 });
+    const runtime = {
+      pendingAsks: (taskId?: string) => broker.pending(taskId),
+      answerAsk: (taskId: string, askId: string, decision: 'allow' | 'deny') => broker.answer(taskId, askId, decision),
+      onAsksChange: (listener: () => void) => broker.onEvent(() => listener()),
+    };
+    asks = new SharedAsks({ store, windowId: 'here', runtime });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("lists a live window's question and not one left by a window whose process is gone", () => {
+    assert.deepEqual(
+      asks.pending().map((a) => a.id),
+      ['from-live'],
+    );
+  });
+
+  it("an answer to a gone window's question is refused as unknown; a live window's is left for it", async () => {
+    assert.equal(await asks.answer('t1', 'from-crashed', 'allow'), 'unknown');
+    assert.equal(await asks.answer('t1', 'from-live', 'allow'), 'accepted');
+    assert.equal(store.read((tx) => tx.asks.list('live'))[0].answer, 'allow');
+  });
+});
