@@ -9,6 +9,7 @@ import os from 'node:os';
 import type { DisposableLike } from '../core/disposable';
 import { Emitter, type Event } from '../core/event';
 import { isProcessAlive } from '../core/process-alive';
+import { CoalescingRun } from '../core/single-flight';
 import { changeConcerns, type TaskStore } from '../store';
 
 export interface SharedAsksOptions {
@@ -22,8 +23,7 @@ export class SharedAsks {
   private readonly log: (line: string) => void;
   private readonly changes = new Emitter<void>((e) => this.log(`asks: a listener failed: ${e instanceof Error ? e.message : String(e)}`));
   private readonly subscriptions: DisposableLike[] = [];
-  private publishing: Promise<void> | undefined;
-  private publishAgain = false;
+  private readonly publishing = new CoalescingRun(() => this.publishOnce(), (e) => this.log(`asks: could not publish: ${e instanceof Error ? e.message : String(e)}`));
   private stopped = false;
 
   constructor(private readonly options: SharedAsksOptions) {
@@ -75,7 +75,7 @@ export class SharedAsks {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const sub of this.subscriptions.splice(0)) sub.dispose();
-    await this.publishing;
+    await this.publishing.idle();
     await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, [])).catch((e: unknown) => this.log(`asks: ${String(e)}`));
   }
 
@@ -116,23 +116,12 @@ export class SharedAsks {
 
   /** Makes the DB hold this window's open questions (single-flight). */
   private publish(): void {
-    if (this.stopped) return;
-    if (this.publishing) {
-      this.publishAgain = true;
-      return;
-    }
+    if (!this.stopped) this.publishing.request();
+  }
+
+  private async publishOnce(): Promise<void> {
     const open = this.options.runtime.pendingAsks().map(({ id, taskId, tool, summary, askedAt, deadlineAt }) => ({ id, taskId, tool, summary, askedAt, deadlineAt }));
-    this.publishing = this.options.store
-      .mutate((tx) => tx.asks.publish(this.options.windowId, open))
-      .then(() => undefined)
-      .catch((e: unknown) => this.log(`asks: could not publish: ${e instanceof Error ? e.message : String(e)}`))
-      .finally(() => {
-        this.publishing = undefined;
-        if (this.publishAgain) {
-          this.publishAgain = false;
-          this.publish();
-        }
-      });
+    await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, open));
   }
 
   private fire(): void {

@@ -14,6 +14,7 @@ import type { PendingAsk } from '../agent/asks';
 import type { RuntimeEvent } from '../agent/task-runtime';
 import type { Clock } from '../core/clock';
 import { shortTaskTitle } from '../core/task-title';
+import { CoalescingRun } from '../core/single-flight';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 import { changeConcerns, type TaskStore, type UnnotifiedOutcome } from '../store';
 
@@ -51,8 +52,7 @@ export class TaskNotices {
   private readonly log: (line: string) => void;
   private subscription: { dispose(): void } | undefined;
   private graceTimer: TimerHandle | undefined;
-  private scanning: Promise<void> | undefined;
-  private scanAgain = false;
+  private readonly scans = new CoalescingRun(() => this.scanOnce(), (e) => this.log(`notices: ${e instanceof Error ? e.message : String(e)}`));
   private disposed = false;
   /** When this window started: results that ended earlier are not the lease holder's to notify. */
   private readonly startedAt: number;
@@ -85,25 +85,12 @@ export class TaskNotices {
 
   /** Looks for unclaimed results and claims those this window should notify (single-flight). */
   scan(): void {
-    if (this.disposed) return;
-    if (this.scanning) {
-      this.scanAgain = true;
-      return;
-    }
-    this.scanning = this.scanOnce()
-      .catch((e: unknown) => this.log(`notices: ${e instanceof Error ? e.message : String(e)}`))
-      .finally(() => {
-        this.scanning = undefined;
-        if (this.scanAgain) {
-          this.scanAgain = false;
-          this.scan();
-        }
-      });
+    if (!this.disposed) this.scans.request();
   }
 
   /** Resolves when no scan or claim is in flight. */
-  async idle(): Promise<void> {
-    while (this.scanning) await this.scanning;
+  idle(): Promise<void> {
+    return this.scans.idle();
   }
 
   dispose(): void {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { SingleFlight } from '../../src/core/single-flight';
+import { CoalescingRun, SingleFlight } from '../../src/core/single-flight';
 
 describe('SingleFlight', () => {
   it('a call while one is in flight shares it; the next call after it settles starts a new run', async () => {
@@ -35,5 +35,31 @@ describe('SingleFlight', () => {
     await idle;
     assert.equal(idled, true);
     await flight.idle(); // nothing in flight: resolves at once
+  });
+});
+
+describe('CoalescingRun', () => {
+  it('requests during a run coalesce into exactly one more run after it; a failed run is reported and does not stop the next', async () => {
+    const finishers: ((error?: Error) => void)[] = [];
+    const errors: unknown[] = [];
+    const run = new CoalescingRun(
+      () => new Promise<void>((resolve, reject) => finishers.push((error) => (error ? reject(error) : resolve()))),
+      (e) => errors.push(e),
+    );
+    run.request();
+    run.request();
+    run.request();
+    assert.equal(finishers.length, 1, 'one run at a time');
+    finishers[0](new Error('disk busy'));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(finishers.length, 2, 'the two requests made meanwhile became one more run');
+    assert.deepEqual(errors.map((e) => (e as Error).message), ['disk busy']);
+    let idled = false;
+    const idle = run.idle().then(() => (idled = true));
+    await Promise.resolve();
+    assert.equal(idled, false, 'idle waits for the run in flight');
+    finishers[1]();
+    await idle;
+    assert.equal(finishers.length, 2, 'nothing was asked for during the second run');
   });
 });
