@@ -76,7 +76,7 @@ export class LoopbackProxyServer {
   private async listen(): Promise<void> {
     const server = http.createServer({ noDelay: true }, (req, res) => {
       this.dispatch(req, res).catch((err: unknown) => {
-        if (!res.headersSent) sendNotFound(res, 502, `off-peak proxy: ${(err as Error).message}`);
+        if (!res.headersSent) sendError(res, 502, 'api_error', `off-peak proxy: ${(err as Error).message}`);
         else res.destroy();
       });
     });
@@ -101,7 +101,7 @@ export class LoopbackProxyServer {
     const route = this.routeFor(given);
     if (!route) {
       req.resume();
-      return sendNotFound(res, 404, 'not found');
+      return sendError(res, 404, 'not_found_error', 'not found');
     }
     return route(req, res, restParts.length ? '/' + restParts.join('/') : '', url.search);
   }
@@ -114,9 +114,10 @@ export class LoopbackProxyServer {
   }
 }
 
-function sendNotFound(res: http.ServerResponse, status: number, message: string): void {
-  const json = JSON.stringify({ type: 'error', error: { type: status === 404 ? 'not_found_error' : 'api_error', message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+/** An error in the Anthropic API's shape, which both agents understand. */
+export function sendError(res: http.ServerResponse, status: number, type: string, message: string, extra: Record<string, string> = {}): void {
+  const json = JSON.stringify({ type: 'error', error: { type, message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...extra });
   res.end(json);
 }
 

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
 import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
-import { LoopbackProxyServer, type ProxyRouteHandle } from './loopback-proxy-server';
+import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
 
 /**
  * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
@@ -266,12 +266,6 @@ function responseHeaders(headers: http.IncomingHttpHeaders): Record<string, stri
     out[name] = value;
   }
   return out;
-}
-
-function sendError(res: http.ServerResponse, status: number, type: string, message: string, extra: Record<string, string> = {}): void {
-  const json = JSON.stringify({ type: 'error', error: { type, message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...extra });
-  res.end(json);
 }
 
 /** The agent must stop, not retry: 400 + `x-should-retry: false` (Claude Code honours it, so does the reference agent). */
