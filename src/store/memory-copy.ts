@@ -5,6 +5,7 @@
  */
 import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from './dispatch-repo';
+import { FollowUpRepo } from './follow-up-repo';
 import { AskRepo } from './ask-repo';
 import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
@@ -95,6 +96,7 @@ export class MemoryCopy {
       runtime: new RuntimeRepo(db, now),
       outcomes: new OutcomeRepo(db, now),
       asks: new AskRepo(db, now),
+      followUps: new FollowUpRepo(db, now),
     };
   }
 

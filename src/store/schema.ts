@@ -12,6 +12,8 @@
  *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
  *     permission questions agents wait on, published by the window that runs them so every
  *     window's panel shows them, with an answer another window may leave for it.
+ * v8: `off_peak_follow_ups`, one row per follow-up task: the finished task it continues (and its
+ *     title then), the agent session its first segment resumes and the agent that owns it.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -28,12 +30,13 @@ export const RUNTIME_TABLE = 'off_peak_task_runtime';
 export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
-export const LATEST_SCHEMA_VERSION = 4;
+export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
+export const LATEST_SCHEMA_VERSION = 8;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
-  tasks: [TASKS_TABLE],
+  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
@@ -238,6 +241,20 @@ CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${
   BEGIN DELETE FROM ${ASKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
+export const SCHEMA_V8_SQL = `
+CREATE TABLE IF NOT EXISTS ${FOLLOW_UPS_TABLE} (
+  task_id      TEXT PRIMARY KEY,
+  follow_up_of TEXT NOT NULL,
+  of_title     TEXT NOT NULL,
+  session_id   TEXT NOT NULL,
+  agent        TEXT NOT NULL,
+  created_at   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${FOLLOW_UPS_TABLE}_session ON ${FOLLOW_UPS_TABLE} (session_id);
+CREATE TRIGGER IF NOT EXISTS ${FOLLOW_UPS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
+  BEGIN DELETE FROM ${FOLLOW_UPS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+`;
+
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
 INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified_at, seen_at)
@@ -298,6 +315,14 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(SCHEMA_V4_SQL);
       db.exec(changeTriggersSql(db));
       db.run(BACKFILL_V4_SQL, [now, now]);
+    },
+  },
+  {
+    version: 8,
+    description: 'follow-up tasks: the finished task each continues and the session it resumes',
+    up: (db) => {
+      db.exec(SCHEMA_V8_SQL);
+      db.exec(changeTriggersSql(db));
     },
   },
 ];

@@ -7,6 +7,7 @@ import type { Generation, StoreFs } from './db-file';
 import type { DispatchRepo } from './dispatch-repo';
 import type { StoreNotice } from './errors';
 import type { FileLockOptions } from './file-lock';
+import type { FollowUpRepo } from './follow-up-repo';
 import type { AskRepo } from './ask-repo';
 import type { OutcomeRepo } from './outcome-repo';
 import type { RuntimeRepo } from './runtime-repo';
@@ -52,6 +53,7 @@ export interface StoreTx {
   readonly runtime: RuntimeRepo;
   readonly outcomes: OutcomeRepo;
   readonly asks: AskRepo;
+  readonly followUps: FollowUpRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -64,6 +66,7 @@ export interface StoreReadTx {
   readonly runtime: Pick<RuntimeRepo, 'get'>;
   readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
   readonly asks: Pick<AskRepo, 'list'>;
+  readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
 }
 
 export interface StoreChange {
