@@ -7,13 +7,15 @@
  *   segment expired (3102) -> requeue + retake with the same task id, resume later,
  *   cancelled -> already cancelled by the user action (the segment is just closed),
  *   interrupted (host shutting down) -> back to queued, same session and ticket.
+ * A follow-up's first segment resumes the finished task's session with the follow-up's
+ * instructions, with that session's agent (docs/flows.md#follow-up).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
 import type { OffPeakTask, SegmentEndReason } from '../core/types';
-import type { TaskStore, TerminalDetails } from '../store';
+import type { FollowUpLink, TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
 import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk } from './asks';
@@ -182,7 +184,8 @@ export class TaskRuntime {
     }
 
     const record = store.read((tx) => tx.runtime.get(taskId));
-    const agentKind = (record?.agent as AgentKind | undefined) ?? this.options.defaultAgent();
+    const followUp = store.read((tx) => tx.followUps.get(taskId));
+    const agentKind = ((record ?? followUp)?.agent as AgentKind | undefined) ?? this.options.defaultAgent();
     const adapter = this.options.adapters[agentKind];
     if (!adapter) {
       const reason = `This task's session belongs to the ${agentKind} agent, which is not available in this window.`;
@@ -195,8 +198,14 @@ export class TaskRuntime {
     }
 
     // First segment vs resume: the session exists once the agent has started it.
-    const sessionId = task.sessionId ?? crypto.randomUUID();
-    const resume = task.sessionId !== null && (adapter.sessionExists?.(sessionId, task.workspacePath) ?? true);
+    const plan = followUp ? this.followUpSegment(task, followUp, adapter) : undefined;
+    if (plan && 'failure' in plan) {
+      await lifecycle.fail(taskId, { failureReason: plan.failure });
+      return { status: 'fatal', error: plan.failure };
+    }
+    const sessionId = plan?.sessionId ?? task.sessionId ?? crypto.randomUUID();
+    const resume = plan ? true : task.sessionId !== null && (adapter.sessionExists?.(sessionId, task.workspacePath) ?? true);
+    const prompt = plan ? plan.prompt : resume ? CONTINUATION_PROMPT : task.prompt;
     const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
     const segmentDir = segmentDirOf(this.options.runtimeDir, taskId, ordinal, clock.now());
 
@@ -208,7 +217,7 @@ export class TaskRuntime {
           taskId,
           sessionId,
           resume,
-          prompt: resume ? CONTINUATION_PROMPT : task.prompt,
+          prompt,
           permissionMode: task.permissionMode,
           model: task.model ?? (await this.defaultModel()),
           thoughtLevel: task.thoughtLevel,
@@ -259,6 +268,18 @@ export class TaskRuntime {
     this.active.set(taskId, segment);
     this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: run.pid, at: clock.now() });
     return { status: 'started' };
+  }
+
+  /**
+   * A follow-up always resumes the finished task's session: with its own instructions until a
+   * model request of it was admitted (then the agent has them), with the continuation prompt after.
+   */
+  private followUpSegment(task: OffPeakTask, link: FollowUpLink, adapter: AgentAdapter): { sessionId: string; prompt: string } | { failure: string } {
+    if (!(adapter.sessionExists?.(link.sessionId, task.workspacePath) ?? true)) {
+      return { failure: `The session of "${link.ofTitle}" is gone (its agent no longer has it), so this follow-up cannot continue it.` };
+    }
+    const heard = task.sessionId !== null && this.options.store.read((tx) => tx.tickets.forTask(task.id)).some((t) => t.activeAt !== null);
+    return { sessionId: link.sessionId, prompt: heard ? CONTINUATION_PROMPT : task.prompt };
   }
 
   /** The gateway's default model; a failure to learn it leaves the choice to the agent (logged). */

@@ -184,11 +184,16 @@ export class HostEngine {
     // No safety-net tick of its own: the lease tick below is the engine's one idle heartbeat.
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, idleTickMs: Infinity, ...options.schedulerTuning, log });
     const leftovers = { runtimeDir, referenceSessionsDir };
+    // A session a follow-up shares with its first task stays until no task uses it (docs/flows.md#follow-up).
+    const pruneDeleted = (task: { id: string; sessionId: string | null }) => {
+      const shared = task.sessionId !== null && store.read((tx) => tx.followUps.sessionInUse(task.sessionId!, task.id));
+      pruneTaskLeftovers(leftovers, shared ? { id: task.id, sessionId: null } : task, log);
+    };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
-    const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
+    const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted, log });
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log);
     service.onDidWake(() => scheduler.wake());
-    service.onDidDelete((task) => pruneTaskLeftovers(leftovers, task, log));
+    service.onDidDelete(pruneDeleted);
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });

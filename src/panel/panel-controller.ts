@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock';
 import { Disposable, type DisposableLike } from '../core/disposable';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { HistoryRow } from '../core/history';
+import type { FollowUpLink } from '../store';
 import {
   describeInvalidMessage,
   PanelRequests,
@@ -33,6 +34,8 @@ export interface PanelBackend extends RequestHandlers {
   history(): HistoryRow[];
   /** The open permission questions of the agents this window runs. */
   pendingAsks(): PendingAsk[];
+  /** Follow-up tasks' links, by task id (absent: none). */
+  followUpLinks?(): Map<string, FollowUpLink>;
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
   availability(): PanelState['availability'];
@@ -88,7 +91,8 @@ export class PanelController extends Disposable {
     const asks = new Map<string, PendingAsk[]>();
     for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
     const unseen = this.backend.unseenTaskIds();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id)));
+    const links = this.backend.followUpLinks?.() ?? new Map<string, FollowUpLink>();
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id)));
     return {
       version: ++this.version,
       now,

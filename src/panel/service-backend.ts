@@ -38,6 +38,11 @@ export interface PanelHostBits {
   /** Loads the client configs again (the panel opened, or a take was refused). */
   reloadConfigs(): Promise<unknown>;
   openTerminal(taskId: string): Promise<unknown>;
+  /**
+   * The Session entry (docs/flows.md#open-session): what it opened. Absent: the task's terminal
+   * (the transcript), as openTerminal.
+   */
+  openSession?(taskId: string): Promise<'interactive' | 'transcript'>;
   /** Shows a modal question; true when the user chose `action`. */
   confirm(question: Confirmation): Promise<boolean>;
   notice(): string | undefined;
@@ -135,7 +140,14 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       }
       return byTask;
     },
-    history: () => service.history(),
+    history: () => {
+      const links = store.read((tx) => tx.followUps.all());
+      return service.history().map((row) => {
+        const link = links.get(row.taskId);
+        return link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
+      });
+    },
+    followUpLinks: () => store.read((tx) => tx.followUps.all()),
     availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
@@ -189,6 +201,24 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async openTerminal({ taskId }) {
       await host.openTerminal(taskId);
       return {};
+    },
+    async openSession({ taskId }) {
+      taskOrThrow(taskId);
+      if (host.openSession) return { opened: await host.openSession(taskId) };
+      await host.openTerminal(taskId);
+      return { opened: 'transcript' as const };
+    },
+    async followUp({ taskId, prompt, title, permissionMode }) {
+      const of = taskOrThrow(taskId);
+      const mode = permissionMode ?? of.permissionMode;
+      if (mode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(of.workspacePath)))) return { taskId: null };
+      try {
+        const task = await service.followUp(taskId, { prompt, title, permissionMode: mode });
+        return { taskId: task.id };
+      } catch (e) {
+        void refresh().catch(() => undefined);
+        throw e;
+      }
     },
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };

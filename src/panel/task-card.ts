@@ -1,8 +1,9 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
 import type { PendingAsk } from '../agent/asks';
 import { canEdit, canTransition } from '../core/task-state';
-import type { OffPeakTask, TicketRecord } from '../core/types';
+import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
 import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
+import type { FollowUpLink } from '../store';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
@@ -41,7 +42,8 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
  * `asks`: the open permission questions of this task's agent, when this window runs it.
  * `unseen`: its result has not been shown by any panel yet.
  */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false): TaskCard {
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink): TaskCard {
+  const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
     id: task.id,
@@ -64,6 +66,8 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
+    followUpOfId: followUp?.followUpOf ?? null,
+    followUpOfTitle: followUp?.ofTitle ?? null,
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).
       pause: canTransition(task, 'pause'),
@@ -71,6 +75,9 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
       edit: canEdit(task),
       cancel: canTransition(task, 'cancel'),
       delete: true,
+      // docs/flows.md#follow-up, docs/flows.md#open-session
+      followUp: finishedWithSession,
+      openSession: task.sessionId !== null,
     },
   };
 }

@@ -62,12 +62,18 @@ export const TaskCardSchema = z.object({
   ask: CardAskSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
+  /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
+  followUpOfId: z.string().nullable(),
+  followUpOfTitle: z.string().nullable(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
     edit: z.boolean(),
     cancel: z.boolean(),
     delete: z.boolean(),
+    /** A finished task that has a session: "Follow up…" and "Open session". */
+    followUp: z.boolean(),
+    openSession: z.boolean(),
   }),
 });
 export type TaskCard = z.infer<typeof TaskCardSchema>;
@@ -81,6 +87,9 @@ export const HistoryRowSchema = z.object({
   durationMs: z.number().nonnegative(),
   sessionId: z.string().nullable(),
   failureReason: z.string().nullable(),
+  /** A follow-up's History row says which task it followed up ("follow-up of <title>"). */
+  followUpOfId: z.string().nullable().optional(),
+  followUpOfTitle: z.string().nullable().optional(),
 });
 
 /**
@@ -191,6 +200,19 @@ export const PanelRequests = {
   delete: { params: TaskRef, result: Confirmed },
   deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.string().optional() }) },
   openTerminal: { params: TaskRef, result: Nothing },
+  /**
+   * The Session entry: a Claude Code session continues interactively in a terminal; a reference
+   * agent's transcript is shown read-only in the task's terminal (docs/flows.md#open-session).
+   */
+  openSession: { params: TaskRef, result: z.object({ opened: z.enum(['interactive', 'transcript']) }) },
+  /**
+   * "Follow up…" on a finished task: a new task resuming its session (docs/flows.md#follow-up).
+   * `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued.
+   */
+  followUp: {
+    params: z.object({ taskId, prompt, title: title.optional(), permissionMode: PermissionModeSchema.optional() }).strict(),
+    result: z.object({ taskId: z.string().nullable() }),
+  },
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
   /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
   answerAsk: {

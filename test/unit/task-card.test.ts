@@ -55,14 +55,25 @@ describe('task card', () => {
     const awaiting = task({ status: 'awaiting', startedAt: 10 });
     assert.equal(toTaskCard(awaiting, [ticket({ serverState: 'ready', segmentStartedAt: 10 })]).phase, 'waiting_for_admission');
     assert.equal(toTaskCard(awaiting, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).phase, 'running');
-    assert.deepEqual(toTaskCard(awaiting, []).actions, { pause: false, continue: false, edit: false, cancel: true, delete: true });
+    assert.deepEqual(toTaskCard(awaiting, []).actions, { pause: false, continue: false, edit: false, cancel: true, delete: true, followUp: false, openSession: false });
   });
 
   it('offers only the actions the state machine allows', () => {
-    assert.deepEqual(toTaskCard(task(), []).actions, { pause: true, continue: false, edit: true, cancel: true, delete: true });
+    assert.deepEqual(toTaskCard(task(), []).actions, { pause: true, continue: false, edit: true, cancel: true, delete: true, followUp: false, openSession: false });
     assert.equal(toTaskCard(task({ claimRunning: true }), []).actions.pause, false, 'a claimed task cannot be paused');
-    assert.deepEqual(toTaskCard(task({ status: 'paused' }), []).actions, { pause: false, continue: true, edit: true, cancel: true, delete: true });
-    assert.deepEqual(toTaskCard(task({ status: 'completed', endedAt: 5 }), []).actions, { pause: false, continue: false, edit: false, cancel: false, delete: true });
+    assert.deepEqual(toTaskCard(task({ status: 'paused' }), []).actions, { pause: false, continue: true, edit: true, cancel: true, delete: true, followUp: false, openSession: false });
+    assert.deepEqual(toTaskCard(task({ status: 'completed', endedAt: 5 }), []).actions, { pause: false, continue: false, edit: false, cancel: false, delete: true, followUp: false, openSession: false });
+  });
+
+  it('a finished task with a session offers Follow up… and Open session; a follow-up names the task it continues', () => {
+    const done = task({ status: 'completed', startedAt: 3, endedAt: 5, sessionId: '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e' });
+    assert.deepEqual([toTaskCard(done, []).actions.followUp, toTaskCard(done, []).actions.openSession], [true, true]);
+    const running = task({ status: 'running', startedAt: 3, sessionId: '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e' });
+    assert.deepEqual([toTaskCard(running, []).actions.followUp, toTaskCard(running, []).actions.openSession], [false, true]);
+    const link = { taskId: 'task-1', followUpOf: 'first', ofTitle: 'the first', sessionId: done.sessionId!, agent: 'reference', createdAt: 1 };
+    const card = toTaskCard(task(), [], [], false, link);
+    assert.deepEqual([card.followUpOfId, card.followUpOfTitle], ['first', 'the first']);
+    assert.deepEqual([toTaskCard(task(), []).followUpOfId, toTaskCard(task(), []).followUpOfTitle], [null, null]);
   });
 
   it('counts segments from the ledger, not tickets', () => {
