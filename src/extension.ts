@@ -15,6 +15,7 @@ import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
+import { openSession, registerSessionCommands } from './vscode/session-commands';
 import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import type { TasksPanel } from './vscode/panel';
@@ -85,6 +86,7 @@ class OffPeakExtension implements vscode.Disposable {
       terminals: this.terminals,
       models: () => this.allowedModels,
     });
+    registerSessionCommands(context, { whenStarted: () => this.api.whenStarted(), terminals: this.terminals, showPanel: () => void this.panel.show() });
     context.subscriptions.push(
       this.output,
       this.apiKey,
@@ -169,6 +171,7 @@ class OffPeakExtension implements vscode.Disposable {
           const task = engine.service.getTask(taskId);
           this.terminals.show(taskId, task?.title || taskId);
         },
+        openSession: async (taskId) => openSession(engine, this.terminals, taskId),
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {

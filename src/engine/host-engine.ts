@@ -9,6 +9,7 @@ import { KeepAwake } from '../agent/keep-awake';
 import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
 import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/task-runtime';
+import { sessionViewOf, type SessionView } from '../agent/session-terminal';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
@@ -103,6 +104,7 @@ export class HostEngine {
     private readonly asks: SharedAsks,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
+    private readonly claudeSession: { command: () => string; configDir?: string },
   ) {}
 
   static async start(options: HostEngineOptions): Promise<HostEngine> {
@@ -191,7 +193,10 @@ export class HostEngine {
     };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted, log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log);
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log, {
+      command: options.claudeCommand,
+      configDir: options.claudeCode?.configDir,
+    });
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete(pruneDeleted);
     store.onDidChange((change) => {
@@ -234,6 +239,20 @@ export class HostEngine {
       taskStatus: (taskId) => this.service.getTask(taskId)?.status,
       tickets: (taskId) => this.service.ticketsOf(taskId),
     };
+  }
+
+  /**
+   * What "Open session" opens for a task (docs/flows.md#open-session): `claude --resume` for a
+   * finished Claude Code task whose session no other task works on, else its transcript.
+   */
+  sessionView(taskId: string, hostEnv: Readonly<Record<string, string | undefined>> = process.env): SessionView {
+    const { task, agent, busy } = this.store.read((tx) => {
+      const t = tx.tasks.get(taskId);
+      return { task: t, agent: tx.runtime.get(taskId)?.agent, busy: t?.sessionId ? tx.followUps.liveUsersOfSession(t.sessionId, taskId).length > 0 : false };
+    });
+    if (!task) throw new Error('This task no longer exists.');
+    const claude = { command: this.claudeSession.command(), configDir: this.claudeSession.configDir, hostEnv, proxyPort: this.proxyListener.listeningPort };
+    return sessionViewOf(task, agent, claude, busy);
   }
 
   /** The open permission questions of every window's agents (oldest first). */

@@ -77,7 +77,8 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
       delete: true,
       // docs/flows.md#follow-up, docs/flows.md#open-session
       followUp: finishedWithSession,
-      openSession: task.sessionId !== null,
+      // While it runs, its Terminal shows the session live.
+      openSession: finishedWithSession,
     },
   };
 }

@@ -71,7 +71,7 @@ export const TaskCardSchema = z.object({
     edit: z.boolean(),
     cancel: z.boolean(),
     delete: z.boolean(),
-    /** A finished task that has a session: "Follow up…" and "Open session". */
+    /** A finished task that has a session: "Follow up…" and "Open session" (while it runs, its Terminal shows it live). */
     followUp: z.boolean(),
     openSession: z.boolean(),
   }),

@@ -69,7 +69,7 @@ describe('task card', () => {
     const done = task({ status: 'completed', startedAt: 3, endedAt: 5, sessionId: '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e' });
     assert.deepEqual([toTaskCard(done, []).actions.followUp, toTaskCard(done, []).actions.openSession], [true, true]);
     const running = task({ status: 'running', startedAt: 3, sessionId: '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e' });
-    assert.deepEqual([toTaskCard(running, []).actions.followUp, toTaskCard(running, []).actions.openSession], [false, true]);
+    assert.deepEqual([toTaskCard(running, []).actions.followUp, toTaskCard(running, []).actions.openSession], [false, false], 'its Terminal shows it live');
     const link = { taskId: 'task-1', followUpOf: 'first', ofTitle: 'the first', sessionId: done.sessionId!, agent: 'reference', createdAt: 1 };
     const card = toTaskCard(task(), [], [], false, link);
     assert.deepEqual([card.followUpOfId, card.followUpOfTitle], ['first', 'the first']);

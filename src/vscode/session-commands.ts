@@ -1,0 +1,100 @@
+// "Open session" and "Follow up…" (docs/flows.md#open-session, docs/flows.md#follow-up): the
+// integrated terminal that continues a Claude Code session interactively, and the palette
+// commands. What to open, with which argv, folder and environment, is decided vscode-free
+// (src/agent/session-terminal.ts); here it only becomes a terminal.
+import * as vscode from 'vscode';
+import { isTerminalStatus, type OffPeakTask, type PermissionMode } from '../core/types';
+import { shortTaskTitle } from '../core/task-title';
+import { plainNotificationText } from '../core/untrusted-text';
+import type { HostEngine } from '../engine/host-engine';
+import { bypassConfirmation } from '../panel/confirmations';
+import { confirmModal } from './confirm';
+import type { TaskTerminals } from './task-terminals';
+
+export interface SessionCommandDeps {
+  whenStarted(): Promise<HostEngine | undefined>;
+  terminals: TaskTerminals;
+  showPanel(): void;
+}
+
+/** Opens a task's session: `claude --resume <id>` in a terminal of its own, or the task's transcript. */
+export function openSession(engine: HostEngine, terminals: TaskTerminals, taskId: string): 'interactive' | 'transcript' {
+  const view = engine.sessionView(taskId);
+  if (view.kind === 'transcript') {
+    terminals.show(taskId, shortTaskTitle(engine.service.getTask(taskId), taskId));
+    return 'transcript';
+  }
+  const { name, shellPath, shellArgs, cwd, env } = view.terminal;
+  // shellPath + shellArgs: VS Code runs the program with this argv; no shell parses anything.
+  const terminal = vscode.window.createTerminal({ name, shellPath, shellArgs, cwd, env, iconPath: new vscode.ThemeIcon('comment-discussion') });
+  terminal.show();
+  return 'interactive';
+}
+
+export function registerSessionCommands(context: vscode.ExtensionContext, deps: SessionCommandDeps): void {
+  const register = (id: string, fn: (...args: unknown[]) => unknown) =>
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await fn(...args);
+        } catch (e) {
+          void vscode.window.showErrorMessage(`Off-Peak Tasks: ${plainNotificationText(e instanceof Error ? e.message : String(e))}`);
+          return undefined;
+        }
+      }),
+    );
+
+  // A task id may be passed (automation, tests); otherwise a pick.
+  register('offPeak.openSession', async (taskId?: unknown) => {
+    const engine = await started(deps);
+    const task = await taskArg(engine, taskId, (t) => t.sessionId !== null, 'Open the session of which task?');
+    return task ? openSession(engine, deps.terminals, task.id) : undefined;
+  });
+
+  register('offPeak.followUp', async (taskId?: unknown, instructions?: unknown) => {
+    const engine = await started(deps);
+    const of = await taskArg(engine, taskId, (t) => isTerminalStatus(t.status) && t.sessionId !== null, 'Follow up which finished task?');
+    if (!of) return undefined;
+    const prompt =
+      typeof instructions === 'string'
+        ? instructions
+        : await vscode.window.showInputBox({
+            title: `Follow up "${plainNotificationText(shortTaskTitle(of, of.id), 60)}"`,
+            prompt: 'New instructions. They run as a new off-peak task that continues this task\'s session, in the same folder.',
+            ignoreFocusOut: true,
+            validateInput: (v) => (v.trim() ? undefined : 'The instructions must not be empty.'),
+          });
+    if (!prompt) return undefined;
+    const mode: PermissionMode = of.permissionMode;
+    if (mode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(of.workspacePath)))) return undefined;
+    const task = await engine.service.followUp(of.id, { prompt, permissionMode: mode });
+    void vscode.window
+      .showInformationMessage(`Queued "${plainNotificationText(task.title, 80)}", a follow-up of "${plainNotificationText(shortTaskTitle(of, of.id), 60)}".`, 'Open Tasks')
+      .then((c) => c && deps.showPanel());
+    return task.id;
+  });
+}
+
+async function started(deps: SessionCommandDeps): Promise<HostEngine> {
+  const engine = await deps.whenStarted();
+  if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
+  return engine;
+}
+
+async function taskArg(engine: HostEngine, taskId: unknown, filter: (t: OffPeakTask) => boolean, placeHolder: string): Promise<OffPeakTask | undefined> {
+  if (typeof taskId === 'string') {
+    const task = engine.service.getTask(taskId);
+    if (!task) throw new Error('This task no longer exists.');
+    return task;
+  }
+  const tasks = engine.service.listTasks().filter(filter);
+  if (tasks.length === 0) {
+    void vscode.window.showInformationMessage('No matching off-peak tasks.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    tasks.map((t) => ({ label: plainNotificationText(shortTaskTitle(t, t.id, 60), 80), description: t.status, detail: t.workspacePath, task: t })),
+    { placeHolder },
+  );
+  return pick?.task;
+}
