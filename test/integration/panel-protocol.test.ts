@@ -63,7 +63,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     );
     assert.equal(queued.phase, 'in_queue');
     assert.equal(queued.queuePosition, 1);
-    assert.deepEqual(queued.actions, { pause: true, continue: false, edit: true, cancel: true, delete: true });
+    assert.deepEqual(queued.actions, { pause: true, continue: false, edit: true, cancel: true, delete: true, followUp: false, openSession: false });
     assert.equal(world.takeRequests(), 1, 'exactly one take reached the gateway');
 
     await world.promote();
