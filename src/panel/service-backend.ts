@@ -43,6 +43,8 @@ export interface PanelHostBits {
    * (the transcript), as openTerminal.
    */
   openSession?(taskId: string): Promise<'interactive' | 'transcript'>;
+  /** Whether the user's own Claude Code runs on this session in a terminal of this window (a follow-up must wait). */
+  sessionInUseHere?(sessionId: string): boolean;
   /** Shows a modal question; true when the user chose `action`. */
   confirm(question: Confirmation): Promise<boolean>;
   notice(): string | undefined;
@@ -210,6 +212,9 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     async followUp({ taskId, prompt, title, permissionMode }) {
       const of = taskOrThrow(taskId);
+      if (of.sessionId && host.sessionInUseHere?.(of.sessionId)) {
+        throw new Error('Claude Code is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.');
+      }
       const mode = permissionMode ?? of.permissionMode;
       if (mode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(of.workspacePath)))) return { taskId: null };
       try {

@@ -14,22 +14,53 @@ import type { TaskTerminals } from './task-terminals';
 export interface SessionCommandDeps {
   whenStarted(): Promise<HostEngine | undefined>;
   terminals: TaskTerminals;
+  sessions: SessionTerminals;
   showPanel(): void;
 }
 
-/** Opens a task's session: `claude --resume <id>` in a terminal of its own, or the task's transcript. */
-export function openSession(engine: HostEngine, terminals: TaskTerminals, taskId: string): 'interactive' | 'transcript' {
-  const view = engine.sessionView(taskId);
-  if (view.kind === 'transcript') {
-    terminals.show(taskId, shortTaskTitle(engine.service.getTask(taskId), taskId));
-    return 'transcript';
+/** The interactive `claude --resume` terminals this window opened, by session id. */
+export class SessionTerminals implements vscode.Disposable {
+  private readonly open = new Map<string, vscode.Terminal>();
+  private readonly closed = vscode.window.onDidCloseTerminal((t) => {
+    for (const [session, terminal] of this.open) if (terminal === t) this.open.delete(session);
+  });
+
+  constructor(private readonly terminals: TaskTerminals) {}
+
+  /** Opens a task's session: `claude --resume <id>` in a terminal of its own, or the task's transcript. */
+  show(engine: HostEngine, taskId: string): 'interactive' | 'transcript' {
+    const view = engine.sessionView(taskId);
+    if (view.kind === 'transcript') {
+      this.terminals.show(taskId, shortTaskTitle(engine.service.getTask(taskId), taskId));
+      return 'transcript';
+    }
+    const { name, shellPath, shellArgs, cwd, env } = view.terminal;
+    const session = shellArgs[1];
+    const running = this.open.get(session);
+    if (running && running.exitStatus === undefined) {
+      running.show();
+      return 'interactive';
+    }
+    // shellPath + shellArgs: VS Code runs the program with this argv; no shell parses anything.
+    const terminal = vscode.window.createTerminal({ name, shellPath, shellArgs, cwd, env, iconPath: new vscode.ThemeIcon('comment-discussion') });
+    this.open.set(session, terminal);
+    terminal.show();
+    return 'interactive';
   }
-  const { name, shellPath, shellArgs, cwd, env } = view.terminal;
-  // shellPath + shellArgs: VS Code runs the program with this argv; no shell parses anything.
-  const terminal = vscode.window.createTerminal({ name, shellPath, shellArgs, cwd, env, iconPath: new vscode.ThemeIcon('comment-discussion') });
-  terminal.show();
-  return 'interactive';
+
+  /** Whether Claude Code still runs on this session in a terminal of this window (a follow-up must wait). */
+  inUse(sessionId: string): boolean {
+    const terminal = this.open.get(sessionId);
+    return terminal !== undefined && terminal.exitStatus === undefined;
+  }
+
+  dispose(): void {
+    this.closed.dispose();
+  }
 }
+
+/** Why a follow-up cannot start while the user's own Claude Code works on the session. */
+export const SESSION_OPEN_HERE = 'Claude Code is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.';
 
 export function registerSessionCommands(context: vscode.ExtensionContext, deps: SessionCommandDeps): void {
   const register = (id: string, fn: (...args: unknown[]) => unknown) =>
@@ -48,13 +79,14 @@ export function registerSessionCommands(context: vscode.ExtensionContext, deps: 
   register('offPeak.openSession', async (taskId?: unknown) => {
     const engine = await started(deps);
     const task = await taskArg(engine, taskId, (t) => t.sessionId !== null, 'Open the session of which task?');
-    return task ? openSession(engine, deps.terminals, task.id) : undefined;
+    return task ? deps.sessions.show(engine, task.id) : undefined;
   });
 
   register('offPeak.followUp', async (taskId?: unknown, instructions?: unknown) => {
     const engine = await started(deps);
     const of = await taskArg(engine, taskId, (t) => isTerminalStatus(t.status) && t.sessionId !== null, 'Follow up which finished task?');
     if (!of) return undefined;
+    if (of.sessionId && deps.sessions.inUse(of.sessionId)) throw new Error(SESSION_OPEN_HERE);
     const prompt =
       typeof instructions === 'string'
         ? instructions

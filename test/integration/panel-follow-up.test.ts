@@ -2,7 +2,8 @@
 // host's PanelController and the webview's HostChannel over a real MessageChannel, the real
 // TaskService on a real sql.js file and the real reference gateway on loopback.
 import assert from 'node:assert/strict';
-import { connect, PANEL_WORKSPACE } from './panel-link';
+import { createServiceBackend } from '../../src/panel/service-backend';
+import { connect, NO_ASKS, PANEL_WORKSPACE } from './panel-link';
 import { World } from './service-harness';
 
 const SESSION = '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e';
@@ -73,6 +74,29 @@ describe('webview protocol: Follow up… and Open session', () => {
     await assert.rejects(link.webview.channel.request('followUp', { taskId: queued.id, prompt: 'more' }), /Cannot follow up "q" yet: it is queued/);
     await assert.rejects(link.webview.channel.request('followUp', { taskId: queued.id, prompt: '' }), /Invalid request/);
     await assert.rejects(link.webview.channel.request('followUp', { taskId: queued.id, prompt: 'x', permissionMode: 'yolo' } as never), /Invalid request/);
+  });
+
+  it("refuses a follow-up while the user's own Claude Code runs on the session in a terminal of this window, and takes no ticket", async () => {
+    const firstId = await finishedTask('plan');
+    const { service, store } = world.windows[0];
+    const open = new Set([SESSION]);
+    const backend = createServiceBackend(service, store, {
+      hasApiKey: async () => true,
+      setApiKey: async () => undefined,
+      workspaces: () => [],
+      models: () => [],
+      configs: () => undefined,
+      reloadConfigs: async () => undefined,
+      openTerminal: async () => undefined,
+      sessionInUseHere: (sessionId) => open.has(sessionId),
+      confirm: async () => true,
+      notice: () => undefined,
+    }, NO_ASKS);
+    const takes = world.takeRequests();
+    await assert.rejects(backend.followUp({ taskId: firstId, prompt: 'more' }), /close it first/);
+    assert.equal(world.takeRequests(), takes);
+    open.clear(); // the terminal was closed
+    assert.ok((await backend.followUp({ taskId: firstId, prompt: 'more' })).taskId);
   });
 
   it('Open session without a host terminal for sessions shows the task terminal (the transcript)', async () => {
