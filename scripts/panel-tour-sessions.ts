@@ -126,10 +126,18 @@ runTour('panel-tour-sessions', async ({ browser, stateDir, userData, artifacts, 
   assert.equal(realpathSync(running.cwd), realpathSync(workspace), "in the task's folder");
   assert.notEqual(running.env.ANTHROPIC_AUTH_TOKEN, PROXY_DUMMY_TOKEN, "not the proxy's token");
   assert.ok(!/127\.0\.0\.1/.test(running.env.ANTHROPIC_BASE_URL ?? ''), 'not the loopback proxy');
-  await page.locator('.part.panel .terminal-tab, .part.panel .tabs-list', { hasText: 'Claude Code' }).first().waitFor({ timeout: 30_000 }).catch(() => undefined);
-  await page.waitForTimeout(3000); // let Claude Code draw its first screen
+  // What the user's own Claude Code shows (without network here: that it cannot reach ITS endpoint, not the proxy).
+  const rows = page.locator('.part.panel .xterm-rows:visible').first();
+  const shown = await until('Claude Code drawing its first screen', async () => {
+    const text = (await rows.innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+    return /Claude Code/.test(text) && text.length > 40 ? text : undefined;
+  }, 30_000).catch(async () => (await rows.innerText().catch(() => '')).replace(/\s+/g, ' ').trim());
   await tour.shot('claude-open-session-terminal');
-  log(`Open session: pid ${running.pid} runs ${running.argv.join(' ')} in ${running.cwd}`);
+  log(`Open session: pid ${running.pid} runs ${running.argv.join(' ')} in ${running.cwd}; it shows: ${shown.slice(0, 200)}`);
+  // Close it before following up: a window refuses a follow-up while its own Claude Code runs on the session.
+  await focusWorkbench(page);
+  await runCommand(page, 'Terminal: Kill the Active Terminal Instance');
+  await until('the interactive Claude Code to stop', () => interactiveResumes(claudeRow.session_id!).length === 0, 30_000);
 
   await focusWorkbench(page);
   await runCommand(page, 'Follow Up on Task…');
