@@ -441,6 +441,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
             <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
             {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
+            <FollowUpMark title={card.followUpOfTitle} />
           </div>
           <Segments segments={segments} />
         </div>
