@@ -107,6 +107,9 @@ runTour('panel-tour-sessions', async ({ browser, stateDir, userData, artifacts, 
   assert.ok(said.includes(`user: ${first}`) && said.includes('assistant: Noted: the code word is PELICAN.'), `the model saw the first task's turns: ${JSON.stringify(said)}`);
   const followHistory = tour.frame.locator('.history-row', { hasText: followTitle });
   await followHistory.locator('[data-testid="follow-up-of"]').waitFor();
+  await tour.click(followTitle, 'expand');
+  const details = tour.card(followTitle).locator('[data-testid="details"]');
+  await details.locator('[data-testid="follow-up-of"]', { hasText: `follow-up of ${first}` }).waitFor();
   await tour.shot('reference-follow-up-completed');
   log(`reference agent: Follow up… made task ${followRow.id}, which resumed session ${followRow.session_id} of ${firstRow.id} and completed`);
 
