@@ -1,6 +1,7 @@
 // Connects the panel to the task service and store. The few things only VS Code knows (the
 // secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
+import { SESSION_OPEN_HERE } from '../agent/session-terminal';
 import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
@@ -213,7 +214,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async followUp({ taskId, prompt, title, permissionMode }) {
       const of = taskOrThrow(taskId);
       if (of.sessionId && host.sessionInUseHere?.(of.sessionId)) {
-        throw new Error('Claude Code is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.');
+        throw new Error(SESSION_OPEN_HERE);
       }
       const mode = permissionMode ?? of.permissionMode;
       if (mode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(of.workspacePath)))) return { taskId: null };

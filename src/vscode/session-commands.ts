@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { isTerminalStatus, type OffPeakTask, type PermissionMode } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
+import { SESSION_OPEN_HERE } from '../agent/session-terminal';
 import type { HostEngine } from '../engine/host-engine';
 import { bypassConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';
@@ -59,8 +60,6 @@ export class SessionTerminals implements vscode.Disposable {
   }
 }
 
-/** Why a follow-up cannot start while the user's own Claude Code works on the session. */
-export const SESSION_OPEN_HERE = 'Claude Code is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.';
 
 export function registerSessionCommands(context: vscode.ExtensionContext, deps: SessionCommandDeps): void {
   const register = (id: string, fn: (...args: unknown[]) => unknown) =>
