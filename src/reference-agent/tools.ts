@@ -231,8 +231,46 @@ export function toolDefinitions(mode: PermissionMode): ToolDefinition[] {
   return tools.filter((t) => mode !== 'plan' || t.risk === 'read').map((t) => t.definition);
 }
 
-export function toolRisk(name: string): ToolRisk | undefined {
-  return byName.get(name)?.risk;
+/**
+ * What a tool call needs. An edit under a git directory (any `.git` component, or a folder laid
+ * out as one: `HEAD`, `config`, `objects/`) is a command: git runs programs named in its config
+ * and hooks (`core.fsmonitor`, `core.hooksPath`, filters), so in Accept edits it still asks.
+ */
+export function toolRisk(name: string, input: Record<string, unknown> = {}, workspace?: string): ToolRisk | undefined {
+  const risk = byName.get(name)?.risk;
+  if (risk === 'edit' && typeof input.path === 'string' && writesGitDirectory(input.path, workspace)) return 'command';
+  return risk;
+}
+
+/** Whether a path names something inside (or is) a git directory. Windows ignores trailing dots and spaces and case. */
+export function writesGitDirectory(given: string, workspace?: string): boolean {
+  const parts = given.split(/[\\/]+/).filter(Boolean);
+  if (parts.some((part) => part.replace(/[. ]+$/, '').toLowerCase() === '.git')) return true;
+  if (!workspace) return false;
+  const root = path.resolve(workspace);
+  const target = path.resolve(root, given);
+  if (looksLikeGitDir(target)) return true; // the folder itself (a write into it is caught below)
+  let dir = path.dirname(target);
+  for (;;) {
+    const rel = path.relative(root, dir);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) return false;
+    if (looksLikeGitDir(dir)) return true;
+    if (rel === '') return false;
+    dir = path.dirname(dir);
+  }
+}
+
+function looksLikeGitDir(dir: string): boolean {
+  const has = (name: string, kind: 'file' | 'dir') => {
+    let stat: fs.Stats | undefined;
+    try {
+      stat = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+    } catch {
+      return false; // ENOTDIR: `dir` is a file
+    }
+    return kind === 'file' ? stat?.isFile() === true : stat?.isDirectory() === true;
+  };
+  return has('HEAD', 'file') && has('config', 'file') && has('objects', 'dir');
 }
 
 export function summarizeTool(name: string, input: Record<string, unknown>): string {

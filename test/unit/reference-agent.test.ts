@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readEventStream } from '../../src/reference-agent/messages-client';
 import { SessionTranscript } from '../../src/reference-agent/session';
-import { permissionFor, resolveInWorkspace, runTool, type ToolContext } from '../../src/reference-agent/tools';
+import { permissionFor, resolveInWorkspace, runTool, toolRisk, type ToolContext } from '../../src/reference-agent/tools';
 
 function streamOf(text: string, chunk = 7): ReadableStream<Uint8Array> {
   const bytes = new TextEncoder().encode(text);
@@ -75,6 +75,20 @@ describe('reference agent internals', () => {
     assert.throws(() => SessionTranscript.create(dir, 'abc', '/ws'), /already exists/);
     assert.throws(() => SessionTranscript.load(dir, '../etc'), /invalid session id/);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('item 6: an edit under a git directory (.git in any case or with trailing dots, a submodule\'s, a bare repository\'s) is a command', () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'gitdir-'));
+    fs.mkdirSync(path.join(ws, 'vendor', 'repo.git', 'objects'), { recursive: true });
+    fs.writeFileSync(path.join(ws, 'vendor', 'repo.git', 'HEAD'), 'ref: refs/heads/main\n');
+    fs.writeFileSync(path.join(ws, 'vendor', 'repo.git', 'config'), '[core]\n');
+    for (const p of ['.git/config', '.GIT/hooks/pre-commit', 'sub/.git./config', 'sub\\.git\\config', '.git', 'vendor/repo.git/config', 'vendor/repo.git/hooks/post-checkout']) {
+      assert.equal(toolRisk('write_file', { path: p }, ws), 'command', p);
+      assert.equal(toolRisk('edit_file', { path: p }, ws), 'command', p);
+    }
+    for (const p of ['src/git.ts', '.gitignore', '.github/workflows/ci.yml', 'vendor/readme.md']) assert.equal(toolRisk('write_file', { path: p }, ws), 'edit', p);
+    assert.equal(permissionFor('acceptEdits', toolRisk('write_file', { path: '.git/config' }, ws)!), 'ask');
+    fs.rmSync(ws, { recursive: true, force: true });
   });
 
   it('permission table and workspace confinement', () => {
