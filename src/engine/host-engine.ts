@@ -4,7 +4,7 @@
 // build it in plain Node.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
+import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
@@ -41,6 +41,8 @@ export interface HostEngineOptions {
   referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
   /** Path of the `claude` executable (Claude Code adapter). */
   claudeCommand: () => string;
+  /** Which Claude Code setting files a task loads (read at each launch; default `user`). */
+  claudeSettingSources?: () => ClaudeSettingSources;
   /** Claude Code's config dir and extra environment (default: the user's own). */
   claudeCode?: Pick<ClaudeCodeOptions, 'configDir' | 'env'>;
   /**
@@ -74,8 +76,8 @@ export function engineDirs(storageDir: string): { runtimeDir: string; referenceS
 }
 
 /** Claude Code with its path read at each launch: the user may change the setting at any time. */
-function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>): AgentAdapter {
-  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed });
+function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>, settingSources?: () => ClaudeSettingSources): AgentAdapter {
+  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed, settingSources: settingSources?.() });
   return {
     kind: 'claude-code',
     launch: (spec) => current().launch(spec),
@@ -122,7 +124,7 @@ export class HostEngine {
         sessionsDir: referenceSessionsDir,
       }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs });
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs }, options.claudeSettingSources);
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
     // One local port for all of this window's segments: a remote window offers each new port for forwarding.
     const proxyListener = new LoopbackProxyServer();

@@ -31,6 +31,18 @@ function alive(pid: number | undefined): boolean {
 }
 
 describe('agent adapters', () => {
+  it('item 8: Claude Code loads only the user\'s own settings and only the relay\'s MCP server unless the user opts in to project settings', () => {
+    const flagValue = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
+    for (const mode of ['plan', 'default', 'acceptEdits', 'bypassPermissions'] as const) {
+      const args = new ClaudeCodeAdapter({ command: '/bin/claude' }).launch(spec({ permissionMode: mode })).args;
+      assert.equal(flagValue(args, '--setting-sources'), 'user', mode);
+      assert.ok(args.includes('--strict-mcp-config'), mode);
+    }
+    const optedIn = new ClaudeCodeAdapter({ command: '/bin/claude', settingSources: 'user,project,local' }).launch(spec()).args;
+    assert.equal(flagValue(optedIn, '--setting-sources'), 'user,project,local');
+    assert.ok(!optedIn.includes('--strict-mcp-config'));
+  });
+
   it('Claude Code: --session-id first, --resume later, settings carry the proxy env, IS_SANDBOX as root', () => {
     const adapter = new ClaudeCodeAdapter({ command: '/bin/claude', configDir: '/cfg', isRoot: true });
     const s = spec();
