@@ -79,16 +79,28 @@ function readWorkspaceFile(file: string): string {
   }
 }
 
-/** Writes a workspace file (creating its parents) without following links, then re-checks where it landed. */
+/**
+ * Writes a workspace file (creating its parents) without following links, then re-checks where it
+ * landed. The content goes to a new file that then replaces the old one (rename), never into the
+ * old file's inode: a hard link (`ln ~/.bashrc notes.txt`) shares its inode with a file outside
+ * the workspace, which a write in place would change. The old file's permission bits are kept.
+ */
 function writeWorkspaceFile(workspace: string, given: string, file: string, content: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // The directories just created are checked again: nothing may have become a link meanwhile.
   resolveInWorkspace(workspace, given);
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW, 0o666);
+  const existing = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (existing?.isDirectory()) throw new ToolInputError(`${given} is a directory`);
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}.offpeak-tmp`);
+  const fd = fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW, 0o666);
   try {
     fs.writeFileSync(fd, content);
-  } finally {
+    if (existing) fs.fchmodSync(fd, existing.mode & 0o777);
     fs.closeSync(fd);
+    fs.renameSync(temp, file);
+  } catch (err) {
+    fs.rmSync(temp, { force: true });
+    throw err;
   }
   const real = fs.realpathSync(file);
   const rel = path.relative(fs.realpathSync(workspace), real);

