@@ -85,9 +85,9 @@ export async function snapshotTree(workspace: string, snapshotDir: string, name:
   const gitDir = path.resolve(snapshotDir);
   await fs.mkdir(gitDir, { recursive: true, mode: 0o700 });
   const base = { timeoutMs, gitCommand: options.gitCommand };
-  // A private bare repository without templates (no sample hooks); its config is git's default.
+  // A private bare repository without templates (no sample hooks), 0700/0600; its config is git's default.
   if (!(await fs.stat(path.join(gitDir, 'HEAD')).catch(() => null))) {
-    if ((await runGit(['init', '--quiet', '--bare', '--template=', gitDir], { ...base, cwd: gitDir })) === null) return null;
+    if ((await runGit(['init', '--quiet', '--bare', '--template=', '--shared=0600', gitDir], { ...base, cwd: gitDir })) === null) return null;
   }
   const files = await listFiles(workspace, options.maxEntries ?? MAX_SNAPSHOT_ENTRIES);
   if (!files) return null;

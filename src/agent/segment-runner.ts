@@ -13,6 +13,7 @@ import { TypedLine, isYes } from '../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
 import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
+import { ensurePrivateDir } from './private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
 import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
 
@@ -111,7 +112,7 @@ export class SegmentRun {
   ) {
     this.logFile = path.join(options.segmentDir, 'agent.log');
     this.pidFile = path.join(options.segmentDir, 'agent.pid');
-    this.log = fs.createWriteStream(this.logFile, { flags: 'a' });
+    this.log = fs.createWriteStream(this.logFile, { flags: 'a', mode: 0o600 });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -121,7 +122,7 @@ export class SegmentRun {
    */
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
     // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
-    fs.mkdirSync(options.segmentDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(options.segmentDir);
     const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
@@ -267,7 +268,7 @@ export class SegmentRun {
 
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag }));
+    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag }), { mode: 0o600 });
     const asks = this.options.asks;
     if (asks) {
       const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;

@@ -2,8 +2,8 @@
 // the task service (sync, settle outbox, leader lease), the scheduler and the task runtime with
 // its agent adapters. src/extension.ts builds one per window and connects it to VS Code; tests
 // build it in plain Node.
-import fs from 'node:fs';
 import path from 'node:path';
+import { ensurePrivateDir, narrowPrivateTree } from '../agent/private-files';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
@@ -110,10 +110,11 @@ export class HostEngine {
   static async start(options: HostEngineOptions): Promise<HostEngine> {
     const log = options.log ?? (() => {});
     const { clock, windowId } = options;
-    // globalStorage holds prompts, logs and sessions: private to the user.
-    fs.mkdirSync(options.storageDir, { recursive: true, mode: 0o700 });
+    // globalStorage holds prompts, logs and sessions: private to the user, also when it already existed.
+    ensurePrivateDir(options.storageDir);
     const { runtimeDir, referenceSessionsDir } = engineDirs(options.storageDir);
-    fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(runtimeDir);
+    narrowPrivateTree(options.storageDir);
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;

@@ -21,8 +21,9 @@ describe('hostile repositories (real gateway, fake upstream, reference agent pro
     await world?.close();
   });
 
-  async function boot(events: RuntimeEvent[] = [], askTimeoutMs?: number): Promise<HostEngine> {
+  async function boot(events: RuntimeEvent[] = [], askTimeoutMs?: number, prepare?: (storageDir: string) => void): Promise<HostEngine> {
     world = await startWorld();
+    prepare?.(path.join(world.root, 'globalStorage'));
     host = await startTestEngine({
       storageDir: path.join(world.root, 'globalStorage'),
       gatewayUrl: world.gateway.url,
@@ -89,5 +90,32 @@ describe('hostile repositories (real gateway, fake upstream, reference agent pro
     const done = await runToEnd(h, ws, 'bypassPermissions');
     assert.equal(done.status, 'completed', done.failureReason ?? '');
     assert.equal(done.filesChanged, 2);
+  });
+
+  it('item 10: an existing globalStorage readable by others (0755, old 0644 logs and transcripts) is narrowed to 0700/0600, and new logs and transcripts are private', async () => {
+    const oldFiles = ['runtime/tasks/old-task/segment-1-1/agent.log', 'reference-agent-sessions/old-session.jsonl'];
+    const h = await boot([], undefined, (storage) => {
+      for (const file of oldFiles) {
+        fs.mkdirSync(path.join(storage, path.dirname(file)), { recursive: true, mode: 0o755 });
+        fs.writeFileSync(path.join(storage, file), 'the prompt and what the model read\n', { mode: 0o644 });
+      }
+      for (const dir of [storage, ...oldFiles.map((f) => path.join(storage, path.dirname(f)))]) fs.chmodSync(dir, 0o755);
+    });
+    const ws = makeGitWorkspace(world.root);
+    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } }, { kind: 'text', text: 'Wrote it.' });
+    const done = await runToEnd(h, ws, 'bypassPermissions');
+    assert.equal(done.status, 'completed', done.failureReason ?? '');
+    const storage = path.join(world.root, 'globalStorage');
+    const readableByOthers: string[] = [];
+    const walk = (p: string): void => {
+      const stat = fs.lstatSync(p);
+      if ((stat.mode & 0o077) !== 0) readableByOthers.push(`${path.relative(storage, p) || '.'} ${(stat.mode & 0o777).toString(8)}`);
+      if (stat.isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+    };
+    walk(storage);
+    assert.deepEqual(readableByOthers, []);
+    const logs = fs.readdirSync(path.join(storage, 'runtime', 'tasks', done.id));
+    assert.ok(logs.some((d) => fs.existsSync(path.join(storage, 'runtime', 'tasks', done.id, d, 'agent.log'))), 'the new segment wrote its log');
+    assert.ok(fs.existsSync(path.join(storage, 'reference-agent-sessions', `${done.sessionId}.jsonl`)), 'the new transcript exists');
   });
 });
