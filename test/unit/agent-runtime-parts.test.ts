@@ -173,6 +173,45 @@ describe('files_changed from snapshots (hardened git)', () => {
     }
   });
 
+  it('item 6: neither the repository\'s config (fsmonitor, clean filter, textconv, hooks) nor GIT_* variables of the host make the count run a program', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hostile-'));
+    const ws = path.join(root, 'ws');
+    fs.mkdirSync(ws);
+    const marker = (name: string) => path.join(root, `${name}-ran`);
+    git(ws, 'init', '-q');
+    fs.writeFileSync(path.join(ws, 'a.txt'), '1');
+    fs.writeFileSync(path.join(ws, '.gitattributes'), '* filter=evil diff=evil\n');
+    git(ws, 'add', '.');
+    git(ws, 'commit', '-q', '-m', 'base');
+    git(ws, 'config', 'core.fsmonitor', `touch '${marker('fsmonitor')}'; false`);
+    git(ws, 'config', 'filter.evil.clean', `touch '${marker('filter')}'; cat`);
+    git(ws, 'config', 'diff.evil.textconv', `touch '${marker('textconv')}'; cat`);
+    git(ws, 'config', 'core.hooksPath', root);
+    const globalConfig = path.join(root, 'global.gitconfig');
+    fs.writeFileSync(globalConfig, `[core]\n\tfsmonitor = touch '${marker('global')}'; false\n`);
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      GIT_CONFIG_GLOBAL: globalConfig,
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'core.fsmonitor',
+      GIT_CONFIG_VALUE_0: `touch '${marker('env')}'; false`,
+      GIT_DIR: path.join(ws, '.git'),
+    });
+    try {
+      const taskDir = path.join(root, 'task');
+      assert.ok(await recordBaseCommit(ws));
+      assert.equal(await recordFilesBaseline(ws, taskDir), true);
+      fs.writeFileSync(path.join(ws, 'a.txt'), '2');
+      fs.writeFileSync(path.join(ws, 'b.txt'), 'new');
+      assert.equal(await countFilesChanged(ws, taskDir), 2);
+      assert.deepEqual(fs.readdirSync(root).filter((f) => f.endsWith('-ran')), [], 'no configured program ran');
+    } finally {
+      for (const key of ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0', 'GIT_DIR']) delete process.env[key];
+      Object.assign(process.env, saved);
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('item 7: a git that hangs gives "unknown" at the time limit instead of hanging the task', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hang-'));
     const ws = path.join(root, 'ws');
