@@ -10,7 +10,8 @@
  * A snapshot is a git tree written with the hardened runner into a private git directory in the
  * task's runtime folder (`<runtime>/tasks/<task>/files-snapshot`): the folder's files are listed
  * here (no link followed), hashed by `git update-index --info-only` into a private index, and
- * `git write-tree --missing-ok` names the result. Only tree objects are stored (no file content);
+ * `git write-tree --missing-ok` names the result; the end's snapshot starts from the first one's
+ * index, so only files whose stat changed are hashed again. Only tree objects are stored (no file content);
  * the repository's own `.git` is never read, so nothing in it (fsmonitor, hooks, filters) runs.
  * The count is `git diff-tree` between the start's tree and the end's.
  */
@@ -79,8 +80,12 @@ async function listFiles(root: string, maxEntries: number): Promise<string[] | n
   return files;
 }
 
-/** Snapshots the folder as it is now; the tree's id, or null when it cannot be taken. */
-export async function snapshotTree(workspace: string, snapshotDir: string, name: string, options: GitOptions = {}): Promise<string | null> {
+/**
+ * Snapshots the folder as it is now; the tree's id, or null when it cannot be taken. The index
+ * `<name>.index` is kept: a later snapshot that starts `from` it hashes only the files whose size,
+ * times or inode changed (git's stat cache), not the whole folder again.
+ */
+export async function snapshotTree(workspace: string, snapshotDir: string, name: string, options: GitOptions & { from?: string } = {}): Promise<string | null> {
   const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
   const gitDir = path.resolve(snapshotDir);
   await fs.mkdir(gitDir, { recursive: true, mode: 0o700 });
@@ -96,7 +101,18 @@ export async function snapshotTree(workspace: string, snapshotDir: string, name:
   const gitEnv = { GIT_DIR: gitDir, GIT_WORK_TREE: workspace, GIT_INDEX_FILE: indexFile };
   // Any file name this platform can hold is listed: git's checks for other platforms' names are off.
   const pathChecks = ['-c', 'core.protectNTFS=false', '-c', 'core.protectHFS=false', '-c', 'core.bare=false'];
-  const added = await runGit([...pathChecks, 'update-index', '--add', '--remove', '--info-only', '-z', '--stdin'], {
+  if (options.from && (await fs.copyFile(path.join(gitDir, `${options.from}.index`), indexFile).then(() => true, () => false))) {
+    // Entries of files gone since (deleted, or now a folder) leave the copied index first.
+    const indexed = await runGit([...pathChecks, 'ls-files', '-z'], { ...base, cwd: workspace, gitEnv });
+    if (indexed === null) return null;
+    const present = new Set(files);
+    const gone = indexed.split('\0').filter((f) => f && !present.has(f));
+    if (gone.length > 0) {
+      const removed = await runGit([...pathChecks, 'update-index', '--force-remove', '-z', '--stdin'], { ...base, cwd: workspace, gitEnv, input: gone.map((f) => f + '\0').join('') });
+      if (removed === null) return null;
+    }
+  }
+  const added = await runGit([...pathChecks, 'update-index', '--add', '--remove', '--replace', '--info-only', '-z', '--stdin'], {
     ...base,
     cwd: workspace,
     gitEnv,
@@ -104,7 +120,6 @@ export async function snapshotTree(workspace: string, snapshotDir: string, name:
   });
   if (added === null) return null;
   const tree = await runGit([...pathChecks, 'write-tree', '--missing-ok'], { ...base, cwd: workspace, gitEnv });
-  await fs.rm(indexFile, { force: true });
   return tree?.trim() || null;
 }
 
@@ -124,7 +139,7 @@ export async function countFilesChanged(workspace: string, taskDir: string, opti
   const dir = snapshotDirOf(taskDir);
   const baseline = (await fs.readFile(path.join(dir, BASELINE_FILE), 'utf8').catch(() => '')).trim();
   if (!/^[0-9a-f]{40,64}$/.test(baseline)) return null;
-  const now = await snapshotTree(workspace, dir, 'end', options);
+  const now = await snapshotTree(workspace, dir, 'end', { ...options, from: 'baseline' });
   if (!now) return null;
   const diff = await runGit(['diff-tree', '-r', '--name-only', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', baseline, now], {
     cwd: dir,

@@ -131,6 +131,10 @@ describe('files_changed from snapshots (hardened git)', () => {
     fs.mkdirSync(path.join(ws, 'build'));
     fs.writeFileSync(path.join(ws, 'build', 'out.js'), 'x'); // ignored: still a change
     assert.equal(await countFilesChanged(ws, taskDir), 5); // a, b, c, new, build/out.js
+    fs.rmSync(path.join(ws, 'dirty-before.txt'));
+    fs.mkdirSync(path.join(ws, 'dirty-before.txt'));
+    fs.writeFileSync(path.join(ws, 'dirty-before.txt', 'inside'), 'a file became a folder');
+    assert.equal(await countFilesChanged(ws, taskDir), 7, 'the file that went and the file inside the new folder count too');
     fs.rmSync(root, { recursive: true, force: true });
   });
 
