@@ -283,7 +283,7 @@ export class HostEngine {
       const seen = new Set<string>();
       const report = await recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids), (id) => this.runtime.owns(id), {
         windowId: this.windowId,
-        isLiveWindow: (id) => this.windows.isLive(id),
+        isLiveWindow: (id, pid) => this.windows.isLive(id, pid),
         requeueUnrecorded:
           kind === 'holder'
             ? undefined

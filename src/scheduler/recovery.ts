@@ -43,10 +43,11 @@ export interface RecoveryOptions {
   /** This window's id: a record naming it whose task `runsHere` does not know is an orphan. */
   windowId?: string;
   /**
-   * Whether another window, registered and alive, has this id. Needed only for windows in this
-   * same process (tests run several engines in one process; VS Code runs one per process).
+   * Whether another window with this id is registered, alive, with this process id. Tells the
+   * windows of this same process apart (tests run several engines in one process; VS Code runs
+   * one per process), and spares the parent check for records that name their window.
    */
-  isLiveWindow?: (windowId: string) => boolean;
+  isLiveWindow?: (windowId: string, pid: number) => boolean;
   /**
    * A running task with no pid record at all: requeue it? Default yes (a window becoming the
    * holder). The holder's tick passes a stricter rule: the record may be written in a moment.
@@ -155,17 +156,17 @@ export type RequeueInterrupted = (taskIds: readonly string[]) => Promise<string[
 type RecordVerdict = { kind: 'live' } | { kind: 'gone'; killed?: number };
 
 function judgeRecord(file: string, record: PidRecord, options: RecoveryOptions): RecordVerdict {
-  let agentAlive = !!record.pid && isProcessAlive(record.pid);
-  const command = agentAlive ? commandLineOf(record.pid) : undefined;
-  // The pid was reused by another program: it is not our agent.
-  if (agentAlive && command !== undefined && record.sessionId && !command.includes(record.sessionId)) agentAlive = false;
+  const agentAlive = !!record.pid && isProcessAlive(record.pid);
+  // Its window runs: that window applies the segment's outcome, whatever the agent does.
   if (hostLives(record, agentAlive, options)) return { kind: 'live' };
   let killed: number | undefined;
   if (agentAlive) {
-    // Cannot verify the process is our agent (Windows): do not kill; its window is gone, so it
-    // lost its proxy and ends by itself.
-    if (command !== undefined && killGroup(record.pid)) killed = record.pid;
-  } else if (record.pid && !isProcessAlive(record.pid) && groupHoldsAgentRemnants(record.pid, record) && killGroup(record.pid)) {
+    const command = commandLineOf(record.pid);
+    // Only our agent is killed: not a program that got its pid (its session id is in our agent's
+    // command line), nor a process we cannot verify (Windows: its window is gone, so it lost its
+    // proxy and ends by itself).
+    if (command !== undefined && (!record.sessionId || command.includes(record.sessionId)) && killGroup(record.pid)) killed = record.pid;
+  } else if (record.pid && groupHoldsAgentRemnants(record.pid, record) && killGroup(record.pid)) {
     // The agent ended, but its group still holds something it started (the group's id cannot
     // have been reused while no process has that pid and the group is not empty).
     killed = record.pid;
@@ -177,17 +178,15 @@ function judgeRecord(file: string, record: PidRecord, options: RecoveryOptions):
 /** Whether the window that spawned the record's agent still runs (and so will apply its outcome). */
 function hostLives(record: PidRecord, agentAlive: boolean, options: RecoveryOptions): boolean {
   if (record.hostPid === undefined) return false;
-  if (record.hostPid === process.pid) {
-    // A window of this very process: only another, registered one is alive for us.
-    return record.windowId !== undefined && record.windowId !== options.windowId && (options.isLiveWindow?.(record.windowId) ?? false);
-  }
+  const registered = record.windowId !== undefined && record.windowId !== options.windowId && (options.isLiveWindow?.(record.windowId, record.hostPid) ?? false);
+  // A window of this very process: only another, registered one is alive for us.
+  if (record.hostPid === process.pid) return registered;
   if (!isProcessAlive(record.hostPid)) return false;
-  // A live agent that is no longer the child of that pid: its window died and the pid was reused.
-  if (agentAlive) {
-    const parent = parentOf(record.pid);
-    if (parent !== undefined && parent !== record.hostPid) return false;
-  }
-  return true;
+  if (registered || !agentAlive) return true;
+  // A record of an older build (no window id): a live agent that is no longer the child of that
+  // pid means its window died and the pid was reused.
+  const parent = parentOf(record.pid);
+  return parent === undefined || parent === record.hostPid;
 }
 
 /**

@@ -102,10 +102,10 @@ export class WindowRegistry {
     }
   }
 
-  /** Whether another window with this id is registered and its process runs. */
-  isLive(windowId: string): boolean {
+  /** Whether a window with this id is registered on this machine and its process (`pid`, when given) runs. */
+  isLive(windowId: string, pid?: number): boolean {
     const row = this.options.store.read((tx) => tx.windows.get(windowId));
-    return row !== undefined && row.host === os.hostname() && this.isAlive(row.pid);
+    return row !== undefined && row.host === os.hostname() && (pid === undefined || row.pid === pid) && this.isAlive(row.pid);
   }
 
   /**
