@@ -305,13 +305,15 @@ export function startSegment(tx: StoreTx, taskId: string, ticketId: string, sess
 
 /**
  * Whether the ledger knows the ticket is over: the gateway said so, its settle is under way, or
- * its active window has ended (a deadline that has passed reads as expired at the gateway too).
+ * its deadline has passed (the active window's end, or the ready deadline of a ticket never
+ * admitted): a deadline that has passed reads as expired at the gateway too.
  */
 export function ticketKnownDead(tx: StoreTx, ticketId: string): boolean {
   const ticket = tx.tickets.get(ticketId);
   if (!ticket) return false;
   if (ticket.settleState !== 'none' || !isLiveTicketState(ticket.serverState)) return true;
-  return ticket.serverState === 'active' && ticket.expiresAt !== null && ticket.expiresAt <= tx.now;
+  const deadline = ticket.serverState === 'active' ? ticket.expiresAt : ticket.serverState === 'ready' ? ticket.readyDeadline : null;
+  return deadline !== null && deadline <= tx.now;
 }
 
 /**
