@@ -345,7 +345,7 @@ export function recoverInterruptedTask(tx: StoreTx, taskId: string): { kind: 're
 }
 
 /**
- * The host shut down under a running segment (or died: start-up recovery): back to queued with the
+ * The host shut down under a running segment (or died: recovery): back to queued with the
  * same session and the same ticket, the segment ended as interrupted. False when the task is no
  * longer running (cancelled or ended meanwhile: its segment was closed then).
  */
