@@ -320,6 +320,7 @@ export class HostEngine {
     await this.scheduler.idle();
     await this.notices.idle();
     await this.service.stop();
+    await this.recovering.idle(); // no lease tick starts another once the service stopped
     this.keepAwake.dispose();
     await this.store.close();
   }
