@@ -59,6 +59,13 @@ export interface SegmentRunOptions {
   asks?: SegmentAsks;
   /** The window's one loopback listener the segment's proxy registers on (else the proxy opens its own). */
   proxyListener?: LoopbackProxyServer;
+  /** The window running the segment, written in its pid record (docs/flows.md#recovery). */
+  windowId?: string;
+  /**
+   * Keep the pid record once the agent exited, until `releasePidFile()`: the task runtime holds it
+   * until the segment's outcome is applied, so no window takes the task for abandoned meanwhile.
+   */
+  holdPidFile?: boolean;
 }
 
 /** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
@@ -224,6 +231,11 @@ export class SegmentRun {
     }
   }
 
+  /** Removes the segment's pid record (at the agent's exit, or later with `holdPidFile`). */
+  releasePidFile(): void {
+    fs.rmSync(this.pidFile, { force: true });
+  }
+
   /** The user cancelled the task: stop the agent; the outcome is `cancelled`. */
   cancel(): Promise<void> {
     this.stopReason ??= 'cancelled';
@@ -268,7 +280,8 @@ export class SegmentRun {
 
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag }), { mode: 0o600 });
+    const record = { pid: child.pid, hostPid: process.pid, windowId: this.options.windowId, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag };
+    fs.writeFileSync(this.pidFile, JSON.stringify(record), { mode: 0o600 });
     const asks = this.options.asks;
     if (asks) {
       const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;
@@ -397,7 +410,7 @@ export class SegmentRun {
     killTaggedProcesses(this.tag);
     const outcome = this.outcome(code, signal);
     await this.proxy.close();
-    fs.rmSync(this.pidFile, { force: true });
+    if (!this.options.holdPidFile) this.releasePidFile();
     await new Promise<void>((resolve) => this.log.end(resolve));
     for (const view of this.views) view.end?.(outcome);
     this.resolveDone(outcome);

@@ -63,6 +63,8 @@ export interface TaskRuntimeOptions {
   gateway: { baseUrl: string; apiKey: () => Promise<string | undefined> };
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
+  /** This window's id, written in each segment's pid record (docs/flows.md#recovery). */
+  windowId?: string;
   clock: Clock;
   keepAwake?: KeepAwake;
   proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
@@ -119,6 +121,11 @@ export class TaskRuntime {
   /** Task ids with a live agent process in this window. */
   get runningTaskIds(): string[] {
     return [...this.active.keys()];
+  }
+
+  /** Whether this window runs the task or is starting it (its pid record may already exist). */
+  owns(taskId: string): boolean {
+    return this.active.has(taskId) || this.starting.has(taskId);
   }
 
   segment(taskId: string): SegmentRun | undefined {
@@ -231,6 +238,8 @@ export class TaskRuntime {
         proxyTimings: this.options.proxyTimings,
         proxyListener: this.options.proxyListener,
         stopTimings: this.options.stopTimings,
+        windowId: this.options.windowId,
+        holdPidFile: true,
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
         asks: {
           ask: (request, deliver) => this.asks.ask(taskId, request, deliver),
@@ -250,6 +259,7 @@ export class TaskRuntime {
     if (!marked) {
       await run.cancel();
       await run.done;
+      run.releasePidFile();
       return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
     }
 
@@ -262,6 +272,8 @@ export class TaskRuntime {
         .then((outcome) => this.applyOutcome(task, ticketId, outcome))
         .catch((err: unknown) => this.log(`runtime: applying the outcome of ${taskId} failed: ${(err as Error).message}`))
         .finally(() => {
+          // Only now: until the outcome is written, the record tells the lease holder this window runs the task.
+          run.releasePidFile();
           this.active.delete(taskId);
           release?.();
         }),

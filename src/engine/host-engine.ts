@@ -91,6 +91,8 @@ export class HostEngine {
   private disposed = false;
   private readonly recovering = new SingleFlight<void>();
   private readonly recoveryReports: RecoveryReport[] = [];
+  /** Running tasks the holder's last tick found without any pid record (requeued if the next one does too). */
+  private unrecorded = new Set<string>();
 
   private constructor(
     readonly store: TaskStore,
@@ -105,6 +107,7 @@ export class HostEngine {
     readonly notices: TaskNotices,
     private readonly asks: SharedAsks,
     private readonly runtimeDir: string,
+    private readonly windowId: string,
     private readonly log: (line: string) => void,
     private readonly claudeSession: { command: () => string; configDir?: string },
   ) {}
@@ -153,6 +156,7 @@ export class HostEngine {
       defaultModel: async () => (await gateway.configs()).default_model,
       gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey },
       runtimeDir,
+      windowId,
       clock,
       keepAwake,
       proxyListener,
@@ -196,7 +200,7 @@ export class HostEngine {
     };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted, log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log, {
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, windowId, log, {
       command: options.claudeCommand,
       configDir: options.claudeCode?.configDir,
     });
@@ -215,7 +219,12 @@ export class HostEngine {
       } catch {
         // store closing: nothing to look at
       }
-      if (leader) void scheduler.tick();
+      if (leader) {
+        void scheduler.tick();
+        // A window that crashed while another held the lease left its tasks running: found here,
+        // within one tick (docs/flows.md#recovery).
+        void engine.sweep();
+      }
     });
     service.leadership.onDidChange(() => {
       // A new lease holder notifies the results nobody claimed (their window is gone).
@@ -281,16 +290,46 @@ export class HostEngine {
     return this.recoveryReports;
   }
 
-  /** Puts tasks left running by a host that is gone back in the queue (same session). */
+  /** Puts tasks left running by a window that is gone back in the queue (same session): run on becoming the lease holder. */
   recover(): Promise<unknown> {
-    return this.recovering.run(() =>
-      recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids), (id) => this.runtime.runningTaskIds.includes(id))
-        .then((report) => {
-          this.recoveryReports.push(report);
-          if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
-        })
-        .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`)),
-    );
+    return this.recovering.run(() => this.recoverNow('holder'));
+  }
+
+  /**
+   * The lease holder's tick: drops the registrations of windows whose process is gone and
+   * recovers what they left running. A running task without any pid record is requeued only
+   * when the previous tick found it so too (its record may be about to be written).
+   */
+  sweep(): Promise<unknown> {
+    return this.recovering.run(() => this.recoverNow('tick'));
+  }
+
+  private async recoverNow(kind: 'holder' | 'tick'): Promise<void> {
+    try {
+      if (kind === 'tick') await this.windows.dropDeadWindows();
+      const seen = new Set<string>();
+      const report = await recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids), (id) => this.runtime.owns(id), {
+        windowId: this.windowId,
+        isLiveWindow: (id, pid) => this.windows.isLive(id, pid),
+        requeueUnrecorded:
+          kind === 'holder'
+            ? undefined
+            : (id) => {
+                seen.add(id);
+                return this.unrecorded.has(id);
+              },
+      });
+      if (kind === 'tick') this.unrecorded = seen;
+      const acted = report.requeued.length > 0 || report.killedOrphans.length > 0;
+      if (kind === 'holder' || acted) this.recoveryReports.push(report);
+      if (report.killedOrphans.length > 0) this.log(`stopped ${report.killedOrphans.length} orphaned agent process group(s)`);
+      if (report.requeued.length > 0) {
+        this.log(`recovered ${report.requeued.length} interrupted task(s)`);
+        this.scheduler.wake();
+      }
+    } catch (e) {
+      this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 
   /** Clean exit: running segments go back to the queue with their session, claims are released. */
@@ -308,6 +347,7 @@ export class HostEngine {
     await this.scheduler.idle();
     await this.notices.idle();
     await this.service.stop();
+    await this.recovering.idle(); // no lease tick starts another once the service stopped
     this.keepAwake.dispose();
     await this.store.close();
   }

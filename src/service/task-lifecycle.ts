@@ -9,7 +9,7 @@
 import { toDisposable, type DisposableLike } from '../core/disposable';
 import type { SegmentEndReason } from '../core/types';
 import type { TaskStore, TerminalDetails } from '../store';
-import { cancelTask, deleteTask, expireSegment, finishTask, interruptSegment, startSegment, type CancelResult } from './ticket-rules';
+import { cancelTask, deleteTask, expireSegment, finishTask, interruptSegment, recoverInterruptedTask, startSegment, type CancelResult } from './ticket-rules';
 
 /** Work a lifecycle change leaves for the service's loops. */
 export type LifecycleWork =
@@ -55,9 +55,18 @@ export class TaskLifecycle {
     await this.store.mutate((tx) => interruptSegment(tx, taskId, ticketId));
   }
 
-  /** Start-up recovery: tasks a host that is gone left running go back to the queue; returns those requeued. */
-  requeueInterrupted(taskIds: readonly string[]): Promise<string[]> {
-    return this.store.mutate((tx) => taskIds.filter((id) => interruptSegment(tx, id)));
+  /**
+   * Recovery: tasks a window that is gone left running go back to the queue; returns those
+   * requeued. One whose ticket is known to be over retakes at once, not at the next sync cycle
+   * (docs/flows.md#recovery).
+   */
+  async requeueInterrupted(taskIds: readonly string[]): Promise<string[]> {
+    const outcomes = await this.store.mutate((tx) => taskIds.map((id) => ({ id, outcome: recoverInterruptedTask(tx, id) })));
+    const retakes = outcomes.flatMap((o) => (o.outcome && o.outcome.kind === 'retake' ? [{ id: o.id, settle: o.outcome.settle }] : []));
+    this.emit({ kind: 'settle', ticketIds: retakes.flatMap((r) => r.settle) });
+    // Not awaited: the caller (recovery) only needs the tasks back in the queue.
+    for (const r of retakes) void Promise.all(this.emit({ kind: 'retake', taskId: r.id }).map((p) => p.catch(() => false)));
+    return outcomes.filter((o) => o.outcome !== false).map((o) => o.id);
   }
 
   /**
