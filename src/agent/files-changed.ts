@@ -101,7 +101,7 @@ export async function snapshotTree(workspace: string, snapshotDir: string, name:
   const gitEnv = { GIT_DIR: gitDir, GIT_WORK_TREE: workspace, GIT_INDEX_FILE: indexFile };
   // Any file name this platform can hold is listed: git's checks for other platforms' names are off.
   const pathChecks = ['-c', 'core.protectNTFS=false', '-c', 'core.protectHFS=false', '-c', 'core.bare=false'];
-  if (options.from && (await fs.copyFile(path.join(gitDir, `${options.from}.index`), indexFile).then(() => true, () => false))) {
+  if (options.from && (await copyIndex(path.join(gitDir, `${options.from}.index`), indexFile))) {
     // Entries of files gone since (deleted, or now a folder) leave the copied index first.
     const indexed = await runGit([...pathChecks, 'ls-files', '-z'], { ...base, cwd: workspace, gitEnv });
     if (indexed === null) return null;
@@ -121,6 +121,22 @@ export async function snapshotTree(workspace: string, snapshotDir: string, name:
   if (added === null) return null;
   const tree = await runGit([...pathChecks, 'write-tree', '--missing-ok'], { ...base, cwd: workspace, gitEnv });
   return tree?.trim() || null;
+}
+
+/**
+ * Copies an index keeping its mtime: git trusts a cached stat only for entries older than the
+ * index file itself (its racy-git rule), so a copy stamped "now" would hide a same-size edit made
+ * in the second the first snapshot was taken.
+ */
+async function copyIndex(from: string, to: string): Promise<boolean> {
+  try {
+    await fs.copyFile(from, to);
+    const { atime, mtime } = await fs.stat(from);
+    await fs.utimes(to, atime, mtime);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Takes the task's first-start snapshot (once; a later segment keeps the first). True when it exists. */
