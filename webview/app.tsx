@@ -5,6 +5,7 @@ import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
+import { GatewayOutageLine } from './card-extras-view';
 import {
   answerOutcomeText,
   askDeadlineText,
@@ -425,6 +426,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         </span>
       </div>
       {card.ask && <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={onMessage} />}
+      <GatewayOutageLine since={card.gatewayUnreachableSince} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       {expanded && (

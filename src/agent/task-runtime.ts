@@ -22,7 +22,7 @@ import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { segmentDirOf } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
-import type { TicketProxyEvent } from './ticket-proxy';
+import type { TicketProxyEvent, TicketProxyTimings } from './ticket-proxy';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
@@ -31,6 +31,8 @@ import type { TicketProxyEvent } from './ticket-proxy';
 export interface TaskLifecyclePort {
   markStarted(taskId: string, ticketId: string, sessionId: string): Promise<boolean>;
   markAdmitted(ticketId: string, at?: number): Promise<void>;
+  /** The segment's proxy cannot reach the gateway since `since` (its requests are held), or can again (null). */
+  markGatewayUnreachable(ticketId: string, since: number | null): Promise<void>;
   endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
   interrupt(taskId: string, ticketId: string): Promise<void>;
   expireSegment(taskId: string, ticketId: string): Promise<boolean>;
@@ -42,6 +44,8 @@ export type RuntimeEvent =
   | { type: 'segment-started'; taskId: string; ticketId: string; sessionId: string; resume: boolean; pid: number | undefined; at: number }
   | { type: 'admitted'; taskId: string; ticketId: string; at: number }
   | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
+  /** The segment's model requests cannot reach the gateway since `since` and are held (null: they can again). */
+  | { type: 'gateway-unreachable'; taskId: string; ticketId: string; since: number | null; at: number }
   /** The agent asks before an edit or a command; answer with `TaskRuntime.answerAsk` (or its terminal). */
   | { type: 'input-needed'; taskId: string; ask: PendingAsk }
   | { type: 'input-answered'; taskId: string; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number }
@@ -63,7 +67,7 @@ export interface TaskRuntimeOptions {
   runtimeDir: string;
   clock: Clock;
   keepAwake?: KeepAwake;
-  proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  proxyTimings?: TicketProxyTimings;
   /** One loopback listener for all of this window's segment proxies (each with its own secret). */
   proxyListener?: LoopbackProxyServer;
   stopTimings?: Partial<StopTimings>;
@@ -219,6 +223,7 @@ export class TaskRuntime {
         segmentDir,
         clock,
         proxyTimings: this.options.proxyTimings,
+        ticketDeadline: () => this.ticketDeadline(ticketId),
         proxyListener: this.options.proxyListener,
         stopTimings: this.options.stopTimings,
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
@@ -277,7 +282,23 @@ export class TaskRuntime {
       this.options.onEvent?.({ type: 'admitted', taskId, ticketId, at: event.at });
     } else if (event.type === 'holding') {
       this.options.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
+    } else if (event.type === 'gateway-unreachable' || event.type === 'gateway-reachable') {
+      // In the ledger, so every window's card says "Gateway unreachable since …" (docs/flows.md#segments).
+      const since = event.type === 'gateway-unreachable' ? event.since : null;
+      this.options.lifecycle.markGatewayUnreachable(ticketId, since).catch((err: unknown) => this.log(`runtime: recording the gateway outage failed: ${(err as Error).message}`));
+      this.options.onEvent?.({ type: 'gateway-unreachable', taskId, ticketId, since, at: event.at });
     }
+  }
+
+  /**
+   * When the ticket's time runs out, as the ledger last saw it: its active window's end, or its
+   * ready deadline while no request was admitted; null when unknown.
+   */
+  private ticketDeadline(ticketId: string): number | null {
+    const ticket = this.options.store.read((tx) => tx.tickets.get(ticketId));
+    if (!ticket) return null;
+    if (ticket.expiresAt !== null) return ticket.expiresAt;
+    return ticket.activeAt === null ? ticket.readyDeadline : null;
   }
 
   private async applyOutcome(task: OffPeakTask, ticketId: string, outcome: SegmentOutcome): Promise<void> {

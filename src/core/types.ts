@@ -107,6 +107,8 @@ export interface TicketRecord {
   segmentEndedAt: number | null;
   endReason: SegmentEndReason | null;
   lastError: string | null;
+  /** While the segment runs: since when its proxy cannot reach the gateway (requests held), else null. */
+  gatewayUnreachableSince: number | null;
   settleState: SettleState;
   settleReason: string | null;
   settleAttempts: number;

@@ -63,6 +63,8 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     filesChanged: task.filesChanged,
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
+    // Only while it runs: the segment holds its requests until the gateway answers again.
+    gatewayUnreachableSince: task.status === 'running' || task.status === 'awaiting' ? (current?.gatewayUnreachableSince ?? null) : null,
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).

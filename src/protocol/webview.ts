@@ -60,6 +60,8 @@ export const TaskCardSchema = z.object({
   segments: z.number().int().nonnegative(),
   /** The open permission question, when this window runs the task's agent and it asked. */
   ask: CardAskSchema.nullable(),
+  /** A running task whose model requests cannot reach the gateway: since when (they wait for it; docs/flows.md#segments). */
+  gatewayUnreachableSince: z.number().nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
   actions: z.object({

@@ -45,6 +45,11 @@ export class TaskLifecycle {
     await this.store.mutate((tx) => tx.tickets.markAdmitted(ticketId, at ?? tx.now));
   }
 
+  /** The segment's proxy cannot reach the gateway since `since`, or can again (null): the card says so in every window. */
+  async markGatewayUnreachable(ticketId: string, since: number | null): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.markGatewayUnreachable(ticketId, since));
+  }
+
   /** The segment ended for another reason than expiry, interruption or a terminal state (e.g. the user cancelled). */
   async endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void> {
     await this.store.mutate((tx) => tx.tickets.endSegment(ticketId, reason, error ?? null));

@@ -62,6 +62,7 @@ export function ticketFromRow(r: SqlRow): TicketRecord {
     segmentEndedAt: numOrNull(r.segment_ended_at),
     endReason: strOrNull(r.end_reason) as SegmentEndReason | null,
     lastError: strOrNull(r.last_error),
+    gatewayUnreachableSince: numOrNull(r.gateway_unreachable_since),
     settleState: str(r.settle_state) as SettleState,
     settleReason: strOrNull(r.settle_reason),
     settleAttempts: num(r.settle_attempts),

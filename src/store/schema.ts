@@ -12,6 +12,8 @@
  *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
  *     permission questions agents wait on, published by the window that runs them so every
  *     window's panel shows them, with an answer another window may leave for it.
+ * v5: on each ledger row (`off_peak_tickets`), since when the segment's proxy cannot reach the
+ *     gateway (its model requests are held meanwhile; the card says so).
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -28,7 +30,7 @@ export const RUNTIME_TABLE = 'off_peak_task_runtime';
 export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
-export const LATEST_SCHEMA_VERSION = 4;
+export const LATEST_SCHEMA_VERSION = 5;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
@@ -244,6 +246,15 @@ INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified
 SELECT off_peak_task_id, status, 'before-v4', ?, ? FROM ${TASKS_TABLE} WHERE status IN ('completed', 'failed')
 `;
 
+/** v5: columns added to the ledger (name, SQL type). */
+const LEDGER_COLUMNS_V5: readonly (readonly [string, string])[] = [['gateway_unreachable_since', 'INTEGER']];
+
+/** ALTER TABLE … ADD COLUMN has no IF NOT EXISTS: add only the columns the table lacks (idempotent). */
+function addMissingColumns(db: SqlDb, table: string, columns: readonly (readonly [string, string])[]): void {
+  const have = new Set(db.all(`PRAGMA table_info(${table})`).map((row) => String(row.name)));
+  for (const [name, type] of columns) if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+}
+
 /**
  * One counter bump per statement kind and table: a reload compares counters to say what changed.
  * Only tables that exist get triggers: a step runs this again once it has created its tables.
@@ -299,6 +310,11 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(changeTriggersSql(db));
       db.run(BACKFILL_V4_SQL, [now, now]);
     },
+  },
+  {
+    version: 5,
+    description: 'ledger: since when the segment cannot reach the gateway',
+    up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5),
   },
 ];
 

@@ -142,7 +142,8 @@ export class TicketRepo {
   startSegment(ticketId: string): boolean {
     return (
       this.db.run(
-        `UPDATE off_peak_tickets SET segment_started_at = COALESCE(segment_started_at, ?), segment_ended_at = NULL, end_reason = NULL, updated_at = ?
+        `UPDATE off_peak_tickets SET segment_started_at = COALESCE(segment_started_at, ?), segment_ended_at = NULL, end_reason = NULL,
+           gateway_unreachable_since = NULL, updated_at = ?
          WHERE ticket_id = ? AND (segment_ended_at IS NULL OR end_reason = 'interrupted')`,
         [this.now, this.now, ticketId],
       ) === 1
@@ -164,11 +165,25 @@ export class TicketRepo {
     );
   }
 
+  /**
+   * The segment's proxy cannot reach the gateway since `since` (its requests are held), or can
+   * again (null). Only an open segment; written only when it changes.
+   */
+  markGatewayUnreachable(ticketId: string, since: number | null): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET gateway_unreachable_since = ?, updated_at = ?
+         WHERE ticket_id = ? AND segment_started_at IS NOT NULL AND segment_ended_at IS NULL AND gateway_unreachable_since IS NOT ?`,
+        [since, this.now, ticketId, since],
+      ) === 1
+    );
+  }
+
   /** Ends the segment on this ticket (once): why, and the error if any. */
   endSegment(ticketId: string, reason: SegmentEndReason, error?: string | null): boolean {
     return (
       this.db.run(
-        `UPDATE off_peak_tickets SET segment_ended_at = ?, end_reason = ?, last_error = COALESCE(?, last_error), updated_at = ?
+        `UPDATE off_peak_tickets SET segment_ended_at = ?, end_reason = ?, last_error = COALESCE(?, last_error), gateway_unreachable_since = NULL, updated_at = ?
          WHERE ticket_id = ? AND end_reason IS NULL`,
         [this.now, reason, error ?? null, this.now, ticketId],
       ) === 1
