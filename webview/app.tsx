@@ -5,7 +5,8 @@ import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
-import { GatewayOutageLine } from './card-extras-view';
+import { GatewayOutageLine, SegmentUsageCell, UsageTotal } from './card-extras-view';
+import { sameUsage } from './card-extras';
 import {
   answerOutcomeText,
   askDeadlineText,
@@ -367,9 +368,10 @@ interface CardProps {
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage') continue;
     if (a[key] !== b[key]) return false;
   }
+  if (!sameUsage(a.usage, b.usage)) return false;
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more) return false;
   const x = a.actions;
@@ -404,6 +406,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
         <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
+        <UsageTotal usage={card.usage} />
         <span class="actions" role="group" aria-label="Task actions">
           {card.actions.pause && <ActionButton testid="pause" icon="debug-pause" label="Pause" onClick={() => run(channel.request('pause', { taskId: card.id }))} />}
           {card.actions.continue && (
@@ -514,7 +517,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
     <table class="segments" data-testid="segments">
       <caption>Tickets and segments</caption>
       <thead>
-        <tr><th scope="col">#</th><th scope="col">End reason</th><th scope="col">Queued</th><th scope="col">Ready</th><th scope="col">Admitted</th><th scope="col">Ended</th></tr>
+        <tr><th scope="col">#</th><th scope="col">End reason</th><th scope="col">Queued</th><th scope="col">Ready</th><th scope="col">Admitted</th><th scope="col">Ended</th><th scope="col">Tokens</th></tr>
       </thead>
       <tbody>
         {segments.map((s) => (
@@ -526,6 +529,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
             <td>{time(s.readyAt)}</td>
             <td>{time(s.admittedAt)}</td>
             <td>{time(s.endedAt)}</td>
+            <SegmentUsageCell usage={s.usage} />
           </tr>
         ))}
       </tbody>
@@ -546,6 +550,7 @@ function History({ history, act, channel }: { history: PanelState['history']; ac
             <span class={`status ${h.status}`}>{HISTORY_LABELS[h.status]}</span>
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
             <span class="duration">{formatDuration(h.durationMs)}</span>
+            <UsageTotal usage={h.usage} testid="history-usage" />
             <span class="actions">
               {h.sessionId && (
                 <ActionButton testid="session" icon="terminal" label="Session" onClick={() => void act(channel.request('openTerminal', { taskId: h.taskId }))} />

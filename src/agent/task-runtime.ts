@@ -12,7 +12,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
-import type { OffPeakTask, SegmentEndReason } from '../core/types';
+import type { OffPeakTask, SegmentEndReason, SegmentUsage } from '../core/types';
+import { createSystemTimers, type Timers } from '../core/timers';
 import type { TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
@@ -23,6 +24,7 @@ import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { segmentDirOf } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent, TicketProxyTimings } from './ticket-proxy';
+import { UsageRecorder } from './usage-recorder';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
@@ -33,6 +35,8 @@ export interface TaskLifecyclePort {
   markAdmitted(ticketId: string, at?: number): Promise<void>;
   /** The segment's proxy cannot reach the gateway since `since` (its requests are held), or can again (null). */
   markGatewayUnreachable(ticketId: string, since: number | null): Promise<void>;
+  /** Adds the tokens model answers of the segment used to its ledger row. */
+  recordUsage(ticketId: string, usage: SegmentUsage): Promise<void>;
   endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
   interrupt(taskId: string, ticketId: string): Promise<void>;
   expireSegment(taskId: string, ticketId: string): Promise<boolean>;
@@ -66,6 +70,8 @@ export interface TaskRuntimeOptions {
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
   clock: Clock;
+  /** For the usage recorder's periodic write; real timers by default. */
+  timers?: Timers;
   keepAwake?: KeepAwake;
   proxyTimings?: TicketProxyTimings;
   /** One loopback listener for all of this window's segment proxies (each with its own secret). */
@@ -90,9 +96,12 @@ export class TaskRuntime {
   private readonly log: (line: string) => void;
   /** The pending permission questions of the agents this window runs. */
   readonly asks: AskBroker;
+  /** Token usage of the model answers, summed and written to the segments' ledger rows. */
+  private readonly usage: UsageRecorder;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.log = options.log ?? (() => {});
+    this.usage = new UsageRecorder((ticketId, usage) => options.lifecycle.recordUsage(ticketId, usage), options.timers ?? createSystemTimers(), this.log);
     this.asks = new AskBroker({ clock: options.clock, timeoutMs: options.askTimeoutMs ?? (() => DEFAULT_ASK_TIMEOUT_MS) });
     this.asks.onEvent((event) => {
       if (event.type === 'asked') this.options.onEvent?.({ type: 'input-needed', taskId: event.ask.taskId, ask: event.ask });
@@ -254,7 +263,11 @@ export class TaskRuntime {
       ticketId,
       run,
       finished: run.done
-        .then((outcome) => this.applyOutcome(task, ticketId, outcome))
+        // The segment's last usage goes into its ledger row before the outcome ends the segment.
+        .then(async (outcome) => {
+          await this.usage.flush();
+          return this.applyOutcome(task, ticketId, outcome);
+        })
         .catch((err: unknown) => this.log(`runtime: applying the outcome of ${taskId} failed: ${(err as Error).message}`))
         .finally(() => {
           this.active.delete(taskId);
@@ -282,6 +295,8 @@ export class TaskRuntime {
       this.options.onEvent?.({ type: 'admitted', taskId, ticketId, at: event.at });
     } else if (event.type === 'holding') {
       this.options.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
+    } else if (event.type === 'usage') {
+      this.usage.add(ticketId, event.model, event.usage);
     } else if (event.type === 'gateway-unreachable' || event.type === 'gateway-reachable') {
       // In the ledger, so every window's card says "Gateway unreachable since …" (docs/flows.md#segments).
       const since = event.type === 'gateway-unreachable' ? event.since : null;

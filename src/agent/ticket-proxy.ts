@@ -6,6 +6,7 @@ import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from 
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
 import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
+import { UsageMeter, type AnswerUsage } from './usage-meter';
 
 /**
  * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
@@ -16,7 +17,9 @@ import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopbac
  *
  * Per-request admission (docs/flows.md#segments):
  *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
- *    (the ledger's `active_at`; until then the UI says "waiting for admission").
+ *    (the ledger's `active_at`; until then the UI says "waiting for admission"). A model answer's
+ *    token usage is read from a copy of its bytes as they pass (`UsageMeter`) and reported
+ *    (`usage`) when it ends.
  *  - 3105 (not admitted yet / no capacity): HELD here and re-sent after min(Retry-After, 5 min),
  *    60 s when absent, without limit, until admitted or cancelled: Claude Code would otherwise
  *    burn its own retry budget and exit 1.
@@ -32,6 +35,8 @@ import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopbac
 export type TicketProxyEvent =
   | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number }
   | { type: 'admitted'; at: number }
+  /** A model answer ended; what it used, as the API reported it. */
+  | ({ type: 'usage'; at: number } & AnswerUsage)
   | { type: 'segment-expired'; at: number; status: number; code: string }
   | { type: 'upstream-error'; at: number; status: number; code: string | null }
   /** The first request that could not reach the gateway: an outage began at `since`. */
@@ -60,6 +65,8 @@ export interface TicketProxyOptions extends TicketProxyTimings {
   clock?: Clock;
   /** Epoch ms when the ticket's time runs out (null when unknown): a gateway outage is not waited for past it. */
   ticketDeadline?: () => number | null;
+  /** Read the token usage of model answers (`usage` events). Default true; the bench compares with it off. */
+  usageAccounting?: boolean;
   onEvent?: (event: TicketProxyEvent) => void;
   /**
    * Answers Claude Code's permission questions (POST <baseUrl>/offpeak/permission from the relay
@@ -221,6 +228,8 @@ export class TicketProxy {
         res.flushHeaders();
         upstreamRes.pipe(res);
         upstreamRes.on('error', () => res.destroy());
+        // After the pipe: each chunk goes to the agent first, then to the meter.
+        if (isModelCall && status < 300 && this.options.usageAccounting !== false) this.meterUsage(upstreamRes);
         return;
       }
       const errorBody = await readBody(upstreamRes);
@@ -243,6 +252,35 @@ export class TicketProxy {
       res.end(errorBody ?? undefined);
       return;
     }
+  }
+
+  /** Reads the answer's usage from a copy of its bytes beside the pipe to the agent; reported once it ended or was cut. */
+  private meterUsage(answer: http.IncomingMessage): void {
+    const meter = UsageMeter.forContentType(answer.headers['content-type']);
+    if (!meter) return;
+    let broken = false;
+    answer.on('data', (chunk: Buffer) => {
+      if (broken) return;
+      try {
+        meter.feed(chunk);
+      } catch {
+        broken = true; // accounting never breaks the answer
+      }
+    });
+    let reported = false;
+    const report = (): void => {
+      if (reported || broken) return;
+      reported = true;
+      let found: AnswerUsage | null = null;
+      try {
+        found = meter.finish();
+      } catch {
+        return;
+      }
+      if (found) this.emit({ type: 'usage', at: this.clock.now(), ...found });
+    };
+    answer.once('end', report);
+    answer.once('close', report);
   }
 
   /** Waits `ms` with the agent's request held; false when the agent hung up or the segment was cancelled. */

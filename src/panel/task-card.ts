@@ -2,6 +2,7 @@
 import type { PendingAsk } from '../agent/asks';
 import { canEdit, canTransition } from '../core/task-state';
 import type { OffPeakTask, TicketRecord } from '../core/types';
+import { totalUsage } from '../core/usage';
 import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
@@ -65,6 +66,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     ask: cardAskOf(task, asks),
     // Only while it runs: the segment holds its requests until the gateway answers again.
     gatewayUnreachableSince: task.status === 'running' || task.status === 'awaiting' ? (current?.gatewayUnreachableSince ?? null) : null,
+    usage: totalUsage(tickets),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).

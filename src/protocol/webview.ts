@@ -38,6 +38,19 @@ export const CardAskSchema = z.object({
 });
 export type CardAsk = z.infer<typeof CardAskSchema>;
 
+/** Tokens the model API reported for a segment or a whole task (docs/flows.md#ticket-ledger). */
+export const UsageViewSchema = z.object({
+  /** The models that answered, comma-separated in the order first seen ("" when none said). */
+  model: z.string(),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+  /** Model answers counted. */
+  requests: z.number().int().nonnegative(),
+});
+export type UsageView = z.infer<typeof UsageViewSchema>;
+
 export const TaskCardSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -62,6 +75,8 @@ export const TaskCardSchema = z.object({
   ask: CardAskSchema.nullable(),
   /** A running task whose model requests cannot reach the gateway: since when (they wait for it; docs/flows.md#segments). */
   gatewayUnreachableSince: z.number().nullable(),
+  /** The tokens of all its segments; null before the first model answer was counted. */
+  usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
   actions: z.object({
@@ -83,6 +98,8 @@ export const HistoryRowSchema = z.object({
   durationMs: z.number().nonnegative(),
   sessionId: z.string().nullable(),
   failureReason: z.string().nullable(),
+  /** The tokens of all its segments; null when none were counted. */
+  usage: UsageViewSchema.nullable(),
 });
 
 /**
@@ -167,6 +184,8 @@ export const SegmentViewSchema = z.object({
   startedAt: z.number().nullable(),
   endedAt: z.number().nullable(),
   endReason: z.string().nullable(),
+  /** The tokens of this segment's model answers; null when none were counted. */
+  usage: UsageViewSchema.nullable(),
 });
 export type SegmentView = z.infer<typeof SegmentViewSchema>;
 

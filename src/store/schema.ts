@@ -13,7 +13,8 @@
  *     permission questions agents wait on, published by the window that runs them so every
  *     window's panel shows them, with an answer another window may leave for it.
  * v5: on each ledger row (`off_peak_tickets`), since when the segment's proxy cannot reach the
- *     gateway (its model requests are held meanwhile; the card says so).
+ *     gateway (its model requests are held meanwhile; the card says so), and the tokens the
+ *     segment's model answers used (input, output, cache read, cache write) with the model.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -247,7 +248,15 @@ SELECT off_peak_task_id, status, 'before-v4', ?, ? FROM ${TASKS_TABLE} WHERE sta
 `;
 
 /** v5: columns added to the ledger (name, SQL type). */
-const LEDGER_COLUMNS_V5: readonly (readonly [string, string])[] = [['gateway_unreachable_since', 'INTEGER']];
+const LEDGER_COLUMNS_V5: readonly (readonly [string, string])[] = [
+  ['gateway_unreachable_since', 'INTEGER'],
+  ['usage_model', 'TEXT'],
+  ['usage_input_tokens', 'INTEGER'],
+  ['usage_output_tokens', 'INTEGER'],
+  ['usage_cache_read_tokens', 'INTEGER'],
+  ['usage_cache_write_tokens', 'INTEGER'],
+  ['usage_requests', 'INTEGER'],
+];
 
 /** ALTER TABLE … ADD COLUMN has no IF NOT EXISTS: add only the columns the table lacks (idempotent). */
 function addMissingColumns(db: SqlDb, table: string, columns: readonly (readonly [string, string])[]): void {
@@ -313,7 +322,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   },
   {
     version: 5,
-    description: 'ledger: since when the segment cannot reach the gateway',
+    description: 'ledger: since when the segment cannot reach the gateway; the tokens its model answers used',
     up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5),
   },
 ];

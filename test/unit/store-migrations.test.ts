@@ -233,7 +233,7 @@ describe('store: schema and migrations', () => {
     onDisk.raw.close();
   });
 
-  it('upgrades a v4 file to v5: ledger rows keep their data and gain the gateway-outage column', async () => {
+  it('upgrades a v4 file to v5: ledger rows keep their data and gain the gateway-outage and token usage columns', async () => {
     const db = await rawDb();
     for (const step of MIGRATIONS.filter((m) => m.version <= 4)) step.up(db, 100);
     db.exec('PRAGMA user_version = 4');
@@ -248,13 +248,23 @@ describe('store: schema and migrations', () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     assert.equal(store.migration!.fromVersion, 4);
     const ticket = store.read((tx) => tx.tickets.get('tk-1'))!;
-    assert.deepEqual([ticket.serverState, ticket.segmentStartedAt, ticket.gatewayUnreachableSince], ['active', 20, null]);
+    assert.deepEqual([ticket.serverState, ticket.segmentStartedAt, ticket.gatewayUnreachableSince, ticket.usage], ['active', 20, null, null]);
     assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 500)), true);
     assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 500)), false, 'the same mark writes nothing');
     assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.gatewayUnreachableSince, 500);
     await store.mutate((tx) => tx.tickets.endSegment('tk-1', 'completed'));
     assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.gatewayUnreachableSince, null, 'an ended segment is not waiting for anything');
     assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 600)), false, 'only an open segment is marked');
+
+    // Token usage: added up per segment, models merged in the order first seen.
+    const answer = (model: string, input: number) => ({ model, inputTokens: input, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, requests: 1 });
+    assert.equal(await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-a', 10))), true);
+    await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-b', 20)));
+    await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-a', 30)));
+    assert.deepEqual(store.read((tx) => tx.tickets.get('tk-1'))!.usage, { model: 'model-a, model-b', inputTokens: 60, outputTokens: 6, cacheReadTokens: 9, cacheWriteTokens: 12, requests: 3 });
+    assert.equal(await store.mutate((tx) => tx.tickets.addUsage('unknown', answer('m', 1))), false);
+    await assert.rejects(store.mutate((tx) => tx.tickets.addUsage('tk-1', { ...answer('m', -1) })), (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT');
+    assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.usage!.inputTokens, 60, 'bad input loses nothing');
     await store.close();
   });
 

@@ -26,7 +26,7 @@ function ticket(overrides: Partial<TicketRecord> = {}): TicketRecord {
   return {
     ticketId: 'k1', taskId: 't1', ordinal: 1, origin: 'take', serverState: 'queued', queuePosition: 3, takenAt: 1,
     readyAt: null, readyDeadline: null, activeAt: null, expiresAt: null, lastStatusAt: null, nextPollAt: null,
-    segmentStartedAt: null, segmentEndedAt: null, endReason: null, lastError: null, gatewayUnreachableSince: null, settleState: 'none',
+    segmentStartedAt: null, segmentEndedAt: null, endReason: null, lastError: null, gatewayUnreachableSince: null, usage: null, settleState: 'none',
     settleReason: null, settleAttempts: 0, nextSettleAt: null, settledAt: null, createdAt: 1, updatedAt: 1, ...overrides,
   };
 }

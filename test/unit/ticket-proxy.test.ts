@@ -99,6 +99,24 @@ describe('local ticket proxy', () => {
     assert.equal(proxy.firstAdmittedAt, admittedAt);
   });
 
+  it('reports the usage of each model answer, streamed (a 2 MB stream passed through byte for byte) and JSON', async () => {
+    const usage = { input_tokens: 321, output_tokens: 45, cache_read_input_tokens: 600, cache_creation_input_tokens: 7 };
+    upstream.enqueue({ kind: 'text', text: 'streamed answer', chunkChars: 3, usage, model: 'claude-sse' }, { kind: 'large_stream', bytes: 2 * 1024 * 1024 }, { kind: 'text', text: 'json answer', usage, model: 'claude-json' });
+    const streamed = await post({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(await streamed.text(), upstream.messageRequests()[0].sentBody.toString('utf8'));
+    const large = await post({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    const largeBytes = Buffer.from(await large.arrayBuffer());
+    assert.ok(largeBytes.equals(upstream.messageRequests()[1].sentBody), 'the 2 MB stream reached the agent unchanged');
+    const json = await post();
+    assert.match(await json.text(), /json answer/);
+    await waitUntil(() => events.filter((e) => e.type === 'usage').length === 3, 'three usage reports');
+    const reports = events.flatMap((e) => (e.type === 'usage' ? [{ model: e.model, usage: e.usage }] : []));
+    const counts = { inputTokens: 321, outputTokens: 45, cacheReadTokens: 600, cacheWriteTokens: 7 };
+    assert.deepEqual(reports[0], { model: 'claude-sse', usage: counts });
+    assert.equal(reports[1].usage.outputTokens, Number(/"output_tokens":(\d+)\}\}\n\nevent: message_stop/.exec(largeBytes.toString('utf8'))?.[1]), 'the final message_delta count of the large stream');
+    assert.deepEqual(reports[2], { model: 'claude-json', usage: counts });
+  });
+
   it('holds 3105 answers and re-probes (Retry-After capped, default when absent) until admitted', async () => {
     upstream.enqueue(
       { kind: 'error', status: 429, code: '3105', retryAfterSeconds: 3600 },
@@ -217,7 +235,7 @@ describe('local ticket proxy', () => {
       assert.equal(res.status, 200);
       assert.match(await res.text(), /FAKE-REPLY/);
       assert.equal(upstream.messageRequests().length, 1, 'sent once the gateway answered');
-      assert.deepEqual(events.map((e) => e.type), ['gateway-unreachable', 'gateway-reachable', 'admitted']);
+      assert.deepEqual(events.filter((e) => e.type !== 'usage').map((e) => e.type), ['gateway-unreachable', 'gateway-reachable', 'admitted']);
       assert.deepEqual(events[1], { type: 'gateway-reachable', at: (events[1] as { at: number }).at, since });
       assert.equal(proxy.gatewayUnreachableSince, null);
     });
