@@ -8,8 +8,10 @@ import path from 'node:path';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { toTaskCard } from '../../src/panel/task-card';
 import { gatewayOutageText } from '../../webview/card-extras';
+import { systemClock } from '../../src/core/clock';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { spawnGateway, TempDir, type RunningGateway } from '../integration/gateway-helpers';
+import { connect } from '../integration/panel-link';
 import { makeGitWorkspace, processAlive, shape, USER_KEY } from './gateway-fixture';
 import { startTestEngine, waitFor } from './test-engine';
 
@@ -17,6 +19,7 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
   let upstream: FakeAnthropicUpstream;
   let dir: TempDir;
   let host: HostEngine | undefined;
+  let link: ReturnType<typeof connect> | undefined;
   const gateways: RunningGateway[] = [];
 
   beforeEach(async () => {
@@ -24,6 +27,8 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
     dir = new TempDir();
   });
   afterEach(async () => {
+    link?.close();
+    link = undefined;
     await host?.dispose();
     host = undefined;
     for (const g of gateways.splice(0)) {
@@ -76,6 +81,11 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
     const first = await startGatewayProcess(0);
     const port = Number(new URL(first.url).port);
     const { h, taskId, ws, marker } = await startTask(first.url);
+    // The panel as the webview sees it: snapshots pushed on every change of the task database.
+    link = connect({ service: h.service, store: h.store, clock: systemClock, hasApiKey: () => true, asks: h.runtime });
+    link.webview.channel.ready();
+    const states = link.webview.states;
+    const panelCard = () => states[states.length - 1]?.tasks.find((c) => c.id === taskId);
 
     await kill(first);
     fs.writeFileSync(marker, '');
@@ -89,6 +99,8 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
     assert.ok(!('failed' in seen), 'failed' in seen ? seen.failed : '');
     const since = (seen as { since: number }).since;
     assert.match(gatewayOutageText(since), /^Gateway unreachable since \d\d:\d\d · waiting$/);
+    const pushed = await waitFor(() => panelCard()?.gatewayUnreachableSince != null && panelCard(), 'the panel to push the outage');
+    assert.deepEqual([pushed.status, pushed.gatewayUnreachableSince], ['running', since]);
     const segment = h.runtime.segment(taskId)!;
     assert.ok(processAlive(segment.pid), 'the agent still runs while the gateway is away');
     assert.equal(upstream.messageRequests().length, 1, 'nothing reached the model meanwhile');
@@ -103,6 +115,8 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
     assert.match(agentLog, /the gateway cannot be reached[\s\S]*the gateway is reachable again/);
     assert.doesNotMatch(agentLog, /\[retry \d/, "the held request spent none of the agent's own retries");
     assert.equal(cardOf(h, taskId).gatewayUnreachableSince, null);
+    await waitFor(() => panelCard()?.status === 'completed', 'the completed card in the panel');
+    assert.equal(panelCard()!.gatewayUnreachableSince, null);
 
     const requests = upstream.messageRequests();
     assert.equal(requests.length, 2, 'the held request reached the model once, after the restart');
