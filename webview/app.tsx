@@ -6,6 +6,8 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
+import { GatewayOutageLine, SegmentUsageCell, UsageTotal } from './card-extras-view';
+import { sameUsage } from './card-extras';
 import {
   answerOutcomeText,
   askDeadlineText,
@@ -367,9 +369,10 @@ interface CardProps {
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage') continue;
     if (a[key] !== b[key]) return false;
   }
+  if (!sameUsage(a.usage, b.usage)) return false;
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more) return false;
   const x = a.actions;
@@ -406,6 +409,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         <FollowUpMark title={card.followUpOfTitle} />
         <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
+        <UsageTotal usage={card.usage} />
         <span class="actions" role="group" aria-label="Task actions">
           {card.actions.pause && <ActionButton testid="pause" icon="debug-pause" label="Pause" onClick={() => run(channel.request('pause', { taskId: card.id }))} />}
           {card.actions.continue && (
@@ -430,6 +434,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
       </div>
       {followingUp && <FollowUpForm taskId={card.id} taskTitle={card.title} act={act} channel={channel} onMessage={onMessage} onDone={() => setFollowingUp(false)} />}
       {card.ask && <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={onMessage} />}
+      <GatewayOutageLine since={card.gatewayUnreachableSince} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       {expanded && (
@@ -518,7 +523,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
     <table class="segments" data-testid="segments">
       <caption>Tickets and segments</caption>
       <thead>
-        <tr><th scope="col">#</th><th scope="col">End reason</th><th scope="col">Queued</th><th scope="col">Ready</th><th scope="col">Admitted</th><th scope="col">Ended</th></tr>
+        <tr><th scope="col">#</th><th scope="col">End reason</th><th scope="col">Queued</th><th scope="col">Ready</th><th scope="col">Admitted</th><th scope="col">Ended</th><th scope="col">Tokens</th></tr>
       </thead>
       <tbody>
         {segments.map((s) => (
@@ -530,6 +535,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
             <td>{time(s.readyAt)}</td>
             <td>{time(s.admittedAt)}</td>
             <td>{time(s.endedAt)}</td>
+            <SegmentUsageCell usage={s.usage} />
           </tr>
         ))}
       </tbody>
@@ -552,6 +558,7 @@ function History({ history, act, channel }: { history: PanelState['history']; ac
             <span class={`status ${h.status}`}>{HISTORY_LABELS[h.status]}</span>
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
             <span class="duration">{formatDuration(h.durationMs)}</span>
+            <UsageTotal usage={h.usage} testid="history-usage" />
             <span class="actions">
               <SessionButtons taskId={h.taskId} openSession={h.sessionId !== null} followUp={h.sessionId !== null && h.status !== 'in_progress'} sessionLabel="Session" sessionTestId="session" act={act} channel={channel} onFollowUp={() => setFollowingUp(h.taskId)} />
               <ActionButton testid="delete-history" icon="close" label="Remove" onClick={() => void act(channel.request('deleteHistory', { taskId: h.taskId }))} />

@@ -15,7 +15,7 @@ import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks
 import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { ensurePrivateDir } from './private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
-import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
+import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from './ticket-proxy';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
 export interface TerminalView {
@@ -52,7 +52,9 @@ export interface SegmentRunOptions {
   /** Per-segment directory: log file, prompt file, pid file. */
   segmentDir: string;
   clock?: Clock;
-  proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  proxyTimings?: TicketProxyTimings;
+  /** When the ticket's time runs out (from the ledger), or null: a gateway outage is not waited for past it. */
+  ticketDeadline?: () => number | null;
   stopTimings?: Partial<StopTimings>;
   onProxyEvent?: (event: TicketProxyEvent) => void;
   /** Where the agent's permission questions go (the runtime's ask broker, bound to this task). */
@@ -88,7 +90,7 @@ export class SegmentRun {
   private readonly views = new Set<TerminalView>();
   private replay = '';
   private stderrTail = '';
-  private stopReason: 'cancelled' | 'interrupted' | 'expired' | null = null;
+  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'gateway-lost' | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
   /** The agent's ask ids -> the broker's, while open. */
@@ -137,6 +139,7 @@ export class SegmentRun {
       ticketId: options.ticketId,
       clock: options.clock,
       ...options.proxyTimings,
+      ticketDeadline: options.ticketDeadline,
       listener: options.proxyListener,
       // The relay cannot ask before the agent runs, so the run exists by then.
       onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
@@ -310,6 +313,15 @@ export class SegmentRun {
         void this.stop();
       } else if (event.type === 'holding' && event.attempt === 1) {
         this.show(`\n[off-peak] waiting for admission by the gateway…\n`);
+      } else if (event.type === 'gateway-unreachable') {
+        this.show(`\n[off-peak] the gateway cannot be reached (${event.error}); the request waits for it…\n`);
+      } else if (event.type === 'gateway-reachable') {
+        this.show(`\n[off-peak] the gateway is reachable again\n`);
+      } else if (event.type === 'gateway-outage-exceeded') {
+        this.stopReason ??= 'gateway-lost';
+        this.show(`\n[off-peak] ${event.reason}\n`);
+        // The agent was answered "do not retry"; make sure it really stops.
+        void this.stop();
       }
     });
     child.stdout!.setEncoding('utf8');
@@ -420,6 +432,8 @@ export class SegmentRun {
     if (this.stopReason === 'cancelled') return { kind: 'cancelled' };
     if (this.stopReason === 'interrupted') return { kind: 'interrupted' };
     if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
+    const gatewayLost = this.proxy.gatewayLostReason;
+    if (gatewayLost !== null) return { kind: 'failed', reason: gatewayLost, exitCode: code };
     const result = this.reader.result();
     if (code === 0 && result?.ok) return { kind: 'completed', summary: result.summary, exitCode: code };
     let reason: string;

@@ -14,7 +14,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
-import type { OffPeakTask, SegmentEndReason } from '../core/types';
+import type { OffPeakTask, SegmentEndReason, SegmentUsage } from '../core/types';
+import { createSystemTimers, type Timers } from '../core/timers';
 import type { FollowUpLink, TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
@@ -24,7 +25,8 @@ import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
-import type { TicketProxyEvent } from './ticket-proxy';
+import type { TicketProxyEvent, TicketProxyTimings } from './ticket-proxy';
+import { UsageRecorder } from './usage-recorder';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
@@ -33,6 +35,10 @@ import type { TicketProxyEvent } from './ticket-proxy';
 export interface TaskLifecyclePort {
   markStarted(taskId: string, ticketId: string, sessionId: string): Promise<boolean>;
   markAdmitted(ticketId: string, at?: number): Promise<void>;
+  /** The segment's proxy cannot reach the gateway since `since` (its requests are held), or can again (null). */
+  markGatewayUnreachable(ticketId: string, since: number | null): Promise<void>;
+  /** Adds the tokens model answers of the segment used to its ledger row. */
+  recordUsage(ticketId: string, usage: SegmentUsage): Promise<void>;
   endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
   interrupt(taskId: string, ticketId: string): Promise<void>;
   expireSegment(taskId: string, ticketId: string): Promise<boolean>;
@@ -44,6 +50,8 @@ export type RuntimeEvent =
   | { type: 'segment-started'; taskId: string; ticketId: string; sessionId: string; resume: boolean; pid: number | undefined; at: number }
   | { type: 'admitted'; taskId: string; ticketId: string; at: number }
   | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
+  /** The segment's model requests cannot reach the gateway since `since` and are held (null: they can again). */
+  | { type: 'gateway-unreachable'; taskId: string; ticketId: string; since: number | null; at: number }
   /** The agent asks before an edit or a command; answer with `TaskRuntime.answerAsk` (or its terminal). */
   | { type: 'input-needed'; taskId: string; ask: PendingAsk }
   | { type: 'input-answered'; taskId: string; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number }
@@ -66,8 +74,10 @@ export interface TaskRuntimeOptions {
   /** This window's id, written in each segment's pid record (docs/flows.md#recovery). */
   windowId?: string;
   clock: Clock;
+  /** For the usage recorder's periodic write; real timers by default. */
+  timers?: Timers;
   keepAwake?: KeepAwake;
-  proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  proxyTimings?: TicketProxyTimings;
   /** One loopback listener for all of this window's segment proxies (each with its own secret). */
   proxyListener?: LoopbackProxyServer;
   stopTimings?: Partial<StopTimings>;
@@ -90,9 +100,12 @@ export class TaskRuntime {
   private readonly log: (line: string) => void;
   /** The pending permission questions of the agents this window runs. */
   readonly asks: AskBroker;
+  /** Token usage of the model answers, summed and written to the segments' ledger rows. */
+  private readonly usage: UsageRecorder;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.log = options.log ?? (() => {});
+    this.usage = new UsageRecorder((ticketId, usage) => options.lifecycle.recordUsage(ticketId, usage), options.timers ?? createSystemTimers(), this.log);
     this.asks = new AskBroker({ clock: options.clock, timeoutMs: options.askTimeoutMs ?? (() => DEFAULT_ASK_TIMEOUT_MS) });
     this.asks.onEvent((event) => {
       if (event.type === 'asked') this.options.onEvent?.({ type: 'input-needed', taskId: event.ask.taskId, ask: event.ask });
@@ -236,6 +249,7 @@ export class TaskRuntime {
         segmentDir,
         clock,
         proxyTimings: this.options.proxyTimings,
+        ticketDeadline: () => this.ticketDeadline(ticketId),
         proxyListener: this.options.proxyListener,
         stopTimings: this.options.stopTimings,
         windowId: this.options.windowId,
@@ -269,7 +283,11 @@ export class TaskRuntime {
       ticketId,
       run,
       finished: run.done
-        .then((outcome) => this.applyOutcome(task, ticketId, outcome))
+        // The segment's last usage goes into its ledger row before the outcome ends the segment.
+        .then(async (outcome) => {
+          await this.usage.flush();
+          return this.applyOutcome(task, ticketId, outcome);
+        })
         .catch((err: unknown) => this.log(`runtime: applying the outcome of ${taskId} failed: ${(err as Error).message}`))
         .finally(() => {
           // Only now: until the outcome is written, the record tells the lease holder this window runs the task.
@@ -311,7 +329,25 @@ export class TaskRuntime {
       this.options.onEvent?.({ type: 'admitted', taskId, ticketId, at: event.at });
     } else if (event.type === 'holding') {
       this.options.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
+    } else if (event.type === 'usage') {
+      this.usage.add(ticketId, event.model, event.usage);
+    } else if (event.type === 'gateway-unreachable' || event.type === 'gateway-reachable') {
+      // In the ledger, so every window's card says "Gateway unreachable since …" (docs/flows.md#segments).
+      const since = event.type === 'gateway-unreachable' ? event.since : null;
+      this.options.lifecycle.markGatewayUnreachable(ticketId, since).catch((err: unknown) => this.log(`runtime: recording the gateway outage failed: ${(err as Error).message}`));
+      this.options.onEvent?.({ type: 'gateway-unreachable', taskId, ticketId, since, at: event.at });
     }
+  }
+
+  /**
+   * When the ticket's time runs out, as the ledger last saw it: its active window's end, or its
+   * ready deadline while no request was admitted; null when unknown.
+   */
+  private ticketDeadline(ticketId: string): number | null {
+    const ticket = this.options.store.read((tx) => tx.tickets.get(ticketId));
+    if (!ticket) return null;
+    if (ticket.expiresAt !== null) return ticket.expiresAt;
+    return ticket.activeAt === null ? ticket.readyDeadline : null;
   }
 
   private async applyOutcome(task: OffPeakTask, ticketId: string, outcome: SegmentOutcome): Promise<void> {

@@ -17,6 +17,7 @@ import {
   type RequestHandlers,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
+import { totalUsage } from '../core/usage';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
 export interface WebviewPort {
@@ -97,7 +98,8 @@ export class PanelController extends Disposable {
       version: ++this.version,
       now,
       tasks,
-      history: this.backend.history(),
+      // History shows each task's total tokens, summed from its ledger rows like the card's.
+      history: this.backend.history().map((row) => ({ ...row, usage: totalUsage(tickets.get(row.taskId) ?? []) })),
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),
       models: this.backend.models(),

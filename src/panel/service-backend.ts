@@ -119,6 +119,7 @@ export function segmentView(t: TicketRecord): SegmentView {
     startedAt: t.segmentStartedAt,
     endedAt: t.segmentEndedAt,
     endReason: t.endReason,
+    usage: t.usage,
   };
 }
 

@@ -2,6 +2,7 @@
 import type { PendingAsk } from '../agent/asks';
 import { canEdit, canTransition } from '../core/task-state';
 import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
+import { totalUsage } from '../core/usage';
 import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
 import type { FollowUpLink } from '../store';
 
@@ -65,6 +66,9 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     filesChanged: task.filesChanged,
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
+    // Only while it runs: the segment holds its requests until the gateway answers again.
+    gatewayUnreachableSince: task.status === 'running' || task.status === 'awaiting' ? (current?.gatewayUnreachableSince ?? null) : null,
+    usage: totalUsage(tickets),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     followUpOfId: followUp?.followUpOf ?? null,
     followUpOfTitle: followUp?.ofTitle ?? null,

@@ -38,6 +38,19 @@ export const CardAskSchema = z.object({
 });
 export type CardAsk = z.infer<typeof CardAskSchema>;
 
+/** Tokens the model API reported for a segment or a whole task (docs/flows.md#ticket-ledger). */
+export const UsageViewSchema = z.object({
+  /** The models that answered, comma-separated in the order first seen ("" when none said). */
+  model: z.string(),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+  /** Model answers counted. */
+  requests: z.number().int().nonnegative(),
+});
+export type UsageView = z.infer<typeof UsageViewSchema>;
+
 export const TaskCardSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -60,6 +73,10 @@ export const TaskCardSchema = z.object({
   segments: z.number().int().nonnegative(),
   /** The open permission question, when this window runs the task's agent and it asked. */
   ask: CardAskSchema.nullable(),
+  /** A running task whose model requests cannot reach the gateway: since when (they wait for it; docs/flows.md#segments). */
+  gatewayUnreachableSince: z.number().nullable(),
+  /** The tokens of all its segments; null before the first model answer was counted. */
+  usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
   /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
@@ -90,6 +107,8 @@ export const HistoryRowSchema = z.object({
   /** A follow-up's History row says which task it followed up ("follow-up of <title>"). */
   followUpOfId: z.string().nullable().optional(),
   followUpOfTitle: z.string().nullable().optional(),
+  /** The tokens of all its segments; null when none were counted. */
+  usage: UsageViewSchema.nullable(),
 });
 
 /**
@@ -174,6 +193,8 @@ export const SegmentViewSchema = z.object({
   startedAt: z.number().nullable(),
   endedAt: z.number().nullable(),
   endReason: z.string().nullable(),
+  /** The tokens of this segment's model answers; null when none were counted. */
+  usage: UsageViewSchema.nullable(),
 });
 export type SegmentView = z.infer<typeof SegmentViewSchema>;
 

@@ -7,7 +7,7 @@
  * runtime can be built before the service and neither refers to the other.
  */
 import { toDisposable, type DisposableLike } from '../core/disposable';
-import type { SegmentEndReason } from '../core/types';
+import type { SegmentEndReason, SegmentUsage } from '../core/types';
 import type { TaskStore, TerminalDetails } from '../store';
 import { cancelTask, deleteTask, expireSegment, finishTask, interruptSegment, recoverInterruptedTask, startSegment, type CancelResult } from './ticket-rules';
 
@@ -43,6 +43,16 @@ export class TaskLifecycle {
   /** The gateway admitted the segment's first model request (card: "running", not "waiting for admission"). */
   async markAdmitted(ticketId: string, at?: number): Promise<void> {
     await this.store.mutate((tx) => tx.tickets.markAdmitted(ticketId, at ?? tx.now));
+  }
+
+  /** The segment's proxy cannot reach the gateway since `since`, or can again (null): the card says so in every window. */
+  async markGatewayUnreachable(ticketId: string, since: number | null): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.markGatewayUnreachable(ticketId, since));
+  }
+
+  /** Adds what the segment's model answers used to its ledger row (the runtime sums them between writes). */
+  async recordUsage(ticketId: string, usage: SegmentUsage): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.addUsage(ticketId, usage));
   }
 
   /** The segment ended for another reason than expiry, interruption or a terminal state (e.g. the user cancelled). */

@@ -12,6 +12,9 @@
  *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
  *     permission questions agents wait on, published by the window that runs them so every
  *     window's panel shows them, with an answer another window may leave for it.
+ * v5: on each ledger row (`off_peak_tickets`), since when the segment's proxy cannot reach the
+ *     gateway (its model requests are held meanwhile; the card says so), and the tokens the
+ *     segment's model answers used (input, output, cache read, cache write) with the model.
  * v8: `off_peak_follow_ups`, one row per follow-up task: the finished task it continues (and its
  *     title then), the agent session its first segment resumes and the agent that owns it.
  *
@@ -261,6 +264,23 @@ INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified
 SELECT off_peak_task_id, status, 'before-v4', ?, ? FROM ${TASKS_TABLE} WHERE status IN ('completed', 'failed')
 `;
 
+/** v5: columns added to the ledger (name, SQL type). */
+const LEDGER_COLUMNS_V5: readonly (readonly [string, string])[] = [
+  ['gateway_unreachable_since', 'INTEGER'],
+  ['usage_model', 'TEXT'],
+  ['usage_input_tokens', 'INTEGER'],
+  ['usage_output_tokens', 'INTEGER'],
+  ['usage_cache_read_tokens', 'INTEGER'],
+  ['usage_cache_write_tokens', 'INTEGER'],
+  ['usage_requests', 'INTEGER'],
+];
+
+/** ALTER TABLE … ADD COLUMN has no IF NOT EXISTS: add only the columns the table lacks (idempotent). */
+function addMissingColumns(db: SqlDb, table: string, columns: readonly (readonly [string, string])[]): void {
+  const have = new Set(db.all(`PRAGMA table_info(${table})`).map((row) => String(row.name)));
+  for (const [name, type] of columns) if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+}
+
 /**
  * One counter bump per statement kind and table: a reload compares counters to say what changed.
  * Only tables that exist get triggers: a step runs this again once it has created its tables.
@@ -316,6 +336,11 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(changeTriggersSql(db));
       db.run(BACKFILL_V4_SQL, [now, now]);
     },
+  },
+  {
+    version: 5,
+    description: 'ledger: since when the segment cannot reach the gateway; the tokens its model answers used',
+    up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5),
   },
   {
     version: 8,

@@ -3,6 +3,7 @@ import type { OffPeakTask, TicketRecord } from '../../src/core/types';
 import { toTaskCard } from '../../src/panel/task-card';
 import { availabilityView } from '../../src/panel/service-backend';
 import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
+import { gatewayOutageText } from '../../webview/card-extras';
 import { answerOutcomeText, askDeadlineText, availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';
 import type { PendingAsk } from '../../src/agent/asks';
 
@@ -25,7 +26,7 @@ function ticket(overrides: Partial<TicketRecord> = {}): TicketRecord {
   return {
     ticketId: 'k1', taskId: 't1', ordinal: 1, origin: 'take', serverState: 'queued', queuePosition: 3, takenAt: 1,
     readyAt: null, readyDeadline: null, activeAt: null, expiresAt: null, lastStatusAt: null, nextPollAt: null,
-    segmentStartedAt: null, segmentEndedAt: null, endReason: null, lastError: null, settleState: 'none',
+    segmentStartedAt: null, segmentEndedAt: null, endReason: null, lastError: null, gatewayUnreachableSince: null, usage: null, settleState: 'none',
     settleReason: null, settleAttempts: 0, nextSettleAt: null, settledAt: null, createdAt: 1, updatedAt: 1, ...overrides,
   };
 }
@@ -49,6 +50,18 @@ describe('task card', () => {
     assert.equal(toTaskCard(running, [ticket({ serverState: 'ready', segmentStartedAt: 10 })]).phase, 'waiting_for_admission');
     assert.equal(phaseLabel(toTaskCard(running, [ticket({ segmentStartedAt: 10 })])), 'Waiting for admission');
     assert.equal(toTaskCard(running, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).phase, 'running');
+  });
+
+  it('item 4: a running task whose requests wait for the gateway says since when; once it ran out of the running state it does not', () => {
+    const since = new Date(2026, 11, 1, 2, 14, 30).getTime();
+    const running = task({ status: 'running', startedAt: 10 });
+    const outage = ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20, gatewayUnreachableSince: since });
+    const card = toTaskCard(running, [outage]);
+    assert.equal(card.gatewayUnreachableSince, since);
+    assert.equal(card.phase, 'running', 'the task has not failed: it waits');
+    assert.equal(gatewayOutageText(since), 'Gateway unreachable since 02:14 · waiting');
+    assert.equal(toTaskCard(running, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).gatewayUnreachableSince, null);
+    assert.equal(toTaskCard(task({ status: 'failed', startedAt: 10, endedAt: 30 }), [outage]).gatewayUnreachableSince, null);
   });
 
   it('a task left "awaiting" by an old build reads like running: waiting for admission, then running once admitted', () => {
