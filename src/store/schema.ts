@@ -28,7 +28,7 @@ export const RUNTIME_TABLE = 'off_peak_task_runtime';
 export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
-export const LATEST_SCHEMA_VERSION = 4;
+export const LATEST_SCHEMA_VERSION = 6;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
@@ -238,6 +238,16 @@ CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${
   BEGIN DELETE FROM ${ASKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
+/**
+ * A question shows its whole input in every window, and an answer left for the asking window
+ * names the input it was given for (docs/flows.md#what-a-question-shows). A row written before
+ * has no input: an answer to it names the empty text and the asking window refuses it.
+ */
+export const SCHEMA_V6_SQL = `
+ALTER TABLE ${ASKS_TABLE} ADD COLUMN input TEXT NOT NULL DEFAULT '';
+ALTER TABLE ${ASKS_TABLE} ADD COLUMN answer_digest TEXT;
+`;
+
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
 INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified_at, seen_at)
@@ -299,6 +309,11 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(changeTriggersSql(db));
       db.run(BACKFILL_V4_SQL, [now, now]);
     },
+  },
+  {
+    version: 6,
+    description: "pending asks carry the tool call's whole input and the digest of the input an answer was given for",
+    up: (db) => db.exec(SCHEMA_V6_SQL),
   },
 ];
 

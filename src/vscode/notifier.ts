@@ -1,19 +1,40 @@
 // Notifications on the edges users care about: a task finished, failed, or its agent waits for an
 // answer. Which window shows each one (exactly one across windows) is decided by the vscode-free
-// TaskNotices (src/engine/task-notices.ts); this is only the door to VS Code.
+// TaskNotices (src/engine/task-notices.ts); what a question's notification says and offers, and
+// when it closes, by the vscode-free src/core/ask-notice.ts. This is only the door to VS Code.
 import * as vscode from 'vscode';
 import type { TaskNotice } from '../engine/task-notices';
+import { QuestionToasts, questionNotification } from '../core/ask-notice';
 import { plainNotificationText } from '../core/untrusted-text';
 
 export interface NotifierActions {
   showPanel(): void;
   showTerminal(taskId: string, title: string): void;
-  /** Answers the agent's question from the notification; false when it was already answered (or is gone). */
-  answerAsk(taskId: string, askId: string, decision: 'allow' | 'deny'): Promise<boolean>;
+  /**
+   * Answers the agent's question from the notification, for the input it showed (`inputDigest`);
+   * false when it was already answered (or is gone, or the input differs).
+   */
+  answerAsk(taskId: string, askId: string, decision: 'allow' | 'deny', inputDigest: string): Promise<boolean>;
 }
 
-export class Notifier {
-  constructor(private readonly actions: NotifierActions) {}
+/** The command a question notification's links run (not contributed: only these links call it). */
+export const ANSWER_FROM_NOTIFICATION_COMMAND = 'offPeak.answerQuestionFromNotification';
+
+interface LinkArgs {
+  taskId: string;
+  askId: string;
+  title: string;
+  action: 'allow' | 'deny' | 'panel' | 'terminal';
+  inputDigest: string;
+}
+
+export class Notifier implements vscode.Disposable {
+  private readonly toasts = new QuestionToasts();
+  private readonly command: vscode.Disposable;
+
+  constructor(private readonly actions: NotifierActions) {
+    this.command = vscode.commands.registerCommand(ANSWER_FROM_NOTIFICATION_COMMAND, (args: unknown) => this.onLink(args));
+  }
 
   /** The title and every text the agent produced go in as plain text: notifications render links. */
   show(notice: TaskNotice): void {
@@ -22,16 +43,18 @@ export class Notifier {
     switch (notice.kind) {
       case 'input-needed': {
         const { ask } = notice;
-        void vscode.window
-          .showWarningMessage(`Off-Peak task "${title}" asks: allow ${plainNotificationText(ask.summary)}?`, 'Allow', 'Deny', 'Show Terminal')
-          .then(async (choice) => {
-            if (choice === 'Show Terminal') return this.actions.showTerminal(notice.taskId, rawTitle);
-            if (!choice) return;
-            // The first answer wins: the terminal, the panel or the deadline may have answered already.
-            if (!(await this.actions.answerAsk(notice.taskId, ask.id, choice === 'Allow' ? 'allow' : 'deny'))) {
-              void vscode.window.showInformationMessage(`Off-Peak task "${title}": that question was already answered.`);
-            }
-          });
+        const view = questionNotification(rawTitle, ask);
+        const link = (label: string, action: LinkArgs['action']): string => {
+          const args: LinkArgs = { taskId: notice.taskId, askId: ask.id, title: rawTitle, action, inputDigest: ask.inputDigest };
+          return `[${label}](command:${ANSWER_FROM_NOTIFICATION_COMMAND}?${encodeURIComponent(JSON.stringify([args]))})`;
+        };
+        // Allow only when the text holds the whole input; the notification closes once the question
+        // is answered anywhere (a progress notification is the kind VS Code lets an extension close).
+        const links = [view.offersAllow ? link('Allow', 'allow') : link('Review in panel', 'panel'), link('Deny', 'deny'), link('Show terminal', 'terminal')];
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `${view.message} — ${links.join(' · ')}` },
+          () => this.toasts.show(ask.id),
+        );
         return;
       }
       case 'completed':
@@ -42,6 +65,29 @@ export class Notifier {
           .showErrorMessage(`Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}`, 'Show Terminal', 'Open Tasks')
           .then((c) => (c === 'Show Terminal' ? this.actions.showTerminal(notice.taskId, rawTitle) : c && this.actions.showPanel()));
         return;
+    }
+  }
+
+  /** A question of this window was answered (anywhere), timed out or ended: its notification closes. */
+  questionClosed(askId: string): void {
+    this.toasts.answered(askId);
+  }
+
+  dispose(): void {
+    this.toasts.closeAll();
+    this.command.dispose();
+  }
+
+  private async onLink(raw: unknown): Promise<void> {
+    const args = raw as Partial<LinkArgs> | undefined;
+    if (!args || typeof args.taskId !== 'string' || typeof args.askId !== 'string' || typeof args.inputDigest !== 'string') return;
+    const title = plainNotificationText(String(args.title ?? ''), 80);
+    if (args.action === 'panel') return this.actions.showPanel();
+    if (args.action === 'terminal') return this.actions.showTerminal(args.taskId, String(args.title ?? args.taskId));
+    if (args.action !== 'allow' && args.action !== 'deny') return;
+    // The first answer wins: the terminal, the panel or the deadline may have answered already.
+    if (this.toasts.wasAnswered(args.askId) || !(await this.actions.answerAsk(args.taskId, args.askId, args.action, args.inputDigest))) {
+      void vscode.window.showInformationMessage(`Off-Peak task "${title}": that question was already answered; your answer was not used.`);
     }
   }
 }
