@@ -243,10 +243,16 @@ CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${
  * names the input it was given for (docs/flows.md#what-a-question-shows). A row written before
  * has no input: an answer to it names the empty text and the asking window refuses it.
  */
-export const SCHEMA_V6_SQL = `
-ALTER TABLE ${ASKS_TABLE} ADD COLUMN input TEXT NOT NULL DEFAULT '';
-ALTER TABLE ${ASKS_TABLE} ADD COLUMN answer_digest TEXT;
-`;
+export const SCHEMA_V6_COLUMNS: readonly [name: string, definition: string][] = [
+  ['input', "TEXT NOT NULL DEFAULT ''"],
+  ['answer_digest', 'TEXT'],
+];
+
+/** Adds the v6 columns a table lacks (idempotent: a step re-run after a crash before persist adds nothing). */
+function addMissingColumns(db: SqlDb, table: string, columns: readonly [string, string][]): void {
+  const have = new Set(db.all(`PRAGMA table_info(${table})`).map((r) => String(r.name)));
+  for (const [name, definition] of columns) if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${definition}`);
+}
 
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
@@ -313,7 +319,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   {
     version: 6,
     description: "pending asks carry the tool call's whole input and the digest of the input an answer was given for",
-    up: (db) => db.exec(SCHEMA_V6_SQL),
+    up: (db) => addMissingColumns(db, ASKS_TABLE, SCHEMA_V6_COLUMNS),
   },
 ];
 

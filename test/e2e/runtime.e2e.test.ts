@@ -218,8 +218,8 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       const [ask] = await waitFor(() => h.runtime.pendingAsks(created.id).length === 1 && h.runtime.pendingAsks(created.id), 'the pending ask');
       assert.equal(ask.tool, 'run_command');
       assert.equal(task(h, created.id).status, 'running');
-      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
-      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision === 'allow' ? 'deny' : 'allow'), 'already-answered', 'a second answer is ignored');
+      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision, ask.inputDigest), 'accepted');
+      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest), 'already-answered', 'a second answer is ignored');
       await waitFor(() => task(h, created.id).status === 'completed', 'completed');
       assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), decision === 'allow');
       const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.ask.id, e.decision, e.by]);

@@ -224,7 +224,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       broker = new AskBroker({ clock: world.clock, timeoutMs: () => 600_000, timers: world.timers });
       asks = {
         pendingAsks: () => broker.pending(),
-        answerAsk: (taskId, askId, decision) => broker.answer(taskId, askId, decision),
+        answerAsk: (taskId, askId, decision, inputDigest) => broker.answer(taskId, askId, decision, inputDigest),
         onAsksChange: (listener) => broker.onEvent(() => listener()),
       };
       asked = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => true, asks });
@@ -239,25 +239,25 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       await openingPushesDone();
       const before = asked.webview.states.length;
       const delivered: AskDecision[] = [];
-      const ask = broker.ask('t1', { tool: 'run_command', summary: 'run: echo hi' }, (decision) => delivered.push(decision));
+      const ask = broker.ask('t1', { tool: 'run_command', summary: 'run: echo hi', input: 'command: echo hi' }, (decision) => delivered.push(decision));
       await until('a snapshot pushed for the new question', () => asked.webview.states.length > before);
       assert.deepEqual(
-        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow' }),
+        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: ask.inputDigest }),
         { outcome: 'accepted' },
       );
       assert.deepEqual(delivered, ['allow'], 'the decision reached the agent side once');
       assert.deepEqual(broker.pending(), []);
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny' }), { outcome: 'already-answered' });
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'already-answered' });
       assert.deepEqual(delivered, ['allow'], 'a second answer is not delivered');
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't2', askId: ask.id, decision: 'deny' }), { outcome: 'unknown' }, "another task's id does not answer it");
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: 'no-such-question', decision: 'deny' }), { outcome: 'unknown' });
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't2', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'unknown' }, "another task's id does not answer it");
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: 'no-such-question', decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'unknown' });
     });
 
     it('refuses a malformed answer with a clear error and answers nothing', async () => {
       asked.webview.channel.ready();
       await until('first snapshot', () => asked.webview.states.length >= 1);
       const delivered: AskDecision[] = [];
-      const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt' }, (decision) => delivered.push(decision));
+      const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', input: 'path: a.txt' }, (decision) => delivered.push(decision));
       const malformed: [string, unknown][] = [
         ['y1', { taskId: 't1', askId: ask.id, decision: 'yes' }],
         ['y2', { taskId: 't1', decision: 'allow' }],

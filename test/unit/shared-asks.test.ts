@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AskBroker } from '../../src/agent/asks';
+import { askInputDigest } from '../../src/core/ask-input';
 import { ManualClock } from '../../src/core/clock';
 import { SharedAsks } from '../../src/engine/shared-asks';
 import { TaskStore } from '../../src/store';
@@ -13,7 +14,7 @@ describe('shared asks: questions of other windows', () => {
   let dir: string;
   let store: TaskStore;
   let asks: SharedAsks;
-  const question = (id: string) => ({ id, taskId: 't1', tool: 'run_command', summary: `run ${id}`, askedAt: 1, deadlineAt: 600_001 });
+  const question = (id: string) => ({ id, taskId: 't1', tool: 'run_command', summary: `run ${id}`, input: `command: ${id}`, askedAt: 1, deadlineAt: 600_001 });
 
   beforeEach(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-shared-asks-'));
@@ -28,7 +29,7 @@ describe('shared asks: questions of other windows', () => {
     const broker = new AskBroker({ clock: new ManualClock(1_000), timeoutMs: () => 600_000 });
     const runtime = {
       pendingAsks: (taskId?: string) => broker.pending(taskId),
-      answerAsk: (taskId: string, askId: string, decision: 'allow' | 'deny') => broker.answer(taskId, askId, decision),
+      answerAsk: (taskId: string, askId: string, decision: 'allow' | 'deny', inputDigest: string) => broker.answer(taskId, askId, decision, inputDigest),
       onAsksChange: (listener: () => void) => broker.onEvent(() => listener()),
     };
     asks = new SharedAsks({ store, windowId: 'here', runtime });
@@ -46,8 +47,8 @@ describe('shared asks: questions of other windows', () => {
   });
 
   it("an answer to a gone window's question is refused as unknown; a live window's is left for it", async () => {
-    assert.equal(await asks.answer('t1', 'from-crashed', 'allow'), 'unknown');
-    assert.equal(await asks.answer('t1', 'from-live', 'allow'), 'accepted');
+    assert.equal(await asks.answer('t1', 'from-crashed', 'allow', askInputDigest('command: from-crashed')), 'unknown');
+    assert.equal(await asks.answer('t1', 'from-live', 'allow', askInputDigest('command: from-live')), 'accepted');
     assert.equal(store.read((tx) => tx.asks.list('live'))[0].answer, 'allow');
   });
 });
