@@ -23,8 +23,11 @@ export interface QuestionNotification {
 export function questionNotification(title: string, ask: { tool: string; input: string }): QuestionNotification {
   const task = plainNotificationText(title, 80);
   const tool = plainNotificationText(ask.tool, 100);
-  // Flattening to one inert line must leave the input unchanged: else the text is not what would run.
-  const whole = ask.input.length <= NOTIFICATION_INPUT_MAX_CHARS && plainNotificationText(ask.input, NOTIFICATION_INPUT_MAX_CHARS) === ask.input;
+  // Flattening to one inert line must leave the input unchanged: else the text is not what would
+  // run. `$(name)` is icon syntax a notification may render or drop (`echo $(reboot)` would read
+  // as `echo `), so an input holding it is not shown there either.
+  const whole =
+    ask.input.length <= NOTIFICATION_INPUT_MAX_CHARS && plainNotificationText(ask.input, NOTIFICATION_INPUT_MAX_CHARS) === ask.input && !ask.input.includes('$(');
   // The input ends the text: nothing of ours follows it that it could seem to be part of.
   if (whole) return { message: `Off-Peak task "${task}" asks to use ${tool} with this input: ${ask.input}`, offersAllow: true };
   const lines = ask.input.split('\n').length;

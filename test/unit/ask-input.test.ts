@@ -40,6 +40,7 @@ describe('the whole input of a question', () => {
       `command: echo ok\ndescription: ${hidden}`,
       'command: echo [docs](https://example.com)',
       'command: echo   two  spaces',
+      'command: echo $(reboot)',
     ]) {
       const view = questionNotification('fmt', { tool: 'Bash', input });
       assert.equal(view.offersAllow, false, `no Allow for ${JSON.stringify(input.slice(0, 60))}`);
