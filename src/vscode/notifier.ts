@@ -20,16 +20,23 @@ export interface NotifierActions {
 /** The command a question notification's links run (not contributed: only these links call it). */
 export const ANSWER_FROM_NOTIFICATION_COMMAND = 'offPeak.answerQuestionFromNotification';
 
+/** What a link carries: our own ids and the digest only (no model or task text goes into a URL). */
 interface LinkArgs {
   taskId: string;
   askId: string;
-  title: string;
   action: 'allow' | 'deny' | 'panel' | 'terminal';
   inputDigest: string;
 }
 
+/** A command URI's argument, encoded so that nothing in it can end the markdown link early. */
+function linkArgument(args: LinkArgs): string {
+  return encodeURIComponent(JSON.stringify([args])).replace(/[()!'*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
 export class Notifier implements vscode.Disposable {
   private readonly toasts = new QuestionToasts();
+  /** The task titles of open question notifications (for "Show terminal"), by question id. */
+  private readonly titles = new Map<string, string>();
   private readonly command: vscode.Disposable;
 
   constructor(private readonly actions: NotifierActions) {
@@ -45,15 +52,16 @@ export class Notifier implements vscode.Disposable {
         const { ask } = notice;
         const view = questionNotification(rawTitle, ask);
         const link = (label: string, action: LinkArgs['action']): string => {
-          const args: LinkArgs = { taskId: notice.taskId, askId: ask.id, title: rawTitle, action, inputDigest: ask.inputDigest };
-          return `[${label}](command:${ANSWER_FROM_NOTIFICATION_COMMAND}?${encodeURIComponent(JSON.stringify([args]))})`;
+          const args: LinkArgs = { taskId: notice.taskId, askId: ask.id, action, inputDigest: ask.inputDigest };
+          return `[${label}](command:${ANSWER_FROM_NOTIFICATION_COMMAND}?${linkArgument(args)})`;
         };
         // Allow only when the text holds the whole input; the notification closes once the question
         // is answered anywhere (a progress notification is the kind VS Code lets an extension close).
+        this.titles.set(ask.id, rawTitle);
         const links = [view.offersAllow ? link('Allow', 'allow') : link('Review in panel', 'panel'), link('Deny', 'deny'), link('Show terminal', 'terminal')];
         void vscode.window.withProgress(
           { location: vscode.ProgressLocation.Notification, title: `${view.message} — ${links.join(' · ')}` },
-          () => this.toasts.show(ask.id),
+          () => this.toasts.show(ask.id).finally(() => this.titles.delete(ask.id)),
         );
         return;
       }
@@ -81,9 +89,10 @@ export class Notifier implements vscode.Disposable {
   private async onLink(raw: unknown): Promise<void> {
     const args = raw as Partial<LinkArgs> | undefined;
     if (!args || typeof args.taskId !== 'string' || typeof args.askId !== 'string' || typeof args.inputDigest !== 'string') return;
-    const title = plainNotificationText(String(args.title ?? ''), 80);
+    const rawTitle = this.titles.get(args.askId) ?? args.taskId;
+    const title = plainNotificationText(rawTitle, 80);
     if (args.action === 'panel') return this.actions.showPanel();
-    if (args.action === 'terminal') return this.actions.showTerminal(args.taskId, String(args.title ?? args.taskId));
+    if (args.action === 'terminal') return this.actions.showTerminal(args.taskId, rawTitle);
     if (args.action !== 'allow' && args.action !== 'deny') return;
     // The first answer wins: the terminal, the panel or the deadline may have answered already.
     if (this.toasts.wasAnswered(args.askId) || !(await this.actions.answerAsk(args.taskId, args.askId, args.action, args.inputDigest))) {
