@@ -2,7 +2,8 @@
  * What a question's notification says and offers, and which of them are still open, without
  * VS Code (src/vscode/notifier.ts only renders it; docs/flows.md#what-a-question-shows).
  *
- * - A notification is one line of plain text of bounded length: it offers Allow only when its text
+ * - A notification is one line of plain text of bounded length (VS Code cuts a notification's text at
+ *   1000 characters; this one stays well under it, its links after the input): it offers Allow only when its text
  *   holds the whole input exactly as it would run; otherwise it offers "Review in panel" (the card
  *   and the terminal show the whole input) and Deny.
  * - A question answered anywhere else (a card in any window, the terminal, the deadline) closes its
@@ -22,7 +23,7 @@ export interface QuestionNotification {
 /** `title`: the task's short title; `ask`: the question (its `input` shown whole or not at all). */
 export function questionNotification(title: string, ask: { tool: string; input: string }): QuestionNotification {
   const task = plainNotificationText(title, 80);
-  const tool = plainNotificationText(ask.tool, 100);
+  const tool = plainNotificationText(ask.tool, 60);
   // Flattening to one inert line must leave the input unchanged: else the text is not what would
   // run. `$(name)` is icon syntax a notification may render or drop (`echo $(reboot)` would read
   // as `echo `), so an input holding it is not shown there either.
@@ -35,6 +36,31 @@ export function questionNotification(title: string, ask: { tool: string; input: 
     message: `Off-Peak task "${task}" asks to use ${tool} with an input too long to show here (${lines} line${lines === 1 ? '' : 's'}, ${ask.input.length} characters): review it whole in the panel or the terminal before you allow it.`,
     offersAllow: false,
   };
+}
+
+export type QuestionLinkAction = 'allow' | 'deny' | 'panel' | 'terminal';
+
+/** VS Code cuts a notification's text at this length. */
+export const NOTIFICATION_TEXT_LIMIT = 1000;
+
+/**
+ * A command URI's argument: the question's id (ours) and the action only (short, no model or task
+ * text), encoded so that nothing in it can end the markdown link early.
+ */
+function linkArgument(askId: string, action: QuestionLinkAction): string {
+  return encodeURIComponent(JSON.stringify([askId, action])).replace(/[()!'*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * The whole text of a question's notification: the question, then its links (`command` runs them
+ * with `[askId, action]`): Allow only when the text holds the whole input, else "Review in panel";
+ * then Deny and "Show terminal". The links come after the input, so a cut could only lose them.
+ */
+export function questionNotificationText(title: string, ask: { id: string; tool: string; input: string }, command: string): QuestionNotification {
+  const view = questionNotification(title, ask);
+  const link = (label: string, action: QuestionLinkAction): string => `[${label}](command:${command}?${linkArgument(ask.id, action)})`;
+  const links = [view.offersAllow ? link('Allow', 'allow') : link('Review in panel', 'panel'), link('Deny', 'deny'), link('Show terminal', 'terminal')];
+  return { message: `${view.message} — ${links.join(' · ')}`, offersAllow: view.offersAllow };
 }
 
 /**

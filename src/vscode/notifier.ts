@@ -4,7 +4,7 @@
 // when it closes, by the vscode-free src/core/ask-notice.ts. This is only the door to VS Code.
 import * as vscode from 'vscode';
 import type { TaskNotice } from '../engine/task-notices';
-import { QuestionToasts, questionNotification } from '../core/ask-notice';
+import { QuestionToasts, questionNotificationText } from '../core/ask-notice';
 import { plainNotificationText } from '../core/untrusted-text';
 
 export interface NotifierActions {
@@ -18,29 +18,24 @@ export interface NotifierActions {
 }
 
 /** The command a question notification's links run (not contributed: only these links call it). */
-export const ANSWER_FROM_NOTIFICATION_COMMAND = 'offPeak.answerQuestionFromNotification';
+export const ANSWER_FROM_NOTIFICATION_COMMAND = 'offPeak.questionLink';
 
-/** What a link carries: our own ids and the digest only (no model or task text goes into a URL). */
-interface LinkArgs {
+/** The question a notification shows: what its links act on (the digest of the input it showed). */
+interface Shown {
   taskId: string;
-  askId: string;
-  action: 'allow' | 'deny' | 'panel' | 'terminal';
+  rawTitle: string;
   inputDigest: string;
 }
 
-/** A command URI's argument, encoded so that nothing in it can end the markdown link early. */
-function linkArgument(args: LinkArgs): string {
-  return encodeURIComponent(JSON.stringify([args])).replace(/[()!'*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
 
 export class Notifier implements vscode.Disposable {
   private readonly toasts = new QuestionToasts();
-  /** The task titles of open question notifications (for "Show terminal"), by question id. */
-  private readonly titles = new Map<string, string>();
+  /** The questions of open notifications, by question id. */
+  private readonly shown = new Map<string, Shown>();
   private readonly command: vscode.Disposable;
 
   constructor(private readonly actions: NotifierActions) {
-    this.command = vscode.commands.registerCommand(ANSWER_FROM_NOTIFICATION_COMMAND, (args: unknown) => this.onLink(args));
+    this.command = vscode.commands.registerCommand(ANSWER_FROM_NOTIFICATION_COMMAND, (askId: unknown, action: unknown) => this.onLink(askId, action));
   }
 
   /** The title and every text the agent produced go in as plain text: notifications render links. */
@@ -50,19 +45,11 @@ export class Notifier implements vscode.Disposable {
     switch (notice.kind) {
       case 'input-needed': {
         const { ask } = notice;
-        const view = questionNotification(rawTitle, ask);
-        const link = (label: string, action: LinkArgs['action']): string => {
-          const args: LinkArgs = { taskId: notice.taskId, askId: ask.id, action, inputDigest: ask.inputDigest };
-          return `[${label}](command:${ANSWER_FROM_NOTIFICATION_COMMAND}?${linkArgument(args)})`;
-        };
         // Allow only when the text holds the whole input; the notification closes once the question
         // is answered anywhere (a progress notification is the kind VS Code lets an extension close).
-        this.titles.set(ask.id, rawTitle);
-        const links = [view.offersAllow ? link('Allow', 'allow') : link('Review in panel', 'panel'), link('Deny', 'deny'), link('Show terminal', 'terminal')];
-        void vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: `${view.message} — ${links.join(' · ')}` },
-          () => this.toasts.show(ask.id).finally(() => this.titles.delete(ask.id)),
-        );
+        this.shown.set(ask.id, { taskId: notice.taskId, rawTitle, inputDigest: ask.inputDigest });
+        const { message } = questionNotificationText(rawTitle, ask, ANSWER_FROM_NOTIFICATION_COMMAND);
+        void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: message }, () => this.toasts.show(ask.id));
         return;
       }
       case 'completed':
@@ -79,6 +66,7 @@ export class Notifier implements vscode.Disposable {
   /** A question of this window was answered (anywhere), timed out or ended: its notification closes. */
   questionClosed(askId: string): void {
     this.toasts.answered(askId);
+    this.shown.delete(askId);
   }
 
   dispose(): void {
@@ -86,17 +74,20 @@ export class Notifier implements vscode.Disposable {
     this.command.dispose();
   }
 
-  private async onLink(raw: unknown): Promise<void> {
-    const args = raw as Partial<LinkArgs> | undefined;
-    if (!args || typeof args.taskId !== 'string' || typeof args.askId !== 'string' || typeof args.inputDigest !== 'string') return;
-    const rawTitle = this.titles.get(args.askId) ?? args.taskId;
-    const title = plainNotificationText(rawTitle, 80);
-    if (args.action === 'panel') return this.actions.showPanel();
-    if (args.action === 'terminal') return this.actions.showTerminal(args.taskId, rawTitle);
-    if (args.action !== 'allow' && args.action !== 'deny') return;
-    // The first answer wins: the terminal, the panel or the deadline may have answered already.
-    if (this.toasts.wasAnswered(args.askId) || !(await this.actions.answerAsk(args.taskId, args.askId, args.action, args.inputDigest))) {
-      void vscode.window.showInformationMessage(`Off-Peak task "${title}": that question was already answered; your answer was not used.`);
+  private async onLink(askId: unknown, action: unknown): Promise<void> {
+    if (action === 'panel') return this.actions.showPanel();
+    const shown = typeof askId === 'string' ? this.shown.get(askId) : undefined;
+    if (!shown || typeof askId !== 'string') {
+      // Answered (anywhere) since the notification showed it, or not a question of this window.
+      if (action === 'allow' || action === 'deny') void vscode.window.showInformationMessage('Off-Peak Tasks: that question was already answered; your answer was not used.');
+      return;
+    }
+    if (action === 'terminal') return this.actions.showTerminal(shown.taskId, shown.rawTitle);
+    if (action !== 'allow' && action !== 'deny') return;
+    // The answer is for the input this notification showed; the first answer wins (the terminal,
+    // the panel or the deadline may have answered already).
+    if (this.toasts.wasAnswered(askId) || !(await this.actions.answerAsk(shown.taskId, askId, action, shown.inputDigest))) {
+      void vscode.window.showInformationMessage(`Off-Peak task "${plainNotificationText(shown.rawTitle, 80)}": that question was already answered; your answer was not used.`);
     }
   }
 }

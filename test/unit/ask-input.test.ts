@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { askInputDigest, digestMatches, renderToolInput, visibleControls } from '../../src/core/ask-input';
-import { QuestionToasts, questionNotification } from '../../src/core/ask-notice';
+import crypto from 'node:crypto';
+import { NOTIFICATION_TEXT_LIMIT, QuestionToasts, questionNotification, questionNotificationText } from '../../src/core/ask-notice';
 import { terminalSafeText } from '../../src/core/untrusted-text';
 import { PermissionAsker } from '../../src/reference-agent/permission-prompt';
 import { bannerOutlived } from '../../webview/ask-input';
@@ -46,6 +47,20 @@ describe('the whole input of a question', () => {
       assert.equal(view.offersAllow, false, `no Allow for ${JSON.stringify(input.slice(0, 60))}`);
       assert.match(view.message, /review it whole in the panel/);
     }
+  });
+
+  it('item 5: the notification text keeps its links whole within VS Code\'s 1000 characters, after the input; a long input gets no Allow link', () => {
+    const link = /\[(Allow|Deny|Review in panel|Show terminal)\]\(command:offPeak\.questionLink\?([^)\s]+)\)/g;
+    const short = questionNotificationText('t'.repeat(500), { id: crypto.randomUUID(), tool: 'b'.repeat(300), input: `command: ${'x'.repeat(291)}` }, 'offPeak.questionLink');
+    assert.equal(short.offersAllow, true);
+    assert.ok(short.message.length <= NOTIFICATION_TEXT_LIMIT, `${short.message.length} characters`);
+    assert.deepEqual([...short.message.matchAll(link)].map((m) => m[1]), ['Allow', 'Deny', 'Show terminal']);
+    assert.ok(short.message.indexOf('x'.repeat(291)) < short.message.indexOf('[Allow]'), 'the input comes before the links');
+    const args = [...short.message.matchAll(link)].map((m) => JSON.parse(decodeURIComponent(m[2])) as unknown[]);
+    assert.deepEqual(args.map((a) => a[1]), ['allow', 'deny', 'terminal'], 'a link carries the question id and its action only');
+    const long = questionNotificationText('fmt', { id: 'q1', tool: 'Bash', input: `command: ${'x'.repeat(400)}` }, 'offPeak.questionLink');
+    assert.deepEqual([...long.message.matchAll(link)].map((m) => m[1]), ['Review in panel', 'Deny', 'Show terminal']);
+    assert.doesNotMatch(long.message, /x{300}/, 'the long input is not shown cut');
   });
 
   it('item 5: the reference agent refuses a host answer naming another input; the answer for its own input is taken', async () => {
