@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../core/clock';
+import { systemClock, type Clock } from '../core/clock';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../protocol/permission-relay';
 import { TypedLine, isYes } from '../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
@@ -239,29 +239,38 @@ export class SegmentRun {
   private relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
     if (this.exited) return Promise.resolve(ENDED_ANSWER);
     return new Promise((resolve) => {
-      const close = (): void => {
-        const i = this.relayAsks.indexOf(ask);
-        if (i >= 0) this.relayAsks.splice(i, 1);
-      };
       // Allow runs the tool with this whole input (`updatedInput`), so the whole input is what every surface shows.
       const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input), input: renderToolInput(request.input) }, (decision, by) => {
-        close();
-        this.show(`\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
+        this.closeRelayAsk(ask, `\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
         resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
       });
-      if (this.relayAsks.push(ask) === 1) this.typed.reset();
-      const seconds = Math.max(0, Math.round((ask.deadlineAt - ask.askedAt) / 1000));
-      this.show(`\n? Allow ${ask.tool} with this input?\n${indentInput(ask.input)}\n  [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+      // One question on screen at a time: the last one the terminal shows is the one a typed answer goes to.
+      if (this.relayAsks.push(ask) === 1) this.showRelayQuestion(ask);
       signal.addEventListener(
         'abort',
         () => {
-          close();
+          this.closeRelayAsk(ask, '');
           asks.settle(ask.id, 'deny', 'ended');
           resolve(ENDED_ANSWER);
         },
         { once: true },
       );
     });
+  }
+
+  private showRelayQuestion(ask: PendingAsk): void {
+    this.typed.reset();
+    const seconds = Math.max(0, Math.round((ask.deadlineAt - (this.options.clock ?? systemClock).now()) / 1000));
+    this.show(`\n? Allow ${ask.tool} with this input?\n${indentInput(ask.input)}\n  [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+  }
+
+  /** A relayed question is answered or ended: its line is written, and the next waiting one shows. */
+  private closeRelayAsk(ask: PendingAsk, line: string): void {
+    const i = this.relayAsks.indexOf(ask);
+    if (i < 0) return;
+    this.relayAsks.splice(i, 1);
+    if (i === 0 && line) this.show(line);
+    if (i === 0 && this.relayAsks.length > 0 && !this.exited) this.showRelayQuestion(this.relayAsks[0]);
   }
 
   private wire(eventsOnFd3: boolean): void {

@@ -75,25 +75,32 @@ describe('questions show their whole input; answers are bound to it; terminal te
   const reference = () =>
     new ReferenceAgentAdapter({ command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), sessionsDir: path.join(root, 'sessions'), askTimeoutMs: 60_000 });
 
-  /** Stands in for the claude CLI: the permission-prompt request our MCP relay posts, then stream-json lines. */
-  function claudeStandIn(request: unknown, lines: unknown[] = []): AgentAdapter {
+  /**
+   * Stands in for the claude CLI: stream-json lines, then the permission-prompt requests our MCP
+   * relay posts (all at once); its result is the JSON array of the answers, in order.
+   */
+  function claudeStandIn(requests: unknown | unknown[], lines: unknown[] = []): AgentAdapter {
     const script = `
       const http = require('node:http');
       for (const line of JSON.parse(process.env.STAND_IN_LINES)) process.stdout.write(JSON.stringify(line) + '\\n');
-      const req = http.request(process.env.STAND_IN_RELAY_URL, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (text += c));
-        res.on('end', () => process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', result: text, num_turns: 1 }) + '\\n'));
+      const post = (body) => new Promise((resolve) => {
+        const req = http.request(process.env.STAND_IN_RELAY_URL, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve(JSON.parse(text)));
+        });
+        req.end(JSON.stringify(body));
       });
-      req.end(process.env.STAND_IN_REQUEST);`;
+      Promise.all(JSON.parse(process.env.STAND_IN_REQUESTS).map(post)).then((answers) =>
+        process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', result: JSON.stringify(answers), num_turns: 1 }) + '\\n'));`;
     const reader = new ClaudeCodeAdapter({ command: 'unused' });
     return {
       kind: 'claude-code',
       launch: (spec) => ({
         command: process.execPath,
         args: ['-e', script],
-        env: { STAND_IN_RELAY_URL: spec.proxyBaseUrl + PERMISSION_RELAY_PATH, STAND_IN_REQUEST: JSON.stringify(request), STAND_IN_LINES: JSON.stringify(lines) },
+        env: { STAND_IN_RELAY_URL: spec.proxyBaseUrl + PERMISSION_RELAY_PATH, STAND_IN_REQUESTS: JSON.stringify(Array.isArray(requests) ? requests : [requests]), STAND_IN_LINES: JSON.stringify(lines) },
         eventsOnFd3: false,
         stdin: { file: writePrivateFile(spec.segmentDir, 'prompt.txt', spec.prompt) },
       }),
@@ -119,7 +126,7 @@ describe('questions show their whole input; answers are bound to it; terminal te
     for (const key of ['y', '\r']) run.writeInput(key);
     const outcome = await run.done;
     assert.equal(outcome.kind, 'completed');
-    assert.deepEqual(JSON.parse((outcome as { summary: string }).summary), { decision: 'allow' });
+    assert.deepEqual(JSON.parse((outcome as { summary: string }).summary), [{ decision: 'allow' }]);
   });
 
   it('item 5: an answer carrying the digest of another input is refused (the question stays open); the answer for its own input is delivered', async () => {
@@ -133,7 +140,30 @@ describe('questions show their whole input; answers are bound to it; terminal te
     assert.equal(broker.pending('t').length, 1, 'the question is still open');
     assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
     const outcome = await run.done;
-    assert.equal(JSON.parse((outcome as { summary: string }).summary).decision, 'deny');
+    assert.equal(JSON.parse((outcome as { summary: string }).summary)[0].decision, 'deny');
+  });
+
+  it('item 5: two questions at once: the terminal shows one at a time, so a typed answer goes to the question it shows last', async () => {
+    const requests = [
+      { tool_name: 'Bash', input: { command: 'echo first' } },
+      { tool_name: 'Bash', input: { command: 'rm -rf second' } },
+    ];
+    const { run, terminal } = await start(claudeStandIn(requests), 'claude-two');
+    await waitUntil(() => broker.pending('t').length === 2, 'both relayed questions');
+    // Whichever reached the host first is asked first.
+    const [older, newer] = broker.pending('t').map((a) => a.input);
+    await waitUntil(() => terminal().includes('[y/N]'), 'a question in the terminal');
+    assert.equal(terminal().split('? Allow').length - 1, 1, 'only the older question is on screen');
+    assert.ok(terminal().includes(older) && !terminal().includes(newer), 'the newer one waits until the older is answered');
+    for (const key of ['y', '\r']) run.writeInput(key);
+    await waitUntil(() => terminal().includes(newer), 'the newer question');
+    const last = terminal().slice(terminal().lastIndexOf('? Allow'));
+    assert.ok(last.includes(`${newer}\n  [y/N]`), 'the question shown last is the newer one');
+    for (const key of ['n', '\r']) run.writeInput(key);
+    const outcome = await run.done;
+    const decisions = (JSON.parse((outcome as { summary: string }).summary) as { decision: string }[]).map((a) => a.decision);
+    const byInput = new Map(requests.map((r, i) => [`command: ${r.input.command}`, decisions[i]]));
+    assert.deepEqual([byInput.get(older), byInput.get(newer)], ['allow', 'deny'], 'each typed answer went to the question on screen');
   });
 
   it("item 5: the reference agent's long command is shown whole at the host and in its terminal, and a mismatched answer does not run it", async () => {
