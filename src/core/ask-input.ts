@@ -14,8 +14,8 @@ const PRIMARY_KEYS = ['command', 'file_path', 'path', 'pattern', 'url'];
 /**
  * Makes every character that could hide or redraw text visible, keeping the text otherwise as is:
  * control characters (except newline and tab), DEL and C1 controls, bidirectional overrides,
- * zero-width characters and line/paragraph separators become `\u{…}`. Nothing is removed, so two
- * different inputs never look the same.
+ * zero-width characters and line/paragraph separators become `\u{…}`. Nothing is removed, so no
+ * part of the input can be hidden.
  */
 export function visibleControls(text: string): string {
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
