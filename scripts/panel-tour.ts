@@ -9,7 +9,8 @@
 //   B  windows open: the remaining tasks are taken again there and run to completion (History);
 //   C  exposure off: the create area disappears, the existing tasks stay listed;
 //   D  windows open, the working demo script (unpaced): the agent asks before its command and its
-//      file write; Allow on one card lets it write, Deny on another refuses it.
+//      file write; Allow on one card lets it write, Deny on another refuses it (its first question
+//      denied from the link of its notification); every question's notification closes once answered.
 // The extension is switched between them in the Settings editor, as a user would.
 //
 // usage: node --import tsx scripts/panel-tour.ts [--no-build] [--keep]   (--keep: keep the state dir)
@@ -202,9 +203,28 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
           const tool = await card.locator('[data-testid="ask-tool"]').innerText();
           const question = await card.locator('[data-testid="ask-question"]').innerText();
           assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /Denied automatically in/);
+          assert.ok((await card.locator('[data-testid="ask-input"]').innerText()).trim().length > 0, 'the card shows the whole input');
           if (answered.length === 0) await tour.shot(`dark-needs-input-${decision}`);
-          await card.locator(`[data-testid="ask-${decision}"]`).click();
-          await tour.frame.locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' }).waitFor({ timeout: 15_000 });
+          // The question's notification in this window: a progress notification that closes itself once answered.
+          const toast = page.locator('.notifications-toasts .notification-list-item').filter({ hasText: `"${prompt}"` }).filter({ hasText: `asks to use ${tool}` });
+          if (decision === 'deny' && answered.length === 0) {
+            // Answered from the notification: its Deny link (a command link carrying the input's digest).
+            await toast.first().waitFor({ timeout: 15_000 });
+            await toast.first().hover();
+            const expand = toast.first().locator('.codicon-notifications-expand');
+            if ((await expand.count()) > 0) await expand.first().click();
+            const links = await toast.first().locator('a').allInnerTexts();
+            assert.ok(links.includes('Deny') && (links.includes('Allow') || links.includes('Review in panel')), `the notification's links: ${links.join(', ')}`);
+            await tour.shot('dark-question-notification');
+            log(`the question's notification: "${(await toast.first().innerText()).replace(/\s+/g, ' ').slice(0, 200)}"`);
+            await toast.first().locator('a', { hasText: /^Deny$/ }).click();
+            await until('the question answered from the notification to leave the card', async () => (await card.locator('[data-testid="ask-tool"]', { hasText: tool }).count()) === 0, 15_000);
+          } else {
+            await card.locator(`[data-testid="ask-${decision}"]`).click();
+            await tour.frame.locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' }).waitFor({ timeout: 15_000 });
+          }
+          // Answered anywhere: its notification does not stay with stale buttons.
+          await toast.first().waitFor({ state: 'detached', timeout: 15_000 });
           answered.push(`${tool}: ${question}`);
         }
         return tour.db.byPrompt(prompt)?.status === 'completed';
@@ -216,7 +236,7 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
     assert.equal(existsSync(path.join(workspace, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
     await tour.phaseOf(prompt, 'Completed');
   }
-  log('needs input by clicks: Allow let the agent write its file, Deny refused it; both tasks completed');
+  log('needs input by clicks: Allow let the agent write its file, Deny refused it (the first question by the Deny link of its notification); every question notification closed once answered; both tasks completed');
 
   // --- Exposure off: the create area goes, the tasks stay -----------------------------------
   await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks', { remote: true });

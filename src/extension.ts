@@ -72,8 +72,9 @@ class OffPeakExtension implements vscode.Disposable {
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
-      answerAsk: async (taskId, askId, decision) => (await this.engine?.answerAsk(taskId, askId, decision)) === 'accepted',
+      answerAsk: async (taskId, askId, decision, inputDigest) => (await this.engine?.answerAsk(taskId, askId, decision, inputDigest)) === 'accepted',
     });
+    context.subscriptions.push(this.notifier);
     this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
 
     const panel = () => this.panel;
@@ -150,6 +151,8 @@ class OffPeakExtension implements vscode.Disposable {
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         onRuntimeEvent: (event) => {
+          // Answered anywhere (the first answer reaches this runtime), timed out or ended: its notification closes.
+          if (event.type === 'input-answered') return this.notifier.questionClosed(event.ask.id);
           if (event.type !== 'segment-started') return;
           const task = this.engine?.service.getTask(event.taskId);
           this.terminals.attach(event.taskId, shortTaskTitle(task, event.taskId));

@@ -8,6 +8,7 @@ import type { HostChannel } from './host-channel';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 import { GatewayOutageLine, SegmentUsageCell, UsageTotal } from './card-extras-view';
 import { sameUsage } from './card-extras';
+import { AskInput, bannerOutlived, type AnswerOwner } from './ask-input';
 import {
   answerOutcomeText,
   askDeadlineText,
@@ -100,7 +101,13 @@ export function App({ channel, state, focusTick, error, onError }: {
   const [formOpen, setFormOpen] = useState(false);
   /** How many cards each section shows; the rest wait behind "Show more" (a panel with 1000 tasks stays quick). */
   const [shown, setShown] = useState<Partial<Record<string, number>>>({});
-  const [message, setMessage] = useState<string>();
+  // An answer's banner names its task's state then and goes at that task's next change.
+  const [message, setMessage] = useState<{ text: string; owner?: AnswerOwner }>();
+  const showMessage = useCallback((text: string | undefined, owner?: AnswerOwner) => setMessage(text === undefined ? undefined : { text, owner }), []);
+  const messageOutlived = message?.owner !== undefined && state !== undefined && bannerOutlived(message.owner, state.tasks);
+  useEffect(() => {
+    if (messageOutlived) setMessage(undefined);
+  }, [messageOutlived]);
   useEffect(() => {
     if (focusTick > 0) setFormOpen(true);
   }, [focusTick]);
@@ -139,7 +146,7 @@ export function App({ channel, state, focusTick, error, onError }: {
     <main>
       {state.notice && <div class="notice" role="alert" data-testid="notice">{state.notice}</div>}
       {error && <div class="error" role="alert" data-testid="error"><span class="codicon codicon-error" aria-hidden="true" /> {error}</div>}
-      {message && <div class="notice" role="status" data-testid="message">{message}</div>}
+      {message && !messageOutlived && <div class="notice" role="status" data-testid="message">{message.text}</div>}
       {!state.hasApiKey && (
         <div class="notice" data-testid="no-key">
           No gateway API key is set. <vscode-button secondary onClick={() => void act(channel.request('setApiKey', {}))}>Set API key…</vscode-button>
@@ -192,7 +199,7 @@ export function App({ channel, state, focusTick, error, onError }: {
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card key={t.id} card={t} isNew={t.unseen || held.has(t.id)} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
+                <Card key={t.id} card={t} isNew={t.unseen || held.has(t.id)} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={showMessage} />
               ))}
             </ul>
             {cards.length > limit && (
@@ -364,7 +371,7 @@ interface CardProps {
   act: Act;
   channel: HostChannel;
   onError(message: string | undefined): void;
-  onMessage(message: string | undefined): void;
+  onMessage(message: string | undefined, owner?: AnswerOwner): void;
 }
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
@@ -433,7 +440,9 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         </span>
       </div>
       {followingUp && <FollowUpForm taskId={card.id} taskTitle={card.title} act={act} channel={channel} onMessage={onMessage} onDone={() => setFollowingUp(false)} />}
-      {card.ask && <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={onMessage} />}
+      {card.ask && (
+        <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={(text) => onMessage(text, { taskId: card.id, phase: card.phase, status: card.status, askId: card.ask!.id })} />
+      )}
       <GatewayOutageLine since={card.gatewayUnreachableSince} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
@@ -483,7 +492,8 @@ function AskPrompt({ ask, taskId, now, act, channel, onMessage }: {
   const [busy, setBusy] = useState(false);
   const answer = (decision: PanelParams<'answerAsk'>['decision']) => {
     setBusy(true);
-    void act(channel.request('answerAsk', { taskId, askId: ask.id, decision })).then((r) => {
+    // The answer names the input this card shows: one for another input is refused.
+    void act(channel.request('answerAsk', { taskId, askId: ask.id, decision, inputDigest: ask.inputDigest })).then((r) => {
       setBusy(false);
       if (r) onMessage(answerOutcomeText(decision, r.outcome, ask.tool));
     });
@@ -496,6 +506,7 @@ function AskPrompt({ ask, taskId, now, act, channel, onMessage }: {
         <p class="ask-question" id={questionId}>
           <span class="ask-tool" data-testid="ask-tool">{ask.tool}</span>: <span data-testid="ask-question">{ask.question}</span>
         </p>
+        <AskInput input={ask.input} />
         <p class="hint" data-testid="ask-deadline">{askDeadlineText(ask, now || Date.now())}</p>
       </div>
       <span class="ask-buttons">

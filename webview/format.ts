@@ -160,5 +160,7 @@ export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision']
       return 'This question was already answered (in the terminal, a notification, or by its deadline); your answer was not used.';
     case 'unknown':
       return 'This question is no longer open: the task stopped, or its agent runs in another window.';
+    case 'input-mismatch':
+      return 'Your answer was for another input than the question holds, so it was not used; the question is still open: read its input again.';
   }
 }

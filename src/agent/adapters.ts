@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PermissionMode } from '../core/types';
 import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, PERMISSION_URL_ENV } from '../protocol/permission-relay';
+import { terminalSafeText } from '../core/untrusted-text';
 import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy, type AskDecision } from './asks';
 
 /** Sent as the prompt of every resumed segment: the session already holds the task itself. */
@@ -89,6 +90,8 @@ export interface AgentAsk {
   agentAskId: string;
   tool: string;
   summary: string;
+  /** The tool call's whole input as the agent showed it in its terminal (the answer's digest is of it). */
+  input: string;
   deadlineAt: number | null;
 }
 
@@ -174,6 +177,8 @@ export class ReferenceAgentAdapter implements AgentAdapter {
   createReader(): AgentOutputReader {
     let result: AgentResult | undefined;
     const reader: AgentOutputReader = {
+      // The bundled agent removes control sequences from model and tool text itself; its own
+      // output keeps only the Backspace echo of a typed answer (reference-agent/agent.ts).
       stdout: (chunk) => chunk,
       end: () => '',
       event: (event) => {
@@ -184,6 +189,7 @@ export class ReferenceAgentAdapter implements AgentAdapter {
             agentAskId: event.ask_id,
             tool: String(event.tool ?? ''),
             summary: String(event.summary ?? ''),
+            input: typeof event.input === 'string' ? event.input : '',
             deadlineAt: typeof event.deadline_at === 'number' ? event.deadline_at : null,
           });
         } else if (event.type === 'input_answered' && typeof event.ask_id === 'string') {
@@ -365,19 +371,21 @@ export class ClaudeCodeAdapter implements AgentAdapter {
           return '';
       }
     };
+    // Every line holds model or tool text (messages, commands, tool output): no control sequence reaches the terminal.
+    const safeRender = (line: string): string => terminalSafeText(render(line));
     return {
       stdout: (chunk) => {
         buffer += chunk;
         let out = '';
         let nl: number;
         while ((nl = buffer.indexOf('\n')) >= 0) {
-          out += render(buffer.slice(0, nl));
+          out += safeRender(buffer.slice(0, nl));
           buffer = buffer.slice(nl + 1);
         }
         return out;
       },
       end: () => {
-        const out = render(buffer);
+        const out = safeRender(buffer);
         buffer = '';
         return out;
       },
@@ -386,7 +394,10 @@ export class ClaudeCodeAdapter implements AgentAdapter {
   }
 }
 
-/** One line for a Claude Code tool call: its command, file, path, pattern or URL. */
+/**
+ * One line for a Claude Code tool call: its command, file, path, pattern or URL, shortened. A
+ * headline only: a question shows the whole input beside it (`renderToolInput`).
+ */
 export function summarizeInput(input: unknown): string {
   if (!input || typeof input !== 'object') return '';
   const record = input as Record<string, unknown>;

@@ -15,6 +15,7 @@
 import crypto from 'node:crypto';
 import type { Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
+import { askInputDigest, digestMatches, visibleControls } from '../core/ask-input';
 import { plainNotificationText } from '../core/untrusted-text';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
@@ -27,8 +28,15 @@ export interface PendingAsk {
   taskId: string;
   /** The agent's tool name (e.g. `write_file`, `Bash`). */
   tool: string;
-  /** What the agent wants to do, one line of plain text. Untrusted: the model wrote it. */
+  /** What the agent wants to do, one line of plain text, maybe shortened (a headline, never enough to approve). Untrusted: the model wrote it. */
   summary: string;
+  /**
+   * The tool call's whole input as every surface that offers Allow shows it (never shortened;
+   * control characters made visible). Untrusted (docs/flows.md#what-a-question-shows).
+   */
+  input: string;
+  /** sha256 (hex) of `input`: an answer must carry it (an answer for another input is refused). */
+  inputDigest: string;
   askedAt: number;
   /** Denied automatically at this time. */
   deadlineAt: number;
@@ -38,7 +46,8 @@ export type AskEvent =
   | { type: 'asked'; ask: PendingAsk }
   | { type: 'answered'; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number };
 
-export type AnswerResult = 'accepted' | 'already-answered' | 'unknown';
+/** `input-mismatch`: the answer names another input than the question's (what was shown is not what would run). */
+export type AnswerResult = 'accepted' | 'already-answered' | 'unknown' | 'input-mismatch';
 
 /** Carries a decision to the agent that asked. */
 export type AskDelivery = (decision: AskDecision, by: AskAnsweredBy) => void;
@@ -49,6 +58,15 @@ interface Entry {
   timer: TimerHandle | undefined;
   /** Set once answered; kept briefly so a late `settle` from the agent can correct the record. */
   answer?: { decision: AskDecision; by: AskAnsweredBy };
+}
+
+/** What an agent asks: its tool, a one-line headline and the tool call's whole input as text. */
+export interface AskRequest {
+  tool: string;
+  summary: string;
+  /** The whole input (e.g. `renderToolInput(input)`); shown as given, control characters made visible. */
+  input: string;
+  deadlineAt?: number | null;
 }
 
 export const MAX_ASK_SUMMARY_CHARS = 500;
@@ -82,14 +100,17 @@ export class AskBroker {
   }
 
   /** An agent asks. `deadlineAt` is the agent's own (the reference agent denies then too). */
-  ask(taskId: string, request: { tool: string; summary: string; deadlineAt?: number | null }, deliver: AskDelivery): PendingAsk {
+  ask(taskId: string, request: AskRequest, deliver: AskDelivery): PendingAsk {
     const now = this.options.clock.now();
+    const input = visibleControls(request.input);
     const ask: PendingAsk = {
       id: crypto.randomUUID(),
       taskId,
       // Untrusted (the model wrote it): one plain line, bounded, for every surface.
       tool: plainNotificationText(request.tool, 100),
       summary: plainNotificationText(request.summary, MAX_ASK_SUMMARY_CHARS),
+      input,
+      inputDigest: askInputDigest(input),
       askedAt: now,
       deadlineAt: request.deadlineAt ?? now + this.options.timeoutMs(),
     };
@@ -100,13 +121,18 @@ export class AskBroker {
     return ask;
   }
 
-  /** The host's answer (card, notification, a terminal the host reads). The first answer wins; a later one is ignored. */
-  answer(taskId: string, askId: string, decision: AskDecision, by: 'host' | 'terminal' = 'host'): AnswerResult {
+  /**
+   * The host's answer (card, notification, a terminal the host reads), for the input whose digest
+   * it carries (`inputDigest`: of the text shown where it was given). The first answer wins; a
+   * later one is ignored; one for another input is refused and the question stays open.
+   */
+  answer(taskId: string, askId: string, decision: AskDecision, inputDigest: string, by: 'host' | 'terminal' = 'host'): AnswerResult {
     const entry = this.open.get(askId);
     if (!entry || entry.ask.taskId !== taskId) {
       const done = this.answered.get(askId);
       return done && done.ask.taskId === taskId ? 'already-answered' : 'unknown';
     }
+    if (!digestMatches(entry.ask.input, inputDigest)) return 'input-mismatch';
     this.resolve(entry, decision, by, true);
     return 'accepted';
   }

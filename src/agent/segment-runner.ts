@@ -7,11 +7,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../core/clock';
+import { systemClock, type Clock } from '../core/clock';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../protocol/permission-relay';
 import { TypedLine, isYes } from '../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
-import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
+import type { AskAnsweredBy, AskDecision, AskDelivery, AskRequest, PendingAsk } from './asks';
+import { renderToolInput } from '../core/ask-input';
+import { terminalSafeText } from '../core/untrusted-text';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { ensurePrivateDir } from './private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
@@ -72,9 +74,9 @@ export interface SegmentRunOptions {
 
 /** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
 export interface SegmentAsks {
-  ask(request: { tool: string; summary: string; deadlineAt?: number | null }, deliver: AskDelivery): PendingAsk;
-  /** An answer typed in the task's terminal, read by the host (an agent that does not read its terminal). */
-  answer(askId: string, decision: AskDecision, by: 'terminal'): unknown;
+  ask(request: AskRequest, deliver: AskDelivery): PendingAsk;
+  /** An answer typed in the task's terminal, read by the host (an agent that does not read its terminal), for the input it showed. */
+  answer(askId: string, decision: AskDecision, by: 'terminal', inputDigest: string): unknown;
   settle(askId: string, decision: AskDecision, by: AskAnsweredBy): void;
   /** The segment ended: what is still open is denied. */
   end(): void;
@@ -103,7 +105,8 @@ export class SegmentRun {
     echo: (text) => this.show(text),
     line: (text) => {
       const ask = this.relayAsks[0];
-      if (ask) this.options.asks?.answer(ask.id, isYes(text) ? 'allow' : 'deny', 'terminal');
+      // The terminal showed this question's whole input: the answer is for that input.
+      if (ask) this.options.asks?.answer(ask.id, isYes(text) ? 'allow' : 'deny', 'terminal', ask.inputDigest);
     },
   });
   private stopping: Promise<void> | null = null;
@@ -256,29 +259,38 @@ export class SegmentRun {
   private relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
     if (this.exited) return Promise.resolve(ENDED_ANSWER);
     return new Promise((resolve) => {
-      const close = (): void => {
-        const i = this.relayAsks.indexOf(ask);
-        if (i >= 0) this.relayAsks.splice(i, 1);
-      };
-      // The summary is what the tool would do; the card and the terminal show the tool's name beside it.
-      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input) }, (decision, by) => {
-        close();
-        this.show(`\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
+      // Allow runs the tool with this whole input (`updatedInput`), so the whole input is what every surface shows.
+      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input), input: renderToolInput(request.input) }, (decision, by) => {
+        this.closeRelayAsk(ask, `\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
         resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
       });
-      if (this.relayAsks.push(ask) === 1) this.typed.reset();
-      const seconds = Math.max(0, Math.round((ask.deadlineAt - ask.askedAt) / 1000));
-      this.show(`\n? Allow ${ask.tool}: ${ask.summary}? [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+      // One question on screen at a time: the last one the terminal shows is the one a typed answer goes to.
+      if (this.relayAsks.push(ask) === 1) this.showRelayQuestion(ask);
       signal.addEventListener(
         'abort',
         () => {
-          close();
+          this.closeRelayAsk(ask, '');
           asks.settle(ask.id, 'deny', 'ended');
           resolve(ENDED_ANSWER);
         },
         { once: true },
       );
     });
+  }
+
+  private showRelayQuestion(ask: PendingAsk): void {
+    this.typed.reset();
+    const seconds = Math.max(0, Math.round((ask.deadlineAt - (this.options.clock ?? systemClock).now()) / 1000));
+    this.show(`\n? Allow ${ask.tool} with this input?\n${indentInput(ask.input)}\n  [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+  }
+
+  /** A relayed question is answered or ended: its line is written, and the next waiting one shows. */
+  private closeRelayAsk(ask: PendingAsk, line: string): void {
+    const i = this.relayAsks.indexOf(ask);
+    if (i < 0) return;
+    this.relayAsks.splice(i, 1);
+    if (i === 0 && line) this.show(line);
+    if (i === 0 && this.relayAsks.length > 0 && !this.exited) this.showRelayQuestion(this.relayAsks[0]);
   }
 
   private wire(eventsOnFd3: boolean): void {
@@ -294,7 +306,8 @@ export class SegmentRun {
           // The agent keeps its own deadline (the same one) and is gone when the segment ended.
           if (by === 'timeout' || by === 'ended') return;
           // The agent takes the first answer it gets; the terminal may have beaten this one.
-          if (answers && !this.exited) answers.write(JSON.stringify({ ask_id: agentAsk.agentAskId, decision }) + '\n');
+          // The digest names the input the answer was given for (the broker checked it); the agent refuses another.
+          if (answers && !this.exited) answers.write(JSON.stringify({ ask_id: agentAsk.agentAskId, decision, input_sha256: ask.inputDigest }) + '\n');
         });
         this.askIds.set(agentAsk.agentAskId, ask.id);
       };
@@ -329,7 +342,8 @@ export class SegmentRun {
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
-      this.show(chunk);
+      // Whatever the agent's tools print may reach stderr: no control sequence gets to the terminal.
+      this.show(terminalSafeText(chunk));
     });
     if (eventsOnFd3) {
       let pending = '';
@@ -446,6 +460,14 @@ export class SegmentRun {
     if (tail && !reason.includes(tail)) reason += ` (${tail})`;
     return { kind: 'failed', reason: reason.slice(0, 2_000), exitCode: code };
   }
+}
+
+/** The input of a question, indented under it in the terminal: the model's lines never start where ours do. */
+function indentInput(input: string): string {
+  return input
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
 }
 
 const DENY_MESSAGES: Record<AskAnsweredBy, string> = {

@@ -121,9 +121,10 @@ export class TaskRuntime {
   /**
    * Answers a task's permission question from the host (a card's Allow/Deny, a notification).
    * The first answer wins, whoever gives it; a later one (or one for an ask that is gone) is ignored.
+   * `inputDigest`: of the input shown where the answer was given; another input's answer is refused.
    */
-  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult {
-    return this.asks.answer(taskId, askId, decision);
+  answerAsk(taskId: string, askId: string, decision: AskDecision, inputDigest: string): AnswerResult {
+    return this.asks.answer(taskId, askId, decision, inputDigest);
   }
 
   /** Fires when a permission question is asked or answered. */
@@ -257,7 +258,7 @@ export class TaskRuntime {
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
         asks: {
           ask: (request, deliver) => this.asks.ask(taskId, request, deliver),
-          answer: (askId, decision, by) => this.asks.answer(taskId, askId, decision, by),
+          answer: (askId, decision, by, inputDigest) => this.asks.answer(taskId, askId, decision, inputDigest, by),
           settle: (askId, decision, by) => this.asks.settle(askId, decision, by),
           end: () => this.asks.endTask(taskId),
         },

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { TaskStatus, TicketRecord } from '../core/types';
+import { terminalSafeText } from '../core/untrusted-text';
 import { SegmentLogReplay } from './segment-logs';
 import type { SegmentOutcome, SegmentRun } from './segment-runner';
 
@@ -28,7 +29,8 @@ const OUTCOME_TEXT: Record<SegmentOutcome['kind'], string> = {
 };
 
 export function outcomeLine(outcome: SegmentOutcome): string {
-  return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${outcome.reason}` : ''}\n`;
+  // A failure reason may quote the agent or the model: shown inert (docs/flows.md#terminal-text).
+  return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${terminalSafeText(outcome.reason)}` : ''}\n`;
 }
 
 const READ_ONLY_NOTICE = '\n[off-peak] Nothing runs for this task in this window: this terminal only shows its output, and typing does nothing.\n';

@@ -5,6 +5,8 @@
  * arguments of the text's choosing; so untrusted text is flattened to one plain line in which
  * nothing can form a link.
  */
+import stripAnsi from 'strip-ansi';
+import { visibleControls } from './ask-input';
 
 const DEFAULT_MAX_CHARS = 400;
 
@@ -20,4 +22,14 @@ export function plainNotificationText(text: string, maxChars = DEFAULT_MAX_CHARS
   // A link needs `](` with nothing between; a space there leaves the text readable and inert.
   const inert = oneLine.replace(/\]\s*\(/g, '] (');
   return inert.length <= maxChars ? inert : inert.slice(0, maxChars - 1) + '…';
+}
+
+/**
+ * Text a model or a tool controls, written to a task's terminal: escape sequences (colours, cursor
+ * moves, line erases, titles) are removed, and every other control character but newline and tab
+ * is made visible, so nothing can redraw or hide what the terminal shows (a question included).
+ * A CR that ends a line (`\r\n`) is dropped; a lone CR is shown, not obeyed.
+ */
+export function terminalSafeText(text: string): string {
+  return visibleControls(stripAnsi(text.replace(/\r\n/g, '\n')));
 }

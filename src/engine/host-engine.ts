@@ -274,10 +274,11 @@ export class HostEngine {
 
   /**
    * Answers a permission question (the first answer wins: host, terminal or deadline); one asked
-   * in another window gets the answer through the shared DB.
+   * in another window gets the answer through the shared DB. `inputDigest` names the input shown
+   * where the answer was given (docs/flows.md#what-a-question-shows).
    */
-  answerAsk(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
-    return this.asks.answer(taskId, askId, decision);
+  answerAsk(taskId: string, askId: string, decision: AskDecision, inputDigest: string): Promise<AnswerResult> {
+    return this.asks.answer(taskId, askId, decision, inputDigest);
   }
 
   /** Fires when a permission question is asked or answered in any window; fires until the returned subscription is disposed. */

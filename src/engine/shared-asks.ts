@@ -4,6 +4,7 @@
 // leave an answer there, which the asking window applies as if its own card had been clicked
 // (the first answer still wins: card, notification, terminal or deadline).
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
+import { askInputDigest, digestMatches } from '../core/ask-input';
 import type { TaskRuntime } from '../agent/task-runtime';
 import os from 'node:os';
 import type { DisposableLike } from '../core/disposable';
@@ -52,19 +53,23 @@ export class SharedAsks {
     const localIds = new Set(local.map((a) => a.id));
     const remote = this.othersOpen()
       .filter((a) => a.answer === null && !localIds.has(a.id) && (taskId === undefined || a.taskId === taskId))
-      .map(({ id, taskId: t, tool, summary, askedAt, deadlineAt }) => ({ id, taskId: t, tool, summary, askedAt, deadlineAt }));
+      // The digest is this window's own, of the input it will show: an answer here is for that text.
+      .map(({ id, taskId: t, tool, summary, input, askedAt, deadlineAt }) => ({ id, taskId: t, tool, summary, input, inputDigest: askInputDigest(input), askedAt, deadlineAt }));
     return [...local, ...remote].sort((a, b) => a.askedAt - b.askedAt);
   }
 
   /**
    * Answers here if this window's agent asks; else leaves the answer for the window that runs it
-   * ('accepted': it was left; that window applies it unless something answered first).
+   * ('accepted': it was left; that window applies it unless something answered first). The
+   * answer carries the digest of the input shown where it was given: one for another input than
+   * the question's is refused here, and again by the asking window against its own record.
    */
-  async answer(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
-    if (this.options.runtime.pendingAsks(taskId).some((a) => a.id === askId)) return this.options.runtime.answerAsk(taskId, askId, decision);
+  async answer(taskId: string, askId: string, decision: AskDecision, inputDigest: string): Promise<AnswerResult> {
+    if (this.options.runtime.pendingAsks(taskId).some((a) => a.id === askId)) return this.options.runtime.answerAsk(taskId, askId, decision, inputDigest);
     const shared = this.othersOpen().find((a) => a.id === askId && a.taskId === taskId);
     if (!shared) return 'unknown';
-    const left = await this.options.store.mutate((tx) => tx.asks.leaveAnswer(askId, decision));
+    if (!digestMatches(shared.input, inputDigest)) return 'input-mismatch';
+    const left = await this.options.store.mutate((tx) => tx.asks.leaveAnswer(askId, decision, inputDigest));
     return left ? 'accepted' : 'already-answered';
   }
 
@@ -107,7 +112,8 @@ export class SharedAsks {
   private applyAnswersLeftHere(): void {
     for (const ask of this.readShared()) {
       if (ask.windowId !== this.options.windowId || ask.answer === null) continue;
-      const result = this.options.runtime.answerAsk(ask.taskId, ask.id, ask.answer);
+      // Checked against this window's own record of the question, not the row (which any window could rewrite).
+      const result = this.options.runtime.answerAsk(ask.taskId, ask.id, ask.answer, ask.answerDigest ?? '');
       this.log(`asks: an answer from another window for ${ask.taskId}: ${result}`);
     }
     // Answered questions leave the runtime (and so the DB); a stale one is withdrawn here.
@@ -120,7 +126,7 @@ export class SharedAsks {
   }
 
   private async publishOnce(): Promise<void> {
-    const open = this.options.runtime.pendingAsks().map(({ id, taskId, tool, summary, askedAt, deadlineAt }) => ({ id, taskId, tool, summary, askedAt, deadlineAt }));
+    const open = this.options.runtime.pendingAsks().map(({ id, taskId, tool, summary, input, askedAt, deadlineAt }) => ({ id, taskId, tool, summary, input, askedAt, deadlineAt }));
     await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, open));
   }
 

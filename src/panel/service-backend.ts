@@ -23,7 +23,8 @@ export interface PanelClientConfigs {
 /** The permission questions agents wait on (the HostEngine is one: every window's). */
 export interface PanelAskSource {
   pendingAsks(): PendingAsk[];
-  answerAsk(taskId: string, askId: string, decision: AskDecision): AnswerResult | Promise<AnswerResult>;
+  /** `inputDigest`: sha256 of the input the card showed (docs/flows.md#what-a-question-shows). */
+  answerAsk(taskId: string, askId: string, decision: AskDecision, inputDigest: string): AnswerResult | Promise<AnswerResult>;
   /** Fires when a question is asked or answered. */
   onAsksChange(listener: () => void): DisposableLike;
 }
@@ -235,8 +236,8 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };
     },
-    async answerAsk({ taskId, askId, decision }) {
-      return { outcome: await asks.answerAsk(taskId, askId, decision) };
+    async answerAsk({ taskId, askId, decision, inputDigest }) {
+      return { outcome: await asks.answerAsk(taskId, askId, decision, inputDigest) };
     },
     pendingAsks: () => asks.pendingAsks(),
     unseenTaskIds: () => new Set(store.read((tx) => tx.outcomes.unseen())),

@@ -36,7 +36,7 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
   const open = task.status === 'running' || task.status === 'awaiting' ? asks.filter((a) => a.taskId === task.id) : [];
   const first = open.reduce<PendingAsk | undefined>((oldest, a) => (oldest && oldest.askedAt <= a.askedAt ? oldest : a), undefined);
   if (!first) return null;
-  return { id: first.id, tool: first.tool, question: first.summary, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
+  return { id: first.id, tool: first.tool, question: first.summary, input: first.input, inputDigest: first.inputDigest, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
 }
 
 /**

@@ -30,6 +30,10 @@ export const CardAskSchema = z.object({
   id: z.string(),
   tool: z.string(),
   question: z.string(),
+  /** The tool call's whole input (never shortened): the card shows all of it beside Allow. Untrusted text. */
+  input: z.string(),
+  /** sha256 of `input`: the answer sends it back (docs/flows.md#what-a-question-shows). */
+  inputDigest: z.string(),
   askedAt: z.number(),
   /** Denied automatically at this time (the card counts down to it). */
   deadlineAt: z.number(),
@@ -200,7 +204,7 @@ export type SegmentView = z.infer<typeof SegmentViewSchema>;
 
 const TaskRef = z.object({ taskId }).strict();
 /** How an answer to a permission question ended: it decided, someone answered first, or the question is gone. */
-export const AnswerOutcomeSchema = z.enum(['accepted', 'already-answered', 'unknown']);
+export const AnswerOutcomeSchema = z.enum(['accepted', 'already-answered', 'unknown', 'input-mismatch']);
 const Nothing = z.object({}).strict();
 /** False when the user declined the confirmation: nothing was changed. */
 const Confirmed = z.object({ done: z.boolean() });
@@ -237,7 +241,8 @@ export const PanelRequests = {
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
   /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
   answerAsk: {
-    params: z.object({ taskId, askId: z.string().min(1).max(100), decision: z.enum(['allow', 'deny']) }).strict(),
+    /** `inputDigest`: the sha256 of the input the card showed; an answer for another input is refused. */
+    params: z.object({ taskId, askId: z.string().min(1).max(100), decision: z.enum(['allow', 'deny']), inputDigest: z.string().regex(/^[0-9a-f]{64}$/) }).strict(),
     result: z.object({ outcome: AnswerOutcomeSchema }),
   },
   /**

@@ -4,6 +4,17 @@ import type { PermissionMode, ReferenceAgentEvent, ThoughtLevel } from './events
 import { SessionTranscript, type ContentBlock, type Message } from './session';
 import { permissionFor, runTool, summarizeTool, toolDefinitions, toolRisk } from './tools';
 import type { PermissionAsker } from './permission-prompt';
+import { askInputDigest, renderToolInput } from '../core/ask-input';
+import { terminalSafeText } from '../core/untrusted-text';
+
+/**
+ * The transcript stream: model and tool text pass through it, so escape sequences are removed
+ * and other control characters shown (docs/flows.md#terminal-text); only the permission
+ * prompt's echo of typed keys bypasses it.
+ */
+function safeOut(out: Writable): Pick<Writable, 'write'> {
+  return { write: (text: string) => out.write(terminalSafeText(text)) } as Pick<Writable, 'write'>;
+}
 
 export interface AgentRunOptions {
   endpoint: Endpoint;
@@ -47,7 +58,8 @@ function systemPrompt(workspace: string, mode: PermissionMode): string {
 }
 
 /** The agent loop: send the conversation, run the tools the model asks for, repeat until it ends its turn. */
-export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
+export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult> {
+  const opts = { ...options, out: safeOut(options.out) as Writable };
   const { out } = opts;
   const session = opts.resume
     ? SessionTranscript.load(opts.sessionsDir, opts.sessionId)
@@ -81,7 +93,7 @@ export async function runAgent(opts: AgentRunOptions): Promise<AgentRunResult> {
         opts.retry,
         {
           onText: (t) => out.write(t),
-          onThinking: (t) => out.write(`\x1b[2m${t}\x1b[0m`),
+          onThinking: (t) => out.write(t),
           onRetry: (attempt, waitMs, reason) => out.write(`\n[retry ${attempt}/${opts.retry.maxRetries} in ${Math.round(waitMs / 100) / 10} s: ${reason}]\n`),
         },
         opts.signal,
@@ -131,9 +143,13 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
   }
   if (decision === 'ask') {
     const deadline = Date.now() + opts.askTimeoutMs;
+    // Allow runs the tool with its whole input, so the question shows all of it, and a host answer
+    // counts only with the digest of this text (docs/flows.md#what-a-question-shows).
+    const input = renderToolInput(use.input);
     // The tool_use id names the question: unique in the session, and the host answers by it.
-    opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, deadline_at: deadline });
-    const answer = await opts.asker.ask(use.id, `  ? Allow ${summary}?`, opts.askTimeoutMs, opts.signal);
+    opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, input, deadline_at: deadline });
+    const question = `  ? Allow ${use.name} with this input?\n${input.split('\n').map((line) => `      ${line}`).join('\n')}\n   `;
+    const answer = await opts.asker.ask(use.id, question, askInputDigest(input), opts.askTimeoutMs, opts.signal);
     opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });
     if (!answer.allowed) {
       const why = answer.by === 'timeout' ? 'nobody answered the permission prompt in time' : answer.by === 'interrupt' ? 'the run was interrupted' : 'the user denied it';
@@ -148,7 +164,8 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
 }
 
 /** Prints a stored session as a readable transcript. */
-export function printTranscript(session: SessionTranscript, out: Writable): void {
+export function printTranscript(session: SessionTranscript, stream: Writable): void {
+  const out = safeOut(stream);
   for (const message of session.messages) {
     for (const block of message.content) {
       if (block.type === 'text') out.write(message.role === 'user' ? `> ${block.text}\n\n` : `${block.text}\n\n`);

@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { TypedLine, isYes } from '../core/typed-line';
+import { terminalSafeText } from '../core/untrusted-text';
 
 /** How an ask ended: typed in the terminal, answered by the host on the answer channel, timed out, or interrupted. */
 export type AskAnswer = { allowed: boolean; by: 'terminal' | 'host' | 'timeout' | 'interrupt' };
@@ -13,12 +14,17 @@ export interface PermissionAskerOptions {
    * TTY in cooked mode echoes on its own).
    */
   echo: boolean;
-  /** JSON lines `{"ask_id":"…","decision":"allow"|"deny"}` from the host that runs the agent. */
+  /**
+   * JSON lines `{"ask_id":"…","decision":"allow"|"deny","input_sha256":"…"}` from the host that runs
+   * the agent; `input_sha256` names the input the host showed (another input's answer is refused).
+   */
   answers?: Readable;
 }
 
 interface Current {
   askId: string;
+  /** sha256 of the input this question shows. */
+  inputDigest: string;
   finish(answer: AskAnswer): void;
 }
 
@@ -65,9 +71,10 @@ export class PermissionAsker {
     }
   }
 
-  async ask(askId: string, question: string, timeoutMs: number, signal: AbortSignal): Promise<AskAnswer> {
+  /** `question` shows the whole input whose sha256 is `inputDigest`; it is written with control sequences removed. */
+  async ask(askId: string, question: string, inputDigest: string, timeoutMs: number, signal: AbortSignal): Promise<AskAnswer> {
     const { output } = this.options;
-    output.write(`${question} [y/N] (denied automatically in ${Math.round(timeoutMs / 1000)} s) `);
+    output.write(`${terminalSafeText(question)} [y/N] (denied automatically in ${Math.round(timeoutMs / 1000)} s) `);
     const answer = await new Promise<AskAnswer>((resolve) => {
       const finish = (result: AskAnswer): void => {
         if (this.current !== current) return;
@@ -76,7 +83,7 @@ export class PermissionAsker {
         signal.removeEventListener('abort', onAbort);
         resolve(result);
       };
-      const current: Current = { askId, finish };
+      const current: Current = { askId, inputDigest, finish };
       this.typed.reset();
       this.current = current;
       const timer = setTimeout(() => finish({ allowed: false, by: 'timeout' }), timeoutMs);
@@ -97,7 +104,7 @@ export class PermissionAsker {
   }
 
   private onHostAnswer(line: string): void {
-    let message: { ask_id?: unknown; decision?: unknown };
+    let message: { ask_id?: unknown; decision?: unknown; input_sha256?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
@@ -105,6 +112,11 @@ export class PermissionAsker {
     }
     if (!this.current || message.ask_id !== this.current.askId) return; // late: already answered
     if (message.decision !== 'allow' && message.decision !== 'deny') return;
+    if (message.input_sha256 !== this.current.inputDigest) {
+      // The host showed another input than this question's: its answer does not approve this one.
+      this.options.output.write('\n    (an answer given for a different input was refused; the question is still open) ');
+      return;
+    }
     this.current.finish({ allowed: message.decision === 'allow', by: 'host' });
   }
 }

@@ -2,7 +2,7 @@
  * The permission questions agents wait on (off_peak_pending_asks, v4), as the window that runs
  * each agent publishes them: every window's panel lists them, and any window may leave an answer
  * for the running window to apply (the first answer wins there; the row is removed once it is
- * answered or gone). `summary` and `tool` are untrusted model text.
+ * answered or gone). `summary`, `tool` and `input` are untrusted model text.
  */
 import { ASKS_TABLE } from './schema';
 import { placeholders, type SqlDb, type SqlRow } from './sql';
@@ -14,10 +14,14 @@ export interface SharedAsk {
   windowId: string;
   tool: string;
   summary: string;
+  /** The tool call's whole input as the asking window shows it (v6; '' in a row written before). */
+  input: string;
   askedAt: number;
   deadlineAt: number;
   /** An answer another window left, not applied yet. */
   answer: 'allow' | 'deny' | null;
+  /** The digest of the input the answer was given for (v6): the asking window checks it. */
+  answerDigest: string | null;
 }
 
 function toAsk(r: SqlRow): SharedAsk {
@@ -27,9 +31,11 @@ function toAsk(r: SqlRow): SharedAsk {
     windowId: String(r.window_id),
     tool: String(r.tool),
     summary: String(r.summary),
+    input: typeof r.input === 'string' ? r.input : '',
     askedAt: Number(r.asked_at),
     deadlineAt: Number(r.deadline_at),
     answer: r.answer === 'allow' || r.answer === 'deny' ? r.answer : null,
+    answerDigest: typeof r.answer_digest === 'string' ? r.answer_digest : null,
   };
 }
 
@@ -49,7 +55,7 @@ export class AskRepo {
    * Makes the database hold exactly `open`, the questions `windowId`'s agents wait on now: new
    * ones are added, answered or ended ones removed. Returns whether anything changed.
    */
-  publish(windowId: string, open: readonly Omit<SharedAsk, 'windowId' | 'answer'>[]): boolean {
+  publish(windowId: string, open: readonly Omit<SharedAsk, 'windowId' | 'answer' | 'answerDigest'>[]): boolean {
     const ids = open.map((a) => a.id);
     const removed = this.db.run(
       `DELETE FROM ${ASKS_TABLE} WHERE window_id = ?${ids.length > 0 ? ` AND ask_id NOT IN (${placeholders(ids.length)})` : ''}`,
@@ -58,15 +64,20 @@ export class AskRepo {
     let added = 0;
     for (const a of open) {
       added += this.db.run(
-        `INSERT OR IGNORE INTO ${ASKS_TABLE} (ask_id, task_id, window_id, tool, summary, asked_at, deadline_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [a.id, a.taskId, windowId, a.tool, a.summary, a.askedAt, a.deadlineAt],
+        `INSERT OR IGNORE INTO ${ASKS_TABLE} (ask_id, task_id, window_id, tool, summary, input, asked_at, deadline_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [a.id, a.taskId, windowId, a.tool, a.summary, a.input, a.askedAt, a.deadlineAt],
       );
     }
     return removed + added > 0;
   }
 
-  /** Leaves an answer for the window whose agent asks. False when the question is gone or already has one. */
-  leaveAnswer(askId: string, decision: 'allow' | 'deny'): boolean {
-    return this.db.run(`UPDATE ${ASKS_TABLE} SET answer = ?, answered_at = ? WHERE ask_id = ? AND answer IS NULL`, [decision, this.now, askId]) === 1;
+  /**
+   * Leaves an answer for the window whose agent asks, with the digest of the input it was given
+   * for. False when the question is gone or already has one.
+   */
+  leaveAnswer(askId: string, decision: 'allow' | 'deny', inputDigest: string): boolean {
+    return (
+      this.db.run(`UPDATE ${ASKS_TABLE} SET answer = ?, answer_digest = ?, answered_at = ? WHERE ask_id = ? AND answer IS NULL`, [decision, inputDigest, this.now, askId]) === 1
+    );
   }
 }

@@ -15,6 +15,8 @@
  * v5: on each ledger row (`off_peak_tickets`), since when the segment's proxy cannot reach the
  *     gateway (its model requests are held meanwhile; the card says so), and the tokens the
  *     segment's model answers used (input, output, cache read, cache write) with the model.
+ * v6: on each pending ask, the tool call's whole input and the digest of the input an answer
+ *     was given for (an answer for another input is refused).
  * v8: `off_peak_follow_ups`, one row per follow-up task: the finished task it continues (and its
  *     title then), the agent session its first segment resumes and the agent that owns it.
  *
@@ -258,6 +260,16 @@ CREATE TRIGGER IF NOT EXISTS ${FOLLOW_UPS_TABLE}_follow_task_delete AFTER DELETE
   BEGIN DELETE FROM ${FOLLOW_UPS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
+/**
+ * A question shows its whole input in every window, and an answer left for the asking window
+ * names the input it was given for (docs/flows.md#what-a-question-shows). A row written before
+ * has no input: an answer to it names the empty text and the asking window refuses it.
+ */
+export const SCHEMA_V6_COLUMNS: readonly [name: string, definition: string][] = [
+  ['input', "TEXT NOT NULL DEFAULT ''"],
+  ['answer_digest', 'TEXT'],
+];
+
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
 INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified_at, seen_at)
@@ -341,6 +353,11 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     version: 5,
     description: 'ledger: since when the segment cannot reach the gateway; the tokens its model answers used',
     up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5),
+  },
+  {
+    version: 6,
+    description: "pending asks carry the tool call's whole input and the digest of the input an answer was given for",
+    up: (db) => addMissingColumns(db, ASKS_TABLE, SCHEMA_V6_COLUMNS),
   },
   {
     version: 8,

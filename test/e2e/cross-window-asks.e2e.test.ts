@@ -4,6 +4,7 @@
 // makes it ask), real agent processes. The agent runs in window B; the user answers in window A.
 import assert from 'node:assert/strict';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import { askInputDigest } from '../../src/core/ask-input';
 import { makeGitWorkspace } from './gateway-fixture';
 import { waitFor } from './test-engine';
 import { startDemoWorld, startWindow, type DemoWorld } from './two-windows';
@@ -28,12 +29,15 @@ describe('permission questions across windows (two host engines on one globalSto
       const ask = await waitFor(() => a.engine.pendingAsks(task.id)[0], 'the question to show in window A', 60_000);
       assert.match(ask.summary, /node --version/);
       assert.equal(a.engine.runtime.pendingAsks().length, 0, 'window A runs no agent: the question came through the DB');
-      assert.equal(await a.engine.answerAsk(task.id, ask.id, decision), 'accepted');
+      // Issue 17 item 5: window A lists the whole input, and an answer for another input is refused there.
+      assert.match(ask.input, /node --version/);
+      assert.equal(await a.engine.answerAsk(task.id, ask.id, 'allow', askInputDigest('command: echo harmless')), 'input-mismatch');
+      assert.equal(await a.engine.answerAsk(task.id, ask.id, decision, ask.inputDigest), 'accepted');
 
       const answered = await waitFor(() => b.events.find((e): e is Answered => e.type === 'input-answered' && e.ask.id === ask.id), 'window B to apply the answer', 20_000);
       assert.deepEqual([answered.decision, answered.by], [decision, 'host']);
       await waitFor(() => a.engine.pendingAsks(task.id).every((q) => q.id !== ask.id) || undefined, 'the question to leave window A', 20_000);
-      assert.notEqual(await a.engine.answerAsk(task.id, ask.id, decision === 'allow' ? 'deny' : 'allow'), 'accepted', 'a second answer changes nothing');
+      assert.notEqual(await a.engine.answerAsk(task.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest), 'accepted', 'a second answer changes nothing');
       await a.engine.service.cancel(task.id);
     });
   }

@@ -108,7 +108,7 @@ describe('notified once across windows (two host engines on one globalStorage)',
     const task = await a.engine.service.create({ title: 'ask', prompt: 'Check the node version.', permissionMode: 'default', workspacePath: ws });
     const asked = await waitFor(() => b.notices.find((n) => n.taskId === task.id && n.kind === 'input-needed'), 'the question in window B', 60_000);
     assert.equal(asked.kind, 'input-needed');
-    assert.equal(asked.kind === 'input-needed' && (await b.engine.answerAsk(task.id, asked.ask.id, 'deny')), 'accepted');
+    assert.equal(asked.kind === 'input-needed' && (await b.engine.answerAsk(task.id, asked.ask.id, 'deny', asked.ask.inputDigest)), 'accepted');
     await a.engine.service.cancel(task.id);
     await graceOver(a, b);
     assert.deepEqual(ofTask(b.notices, task.id), ['input-needed']);

@@ -47,8 +47,9 @@ describe('needs input on the card, answered through the panel protocol (referenc
       assert.ok(card.ask!.deadlineAt > card.ask!.askedAt, 'the card carries the deadline it counts down to');
       assert.equal(card.ask?.id, h.runtime.pendingAsks(created.id)[0]?.id, 'the card shows the question the runtime holds');
 
-      assert.deepEqual(await webview.channel.request('answerAsk', { taskId: created.id, askId: card.ask!.id, decision }), { outcome: 'accepted' });
-      assert.deepEqual(await webview.channel.request('answerAsk', { taskId: created.id, askId: card.ask!.id, decision }), { outcome: 'already-answered' });
+      const inputDigest = card.ask!.inputDigest;
+      assert.deepEqual(await webview.channel.request('answerAsk', { taskId: created.id, askId: card.ask!.id, decision, inputDigest }), { outcome: 'accepted' });
+      assert.deepEqual(await webview.channel.request('answerAsk', { taskId: created.id, askId: card.ask!.id, decision, inputDigest }), { outcome: 'already-answered' });
       await waitFor(() => h.service.getTask(created.id)?.status === 'completed', 'completed');
       assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), decision === 'allow');
       const done = await waitFor(() => last().tasks.find((c) => c.id === created.id && c.status === 'completed'), 'the completed card');

@@ -202,7 +202,8 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     assert.equal(task(h, created.id).status, 'running');
     const seen: string[] = [];
     h.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
-    await waitFor(() => /\? Allow write asked\.txt .*\[y\/N\]/.test(seen.join('')), 'the question in the attached terminal');
+    // The question shows the tool call's whole input (the content to be written included) before [y/N].
+    await waitFor(() => /\? Allow write_file with this input\?\n {6}path: asked\.txt\n {6}content: yes\n.*\[y\/N\]/.test(seen.join('')), 'the question in the attached terminal');
     h.runtime.writeInput(created.id, 'y\r');
     await waitFor(() => task(h, created.id).status === 'completed', 'completed');
     assert.equal(fs.readFileSync(path.join(ws, 'asked.txt'), 'utf8'), 'yes');
@@ -218,8 +219,8 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       const [ask] = await waitFor(() => h.runtime.pendingAsks(created.id).length === 1 && h.runtime.pendingAsks(created.id), 'the pending ask');
       assert.equal(ask.tool, 'run_command');
       assert.equal(task(h, created.id).status, 'running');
-      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
-      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision === 'allow' ? 'deny' : 'allow'), 'already-answered', 'a second answer is ignored');
+      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision, ask.inputDigest), 'accepted');
+      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest), 'already-answered', 'a second answer is ignored');
       await waitFor(() => task(h, created.id).status === 'completed', 'completed');
       assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), decision === 'allow');
       const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.ask.id, e.decision, e.by]);

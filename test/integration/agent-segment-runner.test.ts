@@ -188,7 +188,7 @@ describe('segment runner (reference agent, real processes)', () => {
       segmentDir: path.join(root, 'segments', name),
       asks: {
         ask: (r, deliver) => broker.ask('t', r, deliver),
-        answer: (id, d, by) => broker.answer('t', id, d, by),
+        answer: (id, d, by, digest) => broker.answer('t', id, d, digest, by),
         settle: (id, d, by) => broker.settle(id, d, by),
         end: () => broker.endTask('t'),
       },
@@ -239,8 +239,8 @@ describe('segment runner (reference agent, real processes)', () => {
   it('the host answers Allow: the tool runs; a later answer (typed or from the host) is ignored', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'done' });
     const { run, broker, seen, answers, ask } = await untilAsked('host-allow');
-    assert.equal(broker.answer('t', ask.id, 'allow'), 'accepted');
-    assert.equal(broker.answer('t', ask.id, 'deny'), 'already-answered');
+    assert.equal(broker.answer('t', ask.id, 'allow', ask.inputDigest), 'accepted');
+    assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'already-answered');
     run.writeInput('n\r');
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'ran.txt'), 'utf8').trim(), 'ran');
@@ -251,7 +251,7 @@ describe('segment runner (reference agent, real processes)', () => {
   it('the host answers Deny: the tool does not run and the model is told it was denied', async () => {
     upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'done' });
     const { run, broker, ask } = await untilAsked('host-deny');
-    assert.equal(broker.answer('t', ask.id, 'deny'), 'accepted');
+    assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.existsSync(path.join(workspace, 'ran.txt')), false);
     assert.match(JSON.stringify(upstream.messageRequests()[1].body), /Not allowed: the user denied it/);

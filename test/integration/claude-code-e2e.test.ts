@@ -156,9 +156,9 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
 
       const seen: string[] = [];
       host.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
-      if (via === 'host') assert.equal(host.runtime.answerAsk(created.id, ask.id, decision), 'accepted');
+      if (via === 'host') assert.equal(host.runtime.answerAsk(created.id, ask.id, decision, ask.inputDigest), 'accepted');
       else {
-        await waitFor(() => seen.join('').includes(`? Allow Bash: ${ASKED_COMMAND}? [y/N]`), 'the question in the terminal');
+        await waitFor(() => seen.join('').includes(`? Allow Bash with this input?\n    command: ${ASKED_COMMAND}\n`), 'the question in the terminal');
         for (const key of ['y', '\r']) host.runtime.writeInput(created.id, key);
       }
       const done = await finished(host, created.id);

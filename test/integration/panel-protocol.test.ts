@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import type { HostToWebview } from '../../src/protocol/webview';
 import { HostChannel } from '../../webview/host-channel';
 import { AskBroker, type AskDecision } from '../../src/agent/asks';
+import { askInputDigest } from '../../src/core/ask-input';
+import type { OffPeakTask } from '../../src/core/types';
+import { cardAskOf } from '../../src/panel/task-card';
 import type { PanelAskSource } from '../../src/panel/service-backend';
 import { connect, PANEL_WORKSPACE, type Webview } from './panel-link';
 import { World } from './service-harness';
@@ -242,7 +245,7 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       broker = new AskBroker({ clock: world.clock, timeoutMs: () => 600_000, timers: world.timers });
       asks = {
         pendingAsks: () => broker.pending(),
-        answerAsk: (taskId, askId, decision) => broker.answer(taskId, askId, decision),
+        answerAsk: (taskId, askId, decision, inputDigest) => broker.answer(taskId, askId, decision, inputDigest),
         onAsksChange: (listener) => broker.onEvent(() => listener()),
       };
       asked = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => true, asks });
@@ -257,41 +260,64 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       await openingPushesDone();
       const before = asked.webview.states.length;
       const delivered: AskDecision[] = [];
-      const ask = broker.ask('t1', { tool: 'run_command', summary: 'run: echo hi' }, (decision) => delivered.push(decision));
+      const ask = broker.ask('t1', { tool: 'run_command', summary: 'run: echo hi', input: 'command: echo hi' }, (decision) => delivered.push(decision));
       await until('a snapshot pushed for the new question', () => asked.webview.states.length > before);
       assert.deepEqual(
-        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow' }),
+        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: ask.inputDigest }),
         { outcome: 'accepted' },
       );
       assert.deepEqual(delivered, ['allow'], 'the decision reached the agent side once');
       assert.deepEqual(broker.pending(), []);
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny' }), { outcome: 'already-answered' });
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'already-answered' });
       assert.deepEqual(delivered, ['allow'], 'a second answer is not delivered');
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't2', askId: ask.id, decision: 'deny' }), { outcome: 'unknown' }, "another task's id does not answer it");
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: 'no-such-question', decision: 'deny' }), { outcome: 'unknown' });
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't2', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'unknown' }, "another task's id does not answer it");
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: 'no-such-question', decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'unknown' });
+    });
+
+    it('item 5: the card carries the whole input and its digest; an answer through the panel protocol for another input is refused and the question stays open', async () => {
+      asked.webview.channel.ready();
+      await until('first snapshot', () => asked.webview.states.length >= 1);
+      await openingPushesDone();
+      const delivered: AskDecision[] = [];
+      const command = `echo "${'release notes '.repeat(20)}" && node -e "require('fs').writeFileSync('p','x')"`;
+      const ask = broker.ask('t1', { tool: 'Bash', summary: command.slice(0, 117) + '...', input: `command: ${command}` }, (decision) => delivered.push(decision));
+      // The card of a running task with this question (the projection the host pushes to the panel).
+      const card = cardAskOf({ id: 't1', status: 'running' } as OffPeakTask, broker.pending())!;
+      assert.equal(card.input, `command: ${command}`, 'the card gets the whole input, the tail included');
+      assert.equal(card.inputDigest, askInputDigest(card.input));
+      const other = askInputDigest(`command: echo "${'release notes '.repeat(20)}"`);
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: other }), { outcome: 'input-mismatch' });
+      assert.deepEqual(delivered, []);
+      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny', inputDigest: card.inputDigest }), { outcome: 'accepted' });
+      assert.deepEqual(delivered, ['deny']);
     });
 
     it('refuses a malformed answer with a clear error and answers nothing', async () => {
       asked.webview.channel.ready();
       await until('first snapshot', () => asked.webview.states.length >= 1);
       const delivered: AskDecision[] = [];
-      const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt' }, (decision) => delivered.push(decision));
+      const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', input: 'path: a.txt' }, (decision) => delivered.push(decision));
+      const inputDigest = ask.inputDigest;
       const malformed: [string, unknown][] = [
-        ['y1', { taskId: 't1', askId: ask.id, decision: 'yes' }],
-        ['y2', { taskId: 't1', decision: 'allow' }],
-        ['y3', { taskId: 't1', askId: ask.id, decision: 'allow', by: 'terminal' }],
-        ['y4', { taskId: 't1', askId: 'x'.repeat(101), decision: 'allow' }],
+        ['y1', { taskId: 't1', askId: ask.id, decision: 'yes', inputDigest }],
+        ['y2', { taskId: 't1', decision: 'allow', inputDigest }],
+        ['y3', { taskId: 't1', askId: ask.id, decision: 'allow', by: 'terminal', inputDigest }],
+        ['y4', { taskId: 't1', askId: 'x'.repeat(101), decision: 'allow', inputDigest }],
+        ['y5', { taskId: 't1', askId: ask.id, decision: 'allow' }],
+        ['y6', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: 'not-a-digest' }],
       ];
       for (const [requestId, params] of malformed) asked.webview.raw.postMessage({ type: 'request', method: 'answerAsk', requestId, params });
-      const results = await until('four refusals', () => {
+      const results = await until('six refusals', () => {
         const r = asked.webview.received.filter((m): m is Extract<HostToWebview, { type: 'result' }> => m.type === 'result');
-        return r.length >= 4 ? r : undefined;
+        return r.length >= 6 ? r : undefined;
       });
       const errors = new Map(results.map((r) => [r.requestId, r.ok ? '' : r.error]));
       assert.match(errors.get('y1')!, /^Invalid request: decision/);
       assert.match(errors.get('y2')!, /^Invalid request: askId/);
       assert.match(errors.get('y3')!, /^Invalid request: .*(by|Unrecognized)/);
       assert.match(errors.get('y4')!, /^Invalid request: askId/);
+      assert.match(errors.get('y5')!, /^Invalid request: inputDigest/, 'an answer must name the input it was given for');
+      assert.match(errors.get('y6')!, /^Invalid request: inputDigest/);
       assert.deepEqual(delivered, [], 'nothing was answered');
       assert.deepEqual(broker.pending().map((a) => a.id), [ask.id], 'the question is still open');
     });

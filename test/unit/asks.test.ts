@@ -20,7 +20,7 @@ describe('permission asks (AskBroker)', () => {
     broker.onEvent((e) => events.push(e));
   });
 
-  const open = (taskId = 't1', summary = 'Bash: rm -rf build') => broker.ask(taskId, { tool: 'Bash', summary }, (d, by) => delivered.push([d, by]));
+  const open = (taskId = 't1', summary = 'Bash: rm -rf build') => broker.ask(taskId, { tool: 'Bash', summary, input: `command: ${summary}` }, (d, by) => delivered.push([d, by]));
   const answers = () => events.flatMap((e) => (e.type === 'answered' ? [[e.ask.id, e.decision, e.by]] : []));
 
   it('holds an ask per task with id, tool, summary, asked_at and deadline until answered', () => {
@@ -35,24 +35,24 @@ describe('permission asks (AskBroker)', () => {
 
   it('the first answer wins and is delivered once; a later one and a wrong task are ignored', () => {
     const ask = open();
-    assert.equal(broker.answer('t2', ask.id, 'allow'), 'unknown', 'another task cannot answer it');
-    assert.equal(broker.answer('t1', ask.id, 'allow'), 'accepted');
-    assert.equal(broker.answer('t1', ask.id, 'deny'), 'already-answered');
+    assert.equal(broker.answer('t2', ask.id, 'allow', ask.inputDigest), 'unknown', 'another task cannot answer it');
+    assert.equal(broker.answer('t1', ask.id, 'allow', ask.inputDigest), 'accepted');
+    assert.equal(broker.answer('t1', ask.id, 'deny', ask.inputDigest), 'already-answered');
     broker.settle(ask.id, 'allow', 'terminal'); // the agent confirms the same decision: nothing new
     assert.deepEqual(delivered, [['allow', 'host']]);
     assert.deepEqual(answers(), [[ask.id, 'allow', 'host']]);
     assert.deepEqual(broker.pending(), []);
-    assert.equal(broker.answer('t1', 'no-such-ask', 'allow'), 'unknown');
+    assert.equal(broker.answer('t1', 'no-such-ask', 'allow', ask.inputDigest), 'unknown');
   });
 
   it('an unanswered ask is denied at its deadline (the agent\'s own deadline when it gives one)', async () => {
-    const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', deadlineAt: 1_005_000 }, (d, by) => delivered.push([d, by]));
+    const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', input: 'path: a.txt', deadlineAt: 1_005_000 }, (d, by) => delivered.push([d, by]));
     await timers.advanceTo(1_004_999);
     assert.equal(broker.pending().length, 1);
     await timers.advanceTo(1_005_000);
     assert.deepEqual(delivered, [['deny', 'timeout']]);
     assert.deepEqual(answers(), [[ask.id, 'deny', 'timeout']]);
-    assert.equal(broker.answer('t1', ask.id, 'allow'), 'already-answered', 'too late');
+    assert.equal(broker.answer('t1', ask.id, 'allow', ask.inputDigest), 'already-answered', 'too late');
   });
 
   it('an answer from the agent side closes the ask without delivering; a crossed answer is corrected to what the agent did', () => {
@@ -60,7 +60,7 @@ describe('permission asks (AskBroker)', () => {
     broker.settle(typed.id, 'deny', 'terminal');
     assert.deepEqual(delivered, []);
     const crossed = open();
-    assert.equal(broker.answer('t1', crossed.id, 'allow'), 'accepted');
+    assert.equal(broker.answer('t1', crossed.id, 'allow', crossed.inputDigest), 'accepted');
     broker.settle(crossed.id, 'deny', 'terminal'); // the typed "n" reached the agent first
     assert.deepEqual(answers(), [
       [typed.id, 'deny', 'terminal'],

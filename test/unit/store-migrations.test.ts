@@ -225,7 +225,7 @@ describe('store: schema and migrations', () => {
     const onDisk = await rawDb(readFileSync(file));
     assert.equal(onDisk.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_task_outcomes)').map((c) => c.name), ['task_id', 'outcome', 'notified_by', 'notified_at', 'seen_at']);
-    assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_pending_asks)').map((c) => c.name), ['ask_id', 'task_id', 'window_id', 'tool', 'summary', 'asked_at', 'deadline_at', 'answer', 'answered_at']);
+    assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_pending_asks)').map((c) => c.name), ['ask_id', 'task_id', 'window_id', 'tool', 'summary', 'asked_at', 'deadline_at', 'answer', 'answered_at', 'input', 'answer_digest']);
     assert.deepEqual(onDisk.all('SELECT task_id, notified_at, seen_at FROM off_peak_task_outcomes ORDER BY task_id'), [
       { task_id: 'old-bad', notified_at: 50_000, seen_at: 50_000 },
       { task_id: 'old-done', notified_at: 50_000, seen_at: 50_000 },

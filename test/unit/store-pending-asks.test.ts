@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TaskStore } from '../../src/store';
 
-const ask = (id: string, taskId = 't1', askedAt = 10) => ({ id, taskId, tool: 'run_command', summary: `run_command: ${id}`, askedAt, deadlineAt: askedAt + 600_000 });
+const ask = (id: string, taskId = 't1', askedAt = 10) => ({ id, taskId, tool: 'run_command', summary: `run_command: ${id}`, input: `command: ${id}`, askedAt, deadlineAt: askedAt + 600_000 });
 
 describe('store: pending asks shared by windows', () => {
   let dir: string;
@@ -39,8 +39,9 @@ describe('store: pending asks shared by windows', () => {
 
   it('the first answer left is kept; a second one, or one for a question that is gone, is refused', async () => {
     await store.mutate((tx) => tx.asks.publish('w-b', [ask('b1')]));
-    assert.deepEqual(await store.mutate((tx) => [tx.asks.leaveAnswer('b1', 'allow'), tx.asks.leaveAnswer('b1', 'deny'), tx.asks.leaveAnswer('nope', 'deny')]), [true, false, false]);
-    assert.equal(store.read((tx) => tx.asks.list()[0].answer), 'allow');
+    const d = 'a'.repeat(64);
+    assert.deepEqual(await store.mutate((tx) => [tx.asks.leaveAnswer('b1', 'allow', d), tx.asks.leaveAnswer('b1', 'deny', d), tx.asks.leaveAnswer('nope', 'deny', d)]), [true, false, false]);
+    assert.deepEqual(store.read((tx) => [tx.asks.list()[0].answer, tx.asks.list()[0].answerDigest, tx.asks.list()[0].input]), ['allow', d, 'command: b1']);
   });
 
   it("a deleted task's questions go with it", async () => {

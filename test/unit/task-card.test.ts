@@ -19,7 +19,7 @@ function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {
 }
 
 function pendingAsk(overrides: Partial<PendingAsk> = {}): PendingAsk {
-  return { id: 'q1', taskId: 't1', tool: 'write_file', summary: 'write hello.txt (12 bytes)', askedAt: 100, deadlineAt: 600_100, ...overrides };
+  return { id: 'q1', taskId: 't1', tool: 'write_file', summary: 'write hello.txt (12 bytes)', input: 'path: hello.txt\ncontent: hello world!', inputDigest: 'd'.repeat(64), askedAt: 100, deadlineAt: 600_100, ...overrides };
 }
 
 function ticket(overrides: Partial<TicketRecord> = {}): TicketRecord {
@@ -157,7 +157,7 @@ describe('task card', () => {
   it("a running task's open question makes the card need input, with the question, tool and deadline", () => {
     const running = task({ status: 'running', startedAt: 10, claimRunning: true });
     const card = toTaskCard(running, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })], [pendingAsk()]);
-    assert.deepEqual(card.ask, { id: 'q1', tool: 'write_file', question: 'write hello.txt (12 bytes)', askedAt: 100, deadlineAt: 600_100, more: 0 });
+    assert.deepEqual(card.ask, { id: 'q1', tool: 'write_file', question: 'write hello.txt (12 bytes)', input: 'path: hello.txt\ncontent: hello world!', inputDigest: 'd'.repeat(64), askedAt: 100, deadlineAt: 600_100, more: 0 });
     assert.equal(card.status, 'running', 'the task keeps running while its agent waits');
     assert.equal(phaseLabel(card), 'Needs input');
     assert.deepEqual(groupCards([card]).needs_input.map((c) => c.id), ['t1']);

@@ -78,7 +78,7 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     await before.mutate((tx) => {
       tx.tasks.insert({ id: 't1', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
       tx.windows.register({ windowId: 'Z', workspaceKeys: ['/w'], pid: 999_999, host: os.hostname() });
-      tx.asks.publish('Z', [{ id: 'q1', taskId: 't1', tool: 'run_command', summary: 'run ls', askedAt: 1, deadlineAt: 600_001 }]);
+      tx.asks.publish('Z', [{ id: 'q1', taskId: 't1', tool: 'run_command', summary: 'run ls', input: 'command: ls', askedAt: 1, deadlineAt: 600_001 }]);
     });
     const a = await open('A', [], async () => ({ status: 'started' }), { isAlive: (pid) => pid !== 999_999 });
     const left = a.store.read((tx) => ({ windows: tx.windows.list().map((w) => w.windowId), asks: tx.asks.list().map((q) => q.id) }));

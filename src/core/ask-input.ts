@@ -1,0 +1,55 @@
+/**
+ * The input of a permission question, shown whole wherever Allow can be pressed, and the digest
+ * that binds an answer to it (docs/flows.md#what-a-question-shows). An agent approves a tool
+ * call with its whole input (Claude Code runs `updatedInput`, the reference agent runs the tool
+ * it asked about), so the user must see all of it: a shortened command once let a harmful tail
+ * past the cut. Every answer carries the sha256 of the exact text that was shown, and an answer
+ * whose digest differs from the question's is refused.
+ */
+import crypto from 'node:crypto';
+
+/** The fields a tool's input names first (what the call acts on); the rest follow in their order. */
+const PRIMARY_KEYS = ['command', 'file_path', 'path', 'pattern', 'url'];
+
+/**
+ * Makes every character that could hide or redraw text visible, keeping the text otherwise as is:
+ * control characters (except newline and tab), DEL and C1 controls, bidirectional overrides,
+ * zero-width characters and line/paragraph separators become `\u{…}`. Nothing is removed, so no
+ * part of the input can be hidden.
+ */
+export function visibleControls(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+}
+
+/**
+ * A tool call's whole input as the text a question shows: one `key: value` line per field (the
+ * field it acts on first), string values verbatim (newlines kept), other values as JSON, control
+ * characters made visible. Nothing is shortened.
+ */
+export function renderToolInput(input: unknown): string {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return visibleControls(JSON.stringify(input ?? null));
+  const record = input as Record<string, unknown>;
+  const keys = Object.keys(record);
+  const ordered = [...PRIMARY_KEYS.filter((k) => keys.includes(k)), ...keys.filter((k) => !PRIMARY_KEYS.includes(k))];
+  return ordered
+    .map((key) => {
+      const value = record[key];
+      return `${visibleControls(key)}: ${visibleControls(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)))}`;
+    })
+    .join('\n');
+}
+
+/** The digest an answer carries: sha256 (hex) of the exact input text that was shown. */
+export function askInputDigest(shownInput: string): string {
+  return crypto.createHash('sha256').update(shownInput, 'utf8').digest('hex');
+}
+
+/** Whether an answer's digest names this input (constant time; a malformed digest never matches). */
+export function digestMatches(shownInput: string, digest: string | undefined | null): boolean {
+  if (typeof digest !== 'string' || !/^[0-9a-f]{64}$/.test(digest)) return false;
+  return crypto.timingSafeEqual(Buffer.from(askInputDigest(shownInput), 'hex'), Buffer.from(digest, 'hex'));
+}
+
+/** The longest input a notification shows in its text (and so may offer Allow for). */
+export const NOTIFICATION_INPUT_MAX_CHARS = 300;
