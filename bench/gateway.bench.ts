@@ -208,7 +208,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'offpeak-gw-bench-'));
   const bundle = path.join(root, 'node_modules/.cache/offpeak-gateway-bench/gateway.js');
   mkdirSync(path.dirname(bundle), { recursive: true });
-  await esbuild.build({ entryPoints: [path.join(root, 'src/gateway/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3'], logLevel: 'silent' });
+  await esbuild.build({ entryPoints: [path.join(root, 'src/gateway/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3'], mainFields: ['module', 'main'], logLevel: 'silent' });
 
   const upstream = await FakeAnthropicUpstream.start({
     // Every request streams ~2 MB; `think` in the body sets the delay before the first byte.
