@@ -10,6 +10,9 @@ export const SHORT_ENV = 'OFFPEAK_BENCH_SHORT';
 
 export const SHORT = process.env[SHORT_ENV] === '1';
 
+/** Exit code of a bench that could not run here (bench/run.ts reports it as not run, not passed). */
+export const NOT_RUN_EXIT = 3;
+
 /** The full-run value, or the short-run one. */
 export function sized<T>(full: T, short: T): T {
   return SHORT ? short : full;

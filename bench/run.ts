@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { SHORT_ENV } from './mode';
+import { NOT_RUN_EXIT, SHORT_ENV } from './mode';
 
 const args = process.argv.slice(2);
 const short = args.includes('--short');
@@ -26,9 +26,12 @@ for (const file of benches) {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, file)], { stdio: 'inherit', env });
   const seconds = ((performance.now() - t0) / 1000).toFixed(1);
-  outcomes.push(`${r.status === 0 ? 'ok    ' : 'FAILED'} ${file} ${seconds} s${r.status === 0 ? '' : ` (exit ${r.status ?? r.signal})`}`);
+  const outcome = r.status === 0 ? 'ok     ' : r.status === NOT_RUN_EXIT ? 'NOT RUN' : 'FAILED ';
+  outcomes.push(`${outcome} ${file} ${seconds} s${r.status === 0 || r.status === NOT_RUN_EXIT ? '' : ` (exit ${r.status ?? r.signal})`}`);
 }
 if (benches.length === 0) console.log('no benchmarks found');
-const failed = outcomes.filter((o) => o.startsWith('FAILED')).length;
-console.log(`\n=== benches${short ? ' (short)' : ''}: ${benches.length - failed} passed, ${failed} failed, ${((performance.now() - started) / 1000).toFixed(1)} s ===\n${outcomes.join('\n')}`);
+const count = (prefix: string) => outcomes.filter((o) => o.startsWith(prefix)).length;
+const failed = count('FAILED');
+const summary = `${count('ok')} passed, ${failed} failed${count('NOT RUN') > 0 ? `, ${count('NOT RUN')} not run` : ''}`;
+console.log(`\n=== benches${short ? ' (short)' : ''}: ${summary}, ${((performance.now() - started) / 1000).toFixed(1)} s ===\n${outcomes.join('\n')}`);
 process.exitCode = failed > 0 ? 1 : 0;
