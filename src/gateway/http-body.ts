@@ -2,7 +2,7 @@
 // body costs the gateway nothing but its connection.
 import type http from 'node:http';
 import { errors, type GatewayHttpError } from './errors';
-import { refuseDuplicateKeys } from './model-allow-list';
+import { refuseDuplicateKeys } from './json-keys';
 
 /** The client went away or broke the body: there is nobody to answer, the socket is dropped. */
 export class PayloadError extends Error {}

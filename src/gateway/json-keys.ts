@@ -3,6 +3,7 @@
 // forward the other. The tokens come from jsonc-parser's scanner (string escapes decoded, so
 // "mod\u0065l" is "model"); only the nesting depth is tracked here.
 import { createScanner } from 'jsonc-parser';
+import { errors } from './errors';
 
 // jsonc-parser's SyntaxKind values (a const enum, which isolatedModules cannot read).
 const TOKEN = { openBrace: 1, closeBrace: 2, openBracket: 3, closeBracket: 4, comma: 5, string: 10, eof: 17 } as const;
@@ -42,4 +43,10 @@ export function duplicateTopLevelKey(text: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Throws a 400 GatewayHttpError when `text` names a top-level key twice. */
+export function refuseDuplicateKeys(text: string, what: string): void {
+  const twice = duplicateTopLevelKey(text);
+  if (twice !== undefined) throw errors.invalidRequest(`${what}: the key "${twice.slice(0, 100)}" appears twice`);
 }

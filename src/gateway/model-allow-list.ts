@@ -3,7 +3,7 @@
 // A listed model leaves the body byte for byte as received. A body naming a top-level key twice
 // (two "model"s: one checked here, the other read upstream) is refused with 400, allow-list or not.
 import { errors } from './errors';
-import { duplicateTopLevelKey } from './json-keys';
+import { refuseDuplicateKeys } from './json-keys';
 
 export interface ModelAllowList {
   models: readonly { id: string }[];
@@ -30,10 +30,4 @@ export function applyModelAllowList(body: Buffer, policy: ModelAllowList): Buffe
     throw errors.invalidRequest(`${named} not offered by this gateway; allowed: ${allowed}`);
   }
   return Buffer.from(JSON.stringify({ ...request, model: policy.defaultModel }));
-}
-
-/** Throws a 400 GatewayHttpError when `text` names a top-level key twice. */
-export function refuseDuplicateKeys(text: string, what: string): void {
-  const twice = duplicateTopLevelKey(text);
-  if (twice !== undefined) throw errors.invalidRequest(`${what}: the key "${twice.slice(0, 100)}" appears twice`);
 }
