@@ -36,11 +36,13 @@ export function launchBrowser(tools: VsCodeTools): Promise<Browser> {
 }
 
 /**
- * Logs in on code-server's password page as a user would (typed and submitted); the session
- * cookie then serves every page of the same browser context. Already logged in: nothing to do.
+ * Opens `url` as a user would: code-server answers with its login page first (unless this browser
+ * context has its session cookie already); the password is typed and submitted, and code-server
+ * sends the page on to `url`. Nothing else is loaded on the way (a workbench opened and left would
+ * leave its extension host running).
  */
-export async function logIn(page: Page, origin: string, password: string): Promise<void> {
-  await page.goto(`${origin}/login`);
+export async function logIn(page: Page, url: string, password: string, options: { timeout?: number } = {}): Promise<void> {
+  await page.goto(url, { waitUntil: 'domcontentloaded', ...options });
   if (!new URL(page.url()).pathname.endsWith('/login')) return; // the session cookie is already set
   await page.locator('input.password').fill(password);
   await page.locator('input.submit').click();
@@ -61,8 +63,7 @@ export async function openWorkbench(browser: Browser | BrowserContext, url: stri
   // A context of its own (not browser.newPage()'s), so that further windows can open in it.
   const context = 'newContext' in browser ? await browser.newContext({ viewport: { width: 1280, height: 900 } }) : browser;
   const page = await context.newPage();
-  await logIn(page, new URL(url).origin, password);
-  await page.goto(url);
+  await logIn(page, url, password);
   await waitForWorkbench(page);
   return page;
 }
