@@ -50,7 +50,8 @@ const vscodeTestEntries = existsSync('test/vscode')
 
 const builds = [
   { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
-  { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3', 'mysql2'] },
+  // jsonc-parser's "main" is a UMD build esbuild cannot follow; its "module" build bundles.
+  { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3', 'mysql2'], mainFields: ['module', 'main'] },
   { ...node, entryPoints: ['src/reference-agent/main.ts'], outfile: 'dist/reference-agent.js', banner: { js: '#!/usr/bin/env node' } },
   { ...node, entryPoints: ['src/permission-mcp/main.ts'], outfile: 'dist/permission-mcp.js' },
   {

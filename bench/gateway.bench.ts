@@ -19,26 +19,29 @@
 //    (take_p50_ms_under_longpoll_flood, take_flood_vs_idle_ratio).
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { DEFAULT_CONFIG } from '../src/gateway/config';
 import { FakeAnthropicUpstream } from '../test/fixtures/fake-anthropic-upstream';
+import { publish, sized } from './mode';
 
 const root = path.resolve(__dirname, '..');
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
-const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 2500);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
-const SSE_ITERATIONS = Number(process.env.BENCH_SSE_ITERATIONS ?? 30);
+const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? sized(2500, 500));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? sized(6, 1));
+const SSE_ITERATIONS = Number(process.env.BENCH_SSE_ITERATIONS ?? sized(30, 3));
 const SSE_BYTES = 2 * 1024 * 1024;
 const THINK_MS = 200;
 const KEY = 'bench-key-0123456789';
 const FLOOD_KEY = 'flood-key-0123456789';
 const TAKER_KEY = 'taker-key-0123456789';
-const FLOOD_POLLS = Number(process.env.BENCH_FLOOD_POLLS ?? 2000);
-const TAKES_PER_ROUND = Number(process.env.BENCH_TAKES_PER_ROUND ?? 60);
-const FLOOD_ROUNDS = Number(process.env.BENCH_FLOOD_ROUNDS ?? 3);
+const FLOOD_POLLS = Number(process.env.BENCH_FLOOD_POLLS ?? sized(2000, 200));
+const TAKES_PER_ROUND = Number(process.env.BENCH_TAKES_PER_ROUND ?? sized(60, 10));
+const FLOOD_ROUNDS = Number(process.env.BENCH_FLOOD_ROUNDS ?? sized(3, 1));
+/** /metrics answers only to this token (env, never argv). */
+const OPS_TOKEN = 'bench-ops-token-0123456789';
 
 /** The load generator: keep-alive POSTs on N connections for a fixed time; prints {requests, errors, seconds}. */
 const LOADGEN = `
@@ -126,8 +129,8 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
-async function startServerProcess(args: string[]): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: root });
+async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: root, env: { ...process.env, ...env } });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (c: Buffer) => {
@@ -162,7 +165,7 @@ async function api<T>(base: string, method: string, pathname: string, body?: unk
 }
 
 async function waitingLongPolls(base: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })).text();
   return Number(/^offpeak_long_polls (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
 }
 
@@ -205,7 +208,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'offpeak-gw-bench-'));
   const bundle = path.join(root, 'node_modules/.cache/offpeak-gateway-bench/gateway.js');
   mkdirSync(path.dirname(bundle), { recursive: true });
-  await esbuild.build({ entryPoints: [path.join(root, 'src/gateway/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3'], logLevel: 'silent' });
+  await esbuild.build({ entryPoints: [path.join(root, 'src/gateway/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3'], mainFields: ['module', 'main'], logLevel: 'silent' });
 
   const upstream = await FakeAnthropicUpstream.start({
     // Every request streams ~2 MB; `think` in the body sets the delay before the first byte.
@@ -215,9 +218,6 @@ async function main(): Promise<void> {
     bundle,
     '--port', '0',
     '--db', path.join(work, 'bench.sqlite'),
-    '--user', `bench:${KEY}`,
-    '--user', `flood:${FLOOD_KEY}`,
-    '--user', `taker:${TAKER_KEY}`,
     '--status-max-wait-ms', '120000',
     '--always-open',
     '--promote-interval-ms', '0',
@@ -227,7 +227,11 @@ async function main(): Promise<void> {
     '--quota-takes', '2000',
     '--upstream-url', upstream.url,
     '--log-level', 'silent',
-  ]);
+  ], {
+    // Keys and the operations token through the environment, not argv.
+    OFFPEAK_GATEWAY_USERS: `bench:${KEY},flood:${FLOOD_KEY},taker:${TAKER_KEY}`,
+    OFFPEAK_GATEWAY_OPS_TOKEN: OPS_TOKEN,
+  });
   try {
     // 100 tickets: 60 promoted to ready, 40 still queued (positions computed per status call).
     const ids: string[] = [];
@@ -335,9 +339,7 @@ async function main(): Promise<void> {
         goals: { status_vs_bare: '>= 0.5', sse_ttfb_ratio: '<= 1.1', sse_total_ratio: '<= 1.05', take_flood_vs_idle_ratio: '<= 3' },
       },
     };
-    mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-    writeFileSync(path.join(root, 'bench/results/gateway.json'), JSON.stringify(result, null, 2) + '\n');
-    console.log(JSON.stringify(result, null, 2));
+    publish('gateway', result);
   } finally {
     await gateway.stop();
     await upstream.close();

@@ -16,12 +16,11 @@
  * usage: npm run bench -- idle
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import path from 'node:path';
 import { DEFAULT_LEASE_TICK_MS, DEFAULT_LEASE_TTL_MS } from '../src/service/leadership';
 import { WATCHED_POLL_MS } from '../src/store/change-watcher';
 import { runIdleWindows } from '../test/integration/idle-windows';
+import { publish, sized } from './mode';
 
 /**
  * The floor: a bare Node process that does nothing but wake up as often as an idle window's timers
@@ -45,9 +44,9 @@ setTimeout(() => {
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 async function main(): Promise<void> {
-  const seconds = Number(process.env.IDLE_BENCH_SECONDS ?? 600);
+  const seconds = Number(process.env.IDLE_BENCH_SECONDS ?? sized(600, 15));
   const windows = 3;
-  const tasks = 1000;
+  const tasks = sized(1000, 100);
   // The floor: a bare Node process waking up as often as an idle window's timers, measured alongside.
   let floor: Promise<number> = Promise.resolve(NaN);
   const onMeasureStart = (storageDir: string) => {
@@ -85,10 +84,7 @@ async function main(): Promise<void> {
       `floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (${DEFAULT_LEASE_TICK_MS / 1000} s and the window process's 60 s keep-alive timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.`,
     machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0], 2), loadavg_5m: round(loadavg()[1], 2), at: new Date().toISOString() },
   };
-  const outDir = path.join(__dirname, 'results');
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(path.join(outDir, 'idle.json'), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(JSON.stringify(result, null, 2));
+  publish('idle', result);
 }
 
 void main();

@@ -24,7 +24,6 @@
  * usage: npm run bench -- runtime
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureClaudeCode } from '../scripts/setup-claude-code';
 import { TicketProxy } from '../src/agent/ticket-proxy';
@@ -32,6 +31,7 @@ import type { RuntimeEvent } from '../src/agent/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
 import { usageAccountingOverhead } from './usage-accounting';
+import { publish, sized } from './mode';
 
 function percentile(samples: number[], p: number): number {
   const s = [...samples].sort((a, b) => a - b);
@@ -190,10 +190,10 @@ async function proxyOverhead(rounds: number): Promise<{ direct: Samples; proxied
 }
 
 async function main(): Promise<void> {
-  const spawnSamples = await readyToSpawn(15);
-  const overhead = await proxyOverhead(60);
-  const claudeSamples = await claudeReadyToFirstRequest(10);
-  const accounting = await usageAccountingOverhead(100);
+  const spawnSamples = await readyToSpawn(sized(15, 2));
+  const overhead = await proxyOverhead(sized(60, 4));
+  const claudeSamples = await claudeReadyToFirstRequest(sized(10, 1));
+  const accounting = await usageAccountingOverhead(sized(100, 5));
   const result = {
     ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
     ready_to_spawn_p95_ms: round(percentile(spawnSamples, 95), 1),
@@ -215,10 +215,7 @@ async function main(): Promise<void> {
     usage_accounting_control_ratio: round(median(accounting.controlB) / median(accounting.controlA)),
     usage_accounting_cpu_ms_per_answer: { off: round(accounting.cpuOffMs, 2), on: round(accounting.cpuOnMs, 2) },
   };
-  const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'runtime.json'), JSON.stringify(result, null, 2) + '\n');
-  console.log(JSON.stringify(result, null, 2));
+  publish('runtime', result);
   console.log('details:', JSON.stringify(details));
 }
 

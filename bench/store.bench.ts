@@ -19,6 +19,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { TaskStore, type StoreTx } from '../src/store';
 import { loadSqlJs } from '../src/store/sqljs';
+import { publish, sized } from './mode';
 
 const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
 
@@ -68,7 +69,7 @@ const oneWrite = (tasks: number) => (i: number) => (tx: StoreTx) => tx.tasks.app
 async function main(): Promise<void> {
   const root = mkdtempSync(path.join(tmpdir(), 'offpeak-store-bench-'));
   try {
-    const N = 200;
+    const N = sized(200, 20);
     const store = await seeded(path.join(root, '1k'), 1000);
     const loose = await seeded(path.join(root, '1k-nodurable'), 1000, false);
     const fileBytes = readFileSync(store.filePath).length;
@@ -86,7 +87,7 @@ async function main(): Promise<void> {
     const rawExportOnly: number[] = [];
     const rawDurableReplace: number[] = [];
     const rawDir = path.dirname(rawFile);
-    const WARMUP = 20;
+    const WARMUP = sized(20, 3);
     for (let i = 0; i < N + WARMUP; i++) {
       const keep = i >= WARMUP;
       let t = performance.now();
@@ -131,8 +132,9 @@ async function main(): Promise<void> {
     await store.close();
     await loose.close();
 
-    const big = await seeded(path.join(root, '10k'), 10_000);
-    const write10k = await timeAsync(50, 5, (i) => big.mutate(oneWrite(10_000)(i)));
+    const bigTasks = sized(10_000, 2_000);
+    const big = await seeded(path.join(root, '10k'), bigTasks);
+    const write10k = await timeAsync(sized(50, 5), sized(5, 1), (i) => big.mutate(oneWrite(bigTasks)(i)));
     const bigBytes = readFileSync(big.filePath).length;
     await big.close();
 
@@ -157,17 +159,14 @@ async function main(): Promise<void> {
       tasks_10k_write_p95_ms: round(percentile(write10k, 95)),
       file_bytes_10k: bigBytes,
       list_1k_p50_ms: round(percentile(list, 50)),
-      samples: { write: N, raw: N, raw_durable_replace: N, write_10k: 50, list: 100 },
+      samples: { write: N, raw: N, raw_durable_replace: N, write_10k: write10k.length, list: 100, big_tasks: bigTasks },
       notes:
         'write = store.mutate() with durable: true (fdatasync temp + fsync dir). raw_export_write = export() + writeFileSync, no fsync. ' +
         'raw_durable_replace = export() + temp file + fdatasync + rename + fsync dir: the floor of the same durable replace. ' +
         'Samples are interleaved round by round so load changes hit all variants alike; on a shared, loaded disk the two fsyncs dominate.',
       machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0]), at: new Date().toISOString() },
     };
-    const outDir = path.join(__dirname, 'results');
-    mkdirSync(outDir, { recursive: true });
-    writeFileSync(path.join(outDir, 'store.json'), `${JSON.stringify(result, null, 2)}\n`);
-    console.log(JSON.stringify(result, null, 2));
+    publish('store', result);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -4,9 +4,8 @@
 // - idle_requests_per_hour: requests of any kind in a simulated hour with nothing live (goal 0);
 // - windows3_vs_1: status requests with three windows on one DB file / with one (goal 1.0).
 // Writes bench/results/sync.json and prints it.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { World, taskInput } from '../test/integration/service-harness';
+import { publish, sized } from './mode';
 
 async function requestsPerCycle(live: number): Promise<number> {
   const world = await World.start({ gateway: { segmentCapacity: 0 } }); // all stay queued
@@ -54,7 +53,7 @@ async function statusRequestsWith(windows: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const requests_per_cycle_250 = await requestsPerCycle(250);
+  const requests_per_cycle_250 = await requestsPerCycle(sized(250, 120));
   const idle_requests_per_hour = await idleRequestsPerHour();
   const one = await statusRequestsWith(1);
   const three = await statusRequestsWith(3);
@@ -65,10 +64,7 @@ async function main(): Promise<void> {
     status_requests_1_window: one,
     status_requests_3_windows: three,
   };
-  const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'sync.json'), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(JSON.stringify(result));
+  publish('sync', result);
 }
 
 main().then(

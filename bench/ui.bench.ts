@@ -10,7 +10,7 @@
 // Each figure is the median of several runs, with a floor measured in the same run beside it
 // (plain DOM for the same 1000 rows; a JSON round trip of the same rows on the host) so a slow
 // machine shows as a slow floor, not as a slow panel. Writes bench/results/ui.json and prints it.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,9 +21,10 @@ import { createServiceBackend } from '../src/panel/service-backend';
 import type { PanelState } from '../src/protocol/webview';
 import { World, taskInput } from '../test/integration/service-harness';
 import { CHROMIUM_PATH, REPO_ROOT } from '../scripts/vscode/tools';
+import { publish, sized } from './mode';
 
-const CARDS = 1000;
-const RUNS = 9;
+const CARDS = sized(1000, 200);
+const RUNS = sized(9, 2);
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -178,10 +179,7 @@ async function main(): Promise<void> {
     goals: { render_1000_cards_ms: 100, update_one_card_at_1000_ms: 16, snapshot_push_1000_ms: 20 },
     runs: RUNS,
   };
-  const out = path.join(REPO_ROOT, 'bench', 'results');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, 'ui.json'), `${JSON.stringify(results, null, 2)}\n`);
-  console.log(JSON.stringify(results, null, 2));
+  publish('ui', results);
 }
 
 main().catch((err: unknown) => {

@@ -12,18 +12,19 @@
  * usage: npm run bench -- vsix   (needs what npm run test:vscode needs; OFFPEAK_BENCH_VSIX_RUNS=3)
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildVsix } from '../scripts/vsix/build';
 import { REPO_ROOT } from '../scripts/vscode/tools';
+import { publish, sized } from './mode';
 
 interface Activation {
   code_load_ms: number;
   activate_ms: number;
 }
 
-const RUNS = Number(process.env.OFFPEAK_BENCH_VSIX_RUNS ?? 3);
+const RUNS = Number(process.env.OFFPEAK_BENCH_VSIX_RUNS ?? sized(3, 1));
 const median = (s: number[]) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)];
 
 function measureActivation(vsix: string): { extension: Activation; floor: Activation } {
@@ -62,10 +63,7 @@ async function main(): Promise<void> {
     floor_code_load_ms: median(samples.map((s) => s.floor.code_load_ms)),
     runs: RUNS,
   };
-  const dir = path.join(REPO_ROOT, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'vsix.json'), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(JSON.stringify(result, null, 2));
+  publish('vsix', result);
   console.log(`samples (activate_ms, code_load_ms): ${samples.map((s) => `${s.extension.activate_ms}/${s.extension.code_load_ms}`).join(' ')}`);
 }
 

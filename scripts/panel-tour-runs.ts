@@ -95,7 +95,7 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
     userSettings: { 'workbench.colorTheme': 'Default Dark Modern', 'terminal.integrated.gpuAcceleration': 'off' },
     machineSettings: { 'offPeak.gatewayUrl': long.url, 'offPeak.claudeCodePath': claude },
   });
-  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspaceOne)}`);
+  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspaceOne)}`, server.password);
   const db = await TaskDb.open(userData);
   const tour = new Tour(page, db, artifacts, log);
   onFailure(() => tour.shot('failure'));
@@ -142,7 +142,7 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
   await setSettingInUi(page, 'offPeak.gatewayUrl', slow.url, PANEL_TAB, { remote: true });
   await page.waitForTimeout(3000);
   await tour.panel('[data-testid="new-task"]');
-  const second = await openWorkbench(page.context(), `${server.origin}/?folder=${encodeURIComponent(workspaceTwo)}`);
+  const second = await openWorkbench(page.context(), `${server.origin}/?folder=${encodeURIComponent(workspaceTwo)}`, server.password);
   const other = new Tour(second, db, artifacts, log);
   await runCommand(second, 'Open Off-Peak Tasks');
   await other.panel('[data-testid="new-task"]');

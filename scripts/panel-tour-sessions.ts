@@ -72,7 +72,7 @@ runTour('panel-tour-sessions', async ({ browser, stateDir, userData, artifacts, 
     userSettings: { 'workbench.colorTheme': 'Default Dark Modern', 'terminal.integrated.gpuAcceleration': 'off' },
     machineSettings: { 'offPeak.gatewayUrl': gw.url, 'offPeak.claudeCodePath': claude },
   });
-  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`);
+  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`, server.password);
   const db = await TaskDb.open(userData);
   const tour = new Tour(page, db, artifacts, log);
   onFailure(() => tour.shot('failure'));

@@ -37,7 +37,7 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
     userSettings: { 'workbench.colorTheme': 'Default Light Modern' },
     machineSettings: { 'offPeak.gatewayUrl': closed.url },
   });
-  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`);
+  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`, server.password);
   const tour = new Tour(page, await TaskDb.open(userData), artifacts, log);
   onFailure(() => tour.shot('failure'));
   await setApiKey(page, DEMO_KEY);

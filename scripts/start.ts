@@ -3,13 +3,17 @@
 //   2. ensures code-server is set up (the same cached set-up as `npm run test:vscode`);
 //   3. starts the reference Off-Peak Gateway in demo mode (`node dist/gateway.js --demo --port P`)
 //      when the build supports it;
-//   4. starts code-server with this extension installed and offPeak.gatewayUrl pointing at it;
-//   5. prints the URL to open in a browser. Ctrl+C stops everything.
+//   4. starts code-server with this extension installed and offPeak.gatewayUrl pointing at it,
+//      behind code-server's password page with a random password made for this start;
+//   5. prints the URL to open in a browser and the password. Ctrl+C stops everything.
+// The workbench is a terminal as this user for whoever gets in, hence the password. --host may be
+// another interface (the password guards it, over plain HTTP: prefer an SSH tunnel); the demo
+// gateway, whose demo key is public, listens on loopback only.
 //
 // usage: npm start [-- --port 8080] [--host 127.0.0.1] [--folder <workspace dir>] [--no-build]
-//                   [--check]   (open the workbench in headless Chromium, run the "Open Off-Peak
-//                                Tasks" command, confirm its panel appears, then stop: a smoke test)
-// State (user settings, the extension's globalStorage with its task DB) persists in .tools/start/.
+//                   [--state <dir>]   (where settings and the task DB persist; default .tools/start/)
+//                   [--check]   (open the workbench in headless Chromium, log in with the password,
+//                                queue a task by clicks, see it complete, then stop: a smoke test)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -24,6 +28,7 @@ const { values: opts } = parseArgs({
     port: { type: 'string' },
     host: { type: 'string', default: '127.0.0.1' },
     folder: { type: 'string' },
+    state: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     check: { type: 'boolean', default: false },
   },
@@ -33,11 +38,14 @@ const { values: opts } = parseArgs({
 const log = (msg: string): void => console.log(`[start] ${msg}`);
 const START_DIR = path.join(TOOLS_DIR, 'start');
 
+/** Where the demo gateway listens, whatever --host says: its demo key is printed and public. */
+const GATEWAY_HOST = '127.0.0.1';
+
 /** Starts the reference gateway in demo mode, or explains why it is not available. */
-async function startDemoGateway(host: string, extraArgs: string[] = []): Promise<GatewayProcess | undefined> {
+async function startDemoGateway(extraArgs: string[] = []): Promise<GatewayProcess | undefined> {
   try {
     // Show its banner (URL, demo API key) and keep printing what it says: admissions and errors.
-    return await startGateway(host, extraArgs, (text) => process.stdout.write(prefixLines('[gateway] ', text.endsWith('\n') ? text : `${text}\n`)));
+    return await startGateway(GATEWAY_HOST, extraArgs, (text) => process.stdout.write(prefixLines('[gateway] ', text.endsWith('\n') ? text : `${text}\n`)));
   } catch (err) {
     log(`reference gateway demo mode is not available (${(err as Error).message.split('\n')[0]}): starting VS Code without a gateway`);
     return undefined;
@@ -57,11 +65,11 @@ const DEMO_KEY = 'opk-demo-key-0000';
  * into the webview's form and clicks "Queue task", waits for its card to say Completed and for
  * its History row, then removes the History row and deletes the card with clicks.
  */
-async function checkWorkbench(tools: VsCodeTools, url: string, withGateway: boolean): Promise<void> {
+async function checkWorkbench(tools: VsCodeTools, url: string, password: string, withGateway: boolean): Promise<void> {
   const browser = await launchBrowser(tools);
   try {
-    const page = await openWorkbench(browser, url);
-    log('check: workbench loaded');
+    const page = await openWorkbench(browser, url, password);
+    log('check: logged in with the printed password; workbench loaded');
     // The key first: F1 typed while the webview has focus does not reach the workbench.
     if (withGateway) await setApiKey(page, DEMO_KEY);
     await runCommand(page, 'Open Off-Peak Tasks');
@@ -94,6 +102,10 @@ async function checkWorkbench(tools: VsCodeTools, url: string, withGateway: bool
   }
 }
 
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 async function main(): Promise<void> {
   if (!opts['no-build']) {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
@@ -109,7 +121,7 @@ async function main(): Promise<void> {
   }
 
   // --check starts from a clean slate, so nothing restored from an earlier session can pass it.
-  const stateDir = opts.check ? mkdtempSync(path.join(os.tmpdir(), 'offpeak-start-check-')) : START_DIR;
+  const stateDir = opts.check ? mkdtempSync(path.join(os.tmpdir(), 'offpeak-start-check-')) : path.resolve(opts.state ?? START_DIR);
   const workspace = path.resolve(opts.folder ?? path.join(stateDir, 'workspace'));
   mkdirSync(workspace, { recursive: true });
   const extensionId = installExtension(path.join(stateDir, 'extensions'));
@@ -117,7 +129,7 @@ async function main(): Promise<void> {
 
   // The check drives the UI, not the demo: its task (default permissions) would wait for answers
   // to the paced demo script's permission asks, so its gateway's demo model answers at once.
-  const gateway = await startDemoGateway(host, opts.check ? ['--demo-script', 'echo'] : []);
+  const gateway = await startDemoGateway(opts.check ? ['--demo-script', 'echo'] : []);
   let server: RunningCodeServer | undefined;
   const stopAll = async (): Promise<void> => {
     await server?.stop();
@@ -152,6 +164,8 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`Off-Peak Tasks is running in VS Code (code-server). Open this URL in a browser:`);
   console.log(`  ${url}`);
+  console.log(`Password (new at every start; the login page asks for it): ${server.password}`);
+  if (!isLoopback(host)) console.log(`Listening on ${host}: anyone who can reach it gets the login page, and the password crosses the network unencrypted (plain HTTP). Prefer --host 127.0.0.1 with an SSH tunnel.`);
   console.log(
     gateway
       ? `Reference gateway (demo mode): ${gateway.url}; give the extension its demo API key (printed above) with "Off-Peak: Set Gateway API Key…".`
@@ -162,7 +176,7 @@ async function main(): Promise<void> {
 
   if (opts.check) {
     try {
-      await checkWorkbench(tools, url, gateway !== undefined);
+      await checkWorkbench(tools, url, server.password, gateway !== undefined);
     } finally {
       await stopAll();
       rmSync(stateDir, { recursive: true, force: true });

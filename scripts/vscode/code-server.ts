@@ -1,7 +1,12 @@
 // Starts code-server (a real VS Code workbench + Node extension host) in its own process group with
 // its own HOME/XDG/TMPDIR, user-data and extensions dirs, so a run neither reads nor litters the
 // user's home or /tmp, and stopping it leaves no orphaned helpers (file watcher, pty host, ext host).
+// It always asks for a password (code-server's --auth password): whoever reaches the port gets a
+// terminal as this user, so a random password is made per start, given to code-server through its
+// environment (never argv, which any local user can read) and returned for the caller to print or
+// type into the login page.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -38,6 +43,13 @@ export interface CodeServerOptions {
   /** 0 or undefined = a free port. */
   port?: number;
   startTimeoutMs?: number;
+  /** The login password; a random one when not given. */
+  password?: string;
+}
+
+/** A password for one code-server start: 144 random bits. */
+export function randomPassword(): string {
+  return randomBytes(18).toString('base64url');
 }
 
 export interface RunningCodeServer {
@@ -46,6 +58,8 @@ export interface RunningCodeServer {
   readonly port: number;
   readonly pid: number;
   readonly logFile: string;
+  /** What its login page asks for. */
+  readonly password: string;
   /** Settles when the main code-server process exits. */
   readonly exited: Promise<number | null>;
   logTail(lines?: number): string;
@@ -171,11 +185,13 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
   writeUserSettings(dirs.userData, { ...QUIET_SETTINGS, ...options.userSettings });
   if (options.machineSettings) writeUserSettings(dirs.userData, options.machineSettings, 'machine');
   const logFile = path.join(options.stateDir, 'code-server.log');
+  const password = options.password ?? randomPassword();
+  if (password.length < 12) throw new Error('a code-server password has at least 12 characters');
 
   const args = [
     options.tools.codeServerEntry,
     '--bind-addr', `${host}:${port}`,
-    '--auth', 'none',
+    '--auth', 'password', // the password itself only in the environment (PASSWORD), which code-server clears
     '--user-data-dir', dirs.userData,
     '--extensions-dir', dirs.extensions,
     '--config', path.join(options.stateDir, 'config.yaml'),
@@ -189,7 +205,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
   const child = spawn(options.tools.node24, args, {
     detached: true, // own process group, so stop() reaches every helper it forks
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: isolatedEnv(dirs),
+    env: { ...isolatedEnv(dirs), PASSWORD: password },
   });
   const logStream = createWriteStream(logFile);
   child.stdout?.pipe(logStream);
@@ -203,6 +219,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
     port,
     pid: child.pid ?? -1,
     logFile,
+    password,
     exited,
     logTail(lines = 40) {
       try {

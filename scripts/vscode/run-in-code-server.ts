@@ -6,6 +6,7 @@
 import { format } from 'node:util';
 import { chromium, type Browser } from 'playwright-core';
 import { startCodeServer, type RunningCodeServer } from './code-server';
+import { logIn } from './workbench';
 import type { VsCodeTools } from './tools';
 
 export interface SuiteRun {
@@ -103,7 +104,7 @@ export async function runSuiteInCodeServer(tools: VsCodeTools, run: SuiteRun): P
     // The time limit covers loading the workbench too (slow on a loaded 2-core machine).
     const deadline = Date.now() + run.timeoutMs;
     try {
-      await page.goto(url, { waitUntil: 'domcontentloaded', timeout: run.timeoutMs });
+      await logIn(page, url, server.password, { timeout: run.timeoutMs });
     } catch (err) {
       if ((err as Error).name !== 'TimeoutError') throw err;
       const detail = `timed out after ${run.timeoutMs / 1000} s: the workbench page did not even load`;

@@ -36,14 +36,34 @@ export function launchBrowser(tools: VsCodeTools): Promise<Browser> {
 }
 
 /**
- * Opens the workbench and waits until its status bar shows. Given a page's context instead of the
- * browser, the new window shares that page's browser storage (the workbench keeps secrets there).
+ * Opens `url` as a user would: code-server answers with its login page first (unless this browser
+ * context has its session cookie already); the password is typed and submitted, and code-server
+ * sends the page on to `url`. Nothing else is loaded on the way (a workbench opened and left would
+ * leave its extension host running).
  */
-export async function openWorkbench(browser: Browser | BrowserContext, url: string): Promise<Page> {
+export async function logIn(page: Page, url: string, password: string, options: { timeout?: number } = {}): Promise<void> {
+  await page.goto(url, { waitUntil: 'domcontentloaded', ...options });
+  if (!new URL(page.url()).pathname.endsWith('/login')) return; // the session cookie is already set
+  await page.locator('input.password').fill(password);
+  await page.locator('input.submit').click();
+  try {
+    await page.waitForURL((u) => !u.pathname.endsWith('/login'), { timeout: 30_000 });
+  } catch {
+    const why = await page.locator('.error').textContent().catch(() => null);
+    throw new Error(`the code-server login did not go through${why ? `: ${why.trim()}` : ''}`);
+  }
+}
+
+/**
+ * Logs in with code-server's password, opens the workbench and waits until its status bar shows.
+ * Given a page's context instead of the browser, the new window shares that page's browser storage
+ * (the workbench keeps secrets there) and its login.
+ */
+export async function openWorkbench(browser: Browser | BrowserContext, url: string, password: string): Promise<Page> {
   // A context of its own (not browser.newPage()'s), so that further windows can open in it.
   const context = 'newContext' in browser ? await browser.newContext({ viewport: { width: 1280, height: 900 } }) : browser;
   const page = await context.newPage();
-  await page.goto(url);
+  await logIn(page, url, password);
   await waitForWorkbench(page);
   return page;
 }

@@ -159,10 +159,14 @@ export class TicketAuthority {
     return { server_time: now, can_take: false, can_take_number: 0, next_take_at: room.liveNextAt, reason: 'live_limit' };
   }
 
-  /** POST /ticket: retry-safe per task_id; 3101 not eligible; 3103 a limit is reached. */
+  /**
+   * POST /ticket: retry-safe per task_id; 3101 not eligible; 3103 a limit is reached. With the
+   * rollout off only new tasks are refused: a take for a task this gateway has given tickets to
+   * continues it (its next segment).
+   */
   async take(user: GatewayUser, taskId: string): Promise<TakeResponse> {
     const now = this.now();
-    if (!this.isExposed(user)) throw errors.notEligible('off-peak tasks are not available for this account');
+    if (!this.isExposed(user) && !(await this.store.hasTicketForTask(user.id, taskId))) throw errors.notEligible('off-peak tasks are not available for this account');
     if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
     let changed: string[] = [];
     // Refusals leave the transaction normally (no rollback needed) and are thrown after it.

@@ -58,6 +58,8 @@ export const GatewayConfigSchema = z.object({
   maxModelBodyBytes: positiveInt,
   bodyReadTimeoutMs: positiveInt,
   maxConnections: positiveInt,
+  headersTimeoutMs: positiveInt,
+  maxUnauthenticatedPerAddress: positiveInt,
   maxLongPollsPerUser: positiveInt,
   maxModelRequestsPerUser: positiveInt,
   shutdownGraceMs: nonNegativeInt,
@@ -116,6 +118,8 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   maxModelBodyBytes: 32 * 1024 * 1024,
   bodyReadTimeoutMs: 30_000,
   maxConnections: 1024,
+  headersTimeoutMs: 10_000,
+  maxUnauthenticatedPerAddress: 128,
   maxLongPollsPerUser: 8,
   maxModelRequestsPerUser: 4,
   shutdownGraceMs: 10_000,
@@ -191,6 +195,8 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'maxModelBodyBytes', flag: '--max-model-body-bytes', env: 'OFFPEAK_GATEWAY_MAX_MODEL_BODY_BYTES', type: 'int', description: 'Largest model request body (413 beyond).' },
   { key: 'bodyReadTimeoutMs', flag: '--body-read-timeout-ms', env: 'OFFPEAK_GATEWAY_BODY_READ_TIMEOUT_MS', type: 'int', description: 'A request body not fully received this long after its headers is cut with 408 (a model request takes its slot only after its body is in).' },
   { key: 'maxConnections', flag: '--max-connections', env: 'OFFPEAK_GATEWAY_MAX_CONNECTIONS', type: 'int', description: 'Open client connections at once (all users); connections beyond are closed unanswered.' },
+  { key: 'headersTimeoutMs', flag: '--headers-timeout-ms', env: 'OFFPEAK_GATEWAY_HEADERS_TIMEOUT_MS', type: 'int', description: "A connection that has not sent a request's complete headers this long (from its opening, or from its previous answer) is closed." },
+  { key: 'maxUnauthenticatedPerAddress', flag: '--max-unauthenticated-per-address', env: 'OFFPEAK_GATEWAY_MAX_UNAUTHENTICATED_PER_ADDRESS', type: 'int', description: 'Connections one client address may hold open that have not shown a valid API key (or the ops token) yet; more are closed unanswered (a burst of new connections from one client counts in full until their first requests).' },
   { key: 'shutdownGraceMs', flag: '--shutdown-grace-ms', env: 'OFFPEAK_GATEWAY_SHUTDOWN_GRACE_MS', type: 'int', description: 'On SIGTERM/SIGINT, how long in-flight requests may finish.' },
   { key: 'upstreamUrl', flag: '--upstream-url', env: 'OFFPEAK_GATEWAY_UPSTREAM_URL', type: 'nullable-string', description: 'Anthropic-compatible API base (e.g. https://api.anthropic.com).' },
   { key: 'upstreamApiKey', flag: '', env: 'OFFPEAK_UPSTREAM_API_KEY', type: 'nullable-string', description: 'Upstream API key: environment (or config file) only, never a flag.' },
@@ -203,7 +209,7 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'models', flag: '--models', env: 'OFFPEAK_GATEWAY_MODELS', type: 'models', description: 'Allowed models: id or id=Display Name, comma-separated.' },
   { key: 'defaultModel', flag: '--default-model', env: 'OFFPEAK_GATEWAY_DEFAULT_MODEL', type: 'nullable-string', description: 'Default model (default: the first allowed model).' },
   { key: 'unknownModel', flag: '--unknown-model', env: 'OFFPEAK_GATEWAY_UNKNOWN_MODEL', type: 'string', description: 'A model request naming a model outside --models: default (sent as the default model) or reject (400). An empty --models allows any model.' },
-  { key: 'users', flag: '--user', env: 'OFFPEAK_GATEWAY_USERS', type: 'users', description: 'A user id:apiKey[:plan] (repeat the flag, or comma-separate in the env var).' },
+  { key: 'users', flag: '--user', env: 'OFFPEAK_GATEWAY_USERS', type: 'users', description: 'A user id:apiKey[:plan] (repeat the flag, or comma-separate in the env var). The flag puts keys in argv (a warning says so): prefer "users" with apiKeySha256 in the config file.' },
   { key: 'opsListen', flag: '--ops-listen', env: 'OFFPEAK_GATEWAY_OPS_LISTEN', type: 'nullable-string', description: 'host:port for /metrics and /healthz alone (then not served on the API address); port 0 = any free port.' },
   { key: 'opsToken', flag: '', env: 'OFFPEAK_GATEWAY_OPS_TOKEN', type: 'nullable-string', description: '/metrics and /healthz answer only to Authorization: Bearer <this> (16+ characters): environment (or config file) only, never a flag.' },
   { key: 'logLevel', flag: '--log-level', env: 'OFFPEAK_GATEWAY_LOG_LEVEL', type: 'string', description: 'debug, info, warn, error or silent (JSON lines on stderr).' },
@@ -277,7 +283,14 @@ export interface ParsedCommandLine {
   config: GatewayConfig;
   help: boolean;
   version: boolean;
+  /** Said on stderr at start: the configuration works but is unwise. */
+  warnings: string[];
 }
+
+/** Why --user is a bad way to give keys: what main.ts prints when it is used. */
+export const USER_FLAG_WARNING =
+  '--user puts API keys on the command line, where every local user can read them (ps, /proc): ' +
+  'put the users in the config file (--config) with "apiKeySha256", the hex SHA-256 of each key, as the README\'s deployment example does';
 
 /**
  * Builds the configuration from argv and env (and the config file they name).
@@ -313,7 +326,8 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
     fromFlags[spec.key] = convert(spec, value, flag, fromFlags[spec.key]);
   }
 
-  if (help || version) return { config: { ...DEFAULT_CONFIG }, help, version };
+  const warnings = 'users' in fromFlags ? [USER_FLAG_WARNING] : [];
+  if (help || version) return { config: { ...DEFAULT_CONFIG }, help, version, warnings };
 
   const fromEnv: Record<string, unknown> = {};
   for (const spec of GATEWAY_OPTIONS) {
@@ -343,7 +357,7 @@ export function loadGatewayConfig(argv: readonly string[], env: NodeJS.ProcessEn
   delete fromEnv.config;
 
   const merged = { ...fromFile, ...fromEnv, ...fromFlags };
-  return { config: resolveGatewayConfig(merged), help, version };
+  return { config: resolveGatewayConfig(merged), help, version, warnings };
 }
 
 function hasRealUpstream(config: Partial<Pick<GatewayConfig, 'upstreamUrl' | 'upstreamApiKey'>>): boolean {

@@ -1,12 +1,23 @@
 // Which headers cross the model proxy, each way. An allow-list, so nothing new leaks by default:
-// upstream sees what the Messages API needs (Anthropic's own headers, content negotiation, the
-// client's request id), never a user's cookies, forwarding headers or anything a Connection
-// header names; users see the answer's content headers, its request id and when to retry, never
+// upstream sees what the Messages API needs (the API version and betas, content negotiation, the
+// client's request id, the SDK's x-stainless-* description of itself), never a user's cookies,
+// forwarding headers, anything a Connection header names, or any other anthropic-* header (those
+// choose an organization, a workspace or a key on the gateway's account); users see the answer's content headers, its request id and when to retry, never
 // upstream cookies, the organization behind the gateway's key or that key's remaining budget.
 import type http from 'node:http';
 
-const TO_UPSTREAM = new Set(['accept', 'accept-encoding', 'content-type', 'user-agent', 'x-client-request-id', 'x-claude-code-session-id']);
-const TO_UPSTREAM_PREFIXES = ['anthropic-', 'x-stainless-'];
+const TO_UPSTREAM = new Set([
+  'accept',
+  'accept-encoding',
+  'content-type',
+  'user-agent',
+  'x-client-request-id',
+  'x-claude-code-session-id',
+  'anthropic-version',
+  'anthropic-beta',
+  'anthropic-dangerous-direct-browser-access',
+]);
+const TO_UPSTREAM_PREFIXES = ['x-stainless-'];
 
 const TO_USER = new Set(['content-type', 'content-encoding', 'content-length', 'cache-control', 'request-id', 'x-request-id', 'retry-after', 'x-should-retry']);
 /** When a rate limit lifts is worth showing; the limit and what is left describe the shared key. */

@@ -2,6 +2,7 @@
 // body costs the gateway nothing but its connection.
 import type http from 'node:http';
 import { errors, type GatewayHttpError } from './errors';
+import { refuseDuplicateKeys } from './json-keys';
 
 /** The client went away or broke the body: there is nobody to answer, the socket is dropped. */
 export class PayloadError extends Error {}
@@ -40,11 +41,15 @@ export function readBody(req: http.IncomingMessage, limit: number, timeoutMs: nu
 export async function readJson(req: http.IncomingMessage, limit: number, timeoutMs: number): Promise<unknown> {
   const raw = await readBody(req, limit, timeoutMs);
   if (raw.length === 0) throw errors.invalidRequest('request body must be JSON');
+  const text = raw.toString('utf8');
+  let parsed: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(text);
   } catch {
     throw errors.invalidRequest('request body is not valid JSON');
   }
+  refuseDuplicateKeys(text, 'request body');
+  return parsed;
 }
 
 /** A zod failure as the gateway's 400. */

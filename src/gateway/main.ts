@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${GATEWAY_VERSION}\n`);
     return;
   }
+  for (const warning of parsed.warnings) process.stderr.write(`off-peak gateway: warning: ${warning}\n`);
   const config = parsed.config;
   const log = createLogger(config.logLevel);
   // Test hooks may move time forward; production time is the system clock.

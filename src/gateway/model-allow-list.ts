@@ -1,7 +1,9 @@
 // The gateway forwards only the models it offers (--models). A request naming another model (or
 // none) is sent as the default model, or refused with a clear 400 (--unknown-model reject).
-// A listed model leaves the body byte for byte as received.
+// A listed model leaves the body byte for byte as received. A body naming a top-level key twice
+// (two "model"s: one checked here, the other read upstream) is refused with 400, allow-list or not.
 import { errors } from './errors';
+import { refuseDuplicateKeys } from './json-keys';
 
 export interface ModelAllowList {
   models: readonly { id: string }[];
@@ -11,6 +13,7 @@ export interface ModelAllowList {
 
 /** The body to forward; throws a 400 GatewayHttpError when the request cannot be forwarded. */
 export function applyModelAllowList(body: Buffer, policy: ModelAllowList): Buffer {
+  refuseDuplicateKeys(body.toString('utf8'), 'model request body');
   if (policy.models.length === 0) return body; // no allow-list configured
   let parsed: unknown;
   try {

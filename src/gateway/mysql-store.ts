@@ -442,6 +442,12 @@ export class MysqlTicketStore implements TicketStore {
     return counts;
   }
 
+  async hasTicketForTask(userId: string, taskId: string): Promise<boolean> {
+    // One user's rows through the (user_id, ...) keys; no index of its own (only asked while the rollout is off).
+    const [rows] = await this.db.execute<mysql.RowDataPacket[]>('SELECT 1 FROM tickets WHERE user_id = ? AND task_id = ? LIMIT 1', [userId, taskId]);
+    return rows.length > 0;
+  }
+
   async takeTimesSince(userId: string, since: number): Promise<number[]> {
     const [rows] = await this.db.execute<mysql.RowDataPacket[]>('SELECT taken_at FROM tickets WHERE user_id = ? AND taken_at >= ? ORDER BY taken_at', [userId, since]);
     return rows.map((r) => Number(r.taken_at));

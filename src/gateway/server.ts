@@ -19,6 +19,7 @@ import { GatewayAuth, type GatewayUser } from './auth';
 import { TicketAuthority, type TickResult } from './authority';
 import { authorityPolicy, windowsFromConfig } from './authority-policy';
 import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from './config';
+import { ConnectionGuard } from './connection-guard';
 import { errors, GatewayHttpError } from './errors';
 import { PayloadError, readBody, readJson, schemaError } from './http-body';
 import { createLogger, type Logger } from './logger';
@@ -61,6 +62,7 @@ export class GatewayServer {
   private closing: Promise<void> | undefined;
   private readonly longPolls: LongPollRegistry;
   private readonly sockets = new Set<Socket>();
+  private readonly guard: ConnectionGuard;
   private inFlightRequests = 0;
   private listenedPort = 0;
   private upstreamUrl: string | null;
@@ -72,7 +74,8 @@ export class GatewayServer {
     this.debugLogging = this.config.logLevel === 'debug';
     this.store = store;
     const c = this.config;
-    this.auth = new GatewayAuth(c);
+    this.guard = new ConnectionGuard(c.maxUnauthenticatedPerAddress);
+    this.auth = new GatewayAuth(c, (socket) => this.guard.authenticated(socket));
     this.authority = new TicketAuthority(
       this.store,
       this.clock,
@@ -88,10 +91,22 @@ export class GatewayServer {
   }
 
   private createHttpServer(surface: Surface): http.Server {
-    const server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => this.handle(req, res, surface));
+    const headersTimeout = this.config.headersTimeoutMs;
+    const server = http.createServer(
+      {
+        keepAliveTimeout: 5000,
+        // A socket that never finishes its headers is closed (408), checked a few times per timeout.
+        headersTimeout,
+        requestTimeout: Math.max(300_000, headersTimeout),
+        connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeout / 4))),
+      },
+      (req, res) => this.handle(req, res, surface),
+    );
     // Connections beyond the cap are closed by node before any request is read.
     server.maxConnections = this.config.maxConnections;
     server.on('connection', (socket: Socket) => {
+      // One address cannot hold the cap with connections that never show a key.
+      if (!this.guard.admit(socket)) return;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });

@@ -63,6 +63,7 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
     insert: Database.Statement;
     get: Database.Statement<[string], TicketRow>;
     takeTimes: Database.Statement<[string, number], { taken_at: number }>;
+    taskSeen: Database.Statement<[string, string], { seen: number }>;
     counts: Database.Statement<[], { state: TicketState; n: number }>;
     prune: Database.Statement<[number, number]>;
   };
@@ -91,6 +92,7 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
       insert: this.db.prepare('INSERT INTO tickets (ticket_id, user_id, task_id, state, taken_at) VALUES (?, ?, ?, ?, ?)'),
       get: this.db.prepare('SELECT * FROM tickets WHERE ticket_id = ?'),
       takeTimes: this.db.prepare('SELECT taken_at FROM tickets WHERE user_id = ? AND taken_at >= ? ORDER BY taken_at'),
+      taskSeen: this.db.prepare('SELECT 1 AS seen FROM tickets WHERE user_id = ? AND task_id = ? LIMIT 1'),
       counts: this.db.prepare('SELECT state, COUNT(*) AS n FROM tickets GROUP BY state'),
       prune: this.db.prepare("DELETE FROM tickets WHERE state IN ('expired', 'settled') AND COALESCE(settled_at, expired_at) < ? AND taken_at < ?"),
     };
@@ -179,6 +181,10 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
     const counts: Record<TicketState, number> = { queued: 0, ready: 0, active: 0, expired: 0, settled: 0 };
     for (const row of this.statements.counts.all()) counts[row.state] = row.n;
     return Promise.resolve(counts);
+  }
+
+  hasTicketForTask(userId: string, taskId: string): Promise<boolean> {
+    return Promise.resolve(this.statements.taskSeen.get(userId, taskId) !== undefined);
   }
 
   takeTimesSince(userId: string, since: number): Promise<number[]> {

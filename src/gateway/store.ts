@@ -55,6 +55,11 @@ export interface TicketStore {
   update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined>;
   /** The task's live (queued/ready/active) ticket of this user, if any. */
   liveForTask(userId: string, taskId: string): Promise<GatewayTicketRow | undefined>;
+  /**
+   * Whether this user has a ticket for this task in the store, in any state (finished ones too,
+   * while retention keeps them): a take for such a task continues it.
+   */
+  hasTicketForTask(userId: string, taskId: string): Promise<boolean>;
   /** Live tickets of one user. */
   liveForUser(userId: string): Promise<GatewayTicketRow[]>;
   /** Queued tickets in FIFO order (at most `limit`). Inside a promote transaction the shared store locks them. */
@@ -297,6 +302,10 @@ export class MemoryTicketStore extends IndexedTicketStore implements TicketStore
 
   get(ticketId: string): Promise<GatewayTicketRow | undefined> {
     return Promise.resolve(this.all.get(ticketId));
+  }
+
+  hasTicketForTask(userId: string, taskId: string): Promise<boolean> {
+    return Promise.resolve([...this.all.values()].some((t) => t.userId === userId && t.taskId === taskId));
   }
 
   update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined> {

@@ -1,7 +1,7 @@
 // The contributed commands (ids must match package.json `contributes.commands`).
 import * as vscode from 'vscode';
 import { setApiKeyFromArgument } from '../panel/api-key-command';
-import { bypassConfirmation } from '../panel/confirmations';
+import { bypassConfirmation, cancelConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';
 import { isTerminalStatus, type PermissionMode } from '../core/types';
 import { plainNotificationText } from '../core/untrusted-text';
@@ -57,7 +57,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   register('offPeak.cancelTask', async () => {
     const engine = deps.engine();
     const task = await pickTask(deps, (t) => !isTerminalStatus(t.status), 'Cancel which task?');
-    if (task && engine) await engine.service.cancel(task.id);
+    // The panel's question, as a modal: cancelling cannot be undone.
+    if (task && engine && (await confirmModal(cancelConfirmation(task)))) await engine.service.cancel(task.id);
   });
 }
 

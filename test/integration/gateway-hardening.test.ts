@@ -52,7 +52,11 @@ async function until(condition: () => boolean, what: string, timeoutMs = 5000): 
   }
 }
 
-async function metricValue(url: string, name: string, headers: Record<string, string> = {}): Promise<number> {
+/** The suite's operations token: outside --demo /metrics and /healthz need one (or an ops address). */
+const OPS_TOKEN = 'ops-token-0123456789';
+const OPS_AUTH = { authorization: `Bearer ${OPS_TOKEN}` };
+
+async function metricValue(url: string, name: string, headers: Record<string, string> = OPS_AUTH): Promise<number> {
   const text = await (await fetch(url + GatewayPaths.metrics, { headers })).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
@@ -62,7 +66,7 @@ const ANTHROPIC_VERSION = { 'anthropic-version': '2023-06-01' };
 
 for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway hardening (real server, fake upstream fixture, ${storeLabel(kind)})`, () => {
   useGatewayStore(kind);
-  const suite = gatewaySuite({ upstreamApiKey: 'sk-upstream-secret', statusMaxWaitMs: 60_000 });
+  const suite = gatewaySuite({ upstreamApiKey: 'sk-upstream-secret', statusMaxWaitMs: 60_000, opsToken: OPS_TOKEN });
   const sockets: net.Socket[] = [];
   afterEach(() => {
     for (const socket of sockets.splice(0)) socket.destroy();
@@ -186,7 +190,7 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway hardening (r
       await until(() => g.gateway.openConnections === 2, 'two connections');
       const third = await connect(g.gateway.url);
       sockets.push(third);
-      const health = `GET ${GatewayPaths.healthz} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`;
+      const health = `GET ${GatewayPaths.healthz} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${OPS_AUTH.authorization}\r\n\r\n`;
       assert.equal(await answerOrClose(third, health), '', 'the third connection is closed unanswered');
       assert.match(await answerOrClose(first, health), /^HTTP\/1\.1 200 /, 'a connection inside the cap is served');
       second.destroy();
@@ -300,7 +304,7 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway hardening (r
 
   describe('item 11: operations endpoints', () => {
     it('item 11: with an ops token, /metrics and /healthz answer only to that bearer token', async () => {
-      const g = await start({ opsToken: 'ops-token-0123456789' });
+      const g = await start({ opsToken: OPS_TOKEN });
       for (const path of [GatewayPaths.metrics, GatewayPaths.healthz]) {
         assert.equal((await fetch(g.gateway.url + path)).status, 401, `${path} without a token`);
         assert.equal((await fetch(g.gateway.url + path, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 401, `${path} with a user key`);
@@ -309,7 +313,7 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway hardening (r
     });
 
     it('item 11: with a separate ops address, /metrics and /healthz are served there and not on the API address', async () => {
-      const g = await start({ opsListen: '127.0.0.1:0' });
+      const g = await start({ opsListen: '127.0.0.1:0', opsToken: null });
       const ops = g.gateway.opsUrl;
       assert.ok(ops && ops !== g.gateway.url);
       for (const path of [GatewayPaths.metrics, GatewayPaths.healthz]) {

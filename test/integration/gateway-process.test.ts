@@ -47,7 +47,7 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
     const outDir = path.join(root, 'node_modules/.cache/offpeak-gateway-test');
     mkdirSync(outDir, { recursive: true });
     const bundle = path.join(outDir, `gateway-${process.pid}.js`);
-    await esbuild.build({ entryPoints: [sourceEntry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3', 'mysql2'], logLevel: 'silent' });
+    await esbuild.build({ entryPoints: [sourceEntry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3', 'mysql2'], mainFields: ['module', 'main'], logLevel: 'silent' });
     assert.ok(existsSync(bundle));
     // The echo script: no demo pacing, so the ticket is ready within the 1 s promote timer.
     const g = await spawnGateway(['--demo', '--demo-script', 'echo', '--port', '0', '--log-level', 'warn'], { bundle });

@@ -552,16 +552,17 @@ for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: tickets, co
     });
 
     it('healthz answers ok; metrics count tickets by state, queue length, admissions, 3105s, 3102s and upstream latency', async () => {
-      const g = await start({ segmentCapacity: 1 });
-      const health = await g.alice.request('GET', GatewayPaths.healthz);
-      assert.deepEqual([health.status, (health.body as { status: string }).status], [200, 'ok']);
+      const g = await start({ segmentCapacity: 1, opsToken: 'ops-token-0123456789' });
+      const ops = { headers: { authorization: 'Bearer ops-token-0123456789' } };
+      const health = await fetch(g.gateway.url + GatewayPaths.healthz, ops);
+      assert.deepEqual([health.status, ((await health.json()) as { status: string }).status], [200, 'ok']);
       const a = ticketIdOf(await g.alice.take('a'));
       const b = ticketIdOf(await g.alice.take('b'));
       (await g.gateway.tick());
       assert.equal((await g.alice.message(a)).status, 200);
       assert.equal((await g.alice.message(b)).status, 429);
       assert.equal((await g.alice.message('tkt_nope')).status, 400);
-      const text = await (await fetch(g.gateway.url + GatewayPaths.metrics)).text();
+      const text = await (await fetch(g.gateway.url + GatewayPaths.metrics, ops)).text();
       assert.match(text, /^offpeak_tickets\{state="active"\} 1$/m);
       assert.match(text, /^offpeak_tickets\{state="queued"\} 1$/m);
       assert.match(text, /^offpeak_queue_length 1$/m);

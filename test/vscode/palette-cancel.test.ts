@@ -1,0 +1,130 @@
+// "Off-Peak: Cancel Task…" from the command palette asks the question the panel's Cancel asks
+// (src/panel/confirmations.ts), as a modal, and cancels only when the user chose "Cancel Task".
+// Real VS Code, real extension and demo gateway (windows closed, so the task stays queued). The
+// quick pick and the modal are answered by replacing the two window functions of the extension's
+// own `vscode` API object for the command's duration (the extension host gives each extension its
+// own; a module inside the extension's folder gets the extension's, in a development host and in
+// an installed .vsix alike).
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import type { OffPeakApi } from '../../src/extension';
+
+const EXTENSION_ID = 'offpeak.off-peak-tasks';
+const DEMO_KEY = 'opk-demo-key-palette-cancel';
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function startClosedGateway(extensionPath: string): Promise<{ url: string; child: ChildProcess }> {
+  const args = [path.join(extensionPath, 'dist', 'gateway.js'), '--demo', '--demo-script', 'echo', '--windows-closed', '--port', '0', '--demo-key', DEMO_KEY, '--log-level', 'silent'];
+  const child = spawn(process.execPath, args, { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`the demo gateway did not start:\n${out}`)), 20_000);
+    child.stdout!.on('data', (d) => {
+      out += String(d);
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], child });
+      }
+    });
+    child.stderr!.on('data', (d) => (out += String(d)));
+    child.on('exit', (code) => reject(new Error(`the demo gateway exited (${code}):\n${out}`)));
+  });
+}
+
+/** The `vscode` API object the extension at `extensionPath` was given. */
+function extensionVscode(extensionPath: string): typeof vscode {
+  const probe = path.join(extensionPath, 'dist', `vscode-api-probe-${process.pid}.js`);
+  writeFileSync(probe, "module.exports = require('vscode');\n");
+  try {
+    return createRequire(__filename)(probe) as typeof vscode;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+interface Asked {
+  message: string;
+  modal: boolean;
+  detail: string | undefined;
+  items: string[];
+}
+
+/** Runs the palette's Cancel Task… with the quick pick choosing `taskId` and the modal answered `answer`. */
+async function cancelFromPalette(api: typeof vscode, taskId: string, answer: string | undefined): Promise<Asked[]> {
+  const window = api.window as unknown as Record<'showQuickPick' | 'showWarningMessage', unknown>;
+  const original = { showQuickPick: window.showQuickPick, showWarningMessage: window.showWarningMessage };
+  const asked: Asked[] = [];
+  window.showQuickPick = async (items: readonly { task?: { id: string } }[] | Promise<readonly { task?: { id: string } }[]>) => (await items).find((i) => i.task?.id === taskId);
+  window.showWarningMessage = (message: string, options: vscode.MessageOptions | string | undefined, ...items: string[]) => {
+    const opts = typeof options === 'object' ? options : {};
+    asked.push({ message, modal: opts.modal === true, detail: opts.detail, items: typeof options === 'string' ? [options, ...items] : items });
+    return Promise.resolve(answer);
+  };
+  try {
+    await vscode.commands.executeCommand('offPeak.cancelTask');
+  } finally {
+    Object.assign(window, original);
+  }
+  return asked;
+}
+
+describe('Off-Peak Tasks: Cancel from the command palette (real VS Code, demo gateway)', () => {
+  let gateway: { url: string; child: ChildProcess } | undefined;
+  let api: OffPeakApi;
+  let theirs: typeof vscode;
+
+  before(async () => {
+    const ext = vscode.extensions.getExtension<OffPeakApi>(EXTENSION_ID);
+    assert.ok(ext);
+    api = await ext.activate();
+    theirs = extensionVscode(ext.extensionPath);
+    gateway = await startClosedGateway(ext.extensionPath);
+  });
+
+  after(async () => {
+    gateway?.child.kill('SIGTERM');
+    await vscode.workspace.getConfiguration('offPeak').update('gatewayUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('offPeak.clearApiKey');
+  });
+
+  it('item 12: Cancel from the command palette asks like the panel does, and only "Cancel Task" cancels', async function () {
+    this.timeout(120_000);
+    const before = api.engine();
+    await vscode.workspace.getConfiguration('offPeak').update('gatewayUrl', gateway!.url, vscode.ConfigurationTarget.Global);
+    const engine = await waitFor('the engine to restart on the new gateway', async () => {
+      const e = await api.whenStarted();
+      return e && e !== before ? e : undefined;
+    });
+    await vscode.commands.executeCommand('offPeak.setApiKey', DEMO_KEY);
+    await waitFor('the availability snapshot', async () => (await engine.service.availability.refresh()).status === 'enabled');
+    const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', { prompt: 'Wait in the queue until cancelled.', permissionMode: 'plan' });
+    assert.equal(engine.service.getTask(taskId)?.status, 'queued');
+
+    const dismissed = await cancelFromPalette(theirs, taskId, undefined);
+    assert.equal(dismissed.length, 1, 'the command asked once');
+    assert.deepEqual(
+      { message: dismissed[0].message, modal: dismissed[0].modal, items: dismissed[0].items },
+      { message: 'Cancel "Wait in the queue until cancelled."?', modal: true, items: ['Cancel Task'] },
+    );
+    assert.match(dismissed[0].detail ?? '', /leaves the gateway queue/);
+    assert.equal(engine.service.getTask(taskId)?.status, 'queued', 'closing the question cancels nothing');
+
+    const confirmed = await cancelFromPalette(theirs, taskId, 'Cancel Task');
+    assert.equal(confirmed.length, 1);
+    await waitFor('the task to be cancelled', () => engine.service.getTask(taskId)?.status === 'cancelled', 30_000);
+  });
+});
