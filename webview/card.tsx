@@ -1,0 +1,121 @@
+// One task card: its head (title, phase, actions), the agent's question, failure, details and the
+// edit form. Every text from the task is rendered as plain text (JSX escapes it).
+import { memo } from 'preact/compat';
+import { useEffect, useState } from 'preact/hooks';
+import type { SegmentView, TaskCard } from '../src/protocol/webview';
+import { ActionButton } from './action-button';
+import { AskPrompt } from './ask-prompt';
+import { formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
+import type { Act } from './act';
+import type { HostChannel } from './host-channel';
+import { Segments } from './segments';
+import { PERMISSION_MODE_CHOICES, TaskForm } from './task-form';
+
+export interface CardProps {
+  card: TaskCard;
+  /** Its result is new to the user: unseen, or first shown while the panel is open now. */
+  isNew: boolean;
+  models: string[];
+  /** The ticking clock for cards with a running duration; 0 for the others (so they do not re-render). */
+  now: number;
+  act: Act;
+  channel: HostChannel;
+  onError(message: string | undefined): void;
+  onMessage(message: string | undefined): void;
+}
+
+export function sameCard(a: TaskCard, b: TaskCard): boolean {
+  for (const key of Object.keys(a) as (keyof TaskCard)[]) {
+    if (key === 'actions' || key === 'ask' || key === 'unseen') continue;
+    if (a[key] !== b[key]) return false;
+  }
+  // Each snapshot carries new ask objects: the same question is the same id.
+  if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more) return false;
+  const x = a.actions;
+  const y = b.actions;
+  return x.pause === y.pause && x.continue === y.continue && x.edit === y.edit && x.cancel === y.cancel && x.delete === y.delete;
+}
+
+/** A new snapshot re-renders only the cards whose content changed. */
+export const Card = memo(CardView, (prev: CardProps, next: CardProps) =>
+  prev.now === next.now && prev.isNew === next.isNew && prev.models === next.models && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
+);
+
+function CardView({ card, isNew, now, models, act, channel, onError, onMessage }: CardProps) {
+  const [editing, setEditing] = useState(false);
+  const [segments, setSegments] = useState<SegmentView[] | undefined>();
+  const [expanded, setExpanded] = useState(false);
+  const detailsId = `details-${card.id}`;
+  const loadSegments = () => void act(channel.request('segments', { taskId: card.id })).then((r) => r && setSegments(r.segments));
+  useEffect(() => {
+    if (expanded) loadSegments();
+  }, [expanded, card.segments, card.status]);
+  const elapsed = card.startedAt ? formatDuration((card.endedAt ?? now) - card.startedAt) : undefined;
+  const run = (work: Promise<unknown>) => void act(work);
+  return (
+    <li class={`card ${card.phase}`} data-testid={`card-${card.id}`} data-phase={card.phase} aria-label={`${card.title}: ${phaseLabel(card)}`}>
+      <div class="card-head">
+        <button type="button" class="icon expand" data-testid="expand" aria-expanded={expanded} aria-controls={detailsId} title={expanded ? 'Hide details' : 'Show details and segments'} onClick={() => setExpanded(!expanded)}>
+          <span class={`codicon codicon-chevron-${expanded ? 'down' : 'right'}`} aria-hidden="true" />
+        </button>
+        <span class={`phase-icon codicon codicon-${PHASE_ICONS[card.phase]}`} aria-hidden="true" />
+        <span class="title" title={card.title} data-testid="title">{card.title}</span>
+        {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
+        <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
+        {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
+        <span class="actions" role="group" aria-label="Task actions">
+          {card.actions.pause && <ActionButton testid="pause" icon="debug-pause" label="Pause" onClick={() => run(channel.request('pause', { taskId: card.id }))} />}
+          {card.actions.continue && (
+            <ActionButton
+              testid="continue"
+              icon="debug-continue"
+              label="Continue"
+              onClick={() =>
+                void act(channel.request('continue', { taskId: card.id })).then((r) => {
+                  if (r?.ticket === 'retake_pending') onMessage(`"${card.title}" is queued again, but no new ticket could be taken yet${r.error ? ` (${r.error})` : ''}; it is retried automatically.`);
+                  else onMessage(undefined);
+                })
+              }
+            />
+          )}
+          {card.actions.edit && <ActionButton testid="edit" icon="edit" label="Edit" onClick={() => setEditing(true)} />}
+          {card.startedAt != null && <ActionButton testid="terminal" icon="terminal" label="Terminal" onClick={() => run(channel.request('openTerminal', { taskId: card.id }))} />}
+          {card.actions.cancel && <ActionButton testid="cancel" icon="stop-circle" label="Cancel" onClick={() => run(channel.request('cancel', { taskId: card.id }))} />}
+          {card.actions.delete && <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />}
+        </span>
+      </div>
+      {card.ask && <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={onMessage} />}
+      {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
+      {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
+      {expanded && (
+        <div class="details" id={detailsId} data-testid="details">
+          <p class="prompt">{card.prompt}</p>
+          <div class="meta">
+            <span title={card.workspacePath}><span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}</span>
+            {card.model && <span>{card.model}</span>}
+            <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
+            <span>Queued {formatTime(card.queuedAt)}</span>
+            {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
+          </div>
+          <Segments segments={segments} />
+        </div>
+      )}
+      {editing && (
+        <TaskForm
+          workspaces={[{ name: card.workspacePath, path: card.workspacePath }]}
+          models={models}
+          focusTick={1}
+          initial={card}
+          submit={async (input) => {
+            await channel.request('editTask', {
+              taskId: card.id,
+              patch: { title: input.title, prompt: input.prompt, permissionMode: input.permissionMode, model: input.model, thoughtLevel: input.thoughtLevel },
+            });
+          }}
+          onError={onError}
+          onDone={() => setEditing(false)}
+        />
+      )}
+    </li>
+  );
+}

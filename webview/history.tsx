@@ -1,0 +1,31 @@
+// The History section: one row per task that ran.
+import type { PanelState } from '../src/protocol/webview';
+import { ActionButton } from './action-button';
+import type { Act } from './act';
+import { formatDuration, formatTime, HISTORY_LABELS } from './format';
+import type { HostChannel } from './host-channel';
+
+export function History({ history, act, channel }: { history: PanelState['history']; act: Act; channel: HostChannel }) {
+  return (
+    <section class="section history" aria-labelledby="section-history" data-testid="history">
+      <h2 id="section-history"><span class="codicon codicon-history" aria-hidden="true" /> History</h2>
+      {history.length === 0 && <p class="empty">Nothing has run yet.</p>}
+      <ul class="history-rows" role="list">
+        {history.map((h) => (
+          <li class="history-row" key={h.taskId} data-testid={`history-${h.taskId}`}>
+            <span class="title" title={h.title}>{h.title}</span>
+            <span class={`status ${h.status}`}>{HISTORY_LABELS[h.status]}</span>
+            <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
+            <span class="duration">{formatDuration(h.durationMs)}</span>
+            <span class="actions">
+              {h.sessionId && (
+                <ActionButton testid="session" icon="terminal" label="Session" onClick={() => void act(channel.request('openTerminal', { taskId: h.taskId }))} />
+              )}
+              <ActionButton testid="delete-history" icon="close" label="Remove" onClick={() => void act(channel.request('deleteHistory', { taskId: h.taskId }))} />
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
