@@ -13,6 +13,7 @@ import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
 import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
+import { hostStatusView } from './panel/task-summary';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { confirmModal } from './vscode/confirm';
@@ -172,15 +173,18 @@ class OffPeakExtension implements vscode.Disposable {
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {
-        this.unseenResults = engine.store.read((tx) => tx.outcomes.unseen()).length;
-        this.statusBar.update(engine.service.listTasks(), this.unseenResults);
+        const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
+        this.unseenResults = unseen.length;
+        this.statusBar.update(hostStatusView(engine.service.listTasks(), engine.pendingAsks(), unseen, lastSeenAt));
         this.panelInstance?.setUnseenResults(this.unseenResults);
       };
       const sub = engine.store.onDidChange((change) => {
         // not a renewal, a window, a backoff; a result shown in another window's panel counts
         if (change.topics.has('tasks') || change.topics.has('outcomes')) refreshStatus();
       });
-      this.context.subscriptions.push({ dispose: () => sub.dispose() });
+      // A question asked or answered in any window: "N need input" comes and goes with it.
+      const asksSub = engine.onAsksChange(refreshStatus);
+      this.context.subscriptions.push({ dispose: () => sub.dispose() }, { dispose: () => asksSub.dispose() });
       refreshStatus();
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();

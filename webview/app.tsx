@@ -10,7 +10,9 @@ import { availabilityText, groupCards, offPeakOpeningText, SECTIONS, ticks } fro
 import type { HostChannel } from './host-channel';
 import { History } from './history';
 import { useNewMarks, useTickingNow } from './hooks';
+import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
+import { resultsSummary } from '../src/panel/task-summary';
 
 /** Cards a section shows at first, and each "Show more" adds. */
 const PAGE = 50;
@@ -27,6 +29,8 @@ export function App({ channel, state, focusTick, error, onError }: {
   /** How many cards each section shows; the rest wait behind "Show more" (a panel with 1000 tasks stays quick). */
   const [shown, setShown] = useState<Partial<Record<string, number>>>({});
   const [message, setMessage] = useState<string>();
+  /** A part of the summary the user clicked: only its cards show. */
+  const [filter, setFilter] = useState<CardFilter>();
   useEffect(() => {
     if (focusTick > 0) setFormOpen(true);
   }, [focusTick]);
@@ -55,7 +59,13 @@ export function App({ channel, state, focusTick, error, onError }: {
 
   const groups = groupCards(state?.tasks ?? []);
   const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
-  const held = useNewMarks(onScreenUnseen, channel, state?.visible ?? true);
+  const { held, since } = useNewMarks(onScreenUnseen, channel, state?.visible ?? true, state?.lastSeenAt ?? null);
+  const summary = resultsSummary(
+    (state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen || held.has(t.id), needsInput: t.ask !== null })),
+    since,
+  );
+  // A filter whose summary is gone (the panel was hidden, the results are old news) lets every card show again.
+  const activeFilter = summary && filter && summary.parts.some((p) => p.filter === filter.filter) ? filter : undefined;
 
   if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
   const a = state.availability;
@@ -71,6 +81,7 @@ export function App({ channel, state, focusTick, error, onError }: {
           No gateway API key is set. <vscode-button secondary onClick={() => void act(channel.request('setApiKey', {}))}>Set API key…</vscode-button>
         </div>
       )}
+      {summary && <ResultsSummaryBar summary={summary} now={now} active={activeFilter} onFilter={setFilter} />}
       <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} />
       {a.kind === 'hidden' ? (
         <div class="notice" data-testid="not-exposed" role="status">{a.reason}{hasTasks ? ' Your existing tasks are listed below.' : ''}</div>
@@ -103,7 +114,7 @@ export function App({ channel, state, focusTick, error, onError }: {
         </div>
       )}
       {SECTIONS.map(({ name, label, icon }) => {
-        const cards = groups[name];
+        const cards = activeFilter ? groups[name].filter((c) => activeFilter.taskIds.has(c.id)) : groups[name];
         if (cards.length === 0) return null;
         const limit = shown[name] ?? PAGE;
         return (

@@ -34,20 +34,26 @@ export function usePageVisible(): boolean {
 /**
  * Unseen results: while the panel is visible, the unseen cards it lists are reported seen (so the
  * count and the marks go in every window), and keep their "New" mark here until the panel is
- * hidden, so the user still sees which ones are new.
+ * hidden, so the user still sees which ones are new. `since` is when the user had last looked
+ * before these marks were taken (`lastSeenAt` of that moment), for the summary's "Since 18:40".
  */
-export function useNewMarks(onScreenUnseen: readonly string[], channel: HostChannel, shownByVsCode: boolean): ReadonlySet<string> {
+export function useNewMarks(
+  onScreenUnseen: readonly string[],
+  channel: HostChannel,
+  shownByVsCode: boolean,
+  lastSeenAt: number | null,
+): { held: ReadonlySet<string>; since: number | null } {
   const visible = usePageVisible() && shownByVsCode;
-  const [held, setHeld] = useState<ReadonlySet<string>>(() => new Set());
+  const [held, setHeld] = useState<{ ids: ReadonlySet<string>; since: number | null }>(() => ({ ids: new Set(), since: null }));
   const key = onScreenUnseen.join('\n');
   useEffect(() => {
     if (!visible) {
-      if (held.size > 0) setHeld(new Set());
+      if (held.ids.size > 0) setHeld({ ids: new Set(), since: null });
       return;
     }
     if (onScreenUnseen.length === 0) return;
-    setHeld((before) => new Set([...before, ...onScreenUnseen]));
+    setHeld((before) => ({ ids: new Set([...before.ids, ...onScreenUnseen]), since: before.ids.size > 0 ? before.since : lastSeenAt }));
     void channel.request('markSeen', { taskIds: onScreenUnseen.slice(0, 1000) }).catch(() => undefined);
   }, [visible, key, channel]);
-  return held;
+  return { held: held.ids, since: held.ids.size > 0 ? held.since : lastSeenAt };
 }

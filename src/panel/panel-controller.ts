@@ -35,6 +35,8 @@ export interface PanelBackend extends RequestHandlers {
   pendingAsks(): PendingAsk[];
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
+  /** When a panel last showed a result, or null when never (optional: absent reads as never). */
+  lastSeenAt?(): number | null;
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
@@ -100,6 +102,7 @@ export class PanelController extends Disposable {
       workspaces: this.backend.workspaces(),
       notice: this.backend.notice(),
       visible: this.port.visible?.() ?? true,
+      lastSeenAt: this.backend.lastSeenAt?.() ?? null,
     };
   }
 

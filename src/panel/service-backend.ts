@@ -198,6 +198,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     pendingAsks: () => asks.pendingAsks(),
     unseenTaskIds: () => new Set(store.read((tx) => tx.outcomes.unseen())),
+    lastSeenAt: () => store.read((tx) => tx.outcomes.lastSeenAt()),
     async markSeen({ taskIds }) {
       return { marked: await store.mutate((tx) => tx.outcomes.markSeen(taskIds)) };
     },

@@ -127,6 +127,8 @@ export const PanelStateSchema = z.object({
    * cannot tell on its own. Absent: shown. Results count as seen only while it is shown.
    */
   visible: z.boolean().optional(),
+  /** When a panel last showed a result (the user last looked): the summary's "Since 18:40". Null: never. */
+  lastSeenAt: z.number().nullable().optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 

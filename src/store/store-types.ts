@@ -62,7 +62,7 @@ export interface StoreReadTx {
   readonly windows: Pick<WindowRepo, 'get' | 'list' | 'handOffAnswer' | 'pendingHandOffs'>;
   readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
   readonly runtime: Pick<RuntimeRepo, 'get'>;
-  readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
+  readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen' | 'lastSeenAt'>;
   readonly asks: Pick<AskRepo, 'list'>;
 }
 

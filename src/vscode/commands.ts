@@ -1,6 +1,7 @@
 // The contributed commands (ids must match package.json `contributes.commands`).
 import * as vscode from 'vscode';
 import { bypassConfirmation } from '../panel/confirmations';
+import { taskStateWord } from '../panel/task-summary';
 import { confirmModal } from './confirm';
 import { isTerminalStatus, type PermissionMode } from '../core/types';
 import { plainNotificationText } from '../core/untrusted-text';
@@ -62,13 +63,16 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['service']['listTasks']>[number]) => boolean, placeHolder: string) {
   const engine = await deps.whenStarted();
   if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
-  const tasks = engine.service.listTasks().filter(filter);
+  const asking = new Set(engine.pendingAsks().map((a) => a.taskId));
+  // Tasks waiting for an answer first: they are what the user most likely came for.
+  const tasks = engine.service.listTasks().filter(filter).sort((a, b) => Number(asking.has(b.id)) - Number(asking.has(a.id)));
   if (tasks.length === 0) {
     void vscode.window.showInformationMessage('No matching off-peak tasks.');
     return undefined;
   }
+  // A task whose agent waits for an answer says "needs input", as the status bar and the panel do.
   const pick = await vscode.window.showQuickPick(
-    tasks.map((t) => ({ label: t.title || t.prompt.slice(0, 60), description: t.status, detail: t.workspacePath, task: t })),
+    tasks.map((t) => ({ label: t.title || t.prompt.slice(0, 60), description: taskStateWord(t, asking), detail: t.workspacePath, task: t })),
     { placeHolder },
   );
   return pick?.task;
