@@ -67,6 +67,9 @@ export function App({ channel, state, focusTick, error, onError }: {
   // A filter whose summary is gone (the panel was hidden, the results are old news) lets every card show again.
   const activeFilter = summary && filter && summary.parts.some((p) => p.filter === filter.filter) ? filter : undefined;
 
+  // Saving a key checks it with the gateway: the answer (accepted, refused, unreachable) is shown.
+  const setApiKey = () => void act(channel.request('setApiKey', {})).then((r) => r?.check && setMessage(r.check.text));
+
   if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
   const a = state.availability;
   const hasTasks = state.tasks.length > 0;
@@ -78,11 +81,11 @@ export function App({ channel, state, focusTick, error, onError }: {
       {message && <div class="notice" role="status" data-testid="message">{message}</div>}
       {!state.hasApiKey && (
         <div class="notice" data-testid="no-key">
-          No gateway API key is set. <vscode-button secondary onClick={() => void act(channel.request('setApiKey', {}))}>Set API key…</vscode-button>
+          No gateway API key is set. <vscode-button secondary data-testid="set-key" onClick={setApiKey}>Set API key…</vscode-button>
         </div>
       )}
       {summary && <ResultsSummaryBar summary={summary} now={now} active={activeFilter} onFilter={setFilter} />}
-      <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} />
+      <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} onSetApiKey={setApiKey} />
       {a.kind === 'hidden' ? (
         <div class="notice" data-testid="not-exposed" role="status">{a.reason}{hasTasks ? ' Your existing tasks are listed below.' : ''}</div>
       ) : (

@@ -2,7 +2,16 @@
 import type { AvailabilityView } from '../src/protocol/webview';
 import { availabilityText, formatAgo, formatDuration } from './format';
 
-export function GatewayHealth({ availability: a, now, hasQueued }: { availability: AvailabilityView; now: number; hasQueued: boolean }) {
+export function GatewayHealth({ availability: a, now, hasQueued, onSetApiKey }: { availability: AvailabilityView; now: number; hasQueued: boolean; onSetApiKey(): void }) {
+  if (a.kind === 'key_refused') {
+    // The gateway answered: it is not an outage, and no retry fixes it; a new key does.
+    return (
+      <div class="warning" role="alert" data-testid="key-refused">
+        <span class="codicon codicon-key" aria-hidden="true" /> The gateway refused the API key ({a.refusedStatus ?? 401}).{' '}
+        <vscode-button secondary data-testid="key-refused-set" onClick={onSetApiKey}>Set API key…</vscode-button>
+      </div>
+    );
+  }
   if (a.kind !== 'unreachable') return null;
   return (
     <div class="warning" role="status" data-testid="gateway-health">

@@ -88,10 +88,11 @@ export const HistoryRowSchema = z.object({
  * - hidden: the gateway does not expose off-peak tasks to this user (only existing tasks show);
  * - plan_locked: the plan has no off-peak tasks (3101): upgrade hint and link, create locked;
  * - limited: no ticket can be taken until `nextTakeAt` (a live countdown), or until a re-check;
- * - unreachable: the last check failed; `nextCheckAt` says when it is tried again.
+ * - unreachable: the last check failed; `nextCheckAt` says when it is tried again;
+ * - key_refused: the gateway answered, and refused the API key (`refusedStatus`, 401 or 403).
  */
 export const AvailabilityViewSchema = z.object({
-  kind: z.enum(['enabled', 'checking', 'hidden', 'plan_locked', 'limited', 'unreachable']),
+  kind: z.enum(['enabled', 'checking', 'hidden', 'plan_locked', 'limited', 'unreachable', 'key_refused']),
   canCreate: z.boolean(),
   /** Why create is disabled, as a sentence; absent when enabled. */
   reason: z.string().optional(),
@@ -102,6 +103,8 @@ export const AvailabilityViewSchema = z.object({
   /** Gateway health: the last answer that succeeded, and when the next check is due. */
   lastSuccessAt: z.number().optional(),
   nextCheckAt: z.number().optional(),
+  /** The HTTP status of the gateway's refusal of the API key (kind key_refused). */
+  refusedStatus: z.number().int().optional(),
   /**
    * Only while the gateway's off-peak windows are closed (queued tasks wait for them): when they
    * next open, or null when no opening is scheduled.
@@ -204,7 +207,11 @@ export const PanelRequests = {
    * in every window. `marked`: how many were still unseen.
    */
   markSeen: { params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(), result: z.object({ marked: z.number().int().nonnegative() }) },
-  setApiKey: { params: Nothing, result: Nothing },
+  /**
+   * Asks for the key and checks it with the gateway: `saved` false when the user dismissed the box;
+   * `check` says whether the gateway accepted it (null: it could not be reached), as a sentence.
+   */
+  setApiKey: { params: Nothing, result: z.object({ saved: z.boolean(), check: z.object({ accepted: z.boolean().nullable(), text: z.string() }).optional() }) },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },
 } as const;

@@ -44,7 +44,12 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   register('offPeak.openPanel', () => void deps.panel.show());
   register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));
   // A key may be passed as the argument (automation); otherwise a password box asks for it.
-  register('offPeak.setApiKey', (key?: unknown) => (typeof key === 'string' ? deps.apiKey.set(key) : deps.apiKey.prompt()));
+  register('offPeak.setApiKey', async (key?: unknown) => {
+    if (typeof key === 'string') return deps.apiKey.set(key);
+    if (!(await deps.apiKey.prompt())) return false;
+    await checkApiKey(deps);
+    return true;
+  });
   register('offPeak.clearApiKey', async () => {
     await deps.apiKey.clear();
     void vscode.window.showInformationMessage('Off-Peak gateway API key removed.');
@@ -58,6 +63,20 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const task = await pickTask(deps, (t) => !isTerminalStatus(t.status), 'Cancel which task?');
     if (task && engine) await engine.service.cancel(task.id);
   });
+}
+
+/** A key was just saved: says whether the gateway accepted it (a refusal offers to set it again). */
+async function checkApiKey(deps: CommandDeps): Promise<void> {
+  const engine = deps.engine();
+  if (!engine) return;
+  const { apiKeyCheck } = await import('../panel/service-backend');
+  const check = apiKeyCheck(await engine.service.availability.recheck());
+  if (check.accepted === false) {
+    const again = await vscode.window.showWarningMessage(`Off-Peak Tasks: ${check.text}`, 'Set API key…');
+    if (again) await vscode.commands.executeCommand('offPeak.setApiKey');
+  } else {
+    void vscode.window.showInformationMessage(`Off-Peak Tasks: ${check.text}`);
+  }
 }
 
 async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['service']['listTasks']>[number]) => boolean, placeHolder: string) {

@@ -23,6 +23,8 @@ export interface PanelParts {
   store: TaskStore;
   clock: Clock;
   hasApiKey(): boolean;
+  /** The "Set API key…" password box: resolves false when dismissed (default: a key was saved). */
+  setApiKey?(): Promise<boolean>;
   /** The permission questions (a TaskRuntime, or none where no agent runs). */
   asks?: PanelAskSource;
 }
@@ -51,7 +53,7 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
   const host: Host = { confirmAnswers: [], asked: [], configs: undefined, configLoads: 0 };
   const backend = createServiceBackend(parts.service, parts.store, {
     hasApiKey: async () => parts.hasApiKey(),
-    setApiKey: async () => undefined,
+    setApiKey: async () => (parts.setApiKey ? parts.setApiKey() : undefined),
     workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
     models: () => ['claude-sonnet-4-5'],
     configs: () => host.configs,
