@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { TaskStatus, TicketRecord } from '../core/types';
+import { segmentEndedText } from '../core/segment-end';
 import { SegmentLogReplay } from './segment-logs';
 import type { SegmentOutcome, SegmentRun } from './segment-runner';
 
@@ -27,7 +28,9 @@ const OUTCOME_TEXT: Record<SegmentOutcome['kind'], string> = {
   failed: 'Task failed.',
 };
 
-export function outcomeLine(outcome: SegmentOutcome): string {
+/** The line after a live segment; `segmentNumber` names the segment that ended (as its separator does). */
+export function outcomeLine(outcome: SegmentOutcome, segmentNumber?: number): string {
+  if (outcome.kind === 'segment-expired') return `\n[off-peak] ${segmentEndedText(segmentNumber)}.\n`;
   return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${outcome.reason}` : ''}\n`;
 }
 
@@ -93,10 +96,11 @@ export class TaskTerminalFeed {
     const dir = segment ? path.dirname(segment.logFile) : undefined;
     if (segment && dir && this.live?.dir !== dir) {
       this.live?.detach();
+      const number = await this.replay.segmentNumber(dir);
       this.emit(await this.replay.liveHeader(dir));
       this.replay.markLive(dir);
       this.readOnlyNoticeShown = false;
-      const detach = segment.attach({ write: (text) => this.emit(text), end: (outcome) => this.emit(outcomeLine(outcome)) });
+      const detach = segment.attach({ write: (text) => this.emit(text), end: (outcome) => this.emit(outcomeLine(outcome, number)) });
       this.live = { dir, detach, segment };
     } else if (!this.wroteAnything) {
       this.emit(NO_OUTPUT_NOTICE);

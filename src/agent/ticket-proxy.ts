@@ -5,6 +5,7 @@ import { Emitter, type Event } from '../core/event';
 import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
+import { SEGMENT_END_MARK } from '../core/segment-end';
 
 /**
  * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
@@ -144,7 +145,7 @@ export class TicketProxy {
     if (body === null) return sendError(res, 413, 'request_too_large', 'request body too large');
     if (rest === PERMISSION_RELAY_PATH) return this.handlePermissionAsk(req, res, body);
     if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
-    if (this._expired) return sendSegmentOver(res, 'off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket');
+    if (this._expired) return sendSegmentOver(res, `${SEGMENT_END_MARK} (ticket expired, code 3102); the task resumes with a new ticket`);
 
     const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + search);
     const headers: http.OutgoingHttpHeaders = {};
@@ -190,7 +191,7 @@ export class TicketProxy {
       if (isTicketInvalidCode(code)) {
         this._expired = true;
         this.emit({ type: 'segment-expired', at: this.clock.now(), status, code: code as string });
-        return sendSegmentOver(res, `off-peak segment ended (ticket expired, code ${code}); the task resumes with a new ticket`);
+        return sendSegmentOver(res, `${SEGMENT_END_MARK} (ticket expired, code ${code}); the task resumes with a new ticket`);
       }
       if (code === BusinessCode.NotAdmitted) {
         const waitMs = this.holdFor(upstreamRes.headers['retry-after']);

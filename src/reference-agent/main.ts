@@ -10,6 +10,7 @@ import { printTranscript, runAgent } from './agent';
 import { EXIT, PERMISSION_MODES, THOUGHT_LEVELS, type PermissionMode, type ReferenceAgentEvent, type ThoughtLevel } from './events';
 import { PermissionAsker } from './permission-prompt';
 import { SessionError, SessionTranscript } from './session';
+import { isSegmentEndError, segmentEndedText } from '../core/segment-end';
 
 const USAGE = `usage:
   reference-agent (--session-id <id> | --resume <id>) [-p <prompt> | --prompt-file <file>] [options]
@@ -177,7 +178,8 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     case 'failed':
       emit({ type: 'result', ok: false, error: result.error, turns: result.turns });
-      process.stdout.write(`\n✗ ${result.error}\n`);
+      // The off-peak segment ending is the normal course of a long task, not an API error.
+      process.stdout.write(isSegmentEndError(result.error) ? `\n■ ${segmentEndedText()}\n` : `\n✗ ${result.error}\n`);
       return EXIT.failed;
     case 'interrupted':
       emit({ type: 'interrupted', session_id: sessionId });
