@@ -98,6 +98,10 @@ class OffPeakExtension implements vscode.Disposable {
         this.panelInstance?.refresh();
         void this.loadClientConfigs();
       }),
+      // A window reload brings the panel back where it was (its webview keeps scroll and expanded cards).
+      vscode.window.registerWebviewPanelSerializer('offPeak.tasks', {
+        deserializeWebviewPanel: async (webviewPanel) => this.panel.restore(webviewPanel),
+      }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('offPeak.gatewayUrl')) void this.restartEngine();

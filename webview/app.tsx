@@ -1,7 +1,7 @@
 // The Off-Peak Tasks panel: the create area, cards in sections (Running / Needs input / Queued /
 // Paused / Finished), and the 0/1-row-per-task History. Every text from a task, the gateway or
 // the agent is rendered as plain text (JSX escapes it).
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import type { PanelState } from '../src/protocol/webview';
 import type { Act } from './act';
 import { AvailabilityHint, GatewayHealth, PlanLock } from './banners';
@@ -12,6 +12,7 @@ import { History } from './history';
 import { useNewMarks, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
+import { ViewStateContext } from './view-state';
 import { resultsSummary } from '../src/panel/task-summary';
 
 /** Cards a section shows at first, and each "Show more" adds. */
@@ -48,6 +49,22 @@ export function App({ channel, state, focusTick, error, onError }: {
       ),
     [onError],
   );
+  // The scroll position is kept across a window reload: saved as it changes, restored once the
+  // first snapshot has rendered the cards it was measured on.
+  const viewState = useContext(ViewStateContext);
+  const restored = useRef(false);
+  useEffect(() => {
+    if (!viewState || restored.current || !state) return;
+    restored.current = true;
+    if (viewState.scrollY > 0) requestAnimationFrame(() => window.scrollTo(0, viewState.scrollY));
+    viewState.keepOnly(new Set(state.tasks.map((t) => t.id)));
+    let frame = 0;
+    const onScroll = () => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => viewState.setScrollY(window.scrollY));
+    };
+    window.addEventListener('scroll', onScroll, { passive: true });
+  }, [state !== undefined]);
   // A countdown that reaches its end asks the host to look again (the host also re-checks on its own).
   const nextTakeAt = state?.availability.nextTakeAt;
   useEffect(() => {

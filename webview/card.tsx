@@ -1,7 +1,7 @@
 // One task card: its head (title, phase, actions), the agent's question, failure, details and the
 // edit form. Every text from the task is rendered as plain text (JSX escapes it).
 import { memo } from 'preact/compat';
-import { useEffect, useState } from 'preact/hooks';
+import { useContext, useEffect, useState } from 'preact/hooks';
 import type { SegmentView, TaskCard } from '../src/protocol/webview';
 import { ActionButton } from './action-button';
 import { AskPrompt } from './ask-prompt';
@@ -10,6 +10,7 @@ import type { Act } from './act';
 import type { HostChannel } from './host-channel';
 import { Segments } from './segments';
 import { PERMISSION_MODE_CHOICES, TaskForm } from './task-form';
+import { ViewStateContext } from './view-state';
 
 export interface CardProps {
   card: TaskCard;
@@ -44,7 +45,13 @@ export const Card = memo(CardView, (prev: CardProps, next: CardProps) =>
 function CardView({ card, isNew, now, models, act, channel, onError, onMessage }: CardProps) {
   const [editing, setEditing] = useState(false);
   const [segments, setSegments] = useState<SegmentView[] | undefined>();
-  const [expanded, setExpanded] = useState(false);
+  // Expanded cards stay expanded across a window reload (the panel's saved view state).
+  const viewState = useContext(ViewStateContext);
+  const [expanded, setExpandedState] = useState(() => viewState?.isExpanded(card.id) ?? false);
+  const setExpanded = (open: boolean) => {
+    setExpandedState(open);
+    viewState?.setExpanded(card.id, open);
+  };
   const detailsId = `details-${card.id}`;
   const loadSegments = () => void act(channel.request('segments', { taskId: card.id })).then((r) => r && setSegments(r.segments));
   useEffect(() => {
