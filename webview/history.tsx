@@ -5,6 +5,9 @@ import type { Act } from './act';
 import { formatDuration, formatTime, HISTORY_LABELS } from './format';
 import type { HostChannel } from './host-channel';
 
+/** The coloured icon beside a History status (the text itself stays in the readable foreground). */
+const HISTORY_ICONS: Partial<Record<PanelState['history'][number]['status'], string>> = { succeeded: 'pass-filled', failure: 'error' };
+
 export function History({ history, act, channel }: { history: PanelState['history']; act: Act; channel: HostChannel }) {
   return (
     <section class="section history" aria-labelledby="section-history" data-testid="history">
@@ -14,7 +17,10 @@ export function History({ history, act, channel }: { history: PanelState['histor
         {history.map((h) => (
           <li class="history-row" key={h.taskId} data-testid={`history-${h.taskId}`}>
             <span class="title" title={h.title}>{h.title}</span>
-            <span class={`status ${h.status}`}>{HISTORY_LABELS[h.status]}</span>
+            <span class={`status ${h.status}`} data-testid="history-status">
+              {HISTORY_ICONS[h.status] && <><span class={`codicon codicon-${HISTORY_ICONS[h.status]}`} aria-hidden="true" /> </>}
+              {HISTORY_LABELS[h.status]}
+            </span>
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
             <span class="duration">{formatDuration(h.durationMs)}</span>
             <span class="actions">
