@@ -9,7 +9,7 @@ import { Card } from './card';
 import { availabilityText, groupCards, offPeakOpeningText, SECTIONS, ticks } from './format';
 import type { HostChannel } from './host-channel';
 import { History } from './history';
-import { useNewMarks, useTickingNow } from './hooks';
+import { useShowingResults, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
@@ -76,10 +76,10 @@ export function App({ channel, state, focusTick, error, onError }: {
 
   const groups = groupCards(state?.tasks ?? []);
   const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
-  const { held, since } = useNewMarks(onScreenUnseen, channel, state?.visible ?? true, state?.lastSeenAt ?? null);
+  useShowingResults(onScreenUnseen, channel, state?.visible ?? true);
   const summary = resultsSummary(
-    (state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen || held.has(t.id), needsInput: t.ask !== null })),
-    since,
+    (state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen, needsInput: t.ask !== null })),
+    state?.lastSeenAt ?? null,
   );
   // A filter whose summary is gone (the panel was hidden, the results are old news) lets every card show again.
   const activeFilter = summary && filter && summary.parts.some((p) => p.filter === filter.filter) ? filter : undefined;
@@ -149,7 +149,7 @@ export function App({ channel, state, focusTick, error, onError }: {
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card key={t.id} card={t} isNew={t.unseen || held.has(t.id)} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
+                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={setMessage} />
               ))}
             </ul>
             {cards.length > limit && (

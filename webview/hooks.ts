@@ -32,28 +32,30 @@ export function usePageVisible(): boolean {
 }
 
 /**
- * Unseen results: while the panel is visible, the unseen cards it lists are reported seen (so the
- * count and the marks go in every window), and keep their "New" mark here until the panel is
- * hidden, so the user still sees which ones are new. `since` is when the user had last looked
- * before these marks were taken (`lastSeenAt` of that moment), for the summary's "Since 18:40".
+ * Unseen results on screen: while the panel is visible, the unseen cards it lists are reported
+ * to the host as showing. They keep their "New" mark, and the status bar its count, while the user
+ * looks; the host marks them seen when VS Code hides or closes the panel, and this hook when the
+ * page itself is hidden (the browser tab of code-server): one rule for every place that counts.
  */
-export function useNewMarks(
-  onScreenUnseen: readonly string[],
-  channel: HostChannel,
-  shownByVsCode: boolean,
-  lastSeenAt: number | null,
-): { held: ReadonlySet<string>; since: number | null } {
-  const visible = usePageVisible() && shownByVsCode;
-  const [held, setHeld] = useState<{ ids: ReadonlySet<string>; since: number | null }>(() => ({ ids: new Set(), since: null }));
+export function useShowingResults(onScreenUnseen: readonly string[], channel: HostChannel, shownByVsCode: boolean): void {
+  const pageVisible = usePageVisible();
+  const [reported] = useState(() => new Set<string>());
   const key = onScreenUnseen.join('\n');
   useEffect(() => {
-    if (!visible) {
-      if (held.ids.size > 0) setHeld({ ids: new Set(), since: null });
+    if (!pageVisible) {
+      // The host cannot see a hidden browser tab: say what was looked at before it went.
+      const taskIds = [...reported].slice(0, 1000);
+      reported.clear();
+      if (taskIds.length > 0) void channel.request('markSeen', { taskIds }).catch(() => undefined);
       return;
     }
-    if (onScreenUnseen.length === 0) return;
-    setHeld((before) => ({ ids: new Set([...before.ids, ...onScreenUnseen]), since: before.ids.size > 0 ? before.since : lastSeenAt }));
-    void channel.request('markSeen', { taskIds: onScreenUnseen.slice(0, 1000) }).catch(() => undefined);
-  }, [visible, key, channel]);
-  return { held: held.ids, since: held.ids.size > 0 ? held.since : lastSeenAt };
+    if (!shownByVsCode) {
+      reported.clear();
+      return;
+    }
+    const fresh = onScreenUnseen.filter((id) => !reported.has(id)).slice(0, 1000);
+    if (fresh.length === 0) return;
+    for (const id of fresh) reported.add(id);
+    void channel.request('showing', { taskIds: fresh }).catch(() => undefined);
+  }, [pageVisible, shownByVsCode, key, channel]);
 }

@@ -22,34 +22,35 @@ interface LayoutReport {
 
 /** What the panel's layout gets wrong in the frame as it is now (empty `problems`: nothing). */
 async function layoutProblems(frame: Frame): Promise<LayoutReport> {
-  return frame.evaluate(() => {
-    const problems: string[] = [];
+  // Sent as source text: the tour's compiler would wrap named functions in a helper the page lacks.
+  return frame.evaluate(`(() => {
+    const problems = [];
     const width = document.documentElement.clientWidth;
-    const name = (el: Element) => (el.closest('li.card, .history-row')?.querySelector('.title')?.textContent ?? '').slice(0, 40);
+    const nameOf = (el) => (el.closest('li.card, .history-row')?.querySelector('.title')?.textContent ?? '').slice(0, 40);
     const cards = [...document.querySelectorAll('li.card')];
     for (const card of cards) {
       const title = card.querySelector('.card-head [data-testid="title"]');
       const box = title?.getBoundingClientRect();
-      if (!box || box.width < 1 || box.height < 1) problems.push(`card "${name(card)}": its title is ${box ? `${box.width.toFixed(0)}×${box.height.toFixed(0)} px` : 'missing'}`);
-      const head = card.querySelector('.card-head') as HTMLElement | null;
-      if (head && head.scrollWidth > head.clientWidth + 1) problems.push(`card "${name(card)}": its head overflows (${head.scrollWidth} > ${head.clientWidth} px)`);
+      if (!box || box.width < 1 || box.height < 1) problems.push('card "' + nameOf(card) + '": its title is ' + (box ? box.width.toFixed(0) + 'x' + box.height.toFixed(0) + ' px' : 'missing'));
+      const head = card.querySelector('.card-head');
+      if (head && head.scrollWidth > head.clientWidth + 1) problems.push('card "' + nameOf(card) + '": its head overflows (' + head.scrollWidth + ' > ' + head.clientWidth + ' px)');
       for (const part of card.querySelectorAll('.card-head > *')) {
         const r = part.getBoundingClientRect();
-        if (r.right > width + 1) problems.push(`card "${name(card)}": ${part.className || part.tagName} ends at ${r.right.toFixed(0)} px, past the panel's ${width} px`);
+        if (r.right > width + 1) problems.push('card "' + nameOf(card) + '": ' + (part.className || part.tagName) + ' ends at ' + r.right.toFixed(0) + ' px, past the panel width ' + width + ' px');
       }
     }
     for (const row of document.querySelectorAll('.history-row')) {
       const box = row.querySelector('.title')?.getBoundingClientRect();
-      if (!box || box.width < 1) problems.push(`History row "${name(row)}": its title has no width`);
-      if (row.getBoundingClientRect().right > width + 1 || (row as HTMLElement).scrollWidth > (row as HTMLElement).clientWidth + 1) problems.push(`History row "${name(row)}" overflows`);
+      if (!box || box.width < 1) problems.push('History row "' + nameOf(row) + '": its title has no width');
+      if (row.getBoundingClientRect().right > width + 1 || row.scrollWidth > row.clientWidth + 1) problems.push('History row "' + nameOf(row) + '" overflows');
     }
     for (const scroll of document.querySelectorAll('.segments-scroll')) {
       const r = scroll.getBoundingClientRect();
-      if (r.right > width + 1) problems.push(`a ticket table ends at ${r.right.toFixed(0)} px, past the panel's ${width} px (clipped instead of scrolling)`);
+      if (r.right > width + 1) problems.push('a ticket table ends at ' + r.right.toFixed(0) + ' px, past the panel width ' + width + ' px (clipped instead of scrolling)');
     }
-    if (document.documentElement.scrollWidth > width + 1) problems.push(`the panel scrolls sideways (${document.documentElement.scrollWidth} > ${width} px)`);
+    if (document.documentElement.scrollWidth > width + 1) problems.push('the panel scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ' px)');
     return { panelWidth: width, cards: cards.length, problems };
-  });
+  })()`);
 }
 
 /**
@@ -86,18 +87,15 @@ export async function checkContrast(frame: Frame, theme: string, log: TourLog): 
   const axeSource = readFileSync(requireHere.resolve('axe-core/axe.min.js'), 'utf8');
   // Evaluated by the browser's debugging protocol, which the panel's script CSP does not cover.
   await frame.evaluate(axeSource);
-  const result = await frame.evaluate(async () => {
-    type AxeNode = { target: string[]; html: string; any: { message: string }[] };
-    type AxeResults = { violations: { nodes: AxeNode[] }[]; incomplete: { nodes: AxeNode[] }[]; passes: { nodes: AxeNode[] }[] };
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResults> } }).axe;
-    const r = await axe.run(document, { runOnly: { type: 'rule', values: ['color-contrast'] }, resultTypes: ['violations', 'incomplete'] });
-    const describe = (n: AxeNode) => `${n.target.join(' ')}: ${n.any[0]?.message ?? ''} (${n.html.slice(0, 120)})`;
+  const result: { violations: string[]; incomplete: string[]; passed: number } = await frame.evaluate(`(async () => {
+    const r = await window.axe.run(document, { runOnly: { type: 'rule', values: ['color-contrast'] } });
+    const describe = (n) => n.target.join(' ') + ': ' + (n.any[0]?.message ?? '') + ' (' + n.html.slice(0, 120) + ')';
     return {
       violations: r.violations.flatMap((v) => v.nodes.map(describe)),
       incomplete: r.incomplete.flatMap((v) => v.nodes.map(describe)),
       passed: r.passes.reduce((n, p) => n + p.nodes.length, 0),
     };
-  });
+  })()`);
   log(`contrast (${theme}): ${result.passed} texts pass WCAG AA, ${result.violations.length} fail, ${result.incomplete.length} undecided`);
   for (const undecided of result.incomplete) log(`  undecided: ${undecided}`);
   assert.deepEqual(result.violations, [], `texts below WCAG AA contrast in ${theme}`);

@@ -132,3 +132,11 @@ export function hostStatusView(
   );
   return statusBarView(taskCounts(tasks, asking), summary, unseen.length);
 }
+
+/**
+ * The toast after "Queue Off-Peak Task…" from the palette. It names no queue position: the card
+ * is the one source for it (the position moves as other tickets are admitted; a toast cannot).
+ */
+export function queuedNoticeText(title: string): string {
+  return `Queued "${title}". It runs when the gateway admits it; the panel shows its place in the queue.`;
+}

@@ -208,6 +208,12 @@ export const PanelRequests = {
    */
   markSeen: { params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(), result: z.object({ marked: z.number().int().nonnegative() }) },
   /**
+   * These unseen results are on screen in the visible panel. They keep their "New" mark (and the
+   * status bar's count) while the user looks, and count as seen when the panel is hidden or
+   * closed: one rule for the cards, the tab title and the status bar. `held`: how many are waiting.
+   */
+  showing: { params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(), result: z.object({ held: z.number().int().nonnegative() }) },
+  /**
    * Asks for the key and checks it with the gateway: `saved` false when the user dismissed the box;
    * `check` says whether the gateway accepted it (null: it could not be reached), as a sentence.
    */

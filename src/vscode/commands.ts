@@ -1,7 +1,7 @@
 // The contributed commands (ids must match package.json `contributes.commands`).
 import * as vscode from 'vscode';
 import { bypassConfirmation } from '../panel/confirmations';
-import { taskStateWord } from '../panel/task-summary';
+import { queuedNoticeText, taskStateWord } from '../panel/task-summary';
 import { confirmModal } from './confirm';
 import { isTerminalStatus, type PermissionMode } from '../core/types';
 import { plainNotificationText } from '../core/untrusted-text';
@@ -149,8 +149,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     workspacePath,
     workspaceIdentity: workspace?.identity ?? null,
   });
-  const where = task.queuePosition != null ? ` (#${task.queuePosition} in the queue)` : '';
-  void vscode.window.showInformationMessage(`Queued "${plainNotificationText(task.title, 80)}"${where}. It runs when the gateway admits it.`, 'Open Tasks').then((c) => c && deps.panel.show());
+  void vscode.window.showInformationMessage(queuedNoticeText(plainNotificationText(task.title, 80)), 'Open Tasks').then((c) => c && deps.panel.show());
   return task.id;
 }
 

@@ -89,7 +89,8 @@ export class TasksPanel implements vscode.Disposable {
     this.controller = this.connect(panel);
     panel.webview.html = this.html(panel.webview);
     // The webview cannot tell a background tab from a shown one: the snapshot says (unseen results).
-    panel.onDidChangeViewState(() => this.controller?.schedulePush());
+    // Hidden: what it showed is seen now (one rule for the cards' "New" marks and the counts).
+    panel.onDidChangeViewState(() => this.controller?.viewStateChanged());
     panel.onDidDispose(() => {
       this.controller?.dispose();
       this.controller = undefined;

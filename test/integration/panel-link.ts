@@ -48,7 +48,7 @@ export interface Webview {
   raw: MessagePort;
 }
 
-export function connect(parts: PanelParts): { controller: PanelController; webview: Webview; host: Host; close(): void } {
+export function connect(parts: PanelParts): { controller: PanelController; webview: Webview; host: Host; close(): void; setVisible(visible: boolean): void } {
   const { port1, port2 } = new MessageChannel();
   const host: Host = { confirmAnswers: [], asked: [], configs: undefined, configLoads: 0 };
   const backend = createServiceBackend(parts.service, parts.store, {
@@ -67,8 +67,10 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
     },
     notice: () => undefined,
   }, parts.asks ?? NO_ASKS);
+  let visible = true;
   const controller = new PanelController(
     {
+      visible: () => visible,
       postMessage: (m) => port1.postMessage(m),
       onDidReceiveMessage: (listener) => {
         const l = (data: unknown) => listener(data);
@@ -96,6 +98,11 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
     controller,
     webview,
     host,
+    /** VS Code shows or hides the panel (its tab). */
+    setVisible(v: boolean) {
+      visible = v;
+      controller.viewStateChanged();
+    },
     close() {
       controller.dispose();
       port1.close();

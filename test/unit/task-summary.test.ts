@@ -1,6 +1,6 @@
 // The status bar, the terminal picker and the panel's morning summary (src/panel/task-summary.ts).
 import assert from 'node:assert/strict';
-import { hostStatusView, resultsSummary, sinceText, summaryLine, taskCounts, taskStateWord } from '../../src/panel/task-summary';
+import { hostStatusView, queuedNoticeText, resultsSummary, sinceText, summaryLine, taskCounts, taskStateWord } from '../../src/panel/task-summary';
 
 describe('task summary (status bar, terminal picker, morning summary)', () => {
   it('item 2: tasks whose agent waits for an answer are "N need input", first and highlighted, never "running"', () => {
@@ -68,5 +68,11 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     assert.equal(view.tooltip.split('\n')[1], summaryLine(panel));
     assert.match(view.tooltip, /: 1 completed · 1 needs input · 1 failed · 3 files changed/);
     assert.equal(view.text, '$(question) Off-Peak: 1 needs input, 2 new');
+  });
+
+  it('item 7: the palette\'s "Queued" toast names no queue position: the card is the one source for it', () => {
+    const text = queuedNoticeText('Fix the flaky test');
+    assert.equal(text, 'Queued "Fix the flaky test". It runs when the gateway admits it; the panel shows its place in the queue.');
+    assert.doesNotMatch(text, /#\d/);
   });
 });
