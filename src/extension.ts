@@ -11,6 +11,7 @@ import { newToken } from './core/ids';
 import { shortTaskTitle } from './core/task-title';
 import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
+import { TaskAuditLog } from './engine/task-audit';
 import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { hostStatusView } from './panel/task-summary';
@@ -55,6 +56,8 @@ class OffPeakExtension implements vscode.Disposable {
   private unseenResults = 0;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
+  /** Each task's lifecycle in the Output channel (a night can be audited in the morning). */
+  private readonly audit = new TaskAuditLog((line) => this.output.info(line));
   private readonly apiKey: ApiKeyStore;
   private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
@@ -148,8 +151,9 @@ class OffPeakExtension implements vscode.Disposable {
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         onRuntimeEvent: (event) => {
-          if (event.type !== 'segment-started') return;
           const task = this.engine?.service.getTask(event.taskId);
+          this.audit.runtimeEvent(event, task);
+          if (event.type !== 'segment-started') return;
           this.terminals.attach(event.taskId, shortTaskTitle(task, event.taskId));
         },
         onNotice: (notice) => this.notifier.show(notice),
@@ -172,14 +176,18 @@ class OffPeakExtension implements vscode.Disposable {
         confirm: confirmModal,
         openTerminal: async (taskId) => {
           const task = engine.service.getTask(taskId);
-          this.terminals.show(taskId, task?.title || taskId);
+          this.terminals.show(taskId, shortTaskTitle(task, taskId));
         },
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
         this.unseenResults = unseen.length;
-        this.statusBar.update(hostStatusView(engine.service.listTasks(), engine.pendingAsks(), unseen, lastSeenAt));
+        const tasks = engine.service.listTasks();
+        this.audit.tasks(tasks);
+        this.statusBar.update(hostStatusView(tasks, engine.pendingAsks(), unseen, lastSeenAt));
+        // A deleted task (here or in another window) takes its terminal along.
+        this.terminals.retainOnly(new Set(tasks.map((t) => t.id)));
         this.panelInstance?.setUnseenResults(this.unseenResults);
       };
       const sub = engine.store.onDidChange((change) => {

@@ -5,7 +5,7 @@ import { useContext, useEffect, useState } from 'preact/hooks';
 import type { SegmentView, TaskCard } from '../src/protocol/webview';
 import { ActionButton } from './action-button';
 import { AskPrompt } from './ask-prompt';
-import { formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
+import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
 import type { HostChannel } from './host-channel';
 import { Segments } from './segments';
@@ -96,7 +96,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       {expanded && (
         <div class="details" id={detailsId} data-testid="details">
-          <p class="prompt">{card.prompt}</p>
+          <PromptText prompt={card.prompt} />
           <div class="meta">
             <span title={card.workspacePath}><span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}</span>
             {card.model && <span>{card.model}</span>}
@@ -124,5 +124,21 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         />
       )}
     </li>
+  );
+}
+
+/** The task's prompt; a long one folds after PROMPT_FOLD_LINES lines behind "Show all". */
+function PromptText({ prompt }: { prompt: string }) {
+  const [all, setAll] = useState(false);
+  const folded = foldPrompt(prompt);
+  return (
+    <>
+      <p class="prompt" data-testid="prompt-text">{all ? prompt : folded.text}</p>
+      {folded.hiddenLines > 0 && (
+        <button type="button" class="more" data-testid="prompt-show-all" aria-expanded={all} onClick={() => setAll(!all)}>
+          {all ? 'Show less' : `Show all (${folded.hiddenLines} more lines)`}
+        </button>
+      )}
+    </>
   );
 }

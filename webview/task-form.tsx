@@ -2,6 +2,7 @@
 // model and thinking level.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CreateTaskForm, PanelState, TaskCard } from '../src/protocol/webview';
+import { promptHint } from './format';
 
 export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
   { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
@@ -40,7 +41,8 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
   }, [focusTick]);
   const editing = initial !== undefined;
   const blocked = !editing && blockedText !== undefined;
-  const canSubmit = !busy && !blocked && prompt.trim() !== '';
+  const promptState = promptHint(prompt);
+  const canSubmit = !busy && !blocked && !promptState.blocks;
   const onSubmit = async (e: Event) => {
     e.preventDefault();
     // Enter in a field must not send a form the button would not send.
@@ -92,6 +94,13 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
         value={prompt}
         onInput={(e) => setPrompt(valueOf(e))}
       />
+      {(promptState.counter || promptState.hint) && (
+        <p class="hint prompt-hint" data-testid="prompt-hint" role="status">
+          {promptState.counter && <span class="counter" data-testid="prompt-counter">{promptState.counter}</span>}
+          {promptState.counter && promptState.hint && ' · '}
+          {promptState.hint}
+        </p>
+      )}
       <div class="row">
         <div>
           <vscode-label>Workspace</vscode-label>

@@ -140,7 +140,9 @@ export type PanelState = z.infer<typeof PanelStateSchema>;
 const requestId = z.string().min(1).max(64);
 const taskId = z.string().min(1).max(200);
 const title = z.string().max(200);
-const prompt = z.string().min(1, 'The prompt is empty').max(100_000);
+/** The longest prompt a task takes (the form counts down to it). */
+export const PROMPT_MAX_CHARS = 100_000;
+const prompt = z.string().min(1, 'The prompt is empty').max(PROMPT_MAX_CHARS);
 
 /** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
 export const CreateTaskFormSchema = z.object({

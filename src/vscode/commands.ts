@@ -4,6 +4,7 @@ import { bypassConfirmation } from '../panel/confirmations';
 import { queuedNoticeText, taskStateWord } from '../panel/task-summary';
 import { confirmModal } from './confirm';
 import { isTerminalStatus, type PermissionMode } from '../core/types';
+import { shortTaskTitle } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
 import type { HostEngine } from '../engine/host-engine';
 import type { ApiKeyStore } from './api-key';
@@ -56,7 +57,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
   register('offPeak.showTaskTerminal', async () => {
     const task = await pickTask(deps, (t) => t.startedAt !== null, 'Show the terminal of which task?');
-    if (task) deps.terminals.show(task.id, task.title || task.prompt);
+    if (task) deps.terminals.show(task.id, shortTaskTitle(task, task.id));
   });
   register('offPeak.cancelTask', async () => {
     const engine = deps.engine();
