@@ -19,7 +19,7 @@ export function ResultsSummaryBar({ summary, now, active, onFilter }: {
 }) {
   return (
     <div class="summary" role="status" data-testid="summary">
-      <span class="codicon codicon-bell-dot" aria-hidden="true" /> <span data-testid="summary-since">{sinceText(summary.since, now)}</span>:{' '}
+      <span class="codicon codicon-bell-dot" aria-hidden="true" /> <span data-testid="summary-since">{sinceText(summary.since, now)}:</span>
       {summary.parts.map((part, i) => (
         <Fragment key={part.filter}>
           {i > 0 && <span class="separator" aria-hidden="true"> · </span>}
