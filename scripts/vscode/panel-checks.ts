@@ -10,7 +10,7 @@ import type { TourLog } from './tour';
 
 const requireHere = createRequire(import.meta.url);
 
-/** The workbench window widths the layout is checked at: the panel then spans most of it, or ~500 px. */
+/** The layout is checked with the window 1400 px wide, the panel ~500 px wide, and the window 500 px wide. */
 export const WIDE_WINDOW = 1400;
 export const NARROW_PANEL = 500;
 
@@ -31,8 +31,10 @@ async function layoutProblems(frame: Frame): Promise<LayoutReport> {
     for (const card of cards) {
       const title = card.querySelector('.card-head [data-testid="title"]');
       const box = title?.getBoundingClientRect();
-      if (!box || box.width < 1 || box.height < 1) problems.push('card "' + nameOf(card) + '": its title is ' + (box ? box.width.toFixed(0) + 'x' + box.height.toFixed(0) + ' px' : 'missing'));
       const head = card.querySelector('.card-head');
+      // Readable: not squeezed below 100 px (or half the card's width when that is less).
+      const least = Math.min(100, (head?.clientWidth ?? 0) / 2);
+      if (!box || box.width < least || box.height < 1) problems.push('card "' + nameOf(card) + '": its title is ' + (box ? box.width.toFixed(0) + 'x' + box.height.toFixed(0) + ' px' : 'missing') + ' (at least ' + least.toFixed(0) + ' px wide expected)');
       if (head && head.scrollWidth > head.clientWidth + 1) problems.push('card "' + nameOf(card) + '": its head overflows (' + head.scrollWidth + ' > ' + head.clientWidth + ' px)');
       for (const part of card.querySelectorAll('.card-head > *')) {
         const r = part.getBoundingClientRect();
@@ -41,7 +43,7 @@ async function layoutProblems(frame: Frame): Promise<LayoutReport> {
     }
     for (const row of document.querySelectorAll('.history-row')) {
       const box = row.querySelector('.title')?.getBoundingClientRect();
-      if (!box || box.width < 1) problems.push('History row "' + nameOf(row) + '": its title has no width');
+      if (!box || box.width < Math.min(100, row.clientWidth / 2)) problems.push('History row "' + nameOf(row) + '": its title is squeezed to ' + (box ? box.width.toFixed(0) : 0) + ' px');
       if (row.getBoundingClientRect().right > width + 1 || row.scrollWidth > row.clientWidth + 1) problems.push('History row "' + nameOf(row) + '" overflows');
     }
     for (const scroll of document.querySelectorAll('.segments-scroll')) {
@@ -54,8 +56,8 @@ async function layoutProblems(frame: Frame): Promise<LayoutReport> {
 }
 
 /**
- * Checks the layout with the window `WIDE_WINDOW` px wide and again with the panel about
- * `NARROW_PANEL` px wide (screenshots of both), then puts the window back as it was.
+ * Checks the layout with the window `WIDE_WINDOW` px wide, with the panel about `NARROW_PANEL` px
+ * wide and with the window `NARROW_PANEL` px wide (a screenshot of each), then puts the window back.
  */
 export async function checkLayout(page: Page, frameOf: () => Promise<Frame>, shot: (name: string) => Promise<void>, stage: string, log: TourLog): Promise<void> {
   const before = page.viewportSize() ?? { width: 1280, height: 900 };
@@ -70,9 +72,15 @@ export async function checkLayout(page: Page, frameOf: () => Promise<Frame>, sho
     await page.waitForTimeout(500);
     const narrow = await layoutProblems(await frameOf());
     await shot(`${stage}-${narrow.panelWidth}px-panel`);
-    log(`layout (${stage}): ${wide.cards} cards, panel ${wide.panelWidth} px and ${narrow.panelWidth} px: ${[...wide.problems, ...narrow.problems].length} problems`);
+    // And the whole window 500 px wide: the panel gets what the side bar leaves.
+    await page.setViewportSize({ width: NARROW_PANEL, height: before.height });
+    await page.waitForTimeout(500);
+    const tiny = await layoutProblems(await frameOf());
+    await shot(`${stage}-${NARROW_PANEL}px-window`);
+    const problems = [...wide.problems, ...narrow.problems, ...tiny.problems];
+    log(`layout (${stage}): ${wide.cards} cards, panel ${wide.panelWidth} px, ${narrow.panelWidth} px and ${tiny.panelWidth} px: ${problems.length} problems`);
     assert.ok(narrow.panelWidth <= NARROW_PANEL + 20, `the narrow panel is ${narrow.panelWidth} px`);
-    assert.deepEqual([...wide.problems, ...narrow.problems], [], `layout problems (${stage})`);
+    assert.deepEqual(problems, [], `layout problems (${stage})`);
   } finally {
     await page.setViewportSize(before);
     await page.waitForTimeout(300);
