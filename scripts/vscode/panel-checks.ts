@@ -50,7 +50,13 @@ async function layoutProblems(frame: Frame): Promise<LayoutReport> {
       const r = scroll.getBoundingClientRect();
       if (r.right > width + 1) problems.push('a ticket table ends at ' + r.right.toFixed(0) + ' px, past the panel width ' + width + ' px (clipped instead of scrolling)');
     }
-    if (document.documentElement.scrollWidth > width + 1) problems.push('the panel scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ' px)');
+    if (document.documentElement.scrollWidth > width + 1) {
+      // Name what sticks out: the innermost elements that end past the panel's right edge.
+      const past = [...document.querySelectorAll('main *')].filter((el) => el.getBoundingClientRect().right > width + 1 && !el.closest('.segments-scroll'));
+      const innermost = past.filter((el) => !past.some((other) => other !== el && el.contains(other))).slice(0, 3);
+      const what = innermost.map((el) => el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(' ').filter(Boolean).join('.') : '') + ' "' + (el.textContent ?? '').trim().slice(0, 30) + '"').join(', ');
+      problems.push('the panel scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ' px): ' + what);
+    }
     return { panelWidth: width, cards: cards.length, problems };
   })()`);
 }
