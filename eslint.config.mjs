@@ -28,8 +28,9 @@ export default tseslint.config(
     },
   },
   {
-    // A source file over 500 lines holds more than one job: split it by what it does.
-    files: ['src/**'],
+    // A source file over 500 lines holds more than one job: split it by what it does. The panel
+    // (webview/) is split by section the same way.
+    files: ['src/**', 'webview/**'],
     rules: { 'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }] },
   },
   {

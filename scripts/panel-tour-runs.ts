@@ -1,14 +1,17 @@
 // `npm run test:ui:runs`: tasks that RUN, proven by real clicks inside a real VS Code (code-server +
 // headless Chromium), each checked in the panel, the task DB and the agent's processes; screenshots
 // of every stage go to test/artifacts/panel-tour-runs/.
-//   1. a window reload mid-run: the task resumes the same session and completes;
+//   1. a window reload mid-run with the panel open: the panel comes back by itself (its expanded
+//      card still expanded), the task resumes the same session and completes;
 //   2. two workbench windows on one user-data dir: one lease holder, a task queued in one shows in
 //      the other, Cancel clicked in one stops the agent running in the other;
 //   3. a 3102 segment change during a run: 2 segments with their end reasons on the card, the
 //      resume of the same session in the task's terminal, one History row;
 //   4. Claude Code (the real `claude` CLI) in "Ask before edits and commands" mode: its asks come
 //      through the extension's permission MCP server onto the card; Allow on one card lets the
-//      command write its file, Deny on another refuses it.
+//      command write its file, Deny on another refuses it;
+//   5. a wrong API key: the panel says the gateway refused it (401) with a "Set API key…" button,
+//      which sets a good key, and the panel says the gateway accepted it.
 //
 // Stand-ins for the outside world: reference gateways in demo mode, whose DEMO model drives the
 // reference agent's tools (the `work` script, paced by --demo-step-ms), and for Claude Code a
@@ -115,6 +118,8 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
   // Once the agent has had a tool result: the resumed conversation then says it resumed, and the
   // demo model finishes the task at once instead of reviewing for 30 replies again.
   await until("the agent's first tool result", () => /⎿/.test(db.agentOutput(before.row.id)), 60_000);
+  await tour.click(reloaded, 'expand');
+  await tour.card(reloaded).locator('[data-testid="details"]').waitFor();
   await tour.shot('running-before-reload');
   await focusWorkbench(page);
   const reloading = page.waitForEvent('framenavigated', { predicate: (frame) => frame === page.mainFrame(), timeout: 60_000 });
@@ -122,8 +127,11 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
   await reloading;
   await waitForWorkbench(page);
   log(`reloaded the window while the agent (pid ${before.agent.pid}, session ${before.row.session_id}) ran`);
-  await runCommand(page, 'Open Off-Peak Tasks');
-  await tour.panel();
+  // No command: the panel that was open comes back by itself, its expanded card still expanded.
+  await tour.panel(`[data-testid="card-${before.row.id}"] [data-testid="details"]`, 90_000);
+  assert.equal(await page.locator('.tab', { hasText: PANEL_TAB }).count(), 1, 'one panel tab after the reload');
+  await tour.shot('panel-restored-after-reload');
+  log('reload with the panel open: the panel came back with its expanded card');
   await tour.phaseOf(reloaded, 'Completed', 180_000);
   const afterReload = db.byPrompt(reloaded)!;
   assert.equal(afterReload.status, 'completed');
@@ -258,4 +266,24 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
     log(`Claude Code: ${decision} clicked on "${tool}: ${question}"; ${file} ${decision === 'allow' ? 'written' : 'not written'}; the task completed`);
   }
   log('Claude Code in "Ask before edits and commands": Allow let its command write the file, Deny refused it; both tasks completed');
+
+  // --- 5. A wrong API key: refused (401), with the button that sets another -----------------
+  await setApiKey(page, 'opk-wrong-key-0000');
+  await tour.panel();
+  const refusal = tour.frame.locator('[data-testid="key-refused"]');
+  await refusal.waitFor({ timeout: 60_000 });
+  const refusalText = (await refusal.innerText()).replace(/\s+/g, ' ').trim();
+  assert.match(refusalText, /The gateway refused the API key \(401\)\./);
+  assert.equal(await tour.frame.locator('[data-testid="gateway-health"]').count(), 0, 'not shown as an outage');
+  await tour.shot('wrong-key-refused');
+  await refusal.locator('[data-testid="key-refused-set"]').click();
+  const keyBox = page.locator('.quick-input-widget .quick-input-box input[type="password"]');
+  await keyBox.waitFor({ state: 'visible', timeout: 10_000 });
+  await keyBox.fill(DEMO_KEY);
+  await page.waitForTimeout(500);
+  await keyBox.press('Enter');
+  await tour.frame.locator('[data-testid="message"]', { hasText: 'The gateway accepted the API key.' }).waitFor({ timeout: 30_000 });
+  await refusal.waitFor({ state: 'detached', timeout: 30_000 });
+  await tour.shot('good-key-accepted');
+  log(`wrong key: "${refusalText}"; its button set a good key and the panel said the gateway accepted it`);
 });

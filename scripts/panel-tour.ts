@@ -12,12 +12,17 @@
 //      file write; Allow on one card lets it write, Deny on another refuses it (its first question
 //      denied from the link of its notification); every question's notification closes once answered.
 // The extension is switched between them in the Settings editor, as a user would.
+// At several stages the layout is checked with the window 1400 px wide and with the panel ~500 px
+// wide (every card's title has a width, nothing overflows, ticket tables scroll), and every text's
+// contrast by axe-core, in Light Modern and Dark Modern, and at the end in the high-contrast
+// themes and Solarized Light too.
 //
 // usage: node --import tsx scripts/panel-tour.ts [--no-build] [--keep]   (--keep: keep the state dir)
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEMO_KEY, gatewayState, runTour, TaskDb, Tour, until } from './vscode/tour';
+import { checkContrast, checkLayout } from './vscode/panel-checks';
 import { answerDialog, openWorkbench, runCommand, setApiKey, setColorTheme, setSettingInUi } from './vscode/workbench';
 
 const QUOTA_WINDOW_MS = 45_000;
@@ -151,6 +156,8 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
   await tour.card(one).locator('[data-testid="segment"]').first().waitFor();
   assert.equal(await tour.card(one).locator('[data-testid="segment"]').count(), 1);
   await tour.shot('light-expanded-segments');
+  await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'light-queued-expanded', log);
+  await checkContrast(tour.frame, 'Light Modern, queued cards', log);
   await tour.click(one, 'expand');
 
   // --- Dark theme, an open gateway: the tasks run; History; Session; Remove -----------------
@@ -204,7 +211,13 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
           const question = await card.locator('[data-testid="ask-question"]').innerText();
           assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /Denied automatically in/);
           assert.ok((await card.locator('[data-testid="ask-input"]').innerText()).trim().length > 0, 'the card shows the whole input');
-          if (answered.length === 0) await tour.shot(`dark-needs-input-${decision}`);
+          if (answered.length === 0) {
+            await tour.shot(`dark-needs-input-${decision}`);
+            if (decision === 'allow') {
+              await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'dark-needs-input', log);
+              await checkContrast(await tour.panel(), 'Dark Modern, a card that needs input', log);
+            }
+          }
           // The question's notification in this window: a progress notification that closes itself once answered.
           const toast = page.locator('.notifications-toasts .notification-list-item').filter({ hasText: `"${prompt}"` }).filter({ hasText: `asks to use ${tool}` });
           if (decision === 'deny' && answered.length === 0) {
@@ -237,6 +250,20 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
     await tour.phaseOf(prompt, 'Completed');
   }
   log('needs input by clicks: Allow let the agent write its file, Deny refused it (the first question by the Deny link of its notification); every question notification closed once answered; both tasks completed');
+
+  // --- Finished cards in every bundled theme: layout and contrast ----------------------------
+  const finishedCard = tour.card('Tour allow');
+  await finishedCard.locator('[data-testid="expand"]').click();
+  await finishedCard.locator('[data-testid="segment"]').first().waitFor();
+  await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'dark-finished', log);
+  for (const theme of ['Light Modern', 'Dark High Contrast', 'Light High Contrast', 'Solarized Light', 'Dark Modern']) {
+    await setColorTheme(page, theme);
+    await page.waitForTimeout(1000);
+    await checkContrast(await tour.panel(), `${theme}, finished cards and History`, log);
+    if (theme === 'Light Modern') await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'light-finished', log);
+    await tour.shot(`theme-${theme.toLowerCase().replace(/\s+/g, '-')}`);
+  }
+  log('layout and contrast: every title readable at both widths, every text WCAG AA in five bundled themes');
 
   // --- Exposure off: the create area goes, the tasks stay -----------------------------------
   await setSettingInUi(page, 'offPeak.gatewayUrl', hidden.url, 'Off-Peak Tasks', { remote: true });

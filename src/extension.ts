@@ -11,8 +11,10 @@ import { newToken } from './core/ids';
 import { shortTaskTitle } from './core/task-title';
 import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
+import { TaskAuditLog } from './engine/task-audit';
 import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
+import { hostStatusView } from './panel/task-summary';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
@@ -55,6 +57,8 @@ class OffPeakExtension implements vscode.Disposable {
   private unseenResults = 0;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
+  /** Each task's lifecycle in the Output channel (a night can be audited in the morning). */
+  private readonly audit = new TaskAuditLog((line) => this.output.info(line));
   private readonly apiKey: ApiKeyStore;
   private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
@@ -104,6 +108,10 @@ class OffPeakExtension implements vscode.Disposable {
         this.panelInstance?.refresh();
         void this.loadClientConfigs();
       }),
+      // A window reload brings the panel back where it was (its webview keeps scroll and expanded cards).
+      vscode.window.registerWebviewPanelSerializer('offPeak.tasks', {
+        deserializeWebviewPanel: async (webviewPanel) => this.panel.restore(webviewPanel),
+      }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('offPeak.gatewayUrl')) void this.restartEngine();
@@ -151,10 +159,11 @@ class OffPeakExtension implements vscode.Disposable {
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         onRuntimeEvent: (event) => {
+          const task = this.engine?.service.getTask(event.taskId);
+          this.audit.runtimeEvent(event, task);
           // Answered anywhere (the first answer reaches this runtime), timed out or ended: its notification closes.
           if (event.type === 'input-answered') return this.notifier.questionClosed(event.ask.id);
           if (event.type !== 'segment-started') return;
-          const task = this.engine?.service.getTask(event.taskId);
           this.terminals.attach(event.taskId, shortTaskTitle(task, event.taskId));
         },
         onNotice: (notice) => this.notifier.show(notice),
@@ -177,22 +186,29 @@ class OffPeakExtension implements vscode.Disposable {
         confirm: confirmModal,
         openTerminal: async (taskId) => {
           const task = engine.service.getTask(taskId);
-          this.terminals.show(taskId, task?.title || taskId);
+          this.terminals.show(taskId, shortTaskTitle(task, taskId));
         },
         openSession: async (taskId) => this.sessions.show(engine, taskId),
         sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {
-        this.unseenResults = engine.store.read((tx) => tx.outcomes.unseen()).length;
-        this.statusBar.update(engine.service.listTasks(), this.unseenResults);
+        const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
+        this.unseenResults = unseen.length;
+        const tasks = engine.service.listTasks();
+        this.audit.tasks(tasks);
+        this.statusBar.update(hostStatusView(tasks, engine.pendingAsks(), unseen, lastSeenAt));
+        // A deleted task (here or in another window) takes its terminal along.
+        this.terminals.retainOnly(new Set(tasks.map((t) => t.id)));
         this.panelInstance?.setUnseenResults(this.unseenResults);
       };
       const sub = engine.store.onDidChange((change) => {
         // not a renewal, a window, a backoff; a result shown in another window's panel counts
         if (change.topics.has('tasks') || change.topics.has('outcomes')) refreshStatus();
       });
-      this.context.subscriptions.push({ dispose: () => sub.dispose() });
+      // A question asked or answered in any window: "N need input" comes and goes with it.
+      const asksSub = engine.onAsksChange(refreshStatus);
+      this.context.subscriptions.push({ dispose: () => sub.dispose() }, { dispose: () => asksSub.dispose() });
       refreshStatus();
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();

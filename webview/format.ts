@@ -1,5 +1,5 @@
 // Small display helpers for the panel (pure; unit-tested in Node).
-import type { AvailabilityView, CardAsk, CardPhase, PanelParams, PanelResult, PanelState, TaskCard } from '../src/protocol/webview';
+import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type PanelParams, type PanelResult, type PanelState, type TaskCard } from '../src/protocol/webview';
 
 /** A duration as people read it: "42s", "3m 07s", "2h 05m". */
 export function formatDuration(ms: number): string {
@@ -163,4 +163,31 @@ export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision']
     case 'input-mismatch':
       return 'Your answer was for another input than the question holds, so it was not used; the question is still open: read its input again.';
   }
+}
+
+/** The form shows a character counter from this share of the limit on. */
+const COUNTER_FROM = 0.9;
+
+/**
+ * What the form says under the instructions: a counter near the length limit (and past it), and
+ * why "Queue task" is disabled when the instructions are only whitespace. `blocks`: the prompt
+ * cannot be queued as it is.
+ */
+export function promptHint(prompt: string): { counter?: string; hint?: string; blocks: boolean } {
+  const n = prompt.length;
+  const counter = n >= PROMPT_MAX_CHARS * COUNTER_FROM ? `${n.toLocaleString('en-US')} / ${PROMPT_MAX_CHARS.toLocaleString('en-US')} characters` : undefined;
+  if (n > PROMPT_MAX_CHARS) return { counter, hint: `The instructions are ${(n - PROMPT_MAX_CHARS).toLocaleString('en-US')} characters too long: shorten them to queue the task.`, blocks: true };
+  if (n > 0 && prompt.trim() === '') return { counter, hint: 'The instructions are only spaces or line breaks: write what the agent should do.', blocks: true };
+  return { counter, blocks: n === 0 };
+}
+
+/** An expanded card shows this many lines of a long prompt until "Show all". */
+export const PROMPT_FOLD_LINES = 20;
+
+/** The first `maxLines` lines of a prompt, and how many more it has (0: nothing is folded). */
+export function foldPrompt(prompt: string, maxLines = PROMPT_FOLD_LINES): { text: string; hiddenLines: number } {
+  const lines = prompt.split('\n');
+  // Folding a line or two saves nothing: only a clearly longer prompt folds.
+  if (lines.length <= maxLines + 2) return { text: prompt, hiddenLines: 0 };
+  return { text: lines.slice(0, maxLines).join('\n'), hiddenLines: lines.length - maxLines };
 }

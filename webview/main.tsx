@@ -12,8 +12,9 @@ import { useEffect, useState } from 'preact/hooks';
 import type { PanelState } from '../src/protocol/webview';
 import { App } from './app';
 import { HostChannel } from './host-channel';
+import { PanelViewState, ViewStateContext } from './view-state';
 
-declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
 
 function Root({ channelFactory }: { channelFactory(events: ConstructorParameters<typeof HostChannel>[1]): HostChannel }) {
   const [state, setState] = useState<PanelState>();
@@ -32,8 +33,14 @@ function Root({ channelFactory }: { channelFactory(events: ConstructorParameters
     channel.ready();
     return () => window.removeEventListener('message', listener);
   }, [channel]);
-  return <App channel={channel} state={state} focusTick={focusTick} error={error} onError={setError} />;
+  return (
+    <ViewStateContext.Provider value={viewState}>
+      <App channel={channel} state={state} focusTick={focusTick} error={error} onError={setError} />
+    </ViewStateContext.Provider>
+  );
 }
 
 const vscode = acquireVsCodeApi();
+/** Scroll position and expanded cards, kept by VS Code across a window reload. */
+const viewState = new PanelViewState(vscode);
 render(<Root channelFactory={(events) => new HostChannel(vscode, events)} />, document.getElementById('root')!);

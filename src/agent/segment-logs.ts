@@ -7,6 +7,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { SegmentEndReason, TicketRecord } from '../core/types';
+import { segmentEndedText } from '../core/segment-end';
 
 /** One segment's directory of a task. */
 export interface SegmentLog {
@@ -91,6 +92,8 @@ export function segmentHeader(number: number, segment: Pick<SegmentLog, 'ordinal
 }
 
 function segmentFooter(number: number, reason: SegmentEndReason | undefined): string {
+  // A time-limit end is the normal course of a long task: it reads as such, not as a failure.
+  if (reason === 'expired') return `──── ${segmentEndedText(number)} ────\n`;
   return `──── Segment ${number} ended${reason ? `: ${END_REASON_TEXT[reason]}` : ''} ────\n`;
 }
 
@@ -128,6 +131,12 @@ export class SegmentLogReplay {
   markLive(dir: string): void {
     this.shownBytes.set(dir, Infinity);
     this.footerShown.add(dir);
+  }
+
+  /** The number the separators give the segment in `dir` (1 for the first), or undefined when it is not listed. */
+  async segmentNumber(dir: string): Promise<number | undefined> {
+    const index = (await listSegmentLogs(this.options.runtimeDir, this.options.taskId)).findIndex((s) => s.dir === dir);
+    return index >= 0 ? index + 1 : undefined;
   }
 
   /** The separator that opens the live segment in `dir` (numbered like the replayed ones). */

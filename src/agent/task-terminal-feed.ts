@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { TaskStatus, TicketRecord } from '../core/types';
 import { terminalSafeText } from '../core/untrusted-text';
+import { segmentEndedText } from '../core/segment-end';
 import { SegmentLogReplay } from './segment-logs';
 import type { SegmentOutcome, SegmentRun } from './segment-runner';
 
@@ -28,7 +29,9 @@ const OUTCOME_TEXT: Record<SegmentOutcome['kind'], string> = {
   failed: 'Task failed.',
 };
 
-export function outcomeLine(outcome: SegmentOutcome): string {
+/** The line after a live segment; `segmentNumber` names the segment that ended (as its separator does). */
+export function outcomeLine(outcome: SegmentOutcome, segmentNumber?: number): string {
+  if (outcome.kind === 'segment-expired') return `\n[off-peak] ${segmentEndedText(segmentNumber)}.\n`;
   // A failure reason may quote the agent or the model: shown inert (docs/flows.md#terminal-text).
   return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${terminalSafeText(outcome.reason)}` : ''}\n`;
 }
@@ -95,10 +98,11 @@ export class TaskTerminalFeed {
     const dir = segment ? path.dirname(segment.logFile) : undefined;
     if (segment && dir && this.live?.dir !== dir) {
       this.live?.detach();
+      const number = await this.replay.segmentNumber(dir);
       this.emit(await this.replay.liveHeader(dir));
       this.replay.markLive(dir);
       this.readOnlyNoticeShown = false;
-      const detach = segment.attach({ write: (text) => this.emit(text), end: (outcome) => this.emit(outcomeLine(outcome)) });
+      const detach = segment.attach({ write: (text) => this.emit(text), end: (outcome) => this.emit(outcomeLine(outcome, number)) });
       this.live = { dir, detach, segment };
     } else if (!this.wroteAnything) {
       this.emit(NO_OUTPUT_NOTICE);

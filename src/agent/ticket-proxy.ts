@@ -7,6 +7,7 @@ import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRel
 import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
 import { UsageMeter, type AnswerUsage } from './usage-meter';
+import { SEGMENT_END_MARK } from '../core/segment-end';
 
 /**
  * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
@@ -182,7 +183,7 @@ export class TicketProxy {
     if (body === null) return sendError(res, 413, 'request_too_large', 'request body too large');
     if (rest === PERMISSION_RELAY_PATH) return this.handlePermissionAsk(req, res, body);
     if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
-    if (this._expired) return sendSegmentOver(res, 'off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket');
+    if (this._expired) return sendSegmentOver(res, `${SEGMENT_END_MARK} (ticket expired, code 3102); the task resumes with a new ticket`);
     if (this._gatewayLost !== null) return sendGatewayLost(res, this._gatewayLost);
 
     const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + search);
@@ -237,7 +238,7 @@ export class TicketProxy {
       if (isTicketInvalidCode(code)) {
         this._expired = true;
         this.emit({ type: 'segment-expired', at: this.clock.now(), status, code: code as string });
-        return sendSegmentOver(res, `off-peak segment ended (ticket expired, code ${code}); the task resumes with a new ticket`);
+        return sendSegmentOver(res, `${SEGMENT_END_MARK} (ticket expired, code ${code}); the task resumes with a new ticket`);
       }
       if (code === BusinessCode.NotAdmitted) {
         const waitMs = this.holdFor(upstreamRes.headers['retry-after']);

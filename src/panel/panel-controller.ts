@@ -27,8 +27,11 @@ export interface WebviewPort {
   visible?(): boolean;
 }
 
+/** Requests the controller answers itself (the results on screen it holds until the panel is left). */
+type ControllerRequests = 'showing';
+
 /** What the panel needs from the rest of the extension: what it shows, and one handler per request. */
-export interface PanelBackend extends RequestHandlers {
+export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> {
   listTasks(): OffPeakTask[];
   /** Every ledger row, by task: one read for the whole snapshot. */
   ticketsByTask(): Map<string, TicketRecord[]>;
@@ -39,6 +42,8 @@ export interface PanelBackend extends RequestHandlers {
   followUpLinks?(): Map<string, FollowUpLink>;
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
+  /** When a panel last showed a result, or null when never (optional: absent reads as never). */
+  lastSeenAt?(): number | null;
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
@@ -54,6 +59,8 @@ export class PanelController extends Disposable {
   private pushQueued = false;
   /** Posts made before `ready` (e.g. focusForm from a command) wait here. */
   private readonly held: HostToWebview[] = [];
+  /** Unseen results the visible panel shows now: seen once the panel is hidden or closed. */
+  private readonly onScreen = new Set<string>();
 
   constructor(
     private readonly port: WebviewPort,
@@ -74,6 +81,28 @@ export class PanelController extends Disposable {
       return;
     }
     void this.port.postMessage(message);
+  }
+
+  /**
+   * VS Code showed or hid the panel: once hidden, what it showed counts as seen (the "New" marks,
+   * the tab title's and the status bar's counts all go then); a fresh snapshot says which.
+   */
+  viewStateChanged(): void {
+    if (!(this.port.visible?.() ?? true)) this.flushSeen();
+    this.schedulePush();
+  }
+
+  override dispose(): void {
+    // The panel closed (or reconnects): what it showed has been seen.
+    this.flushSeen();
+    super.dispose();
+  }
+
+  private flushSeen(): void {
+    if (this.onScreen.size === 0) return;
+    const taskIds = [...this.onScreen].slice(0, 1000);
+    this.onScreen.clear();
+    void this.backend.markSeen({ taskIds }).catch((e: unknown) => this.log(`panel: could not mark results seen: ${errorText(e)}`));
   }
 
   /** Coalesces bursts of change events into one snapshot. */
@@ -106,6 +135,7 @@ export class PanelController extends Disposable {
       workspaces: this.backend.workspaces(),
       notice: this.backend.notice(),
       visible: this.port.visible?.() ?? true,
+      lastSeenAt: this.backend.lastSeenAt?.() ?? null,
     };
   }
 
@@ -157,8 +187,14 @@ export class PanelController extends Disposable {
   }
 
   private handle(method: PanelMethod, params: unknown): Promise<unknown> {
+    if (method === 'showing') {
+      for (const id of (params as { taskIds: string[] }).taskIds) if (this.onScreen.size < 1000) this.onScreen.add(id);
+      // A panel VS Code does not show cannot be looked at: nothing waits then.
+      if (!(this.port.visible?.() ?? true)) this.flushSeen();
+      return Promise.resolve({ held: this.onScreen.size });
+    }
     // Params were validated against this method's schema just above.
-    const handler = this.backend[method] as (p: unknown) => Promise<unknown>;
+    const handler = this.backend[method as Exclude<PanelMethod, ControllerRequests>] as (p: unknown) => Promise<unknown>;
     return handler.call(this.backend, params);
   }
 }

@@ -31,6 +31,7 @@ export interface PanelAskSource {
 
 export interface PanelHostBits {
   hasApiKey(): Promise<boolean>;
+  /** Asks for the key (a password box); resolves false when none was saved (the box was dismissed). */
   setApiKey(): Promise<unknown>;
   /** Open folders; `identity` routes a task to the window that has it open (remote windows). */
   workspaces(): { name: string; path: string; identity: string | null }[];
@@ -97,6 +98,16 @@ export function availabilityView(
         nextCheckAt: health.nextCheckAt,
       };
     case 'error':
+      if (state.refusedStatus !== undefined) {
+        return {
+          kind: 'key_refused',
+          canCreate: false,
+          reason: `The gateway refused the API key (${state.refusedStatus}).`,
+          refusedStatus: state.refusedStatus,
+          lastSuccessAt: health.lastSuccessAt,
+          nextCheckAt: health.nextCheckAt,
+        };
+      }
       return {
         kind: 'unreachable',
         canCreate: false,
@@ -106,6 +117,21 @@ export function availabilityView(
       };
     case 'unknown':
       return { kind: 'checking', canCreate: false, reason: 'Checking whether a ticket can be taken…' };
+  }
+}
+
+/** What saving an API key found: the gateway accepted it, refused it, or could not be asked. */
+export function apiKeyCheck(state: AvailabilityState): { accepted: boolean | null; text: string } {
+  switch (state.status) {
+    case 'enabled':
+    case 'disabled':
+      return { accepted: true, text: 'The gateway accepted the API key.' };
+    case 'error':
+      return state.refusedStatus !== undefined
+        ? { accepted: false, text: `The gateway refused the API key (${state.refusedStatus}). Check the key and set it again.` }
+        : { accepted: null, text: `The API key is saved, but the gateway could not be reached to check it (${state.message}).` };
+    case 'unknown':
+      return { accepted: null, text: 'The API key is saved; it is checked at the next gateway answer.' };
   }
 }
 
@@ -241,12 +267,13 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     pendingAsks: () => asks.pendingAsks(),
     unseenTaskIds: () => new Set(store.read((tx) => tx.outcomes.unseen())),
+    lastSeenAt: () => store.read((tx) => tx.outcomes.lastSeenAt()),
     async markSeen({ taskIds }) {
       return { marked: await store.mutate((tx) => tx.outcomes.markSeen(taskIds)) };
     },
     async setApiKey() {
-      await host.setApiKey();
-      return {};
+      if ((await host.setApiKey()) === false) return { saved: false };
+      return { saved: true, check: apiKeyCheck(await service.availability.recheck()) };
     },
     refresh,
     onDidChange(listener): DisposableLike {

@@ -120,10 +120,11 @@ export const HistoryRowSchema = z.object({
  * - hidden: the gateway does not expose off-peak tasks to this user (only existing tasks show);
  * - plan_locked: the plan has no off-peak tasks (3101): upgrade hint and link, create locked;
  * - limited: no ticket can be taken until `nextTakeAt` (a live countdown), or until a re-check;
- * - unreachable: the last check failed; `nextCheckAt` says when it is tried again.
+ * - unreachable: the last check failed; `nextCheckAt` says when it is tried again;
+ * - key_refused: the gateway answered, and refused the API key (`refusedStatus`, 401 or 403).
  */
 export const AvailabilityViewSchema = z.object({
-  kind: z.enum(['enabled', 'checking', 'hidden', 'plan_locked', 'limited', 'unreachable']),
+  kind: z.enum(['enabled', 'checking', 'hidden', 'plan_locked', 'limited', 'unreachable', 'key_refused']),
   canCreate: z.boolean(),
   /** Why create is disabled, as a sentence; absent when enabled. */
   reason: z.string().optional(),
@@ -134,6 +135,8 @@ export const AvailabilityViewSchema = z.object({
   /** Gateway health: the last answer that succeeded, and when the next check is due. */
   lastSuccessAt: z.number().optional(),
   nextCheckAt: z.number().optional(),
+  /** The HTTP status of the gateway's refusal of the API key (kind key_refused). */
+  refusedStatus: z.number().int().optional(),
   /**
    * Only while the gateway's off-peak windows are closed (queued tasks wait for them): when they
    * next open, or null when no opening is scheduled.
@@ -159,6 +162,8 @@ export const PanelStateSchema = z.object({
    * cannot tell on its own. Absent: shown. Results count as seen only while it is shown.
    */
   visible: z.boolean().optional(),
+  /** When a panel last showed a result (the user last looked): the summary's "Since 18:40". Null: never. */
+  lastSeenAt: z.number().nullable().optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 
@@ -167,7 +172,9 @@ export type PanelState = z.infer<typeof PanelStateSchema>;
 const requestId = z.string().min(1).max(64);
 const taskId = z.string().min(1).max(200);
 const title = z.string().max(200);
-const prompt = z.string().min(1, 'The prompt is empty').max(100_000);
+/** The longest prompt a task takes (the form counts down to it). */
+export const PROMPT_MAX_CHARS = 100_000;
+const prompt = z.string().min(1, 'The prompt is empty').max(PROMPT_MAX_CHARS);
 
 /** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
 export const CreateTaskFormSchema = z.object({
@@ -250,7 +257,17 @@ export const PanelRequests = {
    * in every window. `marked`: how many were still unseen.
    */
   markSeen: { params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(), result: z.object({ marked: z.number().int().nonnegative() }) },
-  setApiKey: { params: Nothing, result: Nothing },
+  /**
+   * These unseen results are on screen in the visible panel. They keep their "New" mark (and the
+   * status bar's count) while the user looks, and count as seen when the panel is hidden or
+   * closed: one rule for the cards, the tab title and the status bar. `held`: how many are waiting.
+   */
+  showing: { params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(), result: z.object({ held: z.number().int().nonnegative() }) },
+  /**
+   * Asks for the key and checks it with the gateway: `saved` false when the user dismissed the box;
+   * `check` says whether the gateway accepted it (null: it could not be reached), as a sentence.
+   */
+  setApiKey: { params: Nothing, result: z.object({ saved: z.boolean(), check: z.object({ accepted: z.boolean().nullable(), text: z.string() }).optional() }) },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },
 } as const;

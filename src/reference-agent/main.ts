@@ -11,6 +11,7 @@ import { EXIT, PERMISSION_MODES, THOUGHT_LEVELS, type PermissionMode, type Refer
 import { PermissionAsker } from './permission-prompt';
 import { SessionError, SessionTranscript } from './session';
 import { terminalSafeText } from '../core/untrusted-text';
+import { isSegmentEndError, segmentEndedText } from '../core/segment-end';
 
 const USAGE = `usage:
   reference-agent (--session-id <id> | --resume <id>) [-p <prompt> | --prompt-file <file>] [options]
@@ -178,8 +179,9 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     case 'failed':
       emit({ type: 'result', ok: false, error: result.error, turns: result.turns });
-      // The error may quote the model API's answer: no control sequence reaches the terminal.
-      process.stdout.write(`\n✗ ${terminalSafeText(result.error)}\n`);
+      // The off-peak segment ending is the normal course of a long task, not an API error; any other
+      // error may quote the model API's answer: no control sequence reaches the terminal.
+      process.stdout.write(isSegmentEndError(result.error) ? `\n■ ${segmentEndedText()}\n` : `\n✗ ${terminalSafeText(result.error)}\n`);
       return EXIT.failed;
     case 'interrupted':
       emit({ type: 'interrupted', session_id: sessionId });

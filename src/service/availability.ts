@@ -10,13 +10,15 @@ import type { Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
 import { SingleFlight } from '../core/single-flight';
 import type { GatewayClient, OffPeakWindow } from '../gateway-client/client';
+import { isGatewayError } from '../gateway-client/errors';
 import type { Timers, TimerHandle } from '../core/timers';
 
 export type AvailabilityState =
   | { status: 'unknown' }
   | { status: 'enabled'; canTakeNumber: number; checkedAt: number }
   | { status: 'disabled'; reason: string; nextTakeAt?: number; checkedAt: number }
-  | { status: 'error'; message: string; checkedAt: number };
+  /** `refusedStatus`: the gateway refused the API key (HTTP 401/403), which no retry will fix. */
+  | { status: 'error'; message: string; checkedAt: number; refusedStatus?: number };
 
 export interface AvailabilityOptions {
   /** Re-check a disabled snapshot without a known `next_take_at` after this long. */
@@ -102,6 +104,15 @@ export class AvailabilitySnapshot {
     return this.checks.run(() => this.doRefresh());
   }
 
+  /**
+   * Asks the gateway again after any check in flight (which may have used an old API key): a
+   * newly saved key is checked with this.
+   */
+  async recheck(): Promise<AvailabilityState> {
+    await this.idle();
+    return this.refresh();
+  }
+
   /** Resolves when no check is in flight. */
   idle(): Promise<void> {
     return this.checks.idle();
@@ -138,7 +149,8 @@ export class AvailabilitySnapshot {
       }
     } catch (e) {
       this.failures += 1;
-      this.set({ status: 'error', message: e instanceof Error ? e.message : String(e), checkedAt: this.clock.now() });
+      const refusedStatus = isGatewayError(e) && e.kind === 'unauthorized' ? (e.status ?? 401) : undefined;
+      this.set({ status: 'error', message: e instanceof Error ? e.message : String(e), checkedAt: this.clock.now(), ...(refusedStatus ? { refusedStatus } : {}) });
       const backoff = Math.min(this.opts.errorBackoffMaxMs, this.opts.errorBackoffMs * 2 ** (this.failures - 1));
       this.scheduleRecheck(backoff);
     }

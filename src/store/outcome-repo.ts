@@ -72,6 +72,11 @@ export class OutcomeRepo {
       .map((r) => String(r.id));
   }
 
+  /** When the panel last showed a result (the user last looked), or null when never. */
+  lastSeenAt(): number | null {
+    return (this.db.scalar(`SELECT MAX(seen_at) FROM ${OUTCOMES_TABLE}`) as number | null | undefined) ?? null;
+  }
+
   /** The panel showed these results: their badge goes in every window. Returns how many were unseen. */
   markSeen(taskIds: readonly string[]): number {
     if (taskIds.length === 0) return 0;

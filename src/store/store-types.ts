@@ -64,7 +64,7 @@ export interface StoreReadTx {
   readonly windows: Pick<WindowRepo, 'get' | 'list' | 'handOffAnswer' | 'pendingHandOffs'>;
   readonly dispatch: Pick<DispatchRepo, 'get' | 'nextEnd'>;
   readonly runtime: Pick<RuntimeRepo, 'get'>;
-  readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
+  readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen' | 'lastSeenAt'>;
   readonly asks: Pick<AskRepo, 'list'>;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
 }

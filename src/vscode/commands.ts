@@ -2,8 +2,10 @@
 import * as vscode from 'vscode';
 import { setApiKeyFromArgument } from '../panel/api-key-command';
 import { bypassConfirmation, cancelConfirmation } from '../panel/confirmations';
+import { queuedNoticeText, taskStateWord } from '../panel/task-summary';
 import { confirmModal } from './confirm';
 import { isTerminalStatus, type PermissionMode } from '../core/types';
+import { shortTaskTitle } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
 import type { HostEngine } from '../engine/host-engine';
 import type { ApiKeyStore } from './api-key';
@@ -44,15 +46,20 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   register('offPeak.openPanel', () => void deps.panel.show());
   register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));
   // A key may be passed as the argument (automation); replacing a stored key that way asks first.
-  // Otherwise a password box asks for it.
-  register('offPeak.setApiKey', (key?: unknown) => (typeof key === 'string' ? setApiKeyFromArgument(deps.apiKey, key, confirmModal) : deps.apiKey.prompt()));
+  // Otherwise a password box asks for it, and the key saved is checked with the gateway.
+  register('offPeak.setApiKey', async (key?: unknown) => {
+    if (typeof key === 'string') return setApiKeyFromArgument(deps.apiKey, key, confirmModal);
+    if (!(await deps.apiKey.prompt())) return false;
+    await checkApiKey(deps);
+    return true;
+  });
   register('offPeak.clearApiKey', async () => {
     await deps.apiKey.clear();
     void vscode.window.showInformationMessage('Off-Peak gateway API key removed.');
   });
   register('offPeak.showTaskTerminal', async () => {
     const task = await pickTask(deps, (t) => t.startedAt !== null, 'Show the terminal of which task?');
-    if (task) deps.terminals.show(task.id, task.title || task.prompt);
+    if (task) deps.terminals.show(task.id, shortTaskTitle(task, task.id));
   });
   register('offPeak.cancelTask', async () => {
     const engine = deps.engine();
@@ -62,16 +69,33 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
 }
 
+/** A key was just saved: says whether the gateway accepted it (a refusal offers to set it again). */
+async function checkApiKey(deps: CommandDeps): Promise<void> {
+  const engine = deps.engine();
+  if (!engine) return;
+  const { apiKeyCheck } = await import('../panel/service-backend');
+  const check = apiKeyCheck(await engine.service.availability.recheck());
+  if (check.accepted === false) {
+    const again = await vscode.window.showWarningMessage(`Off-Peak Tasks: ${check.text}`, 'Set API key…');
+    if (again) await vscode.commands.executeCommand('offPeak.setApiKey');
+  } else {
+    void vscode.window.showInformationMessage(`Off-Peak Tasks: ${check.text}`);
+  }
+}
+
 async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['service']['listTasks']>[number]) => boolean, placeHolder: string) {
   const engine = await deps.whenStarted();
   if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
-  const tasks = engine.service.listTasks().filter(filter);
+  const asking = new Set(engine.pendingAsks().map((a) => a.taskId));
+  // Tasks waiting for an answer first: they are what the user most likely came for.
+  const tasks = engine.service.listTasks().filter(filter).sort((a, b) => Number(asking.has(b.id)) - Number(asking.has(a.id)));
   if (tasks.length === 0) {
     void vscode.window.showInformationMessage('No matching off-peak tasks.');
     return undefined;
   }
+  // A task whose agent waits for an answer says "needs input", as the status bar and the panel do.
   const pick = await vscode.window.showQuickPick(
-    tasks.map((t) => ({ label: t.title || t.prompt.slice(0, 60), description: t.status, detail: t.workspacePath, task: t })),
+    tasks.map((t) => ({ label: t.title || t.prompt.slice(0, 60), description: taskStateWord(t, asking), detail: t.workspacePath, task: t })),
     { placeHolder },
   );
   return pick?.task;
@@ -129,8 +153,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     workspacePath,
     workspaceIdentity: workspace?.identity ?? null,
   });
-  const where = task.queuePosition != null ? ` (#${task.queuePosition} in the queue)` : '';
-  void vscode.window.showInformationMessage(`Queued "${plainNotificationText(task.title, 80)}"${where}. It runs when the gateway admits it.`, 'Open Tasks').then((c) => c && deps.panel.show());
+  void vscode.window.showInformationMessage(queuedNoticeText(plainNotificationText(task.title, 80)), 'Open Tasks').then((c) => c && deps.panel.show());
   return task.id;
 }
 

@@ -54,19 +54,43 @@ export class TasksPanel implements vscode.Disposable {
   }
 
   private create(): void {
-    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
-    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
     const panel = vscode.window.createWebviewPanel('offPeak.tasks', this.title(), vscode.ViewColumn.Active, {
-      enableScripts: true,
+      ...this.webviewOptions(),
       retainContextWhenHidden: true,
-      localResourceRoots: [dist, media],
     });
-    panel.iconPath = vscode.Uri.joinPath(media, 'icon.svg');
+    this.adopt(panel);
+  }
+
+  /**
+   * A panel VS Code brings back after a window reload (the serializer registered for
+   * `offPeak.tasks`): it becomes this window's panel, its webview restores its scroll and expanded
+   * cards from the state it saved (vscode.setState). A second one, if any, is closed.
+   */
+  restore(panel: vscode.WebviewPanel): void {
+    if (this.panel && this.panel !== panel) {
+      panel.dispose();
+      return;
+    }
+    panel.webview.options = this.webviewOptions();
+    panel.title = this.title();
+    this.adopt(panel);
+  }
+
+  private webviewOptions(): vscode.WebviewOptions {
+    return {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.extensionUri, 'media')],
+    };
+  }
+
+  private adopt(panel: vscode.WebviewPanel): void {
+    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.svg');
     this.panel = panel;
     this.controller = this.connect(panel);
     panel.webview.html = this.html(panel.webview);
     // The webview cannot tell a background tab from a shown one: the snapshot says (unseen results).
-    panel.onDidChangeViewState(() => this.controller?.schedulePush());
+    // Hidden: what it showed is seen now (one rule for the cards' "New" marks and the counts).
+    panel.onDidChangeViewState(() => this.controller?.viewStateChanged());
     panel.onDidDispose(() => {
       this.controller?.dispose();
       this.controller = undefined;

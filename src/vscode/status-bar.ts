@@ -1,8 +1,9 @@
-// A status bar item: how many tasks run and wait, and how many results are new (no panel in any
-// window has shown them yet: the panel is an editor tab, which VS Code gives no badge); a click
-// opens the panel.
+// A status bar item: how many tasks need input (first, highlighted), run and wait, and how many
+// results are new (no panel in any window has shown them yet: the panel is an editor tab, which
+// VS Code gives no badge); its tooltip says what happened since the user last looked; a click
+// opens the panel. The wording is src/panel/task-summary.ts's, the same as the panel's.
 import * as vscode from 'vscode';
-import type { OffPeakTask } from '../core/types';
+import type { StatusBarView } from '../panel/task-summary';
 
 export class TaskStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('offPeak.status', vscode.StatusBarAlignment.Left, 10);
@@ -12,16 +13,14 @@ export class TaskStatusBar implements vscode.Disposable {
     this.item.command = 'offPeak.openPanel';
   }
 
-  update(tasks: readonly OffPeakTask[], unseenResults = 0): void {
-    const running = tasks.filter((t) => t.status === 'running' || t.status === 'awaiting').length;
-    const waiting = tasks.filter((t) => t.status === 'queued').length;
-    if (running === 0 && waiting === 0 && unseenResults === 0) {
+  update(view: StatusBarView): void {
+    if (!view.visible) {
       this.item.hide();
       return;
     }
-    const parts = [running > 0 ? `${running} running` : '', waiting > 0 ? `${waiting} queued` : '', unseenResults > 0 ? `${unseenResults} new` : ''].filter(Boolean);
-    this.item.text = `$(${unseenResults > 0 ? 'bell-dot' : 'watch'}) Off-Peak: ${parts.join(', ')}`;
-    this.item.tooltip = unseenResults > 0 ? `Off-Peak Tasks: ${unseenResults} result(s) you have not seen; open the panel` : 'Off-Peak Tasks: open the panel';
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor = view.highlight ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
   }
 

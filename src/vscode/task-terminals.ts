@@ -36,6 +36,16 @@ export class TaskTerminals implements vscode.Disposable {
     void this.ensure(taskId, title).feed.sync();
   }
 
+  /** Closes the terminals of tasks that no longer exist (deleted here or in another window). */
+  retainOnly(taskIds: ReadonlySet<string>): void {
+    for (const [taskId, entry] of this.terminals) {
+      if (taskIds.has(taskId)) continue;
+      this.terminals.delete(taskId);
+      entry.feed.dispose();
+      entry.terminal.dispose();
+    }
+  }
+
   private ensure(taskId: string, title: string): TaskTerminal {
     const existing = this.terminals.get(taskId);
     if (existing) return existing;

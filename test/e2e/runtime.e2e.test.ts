@@ -131,11 +131,11 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
 
     // Live: segment 1's output, its end, then segment 2 resuming, in one terminal.
     const liveText = live!.shown();
-    assert.match(liveText, /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*The ticket segment ended[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*\[off-peak\] Task completed\./);
+    assert.match(liveText, /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*\[off-peak\] Segment 1 ended \(time limit\); the task resumes with a new ticket\.[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*\[off-peak\] Task completed\./);
     // After a reload (a new terminal, nothing running): both segments from their logs, in order, with how each ended.
     const replayed = terminalFeed(h, created.id);
     await replayed.feed.sync();
-    assert.match(replayed.shown(), /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*Segment 1 ended: the ticket segment ended[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*Segment 2 ended: the task completed/);
+    assert.match(replayed.shown(), /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*Segment 1 ended \(time limit\); the task resumes with a new ticket[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*Segment 2 ended: the task completed/);
     replayed.feed.input('y');
     assert.match(replayed.shown(), /typing does nothing\.\n$/);
   });

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FakeAnthropicUpstream, lastMessageHasToolResult } from '../fixtures/fake-anthropic-upstream';
 import { tsNodeArgv, waitUntil } from './runtime-helpers';
+import { SEGMENT_END_MARK } from '../../src/core/segment-end';
 
 interface AgentRun {
   code: number | null;
@@ -189,6 +190,15 @@ describe('reference agent CLI (real process, fake upstream)', function () {
     assert.equal(run.code, 1);
     assert.equal(upstream.messageRequests().length, 2);
     assert.match(String(run.events.at(-1)?.error), /API error 400/);
+  });
+
+  it("item 6: the ticket proxy's segment-end refusal reads as a normal segment end, not a red API error", async () => {
+    // The refusal as the ticket proxy words it once the segment's ticket expired (src/agent/ticket-proxy.ts).
+    const message = `${SEGMENT_END_MARK} (ticket expired, code 3102); the task resumes with a new ticket`;
+    upstream.enqueue({ kind: 'error', status: 400, errorType: 'invalid_request_error', message, headers: { 'x-should-retry': 'false' } });
+    const run = await startAgent(['--session-id', 's9', '-p', 'go', ...common()], env, workspace).done;
+    assert.match(run.stdout, /■ Segment ended \(time limit\); the task resumes with a new ticket\n/);
+    assert.doesNotMatch(run.stdout, /API error|✗/);
   });
 
   it('rejects bad arguments with a clear message and refuses paths outside the workspace', async () => {

@@ -23,6 +23,8 @@ export interface PanelParts {
   store: TaskStore;
   clock: Clock;
   hasApiKey(): boolean;
+  /** The "Set API key…" password box: resolves false when dismissed (default: a key was saved). */
+  setApiKey?(): Promise<boolean>;
   /** The permission questions (a TaskRuntime, or none where no agent runs). */
   asks?: PanelAskSource;
 }
@@ -46,12 +48,12 @@ export interface Webview {
   raw: MessagePort;
 }
 
-export function connect(parts: PanelParts): { controller: PanelController; webview: Webview; host: Host; close(): void } {
+export function connect(parts: PanelParts): { controller: PanelController; webview: Webview; host: Host; close(): void; setVisible(visible: boolean): void } {
   const { port1, port2 } = new MessageChannel();
   const host: Host = { confirmAnswers: [], asked: [], configs: undefined, configLoads: 0 };
   const backend = createServiceBackend(parts.service, parts.store, {
     hasApiKey: async () => parts.hasApiKey(),
-    setApiKey: async () => undefined,
+    setApiKey: async () => (parts.setApiKey ? parts.setApiKey() : undefined),
     workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
     models: () => ['claude-sonnet-4-5'],
     configs: () => host.configs,
@@ -65,8 +67,10 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
     },
     notice: () => undefined,
   }, parts.asks ?? NO_ASKS);
+  let visible = true;
   const controller = new PanelController(
     {
+      visible: () => visible,
       postMessage: (m) => port1.postMessage(m),
       onDidReceiveMessage: (listener) => {
         const l = (data: unknown) => listener(data);
@@ -94,6 +98,11 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
     controller,
     webview,
     host,
+    /** VS Code shows or hides the panel (its tab). */
+    setVisible(v: boolean) {
+      visible = v;
+      controller.viewStateChanged();
+    },
     close() {
       controller.dispose();
       port1.close();

@@ -181,6 +181,37 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     );
   });
 
+  it('item 5: a refused API key reads "The gateway refused the API key (401)", not an outage; saving a key checks it', async () => {
+    link.close();
+    let nextKey: string | undefined;
+    link = connect({
+      service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined,
+      setApiKey: async () => {
+        if (nextKey === undefined) return false;
+        world.apiKey = nextKey;
+        return true;
+      },
+    });
+    const goodKey = world.apiKey;
+    world.apiKey = 'opk-wrong-key';
+    link.webview.channel.ready();
+    await world.windows[0].service.availability.refresh();
+    const refused = (await link.controller.snapshot()).availability;
+    assert.deepEqual(
+      { kind: refused.kind, reason: refused.reason, status: refused.refusedStatus, canCreate: refused.canCreate },
+      { kind: 'key_refused', reason: 'The gateway refused the API key (401).', status: 401, canCreate: false },
+    );
+    // The box dismissed: nothing saved, nothing checked.
+    assert.deepEqual(await link.webview.channel.request('setApiKey', {}), { saved: false });
+    nextKey = 'opk-another-wrong-key';
+    const again = await link.webview.channel.request('setApiKey', {});
+    assert.deepEqual(again, { saved: true, check: { accepted: false, text: 'The gateway refused the API key (401). Check the key and set it again.' } });
+    nextKey = goodKey;
+    const accepted = await link.webview.channel.request('setApiKey', {});
+    assert.deepEqual(accepted, { saved: true, check: { accepted: true, text: 'The gateway accepted the API key.' } });
+    assert.equal((await link.controller.snapshot()).availability.kind, 'enabled');
+  });
+
   it('History removal answers whether the row was hidden', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();

@@ -58,6 +58,30 @@ describe('unseen results on the cards (two windows, a panel each, over MessageCh
     assert.deepEqual(await a.webview.channel.request('markSeen', { taskIds: [id] }), { marked: 0 }, 'already seen: nothing left to mark');
   });
 
+  it('item 7: one rule for seen: a result shown in the open panel stays "New" (and counted) until the panel is hidden, then goes everywhere', async () => {
+    const id = await createTask('shown');
+    assert.equal(await world.windows[0].service.lifecycle.fail(id, { failureReason: 'the workspace folder no longer exists' }), true);
+    const [a] = links;
+    await until('unseen card in window A', () => cardOf(a.webview.states, id)?.unseen);
+    assert.deepEqual(await a.webview.channel.request('showing', { taskIds: [id] }), { held: 1 });
+    // While the panel is open the card keeps its mark, and the store (the status bar's count) agrees.
+    assert.equal((await a.controller.snapshot()).tasks.find((t) => t.id === id)?.unseen, true);
+    assert.deepEqual(world.windows[0].store.read((tx) => tx.outcomes.unseen()), [id]);
+    const lookedAt = world.clock.now();
+    a.setVisible(false);
+    await until('seen in the store once the panel is hidden', () => world.windows[0].store.read((tx) => tx.outcomes.unseen()).length === 0);
+    await until('the mark gone from the card', () => cardOf(a.webview.states, id)?.unseen === false);
+    assert.ok((await a.controller.snapshot()).lastSeenAt! >= lookedAt, 'the summary\'s "Since" moves to when the user looked');
+  });
+
+  it('item 7: a panel closed while showing a result marks it seen', async () => {
+    const id = await createTask('closed');
+    assert.equal(await world.windows[0].service.lifecycle.fail(id, { failureReason: 'gone' }), true);
+    await links[0].webview.channel.request('showing', { taskIds: [id] });
+    links[0].controller.dispose();
+    await until('seen once the panel closed', () => world.windows[0].store.read((tx) => tx.outcomes.unseen()).length === 0);
+  });
+
   it('queued and cancelled tasks are never marked unseen, and marking them changes nothing', async () => {
     const queued = await createTask('waits');
     const cancelled = await createTask('stopped');

@@ -45,7 +45,7 @@ describe('segment logs', () => {
     writeSegment(2, 3_000, 'resumed with ticket 2\n');
     const replay = new SegmentLogReplay({ runtimeDir, taskId: TASK, hostPid: -1 });
     const text = await replay.next([{ ordinal: 1, endReason: 'expired' }, { ordinal: 2, endReason: 'completed' }]);
-    const order = ['Segment 1 · ticket 1', 'first segment output', 'Segment 1 ended: interrupted', 'Segment 2 · ticket 1', 'after a reload', 'Segment 2 ended: the ticket segment ended', 'Segment 3 · ticket 2', 'resumed with ticket 2', 'Segment 3 ended: the task completed'];
+    const order = ['Segment 1 · ticket 1', 'first segment output', 'Segment 1 ended: interrupted', 'Segment 2 · ticket 1', 'after a reload', 'Segment 2 ended (time limit); the task resumes with a new ticket', 'Segment 3 · ticket 2', 'resumed with ticket 2', 'Segment 3 ended: the task completed'];
     const positions = order.map((needle) => text.indexOf(needle));
     assert.ok(positions.every((p) => p >= 0), `every part present in:\n${text}`);
     assert.deepEqual([...positions].sort((a, b) => a - b), positions, 'in running order');
@@ -172,7 +172,7 @@ describe('task terminal feed', () => {
     state.segment = live;
     await feed.sync();
     live.output('live line\n');
-    assert.match(shown(), /before the segment end\n──── Segment 1 ended: the ticket segment ended[\s\S]*Segment 2 · ticket 2[\s\S]*resumed so far\nlive line\n$/);
+    assert.match(shown(), /before the segment end\n──── Segment 1 ended \(time limit\); the task resumes with a new ticket[\s\S]*Segment 2 · ticket 2[\s\S]*resumed so far\nlive line\n$/);
     assert.equal(shown().match(/resumed so far/g)?.length, 1, 'the live segment is not also replayed from disk');
     feed.input('y\r');
     assert.deepEqual(live.input, ['y\n']);
@@ -187,6 +187,22 @@ describe('task terminal feed', () => {
     feed.input('x');
     assert.deepEqual(live.input, ['y\n']);
     assert.match(shown(), /typing does nothing/);
+  });
+
+  it('item 6: a live segment ending at its time limit reads "Segment 1 ended (time limit); the task resumes with a new ticket", not an error', async () => {
+    const dir = segmentDirOf(runtimeDir, TASK, 1, 1_000);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'agent.log'), '');
+    fs.writeFileSync(path.join(dir, 'agent.pid'), JSON.stringify({ pid: 1, hostPid: process.pid }));
+    const { state, feed, shown } = setup();
+    state.status = 'running';
+    state.tickets = [{ ordinal: 1, endReason: null }];
+    const live = new LiveSegment(path.join(dir, 'agent.log'), '');
+    state.segment = live;
+    await feed.sync();
+    live.end({ kind: 'segment-expired' } as SegmentOutcome);
+    assert.match(shown(), /\n\[off-peak\] Segment 1 ended \(time limit\); the task resumes with a new ticket\.\n$/);
+    assert.doesNotMatch(shown(), /error|✗/i);
   });
 
   it('a task running in another window: says so and shows its log so far', async () => {

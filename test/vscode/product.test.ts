@@ -104,5 +104,11 @@ describe('Off-Peak Tasks end to end in a real VS Code (demo gateway, reference a
 
     // The ticket is settled on the gateway (the settle outbox drains).
     await waitFor('the ticket to be settled', () => engine.service.ticketsOf(taskId).every((t) => t.settleState === 'settled'), 30_000);
+
+    // item 10: the terminal is named after the task's title, and deleting the task closes it.
+    const terminalName = `Off-Peak: ${done.title}`.slice(0, 60);
+    assert.ok(vscode.window.terminals.some((t) => t.name === terminalName), `a terminal named "${terminalName}": ${vscode.window.terminals.map((t) => t.name).join(', ')}`);
+    await engine.service.delete(taskId);
+    await waitFor('the deleted task\'s terminal to close', () => !vscode.window.terminals.some((t) => t.name === terminalName), 15_000);
   });
 });

@@ -1,0 +1,142 @@
+// What the status bar, the "Show Task Terminal…" picker and the top of the panel say about the
+// tasks as a whole, vscode-free and pure (the webview imports it too): one wording everywhere.
+// A running task whose agent waits for an answer is "needs input", never "running".
+import type { TaskStatus } from '../core/types';
+
+/** The part of a task these texts read. */
+export interface SummaryTask {
+  id: string;
+  status: TaskStatus;
+}
+
+export interface TaskCounts {
+  needsInput: number;
+  running: number;
+  queued: number;
+}
+
+/** `asking`: ids of the tasks whose agent waits on a permission question. */
+export function taskCounts(tasks: readonly SummaryTask[], asking: ReadonlySet<string>): TaskCounts {
+  const counts: TaskCounts = { needsInput: 0, running: 0, queued: 0 };
+  for (const t of tasks) {
+    const live = t.status === 'running' || t.status === 'awaiting';
+    if (live && asking.has(t.id)) counts.needsInput++;
+    else if (live) counts.running++;
+    else if (t.status === 'queued') counts.queued++;
+  }
+  return counts;
+}
+
+/** The word a list of tasks (the terminal picker) shows beside a task. */
+export function taskStateWord(task: SummaryTask, asking: ReadonlySet<string>): string {
+  if ((task.status === 'running' || task.status === 'awaiting') && asking.has(task.id)) return 'needs input';
+  return task.status === 'awaiting' ? 'running' : task.status;
+}
+
+export interface StatusBarView {
+  /** Hidden: nothing runs, waits or is new. */
+  visible: boolean;
+  text: string;
+  tooltip: string;
+  /** Some task waits for the user's answer: the item stands out (warning colours). */
+  highlight: boolean;
+}
+
+/** The status bar item: "N need input" first (and highlighted), then running, queued and new. */
+export function statusBarView(counts: TaskCounts, summary: ResultsSummary | undefined, unseenResults: number): StatusBarView {
+  const parts = [
+    counts.needsInput > 0 ? `${counts.needsInput} need${counts.needsInput === 1 ? 's' : ''} input` : '',
+    counts.running > 0 ? `${counts.running} running` : '',
+    counts.queued > 0 ? `${counts.queued} queued` : '',
+    unseenResults > 0 ? `${unseenResults} new` : '',
+  ].filter(Boolean);
+  const visible = parts.length > 0;
+  const icon = counts.needsInput > 0 ? 'question' : unseenResults > 0 ? 'bell-dot' : 'watch';
+  const summaryText = summary ? summaryLine(summary) : undefined;
+  const tooltip = [
+    'Off-Peak Tasks',
+    summaryText,
+    counts.needsInput > 0 ? `${counts.needsInput} task(s) wait for your answer (Allow or Deny on the card).` : undefined,
+    'Click to open the panel.',
+  ].filter(Boolean).join('\n');
+  return { visible, text: `$(${icon}) Off-Peak: ${parts.join(', ')}`, tooltip, highlight: counts.needsInput > 0 };
+}
+
+/** A result the summary counts: a finished task the user has not looked at yet, or a task waiting for an answer. */
+export interface SummaryCard {
+  id: string;
+  status: TaskStatus;
+  filesChanged: number | null;
+  /** Its result is new to the user. */
+  isNew: boolean;
+  /** Its agent waits on a question. */
+  needsInput: boolean;
+}
+
+export type SummaryFilter = 'completed' | 'needs_input' | 'failed' | 'files_changed';
+
+/** "Since 18:40: 3 completed · 1 needs input · 1 failed · 14 files changed", part by part. */
+export interface ResultsSummary {
+  /** When the user last looked (a result was last shown); null when never. */
+  since: number | null;
+  parts: { filter: SummaryFilter; count: number; text: string; taskIds: string[] }[];
+}
+
+/**
+ * What happened since the user last looked: new completed and failed results, tasks that need
+ * input, the files the new results changed. Undefined when no result is new (nothing to report).
+ */
+export function resultsSummary(cards: readonly SummaryCard[], since: number | null): ResultsSummary | undefined {
+  const fresh = cards.filter((c) => c.isNew && (c.status === 'completed' || c.status === 'failed'));
+  if (fresh.length === 0) return undefined;
+  const completed = fresh.filter((c) => c.status === 'completed');
+  const failed = fresh.filter((c) => c.status === 'failed');
+  const asking = cards.filter((c) => c.needsInput);
+  const changing = fresh.filter((c) => (c.filesChanged ?? 0) > 0);
+  const files = changing.reduce((n, c) => n + (c.filesChanged ?? 0), 0);
+  const parts: ResultsSummary['parts'] = [];
+  const ids = (list: readonly SummaryCard[]) => list.map((c) => c.id);
+  if (completed.length > 0) parts.push({ filter: 'completed', count: completed.length, text: `${completed.length} completed`, taskIds: ids(completed) });
+  if (asking.length > 0) parts.push({ filter: 'needs_input', count: asking.length, text: `${asking.length} need${asking.length === 1 ? 's' : ''} input`, taskIds: ids(asking) });
+  if (failed.length > 0) parts.push({ filter: 'failed', count: failed.length, text: `${failed.length} failed`, taskIds: ids(failed) });
+  if (files > 0) parts.push({ filter: 'files_changed', count: files, text: `${files} file${files === 1 ? '' : 's'} changed`, taskIds: ids(changing) });
+  return { since, parts };
+}
+
+/** "Since 18:40" (today) or "Since Nov 30, 18:40"; "New results" when the user never looked. */
+export function sinceText(since: number | null, now = Date.now()): string {
+  if (since === null) return 'New results';
+  const at = new Date(since);
+  const time = at.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  const sameDay = new Date(now).toDateString() === at.toDateString();
+  return sameDay ? `Since ${time}` : `Since ${at.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`;
+}
+
+/** The whole summary as one line (the status bar's tooltip). */
+export function summaryLine(summary: ResultsSummary, now = Date.now()): string {
+  return `${sinceText(summary.since, now)}: ${summary.parts.map((p) => p.text).join(' · ')}`;
+}
+
+/** The status bar as the host sees the store: its tasks, the open questions, the unseen results. */
+export function hostStatusView(
+  tasks: readonly (SummaryTask & { filesChanged: number | null })[],
+  asks: readonly { taskId: string }[],
+  unseen: readonly string[],
+  lastSeenAt: number | null,
+): StatusBarView {
+  const asking = new Set(asks.map((a) => a.taskId));
+  const fresh = new Set(unseen);
+  const summary = resultsSummary(
+    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: asking.has(t.id) && (t.status === 'running' || t.status === 'awaiting') })),
+    lastSeenAt,
+  );
+  return statusBarView(taskCounts(tasks, asking), summary, unseen.length);
+}
+
+/**
+ * The toast after "Queue Off-Peak Task…" from the palette. It names no queue position: the card
+ * is the one source for it (the position moves as other tickets are admitted; a toast cannot).
+ */
+export function queuedNoticeText(title: string): string {
+  return `Queued "${title}". It runs when the gateway admits it; the panel shows its place in the queue.`;
+}

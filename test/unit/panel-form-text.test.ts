@@ -1,0 +1,34 @@
+// What the create form and an expanded card say about a prompt (webview/format.ts).
+import assert from 'node:assert/strict';
+import { PROMPT_MAX_CHARS } from '../../src/protocol/webview';
+import { foldPrompt, promptHint } from '../../webview/format';
+
+describe('prompt texts in the panel', () => {
+  it('item 10: a counter appears near the length limit, and past it the form says how much too long', () => {
+    assert.deepEqual(promptHint('Fix the flaky test'), { counter: undefined, blocks: false });
+    const near = promptHint('x'.repeat(95_000));
+    assert.equal(near.counter, '95,000 / 100,000 characters');
+    assert.equal(near.blocks, false);
+    const over = promptHint('x'.repeat(PROMPT_MAX_CHARS + 12));
+    assert.equal(over.counter, '100,012 / 100,000 characters');
+    assert.equal(over.hint, 'The instructions are 12 characters too long: shorten them to queue the task.');
+    assert.equal(over.blocks, true);
+  });
+
+  it('item 10: instructions of only whitespace say why Queue is disabled; an empty form says nothing', () => {
+    assert.deepEqual(promptHint(''), { counter: undefined, blocks: true });
+    const blank = promptHint('  \n\t ');
+    assert.equal(blank.hint, 'The instructions are only spaces or line breaks: write what the agent should do.');
+    assert.equal(blank.blocks, true);
+  });
+
+  it('item 10: a long prompt folds after 20 lines with the count of the rest; a short one does not', () => {
+    const long = Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join('\n');
+    const folded = foldPrompt(long);
+    assert.equal(folded.text.split('\n').length, 20);
+    assert.equal(folded.text.split('\n').at(-1), 'line 20');
+    assert.equal(folded.hiddenLines, 40);
+    const short = 'one\ntwo\nthree';
+    assert.deepEqual(foldPrompt(short), { text: short, hiddenLines: 0 });
+  });
+});

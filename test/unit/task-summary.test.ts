@@ -1,0 +1,78 @@
+// The status bar, the terminal picker and the panel's morning summary (src/panel/task-summary.ts).
+import assert from 'node:assert/strict';
+import { hostStatusView, queuedNoticeText, resultsSummary, sinceText, summaryLine, taskCounts, taskStateWord } from '../../src/panel/task-summary';
+
+describe('task summary (status bar, terminal picker, morning summary)', () => {
+  it('item 2: tasks whose agent waits for an answer are "N need input", first and highlighted, never "running"', () => {
+    const tasks = [
+      { id: 'a', status: 'running' as const, filesChanged: null },
+      { id: 'b', status: 'running' as const, filesChanged: null },
+      { id: 'c', status: 'queued' as const, filesChanged: null },
+    ];
+    const asks = [{ taskId: 'a' }, { taskId: 'b' }];
+    const view = hostStatusView(tasks, asks, [], null);
+    assert.equal(view.text, '$(question) Off-Peak: 2 need input, 1 queued');
+    assert.equal(view.highlight, true);
+    assert.doesNotMatch(view.text, /running/);
+    assert.match(view.tooltip, /2 task\(s\) wait for your answer/);
+    const one = hostStatusView(tasks, [{ taskId: 'a' }], [], null);
+    assert.equal(one.text, '$(question) Off-Peak: 1 needs input, 1 running, 1 queued');
+    const none = hostStatusView(tasks, [], [], null);
+    assert.equal(none.text, '$(watch) Off-Peak: 2 running, 1 queued');
+    assert.equal(none.highlight, false);
+    // A question left over from a task that is no longer running counts for nothing.
+    assert.deepEqual(taskCounts([{ id: 'd', status: 'queued' }], new Set(['d'])), { needsInput: 0, running: 0, queued: 1 });
+  });
+
+  it('item 2: the Show Task Terminal picker says "needs input" for the same tasks', () => {
+    const asking = new Set(['a']);
+    assert.equal(taskStateWord({ id: 'a', status: 'running' }, asking), 'needs input');
+    assert.equal(taskStateWord({ id: 'b', status: 'running' }, asking), 'running');
+    assert.equal(taskStateWord({ id: 'c', status: 'completed' }, asking), 'completed');
+  });
+
+  it('item 11: the summary says what happened since the user last looked, part by part, each naming its cards', () => {
+    const cards = [
+      { id: 'c1', status: 'completed' as const, filesChanged: 10, isNew: true, needsInput: false },
+      { id: 'c2', status: 'completed' as const, filesChanged: 4, isNew: true, needsInput: false },
+      { id: 'c3', status: 'completed' as const, filesChanged: 0, isNew: true, needsInput: false },
+      { id: 'old', status: 'completed' as const, filesChanged: 7, isNew: false, needsInput: false },
+      { id: 'f1', status: 'failed' as const, filesChanged: null, isNew: true, needsInput: false },
+      { id: 'r1', status: 'running' as const, filesChanged: null, isNew: false, needsInput: true },
+    ];
+    const since = new Date(2026, 10, 30, 18, 40).getTime();
+    const summary = resultsSummary(cards, since)!;
+    assert.equal(summaryLine(summary, since + 12 * 3600_000), 'Since Nov 30, 18:40: 3 completed · 1 needs input · 1 failed · 14 files changed'.replace('18:40', new Date(since).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })));
+    assert.deepEqual(summary.parts.map((p) => [p.filter, p.taskIds]), [
+      ['completed', ['c1', 'c2', 'c3']],
+      ['needs_input', ['r1']],
+      ['failed', ['f1']],
+      ['files_changed', ['c1', 'c2']],
+    ]);
+    assert.equal(resultsSummary(cards.map((c) => ({ ...c, isNew: false })), since), undefined, 'nothing new: no summary');
+    assert.equal(sinceText(null), 'New results');
+  });
+
+  it('item 11: the status bar tooltip says the same as the panel summary', () => {
+    const tasks = [
+      { id: 'c1', status: 'completed' as const, filesChanged: 3 },
+      { id: 'f1', status: 'failed' as const, filesChanged: null },
+      { id: 'r1', status: 'running' as const, filesChanged: null },
+    ];
+    const since = Date.now() - 60_000;
+    const view = hostStatusView(tasks, [{ taskId: 'r1' }], ['c1', 'f1'], since);
+    const panel = resultsSummary(
+      tasks.map((t) => ({ ...t, isNew: t.id !== 'r1', needsInput: t.id === 'r1' })),
+      since,
+    )!;
+    assert.equal(view.tooltip.split('\n')[1], summaryLine(panel));
+    assert.match(view.tooltip, /: 1 completed · 1 needs input · 1 failed · 3 files changed/);
+    assert.equal(view.text, '$(question) Off-Peak: 1 needs input, 2 new');
+  });
+
+  it('item 7: the palette\'s "Queued" toast names no queue position: the card is the one source for it', () => {
+    const text = queuedNoticeText('Fix the flaky test');
+    assert.equal(text, 'Queued "Fix the flaky test". It runs when the gateway admits it; the panel shows its place in the queue.');
+    assert.doesNotMatch(text, /#\d/);
+  });
+});

@@ -1,0 +1,158 @@
+// One task card: its head (title, phase, actions), the agent's question, failure, details and the
+// edit form. Every text from the task is rendered as plain text (JSX escapes it).
+import { memo } from 'preact/compat';
+import { useContext, useEffect, useState } from 'preact/hooks';
+import type { SegmentView, TaskCard } from '../src/protocol/webview';
+import { ActionButton } from './action-button';
+import type { AnswerOwner } from './ask-input';
+import { AskPrompt } from './ask-prompt';
+import { sameUsage } from './card-extras';
+import { GatewayOutageLine, UsageTotal } from './card-extras-view';
+import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
+import type { Act } from './act';
+import type { HostChannel } from './host-channel';
+import { Segments } from './segments';
+import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
+import { PERMISSION_MODE_CHOICES, TaskForm } from './task-form';
+import { ViewStateContext } from './view-state';
+
+export interface CardProps {
+  card: TaskCard;
+  /** Its result is new to the user: unseen, or first shown while the panel is open now. */
+  isNew: boolean;
+  models: string[];
+  /** The ticking clock for cards with a running duration; 0 for the others (so they do not re-render). */
+  now: number;
+  act: Act;
+  channel: HostChannel;
+  onError(message: string | undefined): void;
+  onMessage(message: string | undefined, owner?: AnswerOwner): void;
+}
+
+export function sameCard(a: TaskCard, b: TaskCard): boolean {
+  for (const key of Object.keys(a) as (keyof TaskCard)[]) {
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage') continue;
+    if (a[key] !== b[key]) return false;
+  }
+  if (!sameUsage(a.usage, b.usage)) return false;
+  // Each snapshot carries new ask objects: the same question is the same id.
+  if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more) return false;
+  const x = a.actions;
+  const y = b.actions;
+  return x.pause === y.pause && x.continue === y.continue && x.edit === y.edit && x.cancel === y.cancel && x.delete === y.delete;
+}
+
+/** A new snapshot re-renders only the cards whose content changed. */
+export const Card = memo(CardView, (prev: CardProps, next: CardProps) =>
+  prev.now === next.now && prev.isNew === next.isNew && prev.models === next.models && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
+);
+
+function CardView({ card, isNew, now, models, act, channel, onError, onMessage }: CardProps) {
+  const [editing, setEditing] = useState(false);
+  const [followingUp, setFollowingUp] = useState(false);
+  const [segments, setSegments] = useState<SegmentView[] | undefined>();
+  // Expanded cards stay expanded across a window reload (the panel's saved view state).
+  const viewState = useContext(ViewStateContext);
+  const [expanded, setExpandedState] = useState(() => viewState?.isExpanded(card.id) ?? false);
+  const setExpanded = (open: boolean) => {
+    setExpandedState(open);
+    viewState?.setExpanded(card.id, open);
+  };
+  const detailsId = `details-${card.id}`;
+  const loadSegments = () => void act(channel.request('segments', { taskId: card.id })).then((r) => r && setSegments(r.segments));
+  useEffect(() => {
+    if (expanded) loadSegments();
+  }, [expanded, card.segments, card.status]);
+  const elapsed = card.startedAt ? formatDuration((card.endedAt ?? now) - card.startedAt) : undefined;
+  const run = (work: Promise<unknown>) => void act(work);
+  return (
+    <li class={`card ${card.phase}`} data-testid={`card-${card.id}`} data-phase={card.phase} aria-label={`${card.title}: ${phaseLabel(card)}`}>
+      <div class="card-head">
+        <button type="button" class="icon expand" data-testid="expand" aria-expanded={expanded} aria-controls={detailsId} title={expanded ? 'Hide details' : 'Show details and segments'} onClick={() => setExpanded(!expanded)}>
+          <span class={`codicon codicon-chevron-${expanded ? 'down' : 'right'}`} aria-hidden="true" />
+        </button>
+        <span class={`phase-icon codicon codicon-${PHASE_ICONS[card.phase]}`} aria-hidden="true" />
+        <span class="title" title={card.title} data-testid="title">{card.title}</span>
+        {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
+        <FollowUpMark title={card.followUpOfTitle} />
+        <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
+        {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
+        <UsageTotal usage={card.usage} />
+        <span class="actions" role="group" aria-label="Task actions">
+          {card.actions.pause && <ActionButton testid="pause" icon="debug-pause" label="Pause" onClick={() => run(channel.request('pause', { taskId: card.id }))} />}
+          {card.actions.continue && (
+            <ActionButton
+              testid="continue"
+              icon="debug-continue"
+              label="Continue"
+              onClick={() =>
+                void act(channel.request('continue', { taskId: card.id })).then((r) => {
+                  if (r?.ticket === 'retake_pending') onMessage(`"${card.title}" is queued again, but no new ticket could be taken yet${r.error ? ` (${r.error})` : ''}; it is retried automatically.`);
+                  else onMessage(undefined);
+                })
+              }
+            />
+          )}
+          {card.actions.edit && <ActionButton testid="edit" icon="edit" label="Edit" onClick={() => setEditing(true)} />}
+          {card.startedAt != null && <ActionButton testid="terminal" icon="terminal" label="Terminal" onClick={() => run(channel.request('openTerminal', { taskId: card.id }))} />}
+          <SessionButtons taskId={card.id} openSession={card.actions.openSession} followUp={card.actions.followUp} act={act} channel={channel} onFollowUp={() => setFollowingUp(true)} />
+          {card.actions.cancel && <ActionButton testid="cancel" icon="stop-circle" label="Cancel" onClick={() => run(channel.request('cancel', { taskId: card.id }))} />}
+          {card.actions.delete && <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />}
+        </span>
+      </div>
+      {followingUp && <FollowUpForm taskId={card.id} taskTitle={card.title} act={act} channel={channel} onMessage={onMessage} onDone={() => setFollowingUp(false)} />}
+      {card.ask && (
+        <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={(text) => onMessage(text, { taskId: card.id, phase: card.phase, status: card.status, askId: card.ask!.id })} />
+      )}
+      <GatewayOutageLine since={card.gatewayUnreachableSince} />
+      {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
+      {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
+      {expanded && (
+        <div class="details" id={detailsId} data-testid="details">
+          <PromptText prompt={card.prompt} />
+          <div class="meta">
+            <span title={card.workspacePath}><span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}</span>
+            {card.model && <span>{card.model}</span>}
+            <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
+            <span>Queued {formatTime(card.queuedAt)}</span>
+            {card.filesChanged != null ? <span>{card.filesChanged} files changed</span> : (card.phase === 'completed' || card.phase === 'failed') && <span>Files changed: unknown</span>}
+            <FollowUpMark title={card.followUpOfTitle} />
+          </div>
+          <Segments segments={segments} />
+        </div>
+      )}
+      {editing && (
+        <TaskForm
+          workspaces={[{ name: card.workspacePath, path: card.workspacePath }]}
+          models={models}
+          focusTick={1}
+          initial={card}
+          submit={async (input) => {
+            await channel.request('editTask', {
+              taskId: card.id,
+              patch: { title: input.title, prompt: input.prompt, permissionMode: input.permissionMode, model: input.model, thoughtLevel: input.thoughtLevel },
+            });
+          }}
+          onError={onError}
+          onDone={() => setEditing(false)}
+        />
+      )}
+    </li>
+  );
+}
+
+/** The task's prompt; a long one folds after PROMPT_FOLD_LINES lines behind "Show all". */
+function PromptText({ prompt }: { prompt: string }) {
+  const [all, setAll] = useState(false);
+  const folded = foldPrompt(prompt);
+  return (
+    <>
+      <p class="prompt" data-testid="prompt-text">{all ? prompt : folded.text}</p>
+      {folded.hiddenLines > 0 && (
+        <button type="button" class="more" data-testid="prompt-show-all" aria-expanded={all} onClick={() => setAll(!all)}>
+          {all ? 'Show less' : `Show all (${folded.hiddenLines} more lines)`}
+        </button>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,141 @@
+// The create form (also the edit form inside a card): title, instructions, workspace, permissions,
+// model and thinking level.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { CreateTaskForm, PanelState, TaskCard } from '../src/protocol/webview';
+import { promptHint } from './format';
+
+export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
+  { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
+  { value: 'acceptEdits', label: 'Accept edits', detail: 'File edits in the workspace go ahead without asking; commands still ask.' },
+  { value: 'plan', label: 'Plan only (read-only)', detail: 'The agent reads and plans but changes nothing.' },
+  { value: 'bypassPermissions', label: 'Bypass permissions', detail: 'Edits and commands run without asking. Use only in a workspace you can restore.' },
+];
+export const THOUGHT_LEVELS = ['', 'low', 'medium', 'high'];
+
+type Value = { value: string };
+export const valueOf = (e: Event): string => (e.currentTarget as unknown as Value).value ?? '';
+
+export function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError, initial, onDone }: {
+  workspaces: PanelState['workspaces'];
+  models: string[];
+  /** Why creating is not possible now (the submit button is disabled); undefined when it is. */
+  blockedText?: string;
+  focusTick: number;
+  /** Resolves false when nothing was done (a declined confirmation): the form keeps its input. */
+  submit(input: CreateTaskForm): Promise<boolean | void>;
+  onError(message: string | undefined): void;
+  initial?: TaskCard;
+  onDone?(): void;
+}) {
+  // An automatic title (the prompt's first line) stays automatic: an edited prompt renames the task.
+  const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : '');
+  const [prompt, setPrompt] = useState(initial?.prompt ?? '');
+  const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? workspaces[0]?.path ?? '');
+  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? 'default');
+  const [model, setModel] = useState(initial?.model ?? '');
+  const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
+  const [busy, setBusy] = useState(false);
+  const promptRef = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (focusTick > 0) promptRef.current?.focus();
+  }, [focusTick]);
+  const editing = initial !== undefined;
+  const blocked = !editing && blockedText !== undefined;
+  const promptState = promptHint(prompt);
+  const canSubmit = !busy && !blocked && !promptState.blocks;
+  const onSubmit = async (e: Event) => {
+    e.preventDefault();
+    // Enter in a field must not send a form the button would not send.
+    if (!canSubmit) return;
+    setBusy(true);
+    try {
+      const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null });
+      onError(undefined);
+      if (done === false) return;
+      if (!editing) {
+        setTitle('');
+        setPrompt('');
+      }
+      onDone?.();
+    } catch (err) {
+      onError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const onTitleKey = (e: KeyboardEvent) => {
+    if (e.key !== 'Enter') return;
+    // Enter in the title goes on to the instructions; it never submits an empty prompt.
+    e.preventDefault();
+    if (prompt.trim() === '') promptRef.current?.focus();
+    else void onSubmit(e);
+  };
+  const mode = PERMISSION_MODE_CHOICES.find((m) => m.value === permissionMode);
+  return (
+    <form class="task-form" onSubmit={onSubmit} data-testid={editing ? 'edit-form' : 'create-form'} aria-label={editing ? 'Edit task' : 'New task'}>
+      {!editing && <h2><span class="codicon codicon-add" aria-hidden="true" /> New task</h2>}
+      <vscode-label for={editing ? `title-${initial.id}` : 'title'}>Title</vscode-label>
+      <vscode-textfield
+        id={editing ? `title-${initial.id}` : 'title'}
+        data-testid="title"
+        placeholder="Optional; the prompt's first line otherwise"
+        value={title}
+        onInput={(e) => setTitle(valueOf(e))}
+        onKeyDown={onTitleKey}
+      />
+      <vscode-label for={editing ? `prompt-${initial.id}` : 'prompt'}>Instructions</vscode-label>
+      <vscode-textarea
+        id={editing ? `prompt-${initial.id}` : 'prompt'}
+        ref={promptRef}
+        data-testid="prompt"
+        rows={5}
+        resize="vertical"
+        placeholder="What should the agent do?"
+        value={prompt}
+        onInput={(e) => setPrompt(valueOf(e))}
+      />
+      {(promptState.counter || promptState.hint) && (
+        <p class="hint prompt-hint" data-testid="prompt-hint" role="status">
+          {promptState.counter && <span class="counter" data-testid="prompt-counter">{promptState.counter}</span>}
+          {promptState.counter && promptState.hint && ' · '}
+          {promptState.hint}
+        </p>
+      )}
+      <div class="row">
+        <div>
+          <vscode-label>Workspace</vscode-label>
+          <vscode-single-select data-testid="workspace" value={workspacePath} disabled={editing} onChange={(e) => setWorkspace(valueOf(e))}>
+            {workspaces.map((w) => <vscode-option key={w.path} value={w.path}>{w.name}</vscode-option>)}
+          </vscode-single-select>
+        </div>
+        <div>
+          <vscode-label>Permissions</vscode-label>
+          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskForm['permissionMode'])}>
+            {PERMISSION_MODE_CHOICES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
+          </vscode-single-select>
+        </div>
+        <div>
+          <vscode-label>Model</vscode-label>
+          <vscode-single-select data-testid="model" value={model} onChange={(e) => setModel(valueOf(e))}>
+            <vscode-option value="">Gateway default</vscode-option>
+            {models.map((m) => <vscode-option key={m} value={m}>{m}</vscode-option>)}
+          </vscode-single-select>
+        </div>
+        <div>
+          <vscode-label>Thinking</vscode-label>
+          <vscode-single-select data-testid="thought-level" value={thoughtLevel} onChange={(e) => setThought(valueOf(e))}>
+            {THOUGHT_LEVELS.map((l) => <vscode-option key={l} value={l}>{l || 'Default'}</vscode-option>)}
+          </vscode-single-select>
+        </div>
+      </div>
+      {mode && <p class="hint permission-detail" data-testid="permission-detail">{mode.detail}</p>}
+      <div class="buttons">
+        <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>
+          {editing ? 'Save' : 'Queue task'}
+        </vscode-button>
+        {onDone && <vscode-button secondary data-testid="discard" onClick={() => onDone()}>{editing ? 'Discard' : 'Close'}</vscode-button>}
+        {blocked && <span class="hint" data-testid="availability" role="status">{blockedText}</span>}
+      </div>
+    </form>
+  );
+}
