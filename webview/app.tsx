@@ -21,6 +21,7 @@ import {
   SECTIONS,
   ticks,
 } from './format';
+import { QuestionList, RefusalMark, sameRefusals } from './questions';
 
 const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
   { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
@@ -366,11 +367,11 @@ interface CardProps {
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'refusals') continue;
     if (a[key] !== b[key]) return false;
   }
   // Each snapshot carries new ask objects: the same question is the same id.
-  if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more) return false;
+  if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
   const x = a.actions;
   const y = b.actions;
   return x.pause === y.pause && x.continue === y.continue && x.edit === y.edit && x.cancel === y.cancel && x.delete === y.delete;
@@ -402,6 +403,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         <span class="title" title={card.title} data-testid="title">{card.title}</span>
         {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
         <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
+        <RefusalMark refusals={card.refusals} />
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
         <span class="actions" role="group" aria-label="Task actions">
           {card.actions.pause && <ActionButton testid="pause" icon="debug-pause" label="Pause" onClick={() => run(channel.request('pause', { taskId: card.id }))} />}
@@ -438,6 +440,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
             {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
           </div>
           <Segments segments={segments} />
+          <QuestionList taskId={card.id} channel={channel} reloadKey={`${card.status}:${card.ask?.id ?? ''}:${card.refusals?.denied ?? 0}`} />
         </div>
       )}
       {editing && (
@@ -542,6 +545,7 @@ function History({ history, act, channel }: { history: PanelState['history']; ac
           <li class="history-row" key={h.taskId} data-testid={`history-${h.taskId}`}>
             <span class="title" title={h.title}>{h.title}</span>
             <span class={`status ${h.status}`}>{HISTORY_LABELS[h.status]}</span>
+            <RefusalMark refusals={h.refusals} />
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
             <span class="duration">{formatDuration(h.durationMs)}</span>
             <span class="actions">

@@ -89,6 +89,8 @@ export interface AgentAsk {
   agentAskId: string;
   tool: string;
   summary: string;
+  /** The tool's whole input, when the agent gives it (the stored decision of a parked question matches on it). */
+  input?: unknown;
   deadlineAt: number | null;
 }
 
@@ -184,6 +186,7 @@ export class ReferenceAgentAdapter implements AgentAdapter {
             agentAskId: event.ask_id,
             tool: String(event.tool ?? ''),
             summary: String(event.summary ?? ''),
+            input: event.input,
             deadlineAt: typeof event.deadline_at === 'number' ? event.deadline_at : null,
           });
         } else if (event.type === 'input_answered' && typeof event.ask_id === 'string') {

@@ -32,6 +32,8 @@ export type SegmentOutcome =
   | { kind: 'cancelled' }
   /** The host stopped the segment (shutdown, restart): requeue, resume the same session. */
   | { kind: 'interrupted' }
+  /** Nobody answered the agent's question in time: the task parks on it (docs/flows.md#questions-park-the-task). */
+  | { kind: 'parked'; askId: string }
   | { kind: 'failed'; reason: string; exitCode: number | null };
 
 export interface StopTimings {
@@ -61,7 +63,7 @@ export interface SegmentRunOptions {
 
 /** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
 export interface SegmentAsks {
-  ask(request: { tool: string; summary: string; deadlineAt?: number | null }, deliver: AskDelivery): PendingAsk;
+  ask(request: { tool: string; summary: string; input?: unknown; deadlineAt?: number | null }, deliver: AskDelivery): PendingAsk;
   /** An answer typed in the task's terminal, read by the host (an agent that does not read its terminal). */
   answer(askId: string, decision: AskDecision, by: 'terminal'): unknown;
   settle(askId: string, decision: AskDecision, by: AskAnsweredBy): void;
@@ -79,7 +81,8 @@ export class SegmentRun {
   private readonly views = new Set<TerminalView>();
   private replay = '';
   private stderrTail = '';
-  private stopReason: 'cancelled' | 'interrupted' | 'expired' | null = null;
+  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'parked' | null = null;
+  private parkedAskId: string | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
   /** The agent's ask ids -> the broker's, while open. */
@@ -232,6 +235,19 @@ export class SegmentRun {
     return this.stop();
   }
 
+  /**
+   * Nobody answered `askId` in time and the task parks on it: stop the agent (resumably, as for an
+   * interruption); the outcome is `parked`, the session resumes once the question is answered.
+   */
+  park(askId: string): Promise<void> {
+    if (this.stopReason === null) {
+      this.stopReason = 'parked';
+      this.parkedAskId = askId;
+      this.show(`\n[off-peak] nobody answered in time: the task waits for your answer without holding capacity, and resumes this session once it is answered\n`);
+    }
+    return this.stop();
+  }
+
   /** A question from the permission relay (Claude Code): pending at the host, shown and answerable here. */
   private relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
     if (this.exited) return Promise.resolve(ENDED_ANSWER);
@@ -241,14 +257,15 @@ export class SegmentRun {
         if (i >= 0) this.relayAsks.splice(i, 1);
       };
       // The summary is what the tool would do; the card and the terminal show the tool's name beside it.
-      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input) }, (decision, by) => {
+      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input), input: request.input }, (decision, by) => {
         close();
         this.show(`\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
         resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
       });
       if (this.relayAsks.push(ask) === 1) this.typed.reset();
       const seconds = Math.max(0, Math.round((ask.deadlineAt - ask.askedAt) / 1000));
-      this.show(`\n? Allow ${ask.tool}: ${ask.summary}? [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+      const unanswered = ask.onDeadline === 'park' ? `the task waits for the answer without holding capacity after ${seconds} s` : `denied automatically in ${seconds} s`;
+      this.show(`\n? Allow ${ask.tool}: ${ask.summary}? [y/N] (type here or answer in VS Code; ${unanswered}) `);
       signal.addEventListener(
         'abort',
         () => {
@@ -399,6 +416,7 @@ export class SegmentRun {
   private outcome(code: number | null, signal: NodeJS.Signals | null): SegmentOutcome {
     if (this.stopReason === 'cancelled') return { kind: 'cancelled' };
     if (this.stopReason === 'interrupted') return { kind: 'interrupted' };
+    if (this.stopReason === 'parked' && this.parkedAskId) return { kind: 'parked', askId: this.parkedAskId };
     if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
     const result = this.reader.result();
     if (code === 0 && result?.ok) return { kind: 'completed', summary: result.summary, exitCode: code };
@@ -417,6 +435,8 @@ export class SegmentRun {
 const DENY_MESSAGES: Record<AskAnsweredBy, string> = {
   host: 'The user denied this action. Do not retry it; find another way or stop.',
   terminal: 'The user denied this action. Do not retry it; find another way or stop.',
+  'other-window': 'The user denied this action. Do not retry it; find another way or stop.',
+  stored: 'The user denied this action while the task waited for the answer. Do not retry it; find another way or stop.',
   timeout: 'Nobody answered the permission question in time, so it was denied. Do not retry the same action.',
   ended: 'The working segment ended before the question was answered.',
 };
@@ -426,6 +446,8 @@ const ENDED_ANSWER: PermissionRelayAnswer = { decision: 'deny', message: DENY_ME
 const ANSWERED_BY_TEXT: Record<AskAnsweredBy, string> = {
   host: ' (answered outside this terminal)',
   terminal: '',
+  'other-window': ' (answered in another window)',
+  stored: ' (your answer while the task waited)',
   timeout: ': nobody answered in time',
   ended: ': the segment ended',
 };

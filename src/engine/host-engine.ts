@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
-import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
+import { DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../agent/asks';
 import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/task-runtime';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
@@ -48,8 +48,12 @@ export interface HostEngineOptions {
    * [execPath, '<ext>/dist/permission-mcp.js']. Without it Claude Code denies its own asks.
    */
   permissionRelay?: { command: string; args: string[]; env?: Record<string, string> };
-  /** An unanswered permission question is denied after this long (default 10 min). */
+  /** In `deny` mode, an unanswered permission question is denied after this long (default 10 min). */
   askTimeoutMs?: number;
+  /** What an unanswered question does (`offPeak.unansweredQuestion`): park the task (default) or deny. */
+  unansweredQuestion?: UnansweredQuestion;
+  /** In `park` mode, how long a question waits before the task parks (default 10 min). */
+  askParkMs?: number;
   keepAwake: () => boolean;
   /** sql-wasm.wasm beside the extension bundle. */
   wasmPath?: string;
@@ -115,14 +119,18 @@ export class HostEngine {
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
+    const unanswered = options.unansweredQuestion ?? 'park';
+    const askParkMs = options.askParkMs ?? DEFAULT_ASK_PARK_MS;
+    // The agent's own deadline is a safety net behind the host's: in park mode it comes well after the park.
+    const agentAskTimeoutMs = unanswered === 'park' ? askParkMs + 5 * 60_000 : askTimeoutMs;
     const adapters: Partial<Record<AgentKind, AgentAdapter>> = {
       reference: new ReferenceAgentAdapter({
         ...options.referenceAgent,
-        askTimeoutMs,
+        askTimeoutMs: agentAskTimeoutMs,
         sessionsDir: referenceSessionsDir,
       }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs });
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs: agentAskTimeoutMs });
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
     // One local port for all of this window's segments: a remote window offers each new port for forwarding.
     const proxyListener = new LoopbackProxyServer();
@@ -152,6 +160,8 @@ export class HostEngine {
       keepAwake,
       proxyListener,
       askTimeoutMs: () => askTimeoutMs,
+      unansweredQuestion: () => unanswered,
+      askParkMs: () => askParkMs,
       ...options.runtimeTuning,
       onEvent: (event) => {
         options.onRuntimeEvent?.(event);
@@ -231,17 +241,44 @@ export class HostEngine {
     };
   }
 
-  /** The open permission questions of every window's agents (oldest first). */
+  /**
+   * The open permission questions of every window's agents, and the questions parked tasks wait
+   * on (docs/flows.md#questions-park-the-task), oldest first.
+   */
   pendingAsks(taskId?: string): PendingAsk[] {
-    return this.asks.pending(taskId);
+    return [...this.asks.pending(taskId), ...this.parkedAsks(taskId)].sort((a, b) => a.askedAt - b.askedAt);
   }
 
   /**
    * Answers a permission question (the first answer wins: host, terminal or deadline); one asked
-   * in another window gets the answer through the shared DB.
+   * in another window gets the answer through the shared DB; one a task parked on is answered in
+   * the DB, from any window, and the task is queued to resume.
    */
-  answerAsk(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
-    return this.asks.answer(taskId, askId, decision);
+  async answerAsk(taskId: string, askId: string, decision: AskDecision): Promise<AnswerResult> {
+    const result = await this.asks.answer(taskId, askId, decision);
+    if (result !== 'unknown') return result;
+    return this.service.lifecycle.answerParked(taskId, askId, decision, 'host');
+  }
+
+  private parkedAsks(taskId?: string): PendingAsk[] {
+    try {
+      return this.store.read((tx) => {
+        const parked = tx.tasks.list({ status: 'needs_input', ...(taskId ? { ids: [taskId] } : {}) }).map((t) => t.id);
+        return tx.questions.parkedOpen(parked).map((q) => ({
+          id: q.askId,
+          taskId: q.taskId,
+          tool: q.tool,
+          summary: q.summary,
+          askedAt: q.askedAt,
+          deadlineAt: q.parkedAt ?? q.askedAt,
+          onDeadline: 'park' as const,
+          inputDigest: q.inputDigest,
+          parkedAt: q.parkedAt ?? q.askedAt,
+        }));
+      });
+    } catch {
+      return [];
+    }
   }
 
   /** Fires when a permission question is asked or answered in any window; fires until the returned subscription is disposed. */
@@ -276,6 +313,7 @@ export class HostEngine {
     await this.windows.stop();
     await this.remoteCancels.idle();
     await this.runtime.shutdown();
+    await this.runtime.questions.idle();
     await this.asks.stop();
     await this.proxyListener.close();
     await this.scheduler.idle();

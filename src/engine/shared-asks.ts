@@ -107,7 +107,7 @@ export class SharedAsks {
   private applyAnswersLeftHere(): void {
     for (const ask of this.readShared()) {
       if (ask.windowId !== this.options.windowId || ask.answer === null) continue;
-      const result = this.options.runtime.answerAsk(ask.taskId, ask.id, ask.answer);
+      const result = this.options.runtime.answerAsk(ask.taskId, ask.id, ask.answer, 'other-window');
       this.log(`asks: an answer from another window for ${ask.taskId}: ${result}`);
     }
     // Answered questions leave the runtime (and so the DB); a stale one is withdrawn here.

@@ -13,6 +13,7 @@ import {
   type HostToWebview,
   type PanelMethod,
   type PanelState,
+  type RefusalCount,
   type RequestHandlers,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
@@ -35,6 +36,8 @@ export interface PanelBackend extends RequestHandlers {
   pendingAsks(): PendingAsk[];
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
+  /** Denied questions by task ("N actions denied (M automatically)"); absent: none recorded. */
+  refusals?(): ReadonlyMap<string, RefusalCount>;
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
@@ -88,12 +91,16 @@ export class PanelController extends Disposable {
     const asks = new Map<string, PendingAsk[]>();
     for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
     const unseen = this.backend.unseenTaskIds();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id)));
+    const refusals = this.backend.refusals?.() ?? new Map<string, RefusalCount>();
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), refusals.get(t.id)));
     return {
       version: ++this.version,
       now,
       tasks,
-      history: this.backend.history(),
+      history: this.backend.history().map((h) => {
+        const r = refusals.get(h.taskId);
+        return r && r.denied > 0 ? { ...h, refusals: r } : h;
+      }),
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),
       models: this.backend.models(),

@@ -2,7 +2,7 @@
 import type { PendingAsk } from '../agent/asks';
 import { canEdit, canTransition } from '../core/task-state';
 import type { OffPeakTask, TicketRecord } from '../core/types';
-import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
+import type { CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
@@ -20,6 +20,8 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
     case 'running':
     case 'awaiting':
       return currentTicket?.activeAt != null ? 'running' : 'waiting_for_admission';
+    case 'needs_input':
+      return 'needs_input';
     case 'queued':
       // It ran before: a segment ended and the same session resumes once a new ticket is admitted.
       if (task.startedAt !== null && !task.schedulable) return 'between_segments';
@@ -28,20 +30,24 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
   }
 }
 
-/** The oldest open question of a running task (the agent waits on it), or null. */
+/** The oldest open question of a running task (the agent waits on it) or of a parked one, or null. */
 export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardAsk | null {
-  // An ask outlives nothing: once the task stops running, a leftover would offer a useless button.
-  const open = task.status === 'running' || task.status === 'awaiting' ? asks.filter((a) => a.taskId === task.id) : [];
+  // An ask outlives nothing: once the task stops running (or waiting parked), a leftover would offer a useless button.
+  const live = task.status === 'running' || task.status === 'awaiting' || task.status === 'needs_input';
+  const open = live ? asks.filter((a) => a.taskId === task.id && (task.status === 'needs_input') === (a.parkedAt !== undefined)) : [];
   const first = open.reduce<PendingAsk | undefined>((oldest, a) => (oldest && oldest.askedAt <= a.askedAt ? oldest : a), undefined);
   if (!first) return null;
-  return { id: first.id, tool: first.tool, question: first.summary, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
+  const card: CardAsk = { id: first.id, tool: first.tool, question: first.summary, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
+  if (first.onDeadline) card.onDeadline = first.onDeadline;
+  if (first.parkedAt !== undefined) card.parkedAt = first.parkedAt;
+  return card;
 }
 
 /**
  * `asks`: the open permission questions of this task's agent, when this window runs it.
  * `unseen`: its result has not been shown by any panel yet.
  */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false): TaskCard {
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, refusals?: RefusalCount): TaskCard {
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
     id: task.id,
@@ -64,6 +70,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
+    ...(refusals && refusals.denied > 0 ? { refusals } : {}),
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).
       pause: canTransition(task, 'pause'),

@@ -132,7 +132,7 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
   if (decision === 'ask') {
     const deadline = Date.now() + opts.askTimeoutMs;
     // The tool_use id names the question: unique in the session, and the host answers by it.
-    opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, deadline_at: deadline });
+    opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, input: use.input, deadline_at: deadline });
     const answer = await opts.asker.ask(use.id, `  ? Allow ${summary}?`, opts.askTimeoutMs, opts.signal);
     opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });
     if (!answer.allowed) {

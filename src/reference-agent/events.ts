@@ -6,7 +6,8 @@
 export type ReferenceAgentEvent =
   | { type: 'session'; session_id: string; resumed: boolean; messages: number }
   /** `ask_id` names the question on the answer channel (`--answers-fd`). */
-  | { type: 'input_needed'; ask_id: string; tool: string; summary: string; deadline_at: number }
+  /** `input`: the tool's whole input (the host matches a stored answer on it). */
+  | { type: 'input_needed'; ask_id: string; tool: string; summary: string; input?: unknown; deadline_at: number }
   | { type: 'input_answered'; ask_id: string; tool: string; allowed: boolean; by: 'terminal' | 'host' | 'timeout' | 'interrupt' }
   | { type: 'tool'; tool: string; summary: string; ok: boolean }
   | { type: 'result'; ok: true; text: string; turns: number }

@@ -6,6 +6,7 @@
 import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from './dispatch-repo';
 import { AskRepo } from './ask-repo';
+import { QuestionRepo } from './question-repo';
 import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
 import { SqlDb } from './sql';
@@ -95,6 +96,7 @@ export class MemoryCopy {
       runtime: new RuntimeRepo(db, now),
       outcomes: new OutcomeRepo(db, now),
       asks: new AskRepo(db, now),
+      questions: new QuestionRepo(db, now),
     };
   }
 

@@ -12,6 +12,9 @@
  *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
  *     permission questions agents wait on, published by the window that runs them so every
  *     window's panel shows them, with an answer another window may leave for it.
+ * v7: `off_peak_task_questions`, the decision record: every permission question with its answer,
+ *     who or what answered it and when; a question a task parked on waits there for its answer.
+ *     (v5, v6 and v8 belong to other branches; the runner skips versions a file already has.)
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -28,10 +31,11 @@ export const RUNTIME_TABLE = 'off_peak_task_runtime';
 export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
-export const LATEST_SCHEMA_VERSION = 4;
+export const QUESTIONS_TABLE = 'off_peak_task_questions';
+export const LATEST_SCHEMA_VERSION = 7;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
-export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
+export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   tasks: [TASKS_TABLE],
   tickets: [TICKETS_TABLE],
@@ -40,6 +44,7 @@ export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   runtime: [RUNTIME_TABLE],
   outcomes: [OUTCOMES_TABLE],
   asks: [ASKS_TABLE],
+  questions: [QUESTIONS_TABLE],
 };
 export const STORE_TOPICS = Object.keys(TOPIC_TABLES) as StoreTopic[];
 
@@ -238,6 +243,32 @@ CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${
   BEGIN DELETE FROM ${ASKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
+/**
+ * v7: every permission question a task's agent asked, with its answer, who or what gave it and
+ * when (the decision record, docs/flows.md#questions-park-the-task). `parked_at`: the task parked on
+ * it; `input_digest` names the tool call so the resumed session's identical call is answered
+ * from the stored decision (`used_at`, once); `stated_at`: the continuation prompt told the agent.
+ */
+export const SCHEMA_V7_SQL = `
+CREATE TABLE IF NOT EXISTS ${QUESTIONS_TABLE} (
+  ask_id       TEXT PRIMARY KEY,
+  task_id      TEXT NOT NULL,
+  tool         TEXT NOT NULL,
+  summary      TEXT NOT NULL,
+  input_digest TEXT,
+  asked_at     INTEGER NOT NULL,
+  parked_at    INTEGER,
+  decision     TEXT,
+  answered_by  TEXT,
+  answered_at  INTEGER,
+  used_at      INTEGER,
+  stated_at    INTEGER
+);
+CREATE INDEX IF NOT EXISTS idx_${QUESTIONS_TABLE}_task ON ${QUESTIONS_TABLE}(task_id, asked_at);
+CREATE TRIGGER IF NOT EXISTS ${QUESTIONS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
+  BEGIN DELETE FROM ${QUESTIONS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+`;
+
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
 INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified_at, seen_at)
@@ -298,6 +329,14 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(SCHEMA_V4_SQL);
       db.exec(changeTriggersSql(db));
       db.run(BACKFILL_V4_SQL, [now, now]);
+    },
+  },
+  {
+    version: 7,
+    description: 'the decision record: every permission question of a task with its answer, who answered and when; a parked question waits here',
+    up: (db) => {
+      db.exec(SCHEMA_V7_SQL);
+      db.exec(changeTriggersSql(db));
     },
   },
 ];

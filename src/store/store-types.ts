@@ -9,6 +9,7 @@ import type { StoreNotice } from './errors';
 import type { FileLockOptions } from './file-lock';
 import type { AskRepo } from './ask-repo';
 import type { OutcomeRepo } from './outcome-repo';
+import type { QuestionRepo } from './question-repo';
 import type { RuntimeRepo } from './runtime-repo';
 import type { StoreTopic } from './schema';
 import type { TaskRepo } from './task-repo';
@@ -52,6 +53,7 @@ export interface StoreTx {
   readonly runtime: RuntimeRepo;
   readonly outcomes: OutcomeRepo;
   readonly asks: AskRepo;
+  readonly questions: QuestionRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -64,6 +66,7 @@ export interface StoreReadTx {
   readonly runtime: Pick<RuntimeRepo, 'get'>;
   readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
   readonly asks: Pick<AskRepo, 'list'>;
+  readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'denials'>;
 }
 
 export interface StoreChange {
