@@ -2,7 +2,7 @@
 // answer. Which window shows each one (exactly one across windows) is decided by the vscode-free
 // TaskNotices (src/engine/task-notices.ts); this is only the door to VS Code.
 import * as vscode from 'vscode';
-import type { TaskNotice } from '../engine/task-notices';
+import { refusalSentence, type TaskNotice } from '../engine/task-notices';
 import { plainNotificationText } from '../core/untrusted-text';
 
 export interface NotifierActions {
@@ -34,12 +34,16 @@ export class Notifier {
           });
         return;
       }
-      case 'completed':
-        void vscode.window.showInformationMessage(`Off-Peak task "${title}" completed.`, 'Open Tasks').then((c) => c && this.actions.showPanel());
+      case 'completed': {
+        // A completed task that was refused something says so: "completed" alone would hide it.
+        const denied = refusalSentence(notice.refusals);
+        const show = denied ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+        void show(`Off-Peak task "${title}" completed${denied ? `; ${denied}` : ''}.`, 'Open Tasks').then((c) => c && this.actions.showPanel());
         return;
+      }
       case 'failed':
         void vscode.window
-          .showErrorMessage(`Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}`, 'Show Terminal', 'Open Tasks')
+          .showErrorMessage(`Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}${notice.refusals ? ` (${refusalSentence(notice.refusals)})` : ''}`, 'Show Terminal', 'Open Tasks')
           .then((c) => (c === 'Show Terminal' ? this.actions.showTerminal(notice.taskId, rawTitle) : c && this.actions.showPanel()));
         return;
     }

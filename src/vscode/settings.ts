@@ -8,6 +8,9 @@ export interface OffPeakSettings {
   claudeCodePath: string;
   keepAwake: boolean;
   askTimeoutMinutes: number;
+  /** What an unanswered question does: park the task (default) or deny after askTimeoutMinutes. */
+  unansweredQuestion: 'park' | 'deny';
+  askParkMinutes: number;
 }
 
 export function readSettings(): OffPeakSettings {
@@ -19,5 +22,7 @@ export function readSettings(): OffPeakSettings {
     claudeCodePath: c.get<string>('claudeCodePath', 'claude') || 'claude',
     keepAwake: c.get<boolean>('keepAwake', true),
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
+    unansweredQuestion: c.get<string>('unansweredQuestion', 'park') === 'deny' ? 'deny' : 'park',
+    askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
   };
 }

@@ -15,13 +15,26 @@ export class TaskStatusBar implements vscode.Disposable {
   update(tasks: readonly OffPeakTask[], unseenResults = 0): void {
     const running = tasks.filter((t) => t.status === 'running' || t.status === 'awaiting').length;
     const waiting = tasks.filter((t) => t.status === 'queued').length;
-    if (running === 0 && waiting === 0 && unseenResults === 0) {
+    // Parked on a question: no agent runs; they wait for the user, so they come first.
+    const needInput = tasks.filter((t) => t.status === 'needs_input').length;
+    if (running === 0 && waiting === 0 && unseenResults === 0 && needInput === 0) {
       this.item.hide();
       return;
     }
-    const parts = [running > 0 ? `${running} running` : '', waiting > 0 ? `${waiting} queued` : '', unseenResults > 0 ? `${unseenResults} new` : ''].filter(Boolean);
-    this.item.text = `$(${unseenResults > 0 ? 'bell-dot' : 'watch'}) Off-Peak: ${parts.join(', ')}`;
-    this.item.tooltip = unseenResults > 0 ? `Off-Peak Tasks: ${unseenResults} result(s) you have not seen; open the panel` : 'Off-Peak Tasks: open the panel';
+    const parts = [
+      needInput > 0 ? `${needInput} need${needInput === 1 ? 's' : ''} input` : '',
+      running > 0 ? `${running} running` : '',
+      waiting > 0 ? `${waiting} queued` : '',
+      unseenResults > 0 ? `${unseenResults} new` : '',
+    ].filter(Boolean);
+    this.item.text = `$(${needInput > 0 ? 'question' : unseenResults > 0 ? 'bell-dot' : 'watch'}) Off-Peak: ${parts.join(', ')}`;
+    this.item.backgroundColor = needInput > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.tooltip =
+      needInput > 0
+        ? `Off-Peak Tasks: ${needInput} task(s) wait for your answer to a question; open the panel`
+        : unseenResults > 0
+          ? `Off-Peak Tasks: ${unseenResults} result(s) you have not seen; open the panel`
+          : 'Off-Peak Tasks: open the panel';
     this.item.show();
   }
 
