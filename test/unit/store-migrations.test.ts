@@ -57,7 +57,7 @@ describe('store: schema and migrations', () => {
     assert.deepEqual(store.migration, { fromVersion: 0, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     await store.close();
     const db = await rawDb(readFileSync(path.join(dir, 'tasks-index.sqlite')));
-    assert.equal(db.scalar('PRAGMA user_version'), 4);
+    assert.equal(db.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     const ticketCols = db.all('PRAGMA table_info(off_peak_tickets)').map((c) => c.name);
     for (const c of ['ticket_id', 'task_id', 'ordinal', 'server_state', 'taken_at', 'ready_at', 'active_at', 'expires_at', 'segment_started_at',
       'segment_ended_at', 'end_reason', 'last_error', 'settle_state', 'settle_attempts', 'next_settle_at', 'settled_at', 'settle_reason']) {
@@ -82,7 +82,7 @@ describe('store: schema and migrations', () => {
 
     const clock = new ManualClock(Date.UTC(2026, 5, 1));
     const store = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 4, awaitingMigrated: 1, ticketsBackfilled: 8 });
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 1, ticketsBackfilled: 8 });
 
     const tasks = store.read((tx) => tx.tasks.list());
     assert.equal(tasks.length, V1_FIXTURE_ROWS.length);
@@ -122,11 +122,11 @@ describe('store: schema and migrations', () => {
 
     // in place: the same file is now v4, and opening it again changes nothing
     const v3 = await rawDb(readFileSync(file));
-    assert.equal(v3.scalar('PRAGMA user_version'), 4);
+    assert.equal(v3.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     v3.raw.close();
     const before = readFileSync(file);
     const again = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(again.migration, { fromVersion: 4, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(again.migration, { fromVersion: LATEST_SCHEMA_VERSION, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(again.stats.persists, 0, 'an up-to-date file is not rewritten');
     await again.close();
     assert.ok(readFileSync(file).equals(before));
@@ -140,15 +140,15 @@ describe('store: schema and migrations', () => {
     writeFileSync(file, db.raw.export());
     db.raw.close();
     const store = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(store.migration, { fromVersion: 1, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     // another window reading the file must find the v4 tables
     const other = await TaskStore.open({ directory: dir, watch: false });
-    assert.equal(other.migration!.fromVersion, 4);
+    assert.equal(other.migration!.fromVersion, LATEST_SCHEMA_VERSION);
     assert.deepEqual(other.read((tx) => [tx.tickets.list(), tx.windows.list()]), [[], []]);
     await store.close();
     await other.close();
     const onDisk = await rawDb(readFileSync(file));
-    assert.equal(onDisk.scalar('PRAGMA user_version'), 4);
+    assert.equal(onDisk.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     onDisk.raw.close();
   });
 
@@ -170,7 +170,7 @@ describe('store: schema and migrations', () => {
     db.raw.close();
 
     const store = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 2, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(store.migration, { fromVersion: 2, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.deepEqual(
       store.read((tx) => [tx.windows.list(), tx.dispatch.get('t1'), tx.runtime.get('t1')]),
       [
@@ -181,14 +181,14 @@ describe('store: schema and migrations', () => {
     );
     await store.close();
     const onDisk = await rawDb(readFileSync(file));
-    assert.equal(onDisk.scalar('PRAGMA user_version'), 4);
+    assert.equal(onDisk.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     assert.deepEqual(onDisk.all("SELECT name FROM sqlite_master WHERE name = 'off_peak_leases'"), []);
     onDisk.raw.close();
 
     // idempotent re-open: nothing to do, nothing written
     const before = readFileSync(file);
     const again = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(again.migration, { fromVersion: 4, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(again.migration, { fromVersion: LATEST_SCHEMA_VERSION, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(again.stats.persists, 0);
     await again.close();
     assert.ok(readFileSync(file).equals(before), 'the file is byte for byte the same');
@@ -214,7 +214,7 @@ describe('store: schema and migrations', () => {
 
     const clock = new ManualClock(50_000);
     const store = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(store.migration, { fromVersion: 3, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(store.migration, { fromVersion: 3, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.deepEqual(store.read((tx) => [tx.outcomes.unnotified(), tx.outcomes.unseen(), tx.outcomes.notifiedBy('old-done')]), [[], [], 'before-v4']);
     await store.mutate((tx) => {
       tx.tasks.claim('still-queued', {});
@@ -223,7 +223,7 @@ describe('store: schema and migrations', () => {
     assert.deepEqual(store.read((tx) => [tx.outcomes.unnotified().map((o) => o.taskId), tx.outcomes.unseen()]), [['still-queued'], ['still-queued']]);
     await store.close();
     const onDisk = await rawDb(readFileSync(file));
-    assert.equal(onDisk.scalar('PRAGMA user_version'), 4);
+    assert.equal(onDisk.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_task_outcomes)').map((c) => c.name), ['task_id', 'outcome', 'notified_by', 'notified_at', 'seen_at']);
     assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_pending_asks)').map((c) => c.name), ['ask_id', 'task_id', 'window_id', 'tool', 'summary', 'asked_at', 'deadline_at', 'answer', 'answered_at']);
     assert.deepEqual(onDisk.all('SELECT task_id, notified_at, seen_at FROM off_peak_task_outcomes ORDER BY task_id'), [
@@ -253,7 +253,7 @@ describe('store: schema and migrations', () => {
     const before = snapshot();
     for (const step of MIGRATIONS) step.up(db, 2000); // as if user_version had not been saved
     assert.equal(snapshot(), before);
-    assert.deepEqual(migrate(db, 3000), { fromVersion: 4, toVersion: 4, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(migrate(db, 3000), { fromVersion: LATEST_SCHEMA_VERSION, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     assert.equal(snapshot(), before);
     db.raw.close();
   });
