@@ -107,6 +107,7 @@ export class HostEngine {
     private readonly asks: SharedAsks,
     private readonly runtimeDir: string,
     private readonly log: (line: string) => void,
+    private readonly unanswered: UnansweredQuestion,
   ) {}
 
   static async start(options: HostEngineOptions): Promise<HostEngine> {
@@ -196,7 +197,7 @@ export class HostEngine {
     const leftovers = { runtimeDir, referenceSessionsDir };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log);
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log, unanswered);
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete((task) => pruneTaskLeftovers(leftovers, task, log));
     store.onDidChange((change) => {
@@ -246,7 +247,9 @@ export class HostEngine {
    * on (docs/flows.md#questions-park-the-task), oldest first.
    */
   pendingAsks(taskId?: string): PendingAsk[] {
-    return [...this.asks.pending(taskId), ...this.parkedAsks(taskId)].sort((a, b) => a.askedAt - b.askedAt);
+    // Another window's question parks or denies by the same machine setting as this window's.
+    const open = this.asks.pending(taskId).map((a) => (a.onDeadline ? a : { ...a, onDeadline: this.unanswered }));
+    return [...open, ...this.parkedAsks(taskId)].sort((a, b) => a.askedAt - b.askedAt);
   }
 
   /**
