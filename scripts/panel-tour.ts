@@ -201,7 +201,7 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
         if ((await card.locator('[data-testid="ask"]').count()) > 0) {
           const tool = await card.locator('[data-testid="ask-tool"]').innerText();
           const question = await card.locator('[data-testid="ask-question"]').innerText();
-          assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /Denied automatically in/);
+          assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /the task waits without holding capacity in/);
           if (answered.length === 0) await tour.shot(`dark-needs-input-${decision}`);
           await card.locator(`[data-testid="ask-${decision}"]`).click();
           await tour.frame.locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' }).waitFor({ timeout: 15_000 });
