@@ -344,6 +344,8 @@ export class TaskRuntime {
         break;
       }
     }
+    // A segment that ended otherwise while it parked (expired, cancelled) leaves nothing to park on.
+    for (const [askId, ask] of this.parking) if (ask.taskId === taskId) this.parking.delete(askId);
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
   }
 
