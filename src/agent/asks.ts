@@ -14,7 +14,7 @@
  *
  * With `offPeak.unansweredQuestion` = park (the default), the deadline does not deny: the ask
  * *parks* (docs/flows.md#questions-park-the-task). It stays listed until the runtime has ended the
- * segment; an answer given meanwhile is kept for the park (`parkedAnswer`), never delivered to the
+ * segment; an answer given meanwhile is kept for the park (`takeParkingAnswer`), never delivered to the
  * agent that is stopping. An ask whose tool call (tool + input digest) the user already answered
  * while the task was parked is answered from that stored decision, without waiting.
  */
@@ -53,7 +53,8 @@ export interface PendingAsk {
 }
 
 export type AskEvent =
-  | { type: 'asked'; ask: PendingAsk }
+  /** `stored`: the user already answered this very call while the task was parked; it is answered at once (nothing to notify). */
+  | { type: 'asked'; ask: PendingAsk; stored?: boolean }
   /**
    * `parking`: answered while the runtime stops the agent to park on it (the park records it);
    * `storedFrom`: the parked question whose stored decision answered it.
@@ -157,7 +158,7 @@ export class AskBroker {
       entry.timer = this.timers.setTimeout(() => this.onDeadline(entry), Math.max(0, deadlineAt - now));
     }
     this.open.set(ask.id, entry);
-    this.emit({ type: 'asked', ask });
+    this.emit(entry.storedFrom ? { type: 'asked', ask, stored: true } : { type: 'asked', ask });
     return ask;
   }
 

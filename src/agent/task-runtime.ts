@@ -110,7 +110,10 @@ export class TaskRuntime {
     });
     this.questions.attach(this.asks);
     this.asks.onEvent((event) => {
-      if (event.type === 'asked') this.options.onEvent?.({ type: 'input-needed', taskId: event.ask.taskId, ask: event.ask });
+      // A question answered from the user's stored decision needs nobody: it is not announced.
+      if (event.type === 'asked') {
+        if (!event.stored) this.options.onEvent?.({ type: 'input-needed', taskId: event.ask.taskId, ask: event.ask });
+      }
       else if (event.type === 'answered') this.options.onEvent?.({ type: 'input-answered', taskId: event.ask.taskId, ask: event.ask, decision: event.decision, by: event.by, at: event.at });
       else if (event.type === 'parking') this.park(event.ask);
     });

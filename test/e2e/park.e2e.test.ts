@@ -129,6 +129,7 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
       ],
     );
     assert.equal(cardOf(id)?.refusals, undefined, 'nothing was denied');
+    assert.equal(notices.filter((n) => n.kind === 'input-needed').length, 1, 'the question was notified once; its stored answer asked nobody');
   });
 
   it('park: Deny resumes the same session with the denial; the command never runs and the card says 1 action denied', async () => {
