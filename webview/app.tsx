@@ -477,7 +477,7 @@ function AskPrompt({ ask, taskId, now, act, channel, onMessage }: {
     setBusy(true);
     void act(channel.request('answerAsk', { taskId, askId: ask.id, decision })).then((r) => {
       setBusy(false);
-      if (r) onMessage(answerOutcomeText(decision, r.outcome, ask.tool));
+      if (r) onMessage(answerOutcomeText(decision, r.outcome, ask.tool, ask.parkedAt !== undefined));
     });
   };
   const questionId = `ask-${ask.id}`;

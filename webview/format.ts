@@ -174,9 +174,10 @@ export const ANSWERED_BY_LABELS: Record<string, string> = {
 };
 
 /** What the panel says after Allow/Deny was clicked, by how the answer ended. */
-export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision'], outcome: PanelResult<'answerAsk'>['outcome'], tool: string): string {
+export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision'], outcome: PanelResult<'answerAsk'>['outcome'], tool: string, parked = false): string {
   switch (outcome) {
     case 'accepted':
+      if (parked) return `${decision === 'allow' ? 'Allowed' : 'Denied'}: the task is queued again and resumes its session with your answer about ${tool}.`;
       return decision === 'allow' ? `Allowed: the agent goes on with ${tool}.` : `Denied: the agent was refused ${tool}.`;
     case 'already-answered':
       return 'This question was already answered (in the terminal, a notification, or by its deadline); your answer was not used.';

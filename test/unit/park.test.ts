@@ -12,6 +12,9 @@ import { ManualClock } from '../../src/core/clock';
 import { ManualTimers } from '../../src/core/timers';
 import { TaskLifecycle, type LifecycleWork } from '../../src/service/task-lifecycle';
 import { TaskStore } from '../../src/store';
+import type { OffPeakTask } from '../../src/core/types';
+import { toTaskCard } from '../../src/panel/task-card';
+import { answerOutcomeText, askDeadlineText, groupCards, phaseLabel, refusalText } from '../../webview/format';
 
 describe('park mode of the ask broker', () => {
   let clock: ManualClock;
@@ -182,5 +185,43 @@ describe('the decision record (schema v7) and the park transactions', () => {
       }
     });
     assert.deepEqual(store.read((tx) => tx.questions.denials()).get('T'), { denied: 3, automatic: 1 });
+  });
+});
+
+describe('a parked task on its card', () => {
+  const task = (status: OffPeakTask['status']): OffPeakTask => ({
+    id: 'T', title: 'night job', prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null,
+    workspaceKey: '/w', workspacePath: '/w', workspaceIdentity: null, conversationId: null, sessionId: 'S1',
+    status, queuedAt: 1, startedAt: 2, endedAt: null, failureReason: null, filesChanged: null,
+    serverTicketId: null, registeredAt: null, schedulable: false, queuePosition: null, nextPollAt: null,
+    claimRunning: false, claimedAt: null, attemptCount: 0, lastError: null, settledAt: null, historyDeletedAt: null,
+    createdAt: 1, updatedAt: 1,
+  });
+  const parkedAsk = { id: 'A1', taskId: 'T', tool: 'Bash', summary: 'make install', askedAt: 10, deadlineAt: 20, onDeadline: 'park' as const, parkedAt: 20 };
+
+  it('shows Needs input with the whole question, in the Needs input section, with Cancel and without a countdown to a denial', () => {
+    const card = toTaskCard(task('needs_input'), [], [parkedAsk]);
+    assert.equal(card.phase, 'needs_input');
+    assert.equal(phaseLabel(card), 'Needs input');
+    assert.deepEqual([card.ask?.id, card.ask?.tool, card.ask?.question, card.ask?.parkedAt], ['A1', 'Bash', 'make install', 20]);
+    assert.deepEqual(groupCards([card]).needs_input.map((c) => c.id), ['T']);
+    assert.equal(card.actions.cancel, true);
+    assert.match(askDeadlineText(card.ask!, 1_000), /^Waiting for your answer since .*without holding capacity/);
+    assert.match(answerOutcomeText('allow', 'accepted', 'Bash', true), /queued again and resumes its session/);
+  });
+
+  it('a running question in park mode says the task will wait, not that it will be denied; a leftover parked question shows on no running card', () => {
+    const running = toTaskCard(task('running'), [], [{ ...parkedAsk, parkedAt: undefined, deadlineAt: 70_000 }]);
+    assert.match(askDeadlineText(running.ask!, 10_000), /^If nobody answers, the task waits without holding capacity in 1m 00s/);
+    assert.equal(toTaskCard(task('running'), [], [parkedAsk]).ask, null);
+    assert.equal(toTaskCard(task('completed'), [], [parkedAsk]).ask, null);
+  });
+
+  it('the refusal mark: "N actions denied (M automatically)", only when something was denied', () => {
+    assert.equal(toTaskCard(task('completed'), [], [], false, { denied: 0, automatic: 0 }).refusals, undefined);
+    assert.deepEqual(toTaskCard(task('completed'), [], [], false, { denied: 2, automatic: 1 }).refusals, { denied: 2, automatic: 1 });
+    assert.equal(refusalText({ denied: 2, automatic: 1 }), '2 actions denied (1 automatically)');
+    assert.equal(refusalText({ denied: 1, automatic: 0 }), '1 action denied');
+    assert.equal(refusalText(undefined), undefined);
   });
 });
