@@ -116,6 +116,8 @@ export interface ReferenceAgentOptions {
   sessionsDir: string;
   /** Deny an unanswered permission prompt after this long (so an unattended night run goes on). */
   askTimeoutMs?: number;
+  /** The host parks the task on an unanswered prompt after this long (the agent's prompt says so). */
+  askParkMs?: number;
   maxRetries?: number;
   /** Extra environment (tests shorten the agent's own retry backoff). */
   env?: Record<string, string>;
@@ -148,6 +150,7 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       '--ask-timeout-ms',
       String(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS),
     ];
+    if (this.options.askParkMs !== undefined) args.push('--ask-park-ms', String(this.options.askParkMs));
     if (spec.model) args.push('--model', spec.model);
     const thought = referenceThoughtLevel(spec.thoughtLevel);
     if (thought) args.push('--thought-level', thought);

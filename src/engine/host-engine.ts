@@ -128,6 +128,7 @@ export class HostEngine {
       reference: new ReferenceAgentAdapter({
         ...options.referenceAgent,
         askTimeoutMs: agentAskTimeoutMs,
+        ...(unanswered === 'park' ? { askParkMs } : {}),
         sessionsDir: referenceSessionsDir,
       }),
     };

@@ -65,9 +65,10 @@ export class PermissionAsker {
     }
   }
 
-  async ask(askId: string, question: string, timeoutMs: number, signal: AbortSignal): Promise<AskAnswer> {
+  async ask(askId: string, question: string, timeoutMs: number, signal: AbortSignal, parkMs?: number): Promise<AskAnswer> {
     const { output } = this.options;
-    output.write(`${question} [y/N] (denied automatically in ${Math.round(timeoutMs / 1000)} s) `);
+    const unanswered = parkMs !== undefined ? `the task waits for your answer without holding capacity after ${Math.round(parkMs / 1000)} s` : `denied automatically in ${Math.round(timeoutMs / 1000)} s`;
+    output.write(`${question} [y/N] (${unanswered}) `);
     const answer = await new Promise<AskAnswer>((resolve) => {
       const finish = (result: AskAnswer): void => {
         if (this.current !== current) return;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
-import type { HostEngine } from '../../src/engine/host-engine';
+import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { groupCards } from '../../webview/format';
 import { connect } from '../integration/panel-link';
@@ -85,6 +85,12 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.equal(task.serverTicketId, null);
     assert.equal(task.failureReason, null);
 
+    // The agent's prompt in the terminal says what happens when nobody answers (no "denied automatically").
+    const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', id);
+    const log = fs.readdirSync(tasksDir).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
+    assert.match(log, /\[y\/N\] \(the task waits for your answer without holding capacity after 2 s\)/);
+    assert.doesNotMatch(log, /denied automatically/);
+    assert.match(log, /nobody answered in time: the task waits for your answer without holding capacity/);
     const card = await waitFor(() => cardOf(id)?.status === 'needs_input' && cardOf(id), 'the parked card');
     assert.equal(card.phase, 'needs_input');
     assert.ok(groupCards(lastState().tasks).needs_input.some((c) => c.id === id), 'listed under Needs input');
