@@ -3,6 +3,7 @@
 // MessageChannel, and the REAL reference gateway (loopback, segment capacity 1) in front of the
 // scripted fake model upstream (a fixture standing in for the model API).
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
@@ -10,6 +11,7 @@ import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { groupCards } from '../../webview/format';
 import { connect } from '../integration/panel-link';
+import { tsNodeArgv } from '../integration/runtime-helpers';
 import { makeGitWorkspace, shape, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { startTestEngine, waitFor } from './test-engine';
 
@@ -165,6 +167,37 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.equal(h.service.getTask(id)?.status, 'needs_input', 'still parked after the reload');
     const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card after the reload');
     assert.equal(card.ask?.tool, 'run_command');
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow' }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n');
+  });
+
+  it('a park survives a crash: the window that parked it is killed (SIGKILL); a new window shows the question, nothing is requeued, and Allow resumes the task', async () => {
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND });
+    const ws = makeGitWorkspace(world.root);
+    const options = {
+      storageDir: storageDir(), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', windowId: 'window-crashing',
+      unansweredQuestion: 'park', askParkMs: 1_500,
+      create: { title: 'crash while parked', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws },
+    };
+    // A window as its own process (test/e2e/host-process.ts), printing its runtime events.
+    const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      await waitFor(() => out.includes('"kind":"parked"'), 'the crashing window to park the task', 90_000);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const h = await start('park');
+    await waitFor(() => h.recoveries.length > 0, 'the new window\'s recovery');
+    assert.deepEqual(h.recoveries.flatMap((r) => r.requeued), [], 'a parked task is not taken for an interrupted one');
+    const id = h.service.listTasks()[0].id;
+    assert.equal(h.service.getTask(id)?.status, 'needs_input');
+    const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card after the crash');
     world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
     assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow' }), { outcome: 'accepted' });
     await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
