@@ -21,6 +21,9 @@
  * park_answer_to_admitted
  *                  Allow on a task parked on its question -> the resumed segment's first admitted
  *                  model request (bench/park-answer.ts). Goal: at most 2,000 ms.
+ * usage_accounting_sse_total_ratio
+ *                  a 2 MB streamed answer through the proxy with token-usage accounting vs
+ *                  without, same run (bench/usage-accounting.ts). Goal: at most 1.02.
  * usage: npm run bench -- runtime
  */
 import { spawn } from 'node:child_process';
@@ -32,6 +35,7 @@ import { TicketProxy } from '../src/agent/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
+import { usageAccountingOverhead } from './usage-accounting';
 
 function percentile(samples: number[], p: number): number {
   const s = [...samples].sort((a, b) => a - b);
@@ -194,6 +198,7 @@ async function main(): Promise<void> {
   const overhead = await proxyOverhead(60);
   const claudeSamples = await claudeReadyToFirstRequest(10);
   const parkSamples = await parkAnswerToAdmitted(8);
+  const accounting = await usageAccountingOverhead(100);
   const result = {
     ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
     ready_to_spawn_p95_ms: round(percentile(spawnSamples, 95), 1),
@@ -201,6 +206,7 @@ async function main(): Promise<void> {
     proxy_total_ratio: round(median(overhead.proxied.total) / median(overhead.direct.total)),
     claude_ready_to_first_request_p50_ms: round(percentile(claudeSamples, 50), 1),
     park_answer_to_admitted_ms: round(percentile(parkSamples, 50), 1),
+    usage_accounting_sse_total_ratio: round(median(accounting.on) / median(accounting.off)),
   };
   const details = {
     ready_to_spawn_samples_ms: spawnSamples.map((s) => round(s, 1)),
@@ -210,6 +216,11 @@ async function main(): Promise<void> {
     proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),
     direct_total_p50_ms: round(median(overhead.direct.total)),
     proxy_total_p50_ms: round(median(overhead.proxied.total)),
+    usage_accounting_off_total_p50_ms: round(median(accounting.off)),
+    usage_accounting_on_total_p50_ms: round(median(accounting.on)),
+    // Two proxies that both do not account, same run: how far this machine's noise moves the ratio.
+    usage_accounting_control_ratio: round(median(accounting.controlB) / median(accounting.controlA)),
+    usage_accounting_cpu_ms_per_answer: { off: round(accounting.cpuOffMs, 2), on: round(accounting.cpuOnMs, 2) },
   };
   const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'results');
   mkdirSync(dir, { recursive: true });

@@ -15,6 +15,7 @@ import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
+import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
 import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import type { TasksPanel } from './vscode/panel';
@@ -57,6 +58,7 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly apiKey: ApiKeyStore;
   private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
+  private readonly sessions: SessionTerminals;
   private readonly statusBar: TaskStatusBar;
   private readonly notifier: Notifier;
   private readonly storageDir: string;
@@ -85,6 +87,10 @@ class OffPeakExtension implements vscode.Disposable {
       terminals: this.terminals,
       models: () => this.allowedModels,
     });
+    const sessions = new SessionTerminals(this.terminals);
+    this.sessions = sessions;
+    context.subscriptions.push(sessions);
+    registerSessionCommands(context, { whenStarted: () => this.api.whenStarted(), terminals: this.terminals, sessions, showPanel: () => void this.panel.show() });
     context.subscriptions.push(
       this.output,
       this.apiKey,
@@ -142,6 +148,7 @@ class OffPeakExtension implements vscode.Disposable {
         unansweredQuestion: settings.unansweredQuestion,
         askParkMs: settings.askParkMinutes * 60_000,
         claudeCommand: () => readSettings().claudeCodePath,
+        claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         onRuntimeEvent: (event) => {
@@ -171,6 +178,8 @@ class OffPeakExtension implements vscode.Disposable {
           const task = engine.service.getTask(taskId);
           this.terminals.show(taskId, task?.title || taskId);
         },
+        openSession: async (taskId) => this.sessions.show(engine, taskId),
+        sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {

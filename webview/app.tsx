@@ -5,6 +5,9 @@ import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
+import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
+import { GatewayOutageLine, SegmentUsageCell, UsageTotal } from './card-extras-view';
+import { sameUsage } from './card-extras';
 import {
   answerOutcomeText,
   askDeadlineText,
@@ -367,9 +370,10 @@ interface CardProps {
 
 function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'refusals') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals') continue;
     if (a[key] !== b[key]) return false;
   }
+  if (!sameUsage(a.usage, b.usage)) return false;
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
   const x = a.actions;
@@ -384,6 +388,7 @@ const Card = memo(CardView, (prev: CardProps, next: CardProps) =>
 
 function CardView({ card, isNew, now, models, act, channel, onError, onMessage }: CardProps) {
   const [editing, setEditing] = useState(false);
+  const [followingUp, setFollowingUp] = useState(false);
   const [segments, setSegments] = useState<SegmentView[] | undefined>();
   const [expanded, setExpanded] = useState(false);
   const detailsId = `details-${card.id}`;
@@ -402,9 +407,11 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         <span class={`phase-icon codicon codicon-${PHASE_ICONS[card.phase]}`} aria-hidden="true" />
         <span class="title" title={card.title} data-testid="title">{card.title}</span>
         {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
+        <FollowUpMark title={card.followUpOfTitle} />
         <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
         <RefusalMark refusals={card.refusals} />
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
+        <UsageTotal usage={card.usage} />
         <span class="actions" role="group" aria-label="Task actions">
           {card.actions.pause && <ActionButton testid="pause" icon="debug-pause" label="Pause" onClick={() => run(channel.request('pause', { taskId: card.id }))} />}
           {card.actions.continue && (
@@ -422,11 +429,14 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
           )}
           {card.actions.edit && <ActionButton testid="edit" icon="edit" label="Edit" onClick={() => setEditing(true)} />}
           {card.startedAt != null && <ActionButton testid="terminal" icon="terminal" label="Terminal" onClick={() => run(channel.request('openTerminal', { taskId: card.id }))} />}
+          <SessionButtons taskId={card.id} openSession={card.actions.openSession} followUp={card.actions.followUp} act={act} channel={channel} onFollowUp={() => setFollowingUp(true)} />
           {card.actions.cancel && <ActionButton testid="cancel" icon="stop-circle" label="Cancel" onClick={() => run(channel.request('cancel', { taskId: card.id }))} />}
           {card.actions.delete && <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />}
         </span>
       </div>
+      {followingUp && <FollowUpForm taskId={card.id} taskTitle={card.title} act={act} channel={channel} onMessage={onMessage} onDone={() => setFollowingUp(false)} />}
       {card.ask && <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={onMessage} />}
+      <GatewayOutageLine since={card.gatewayUnreachableSince} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       {expanded && (
@@ -437,7 +447,8 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
             {card.model && <span>{card.model}</span>}
             <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
-            {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
+            {card.filesChanged != null ? <span>{card.filesChanged} files changed</span> : (card.phase === 'completed' || card.phase === 'failed') && <span>Files changed: unknown</span>}
+            <FollowUpMark title={card.followUpOfTitle} />
           </div>
           <Segments segments={segments} />
           <QuestionList taskId={card.id} channel={channel} reloadKey={`${card.status}:${card.ask?.id ?? ''}:${card.refusals?.denied ?? 0}`} />
@@ -515,7 +526,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
     <table class="segments" data-testid="segments">
       <caption>Tickets and segments</caption>
       <thead>
-        <tr><th scope="col">#</th><th scope="col">End reason</th><th scope="col">Queued</th><th scope="col">Ready</th><th scope="col">Admitted</th><th scope="col">Ended</th></tr>
+        <tr><th scope="col">#</th><th scope="col">End reason</th><th scope="col">Queued</th><th scope="col">Ready</th><th scope="col">Admitted</th><th scope="col">Ended</th><th scope="col">Tokens</th></tr>
       </thead>
       <tbody>
         {segments.map((s) => (
@@ -527,6 +538,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
             <td>{time(s.readyAt)}</td>
             <td>{time(s.admittedAt)}</td>
             <td>{time(s.endedAt)}</td>
+            <SegmentUsageCell usage={s.usage} />
           </tr>
         ))}
       </tbody>
@@ -536,6 +548,7 @@ function Segments({ segments }: { segments: SegmentView[] | undefined }) {
 }
 
 function History({ history, act, channel }: { history: PanelState['history']; act: Act; channel: HostChannel }) {
+  const [followingUp, setFollowingUp] = useState<string>();
   return (
     <section class="section history" aria-labelledby="section-history" data-testid="history">
       <h2 id="section-history"><span class="codicon codicon-history" aria-hidden="true" /> History</h2>
@@ -544,16 +557,17 @@ function History({ history, act, channel }: { history: PanelState['history']; ac
         {history.map((h) => (
           <li class="history-row" key={h.taskId} data-testid={`history-${h.taskId}`}>
             <span class="title" title={h.title}>{h.title}</span>
+            <FollowUpMark title={h.followUpOfTitle} />
             <span class={`status ${h.status}`}>{HISTORY_LABELS[h.status]}</span>
             <RefusalMark refusals={h.refusals} />
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
             <span class="duration">{formatDuration(h.durationMs)}</span>
+            <UsageTotal usage={h.usage} testid="history-usage" />
             <span class="actions">
-              {h.sessionId && (
-                <ActionButton testid="session" icon="terminal" label="Session" onClick={() => void act(channel.request('openTerminal', { taskId: h.taskId }))} />
-              )}
+              <SessionButtons taskId={h.taskId} openSession={h.sessionId !== null} followUp={h.sessionId !== null && h.status !== 'in_progress'} sessionLabel="Session" sessionTestId="session" act={act} channel={channel} onFollowUp={() => setFollowingUp(h.taskId)} />
               <ActionButton testid="delete-history" icon="close" label="Remove" onClick={() => void act(channel.request('deleteHistory', { taskId: h.taskId }))} />
             </span>
+            {followingUp === h.taskId && <FollowUpForm taskId={h.taskId} taskTitle={h.title} act={act} channel={channel} onMessage={() => undefined} onDone={() => setFollowingUp(undefined)} />}
           </li>
         ))}
       </ul>

@@ -13,7 +13,9 @@ import { TypedLine, isYes } from '../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
 import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
-import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
+import { ensurePrivateDir } from './private-files';
+import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
+import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from './ticket-proxy';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
 export interface TerminalView {
@@ -52,13 +54,22 @@ export interface SegmentRunOptions {
   /** Per-segment directory: log file, prompt file, pid file. */
   segmentDir: string;
   clock?: Clock;
-  proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  proxyTimings?: TicketProxyTimings;
+  /** When the ticket's time runs out (from the ledger), or null: a gateway outage is not waited for past it. */
+  ticketDeadline?: () => number | null;
   stopTimings?: Partial<StopTimings>;
   onProxyEvent?: (event: TicketProxyEvent) => void;
   /** Where the agent's permission questions go (the runtime's ask broker, bound to this task). */
   asks?: SegmentAsks;
   /** The window's one loopback listener the segment's proxy registers on (else the proxy opens its own). */
   proxyListener?: LoopbackProxyServer;
+  /** The window running the segment, written in its pid record (docs/flows.md#recovery). */
+  windowId?: string;
+  /**
+   * Keep the pid record once the agent exited, until `releasePidFile()`: the task runtime holds it
+   * until the segment's outcome is applied, so no window takes the task for abandoned meanwhile.
+   */
+  holdPidFile?: boolean;
 }
 
 /** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
@@ -81,7 +92,7 @@ export class SegmentRun {
   private readonly views = new Set<TerminalView>();
   private replay = '';
   private stderrTail = '';
-  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'parked' | null = null;
+  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'gateway-lost' | 'parked' | null = null;
   private parkedAskId: string | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
@@ -108,11 +119,12 @@ export class SegmentRun {
     readonly proxy: TicketProxy,
     private readonly child: ChildProcess,
     private readonly reader: AgentOutputReader,
+    private readonly tag: string,
     private readonly stopTimings: StopTimings,
   ) {
     this.logFile = path.join(options.segmentDir, 'agent.log');
     this.pidFile = path.join(options.segmentDir, 'agent.pid');
-    this.log = fs.createWriteStream(this.logFile, { flags: 'a' });
+    this.log = fs.createWriteStream(this.logFile, { flags: 'a', mode: 0o600 });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -122,7 +134,7 @@ export class SegmentRun {
    */
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
     // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
-    fs.mkdirSync(options.segmentDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(options.segmentDir);
     const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
@@ -130,6 +142,7 @@ export class SegmentRun {
       ticketId: options.ticketId,
       clock: options.clock,
       ...options.proxyTimings,
+      ticketDeadline: options.ticketDeadline,
       listener: options.proxyListener,
       // The relay cannot ask before the agent runs, so the run exists by then.
       onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
@@ -142,7 +155,9 @@ export class SegmentRun {
       await proxy.close();
       throw err;
     }
-    const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid) };
+    // Every process of the segment inherits the tag, so one that left the group is found at the end.
+    const tag = newSegmentTag();
+    const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
     for (const name of launch.unsetEnv ?? []) delete env[name];
     const isWindows = process.platform === 'win32';
     let stdinFd: number | undefined;
@@ -172,7 +187,7 @@ export class SegmentRun {
       await proxy.close();
       throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
     }
-    const run = new SegmentRun(options, proxy, child, options.adapter.createReader(), {
+    const run = new SegmentRun(options, proxy, child, options.adapter.createReader(), tag, {
       sigintGraceMs: options.stopTimings?.sigintGraceMs ?? 5_000,
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
@@ -220,6 +235,11 @@ export class SegmentRun {
       this.toldInputIgnored = true;
       this.show(`\n[off-peak] the ${this.options.adapter.kind} agent does not read terminal input here; Ctrl+C stops it\n`);
     }
+  }
+
+  /** Removes the segment's pid record (at the agent's exit, or later with `holdPidFile`). */
+  releasePidFile(): void {
+    fs.rmSync(this.pidFile, { force: true });
   }
 
   /** The user cancelled the task: stop the agent; the outcome is `cancelled`. */
@@ -280,7 +300,8 @@ export class SegmentRun {
 
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId }));
+    const record = { pid: child.pid, hostPid: process.pid, windowId: this.options.windowId, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag };
+    fs.writeFileSync(this.pidFile, JSON.stringify(record), { mode: 0o600 });
     const asks = this.options.asks;
     if (asks) {
       const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;
@@ -309,6 +330,15 @@ export class SegmentRun {
         void this.stop();
       } else if (event.type === 'holding' && event.attempt === 1) {
         this.show(`\n[off-peak] waiting for admission by the gateway…\n`);
+      } else if (event.type === 'gateway-unreachable') {
+        this.show(`\n[off-peak] the gateway cannot be reached (${event.error}); the request waits for it…\n`);
+      } else if (event.type === 'gateway-reachable') {
+        this.show(`\n[off-peak] the gateway is reachable again\n`);
+      } else if (event.type === 'gateway-outage-exceeded') {
+        this.stopReason ??= 'gateway-lost';
+        this.show(`\n[off-peak] ${event.reason}\n`);
+        // The agent was answered "do not retry"; make sure it really stops.
+        void this.stop();
       }
     });
     child.stdout!.setEncoding('utf8');
@@ -405,9 +435,11 @@ export class SegmentRun {
         // group already empty
       }
     }
+    // ...and neither may what left the group (setsid, setpgid, a double fork): found by its tag.
+    killTaggedProcesses(this.tag);
     const outcome = this.outcome(code, signal);
     await this.proxy.close();
-    fs.rmSync(this.pidFile, { force: true });
+    if (!this.options.holdPidFile) this.releasePidFile();
     await new Promise<void>((resolve) => this.log.end(resolve));
     for (const view of this.views) view.end?.(outcome);
     this.resolveDone(outcome);
@@ -418,6 +450,8 @@ export class SegmentRun {
     if (this.stopReason === 'interrupted') return { kind: 'interrupted' };
     if (this.stopReason === 'parked' && this.parkedAskId) return { kind: 'parked', askId: this.parkedAskId };
     if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
+    const gatewayLost = this.proxy.gatewayLostReason;
+    if (gatewayLost !== null) return { kind: 'failed', reason: gatewayLost, exitCode: code };
     const result = this.reader.result();
     if (code === 0 && result?.ok) return { kind: 'completed', summary: result.summary, exitCode: code };
     let reason: string;

@@ -8,23 +8,27 @@
  *   cancelled -> already cancelled by the user action (the segment is just closed),
  *   interrupted (host shutting down) -> back to queued, same session and ticket,
  *   parked (a question nobody answered in time) -> needs_input, ticket settled, resumes once answered.
+ * A follow-up's first segment resumes the finished task's session with the follow-up's
+ * instructions, with that session's agent (docs/flows.md#follow-up).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
-import type { OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason } from '../core/types';
-import type { TaskStore, TerminalDetails } from '../store';
+import type { OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
+import { createSystemTimers, type Timers } from '../core/timers';
+import type { FollowUpLink, TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
 import { AskBroker, DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk, type UnansweredQuestion } from './asks';
 import { QuestionRecorder } from './question-record';
-import { countFilesChanged, recordBaseCommit } from './files-changed';
+import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from './files-changed';
 import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
-import { segmentDirOf } from './segment-logs';
+import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
-import type { TicketProxyEvent } from './ticket-proxy';
+import type { TicketProxyEvent, TicketProxyTimings } from './ticket-proxy';
+import { UsageRecorder } from './usage-recorder';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
@@ -33,6 +37,10 @@ import type { TicketProxyEvent } from './ticket-proxy';
 export interface TaskLifecyclePort {
   markStarted(taskId: string, ticketId: string, sessionId: string): Promise<boolean>;
   markAdmitted(ticketId: string, at?: number): Promise<void>;
+  /** The segment's proxy cannot reach the gateway since `since` (its requests are held), or can again (null). */
+  markGatewayUnreachable(ticketId: string, since: number | null): Promise<void>;
+  /** Adds the tokens model answers of the segment used to its ledger row. */
+  recordUsage(ticketId: string, usage: SegmentUsage): Promise<void>;
   endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
   interrupt(taskId: string, ticketId: string): Promise<void>;
   expireSegment(taskId: string, ticketId: string): Promise<boolean>;
@@ -45,6 +53,8 @@ export type RuntimeEvent =
   | { type: 'segment-started'; taskId: string; ticketId: string; sessionId: string; resume: boolean; pid: number | undefined; at: number }
   | { type: 'admitted'; taskId: string; ticketId: string; at: number }
   | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
+  /** The segment's model requests cannot reach the gateway since `since` and are held (null: they can again). */
+  | { type: 'gateway-unreachable'; taskId: string; ticketId: string; since: number | null; at: number }
   /** The agent asks before an edit or a command; answer with `TaskRuntime.answerAsk` (or its terminal). */
   | { type: 'input-needed'; taskId: string; ask: PendingAsk }
   | { type: 'input-answered'; taskId: string; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number }
@@ -64,9 +74,13 @@ export interface TaskRuntimeOptions {
   gateway: { baseUrl: string; apiKey: () => Promise<string | undefined> };
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
+  /** This window's id, written in each segment's pid record (docs/flows.md#recovery). */
+  windowId?: string;
   clock: Clock;
+  /** For the usage recorder's periodic write; real timers by default. */
+  timers?: Timers;
   keepAwake?: KeepAwake;
-  proxyTimings?: { holdDefaultMs?: number; holdMaxMs?: number };
+  proxyTimings?: TicketProxyTimings;
   /** One loopback listener for all of this window's segment proxies (each with its own secret). */
   proxyListener?: LoopbackProxyServer;
   stopTimings?: Partial<StopTimings>;
@@ -97,9 +111,12 @@ export class TaskRuntime {
   readonly questions: QuestionRecorder;
   /** Questions the task parks on while its agent stops, by ask id. */
   private readonly parking = new Map<string, PendingAsk>();
+  /** Token usage of the model answers, summed and written to the segments' ledger rows. */
+  private readonly usage: UsageRecorder;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.log = options.log ?? (() => {});
+    this.usage = new UsageRecorder((ticketId, usage) => options.lifecycle.recordUsage(ticketId, usage), options.timers ?? createSystemTimers(), this.log);
     this.questions = new QuestionRecorder(options.store, this.log);
     this.asks = new AskBroker({
       clock: options.clock,
@@ -149,6 +166,11 @@ export class TaskRuntime {
   /** Task ids with a live agent process in this window. */
   get runningTaskIds(): string[] {
     return [...this.active.keys()];
+  }
+
+  /** Whether this window runs the task or is starting it (its pid record may already exist). */
+  owns(taskId: string): boolean {
+    return this.active.has(taskId) || this.starting.has(taskId);
   }
 
   segment(taskId: string): SegmentRun | undefined {
@@ -214,7 +236,8 @@ export class TaskRuntime {
     }
 
     const record = store.read((tx) => tx.runtime.get(taskId));
-    const agentKind = (record?.agent as AgentKind | undefined) ?? this.options.defaultAgent();
+    const followUp = store.read((tx) => tx.followUps.get(taskId));
+    const agentKind = ((record ?? followUp)?.agent as AgentKind | undefined) ?? this.options.defaultAgent();
     const adapter = this.options.adapters[agentKind];
     if (!adapter) {
       const reason = `This task's session belongs to the ${agentKind} agent, which is not available in this window.`;
@@ -222,13 +245,20 @@ export class TaskRuntime {
       return { status: 'fatal', error: reason };
     }
     if (!record) {
-      const baseCommit = await recordBaseCommit(task.workspacePath);
+      // What files_changed is measured against: the folder as it is before the agent runs.
+      const [baseCommit] = await Promise.all([recordBaseCommit(task.workspacePath), this.recordBaseline(task)]);
       await store.mutate((tx) => tx.runtime.recordFirstStart({ taskId, agent: agentKind, baseCommit }));
     }
 
     // First segment vs resume: the session exists once the agent has started it.
-    const sessionId = task.sessionId ?? crypto.randomUUID();
-    const resume = task.sessionId !== null && (adapter.sessionExists?.(sessionId, task.workspacePath) ?? true);
+    const plan = followUp ? this.followUpSegment(task, followUp, adapter) : undefined;
+    if (plan && 'failure' in plan) {
+      await lifecycle.fail(taskId, { failureReason: plan.failure });
+      return { status: 'fatal', error: plan.failure };
+    }
+    const sessionId = plan?.sessionId ?? task.sessionId ?? crypto.randomUUID();
+    const resume = plan ? true : task.sessionId !== null && (adapter.sessionExists?.(sessionId, task.workspacePath) ?? true);
+    const prompt = plan ? plan.prompt : resume ? CONTINUATION_PROMPT : task.prompt;
     const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
     const segmentDir = segmentDirOf(this.options.runtimeDir, taskId, ordinal, clock.now());
     // What the user answered while the task was parked is told to the resumed session.
@@ -242,7 +272,7 @@ export class TaskRuntime {
           taskId,
           sessionId,
           resume,
-          prompt: resume ? decisions.text || CONTINUATION_PROMPT : task.prompt,
+          prompt: !plan && decisions.text ? decisions.text : prompt,
           permissionMode: task.permissionMode,
           model: task.model ?? (await this.defaultModel()),
           thoughtLevel: task.thoughtLevel,
@@ -253,8 +283,11 @@ export class TaskRuntime {
         segmentDir,
         clock,
         proxyTimings: this.options.proxyTimings,
+        ticketDeadline: () => this.ticketDeadline(ticketId),
         proxyListener: this.options.proxyListener,
         stopTimings: this.options.stopTimings,
+        windowId: this.options.windowId,
+        holdPidFile: true,
         onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
         asks: {
           ask: (request, deliver) => this.asks.ask(taskId, request, deliver),
@@ -274,6 +307,7 @@ export class TaskRuntime {
     if (!marked) {
       await run.cancel();
       await run.done;
+      run.releasePidFile();
       return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
     }
 
@@ -284,9 +318,15 @@ export class TaskRuntime {
       ticketId,
       run,
       finished: run.done
-        .then((outcome) => this.applyOutcome(task, ticketId, outcome))
+        // The segment's last usage goes into its ledger row before the outcome ends the segment.
+        .then(async (outcome) => {
+          await this.usage.flush();
+          return this.applyOutcome(task, ticketId, outcome);
+        })
         .catch((err: unknown) => this.log(`runtime: applying the outcome of ${taskId} failed: ${(err as Error).message}`))
         .finally(() => {
+          // Only now: until the outcome is written, the record tells the lease holder this window runs the task.
+          run.releasePidFile();
           this.active.delete(taskId);
           release?.();
         }),
@@ -294,6 +334,18 @@ export class TaskRuntime {
     this.active.set(taskId, segment);
     this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: run.pid, at: clock.now() });
     return { status: 'started' };
+  }
+
+  /**
+   * A follow-up always resumes the finished task's session: with its own instructions until a
+   * model request of it was admitted (then the agent has them), with the continuation prompt after.
+   */
+  private followUpSegment(task: OffPeakTask, link: FollowUpLink, adapter: AgentAdapter): { sessionId: string; prompt: string } | { failure: string } {
+    if (!(adapter.sessionExists?.(link.sessionId, task.workspacePath) ?? true)) {
+      return { failure: `The session of "${link.ofTitle}" is gone (its agent no longer has it), so this follow-up cannot continue it.` };
+    }
+    const heard = task.sessionId !== null && this.options.store.read((tx) => tx.tickets.forTask(task.id)).some((t) => t.activeAt !== null);
+    return { sessionId: link.sessionId, prompt: heard ? CONTINUATION_PROMPT : task.prompt };
   }
 
   /** The gateway's default model; a failure to learn it leaves the choice to the agent (logged). */
@@ -312,7 +364,25 @@ export class TaskRuntime {
       this.options.onEvent?.({ type: 'admitted', taskId, ticketId, at: event.at });
     } else if (event.type === 'holding') {
       this.options.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
+    } else if (event.type === 'usage') {
+      this.usage.add(ticketId, event.model, event.usage);
+    } else if (event.type === 'gateway-unreachable' || event.type === 'gateway-reachable') {
+      // In the ledger, so every window's card says "Gateway unreachable since …" (docs/flows.md#segments).
+      const since = event.type === 'gateway-unreachable' ? event.since : null;
+      this.options.lifecycle.markGatewayUnreachable(ticketId, since).catch((err: unknown) => this.log(`runtime: recording the gateway outage failed: ${(err as Error).message}`));
+      this.options.onEvent?.({ type: 'gateway-unreachable', taskId, ticketId, since, at: event.at });
     }
+  }
+
+  /**
+   * When the ticket's time runs out, as the ledger last saw it: its active window's end, or its
+   * ready deadline while no request was admitted; null when unknown.
+   */
+  private ticketDeadline(ticketId: string): number | null {
+    const ticket = this.options.store.read((tx) => tx.tickets.get(ticketId));
+    if (!ticket) return null;
+    if (ticket.expiresAt !== null) return ticket.expiresAt;
+    return ticket.activeAt === null ? ticket.readyDeadline : null;
   }
 
   private async applyOutcome(task: OffPeakTask, ticketId: string, outcome: SegmentOutcome): Promise<void> {
@@ -352,9 +422,14 @@ export class TaskRuntime {
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
   }
 
-  private async filesChanged(task: OffPeakTask): Promise<number | null> {
-    const record = this.options.store.read((tx) => tx.runtime.get(task.id));
-    return countFilesChanged(task.workspacePath, record?.baseCommit ?? null);
+  private async recordBaseline(task: OffPeakTask): Promise<void> {
+    if (!(await recordFilesBaseline(task.workspacePath, taskLogsDir(this.options.runtimeDir, task.id)))) {
+      this.log(`runtime: no snapshot of ${task.workspacePath} could be taken; the task's files changed will read "unknown"`);
+    }
+  }
+
+  private filesChanged(task: OffPeakTask): Promise<number | null> {
+    return countFilesChanged(task.workspacePath, taskLogsDir(this.options.runtimeDir, task.id));
   }
 }
 

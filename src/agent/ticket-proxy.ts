@@ -4,7 +4,9 @@ import { systemClock, type Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
 import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
+import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
+import { UsageMeter, type AnswerUsage } from './usage-meter';
 
 /**
  * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
@@ -15,35 +17,56 @@ import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopbac
  *
  * Per-request admission (docs/flows.md#segments):
  *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
- *    (the ledger's `active_at`; until then the UI says "waiting for admission").
+ *    (the ledger's `active_at`; until then the UI says "waiting for admission"). A model answer's
+ *    token usage is read from a copy of its bytes as they pass (`UsageMeter`) and reported
+ *    (`usage`) when it ends.
  *  - 3105 (not admitted yet / no capacity): HELD here and re-sent after min(Retry-After, 5 min),
  *    60 s when absent, without limit, until admitted or cancelled: Claude Code would otherwise
  *    burn its own retry budget and exit 1.
  *  - 3102 or legacy 3001: the segment is over. Reported as `segment-expired`; the agent gets a
  *    400 with `x-should-retry: false` (now and for every later request) so it stops at once.
+ *  - the gateway cannot be reached (refused, reset, no answer): HELD here too and sent again with
+ *    backoff until it answers (`gateway-unreachable`, then `gateway-reachable`), up to the bound
+ *    of `GatewayOutage`; past it `gateway-outage-exceeded`, and the agent gets a 502 with
+ *    `x-should-retry: false` (now and later) so the segment fails saying why.
  *  - anything else (including a plain provider 429 without 3105): passed through unchanged, so
  *    the agent's normal retry budget applies.
  */
 export type TicketProxyEvent =
   | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number }
   | { type: 'admitted'; at: number }
+  /** A model answer ended; what it used, as the API reported it. */
+  | ({ type: 'usage'; at: number } & AnswerUsage)
   | { type: 'segment-expired'; at: number; status: number; code: string }
   | { type: 'upstream-error'; at: number; status: number; code: string | null }
-  | { type: 'upstream-unreachable'; at: number; error: string };
+  /** The first request that could not reach the gateway: an outage began at `since`. */
+  | { type: 'gateway-unreachable'; at: number; since: number; error: string }
+  /** The gateway answered again after an outage that began at `since`. */
+  | { type: 'gateway-reachable'; at: number; since: number }
+  /** The outage lasted past its bound: the segment is over and the task fails with `reason`. */
+  | { type: 'gateway-outage-exceeded'; at: number; since: number; reason: string };
 
-export type TicketProxyState = 'waiting' | 'holding' | 'admitted' | 'expired' | 'cancelled';
+export type TicketProxyState = 'waiting' | 'holding' | 'admitted' | 'expired' | 'cancelled' | 'gateway-lost';
 
-export interface TicketProxyOptions {
+/** Hold timings of a proxy (tests shorten them). */
+export interface TicketProxyTimings extends GatewayOutageTimings {
+  /** Wait before re-probing a held request when the gateway gives no Retry-After. Default 60 s. */
+  holdDefaultMs?: number;
+  /** Upper bound of one hold, whatever Retry-After says. Default 5 min. */
+  holdMaxMs?: number;
+}
+
+export interface TicketProxyOptions extends TicketProxyTimings {
   /** The gateway's Anthropic base, e.g. `http://gateway:8787/api/anthropic`. */
   upstreamBaseUrl: string;
   /** The user's gateway API key; sent as `Authorization: Bearer`. */
   apiKey: string;
   ticketId: string;
   clock?: Clock;
-  /** Wait before re-probing a held request when the gateway gives no Retry-After. Default 60 s. */
-  holdDefaultMs?: number;
-  /** Upper bound of one hold, whatever Retry-After says. Default 5 min. */
-  holdMaxMs?: number;
+  /** Epoch ms when the ticket's time runs out (null when unknown): a gateway outage is not waited for past it. */
+  ticketDeadline?: () => number | null;
+  /** Read the token usage of model answers (`usage` events). Default true; the bench compares with it off. */
+  usageAccounting?: boolean;
   onEvent?: (event: TicketProxyEvent) => void;
   /**
    * Answers Claude Code's permission questions (POST <baseUrl>/offpeak/permission from the relay
@@ -75,6 +98,9 @@ export class TicketProxy {
   private holds = 0;
   private _firstAdmittedAt: number | null = null;
   private _expired = false;
+  private readonly outage: GatewayOutage;
+  /** Why the segment gave up on an unreachable gateway (then every request is refused locally). */
+  private _gatewayLost: string | null = null;
 
   private constructor(private readonly options: TicketProxyOptions) {
     this.upstream = new URL(options.upstreamBaseUrl);
@@ -82,6 +108,7 @@ export class TicketProxy {
     this.clock = options.clock ?? systemClock;
     this.holdDefaultMs = options.holdDefaultMs ?? 60_000;
     this.holdMaxMs = options.holdMaxMs ?? 300_000;
+    this.outage = new GatewayOutage(this.clock, options, options.ticketDeadline);
     const AgentClass = this.upstream.protocol === 'https:' ? https.Agent : http.Agent;
     this.upstreamAgent = new AgentClass({ keepAlive: true, noDelay: true } as http.AgentOptions);
     if (options.onEvent) this.onEvent(options.onEvent);
@@ -107,9 +134,20 @@ export class TicketProxy {
     return this._firstAdmittedAt;
   }
 
+  /** Since when the gateway cannot be reached (requests are held meanwhile), or null. */
+  get gatewayUnreachableSince(): number | null {
+    return this.outage.unreachableSince;
+  }
+
+  /** Set once an outage outlasted its bound: why the segment stopped. */
+  get gatewayLostReason(): string | null {
+    return this._gatewayLost;
+  }
+
   get state(): TicketProxyState {
     if (this.cancelController.signal.aborted) return 'cancelled';
     if (this._expired) return 'expired';
+    if (this._gatewayLost !== null) return 'gateway-lost';
     if (this.holds > 0) return 'holding';
     return this._firstAdmittedAt === null ? 'waiting' : 'admitted';
   }
@@ -145,6 +183,7 @@ export class TicketProxy {
     if (rest === PERMISSION_RELAY_PATH) return this.handlePermissionAsk(req, res, body);
     if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
     if (this._expired) return sendSegmentOver(res, 'off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket');
+    if (this._gatewayLost !== null) return sendGatewayLost(res, this._gatewayLost);
 
     const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + search);
     const headers: http.OutgoingHttpHeaders = {};
@@ -164,15 +203,21 @@ export class TicketProxy {
     });
     const signal = AbortSignal.any([this.cancelController.signal, clientGone.signal]);
 
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1, unreachable = 0; ; attempt++) {
       let upstreamRes: http.IncomingMessage;
       try {
         upstreamRes = await this.send(target, req.method ?? 'POST', headers, body, signal);
       } catch (err) {
         if (signal.aborted) return void res.destroy();
-        this.emit({ type: 'upstream-unreachable', at: this.clock.now(), error: (err as Error).message });
-        return sendError(res, 502, 'api_error', `off-peak gateway unreachable: ${(err as Error).message}`);
+        // Another held request may have given up meanwhile: this one stops too.
+        if (this._gatewayLost !== null) return sendGatewayLost(res, this._gatewayLost);
+        const waitMs = this.gatewayUnreachable((err as Error).message, unreachable++);
+        if (waitMs === null) return sendGatewayLost(res, this._gatewayLost ?? 'the off-peak gateway cannot be reached');
+        if (!(await this.hold(waitMs, signal))) return void res.destroy();
+        continue;
       }
+      unreachable = 0;
+      this.gatewayAnswered();
       const status = upstreamRes.statusCode ?? 502;
       if (status < 400) {
         if (isModelCall && status < 300 && this._firstAdmittedAt === null) {
@@ -183,6 +228,8 @@ export class TicketProxy {
         res.flushHeaders();
         upstreamRes.pipe(res);
         upstreamRes.on('error', () => res.destroy());
+        // After the pipe: each chunk goes to the agent first, then to the meter.
+        if (isModelCall && status < 300 && this.options.usageAccounting !== false) this.meterUsage(upstreamRes);
         return;
       }
       const errorBody = await readBody(upstreamRes);
@@ -195,14 +242,7 @@ export class TicketProxy {
       if (code === BusinessCode.NotAdmitted) {
         const waitMs = this.holdFor(upstreamRes.headers['retry-after']);
         this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt });
-        this.holds++;
-        try {
-          await abortableSleep(waitMs, signal);
-        } catch {
-          return void res.destroy();
-        } finally {
-          this.holds--;
-        }
+        if (!(await this.hold(waitMs, signal))) return void res.destroy();
         continue;
       }
       this.emit({ type: 'upstream-error', at: this.clock.now(), status, code });
@@ -212,6 +252,66 @@ export class TicketProxy {
       res.end(errorBody ?? undefined);
       return;
     }
+  }
+
+  /** Reads the answer's usage from a copy of its bytes beside the pipe to the agent; reported once it ended or was cut. */
+  private meterUsage(answer: http.IncomingMessage): void {
+    const meter = UsageMeter.forContentType(answer.headers['content-type']);
+    if (!meter) return;
+    let broken = false;
+    answer.on('data', (chunk: Buffer) => {
+      if (broken) return;
+      try {
+        meter.feed(chunk);
+      } catch {
+        broken = true; // accounting never breaks the answer
+      }
+    });
+    let reported = false;
+    const report = (): void => {
+      if (reported || broken) return;
+      reported = true;
+      let found: AnswerUsage | null = null;
+      try {
+        found = meter.finish();
+      } catch {
+        return;
+      }
+      if (found) this.emit({ type: 'usage', at: this.clock.now(), ...found });
+    };
+    answer.once('end', report);
+    answer.once('close', report);
+  }
+
+  /** Waits `ms` with the agent's request held; false when the agent hung up or the segment was cancelled. */
+  private async hold(ms: number, signal: AbortSignal): Promise<boolean> {
+    this.holds++;
+    try {
+      await abortableSleep(ms, signal);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      this.holds--;
+    }
+  }
+
+  /** A request could not reach the gateway: how long to hold it before trying again, or null past the bound. */
+  private gatewayUnreachable(error: string, attempt: number): number | null {
+    const step = this.outage.failed(error, attempt);
+    const at = this.clock.now();
+    if (step.kind === 'give-up') {
+      this._gatewayLost = step.reason;
+      this.emit({ type: 'gateway-outage-exceeded', at, since: this.outage.unreachableSince ?? at, reason: step.reason });
+      return null;
+    }
+    if (step.started) this.emit({ type: 'gateway-unreachable', at, since: this.outage.unreachableSince ?? at, error });
+    return step.waitMs;
+  }
+
+  private gatewayAnswered(): void {
+    const since = this.outage.answered();
+    if (since !== null) this.emit({ type: 'gateway-reachable', at: this.clock.now(), since });
   }
 
   /** A permission question from the relay: never forwarded, answered here by the host. */
@@ -271,6 +371,11 @@ function responseHeaders(headers: http.IncomingHttpHeaders): Record<string, stri
 /** The agent must stop, not retry: 400 + `x-should-retry: false` (Claude Code honours it, so does the reference agent). */
 function sendSegmentOver(res: http.ServerResponse, message: string): void {
   sendError(res, 400, 'invalid_request_error', message, { 'x-should-retry': 'false' });
+}
+
+/** The outage outlasted its bound: the agent must stop, the segment fails with `reason`. */
+function sendGatewayLost(res: http.ServerResponse, reason: string): void {
+  sendError(res, 502, 'api_error', reason, { 'x-should-retry': 'false' });
 }
 
 async function readBody(stream: NodeJS.ReadableStream): Promise<Buffer | null> {

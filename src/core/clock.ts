@@ -19,3 +19,9 @@ export class ManualClock implements Clock {
     return this.current;
   }
 }
+
+/** Local wall-clock time as "02:14" (the card's "Gateway unreachable since 02:14", the failure reason). */
+export function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+}

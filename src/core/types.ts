@@ -90,6 +90,24 @@ export type TicketOrigin = 'take' | 'legacy';
 export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan' | 'parked';
 
 /** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */
+/** Tokens as the model API counts them (one answer, a segment, or a whole task). */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input read from the prompt cache. */
+  cacheReadTokens: number;
+  /** Input written to the prompt cache. */
+  cacheWriteTokens: number;
+}
+
+/** What one segment's model answers used, as its proxy read it (docs/flows.md#ticket-ledger). */
+export interface SegmentUsage extends TokenUsage {
+  /** The models that answered, in the order first seen, comma-separated ("" when none said). */
+  model: string;
+  /** Answers counted. */
+  requests: number;
+}
+
 export interface TicketRecord {
   ticketId: string;
   /** The task it was taken for. No foreign key: the row outlives a deleted task until settled. */
@@ -110,6 +128,10 @@ export interface TicketRecord {
   segmentEndedAt: number | null;
   endReason: SegmentEndReason | null;
   lastError: string | null;
+  /** While the segment runs: since when its proxy cannot reach the gateway (requests held), else null. */
+  gatewayUnreachableSince: number | null;
+  /** The tokens of the segment's model answers; null before the first one (or before schema v5). */
+  usage: SegmentUsage | null;
   settleState: SettleState;
   settleReason: string | null;
   settleAttempts: number;

@@ -2,13 +2,14 @@
 // the task service (sync, settle outbox, leader lease), the scheduler and the task runtime with
 // its agent adapters. src/extension.ts builds one per window and connects it to VS Code; tests
 // build it in plain Node.
-import fs from 'node:fs';
 import path from 'node:path';
-import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
+import { ensurePrivateDir, narrowPrivateTree } from '../agent/private-files';
+import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
 import { DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../agent/asks';
 import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/task-runtime';
+import { sessionViewOf, type SessionView } from '../agent/session-terminal';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
@@ -41,6 +42,8 @@ export interface HostEngineOptions {
   referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
   /** Path of the `claude` executable (Claude Code adapter). */
   claudeCommand: () => string;
+  /** Which Claude Code setting files a task loads (read at each launch; default `user`). */
+  claudeSettingSources?: () => ClaudeSettingSources;
   /** Claude Code's config dir and extra environment (default: the user's own). */
   claudeCode?: Pick<ClaudeCodeOptions, 'configDir' | 'env'>;
   /**
@@ -78,8 +81,8 @@ export function engineDirs(storageDir: string): { runtimeDir: string; referenceS
 }
 
 /** Claude Code with its path read at each launch: the user may change the setting at any time. */
-function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>): AgentAdapter {
-  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed });
+function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>, settingSources?: () => ClaudeSettingSources): AgentAdapter {
+  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed, settingSources: settingSources?.() });
   return {
     kind: 'claude-code',
     launch: (spec) => current().launch(spec),
@@ -92,6 +95,8 @@ export class HostEngine {
   private disposed = false;
   private readonly recovering = new SingleFlight<void>();
   private readonly recoveryReports: RecoveryReport[] = [];
+  /** Running tasks the holder's last tick found without any pid record (requeued if the next one does too). */
+  private unrecorded = new Set<string>();
 
   private constructor(
     readonly store: TaskStore,
@@ -106,17 +111,20 @@ export class HostEngine {
     readonly notices: TaskNotices,
     private readonly asks: SharedAsks,
     private readonly runtimeDir: string,
+    private readonly windowId: string,
     private readonly log: (line: string) => void,
+    private readonly claudeSession: { command: () => string; configDir?: string },
     private readonly unanswered: UnansweredQuestion,
   ) {}
 
   static async start(options: HostEngineOptions): Promise<HostEngine> {
     const log = options.log ?? (() => {});
     const { clock, windowId } = options;
-    // globalStorage holds prompts, logs and sessions: private to the user.
-    fs.mkdirSync(options.storageDir, { recursive: true, mode: 0o700 });
+    // globalStorage holds prompts, logs and sessions: private to the user, also when it already existed.
+    ensurePrivateDir(options.storageDir);
     const { runtimeDir, referenceSessionsDir } = engineDirs(options.storageDir);
-    fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(runtimeDir);
+    narrowPrivateTree(options.storageDir);
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
@@ -132,7 +140,7 @@ export class HostEngine {
         sessionsDir: referenceSessionsDir,
       }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs: agentAskTimeoutMs });
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs: agentAskTimeoutMs }, options.claudeSettingSources);
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
     // One local port for all of this window's segments: a remote window offers each new port for forwarding.
     const proxyListener = new LoopbackProxyServer();
@@ -158,6 +166,7 @@ export class HostEngine {
       defaultModel: async () => (await gateway.configs()).default_model,
       gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey },
       runtimeDir,
+      windowId,
       clock,
       keepAwake,
       proxyListener,
@@ -196,11 +205,19 @@ export class HostEngine {
     // No safety-net tick of its own: the lease tick below is the engine's one idle heartbeat.
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, idleTickMs: Infinity, ...options.schedulerTuning, log });
     const leftovers = { runtimeDir, referenceSessionsDir };
+    // A session a follow-up shares with its first task stays until no task uses it (docs/flows.md#follow-up).
+    const pruneDeleted = (task: { id: string; sessionId: string | null }) => {
+      const shared = task.sessionId !== null && store.read((tx) => tx.followUps.sessionInUse(task.sessionId!, task.id));
+      pruneTaskLeftovers(leftovers, shared ? { id: task.id, sessionId: null } : task, log);
+    };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
-    const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted: (task) => pruneTaskLeftovers(leftovers, task, log), log });
-    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, log, unanswered);
+    const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted, log });
+    const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, windowId, log, {
+      command: options.claudeCommand,
+      configDir: options.claudeCode?.configDir,
+    }, unanswered);
     service.onDidWake(() => scheduler.wake());
-    service.onDidDelete((task) => pruneTaskLeftovers(leftovers, task, log));
+    service.onDidDelete(pruneDeleted);
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });
@@ -214,7 +231,12 @@ export class HostEngine {
       } catch {
         // store closing: nothing to look at
       }
-      if (leader) void scheduler.tick();
+      if (leader) {
+        void scheduler.tick();
+        // A window that crashed while another held the lease left its tasks running: found here,
+        // within one tick (docs/flows.md#recovery).
+        void engine.sweep();
+      }
     });
     service.leadership.onDidChange(() => {
       // A new lease holder notifies the results nobody claimed (their window is gone).
@@ -241,6 +263,20 @@ export class HostEngine {
       taskStatus: (taskId) => this.service.getTask(taskId)?.status,
       tickets: (taskId) => this.service.ticketsOf(taskId),
     };
+  }
+
+  /**
+   * What "Open session" opens for a task (docs/flows.md#open-session): `claude --resume` for a
+   * finished Claude Code task whose session no other task works on, else its transcript.
+   */
+  sessionView(taskId: string, hostEnv: Readonly<Record<string, string | undefined>> = process.env): SessionView {
+    const { task, agent, busy } = this.store.read((tx) => {
+      const t = tx.tasks.get(taskId);
+      return { task: t, agent: tx.runtime.get(taskId)?.agent, busy: t?.sessionId ? tx.followUps.liveUsersOfSession(t.sessionId, taskId).length > 0 : false };
+    });
+    if (!task) throw new Error('This task no longer exists.');
+    const claude = { command: this.claudeSession.command(), configDir: this.claudeSession.configDir, hostEnv, proxyPort: this.proxyListener.listeningPort };
+    return sessionViewOf(task, agent, claude, busy);
   }
 
   /**
@@ -295,16 +331,46 @@ export class HostEngine {
     return this.recoveryReports;
   }
 
-  /** Puts tasks left running by a host that is gone back in the queue (same session). */
+  /** Puts tasks left running by a window that is gone back in the queue (same session): run on becoming the lease holder. */
   recover(): Promise<unknown> {
-    return this.recovering.run(() =>
-      recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids), (id) => this.runtime.runningTaskIds.includes(id))
-        .then((report) => {
-          this.recoveryReports.push(report);
-          if (report.requeued.length > 0) this.log(`recovered ${report.requeued.length} interrupted task(s)`);
-        })
-        .catch((e) => this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`)),
-    );
+    return this.recovering.run(() => this.recoverNow('holder'));
+  }
+
+  /**
+   * The lease holder's tick: drops the registrations of windows whose process is gone and
+   * recovers what they left running. A running task without any pid record is requeued only
+   * when the previous tick found it so too (its record may be about to be written).
+   */
+  sweep(): Promise<unknown> {
+    return this.recovering.run(() => this.recoverNow('tick'));
+  }
+
+  private async recoverNow(kind: 'holder' | 'tick'): Promise<void> {
+    try {
+      if (kind === 'tick') await this.windows.dropDeadWindows();
+      const seen = new Set<string>();
+      const report = await recoverInterrupted(this.store, this.runtimeDir, (ids) => this.service.lifecycle.requeueInterrupted(ids), (id) => this.runtime.owns(id), {
+        windowId: this.windowId,
+        isLiveWindow: (id, pid) => this.windows.isLive(id, pid),
+        requeueUnrecorded:
+          kind === 'holder'
+            ? undefined
+            : (id) => {
+                seen.add(id);
+                return this.unrecorded.has(id);
+              },
+      });
+      if (kind === 'tick') this.unrecorded = seen;
+      const acted = report.requeued.length > 0 || report.killedOrphans.length > 0;
+      if (kind === 'holder' || acted) this.recoveryReports.push(report);
+      if (report.killedOrphans.length > 0) this.log(`stopped ${report.killedOrphans.length} orphaned agent process group(s)`);
+      if (report.requeued.length > 0) {
+        this.log(`recovered ${report.requeued.length} interrupted task(s)`);
+        this.scheduler.wake();
+      }
+    } catch (e) {
+      this.log(`recovery failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
 
   /** Clean exit: running segments go back to the queue with their session, claims are released. */
@@ -323,6 +389,7 @@ export class HostEngine {
     await this.scheduler.idle();
     await this.notices.idle();
     await this.service.stop();
+    await this.recovering.idle(); // no lease tick starts another once the service stopped
     this.keepAwake.dispose();
     await this.store.close();
   }

@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock';
 import { Disposable, type DisposableLike } from '../core/disposable';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { HistoryRow } from '../core/history';
+import type { FollowUpLink } from '../store';
 import {
   describeInvalidMessage,
   PanelRequests,
@@ -17,6 +18,7 @@ import {
   type RequestHandlers,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
+import { totalUsage } from '../core/usage';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
 export interface WebviewPort {
@@ -34,6 +36,8 @@ export interface PanelBackend extends RequestHandlers {
   history(): HistoryRow[];
   /** The open permission questions of the agents this window runs. */
   pendingAsks(): PendingAsk[];
+  /** Follow-up tasks' links, by task id (absent: none). */
+  followUpLinks?(): Map<string, FollowUpLink>;
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
   /** Denied questions by task ("N actions denied (M automatically)"); absent: none recorded. */
@@ -91,15 +95,17 @@ export class PanelController extends Disposable {
     const asks = new Map<string, PendingAsk[]>();
     for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
     const unseen = this.backend.unseenTaskIds();
+    const links = this.backend.followUpLinks?.() ?? new Map<string, FollowUpLink>();
     const refusals = this.backend.refusals?.() ?? new Map<string, RefusalCount>();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), refusals.get(t.id)));
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id)));
     return {
       version: ++this.version,
       now,
       tasks,
-      history: this.backend.history().map((h) => {
-        const r = refusals.get(h.taskId);
-        return r && r.denied > 0 ? { ...h, refusals: r } : h;
+      // History shows each task's total tokens, summed from its ledger rows like the card's, and what it was refused.
+      history: this.backend.history().map((row) => {
+        const r = refusals.get(row.taskId);
+        return { ...row, usage: totalUsage(tickets.get(row.taskId) ?? []), ...(r && r.denied > 0 ? { refusals: r } : {}) };
       }),
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),

@@ -1,6 +1,7 @@
 // Connects the panel to the task service and store. The few things only VS Code knows (the
 // secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
+import { SESSION_OPEN_HERE } from '../agent/session-terminal';
 import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
@@ -38,6 +39,13 @@ export interface PanelHostBits {
   /** Loads the client configs again (the panel opened, or a take was refused). */
   reloadConfigs(): Promise<unknown>;
   openTerminal(taskId: string): Promise<unknown>;
+  /**
+   * The Session entry (docs/flows.md#open-session): what it opened. Absent: the task's terminal
+   * (the transcript), as openTerminal.
+   */
+  openSession?(taskId: string): Promise<'interactive' | 'transcript'>;
+  /** Whether the user's own Claude Code runs on this session in a terminal of this window (a follow-up must wait). */
+  sessionInUseHere?(sessionId: string): boolean;
   /** Shows a modal question; true when the user chose `action`. */
   confirm(question: Confirmation): Promise<boolean>;
   notice(): string | undefined;
@@ -111,6 +119,7 @@ export function segmentView(t: TicketRecord): SegmentView {
     startedAt: t.segmentStartedAt,
     endedAt: t.segmentEndedAt,
     endReason: t.endReason,
+    usage: t.usage,
   };
 }
 
@@ -139,7 +148,14 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       }
       return byTask;
     },
-    history: () => service.history(),
+    history: () => {
+      const links = store.read((tx) => tx.followUps.all());
+      return service.history().map((row) => {
+        const link = links.get(row.taskId);
+        return link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
+      });
+    },
+    followUpLinks: () => store.read((tx) => tx.followUps.all()),
     availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
@@ -163,6 +179,11 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       }
     },
     async editTask({ taskId, patch }) {
+      // Switching a task to Bypass permissions asks as creating one with it does; declined, nothing changes.
+      const current = taskOrThrow(taskId);
+      if (patch.permissionMode === 'bypassPermissions' && current.permissionMode !== 'bypassPermissions') {
+        if (!(await host.confirm(bypassConfirmation(current.workspacePath, 'edit')))) return { title: current.title, prompt: current.prompt };
+      }
       const task = await service.edit(taskId, patch);
       return { title: task.title, prompt: task.prompt };
     },
@@ -193,6 +214,27 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async openTerminal({ taskId }) {
       await host.openTerminal(taskId);
       return {};
+    },
+    async openSession({ taskId }) {
+      taskOrThrow(taskId);
+      if (host.openSession) return { opened: await host.openSession(taskId) };
+      await host.openTerminal(taskId);
+      return { opened: 'transcript' as const };
+    },
+    async followUp({ taskId, prompt, title, permissionMode }) {
+      const of = taskOrThrow(taskId);
+      if (of.sessionId && host.sessionInUseHere?.(of.sessionId)) {
+        throw new Error(SESSION_OPEN_HERE);
+      }
+      const mode = permissionMode ?? of.permissionMode;
+      if (mode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(of.workspacePath)))) return { taskId: null };
+      try {
+        const task = await service.followUp(taskId, { prompt, title, permissionMode: mode });
+        return { taskId: task.id };
+      } catch (e) {
+        void refresh().catch(() => undefined);
+        throw e;
+      }
     },
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };

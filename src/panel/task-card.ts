@@ -1,8 +1,10 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
 import type { PendingAsk } from '../agent/asks';
 import { canEdit, canTransition } from '../core/task-state';
-import type { OffPeakTask, TicketRecord } from '../core/types';
+import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
+import { totalUsage } from '../core/usage';
 import type { CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
+import type { FollowUpLink } from '../store';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
@@ -47,7 +49,8 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
  * `asks`: the open permission questions of this task's agent, when this window runs it.
  * `unseen`: its result has not been shown by any panel yet.
  */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, refusals?: RefusalCount): TaskCard {
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink, refusals?: RefusalCount): TaskCard {
+  const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
     id: task.id,
@@ -69,8 +72,13 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     filesChanged: task.filesChanged,
     segments: tickets.filter((t) => t.segmentStartedAt !== null).length,
     ask: cardAskOf(task, asks),
+    // Only while it runs: the segment holds its requests until the gateway answers again.
+    gatewayUnreachableSince: task.status === 'running' || task.status === 'awaiting' ? (current?.gatewayUnreachableSince ?? null) : null,
+    usage: totalUsage(tickets),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     ...(refusals && refusals.denied > 0 ? { refusals } : {}),
+    followUpOfId: followUp?.followUpOf ?? null,
+    followUpOfTitle: followUp?.ofTitle ?? null,
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).
       pause: canTransition(task, 'pause'),
@@ -78,6 +86,10 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
       edit: canEdit(task),
       cancel: canTransition(task, 'cancel'),
       delete: true,
+      // docs/flows.md#follow-up, docs/flows.md#open-session
+      followUp: finishedWithSession,
+      // While it runs, its Terminal shows the session live.
+      openSession: finishedWithSession,
     },
   };
 }

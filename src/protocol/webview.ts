@@ -59,6 +59,18 @@ export const QuestionViewSchema = z.object({
   answeredAt: z.number().nullable(),
 });
 export type QuestionView = z.infer<typeof QuestionViewSchema>;
+/** Tokens the model API reported for a segment or a whole task (docs/flows.md#ticket-ledger). */
+export const UsageViewSchema = z.object({
+  /** The models that answered, comma-separated in the order first seen ("" when none said). */
+  model: z.string(),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+  /** Model answers counted. */
+  requests: z.number().int().nonnegative(),
+});
+export type UsageView = z.infer<typeof UsageViewSchema>;
 
 export const TaskCardSchema = z.object({
   id: z.string(),
@@ -82,16 +94,26 @@ export const TaskCardSchema = z.object({
   segments: z.number().int().nonnegative(),
   /** The open permission question, when this window runs the task's agent and it asked. */
   ask: CardAskSchema.nullable(),
+  /** A running task whose model requests cannot reach the gateway: since when (they wait for it; docs/flows.md#segments). */
+  gatewayUnreachableSince: z.number().nullable(),
+  /** The tokens of all its segments; null before the first model answer was counted. */
+  usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
   /** Questions denied (by the user or automatically at the deadline), and how many of them automatically. */
   refusals: RefusalCountSchema.optional(),
+  /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
+  followUpOfId: z.string().nullable(),
+  followUpOfTitle: z.string().nullable(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
     edit: z.boolean(),
     cancel: z.boolean(),
     delete: z.boolean(),
+    /** A finished task that has a session: "Follow up…" and "Open session" (while it runs, its Terminal shows it live). */
+    followUp: z.boolean(),
+    openSession: z.boolean(),
   }),
 });
 export type TaskCard = z.infer<typeof TaskCardSchema>;
@@ -105,6 +127,11 @@ export const HistoryRowSchema = z.object({
   durationMs: z.number().nonnegative(),
   sessionId: z.string().nullable(),
   failureReason: z.string().nullable(),
+  /** A follow-up's History row says which task it followed up ("follow-up of <title>"). */
+  followUpOfId: z.string().nullable().optional(),
+  followUpOfTitle: z.string().nullable().optional(),
+  /** The tokens of all its segments; null when none were counted. */
+  usage: UsageViewSchema.nullable(),
   refusals: RefusalCountSchema.optional(),
 });
 
@@ -190,6 +217,8 @@ export const SegmentViewSchema = z.object({
   startedAt: z.number().nullable(),
   endedAt: z.number().nullable(),
   endReason: z.string().nullable(),
+  /** The tokens of this segment's model answers; null when none were counted. */
+  usage: UsageViewSchema.nullable(),
 });
 export type SegmentView = z.infer<typeof SegmentViewSchema>;
 
@@ -216,6 +245,19 @@ export const PanelRequests = {
   delete: { params: TaskRef, result: Confirmed },
   deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.string().optional() }) },
   openTerminal: { params: TaskRef, result: Nothing },
+  /**
+   * The Session entry: a Claude Code session continues interactively in a terminal; a reference
+   * agent's transcript is shown read-only in the task's terminal (docs/flows.md#open-session).
+   */
+  openSession: { params: TaskRef, result: z.object({ opened: z.enum(['interactive', 'transcript']) }) },
+  /**
+   * "Follow up…" on a finished task: a new task resuming its session (docs/flows.md#follow-up).
+   * `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued.
+   */
+  followUp: {
+    params: z.object({ taskId, prompt, title: title.optional(), permissionMode: PermissionModeSchema.optional() }).strict(),
+    result: z.object({ taskId: z.string().nullable() }),
+  },
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
   /** The task's permission questions with their answers, who answered and when (the expanded card). */
   questions: { params: TaskRef, result: z.object({ questions: z.array(QuestionViewSchema) }) },

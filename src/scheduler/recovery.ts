@@ -1,9 +1,15 @@
 /**
- * Start-up recovery (docs/flows.md#recovery): a task left `running` (or legacy `awaiting`) by a host
- * that is gone goes back to `queued`, keeping its session, started_at and queued_at, so the next
- * segment resumes the same session. A task whose agent still runs under a live host (another
- * window) is left alone; an agent orphaned by a dead host is stopped first, so two processes never
- * work on one session.
+ * Recovery (docs/flows.md#recovery): a task left `running` (or legacy `awaiting`) by a window that
+ * is gone goes back to `queued`, keeping its session, started_at and queued_at, so the next
+ * segment resumes the same session. It runs when a window becomes the lease holder and again on
+ * every lease tick of the holder, so a crashed window that was not the holder is noticed within
+ * one tick. A task whose agent belongs to a live window is left alone; an agent (and whatever it
+ * started in its process group) orphaned by a dead window is stopped first, so two processes
+ * never work on one session.
+ *
+ * Which window runs a task is told by the segment's pid record (`agent.pid`: the agent's pid, the
+ * window's process and id, the session): the runtime writes it before the task is marked running
+ * and removes it only once the segment's outcome is applied.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,16 +20,42 @@ import { isProcessAlive } from '../core/process-alive';
 export interface RecoveryReport {
   requeued: string[];
   stillRunning: string[];
+  /** Process groups stopped: an orphaned agent's, or what its group still held after it ended. */
   killedOrphans: number[];
 }
 
+/** What a segment's `agent.pid` holds (segment-runner.ts writes it). */
 interface PidRecord {
   pid: number;
   /** The host (window) process that spawned the agent. */
   hostPid?: number;
+  /** The window whose runtime spawned it (records of older builds have none). */
+  windowId?: string;
   sessionId?: string;
 }
 
+export interface RecoveryOptions {
+  /**
+   * Tasks this window's own runtime is running (or starting) right now. A window that loses the
+   * lease (one failed tick is enough) and regains it recovers again; its own agents are not orphans.
+   */
+  runsHere?: (taskId: string) => boolean;
+  /** This window's id: a record naming it whose task `runsHere` does not know is an orphan. */
+  windowId?: string;
+  /**
+   * Whether another window with this id is registered, alive, with this process id. Tells the
+   * windows of this same process apart (tests run several engines in one process; VS Code runs
+   * one per process), and spares the parent check for records that name their window.
+   */
+  isLiveWindow?: (windowId: string, pid: number) => boolean;
+  /**
+   * A running task with no pid record at all: requeue it? Default yes (a window becoming the
+   * holder). The holder's tick passes a stricter rule: the record may be written in a moment.
+   */
+  requeueUnrecorded?: (taskId: string) => boolean;
+  /** How long to wait for killed agents to be gone before their tasks are requeued. */
+  killWaitMs?: number;
+}
 
 /** The parent pid (Linux: /proc; elsewhere: ps); undefined when it cannot be told. */
 function parentOf(pid: number): number | undefined {
@@ -59,6 +91,52 @@ function psField(pid: number, field: string): number | undefined {
   return out === undefined ? undefined : Number(out);
 }
 
+/**
+ * Whether process group `pgid` still holds a process started by the agent of `record` after the
+ * agent itself ended (a command that double-forked out of its tree). Linux only (/proc): a member
+ * counts when it carries the agent's marker, the `OFFPEAK_AGENT_PARENT_PID` of the dead window,
+ * in its environment; elsewhere nothing is claimed, so nothing is killed.
+ */
+function groupHoldsAgentRemnants(pgid: number, record: PidRecord): boolean {
+  if (process.platform !== 'linux' || record.hostPid === undefined) return false;
+  const marker = `OFFPEAK_AGENT_PARENT_PID=${record.hostPid}`;
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return false;
+  }
+  for (const name of names) {
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
+      if (fs.readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(marker)) return true;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return false;
+}
+
+function killGroup(pgid: number): boolean {
+  try {
+    process.kill(process.platform === 'win32' ? pgid : -pgid, 'SIGKILL');
+    return true;
+  } catch {
+    try {
+      process.kill(pgid, 'SIGKILL');
+      return true;
+    } catch {
+      return false; // gone meanwhile
+    }
+  }
+}
+
+async function waitGone(pids: readonly number[], ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (pids.some((pid) => isProcessAlive(pid)) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
 function pidFilesOf(runtimeDir: string, taskId: string): string[] {
   const dir = path.join(runtimeDir, 'tasks', taskId);
   try {
@@ -74,11 +152,54 @@ function pidFilesOf(runtimeDir: string, taskId: string): string[] {
 /** Puts tasks back in the queue, returning those it requeued (the window's TaskLifecycle.requeueInterrupted). */
 export type RequeueInterrupted = (taskIds: readonly string[]) => Promise<string[]>;
 
+/** What one pid record says about its task: its window lives, or it is gone (and what was killed). */
+type RecordVerdict = { kind: 'live' } | { kind: 'gone'; killed?: number };
+
+function judgeRecord(file: string, record: PidRecord, options: RecoveryOptions): RecordVerdict {
+  const agentAlive = !!record.pid && isProcessAlive(record.pid);
+  // Its window runs: that window applies the segment's outcome, whatever the agent does.
+  if (hostLives(record, agentAlive, options)) return { kind: 'live' };
+  let killed: number | undefined;
+  if (agentAlive) {
+    const command = commandLineOf(record.pid);
+    // Only our agent is killed: not a program that got its pid (its session id is in our agent's
+    // command line), nor a process we cannot verify (Windows: its window is gone, so it lost its
+    // proxy and ends by itself).
+    if (command !== undefined && (!record.sessionId || command.includes(record.sessionId)) && killGroup(record.pid)) killed = record.pid;
+  } else if (record.pid && groupHoldsAgentRemnants(record.pid, record) && killGroup(record.pid)) {
+    // The agent ended, but its group still holds something it started (the group's id cannot
+    // have been reused while no process has that pid and the group is not empty).
+    killed = record.pid;
+  }
+  fs.rmSync(file, { force: true });
+  return { kind: 'gone', killed };
+}
+
+/** Whether the window that spawned the record's agent still runs (and so will apply its outcome). */
+function hostLives(record: PidRecord, agentAlive: boolean, options: RecoveryOptions): boolean {
+  if (record.hostPid === undefined) return false;
+  const registered = record.windowId !== undefined && record.windowId !== options.windowId && (options.isLiveWindow?.(record.windowId, record.hostPid) ?? false);
+  // A window of this very process: only another, registered one is alive for us.
+  if (record.hostPid === process.pid) return registered;
+  if (!isProcessAlive(record.hostPid)) return false;
+  if (registered || !agentAlive) return true;
+  // A record of an older build (no window id): a live agent that is no longer the child of that
+  // pid means its window died and the pid was reused.
+  const parent = parentOf(record.pid);
+  return parent === undefined || parent === record.hostPid;
+}
+
 /**
- * @param runsHere tasks this window's own runtime is running right now. A window that loses the
- * lease (one failed tick is enough) and regains it recovers again; its own agents are not orphans.
+ * @param runsHere see RecoveryOptions.runsHere (kept positional for callers of the first version).
  */
-export async function recoverInterrupted(store: TaskStore, runtimeDir: string, requeue: RequeueInterrupted, runsHere: (taskId: string) => boolean = () => false): Promise<RecoveryReport> {
+export async function recoverInterrupted(
+  store: TaskStore,
+  runtimeDir: string,
+  requeue: RequeueInterrupted,
+  runsHere: (taskId: string) => boolean = () => false,
+  options: Omit<RecoveryOptions, 'runsHere'> = {},
+): Promise<RecoveryReport> {
+  const opts: RecoveryOptions = { ...options, runsHere };
   const report: RecoveryReport = { requeued: [], stillRunning: [], killedOrphans: [] };
   const running = store.read((tx) => tx.tasks.list({ status: ['running', 'awaiting'] }));
   const toRequeue: string[] = [];
@@ -87,7 +208,8 @@ export async function recoverInterrupted(store: TaskStore, runtimeDir: string, r
       report.stillRunning.push(task.id);
       continue;
     }
-    let liveUnderHost = false;
+    let live = false;
+    let gone = false;
     for (const file of pidFilesOf(runtimeDir, task.id)) {
       let record: PidRecord;
       try {
@@ -96,43 +218,17 @@ export async function recoverInterrupted(store: TaskStore, runtimeDir: string, r
         fs.rmSync(file, { force: true });
         continue;
       }
-      if (!record.pid || !isProcessAlive(record.pid)) {
-        fs.rmSync(file, { force: true }); // stale: the agent is gone
-        continue;
+      const verdict = judgeRecord(file, record, opts);
+      if (verdict.kind === 'live') live = true;
+      else {
+        gone = true;
+        if (verdict.killed !== undefined) report.killedOrphans.push(verdict.killed);
       }
-      const command = commandLineOf(record.pid);
-      if (command !== undefined && record.sessionId && !command.includes(record.sessionId)) {
-        fs.rmSync(file, { force: true }); // the pid was reused by another program
-        continue;
-      }
-      // Still the child of the live host that started it (another window): leave it alone.
-      const hostAlive = record.hostPid !== undefined && record.hostPid !== process.pid && isProcessAlive(record.hostPid);
-      const parent = parentOf(record.pid);
-      if (hostAlive && (parent === undefined || parent === record.hostPid)) {
-        liveUnderHost = true;
-        continue;
-      }
-      if (command === undefined) {
-        // Cannot verify the process is our agent (Windows): do not kill; its host is gone, so it
-        // lost its proxy and ends by itself. The task is requeued.
-        fs.rmSync(file, { force: true });
-        continue;
-      }
-      try {
-        process.kill(process.platform === 'win32' ? record.pid : -record.pid, 'SIGKILL');
-      } catch {
-        try {
-          process.kill(record.pid, 'SIGKILL');
-        } catch {
-          // gone meanwhile
-        }
-      }
-      report.killedOrphans.push(record.pid);
-      fs.rmSync(file, { force: true });
     }
-    if (liveUnderHost) report.stillRunning.push(task.id);
-    else toRequeue.push(task.id);
+    if (live) report.stillRunning.push(task.id);
+    else if (gone || (opts.requeueUnrecorded?.(task.id) ?? true)) toRequeue.push(task.id);
   }
+  if (report.killedOrphans.length > 0) await waitGone(report.killedOrphans, opts.killWaitMs ?? 2_000);
   if (toRequeue.length > 0) report.requeued = await requeue(toRequeue);
   return report;
 }

@@ -15,7 +15,7 @@ import os from 'node:os';
 import type { Clock } from '../core/clock';
 import { createSystemTimers, sleep, type Timers } from '../core/timers';
 import type { OffPeakTask } from '../core/types';
-import { changeConcerns, type TaskStore } from '../store';
+import { changeConcerns, type StoreTx, type TaskStore, type WindowRecord } from '../store';
 import type { DispatchResult } from './scheduler';
 import type { WindowHost } from './window-dispatcher';
 import { isProcessAlive } from '../core/process-alive';
@@ -95,18 +95,41 @@ export class WindowRegistry {
       // Only a changed row (or a dead window's row to drop) is written: an idle window writes nothing.
       await this.options.store.mutate((tx) => {
         tx.windows.register({ windowId: this.options.windowId, workspaceKeys, pid: process.pid, host: os.hostname() });
-        // Registrations of windows whose process is gone (crashed without unregistering) are dropped.
-        for (const other of tx.windows.list()) {
-          if (other.windowId !== this.options.windowId && other.host === os.hostname() && !this.isAlive(other.pid)) {
-            tx.windows.unregister(other.windowId);
-            // Its open questions go with it: no agent is left to apply an answer to them.
-            tx.asks.publish(other.windowId, []);
-          }
-        }
+        this.dropDeadIn(tx);
       });
     } catch (e) {
       this.log(`window registry: could not register this window: ${e instanceof Error ? e.message : String(e)}`);
     }
+  }
+
+  /** Whether a window with this id is registered on this machine and its process (`pid`, when given) runs. */
+  isLive(windowId: string, pid?: number): boolean {
+    const row = this.options.store.read((tx) => tx.windows.get(windowId));
+    return row !== undefined && row.host === os.hostname() && (pid === undefined || row.pid === pid) && this.isAlive(row.pid);
+  }
+
+  /**
+   * The lease holder's tick (docs/flows.md#recovery): drops the registrations of windows whose
+   * process is gone. Writes only when there is one; returns their ids.
+   */
+  async dropDeadWindows(): Promise<string[]> {
+    if (this.stopped || this.deadWindows(this.options.store.read((tx) => tx.windows.list())).length === 0) return [];
+    return this.options.store.mutate((tx) => this.dropDeadIn(tx));
+  }
+
+  private deadWindows(rows: readonly WindowRecord[]): WindowRecord[] {
+    return rows.filter((w) => w.windowId !== this.options.windowId && w.host === os.hostname() && !this.isAlive(w.pid));
+  }
+
+  /** Registrations of windows whose process is gone (crashed without unregistering) are dropped. */
+  private dropDeadIn(tx: StoreTx): string[] {
+    const dead = this.deadWindows(tx.windows.list());
+    for (const other of dead) {
+      tx.windows.unregister(other.windowId);
+      // Its open questions go with it: no agent is left to apply an answer to them.
+      tx.asks.publish(other.windowId, []);
+    }
+    return dead.map((w) => w.windowId);
   }
 
   /** Leader side: asks another window to run the task and waits for its answer. */

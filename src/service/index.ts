@@ -16,6 +16,7 @@
  */
 export { TaskService, DEFAULT_SYNC_CONFIG, type TaskServiceOptions, type CreateTaskInput, type SyncConfig, type SyncReport, type ContinueOutcome, type ServiceEvents } from './task-service';
 export { ServiceError, type ServiceErrorCode } from './errors';
+export type { FollowUpInput } from './follow-ups';
 export { AvailabilitySnapshot, type AvailabilityState, type AvailabilityOptions } from './availability';
 export { TaskLifecycle, type LifecycleWork, type LifecycleWorkListener } from './task-lifecycle';
 export { Leadership, LEADER_LEASE, type LeadershipOptions } from './leadership';

@@ -16,7 +16,7 @@ import type { Leadership } from './leadership';
 import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
 import { backoff, errorText, isTransportFailure, type SyncConfig } from './sync-config';
-import { applyStatusEntry, type StatusRuleContext } from './ticket-rules';
+import { applyStatusEntry, detachDeadTicket, type StatusRuleContext } from './ticket-rules';
 import type { TimerHandle, Timers } from '../core/timers';
 
 export interface SyncReport {
@@ -256,7 +256,7 @@ export class SyncLoop {
         return { due: dueList, retakes: retakeList, stale: staleList };
       });
       if (stale.length > 0) {
-        const cleared = await store.mutate((tx) => stale.filter((st) => tx.tasks.clearTicket(st.taskId, st.ticketId)).map((st) => st.taskId));
+        const cleared = await store.mutate((tx) => stale.filter((st) => detachDeadTicket(tx, st.taskId, st.ticketId)).map((st) => st.taskId));
         retakes.push(...cleared);
       }
 

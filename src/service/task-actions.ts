@@ -12,6 +12,7 @@ import { isLiveTicketState, type TicketStatusEntry } from '../protocol/gateway';
 import type { TaskEdit, TaskStore } from '../store';
 import type { AvailabilitySnapshot } from './availability';
 import { ServiceError, toServiceError } from './errors';
+import { linkFollowUp, type FollowUpLinkInput } from './follow-ups';
 import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
 import { errorText, type BackgroundWork } from './sync-config';
@@ -49,7 +50,8 @@ export class TaskActions {
     return this.options.store.read((tx) => tx.tasks.get(taskId));
   }
 
-  async create(input: CreateTaskInput): Promise<OffPeakTask> {
+  /** `followUp`: the task is a follow-up, linked in the same transaction that inserts it (docs/flows.md#follow-up). */
+  async create(input: CreateTaskInput, followUp?: FollowUpLinkInput): Promise<OffPeakTask> {
     const { store, gateway, availability, outbox, sync, background } = this.options;
     validateCreate(input);
     if (!(await gateway.hasApiKey())) throw new ServiceError('no_api_key', 'Cannot create the task: no gateway API key is set.');
@@ -94,7 +96,11 @@ export class TaskActions {
 
     let task: OffPeakTask;
     try {
-      task = await store.mutate((tx) => insertTakenTask(tx, taskId, input, take, pollDelay));
+      task = await store.mutate((tx) => {
+        const inserted = insertTakenTask(tx, taskId, input, take, pollDelay);
+        if (followUp) linkFollowUp(tx, taskId, followUp);
+        return inserted;
+      });
     } catch (e) {
       await store.mutate((tx) => orphanTicket(tx, take.ticketId, errorText(e))).catch(() => background.track(outbox.settleUnrecorded(take.ticketId)));
       outbox.settleSoon([take.ticketId]);

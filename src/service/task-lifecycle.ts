@@ -7,7 +7,7 @@
  * runtime can be built before the service and neither refers to the other.
  */
 import { toDisposable, type DisposableLike } from '../core/disposable';
-import type { ParkQuestion, ParkResult, SegmentEndReason } from '../core/types';
+import type { ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
 import type { QuestionAnsweredBy, TaskStore, TerminalDetails } from '../store';
 import {
   answerParkedQuestion,
@@ -17,6 +17,7 @@ import {
   finishTask,
   interruptSegment,
   parkSegment,
+  recoverInterruptedTask,
   startSegment,
   type CancelResult,
 } from './ticket-rules';
@@ -55,6 +56,16 @@ export class TaskLifecycle {
     await this.store.mutate((tx) => tx.tickets.markAdmitted(ticketId, at ?? tx.now));
   }
 
+  /** The segment's proxy cannot reach the gateway since `since`, or can again (null): the card says so in every window. */
+  async markGatewayUnreachable(ticketId: string, since: number | null): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.markGatewayUnreachable(ticketId, since));
+  }
+
+  /** Adds what the segment's model answers used to its ledger row (the runtime sums them between writes). */
+  async recordUsage(ticketId: string, usage: SegmentUsage): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.addUsage(ticketId, usage));
+  }
+
   /** The segment ended for another reason than expiry, interruption or a terminal state (e.g. the user cancelled). */
   async endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void> {
     await this.store.mutate((tx) => tx.tickets.endSegment(ticketId, reason, error ?? null));
@@ -65,9 +76,18 @@ export class TaskLifecycle {
     await this.store.mutate((tx) => interruptSegment(tx, taskId, ticketId));
   }
 
-  /** Start-up recovery: tasks a host that is gone left running go back to the queue; returns those requeued. */
-  requeueInterrupted(taskIds: readonly string[]): Promise<string[]> {
-    return this.store.mutate((tx) => taskIds.filter((id) => interruptSegment(tx, id)));
+  /**
+   * Recovery: tasks a window that is gone left running go back to the queue; returns those
+   * requeued. One whose ticket is known to be over retakes at once, not at the next sync cycle
+   * (docs/flows.md#recovery).
+   */
+  async requeueInterrupted(taskIds: readonly string[]): Promise<string[]> {
+    const outcomes = await this.store.mutate((tx) => taskIds.map((id) => ({ id, outcome: recoverInterruptedTask(tx, id) })));
+    const retakes = outcomes.flatMap((o) => (o.outcome && o.outcome.kind === 'retake' ? [{ id: o.id, settle: o.outcome.settle }] : []));
+    this.emit({ kind: 'settle', ticketIds: retakes.flatMap((r) => r.settle) });
+    // Not awaited: the caller (recovery) only needs the tasks back in the queue.
+    for (const r of retakes) void Promise.all(this.emit({ kind: 'retake', taskId: r.id }).map((p) => p.catch(() => false)));
+    return outcomes.filter((o) => o.outcome !== false).map((o) => o.id);
   }
 
   /**

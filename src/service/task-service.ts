@@ -25,6 +25,7 @@ import { SettleOutbox, type FlushReport } from './settle-outbox';
 import { BackgroundWork, DEFAULT_SYNC_CONFIG, errorText, type SyncConfig } from './sync-config';
 import { PollPacing, SyncLoop, type SyncReport } from './sync-loop';
 import { TaskActions, type ContinueOutcome } from './task-actions';
+import { planFollowUp, type FollowUpInput } from './follow-ups';
 import { TaskLifecycle, type LifecycleWork } from './task-lifecycle';
 import type { CreateTaskInput } from './ticket-rules';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
@@ -200,6 +201,15 @@ export class TaskService {
 
   create(input: CreateTaskInput): Promise<OffPeakTask> {
     return this.actions.create(input);
+  }
+
+  /**
+   * "Follow up…": a new task whose first segment resumes the finished task's session with these
+   * instructions, in its folder, with its agent (docs/flows.md#follow-up).
+   */
+  async followUp(ofTaskId: string, input: FollowUpInput): Promise<OffPeakTask> {
+    const { form, link } = this.store.read((tx) => planFollowUp(tx, ofTaskId, input));
+    return await this.actions.create(form, link);
   }
 
   pause(taskId: string): Promise<OffPeakTask> {

@@ -129,6 +129,15 @@ export function applyStatusEntry(tx: StoreTx, taskId: string, entry: TicketStatu
     case 'expired':
     case 'settled':
     case 'not_found': {
+      if (current && (current.status === 'running' || current.status === 'awaiting')) {
+        // Running: nothing changes but what the gateway said (docs/flows.md#sync). The runtime's
+        // outcome decides how the segment ends and why the ticket is settled: a request admitted
+        // before the end may still be answered and the task complete; otherwise the agent's next
+        // model call gets 3102 and the segment ends as expired. Stop polling a dead ticket.
+        tx.tickets.updateServerState(ticketId, { serverState: entry.state, nextPollAt: null });
+        tx.tasks.applySnapshot(taskId, ticketId, { schedulable: false, queuePosition: null, nextPollAt: null });
+        return 'none';
+      }
       retireDeadTicket(tx, ticketId, entry.state);
       if (!current) return 'none';
       if (current.status === 'queued') {
@@ -136,8 +145,7 @@ export function applyStatusEntry(tx: StoreTx, taskId: string, entry: TicketStatu
         tx.tasks.clearTicket(taskId, ticketId);
         return 'retake';
       }
-      // paused: wait for Continue (it retakes); running: the agent's next model call gets
-      // 3102 and the runtime ends the segment. Stop polling a dead ticket either way.
+      // paused: wait for Continue (it retakes). Stop polling a dead ticket.
       tx.tasks.applySnapshot(taskId, ticketId, { schedulable: false, queuePosition: null, nextPollAt: null });
       return 'none';
     }
@@ -296,7 +304,48 @@ export function startSegment(tx: StoreTx, taskId: string, ticketId: string, sess
 }
 
 /**
- * The host shut down under a running segment (or died: start-up recovery): back to queued with the
+ * Whether the ledger knows the ticket is over: the gateway said so, its settle is under way, or
+ * its deadline has passed (the active window's end, or the ready deadline of a ticket never
+ * admitted): a deadline that has passed reads as expired at the gateway too.
+ */
+export function ticketKnownDead(tx: StoreTx, ticketId: string): boolean {
+  const ticket = tx.tickets.get(ticketId);
+  if (!ticket) return false;
+  if (ticket.settleState !== 'none' || !isLiveTicketState(ticket.serverState)) return true;
+  const deadline = ticket.serverState === 'active' ? ticket.expiresAt : ticket.serverState === 'ready' ? ticket.readyDeadline : null;
+  return deadline !== null && deadline <= tx.now;
+}
+
+/**
+ * A queued task still points at a ticket the ledger knows is over: the ticket is retired (its
+ * settle queued unless already under way) and detached, so the task retakes. False when the task
+ * no longer points at it.
+ */
+export function detachDeadTicket(tx: StoreTx, taskId: string, ticketId: string): boolean {
+  const ticket = tx.tickets.get(ticketId);
+  if (ticket && ticket.settleState === 'none') {
+    const state = isLiveTicketState(ticket.serverState) ? 'expired' : (ticket.serverState as ServerTicketState);
+    retireDeadTicket(tx, ticketId, state);
+  }
+  return tx.tasks.clearTicket(taskId, ticketId);
+}
+
+/**
+ * Recovery (docs/flows.md#recovery): a task a window that is gone left running goes back to the
+ * queue, its segment ended as interrupted. With its ticket still live it is dispatched again at
+ * once on it (`requeued`); with a ticket the ledger knows is over, or none, it must retake now
+ * (`retake`, with the retired ticket to settle). False when the task is no longer running.
+ */
+export function recoverInterruptedTask(tx: StoreTx, taskId: string): { kind: 'requeued' } | { kind: 'retake'; settle: string[] } | false {
+  const ticketId = tx.tasks.get(taskId)?.serverTicketId ?? null;
+  if (!interruptSegment(tx, taskId, ticketId)) return false;
+  if (ticketId && !ticketKnownDead(tx, ticketId)) return { kind: 'requeued' };
+  if (ticketId) detachDeadTicket(tx, taskId, ticketId);
+  return { kind: 'retake', settle: ticketId && tx.tickets.get(ticketId)?.settleState === 'pending' ? [ticketId] : [] };
+}
+
+/**
+ * The host shut down under a running segment (or died: recovery): back to queued with the
  * same session and the same ticket, the segment ended as interrupted. False when the task is no
  * longer running (cancelled or ended meanwhile: its segment was closed then).
  */

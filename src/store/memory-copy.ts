@@ -5,6 +5,7 @@
  */
 import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from './dispatch-repo';
+import { FollowUpRepo } from './follow-up-repo';
 import { AskRepo } from './ask-repo';
 import { QuestionRepo } from './question-repo';
 import { OutcomeRepo } from './outcome-repo';
@@ -97,6 +98,7 @@ export class MemoryCopy {
       outcomes: new OutcomeRepo(db, now),
       asks: new AskRepo(db, now),
       questions: new QuestionRepo(db, now),
+      followUps: new FollowUpRepo(db, now),
     };
   }
 

@@ -1,5 +1,5 @@
 /** Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records. */
-import type { OffPeakTask, PermissionMode, SegmentEndReason, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../core/types';
+import type { OffPeakTask, PermissionMode, SegmentEndReason, SegmentUsage, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../core/types';
 import type { SqlRow } from './sql';
 
 const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
@@ -62,6 +62,8 @@ export function ticketFromRow(r: SqlRow): TicketRecord {
     segmentEndedAt: numOrNull(r.segment_ended_at),
     endReason: strOrNull(r.end_reason) as SegmentEndReason | null,
     lastError: strOrNull(r.last_error),
+    gatewayUnreachableSince: numOrNull(r.gateway_unreachable_since),
+    usage: usageFromRow(r),
     settleState: str(r.settle_state) as SettleState,
     settleReason: strOrNull(r.settle_reason),
     settleAttempts: num(r.settle_attempts),
@@ -69,5 +71,18 @@ export function ticketFromRow(r: SqlRow): TicketRecord {
     settledAt: numOrNull(r.settled_at),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
+  };
+}
+
+/** The segment's token usage (v5 columns); null until its first answer was counted. */
+function usageFromRow(r: SqlRow): SegmentUsage | null {
+  if (r.usage_requests === null || r.usage_requests === undefined) return null;
+  return {
+    model: str(r.usage_model),
+    inputTokens: num(r.usage_input_tokens),
+    outputTokens: num(r.usage_output_tokens),
+    cacheReadTokens: num(r.usage_cache_read_tokens),
+    cacheWriteTokens: num(r.usage_cache_write_tokens),
+    requests: num(r.usage_requests),
   };
 }

@@ -12,9 +12,13 @@
  *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
  *     permission questions agents wait on, published by the window that runs them so every
  *     window's panel shows them, with an answer another window may leave for it.
+ * v5: on each ledger row (`off_peak_tickets`), since when the segment's proxy cannot reach the
+ *     gateway (its model requests are held meanwhile; the card says so), and the tokens the
+ *     segment's model answers used (input, output, cache read, cache write) with the model.
  * v7: `off_peak_task_questions`, the decision record: every permission question with its answer,
  *     who or what answered it and when; a question a task parked on waits there for its answer.
- *     (v5, v6 and v8 belong to other branches; the runner skips versions a file already has.)
+ * v8: `off_peak_follow_ups`, one row per follow-up task: the finished task it continues (and its
+ *     title then), the agent session its first segment resumes and the agent that owns it.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -32,12 +36,13 @@ export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
-export const LATEST_SCHEMA_VERSION = 7;
+export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
+export const LATEST_SCHEMA_VERSION = 8;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
-  tasks: [TASKS_TABLE],
+  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
@@ -269,11 +274,42 @@ CREATE TRIGGER IF NOT EXISTS ${QUESTIONS_TABLE}_follow_task_delete AFTER DELETE 
   BEGIN DELETE FROM ${QUESTIONS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
+export const SCHEMA_V8_SQL = `
+CREATE TABLE IF NOT EXISTS ${FOLLOW_UPS_TABLE} (
+  task_id      TEXT PRIMARY KEY,
+  follow_up_of TEXT NOT NULL,
+  of_title     TEXT NOT NULL,
+  session_id   TEXT NOT NULL,
+  agent        TEXT NOT NULL,
+  created_at   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${FOLLOW_UPS_TABLE}_session ON ${FOLLOW_UPS_TABLE} (session_id);
+CREATE TRIGGER IF NOT EXISTS ${FOLLOW_UPS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
+  BEGIN DELETE FROM ${FOLLOW_UPS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+`;
+
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
 INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified_at, seen_at)
 SELECT off_peak_task_id, status, 'before-v4', ?, ? FROM ${TASKS_TABLE} WHERE status IN ('completed', 'failed')
 `;
+
+/** v5: columns added to the ledger (name, SQL type). */
+const LEDGER_COLUMNS_V5: readonly (readonly [string, string])[] = [
+  ['gateway_unreachable_since', 'INTEGER'],
+  ['usage_model', 'TEXT'],
+  ['usage_input_tokens', 'INTEGER'],
+  ['usage_output_tokens', 'INTEGER'],
+  ['usage_cache_read_tokens', 'INTEGER'],
+  ['usage_cache_write_tokens', 'INTEGER'],
+  ['usage_requests', 'INTEGER'],
+];
+
+/** ALTER TABLE … ADD COLUMN has no IF NOT EXISTS: add only the columns the table lacks (idempotent). */
+function addMissingColumns(db: SqlDb, table: string, columns: readonly (readonly [string, string])[]): void {
+  const have = new Set(db.all(`PRAGMA table_info(${table})`).map((row) => String(row.name)));
+  for (const [name, type] of columns) if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+}
 
 /**
  * One counter bump per statement kind and table: a reload compares counters to say what changed.
@@ -332,10 +368,23 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     },
   },
   {
+    version: 5,
+    description: 'ledger: since when the segment cannot reach the gateway; the tokens its model answers used',
+    up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5),
+  },
+  {
     version: 7,
     description: 'the decision record: every permission question of a task with its answer, who answered and when; a parked question waits here',
     up: (db) => {
       db.exec(SCHEMA_V7_SQL);
+      db.exec(changeTriggersSql(db));
+    },
+  },
+  {
+    version: 8,
+    description: 'follow-up tasks: the finished task each continues and the session it resumes',
+    up: (db) => {
+      db.exec(SCHEMA_V8_SQL);
       db.exec(changeTriggersSql(db));
     },
   },

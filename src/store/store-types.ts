@@ -7,6 +7,7 @@ import type { Generation, StoreFs } from './db-file';
 import type { DispatchRepo } from './dispatch-repo';
 import type { StoreNotice } from './errors';
 import type { FileLockOptions } from './file-lock';
+import type { FollowUpRepo } from './follow-up-repo';
 import type { AskRepo } from './ask-repo';
 import type { OutcomeRepo } from './outcome-repo';
 import type { QuestionRepo } from './question-repo';
@@ -54,6 +55,7 @@ export interface StoreTx {
   readonly outcomes: OutcomeRepo;
   readonly asks: AskRepo;
   readonly questions: QuestionRepo;
+  readonly followUps: FollowUpRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -67,6 +69,7 @@ export interface StoreReadTx {
   readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
   readonly asks: Pick<AskRepo, 'list'>;
   readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'denials'>;
+  readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
 }
 
 export interface StoreChange {

@@ -4,7 +4,8 @@
  * ledger, never a second source of queue truth. Rows have no cascade from tasks: a deleted task's
  * unsettled tickets stay until acknowledged or explicitly abandoned.
  */
-import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type ServerTicketState, type SettleState, type TicketRecord } from '../core/types';
+import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type SegmentUsage, type ServerTicketState, type SettleState, type TicketRecord } from '../core/types';
+import { addSegmentUsage } from '../core/usage';
 import { invalidInput } from './errors';
 import { ticketFromRow } from './rows';
 import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
@@ -142,7 +143,8 @@ export class TicketRepo {
   startSegment(ticketId: string): boolean {
     return (
       this.db.run(
-        `UPDATE off_peak_tickets SET segment_started_at = COALESCE(segment_started_at, ?), segment_ended_at = NULL, end_reason = NULL, updated_at = ?
+        `UPDATE off_peak_tickets SET segment_started_at = COALESCE(segment_started_at, ?), segment_ended_at = NULL, end_reason = NULL,
+           gateway_unreachable_since = NULL, updated_at = ?
          WHERE ticket_id = ? AND (segment_ended_at IS NULL OR end_reason = 'interrupted')`,
         [this.now, this.now, ticketId],
       ) === 1
@@ -164,11 +166,47 @@ export class TicketRepo {
     );
   }
 
+  /**
+   * The segment's proxy cannot reach the gateway since `since` (its requests are held), or can
+   * again (null). Only an open segment; written only when it changes.
+   */
+  markGatewayUnreachable(ticketId: string, since: number | null): boolean {
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET gateway_unreachable_since = ?, updated_at = ?
+         WHERE ticket_id = ? AND segment_started_at IS NOT NULL AND segment_ended_at IS NULL AND gateway_unreachable_since IS NOT ?`,
+        [since, this.now, ticketId, since],
+      ) === 1
+    );
+  }
+
+  /**
+   * Adds what model answers of the segment used (the runtime sums them between writes): token
+   * counts and answers are added, the models merged in the order first seen. False when the
+   * ticket is unknown or the usage is not a set of counts.
+   */
+  addUsage(ticketId: string, added: SegmentUsage): boolean {
+    const counts = [added.inputTokens, added.outputTokens, added.cacheReadTokens, added.cacheWriteTokens, added.requests];
+    if (!counts.every((n) => Number.isSafeInteger(n) && n >= 0)) throw invalidInput('token usage must be non-negative integers');
+    const current = this.get(ticketId);
+    if (!current) return false;
+    const { model } = addSegmentUsage(current.usage, added);
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET usage_model = ?, usage_input_tokens = COALESCE(usage_input_tokens, 0) + ?,
+           usage_output_tokens = COALESCE(usage_output_tokens, 0) + ?, usage_cache_read_tokens = COALESCE(usage_cache_read_tokens, 0) + ?,
+           usage_cache_write_tokens = COALESCE(usage_cache_write_tokens, 0) + ?, usage_requests = COALESCE(usage_requests, 0) + ?, updated_at = ?
+         WHERE ticket_id = ?`,
+        [model, ...counts, this.now, ticketId],
+      ) === 1
+    );
+  }
+
   /** Ends the segment on this ticket (once): why, and the error if any. */
   endSegment(ticketId: string, reason: SegmentEndReason, error?: string | null): boolean {
     return (
       this.db.run(
-        `UPDATE off_peak_tickets SET segment_ended_at = ?, end_reason = ?, last_error = COALESCE(?, last_error), updated_at = ?
+        `UPDATE off_peak_tickets SET segment_ended_at = ?, end_reason = ?, last_error = COALESCE(?, last_error), gateway_unreachable_since = NULL, updated_at = ?
          WHERE ticket_id = ? AND end_reason IS NULL`,
         [this.now, reason, error ?? null, this.now, ticketId],
       ) === 1

@@ -2,38 +2,14 @@
 // the same DB: start-up recovery requeues the task, the scheduler dispatches it again at once on
 // its still-active ticket, and the SAME session resumes to completion.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { TaskStore } from '../../src/store';
 import { deriveHistoryRow } from '../../src/core/history';
 import { makeGitWorkspace, processAlive, shape, startWorld, toolUseIds, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { waitFor } from './test-engine';
-import { tsNodeArgv } from '../integration/runtime-helpers';
-
-interface HostLine {
-  ready?: boolean;
-  recovery?: { requeued: string[]; killedOrphans: number[] };
-  created?: string;
-  event?: { type: string; taskId: string; pid?: number; sessionId?: string; resume?: boolean; outcome?: { kind: string } };
-}
-
-function spawnHost(options: object): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: HostLine[] = [];
-  let buffer = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buffer.slice(0, nl)) as HostLine);
-      buffer = buffer.slice(nl + 1);
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`[host ${child.pid}] ${chunk.toString()}`));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, lines, exited };
-}
+import { spawnHost } from './spawn-host';
 
 describe('host process killed mid-run (real processes end to end)', function () {
   let world: GatewayWorld;

@@ -218,8 +218,8 @@ describe('a parked task on its card', () => {
   });
 
   it('the refusal mark: "N actions denied (M automatically)", only when something was denied', () => {
-    assert.equal(toTaskCard(task('completed'), [], [], false, { denied: 0, automatic: 0 }).refusals, undefined);
-    assert.deepEqual(toTaskCard(task('completed'), [], [], false, { denied: 2, automatic: 1 }).refusals, { denied: 2, automatic: 1 });
+    assert.equal(toTaskCard(task('completed'), [], [], false, undefined, { denied: 0, automatic: 0 }).refusals, undefined);
+    assert.deepEqual(toTaskCard(task('completed'), [], [], false, undefined, { denied: 2, automatic: 1 }).refusals, { denied: 2, automatic: 1 });
     assert.equal(refusalText({ denied: 2, automatic: 1 }), '2 actions denied (1 automatically)');
     assert.equal(refusalText({ denied: 1, automatic: 0 }), '1 action denied');
     assert.equal(refusalText(undefined), undefined);

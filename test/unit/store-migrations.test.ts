@@ -52,7 +52,7 @@ describe('store: schema and migrations', () => {
     db.raw.close();
   });
 
-  it('a fresh store is created at v4 with the ledger (no cascade), the window/dispatch/runtime tables and no lease table', async () => {
+  it('a fresh store is created at the latest version with the ledger (no cascade), the window/dispatch/runtime tables and no lease table', async () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     assert.deepEqual(store.migration, { fromVersion: 0, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
     await store.close();
@@ -120,7 +120,7 @@ describe('store: schema and migrations', () => {
     assert.equal(ticket.ordinal, 1);
     await store.close();
 
-    // in place: the same file is now v4, and opening it again changes nothing
+    // in place: the same file is now at the latest version, and opening it again changes nothing
     const v3 = await rawDb(readFileSync(file));
     assert.equal(v3.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     v3.raw.close();
@@ -132,7 +132,7 @@ describe('store: schema and migrations', () => {
     assert.ok(readFileSync(file).equals(before));
   });
 
-  it('a v1 file with nothing to backfill is still persisted as v4 (schema-only changes count as writes)', async () => {
+  it('a v1 file with nothing to backfill is still persisted at the latest version (schema-only changes count as writes)', async () => {
     const db = await rawDb();
     db.exec(SCHEMA_V1_SQL);
     db.exec('PRAGMA user_version = 1');
@@ -141,7 +141,7 @@ describe('store: schema and migrations', () => {
     db.raw.close();
     const store = await TaskStore.open({ directory: dir, watch: false });
     assert.deepEqual(store.migration, { fromVersion: 1, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
-    // another window reading the file must find the v4 tables
+    // another window reading the file must find the latest tables
     const other = await TaskStore.open({ directory: dir, watch: false });
     assert.equal(other.migration!.fromVersion, LATEST_SCHEMA_VERSION);
     assert.deepEqual(other.read((tx) => [tx.tickets.list(), tx.windows.list()]), [[], []]);
@@ -194,7 +194,7 @@ describe('store: schema and migrations', () => {
     assert.ok(readFileSync(file).equals(before), 'the file is byte for byte the same');
   });
 
-  it('upgrades a v3 file to v4: results that finished before count as notified and seen; a result after the upgrade is neither', async () => {
+  it('upgrades a v3 file through v4: results that finished before count as notified and seen; a result after the upgrade is neither', async () => {
     const db = await rawDb();
     for (const step of MIGRATIONS.filter((m) => m.version <= 3)) step.up(db, 100);
     db.exec('PRAGMA user_version = 3');
@@ -231,6 +231,41 @@ describe('store: schema and migrations', () => {
       { task_id: 'old-done', notified_at: 50_000, seen_at: 50_000 },
     ]);
     onDisk.raw.close();
+  });
+
+  it('upgrades a v4 file to v5: ledger rows keep their data and gain the gateway-outage and token usage columns', async () => {
+    const db = await rawDb();
+    for (const step of MIGRATIONS.filter((m) => m.version <= 4)) step.up(db, 100);
+    db.exec('PRAGMA user_version = 4');
+    db.run(
+      `INSERT INTO off_peak_tickets (ticket_id, task_id, ordinal, server_state, taken_at, segment_started_at, settle_state, created_at, updated_at)
+       VALUES ('tk-1', 't1', 1, 'active', 10, 20, 'none', 10, 20)`,
+    );
+    const file = path.join(dir, 'tasks-index.sqlite');
+    writeFileSync(file, db.raw.export());
+    db.raw.close();
+
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    assert.equal(store.migration!.fromVersion, 4);
+    const ticket = store.read((tx) => tx.tickets.get('tk-1'))!;
+    assert.deepEqual([ticket.serverState, ticket.segmentStartedAt, ticket.gatewayUnreachableSince, ticket.usage], ['active', 20, null, null]);
+    assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 500)), true);
+    assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 500)), false, 'the same mark writes nothing');
+    assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.gatewayUnreachableSince, 500);
+    await store.mutate((tx) => tx.tickets.endSegment('tk-1', 'completed'));
+    assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.gatewayUnreachableSince, null, 'an ended segment is not waiting for anything');
+    assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 600)), false, 'only an open segment is marked');
+
+    // Token usage: added up per segment, models merged in the order first seen.
+    const answer = (model: string, input: number) => ({ model, inputTokens: input, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, requests: 1 });
+    assert.equal(await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-a', 10))), true);
+    await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-b', 20)));
+    await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-a', 30)));
+    assert.deepEqual(store.read((tx) => tx.tickets.get('tk-1'))!.usage, { model: 'model-a, model-b', inputTokens: 60, outputTokens: 6, cacheReadTokens: 9, cacheWriteTokens: 12, requests: 3 });
+    assert.equal(await store.mutate((tx) => tx.tickets.addUsage('unknown', answer('m', 1))), false);
+    await assert.rejects(store.mutate((tx) => tx.tickets.addUsage('tk-1', { ...answer('m', -1) })), (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT');
+    assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.usage!.inputTokens, 60, 'bad input loses nothing');
+    await store.close();
   });
 
   it('an unversioned file (user_version 0) that has the aggregate is treated as v1', async () => {

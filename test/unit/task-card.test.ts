@@ -3,6 +3,7 @@ import type { OffPeakTask, TicketRecord } from '../../src/core/types';
 import { toTaskCard } from '../../src/panel/task-card';
 import { availabilityView } from '../../src/panel/service-backend';
 import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
+import { gatewayOutageText } from '../../webview/card-extras';
 import { answerOutcomeText, askDeadlineText, availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';
 import type { PendingAsk } from '../../src/agent/asks';
 
@@ -25,7 +26,7 @@ function ticket(overrides: Partial<TicketRecord> = {}): TicketRecord {
   return {
     ticketId: 'k1', taskId: 't1', ordinal: 1, origin: 'take', serverState: 'queued', queuePosition: 3, takenAt: 1,
     readyAt: null, readyDeadline: null, activeAt: null, expiresAt: null, lastStatusAt: null, nextPollAt: null,
-    segmentStartedAt: null, segmentEndedAt: null, endReason: null, lastError: null, settleState: 'none',
+    segmentStartedAt: null, segmentEndedAt: null, endReason: null, lastError: null, gatewayUnreachableSince: null, usage: null, settleState: 'none',
     settleReason: null, settleAttempts: 0, nextSettleAt: null, settledAt: null, createdAt: 1, updatedAt: 1, ...overrides,
   };
 }
@@ -51,18 +52,41 @@ describe('task card', () => {
     assert.equal(toTaskCard(running, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).phase, 'running');
   });
 
+  it('item 4: a running task whose requests wait for the gateway says since when; once it ran out of the running state it does not', () => {
+    const since = new Date(2026, 11, 1, 2, 14, 30).getTime();
+    const running = task({ status: 'running', startedAt: 10 });
+    const outage = ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20, gatewayUnreachableSince: since });
+    const card = toTaskCard(running, [outage]);
+    assert.equal(card.gatewayUnreachableSince, since);
+    assert.equal(card.phase, 'running', 'the task has not failed: it waits');
+    assert.equal(gatewayOutageText(since), 'Gateway unreachable since 02:14 · waiting');
+    assert.equal(toTaskCard(running, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).gatewayUnreachableSince, null);
+    assert.equal(toTaskCard(task({ status: 'failed', startedAt: 10, endedAt: 30 }), [outage]).gatewayUnreachableSince, null);
+  });
+
   it('a task left "awaiting" by an old build reads like running: waiting for admission, then running once admitted', () => {
     const awaiting = task({ status: 'awaiting', startedAt: 10 });
     assert.equal(toTaskCard(awaiting, [ticket({ serverState: 'ready', segmentStartedAt: 10 })]).phase, 'waiting_for_admission');
     assert.equal(toTaskCard(awaiting, [ticket({ serverState: 'active', segmentStartedAt: 10, activeAt: 20 })]).phase, 'running');
-    assert.deepEqual(toTaskCard(awaiting, []).actions, { pause: false, continue: false, edit: false, cancel: true, delete: true });
+    assert.deepEqual(toTaskCard(awaiting, []).actions, { pause: false, continue: false, edit: false, cancel: true, delete: true, followUp: false, openSession: false });
   });
 
   it('offers only the actions the state machine allows', () => {
-    assert.deepEqual(toTaskCard(task(), []).actions, { pause: true, continue: false, edit: true, cancel: true, delete: true });
+    assert.deepEqual(toTaskCard(task(), []).actions, { pause: true, continue: false, edit: true, cancel: true, delete: true, followUp: false, openSession: false });
     assert.equal(toTaskCard(task({ claimRunning: true }), []).actions.pause, false, 'a claimed task cannot be paused');
-    assert.deepEqual(toTaskCard(task({ status: 'paused' }), []).actions, { pause: false, continue: true, edit: true, cancel: true, delete: true });
-    assert.deepEqual(toTaskCard(task({ status: 'completed', endedAt: 5 }), []).actions, { pause: false, continue: false, edit: false, cancel: false, delete: true });
+    assert.deepEqual(toTaskCard(task({ status: 'paused' }), []).actions, { pause: false, continue: true, edit: true, cancel: true, delete: true, followUp: false, openSession: false });
+    assert.deepEqual(toTaskCard(task({ status: 'completed', endedAt: 5 }), []).actions, { pause: false, continue: false, edit: false, cancel: false, delete: true, followUp: false, openSession: false });
+  });
+
+  it('a finished task with a session offers Follow up… and Open session; a follow-up names the task it continues', () => {
+    const done = task({ status: 'completed', startedAt: 3, endedAt: 5, sessionId: '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e' });
+    assert.deepEqual([toTaskCard(done, []).actions.followUp, toTaskCard(done, []).actions.openSession], [true, true]);
+    const running = task({ status: 'running', startedAt: 3, sessionId: '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e' });
+    assert.deepEqual([toTaskCard(running, []).actions.followUp, toTaskCard(running, []).actions.openSession], [false, false], 'its Terminal shows it live');
+    const link = { taskId: 'task-1', followUpOf: 'first', ofTitle: 'the first', sessionId: done.sessionId!, agent: 'reference', createdAt: 1 };
+    const card = toTaskCard(task(), [], [], false, link);
+    assert.deepEqual([card.followUpOfId, card.followUpOfTitle], ['first', 'the first']);
+    assert.deepEqual([toTaskCard(task(), []).followUpOfId, toTaskCard(task(), []).followUpOfTitle], [null, null]);
   });
 
   it('counts segments from the ledger, not tickets', () => {

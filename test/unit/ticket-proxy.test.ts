@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { TicketProxy, type TicketProxyEvent } from '../../src/agent/ticket-proxy';
+import { TicketProxy, type TicketProxyEvent, type TicketProxyOptions } from '../../src/agent/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 
 describe('local ticket proxy', () => {
@@ -99,6 +99,24 @@ describe('local ticket proxy', () => {
     assert.equal(proxy.firstAdmittedAt, admittedAt);
   });
 
+  it('reports the usage of each model answer, streamed (a 2 MB stream passed through byte for byte) and JSON', async () => {
+    const usage = { input_tokens: 321, output_tokens: 45, cache_read_input_tokens: 600, cache_creation_input_tokens: 7 };
+    upstream.enqueue({ kind: 'text', text: 'streamed answer', chunkChars: 3, usage, model: 'claude-sse' }, { kind: 'large_stream', bytes: 2 * 1024 * 1024 }, { kind: 'text', text: 'json answer', usage, model: 'claude-json' });
+    const streamed = await post({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(await streamed.text(), upstream.messageRequests()[0].sentBody.toString('utf8'));
+    const large = await post({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    const largeBytes = Buffer.from(await large.arrayBuffer());
+    assert.ok(largeBytes.equals(upstream.messageRequests()[1].sentBody), 'the 2 MB stream reached the agent unchanged');
+    const json = await post();
+    assert.match(await json.text(), /json answer/);
+    await waitUntil(() => events.filter((e) => e.type === 'usage').length === 3, 'three usage reports');
+    const reports = events.flatMap((e) => (e.type === 'usage' ? [{ model: e.model, usage: e.usage }] : []));
+    const counts = { inputTokens: 321, outputTokens: 45, cacheReadTokens: 600, cacheWriteTokens: 7 };
+    assert.deepEqual(reports[0], { model: 'claude-sse', usage: counts });
+    assert.equal(reports[1].usage.outputTokens, Number(/"output_tokens":(\d+)\}\}\n\nevent: message_stop/.exec(largeBytes.toString('utf8'))?.[1]), 'the final message_delta count of the large stream');
+    assert.deepEqual(reports[2], { model: 'claude-json', usage: counts });
+  });
+
   it('holds 3105 answers and re-probes (Retry-After capped, default when absent) until admitted', async () => {
     upstream.enqueue(
       { kind: 'error', status: 429, code: '3105', retryAfterSeconds: 3600 },
@@ -187,15 +205,65 @@ describe('local ticket proxy', () => {
     assert.equal(proxy.state, 'waiting');
   });
 
-  it('answers 502 when the gateway is unreachable', async () => {
-    await proxy.close();
-    await upstream.close();
-    events = [];
-    proxy = await TicketProxy.start({ upstreamBaseUrl: 'http://127.0.0.1:1/api/anthropic', apiKey: 'k', ticketId: 'T', onEvent: (e) => events.push(e) });
-    upstream = await FakeAnthropicUpstream.start();
-    const res = await post();
-    assert.equal(res.status, 502);
-    assert.equal(events[0]?.type, 'upstream-unreachable');
+  describe('item 4: the gateway cannot be reached', () => {
+    /** A proxy in front of the fake upstream's port; `timings` shorten the outage rules. */
+    async function restartProxy(options: Partial<TicketProxyOptions> = {}): Promise<void> {
+      await proxy.close();
+      events = [];
+      proxy = await TicketProxy.start({
+        upstreamBaseUrl: `${upstream.url}/api/anthropic`,
+        apiKey: 'k',
+        ticketId: 'T',
+        outageRetryMs: 20,
+        outageRetryMaxMs: 80,
+        onEvent: (e) => events.push(e),
+        ...options,
+      });
+    }
+
+    it('item 4: holds the request while the gateway is down and sends it once it is back: the agent gets the answer, not an error', async () => {
+      const port = Number(new URL(upstream.url).port);
+      await restartProxy();
+      await upstream.close();
+      const pending = post();
+      await waitUntil(() => events.some((e) => e.type === 'gateway-unreachable'), 'the outage to be noticed');
+      assert.equal(proxy.state, 'holding');
+      const since = proxy.gatewayUnreachableSince;
+      assert.ok(since !== null);
+      upstream = await FakeAnthropicUpstream.start({ port });
+      const res = await pending;
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), /FAKE-REPLY/);
+      assert.equal(upstream.messageRequests().length, 1, 'sent once the gateway answered');
+      assert.deepEqual(events.filter((e) => e.type !== 'usage').map((e) => e.type), ['gateway-unreachable', 'gateway-reachable', 'admitted']);
+      assert.deepEqual(events[1], { type: 'gateway-reachable', at: (events[1] as { at: number }).at, since });
+      assert.equal(proxy.gatewayUnreachableSince, null);
+    });
+
+    it('item 4: past the maximum wait the request fails with x-should-retry false and the reason; later requests are refused locally', async () => {
+      await restartProxy({ upstreamBaseUrl: 'http://127.0.0.1:1/api/anthropic', outageMaxWaitMs: 150 });
+      const res = await post();
+      assert.equal(res.status, 502);
+      assert.equal(res.headers.get('x-should-retry'), 'false');
+      const message = ((await res.json()) as { error: { message: string } }).error.message;
+      assert.match(message, /^The off-peak gateway could not be reached from \d\d:\d\d to \d\d:\d\d \(150 ms, the longest a task waits for it\), so the task stopped\. Last error: .*ECONNREFUSED/);
+      assert.deepEqual(events.map((e) => e.type), ['gateway-unreachable', 'gateway-outage-exceeded']);
+      assert.equal(proxy.state, 'gateway-lost');
+      assert.equal(proxy.gatewayLostReason, message);
+      const later = await post();
+      assert.equal(later.status, 502);
+      assert.equal(((await later.json()) as { error: { message: string } }).error.message, message);
+    });
+
+    it("item 4: the ticket's end bounds the wait when it comes before the maximum", async () => {
+      const ticketEnd = Date.now() + 150;
+      await restartProxy({ upstreamBaseUrl: 'http://127.0.0.1:1/api/anthropic', ticketDeadline: () => ticketEnd });
+      const res = await post();
+      assert.equal(res.status, 502);
+      assert.match(((await res.json()) as { error: { message: string } }).error.message, /\(the ticket's time ran out\)/);
+      const exceeded = events.find((e) => e.type === 'gateway-outage-exceeded');
+      assert.ok(exceeded && exceeded.at >= ticketEnd, 'not given up before the ticket ended');
+    });
   });
 
   it('answers a permission question from the relay locally (never upstream); a malformed one gets a clear 400', async () => {
@@ -225,3 +293,11 @@ describe('local ticket proxy', () => {
     assert.equal(asked.length, 1);
   });
 });
+
+async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -26,6 +26,7 @@ import {
   ledgerRowOfTake,
   orphanTicket,
   queueSettlesForTask,
+  recoverInterruptedTask,
   retireDeadTicket,
   settleAcknowledgedBy,
   settleReasonForEndedTask,
@@ -262,6 +263,22 @@ describe('ticket rules (pure functions over a store transaction)', () => {
         assert.equal(await tx((t) => applyStatusEntry(t, 'T', entry('K1'), ctx)), 'retake');
         assert.equal(task()!.serverTicketId, null);
         assert.equal(ticket()!.serverState, name);
+      });
+    }
+
+    for (const [name, entry] of [
+      ['expired', expired],
+      ['settled', settled],
+      ['not_found', notFound],
+    ] as const) {
+      it(`item 3: ${name}, running task: only what the gateway said is recorded; the segment and the settle are left to the runtime's outcome`, async () => {
+        await givenTask({ status: 'running' });
+        assert.equal(await tx((t) => applyStatusEntry(t, 'T', entry('K1'), ctx)), 'none');
+        assert.deepEqual([task()!.status, task()!.serverTicketId, task()!.nextPollAt], ['running', 'K1', null]);
+        assert.deepEqual([ticket()!.serverState, ticket()!.endReason, ticket()!.segmentEndedAt, ticket()!.settleState], [name, null, null, 'none']);
+        // The agent finished after all: the ticket ends and settles as completed.
+        await tx((t) => finishTask(t, 'T', 'completed', {}));
+        assert.deepEqual([ticket()!.endReason, ticket()!.settleReason], ['completed', 'completed']);
       });
     }
 
@@ -578,6 +595,31 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     it('finishTask: refused for a task that cannot take the outcome; nothing is queued', async () => {
       await givenTask({ status: 'cancelled' });
       assert.deepEqual(await tx((t) => finishTask(t, 'T', 'completed', {})), { applied: false, settles: [] });
+    });
+
+    it('recoverInterruptedTask: a task with a live ticket is requeued on it (dispatched again at once)', async () => {
+      await givenTask({ status: 'running', serverState: 'active' });
+      assert.deepEqual(await tx((t) => recoverInterruptedTask(t, 'T')), { kind: 'requeued' });
+      assert.deepEqual([task()!.status, task()!.serverTicketId, ticket()!.endReason, ticket()!.settleState], ['queued', 'K1', 'interrupted', 'none']);
+    });
+
+    for (const [why, given] of [
+      ['the gateway said it expired', { serverState: 'expired' as const }],
+      ['its active window ended by the ledger, not polled since', { serverState: 'active' as const, expiresAt: NOW - 1 }],
+      ['its ready deadline passed before any admission', { serverState: 'ready' as const, readyDeadline: NOW - 1 }],
+    ] as const) {
+      it(`item 2: recoverInterruptedTask: a ticket that is over (${why}) is retired and detached; the task retakes now`, async () => {
+        await givenTask({ status: 'running', serverState: given.serverState });
+        await tx((t) => t.tickets.updateServerState('K1', given));
+        assert.deepEqual(await tx((t) => recoverInterruptedTask(t, 'T')), { kind: 'retake', settle: ['K1'] });
+        assert.deepEqual([task()!.status, task()!.serverTicketId, task()!.sessionId], ['queued', null, 'S1']);
+        assert.deepEqual([ticket()!.endReason, ticket()!.settleState, ticket()!.settleReason], ['interrupted', 'pending', 'segment_end']);
+      });
+    }
+
+    it('recoverInterruptedTask: a task that is no longer running is left alone', async () => {
+      await givenTask({ status: 'completed' });
+      assert.equal(await tx((t) => recoverInterruptedTask(t, 'T')), false);
     });
 
     it('cancelTask: a live task is cancelled and its tickets queued as cancelled', async () => {

@@ -46,6 +46,20 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     assert.deepEqual(a.store.read((tx) => [tx.windows.handOffAnswer(task.id), tx.windows.pendingHandOffs('B')]), [undefined, []], 'the request row is cleaned up');
   });
 
+  it("item 1: the lease holder's tick drops the registration of a window whose process is gone; a live one stays", async () => {
+    const dead = new Set<number>();
+    const a = await open('A', [], async () => ({ status: 'started' }), { isAlive: (pid) => !dead.has(pid) });
+    await open('B', ['/ws/b'], async () => ({ status: 'started' }));
+    // B's row as a crashed window leaves it (with a pid the test decides is gone).
+    await a.store.mutate((tx) => tx.windows.register({ windowId: 'B', workspaceKeys: ['/ws/b'], pid: 999_999_1, host: os.hostname() }));
+    assert.equal(a.registry.isLive('B', 999_999_1), true);
+    assert.deepEqual(await a.registry.dropDeadWindows(), [], 'nothing to drop while it runs: nothing written');
+    dead.add(999_999_1);
+    assert.equal(a.registry.isLive('B', 999_999_1), false);
+    assert.deepEqual(await a.registry.dropDeadWindows(), ['B']);
+    assert.deepEqual(a.store.read((tx) => tx.windows.list().map((w) => w.windowId)), ['A']);
+  });
+
   it('does not offer a window whose process is gone, nor one that unregistered', async () => {
     const a = await open('A', [], async () => ({ status: 'started' }), { isAlive: () => false });
     await open('B', ['/ws/b'], async () => ({ status: 'started' }));

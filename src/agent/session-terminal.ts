@@ -1,0 +1,99 @@
+/**
+ * "Open session" (docs/flows.md#open-session): what the Session entry of a card or History row
+ * opens. A Claude Code task's session continues interactively: `claude --resume <session id>` in
+ * an integrated terminal, in the task's folder (Claude Code keeps sessions per folder), with the
+ * user's own Claude Code settings and credentials, never the off-peak proxy. A reference-agent
+ * task shows its transcript read-only in the task's terminal. vscode-free: src/vscode/ turns the
+ * options into a terminal.
+ */
+import fs from 'node:fs';
+import { plainNotificationText } from '../core/untrusted-text';
+import { isTerminalStatus, type OffPeakTask } from '../core/types';
+import { PROXY_DUMMY_TOKEN } from './adapters';
+
+/** Claude Code names sessions with UUIDs; anything else never reaches argv. */
+const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Why a window refuses a follow-up while the user's own Claude Code runs on the session in one of its terminals. */
+export const SESSION_OPEN_HERE =
+  'Claude Code is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.';
+
+export function isSessionUuid(value: string): boolean {
+  return SESSION_UUID.test(value);
+}
+
+/**
+ * An integrated terminal that runs the program itself (VS Code's shellPath/shellArgs: argv, no
+ * shell, nothing parsed). `env` is laid over the terminal's environment; null removes a variable.
+ */
+export interface InteractiveSessionTerminal {
+  name: string;
+  shellPath: string;
+  shellArgs: string[];
+  cwd: string;
+  env: Record<string, string | null>;
+}
+
+export type SessionView =
+  | { kind: 'interactive'; terminal: InteractiveSessionTerminal }
+  /** The task's own terminal: its segments' logs replayed (and the live one, while it runs). */
+  | { kind: 'transcript' };
+
+export interface ClaudeSessionInput {
+  /** The `claude` executable (the offPeak.claudeCodePath setting). */
+  command: string;
+  sessionId: string;
+  /** The task's folder: Claude Code finds a session only from the folder that created it. */
+  cwd: string;
+  title: string;
+  /** CLAUDE_CONFIG_DIR the segments used, when not the user's default. */
+  configDir?: string;
+  /** The environment the terminal starts from (the extension host's). */
+  hostEnv: Readonly<Record<string, string | undefined>>;
+  /** The window's loopback proxy port (0: none yet). */
+  proxyPort: number;
+}
+
+/** Whether a variable's value points at the off-peak proxy (its dummy token, or its loopback port). */
+function isProxyValue(value: string, proxyPort: number): boolean {
+  if (value === PROXY_DUMMY_TOKEN) return true;
+  if (proxyPort <= 0) return false;
+  return new RegExp(`^https?://(127\\.0\\.0\\.1|localhost|\\[::1\\]):${proxyPort}(/|$)`, 'i').test(value.trim());
+}
+
+/** The terminal options of `claude --resume <id>` (throws a plain-text Error when it cannot be opened). */
+export function claudeSessionTerminal(input: ClaudeSessionInput): InteractiveSessionTerminal {
+  if (!isSessionUuid(input.sessionId)) throw new Error('This task has no Claude Code session to open (its session id is not a UUID).');
+  if (!input.command.trim()) throw new Error('The Claude Code path setting (offPeak.claudeCodePath) is empty.');
+  if (!fs.statSync(input.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`The task's folder ${input.cwd} no longer exists, and Claude Code finds the session only from it.`);
+  // The user's own Claude Code: no --settings of ours, and nothing of the off-peak proxy.
+  const env: Record<string, string | null> = {};
+  for (const [name, value] of Object.entries(input.hostEnv)) {
+    if (value !== undefined && isProxyValue(value, input.proxyPort)) env[name] = null;
+  }
+  if (input.configDir) env.CLAUDE_CONFIG_DIR = input.configDir;
+  return {
+    name: `Claude Code: ${plainNotificationText(input.title, 40)}`,
+    shellPath: input.command,
+    shellArgs: ['--resume', input.sessionId],
+    cwd: input.cwd,
+    env,
+  };
+}
+
+/**
+ * What "Open session" opens for a task. `agent`: the agent its session belongs to; `sessionBusy`:
+ * a task (this one, or a follow-up) is queued or running on the session, so an interactive agent
+ * would work on it at the same time: the task's terminal is shown instead.
+ */
+export function sessionViewOf(
+  task: Pick<OffPeakTask, 'title' | 'prompt' | 'status' | 'sessionId' | 'workspacePath'>,
+  agent: string | undefined,
+  claude: Omit<ClaudeSessionInput, 'sessionId' | 'cwd' | 'title'>,
+  sessionBusy: boolean,
+): SessionView {
+  if (!task.sessionId) throw new Error('This task has not started: it has no session yet.');
+  if (agent !== 'claude-code' || !isTerminalStatus(task.status) || sessionBusy) return { kind: 'transcript' };
+  const title = task.title || task.prompt.split('\n')[0];
+  return { kind: 'interactive', terminal: claudeSessionTerminal({ ...claude, sessionId: task.sessionId, cwd: task.workspacePath, title }) };
+}

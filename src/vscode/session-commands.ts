@@ -1,0 +1,131 @@
+// "Open session" and "Follow up…" (docs/flows.md#open-session, docs/flows.md#follow-up): the
+// integrated terminal that continues a Claude Code session interactively, and the palette
+// commands. What to open, with which argv, folder and environment, is decided vscode-free
+// (src/agent/session-terminal.ts); here it only becomes a terminal.
+import * as vscode from 'vscode';
+import { isTerminalStatus, type OffPeakTask, type PermissionMode } from '../core/types';
+import { shortTaskTitle } from '../core/task-title';
+import { plainNotificationText } from '../core/untrusted-text';
+import { SESSION_OPEN_HERE } from '../agent/session-terminal';
+import type { HostEngine } from '../engine/host-engine';
+import { bypassConfirmation } from '../panel/confirmations';
+import { confirmModal } from './confirm';
+import type { TaskTerminals } from './task-terminals';
+
+export interface SessionCommandDeps {
+  whenStarted(): Promise<HostEngine | undefined>;
+  terminals: TaskTerminals;
+  sessions: SessionTerminals;
+  showPanel(): void;
+}
+
+/** The interactive `claude --resume` terminals this window opened, by session id. */
+export class SessionTerminals implements vscode.Disposable {
+  private readonly open = new Map<string, vscode.Terminal>();
+  private readonly closed = vscode.window.onDidCloseTerminal((t) => {
+    for (const [session, terminal] of this.open) if (terminal === t) this.open.delete(session);
+  });
+
+  constructor(private readonly terminals: TaskTerminals) {}
+
+  /** Opens a task's session: `claude --resume <id>` in a terminal of its own, or the task's transcript. */
+  show(engine: HostEngine, taskId: string): 'interactive' | 'transcript' {
+    const view = engine.sessionView(taskId);
+    if (view.kind === 'transcript') {
+      this.terminals.show(taskId, shortTaskTitle(engine.service.getTask(taskId), taskId));
+      return 'transcript';
+    }
+    const { name, shellPath, shellArgs, cwd, env } = view.terminal;
+    const session = shellArgs[1];
+    const running = this.open.get(session);
+    if (running && running.exitStatus === undefined) {
+      running.show();
+      return 'interactive';
+    }
+    // shellPath + shellArgs: VS Code runs the program with this argv; no shell parses anything.
+    const terminal = vscode.window.createTerminal({ name, shellPath, shellArgs, cwd, env, iconPath: new vscode.ThemeIcon('comment-discussion') });
+    this.open.set(session, terminal);
+    terminal.show();
+    return 'interactive';
+  }
+
+  /** Whether Claude Code still runs on this session in a terminal of this window (a follow-up must wait). */
+  inUse(sessionId: string): boolean {
+    const terminal = this.open.get(sessionId);
+    return terminal !== undefined && terminal.exitStatus === undefined;
+  }
+
+  dispose(): void {
+    this.closed.dispose();
+  }
+}
+
+
+export function registerSessionCommands(context: vscode.ExtensionContext, deps: SessionCommandDeps): void {
+  const register = (id: string, fn: (...args: unknown[]) => unknown) =>
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await fn(...args);
+        } catch (e) {
+          void vscode.window.showErrorMessage(`Off-Peak Tasks: ${plainNotificationText(e instanceof Error ? e.message : String(e))}`);
+          return undefined;
+        }
+      }),
+    );
+
+  // A task id may be passed (automation, tests); otherwise a pick.
+  register('offPeak.openSession', async (taskId?: unknown) => {
+    const engine = await started(deps);
+    const task = await taskArg(engine, taskId, (t) => t.sessionId !== null, 'Open the session of which task?');
+    return task ? deps.sessions.show(engine, task.id) : undefined;
+  });
+
+  register('offPeak.followUp', async (taskId?: unknown, instructions?: unknown) => {
+    const engine = await started(deps);
+    const of = await taskArg(engine, taskId, (t) => isTerminalStatus(t.status) && t.sessionId !== null, 'Follow up which finished task?');
+    if (!of) return undefined;
+    if (of.sessionId && deps.sessions.inUse(of.sessionId)) throw new Error(SESSION_OPEN_HERE);
+    const prompt =
+      typeof instructions === 'string'
+        ? instructions
+        : await vscode.window.showInputBox({
+            title: `Follow up "${plainNotificationText(shortTaskTitle(of, of.id), 60)}"`,
+            prompt: 'New instructions. They run as a new off-peak task that continues this task\'s session, in the same folder.',
+            ignoreFocusOut: true,
+            validateInput: (v) => (v.trim() ? undefined : 'The instructions must not be empty.'),
+          });
+    if (!prompt) return undefined;
+    const mode: PermissionMode = of.permissionMode;
+    if (mode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(of.workspacePath)))) return undefined;
+    const task = await engine.service.followUp(of.id, { prompt, permissionMode: mode });
+    void vscode.window
+      .showInformationMessage(`Queued "${plainNotificationText(task.title, 80)}", a follow-up of "${plainNotificationText(shortTaskTitle(of, of.id), 60)}".`, 'Open Tasks')
+      .then((c) => c && deps.showPanel());
+    return task.id;
+  });
+}
+
+async function started(deps: SessionCommandDeps): Promise<HostEngine> {
+  const engine = await deps.whenStarted();
+  if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
+  return engine;
+}
+
+async function taskArg(engine: HostEngine, taskId: unknown, filter: (t: OffPeakTask) => boolean, placeHolder: string): Promise<OffPeakTask | undefined> {
+  if (typeof taskId === 'string') {
+    const task = engine.service.getTask(taskId);
+    if (!task) throw new Error('This task no longer exists.');
+    return task;
+  }
+  const tasks = engine.service.listTasks().filter(filter);
+  if (tasks.length === 0) {
+    void vscode.window.showInformationMessage('No matching off-peak tasks.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    tasks.map((t) => ({ label: plainNotificationText(shortTaskTitle(t, t.id, 60), 80), description: t.status, detail: t.workspacePath, task: t })),
+    { placeHolder },
+  );
+  return pick?.task;
+}

@@ -1,0 +1,31 @@
+// Card parts about the task's segments, kept out of app.tsx: the gateway-outage line and the
+// token usage (card total, per segment, History total).
+import type { UsageView } from '../src/protocol/webview';
+import { gatewayOutageText, usageDetail, usageSummary } from './card-extras';
+
+/** A running task whose requests wait for an unreachable gateway (they are held, the task has not failed). */
+export function GatewayOutageLine({ since }: { since: number | null }) {
+  if (since === null) return null;
+  return (
+    <div class="gateway-outage" data-testid="gateway-outage" role="status">
+      <span class="codicon codicon-debug-disconnect" aria-hidden="true" /> {gatewayOutageText(since)}
+    </div>
+  );
+}
+
+/** The tokens a task (or a History row) used in total; nothing before the first answer. */
+export function UsageTotal({ usage, testid = 'usage' }: { usage: UsageView | null; testid?: string }) {
+  if (!usage) return null;
+  const detail = usageDetail(usage);
+  return (
+    <span class="usage" data-testid={testid} title={detail} aria-label={detail}>
+      <span class="codicon codicon-symbol-numeric" aria-hidden="true" /> {usageSummary(usage)}
+    </span>
+  );
+}
+
+/** One segment's tokens in the expanded card's table. */
+export function SegmentUsageCell({ usage }: { usage: UsageView | null }) {
+  if (!usage) return <td data-testid="segment-usage">—</td>;
+  return <td data-testid="segment-usage" title={usageDetail(usage)}>{usageSummary(usage)}</td>;
+}

@@ -1,0 +1,50 @@
+// Display helpers for what a card adds about its segments (pure; unit-tested in Node).
+import { clockTime } from '../src/core/clock';
+
+/** The line a running card shows while its model requests wait for an unreachable gateway. */
+export function gatewayOutageText(since: number): string {
+  return `Gateway unreachable since ${clockTime(since)} · waiting`;
+}
+
+interface Usage {
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  requests: number;
+}
+
+/** A token count as people read it: "950", "12.3k", "1.25M". */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${trim(n / 1000, n < 10_000 ? 2 : 1)}k`;
+  return `${trim(n / 1_000_000, 2)}M`;
+}
+
+function trim(value: number, digits: number): string {
+  return value.toFixed(digits).replace(/\.?0+$/, '');
+}
+
+/** The short line: "12.3k in · 1.2k out", with the prompt cache when it was used. */
+export function usageSummary(u: Usage): string {
+  const parts = [`${formatTokens(u.inputTokens)} in`, `${formatTokens(u.outputTokens)} out`];
+  if (u.cacheReadTokens > 0 || u.cacheWriteTokens > 0) parts.push(`cache ${formatTokens(u.cacheReadTokens)} read, ${formatTokens(u.cacheWriteTokens)} written`);
+  return parts.join(' · ');
+}
+
+/** Every count exactly, for a tooltip or a screen reader. */
+export function usageDetail(u: Usage): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  const answers = `${n(u.requests)} model answer${u.requests === 1 ? '' : 's'}`;
+  return `Tokens: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, ${n(u.cacheWriteTokens)} cache write; ${answers}${u.model ? ` (${u.model})` : ''}`;
+}
+
+/** Snapshots carry new usage objects: the same counts are the same usage (a card need not re-render). */
+export function sameUsage(a: Usage | null, b: Usage | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.model === b.model && a.inputTokens === b.inputTokens && a.outputTokens === b.outputTokens &&
+    a.cacheReadTokens === b.cacheReadTokens && a.cacheWriteTokens === b.cacheWriteTokens && a.requests === b.requests
+  );
+}
