@@ -67,8 +67,9 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   assert.match(await card.locator('[data-testid="ask-question"]').innerText(), /echo ran >> ran\.txt/);
   assert.equal(parked.server_ticket_id, null, 'the parked task holds no ticket');
   await tour.phaseOf(prompt, 'Needs input');
+  await page.locator('.statusbar-item', { hasText: 'Off-Peak: 1 needs input' }).first().waitFor({ timeout: 30_000 });
   await tour.shot('parked-needs-input');
-  log(`parked: the card shows Needs input with "${COMMAND}" and no ticket is held`);
+  log(`parked: the card shows Needs input with "${COMMAND}", the status bar says "1 needs input", and no ticket is held`);
 
   await card.locator('[data-testid="ask-allow"]').click();
   await tour.frame.locator('[data-testid="message"]', { hasText: 'queued again and resumes its session' }).waitFor({ timeout: 15_000 });
