@@ -18,6 +18,9 @@
  *                  .tools/ by scripts/setup-claude-code.ts), to its first model request arriving
  *                  through the proxy and the real gateway at the model upstream: what a user waits
  *                  between "admitted" and "the model is working". Goal: at most 1,500 ms.
+ * park_answer_to_admitted
+ *                  Allow on a task parked on its question -> the resumed segment's first admitted
+ *                  model request (bench/park-answer.ts). Goal: at most 2,000 ms.
  * usage_accounting_sse_total_ratio
  *                  a 2 MB streamed answer through the proxy with token-usage accounting vs
  *                  without, same run (bench/usage-accounting.ts). Goal: at most 1.02.
@@ -26,6 +29,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ensureClaudeCode } from '../scripts/setup-claude-code';
+import { parkAnswerToAdmitted } from './park-answer';
 import { TicketProxy } from '../src/agent/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
@@ -193,6 +197,7 @@ async function main(): Promise<void> {
   const spawnSamples = await readyToSpawn(sized(15, 2));
   const overhead = await proxyOverhead(sized(60, 4));
   const claudeSamples = await claudeReadyToFirstRequest(sized(10, 1));
+  const parkSamples = await parkAnswerToAdmitted(sized(8, 1));
   const accounting = await usageAccountingOverhead(sized(100, 5));
   const result = {
     ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
@@ -200,11 +205,13 @@ async function main(): Promise<void> {
     proxy_ttfb_ratio: round(median(overhead.proxied.ttfb) / median(overhead.direct.ttfb)),
     proxy_total_ratio: round(median(overhead.proxied.total) / median(overhead.direct.total)),
     claude_ready_to_first_request_p50_ms: round(percentile(claudeSamples, 50), 1),
+    park_answer_to_admitted_ms: round(percentile(parkSamples, 50), 1),
     usage_accounting_sse_total_ratio: round(median(accounting.on) / median(accounting.off)),
   };
   const details = {
     ready_to_spawn_samples_ms: spawnSamples.map((s) => round(s, 1)),
     claude_ready_to_first_request_samples_ms: claudeSamples.map((s) => round(s, 1)),
+    park_answer_to_admitted_samples_ms: parkSamples.map((s) => round(s, 1)),
     direct_ttfb_p50_ms: round(median(overhead.direct.ttfb)),
     proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),
     direct_total_p50_ms: round(median(overhead.direct.total)),

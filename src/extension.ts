@@ -154,6 +154,8 @@ class OffPeakExtension implements vscode.Disposable {
         // Claude Code (headless) asks through this MCP server; Claude Code starts it with the same runtime.
         permissionRelay: { command: process.execPath, args: [path.join(dist, 'permission-mcp.js')] },
         askTimeoutMs: settings.askTimeoutMinutes * 60_000,
+        unansweredQuestion: settings.unansweredQuestion,
+        askParkMs: settings.askParkMinutes * 60_000,
         claudeCommand: () => readSettings().claudeCodePath,
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,

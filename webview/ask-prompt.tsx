@@ -21,7 +21,7 @@ export function AskPrompt({ ask, taskId, now, act, channel, onMessage }: {
     // The answer names the input this card shows: one for another input is refused.
     void act(channel.request('answerAsk', { taskId, askId: ask.id, decision, inputDigest: ask.inputDigest })).then((r) => {
       setBusy(false);
-      if (r) onMessage(answerOutcomeText(decision, r.outcome, ask.tool));
+      if (r) onMessage(answerOutcomeText(decision, r.outcome, ask.tool, ask.parkedAt !== undefined));
     });
   };
   const questionId = `ask-${ask.id}`;

@@ -11,6 +11,7 @@ import { GatewayOutageLine, UsageTotal } from './card-extras-view';
 import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
 import type { HostChannel } from './host-channel';
+import { QuestionList, RefusalMark, sameRefusals } from './questions';
 import { Segments } from './segments';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 import { PERMISSION_MODE_CHOICES, TaskForm } from './task-form';
@@ -31,12 +32,12 @@ export interface CardProps {
 
 export function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals') continue;
     if (a[key] !== b[key]) return false;
   }
   if (!sameUsage(a.usage, b.usage)) return false;
   // Each snapshot carries new ask objects: the same question is the same id.
-  if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more) return false;
+  if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
   const x = a.actions;
   const y = b.actions;
   return x.pause === y.pause && x.continue === y.continue && x.edit === y.edit && x.cancel === y.cancel && x.delete === y.delete;
@@ -76,6 +77,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
         <FollowUpMark title={card.followUpOfTitle} />
         <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
+        <RefusalMark refusals={card.refusals} />
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
         <UsageTotal usage={card.usage} />
         <span class="actions" role="group" aria-label="Task actions">
@@ -119,6 +121,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
             <FollowUpMark title={card.followUpOfTitle} />
           </div>
           <Segments segments={segments} />
+          <QuestionList taskId={card.id} channel={channel} reloadKey={`${card.status}:${card.ask?.id ?? ''}:${card.refusals?.denied ?? 0}`} />
         </div>
       )}
       {editing && (

@@ -37,6 +37,7 @@ export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { a
     between_segments: `Waiting for the next segment${position}`,
     waiting_for_admission: 'Waiting for admission',
     running: 'Running',
+    needs_input: 'Needs input',
     completed: 'Completed',
     failed: 'Failed',
     cancelled: 'Cancelled',
@@ -53,6 +54,7 @@ export const PHASE_ICONS: Record<CardPhase, string> = {
   between_segments: 'sync',
   waiting_for_admission: 'watch',
   running: 'play-circle',
+  needs_input: 'question',
   completed: 'pass-filled',
   failed: 'error',
   cancelled: 'circle-slash',
@@ -74,6 +76,7 @@ export const END_REASON_LABELS: Record<string, string> = {
   retaken: 'replaced by a new ticket',
   deleted: 'task deleted',
   orphan: 'never used',
+  parked: 'parked: waiting for your answer',
 };
 
 /**
@@ -116,6 +119,7 @@ export function sectionOf(card: Pick<TaskCard, 'status'> & { ask?: CardAsk | nul
     case 'running':
       return 'running';
     case 'awaiting':
+    case 'needs_input':
       return 'needs_input';
     case 'queued':
       return 'queued';
@@ -145,16 +149,35 @@ export function ticks(card: Pick<TaskCard, 'startedAt' | 'endedAt'>): boolean {
   return card.startedAt !== null && card.endedAt === null;
 }
 
-/** What a pending question's card says under it: the tool, and when it is denied if nobody answers. */
+/** What a pending question's card says under it: when it is denied (or the task parks) if nobody answers, or that it waits parked. */
 export function askDeadlineText(ask: CardAsk, now: number): string {
   const more = ask.more > 0 ? ` (${ask.more} more waiting)` : '';
+  if (ask.parkedAt !== undefined) return `Waiting for your answer since ${formatTime(ask.parkedAt)}, without holding capacity; the task resumes once you answer${more}.`;
+  if (ask.onDeadline === 'park') return ask.deadlineAt > now ? `If nobody answers, the task waits without holding capacity ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Releasing the capacity…${more}`;
   return ask.deadlineAt > now ? `Denied automatically ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Denying…${more}`;
 }
 
+/** "2 actions denied (1 automatically)", or undefined when nothing was denied. */
+export function refusalText(r: { denied: number; automatic: number } | undefined): string | undefined {
+  if (!r || r.denied === 0) return undefined;
+  return `${r.denied} action${r.denied === 1 ? '' : 's'} denied${r.automatic > 0 ? ` (${r.automatic} automatically)` : ''}`;
+}
+
+/** Who or what answered a question, as the expanded card says it. */
+export const ANSWERED_BY_LABELS: Record<string, string> = {
+  host: 'you, in VS Code',
+  terminal: 'you, in the terminal',
+  'other-window': 'you, in another window',
+  timeout: 'automatically (nobody answered in time)',
+  stored: 'your earlier answer',
+  ended: 'nobody (the segment ended first)',
+};
+
 /** What the panel says after Allow/Deny was clicked, by how the answer ended. */
-export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision'], outcome: PanelResult<'answerAsk'>['outcome'], tool: string): string {
+export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision'], outcome: PanelResult<'answerAsk'>['outcome'], tool: string, parked = false): string {
   switch (outcome) {
     case 'accepted':
+      if (parked) return `${decision === 'allow' ? 'Allowed' : 'Denied'}: the task is queued again and resumes its session with your answer about ${tool}.`;
       return decision === 'allow' ? `Allowed: the agent goes on with ${tool}.` : `Denied: the agent was refused ${tool}.`;
     case 'already-answered':
       return 'This question was already answered (in the terminal, a notification, or by its deadline); your answer was not used.';

@@ -6,6 +6,7 @@ import type { Act } from './act';
 import { formatDuration, formatTime, HISTORY_LABELS } from './format';
 import type { HostChannel } from './host-channel';
 import { UsageTotal } from './card-extras-view';
+import { RefusalMark } from './questions';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 
 /** The coloured icon beside a History status (the text itself stays in the readable foreground). */
@@ -26,6 +27,7 @@ export function History({ history, act, channel }: { history: PanelState['histor
               {HISTORY_ICONS[h.status] && <><span class={`codicon codicon-${HISTORY_ICONS[h.status]}`} aria-hidden="true" /> </>}
               {HISTORY_LABELS[h.status]}
             </span>
+            <RefusalMark refusals={h.refusals} />
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
             <span class="duration">{formatDuration(h.durationMs)}</span>
             <UsageTotal usage={h.usage} testid="history-usage" />

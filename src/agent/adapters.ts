@@ -90,7 +90,7 @@ export interface AgentAsk {
   agentAskId: string;
   tool: string;
   summary: string;
-  /** The tool call's whole input as the agent showed it in its terminal (the answer's digest is of it). */
+  /** The tool call's whole input as the agent showed it in its terminal (the answer's digest is of it; with the tool, it names the call a parked question's stored decision answers). */
   input: string;
   deadlineAt: number | null;
 }
@@ -117,6 +117,8 @@ export interface ReferenceAgentOptions {
   sessionsDir: string;
   /** Deny an unanswered permission prompt after this long (so an unattended night run goes on). */
   askTimeoutMs?: number;
+  /** The host parks the task on an unanswered prompt after this long (the agent's prompt says so). */
+  askParkMs?: number;
   maxRetries?: number;
   /** Extra environment (tests shorten the agent's own retry backoff). */
   env?: Record<string, string>;
@@ -149,6 +151,7 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       '--ask-timeout-ms',
       String(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS),
     ];
+    if (this.options.askParkMs !== undefined) args.push('--ask-park-ms', String(this.options.askParkMs));
     if (spec.model) args.push('--model', spec.model);
     const thought = referenceThoughtLevel(spec.thoughtLevel);
     if (thought) args.push('--thought-level', thought);

@@ -11,8 +11,15 @@
  * The agent that reads its own terminal decides which answer reached it first; it reports that
  * decision back (`settle`), and if it differs from what was recorded (the host's answer crossed a
  * typed one) the record follows the agent, which is what actually ran.
+ *
+ * With `offPeak.unansweredQuestion` = park (the default), the deadline does not deny: the ask
+ * *parks* (docs/flows.md#questions-park-the-task). It stays listed until the runtime has ended the
+ * segment; an answer given meanwhile is kept for the park (`takeParkingAnswer`), never delivered to the
+ * agent that is stopping. An ask whose tool call (tool + input digest) the user already answered
+ * while the task was parked is answered from that stored decision, without waiting.
  */
 import crypto from 'node:crypto';
+import stableStringify from 'fast-json-stable-stringify';
 import type { Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
 import { askInputDigest, digestMatches, visibleControls } from '../core/ask-input';
@@ -20,8 +27,13 @@ import { plainNotificationText } from '../core/untrusted-text';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 
 export type AskDecision = 'allow' | 'deny';
-/** Who answered: the host API, the agent's terminal, nobody before the deadline, or the segment ended. */
-export type AskAnsweredBy = 'host' | 'terminal' | 'timeout' | 'ended';
+/**
+ * Who answered: the host API (this window's panel or notification), the agent's terminal, another
+ * window, nobody before the deadline, the user's stored answer to the parked question, or the segment ended.
+ */
+export type AskAnsweredBy = 'host' | 'terminal' | 'other-window' | 'timeout' | 'stored' | 'ended';
+/** What an unanswered question does at its deadline (`offPeak.unansweredQuestion`). */
+export type UnansweredQuestion = 'park' | 'deny';
 
 export interface PendingAsk {
   id: string;
@@ -38,13 +50,28 @@ export interface PendingAsk {
   /** sha256 (hex) of `input`: an answer must carry it (an answer for another input is refused). */
   inputDigest: string;
   askedAt: number;
-  /** Denied automatically at this time. */
+  /** Denied (or parked, see `onDeadline`) automatically at this time. */
   deadlineAt: number;
+  /** What happens at the deadline. */
+  onDeadline?: UnansweredQuestion;
+  /** The tool call it asks about (tool and whole input), hashed: the same call has the same digest (a stored decision answers it). */
+  callDigest?: string | null;
+  /** The task parked on it at this time (no agent waits; any window may answer it). */
+  parkedAt?: number;
 }
 
 export type AskEvent =
-  | { type: 'asked'; ask: PendingAsk }
-  | { type: 'answered'; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number };
+  /** `stored`: the user already answered this very call while the task was parked; it is answered at once (nothing to notify). */
+  | { type: 'asked'; ask: PendingAsk; stored?: boolean }
+  /**
+   * `parking`: answered while the runtime stops the agent to park on it (the park records it);
+   * `storedFrom`: the parked question whose stored decision answered it.
+   */
+  | { type: 'answered'; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number; parking?: boolean; storedFrom?: string }
+  /** Nobody answered in time: the runtime ends the segment and parks the task on this ask. */
+  | { type: 'parking'; ask: PendingAsk }
+  /** The segment ended: the parking ask leaves the runtime (the task's record keeps it). */
+  | { type: 'parked'; ask: PendingAsk };
 
 /** `input-mismatch`: the answer names another input than the question's (what was shown is not what would run). */
 export type AnswerResult = 'accepted' | 'already-answered' | 'unknown' | 'input-mismatch';
@@ -58,6 +85,15 @@ interface Entry {
   timer: TimerHandle | undefined;
   /** Set once answered; kept briefly so a late `settle` from the agent can correct the record. */
   answer?: { decision: AskDecision; by: AskAnsweredBy };
+  /** The deadline passed in park mode: the segment is ending; no answer reaches the agent any more. */
+  parking?: boolean;
+  /** The parked question whose stored decision answers this one. */
+  storedFrom?: string;
+}
+
+/** The digest of a tool call: its tool and whole input (keys in a stable order). */
+export function toolCallDigest(tool: string, input: unknown): string {
+  return crypto.createHash('sha256').update(`${tool}\n${stableStringify(input ?? null)}`).digest('hex');
 }
 
 /** What an agent asks: its tool, a one-line headline and the tool call's whole input as text. */
@@ -66,18 +102,28 @@ export interface AskRequest {
   summary: string;
   /** The whole input (e.g. `renderToolInput(input)`); shown as given, control characters made visible. */
   input: string;
+  /** The tool's input as the agent sent it, when the host has it (Claude Code's relay): the call digest is taken over it in a stable key order. */
+  call?: unknown;
   deadlineAt?: number | null;
 }
 
 export const MAX_ASK_SUMMARY_CHARS = 500;
 /** As the `offPeak.askTimeoutMinutes` setting's default. */
 export const DEFAULT_ASK_TIMEOUT_MS = 10 * 60_000;
+/** As the `offPeak.askParkMinutes` setting's default. */
+export const DEFAULT_ASK_PARK_MS = 10 * 60_000;
 const ANSWERED_KEPT = 64;
 
 export interface AskBrokerOptions {
   clock: Clock;
   /** How long an ask waits when the agent gives no deadline of its own. */
   timeoutMs: () => number;
+  /** What an unanswered ask does at its deadline (default deny, as before parking existed). */
+  unanswered?: () => UnansweredQuestion;
+  /** In park mode, how long an ask waits before it parks. */
+  parkAfterMs?: () => number;
+  /** The user's answer to a parked question of this task with the same tool call, not used yet. */
+  storedDecision?: (taskId: string, inputDigest: string) => { askId: string; decision: AskDecision } | undefined;
   timers?: Timers;
 }
 
@@ -85,6 +131,10 @@ export class AskBroker {
   private readonly open = new Map<string, Entry>();
   /** Recently answered asks, oldest first (for `settle` after an answer crossed). */
   private readonly answered = new Map<string, Entry>();
+  /** Answers given while an ask was parking, by ask id, for the park to record (taken once). */
+  private readonly parkingAnswers = new Map<string, { decision: AskDecision; by: AskAnsweredBy }>();
+  /** Stored decisions already used here (the DB marks them too, a moment later). */
+  private readonly usedStored = new Set<string>();
   // A listener's failure must not lose the answer.
   private readonly events = new Emitter<AskEvent>();
   readonly onEvent: Event<AskEvent> = this.events.event;
@@ -103,6 +153,10 @@ export class AskBroker {
   ask(taskId: string, request: AskRequest, deliver: AskDelivery): PendingAsk {
     const now = this.options.clock.now();
     const input = visibleControls(request.input);
+    const onDeadline = this.options.unanswered?.() ?? 'deny';
+    // The agent keeps its own deadline; in park mode the host's comes first (the agent's is later).
+    const deadlineAt = onDeadline === 'park' ? now + (this.options.parkAfterMs?.() ?? DEFAULT_ASK_PARK_MS) : (request.deadlineAt ?? now + this.options.timeoutMs());
+    const callDigest = toolCallDigest(request.tool, request.call ?? request.input);
     const ask: PendingAsk = {
       id: crypto.randomUUID(),
       taskId,
@@ -112,13 +166,41 @@ export class AskBroker {
       input,
       inputDigest: askInputDigest(input),
       askedAt: now,
-      deadlineAt: request.deadlineAt ?? now + this.options.timeoutMs(),
+      deadlineAt,
+      onDeadline,
+      callDigest,
     };
     const entry: Entry = { ask, deliver, timer: undefined };
-    entry.timer = this.timers.setTimeout(() => this.resolve(entry, 'deny', 'timeout', true), Math.max(0, ask.deadlineAt - now));
+    const stored = this.options.storedDecision?.(taskId, callDigest);
+    if (stored && !this.usedStored.has(stored.askId)) {
+      // The user answered this very call while the task was parked: answered at once, not asked again.
+      this.usedStored.add(stored.askId);
+      entry.storedFrom = stored.askId;
+      entry.timer = this.timers.setTimeout(() => this.resolve(entry, stored.decision, 'stored', true), 0);
+    } else {
+      entry.timer = this.timers.setTimeout(() => this.onDeadline(entry), Math.max(0, deadlineAt - now));
+    }
     this.open.set(ask.id, entry);
-    this.emit({ type: 'asked', ask });
+    this.emit(entry.storedFrom ? { type: 'asked', ask, stored: true } : { type: 'asked', ask });
     return ask;
+  }
+
+  /**
+   * An answer given while the task parks on this ask (the agent is stopping): what the park records
+   * instead of parking. Taken once.
+   */
+  takeParkingAnswer(askId: string): { decision: AskDecision; by: AskAnsweredBy } | undefined {
+    const answer = this.parkingAnswers.get(askId);
+    this.parkingAnswers.delete(askId);
+    return answer;
+  }
+
+  private onDeadline(entry: Entry): void {
+    if (entry.ask.onDeadline !== 'park') return this.resolve(entry, 'deny', 'timeout', true);
+    if (!this.open.has(entry.ask.id) || entry.parking) return;
+    // Nothing reaches the agent: the runtime stops it and parks the task on this question.
+    entry.parking = true;
+    this.emit({ type: 'parking', ask: entry.ask });
   }
 
   /**
@@ -126,13 +208,20 @@ export class AskBroker {
    * it carries (`inputDigest`: of the text shown where it was given). The first answer wins; a
    * later one is ignored; one for another input is refused and the question stays open.
    */
-  answer(taskId: string, askId: string, decision: AskDecision, inputDigest: string, by: 'host' | 'terminal' = 'host'): AnswerResult {
+  answer(taskId: string, askId: string, decision: AskDecision, inputDigest: string, by: 'host' | 'terminal' | 'other-window' = 'host'): AnswerResult {
     const entry = this.open.get(askId);
     if (!entry || entry.ask.taskId !== taskId) {
       const done = this.answered.get(askId);
       return done && done.ask.taskId === taskId ? 'already-answered' : 'unknown';
     }
     if (!digestMatches(entry.ask.input, inputDigest)) return 'input-mismatch';
+    if (entry.parking) {
+      // The agent is being stopped: the park takes this answer and the task resumes with it.
+      if (this.parkingAnswers.has(askId)) return 'already-answered';
+      this.parkingAnswers.set(askId, { decision, by });
+      this.emit({ type: 'answered', ask: entry.ask, decision, by, at: this.options.clock.now(), parking: true });
+      return 'accepted';
+    }
     this.resolve(entry, decision, by, true);
     return 'accepted';
   }
@@ -143,6 +232,8 @@ export class AskBroker {
    */
   settle(askId: string, decision: AskDecision, by: AskAnsweredBy): void {
     const entry = this.open.get(askId);
+    // A parking ask ends with the park, not with what the stopping agent reports.
+    if (entry?.parking) return;
     if (entry) return this.resolve(entry, decision, by, false);
     const done = this.answered.get(askId);
     if (done?.answer && done.answer.decision !== decision) {
@@ -151,9 +242,18 @@ export class AskBroker {
     }
   }
 
-  /** The task's segment ended: its open asks are denied (the agent is gone or going). */
+  /** The task's segment ended: its open asks are denied (the agent is gone or going); a parking one just leaves. */
   endTask(taskId: string): void {
-    for (const entry of [...this.open.values()]) if (entry.ask.taskId === taskId) this.resolve(entry, 'deny', 'ended', true);
+    for (const entry of [...this.open.values()]) {
+      if (entry.ask.taskId !== taskId) continue;
+      if (!entry.parking) {
+        this.resolve(entry, 'deny', 'ended', true);
+        continue;
+      }
+      this.open.delete(entry.ask.id);
+      this.timers.clearTimeout(entry.timer);
+      this.emit({ type: 'parked', ask: entry.ask });
+    }
   }
 
   private resolve(entry: Entry, decision: AskDecision, by: AskAnsweredBy, deliver: boolean): void {
@@ -172,7 +272,7 @@ export class AskBroker {
         // the agent is gone; nothing left to tell
       }
     }
-    this.emit({ type: 'answered', ask: entry.ask, decision, by, at: this.options.clock.now() });
+    this.emit({ type: 'answered', ask: entry.ask, decision, by, at: this.options.clock.now(), ...(entry.storedFrom ? { storedFrom: entry.storedFrom } : {}) });
   }
 
   private emit(event: AskEvent): void {

@@ -85,6 +85,7 @@ const END_REASON_TEXT: Record<SegmentEndReason, string> = {
   retaken: 'the ticket was replaced',
   deleted: 'the task was deleted',
   orphan: 'the ticket was dropped',
+  parked: 'a question waited for an answer; the ticket was released and the same session resumes once it is answered',
 };
 
 export function segmentHeader(number: number, segment: Pick<SegmentLog, 'ordinal' | 'startedAt'>): string {

@@ -15,6 +15,7 @@ import type { AskAnsweredBy, AskDecision, AskDelivery, AskRequest, PendingAsk } 
 import { renderToolInput } from '../core/ask-input';
 import { terminalSafeText } from '../core/untrusted-text';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
+import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from './relay-ask-text';
 import { ensurePrivateDir } from './private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
 import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from './ticket-proxy';
@@ -36,6 +37,8 @@ export type SegmentOutcome =
   | { kind: 'cancelled' }
   /** The host stopped the segment (shutdown, restart): requeue, resume the same session. */
   | { kind: 'interrupted' }
+  /** Nobody answered the agent's question in time: the task parks on it (docs/flows.md#questions-park-the-task). */
+  | { kind: 'parked'; askId: string }
   | { kind: 'failed'; reason: string; exitCode: number | null };
 
 export interface StopTimings {
@@ -92,7 +95,8 @@ export class SegmentRun {
   private readonly views = new Set<TerminalView>();
   private replay = '';
   private stderrTail = '';
-  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'gateway-lost' | null = null;
+  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'gateway-lost' | 'parked' | null = null;
+  private parkedAskId: string | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
   /** The agent's ask ids -> the broker's, while open. */
@@ -255,12 +259,25 @@ export class SegmentRun {
     return this.stop();
   }
 
+  /**
+   * Nobody answered `askId` in time and the task parks on it: stop the agent (resumably, as for an
+   * interruption); the outcome is `parked`, the session resumes once the question is answered.
+   */
+  park(askId: string): Promise<void> {
+    if (this.stopReason === null) {
+      this.stopReason = 'parked';
+      this.parkedAskId = askId;
+      this.show(`\n[off-peak] nobody answered in time: the task waits for your answer without holding capacity, and resumes this session once it is answered\n`);
+    }
+    return this.stop();
+  }
+
   /** A question from the permission relay (Claude Code): pending at the host, shown and answerable here. */
   private relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
     if (this.exited) return Promise.resolve(ENDED_ANSWER);
     return new Promise((resolve) => {
       // Allow runs the tool with this whole input (`updatedInput`), so the whole input is what every surface shows.
-      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input), input: renderToolInput(request.input) }, (decision, by) => {
+      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input), input: renderToolInput(request.input), call: request.input }, (decision, by) => {
         this.closeRelayAsk(ask, `\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
         resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
       });
@@ -281,7 +298,7 @@ export class SegmentRun {
   private showRelayQuestion(ask: PendingAsk): void {
     this.typed.reset();
     const seconds = Math.max(0, Math.round((ask.deadlineAt - (this.options.clock ?? systemClock).now()) / 1000));
-    this.show(`\n? Allow ${ask.tool} with this input?\n${indentInput(ask.input)}\n  [y/N] (type here or answer in VS Code; denied automatically in ${seconds} s) `);
+    this.show(relayQuestionText(ask, seconds));
   }
 
   /** A relayed question is answered or ended: its line is written, and the next waiting one shows. */
@@ -445,6 +462,7 @@ export class SegmentRun {
   private outcome(code: number | null, signal: NodeJS.Signals | null): SegmentOutcome {
     if (this.stopReason === 'cancelled') return { kind: 'cancelled' };
     if (this.stopReason === 'interrupted') return { kind: 'interrupted' };
+    if (this.stopReason === 'parked' && this.parkedAskId) return { kind: 'parked', askId: this.parkedAskId };
     if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
     const gatewayLost = this.proxy.gatewayLostReason;
     if (gatewayLost !== null) return { kind: 'failed', reason: gatewayLost, exitCode: code };
@@ -461,27 +479,3 @@ export class SegmentRun {
     return { kind: 'failed', reason: reason.slice(0, 2_000), exitCode: code };
   }
 }
-
-/** The input of a question, indented under it in the terminal: the model's lines never start where ours do. */
-function indentInput(input: string): string {
-  return input
-    .split('\n')
-    .map((line) => `    ${line}`)
-    .join('\n');
-}
-
-const DENY_MESSAGES: Record<AskAnsweredBy, string> = {
-  host: 'The user denied this action. Do not retry it; find another way or stop.',
-  terminal: 'The user denied this action. Do not retry it; find another way or stop.',
-  timeout: 'Nobody answered the permission question in time, so it was denied. Do not retry the same action.',
-  ended: 'The working segment ended before the question was answered.',
-};
-
-const ENDED_ANSWER: PermissionRelayAnswer = { decision: 'deny', message: DENY_MESSAGES.ended };
-
-const ANSWERED_BY_TEXT: Record<AskAnsweredBy, string> = {
-  host: ' (answered outside this terminal)',
-  terminal: '',
-  timeout: ': nobody answered in time',
-  ended: ': the segment ended',
-};

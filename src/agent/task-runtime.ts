@@ -6,7 +6,8 @@
  *   completed -> completed (+ files_changed), failed -> failed with the reason,
  *   segment expired (3102) -> requeue + retake with the same task id, resume later,
  *   cancelled -> already cancelled by the user action (the segment is just closed),
- *   interrupted (host shutting down) -> back to queued, same session and ticket.
+ *   interrupted (host shutting down) -> back to queued, same session and ticket,
+ *   parked (a question nobody answered in time) -> needs_input, ticket settled, resumes once answered.
  * A follow-up's first segment resumes the finished task's session with the follow-up's
  * instructions, with that session's agent (docs/flows.md#follow-up).
  */
@@ -14,12 +15,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
-import type { OffPeakTask, SegmentEndReason, SegmentUsage } from '../core/types';
+import type { OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
 import { createSystemTimers, type Timers } from '../core/timers';
 import type { FollowUpLink, TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
-import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk } from './asks';
+import { AskBroker, DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk, type UnansweredQuestion } from './asks';
+import { QuestionRecorder } from './question-record';
 import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from './files-changed';
 import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
@@ -44,6 +46,7 @@ export interface TaskLifecyclePort {
   expireSegment(taskId: string, ticketId: string): Promise<boolean>;
   complete(taskId: string, details?: TerminalDetails): Promise<boolean>;
   fail(taskId: string, details?: TerminalDetails): Promise<boolean>;
+  park(taskId: string, ticketId: string, question: ParkQuestion, answer?: { decision: AskDecision; by: AskAnsweredBy }): Promise<ParkResult>;
 }
 
 export type RuntimeEvent =
@@ -83,6 +86,10 @@ export interface TaskRuntimeOptions {
   stopTimings?: Partial<StopTimings>;
   /** An agent's unanswered permission question is denied after this long (when the agent sets no deadline). */
   askTimeoutMs?: () => number;
+  /** What an unanswered question does: park the task (default) or deny after `askTimeoutMs`. */
+  unansweredQuestion?: () => UnansweredQuestion;
+  /** In park mode, how long a question waits before the task parks. */
+  askParkMs?: () => number;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
 }
@@ -100,17 +107,42 @@ export class TaskRuntime {
   private readonly log: (line: string) => void;
   /** The pending permission questions of the agents this window runs. */
   readonly asks: AskBroker;
+  /** Every question and its answer, in the task DB (the decision record). */
+  readonly questions: QuestionRecorder;
+  /** Questions the task parks on while its agent stops, by ask id. */
+  private readonly parking = new Map<string, PendingAsk>();
   /** Token usage of the model answers, summed and written to the segments' ledger rows. */
   private readonly usage: UsageRecorder;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.log = options.log ?? (() => {});
     this.usage = new UsageRecorder((ticketId, usage) => options.lifecycle.recordUsage(ticketId, usage), options.timers ?? createSystemTimers(), this.log);
-    this.asks = new AskBroker({ clock: options.clock, timeoutMs: options.askTimeoutMs ?? (() => DEFAULT_ASK_TIMEOUT_MS) });
-    this.asks.onEvent((event) => {
-      if (event.type === 'asked') this.options.onEvent?.({ type: 'input-needed', taskId: event.ask.taskId, ask: event.ask });
-      else this.options.onEvent?.({ type: 'input-answered', taskId: event.ask.taskId, ask: event.ask, decision: event.decision, by: event.by, at: event.at });
+    this.questions = new QuestionRecorder(options.store, this.log);
+    this.asks = new AskBroker({
+      clock: options.clock,
+      timeoutMs: options.askTimeoutMs ?? (() => DEFAULT_ASK_TIMEOUT_MS),
+      unanswered: options.unansweredQuestion ?? (() => 'park'),
+      parkAfterMs: options.askParkMs ?? (() => DEFAULT_ASK_PARK_MS),
+      storedDecision: (taskId, digest) => this.questions.storedDecision(taskId, digest),
     });
+    this.questions.attach(this.asks);
+    this.asks.onEvent((event) => {
+      // A question answered from the user's stored decision needs nobody: it is not announced.
+      if (event.type === 'asked') {
+        if (!event.stored) this.options.onEvent?.({ type: 'input-needed', taskId: event.ask.taskId, ask: event.ask });
+      }
+      else if (event.type === 'answered') this.options.onEvent?.({ type: 'input-answered', taskId: event.ask.taskId, ask: event.ask, decision: event.decision, by: event.by, at: event.at });
+      else if (event.type === 'parking') this.park(event.ask);
+    });
+  }
+
+  /** Nobody answered in time: the segment stops (resumably) and the task parks on the question. */
+  private park(ask: PendingAsk): void {
+    const segment = this.active.get(ask.taskId);
+    if (!segment) return;
+    this.parking.set(ask.id, ask);
+    this.log(`runtime: ${ask.taskId} parks on its unanswered question ${ask.id}`);
+    void segment.run.park(ask.id);
   }
 
   /** The open permission questions of one task (oldest first), or of every task this window runs. */
@@ -123,8 +155,8 @@ export class TaskRuntime {
    * The first answer wins, whoever gives it; a later one (or one for an ask that is gone) is ignored.
    * `inputDigest`: of the input shown where the answer was given; another input's answer is refused.
    */
-  answerAsk(taskId: string, askId: string, decision: AskDecision, inputDigest: string): AnswerResult {
-    return this.asks.answer(taskId, askId, decision, inputDigest);
+  answerAsk(taskId: string, askId: string, decision: AskDecision, inputDigest: string, by: 'host' | 'other-window' = 'host'): AnswerResult {
+    return this.asks.answer(taskId, askId, decision, inputDigest, by);
   }
 
   /** Fires when a permission question is asked or answered. */
@@ -230,6 +262,8 @@ export class TaskRuntime {
     const prompt = plan ? plan.prompt : resume ? CONTINUATION_PROMPT : task.prompt;
     const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
     const segmentDir = segmentDirOf(this.options.runtimeDir, taskId, ordinal, clock.now());
+    // What the user answered while the task was parked is told to the resumed session.
+    const decisions = resume ? this.questions.decisionsToState(taskId) : { text: '', askIds: [] };
 
     let run: SegmentRun;
     try {
@@ -239,7 +273,7 @@ export class TaskRuntime {
           taskId,
           sessionId,
           resume,
-          prompt,
+          prompt: !plan && decisions.text ? decisions.text : prompt,
           permissionMode: task.permissionMode,
           model: task.model ?? (await this.defaultModel()),
           thoughtLevel: task.thoughtLevel,
@@ -278,6 +312,7 @@ export class TaskRuntime {
       return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
     }
 
+    await this.questions.markStated(decisions.askIds);
     const release = this.options.keepAwake?.acquire();
     const segment: ActiveSegment = {
       taskId,
@@ -372,7 +407,19 @@ export class TaskRuntime {
         // The ticket stays live: the scheduler dispatches the task again at once with it.
         await lifecycle.interrupt(taskId, ticketId);
         break;
+      case 'parked': {
+        const ask = this.parking.get(outcome.askId);
+        this.parking.delete(outcome.askId);
+        if (!ask) break;
+        await this.questions.idle(); // the question's own record first
+        const question = { askId: ask.id, tool: ask.tool, summary: ask.summary, input: ask.input, callDigest: ask.callDigest ?? null, askedAt: ask.askedAt };
+        const result = await lifecycle.park(taskId, ticketId, question, this.asks.takeParkingAnswer(ask.id));
+        this.log(`runtime: ${taskId} ${result === 'parked' ? 'parked: it waits for the answer' : result === 'requeued' ? 'was answered while it parked: queued again' : 'ended while it parked'}`);
+        break;
+      }
     }
+    // A segment that ended otherwise while it parked (expired, cancelled) leaves nothing to park on.
+    for (const [askId, ask] of this.parking) if (ask.taskId === taskId) this.parking.delete(askId);
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
   }
 

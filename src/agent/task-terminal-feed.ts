@@ -26,6 +26,7 @@ const OUTCOME_TEXT: Record<SegmentOutcome['kind'], string> = {
   'segment-expired': 'The ticket segment ended; the task is queued and will resume the same session with a new ticket.',
   cancelled: 'Task cancelled.',
   interrupted: 'Interrupted; the task will resume the same session.',
+  parked: 'Waiting for your answer without holding capacity; the same session resumes once the question is answered.',
   failed: 'Task failed.',
 };
 

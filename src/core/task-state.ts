@@ -12,7 +12,9 @@ export type TaskTransition =
   | 'requeue'
   | 'complete'
   | 'fail'
-  | 'cancel';
+  | 'cancel'
+  | 'park'
+  | 'answerParked';
 
 /** Extra row conditions a transition needs besides the from-state. */
 export type ClaimGuard = 'unclaimed' | 'claimed' | 'any';
@@ -64,8 +66,20 @@ export const TRANSITIONS: Readonly<Record<TaskTransition, TransitionRule>> = {
     claim: 'any',
     summary: 'the run failed for good',
   },
+  park: {
+    from: ['running', 'awaiting'],
+    to: 'needs_input',
+    claim: 'any',
+    summary: 'a permission question went unanswered: the segment ended and its ticket is settled; the task waits for the answer',
+  },
+  answerParked: {
+    from: ['needs_input'],
+    to: 'queued',
+    claim: 'any',
+    summary: 'the parked question was answered: the task takes a new ticket and resumes the same session',
+  },
   cancel: {
-    from: ['queued', 'paused', 'running', 'awaiting'],
+    from: ['queued', 'paused', 'running', 'awaiting', 'needs_input'],
     to: 'cancelled',
     claim: 'any',
     summary: 'the user cancelled the task',

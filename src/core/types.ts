@@ -4,10 +4,13 @@
  * consume them. All times are epoch milliseconds.
  */
 
-/** Local execution axis (docs/flows.md#task-states). `awaiting` is a legacy value, migrated to `running` at open. */
-export type TaskStatus = 'queued' | 'paused' | 'running' | 'awaiting' | 'completed' | 'failed' | 'cancelled';
+/**
+ * Local execution axis (docs/flows.md#task-states). `awaiting` is a legacy value, migrated to `running` at open.
+ * `needs_input`: parked on an unanswered permission question, no agent and no ticket until it is answered.
+ */
+export type TaskStatus = 'queued' | 'paused' | 'running' | 'awaiting' | 'needs_input' | 'completed' | 'failed' | 'cancelled';
 
-export const TASK_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting', 'completed', 'failed', 'cancelled'];
+export const TASK_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting', 'needs_input', 'completed', 'failed', 'cancelled'];
 /** The statuses a task never leaves: the one list every layer (store SQL, service, panel, commands) reads. */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 
@@ -84,7 +87,7 @@ export const SETTLE_STATES: readonly SettleState[] = ['none', 'pending', 'settle
 export type TicketOrigin = 'take' | 'legacy';
 
 /** Why a ticket's segment ended. */
-export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan';
+export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan' | 'parked';
 
 /** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */
 /** Tokens as the model API counts them (one answer, a segment, or a whole task). */
@@ -153,3 +156,18 @@ export function workspaceKeyOf(workspacePath: string, workspaceIdentity?: string
   const identity = workspaceIdentity?.trim();
   return identity ? identity : workspacePath;
 }
+
+/** The question a task parks on, as the asking runtime holds it (docs/flows.md#questions-park-the-task). */
+export interface ParkQuestion {
+  askId: string;
+  tool: string;
+  summary: string;
+  /** The tool call's whole input as shown (an answer must carry its sha256). */
+  input: string;
+  /** Names the tool call (tool + input): the resumed session's identical call is answered from the stored decision. */
+  callDigest: string | null;
+  askedAt: number;
+}
+
+/** What a park did: parked (needs_input), requeued (answered while the agent stopped: it retakes), or nothing (the task ended meanwhile). */
+export type ParkResult = 'parked' | 'requeued' | 'gone';

@@ -7,7 +7,8 @@ import { ensurePrivateDir, narrowPrivateTree } from '../agent/private-files';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
-import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
+import { DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../agent/asks';
+import { askInputDigest, digestMatches } from '../core/ask-input';
 import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/task-runtime';
 import { sessionViewOf, type SessionView } from '../agent/session-terminal';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
@@ -51,8 +52,12 @@ export interface HostEngineOptions {
    * [execPath, '<ext>/dist/permission-mcp.js']. Without it Claude Code denies its own asks.
    */
   permissionRelay?: { command: string; args: string[]; env?: Record<string, string> };
-  /** An unanswered permission question is denied after this long (default 10 min). */
+  /** In `deny` mode, an unanswered permission question is denied after this long (default 10 min). */
   askTimeoutMs?: number;
+  /** What an unanswered question does (`offPeak.unansweredQuestion`): park the task (default) or deny. */
+  unansweredQuestion?: UnansweredQuestion;
+  /** In `park` mode, how long a question waits before the task parks (default 10 min). */
+  askParkMs?: number;
   keepAwake: () => boolean;
   /** sql-wasm.wasm beside the extension bundle. */
   wasmPath?: string;
@@ -110,6 +115,7 @@ export class HostEngine {
     private readonly windowId: string,
     private readonly log: (line: string) => void,
     private readonly claudeSession: { command: () => string; configDir?: string },
+    private readonly unanswered: UnansweredQuestion,
   ) {}
 
   static async start(options: HostEngineOptions): Promise<HostEngine> {
@@ -123,14 +129,19 @@ export class HostEngine {
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
+    const unanswered = options.unansweredQuestion ?? 'park';
+    const askParkMs = options.askParkMs ?? DEFAULT_ASK_PARK_MS;
+    // The agent's own deadline is a safety net behind the host's: in park mode it comes well after the park.
+    const agentAskTimeoutMs = unanswered === 'park' ? askParkMs + 5 * 60_000 : askTimeoutMs;
     const adapters: Partial<Record<AgentKind, AgentAdapter>> = {
       reference: new ReferenceAgentAdapter({
         ...options.referenceAgent,
-        askTimeoutMs,
+        askTimeoutMs: agentAskTimeoutMs,
+        ...(unanswered === 'park' ? { askParkMs } : {}),
         sessionsDir: referenceSessionsDir,
       }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs }, options.claudeSettingSources);
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs: agentAskTimeoutMs }, options.claudeSettingSources);
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
     // One local port for all of this window's segments: a remote window offers each new port for forwarding.
     const proxyListener = new LoopbackProxyServer();
@@ -161,6 +172,8 @@ export class HostEngine {
       keepAwake,
       proxyListener,
       askTimeoutMs: () => askTimeoutMs,
+      unansweredQuestion: () => unanswered,
+      askParkMs: () => askParkMs,
       ...options.runtimeTuning,
       onEvent: (event) => {
         options.onRuntimeEvent?.(event);
@@ -203,7 +216,7 @@ export class HostEngine {
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, windowId, log, {
       command: options.claudeCommand,
       configDir: options.claudeCode?.configDir,
-    });
+    }, unanswered);
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete(pruneDeleted);
     store.onDidChange((change) => {
@@ -267,18 +280,51 @@ export class HostEngine {
     return sessionViewOf(task, agent, claude, busy);
   }
 
-  /** The open permission questions of every window's agents (oldest first). */
+  /**
+   * The open permission questions of every window's agents, and the questions parked tasks wait
+   * on (docs/flows.md#questions-park-the-task), oldest first.
+   */
   pendingAsks(taskId?: string): PendingAsk[] {
-    return this.asks.pending(taskId);
+    // Another window's question parks or denies by the same machine setting as this window's.
+    const open = this.asks.pending(taskId).map((a) => (a.onDeadline ? a : { ...a, onDeadline: this.unanswered }));
+    return [...open, ...this.parkedAsks(taskId)].sort((a, b) => a.askedAt - b.askedAt);
   }
 
   /**
    * Answers a permission question (the first answer wins: host, terminal or deadline); one asked
-   * in another window gets the answer through the shared DB. `inputDigest` names the input shown
-   * where the answer was given (docs/flows.md#what-a-question-shows).
+   * in another window gets the answer through the shared DB; one a task parked on is answered in
+   * the DB, from any window, and the task is queued to resume. `inputDigest` names the input shown
+   * where the answer was given (docs/flows.md#what-a-question-shows): another input's is refused.
    */
-  answerAsk(taskId: string, askId: string, decision: AskDecision, inputDigest: string): Promise<AnswerResult> {
-    return this.asks.answer(taskId, askId, decision, inputDigest);
+  async answerAsk(taskId: string, askId: string, decision: AskDecision, inputDigest: string): Promise<AnswerResult> {
+    const result = await this.asks.answer(taskId, askId, decision, inputDigest);
+    if (result !== 'unknown') return result;
+    const parked = this.parkedAsks(taskId).find((a) => a.id === askId);
+    if (parked && !digestMatches(parked.input, inputDigest)) return 'input-mismatch';
+    return this.service.lifecycle.answerParked(taskId, askId, decision, 'host');
+  }
+
+  private parkedAsks(taskId?: string): PendingAsk[] {
+    try {
+      return this.store.read((tx) => {
+        const parked = tx.tasks.list({ status: 'needs_input', ...(taskId ? { ids: [taskId] } : {}) }).map((t) => t.id);
+        return tx.questions.parkedOpen(parked).map((q) => ({
+          id: q.askId,
+          taskId: q.taskId,
+          tool: q.tool,
+          summary: q.summary,
+          input: q.input,
+          inputDigest: askInputDigest(q.input),
+          askedAt: q.askedAt,
+          deadlineAt: q.parkedAt ?? q.askedAt,
+          onDeadline: 'park' as const,
+          callDigest: q.callDigest,
+          parkedAt: q.parkedAt ?? q.askedAt,
+        }));
+      });
+    } catch {
+      return [];
+    }
   }
 
   /** Fires when a permission question is asked or answered in any window; fires until the returned subscription is disposed. */
@@ -343,6 +389,7 @@ export class HostEngine {
     await this.windows.stop();
     await this.remoteCancels.idle();
     await this.runtime.shutdown();
+    await this.runtime.questions.idle();
     await this.asks.stop();
     await this.proxyListener.close();
     await this.scheduler.idle();

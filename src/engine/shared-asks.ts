@@ -113,7 +113,7 @@ export class SharedAsks {
     for (const ask of this.readShared()) {
       if (ask.windowId !== this.options.windowId || ask.answer === null) continue;
       // Checked against this window's own record of the question, not the row (which any window could rewrite).
-      const result = this.options.runtime.answerAsk(ask.taskId, ask.id, ask.answer, ask.answerDigest ?? '');
+      const result = this.options.runtime.answerAsk(ask.taskId, ask.id, ask.answer, ask.answerDigest ?? '', 'other-window');
       this.log(`asks: an answer from another window for ${ask.taskId}: ${result}`);
     }
     // Answered questions leave the runtime (and so the DB); a stale one is withdrawn here.

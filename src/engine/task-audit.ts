@@ -95,6 +95,8 @@ function statusText(t: OffPeakTask): string {
       return 'running';
     case 'paused':
       return 'paused';
+    case 'needs_input':
+      return 'parked: waits for an answer to its question, without holding capacity';
     case 'completed':
       return `completed${t.filesChanged != null ? ` (${t.filesChanged} files changed)` : ''}`;
     case 'failed':

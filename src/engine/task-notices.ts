@@ -18,9 +18,15 @@ import { CoalescingRun } from '../core/single-flight';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 import { changeConcerns, type TaskStore, type UnnotifiedOutcome } from '../store';
 
+/** Questions the task's agent was denied (docs/flows.md#questions-park-the-task): a result notice says so. */
+export interface NoticeRefusals {
+  denied: number;
+  automatic: number;
+}
+
 export type TaskNotice =
-  | { kind: 'completed'; taskId: string; title: string }
-  | { kind: 'failed'; taskId: string; title: string; reason: string }
+  | { kind: 'completed'; taskId: string; title: string; refusals?: NoticeRefusals }
+  | { kind: 'failed'; taskId: string; title: string; reason: string; refusals?: NoticeRefusals }
   | { kind: 'input-needed'; taskId: string; title: string; ask: PendingAsk };
 
 export interface TaskNoticesOptions {
@@ -37,11 +43,18 @@ export interface TaskNoticesOptions {
 
 export const DEFAULT_LEADER_GRACE_MS = 10_000;
 
-function noticeOf(outcome: UnnotifiedOutcome): TaskNotice {
+/** "2 actions denied (1 automatically)", or '' when nothing was denied. */
+export function refusalSentence(r: NoticeRefusals | undefined): string {
+  if (!r || r.denied === 0) return '';
+  return `${r.denied} action${r.denied === 1 ? '' : 's'} denied${r.automatic > 0 ? ` (${r.automatic} automatically)` : ''}`;
+}
+
+function noticeOf(outcome: UnnotifiedOutcome, refusals: NoticeRefusals | undefined): TaskNotice {
   const title = shortTaskTitle(outcome, outcome.taskId);
+  const denied = refusals && refusals.denied > 0 ? { refusals } : {};
   return outcome.outcome === 'failed'
-    ? { kind: 'failed', taskId: outcome.taskId, title, reason: outcome.failureReason ?? 'the task failed' }
-    : { kind: 'completed', taskId: outcome.taskId, title };
+    ? { kind: 'failed', taskId: outcome.taskId, title, reason: outcome.failureReason ?? 'the task failed', ...denied }
+    : { kind: 'completed', taskId: outcome.taskId, title, ...denied };
 }
 
 export class TaskNotices {
@@ -122,7 +135,8 @@ export class TaskNotices {
       // One transaction for all of them: each claim still has exactly one winner across windows.
       const won = await store.mutate((tx) => claimNow.filter((o) => tx.outcomes.claimNotice(o.taskId, this.options.windowId)));
       for (const o of claimNow) this.ranHere.delete(o.taskId);
-      for (const o of won) this.emit(noticeOf(o));
+      const refusals = won.length > 0 ? store.read((tx) => tx.questions.denials()) : new Map<string, NoticeRefusals>();
+      for (const o of won) this.emit(noticeOf(o, refusals.get(o.taskId)));
     }
     this.timers.clearTimeout(this.graceTimer);
     this.graceTimer = undefined;

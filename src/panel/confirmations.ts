@@ -25,7 +25,9 @@ export function cancelConfirmation(task: OffPeakTask): Confirmation {
       ? 'The agent running this task is stopped now. Changes it already made stay in the workspace; the task stays in the list as Cancelled.'
       : task.status === 'paused'
         ? 'The paused task gives its ticket back to the gateway and stays in the list as Cancelled.'
-        : 'The task leaves the gateway queue (its ticket is given back) and stays in the list as Cancelled.',
+        : task.status === 'needs_input'
+          ? 'The task waiting for your answer is not resumed; its question goes unanswered and it stays in the list as Cancelled.'
+          : 'The task leaves the gateway queue (its ticket is given back) and stays in the list as Cancelled.',
     action: 'Cancel Task',
   };
 }
@@ -37,7 +39,9 @@ export function deleteConfirmation(task: OffPeakTask): Confirmation | undefined 
     message: `Delete "${named(task)}"?`,
     detail: isLive(task)
       ? 'The agent running this task is stopped now, and the task and its History row are removed. This cannot be undone.'
-      : 'The task leaves the gateway queue (its ticket is given back) and is removed. This cannot be undone.',
+      : task.status === 'needs_input'
+        ? 'The task waiting for your answer is removed with its question and History row. This cannot be undone.'
+        : 'The task leaves the gateway queue (its ticket is given back) and is removed. This cannot be undone.',
     action: 'Delete Task',
   };
 }

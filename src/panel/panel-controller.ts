@@ -14,6 +14,7 @@ import {
   type HostToWebview,
   type PanelMethod,
   type PanelState,
+  type RefusalCount,
   type RequestHandlers,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
@@ -44,6 +45,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   unseenTaskIds(): ReadonlySet<string>;
   /** When a panel last showed a result, or null when never (optional: absent reads as never). */
   lastSeenAt?(): number | null;
+  /** Denied questions by task ("N actions denied (M automatically)"); absent: none recorded. */
+  refusals?(): ReadonlyMap<string, RefusalCount>;
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
@@ -122,13 +125,17 @@ export class PanelController extends Disposable {
     for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
     const unseen = this.backend.unseenTaskIds();
     const links = this.backend.followUpLinks?.() ?? new Map<string, FollowUpLink>();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id)));
+    const refusals = this.backend.refusals?.() ?? new Map<string, RefusalCount>();
+    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id)));
     return {
       version: ++this.version,
       now,
       tasks,
-      // History shows each task's total tokens, summed from its ledger rows like the card's.
-      history: this.backend.history().map((row) => ({ ...row, usage: totalUsage(tickets.get(row.taskId) ?? []) })),
+      // History shows each task's total tokens, summed from its ledger rows like the card's, and what it was refused.
+      history: this.backend.history().map((row) => {
+        const r = refusals.get(row.taskId);
+        return { ...row, usage: totalUsage(tickets.get(row.taskId) ?? []), ...(r && r.denied > 0 ? { refusals: r } : {}) };
+      }),
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),
       models: this.backend.models(),

@@ -6,8 +6,8 @@ import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
-import { changeConcerns, type TaskStore } from '../store';
-import type { AvailabilityView, SegmentView } from '../protocol/webview';
+import { changeConcerns, type QuestionRecord, type TaskStore } from '../store';
+import type { AvailabilityView, QuestionView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from '../core/create-task-command';
@@ -150,6 +150,10 @@ export function segmentView(t: TicketRecord): SegmentView {
   };
 }
 
+export function questionView(q: QuestionRecord): QuestionView {
+  return { askId: q.askId, tool: q.tool, summary: q.summary, askedAt: q.askedAt, parkedAt: q.parkedAt, decision: q.decision, answeredBy: q.answeredBy, answeredAt: q.answeredAt };
+}
+
 export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits, asks: PanelAskSource): PanelBackend {
   const taskOrThrow = (taskId: string) => {
     const task = service.getTask(taskId);
@@ -262,6 +266,10 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };
     },
+    async questions({ taskId }) {
+      return { questions: store.read((tx) => tx.questions.forTask(taskId)).map(questionView) };
+    },
+    refusals: () => store.read((tx) => tx.questions.denials()),
     async answerAsk({ taskId, askId, decision, inputDigest }) {
       return { outcome: await asks.answerAsk(taskId, askId, decision, inputDigest) };
     },
@@ -280,7 +288,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const fire = () => listener();
       // Only what the panel shows: a window registering or a backoff record pushes nothing.
       const storeSub = store.onDidChange((change) => {
-        if (changeConcerns(change, 'tasks', 'tickets', 'outcomes')) listener();
+        if (changeConcerns(change, 'tasks', 'tickets', 'outcomes', 'questions')) listener();
       });
       const availabilitySub = service.availability.onDidChange(fire);
       const syncSub = service.onDidSync(fire);

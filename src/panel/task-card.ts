@@ -3,7 +3,7 @@ import type { PendingAsk } from '../agent/asks';
 import { canEdit, canTransition } from '../core/task-state';
 import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
 import { totalUsage } from '../core/usage';
-import type { CardAsk, CardPhase, TaskCard } from '../protocol/webview';
+import type { CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
 import type { FollowUpLink } from '../store';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
@@ -22,6 +22,8 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
     case 'running':
     case 'awaiting':
       return currentTicket?.activeAt != null ? 'running' : 'waiting_for_admission';
+    case 'needs_input':
+      return 'needs_input';
     case 'queued':
       // It ran before: a segment ended and the same session resumes once a new ticket is admitted.
       if (task.startedAt !== null && !task.schedulable) return 'between_segments';
@@ -30,20 +32,24 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
   }
 }
 
-/** The oldest open question of a running task (the agent waits on it), or null. */
+/** The oldest open question of a running task (the agent waits on it) or of a parked one, or null. */
 export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardAsk | null {
-  // An ask outlives nothing: once the task stops running, a leftover would offer a useless button.
-  const open = task.status === 'running' || task.status === 'awaiting' ? asks.filter((a) => a.taskId === task.id) : [];
+  // An ask outlives nothing: once the task stops running (or waiting parked), a leftover would offer a useless button.
+  const live = task.status === 'running' || task.status === 'awaiting' || task.status === 'needs_input';
+  const open = live ? asks.filter((a) => a.taskId === task.id && (task.status === 'needs_input') === (a.parkedAt !== undefined)) : [];
   const first = open.reduce<PendingAsk | undefined>((oldest, a) => (oldest && oldest.askedAt <= a.askedAt ? oldest : a), undefined);
   if (!first) return null;
-  return { id: first.id, tool: first.tool, question: first.summary, input: first.input, inputDigest: first.inputDigest, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
+  const card: CardAsk = { id: first.id, tool: first.tool, question: first.summary, input: first.input, inputDigest: first.inputDigest, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
+  if (first.onDeadline) card.onDeadline = first.onDeadline;
+  if (first.parkedAt !== undefined) card.parkedAt = first.parkedAt;
+  return card;
 }
 
 /**
  * `asks`: the open permission questions of this task's agent, when this window runs it.
  * `unseen`: its result has not been shown by any panel yet.
  */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink): TaskCard {
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink, refusals?: RefusalCount): TaskCard {
   const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
@@ -70,6 +76,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     gatewayUnreachableSince: task.status === 'running' || task.status === 'awaiting' ? (current?.gatewayUnreachableSince ?? null) : null,
     usage: totalUsage(tickets),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
+    ...(refusals && refusals.denied > 0 ? { refusals } : {}),
     followUpOfId: followUp?.followUpOf ?? null,
     followUpOfTitle: followUp?.ofTitle ?? null,
     actions: {

@@ -16,11 +16,16 @@ export interface TaskCounts {
 }
 
 /** `asking`: ids of the tasks whose agent waits on a permission question. */
+/** A task waits for the user: its running agent asks, or it parked on a question (docs/flows.md#questions-park-the-task). */
+export function needsInput(task: SummaryTask, asking: ReadonlySet<string>): boolean {
+  return task.status === 'needs_input' || ((task.status === 'running' || task.status === 'awaiting') && asking.has(task.id));
+}
+
 export function taskCounts(tasks: readonly SummaryTask[], asking: ReadonlySet<string>): TaskCounts {
   const counts: TaskCounts = { needsInput: 0, running: 0, queued: 0 };
   for (const t of tasks) {
     const live = t.status === 'running' || t.status === 'awaiting';
-    if (live && asking.has(t.id)) counts.needsInput++;
+    if (needsInput(t, asking)) counts.needsInput++;
     else if (live) counts.running++;
     else if (t.status === 'queued') counts.queued++;
   }
@@ -29,7 +34,7 @@ export function taskCounts(tasks: readonly SummaryTask[], asking: ReadonlySet<st
 
 /** The word a list of tasks (the terminal picker) shows beside a task. */
 export function taskStateWord(task: SummaryTask, asking: ReadonlySet<string>): string {
-  if ((task.status === 'running' || task.status === 'awaiting') && asking.has(task.id)) return 'needs input';
+  if (needsInput(task, asking)) return 'needs input';
   return task.status === 'awaiting' ? 'running' : task.status;
 }
 
@@ -127,7 +132,7 @@ export function hostStatusView(
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
   const summary = resultsSummary(
-    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: asking.has(t.id) && (t.status === 'running' || t.status === 'awaiting') })),
+    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: needsInput(t, asking) })),
     lastSeenAt,
   );
   return statusBarView(taskCounts(tasks, asking), summary, unseen.length);

@@ -16,6 +16,7 @@ export const CardPhaseSchema = z.enum([
   'between_segments', // a segment ended; the task waits for its next ticket to be admitted
   'waiting_for_admission', // the agent runs, but no model request of this segment was admitted yet
   'running',
+  'needs_input', // parked on an unanswered question: no agent, no ticket, until it is answered
   'completed',
   'failed',
   'cancelled',
@@ -39,9 +40,29 @@ export const CardAskSchema = z.object({
   deadlineAt: z.number(),
   /** Further questions of this task waiting behind this one. */
   more: z.number().int().nonnegative(),
+  /** What happens at `deadlineAt` when nobody answers (absent: deny). */
+  onDeadline: z.enum(['deny', 'park']).optional(),
+  /** The task parked on this question at this time: no agent waits, any window may answer. */
+  parkedAt: z.number().optional(),
 });
 export type CardAsk = z.infer<typeof CardAskSchema>;
 
+/** "N actions denied (M automatically)": a task's denied questions (docs/flows.md#questions-park-the-task). */
+export const RefusalCountSchema = z.object({ denied: z.number().int().nonnegative(), automatic: z.number().int().nonnegative() });
+export type RefusalCount = z.infer<typeof RefusalCountSchema>;
+
+/** One question of a task as the expanded card lists it: the answer, who or what gave it, and when. */
+export const QuestionViewSchema = z.object({
+  askId: z.string(),
+  tool: z.string(),
+  summary: z.string(),
+  askedAt: z.number(),
+  parkedAt: z.number().nullable(),
+  decision: z.enum(['allow', 'deny']).nullable(),
+  answeredBy: z.enum(['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended']).nullable(),
+  answeredAt: z.number().nullable(),
+});
+export type QuestionView = z.infer<typeof QuestionViewSchema>;
 /** Tokens the model API reported for a segment or a whole task (docs/flows.md#ticket-ledger). */
 export const UsageViewSchema = z.object({
   /** The models that answered, comma-separated in the order first seen ("" when none said). */
@@ -83,6 +104,8 @@ export const TaskCardSchema = z.object({
   usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
+  /** Questions denied (by the user or automatically at the deadline), and how many of them automatically. */
+  refusals: RefusalCountSchema.optional(),
   /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
   followUpOfId: z.string().nullable(),
   followUpOfTitle: z.string().nullable(),
@@ -113,6 +136,7 @@ export const HistoryRowSchema = z.object({
   followUpOfTitle: z.string().nullable().optional(),
   /** The tokens of all its segments; null when none were counted. */
   usage: UsageViewSchema.nullable(),
+  refusals: RefusalCountSchema.optional(),
 });
 
 /**
@@ -246,6 +270,8 @@ export const PanelRequests = {
     result: z.object({ taskId: z.string().nullable() }),
   },
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
+  /** The task's permission questions with their answers, who answered and when (the expanded card). */
+  questions: { params: TaskRef, result: z.object({ questions: z.array(QuestionViewSchema) }) },
   /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
   answerAsk: {
     /** `inputDigest`: the sha256 of the input the card showed; an answer for another input is refused. */

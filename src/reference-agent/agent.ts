@@ -29,6 +29,8 @@ export interface AgentRunOptions {
   thoughtLevel: ThoughtLevel;
   maxTurns: number;
   askTimeoutMs: number;
+  /** The host parks the task on an unanswered prompt after this long (what the prompt says). */
+  askParkMs?: number;
   commandTimeoutMs: number;
   retry: RetryPolicy;
   out: Writable;
@@ -149,7 +151,7 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
     // The tool_use id names the question: unique in the session, and the host answers by it.
     opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, input, deadline_at: deadline });
     const question = `  ? Allow ${use.name} with this input?\n${input.split('\n').map((line) => `      ${line}`).join('\n')}\n   `;
-    const answer = await opts.asker.ask(use.id, question, askInputDigest(input), opts.askTimeoutMs, opts.signal);
+    const answer = await opts.asker.ask(use.id, question, askInputDigest(input), opts.askTimeoutMs, opts.signal, opts.askParkMs);
     opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });
     if (!answer.allowed) {
       const why = answer.by === 'timeout' ? 'nobody answered the permission prompt in time' : answer.by === 'interrupt' ? 'the run was interrupted' : 'the user denied it';

@@ -24,6 +24,8 @@ options:
   --thought-level <level>     none | low | medium | high (default: none)
   --sessions-dir <dir>        where sessions live (default: $OFFPEAK_AGENT_SESSIONS_DIR or ~/.offpeak/reference-agent/sessions)
   --ask-timeout-ms <ms>       deny an unanswered permission prompt after this long (default: 300000)
+  --ask-park-ms <ms>          the host parks the task on an unanswered prompt after this long (its
+                              prompt says so; --ask-timeout-ms stays the agent's own safety deadline)
   --command-timeout-ms <ms>   default run_command timeout (default: 120000)
   --max-turns <n>             stop after n model turns (default: 200)
   --max-retries <n>           retries of a failed model request (default: 4)
@@ -72,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
       'thought-level': { type: 'string' },
       'sessions-dir': { type: 'string' },
       'ask-timeout-ms': { type: 'string' },
+      'ask-park-ms': { type: 'string' },
       'command-timeout-ms': { type: 'string' },
       'max-turns': { type: 'string' },
       'max-retries': { type: 'string' },
@@ -160,6 +163,7 @@ async function main(argv: string[]): Promise<number> {
     thoughtLevel: oneOf<ThoughtLevel>(values['thought-level'], THOUGHT_LEVELS, '--thought-level', 'none'),
     maxTurns: positiveInt(values['max-turns'], '--max-turns', 200),
     askTimeoutMs: positiveInt(values['ask-timeout-ms'], '--ask-timeout-ms', 300_000),
+    askParkMs: values['ask-park-ms'] !== undefined ? positiveInt(values['ask-park-ms'], '--ask-park-ms', 0) : undefined,
     commandTimeoutMs: positiveInt(values['command-timeout-ms'], '--command-timeout-ms', 120_000),
     retry: {
       maxRetries: positiveInt(values['max-retries'], '--max-retries', 4),

@@ -7,9 +7,20 @@
  * runtime can be built before the service and neither refers to the other.
  */
 import { toDisposable, type DisposableLike } from '../core/disposable';
-import type { SegmentEndReason, SegmentUsage } from '../core/types';
-import type { TaskStore, TerminalDetails } from '../store';
-import { cancelTask, deleteTask, expireSegment, finishTask, interruptSegment, recoverInterruptedTask, startSegment, type CancelResult } from './ticket-rules';
+import type { ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
+import type { QuestionAnsweredBy, TaskStore, TerminalDetails } from '../store';
+import {
+  answerParkedQuestion,
+  cancelTask,
+  deleteTask,
+  expireSegment,
+  finishTask,
+  interruptSegment,
+  parkSegment,
+  recoverInterruptedTask,
+  startSegment,
+  type CancelResult,
+} from './ticket-rules';
 
 /** Work a lifecycle change leaves for the service's loops. */
 export type LifecycleWork =
@@ -92,6 +103,28 @@ export class TaskLifecycle {
     return attached.includes(true);
   }
 
+  /**
+   * Nobody answered the question in time: the segment ends, its ticket is settled, the task waits
+   * in needs_input (docs/flows.md#questions-park-the-task). An answer given while the agent stopped
+   * requeues it at once instead (and retakes).
+   */
+  async park(taskId: string, ticketId: string, question: ParkQuestion, answer?: { decision: 'allow' | 'deny'; by: QuestionAnsweredBy }): Promise<ParkResult> {
+    const result = await this.store.mutate((tx) => parkSegment(tx, taskId, ticketId, question, answer));
+    this.emit({ kind: 'settle', ticketIds: [ticketId] });
+    if (result === 'requeued') this.retakeInBackground(taskId);
+    return result;
+  }
+
+  /**
+   * The first answer to a parked question (any window): recorded, and the task is queued and
+   * takes a new ticket; the same session resumes with the decision.
+   */
+  async answerParked(taskId: string, askId: string, decision: 'allow' | 'deny', by: QuestionAnsweredBy = 'host'): Promise<'accepted' | 'already-answered' | 'unknown'> {
+    const result = await this.store.mutate((tx) => answerParkedQuestion(tx, taskId, askId, decision, by));
+    if (result === 'accepted') this.retakeInBackground(taskId);
+    return result;
+  }
+
   /** running -> completed, and its tickets into the settle outbox, in one mutation. */
   complete(taskId: string, details: TerminalDetails = {}): Promise<boolean> {
     return this.finish(taskId, 'completed', details);
@@ -125,6 +158,11 @@ export class TaskLifecycle {
     const result = await this.store.mutate((tx) => finishTask(tx, taskId, outcome, details));
     this.emit({ kind: 'settle', ticketIds: result.settles });
     return result.applied;
+  }
+
+  /** Asks the service to retake for the task; a failure is left to the sync, which keeps retrying. */
+  private retakeInBackground(taskId: string): void {
+    for (const pending of this.emit({ kind: 'retake', taskId })) pending.catch((e: unknown) => this.log(`retake of ${taskId} failed: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   /** A listener's failure must never break the change that was already written. Returns the listeners' pending work. */

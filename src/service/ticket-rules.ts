@@ -5,11 +5,11 @@
  * returns what the caller must do next (wake the scheduler, retake, settle these tickets). The
  * loops around them (sync, settle outbox, retaker, user actions) decide when to call them.
  */
-import { isTerminalStatus, type OffPeakTask, type SegmentEndReason, type ServerTicketState, type TicketRecord } from '../core/types';
+import { isTerminalStatus, type OffPeakTask, type ParkQuestion, type ParkResult, type SegmentEndReason, type ServerTicketState, type TicketRecord } from '../core/types';
 import type { TakeResult } from '../gateway-client/client';
 import type { GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
-import type { NewTaskInput, NewTicketInput, StoreTx, TerminalDetails } from '../store';
+import type { NewTaskInput, NewTicketInput, QuestionAnsweredBy, StoreTx, TerminalDetails } from '../store';
 
 /** How long until a ticket in `state` is polled again, given the gateway's hint (the sync loop's pacing). */
 export type PollDelay = (state: string, hintMs: number) => number;
@@ -354,4 +354,39 @@ export function interruptSegment(tx: StoreTx, taskId: string, ticketId?: string 
   if (!tx.tasks.requeue(taskId)) return false;
   if (ticket) tx.tickets.endSegment(ticket, 'interrupted');
   return true;
+}
+
+/**
+ * Nobody answered the question in time (docs/flows.md#questions-park-the-task): the segment ends
+ * `parked`, its ticket goes to the settle outbox (the capacity goes to others), and the task waits
+ * in needs_input without a ticket. An answer that came while the agent stopped is recorded and
+ * the task is requeued at once instead (the caller retakes).
+ */
+export function parkSegment(tx: StoreTx, taskId: string, ticketId: string, q: ParkQuestion, answer?: { decision: 'allow' | 'deny'; by: QuestionAnsweredBy }): ParkResult {
+  tx.tickets.endSegment(ticketId, 'parked');
+  tx.tickets.requestSettle(ticketId, 'segment_end');
+  tx.questions.recordAsked({ askId: q.askId, taskId, tool: q.tool, summary: q.summary, input: q.input, callDigest: q.callDigest, askedAt: q.askedAt });
+  tx.questions.markParked(q.askId);
+  if (answer) {
+    tx.questions.answerParked(q.askId, answer.decision, answer.by);
+    if (!tx.tasks.requeue(taskId)) return 'gone';
+    tx.tasks.clearTicket(taskId, ticketId);
+    return 'requeued';
+  }
+  if (!tx.tasks.park(taskId)) return 'gone';
+  return 'parked';
+}
+
+/**
+ * The first answer to a parked question, from any window: recorded with who answered, and the
+ * task goes back to the queue without a ticket (the caller retakes; the same session resumes).
+ */
+export function answerParkedQuestion(tx: StoreTx, taskId: string, askId: string, decision: 'allow' | 'deny', by: QuestionAnsweredBy): 'accepted' | 'already-answered' | 'unknown' {
+  const q = tx.questions.get(askId);
+  if (!q || q.taskId !== taskId || q.parkedAt === null) return 'unknown';
+  if (q.decision !== null) return 'already-answered';
+  if (tx.tasks.get(taskId)?.status !== 'needs_input') return 'unknown';
+  tx.questions.answerParked(askId, decision, by);
+  tx.tasks.answerParked(taskId);
+  return 'accepted';
 }

@@ -7,6 +7,7 @@ import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from './dispatch-repo';
 import { FollowUpRepo } from './follow-up-repo';
 import { AskRepo } from './ask-repo';
+import { QuestionRepo } from './question-repo';
 import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
 import { SqlDb } from './sql';
@@ -96,6 +97,7 @@ export class MemoryCopy {
       runtime: new RuntimeRepo(db, now),
       outcomes: new OutcomeRepo(db, now),
       asks: new AskRepo(db, now),
+      questions: new QuestionRepo(db, now),
       followUps: new FollowUpRepo(db, now),
     };
   }

@@ -17,6 +17,8 @@
  *     segment's model answers used (input, output, cache read, cache write) with the model.
  * v6: on each pending ask, the tool call's whole input and the digest of the input an answer
  *     was given for (an answer for another input is refused).
+ * v7: `off_peak_task_questions`, the decision record: every permission question with its answer,
+ *     who or what answered it and when; a question a task parked on waits there for its answer.
  * v8: `off_peak_follow_ups`, one row per follow-up task: the finished task it continues (and its
  *     title then), the agent session its first segment resumes and the agent that owns it.
  *
@@ -35,11 +37,12 @@ export const RUNTIME_TABLE = 'off_peak_task_runtime';
 export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
+export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const LATEST_SCHEMA_VERSION = 8;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
-export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
+export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE],
   tickets: [TICKETS_TABLE],
@@ -48,6 +51,7 @@ export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   runtime: [RUNTIME_TABLE],
   outcomes: [OUTCOMES_TABLE],
   asks: [ASKS_TABLE],
+  questions: [QUESTIONS_TABLE],
 };
 export const STORE_TOPICS = Object.keys(TOPIC_TABLES) as StoreTopic[];
 
@@ -246,6 +250,34 @@ CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${
   BEGIN DELETE FROM ${ASKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
+/**
+ * v7: every permission question a task's agent asked, with its answer, who or what gave it and
+ * when (the decision record, docs/flows.md#questions-park-the-task). `parked_at`: the task parked on
+ * it; `input` is the tool call's whole input as shown, and `call_digest` names the call (tool and
+ * input) so the resumed session's identical call is answered
+ * from the stored decision (`used_at`, once); `stated_at`: the continuation prompt told the agent.
+ */
+export const SCHEMA_V7_SQL = `
+CREATE TABLE IF NOT EXISTS ${QUESTIONS_TABLE} (
+  ask_id       TEXT PRIMARY KEY,
+  task_id      TEXT NOT NULL,
+  tool         TEXT NOT NULL,
+  summary      TEXT NOT NULL,
+  input        TEXT NOT NULL DEFAULT '',
+  call_digest  TEXT,
+  asked_at     INTEGER NOT NULL,
+  parked_at    INTEGER,
+  decision     TEXT,
+  answered_by  TEXT,
+  answered_at  INTEGER,
+  used_at      INTEGER,
+  stated_at    INTEGER
+);
+CREATE INDEX IF NOT EXISTS idx_${QUESTIONS_TABLE}_task ON ${QUESTIONS_TABLE}(task_id, asked_at);
+CREATE TRIGGER IF NOT EXISTS ${QUESTIONS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
+  BEGIN DELETE FROM ${QUESTIONS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+`;
+
 export const SCHEMA_V8_SQL = `
 CREATE TABLE IF NOT EXISTS ${FOLLOW_UPS_TABLE} (
   task_id      TEXT PRIMARY KEY,
@@ -358,6 +390,14 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     version: 6,
     description: "pending asks carry the tool call's whole input and the digest of the input an answer was given for",
     up: (db) => addMissingColumns(db, ASKS_TABLE, SCHEMA_V6_COLUMNS),
+  },
+  {
+    version: 7,
+    description: 'the decision record: every permission question of a task with its answer, who answered and when; a parked question waits here',
+    up: (db) => {
+      db.exec(SCHEMA_V7_SQL);
+      db.exec(changeTriggersSql(db));
+    },
   },
   {
     version: 8,

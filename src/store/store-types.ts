@@ -10,6 +10,7 @@ import type { FileLockOptions } from './file-lock';
 import type { FollowUpRepo } from './follow-up-repo';
 import type { AskRepo } from './ask-repo';
 import type { OutcomeRepo } from './outcome-repo';
+import type { QuestionRepo } from './question-repo';
 import type { RuntimeRepo } from './runtime-repo';
 import type { StoreTopic } from './schema';
 import type { TaskRepo } from './task-repo';
@@ -53,6 +54,7 @@ export interface StoreTx {
   readonly runtime: RuntimeRepo;
   readonly outcomes: OutcomeRepo;
   readonly asks: AskRepo;
+  readonly questions: QuestionRepo;
   readonly followUps: FollowUpRepo;
 }
 
@@ -66,6 +68,7 @@ export interface StoreReadTx {
   readonly runtime: Pick<RuntimeRepo, 'get'>;
   readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen' | 'lastSeenAt'>;
   readonly asks: Pick<AskRepo, 'list'>;
+  readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'denials'>;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
 }
 

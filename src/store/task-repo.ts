@@ -221,6 +221,24 @@ export class TaskRepo {
     return this.transition(id, 'requeue', 'schedulable = 0, queue_position = NULL, claim_running = 0, claimed_at = NULL', []);
   }
 
+  /**
+   * running -> needs_input: a permission question went unanswered (docs/flows.md#questions-park-the-task).
+   * No agent and no ticket until it is answered: the ticket snapshot is cleared (its ticket is settled).
+   */
+  park(id: string): boolean {
+    return this.transition(
+      id,
+      'park',
+      'server_ticket_id = NULL, registered_at = NULL, schedulable = 0, queue_position = NULL, next_poll_at = NULL, claim_running = 0, claimed_at = NULL',
+      [],
+    );
+  }
+
+  /** needs_input -> queued without a ticket: the question was answered; the caller retakes (same task id, same session). */
+  answerParked(id: string): boolean {
+    return this.transition(id, 'answerParked', 'schedulable = 0, queue_position = NULL, claim_running = 0, claimed_at = NULL', []);
+  }
+
   complete(id: string, details: TerminalDetails = {}): boolean {
     return this.terminal(id, 'complete', { failureReason: null, filesChanged: details.filesChanged });
   }

@@ -9,6 +9,9 @@ export interface OffPeakSettings {
   claudeCodeSettingSources: ClaudeSettingSources;
   keepAwake: boolean;
   askTimeoutMinutes: number;
+  /** What an unanswered question does: park the task (default) or deny after askTimeoutMinutes. */
+  unansweredQuestion: 'park' | 'deny';
+  askParkMinutes: number;
 }
 
 export function readSettings(): OffPeakSettings {
@@ -22,5 +25,7 @@ export function readSettings(): OffPeakSettings {
     claudeCodeSettingSources: CLAUDE_SETTING_SOURCES.find((s) => s === sources) ?? DEFAULT_CLAUDE_SETTING_SOURCES,
     keepAwake: c.get<boolean>('keepAwake', true),
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
+    unansweredQuestion: c.get<string>('unansweredQuestion', 'park') === 'deny' ? 'deny' : 'park',
+    askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
   };
 }

@@ -35,7 +35,7 @@ describe('permission questions across windows (two host engines on one globalSto
       assert.equal(await a.engine.answerAsk(task.id, ask.id, decision, ask.inputDigest), 'accepted');
 
       const answered = await waitFor(() => b.events.find((e): e is Answered => e.type === 'input-answered' && e.ask.id === ask.id), 'window B to apply the answer', 20_000);
-      assert.deepEqual([answered.decision, answered.by], [decision, 'host']);
+      assert.deepEqual([answered.decision, answered.by], [decision, 'other-window'], 'recorded as answered in another window');
       await waitFor(() => a.engine.pendingAsks(task.id).every((q) => q.id !== ask.id) || undefined, 'the question to leave window A', 20_000);
       assert.notEqual(await a.engine.answerAsk(task.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest), 'accepted', 'a second answer changes nothing');
       await a.engine.service.cancel(task.id);

@@ -228,9 +228,9 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     });
   }
 
-  it('an unanswered permission ask is denied at its deadline and the run goes on', async () => {
+  it('with offPeak.unansweredQuestion = deny, an unanswered permission ask is denied at its deadline and the run goes on', async () => {
     const events: RuntimeEvent[] = [];
-    const h = await boot({}, events, { askTimeoutMs: 1_000 });
+    const h = await boot({}, events, { askTimeoutMs: 1_000, unansweredQuestion: 'deny' });
     world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } }, { kind: 'text', text: 'Gave up.' });
     const ws = makeGitWorkspace(world.root);
     const created = await h.service.create({ title: 'ask', prompt: 'write it', permissionMode: 'default', workspacePath: ws });

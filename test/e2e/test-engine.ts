@@ -6,6 +6,7 @@ import type { AgentKind } from '../../src/agent/adapters';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
+import type { TaskNotice } from '../../src/engine/task-notices';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
 export interface TestEngineOptions {
@@ -23,8 +24,13 @@ export interface TestEngineOptions {
   holdMaxMs?: number;
   /** How long a segment waits for an unreachable gateway (docs/flows.md#segments); default the product's. */
   outageMaxWaitMs?: number;
-  /** Unanswered permission questions are denied after this long. */
+  /** Unanswered permission questions are denied after this long (in `deny` mode). */
   askTimeoutMs?: number;
+  /** What an unanswered question does (default: the engine's, park). */
+  unansweredQuestion?: 'park' | 'deny';
+  /** In `park` mode, how long a question waits before the task parks. */
+  askParkMs?: number;
+  onNotice?: (notice: TaskNotice) => void;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
 }
@@ -47,6 +53,9 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2' } },
     permissionRelay: PERMISSION_RELAY_FROM_SOURCE,
     askTimeoutMs: options.askTimeoutMs,
+    unansweredQuestion: options.unansweredQuestion,
+    askParkMs: options.askParkMs,
+    onNotice: options.onNotice,
     keepAwake: () => false,
     sync: { fallbackPollMs: 300, coalesceMs: 300, longPollMs: 2_000, backoffMs: 300, backoffMaxMs: 2_000, settleBackoffMs: 300, retakeBackoffMs: 300, retakeBackoffMaxMs: 2_000 },
     lease: { ttlMs: 3_000, tickMs: 500 },

@@ -8,7 +8,7 @@ import { TASK_STATUSES, type OffPeakTask, type TaskStatus } from '../../src/core
 import { StoreError, TaskStore, type NewTaskInput, type StoreTx } from '../../src/store';
 import { editDbFile } from '../fixtures/edit-db-file';
 
-type Op = 'pause' | 'continue' | 'markRunning' | 'requeue' | 'complete' | 'fail' | 'cancel';
+type Op = 'pause' | 'continue' | 'markRunning' | 'requeue' | 'complete' | 'fail' | 'cancel' | 'park' | 'answerParked';
 
 // Written out independently of the implementation: where each operation must apply.
 const APPLIES_FROM: Record<Op, TaskStatus[]> = {
@@ -18,10 +18,13 @@ const APPLIES_FROM: Record<Op, TaskStatus[]> = {
   requeue: ['running', 'awaiting'],
   complete: ['running', 'awaiting'],
   fail: ['queued', 'running', 'awaiting'],
-  cancel: ['queued', 'paused', 'running', 'awaiting'],
+  cancel: ['queued', 'paused', 'running', 'awaiting', 'needs_input'],
+  park: ['running', 'awaiting'],
+  answerParked: ['needs_input'],
 };
 const TARGET: Record<Op, TaskStatus> = {
   pause: 'paused', continue: 'queued', markRunning: 'running', requeue: 'queued', complete: 'completed', fail: 'failed', cancel: 'cancelled',
+  park: 'needs_input', answerParked: 'queued',
 };
 
 function apply(tx: StoreTx, op: Op, id: string): boolean {
@@ -33,6 +36,8 @@ function apply(tx: StoreTx, op: Op, id: string): boolean {
     case 'complete': return tx.tasks.complete(id, { filesChanged: 2 });
     case 'fail': return tx.tasks.fail(id, { failureReason: 'boom' });
     case 'cancel': return tx.tasks.cancel(id);
+    case 'park': return tx.tasks.park(id);
+    case 'answerParked': return tx.tasks.answerParked(id);
   }
 }
 

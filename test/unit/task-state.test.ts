@@ -13,7 +13,9 @@ const EXPECTED_FROM: Record<TaskTransition, TaskStatus[]> = {
   requeue: ['running', 'awaiting'],
   complete: ['running', 'awaiting'],
   fail: ['queued', 'running', 'awaiting'],
-  cancel: ['queued', 'paused', 'running', 'awaiting'],
+  cancel: ['queued', 'paused', 'running', 'awaiting', 'needs_input'],
+  park: ['running', 'awaiting'],
+  answerParked: ['needs_input'],
 };
 const EXPECTED_TO: Record<TaskTransition, TaskStatus> = {
   pause: 'paused',
@@ -23,6 +25,8 @@ const EXPECTED_TO: Record<TaskTransition, TaskStatus> = {
   complete: 'completed',
   fail: 'failed',
   cancel: 'cancelled',
+  park: 'needs_input',
+  answerParked: 'queued',
 };
 
 function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {

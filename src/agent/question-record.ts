@@ -1,0 +1,85 @@
+/**
+ * The decision record of one window's asks (docs/flows.md#questions-park-the-task): every question
+ * its agents ask is written to `off_peak_task_questions` with the answer the agent got, who or
+ * what gave it and when, so the card, History and notification can say what was refused, and a
+ * task parked on a question can be answered from any window after a reload. It also answers the
+ * broker's "did the user already answer this very tool call while the task was parked?" and
+ * words the continuation prompt that tells the resumed session what the user decided.
+ */
+import type { StoreTx, TaskStore } from '../store';
+import type { AskBroker, AskDecision } from './asks';
+
+export class QuestionRecorder {
+  /** Writes in the order of the events (an answer never lands before its question). */
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: TaskStore,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  /** Records the broker's questions and answers from now on. */
+  attach(broker: AskBroker): void {
+    broker.onEvent((event) => {
+      if (event.type === 'asked') {
+        const { ask } = event;
+        this.write((tx) => tx.questions.recordAsked({ askId: ask.id, taskId: ask.taskId, tool: ask.tool, summary: ask.summary, input: ask.input, callDigest: ask.callDigest ?? null, askedAt: ask.askedAt }));
+      } else if (event.type === 'answered' && !event.parking) {
+        // An answer given while the task parks is the park's to record (TaskLifecycle.park).
+        const { ask, decision, by, at, storedFrom } = event;
+        this.write((tx) => {
+          tx.questions.recordAnswer(ask.id, decision, by, at);
+          if (storedFrom) tx.questions.markUsed(storedFrom);
+        });
+      }
+    });
+  }
+
+  /** Resolves once every write so far is done (tests, shutdown). */
+  idle(): Promise<unknown> {
+    return this.chain;
+  }
+
+  /** The user's answer to a parked question of the task with this very tool call, not used yet. */
+  storedDecision(taskId: string, callDigest: string): { askId: string; decision: AskDecision } | undefined {
+    try {
+      const q = this.store.read((tx) => tx.questions.storedDecision(taskId, callDigest));
+      return q?.decision ? { askId: q.askId, decision: q.decision } : undefined;
+    } catch (e) {
+      this.log(`questions: the stored decisions could not be read (${(e as Error).message}); the agent asks again`);
+      return undefined;
+    }
+  }
+
+  /**
+   * What the resumed session is told about the questions the user answered while the task was
+   * parked (empty when there are none), and their ids, to mark stated once the segment started.
+   */
+  decisionsToState(taskId: string): { text: string; askIds: string[] } {
+    const answered = this.store.read((tx) => tx.questions.unstated(taskId));
+    if (answered.length === 0) return { text: '', askIds: [] };
+    const lines = answered.map((q) =>
+      q.decision === 'allow'
+        ? `- ALLOWED: ${q.tool}: ${q.summary}. Make exactly this tool call again now; it runs without asking again.`
+        : `- DENIED: ${q.tool}: ${q.summary}. Do not make this call; find another way or stop.`,
+    );
+    const text = [
+      'The previous working segment of this task stopped while your permission question waited for the user, so that it held no capacity. The user has answered:',
+      ...lines,
+      'Continue the task from where you left off: check what is already done, do not repeat finished steps, and finish the remaining work.',
+    ].join('\n');
+    return { text, askIds: answered.map((q) => q.askId) };
+  }
+
+  /** The continuation prompt has told the session: not stated again. */
+  markStated(askIds: readonly string[]): Promise<unknown> {
+    return askIds.length === 0 ? Promise.resolve() : this.write((tx) => tx.questions.markStated(askIds));
+  }
+
+  private write(change: (tx: StoreTx) => unknown): Promise<unknown> {
+    this.chain = this.chain
+      .then(() => this.store.mutate(change))
+      .catch((e: unknown) => this.log(`questions: could not record (${e instanceof Error ? e.message : String(e)})`));
+    return this.chain;
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The decision record (off_peak_task_questions, v7): every permission question a task's agent
+ * asked, with its answer, who or what answered it and when (docs/flows.md#questions-park-the-task).
+ * A question the task parked on (`parked_at`) waits here for its answer from any window; its
+ * decision answers the resumed session's identical tool call once (`used_at`), and the
+ * continuation prompt states it once (`stated_at`). `tool` and `summary` are untrusted model text.
+ */
+import { QUESTIONS_TABLE } from './schema';
+import { placeholders, type SqlDb, type SqlRow } from './sql';
+
+export type QuestionDecision = 'allow' | 'deny';
+/**
+ * Who or what answered: `host` the user in this window's panel or notification, `terminal` the
+ * user in the task's terminal, `other-window` the user in another VS Code window, `timeout`
+ * denied automatically at the deadline, `stored` the answer the user gave to the parked question,
+ * `ended` nobody (the segment ended first).
+ */
+export type QuestionAnsweredBy = 'host' | 'terminal' | 'other-window' | 'timeout' | 'stored' | 'ended';
+const ANSWERED_BY: readonly QuestionAnsweredBy[] = ['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended'];
+
+export interface QuestionRecord {
+  askId: string;
+  taskId: string;
+  tool: string;
+  summary: string;
+  /** The tool call's whole input as shown (what Allow approves). */
+  input: string;
+  /** Names the tool call: its stored decision answers the identical call once. */
+  callDigest: string | null;
+  askedAt: number;
+  parkedAt: number | null;
+  decision: QuestionDecision | null;
+  answeredBy: QuestionAnsweredBy | null;
+  answeredAt: number | null;
+  usedAt: number | null;
+  statedAt: number | null;
+}
+
+/** How many of a task's questions were denied, and how many of those automatically (nobody answered). */
+export interface DenialCount {
+  denied: number;
+  automatic: number;
+}
+
+function toQuestion(r: SqlRow): QuestionRecord {
+  const by = String(r.answered_by) as QuestionAnsweredBy;
+  return {
+    askId: String(r.ask_id),
+    taskId: String(r.task_id),
+    tool: String(r.tool),
+    summary: String(r.summary),
+    input: r.input == null ? '' : String(r.input),
+    callDigest: r.call_digest == null ? null : String(r.call_digest),
+    askedAt: Number(r.asked_at),
+    parkedAt: r.parked_at == null ? null : Number(r.parked_at),
+    decision: r.decision === 'allow' || r.decision === 'deny' ? r.decision : null,
+    answeredBy: ANSWERED_BY.includes(by) ? by : null,
+    answeredAt: r.answered_at == null ? null : Number(r.answered_at),
+    usedAt: r.used_at == null ? null : Number(r.used_at),
+    statedAt: r.stated_at == null ? null : Number(r.stated_at),
+  };
+}
+
+export class QuestionRepo {
+  constructor(
+    private readonly db: SqlDb,
+    private readonly now: number,
+  ) {}
+
+  /** A question was asked (kept once: a repeated record of the same ask changes nothing). */
+  recordAsked(q: { askId: string; taskId: string; tool: string; summary: string; input: string; callDigest: string | null; askedAt: number }): boolean {
+    return (
+      this.db.run(
+        `INSERT OR IGNORE INTO ${QUESTIONS_TABLE} (ask_id, task_id, tool, summary, input, call_digest, asked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [q.askId, q.taskId, q.tool, q.summary, q.input, q.callDigest, q.askedAt],
+      ) === 1
+    );
+  }
+
+  /**
+   * The answer the agent got. An open question takes it; an answered one is corrected only when
+   * the agent reports another decision (a typed answer crossed the host's). A parked question is
+   * answered through `answerParked` only.
+   */
+  recordAnswer(askId: string, decision: QuestionDecision, by: QuestionAnsweredBy, at = this.now): boolean {
+    return (
+      this.db.run(
+        `UPDATE ${QUESTIONS_TABLE} SET decision = ?, answered_by = ?, answered_at = ?
+         WHERE ask_id = ? AND parked_at IS NULL AND (decision IS NULL OR decision <> ?)`,
+        [decision, by, at, askId, decision],
+      ) === 1
+    );
+  }
+
+  /** The task parked on this question (still unanswered). */
+  markParked(askId: string): boolean {
+    return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET parked_at = ? WHERE ask_id = ? AND parked_at IS NULL`, [this.now, askId]) === 1;
+  }
+
+  /** The first answer to a parked question wins; false when it already has one (or is not parked). */
+  answerParked(askId: string, decision: QuestionDecision, by: QuestionAnsweredBy): boolean {
+    return (
+      this.db.run(
+        `UPDATE ${QUESTIONS_TABLE} SET decision = ?, answered_by = ?, answered_at = ? WHERE ask_id = ? AND parked_at IS NOT NULL AND decision IS NULL`,
+        [decision, by, this.now, askId],
+      ) === 1
+    );
+  }
+
+  get(askId: string): QuestionRecord | undefined {
+    const row = this.db.all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE ask_id = ?`, [askId])[0];
+    return row ? toQuestion(row) : undefined;
+  }
+
+  /** A task's questions, oldest first. */
+  forTask(taskId: string): QuestionRecord[] {
+    return this.db.all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? ORDER BY asked_at, ask_id`, [taskId]).map(toQuestion);
+  }
+
+  /** Parked questions still waiting for an answer (of the given tasks, or all), oldest first. */
+  parkedOpen(taskIds?: readonly string[]): QuestionRecord[] {
+    if (taskIds && taskIds.length === 0) return [];
+    const where = taskIds ? ` AND task_id IN (${placeholders(taskIds.length)})` : '';
+    return this.db
+      .all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE parked_at IS NOT NULL AND decision IS NULL${where} ORDER BY asked_at, ask_id`, taskIds ?? [])
+      .map(toQuestion);
+  }
+
+  /** The user's answer to a parked question of this task with the same tool call, not used yet. */
+  storedDecision(taskId: string, callDigest: string): QuestionRecord | undefined {
+    const row = this.db.all(
+      `SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? AND call_digest = ? AND parked_at IS NOT NULL
+       AND decision IS NOT NULL AND used_at IS NULL ORDER BY answered_at DESC LIMIT 1`,
+      [taskId, callDigest],
+    )[0];
+    return row ? toQuestion(row) : undefined;
+  }
+
+  /** The stored decision answered the identical call: it is not used again. */
+  markUsed(askId: string): boolean {
+    return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET used_at = ? WHERE ask_id = ? AND used_at IS NULL`, [this.now, askId]) === 1;
+  }
+
+  /** Answered parked questions the next segment's continuation prompt has not stated yet. */
+  unstated(taskId: string): QuestionRecord[] {
+    return this.db
+      .all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? AND parked_at IS NOT NULL AND decision IS NOT NULL AND stated_at IS NULL ORDER BY asked_at`, [taskId])
+      .map(toQuestion);
+  }
+
+  markStated(askIds: readonly string[]): number {
+    if (askIds.length === 0) return 0;
+    return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET stated_at = ? WHERE stated_at IS NULL AND ask_id IN (${placeholders(askIds.length)})`, [this.now, ...askIds]);
+  }
+
+  /**
+   * Denials by task: every question answered "deny" by the user or the deadline; `automatic`
+   * counts those denied at the deadline. A question left unanswered because its segment ended is
+   * not a denial, and a stored denial repeats one already counted.
+   */
+  denials(): Map<string, DenialCount> {
+    const out = new Map<string, DenialCount>();
+    for (const r of this.db.all(
+      `SELECT task_id, COUNT(*) AS denied, SUM(CASE WHEN answered_by = 'timeout' THEN 1 ELSE 0 END) AS automatic
+       FROM ${QUESTIONS_TABLE} WHERE decision = 'deny' AND answered_by NOT IN ('ended', 'stored') GROUP BY task_id`,
+    )) {
+      out.set(String(r.task_id), { denied: Number(r.denied), automatic: Number(r.automatic) });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,238 @@
+// A question nobody answers parks the task (docs/flows.md#questions-park-the-task), end to end in
+// Node: the real HostEngine, a real reference-agent process, the panel protocol over a real
+// MessageChannel, and the REAL reference gateway (loopback, segment capacity 1) in front of the
+// scripted fake model upstream (a fixture standing in for the model API).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { systemClock } from '../../src/core/clock';
+import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
+import type { TaskNotice } from '../../src/engine/task-notices';
+import { groupCards } from '../../webview/format';
+import { connect } from '../integration/panel-link';
+import { tsNodeArgv } from '../integration/runtime-helpers';
+import { makeGitWorkspace, shape, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
+import { startTestEngine, waitFor } from './test-engine';
+
+const COMMAND = { command: 'echo ran >> ran.txt' };
+
+/** The text of every user message of a request body (the continuation prompt is one). */
+function userTexts(body: unknown): string[] {
+  const messages = (body as { messages?: { role: string; content: string | { type: string; text?: string }[] }[] }).messages ?? [];
+  return messages
+    .filter((m) => m.role === 'user')
+    .flatMap((m) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c) => c.type === 'text').map((c) => c.text ?? '')));
+}
+
+describe('an unanswered question parks the task (reference agent, real gateway)', function () {
+  let world: GatewayWorld;
+  const engines: HostEngine[] = [];
+  let link: ReturnType<typeof connect> | undefined;
+  let notices: TaskNotice[];
+
+  const storageDir = () => path.join(world.root, 'globalStorage');
+  const start = async (mode: 'park' | 'deny' = 'park') => {
+    const engine = await startTestEngine({
+      storageDir: storageDir(),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      unansweredQuestion: mode,
+      askParkMs: 1_500,
+      askTimeoutMs: 1_500,
+      onNotice: (n) => notices.push(n),
+    });
+    engines.push(engine);
+    await waitFor(() => engine.service.isLeader, 'the lease');
+    link?.close();
+    link = connect({ service: engine.service, store: engine.store, clock: systemClock, hasApiKey: () => true, asks: engine });
+    link.webview.channel.ready();
+    return engine;
+  };
+  const lastState = () => link!.webview.states[link!.webview.states.length - 1];
+  const cardOf = (taskId: string) => lastState()?.tasks.find((c) => c.id === taskId);
+
+  beforeEach(async () => {
+    notices = [];
+    world = await startWorld({ segmentCapacity: 1 });
+  });
+
+  afterEach(async () => {
+    link?.close();
+    link = undefined;
+    for (const e of engines.splice(0)) await e.dispose();
+    await world?.close();
+  });
+
+  /** A parks on its first question; returns the task id and its workspace. */
+  async function parkOne(h: HostEngine): Promise<{ id: string; ws: string }> {
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND });
+    const ws = makeGitWorkspace(world.root);
+    const created = await h.service.create({ title: 'ask me at night', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
+    await waitFor(() => h.service.getTask(created.id)?.status === 'needs_input', 'the task parked', 60_000);
+    return { id: created.id, ws };
+  }
+
+  it('park: the segment ends parked, its ticket is settled and the gateway gives the capacity to another task; the card shows Needs input with the question', async () => {
+    const h = await start('park');
+    const { id } = await parkOne(h);
+
+    const [ticket] = h.service.ticketsOf(id);
+    assert.equal(ticket.endReason, 'parked', 'the segment ended parked, not failed');
+    await waitFor(() => h.service.ticketsOf(id)[0].settleState === 'settled', 'the parked ticket settled at the gateway');
+    const counts = await world.gateway.authority.counts();
+    assert.equal((counts.byState.active ?? 0) + (counts.byState.ready ?? 0), 0, 'the gateway holds no capacity for the parked task');
+    const task = h.service.getTask(id)!;
+    assert.equal(task.serverTicketId, null);
+    assert.equal(task.failureReason, null);
+
+    // The agent's prompt in the terminal says what happens when nobody answers (no "denied automatically").
+    const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', id);
+    const log = fs.readdirSync(tasksDir).filter((d) => d.startsWith('segment-')).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
+    assert.match(log, /\[y\/N\] \(the task waits for your answer without holding capacity after 2 s\)/);
+    assert.doesNotMatch(log, /denied automatically/);
+    assert.match(log, /nobody answered in time: the task waits for your answer without holding capacity/);
+    const card = await waitFor(() => cardOf(id)?.status === 'needs_input' && cardOf(id), 'the parked card');
+    assert.equal(card.phase, 'needs_input');
+    assert.ok(groupCards(lastState().tasks).needs_input.some((c) => c.id === id), 'listed under Needs input');
+    assert.equal(card.ask?.tool, 'run_command');
+    assert.match(card.ask?.question ?? '', /echo ran >> ran\.txt/);
+    assert.ok(card.ask?.parkedAt, 'the card says the task parked on it');
+
+    // With capacity 1, a second task only runs because the parked one released it.
+    world.upstream.enqueue({ kind: 'text', text: 'B is done.' });
+    const b = await h.service.create({ title: 'B', prompt: 'say done', permissionMode: 'default', workspacePath: makeGitWorkspace(world.root, 'ws-b') });
+    await waitFor(() => h.service.getTask(b.id)?.status === 'completed', 'the other task completed while the first waits', 60_000);
+    assert.equal(h.service.getTask(id)?.status, 'needs_input');
+  });
+
+  it('park: Allow resumes the same session with a new ticket; the identical call is answered from the stored decision and the tool runs once', async () => {
+    const h = await start('park');
+    const { id, ws } = await parkOne(h);
+    const sessionId = h.service.getTask(id)!.sessionId;
+    const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card');
+    // The resumed model repeats the same call (the continuation prompt tells it to), then finishes.
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
+
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'deny', inputDigest: card.ask!.inputDigest }), { outcome: 'already-answered' });
+    await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
+
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran exactly once');
+    const task = h.service.getTask(id)!;
+    assert.equal(task.sessionId, sessionId, 'the same session');
+    assert.deepEqual(h.service.ticketsOf(id).map((t) => t.endReason), ['parked', 'completed']);
+    const requests = world.upstream.messageRequests();
+    const resumed = requests[1];
+    assert.deepEqual(shape(resumed.body).slice(0, 2), ['user:text', 'assistant:tool_use'], 'the resumed request carries the first segment');
+    assert.ok(userTexts(resumed.body).some((t) => /ALLOWED: run_command: [^\n]*echo ran >> ran\.txt/.test(t)), 'the continuation prompt states the decision');
+
+    const { questions } = await link!.webview.channel.request('questions', { taskId: id });
+    assert.deepEqual(
+      questions.map((q) => [q.decision, q.answeredBy, q.parkedAt !== null]),
+      [
+        ['allow', 'host', true],
+        ['allow', 'stored', false],
+      ],
+    );
+    assert.equal(cardOf(id)?.refusals, undefined, 'nothing was denied');
+    assert.equal(notices.filter((n) => n.kind === 'input-needed').length, 1, 'the question was notified once; its stored answer asked nobody');
+  });
+
+  it('park: Deny resumes the same session with the denial; the command never runs and the card says 1 action denied', async () => {
+    const h = await start('park');
+    const { id, ws } = await parkOne(h);
+    const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card');
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Could not run it.' });
+
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'deny', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
+
+    assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false);
+    const resumed = world.upstream.messageRequests()[1];
+    assert.ok(userTexts(resumed.body).some((t) => /DENIED: run_command: [^\n]*echo ran >> ran\.txt/.test(t)), 'the continuation prompt states the denial');
+    const last = world.upstream.messageRequests()[2];
+    assert.match(JSON.stringify(last.body), /Not allowed: the user denied it/, 'the repeated call was refused from the stored decision');
+    const done = await waitFor(() => cardOf(id)?.status === 'completed' && cardOf(id), 'the completed card');
+    assert.deepEqual(done.refusals, { denied: 1, automatic: 0 });
+  });
+
+  it('a park survives a reload: a new engine on the same DB shows the parked question, and Allow from it resumes the task', async () => {
+    const first = await start('park');
+    const { id, ws } = await parkOne(first);
+    await engines.shift()!.dispose();
+
+    const h = await start('park');
+    assert.equal(h.service.getTask(id)?.status, 'needs_input', 'still parked after the reload');
+    const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card after the reload');
+    assert.equal(card.ask?.tool, 'run_command');
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n');
+  });
+
+  it('a park survives a crash: the window that parked it is killed (SIGKILL); a new window shows the question, nothing is requeued, and Allow resumes the task', async () => {
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND });
+    const ws = makeGitWorkspace(world.root);
+    const options = {
+      storageDir: storageDir(), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', windowId: 'window-crashing',
+      unansweredQuestion: 'park', askParkMs: 1_500,
+      create: { title: 'crash while parked', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws },
+    };
+    // A window as its own process (test/e2e/host-process.ts), printing its runtime events.
+    const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      await waitFor(() => out.includes('"kind":"parked"'), 'the crashing window to park the task', 90_000);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const h = await start('park');
+    await waitFor(() => h.recoveries.length > 0, 'the new window\'s recovery');
+    assert.deepEqual(h.recoveries.flatMap((r) => r.requeued), [], 'a parked task is not taken for an interrupted one');
+    const id = h.service.listTasks()[0].id;
+    assert.equal(h.service.getTask(id)?.status, 'needs_input');
+    const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card after the crash');
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n');
+  });
+
+  it('a parked task can be cancelled like any task (nothing left to settle)', async () => {
+    const h = await start('park');
+    const { id } = await parkOne(h);
+    link!.host.confirmAnswers.push(true);
+    assert.deepEqual(await link!.webview.channel.request('cancel', { taskId: id }), { done: true });
+    assert.equal(h.service.getTask(id)?.status, 'cancelled');
+    await waitFor(() => cardOf(id)?.status === 'cancelled', 'the cancelled card');
+    assert.equal(cardOf(id)?.ask, null, 'no question left to answer');
+  });
+
+  it('deny mode keeps the old behaviour: the question is denied at the deadline and the task completes without the command; card, History and notification say "1 action denied (1 automatically)"', async () => {
+    const h = await start('deny');
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Nobody answered.' });
+    const ws = makeGitWorkspace(world.root);
+    const created = await h.service.create({ title: 'deny at night', prompt: 'append ran', permissionMode: 'default', workspacePath: ws });
+    await waitFor(() => h.service.getTask(created.id)?.status === 'completed', 'completed', 90_000);
+    assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false);
+    assert.deepEqual(h.service.ticketsOf(created.id).map((t) => t.endReason), ['completed'], 'never parked');
+
+    const card = await waitFor(() => cardOf(created.id)?.status === 'completed' && cardOf(created.id)?.refusals && cardOf(created.id), 'the completed card with its refusal');
+    assert.deepEqual(card.refusals, { denied: 1, automatic: 1 });
+    assert.deepEqual(lastState().history.find((r) => r.taskId === created.id)?.refusals, { denied: 1, automatic: 1 });
+    const notice = await waitFor(() => notices.find((n) => n.kind === 'completed' && n.taskId === created.id), 'the completed notice');
+    assert.deepEqual(notice.kind === 'completed' && notice.refusals, { denied: 1, automatic: 1 });
+    const { questions } = await link!.webview.channel.request('questions', { taskId: created.id });
+    assert.equal(questions.length, 1);
+    assert.equal(questions[0].tool, 'run_command');
+    assert.equal(questions[0].decision, 'deny');
+    assert.equal(questions[0].answeredBy, 'timeout');
+    assert.ok(questions[0].answeredAt !== null && questions[0].answeredAt >= questions[0].askedAt);
+  });
+});
