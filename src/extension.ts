@@ -146,6 +146,7 @@ class OffPeakExtension implements vscode.Disposable {
         permissionRelay: { command: process.execPath, args: [path.join(dist, 'permission-mcp.js')] },
         askTimeoutMs: settings.askTimeoutMinutes * 60_000,
         claudeCommand: () => readSettings().claudeCodePath,
+        claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         onRuntimeEvent: (event) => {

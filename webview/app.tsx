@@ -440,7 +440,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
             {card.model && <span>{card.model}</span>}
             <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
-            {card.filesChanged != null && <span>{card.filesChanged} files changed</span>}
+            {card.filesChanged != null ? <span>{card.filesChanged} files changed</span> : (card.phase === 'completed' || card.phase === 'failed') && <span>Files changed: unknown</span>}
             <FollowUpMark title={card.followUpOfTitle} />
           </div>
           <Segments segments={segments} />

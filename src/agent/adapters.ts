@@ -222,7 +222,18 @@ export interface ClaudeCodeOptions {
   permissionRelay?: { command: string; args: string[]; env?: Record<string, string> };
   /** How long the relay's question may wait (Claude Code's MCP tool time limit must not cut it). */
   askTimeoutMs?: number;
+  /**
+   * Which of Claude Code's setting files a task loads (`--setting-sources`): by default only the
+   * user's own (`~/.claude/settings.json`), so a repository's `.claude/settings*.json` (hooks,
+   * permission rules, MCP approvals, apiKeyHelper, statusLine, env) has no effect.
+   */
+  settingSources?: ClaudeSettingSources;
 }
+
+/** The choices of `offPeak.claudeCodeSettingSources` (machine scope); `user` is the default. */
+export const CLAUDE_SETTING_SOURCES = ['user', 'user,project', 'user,project,local'] as const;
+export type ClaudeSettingSources = (typeof CLAUDE_SETTING_SOURCES)[number];
+export const DEFAULT_CLAUDE_SETTING_SOURCES: ClaudeSettingSources = 'user';
 
 /** Modes in which Claude Code asks before some tools (default: edits and commands; acceptEdits: commands). */
 const CLAUDE_ASKING_MODES: readonly PermissionMode[] = ['default', 'acceptEdits'];
@@ -270,7 +281,12 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       spec.permissionMode,
       '--settings',
       settingsFile,
+      '--setting-sources',
+      this.options.settingSources ?? DEFAULT_CLAUDE_SETTING_SOURCES,
     ];
+    // Without the repository's settings nothing approves its .mcp.json servers; --strict-mcp-config
+    // makes sure only the permission relay below (and no server a repository names) is started.
+    if (!(this.options.settingSources ?? DEFAULT_CLAUDE_SETTING_SOURCES).includes('project')) args.push('--strict-mcp-config');
     if (spec.model) args.push('--model', spec.model);
     if (relay && CLAUDE_ASKING_MODES.includes(spec.permissionMode)) {
       // The proxy's secret URL goes to the relay through this 0600 file's env, never argv.

@@ -13,6 +13,8 @@ import { TypedLine, isYes } from '../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
 import type { AskAnsweredBy, AskDecision, AskDelivery, PendingAsk } from './asks';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
+import { ensurePrivateDir } from './private-files';
+import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
 import { TicketProxy, type TicketProxyEvent } from './ticket-proxy';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
@@ -105,11 +107,12 @@ export class SegmentRun {
     readonly proxy: TicketProxy,
     private readonly child: ChildProcess,
     private readonly reader: AgentOutputReader,
+    private readonly tag: string,
     private readonly stopTimings: StopTimings,
   ) {
     this.logFile = path.join(options.segmentDir, 'agent.log');
     this.pidFile = path.join(options.segmentDir, 'agent.pid');
-    this.log = fs.createWriteStream(this.logFile, { flags: 'a' });
+    this.log = fs.createWriteStream(this.logFile, { flags: 'a', mode: 0o600 });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -119,7 +122,7 @@ export class SegmentRun {
    */
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
     // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
-    fs.mkdirSync(options.segmentDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(options.segmentDir);
     const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
@@ -139,7 +142,9 @@ export class SegmentRun {
       await proxy.close();
       throw err;
     }
-    const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid) };
+    // Every process of the segment inherits the tag, so one that left the group is found at the end.
+    const tag = newSegmentTag();
+    const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
     for (const name of launch.unsetEnv ?? []) delete env[name];
     const isWindows = process.platform === 'win32';
     let stdinFd: number | undefined;
@@ -169,7 +174,7 @@ export class SegmentRun {
       await proxy.close();
       throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
     }
-    const run = new SegmentRun(options, proxy, child, options.adapter.createReader(), {
+    const run = new SegmentRun(options, proxy, child, options.adapter.createReader(), tag, {
       sigintGraceMs: options.stopTimings?.sigintGraceMs ?? 5_000,
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
@@ -263,7 +268,7 @@ export class SegmentRun {
 
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId }));
+    fs.writeFileSync(this.pidFile, JSON.stringify({ pid: child.pid, hostPid: process.pid, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag }), { mode: 0o600 });
     const asks = this.options.asks;
     if (asks) {
       const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;
@@ -388,6 +393,8 @@ export class SegmentRun {
         // group already empty
       }
     }
+    // ...and neither may what left the group (setsid, setpgid, a double fork): found by its tag.
+    killTaggedProcesses(this.tag);
     const outcome = this.outcome(code, signal);
     await this.proxy.close();
     fs.rmSync(this.pidFile, { force: true });

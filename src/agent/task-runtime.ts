@@ -19,10 +19,10 @@ import type { FollowUpLink, TaskStore, TerminalDetails } from '../store';
 import type { DispatchResult } from '../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
 import { AskBroker, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk } from './asks';
-import { countFilesChanged, recordBaseCommit } from './files-changed';
+import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from './files-changed';
 import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
-import { segmentDirOf } from './segment-logs';
+import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent } from './ticket-proxy';
 
@@ -193,7 +193,8 @@ export class TaskRuntime {
       return { status: 'fatal', error: reason };
     }
     if (!record) {
-      const baseCommit = await recordBaseCommit(task.workspacePath);
+      // What files_changed is measured against: the folder as it is before the agent runs.
+      const [baseCommit] = await Promise.all([recordBaseCommit(task.workspacePath), this.recordBaseline(task)]);
       await store.mutate((tx) => tx.runtime.recordFirstStart({ taskId, agent: agentKind, baseCommit }));
     }
 
@@ -326,9 +327,14 @@ export class TaskRuntime {
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
   }
 
-  private async filesChanged(task: OffPeakTask): Promise<number | null> {
-    const record = this.options.store.read((tx) => tx.runtime.get(task.id));
-    return countFilesChanged(task.workspacePath, record?.baseCommit ?? null);
+  private async recordBaseline(task: OffPeakTask): Promise<void> {
+    if (!(await recordFilesBaseline(task.workspacePath, taskLogsDir(this.options.runtimeDir, task.id)))) {
+      this.log(`runtime: no snapshot of ${task.workspacePath} could be taken; the task's files changed will read "unknown"`);
+    }
+  }
+
+  private filesChanged(task: OffPeakTask): Promise<number | null> {
+    return countFilesChanged(task.workspacePath, taskLogsDir(this.options.runtimeDir, task.id));
   }
 }
 

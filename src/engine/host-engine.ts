@@ -2,9 +2,9 @@
 // the task service (sync, settle outbox, leader lease), the scheduler and the task runtime with
 // its agent adapters. src/extension.ts builds one per window and connects it to VS Code; tests
 // build it in plain Node.
-import fs from 'node:fs';
 import path from 'node:path';
-import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions } from '../agent/adapters';
+import { ensurePrivateDir, narrowPrivateTree } from '../agent/private-files';
+import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/adapters';
 import { KeepAwake } from '../agent/keep-awake';
 import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
 import { DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk } from '../agent/asks';
@@ -42,6 +42,8 @@ export interface HostEngineOptions {
   referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
   /** Path of the `claude` executable (Claude Code adapter). */
   claudeCommand: () => string;
+  /** Which Claude Code setting files a task loads (read at each launch; default `user`). */
+  claudeSettingSources?: () => ClaudeSettingSources;
   /** Claude Code's config dir and extra environment (default: the user's own). */
   claudeCode?: Pick<ClaudeCodeOptions, 'configDir' | 'env'>;
   /**
@@ -75,8 +77,8 @@ export function engineDirs(storageDir: string): { runtimeDir: string; referenceS
 }
 
 /** Claude Code with its path read at each launch: the user may change the setting at any time. */
-function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>): AgentAdapter {
-  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed });
+function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>, settingSources?: () => ClaudeSettingSources): AgentAdapter {
+  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed, settingSources: settingSources?.() });
   return {
     kind: 'claude-code',
     launch: (spec) => current().launch(spec),
@@ -110,10 +112,11 @@ export class HostEngine {
   static async start(options: HostEngineOptions): Promise<HostEngine> {
     const log = options.log ?? (() => {});
     const { clock, windowId } = options;
-    // globalStorage holds prompts, logs and sessions: private to the user.
-    fs.mkdirSync(options.storageDir, { recursive: true, mode: 0o700 });
+    // globalStorage holds prompts, logs and sessions: private to the user, also when it already existed.
+    ensurePrivateDir(options.storageDir);
     const { runtimeDir, referenceSessionsDir } = engineDirs(options.storageDir);
-    fs.mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(runtimeDir);
+    narrowPrivateTree(options.storageDir);
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
@@ -124,7 +127,7 @@ export class HostEngine {
         sessionsDir: referenceSessionsDir,
       }),
     };
-    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs });
+    adapters['claude-code'] = claudeCodeFromSetting(options.claudeCommand, { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs }, options.claudeSettingSources);
     const keepAwake = new KeepAwake({ enabled: options.keepAwake });
     // One local port for all of this window's segments: a remote window offers each new port for forwarding.
     const proxyListener = new LoopbackProxyServer();

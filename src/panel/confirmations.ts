@@ -43,10 +43,10 @@ export function deleteConfirmation(task: OffPeakTask): Confirmation | undefined 
 }
 
 /** Bypass lets the agent edit and run anything unattended: asked every time a task gets it. */
-export function bypassConfirmation(workspacePath: string): Confirmation {
+export function bypassConfirmation(workspacePath: string, action: 'create' | 'edit' = 'create'): Confirmation {
   return {
     message: 'Let the agent edit files and run commands without asking?',
     detail: `With Bypass permissions the agent never asks, also while nobody watches. It works in ${workspacePath}: only choose this for a workspace you can restore.`,
-    action: 'Queue with Bypass Permissions',
+    action: action === 'create' ? 'Queue with Bypass Permissions' : 'Switch to Bypass Permissions',
   };
 }

@@ -174,6 +174,11 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       }
     },
     async editTask({ taskId, patch }) {
+      // Switching a task to Bypass permissions asks as creating one with it does; declined, nothing changes.
+      const current = taskOrThrow(taskId);
+      if (patch.permissionMode === 'bypassPermissions' && current.permissionMode !== 'bypassPermissions') {
+        if (!(await host.confirm(bypassConfirmation(current.workspacePath, 'edit')))) return { title: current.title, prompt: current.prompt };
+      }
       const task = await service.edit(taskId, patch);
       return { title: task.title, prompt: task.prompt };
     },

@@ -123,7 +123,7 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
   const { out } = opts;
   const summary = summarizeTool(use.name, use.input);
   out.write(`⏺ ${use.name}: ${summary}\n`);
-  const risk = toolRisk(use.name);
+  const risk = toolRisk(use.name, use.input, opts.workspace);
   const decision = risk ? permissionFor(opts.permissionMode, risk) : 'allow';
   if (decision === 'deny') {
     out.write('  ⎿ refused: plan mode is read-only\n');

@@ -38,11 +38,13 @@ export class SessionTranscript {
 
   static create(dir: string, id: string, cwd: string, now = Date.now()): SessionTranscript {
     checkId(id);
-    fs.mkdirSync(dir, { recursive: true });
+    // Transcripts hold the task and everything the model read: the user's alone (0700 folder, 0600 file).
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    fs.chmodSync(dir, 0o700);
     const file = path.join(dir, `${id}.jsonl`);
     const meta: TranscriptLine = { type: 'meta', session_id: id, cwd, created_at: now };
     try {
-      fs.writeFileSync(file, JSON.stringify(meta) + '\n', { flag: 'wx' });
+      fs.writeFileSync(file, JSON.stringify(meta) + '\n', { flag: 'wx', mode: 0o600 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionError(`session ${id} already exists; use --resume ${id}`);
       throw err;

@@ -79,16 +79,28 @@ function readWorkspaceFile(file: string): string {
   }
 }
 
-/** Writes a workspace file (creating its parents) without following links, then re-checks where it landed. */
+/**
+ * Writes a workspace file (creating its parents) without following links, then re-checks where it
+ * landed. The content goes to a new file that then replaces the old one (rename), never into the
+ * old file's inode: a hard link (`ln ~/.bashrc notes.txt`) shares its inode with a file outside
+ * the workspace, which a write in place would change. The old file's permission bits are kept.
+ */
 function writeWorkspaceFile(workspace: string, given: string, file: string, content: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // The directories just created are checked again: nothing may have become a link meanwhile.
   resolveInWorkspace(workspace, given);
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW, 0o666);
+  const existing = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (existing?.isDirectory()) throw new ToolInputError(`${given} is a directory`);
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}.offpeak-tmp`);
+  const fd = fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | NOFOLLOW, 0o666);
   try {
     fs.writeFileSync(fd, content);
-  } finally {
+    if (existing) fs.fchmodSync(fd, existing.mode & 0o777);
     fs.closeSync(fd);
+    fs.renameSync(temp, file);
+  } catch (err) {
+    fs.rmSync(temp, { force: true });
+    throw err;
   }
   const real = fs.realpathSync(file);
   const rel = path.relative(fs.realpathSync(workspace), real);
@@ -231,8 +243,46 @@ export function toolDefinitions(mode: PermissionMode): ToolDefinition[] {
   return tools.filter((t) => mode !== 'plan' || t.risk === 'read').map((t) => t.definition);
 }
 
-export function toolRisk(name: string): ToolRisk | undefined {
-  return byName.get(name)?.risk;
+/**
+ * What a tool call needs. An edit under a git directory (any `.git` component, or a folder laid
+ * out as one: `HEAD`, `config`, `objects/`) is a command: git runs programs named in its config
+ * and hooks (`core.fsmonitor`, `core.hooksPath`, filters), so in Accept edits it still asks.
+ */
+export function toolRisk(name: string, input: Record<string, unknown> = {}, workspace?: string): ToolRisk | undefined {
+  const risk = byName.get(name)?.risk;
+  if (risk === 'edit' && typeof input.path === 'string' && writesGitDirectory(input.path, workspace)) return 'command';
+  return risk;
+}
+
+/** Whether a path names something inside (or is) a git directory. Windows ignores trailing dots and spaces and case. */
+export function writesGitDirectory(given: string, workspace?: string): boolean {
+  const parts = given.split(/[\\/]+/).filter(Boolean);
+  if (parts.some((part) => part.replace(/[. ]+$/, '').toLowerCase() === '.git')) return true;
+  if (!workspace) return false;
+  const root = path.resolve(workspace);
+  const target = path.resolve(root, given);
+  if (looksLikeGitDir(target)) return true; // the folder itself (a write into it is caught below)
+  let dir = path.dirname(target);
+  for (;;) {
+    const rel = path.relative(root, dir);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) return false;
+    if (looksLikeGitDir(dir)) return true;
+    if (rel === '') return false;
+    dir = path.dirname(dir);
+  }
+}
+
+function looksLikeGitDir(dir: string): boolean {
+  const has = (name: string, kind: 'file' | 'dir') => {
+    let stat: fs.Stats | undefined;
+    try {
+      stat = fs.lstatSync(path.join(dir, name), { throwIfNoEntry: false });
+    } catch {
+      return false; // ENOTDIR: `dir` is a file
+    }
+    return kind === 'file' ? stat?.isFile() === true : stat?.isDirectory() === true;
+  };
+  return has('HEAD', 'file') && has('config', 'file') && has('objects', 'dir');
 }
 
 export function summarizeTool(name: string, input: Record<string, unknown>): string {

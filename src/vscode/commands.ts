@@ -1,5 +1,6 @@
 // The contributed commands (ids must match package.json `contributes.commands`).
 import * as vscode from 'vscode';
+import { setApiKeyFromArgument } from '../panel/api-key-command';
 import { bypassConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';
 import { isTerminalStatus, type PermissionMode } from '../core/types';
@@ -42,8 +43,9 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register('offPeak.openPanel', () => void deps.panel.show());
   register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));
-  // A key may be passed as the argument (automation); otherwise a password box asks for it.
-  register('offPeak.setApiKey', (key?: unknown) => (typeof key === 'string' ? deps.apiKey.set(key) : deps.apiKey.prompt()));
+  // A key may be passed as the argument (automation); replacing a stored key that way asks first.
+  // Otherwise a password box asks for it.
+  register('offPeak.setApiKey', (key?: unknown) => (typeof key === 'string' ? setApiKeyFromArgument(deps.apiKey, key, confirmModal) : deps.apiKey.prompt()));
   register('offPeak.clearApiKey', async () => {
     await deps.apiKey.clear();
     void vscode.window.showInformationMessage('Off-Peak gateway API key removed.');

@@ -1,11 +1,12 @@
 // Typed reads of the extension's settings (package.json `contributes.configuration`).
 import * as vscode from 'vscode';
-import type { AgentKind } from '../agent/adapters';
+import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/adapters';
 
 export interface OffPeakSettings {
   gatewayUrl: string;
   agent: AgentKind;
   claudeCodePath: string;
+  claudeCodeSettingSources: ClaudeSettingSources;
   keepAwake: boolean;
   askTimeoutMinutes: number;
 }
@@ -13,10 +14,12 @@ export interface OffPeakSettings {
 export function readSettings(): OffPeakSettings {
   const c = vscode.workspace.getConfiguration('offPeak');
   const agent = c.get<string>('agent', 'reference');
+  const sources = c.get<string>('claudeCodeSettingSources', DEFAULT_CLAUDE_SETTING_SOURCES);
   return {
     gatewayUrl: c.get<string>('gatewayUrl', 'http://127.0.0.1:8787').replace(/\/+$/, ''),
     agent: agent === 'claude-code' ? 'claude-code' : 'reference',
     claudeCodePath: c.get<string>('claudeCodePath', 'claude') || 'claude',
+    claudeCodeSettingSources: CLAUDE_SETTING_SOURCES.find((s) => s === sources) ?? DEFAULT_CLAUDE_SETTING_SOURCES,
     keepAwake: c.get<boolean>('keepAwake', true),
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
   };

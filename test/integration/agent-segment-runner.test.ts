@@ -132,6 +132,34 @@ describe('segment runner (reference agent, real processes)', () => {
     }
   });
 
+  it('item 10: commands that left the agent\'s process group (setsid, setpgid) are killed when the segment ends (Linux: found by the segment\'s tag)', async () => {
+    const setsidPid = path.join(root, 'setsid.pid');
+    const setpgidPid = path.join(root, 'setpgid.pid');
+    const detach =
+      `setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > ${setsidPid}; ` +
+      `python3 -c "import os; os.setpgid(0, 0); os.execvp('sleep', ['sleep', '301'])" </dev/null >/dev/null 2>&1 & echo $! > ${setpgidPid}`;
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: detach } }, { kind: 'text', text: 'Started them.' });
+    const run = await start('1');
+    const agentGroup = run.pid!;
+    assert.equal((await run.done).kind, 'completed');
+    const pids = [setsidPid, setpgidPid].map((f) => Number(fs.readFileSync(f, 'utf8').trim()));
+    // A SIGKILLed process may stay a zombie until init reaps it: it no longer runs.
+    const stillRunning = (pid: number) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+      } catch {
+        return false; // gone
+      }
+    };
+    try {
+      for (const pid of pids) assert.ok(pid > 0 && pid !== agentGroup);
+      await waitUntil(() => pids.every((pid) => !stillRunning(pid)), 'the detached commands to be killed', 5_000);
+    } finally {
+      for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('item 6: a command that outlives its time limit is killed with its children, and the agent goes on', async () => {
     const marker = path.join(root, 'grandchild.pid');
     upstream.enqueue(

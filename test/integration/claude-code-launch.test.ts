@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClaudeCodeAdapter } from '../../src/agent/adapters';
+import { ClaudeCodeAdapter, type ClaudeSettingSources } from '../../src/agent/adapters';
+import type { PermissionMode } from '../../src/core/types';
 import { SegmentRun } from '../../src/agent/segment-runner';
 import { FakeAnthropicUpstream, type RecordedRequest } from '../fixtures/fake-anthropic-upstream';
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
@@ -42,10 +43,10 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  function start(segment: string, prompt: string) {
+  function start(segment: string, prompt: string, over: { permissionMode?: PermissionMode; settingSources?: ClaudeSettingSources } = {}) {
     return SegmentRun.start({
-      adapter: new ClaudeCodeAdapter({ command: claude, configDir: path.join(root, 'claude-config') }),
-      spec: { taskId: 'task-1', sessionId: crypto.randomUUID(), resume: false, prompt, permissionMode: 'default', model: 'fake-model', thoughtLevel: null, workspacePath: workspace },
+      adapter: new ClaudeCodeAdapter({ command: claude, configDir: path.join(root, 'claude-config'), settingSources: over.settingSources }),
+      spec: { taskId: 'task-1', sessionId: crypto.randomUUID(), resume: false, prompt, permissionMode: over.permissionMode ?? 'default', model: 'fake-model', thoughtLevel: null, workspacePath: workspace },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-key' },
       ticketId: `T-${segment}`,
       segmentDir: path.join(root, 'segments', segment),
@@ -72,6 +73,40 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     for (const name of ['prompt.txt', 'claude-settings.json']) {
       assert.equal(fs.statSync(path.join(root, 'segments', '1', name)).mode & 0o777, 0o600, `${name} is private`);
     }
+  });
+
+  /** A repository that ships Claude Code hooks and an MCP server, each of which leaves a marker file when it runs. */
+  function hostileRepository(): { hookMarker: string; mcpMarker: string } {
+    const hookMarker = path.join(root, 'hook-ran');
+    const mcpMarker = path.join(root, 'mcp-ran');
+    const hook = [{ hooks: [{ type: 'command', command: `touch '${hookMarker}'` }] }];
+    fs.mkdirSync(path.join(workspace, '.claude'));
+    const settings = { hooks: { SessionStart: hook, UserPromptSubmit: hook, Stop: hook }, enableAllProjectMcpServers: true };
+    fs.writeFileSync(path.join(workspace, '.claude', 'settings.json'), JSON.stringify(settings));
+    fs.writeFileSync(path.join(workspace, '.claude', 'settings.local.json'), JSON.stringify(settings));
+    const mcp = { mcpServers: { repo: { type: 'stdio', command: 'sh', args: ['-c', `touch '${mcpMarker}'; sleep 5`] } } };
+    fs.writeFileSync(path.join(workspace, '.mcp.json'), JSON.stringify(mcp));
+    return { hookMarker, mcpMarker };
+  }
+
+  it('item 8: a repository\'s hooks (.claude/settings*.json) and MCP servers (.mcp.json) do not run under a plan-mode task', async function () {
+    const { hookMarker, mcpMarker } = hostileRepository();
+    upstream.setDefaultReply({ kind: 'text', text: 'Nothing to do.' });
+    const run = await start('1', 'Say hello.', { permissionMode: 'plan' });
+    const cmdline = fs.readFileSync(`/proc/${run.pid}/cmdline`, 'utf8').split('\0');
+    assert.equal((await run.done).kind, 'completed');
+    assert.equal(fs.existsSync(hookMarker), false, 'a repository hook ran');
+    assert.equal(fs.existsSync(mcpMarker), false, 'a repository MCP server was started');
+    assert.equal(cmdline[cmdline.indexOf('--setting-sources') + 1], 'user', 'only the user\'s own settings are loaded');
+    assert.ok(cmdline.includes('--strict-mcp-config'), 'only the MCP servers the extension names');
+  });
+
+  it('item 8: the same repository\'s hooks do run when the user opts in to project settings (so the test above can fail)', async function () {
+    const { hookMarker } = hostileRepository();
+    upstream.setDefaultReply({ kind: 'text', text: 'Nothing to do.' });
+    const run = await start('1', 'Say hello.', { permissionMode: 'plan', settingSources: 'user,project,local' });
+    assert.equal((await run.done).kind, 'completed');
+    assert.equal(fs.existsSync(hookMarker), true, 'with project settings Claude Code runs the repository\'s hooks');
   });
 
   it('item 4: Claude Code does not wait for stdin at start (no "no stdin data received" warning)', async function () {

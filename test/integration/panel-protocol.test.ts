@@ -127,6 +127,24 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.match(link.host.asked[0].detail, /never asks/);
   });
 
+  it('item 10: editing a queued task to Bypass permissions asks like create; declined, the task keeps its mode and prompt', async () => {
+    link.webview.channel.ready();
+    await world.windows[0].service.availability.refresh();
+    const task = await world.windows[0].service.create({ title: 'E', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
+    link.host.confirmAnswers.push(false, true);
+    assert.deepEqual(await link.webview.channel.request('editTask', { taskId: task.id, patch: { permissionMode: 'bypassPermissions', prompt: 'p2' } }), { title: 'E', prompt: 'p' });
+    assert.equal(world.windows[0].service.getTask(task.id)?.permissionMode, 'plan', 'declined: the mode is unchanged');
+    assert.equal(world.windows[0].service.getTask(task.id)?.prompt, 'p', 'declined: nothing of the edit is applied');
+    assert.match(link.host.asked[0].detail, /never asks/);
+    assert.ok(link.host.asked[0].detail.includes(PANEL_WORKSPACE), 'the question names the folder');
+    await link.webview.channel.request('editTask', { taskId: task.id, patch: { permissionMode: 'bypassPermissions' } });
+    assert.equal(world.windows[0].service.getTask(task.id)?.permissionMode, 'bypassPermissions');
+    assert.equal(link.host.asked.length, 2);
+    // Already Bypass: an edit of its prompt asks nothing (confirmAnswers is empty: a question would fail the test).
+    await link.webview.channel.request('editTask', { taskId: task.id, patch: { prompt: 'p3', permissionMode: 'bypassPermissions' } });
+    assert.equal(world.windows[0].service.getTask(task.id)?.prompt, 'p3');
+  });
+
   it('an expanded card gets its segments from the ledger', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClaudeCodeAdapter, CONTINUATION_PROMPT, ReferenceAgentAdapter, type SegmentSpec } from '../../src/agent/adapters';
-import { countFilesChanged, EMPTY_TREE, recordBaseCommit } from '../../src/agent/files-changed';
+import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../../src/agent/files-changed';
 import { inhibitorFor, KeepAwake } from '../../src/agent/keep-awake';
 
 const spec = (over: Partial<SegmentSpec> = {}): SegmentSpec => ({
@@ -31,6 +31,18 @@ function alive(pid: number | undefined): boolean {
 }
 
 describe('agent adapters', () => {
+  it('item 8: Claude Code loads only the user\'s own settings and only the relay\'s MCP server unless the user opts in to project settings', () => {
+    const flagValue = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
+    for (const mode of ['plan', 'default', 'acceptEdits', 'bypassPermissions'] as const) {
+      const args = new ClaudeCodeAdapter({ command: '/bin/claude' }).launch(spec({ permissionMode: mode })).args;
+      assert.equal(flagValue(args, '--setting-sources'), 'user', mode);
+      assert.ok(args.includes('--strict-mcp-config'), mode);
+    }
+    const optedIn = new ClaudeCodeAdapter({ command: '/bin/claude', settingSources: 'user,project,local' }).launch(spec()).args;
+    assert.equal(flagValue(optedIn, '--setting-sources'), 'user,project,local');
+    assert.ok(!optedIn.includes('--strict-mcp-config'));
+  });
+
   it('Claude Code: --session-id first, --resume later, settings carry the proxy env, IS_SANDBOX as root', () => {
     const adapter = new ClaudeCodeAdapter({ command: '/bin/claude', configDir: '/cfg', isRoot: true });
     const s = spec();
@@ -93,47 +105,129 @@ describe('agent adapters', () => {
   });
 });
 
-describe('files_changed from git', () => {
-  it('counts changes since the recorded commit plus untracked files; null outside git', async () => {
-    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-'));
-    assert.equal(await recordBaseCommit(ws), null);
-    assert.equal(await countFilesChanged(ws, null), null);
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
-    git('init', '-q');
-    assert.equal(await recordBaseCommit(ws), EMPTY_TREE, 'no commit yet: the empty tree');
+describe('files_changed from snapshots (hardened git)', () => {
+  const git = (ws: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
+
+  it('counts created, modified, deleted and committed files since the first start, ignored ones included; pre-existing changes are not counted', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-'));
+    const ws = path.join(root, 'ws');
+    const taskDir = path.join(root, 'task');
+    fs.mkdirSync(ws);
+    git(ws, 'init', '-q');
     fs.writeFileSync(path.join(ws, 'a.txt'), '1');
     fs.writeFileSync(path.join(ws, 'b.txt'), '1');
-    git('add', '.');
-    git('commit', '-q', '-m', 'base');
-    const base = await recordBaseCommit(ws);
+    fs.writeFileSync(path.join(ws, '.gitignore'), 'build/\n');
+    git(ws, 'add', '.');
+    git(ws, 'commit', '-q', '-m', 'base');
+    fs.writeFileSync(path.join(ws, 'dirty-before.txt'), 'the user was working on this');
+    assert.equal(await recordBaseCommit(ws), execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ws, encoding: 'utf8' }).trim());
+    assert.equal(await recordFilesBaseline(ws, taskDir), true);
     fs.writeFileSync(path.join(ws, 'a.txt'), '2'); // modified
     fs.writeFileSync(path.join(ws, 'new.txt'), 'n'); // untracked
     fs.rmSync(path.join(ws, 'b.txt')); // deleted
     fs.writeFileSync(path.join(ws, 'c.txt'), 'c');
-    git('add', 'c.txt');
-    git('commit', '-q', '-m', 'agent commit'); // committed after the base still counts
-    fs.writeFileSync(path.join(ws, '.gitignore'), 'ignored.txt\n');
-    fs.writeFileSync(path.join(ws, 'ignored.txt'), 'x');
-    assert.equal(await countFilesChanged(ws, base), 5); // a, b, c, new, .gitignore
-    fs.rmSync(ws, { recursive: true, force: true });
+    git(ws, 'add', 'c.txt');
+    git(ws, 'commit', '-q', '-m', 'agent commit'); // committed: still a change
+    fs.mkdirSync(path.join(ws, 'build'));
+    fs.writeFileSync(path.join(ws, 'build', 'out.js'), 'x'); // ignored: still a change
+    assert.equal(await countFilesChanged(ws, taskDir), 5); // a, b, c, new, build/out.js
+    fs.rmSync(path.join(ws, 'dirty-before.txt'));
+    fs.mkdirSync(path.join(ws, 'dirty-before.txt'));
+    fs.writeFileSync(path.join(ws, 'dirty-before.txt', 'inside'), 'a file became a folder');
+    assert.equal(await countFilesChanged(ws, taskDir), 7, 'the file that went and the file inside the new folder count too');
+    fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('item 7: a git that hangs (a slow fsmonitor hook in the repository) gives "unknown" at the time limit instead of hanging the task', async () => {
-    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hang-'));
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
-    git('init', '-q');
+  it('item 4 (issue 20): a folder that is not a repository, or sits in an ignored directory of one, gets the right count', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-ign-'));
+    git(root, 'init', '-q');
+    fs.writeFileSync(path.join(root, '.gitignore'), '.tools/\n');
+    const ws = path.join(root, '.tools', 'start', 'folder');
+    fs.mkdirSync(ws, { recursive: true });
+    fs.writeFileSync(path.join(ws, 'README.md'), 'hi');
+    const taskDir = path.join(root, 'task');
+    assert.equal(await recordFilesBaseline(ws, taskDir), true);
+    fs.writeFileSync(path.join(ws, 'hello.txt'), 'hello');
+    fs.writeFileSync(path.join(ws, 'README.md'), 'changed');
+    assert.equal(await countFilesChanged(ws, taskDir), 2);
+
+    const plain = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-plain-'));
+    assert.equal(await recordBaseCommit(plain), null, 'no repository: no base commit');
+    assert.equal(await recordFilesBaseline(plain, path.join(plain, '..', `${path.basename(plain)}-task`)), true);
+    fs.writeFileSync(path.join(plain, 'x.txt'), 'x');
+    assert.equal(await countFilesChanged(plain, path.join(plain, '..', `${path.basename(plain)}-task`)), 1);
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(plain, { recursive: true, force: true });
+    fs.rmSync(`${plain}-task`, { recursive: true, force: true });
+  });
+
+  it('item 4 (issue 20): without a first-start snapshot, or with more files than a snapshot holds, the count is unknown (null), not a guess', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-unknown-'));
+    const ws = path.join(root, 'ws');
+    fs.mkdirSync(ws);
     fs.writeFileSync(path.join(ws, 'a.txt'), '1');
-    git('add', '.');
-    git('commit', '-q', '-m', 'base');
-    const base = await recordBaseCommit(ws);
-    const hook = path.join(ws, '..', `${path.basename(ws)}-hang.sh`);
-    fs.writeFileSync(hook, '#!/bin/sh\nsleep 15\n', { mode: 0o755 });
-    git('config', 'core.fsmonitor', hook); // every index refresh now waits for the hook
     try {
-      assert.equal(await countFilesChanged(ws, base, { timeoutMs: 500 }), null);
+      assert.equal(await countFilesChanged(ws, path.join(root, 'no-baseline')), null, 'no baseline');
+      assert.equal(await recordFilesBaseline(ws, path.join(root, 'task')), true);
+      fs.writeFileSync(path.join(ws, 'b.txt'), '2');
+      assert.equal(await countFilesChanged(ws, path.join(root, 'task'), { maxEntries: 1 }), null, 'too many files to list');
+      assert.equal(await countFilesChanged(ws, path.join(root, 'task')), 1);
     } finally {
-      fs.rmSync(ws, { recursive: true, force: true });
-      fs.rmSync(hook, { force: true });
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('item 6: neither the repository\'s config (fsmonitor, clean filter, textconv, hooks) nor GIT_* variables of the host make the count run a program', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hostile-'));
+    const ws = path.join(root, 'ws');
+    fs.mkdirSync(ws);
+    const marker = (name: string) => path.join(root, `${name}-ran`);
+    git(ws, 'init', '-q');
+    fs.writeFileSync(path.join(ws, 'a.txt'), '1');
+    fs.writeFileSync(path.join(ws, '.gitattributes'), '* filter=evil diff=evil\n');
+    git(ws, 'add', '.');
+    git(ws, 'commit', '-q', '-m', 'base');
+    git(ws, 'config', 'core.fsmonitor', `touch '${marker('fsmonitor')}'; false`);
+    git(ws, 'config', 'filter.evil.clean', `touch '${marker('filter')}'; cat`);
+    git(ws, 'config', 'diff.evil.textconv', `touch '${marker('textconv')}'; cat`);
+    git(ws, 'config', 'core.hooksPath', root);
+    const globalConfig = path.join(root, 'global.gitconfig');
+    fs.writeFileSync(globalConfig, `[core]\n\tfsmonitor = touch '${marker('global')}'; false\n`);
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      GIT_CONFIG_GLOBAL: globalConfig,
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'core.fsmonitor',
+      GIT_CONFIG_VALUE_0: `touch '${marker('env')}'; false`,
+      GIT_DIR: path.join(ws, '.git'),
+    });
+    try {
+      const taskDir = path.join(root, 'task');
+      assert.ok(await recordBaseCommit(ws));
+      assert.equal(await recordFilesBaseline(ws, taskDir), true);
+      fs.writeFileSync(path.join(ws, 'a.txt'), '2');
+      fs.writeFileSync(path.join(ws, 'b.txt'), 'new');
+      assert.equal(await countFilesChanged(ws, taskDir), 2);
+      assert.deepEqual(fs.readdirSync(root).filter((f) => f.endsWith('-ran')), [], 'no configured program ran');
+    } finally {
+      for (const key of ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0', 'GIT_DIR']) delete process.env[key];
+      Object.assign(process.env, saved);
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('item 7: a git that hangs gives "unknown" at the time limit instead of hanging the task', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hang-'));
+    const ws = path.join(root, 'ws');
+    fs.mkdirSync(ws);
+    fs.writeFileSync(path.join(ws, 'a.txt'), '1');
+    assert.equal(await recordFilesBaseline(ws, path.join(root, 'task')), true);
+    const hung = path.join(root, 'git-hangs.sh');
+    fs.writeFileSync(hung, '#!/bin/sh\nsleep 15\n', { mode: 0o755 });
+    try {
+      assert.equal(await countFilesChanged(ws, path.join(root, 'task'), { timeoutMs: 500, gitCommand: hung }), null);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 });

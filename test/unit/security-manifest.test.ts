@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES } from '../../src/agent/adapters';
 
 interface Manifest {
   capabilities?: { untrustedWorkspaces?: { supported: boolean | string; description?: string } };
@@ -15,6 +16,16 @@ describe('extension manifest: what a workspace can change', () => {
     for (const key of ['offPeak.gatewayUrl', 'offPeak.claudeCodePath']) {
       assert.ok(['machine', 'application'].includes(properties[key]?.scope ?? 'window'), `${key} has scope ${properties[key]?.scope ?? '(none: window)'}`);
     }
+  });
+
+  it('item 8: the agent and the Claude Code setting sources are machine settings; the default loads only the user\'s own Claude Code settings', () => {
+    const properties = manifest.contributes.configuration.properties as Record<string, { scope?: string; default?: unknown; enum?: unknown[] }>;
+    for (const key of ['offPeak.agent', 'offPeak.claudeCodeSettingSources']) {
+      assert.ok(['machine', 'application'].includes(properties[key]?.scope ?? 'window'), `${key} has scope ${properties[key]?.scope ?? '(none: window)'}`);
+    }
+    assert.equal(properties['offPeak.claudeCodeSettingSources'].default, DEFAULT_CLAUDE_SETTING_SOURCES);
+    assert.equal(DEFAULT_CLAUDE_SETTING_SOURCES, 'user');
+    assert.deepEqual(properties['offPeak.claudeCodeSettingSources'].enum, [...CLAUDE_SETTING_SOURCES]);
   });
 
   it('item 5: the extension declares that it does not run in an untrusted (Restricted Mode) workspace, and says why', () => {

@@ -1,0 +1,28 @@
+// `offPeak.setApiKey` with the key as its argument (automation, another extension, a command
+// link): it may set a key where none is stored, but replacing the stored key asks the user first,
+// as a modal (docs/architecture.md#layers: vscode-free, so tested in plain Node).
+import type { Confirmation } from './confirmations';
+
+/** The key storage as this command sees it (src/vscode/api-key.ts over SecretStorage). */
+export interface ApiKeySlot {
+  get(): Promise<string | undefined>;
+  set(key: string): Promise<void>;
+}
+
+export const REPLACE_KEY_CONFIRMATION: Confirmation = {
+  message: 'Replace your Off-Peak gateway API key?',
+  detail:
+    'A command (from another extension, a link or automation) asks to store a different key. Your tasks would then run, and be billed, under that key. Replace it only if you started this yourself.',
+  action: 'Replace Key',
+};
+
+/** Stores `key` unless it would replace a different stored key and the user declines. True when `key` is the stored key afterwards. */
+export async function setApiKeyFromArgument(slot: ApiKeySlot, key: string, confirm: (question: Confirmation) => Promise<boolean>): Promise<boolean> {
+  const trimmed = key.trim();
+  if (trimmed === '' || /\s/.test(trimmed)) throw new Error('an API key is a non-empty string without spaces');
+  const stored = await slot.get();
+  if (stored === trimmed) return true;
+  if (stored !== undefined && !(await confirm(REPLACE_KEY_CONFIRMATION))) return false;
+  await slot.set(trimmed);
+  return true;
+}
