@@ -75,13 +75,19 @@ export function hardenedGitArgs(args: readonly string[]): string[] {
 }
 
 /** Runs one hardened git command; its stdout, or null when it failed or timed out ("unknown"). */
-export function runGit(args: readonly string[], options: HardenedGitOptions): Promise<string | null> {
+export async function runGit(args: readonly string[], options: HardenedGitOptions): Promise<string | null> {
+  return (await runGitBuffer(args, options))?.toString('utf8') ?? null;
+}
+
+/** runGit with stdout as bytes (file contents, `cat-file --batch`). */
+export function runGitBuffer(args: readonly string[], options: HardenedGitOptions): Promise<Buffer | null> {
   return new Promise((resolve) => {
     const child = execFile(
       options.gitCommand ?? 'git',
       hardenedGitArgs(args),
       {
         cwd: options.cwd,
+        encoding: 'buffer',
         maxBuffer: 256 * 1024 * 1024,
         windowsHide: true,
         timeout: options.timeoutMs ?? GIT_TIMEOUT_MS,

@@ -25,6 +25,7 @@ import { RemoteCancelWatcher } from './remote-cancel-watcher';
 import { SharedAsks } from './shared-asks';
 import { TaskNotices, type TaskNotice } from './task-notices';
 import { pruneTaskLeftovers } from './task-leftovers';
+import { pruneTaskWorktree } from './task-worktree-cleanup';
 import { changeConcerns, TaskStore, type StoreNotice, type TaskStoreOptions } from '../store';
 
 export interface HostEngineOptions {
@@ -153,6 +154,7 @@ export class HostEngine {
       defaultModel: async () => (await gateway.configs()).default_model,
       gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey },
       runtimeDir,
+      worktreesDir: path.join(options.storageDir, 'worktrees'),
       clock,
       keepAwake,
       proxyListener,
@@ -193,6 +195,7 @@ export class HostEngine {
     const pruneDeleted = (task: { id: string; sessionId: string | null }) => {
       const shared = task.sessionId !== null && store.read((tx) => tx.followUps.sessionInUse(task.sessionId!, task.id));
       pruneTaskLeftovers(leftovers, shared ? { id: task.id, sessionId: null } : task, log);
+      void pruneTaskWorktree(store, task.id, log);
     };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted, log });

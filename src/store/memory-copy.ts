@@ -6,6 +6,7 @@
 import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from './dispatch-repo';
 import { FollowUpRepo } from './follow-up-repo';
+import { IsolationRepo } from './isolation-repo';
 import { AskRepo } from './ask-repo';
 import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
@@ -97,6 +98,7 @@ export class MemoryCopy {
       outcomes: new OutcomeRepo(db, now),
       asks: new AskRepo(db, now),
       followUps: new FollowUpRepo(db, now),
+      isolation: new IsolationRepo(db, now),
     };
   }
 

@@ -14,6 +14,10 @@
  *     window's panel shows them, with an answer another window may leave for it.
  * v8: `off_peak_follow_ups`, one row per follow-up task: the finished task it continues (and its
  *     title then), the agent session its first segment resumes and the agent that owns it.
+ * v9: `off_peak_task_isolation`, one row per task created since: whether it runs on its own
+ *     branch in a git worktree or in place, the worktree's path, branch and base commit, and the
+ *     changed files counted after each segment (docs/flows.md#isolation). No delete trigger: the
+ *     row tells the deleted task's worktree to go, then is removed.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -31,12 +35,13 @@ export const CHANGES_TABLE = 'off_peak_change_counters';
 export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
-export const LATEST_SCHEMA_VERSION = 8;
+export const ISOLATION_TABLE = 'off_peak_task_isolation';
+export const LATEST_SCHEMA_VERSION = 9;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
-  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE],
+  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
@@ -255,6 +260,22 @@ CREATE TRIGGER IF NOT EXISTS ${FOLLOW_UPS_TABLE}_follow_task_delete AFTER DELETE
   BEGIN DELETE FROM ${FOLLOW_UPS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
 `;
 
+export const SCHEMA_V9_SQL = `
+CREATE TABLE IF NOT EXISTS ${ISOLATION_TABLE} (
+  task_id       TEXT PRIMARY KEY,
+  mode          TEXT NOT NULL,
+  repo_path     TEXT NOT NULL,
+  worktree_path TEXT,
+  branch        TEXT,
+  base_commit   TEXT,
+  note          TEXT,
+  changes_json  TEXT,
+  missing_at    INTEGER,
+  created_at    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${ISOLATION_TABLE}_worktree ON ${ISOLATION_TABLE} (worktree_path);
+`;
+
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
 INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified_at, seen_at)
@@ -322,6 +343,14 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     description: 'follow-up tasks: the finished task each continues and the session it resumes',
     up: (db) => {
       db.exec(SCHEMA_V8_SQL);
+      db.exec(changeTriggersSql(db));
+    },
+  },
+  {
+    version: 9,
+    description: 'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files',
+    up: (db) => {
+      db.exec(SCHEMA_V9_SQL);
       db.exec(changeTriggersSql(db));
     },
   },

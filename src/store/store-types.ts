@@ -11,6 +11,7 @@ import type { FollowUpRepo } from './follow-up-repo';
 import type { AskRepo } from './ask-repo';
 import type { OutcomeRepo } from './outcome-repo';
 import type { RuntimeRepo } from './runtime-repo';
+import type { IsolationRepo } from './isolation-repo';
 import type { StoreTopic } from './schema';
 import type { TaskRepo } from './task-repo';
 import type { TicketRepo } from './ticket-repo';
@@ -54,6 +55,7 @@ export interface StoreTx {
   readonly outcomes: OutcomeRepo;
   readonly asks: AskRepo;
   readonly followUps: FollowUpRepo;
+  readonly isolation: IsolationRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -67,6 +69,7 @@ export interface StoreReadTx {
   readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen'>;
   readonly asks: Pick<AskRepo, 'list'>;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
+  readonly isolation: Pick<IsolationRepo, 'get' | 'all' | 'sharersOf' | 'inPlaceHolder'>;
 }
 
 export interface StoreChange {
