@@ -16,6 +16,7 @@ import type { PanelBackend } from './panel/panel-controller';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
+import { registerReview, reviewTaskChanges } from './vscode/review';
 import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import type { TasksPanel } from './vscode/panel';
@@ -91,6 +92,7 @@ class OffPeakExtension implements vscode.Disposable {
     this.sessions = sessions;
     context.subscriptions.push(sessions);
     registerSessionCommands(context, { whenStarted: () => this.api.whenStarted(), terminals: this.terminals, sessions, showPanel: () => void this.panel.show() });
+    registerReview(context, () => this.api.whenStarted(), () => this.engine);
     context.subscriptions.push(
       this.output,
       this.apiKey,
@@ -178,6 +180,8 @@ class OffPeakExtension implements vscode.Disposable {
         },
         openSession: async (taskId) => this.sessions.show(engine, taskId),
         sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
+        reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
+        isolation: () => readSettings().isolation,
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {

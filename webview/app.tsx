@@ -6,6 +6,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { AvailabilityView, CardAsk, CreateTaskForm, PanelParams, PanelState, SegmentView, TaskCard } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
+import { OwnBranchToggle, ReviewButton, WorkplaceBlock } from './workplace';
 import {
   answerOutcomeText,
   askDeadlineText,
@@ -254,6 +255,8 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
   const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? 'default');
   const [model, setModel] = useState(initial?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
+  const [ownBranch, setOwnBranch] = useState<boolean | undefined>(undefined);
+  const branchDefault = workspaces.find((w) => w.path === workspacePath)?.ownBranch;
   const [busy, setBusy] = useState(false);
   const promptRef = useRef<HTMLElement>(null);
   useEffect(() => {
@@ -268,7 +271,8 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
     if (!canSubmit) return;
     setBusy(true);
     try {
-      const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null });
+      const chosen = ownBranch ?? branchDefault;
+      const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null, ...(chosen === undefined ? {} : { ownBranch: chosen }) });
       onError(undefined);
       if (done === false) return;
       if (!editing) {
@@ -341,6 +345,7 @@ function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError,
         </div>
       </div>
       {mode && <p class="hint permission-detail" data-testid="permission-detail">{mode.detail}</p>}
+      {!editing && branchDefault !== undefined && <OwnBranchToggle checked={ownBranch ?? branchDefault} onChange={setOwnBranch} />}
       <div class="buttons">
         <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>
           {editing ? 'Save' : 'Queue task'}
@@ -424,6 +429,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
           {card.actions.edit && <ActionButton testid="edit" icon="edit" label="Edit" onClick={() => setEditing(true)} />}
           {card.startedAt != null && <ActionButton testid="terminal" icon="terminal" label="Terminal" onClick={() => run(channel.request('openTerminal', { taskId: card.id }))} />}
           <SessionButtons taskId={card.id} openSession={card.actions.openSession} followUp={card.actions.followUp} act={act} channel={channel} onFollowUp={() => setFollowingUp(true)} />
+          <ReviewButton taskId={card.id} show={card.workplace?.reviewable ?? false} act={act} channel={channel} />
           {card.actions.cancel && <ActionButton testid="cancel" icon="stop-circle" label="Cancel" onClick={() => run(channel.request('cancel', { taskId: card.id }))} />}
           {card.actions.delete && <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />}
         </span>
@@ -432,6 +438,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
       {card.ask && <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={onMessage} />}
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
+      <WorkplaceBlock card={card} act={act} channel={channel} />
       {expanded && (
         <div class="details" id={detailsId} data-testid="details">
           <p class="prompt">{card.prompt}</p>
@@ -554,6 +561,7 @@ function History({ history, act, channel }: { history: PanelState['history']; ac
             <span class="duration">{formatDuration(h.durationMs)}</span>
             <span class="actions">
               <SessionButtons taskId={h.taskId} openSession={h.sessionId !== null} followUp={h.sessionId !== null && h.status !== 'in_progress'} sessionLabel="Session" sessionTestId="session" act={act} channel={channel} onFollowUp={() => setFollowingUp(h.taskId)} />
+              <ReviewButton taskId={h.taskId} show={h.reviewable ?? false} act={act} channel={channel} />
               <ActionButton testid="delete-history" icon="close" label="Remove" onClick={() => void act(channel.request('deleteHistory', { taskId: h.taskId }))} />
             </span>
             {followingUp === h.taskId && <FollowUpForm taskId={h.taskId} taskTitle={h.title} act={act} channel={channel} onMessage={() => undefined} onDone={() => setFollowingUp(undefined)} />}

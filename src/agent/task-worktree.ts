@@ -64,27 +64,26 @@ export async function createTaskWorktree(
   input: { folder: string; worktreesDir: string; taskId: string; title: string },
   options: WorktreeGitOptions = {},
 ): Promise<WorktreeResult> {
-  const top = await repositoryTop(input.folder, options);
-  if (!top) return { kind: 'in-place', reason: 'the folder is not a git repository' };
   const branch = branchNameFor(input.taskId, input.title);
   const dir = path.join(path.resolve(input.worktreesDir), branch.slice('offpeak/'.length));
-  const existing = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], options))?.trim();
-  if (existing) {
-    // A start that crashed after `git worktree add`: the branch (and maybe its folder) exist.
-    const base = (await git(top, ['merge-base', existing, 'HEAD'], options))?.trim() || existing;
-    if (!(await isWorktreeAt(dir, options))) {
-      await git(top, ['worktree', 'prune'], options);
-      if ((await git(top, ['worktree', 'add', '--quiet', dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
-    }
-    return { kind: 'created', worktreePath: dir, branch, baseCommit: base };
-  }
-  const head = (await git(top, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], options))?.trim();
-  if (!head) return { kind: 'in-place', reason: 'the repository has no commit yet' };
+  // One git for the repository's top and its HEAD (the common case costs two gits in all).
+  const found = (await git(input.folder, ['rev-parse', '--show-toplevel', 'HEAD^{commit}'], options))?.trim().split('\n');
+  const top = found?.[0] || (await repositoryTop(input.folder, options));
+  if (!top) return { kind: 'in-place', reason: 'the folder is not a git repository' };
+  const head = found?.[1];
+  if (!head || !/^[0-9a-f]{40,64}$/.test(head)) return { kind: 'in-place', reason: 'the repository has no commit yet' };
   await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
-  if ((await git(top, ['worktree', 'add', '--quiet', '-b', branch, dir, head], options)) === null) {
-    throw new Error(`git could not create the branch ${branch} and its worktree at ${dir}`);
+  if ((await git(top, ['worktree', 'add', '--quiet', '-b', branch, dir, head], options)) !== null) return { kind: 'created', worktreePath: dir, branch, baseCommit: head };
+
+  // A start that crashed after `git worktree add`: the branch (and maybe its folder) exist.
+  const existing = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], options))?.trim();
+  if (!existing) throw new Error(`git could not create the branch ${branch} and its worktree at ${dir}`);
+  const base = (await git(top, ['merge-base', existing, head], options))?.trim() || existing;
+  if (!(await isWorktreeAt(dir, options))) {
+    await git(top, ['worktree', 'prune'], options);
+    if ((await git(top, ['worktree', 'add', '--quiet', dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
   }
-  return { kind: 'created', worktreePath: dir, branch, baseCommit: head };
+  return { kind: 'created', worktreePath: dir, branch, baseCommit: base };
 }
 
 /** Whether `dir` is the top of a git worktree (a folder removed by hand is not). */

@@ -15,6 +15,7 @@ import {
   type PanelMethod,
   type PanelState,
   type RequestHandlers,
+  type WorkplaceView,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
 
@@ -36,6 +37,8 @@ export interface PanelBackend extends RequestHandlers {
   pendingAsks(): PendingAsk[];
   /** Follow-up tasks' links, by task id (absent: none). */
   followUpLinks?(): Map<string, FollowUpLink>;
+  /** Where tasks work and what they changed, by task id (docs/flows.md#isolation; absent: none). */
+  workplaces?(): Map<string, WorkplaceView>;
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
   availability(): PanelState['availability'];
@@ -92,7 +95,12 @@ export class PanelController extends Disposable {
     for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
     const unseen = this.backend.unseenTaskIds();
     const links = this.backend.followUpLinks?.() ?? new Map<string, FollowUpLink>();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id)));
+    const workplaces = this.backend.workplaces?.() ?? new Map<string, WorkplaceView>();
+    const tasks = this.backend.listTasks().map((t) => {
+      const card = toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id));
+      const workplace = workplaces.get(t.id);
+      return workplace ? { ...card, workplace } : card;
+    });
     return {
       version: ++this.version,
       now,

@@ -6,11 +6,12 @@ import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
-import { changeConcerns, type TaskStore } from '../store';
+import { changeConcerns, type IsolationMode, type TaskStore } from '../store';
 import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from '../core/create-task-command';
+import { deleteWorktreeConfirmation, isolationFor, looksLikeGitFolder, workplaceViews } from './workplace-panel';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
 export interface PanelClientConfigs {
@@ -48,6 +49,10 @@ export interface PanelHostBits {
   sessionInUseHere?(sessionId: string): boolean;
   /** Shows a modal question; true when the user chose `action`. */
   confirm(question: Confirmation): Promise<boolean>;
+  /** "Review changes" (docs/flows.md#review): the task's changes, or one file's, in the diff editor. */
+  reviewChanges?(taskId: string, path?: string): Promise<unknown>;
+  /** The machine setting `offPeak.isolation` (absent: in place, as before isolation existed). */
+  isolation?(): IsolationMode;
   notice(): string | undefined;
 }
 
@@ -145,16 +150,19 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     history: () => {
       const links = store.read((tx) => tx.followUps.all());
+      const reviewables = new Set([...store.read((tx) => workplaceViews(tx, service.listTasks()))].filter(([, w]) => w.reviewable).map(([id]) => id));
       return service.history().map((row) => {
         const link = links.get(row.taskId);
-        return link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
+        const withLink = link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
+        return reviewables.has(row.taskId) ? { ...withLink, reviewable: true } : withLink;
       });
     },
     followUpLinks: () => store.read((tx) => tx.followUps.all()),
     availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
-    workspaces: () => host.workspaces().map(({ name, path }) => ({ name, path })),
+    workspaces: () => host.workspaces().map(({ name, path }) => (host.isolation ? { name, path, ownBranch: isolationFor(undefined, path, host.isolation()) === 'worktree' } : { name, path })),
+    workplaces: () => store.read((tx) => workplaceViews(tx, service.listTasks())),
     notice: () => host.notice(),
     async createTask({ input }) {
       // The webview names a folder; only one open in this window, and existing, may run a task.
@@ -163,7 +171,9 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       // The folder's identity comes from the host, never from the webview.
       const workspaceIdentity = host.workspaces().find((w) => w.path === workspacePath)?.identity ?? null;
       try {
-        const task = await service.create({ ...input, workspacePath, workspaceIdentity });
+        const { ownBranch, ...form } = input;
+        const isolation = host.isolation ? isolationFor(ownBranch, workspacePath, host.isolation(), looksLikeGitFolder) : ownBranch ? 'worktree' : undefined;
+        const task = await service.create({ ...form, workspacePath, workspaceIdentity, isolation });
         return { taskId: task.id };
       } catch (e) {
         // A refused take may mean the plan or the exposure changed: look again.
@@ -199,6 +209,11 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const task = service.getTask(taskId);
       const question = task && deleteConfirmation(task);
       if (question && !(await host.confirm(question))) return { done: false };
+      // A worktree's branch with work merged nowhere goes with the task: asked first (docs/flows.md#isolation).
+      const isolation = store.read((tx) => tx.isolation.get(taskId));
+      const shared = isolation?.worktreePath ? store.read((tx) => tx.isolation.sharersOf(isolation.worktreePath!, taskId)).length : 0;
+      const branchQuestion = task && (await deleteWorktreeConfirmation(task, isolation, shared));
+      if (branchQuestion && !(await host.confirm(branchQuestion))) return { done: false };
       await service.delete(taskId);
       return { done: true };
     },
@@ -230,6 +245,12 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
         void refresh().catch(() => undefined);
         throw e;
       }
+    },
+    async reviewChanges({ taskId, path }) {
+      taskOrThrow(taskId);
+      if (!host.reviewChanges) throw new Error('Review changes needs VS Code.');
+      await host.reviewChanges(taskId, path);
+      return {};
     },
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };

@@ -38,6 +38,34 @@ export const CardAskSchema = z.object({
 });
 export type CardAsk = z.infer<typeof CardAskSchema>;
 
+/** One changed file of a task, with its added/removed lines (null: binary or unknown). */
+export const ChangedFileViewSchema = z.object({
+  path: z.string(),
+  status: z.enum(['added', 'modified', 'deleted']),
+  added: z.number().int().nullable(),
+  removed: z.number().int().nullable(),
+});
+export type ChangedFileView = z.infer<typeof ChangedFileViewSchema>;
+
+/** Where a task works (docs/flows.md#isolation) and what it changed there (docs/flows.md#review). */
+export const WorkplaceViewSchema = z.object({
+  mode: z.enum(['worktree', 'inPlace']),
+  /** Its own branch and worktree (null until its first start, and in place). */
+  branch: z.string().nullable(),
+  worktreePath: z.string().nullable(),
+  /** Why a task asked to run on its own branch runs in place. */
+  note: z.string().nullable(),
+  /** The worktree's folder was removed by hand. */
+  missing: z.boolean(),
+  /** An in-place task waiting for the task that runs in its folder: that task's title. */
+  waitingFor: z.string().nullable(),
+  /** The changed files counted after the last segment (null: not counted yet or unknown). */
+  changes: z.array(ChangedFileViewSchema).nullable(),
+  /** "Review changes" can open the diff editor. */
+  reviewable: z.boolean(),
+});
+export type WorkplaceView = z.infer<typeof WorkplaceViewSchema>;
+
 export const TaskCardSchema = z.object({
   id: z.string(),
   title: z.string(),
@@ -65,6 +93,8 @@ export const TaskCardSchema = z.object({
   /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
   followUpOfId: z.string().nullable(),
   followUpOfTitle: z.string().nullable(),
+  /** Tasks created since isolation exists: its own branch or in place, and its changed files. */
+  workplace: WorkplaceViewSchema.nullable().optional(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -90,6 +120,8 @@ export const HistoryRowSchema = z.object({
   /** A follow-up's History row says which task it followed up ("follow-up of <title>"). */
   followUpOfId: z.string().nullable().optional(),
   followUpOfTitle: z.string().nullable().optional(),
+  /** "Review changes" on the row opens the task's changes in the diff editor. */
+  reviewable: z.boolean().optional(),
 });
 
 /**
@@ -128,7 +160,8 @@ export const PanelStateSchema = z.object({
   availability: AvailabilityViewSchema,
   hasApiKey: z.boolean(),
   models: z.array(z.string()),
-  workspaces: z.array(z.object({ name: z.string(), path: z.string() })),
+  /** `ownBranch`: the form's "Run on its own branch" starts checked (a git folder, `offPeak.isolation` worktree). */
+  workspaces: z.array(z.object({ name: z.string(), path: z.string(), ownBranch: z.boolean().optional() })),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
   notice: z.string().optional(),
   /**
@@ -154,6 +187,8 @@ export const CreateTaskFormSchema = z.object({
   permissionMode: PermissionModeSchema,
   model: z.string().max(200).nullable(),
   thoughtLevel: z.string().max(50).nullable(),
+  /** "Run on its own branch" (docs/flows.md#isolation); absent: the `offPeak.isolation` setting for a git folder. */
+  ownBranch: z.boolean().optional(),
 }).strict();
 export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 
@@ -214,6 +249,8 @@ export const PanelRequests = {
     result: z.object({ taskId: z.string().nullable() }),
   },
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
+  /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */
+  reviewChanges: { params: z.object({ taskId, path: z.string().min(1).max(4096).optional() }).strict(), result: Nothing },
   /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
   answerAsk: {
     params: z.object({ taskId, askId: z.string().min(1).max(100), decision: z.enum(['allow', 'deny']) }).strict(),

@@ -9,6 +9,8 @@ export interface OffPeakSettings {
   claudeCodeSettingSources: ClaudeSettingSources;
   keepAwake: boolean;
   askTimeoutMinutes: number;
+  /** New tasks on a git folder run on their own branch (worktree) or in the folder (docs/flows.md#isolation). */
+  isolation: 'worktree' | 'inPlace';
 }
 
 export function readSettings(): OffPeakSettings {
@@ -22,5 +24,6 @@ export function readSettings(): OffPeakSettings {
     claudeCodeSettingSources: CLAUDE_SETTING_SOURCES.find((s) => s === sources) ?? DEFAULT_CLAUDE_SETTING_SOURCES,
     keepAwake: c.get<boolean>('keepAwake', true),
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
+    isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
   };
 }

@@ -1,0 +1,58 @@
+// Where a task works and what it changed (docs/flows.md#isolation, docs/flows.md#review): the
+// card's branch / waiting / missing-worktree lines and its changed files with +/- line counts,
+// each opening its own diff; "Review changes" on the card and the History row; the form's "Run on
+// its own branch". Paths and titles are plain text.
+import type { TaskCard } from '../src/protocol/webview';
+import type { HostChannel } from './host-channel';
+
+type Act = <T>(work: Promise<T>) => Promise<T | undefined>;
+
+export function ReviewButton({ taskId, show, act, channel }: { taskId: string; show: boolean; act: Act; channel: HostChannel }) {
+  if (!show) return null;
+  const title = "Open the task's changes in the diff editor";
+  return (
+    <button type="button" class="action" data-testid="review-changes" title={title} aria-label={title} onClick={() => void act(channel.request('reviewChanges', { taskId }))}>
+      <span class="codicon codicon-diff-multiple" aria-hidden="true" /> <span class="label">Review changes</span>
+    </button>
+  );
+}
+
+const count = (n: number | null, sign: string) => (n === null ? '' : `${sign}${n}`);
+
+export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Act; channel: HostChannel }) {
+  const w = card.workplace;
+  if (!w) return null;
+  return (
+    <div class="workplace" data-testid="workplace">
+      {w.waitingFor !== null && <div class="waiting" data-testid="waiting-for-folder">Waiting for {w.waitingFor} to finish in this folder</div>}
+      {w.missing && <div class="failure" data-testid="worktree-missing">Its worktree {w.worktreePath} was removed; the branch {w.branch} is kept in the repository.</div>}
+      {w.branch && !w.missing && (
+        <div class="branch" data-testid="branch" title={w.worktreePath ?? undefined}>
+          <span class="codicon codicon-git-branch" aria-hidden="true" /> {w.branch}
+        </div>
+      )}
+      {w.note && <div class="hint" data-testid="isolation-note">{w.note}</div>}
+      {w.changes && w.changes.length > 0 && (
+        <ul class="changed-files" role="list" data-testid="changed-files">
+          {w.changes.map((c) => (
+            <li key={c.path}>
+              <button type="button" class="link" title={`Open the diff of ${c.path}`} disabled={!w.reviewable} onClick={() => void act(channel.request('reviewChanges', { taskId: card.id, path: c.path }))}>
+                {c.path}
+              </button>{' '}
+              <span class={`change ${c.status}`}>{c.status}</span> <span class="added">{count(c.added, '+')}</span> <span class="removed">{count(c.removed, '−')}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+export function OwnBranchToggle({ checked, onChange }: { checked: boolean; onChange(value: boolean): void }) {
+  return (
+    <label class="own-branch" data-testid="own-branch">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange((e.target as HTMLInputElement).checked)} /> Run on its own branch
+      <span class="hint"> (a worktree on a new offpeak/… branch; your working copy is not touched)</span>
+    </label>
+  );
+}
