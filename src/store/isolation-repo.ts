@@ -130,13 +130,14 @@ export class IsolationRepo {
   }
 
   /**
-   * The scheduler's claim rule (docs/flows.md#isolation): an in-place task (no row, or mode
-   * inPlace) waits while another in-place task of the same folder is running or claimed. The
-   * task that holds the folder, or undefined when it is free.
+   * The scheduler's claim rule (docs/flows.md#isolation): a task that runs in place (mode
+   * inPlace) waits while another task runs or is claimed in place in the same folder (mode
+   * inPlace, or no row: a task created without an isolation choice, which itself never waits, as
+   * before isolation existed). The task that holds the folder, or undefined when it is free.
    */
   inPlaceHolder(taskId: string, workspaceKey: string): { id: string; title: string } | undefined {
     const own = this.get(taskId);
-    if (own?.mode === 'worktree') return undefined;
+    if (own?.mode !== 'inPlace') return undefined;
     const row = this.db.get(
       `SELECT t.off_peak_task_id AS id, t.title AS title FROM ${TASKS_TABLE} t LEFT JOIN ${ISOLATION_TABLE} i ON i.task_id = t.off_peak_task_id
        WHERE t.workspace_key = ? AND t.off_peak_task_id <> ? AND (t.status = 'running' OR (t.status = 'queued' AND t.claim_running = 1))
