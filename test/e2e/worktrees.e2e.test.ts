@@ -7,7 +7,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import { systemClock } from '../../src/core/clock';
 import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
+import { PanelController } from '../../src/panel/panel-controller';
+import { createServiceBackend } from '../../src/panel/service-backend';
 import type { RecordedRequest, ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { startTestEngine, waitFor } from './test-engine';
@@ -35,6 +38,19 @@ function scripted(steps: Record<string, ScriptedReply[]>): ScriptedReply {
     },
   };
 }
+
+/** What the panel needs from VS Code, for a snapshot (nothing is clicked here). */
+const hostBits = {
+  hasApiKey: async () => true,
+  setApiKey: async () => undefined,
+  workspaces: () => [],
+  models: () => [],
+  configs: () => undefined,
+  reloadConfigs: async () => undefined,
+  openTerminal: async () => undefined,
+  confirm: async () => true,
+  notice: () => undefined,
+};
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
@@ -156,6 +172,18 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     for (let i = 0; i < 8; i++) world.upstream.enqueue(scripted(steps));
     const one = await h.service.create({ title: 'one', prompt: 'first in place', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
     const two = await h.service.create({ title: 'two', prompt: 'second in place', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
+    // While one runs, the other's card says what it waits for.
+    const panel = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, createServiceBackend(h.service, h.store, hostBits, h), systemClock);
+    let waiting: { running: string; waiting: string } | undefined;
+    for (const start = Date.now(); !waiting; await new Promise((r) => setTimeout(r, 25))) {
+      if (Date.now() - start > 60_000) throw new Error('timed out waiting for a card waiting for the folder');
+      const cards = (await panel.snapshot()).tasks;
+      const running = cards.find((c) => c.status === 'running');
+      const other = cards.find((c) => c.status === 'queued');
+      if (running && other?.workplace?.waitingFor === running.title) waiting = { running: running.title, waiting: other.title };
+    }
+    panel.dispose();
+    assert.deepEqual([waiting.running, waiting.waiting].sort(), ['one', 'two']);
     await waitFor(() => [one, two].every((t) => h.service.getTask(t.id)!.status === 'completed'), 'both completed', 120_000);
     // The segments, in the order they started and ended: never two at once in the folder.
     const timeline = events.flatMap((e) => (e.type === 'segment-started' ? [`start ${e.taskId}`] : e.type === 'segment-ended' ? [`end ${e.taskId}`] : []));

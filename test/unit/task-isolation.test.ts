@@ -123,6 +123,17 @@ describe('task isolation', () => {
     assert.equal(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\nTWO\nthree\nuser edit\n', "the user's edit is untouched");
   });
 
+  it('a start that crashed after `git worktree add` (nothing recorded) finds the branch and its worktree again, at the same path and base', async () => {
+    const repo = makeRepo(root);
+    const input = { folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'crash123', title: 'Crash' };
+    const first = await createTaskWorktree(input);
+    if (first.kind !== 'created') throw new Error('no worktree');
+    fs.writeFileSync(path.join(first.worktreePath, 'kept.txt'), 'work\n');
+    git(repo, 'commit', '-q', '--allow-empty', '-m', 'the user commits meanwhile');
+    assert.deepEqual(await createTaskWorktree(input), first, 'the same worktree, branch and base (not the new HEAD)');
+    assert.ok(fs.existsSync(path.join(first.worktreePath, 'kept.txt')), 'its files are kept');
+  });
+
   it('a folder that is not a git repository (or has no commit) runs in place, saying why', async () => {
     const plain = path.join(root, 'plain');
     fs.mkdirSync(plain);
