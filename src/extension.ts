@@ -182,6 +182,7 @@ class OffPeakExtension implements vscode.Disposable {
         sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
         reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
         isolation: () => readSettings().isolation,
+        openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {

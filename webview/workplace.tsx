@@ -3,6 +3,7 @@
 // each opening its own diff; "Review changes" on the card and the History row; the form's "Run on
 // its own branch". Paths and titles are plain text.
 import type { TaskCard } from '../src/protocol/webview';
+import { formatTime } from './format';
 import type { HostChannel } from './host-channel';
 
 type Act = <T>(work: Promise<T>) => Promise<T | undefined>;
@@ -32,6 +33,21 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
         </div>
       )}
       {w.note && <div class="hint" data-testid="isolation-note">{w.note}</div>}
+      {w.discardedAt != null && <div class="hint" data-testid="discarded">Changes discarded {formatTime(w.discardedAt)}: its worktree and branch were removed.</div>}
+      {(w.canOpen || w.canDiscard) && (
+        <div class="bring-home" role="group" aria-label="What to do with the task's branch">
+          {w.canOpen && (
+            <button type="button" class="action" data-testid="open-worktree" title="Open the task's worktree in a new window" onClick={() => void act(channel.request('openWorktree', { taskId: card.id }))}>
+              <span class="codicon codicon-empty-window" aria-hidden="true" /> <span class="label">Open worktree</span>
+            </button>
+          )}
+          {w.canDiscard && (
+            <button type="button" class="action" data-testid="discard-changes" title="Remove the task's worktree and branch (asks first)" onClick={() => void act(channel.request('discardChanges', { taskId: card.id }))}>
+              <span class="codicon codicon-discard" aria-hidden="true" /> <span class="label">Discard</span>
+            </button>
+          )}
+        </div>
+      )}
       {w.changes && w.changes.length > 0 && (
         <ul class="changed-files" role="list" data-testid="changed-files">
           {w.changes.map((c) => (

@@ -11,7 +11,8 @@ import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from '../core/create-task-command';
-import { deleteWorktreeConfirmation, isolationFor, looksLikeGitFolder, workplaceViews } from './workplace-panel';
+import { deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, workplaceViews } from './workplace-panel';
+import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
 export interface PanelClientConfigs {
@@ -51,6 +52,8 @@ export interface PanelHostBits {
   confirm(question: Confirmation): Promise<boolean>;
   /** "Review changes" (docs/flows.md#review): the task's changes, or one file's, in the diff editor. */
   reviewChanges?(taskId: string, path?: string): Promise<unknown>;
+  /** "Open worktree in new window". */
+  openFolderInNewWindow?(folder: string): Promise<unknown>;
   /** The machine setting `offPeak.isolation` (absent: in place, as before isolation existed). */
   isolation?(): IsolationMode;
   notice(): string | undefined;
@@ -245,6 +248,22 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
         void refresh().catch(() => undefined);
         throw e;
       }
+    },
+    async discardChanges({ taskId }) {
+      const task = taskOrThrow(taskId);
+      const isolation = store.read((tx) => tx.isolation.get(taskId));
+      if (!isolation?.worktreePath) throw new Error('This task has no branch of its own to discard.');
+      if (!(await host.confirm(discardConfirmation(task, isolation)))) return { done: false };
+      await discardTaskWorktree(store, taskId);
+      return { done: true };
+    },
+    async openWorktree({ taskId }) {
+      taskOrThrow(taskId);
+      const isolation = store.read((tx) => tx.isolation.get(taskId));
+      if (!isolation?.worktreePath || isolation.missingAt !== null || isolation.broughtHome !== null) throw new Error("This task's worktree is not there.");
+      if (!host.openFolderInNewWindow) throw new Error('Opening a window needs VS Code.');
+      await host.openFolderInNewWindow(isolation.worktreePath);
+      return {};
     },
     async reviewChanges({ taskId, path }) {
       taskOrThrow(taskId);

@@ -25,7 +25,24 @@ export function isolationFor(ownBranch: boolean | undefined, folder: string, set
 
 /** Whether "Review changes" has something to open for this row. */
 export function reviewable(task: Pick<OffPeakTask, 'status'>, isolation: TaskIsolation | undefined): boolean {
-  return !!isolation && (isolation.changes?.length ?? 0) > 0 && !(isolation.mode === 'worktree' && isolation.missingAt !== null) && task.status !== 'queued';
+  if (!isolation || (isolation.changes?.length ?? 0) === 0 || task.status === 'queued') return false;
+  return !(isolation.mode === 'worktree' && (isolation.missingAt !== null || isolation.broughtHome !== null));
+}
+
+/** A finished task whose own worktree is still there: Discard is offered. */
+function bringable(task: OffPeakTask, row: TaskIsolation): boolean {
+  return isTerminalStatus(task.status) && row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome === null;
+}
+
+/** Discard always asks: the branch and the worktree go, with whatever they hold. */
+export function discardConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+  const title = task.title || task.prompt.split('\n')[0];
+  const files = isolation.changes?.length ?? 0;
+  return {
+    message: `Discard the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}"?`,
+    detail: `Its worktree and the branch ${isolation.branch} are removed${files > 0 ? `, with the ${files} changed file${files === 1 ? '' : 's'}` : ''}. Your own working copy is not touched. The task stays in the list and in History. This cannot be undone.`,
+    action: 'Discard Changes',
+  };
 }
 
 /** Every task's workplace view (tasks created before isolation existed have none). */
@@ -45,6 +62,9 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
       waitingFor: holder ? holder.title || holder.id : null,
       changes: row.changes?.map(({ path: p, status, added, removed }) => ({ path: p, status, added, removed })) ?? null,
       reviewable: reviewable(task, row),
+      discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
+      canDiscard: bringable(task, row),
+      canOpen: row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome === null,
     });
   }
   return views;
@@ -55,7 +75,7 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
  * commits or changes merged nowhere (undefined: nothing to lose, no question).
  */
 export async function deleteWorktreeConfirmation(task: OffPeakTask, isolation: TaskIsolation | undefined, sharedWith: number): Promise<Confirmation | undefined> {
-  if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || sharedWith > 0) return undefined;
+  if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || sharedWith > 0 || isolation.broughtHome !== null) return undefined;
   if (!isTerminalStatus(task.status) && task.status !== 'paused' && task.status !== 'queued') return undefined;
   const lost = await unmergedWork({ repoPath: isolation.repoPath, branch: isolation.branch, baseCommit: isolation.baseCommit, changedFiles: isolation.changes?.length ?? 0 });
   if (!lost) return undefined;

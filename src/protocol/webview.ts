@@ -63,6 +63,11 @@ export const WorkplaceViewSchema = z.object({
   changes: z.array(ChangedFileViewSchema).nullable(),
   /** "Review changes" can open the diff editor. */
   reviewable: z.boolean(),
+  /** The branch was discarded (docs/flows.md#bring-it-home): when. */
+  discardedAt: z.number().nullable().optional(),
+  /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */
+  canDiscard: z.boolean().optional(),
+  canOpen: z.boolean().optional(),
 });
 export type WorkplaceView = z.infer<typeof WorkplaceViewSchema>;
 
@@ -249,6 +254,10 @@ export const PanelRequests = {
     result: z.object({ taskId: z.string().nullable() }),
   },
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
+  /** "Discard": removes a finished task's worktree and branch after a confirmation (docs/flows.md#bring-it-home). */
+  discardChanges: { params: TaskRef, result: Confirmed },
+  /** "Open worktree in new window". */
+  openWorktree: { params: TaskRef, result: Nothing },
   /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */
   reviewChanges: { params: z.object({ taskId, path: z.string().min(1).max(4096).optional() }).strict(), result: Nothing },
   /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */

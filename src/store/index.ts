@@ -9,7 +9,7 @@ export { RuntimeRepo, type TaskRuntimeRecord } from './runtime-repo';
 export { OutcomeRepo, type UnnotifiedOutcome } from './outcome-repo';
 export { AskRepo, type SharedAsk } from './ask-repo';
 export { FollowUpRepo, type FollowUpLink } from './follow-up-repo';
-export { IsolationRepo, type TaskIsolation, type IsolationMode, type ChangedFile } from './isolation-repo';
+export { IsolationRepo, type TaskIsolation, type IsolationMode, type ChangedFile, type BroughtHome } from './isolation-repo';
 export { isIoError, type StoreFs } from './db-file';
 export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';
 export { LATEST_SCHEMA_VERSION, TASK_COLUMNS, STORE_TOPICS, type MigrationReport, type StoreTopic } from './schema';

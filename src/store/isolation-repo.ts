@@ -11,6 +11,7 @@ import { ISOLATION_TABLE, TASKS_TABLE } from './schema';
 import type { SqlDb, SqlRow } from './sql';
 
 export type IsolationMode = 'worktree' | 'inPlace';
+export type BroughtHome = 'discarded';
 
 /** One changed path of a task: `added`/`removed` line counts are null for a binary file. */
 export interface ChangedFile {
@@ -38,6 +39,8 @@ export interface TaskIsolation {
   changes: ChangedFile[] | null;
   /** When the worktree was found removed by hand (reported on the card). */
   missingAt: number | null;
+  /** What the user did with the branch (the card says it, and when). */
+  broughtHome: { kind: BroughtHome; at: number } | null;
   createdAt: number;
 }
 
@@ -63,6 +66,7 @@ function toIsolation(r: SqlRow): TaskIsolation {
     note: text(r.note),
     changes: parseChanges(r.changes_json),
     missingAt: r.missing_at === null || r.missing_at === undefined ? null : Number(r.missing_at),
+    broughtHome: r.brought_home === 'discarded' ? { kind: 'discarded', at: Number(r.brought_home_at) } : null,
     createdAt: Number(r.created_at),
   };
 }
@@ -112,6 +116,11 @@ export class IsolationRepo {
 
   recordChanges(taskId: string, changes: ChangedFile[] | null): boolean {
     return this.db.run(`UPDATE ${ISOLATION_TABLE} SET changes_json = ? WHERE task_id = ?`, [changes === null ? null : JSON.stringify(changes), taskId]) === 1;
+  }
+
+  /** The user discarded the task's branch (its worktree and branch are gone; the list of changes stays). */
+  recordBroughtHome(taskId: string, kind: BroughtHome): boolean {
+    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET brought_home = ?, brought_home_at = ? WHERE task_id = ?`, [kind, this.now, taskId]) === 1;
   }
 
   markMissing(taskId: string): boolean {

@@ -271,6 +271,8 @@ CREATE TABLE IF NOT EXISTS ${ISOLATION_TABLE} (
   note          TEXT,
   changes_json  TEXT,
   missing_at    INTEGER,
+  brought_home    TEXT,
+  brought_home_at INTEGER,
   created_at    INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${ISOLATION_TABLE}_worktree ON ${ISOLATION_TABLE} (worktree_path);

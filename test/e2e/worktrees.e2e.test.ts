@@ -73,7 +73,7 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     return host;
   }
 
-  it('two tasks on one repository at the same time, with the user\'s uncommitted edit: each branch holds only its own task\'s changes; the working copy is untouched', async () => {
+  it('two tasks on one repository at the same time, with the user\'s uncommitted edit: each branch holds only its own task\'s changes; the working copy is untouched, also by Discard and Delete, which remove the branch', async () => {
     const h = await boot();
     const ws = makeGitWorkspace(world.root, 'repo');
     // The user's own work in progress: an edited tracked file and a new untracked one.
@@ -128,11 +128,28 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     assert.ok(!fs.existsSync(path.join(isoA.worktreePath!, 'notes.txt')), "the user's untracked file stays in the user's folder");
     assert.deepEqual([h.service.getTask(a.id)!.filesChanged, h.service.getTask(b.id)!.filesChanged], [2, 3]);
 
-    // Deleting a task takes its worktree and branch along; the other task's stay.
-    await h.service.delete(a.id);
-    await waitFor(() => !fs.existsSync(isoA.worktreePath!) && git(ws, 'branch', '--list', isoA.branch!) === '', 'the worktree and branch of A are gone');
+    // Discard on B's card: declined, nothing changes; confirmed, its worktree and branch go, the task and its list stay.
+    let answer = false;
+    const backend = createServiceBackend(h.service, h.store, { ...hostBits, confirm: async () => answer }, h);
+    assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: false });
     assert.ok(fs.existsSync(isoB.worktreePath!));
-    assert.equal(git(ws, 'branch', '--list', isoB.branch!).replace(/^[*+ ]+/, ''), isoB.branch);
+    answer = true;
+    assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: true });
+    assert.ok(!fs.existsSync(isoB.worktreePath!));
+    assert.equal(git(ws, 'branch', '--list', isoB.branch!), '');
+    const cardB = backend.workplaces!().get(b.id)!;
+    assert.ok(cardB.discardedAt !== null && cardB.discardedAt !== undefined);
+    assert.deepEqual([cardB.reviewable, cardB.canDiscard, cardB.changes?.length], [false, false, 3]);
+    assert.equal(git(ws, 'status', '--porcelain'), statusBefore, "discarding leaves the user's working copy as it was");
+
+    // Deleting a task takes its worktree and branch along (asked first: A's changes are committed nowhere).
+    const asked: string[] = [];
+    const asking = createServiceBackend(h.service, h.store, { ...hostBits, confirm: async (q) => (asked.push(q.message), true) }, h);
+    assert.deepEqual(await asking.delete({ taskId: a.id }), { done: true });
+    assert.deepEqual(asked, ['Delete "Task A" and its branch?']);
+    await waitFor(() => !fs.existsSync(isoA.worktreePath!) && git(ws, 'branch', '--list', isoA.branch!) === '', 'the worktree and branch of A are gone');
+    assert.equal(git(ws, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, 'only the user\'s folder is left');
+    assert.equal(git(ws, 'status', '--porcelain'), statusBefore);
   });
 
   it('a task resumed after 3102 stays in its worktree with one session', async () => {

@@ -108,7 +108,7 @@ describe('task isolation', () => {
 
     const plan = reviewPlan(
       { id: 't', title: 'Edit a', prompt: 'p', workspacePath: repo } as never,
-      { taskId: 't', mode: 'worktree', repoPath: repo, worktreePath: made.worktreePath, branch: made.branch, baseCommit: made.baseCommit, note: null, changes, missingAt: null, createdAt: 0 },
+      { taskId: 't', mode: 'worktree', repoPath: repo, worktreePath: made.worktreePath, branch: made.branch, baseCommit: made.baseCommit, note: null, changes, missingAt: null, broughtHome: null, createdAt: 0 },
     );
     assert.ok(!('problem' in plan));
     if ('problem' in plan) return;
