@@ -182,6 +182,11 @@ class OffPeakExtension implements vscode.Disposable {
         sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
         reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
         isolation: () => readSettings().isolation,
+        openMergeEditor: async (folder, files) => {
+          const uri = vscode.Uri.file(path.join(folder, ...files[0].split('/')));
+          // The git extension's merge editor; the file itself (with its conflict markers) where that is missing.
+          await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() => vscode.commands.executeCommand('vscode.open', uri));
+        },
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
         notice: () => this.storeNotice,
       }, engine);

@@ -11,7 +11,10 @@ import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from '../core/create-task-command';
-import { deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, workplaceViews } from './workplace-panel';
+import { deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, mergeConfirmation, workplaceViews } from './workplace-panel';
+import { mergeTaskBranch } from '../agent/task-merge';
+import { taskLogsDir } from '../agent/segment-logs';
+import path from 'node:path';
 import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
@@ -54,6 +57,8 @@ export interface PanelHostBits {
   reviewChanges?(taskId: string, path?: string): Promise<unknown>;
   /** "Open worktree in new window". */
   openFolderInNewWindow?(folder: string): Promise<unknown>;
+  /** A merge stopped on conflicts: the merge editor on the first conflicted file (absent: nothing opens). */
+  openMergeEditor?(folder: string, files: string[]): Promise<unknown>;
   /** The machine setting `offPeak.isolation` (absent: in place, as before isolation existed). */
   isolation?(): IsolationMode;
   notice(): string | undefined;
@@ -256,6 +261,31 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       if (!(await host.confirm(discardConfirmation(task, isolation)))) return { done: false };
       await discardTaskWorktree(store, taskId);
       return { done: true };
+    },
+    async mergeChanges({ taskId }) {
+      const task = taskOrThrow(taskId);
+      const isolation = store.read((tx) => tx.isolation.get(taskId));
+      if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || isolation.missingAt !== null || isolation.broughtHome !== null) {
+        throw new Error('This task has no branch of its own to merge.');
+      }
+      if (!['completed', 'failed', 'cancelled'].includes(task.status)) throw new Error('Merge a task once it has finished.');
+      if (!(await host.confirm(mergeConfirmation(task, isolation)))) return { outcome: 'declined' as const };
+      const result = await mergeTaskBranch({
+        folder: task.workspacePath,
+        worktreePath: isolation.worktreePath,
+        branch: isolation.branch,
+        baseCommit: isolation.baseCommit,
+        message: task.title || task.prompt.split('\n')[0].slice(0, 72),
+        // globalStorage's runtime folder of the task (engineDirs), removed with the task.
+        privateDir: taskLogsDir(path.join(store.directory, 'runtime'), taskId),
+      });
+      if (result.kind === 'refused') throw new Error(`Not merged: ${result.reason}`);
+      if (result.kind === 'conflict') {
+        await host.openMergeEditor?.(task.workspacePath, result.files);
+        return { outcome: 'conflict' as const, into: result.into, files: result.files };
+      }
+      await store.mutate((tx) => tx.isolation.recordBroughtHome(taskId, 'merged'));
+      return { outcome: 'merged' as const, into: result.into };
     },
     async openWorktree({ taskId }) {
       taskOrThrow(taskId);

@@ -26,12 +26,22 @@ export function isolationFor(ownBranch: boolean | undefined, folder: string, set
 /** Whether "Review changes" has something to open for this row. */
 export function reviewable(task: Pick<OffPeakTask, 'status'>, isolation: TaskIsolation | undefined): boolean {
   if (!isolation || (isolation.changes?.length ?? 0) === 0 || task.status === 'queued') return false;
-  return !(isolation.mode === 'worktree' && (isolation.missingAt !== null || isolation.broughtHome !== null));
+  return !(isolation.mode === 'worktree' && (isolation.missingAt !== null || isolation.broughtHome?.kind === 'discarded'));
 }
 
 /** A finished task whose own worktree is still there: Discard is offered. */
 function bringable(task: OffPeakTask, row: TaskIsolation): boolean {
   return isTerminalStatus(task.status) && row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome === null;
+}
+
+/** Merge asks: it makes a commit in the user's folder. */
+export function mergeConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+  const title = task.title || task.prompt.split('\n')[0];
+  return {
+    message: `Merge the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" into the branch checked out in ${task.workspacePath}?`,
+    detail: `The task's work is committed on ${isolation.branch} and merged with a merge commit. Files you have changed and not committed are never overwritten: the merge is refused if the task changed them too. A conflict opens the merge editor.`,
+    action: 'Merge',
+  };
 }
 
 /** Discard always asks: the branch and the worktree go, with whatever they hold. */
@@ -63,8 +73,10 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
       changes: row.changes?.map(({ path: p, status, added, removed }) => ({ path: p, status, added, removed })) ?? null,
       reviewable: reviewable(task, row),
       discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
-      canDiscard: bringable(task, row),
-      canOpen: row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome === null,
+      mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
+      canMerge: bringable(task, row),
+      canDiscard: bringable(task, row) || (row.broughtHome?.kind === 'merged' && row.worktreePath !== null && row.missingAt === null),
+      canOpen: row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome?.kind !== 'discarded',
     });
   }
   return views;

@@ -65,6 +65,10 @@ export const WorkplaceViewSchema = z.object({
   reviewable: z.boolean(),
   /** The branch was discarded (docs/flows.md#bring-it-home): when. */
   discardedAt: z.number().nullable().optional(),
+  /** The branch was merged into the folder's checked-out branch: when. */
+  mergedAt: z.number().nullable().optional(),
+  /** "Merge" is offered (a finished task whose worktree is there, not merged yet). */
+  canMerge: z.boolean().optional(),
   /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */
   canDiscard: z.boolean().optional(),
   canOpen: z.boolean().optional(),
@@ -256,6 +260,11 @@ export const PanelRequests = {
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
   /** "Discard": removes a finished task's worktree and branch after a confirmation (docs/flows.md#bring-it-home). */
   discardChanges: { params: TaskRef, result: Confirmed },
+  /**
+   * "Merge": the task's branch into the folder's checked-out branch after a confirmation.
+   * `conflict`: the merge is in progress with conflicts (the merge editor opens); a refusal is an error saying why.
+   */
+  mergeChanges: { params: TaskRef, result: z.object({ outcome: z.enum(['merged', 'conflict', 'declined']), into: z.string().optional(), files: z.array(z.string()).optional() }) },
   /** "Open worktree in new window". */
   openWorktree: { params: TaskRef, result: Nothing },
   /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */

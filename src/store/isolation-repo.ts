@@ -11,7 +11,7 @@ import { ISOLATION_TABLE, TASKS_TABLE } from './schema';
 import type { SqlDb, SqlRow } from './sql';
 
 export type IsolationMode = 'worktree' | 'inPlace';
-export type BroughtHome = 'discarded';
+export type BroughtHome = 'discarded' | 'merged';
 
 /** One changed path of a task: `added`/`removed` line counts are null for a binary file. */
 export interface ChangedFile {
@@ -66,7 +66,7 @@ function toIsolation(r: SqlRow): TaskIsolation {
     note: text(r.note),
     changes: parseChanges(r.changes_json),
     missingAt: r.missing_at === null || r.missing_at === undefined ? null : Number(r.missing_at),
-    broughtHome: r.brought_home === 'discarded' ? { kind: 'discarded', at: Number(r.brought_home_at) } : null,
+    broughtHome: r.brought_home === 'discarded' || r.brought_home === 'merged' ? { kind: r.brought_home, at: Number(r.brought_home_at) } : null,
     createdAt: Number(r.created_at),
   };
 }
@@ -118,7 +118,7 @@ export class IsolationRepo {
     return this.db.run(`UPDATE ${ISOLATION_TABLE} SET changes_json = ? WHERE task_id = ?`, [changes === null ? null : JSON.stringify(changes), taskId]) === 1;
   }
 
-  /** The user discarded the task's branch (its worktree and branch are gone; the list of changes stays). */
+  /** The user discarded the task's branch (its worktree and branch are gone; the list of changes stays) or merged it. */
   recordBroughtHome(taskId: string, kind: BroughtHome): boolean {
     return this.db.run(`UPDATE ${ISOLATION_TABLE} SET brought_home = ?, brought_home_at = ? WHERE task_id = ?`, [kind, this.now, taskId]) === 1;
   }

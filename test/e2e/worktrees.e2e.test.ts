@@ -211,6 +211,26 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     assert.equal(h.store.read((tx) => tx.isolation.get(one.id))!.worktreePath, null);
   });
 
+  it("Merge on the card: the task's work is committed on its branch and merged into the folder's checked-out branch; the card says so", async () => {
+    const h = await boot();
+    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'feature.txt', content: 'feature\n' } }, { kind: 'text', text: 'done' });
+    const ws = makeGitWorkspace(world.root);
+    const branchOfFolder = git(ws, 'symbolic-ref', '--short', 'HEAD');
+    fs.writeFileSync(path.join(ws, 'README.md'), '# workspace\nuser edit\n');
+    const task = await h.service.create({ title: 'Add feature', prompt: 'add feature.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
+    await waitFor(() => h.service.getTask(task.id)!.status === 'completed', 'completed');
+    const iso = h.store.read((tx) => tx.isolation.get(task.id))!;
+    const backend = createServiceBackend(h.service, h.store, hostBits, h);
+    assert.equal(backend.workplaces!().get(task.id)!.canMerge, true);
+    assert.deepEqual(await backend.mergeChanges({ taskId: task.id }), { outcome: 'merged', into: branchOfFolder });
+    assert.equal(fs.readFileSync(path.join(ws, 'feature.txt'), 'utf8'), 'feature\n');
+    assert.equal(git(ws, 'rev-parse', 'HEAD^2'), git(ws, 'rev-parse', iso.branch!), "the folder's branch has the task's commit");
+    assert.equal(fs.readFileSync(path.join(ws, 'README.md'), 'utf8'), '# workspace\nuser edit\n', "the user's uncommitted edit is kept");
+    const card = backend.workplaces!().get(task.id)!;
+    assert.ok(card.mergedAt !== null && card.mergedAt !== undefined);
+    assert.equal(card.canMerge, false);
+  });
+
   it('a worktree removed by hand is reported on the task, not a crash; a follow-up of a worktree task runs in the same worktree', async () => {
     const h = await boot();
     world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'first.txt', content: '1\n' } }, { kind: 'text', text: 'first done' });
