@@ -35,11 +35,17 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
       {w.note && <div class="hint" data-testid="isolation-note">{w.note}</div>}
       {w.discardedAt != null && <div class="hint" data-testid="discarded">Changes discarded {formatTime(w.discardedAt)}: its worktree and branch were removed.</div>}
       {w.mergedAt != null && <div class="hint" data-testid="merged">Merged into the folder's branch {formatTime(w.mergedAt)}.</div>}
+      {w.appliedAt != null && <div class="hint" data-testid="applied">Applied to the folder as uncommitted changes {formatTime(w.appliedAt)}.</div>}
       {(w.canOpen || w.canDiscard || w.canMerge) && (
         <div class="bring-home" role="group" aria-label="What to do with the task's branch">
           {w.canMerge && (
             <button type="button" class="action" data-testid="merge-changes" title="Merge the task's branch into the branch checked out in the folder (asks first)" onClick={() => void act(channel.request('mergeChanges', { taskId: card.id }))}>
               <span class="codicon codicon-git-merge" aria-hidden="true" /> <span class="label">Merge</span>
+            </button>
+          )}
+          {w.canMerge && (
+            <button type="button" class="action" data-testid="apply-changes" title="Write the task's changes into the folder as uncommitted changes (asks first)" onClick={() => void act(channel.request('applyChanges', { taskId: card.id }))}>
+              <span class="codicon codicon-git-pull-request-create" aria-hidden="true" /> <span class="label">Apply</span>
             </button>
           )}
           {w.canOpen && (

@@ -118,3 +118,30 @@ export async function mergeTaskBranch(input: MergeInput): Promise<MergeResult> {
   if (conflicts.length > 0) return { kind: 'conflict', into, files: conflicts };
   return { kind: 'refused', reason: 'git could not merge the branch; the folder is unchanged.' };
 }
+
+export type ApplyResult = { kind: 'applied'; files: string[] } | { kind: 'refused'; reason: string };
+
+/**
+ * "Apply as uncommitted changes": the task's changes (its branch against its base, after step 1)
+ * written into the folder's files as uncommitted changes (`git apply`, all or nothing), refused
+ * like a merge when a file the task changed has uncommitted changes there, or when the patch
+ * does not apply to what the folder holds now (then Merge is the way).
+ */
+export async function applyTaskChanges(input: MergeInput): Promise<ApplyResult> {
+  const top = await repositoryTop(input.folder);
+  if (!top) return { kind: 'refused', reason: `${input.folder} is not a git repository any more.` };
+  const git = (args: string[], extra: { input?: string } = {}) => runGit(args, { cwd: top, ...extra });
+  const tip = await commitWorktree(input, await identityEnv(top));
+  const taskFiles = ZERO_SPLIT(await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', input.baseCommit, tip]));
+  if (taskFiles.length === 0) return { kind: 'refused', reason: 'The task changed no files.' };
+  const files = new Set(taskFiles);
+  const dirty = [...ZERO_SPLIT(await git([...PATH_CHECKS, 'diff-index', '-z', '--name-only', 'HEAD'])), ...ZERO_SPLIT(await git([...PATH_CHECKS, 'ls-files', '-z', '--others']))];
+  const clash = dirty.filter((f) => files.has(f));
+  if (clash.length > 0) return { kind: 'refused', reason: `Applying would overwrite your uncommitted changes to ${clash.slice(0, 5).join(', ')}${clash.length > 5 ? ` and ${clash.length - 5} more` : ''}: commit or stash them first.` };
+  const patch = await git(['diff', '--binary', '--no-ext-diff', '--no-textconv', '--no-renames', input.baseCommit, tip]);
+  if (patch === null) return { kind: 'refused', reason: "The task's changes could not be read." };
+  if ((await git(['apply', '--whitespace=nowarn', '-'], { input: patch })) === null) {
+    return { kind: 'refused', reason: "The task's changes do not apply cleanly to what the folder holds now; nothing was changed. Use Merge instead." };
+  }
+  return { kind: 'applied', files: taskFiles };
+}

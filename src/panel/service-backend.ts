@@ -11,8 +11,8 @@ import type { AvailabilityView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from '../core/create-task-command';
-import { deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, mergeConfirmation, workplaceViews } from './workplace-panel';
-import { mergeTaskBranch } from '../agent/task-merge';
+import { applyConfirmation, deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, mergeConfirmation, workplaceViews } from './workplace-panel';
+import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/task-merge';
 import { taskLogsDir } from '../agent/segment-logs';
 import path from 'node:path';
 import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
@@ -141,6 +141,25 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     if (!task) throw new Error('This task no longer exists.');
     return task;
   };
+  /** A finished task with its own worktree, not merged, applied or discarded yet: what Merge and Apply work on. */
+  const bringHomeInput = (taskId: string, action: string) => {
+    const task = taskOrThrow(taskId);
+    const isolation = store.read((tx) => tx.isolation.get(taskId));
+    if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || isolation.missingAt !== null || isolation.broughtHome !== null) {
+      throw new Error(`This task has no branch of its own to ${action}.`);
+    }
+    if (!['completed', 'failed', 'cancelled'].includes(task.status)) throw new Error(`${action[0].toUpperCase()}${action.slice(1)} a task once it has finished.`);
+    const input: MergeInput = {
+      folder: task.workspacePath,
+      worktreePath: isolation.worktreePath,
+      branch: isolation.branch,
+      baseCommit: isolation.baseCommit,
+      message: task.title || task.prompt.split('\n')[0].slice(0, 72),
+      // globalStorage's runtime folder of the task (engineDirs), removed with the task.
+      privateDir: taskLogsDir(path.join(store.directory, 'runtime'), taskId),
+    };
+    return { task, isolation, input };
+  };
   const refresh = async () => {
     await Promise.all([service.availability.refresh(), host.reloadConfigs()]);
     return {};
@@ -263,22 +282,9 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return { done: true };
     },
     async mergeChanges({ taskId }) {
-      const task = taskOrThrow(taskId);
-      const isolation = store.read((tx) => tx.isolation.get(taskId));
-      if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || isolation.missingAt !== null || isolation.broughtHome !== null) {
-        throw new Error('This task has no branch of its own to merge.');
-      }
-      if (!['completed', 'failed', 'cancelled'].includes(task.status)) throw new Error('Merge a task once it has finished.');
+      const { task, isolation, input } = bringHomeInput(taskId, 'merge');
       if (!(await host.confirm(mergeConfirmation(task, isolation)))) return { outcome: 'declined' as const };
-      const result = await mergeTaskBranch({
-        folder: task.workspacePath,
-        worktreePath: isolation.worktreePath,
-        branch: isolation.branch,
-        baseCommit: isolation.baseCommit,
-        message: task.title || task.prompt.split('\n')[0].slice(0, 72),
-        // globalStorage's runtime folder of the task (engineDirs), removed with the task.
-        privateDir: taskLogsDir(path.join(store.directory, 'runtime'), taskId),
-      });
+      const result = await mergeTaskBranch(input);
       if (result.kind === 'refused') throw new Error(`Not merged: ${result.reason}`);
       if (result.kind === 'conflict') {
         await host.openMergeEditor?.(task.workspacePath, result.files);
@@ -286,6 +292,14 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       }
       await store.mutate((tx) => tx.isolation.recordBroughtHome(taskId, 'merged'));
       return { outcome: 'merged' as const, into: result.into };
+    },
+    async applyChanges({ taskId }) {
+      const { task, isolation, input } = bringHomeInput(taskId, 'apply');
+      if (!(await host.confirm(applyConfirmation(task, isolation)))) return { done: false };
+      const result = await applyTaskChanges(input);
+      if (result.kind === 'refused') throw new Error(`Not applied: ${result.reason}`);
+      await store.mutate((tx) => tx.isolation.recordBroughtHome(taskId, 'applied'));
+      return { done: true };
     },
     async openWorktree({ taskId }) {
       taskOrThrow(taskId);

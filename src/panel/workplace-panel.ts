@@ -44,6 +44,16 @@ export function mergeConfirmation(task: OffPeakTask, isolation: TaskIsolation): 
   };
 }
 
+/** Apply asks: it writes into the user's files. */
+export function applyConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+  const title = task.title || task.prompt.split('\n')[0];
+  return {
+    message: `Apply the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" to ${task.workspacePath} as uncommitted changes?`,
+    detail: `The changes of ${isolation.branch} are written into your files; nothing is committed. Refused, changing nothing, if you have uncommitted changes to a file the task changed or the changes do not apply cleanly.`,
+    action: 'Apply Changes',
+  };
+}
+
 /** Discard always asks: the branch and the worktree go, with whatever they hold. */
 export function discardConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
   const title = task.title || task.prompt.split('\n')[0];
@@ -74,8 +84,9 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
       reviewable: reviewable(task, row),
       discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
       mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
+      appliedAt: row.broughtHome?.kind === 'applied' ? row.broughtHome.at : null,
       canMerge: bringable(task, row),
-      canDiscard: bringable(task, row) || (row.broughtHome?.kind === 'merged' && row.worktreePath !== null && row.missingAt === null),
+      canDiscard: bringable(task, row) || (row.broughtHome !== null && row.broughtHome.kind !== 'discarded' && row.worktreePath !== null && row.missingAt === null),
       canOpen: row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome?.kind !== 'discarded',
     });
   }

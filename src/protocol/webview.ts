@@ -67,6 +67,8 @@ export const WorkplaceViewSchema = z.object({
   discardedAt: z.number().nullable().optional(),
   /** The branch was merged into the folder's checked-out branch: when. */
   mergedAt: z.number().nullable().optional(),
+  /** The task's changes were applied to the folder as uncommitted changes: when. */
+  appliedAt: z.number().nullable().optional(),
   /** "Merge" is offered (a finished task whose worktree is there, not merged yet). */
   canMerge: z.boolean().optional(),
   /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */
@@ -265,6 +267,8 @@ export const PanelRequests = {
    * `conflict`: the merge is in progress with conflicts (the merge editor opens); a refusal is an error saying why.
    */
   mergeChanges: { params: TaskRef, result: z.object({ outcome: z.enum(['merged', 'conflict', 'declined']), into: z.string().optional(), files: z.array(z.string()).optional() }) },
+  /** "Apply as uncommitted changes" after a confirmation; a refusal is an error saying why. */
+  applyChanges: { params: TaskRef, result: Confirmed },
   /** "Open worktree in new window". */
   openWorktree: { params: TaskRef, result: Nothing },
   /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */

@@ -11,7 +11,7 @@ import { ISOLATION_TABLE, TASKS_TABLE } from './schema';
 import type { SqlDb, SqlRow } from './sql';
 
 export type IsolationMode = 'worktree' | 'inPlace';
-export type BroughtHome = 'discarded' | 'merged';
+export type BroughtHome = 'discarded' | 'merged' | 'applied';
 
 /** One changed path of a task: `added`/`removed` line counts are null for a binary file. */
 export interface ChangedFile {
@@ -66,7 +66,7 @@ function toIsolation(r: SqlRow): TaskIsolation {
     note: text(r.note),
     changes: parseChanges(r.changes_json),
     missingAt: r.missing_at === null || r.missing_at === undefined ? null : Number(r.missing_at),
-    broughtHome: r.brought_home === 'discarded' || r.brought_home === 'merged' ? { kind: r.brought_home, at: Number(r.brought_home_at) } : null,
+    broughtHome: r.brought_home === 'discarded' || r.brought_home === 'merged' || r.brought_home === 'applied' ? { kind: r.brought_home, at: Number(r.brought_home_at) } : null,
     createdAt: Number(r.created_at),
   };
 }

@@ -229,6 +229,7 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     const card = backend.workplaces!().get(task.id)!;
     assert.ok(card.mergedAt !== null && card.mergedAt !== undefined);
     assert.equal(card.canMerge, false);
+    await assert.rejects(backend.applyChanges({ taskId: task.id }), /no branch of its own to apply/);
   });
 
   it('a worktree removed by hand is reported on the task, not a crash; a follow-up of a worktree task runs in the same worktree', async () => {

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { mergeTaskBranch } from '../../src/agent/task-merge';
+import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/task-merge';
 import { createTaskWorktree, type TaskWorktree } from '../../src/agent/task-worktree';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
@@ -78,5 +78,24 @@ describe('merging a task branch into the folder (real git)', () => {
     assert.match((result as { reason: string }).reason, /overwrite your uncommitted changes to a\.txt/);
     assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
     assert.equal(read(repo, 'a.txt'), 'one\nuncommitted USER\n');
+  });
+
+  it("apply: the task's changes land in the folder as uncommitted changes (HEAD unchanged); refused, changing nothing, over the user's uncommitted edit of the same file", async () => {
+    write(wt.worktreePath, 'a.txt', 'one\ntwo\nthree\n');
+    write(wt.worktreePath, 'new.txt', 'new\n');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    write(repo, 'a.txt', 'one\nuser\n');
+    const refused = await applyTaskChanges({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
+    assert.equal(refused.kind, 'refused');
+    assert.equal(read(repo, 'a.txt'), 'one\nuser\n');
+    assert.ok(!fs.existsSync(path.join(repo, 'new.txt')));
+    git(repo, 'checkout', '--', 'a.txt');
+    write(repo, 'b.txt', 'the user edits b\n');
+    const applied = await applyTaskChanges({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
+    assert.deepEqual(applied, { kind: 'applied', files: ['a.txt', 'new.txt'] });
+    assert.equal(git(repo, 'rev-parse', 'HEAD'), head, 'nothing committed in the folder');
+    assert.equal(read(repo, 'a.txt'), 'one\ntwo\nthree\n');
+    assert.equal(read(repo, 'new.txt'), 'new\n');
+    assert.equal(read(repo, 'b.txt'), 'the user edits b\n');
   });
 });
