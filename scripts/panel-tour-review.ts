@@ -71,14 +71,19 @@ runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, lo
   await tour.card(first).waitFor({ timeout: 30_000 });
   await tour.phaseOf(first, 'Completed', 180_000);
   await tour.card(first).locator('[data-testid="changed-files"]').waitFor();
-  assert.equal(await tour.card(first).locator('[data-testid="changed-files"] li').count(), FILES);
+  await tour.card(first).locator('[data-testid="all-changed-files"]', { hasText: `Show all ${FILES} changed files` }).click();
+  await until('every changed file listed', async () => (await tour.card(first).locator('[data-testid="changed-files"] li').count()) === FILES);
+  await tour.card(first).locator('[data-testid="changed-files"] li', { hasText: 'gen/file-1.txt' }).first().scrollIntoViewIfNeeded();
   assert.ok(!existsSync(path.join(workspace, 'gen')), "the task wrote in its worktree, not in the user's folder");
   await tour.shot('completed-with-changed-files');
   const clicked = Date.now();
   await tour.click(first, 'review-changes');
   const tab = page.locator('.tabs-container .tab', { hasText: `${FILES} changed files` });
   await tab.waitFor({ timeout: 60_000 });
-  await page.locator('.multiDiffEditor, .monaco-component.multiDiffEditor').first().waitFor({ timeout: 60_000 });
+  // The editor has drawn its first files (their names in the entry headers, a diff below them).
+  const editor = page.locator('.multiDiffEditor').first();
+  await editor.getByText('file-1.txt').first().waitFor({ timeout: 60_000 });
+  await editor.locator('.monaco-diff-editor').first().waitFor({ timeout: 60_000 });
   const reviewOpenMs = Date.now() - clicked;
   await tour.shot('review-changes-multi-diff-editor');
   log(`Review changes: the multi-file diff editor "${(await tab.innerText()).trim()}" opened ${reviewOpenMs} ms after the click`);

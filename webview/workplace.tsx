@@ -3,6 +3,7 @@
 // each opening its own diff; "Review changes" on the card and the History row; the form's "Run on
 // its own branch". Paths and titles are plain text.
 import type { TaskCard } from '../src/protocol/webview';
+import { useState } from 'preact/hooks';
 import { formatTime } from './format';
 import type { HostChannel } from './host-channel';
 
@@ -20,9 +21,14 @@ export function ReviewButton({ taskId, show, act, channel }: { taskId: string; s
 
 const count = (n: number | null, sign: string) => (n === null ? '' : `${sign}${n}`);
 
+/** A long list shows its first files and a button for the rest. */
+const FIRST_FILES = 10;
+
 export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Act; channel: HostChannel }) {
+  const [allFiles, setAllFiles] = useState(false);
   const w = card.workplace;
   if (!w) return null;
+  const shown = w.changes && !allFiles ? w.changes.slice(0, FIRST_FILES) : (w.changes ?? []);
   return (
     <div class="workplace" data-testid="workplace">
       {w.waitingFor !== null && <div class="waiting" data-testid="waiting-for-folder">Waiting for {w.waitingFor} to finish in this folder</div>}
@@ -62,7 +68,7 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
       )}
       {w.changes && w.changes.length > 0 && (
         <ul class="changed-files" role="list" data-testid="changed-files">
-          {w.changes.map((c) => (
+          {shown.map((c) => (
             <li key={c.path}>
               <button type="button" class="link" title={`Open the diff of ${c.path}`} disabled={!w.reviewable} onClick={() => void act(channel.request('reviewChanges', { taskId: card.id, path: c.path }))}>
                 {c.path}
@@ -70,6 +76,13 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
               <span class={`change ${c.status}`}>{c.status}</span> <span class="added">{count(c.added, '+')}</span> <span class="removed">{count(c.removed, '−')}</span>
             </li>
           ))}
+          {shown.length < w.changes.length && (
+            <li>
+              <button type="button" class="link" data-testid="all-changed-files" onClick={() => setAllFiles(true)}>
+                Show all {w.changes.length} changed files
+              </button>
+            </li>
+          )}
         </ul>
       )}
     </div>
