@@ -8,6 +8,7 @@
  * prompt, time limit); the checkout applies the repository's own attributes, as the user's
  * `git worktree add` would.
  */
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runGit } from './hardened-git';
@@ -101,6 +102,18 @@ export async function worktreeWorkFolder(repoFolder: string, worktreePath: strin
   if (!(await isWorktreeAt(worktreePath, options))) return null;
   const prefix = (await git(repoFolder, ['rev-parse', '--show-prefix'], options))?.trim() ?? '';
   return prefix ? path.join(worktreePath, prefix) : worktreePath;
+}
+
+/**
+ * The worktree's counterpart of the task's folder, from the file system alone (no git): the
+ * folder's path below the top of its repository (the nearest folder above holding `.git`),
+ * joined to the worktree's root.
+ */
+export function worktreeCounterpart(folder: string, worktreePath: string): string {
+  for (let dir = path.resolve(folder); ; dir = path.dirname(dir)) {
+    if (fsSync.existsSync(path.join(dir, '.git'))) return path.join(worktreePath, path.relative(dir, path.resolve(folder)));
+    if (path.dirname(dir) === dir) return worktreePath;
+  }
 }
 
 /**
