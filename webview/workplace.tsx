@@ -39,6 +39,9 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
         </div>
       )}
       {w.note && <div class="hint" data-testid="isolation-note">{w.note}</div>}
+      {w.mode === 'inPlace' && w.changes && w.changes.length > 0 && (
+        <div class="hint" data-testid="in-place-changes">Ran in the folder itself: these are the folder's changes since the task first started, yours during the run included.</div>
+      )}
       {w.discardedAt != null && <div class="hint" data-testid="discarded">Changes discarded {formatTime(w.discardedAt)}: its worktree and branch were removed.</div>}
       {w.mergedAt != null && <div class="hint" data-testid="merged">Merged into the folder's branch {formatTime(w.mergedAt)}.</div>}
       {w.appliedAt != null && <div class="hint" data-testid="applied">Applied to the folder as uncommitted changes {formatTime(w.appliedAt)}.</div>}

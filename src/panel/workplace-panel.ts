@@ -132,7 +132,8 @@ export function reviewPlan(task: OffPeakTask, isolation: TaskIsolation | undefin
   const changes = isolation.changes.filter((c) => file === undefined || c.path === file);
   if (changes.length === 0) return { problem: file ? `${file} is not among the task's changed files.` : 'The task changed no files.' };
   const name = task.title || task.prompt.split('\n')[0].slice(0, 60);
-  const against = isolation.mode === 'worktree' ? `${isolation.branch} vs ${isolation.baseCommit?.slice(0, 8)}` : 'vs its first start';
+  // In place the folder is compared with its first start: edits anyone made there meanwhile are in it too.
+  const against = isolation.mode === 'worktree' ? `${isolation.branch} vs ${isolation.baseCommit?.slice(0, 8)}` : 'in place, vs the folder at its first start: your own edits since are included';
   return {
     title: `${name}: ${changes.length} changed file${changes.length === 1 ? '' : 's'} (${against})`,
     entries: changes.map((c) => ({
