@@ -15,6 +15,9 @@ import type { ChangedFile } from '../store';
 import { baselineTreeOf, snapshotDirOf, snapshotTree, type GitOptions } from './files-changed';
 import { runGit, runGitBuffer } from './hardened-git';
 
+/** The card and the review list at most this many files (the count says how many changed in all). */
+export const MAX_LISTED_FILES = 5_000;
+
 /** Above this many bytes a file's lines are not compared (its counts read "unknown"). */
 const MAX_COMPARED_BYTES = 2 * 1024 * 1024;
 
@@ -108,6 +111,15 @@ async function objectsDirOf(repo: string, options: GitOptions): Promise<string |
  * the folder cannot be snapshotted, or the repository cannot be read).
  */
 export async function listTaskChanges(place: ChangesPlace, options: GitOptions = {}): Promise<ChangedFile[] | null> {
+  return (await listTaskChangesWithCount(place, options))?.changes ?? null;
+}
+
+/**
+ * The listed changes and `count`, every changed path (files_changed: ignored ones included, as
+ * `files-changed.ts` counts them). The list leaves out what git ignores in a repository (a
+ * build output, an installed node_modules: not part of a branch) and stops at MAX_LISTED_FILES.
+ */
+export async function listTaskChangesWithCount(place: ChangesPlace, options: GitOptions = {}): Promise<{ changes: ChangedFile[]; count: number } | null> {
   const git = { timeoutMs: options.timeoutMs, gitCommand: options.gitCommand };
   const dir = snapshotDirOf(place.taskDir);
   const objects = place.repo ? await objectsDirOf(place.repo, options) : null;
@@ -128,9 +140,17 @@ export async function listTaskChanges(place: ChangesPlace, options: GitOptions =
   if (objects) gitEnv.GIT_ALTERNATE_OBJECT_DIRECTORIES = objects;
   const raw = await runGit(['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', baseline, now], { ...git, cwd: dir, gitEnv });
   if (raw === null) return null;
-  const entries = parseRaw(raw).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const all = parseRaw(raw).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  let entries = all;
+  if (repo && all.length > 0) {
+    // Which of them git ignores (read from .gitignore files; no file content is read).
+    const ignored = await runGit(['check-ignore', '-z', '--stdin'], { ...git, cwd: place.folder, input: all.map((e) => e.path + '\0').join('') });
+    const skip = new Set((ignored ?? '').split('\0').filter(Boolean));
+    entries = all.filter((e) => !skip.has(e.path));
+  }
+  entries = entries.slice(0, MAX_LISTED_FILES);
   const olds = repo ? await readBlobs(repo, entries.flatMap((e) => (e.oldBlob ? [e.oldBlob] : [])), options) : new Map<string, Buffer>();
-  return Promise.all(
+  const changes = await Promise.all(
     entries.map(async (e): Promise<ChangedFile> => {
       const oldText = e.oldBlob ? (olds.get(e.oldBlob) ?? undefined) : null;
       const newText = e.status === 'deleted' ? null : await readNow(path.join(place.folder, e.path));
@@ -139,4 +159,5 @@ export async function listTaskChanges(place: ChangesPlace, options: GitOptions =
       return { path: e.path, status: e.status, ...counts, oldBlob: oldText === undefined ? null : e.oldBlob };
     }),
   );
+  return { changes, count: all.length };
 }

@@ -25,7 +25,7 @@ import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
 import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
-import { listTaskChanges } from './task-changes';
+import { listTaskChangesWithCount } from './task-changes';
 import { resolveWorkplace, type Workplace } from './task-workplace';
 import type { TicketProxyEvent } from './ticket-proxy';
 
@@ -355,12 +355,12 @@ export class TaskRuntime {
   private async filesChanged(task: OffPeakTask, place: Workplace): Promise<number | null> {
     const taskDir = taskLogsDir(this.options.runtimeDir, task.id);
     if (!place.isolation) return countFilesChanged(place.changes.folder, taskDir);
-    const changes = await listTaskChanges({ ...place.changes, taskDir }).catch((err: unknown) => {
+    const listed = await listTaskChangesWithCount({ ...place.changes, taskDir }).catch((err: unknown) => {
       this.log(`runtime: the changed files of ${task.id} could not be listed: ${(err as Error).message}`);
       return null;
     });
-    await this.options.store.mutate((tx) => tx.isolation.recordChanges(task.id, changes)).catch(() => undefined);
-    return changes ? changes.length : countFilesChanged(place.changes.folder, taskDir);
+    await this.options.store.mutate((tx) => tx.isolation.recordChanges(task.id, listed?.changes ?? null)).catch(() => undefined);
+    return listed ? listed.count : countFilesChanged(place.changes.folder, taskDir);
   }
 }
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { recordFilesBaseline } from '../../src/agent/files-changed';
-import { listTaskChanges } from '../../src/agent/task-changes';
+import { listTaskChanges, listTaskChangesWithCount } from '../../src/agent/task-changes';
 import { branchNameFor, createTaskWorktree, removeTaskWorktree, unmergedWork } from '../../src/agent/task-worktree';
 import { ManualClock } from '../../src/core/clock';
 import { isolationFor, reviewPlan } from '../../src/panel/workplace-panel';
@@ -95,7 +95,16 @@ describe('task isolation', () => {
     assert.ok(await recordFilesBaseline(made.worktreePath, taskDir));
     fs.writeFileSync(path.join(made.worktreePath, 'a.txt'), 'one\n2\nthree\nfour\n');
     fs.writeFileSync(path.join(made.worktreePath, 'new.bin'), Buffer.from([0, 1, 2, 3]));
+    // What git ignores (an installed dependency) is counted in files_changed but not listed.
+    fs.writeFileSync(path.join(made.worktreePath, '.gitignore'), 'deps/\n');
+    fs.mkdirSync(path.join(made.worktreePath, 'deps'));
+    fs.writeFileSync(path.join(made.worktreePath, 'deps', 'lib.js'), 'x\n');
+    const listed = await listTaskChangesWithCount({ folder: made.worktreePath, taskDir, repo: made.worktreePath, baseCommit: made.baseCommit });
+    assert.equal(listed?.count, 4);
+    fs.rmSync(path.join(made.worktreePath, '.gitignore'));
+    fs.rmSync(path.join(made.worktreePath, 'deps'), { recursive: true });
     const changes = await listTaskChanges({ folder: made.worktreePath, taskDir, repo: made.worktreePath, baseCommit: made.baseCommit });
+    assert.deepEqual(listed?.changes.map((c) => c.path), ['.gitignore', 'a.txt', 'new.bin']);
     assert.deepEqual(changes?.map((c) => [c.path, c.status, c.added, c.removed]), [['a.txt', 'modified', 2, 1], ['new.bin', 'added', null, null]]);
     assert.equal(changes![0].oldBlob, git(repo, 'rev-parse', 'HEAD:a.txt'));
 
