@@ -1,6 +1,7 @@
 /**
  * The ONE way the extension runs git (docs/architecture.md#who-writes-what lists what it is used
- * for: the files_changed snapshots). A task's repository is written by the agent, so nothing in
+ * for: the files_changed snapshots, tasks' worktrees and branches, their changed files, Merge and
+ * Apply). A task's repository is written by the agent, so nothing in
  * it may make git run a program inside the extension host: a `.git/config` the model wrote can
  * name a `core.fsmonitor` command, hooks, an external diff, a textconv or clean filter, a pager,
  * a credential helper or an ssh command, and the user's system and global config files are not
