@@ -18,6 +18,7 @@ import { hostStatusView } from './panel/task-summary';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
+import { registerReview, reviewTaskChanges } from './vscode/review';
 import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import type { TasksPanel } from './vscode/panel';
@@ -96,6 +97,7 @@ class OffPeakExtension implements vscode.Disposable {
     this.sessions = sessions;
     context.subscriptions.push(sessions);
     registerSessionCommands(context, { whenStarted: () => this.api.whenStarted(), terminals: this.terminals, sessions, showPanel: () => void this.panel.show() });
+    registerReview(context, () => this.api.whenStarted(), () => this.engine);
     context.subscriptions.push(
       this.output,
       this.apiKey,
@@ -192,6 +194,14 @@ class OffPeakExtension implements vscode.Disposable {
         },
         openSession: async (taskId) => this.sessions.show(engine, taskId),
         sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
+        reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
+        isolation: () => readSettings().isolation,
+        openMergeEditor: async (folder, files) => {
+          const uri = vscode.Uri.file(path.join(folder, ...files[0].split('/')));
+          // The git extension's merge editor; the file itself (with its conflict markers) where that is missing.
+          await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() => vscode.commands.executeCommand('vscode.open', uri));
+        },
+        openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
         notice: () => this.storeNotice,
       }, engine);
       const refreshStatus = () => {

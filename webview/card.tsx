@@ -14,6 +14,7 @@ import type { HostChannel } from './host-channel';
 import { QuestionList, RefusalMark, sameRefusals } from './questions';
 import { Segments } from './segments';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
+import { ReviewButton, WorkplaceBlock } from './workplace';
 import { PERMISSION_MODE_CHOICES, TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
 
@@ -98,6 +99,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
           {card.actions.edit && <ActionButton testid="edit" icon="edit" label="Edit" onClick={() => setEditing(true)} />}
           {card.startedAt != null && <ActionButton testid="terminal" icon="terminal" label="Terminal" onClick={() => run(channel.request('openTerminal', { taskId: card.id }))} />}
           <SessionButtons taskId={card.id} openSession={card.actions.openSession} followUp={card.actions.followUp} act={act} channel={channel} onFollowUp={() => setFollowingUp(true)} />
+          <ReviewButton taskId={card.id} show={card.workplace?.reviewable ?? false} act={act} channel={channel} />
           {card.actions.cancel && <ActionButton testid="cancel" icon="stop-circle" label="Cancel" onClick={() => run(channel.request('cancel', { taskId: card.id }))} />}
           {card.actions.delete && <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />}
         </span>
@@ -109,6 +111,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
       <GatewayOutageLine since={card.gatewayUnreachableSince} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
+      <WorkplaceBlock card={card} act={act} channel={channel} />
       {expanded && (
         <div class="details" id={detailsId} data-testid="details">
           <PromptText prompt={card.prompt} />

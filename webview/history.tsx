@@ -7,6 +7,7 @@ import { formatDuration, formatTime, HISTORY_LABELS } from './format';
 import type { HostChannel } from './host-channel';
 import { UsageTotal } from './card-extras-view';
 import { RefusalMark } from './questions';
+import { ReviewButton } from './workplace';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 
 /** The coloured icon beside a History status (the text itself stays in the readable foreground). */
@@ -33,6 +34,7 @@ export function History({ history, act, channel }: { history: PanelState['histor
             <UsageTotal usage={h.usage} testid="history-usage" />
             <span class="actions">
               <SessionButtons taskId={h.taskId} openSession={h.sessionId !== null} followUp={h.sessionId !== null && h.status !== 'in_progress'} sessionLabel="Session" sessionTestId="session" act={act} channel={channel} onFollowUp={() => setFollowingUp(h.taskId)} />
+              <ReviewButton taskId={h.taskId} show={h.reviewable ?? false} act={act} channel={channel} />
               <ActionButton testid="delete-history" icon="close" label="Remove" onClick={() => void act(channel.request('deleteHistory', { taskId: h.taskId }))} />
             </span>
             {followingUp === h.taskId && <FollowUpForm taskId={h.taskId} taskTitle={h.title} act={act} channel={channel} onMessage={() => undefined} onDone={() => setFollowingUp(undefined)} />}

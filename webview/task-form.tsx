@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CreateTaskForm, PanelState, TaskCard } from '../src/protocol/webview';
 import { promptHint } from './format';
+import { OwnBranchToggle } from './workplace';
 
 export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
   { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
@@ -34,6 +35,8 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
   const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? 'default');
   const [model, setModel] = useState(initial?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
+  const [ownBranch, setOwnBranch] = useState<boolean | undefined>(undefined);
+  const branchDefault = workspaces.find((w) => w.path === workspacePath)?.ownBranch;
   const [busy, setBusy] = useState(false);
   const promptRef = useRef<HTMLElement>(null);
   useEffect(() => {
@@ -49,7 +52,8 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
     if (!canSubmit) return;
     setBusy(true);
     try {
-      const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null });
+      const chosen = ownBranch ?? branchDefault;
+      const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null, ...(chosen === undefined ? {} : { ownBranch: chosen }) });
       onError(undefined);
       if (done === false) return;
       if (!editing) {
@@ -129,6 +133,7 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
         </div>
       </div>
       {mode && <p class="hint permission-detail" data-testid="permission-detail">{mode.detail}</p>}
+      {!editing && branchDefault !== undefined && <OwnBranchToggle checked={ownBranch ?? branchDefault} onChange={setOwnBranch} />}
       <div class="buttons">
         <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>
           {editing ? 'Save' : 'Queue task'}

@@ -150,6 +150,12 @@ export async function recordFilesBaseline(workspace: string, taskDir: string, op
   return true;
 }
 
+/** The first-start snapshot's tree id, or null when none was taken. */
+export async function baselineTreeOf(taskDir: string): Promise<string | null> {
+  const baseline = (await fs.readFile(path.join(snapshotDirOf(taskDir), BASELINE_FILE), 'utf8').catch(() => '')).trim();
+  return /^[0-9a-f]{40,64}$/.test(baseline) ? baseline : null;
+}
+
 /** Paths that differ from the first-start snapshot; null when unknown (no baseline, or the folder cannot be snapshotted now). */
 export async function countFilesChanged(workspace: string, taskDir: string, options: GitOptions = {}): Promise<number | null> {
   const dir = snapshotDirOf(taskDir);

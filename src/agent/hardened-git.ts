@@ -1,6 +1,7 @@
 /**
  * The ONE way the extension runs git (docs/architecture.md#who-writes-what lists what it is used
- * for: the files_changed snapshots). A task's repository is written by the agent, so nothing in
+ * for: the files_changed snapshots, tasks' worktrees and branches, their changed files, Merge and
+ * Apply). A task's repository is written by the agent, so nothing in
  * it may make git run a program inside the extension host: a `.git/config` the model wrote can
  * name a `core.fsmonitor` command, hooks, an external diff, a textconv or clean filter, a pager,
  * a credential helper or an ssh command, and the user's system and global config files are not
@@ -75,13 +76,19 @@ export function hardenedGitArgs(args: readonly string[]): string[] {
 }
 
 /** Runs one hardened git command; its stdout, or null when it failed or timed out ("unknown"). */
-export function runGit(args: readonly string[], options: HardenedGitOptions): Promise<string | null> {
+export async function runGit(args: readonly string[], options: HardenedGitOptions): Promise<string | null> {
+  return (await runGitBuffer(args, options))?.toString('utf8') ?? null;
+}
+
+/** runGit with stdout as bytes (file contents, `cat-file --batch`). */
+export function runGitBuffer(args: readonly string[], options: HardenedGitOptions): Promise<Buffer | null> {
   return new Promise((resolve) => {
     const child = execFile(
       options.gitCommand ?? 'git',
       hardenedGitArgs(args),
       {
         cwd: options.cwd,
+        encoding: 'buffer',
         maxBuffer: 256 * 1024 * 1024,
         windowsHide: true,
         timeout: options.timeoutMs ?? GIT_TIMEOUT_MS,

@@ -13,6 +13,7 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
 import type { OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
@@ -29,6 +30,8 @@ import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent, TicketProxyTimings } from './ticket-proxy';
 import { UsageRecorder } from './usage-recorder';
+import { listTaskChangesWithCount } from './task-changes';
+import { resolveWorkplace, type Workplace } from './task-workplace';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
@@ -76,6 +79,8 @@ export interface TaskRuntimeOptions {
   runtimeDir: string;
   /** This window's id, written in each segment's pid record (docs/flows.md#recovery). */
   windowId?: string;
+  /** Tasks' own worktrees (docs/flows.md#isolation) live here; default `<runtimeDir>/worktrees`. */
+  worktreesDir?: string;
   clock: Clock;
   /** For the usage recorder's periodic write; real timers by default. */
   timers?: Timers;
@@ -245,20 +250,29 @@ export class TaskRuntime {
       await lifecycle.fail(taskId, { failureReason: reason });
       return { status: 'fatal', error: reason };
     }
+    // Its own worktree (made at the first start) or its folder, the same path for every segment.
+    const where = await resolveWorkplace(store, task, this.options.worktreesDir ?? path.join(this.options.runtimeDir, 'worktrees'));
+    if (where.kind === 'wait') return { status: 'refused', reason: where.reason };
+    if (where.kind === 'failed') {
+      await lifecycle.fail(taskId, { failureReason: where.reason });
+      return { status: 'fatal', error: where.reason };
+    }
+    const place = where.place;
+    const work: OffPeakTask = { ...task, workspacePath: place.folder };
     if (!record) {
       // What files_changed is measured against: the folder as it is before the agent runs.
-      const [baseCommit] = await Promise.all([recordBaseCommit(task.workspacePath), this.recordBaseline(task)]);
+      const [baseCommit] = await Promise.all([place.changes.baseCommit ?? recordBaseCommit(place.folder), this.recordBaseline(task, place)]);
       await store.mutate((tx) => tx.runtime.recordFirstStart({ taskId, agent: agentKind, baseCommit }));
     }
 
     // First segment vs resume: the session exists once the agent has started it.
-    const plan = followUp ? this.followUpSegment(task, followUp, adapter) : undefined;
+    const plan = followUp ? this.followUpSegment(work, followUp, adapter) : undefined;
     if (plan && 'failure' in plan) {
       await lifecycle.fail(taskId, { failureReason: plan.failure });
       return { status: 'fatal', error: plan.failure };
     }
     const sessionId = plan?.sessionId ?? task.sessionId ?? crypto.randomUUID();
-    const resume = plan ? true : task.sessionId !== null && (adapter.sessionExists?.(sessionId, task.workspacePath) ?? true);
+    const resume = plan ? true : task.sessionId !== null && (adapter.sessionExists?.(sessionId, work.workspacePath) ?? true);
     const prompt = plan ? plan.prompt : resume ? CONTINUATION_PROMPT : task.prompt;
     const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
     const segmentDir = segmentDirOf(this.options.runtimeDir, taskId, ordinal, clock.now());
@@ -277,7 +291,7 @@ export class TaskRuntime {
           permissionMode: task.permissionMode,
           model: task.model ?? (await this.defaultModel()),
           thoughtLevel: task.thoughtLevel,
-          workspacePath: task.workspacePath,
+          workspacePath: work.workspacePath,
         },
         gateway: { anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic', apiKey },
         ticketId,
@@ -322,7 +336,7 @@ export class TaskRuntime {
         // The segment's last usage goes into its ledger row before the outcome ends the segment.
         .then(async (outcome) => {
           await this.usage.flush();
-          return this.applyOutcome(task, ticketId, outcome);
+          return this.applyOutcome(task, place, ticketId, outcome);
         })
         .catch((err: unknown) => this.log(`runtime: applying the outcome of ${taskId} failed: ${(err as Error).message}`))
         .finally(() => {
@@ -386,18 +400,19 @@ export class TaskRuntime {
     return ticket.activeAt === null ? ticket.readyDeadline : null;
   }
 
-  private async applyOutcome(task: OffPeakTask, ticketId: string, outcome: SegmentOutcome): Promise<void> {
+  private async applyOutcome(task: OffPeakTask, place: Workplace, ticketId: string, outcome: SegmentOutcome): Promise<void> {
     const { lifecycle } = this.options;
     const taskId = task.id;
     switch (outcome.kind) {
       case 'completed':
-        await lifecycle.complete(taskId, { filesChanged: await this.filesChanged(task) });
+        await lifecycle.complete(taskId, { filesChanged: await this.filesChanged(task, place) });
         break;
       case 'failed':
-        await lifecycle.fail(taskId, { failureReason: outcome.reason, filesChanged: await this.filesChanged(task) });
+        await lifecycle.fail(taskId, { failureReason: outcome.reason, filesChanged: await this.filesChanged(task, place) });
         break;
       case 'segment-expired':
         // Requeued without a ticket; the window's task service retakes with the same task id.
+        await this.filesChanged(task, place); // the card's list, counted after every segment
         await lifecycle.expireSegment(taskId, ticketId);
         break;
       case 'cancelled':
@@ -423,14 +438,25 @@ export class TaskRuntime {
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
   }
 
-  private async recordBaseline(task: OffPeakTask): Promise<void> {
-    if (!(await recordFilesBaseline(task.workspacePath, taskLogsDir(this.options.runtimeDir, task.id)))) {
-      this.log(`runtime: no snapshot of ${task.workspacePath} could be taken; the task's files changed will read "unknown"`);
+  private async recordBaseline(task: OffPeakTask, place: Workplace): Promise<void> {
+    if (!(await recordFilesBaseline(place.changes.folder, taskLogsDir(this.options.runtimeDir, task.id)))) {
+      this.log(`runtime: no snapshot of ${place.changes.folder} could be taken; the task's files changed will read "unknown"`);
     }
   }
 
-  private filesChanged(task: OffPeakTask): Promise<number | null> {
-    return countFilesChanged(task.workspacePath, taskLogsDir(this.options.runtimeDir, task.id));
+  /**
+   * The task's changed files with line counts, written to its isolation row for the card and
+   * the review (docs/flows.md#review); their number, or the plain count when the list is unknown.
+   */
+  private async filesChanged(task: OffPeakTask, place: Workplace): Promise<number | null> {
+    const taskDir = taskLogsDir(this.options.runtimeDir, task.id);
+    if (!place.isolation) return countFilesChanged(place.changes.folder, taskDir);
+    const listed = await listTaskChangesWithCount({ ...place.changes, taskDir }).catch((err: unknown) => {
+      this.log(`runtime: the changed files of ${task.id} could not be listed: ${(err as Error).message}`);
+      return null;
+    });
+    await this.options.store.mutate((tx) => tx.isolation.recordChanges(task.id, listed?.changes ?? null)).catch(() => undefined);
+    return listed ? listed.count : countFilesChanged(place.changes.folder, taskDir);
   }
 }
 

@@ -26,6 +26,8 @@ import { RemoteCancelWatcher } from './remote-cancel-watcher';
 import { SharedAsks } from './shared-asks';
 import { TaskNotices, type TaskNotice } from './task-notices';
 import { pruneTaskLeftovers } from './task-leftovers';
+import { pruneTaskWorktree } from './task-worktree-cleanup';
+import { worktreeCounterpart } from '../agent/task-worktree';
 import { changeConcerns, TaskStore, type StoreNotice, type TaskStoreOptions } from '../store';
 
 export interface HostEngineOptions {
@@ -168,6 +170,7 @@ export class HostEngine {
       gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey },
       runtimeDir,
       windowId,
+      worktreesDir: path.join(options.storageDir, 'worktrees'),
       clock,
       keepAwake,
       proxyListener,
@@ -210,6 +213,7 @@ export class HostEngine {
     const pruneDeleted = (task: { id: string; sessionId: string | null }) => {
       const shared = task.sessionId !== null && store.read((tx) => tx.followUps.sessionInUse(task.sessionId!, task.id));
       pruneTaskLeftovers(leftovers, shared ? { id: task.id, sessionId: null } : task, log);
+      void pruneTaskWorktree(store, task.id, log);
     };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted, log });
@@ -271,13 +275,15 @@ export class HostEngine {
    * finished Claude Code task whose session no other task works on, else its transcript.
    */
   sessionView(taskId: string, hostEnv: Readonly<Record<string, string | undefined>> = process.env): SessionView {
-    const { task, agent, busy } = this.store.read((tx) => {
+    const { task, agent, busy, isolation } = this.store.read((tx) => {
       const t = tx.tasks.get(taskId);
-      return { task: t, agent: tx.runtime.get(taskId)?.agent, busy: t?.sessionId ? tx.followUps.liveUsersOfSession(t.sessionId, taskId).length > 0 : false };
+      return { task: t, agent: tx.runtime.get(taskId)?.agent, busy: t?.sessionId ? tx.followUps.liveUsersOfSession(t.sessionId, taskId).length > 0 : false, isolation: tx.isolation.get(taskId) };
     });
     if (!task) throw new Error('This task no longer exists.');
+    // A task on its own branch ran in its worktree: Claude Code finds the session from there (docs/flows.md#isolation).
+    const ranIn = isolation?.mode === 'worktree' && isolation.worktreePath && isolation.broughtHome?.kind !== 'discarded' ? worktreeCounterpart(task.workspacePath, isolation.worktreePath) : task.workspacePath;
     const claude = { command: this.claudeSession.command(), configDir: this.claudeSession.configDir, hostEnv, proxyPort: this.proxyListener.listeningPort };
-    return sessionViewOf(task, agent, claude, busy);
+    return sessionViewOf({ ...task, workspacePath: ranIn }, agent, claude, busy);
   }
 
   /**

@@ -16,6 +16,7 @@ import {
   type PanelState,
   type RefusalCount,
   type RequestHandlers,
+  type WorkplaceView,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
 import { totalUsage } from '../core/usage';
@@ -41,6 +42,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   pendingAsks(): PendingAsk[];
   /** Follow-up tasks' links, by task id (absent: none). */
   followUpLinks?(): Map<string, FollowUpLink>;
+  /** Where tasks work and what they changed, by task id (docs/flows.md#isolation; absent: none). */
+  workplaces?(): Map<string, WorkplaceView>;
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
   /** When a panel last showed a result, or null when never (optional: absent reads as never). */
@@ -126,7 +129,12 @@ export class PanelController extends Disposable {
     const unseen = this.backend.unseenTaskIds();
     const links = this.backend.followUpLinks?.() ?? new Map<string, FollowUpLink>();
     const refusals = this.backend.refusals?.() ?? new Map<string, RefusalCount>();
-    const tasks = this.backend.listTasks().map((t) => toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id)));
+    const workplaces = this.backend.workplaces?.() ?? new Map<string, WorkplaceView>();
+    const tasks = this.backend.listTasks().map((t) => {
+      const card = toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id));
+      const workplace = workplaces.get(t.id);
+      return workplace ? { ...card, workplace } : card;
+    });
     return {
       version: ++this.version,
       now,

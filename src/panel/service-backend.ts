@@ -6,11 +6,16 @@ import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
-import { changeConcerns, type QuestionRecord, type TaskStore } from '../store';
+import { changeConcerns, type IsolationMode, type QuestionRecord, type TaskStore } from '../store';
 import type { AvailabilityView, QuestionView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from '../core/create-task-command';
+import { applyConfirmation, deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, mergeConfirmation, workplaceViews } from './workplace-panel';
+import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/task-merge';
+import { taskLogsDir } from '../agent/segment-logs';
+import path from 'node:path';
+import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
 export interface PanelClientConfigs {
@@ -50,6 +55,14 @@ export interface PanelHostBits {
   sessionInUseHere?(sessionId: string): boolean;
   /** Shows a modal question; true when the user chose `action`. */
   confirm(question: Confirmation): Promise<boolean>;
+  /** "Review changes" (docs/flows.md#review): the task's changes, or one file's, in the diff editor. */
+  reviewChanges?(taskId: string, path?: string): Promise<unknown>;
+  /** "Open worktree in new window". */
+  openFolderInNewWindow?(folder: string): Promise<unknown>;
+  /** A merge stopped on conflicts: the merge editor on the first conflicted file (absent: nothing opens). */
+  openMergeEditor?(folder: string, files: string[]): Promise<unknown>;
+  /** The machine setting `offPeak.isolation` (absent: in place, as before isolation existed). */
+  isolation?(): IsolationMode;
   notice(): string | undefined;
 }
 
@@ -160,6 +173,25 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     if (!task) throw new Error('This task no longer exists.');
     return task;
   };
+  /** A finished task with its own worktree, not merged, applied or discarded yet: what Merge and Apply work on. */
+  const bringHomeInput = (taskId: string, action: string) => {
+    const task = taskOrThrow(taskId);
+    const isolation = store.read((tx) => tx.isolation.get(taskId));
+    if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || isolation.missingAt !== null || isolation.broughtHome !== null) {
+      throw new Error(`This task has no branch of its own to ${action}.`);
+    }
+    if (!['completed', 'failed', 'cancelled'].includes(task.status)) throw new Error(`${action[0].toUpperCase()}${action.slice(1)} a task once it has finished.`);
+    const input: MergeInput = {
+      folder: task.workspacePath,
+      worktreePath: isolation.worktreePath,
+      branch: isolation.branch,
+      baseCommit: isolation.baseCommit,
+      message: task.title || task.prompt.split('\n')[0].slice(0, 72),
+      // globalStorage's runtime folder of the task (engineDirs), removed with the task.
+      privateDir: taskLogsDir(path.join(store.directory, 'runtime'), taskId),
+    };
+    return { task, isolation, input };
+  };
   const refresh = async () => {
     await Promise.all([service.availability.refresh(), host.reloadConfigs()]);
     return {};
@@ -177,16 +209,19 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     history: () => {
       const links = store.read((tx) => tx.followUps.all());
+      const reviewables = new Set([...store.read((tx) => workplaceViews(tx, service.listTasks()))].filter(([, w]) => w.reviewable).map(([id]) => id));
       return service.history().map((row) => {
         const link = links.get(row.taskId);
-        return link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
+        const withLink = link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
+        return reviewables.has(row.taskId) ? { ...withLink, reviewable: true } : withLink;
       });
     },
     followUpLinks: () => store.read((tx) => tx.followUps.all()),
     availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
-    workspaces: () => host.workspaces().map(({ name, path }) => ({ name, path })),
+    workspaces: () => host.workspaces().map(({ name, path }) => (host.isolation ? { name, path, ownBranch: isolationFor(undefined, path, host.isolation()) === 'worktree' } : { name, path })),
+    workplaces: () => store.read((tx) => workplaceViews(tx, service.listTasks())),
     notice: () => host.notice(),
     async createTask({ input }) {
       // The webview names a folder; only one open in this window, and existing, may run a task.
@@ -195,7 +230,9 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       // The folder's identity comes from the host, never from the webview.
       const workspaceIdentity = host.workspaces().find((w) => w.path === workspacePath)?.identity ?? null;
       try {
-        const task = await service.create({ ...input, workspacePath, workspaceIdentity });
+        const { ownBranch, ...form } = input;
+        const isolation = host.isolation ? isolationFor(ownBranch, workspacePath, host.isolation(), looksLikeGitFolder) : ownBranch ? 'worktree' : undefined;
+        const task = await service.create({ ...form, workspacePath, workspaceIdentity, isolation });
         return { taskId: task.id };
       } catch (e) {
         // A refused take may mean the plan or the exposure changed: look again.
@@ -231,6 +268,11 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const task = service.getTask(taskId);
       const question = task && deleteConfirmation(task);
       if (question && !(await host.confirm(question))) return { done: false };
+      // A worktree's branch with work merged nowhere goes with the task: asked first (docs/flows.md#isolation).
+      const isolation = store.read((tx) => tx.isolation.get(taskId));
+      const shared = isolation?.worktreePath ? store.read((tx) => tx.isolation.sharersOf(isolation.worktreePath!, taskId)).length : 0;
+      const branchQuestion = task && (await deleteWorktreeConfirmation(task, isolation, shared));
+      if (branchQuestion && !(await host.confirm(branchQuestion))) return { done: false };
       await service.delete(taskId);
       return { done: true };
     },
@@ -262,6 +304,48 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
         void refresh().catch(() => undefined);
         throw e;
       }
+    },
+    async discardChanges({ taskId }) {
+      const task = taskOrThrow(taskId);
+      const isolation = store.read((tx) => tx.isolation.get(taskId));
+      if (!isolation?.worktreePath) throw new Error('This task has no branch of its own to discard.');
+      if (!(await host.confirm(discardConfirmation(task, isolation)))) return { done: false };
+      await discardTaskWorktree(store, taskId);
+      return { done: true };
+    },
+    async mergeChanges({ taskId }) {
+      const { task, isolation, input } = bringHomeInput(taskId, 'merge');
+      if (!(await host.confirm(mergeConfirmation(task, isolation)))) return { outcome: 'declined' as const };
+      const result = await mergeTaskBranch(input);
+      if (result.kind === 'refused') throw new Error(`Not merged: ${result.reason}`);
+      if (result.kind === 'conflict') {
+        await host.openMergeEditor?.(task.workspacePath, result.files);
+        return { outcome: 'conflict' as const, into: result.into, files: result.files };
+      }
+      await store.mutate((tx) => tx.isolation.recordBroughtHome(taskId, 'merged'));
+      return { outcome: 'merged' as const, into: result.into };
+    },
+    async applyChanges({ taskId }) {
+      const { task, isolation, input } = bringHomeInput(taskId, 'apply');
+      if (!(await host.confirm(applyConfirmation(task, isolation)))) return { done: false };
+      const result = await applyTaskChanges(input);
+      if (result.kind === 'refused') throw new Error(`Not applied: ${result.reason}`);
+      await store.mutate((tx) => tx.isolation.recordBroughtHome(taskId, 'applied'));
+      return { done: true };
+    },
+    async openWorktree({ taskId }) {
+      taskOrThrow(taskId);
+      const isolation = store.read((tx) => tx.isolation.get(taskId));
+      if (!isolation?.worktreePath || isolation.missingAt !== null || isolation.broughtHome !== null) throw new Error("This task's worktree is not there.");
+      if (!host.openFolderInNewWindow) throw new Error('Opening a window needs VS Code.');
+      await host.openFolderInNewWindow(isolation.worktreePath);
+      return {};
+    },
+    async reviewChanges({ taskId, path }) {
+      taskOrThrow(taskId);
+      if (!host.reviewChanges) throw new Error('Review changes needs VS Code.');
+      await host.reviewChanges(taskId, path);
+      return {};
     },
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };

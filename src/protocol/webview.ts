@@ -75,6 +75,44 @@ export const UsageViewSchema = z.object({
   requests: z.number().int().nonnegative(),
 });
 export type UsageView = z.infer<typeof UsageViewSchema>;
+/** One changed file of a task, with its added/removed lines (null: binary or unknown). */
+export const ChangedFileViewSchema = z.object({
+  path: z.string(),
+  status: z.enum(['added', 'modified', 'deleted']),
+  added: z.number().int().nullable(),
+  removed: z.number().int().nullable(),
+});
+export type ChangedFileView = z.infer<typeof ChangedFileViewSchema>;
+
+/** Where a task works (docs/flows.md#isolation) and what it changed there (docs/flows.md#review). */
+export const WorkplaceViewSchema = z.object({
+  mode: z.enum(['worktree', 'inPlace']),
+  /** Its own branch and worktree (null until its first start, and in place). */
+  branch: z.string().nullable(),
+  worktreePath: z.string().nullable(),
+  /** Why a task asked to run on its own branch runs in place. */
+  note: z.string().nullable(),
+  /** The worktree's folder was removed by hand. */
+  missing: z.boolean(),
+  /** An in-place task waiting for the task that runs in its folder: that task's title. */
+  waitingFor: z.string().nullable(),
+  /** The changed files counted after the last segment (null: not counted yet or unknown). */
+  changes: z.array(ChangedFileViewSchema).nullable(),
+  /** "Review changes" can open the diff editor. */
+  reviewable: z.boolean(),
+  /** The branch was discarded (docs/flows.md#bring-it-home): when. */
+  discardedAt: z.number().nullable().optional(),
+  /** The branch was merged into the folder's checked-out branch: when. */
+  mergedAt: z.number().nullable().optional(),
+  /** The task's changes were applied to the folder as uncommitted changes: when. */
+  appliedAt: z.number().nullable().optional(),
+  /** "Merge" is offered (a finished task whose worktree is there, not merged yet). */
+  canMerge: z.boolean().optional(),
+  /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */
+  canDiscard: z.boolean().optional(),
+  canOpen: z.boolean().optional(),
+});
+export type WorkplaceView = z.infer<typeof WorkplaceViewSchema>;
 
 export const TaskCardSchema = z.object({
   id: z.string(),
@@ -109,6 +147,8 @@ export const TaskCardSchema = z.object({
   /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
   followUpOfId: z.string().nullable(),
   followUpOfTitle: z.string().nullable(),
+  /** Tasks created since isolation exists: its own branch or in place, and its changed files. */
+  workplace: WorkplaceViewSchema.nullable().optional(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -137,6 +177,8 @@ export const HistoryRowSchema = z.object({
   /** The tokens of all its segments; null when none were counted. */
   usage: UsageViewSchema.nullable(),
   refusals: RefusalCountSchema.optional(),
+  /** "Review changes" on the row opens the task's changes in the diff editor. */
+  reviewable: z.boolean().optional(),
 });
 
 /**
@@ -178,7 +220,8 @@ export const PanelStateSchema = z.object({
   availability: AvailabilityViewSchema,
   hasApiKey: z.boolean(),
   models: z.array(z.string()),
-  workspaces: z.array(z.object({ name: z.string(), path: z.string() })),
+  /** `ownBranch`: the form's "Run on its own branch" starts checked (a git folder, `offPeak.isolation` worktree). */
+  workspaces: z.array(z.object({ name: z.string(), path: z.string(), ownBranch: z.boolean().optional() })),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
   notice: z.string().optional(),
   /**
@@ -208,6 +251,8 @@ export const CreateTaskFormSchema = z.object({
   permissionMode: PermissionModeSchema,
   model: z.string().max(200).nullable(),
   thoughtLevel: z.string().max(50).nullable(),
+  /** "Run on its own branch" (docs/flows.md#isolation); absent: the `offPeak.isolation` setting for a git folder. */
+  ownBranch: z.boolean().optional(),
 }).strict();
 export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 
@@ -272,6 +317,19 @@ export const PanelRequests = {
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
   /** The task's permission questions with their answers, who answered and when (the expanded card). */
   questions: { params: TaskRef, result: z.object({ questions: z.array(QuestionViewSchema) }) },
+  /** "Discard": removes a finished task's worktree and branch after a confirmation (docs/flows.md#bring-it-home). */
+  discardChanges: { params: TaskRef, result: Confirmed },
+  /**
+   * "Merge": the task's branch into the folder's checked-out branch after a confirmation.
+   * `conflict`: the merge is in progress with conflicts (the merge editor opens); a refusal is an error saying why.
+   */
+  mergeChanges: { params: TaskRef, result: z.object({ outcome: z.enum(['merged', 'conflict', 'declined']), into: z.string().optional(), files: z.array(z.string()).optional() }) },
+  /** "Apply as uncommitted changes" after a confirmation; a refusal is an error saying why. */
+  applyChanges: { params: TaskRef, result: Confirmed },
+  /** "Open worktree in new window". */
+  openWorktree: { params: TaskRef, result: Nothing },
+  /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */
+  reviewChanges: { params: z.object({ taskId, path: z.string().min(1).max(4096).optional() }).strict(), result: Nothing },
   /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
   answerAsk: {
     /** `inputDigest`: the sha256 of the input the card showed; an answer for another input is refused. */

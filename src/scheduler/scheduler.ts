@@ -2,7 +2,8 @@
  * The scheduler (docs/flows.md#dispatch): runs only in the lease holder's window.
  *
  * - claim: queued + schedulable + unclaimed (or a zombie claim older than 10 min), in ONE locked
- *   store transaction, so two schedulers (windows, processes) never dispatch a task twice;
+ *   store transaction, so two schedulers (windows, processes) never dispatch a task twice; a task
+ *   that runs in place waits while another in-place task runs in its folder;
  *   a queued task whose CURRENT ticket is still ready/active in the ledger (a segment interrupted
  *   by a restart) counts as schedulable: it is dispatched again at once with that ticket;
  * - dispatch: to the window that has the task's workspace open, else the lease holder's window
@@ -14,7 +15,7 @@
  */
 import type { Clock } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
-import { ZOMBIE_CLAIM_MS, type StoreTx, type TaskStore } from '../store';
+import { ZOMBIE_CLAIM_MS, type StoreReadTx, type StoreTx, type TaskStore } from '../store';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './dispatch-backoff';
 
@@ -60,6 +61,14 @@ export interface TickReport {
   releasedZombies: number;
 }
 
+
+/**
+ * The due tasks that may be claimed now: an in-place task (docs/flows.md#isolation) waits while
+ * another in-place task runs (or is claimed) in its folder; a task on its own branch never waits.
+ */
+function claimable(tx: Pick<StoreReadTx, 'isolation'>, due: OffPeakTask[]): OffPeakTask[] {
+  return due.filter((task) => tx.isolation.inPlaceHolder(task.id, task.workspaceKey) === undefined);
+}
 
 export class Scheduler {
   private readonly timers: Timers;
@@ -189,7 +198,7 @@ export class Scheduler {
     this.quiet = undefined;
     const zombie = { zombieAfterMs: this.zombieAfterMs };
     const idle = store.read((tx) => {
-      if (tx.tasks.dueForDispatch({ ...zombie, limit: 1 }).length > 0 || tx.tasks.countZombieClaims(zombie) > 0) return undefined;
+      if (tx.tasks.countZombieClaims(zombie) > 0 || claimable(tx, tx.tasks.dueForDispatch(zombie)).length > 0) return undefined;
       const oldestClaim = tx.tasks.oldestClaimAt();
       const ends = [tx.dispatch.nextEnd(), oldestClaim === undefined ? undefined : oldestClaim + this.zombieAfterMs];
       return { until: Math.min(...ends.map((t) => t ?? Infinity)) };
@@ -218,7 +227,11 @@ export class Scheduler {
     const zombie = { zombieAfterMs: this.zombieAfterMs };
     report.releasedZombies = tx.tasks.releaseZombieClaims(zombie);
     const claimed: OffPeakTask[] = [];
-    for (const task of tx.tasks.dueForDispatch({ ...zombie, limit: this.options.maxClaimsPerTick })) {
+    const limit = this.options.maxClaimsPerTick ?? Infinity;
+    for (const task of tx.tasks.dueForDispatch(zombie)) {
+      if (claimed.length >= limit) break;
+      // One in-place agent per folder: checked per task, so a claim made just above counts.
+      if (claimable(tx, [task]).length === 0) continue;
       if (tx.tasks.claim(task.id, zombie)) claimed.push({ ...task, claimRunning: true, claimedAt: tx.now });
     }
     return claimed;

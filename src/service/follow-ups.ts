@@ -68,3 +68,17 @@ export function linkFollowUp(tx: StoreTx, taskId: string, link: FollowUpLinkInpu
   checkSessionFree(tx, link.sessionId, taskId);
   tx.followUps.insert({ ...link, taskId });
 }
+
+/**
+ * In the transaction that inserts a task: where it will work (docs/flows.md#isolation). A
+ * follow-up runs where the task it continues ran (the same worktree, branch and base); any other
+ * task as its form asked (no row: in place, as before isolation existed).
+ */
+export function isolateTask(tx: StoreTx, taskId: string, form: CreateTaskInput, followUp?: FollowUpLinkInput): void {
+  const of = followUp ? tx.isolation.get(followUp.followUpOf) : undefined;
+  if (of) {
+    tx.isolation.insert({ taskId, mode: of.mode, repoPath: of.repoPath, worktreePath: of.worktreePath, branch: of.branch, baseCommit: of.baseCommit });
+  } else if (!followUp && form.isolation) {
+    tx.isolation.insert({ taskId, mode: form.isolation, repoPath: form.workspacePath });
+  }
+}

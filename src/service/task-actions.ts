@@ -12,7 +12,7 @@ import { isLiveTicketState, type TicketStatusEntry } from '../protocol/gateway';
 import type { TaskEdit, TaskStore } from '../store';
 import type { AvailabilitySnapshot } from './availability';
 import { ServiceError, toServiceError } from './errors';
-import { linkFollowUp, type FollowUpLinkInput } from './follow-ups';
+import { isolateTask, linkFollowUp, type FollowUpLinkInput } from './follow-ups';
 import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
 import { errorText, type BackgroundWork } from './sync-config';
@@ -99,6 +99,7 @@ export class TaskActions {
       task = await store.mutate((tx) => {
         const inserted = insertTakenTask(tx, taskId, input, take, pollDelay);
         if (followUp) linkFollowUp(tx, taskId, followUp);
+        isolateTask(tx, taskId, input, followUp);
         return inserted;
       });
     } catch (e) {
@@ -255,6 +256,7 @@ function validateCreate(input: CreateTaskInput): void {
   if (typeof input.title !== 'string') throw bad('The title must be a string.');
   if (typeof input.workspacePath !== 'string' || input.workspacePath.trim() === '') throw bad('The workspace path must not be empty.');
   if (!PERMISSION_MODES.includes(input.permissionMode)) throw bad(`The permission mode must be one of ${PERMISSION_MODES.join(', ')}.`);
+  if (input.isolation !== undefined && input.isolation !== 'worktree' && input.isolation !== 'inPlace') throw bad('The isolation must be "worktree" or "inPlace".');
   // Checked before the take, so bad input never spends a ticket.
   for (const [name, value] of [
     ['model', input.model],

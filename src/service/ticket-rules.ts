@@ -9,7 +9,7 @@ import { isTerminalStatus, type OffPeakTask, type ParkQuestion, type ParkResult,
 import type { TakeResult } from '../gateway-client/client';
 import type { GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
-import type { NewTaskInput, NewTicketInput, QuestionAnsweredBy, StoreTx, TerminalDetails } from '../store';
+import type { IsolationMode, NewTaskInput, NewTicketInput, QuestionAnsweredBy, StoreTx, TerminalDetails } from '../store';
 
 /** How long until a ticket in `state` is polled again, given the gateway's hint (the sync loop's pacing). */
 export type PollDelay = (state: string, hintMs: number) => number;
@@ -29,7 +29,10 @@ export type EntryFollowUp = 'woke' | 'retake' | 'none';
 export const RETAKE_FAILED = 'retake failed:';
 
 /** The task's form: what the user fills in (the store's insert input minus ids and snapshots). */
-export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity'>;
+export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity'> & {
+  /** "Run on its own branch" (worktree) or in place (docs/flows.md#isolation); absent: in place. */
+  isolation?: IsolationMode;
+};
 
 /** A settle answer that means "acknowledged" (a 4xx other than auth, timeout and rate limit) vs worth retrying. */
 export function settleAcknowledgedBy(e: GatewayError): boolean {

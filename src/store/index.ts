@@ -10,6 +10,7 @@ export { OutcomeRepo, type UnnotifiedOutcome } from './outcome-repo';
 export { AskRepo, type SharedAsk } from './ask-repo';
 export { QuestionRepo, type QuestionRecord, type QuestionDecision, type QuestionAnsweredBy, type DenialCount } from './question-repo';
 export { FollowUpRepo, type FollowUpLink } from './follow-up-repo';
+export { IsolationRepo, type TaskIsolation, type IsolationMode, type ChangedFile, type BroughtHome } from './isolation-repo';
 export { isIoError, type StoreFs } from './db-file';
 export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';
 export { LATEST_SCHEMA_VERSION, TASK_COLUMNS, STORE_TOPICS, type MigrationReport, type StoreTopic } from './schema';

@@ -6,6 +6,7 @@
 import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from './dispatch-repo';
 import { FollowUpRepo } from './follow-up-repo';
+import { IsolationRepo } from './isolation-repo';
 import { AskRepo } from './ask-repo';
 import { QuestionRepo } from './question-repo';
 import { OutcomeRepo } from './outcome-repo';
@@ -99,6 +100,7 @@ export class MemoryCopy {
       asks: new AskRepo(db, now),
       questions: new QuestionRepo(db, now),
       followUps: new FollowUpRepo(db, now),
+      isolation: new IsolationRepo(db, now),
     };
   }
 

@@ -1,26 +1,8 @@
 /**
  * Schema and migrations of tasks-index.sqlite, versioned with PRAGMA user_version.
  *
- * v1: the `off_peak_tasks` aggregate, exactly its 30 columns.
- * v2: adds the `off_peak_tickets` ledger / settle outbox and the `off_peak_leases` table, and
- *     backfills each task's current `server_ticket_id` as a `legacy` ledger row.
- * v3: the tables other parts created lazily (window registry, hand-off requests, dispatch backoff,
- *     agent runtime records) become schema; per-topic change counters kept by triggers; the lease
- *     moves to its own file beside the DB, so off_peak_leases is dropped.
- * v4: `off_peak_task_outcomes`, one row per finished task: which window claimed its notification
- *     (so exactly one window notifies) and when the panel showed it (the unseen badge). Results
- *     that finished before the upgrade count as notified and seen. `off_peak_pending_asks`: the
- *     permission questions agents wait on, published by the window that runs them so every
- *     window's panel shows them, with an answer another window may leave for it.
- * v5: on each ledger row (`off_peak_tickets`), since when the segment's proxy cannot reach the
- *     gateway (its model requests are held meanwhile; the card says so), and the tokens the
- *     segment's model answers used (input, output, cache read, cache write) with the model.
- * v6: on each pending ask, the tool call's whole input and the digest of the input an answer
- *     was given for (an answer for another input is refused).
- * v7: `off_peak_task_questions`, the decision record: every permission question with its answer,
- *     who or what answered it and when; a question a task parked on waits there for its answer.
- * v8: `off_peak_follow_ups`, one row per follow-up task: the finished task it continues (and its
- *     title then), the agent session its first segment resumes and the agent that owns it.
+ * What each version adds is listed in src/store/README.md (Schema versions) and in each step's
+ * `description` below.
  *
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
@@ -39,12 +21,13 @@ export const OUTCOMES_TABLE = 'off_peak_task_outcomes';
 export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
-export const LATEST_SCHEMA_VERSION = 8;
+export const ISOLATION_TABLE = 'off_peak_task_isolation';
+export const LATEST_SCHEMA_VERSION = 9;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
-  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE],
+  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
@@ -301,6 +284,23 @@ export const SCHEMA_V6_COLUMNS: readonly [name: string, definition: string][] = 
   ['input', "TEXT NOT NULL DEFAULT ''"],
   ['answer_digest', 'TEXT'],
 ];
+export const SCHEMA_V9_SQL = `
+CREATE TABLE IF NOT EXISTS ${ISOLATION_TABLE} (
+  task_id       TEXT PRIMARY KEY,
+  mode          TEXT NOT NULL,
+  repo_path     TEXT NOT NULL,
+  worktree_path TEXT,
+  branch        TEXT,
+  base_commit   TEXT,
+  note          TEXT,
+  changes_json  TEXT,
+  missing_at    INTEGER,
+  brought_home    TEXT,
+  brought_home_at INTEGER,
+  created_at    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${ISOLATION_TABLE}_worktree ON ${ISOLATION_TABLE} (worktree_path);
+`;
 
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
 const BACKFILL_V4_SQL = `
@@ -404,6 +404,14 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     description: 'follow-up tasks: the finished task each continues and the session it resumes',
     up: (db) => {
       db.exec(SCHEMA_V8_SQL);
+      db.exec(changeTriggersSql(db));
+    },
+  },
+  {
+    version: 9,
+    description: 'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files',
+    up: (db) => {
+      db.exec(SCHEMA_V9_SQL);
       db.exec(changeTriggersSql(db));
     },
   },

@@ -12,6 +12,7 @@ import type { AskRepo } from './ask-repo';
 import type { OutcomeRepo } from './outcome-repo';
 import type { QuestionRepo } from './question-repo';
 import type { RuntimeRepo } from './runtime-repo';
+import type { IsolationRepo } from './isolation-repo';
 import type { StoreTopic } from './schema';
 import type { TaskRepo } from './task-repo';
 import type { TicketRepo } from './ticket-repo';
@@ -56,6 +57,7 @@ export interface StoreTx {
   readonly asks: AskRepo;
   readonly questions: QuestionRepo;
   readonly followUps: FollowUpRepo;
+  readonly isolation: IsolationRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -70,6 +72,7 @@ export interface StoreReadTx {
   readonly asks: Pick<AskRepo, 'list'>;
   readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'denials'>;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
+  readonly isolation: Pick<IsolationRepo, 'get' | 'all' | 'sharersOf' | 'inPlaceHolder'>;
 }
 
 export interface StoreChange {

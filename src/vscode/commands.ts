@@ -6,6 +6,7 @@ import { queuedNoticeText, taskStateWord } from '../panel/task-summary';
 import { confirmModal } from './confirm';
 import { isTerminalStatus, type PermissionMode } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
+import { readSettings } from './settings';
 import { plainNotificationText } from '../core/untrusted-text';
 import type { HostEngine } from '../engine/host-engine';
 import type { ApiKeyStore } from './api-key';
@@ -128,10 +129,14 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     if (!workspacePath) return undefined;
   }
   workspacePath = checkWorkspaceFolder(workspacePath, workspaces.map((w) => w.path));
+  // "Run on its own branch" is asked only interactively, on a git folder (docs/flows.md#isolation).
+  const { isolationFor, looksLikeGitFolder } = await import('../panel/workplace-panel');
+  const askBranch = args.ownBranch === undefined && args.prompt === undefined && looksLikeGitFolder(workspacePath);
+  const steps = askBranch ? 3 : 2;
   const prompt =
     args.prompt ??
     (await vscode.window.showInputBox({
-      title: 'Queue Off-Peak Task (1/2)',
+      title: `Queue Off-Peak Task (1/${steps})`,
       prompt: 'What should the agent do? It runs when off-peak capacity admits it.',
       placeHolder: 'e.g. Upgrade the test suite to mocha 12 and fix what breaks',
       ignoreFocusOut: true,
@@ -140,9 +145,20 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   if (!prompt) return undefined;
   const permissionMode =
     args.permissionMode ??
-    (await vscode.window.showQuickPick(PERMISSION_PICKS, { title: 'Queue Off-Peak Task (2/2)', placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true }))?.mode;
+    (await vscode.window.showQuickPick(PERMISSION_PICKS, { title: `Queue Off-Peak Task (2/${steps})`, placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true }))?.mode;
   if (!permissionMode) return undefined;
   if (permissionMode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(workspacePath)))) return undefined;
+  let ownBranch = args.ownBranch;
+  if (askBranch) {
+    const branchFirst = readSettings().isolation === 'worktree';
+    const picks = [
+      { label: 'Run on its own branch', detail: 'In its own worktree on a new offpeak/… branch: your working copy and other tasks are not touched. Review, then merge or discard.', own: true },
+      { label: 'Run in the folder itself', detail: 'Edits your working copy; waits while another task runs in this folder.', own: false },
+    ];
+    const pick = await vscode.window.showQuickPick(branchFirst ? picks : picks.reverse(), { title: `Queue Off-Peak Task (3/3)`, placeHolder: 'Where should the agent work?', ignoreFocusOut: true });
+    if (!pick) return undefined;
+    ownBranch = pick.own;
+  }
   const workspace = workspaces.find((w) => w.path === workspacePath);
   const task = await engine.service.create({
     title: args.title ?? prompt.split('\n')[0].slice(0, 80),
@@ -152,6 +168,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     thoughtLevel: null,
     workspacePath,
     workspaceIdentity: workspace?.identity ?? null,
+    isolation: isolationFor(ownBranch, workspacePath, readSettings().isolation, looksLikeGitFolder),
   });
   void vscode.window.showInformationMessage(queuedNoticeText(plainNotificationText(task.title, 80)), 'Open Tasks').then((c) => c && deps.panel.show());
   return task.id;

@@ -12,6 +12,8 @@ export interface OffPeakSettings {
   /** What an unanswered question does: park the task (default) or deny after askTimeoutMinutes. */
   unansweredQuestion: 'park' | 'deny';
   askParkMinutes: number;
+  /** New tasks on a git folder run on their own branch (worktree) or in the folder (docs/flows.md#isolation). */
+  isolation: 'worktree' | 'inPlace';
 }
 
 export function readSettings(): OffPeakSettings {
@@ -27,5 +29,6 @@ export function readSettings(): OffPeakSettings {
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
     unansweredQuestion: c.get<string>('unansweredQuestion', 'park') === 'deny' ? 'deny' : 'park',
     askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
+    isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
   };
 }

@@ -1,0 +1,158 @@
+/**
+ * A task's own branch and worktree (docs/flows.md#isolation). At the first start of a task on a
+ * git folder the extension runs `git worktree add <dir> -b offpeak/<slug>-<short id> <HEAD>` in
+ * the folder's repository, the worktree in globalStorage; every segment of the task (and its
+ * follow-ups) then runs there, at the same path, so the agent resumes the same session (Claude
+ * Code finds sessions by working directory). The user's working copy is only read (its HEAD).
+ * Every git here goes through the hardened runner (hooks off, no system/global config, no
+ * prompt, time limit); the checkout applies the repository's own attributes, as the user's
+ * `git worktree add` would.
+ */
+import fsSync from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { runGit } from './hardened-git';
+
+export interface WorktreeGitOptions {
+  timeoutMs?: number;
+  gitCommand?: string;
+}
+
+export interface TaskWorktree {
+  /** The worktree's root folder (under globalStorage). */
+  worktreePath: string;
+  branch: string;
+  baseCommit: string;
+}
+
+export type WorktreeResult = ({ kind: 'created' } & TaskWorktree) | { kind: 'in-place'; reason: string };
+
+/** `offpeak/<slug>-<short id>`: the title's words, lower case, at most 40 characters. */
+export function branchNameFor(taskId: string, title: string): string {
+  const slug = title
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/g, '');
+  const short = taskId.replace(/[^A-Za-z0-9]/g, '').slice(0, 8).toLowerCase() || 'task';
+  return `offpeak/${slug || 'task'}-${short}`;
+}
+
+function git(cwd: string, args: string[], options: WorktreeGitOptions): Promise<string | null> {
+  return runGit(args, { cwd, timeoutMs: options.timeoutMs, gitCommand: options.gitCommand });
+}
+
+/** The top folder of the repository `folder` belongs to, or null outside git. */
+export async function repositoryTop(folder: string, options: WorktreeGitOptions = {}): Promise<string | null> {
+  const top = await git(folder, ['rev-parse', '--show-toplevel'], options);
+  return top?.trim() || null;
+}
+
+/** True when `folder` is inside a git working tree (the form's "Run on its own branch" default). */
+export async function isGitFolder(folder: string, options: WorktreeGitOptions = {}): Promise<boolean> {
+  return (await git(folder, ['rev-parse', '--is-inside-work-tree'], options))?.trim() === 'true';
+}
+
+/**
+ * Creates the task's worktree on a new branch at the folder's HEAD; a crash between `git
+ * worktree add` and the store write is repaired by the next start (the branch's worktree is
+ * found again and reused). `in-place` (with why) when the folder cannot have one: not a git
+ * repository, or a repository without a commit yet.
+ */
+export async function createTaskWorktree(
+  input: { folder: string; worktreesDir: string; taskId: string; title: string },
+  options: WorktreeGitOptions = {},
+): Promise<WorktreeResult> {
+  const branch = branchNameFor(input.taskId, input.title);
+  const dir = path.join(path.resolve(input.worktreesDir), branch.slice('offpeak/'.length));
+  // One git for the repository's top and its HEAD (the common case costs two gits in all).
+  const found = (await git(input.folder, ['rev-parse', '--show-toplevel', 'HEAD^{commit}'], options))?.trim().split('\n');
+  const top = found?.[0] || (await repositoryTop(input.folder, options));
+  if (!top) return { kind: 'in-place', reason: 'the folder is not a git repository' };
+  const head = found?.[1];
+  if (!head || !/^[0-9a-f]{40,64}$/.test(head)) return { kind: 'in-place', reason: 'the repository has no commit yet' };
+  await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
+  if ((await git(top, ['worktree', 'add', '--quiet', '-b', branch, dir, head], options)) !== null) return { kind: 'created', worktreePath: dir, branch, baseCommit: head };
+
+  // A start that crashed after `git worktree add`: the branch (and maybe its folder) exist.
+  const existing = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], options))?.trim();
+  if (!existing) throw new Error(`git could not create the branch ${branch} and its worktree at ${dir}`);
+  const base = (await git(top, ['merge-base', existing, head], options))?.trim() || existing;
+  if (!(await isWorktreeAt(dir, options))) {
+    await git(top, ['worktree', 'prune'], options);
+    if ((await git(top, ['worktree', 'add', '--quiet', dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
+  }
+  return { kind: 'created', worktreePath: dir, branch, baseCommit: base };
+}
+
+/** Whether `dir` is the top of a git worktree (a folder removed by hand is not). */
+export async function isWorktreeAt(dir: string, options: WorktreeGitOptions = {}): Promise<boolean> {
+  if (!(await fs.stat(path.join(dir, '.git')).catch(() => null))) return false;
+  const top = await repositoryTop(dir, options);
+  return top !== null && path.resolve(top) === path.resolve(dir);
+}
+
+/**
+ * The folder the agent works in: the worktree's counterpart of the task's folder (the folder may
+ * be a subfolder of its repository), or null when the worktree is gone.
+ */
+export async function worktreeWorkFolder(repoFolder: string, worktreePath: string, options: WorktreeGitOptions = {}): Promise<string | null> {
+  if (!(await isWorktreeAt(worktreePath, options))) return null;
+  const prefix = (await git(repoFolder, ['rev-parse', '--show-prefix'], options))?.trim() ?? '';
+  return prefix ? path.join(worktreePath, prefix) : worktreePath;
+}
+
+/**
+ * The worktree's counterpart of the task's folder, from the file system alone (no git): the
+ * folder's path below the top of its repository (the nearest folder above holding `.git`),
+ * joined to the worktree's root.
+ */
+export function worktreeCounterpart(folder: string, worktreePath: string): string {
+  for (let dir = path.resolve(folder); ; dir = path.dirname(dir)) {
+    if (fsSync.existsSync(path.join(dir, '.git'))) return path.join(worktreePath, path.relative(dir, path.resolve(folder)));
+    if (path.dirname(dir) === dir) return worktreePath;
+  }
+}
+
+/**
+ * What deleting the task would lose: commits on its branch that no other branch has, or changes
+ * counted in its worktree while the branch has no commit of its own (uncommitted work). Null
+ * when nothing (or the repository cannot be read: then the caller asks anyway).
+ */
+export async function unmergedWork(
+  where: { repoPath: string; branch: string; baseCommit: string; changedFiles: number },
+  options: WorktreeGitOptions = {},
+): Promise<string | null> {
+  const refs = await git(where.repoPath, ['for-each-ref', '--format=%(refname)', 'refs/heads/'], options);
+  if (refs === null) return 'the repository could not be read';
+  const others = refs.split('\n').filter((r) => r && r !== `refs/heads/${where.branch}`);
+  const own = await git(where.repoPath, ['rev-list', '--count', `refs/heads/${where.branch}`, '--not', ...others], options);
+  const commits = Number(own?.trim() ?? 'NaN');
+  if (Number.isFinite(commits) && commits > 0) return `${commits} commit${commits === 1 ? '' : 's'} on ${where.branch} not merged into any other branch`;
+  const ahead = Number((await git(where.repoPath, ['rev-list', '--count', `${where.baseCommit}..refs/heads/${where.branch}`], options))?.trim() ?? 'NaN');
+  if (where.changedFiles > 0 && ahead === 0) return `${where.changedFiles} changed file${where.changedFiles === 1 ? '' : 's'} not committed anywhere`;
+  if (!Number.isFinite(commits)) return 'the branch could not be read';
+  return null;
+}
+
+/**
+ * Removes the task's worktree and branch. A worktree folder already removed by hand is pruned
+ * from git's list. Returns what could not be removed (empty when all went).
+ */
+export async function removeTaskWorktree(where: { repoPath: string; worktreePath: string; branch: string }, options: WorktreeGitOptions = {}): Promise<string[]> {
+  const problems: string[] = [];
+  const top = (await repositoryTop(where.repoPath, options)) ?? where.repoPath;
+  if (await isWorktreeAt(where.worktreePath, options)) {
+    if ((await git(top, ['worktree', 'remove', '--force', '--force', where.worktreePath], options)) === null) {
+      await fs.rm(where.worktreePath, { recursive: true, force: true }).catch((e: Error) => problems.push(`the folder ${where.worktreePath}: ${e.message}`));
+    }
+  } else {
+    await fs.rm(where.worktreePath, { recursive: true, force: true }).catch(() => undefined);
+  }
+  await git(top, ['worktree', 'prune'], options);
+  const hasBranch = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${where.branch}`], options))?.trim();
+  if (hasBranch && (await git(top, ['branch', '-D', '--quiet', where.branch], options)) === null) problems.push(`the branch ${where.branch}`);
+  return problems;
+}

@@ -1,0 +1,146 @@
+// What the panel shows and asks about where tasks work (docs/flows.md#isolation) and what they
+// changed (docs/flows.md#review): each card's workplace, the form's "Run on its own branch"
+// default, and the question before deleting a task whose branch holds work merged nowhere.
+import fs from 'node:fs';
+import path from 'node:path';
+import { unmergedWork } from '../agent/task-worktree';
+import { isTerminalStatus, type OffPeakTask } from '../core/types';
+import type { WorkplaceView } from '../protocol/webview';
+import type { IsolationMode, StoreReadTx, TaskIsolation } from '../store';
+import type { Confirmation } from './confirmations';
+
+/** Whether the folder is inside a git working tree (a `.git` in it or a folder above): the form's default. */
+export function looksLikeGitFolder(folder: string): boolean {
+  for (let dir = path.resolve(folder); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, '.git'))) return true;
+    if (path.dirname(dir) === dir) return false;
+  }
+}
+
+/** The isolation a new task asks for: the form's choice, else the machine setting for a git folder. */
+export function isolationFor(ownBranch: boolean | undefined, folder: string, setting: IsolationMode, isGit: (folder: string) => boolean = looksLikeGitFolder): IsolationMode {
+  if (ownBranch !== undefined) return ownBranch ? 'worktree' : 'inPlace';
+  return setting === 'worktree' && isGit(folder) ? 'worktree' : 'inPlace';
+}
+
+/** Whether "Review changes" has something to open for this row. */
+export function reviewable(task: Pick<OffPeakTask, 'status'>, isolation: TaskIsolation | undefined): boolean {
+  if (!isolation || (isolation.changes?.length ?? 0) === 0 || task.status === 'queued') return false;
+  return !(isolation.mode === 'worktree' && (isolation.missingAt !== null || isolation.broughtHome?.kind === 'discarded'));
+}
+
+/** A finished task whose own worktree is still there: Discard is offered. */
+function bringable(task: OffPeakTask, row: TaskIsolation): boolean {
+  return isTerminalStatus(task.status) && row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome === null;
+}
+
+/** Merge asks: it makes a commit in the user's folder. */
+export function mergeConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+  const title = task.title || task.prompt.split('\n')[0];
+  return {
+    message: `Merge the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" into the branch checked out in ${task.workspacePath}?`,
+    detail: `The task's work is committed on ${isolation.branch} and merged with a merge commit. Files you have changed and not committed are never overwritten: the merge is refused if the task changed them too. A conflict opens the merge editor.`,
+    action: 'Merge',
+  };
+}
+
+/** Apply asks: it writes into the user's files. */
+export function applyConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+  const title = task.title || task.prompt.split('\n')[0];
+  return {
+    message: `Apply the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" to ${task.workspacePath} as uncommitted changes?`,
+    detail: `The changes of ${isolation.branch} are written into your files; nothing is committed. Refused, changing nothing, if you have uncommitted changes to a file the task changed or the changes do not apply cleanly.`,
+    action: 'Apply Changes',
+  };
+}
+
+/** Discard always asks: the branch and the worktree go, with whatever they hold. */
+export function discardConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+  const title = task.title || task.prompt.split('\n')[0];
+  const files = isolation.changes?.length ?? 0;
+  return {
+    message: `Discard the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}"?`,
+    detail: `Its worktree and the branch ${isolation.branch} are removed${files > 0 ? `, with the ${files} changed file${files === 1 ? '' : 's'}` : ''}. Your own working copy is not touched. The task stays in the list and in History. This cannot be undone.`,
+    action: 'Discard Changes',
+  };
+}
+
+/** Every task's workplace view (tasks created before isolation existed have none). */
+export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readonly OffPeakTask[]): Map<string, WorkplaceView> {
+  const rows = tx.isolation.all();
+  const views = new Map<string, WorkplaceView>();
+  for (const task of tasks) {
+    const row = rows.get(task.id);
+    if (!row) continue;
+    const holder = task.status === 'queued' && !task.claimRunning ? tx.isolation.inPlaceHolder(task.id, task.workspaceKey) : undefined;
+    views.set(task.id, {
+      mode: row.mode,
+      branch: row.branch,
+      worktreePath: row.worktreePath,
+      note: row.note,
+      missing: row.missingAt !== null,
+      waitingFor: holder ? holder.title || holder.id : null,
+      changes: row.changes?.map(({ path: p, status, added, removed }) => ({ path: p, status, added, removed })) ?? null,
+      reviewable: reviewable(task, row),
+      discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
+      mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
+      appliedAt: row.broughtHome?.kind === 'applied' ? row.broughtHome.at : null,
+      canMerge: bringable(task, row),
+      canDiscard: bringable(task, row) || (row.broughtHome !== null && row.broughtHome.kind !== 'discarded' && row.worktreePath !== null && row.missingAt === null),
+      canOpen: row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome?.kind !== 'discarded',
+    });
+  }
+  return views;
+}
+
+/**
+ * Deleting a finished task removes its worktree and branch: asked first when the branch holds
+ * commits or changes merged nowhere (undefined: nothing to lose, no question).
+ */
+export async function deleteWorktreeConfirmation(task: OffPeakTask, isolation: TaskIsolation | undefined, sharedWith: number): Promise<Confirmation | undefined> {
+  if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || sharedWith > 0 || isolation.broughtHome !== null) return undefined;
+  if (!isTerminalStatus(task.status) && task.status !== 'paused' && task.status !== 'queued') return undefined;
+  const lost = await unmergedWork({ repoPath: isolation.repoPath, branch: isolation.branch, baseCommit: isolation.baseCommit, changedFiles: isolation.changes?.length ?? 0 });
+  if (!lost) return undefined;
+  const title = task.title || task.prompt.split('\n')[0];
+  return {
+    message: `Delete "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" and its branch?`,
+    detail: `Its worktree and the branch ${isolation.branch} are removed with it, and they hold ${lost}. This cannot be undone.`,
+    action: 'Delete Task and Branch',
+  };
+}
+
+/** One file of a review: the file now (null: deleted) and the original to compare it with (`blob` null: none). */
+export interface ReviewEntry {
+  path: string;
+  status: 'added' | 'modified' | 'deleted';
+  modifiedPath: string | null;
+  originalBlob: string | null;
+}
+
+/**
+ * What "Review changes" opens (docs/flows.md#review): a title and one entry per changed file
+ * (or only `file`), or why there is nothing to open. A worktree task compares its worktree with
+ * its base commit; an in-place task compares its folder with its first start.
+ */
+export function reviewPlan(task: OffPeakTask, isolation: TaskIsolation | undefined, file?: string): { title: string; entries: ReviewEntry[] } | { problem: string } {
+  if (!isolation?.changes) return { problem: 'No changed files were recorded for this task (it has not finished a segment, or it was created before reviews existed).' };
+  if (isolation.mode === 'worktree' && (isolation.missingAt !== null || !isolation.worktreePath)) {
+    return { problem: `The task's worktree ${isolation.worktreePath ?? ''} is gone, so its changes cannot be shown; its branch ${isolation.branch ?? ''} may still hold them.` };
+  }
+  const folder = isolation.mode === 'worktree' ? isolation.worktreePath! : task.workspacePath;
+  const changes = isolation.changes.filter((c) => file === undefined || c.path === file);
+  if (changes.length === 0) return { problem: file ? `${file} is not among the task's changed files.` : 'The task changed no files.' };
+  const name = task.title || task.prompt.split('\n')[0].slice(0, 60);
+  // In place the folder is compared with its first start: edits anyone made there meanwhile are in it too.
+  const against = isolation.mode === 'worktree' ? `${isolation.branch} vs ${isolation.baseCommit?.slice(0, 8)}` : 'in place, vs the folder at its first start: your own edits since are included';
+  return {
+    title: `${name}: ${changes.length} changed file${changes.length === 1 ? '' : 's'} (${against})`,
+    entries: changes.map((c) => ({
+      path: c.path,
+      status: c.status,
+      modifiedPath: c.status === 'deleted' ? null : path.join(folder, ...c.path.split('/')),
+      originalBlob: c.oldBlob ?? null,
+    })),
+  };
+}

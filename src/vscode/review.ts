@@ -1,0 +1,88 @@
+// "Review changes" (docs/flows.md#review): a task's changes in VS Code's multi-file diff editor
+// (`vscode.changes`), one file's in the diff editor. The originals are served read-only by a
+// content provider that reads the blob the file had at the task's first start from the
+// repository's objects with the hardened git (`git cat-file --batch`: no filter, no textconv).
+import * as vscode from 'vscode';
+import { readBlobs } from '../agent/task-changes';
+import type { HostEngine } from '../engine/host-engine';
+import { reviewPlan } from '../panel/workplace-panel';
+
+export const ORIGINAL_SCHEME = 'offpeak-original';
+const BLOB = /^[0-9a-f]{40,64}$/;
+
+/** `offpeak-original:/<task id>/<path>?<blob>`; no blob: the file did not exist (or was not kept). */
+function originalUri(taskId: string, file: string, blob: string | null): vscode.Uri {
+  return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: `/${encodeURIComponent(taskId)}/${file}`, query: blob ?? '' });
+}
+
+export class TaskOriginals implements vscode.TextDocumentContentProvider {
+  constructor(private readonly engine: () => HostEngine | undefined) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const taskId = decodeURIComponent(uri.path.split('/')[1] ?? '');
+    const blob = uri.query;
+    if (!BLOB.test(blob)) return '';
+    const isolation = this.engine()?.store.read((tx) => tx.isolation.get(taskId));
+    // Only a blob the task recorded as one of its originals is read.
+    if (!isolation?.changes?.some((c) => c.oldBlob === blob)) return '';
+    const found = await readBlobs(isolation.repoPath, [blob]);
+    return found.get(blob)?.toString('utf8') ?? '';
+  }
+}
+
+export async function reviewTaskChanges(engine: HostEngine, taskId: string, file?: string): Promise<void> {
+  const task = engine.service.getTask(taskId);
+  if (!task) throw new Error('This task no longer exists.');
+  const plan = reviewPlan(task, engine.store.read((tx) => tx.isolation.get(taskId)), file);
+  if ('problem' in plan) {
+    void vscode.window.showInformationMessage(plan.problem);
+    return;
+  }
+  const side = (e: (typeof plan.entries)[number]) => ({
+    original: originalUri(taskId, e.path, e.originalBlob),
+    // A deleted file is compared with nothing.
+    modified: e.modifiedPath ? vscode.Uri.file(e.modifiedPath) : originalUri(taskId, e.path, null),
+  });
+  if (plan.entries.length === 1) {
+    const { original, modified } = side(plan.entries[0]);
+    await vscode.commands.executeCommand('vscode.diff', original, modified, `${plan.entries[0].path} (${plan.title})`);
+    return;
+  }
+  await vscode.commands.executeCommand(
+    'vscode.changes',
+    plan.title,
+    plan.entries.map((e) => {
+      const { original, modified } = side(e);
+      return [modified, original, modified];
+    }),
+  );
+}
+
+export function registerReview(context: vscode.ExtensionContext, whenStarted: () => Promise<HostEngine | undefined>, engine: () => HostEngine | undefined): void {
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, new TaskOriginals(engine)),
+    vscode.commands.registerCommand('offPeak.reviewChanges', async (taskId?: unknown, file?: unknown) => {
+      try {
+        const started = await whenStarted();
+        if (!started) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
+        let id = typeof taskId === 'string' ? taskId : undefined;
+        if (!id) {
+          const rows = started.store.read((tx) => tx.isolation.all());
+          const tasks = started.service.listTasks().filter((t) => (rows.get(t.id)?.changes?.length ?? 0) > 0);
+          if (tasks.length === 0) {
+            void vscode.window.showInformationMessage('No off-peak task has changes to review.');
+            return;
+          }
+          const pick = await vscode.window.showQuickPick(
+            tasks.map((t) => ({ label: (t.title || t.prompt.split('\n')[0]).slice(0, 80), description: `${rows.get(t.id)!.changes!.length} changed files`, id: t.id })),
+            { placeHolder: 'Review the changes of which task?' },
+          );
+          id = pick?.id;
+        }
+        if (id) await reviewTaskChanges(started, id, typeof file === 'string' ? file : undefined);
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Off-Peak Tasks: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }),
+  );
+}
