@@ -32,6 +32,9 @@ function gatewayArgs(url: string, upstreamUrl: string, extra: string[] = []): st
     '--ready-ttl-ms', '60000',
     '--upstream-url', upstreamUrl,
     '--log-level', 'warn',
+    // Every simulated user connects from 127.0.0.1, 500 at once: the per-address cap on connections
+    // that have not shown a key yet is for strangers, not for this crowd behind one address.
+    '--max-unauthenticated-per-address', '10000',
     ...extra,
   ];
   for (let u = 0; u < USERS + SPARE_USERS; u++) args.push('--user', `user${u}:${keyOf(u)}:coding`);
