@@ -262,10 +262,14 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
     assert.ok(result, 'the model saw the tool result');
     assert.equal(result.is_error === true, decision === 'deny', `the model was told the command ${decision === 'deny' ? 'was refused' : 'ran'}`);
     await tour.phaseOf(prompt, 'Completed');
+    // A refused write stays visible on the finished card, not a plain "Completed" (docs/flows.md#questions-park-the-task).
+    const refusals = tour.card(prompt).locator('[data-testid="refusals"]');
+    if (decision === 'deny') await until('the card to say the write was denied', async () => /1 action denied/.test((await refusals.allInnerTexts()).join(' ')), 30_000);
+    else assert.equal(await refusals.count(), 0, 'nothing was denied on the Allow card');
     await tour.shot(`claude-${decision}-completed`);
     log(`Claude Code: ${decision} clicked on "${tool}: ${question}"; ${file} ${decision === 'allow' ? 'written' : 'not written'}; the task completed`);
   }
-  log('Claude Code in "Ask before edits and commands": Allow let its command write the file, Deny refused it; both tasks completed');
+  log('Claude Code in "Ask before edits and commands": Allow let its command write the file, Deny refused it and its card says "1 action denied"; both tasks completed');
 
   // --- 5. A wrong API key: refused (401), with the button that sets another -----------------
   await setApiKey(page, 'opk-wrong-key-0000');
