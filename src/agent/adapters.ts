@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PermissionMode } from '../core/types';
 import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, PERMISSION_URL_ENV } from '../protocol/permission-relay';
+import { isSegmentEndError, segmentEndedText } from '../core/segment-end';
 import { terminalSafeText } from '../core/untrusted-text';
 import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy, type AskDecision } from './asks';
 
@@ -348,7 +349,8 @@ export class ClaudeCodeAdapter implements AgentAdapter {
         case 'assistant': {
           let out = '';
           for (const block of event.message?.content ?? []) {
-            if (block.type === 'text') out += `${block.text}\n`;
+            // Claude Code words the proxy's segment-end refusal as an API error: it is the normal course of a long task.
+            if (block.type === 'text') out += typeof block.text === 'string' && isSegmentEndError(block.text) ? `■ ${segmentEndedText()}\n` : `${block.text}\n`;
             else if (block.type === 'tool_use') out += `⏺ ${block.name}: ${summarizeInput(block.input)}\n`;
           }
           return out;
@@ -368,7 +370,8 @@ export class ClaudeCodeAdapter implements AgentAdapter {
           result = ok
             ? { ok: true, summary: String(event.result ?? '') }
             : { ok: false, error: String(event.result || event.subtype || 'Claude Code reported an error') + (event.api_error_status ? ` (API status ${event.api_error_status})` : '') };
-          return ok ? `\n✓ finished (${event.num_turns ?? '?'} turns)\n` : `\n✗ ${result.ok ? '' : result.error}\n`;
+          if (ok) return `\n✓ finished (${event.num_turns ?? '?'} turns)\n`;
+          return !result.ok && isSegmentEndError(result.error) ? `\n■ ${segmentEndedText()}\n` : `\n✗ ${result.ok ? '' : result.error}\n`;
         }
         default:
           return '';

@@ -92,6 +92,20 @@ describe('agent adapters', () => {
     assert.equal(failing.result()?.ok, false);
   });
 
+  it('item 6 (issue 20): Claude Code\'s API error for the proxy\'s segment end reads "Segment ended (time limit); the task resumes with a new ticket", not "✗ API Error"', () => {
+    const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader();
+    const refusal = 'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket"}}';
+    const shown = reader.stdout(
+      [
+        { type: 'assistant', message: { content: [{ type: 'text', text: refusal }] } },
+        { type: 'result', subtype: 'success', is_error: true, result: refusal, num_turns: 3 },
+      ].map((l) => JSON.stringify(l) + '\n').join(''),
+    );
+    assert.equal((shown.match(/■ Segment ended \(time limit\); the task resumes with a new ticket/g) ?? []).length, 2);
+    assert.doesNotMatch(shown, /API Error|✗/);
+    assert.equal(reader.result()?.ok, false, 'the run itself still ended without finishing');
+  });
+
   it('reference agent: prompt through a file, events on fd 3, no API key inherited', () => {
     const adapter = new ReferenceAgentAdapter({ command: 'node', argsPrefix: ['agent.js'], sessionsDir: '/s', askTimeoutMs: 1000 });
     const s = spec({ thoughtLevel: 'medium' });
