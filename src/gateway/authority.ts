@@ -9,7 +9,7 @@ import type { GatewayUser } from './auth';
 import type { AuthorityPolicy } from './authority-policy';
 import { errors } from './errors';
 import type { GatewayMetrics } from './metrics';
-import { LiveTicketExists, type GatewayTicketRow, type TicketStore } from './store';
+import { LiveTicketExists, storeGetMany, type GatewayTicketRow, type TicketStore } from './store';
 import { effectiveTicket, TicketStatusView } from './ticket-view';
 import type { OffPeakWindows } from './windows';
 
@@ -216,13 +216,8 @@ export class TicketAuthority {
   /** POST /ticket/status: a pure read (never promotes); unknown and foreign tickets are `not_found`. */
   async status(user: GatewayUser, ticketIds: readonly string[]): Promise<{ server_time: number; tickets: TicketStatusEntry[]; next_poll_after_ms: number | null }> {
     const now = this.now();
-    const tickets = await Promise.all(
-      ticketIds.map(async (id): Promise<TicketStatusEntry> => {
-        const ticket = await this.store.get(id);
-        if (!ticket || ticket.userId !== user.id) return { ticket_id: id, state: 'not_found', next_poll_after_ms: null };
-        return this.views.entry(ticket, now);
-      }),
-    );
+    const { entries } = await this.ownEntries(user, ticketIds, now);
+    const tickets = ticketIds.map((id, i): TicketStatusEntry => entries[i] ?? { ticket_id: id, state: 'not_found', next_poll_after_ms: null });
     let next: number | null = null;
     for (const t of tickets) if (t.next_poll_after_ms !== null && (next === null || t.next_poll_after_ms < next)) next = t.next_poll_after_ms;
     return { server_time: now, tickets, next_poll_after_ms: next };
@@ -233,14 +228,14 @@ export class TicketAuthority {
     const now = this.now();
     const parts: string[] = [];
     let next: number | null = null;
-    const stored = await Promise.all(ticketIds.map((id) => this.store.get(id)));
+    const { stored, entries } = await this.ownEntries(user, ticketIds, now);
     for (const [i, id] of ticketIds.entries()) {
       const ticket = stored[i];
-      if (!ticket || ticket.userId !== user.id) {
+      const entry = entries[i];
+      if (!ticket || !entry) {
         parts.push(JSON.stringify({ ticket_id: id, state: 'not_found', next_poll_after_ms: null }));
         continue;
       }
-      const entry = await this.views.entry(ticket, now);
       const position = entry.state === 'queued' ? entry.position : 0;
       const cached = this.entryJson.get(ticket);
       if (cached && cached.state === entry.state && cached.position === position && cached.nextPoll === entry.next_poll_after_ms) {
@@ -253,6 +248,19 @@ export class TicketAuthority {
       if (entry.next_poll_after_ms !== null && (next === null || entry.next_poll_after_ms < next)) next = entry.next_poll_after_ms;
     }
     return `{"server_time":${now},"tickets":[${parts.join(',')}],"next_poll_after_ms":${next}}`;
+  }
+
+  /**
+   * The stored tickets of `ticketIds` and, for the user's own, their status entries (undefined for
+   * unknown and foreign ones): one store read for all, then the queue positions in one step.
+   */
+  private async ownEntries(user: GatewayUser, ticketIds: readonly string[], now: number): Promise<{ stored: (GatewayTicketRow | undefined)[]; entries: (TicketStatusEntry | undefined)[] }> {
+    const stored = await storeGetMany(this.store, ticketIds);
+    const own = stored.filter((t): t is GatewayTicketRow => t !== undefined && t.userId === user.id);
+    const ownEntries = await this.views.entries(own, now);
+    let o = 0;
+    const entries = stored.map((t) => (t !== undefined && t.userId === user.id ? ownEntries[o++] : undefined));
+    return { stored, entries };
   }
 
   /** POST /ticket/:id/settle: idempotent; the first settle's reason and time are the answer forever. */

@@ -48,7 +48,7 @@ export async function readJson(req: http.IncomingMessage, limit: number, timeout
   } catch {
     throw errors.invalidRequest('request body is not valid JSON');
   }
-  refuseDuplicateKeys(text, 'request body');
+  refuseDuplicateKeys(text, 'request body', parsed);
   return parsed;
 }
 

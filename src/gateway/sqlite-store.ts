@@ -148,6 +148,10 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
     return Promise.resolve(this.getNow(ticketId));
   }
 
+  getMany(ticketIds: readonly string[]): Promise<(GatewayTicketRow | undefined)[]> {
+    return Promise.resolve(ticketIds.map((id) => this.getNow(id)));
+  }
+
   private getNow(ticketId: string): GatewayTicketRow | undefined {
     const live = this.index.get(ticketId);
     if (live) return live;

@@ -51,6 +51,11 @@ export interface TicketStore {
   /** Inserts a queued ticket and assigns its FIFO sequence number. Throws LiveTicketExists when the task already has a live ticket. */
   insert(ticket: NewTicket): Promise<GatewayTicketRow>;
   get(ticketId: string): Promise<GatewayTicketRow | undefined>;
+  /**
+   * `get` of several tickets at once, in the order asked (the status route). Optional: without
+   * it callers run `get` per id (storeGetMany). The embedded stores answer in one step.
+   */
+  getMany?(ticketIds: readonly string[]): Promise<(GatewayTicketRow | undefined)[]>;
   /** Applies `patch` only if the ticket is currently in one of `fromStates`; returns the new record or undefined. */
   update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined>;
   /** The task's live (queued/ready/active) ticket of this user, if any. */
@@ -66,6 +71,8 @@ export interface TicketStore {
   queued(limit: number): Promise<GatewayTicketRow[]>;
   /** 1-based position of a queued ticket in the FIFO queue. */
   queuePosition(ticket: GatewayTicketRow): Promise<number>;
+  /** `queuePosition` of several queued tickets at once. Optional, like `getMany` (storeQueuePositions). */
+  queuePositions?(tickets: readonly GatewayTicketRow[]): Promise<number[]>;
   /** Ready and active tickets (they hold segment capacity), in FIFO order. */
   holdingCapacity(): Promise<GatewayTicketRow[]>;
   countByState(): Promise<Record<TicketState, number>>;
@@ -95,6 +102,16 @@ export interface TicketStore {
   /** Cheap liveness probe for /healthz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The tickets of `ids` in order, in one step when the store can. */
+export function storeGetMany(store: TicketStore, ids: readonly string[]): Promise<(GatewayTicketRow | undefined)[]> {
+  return store.getMany ? store.getMany(ids) : Promise.all(ids.map((id) => store.get(id)));
+}
+
+/** The queue positions of queued `tickets` in order, in one step when the store can. */
+export function storeQueuePositions(store: TicketStore, tickets: readonly GatewayTicketRow[]): Promise<number[]> {
+  return store.queuePositions ? store.queuePositions(tickets) : Promise.all(tickets.map((t) => store.queuePosition(t)));
 }
 
 /** Thrown by `insert` when the (user, task) already has a live ticket (the unique key held). */
@@ -241,8 +258,15 @@ export abstract class IndexedTicketStore {
   protected index = new LiveTicketIndex();
   readonly modelSlots: ModelSlots = new LocalModelSlots();
   protected readonly mutex = new AsyncMutex();
-  /** Set inside a transaction's async flow, so nested calls join it and concurrent ones wait. */
+  /**
+   * Set inside a transaction's async flow, so nested calls join it and concurrent ones wait. It is
+   * enabled only while transactions run or wait: an enabled AsyncLocalStorage makes node track
+   * every promise of the process (async hooks), which cost the status route about a fifth of its
+   * CPU (bench/results/gateway.json).
+   */
   private readonly inTransaction = new AsyncLocalStorage<true>();
+  /** Transactions started and not yet finished (running or waiting for the mutex). */
+  private openTransactions = 0;
 
   liveForTask(userId: string, taskId: string): Promise<GatewayTicketRow | undefined> {
     return Promise.resolve(this.index.liveForTask(userId, taskId));
@@ -260,6 +284,10 @@ export abstract class IndexedTicketStore {
     return Promise.resolve(this.index.queuePosition(ticket));
   }
 
+  queuePositions(tickets: readonly GatewayTicketRow[]): Promise<number[]> {
+    return Promise.resolve(tickets.map((t) => this.index.queuePosition(t)));
+  }
+
   holdingCapacity(): Promise<GatewayTicketRow[]> {
     return Promise.resolve(this.index.holdingCapacity().sort((a, b) => a.seq - b.seq));
   }
@@ -267,7 +295,11 @@ export abstract class IndexedTicketStore {
   transaction<T>(fn: () => Promise<T>): Promise<T> {
     // Nested calls run inside the outer transaction.
     if (this.inTransaction.getStore()) return fn();
-    return this.mutex.run(() => this.inTransaction.run(true, () => this.atomically(fn)));
+    this.openTransactions += 1;
+    return this.mutex.run(() => this.inTransaction.run(true, () => this.atomically(fn))).finally(() => {
+      this.openTransactions -= 1;
+      if (this.openTransactions === 0) this.inTransaction.disable();
+    });
   }
 
   /** Runs `fn` as one unit of the underlying storage. */
@@ -302,6 +334,10 @@ export class MemoryTicketStore extends IndexedTicketStore implements TicketStore
 
   get(ticketId: string): Promise<GatewayTicketRow | undefined> {
     return Promise.resolve(this.all.get(ticketId));
+  }
+
+  getMany(ticketIds: readonly string[]): Promise<(GatewayTicketRow | undefined)[]> {
+    return Promise.resolve(ticketIds.map((id) => this.all.get(id)));
   }
 
   hasTicketForTask(userId: string, taskId: string): Promise<boolean> {

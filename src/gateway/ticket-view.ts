@@ -2,7 +2,7 @@
 // promote timer persists it, and the status entry a client sees carries its next poll hint.
 import type { QueuedTicketStatus, SettleReason, TicketStatusEntry } from '../protocol/gateway';
 import type { AuthorityPolicy } from './authority-policy';
-import type { GatewayTicketRow, TicketStore } from './store';
+import { storeQueuePositions, type GatewayTicketRow, type TicketStore } from './store';
 import type { OffPeakWindows } from './windows';
 
 /** The ticket as of `now`: deadlines passed read as expired even before the timer persists it. */
@@ -35,12 +35,26 @@ export class TicketStatusView {
     return Math.min(this.policy.maxPollMs, Math.max(1000, deadline - now));
   }
 
-  /** The status entry of one of the user's tickets. Plain literals, no spreads: this is the hot path of status. */
+  /** The status entry of one of the user's tickets. */
   async entry(stored: GatewayTicketRow, now: number): Promise<TicketStatusEntry> {
     const t = effectiveTicket(stored, now);
+    return this.entryOf(t, now, t.state === 'queued' ? await this.store.queuePosition(t) : 0);
+  }
+
+  /** The status entries of several of the user's tickets, with the queue positions read in one step. */
+  async entries(stored: readonly GatewayTicketRow[], now: number): Promise<TicketStatusEntry[]> {
+    const tickets = stored.map((ticket) => effectiveTicket(ticket, now));
+    const queued = tickets.filter((t) => t.state === 'queued');
+    const positions = queued.length > 0 ? await storeQueuePositions(this.store, queued) : [];
+    let q = 0;
+    return tickets.map((t) => this.entryOf(t, now, t.state === 'queued' ? positions[q++] : 0));
+  }
+
+  /** `t` is already effective; `position` is its queue position when queued. Plain literals, no spreads: this is the hot path of status. */
+  private entryOf(t: GatewayTicketRow, now: number, position: number): TicketStatusEntry {
     switch (t.state) {
       case 'queued': {
-        const entry: QueuedTicketStatus = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position: await this.store.queuePosition(t), next_poll_after_ms: this.queuedPollMs(now) };
+        const entry: QueuedTicketStatus = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position, next_poll_after_ms: this.queuedPollMs(now) };
         const opensAt = this.windows.opensAt(now);
         if (opensAt !== undefined) entry.window_opens_at = opensAt;
         return entry;

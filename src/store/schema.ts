@@ -8,6 +8,7 @@
  * persist, or two processes racing to upgrade, cannot break the file.
  */
 import type { SqlDb } from './sql';
+import type { SqlValue } from 'sql.js';
 
 export const TASKS_TABLE = 'off_peak_tasks';
 export const TICKETS_TABLE = 'off_peak_tickets';
@@ -424,9 +425,16 @@ export function zeroCounters(): Record<StoreTopic, number> {
 
 export function changeCounters(db: SqlDb): Record<StoreTopic, number> {
   const counters = zeroCounters();
-  if (!tableExists(db, CHANGES_TABLE)) return counters;
-  for (const row of db.all(`SELECT topic, counter FROM ${CHANGES_TABLE}`)) {
-    if (String(row.topic) in counters) counters[row.topic as StoreTopic] = Number(row.counter);
+  let rows: SqlValue[][];
+  try {
+    // Run on every write: one statement prepared once (a missing table is the rare case).
+    rows = db.cachedAll(`SELECT topic, counter FROM ${CHANGES_TABLE}`);
+  } catch (err) {
+    if (!tableExists(db, CHANGES_TABLE)) return counters;
+    throw err;
+  }
+  for (const [topic, counter] of rows) {
+    if (String(topic) in counters) counters[topic as StoreTopic] = Number(counter);
   }
   return counters;
 }

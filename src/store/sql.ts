@@ -1,14 +1,43 @@
 /**
- * A thin typed layer over a sql.js Database. Every statement is prepared, used and freed in one
- * call: sql.js statements must not survive an export() or a reload, so none are cached.
+ * A thin typed layer over a sql.js Database. Statements are prepared, used and freed in one call,
+ * except the few fixed ones every write runs (`cachedAll`, `writeStamp`): those are prepared once
+ * per Database. sql.js (>= 1.17) exports through SQLite's backup API, which leaves the database
+ * and its statements open; a reload makes a new Database (and SqlDb), and close() frees them.
  */
-import type { Database, SqlValue } from 'sql.js';
+import type { Database, SqlValue, Statement } from 'sql.js';
 
 export type SqlParam = string | number | null | Uint8Array;
 export type SqlRow = Record<string, SqlValue>;
 
+const WRITE_STAMP_SQL = 'SELECT total_changes(), (SELECT schema_version FROM pragma_schema_version), (SELECT user_version FROM pragma_user_version)';
+
 export class SqlDb {
+  /** Fixed SQL of the write path, prepared once for this Database. */
+  private readonly prepared = new Map<string, Statement>();
+
   constructor(readonly raw: Database) {}
+
+  /**
+   * `all` for a fixed, parameterless statement run on every write: prepared once and reused. A
+   * statement that fails (e.g. its table is gone) is dropped from the cache and the error thrown.
+   */
+  cachedAll(sql: string): SqlValue[][] {
+    let stmt = this.prepared.get(sql);
+    if (!stmt) {
+      stmt = this.raw.prepare(sql);
+      this.prepared.set(sql, stmt);
+    }
+    const rows: SqlValue[][] = [];
+    try {
+      while (stmt.step()) rows.push(stmt.get());
+    } catch (err) {
+      this.prepared.delete(sql);
+      stmt.free();
+      throw err;
+    }
+    stmt.reset();
+    return rows;
+  }
 
   /** Runs a statement; returns the number of rows it changed. */
   run(sql: string, params: readonly SqlParam[] = []): number {
@@ -76,10 +105,7 @@ export class SqlDb {
    * schema_version) or user_version. Row counts alone would miss a DDL-only migration.
    */
   writeStamp(): string {
-    const row = this.raw.exec(
-      'SELECT total_changes(), (SELECT schema_version FROM pragma_schema_version), (SELECT user_version FROM pragma_user_version)',
-    )[0].values[0];
-    return row.join(':');
+    return this.cachedAll(WRITE_STAMP_SQL)[0].join(':');
   }
 }
 

@@ -374,16 +374,20 @@ export class TaskStore {
       try {
         const mustWrite = this.syncWithDiskLocked(false);
         let result!: T;
-        const changed = this.copy.transaction(() => {
-          result = fn(this.copy.tx(this.clock.now()));
-          if (result instanceof Promise) {
-            result.catch(() => undefined);
-            throw new StoreError('ASYNC_MUTATION', 'store mutations must be synchronous functions (no await inside a transaction)');
-          }
-        });
+        let countersAfter: ReturnType<typeof changeCounters> | undefined;
+        const changed = this.copy.transaction(
+          () => {
+            result = fn(this.copy.tx(this.clock.now()));
+            if (result instanceof Promise) {
+              result.catch(() => undefined);
+              throw new StoreError('ASYNC_MUTATION', 'store mutations must be synchronous functions (no await inside a transaction)');
+            }
+          },
+          () => (countersAfter = changeCounters(this.copy.db)),
+        );
         this.stats.mutations += 1;
         if (changed || mustWrite) {
-          const countersAfter = changeCounters(this.copy.db);
+          countersAfter ??= changeCounters(this.copy.db);
           const topics = changedTopics(this.counters, countersAfter);
           if (this.persistLocked(lock, topics)) {
             this.counters = countersAfter;
