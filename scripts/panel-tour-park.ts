@@ -71,8 +71,12 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   await tour.shot('parked-needs-input');
   log(`parked: the card shows Needs input with "${COMMAND}", the status bar says "1 needs input", and no ticket is held`);
 
+  const toast = page.locator('.notifications-toasts .notification-list-item').filter({ hasText: 'asks to use' });
   await card.locator('[data-testid="ask-allow"]').click();
-  await tour.frame.locator('[data-testid="message"]', { hasText: 'queued again and resumes its session' }).waitFor({ timeout: 15_000 });
+  // The "queued again" message goes at the task's next change, which comes at once: the card
+  // leaving Needs input and the question's notification closing say the answer was taken.
+  await until('the card to leave Needs input', async () => ((await tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt }).count()) === 0 ? true : undefined), 30_000);
+  await toast.first().waitFor({ state: 'detached', timeout: 30_000 });
   await until('the task to run again', () => (['running', 'completed'].includes(db.byPrompt(prompt)?.status ?? '') ? true : undefined), 120_000);
   await tour.shot('allowed-resuming');
   await until('the task to complete', () => (db.byPrompt(prompt)?.status === 'completed' ? true : undefined), 120_000);

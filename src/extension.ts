@@ -209,7 +209,10 @@ class OffPeakExtension implements vscode.Disposable {
         this.unseenResults = unseen.length;
         const tasks = engine.service.listTasks();
         this.audit.tasks(tasks);
-        this.statusBar.update(hostStatusView(tasks, engine.pendingAsks(), unseen, lastSeenAt));
+        const asks = engine.pendingAsks();
+        this.statusBar.update(hostStatusView(tasks, asks, unseen, lastSeenAt));
+        // A question answered anywhere (a parked one included) closes its notification here too.
+        this.notifier.questionsStillOpen(new Set(asks.map((a) => a.id)));
         // A deleted task (here or in another window) takes its terminal along.
         this.terminals.retainOnly(new Set(tasks.map((t) => t.id)));
         this.panelInstance?.setUnseenResults(this.unseenResults);

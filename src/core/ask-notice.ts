@@ -100,6 +100,15 @@ export class QuestionToasts {
     return this.closed.has(askId) && !this.open.has(askId);
   }
 
+  /**
+   * The questions still open anywhere (this window's, other windows', parked ones): every other
+   * notification closes. A parked question answered in another window never reaches this
+   * window's runtime as an answer, so its notification goes when it leaves this list.
+   */
+  retainOnly(openAskIds: ReadonlySet<string>): void {
+    for (const id of [...this.open.keys()]) if (!openAskIds.has(id)) this.answered(id);
+  }
+
   /** The window stops: every notification closes. */
   closeAll(): void {
     for (const id of [...this.open.keys()]) this.answered(id);

@@ -73,6 +73,12 @@ export class Notifier implements vscode.Disposable {
     this.shown.delete(askId);
   }
 
+  /** The questions open anywhere now: the notification of any other closes (e.g. a parked one answered elsewhere). */
+  questionsStillOpen(askIds: ReadonlySet<string>): void {
+    this.toasts.retainOnly(askIds);
+    for (const id of [...this.shown.keys()]) if (!askIds.has(id)) this.shown.delete(id);
+  }
+
   dispose(): void {
     this.toasts.closeAll();
     this.command.dispose();

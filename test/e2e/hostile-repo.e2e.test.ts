@@ -30,6 +30,8 @@ describe('hostile repositories (real gateway, fake upstream, reference agent pro
       apiKey: USER_KEY,
       agent: 'reference',
       askTimeoutMs,
+      // A test that waits for the deadline means the deny mode (the default parks the task instead).
+      ...(askTimeoutMs !== undefined ? { unansweredQuestion: 'deny' as const } : {}),
       onEvent: (e) => events.push(e),
     });
     await waitFor(() => host!.service.isLeader, 'the lease');

@@ -115,6 +115,20 @@ describe('stale question notifications and answer banners', () => {
     assert.equal(toasts.isOpen('q2'), false);
   });
 
+  it('a parked question answered in another window closes its notification here: only the questions still open keep theirs', async () => {
+    const toasts = new QuestionToasts();
+    let closed = false;
+    void toasts.show('parked').then(() => (closed = true));
+    void toasts.show('running');
+    toasts.retainOnly(new Set(['parked', 'running'])); // the task parked: same question, still open
+    assert.equal(toasts.isOpen('parked'), true);
+    toasts.retainOnly(new Set(['running'])); // answered from another window: it left the open questions
+    await new Promise((r) => setImmediate(r));
+    assert.equal(closed, true, 'the parked question\'s notification closed');
+    assert.equal(toasts.wasAnswered('parked'), true, 'a late click on it is refused');
+    assert.equal(toasts.isOpen('running'), true);
+  });
+
   it('an "Allowed" banner goes at the next change of its task: another state, a new question or the card gone', () => {
     const owner = { taskId: 't1', phase: 'running', status: 'running', askId: 'q1' } as const;
     const card = (patch: Partial<Pick<TaskCard, 'phase' | 'status' | 'ask'>> = {}) => ({ id: 't1', phase: 'running' as const, status: 'running' as const, ask: null, ...patch });
