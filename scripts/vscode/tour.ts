@@ -115,7 +115,9 @@ export class TaskDb {
   segmentDirs(taskId: string): string[] {
     const dir = taskLogsDir(path.join(this.storageDir, 'runtime'), taskId);
     if (!existsSync(dir)) return [];
+    // Only the segments' folders: the task's folder also holds its files-changed snapshot.
     return readdirSync(dir)
+      .filter((name) => /^segment-\d+-\d+$/.test(name))
       .sort()
       .map((segment) => path.join(dir, segment));
   }
