@@ -80,7 +80,7 @@ function pageHtml(): string {
   // tsx compiles this bench with esbuild's keepNames: functions handed to page.evaluate call __name().
   window.__name = (f) => f;
   window.__posted = [];
-  window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__posted.push(m) });
+  window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__posted.push(m), getState: () => undefined, setState: () => undefined });
 </script>
 <script src="${pathToFileURL(path.join(webview, 'main.js')).href}"></script></body></html>`;
 }

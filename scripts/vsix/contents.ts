@@ -64,11 +64,13 @@ const REASONS: [RegExp, string][] = [
 
 /**
  * Size budget of the bundles a user's VS Code loads (minified, bytes): the extension host parses
- * extension.js on every start and the panel loads main.js each time it opens. About 25% above
+ * extension.js on every start and the panel loads main.js each time it opens. About 20% above
  * today's sizes, so an accidental heavy import (e.g. zod's locales, ~260 kB) fails the package.
+ * extension.js grew from ~410 to ~539 kB with park, follow-ups, worktrees and review (own code,
+ * not a dependency), so its budget moved from 512 to 640 KiB.
  */
 export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
-  'extension/dist/extension.js': 512 * 1024,
+  'extension/dist/extension.js': 640 * 1024,
   'extension/dist/webview/main.js': 416 * 1024,
 };
 
