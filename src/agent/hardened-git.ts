@@ -14,9 +14,14 @@
  *   protocol refused, no untracked cache;
  * - never prompts (`GIT_TERMINAL_PROMPT=0`) and takes no optional locks;
  * - has a time limit and is killed (SIGKILL) past it.
- * The commands that read file contents (and so would run a clean filter named in a
- * repository's config) run against a private git directory the extension created, never the
- * repository's own (`files-changed.ts`); `-c` cannot switch off filter drivers one by one.
+ * - signs nothing (a repository's `commit.gpgSign` would run its `gpg.program` on a merge) and
+ *   starts no automatic gc or maintenance;
+ * - switches off every filter and merge driver the repository's config names: the config is read
+ *   first (`git config --get-regexp`, which runs nothing) and each driver gets `-c` settings that
+ *   beat it: empty `smudge`/`clean`/`process` (git then copies the bytes as they are) and a merge
+ *   driver that is git's own three-way text merge (`git merge-file`). A driver name git could not
+ *   take back from `-c` (one holding `=`) makes the run fail rather than run unguarded.
+ * Diffs always pass `--no-ext-diff --no-textconv`, so diff drivers need no switch.
  */
 import { execFile } from 'node:child_process';
 import os from 'node:os';
@@ -47,7 +52,34 @@ export const HARDENED_CONFIG: readonly string[] = [
   'protocol.allow=never',
   'submodule.recurse=false',
   'core.askPass=',
+  'commit.gpgSign=false',
+  'tag.gpgSign=false',
+  'gc.auto=0',
+  'maintenance.auto=false',
 ];
+
+/** What a repository's own merge driver is replaced with: git's built-in three-way merge of the three files. */
+export const SAFE_MERGE_DRIVER = 'git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B';
+
+/**
+ * The `-c` settings that switch off the filter and merge drivers named in `config -z --get-regexp`
+ * output (`section.name.key\nvalue\0` records); null when a name cannot be overridden safely.
+ */
+export function driverOverrides(configListing: string): string[] | null {
+  const names = { filter: new Set<string>(), merge: new Set<string>() };
+  for (const record of configListing.split('\0')) {
+    const key = record.split('\n', 1)[0];
+    const match = /^(filter|merge)\.(.+)\.[^.]+$/is.exec(key);
+    if (!match) continue;
+    const name = match[2];
+    if (name.includes('=') || /[\n\0]/.test(name)) return null;
+    names[match[1].toLowerCase() as 'filter' | 'merge'].add(name);
+  }
+  return [
+    ...[...names.filter].flatMap((n) => [`filter.${n}.smudge=`, `filter.${n}.clean=`, `filter.${n}.process=`, `filter.${n}.required=false`]),
+    ...[...names.merge].flatMap((n) => [`merge.${n}.driver=${SAFE_MERGE_DRIVER}`, `merge.${n}.recursive=`]),
+  ];
+}
 
 /** The environment of a hardened git: the host's, minus every GIT_* variable, plus these. */
 export function hardenedGitEnv(gitEnv: Record<string, string> = {}, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
@@ -81,7 +113,17 @@ export async function runGit(args: readonly string[], options: HardenedGitOption
 }
 
 /** runGit with stdout as bytes (file contents, `cat-file --batch`). */
-export function runGitBuffer(args: readonly string[], options: HardenedGitOptions): Promise<Buffer | null> {
+export async function runGitBuffer(args: readonly string[], options: HardenedGitOptions): Promise<Buffer | null> {
+  // Exit 1 with no output: the repository's config names no driver.
+  const listing = await execGit(['config', '-z', '--get-regexp', '^(filter|merge)\\.'], options, undefined);
+  if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
+  const overrides = driverOverrides(listing.stdout.toString('utf8'));
+  if (overrides === null) return null;
+  const run = await execGit([...overrides.flatMap((setting) => ['-c', setting]), ...args], options, options.input);
+  return run.code === 0 ? run.stdout : null;
+}
+
+function execGit(args: readonly string[], options: HardenedGitOptions, input: string | Buffer | undefined): Promise<{ code: number | null; stdout: Buffer }> {
   return new Promise((resolve) => {
     const child = execFile(
       options.gitCommand ?? 'git',
@@ -95,10 +137,10 @@ export function runGitBuffer(args: readonly string[], options: HardenedGitOption
         killSignal: 'SIGKILL',
         env: hardenedGitEnv(options.gitEnv),
       },
-      (err, stdout) => resolve(err ? null : stdout),
+      (err, stdout) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout }),
     );
     child.stdin?.on('error', () => undefined); // git may exit before it read its input
-    if (options.input !== undefined) child.stdin?.end(options.input);
+    if (input !== undefined) child.stdin?.end(input);
     else child.stdin?.end();
   });
 }

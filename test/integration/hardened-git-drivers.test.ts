@@ -1,0 +1,103 @@
+// A repository's own filter and merge drivers and its signing program are never run by the git the
+// extension runs (src/agent/hardened-git.ts; docs/flows.md#isolation): worktree creation, Merge and
+// Apply on real git repositories whose .git/config names commands that leave a marker file.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { driverOverrides } from '../../src/agent/hardened-git';
+import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/task-merge';
+import { createTaskWorktree, type TaskWorktree } from '../../src/agent/task-worktree';
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+
+describe('hardened git: a repository\'s drivers and signing program do not run (real git)', () => {
+  let root: string;
+  let repo: string;
+  let markers: string;
+  const write = (dir: string, file: string, text: string) => fs.writeFileSync(path.join(dir, file), text);
+  const read = (dir: string, file: string) => fs.readFileSync(path.join(dir, file), 'utf8');
+  const ran = () => fs.readdirSync(markers).sort();
+
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'hardened-drivers-'));
+    repo = path.join(root, 'repo');
+    markers = path.join(root, 'markers');
+    fs.mkdirSync(repo);
+    fs.mkdirSync(markers);
+    write(repo, 'a.txt', 'one\ntwo\n');
+    write(repo, 'b.txt', 'b\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'init');
+    // Set up after the first commit, as a model writing into the repository would.
+    write(repo, '.gitattributes', '*.txt filter=evil merge=evil\n');
+    git(repo, 'add', '.gitattributes');
+    git(repo, 'commit', '-q', '-m', 'attributes');
+    const mark = (name: string) => `touch '${path.join(markers, name)}'`;
+    git(repo, 'config', 'filter.evil.smudge', `${mark('smudge')}; cat`);
+    git(repo, 'config', 'filter.evil.clean', `${mark('clean')}; cat`);
+    git(repo, 'config', 'filter.evil.process', `sh -c "${mark('process')}"`);
+    git(repo, 'config', 'filter.evil.required', 'true');
+    git(repo, 'config', 'merge.evil.driver', `${mark('merge-driver')}; false`);
+    const gpg = path.join(root, 'gpg');
+    fs.writeFileSync(gpg, `#!/bin/sh\n${mark('gpg')}\nexit 1\n`, { mode: 0o755 });
+    git(repo, 'config', 'commit.gpgSign', 'true');
+    git(repo, 'config', 'gpg.program', gpg);
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  async function worktree(): Promise<TaskWorktree> {
+    const made = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'drivers12', title: 'Drivers' });
+    assert.equal(made.kind, 'created', 'the worktree was created');
+    return made as TaskWorktree;
+  }
+
+  it('the fixture is hostile: plain git runs the repository\'s smudge filter on checkout', () => {
+    try {
+      execFileSync('git', ['worktree', 'add', '--quiet', '-b', 'control', path.join(root, 'control'), 'HEAD'], { cwd: repo, stdio: 'pipe' });
+    } catch {
+      // The process filter does not speak git's protocol, so the checkout fails after running it.
+    }
+    assert.ok(ran().includes('process') || ran().includes('smudge'), `plain git ran no driver (${ran().join(', ')})`);
+  });
+
+  it('a task worktree is created and merged back without running a filter, merge driver or gpg program', async () => {
+    const wt = await worktree();
+    assert.equal(read(wt.worktreePath, 'a.txt'), 'one\ntwo\n');
+    write(wt.worktreePath, 'a.txt', 'one\ntwo\nthree\n');
+    const result = await mergeTaskBranch({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
+    assert.equal(result.kind, 'merged');
+    assert.equal(read(repo, 'a.txt'), 'one\ntwo\nthree\n');
+    assert.deepEqual(ran(), []);
+  });
+
+  it("a conflicting merge uses git's own text merge (conflict markers), not the repository's merge driver", async () => {
+    const wt = await worktree();
+    write(wt.worktreePath, 'a.txt', 'one\nTASK\n');
+    write(repo, 'a.txt', 'one\nUSER\n');
+    git(repo, '-c', 'commit.gpgSign=false', '-c', 'filter.evil.clean=', '-c', 'filter.evil.process=', '-c', 'filter.evil.required=false', 'commit', '-q', '-am', 'the user changed a');
+    const result = await mergeTaskBranch({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
+    assert.deepEqual(result, { kind: 'conflict', into: 'main', files: ['a.txt'] });
+    assert.match(read(repo, 'a.txt'), /<<<<<<< ours\n[\s\S]*USER[\s\S]*TASK[\s\S]*>>>>>>> theirs/);
+    assert.deepEqual(ran(), []);
+  });
+
+  it('Apply writes the task\'s changes into the folder without running a filter', async () => {
+    const wt = await worktree();
+    write(wt.worktreePath, 'b.txt', 'b\nby the task\n');
+    const result = await applyTaskChanges({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
+    assert.deepEqual(result, { kind: 'applied', files: ['b.txt'] });
+    assert.equal(read(repo, 'b.txt'), 'b\nby the task\n');
+    assert.deepEqual(ran(), []);
+  });
+
+  it('driver names git could not take back from -c make the run fail instead of running unguarded', () => {
+    assert.equal(driverOverrides('filter.a=b.smudge\nx\0'), null);
+    assert.deepEqual(driverOverrides('filter.my.dots.clean\ncat\0merge.m.driver\nx\0core.bare\nfalse\0'), [
+      'filter.my.dots.smudge=', 'filter.my.dots.clean=', 'filter.my.dots.process=', 'filter.my.dots.required=false',
+      'merge.m.driver=git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B', 'merge.m.recursive=',
+    ]);
+  });
+});
