@@ -114,13 +114,32 @@ export async function runGit(args: readonly string[], options: HardenedGitOption
 
 /** runGit with stdout as bytes (file contents, `cat-file --batch`). */
 export async function runGitBuffer(args: readonly string[], options: HardenedGitOptions): Promise<Buffer | null> {
-  // Exit 1 with no output: the repository's config names no driver.
-  const listing = await execGit(['config', '-z', '--get-regexp', '^(filter|merge)\\.'], options, undefined);
-  if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
-  const overrides = driverOverrides(listing.stdout.toString('utf8'));
-  if (overrides === null) return null;
-  const run = await execGit([...overrides.flatMap((setting) => ['-c', setting]), ...args], options, options.input);
+  let overrides: string[] = [];
+  if (mayRunDrivers(args)) {
+    // Exit 1 with no output: the repository's config names no driver.
+    const listing = await execGit(['config', '-z', '--get-regexp', '^(filter|merge)\\.'], options, undefined);
+    if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
+    const found = driverOverrides(listing.stdout.toString('utf8'));
+    if (found === null) return null;
+    overrides = found.flatMap((setting) => ['-c', setting]);
+  }
+  const run = await execGit([...overrides, ...args], options, options.input);
   return run.code === 0 ? run.stdout : null;
+}
+
+/**
+ * Commands that never read or write a working tree's files, so no filter or merge driver can
+ * apply: they skip the config read. Everything else (worktree add/remove, merge, apply,
+ * diff-index, status, update-index, ...) gets the driver overrides.
+ */
+const DRIVER_FREE = new Set(['rev-parse', 'diff-tree', 'config', 'init', 'commit-tree', 'update-ref', 'symbolic-ref', 'merge-base', 'check-ignore', 'write-tree', 'ls-tree']);
+
+function mayRunDrivers(args: readonly string[]): boolean {
+  let i = 0;
+  while (i < args.length && args[i].startsWith('-')) i += args[i] === '-c' || args[i] === '-C' ? 2 : 1;
+  const command = args[i];
+  if (command === 'cat-file') return args.some((a) => a === '--filters' || a === '--textconv' || a.startsWith('--path'));
+  return !DRIVER_FREE.has(command ?? '');
 }
 
 function execGit(args: readonly string[], options: HardenedGitOptions, input: string | Buffer | undefined): Promise<{ code: number | null; stdout: Buffer }> {
