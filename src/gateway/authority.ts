@@ -72,6 +72,8 @@ export class TicketAuthority {
 
   private readonly unwatch: () => void;
   private readonly views: TicketStatusView;
+  /** The account's usage limits (docs/flows.md#usage-limits): while they say so, nothing is promoted. */
+  promotionGate: { promotionBlockedUntil(now: number): number | null } | undefined;
 
   /** Stops listening to the store (before it closes). */
   stop(): void {
@@ -306,7 +308,7 @@ export class TicketAuthority {
       const now = this.now();
       const expired = await this.expireDue(now);
       const promoted: string[] = [];
-      if (this.windows.isOpen(now)) {
+      if (this.windows.isOpen(now) && (this.promotionGate?.promotionBlockedUntil(now) ?? null) === null) {
         const room = this.policy.segmentCapacity - (await this.store.holdingCapacity()).length;
         const holdMs = this.policy.queueHoldMs ?? 0;
         for (const ticket of room > 0 ? await this.store.queued(room) : []) {
