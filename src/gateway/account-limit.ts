@@ -203,6 +203,19 @@ export async function admissibleUnlessHeld(limits: AccountLimits | undefined, no
   if (held) throw held;
 }
 
+/** `offPeak.personal.stopAtUtilization` as the gateway takes it: a number 0..1, else null (off). */
+export function stopAtUtilizationSetting(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1 ? value : null;
+}
+
+/**
+ * What personal mode's local gateway runs with (docs/flows.md#usage-limits): account limits on, the
+ * headroom from the machine setting. Spread into its configuration.
+ */
+export function personalAccountLimits(stopAtUtilization: unknown): Pick<GatewayConfig, 'accountLimits' | 'stopAtUtilization'> {
+  return { accountLimits: true, stopAtUtilization: stopAtUtilizationSetting(stopAtUtilization) };
+}
+
 /** The account's limits when the configuration turns them on, kept in `store`; else undefined. */
 export function openAccountLimits(config: Pick<GatewayConfig, 'accountLimits' | 'stopAtUtilization'>, store: TicketStore, log: Logger): AccountLimits | undefined {
   if (!config.accountLimits) return undefined;

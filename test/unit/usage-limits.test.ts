@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TaskStore } from '../../src/store';
 import { TicketProxy, type TicketProxyEvent } from '../../src/agent/ticket-proxy';
-import { AccountLimits, MemoryAccountLimitStore, readUsageLimit, UNKNOWN_RESET_HOLD_MS } from '../../src/gateway/account-limit';
+import { AccountLimits, MemoryAccountLimitStore, personalAccountLimits, readUsageLimit, UNKNOWN_RESET_HOLD_MS } from '../../src/gateway/account-limit';
 import { ConfigError, loadGatewayConfig, resolveGatewayConfig } from '../../src/gateway/config';
 import { toTaskCard } from '../../src/panel/task-card';
 import { statusBarView } from '../../src/panel/task-summary';
@@ -85,6 +85,11 @@ describe('usage limits: the gateway hold', () => {
     assert.throws(() => loadGatewayConfig([...users, '--account-limits', '--stop-at-utilization', '1.5'], {}), (e: Error) => e instanceof ConfigError && /0 to 1/.test(e.message));
     assert.throws(() => loadGatewayConfig([...users, '--stop-at-utilization', '0.5'], {}), (e: Error) => e instanceof ConfigError && /needs --account-limits/.test(e.message));
     assert.throws(() => resolveGatewayConfig({ demo: true, store: 'mysql', mysqlUrl: 'mysql://u@h/db', accountLimits: true }), (e: Error) => e instanceof ConfigError && /mysql/.test(e.message));
+    // Personal mode's gateway: limits on, the machine setting's headroom when it is a fraction.
+    assert.deepEqual(personalAccountLimits(0.8), { accountLimits: true, stopAtUtilization: 0.8 });
+    assert.deepEqual(personalAccountLimits(null), { accountLimits: true, stopAtUtilization: null });
+    assert.deepEqual(personalAccountLimits(7), { accountLimits: true, stopAtUtilization: null });
+    assert.equal(resolveGatewayConfig({ demo: true, ...personalAccountLimits(0.8) }).stopAtUtilization, 0.8);
   });
 });
 
