@@ -9,10 +9,11 @@ import path from 'node:path';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import type { HostEngine } from '../../src/engine/host-engine';
+import type { GatewayConfig } from '../../src/gateway/config';
 import { OffsetClock } from '../../src/gateway/offset-clock';
 import { toTaskCard } from '../../src/panel/task-card';
 import { usageLimitText } from '../../webview/card-extras';
-import { usageLimitRejected, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
+import { unifiedLimitHeaders, usageLimitRejected, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { startTestEngine, waitFor } from './test-engine';
 
@@ -42,18 +43,16 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
   let engine: HostEngine | undefined;
   let events: RuntimeEvent[];
 
-  beforeEach(async () => {
-    events = [];
-    clock = new OffsetClock(systemClock);
-    world = await startWorld({ accountLimits: true, segmentCapacity: 3 }, clock);
-  });
   afterEach(async () => {
     await engine?.dispose();
     engine = undefined;
     await world.close();
   });
 
-  async function startEngine(usageLimitParkMs?: number): Promise<HostEngine> {
+  async function startEngine(usageLimitParkMs?: number, gateway: Partial<GatewayConfig> = {}): Promise<HostEngine> {
+    events = [];
+    clock = new OffsetClock(systemClock);
+    world = await startWorld({ accountLimits: true, segmentCapacity: 3, ...gateway }, clock);
     engine = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', usageLimitParkMs, onEvent: (e) => events.push(e) });
     const h = engine;
     await waitFor(() => h.service.isLeader, 'the lease');
@@ -159,5 +158,30 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
     assert.equal(started[1].resume, true);
     assert.equal(started[1].sessionId, started[0].sessionId, 'the same session resumed');
     assert.deepEqual(steps(ws), ['P'], 'the step ran once');
+  });
+
+  it('stopAtUtilization: an answer above the threshold lets the running task finish and starts no other until the window resets', async () => {
+    const h = await startEngine(undefined, { segmentCapacity: 1, stopAtUtilization: 0.8 });
+    const [wsA, wsB] = ['a', 'b'].map((n) => makeGitWorkspace(world.root, n));
+    let resetAt = 0;
+    script((request) => {
+      // Task A's first answer reports 85 % of the 5-hour window used.
+      if (resetAt === 0 && taskLetter(request) === 'A') {
+        resetAt = clock.now() + 20_000;
+        return { kind: 'tool_use', name: 'run_command', input: { command: 'echo A >> steps.log' }, headers: unifiedLimitHeaders({ status: 'allowed_warning', utilization5h: 0.85, reset5hAt: resetAt, utilization7d: 0.3, reset7dAt: clock.now() + 86_400_000 }) };
+      }
+      return undefined;
+    });
+    const a = await create(h, 'A', wsA);
+    await waitFor(() => resetAt > 0, 'the warning answer');
+    const b = await create(h, 'B', wsB);
+    await waitFor(() => h.service.getTask(a.id)?.status === 'completed', 'the running task to finish', 60_000);
+    await waitFor(() => h.service.ticketsOf(a.id)[0]?.settleState === 'settled', 'its ticket settled (capacity free)', 30_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(h.service.ticketsOf(b.id)[0]?.serverState, 'queued', 'no new task starts above the threshold');
+    assert.equal(h.service.getTask(b.id)?.startedAt, null);
+    clock.advance(Math.ceil(resetAt / 1000) * 1000 - clock.now());
+    await waitFor(() => h.service.getTask(b.id)?.status === 'completed', 'the next task after the reset', 60_000);
+    assert.deepEqual([steps(wsA), steps(wsB)], [['A'], ['B']]);
   });
 });
