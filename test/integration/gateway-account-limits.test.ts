@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { LIMIT_RESET_HEADER } from '../../src/protocol/gateway';
 import { unifiedLimitHeaders, usageLimitRejected } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, GATEWAY_TEST_STORES, gatewaySuite, startTestGateway, storeLabel, ticketIdOf, useGatewayStore, type TestGateway } from './gateway-helpers';
+import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
+import { errorOf, GATEWAY_TEST_STORES, GatewayTestClient, gatewaySuite, KEYS, spawnGateway, startTestGateway, storeLabel, TempDir, ticketIdOf, useGatewayStore, type RunningGateway, type TestGateway } from './gateway-helpers';
 
 /** Epoch ms as the headers carry them (whole seconds, rounded up). */
 const asSent = (ms: number) => Math.ceil(ms / 1000) * 1000;
@@ -131,5 +132,59 @@ describe('reference gateway: without account limits (team mode)', () => {
     assert.equal(errorOf(answer).code, undefined);
     assert.equal(answer.headers.get('anthropic-ratelimit-unified-5h-reset') !== null, true, 'the reset header still reaches the user');
     assert.equal((await t.alice.message(a)).status, 200);
+  });
+});
+
+describe('reference gateway process: a usage-limit hold survives SIGKILL (--account-limits, SQLite file)', () => {
+  let upstream: FakeAnthropicUpstream;
+  let dir: TempDir;
+  const running: RunningGateway[] = [];
+
+  beforeEach(async () => {
+    upstream = await FakeAnthropicUpstream.start();
+    dir = new TempDir();
+  });
+  afterEach(async () => {
+    for (const g of running.splice(0)) {
+      if (g.child.exitCode === null && g.child.signalCode === null) g.child.kill('SIGKILL');
+      await g.exited;
+    }
+    await upstream.close();
+    dir.remove();
+  });
+
+  const start = async () => {
+    const g = await spawnGateway(
+      ['--port', '0', '--store', 'sqlite', '--db', dir.file('gateway.sqlite'), '--always-open', '--promote-interval-ms', '0', '--account-limits', '--test-hooks', '--upstream-url', upstream.url, '--log-level', 'silent'],
+      { env: { OFFPEAK_GATEWAY_USERS: `alice:${KEYS.alice}`, OFFPEAK_UPSTREAM_API_KEY: 'sk-upstream-secret' } },
+    );
+    running.push(g);
+    return { g, alice: new GatewayTestClient(g.url, KEYS.alice), hook: (path: string, body: unknown = {}) => fetch(g.url + path, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ server_time: number }>) };
+  };
+
+  it('the process is killed during a hold; started again on the same file it still holds requests and promotion until the reset', async () => {
+    const first = await start();
+    const a = ticketIdOf(await first.alice.take('task-a'));
+    await first.hook('/__test/tick');
+    const reset = Date.now() + 20_000;
+    upstream.enqueue(usageLimitRejected({ reset5hAt: reset, status5h: 'rejected' }));
+    assert.equal((await first.alice.message(a)).status, 429);
+    first.g.child.kill('SIGKILL');
+    await first.g.exited;
+
+    const second = await start();
+    const held = await second.alice.message(a);
+    assert.equal(held.status, 429);
+    assert.equal((errorOf(held) as { limit_reset_at?: number }).limit_reset_at, asSent(reset));
+    const b = ticketIdOf(await second.alice.take('task-b'));
+    await second.hook('/__test/tick');
+    assert.equal((await second.alice.stateOf(b)).state, 'queued', 'nothing promoted after the restart');
+    assert.equal(upstream.messageRequests().length, 1);
+
+    const { server_time } = await second.hook('/__test/advance-clock', { ms: 0 });
+    await second.hook('/__test/advance-clock', { ms: asSent(reset) - server_time });
+    assert.equal((await second.alice.message(a)).status, 200);
+    await second.hook('/__test/tick');
+    assert.equal((await second.alice.stateOf(b)).state, 'ready');
   });
 });
