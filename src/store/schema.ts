@@ -416,11 +416,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(changeTriggersSql(db));
     },
   },
-  {
-    version: 12,
-    description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)",
-    up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]),
-  },
+  { version: 12, description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)", up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]) },
 ];
 
 /** The change counters of a DB (all zero before v3). */
