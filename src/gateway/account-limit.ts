@@ -48,6 +48,8 @@ export class MemoryAccountLimitStore implements AccountLimitStore {
 const EMPTY: AccountLimitState = { heldUntil: null, heldSince: null, heldWindow: null, promoteAfter: null };
 /** A rejected answer that names no reset at all holds this long (then one request probes again). */
 export const UNKNOWN_RESET_HOLD_MS = 60_000;
+/** No reset is believed further than this (the longest window is 7 days): a bad header cannot close the account for good. */
+export const MAX_HOLD_MS = 8 * 86_400_000;
 
 const PREFIX = 'anthropic-ratelimit-unified-';
 const WINDOWS = [
@@ -114,13 +116,14 @@ export function readUsageLimit(status: number, headers: http.IncomingHttpHeaders
       if (at !== undefined) [resetAt, window] = [at, name];
     }
     if (resetAt === null || resetAt <= now) [resetAt, window] = [now + UNKNOWN_RESET_HOLD_MS, window ?? 'unknown'];
+    resetAt = Math.min(resetAt, now + MAX_HOLD_MS);
   }
   const over: UsageLimitReading['over'] = [];
   if (stopAtUtilization !== null) {
     for (const w of WINDOWS) {
       const utilization = Number(header(headers, `${PREFIX}${w.key}-utilization`));
       const at = epochMs(header(headers, `${PREFIX}${w.key}-reset`));
-      if (Number.isFinite(utilization) && utilization >= stopAtUtilization && at !== undefined && at > now) over.push({ window: w.name, utilization, resetAt: at });
+      if (Number.isFinite(utilization) && utilization >= stopAtUtilization && at !== undefined && at > now) over.push({ window: w.name, utilization, resetAt: Math.min(at, now + MAX_HOLD_MS) });
     }
   }
   return { rejected, resetAt, window, over };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TaskStore } from '../../src/store';
 import { TicketProxy, type TicketProxyEvent } from '../../src/agent/ticket-proxy';
-import { AccountLimits, MemoryAccountLimitStore, personalAccountLimits, readUsageLimit, UNKNOWN_RESET_HOLD_MS } from '../../src/gateway/account-limit';
+import { AccountLimits, MAX_HOLD_MS, MemoryAccountLimitStore, personalAccountLimits, readUsageLimit, UNKNOWN_RESET_HOLD_MS } from '../../src/gateway/account-limit';
 import { ConfigError, loadGatewayConfig, resolveGatewayConfig } from '../../src/gateway/config';
 import { toTaskCard } from '../../src/panel/task-card';
 import { statusBarView } from '../../src/panel/task-summary';
@@ -38,6 +38,11 @@ describe('usage limits: the unified rate-limit headers', () => {
     assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected', claim: 'seven_day', reset5hAt: NOW + 1_000, reset7dAt: NOW + 86_400_000 }), NOW, null).resetAt, sec(NOW + 86_400_000));
     assert.equal(readUsageLimit(429, { ...unifiedLimitHeaders({ status: 'rejected' }), 'retry-after': '90' }, NOW, null).resetAt, NOW + 90_000);
     assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected' }), NOW, null).resetAt, NOW + UNKNOWN_RESET_HOLD_MS);
+  });
+
+  it('a reset beyond the longest window (a bad header) holds at most 8 days; a reset that is not a number is no reset', () => {
+    assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected', resetAt: NOW + 400 * 86_400_000 }), NOW, null).resetAt, NOW + MAX_HOLD_MS);
+    assert.equal(readUsageLimit(429, { 'anthropic-ratelimit-unified-status': 'rejected', 'anthropic-ratelimit-unified-reset': '1e99' }, NOW, null).resetAt, NOW + UNKNOWN_RESET_HOLD_MS);
   });
 
   it('a 429 without the rejected status, and a 200, are no refusal', () => {
