@@ -345,7 +345,7 @@ export class SegmentRun {
         this.show(`\n[off-peak] the ticket's segment ended; the task will resume with a new ticket\n`);
         // The agent was answered "do not retry"; make sure it really stops.
         void this.stop();
-      } else if (event.type === 'holding' && event.attempt === 1) {
+      } else if (event.type === 'holding' && event.attempt === 1 && !event.usageLimit) {
         this.show(`\n[off-peak] waiting for admission by the gateway…\n`);
       } else if (event.type === 'gateway-unreachable') {
         this.show(`\n[off-peak] the gateway cannot be reached (${event.error}); the request waits for it…\n`);

@@ -35,7 +35,7 @@ import { SEGMENT_END_MARK } from '../core/segment-end';
  *    the agent's normal retry budget applies.
  */
 export type TicketProxyEvent =
-  | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number }
+  | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number; usageLimit?: boolean }
   | { type: 'admitted'; at: number }
   /** A model answer ended; what it used, as the API reported it. */
   | ({ type: 'usage'; at: number } & AnswerUsage)
@@ -257,7 +257,7 @@ export class TicketProxy {
         const report = limit && this.usageLimit.held(limit.resetAt, limit.waitMs);
         if (report) this.emit({ type: 'usage-limit', at: this.clock.now(), ...report });
         const waitMs = limit ? Math.min(limit.waitMs, this.holdMaxMs) : this.holdFor(upstreamRes.headers['retry-after']);
-        this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt });
+        this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt, usageLimit: limit !== null });
         if (!(await this.hold(waitMs, signal))) return void res.destroy();
         continue;
       }
