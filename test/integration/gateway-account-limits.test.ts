@@ -2,7 +2,7 @@
 // `accountLimits` on, a ManualClock, in front of the scripted fake upstream (a test fixture standing
 // in for the model API) answering with the unified rate-limit header shapes.
 import assert from 'node:assert/strict';
-import { LIMIT_RESET_HEADER } from '../../src/protocol/gateway';
+import { GatewayErrorSchema, LIMIT_RESET_HEADER, readLimitResetAt } from '../../src/protocol/gateway';
 import { unifiedLimitHeaders, usageLimitRejected } from '../fixtures/fake-anthropic-upstream';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { errorOf, GATEWAY_TEST_STORES, GatewayTestClient, gatewaySuite, KEYS, spawnGateway, startTestGateway, storeLabel, TempDir, ticketIdOf, useGatewayStore, type RunningGateway, type TestGateway } from './gateway-helpers';
@@ -34,6 +34,7 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
       assert.equal(errorOf(first).code, '3105');
       assert.equal((errorOf(first) as { limit_reset_at?: number }).limit_reset_at, asSent(reset));
       assert.equal(first.headers.get(LIMIT_RESET_HEADER), String(asSent(reset)));
+      assert.equal(readLimitResetAt(GatewayErrorSchema.parse(first.body)), asSent(reset), 'the one error shape, with the reset added');
       assert.equal(first.headers.get('retry-after'), String(Math.ceil((asSent(reset) - t.clock.now()) / 1000)));
 
       // Another user's ticket and the same ticket again: held at the gateway, nothing goes upstream.
