@@ -196,6 +196,8 @@ export const QueuedTicketStatusSchema = z.object({
   taken_at: epochMs,
   next_poll_after_ms: nextPoll,
   window_opens_at: windowOpensAt,
+  /** A gateway with account limits promotes nothing before this epoch ms: the usage limit's reset, or the headroom's (docs/flows.md#usage-limits). */
+  promotion_held_until: epochMs.optional(),
 });
 export const ReadyTicketStatusSchema = z.object({
   ticket_id: ticketId,

@@ -112,6 +112,8 @@ export function applyStatusEntry(tx: StoreTx, taskId: string, entry: TicketStatu
   switch (entry.state) {
     case 'queued':
       tx.tickets.updateServerState(ticketId, { serverState: 'queued', queuePosition: entry.position, nextPollAt });
+      // The account's usage limit (or headroom) keeps it queued: its card and the status bar say until when (docs/flows.md#usage-limits).
+      tx.tickets.markUsageLimit(ticketId, ctx.toLocal(entry.promotion_held_until) ?? null);
       if (current) tx.tasks.applySnapshot(taskId, ticketId, { schedulable: false, queuePosition: entry.position, nextPollAt });
       return 'none';
     case 'ready': {

@@ -11,7 +11,7 @@ import { systemClock } from '../../src/core/clock';
 import type { HostEngine } from '../../src/engine/host-engine';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { OffsetClock } from '../../src/gateway/offset-clock';
-import { toTaskCard } from '../../src/panel/task-card';
+import { accountUsageLimitResetAt, toTaskCard } from '../../src/panel/task-card';
 import { usageLimitText } from '../../webview/card-extras';
 import { unifiedLimitHeaders, usageLimitRejected, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
@@ -103,6 +103,10 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal(h.service.getTask(c.id)?.status, 'queued');
     assert.equal(h.service.ticketsOf(c.id)[0]?.serverState, 'queued');
+    // The queued task's card says until when too (from its ticket's status), and so does the status bar's account state.
+    const cCard = await waitFor(() => { const card = toTaskCard(h.service.getTask(c.id)!, h.service.ticketsOf(c.id)); return card.usageLimitResetAt != null && card; }, 'the queued card to show the reset', 30_000);
+    sameReset(cCard.usageLimitResetAt, resetAt);
+    sameReset(accountUsageLimitResetAt(h.service.listTasks(), (id) => h.service.ticketsOf(id), clock.now()), resetAt);
     assert.equal(world.upstream.messageRequests().length, seenAtRefusal, 'nothing went upstream during the hold');
     for (const id of [a.id, b.id]) {
       assert.equal(h.service.getTask(id)?.status, 'running', 'held, not failed');
@@ -180,6 +184,9 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal(h.service.ticketsOf(b.id)[0]?.serverState, 'queued', 'no new task starts above the threshold');
     assert.equal(h.service.getTask(b.id)?.startedAt, null);
+    // Its card says until when, from the gateway's status of its queued ticket.
+    const card = await waitFor(() => { const c = toTaskCard(h.service.getTask(b.id)!, h.service.ticketsOf(b.id)); return c.usageLimitResetAt != null && c; }, 'the queued card to show the reset', 30_000);
+    sameReset(card.usageLimitResetAt, resetAt);
     clock.advance(Math.ceil(resetAt / 1000) * 1000 - clock.now());
     await waitFor(() => h.service.getTask(b.id)?.status === 'completed', 'the next task after the reset', 60_000);
     assert.deepEqual([steps(wsA), steps(wsB)], [['A'], ['B']]);

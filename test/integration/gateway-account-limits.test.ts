@@ -48,6 +48,7 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
       await t.alice.settle(a, 'completed');
       await t.gateway.tick();
       assert.equal(await stateOf(t, c), 'queued');
+      assert.equal((await t.alice.stateOf(c)).promotion_held_until, asSent(reset), 'its status says until when');
 
       t.clock.advance(asSent(reset) - t.clock.now());
       const after = await t.bob.message(b);
@@ -83,9 +84,11 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
       await t.alice.settle(a, 'completed');
       await t.gateway.tick();
       assert.equal(await stateOf(t, b, 'bob'), 'queued', 'no new ticket above the headroom threshold');
+      assert.equal((await t.bob.stateOf(b)).promotion_held_until, asSent(reset));
       t.clock.advance(asSent(reset) - t.clock.now());
       await t.gateway.tick();
       assert.equal(await stateOf(t, b, 'bob'), 'ready');
+      assert.equal((await t.bob.stateOf(b)).promotion_held_until, undefined);
     });
 
     if (kind === 'sqlite') {
