@@ -15,6 +15,7 @@ import { TaskAuditLog } from './engine/task-audit';
 import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { hostStatusView } from './panel/task-summary';
+import { accountUsageLimitResetAt } from './panel/task-card';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
@@ -210,7 +211,9 @@ class OffPeakExtension implements vscode.Disposable {
         const tasks = engine.service.listTasks();
         this.audit.tasks(tasks);
         const asks = engine.pendingAsks();
-        this.statusBar.update(hostStatusView(tasks, asks, unseen, lastSeenAt));
+        const now = Date.now();
+        const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
+        this.statusBar.update(hostStatusView(tasks, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
         // A question answered anywhere (a parked one included) closes its notification here too.
         this.notifier.questionsStillOpen(new Set(asks.map((a) => a.id)));
         // A deleted task (here or in another window) takes its terminal along.
@@ -219,7 +222,8 @@ class OffPeakExtension implements vscode.Disposable {
       };
       const sub = engine.store.onDidChange((change) => {
         // not a renewal, a window, a backoff; a result shown in another window's panel counts
-        if (change.topics.has('tasks') || change.topics.has('outcomes')) refreshStatus();
+        // (and a ledger change: the account's usage limit, docs/flows.md#usage-limits)
+        if (change.topics.has('tasks') || change.topics.has('outcomes') || change.topics.has('tickets')) refreshStatus();
       });
       // A question asked or answered in any window: "N need input" comes and goes with it.
       const asksSub = engine.onAsksChange(refreshStatus);

@@ -1,7 +1,7 @@
 // Card parts about the task's segments, kept out of app.tsx: the gateway-outage line and the
 // token usage (card total, per segment, History total).
 import type { UsageView } from '../src/protocol/webview';
-import { gatewayOutageText, usageDetail, usageSummary } from './card-extras';
+import { gatewayOutageText, usageDetail, usageLimitText, usageSummary } from './card-extras';
 
 /** A running task whose requests wait for an unreachable gateway (they are held, the task has not failed). */
 export function GatewayOutageLine({ since }: { since: number | null }) {
@@ -9,6 +9,17 @@ export function GatewayOutageLine({ since }: { since: number | null }) {
   return (
     <div class="gateway-outage" data-testid="gateway-outage" role="status">
       <span class="codicon codicon-debug-disconnect" aria-hidden="true" /> {gatewayOutageText(since)}
+    </div>
+  );
+}
+
+/** A task the account's usage limit holds (or parked until its reset): when it resets, and how long until then. */
+export function UsageLimitLine({ resetAt, now }: { resetAt: number | null | undefined; now: number }) {
+  const text = resetAt == null ? null : usageLimitText(resetAt, now);
+  if (text === null) return null;
+  return (
+    <div class="gateway-outage usage-limit" data-testid="usage-limit" role="status">
+      <span class="codicon codicon-watch" aria-hidden="true" /> {text}
     </div>
   );
 }

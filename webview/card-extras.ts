@@ -6,6 +6,19 @@ export function gatewayOutageText(since: number): string {
   return `Gateway unreachable since ${clockTime(since)} · waiting`;
 }
 
+/**
+ * The line a card shows while the account's usage limit holds it (docs/flows.md#usage-limits):
+ * "Waiting for your usage limit to reset at 15:00 · in 2 h 13 min"; null once the reset passed.
+ */
+export function usageLimitText(resetAt: number, now: number): string | null {
+  if (resetAt <= now) return null;
+  const minutes = Math.ceil((resetAt - now) / 60_000);
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  const wait = hours === 0 ? `${rest} min` : rest === 0 ? `${hours} h` : `${hours} h ${rest} min`;
+  return `Waiting for your usage limit to reset at ${clockTime(resetAt)} · in ${wait}`;
+}
+
 interface Usage {
   model: string;
   inputTokens: number;

@@ -7,7 +7,7 @@ import { ActionButton } from './action-button';
 import type { AnswerOwner } from './ask-input';
 import { AskPrompt } from './ask-prompt';
 import { sameUsage } from './card-extras';
-import { GatewayOutageLine, UsageTotal } from './card-extras-view';
+import { GatewayOutageLine, UsageLimitLine, UsageTotal } from './card-extras-view';
 import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
 import type { HostChannel } from './host-channel';
@@ -109,6 +109,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={(text) => onMessage(text, { taskId: card.id, phase: card.phase, status: card.status, askId: card.ask!.id })} />
       )}
       <GatewayOutageLine since={card.gatewayUnreachableSince} />
+      <UsageLimitLine resetAt={card.usageLimitResetAt} now={now} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       <WorkplaceBlock card={card} act={act} channel={channel} />

@@ -77,6 +77,7 @@ export const END_REASON_LABELS: Record<string, string> = {
   deleted: 'task deleted',
   orphan: 'never used',
   parked: 'parked: waiting for your answer',
+  usage_limit: 'usage limit: resumes after the reset',
 };
 
 /**

@@ -86,6 +86,7 @@ const END_REASON_TEXT: Record<SegmentEndReason, string> = {
   deleted: 'the task was deleted',
   orphan: 'the ticket was dropped',
   parked: 'a question waited for an answer; the ticket was released and the same session resumes once it is answered',
+  usage_limit: 'your usage limit was reached; the ticket was released and the same session resumes after the reset',
 };
 
 export function segmentHeader(number: number, segment: Pick<SegmentLog, 'ordinal' | 'startedAt'>): string {

@@ -19,6 +19,7 @@ import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from
 import { ensurePrivateDir } from './private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
 import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from './ticket-proxy';
+import { usageLimitTerminalText } from './usage-limit-hold';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
 export interface TerminalView {
@@ -39,6 +40,8 @@ export type SegmentOutcome =
   | { kind: 'interrupted' }
   /** Nobody answered the agent's question in time: the task parks on it (docs/flows.md#questions-park-the-task). */
   | { kind: 'parked'; askId: string }
+  /** The account's usage limit resets later than a hold is worth: the task waits for `resetAt` (docs/flows.md#usage-limits). */
+  | { kind: 'usage-limited'; resetAt: number }
   | { kind: 'failed'; reason: string; exitCode: number | null };
 
 export interface StopTimings {
@@ -95,7 +98,8 @@ export class SegmentRun {
   private readonly views = new Set<TerminalView>();
   private replay = '';
   private stderrTail = '';
-  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'gateway-lost' | 'parked' | null = null;
+  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'gateway-lost' | 'parked' | 'usage-limited' | null = null;
+  private limitResetAt = 0;
   private parkedAskId: string | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
@@ -341,12 +345,16 @@ export class SegmentRun {
         this.show(`\n[off-peak] the ticket's segment ended; the task will resume with a new ticket\n`);
         // The agent was answered "do not retry"; make sure it really stops.
         void this.stop();
-      } else if (event.type === 'holding' && event.attempt === 1) {
+      } else if (event.type === 'holding' && event.attempt === 1 && !event.usageLimit) {
         this.show(`\n[off-peak] waiting for admission by the gateway…\n`);
       } else if (event.type === 'gateway-unreachable') {
         this.show(`\n[off-peak] the gateway cannot be reached (${event.error}); the request waits for it…\n`);
       } else if (event.type === 'gateway-reachable') {
         this.show(`\n[off-peak] the gateway is reachable again\n`);
+      } else if (event.type === 'usage-limit' && event.resetAt !== null) {
+        this.show(`\n[off-peak] ${usageLimitTerminalText(event.resetAt, event.park)}\n`);
+        if (event.park && this.stopReason === null) [this.stopReason, this.limitResetAt] = ['usage-limited', event.resetAt];
+        if (event.park) void this.stop(); // resumably, as for a parked question
       } else if (event.type === 'gateway-outage-exceeded') {
         this.stopReason ??= 'gateway-lost';
         this.show(`\n[off-peak] ${event.reason}\n`);
@@ -463,6 +471,7 @@ export class SegmentRun {
     if (this.stopReason === 'cancelled') return { kind: 'cancelled' };
     if (this.stopReason === 'interrupted') return { kind: 'interrupted' };
     if (this.stopReason === 'parked' && this.parkedAskId) return { kind: 'parked', askId: this.parkedAskId };
+    if (this.stopReason === 'usage-limited') return { kind: 'usage-limited', resetAt: this.limitResetAt };
     if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
     const gatewayLost = this.proxy.gatewayLostReason;
     if (gatewayLost !== null) return { kind: 'failed', reason: gatewayLost, exitCode: code };

@@ -50,6 +50,9 @@ export interface TaskLifecyclePort {
   complete(taskId: string, details?: TerminalDetails): Promise<boolean>;
   fail(taskId: string, details?: TerminalDetails): Promise<boolean>;
   park(taskId: string, ticketId: string, question: ParkQuestion, answer?: { decision: AskDecision; by: AskAnsweredBy }): Promise<ParkResult>;
+  /** The account's usage limit holds the segment until `resetAt` (null: lifted); it parks the task until then (docs/flows.md#usage-limits). */
+  markUsageLimit?(ticketId: string, resetAt: number | null): Promise<void>;
+  parkForUsageLimit?(taskId: string, ticketId: string, resetAt: number): Promise<boolean>;
 }
 
 export type RuntimeEvent =
@@ -58,6 +61,8 @@ export type RuntimeEvent =
   | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
   /** The segment's model requests cannot reach the gateway since `since` and are held (null: they can again). */
   | { type: 'gateway-unreachable'; taskId: string; ticketId: string; since: number | null; at: number }
+  /** The account's usage limit holds the segment until `resetAt` (null: lifted); `park`: the task parks until then. */
+  | { type: 'usage-limit'; taskId: string; ticketId: string; resetAt: number | null; park: boolean; at: number }
   /** The agent asks before an edit or a command; answer with `TaskRuntime.answerAsk` (or its terminal). */
   | { type: 'input-needed'; taskId: string; ask: PendingAsk }
   | { type: 'input-answered'; taskId: string; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number }
@@ -381,6 +386,9 @@ export class TaskRuntime {
       this.options.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
     } else if (event.type === 'usage') {
       this.usage.add(ticketId, event.model, event.usage);
+    } else if (event.type === 'usage-limit') {
+      this.options.lifecycle.markUsageLimit?.(ticketId, event.resetAt).catch((err: unknown) => this.log(`runtime: recording the usage limit failed: ${(err as Error).message}`));
+      this.options.onEvent?.({ type: 'usage-limit', taskId, ticketId, resetAt: event.resetAt, park: event.park, at: event.at });
     } else if (event.type === 'gateway-unreachable' || event.type === 'gateway-reachable') {
       // In the ledger, so every window's card says "Gateway unreachable since …" (docs/flows.md#segments).
       const since = event.type === 'gateway-unreachable' ? event.since : null;
@@ -417,6 +425,11 @@ export class TaskRuntime {
         break;
       case 'cancelled':
         await lifecycle.endSegment(ticketId, 'cancelled');
+        break;
+      case 'usage-limited':
+        // Ended without failing, ticket settled; the new ticket waits in the gateway's queue until the reset.
+        await this.filesChanged(task, place);
+        await (lifecycle.parkForUsageLimit ? lifecycle.parkForUsageLimit(taskId, ticketId, outcome.resetAt) : lifecycle.expireSegment(taskId, ticketId));
         break;
       case 'interrupted':
         // The ticket stays live: the scheduler dispatches the task again at once with it.

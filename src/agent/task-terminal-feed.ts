@@ -27,6 +27,7 @@ const OUTCOME_TEXT: Record<SegmentOutcome['kind'], string> = {
   cancelled: 'Task cancelled.',
   interrupted: 'Interrupted; the task will resume the same session.',
   parked: 'Waiting for your answer without holding capacity; the same session resumes once the question is answered.',
+  'usage-limited': 'Your usage limit is reached: waiting for its reset without holding capacity; the same session resumes then.',
   failed: 'Task failed.',
 };
 

@@ -7,6 +7,7 @@ import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRel
 import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
 import { UsageMeter, type AnswerUsage } from './usage-meter';
+import { USAGE_LIMIT_PARK_AFTER_MS, UsageLimitState, usageLimitWait } from './usage-limit-hold';
 import { SEGMENT_END_MARK } from '../core/segment-end';
 
 /**
@@ -34,7 +35,7 @@ import { SEGMENT_END_MARK } from '../core/segment-end';
  *    the agent's normal retry budget applies.
  */
 export type TicketProxyEvent =
-  | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number }
+  | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number; usageLimit?: boolean }
   | { type: 'admitted'; at: number }
   /** A model answer ended; what it used, as the API reported it. */
   | ({ type: 'usage'; at: number } & AnswerUsage)
@@ -45,7 +46,12 @@ export type TicketProxyEvent =
   /** The gateway answered again after an outage that began at `since`. */
   | { type: 'gateway-reachable'; at: number; since: number }
   /** The outage lasted past its bound: the segment is over and the task fails with `reason`. */
-  | { type: 'gateway-outage-exceeded'; at: number; since: number; reason: string };
+  | { type: 'gateway-outage-exceeded'; at: number; since: number; reason: string }
+  /**
+   * The account's usage limit holds the segment's requests until `resetAt` (this machine's clock);
+   * `park`: that is later than a hold is worth, the task should park; null `resetAt`: it lifted.
+   */
+  | { type: 'usage-limit'; at: number; resetAt: number | null; park: boolean };
 
 export type TicketProxyState = 'waiting' | 'holding' | 'admitted' | 'expired' | 'cancelled' | 'gateway-lost';
 
@@ -55,6 +61,8 @@ export interface TicketProxyTimings extends GatewayOutageTimings {
   holdDefaultMs?: number;
   /** Upper bound of one hold, whatever Retry-After says. Default 5 min. */
   holdMaxMs?: number;
+  /** A usage limit that resets later than this parks the task (docs/flows.md#usage-limits). Default 5 min. */
+  usageLimitParkMs?: number;
 }
 
 export interface TicketProxyOptions extends TicketProxyTimings {
@@ -100,6 +108,7 @@ export class TicketProxy {
   private _firstAdmittedAt: number | null = null;
   private _expired = false;
   private readonly outage: GatewayOutage;
+  private readonly usageLimit: UsageLimitState;
   /** Why the segment gave up on an unreachable gateway (then every request is refused locally). */
   private _gatewayLost: string | null = null;
 
@@ -110,6 +119,7 @@ export class TicketProxy {
     this.holdDefaultMs = options.holdDefaultMs ?? 60_000;
     this.holdMaxMs = options.holdMaxMs ?? 300_000;
     this.outage = new GatewayOutage(this.clock, options, options.ticketDeadline);
+    this.usageLimit = new UsageLimitState(options.usageLimitParkMs ?? USAGE_LIMIT_PARK_AFTER_MS);
     const AgentClass = this.upstream.protocol === 'https:' ? https.Agent : http.Agent;
     this.upstreamAgent = new AgentClass({ keepAlive: true, noDelay: true } as http.AgentOptions);
     if (options.onEvent) this.onEvent(options.onEvent);
@@ -220,6 +230,7 @@ export class TicketProxy {
       unreachable = 0;
       this.gatewayAnswered();
       const status = upstreamRes.statusCode ?? 502;
+      if (status !== 429 && this.usageLimit.lifted()) this.emit({ type: 'usage-limit', at: this.clock.now(), resetAt: null, park: false });
       if (status < 400) {
         if (isModelCall && status < 300 && this._firstAdmittedAt === null) {
           this._firstAdmittedAt = this.clock.now();
@@ -241,8 +252,12 @@ export class TicketProxy {
         return sendSegmentOver(res, `${SEGMENT_END_MARK} (ticket expired, code ${code}); the task resumes with a new ticket`);
       }
       if (code === BusinessCode.NotAdmitted) {
-        const waitMs = this.holdFor(upstreamRes.headers['retry-after']);
-        this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt });
+        // The account's usage limit: held until its reset, reported once per reset (docs/flows.md#usage-limits).
+        const limit = usageLimitWait(errorBody?.toString('utf8') ?? '', upstreamRes.headers, this.clock.now());
+        const report = limit && this.usageLimit.held(limit.resetAt, limit.waitMs);
+        if (report) this.emit({ type: 'usage-limit', at: this.clock.now(), ...report });
+        const waitMs = limit ? Math.min(limit.waitMs, this.holdMaxMs) : this.holdFor(upstreamRes.headers['retry-after']);
+        this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt, usageLimit: limit !== null });
         if (!(await this.hold(waitMs, signal))) return void res.destroy();
         continue;
       }

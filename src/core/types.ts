@@ -87,7 +87,7 @@ export const SETTLE_STATES: readonly SettleState[] = ['none', 'pending', 'settle
 export type TicketOrigin = 'take' | 'legacy';
 
 /** Why a ticket's segment ended. */
-export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan' | 'parked';
+export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan' | 'parked' | 'usage_limit';
 
 /** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */
 /** Tokens as the model API counts them (one answer, a segment, or a whole task). */
@@ -130,6 +130,8 @@ export interface TicketRecord {
   lastError: string | null;
   /** While the segment runs: since when its proxy cannot reach the gateway (requests held), else null. */
   gatewayUnreachableSince: number | null;
+  /** The account's usage limit held this segment's requests until this epoch ms (schema v12; docs/flows.md#usage-limits). */
+  usageLimitResetAt?: number | null;
   /** The tokens of the segment's model answers; null before the first one (or before schema v5). */
   usage: SegmentUsage | null;
   settleState: SettleState;

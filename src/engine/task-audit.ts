@@ -3,6 +3,7 @@
 // answered, paused, ended, deleted. It learns task states by comparing task lists (the store
 // tells every window), and the runtime's events of this window. Task titles and tool names are
 // untrusted text: one line each, control characters removed; no ticket id or key is written.
+import { clockTime } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
@@ -20,6 +21,7 @@ const SEGMENT_END: Record<string, string> = {
   cancelled: 'cancelled',
   interrupted: 'interrupted; the same session resumes later',
   failed: 'the agent failed',
+  'usage-limited': 'your usage limit resets later than a hold is worth; the task waits for the reset and resumes its session then',
 };
 
 const ANSWERED_BY: Record<string, string> = {
@@ -70,6 +72,8 @@ export class TaskAuditLog {
         return this.line(title, `asks: ${plainNotificationText(event.ask.tool, 60)}: ${plainNotificationText(event.ask.summary, 120)}`);
       case 'input-answered':
         return this.line(title, `question answered: ${event.decision === 'allow' ? 'allowed' : 'denied'} ${ANSWERED_BY[event.by] ?? event.by}`);
+      case 'usage-limit':
+        return this.line(title, event.resetAt === null ? 'usage limit lifted: its requests go on' : `usage limit reached: its requests wait for the reset at ${clockTime(event.resetAt)}${event.park ? '; the task parks until then' : ''}`);
       case 'segment-ended':
         return this.line(title, `segment ended: ${SEGMENT_END[event.outcome.kind] ?? event.outcome.kind}`);
       default:

@@ -55,7 +55,7 @@ export class TicketAuthority {
    * object, so identity is the version). Reused while the entry's time-dependent parts (state
    * as of now, position, poll hint) are unchanged: JSON.stringify dominates a 100-ticket status.
    */
-  private readonly entryJson = new WeakMap<GatewayTicketRow, { state: string; position: number; nextPoll: number | null; json: string }>();
+  private readonly entryJson = new WeakMap<GatewayTicketRow, { state: string; position: number; nextPoll: number | null; held: number; json: string }>();
 
   constructor(
     private readonly store: TicketStore,
@@ -65,13 +65,15 @@ export class TicketAuthority {
     private readonly metrics?: GatewayMetrics,
     private readonly makeTicketId: () => string = newTicketId,
   ) {
-    this.views = new TicketStatusView(store, windows, policy);
+    this.views = new TicketStatusView(store, windows, policy, (now) => this.promotionGate?.promotionBlockedUntil(now) ?? null);
     // Another instance's change can answer this instance's long-polls.
     this.unwatch = store.onExternalChange(() => this.emitChange([], false, true));
   }
 
   private readonly unwatch: () => void;
   private readonly views: TicketStatusView;
+  /** The account's usage limits (docs/flows.md#usage-limits): while they say so, nothing is promoted. */
+  promotionGate: { promotionBlockedUntil(now: number): number | null } | undefined;
 
   /** Stops listening to the store (before it closes). */
   stop(): void {
@@ -237,12 +239,13 @@ export class TicketAuthority {
         continue;
       }
       const position = entry.state === 'queued' ? entry.position : 0;
+      const held = entry.state === 'queued' ? (entry.promotion_held_until ?? 0) : 0;
       const cached = this.entryJson.get(ticket);
-      if (cached && cached.state === entry.state && cached.position === position && cached.nextPoll === entry.next_poll_after_ms) {
+      if (cached && cached.state === entry.state && cached.position === position && cached.nextPoll === entry.next_poll_after_ms && cached.held === held) {
         parts.push(cached.json);
       } else {
         const json = JSON.stringify(entry);
-        this.entryJson.set(ticket, { state: entry.state, position, nextPoll: entry.next_poll_after_ms, json });
+        this.entryJson.set(ticket, { state: entry.state, position, nextPoll: entry.next_poll_after_ms, held, json });
         parts.push(json);
       }
       if (entry.next_poll_after_ms !== null && (next === null || entry.next_poll_after_ms < next)) next = entry.next_poll_after_ms;
@@ -306,7 +309,7 @@ export class TicketAuthority {
       const now = this.now();
       const expired = await this.expireDue(now);
       const promoted: string[] = [];
-      if (this.windows.isOpen(now)) {
+      if (this.windows.isOpen(now) && (this.promotionGate?.promotionBlockedUntil(now) ?? null) === null) {
         const room = this.policy.segmentCapacity - (await this.store.holdingCapacity()).length;
         const holdMs = this.policy.queueHoldMs ?? 0;
         for (const ticket of room > 0 ? await this.store.queued(room) : []) {

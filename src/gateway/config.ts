@@ -79,6 +79,8 @@ export const GatewayConfigSchema = z.object({
   users: z.array(UserConfigSchema),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
   testHooks: z.boolean(),
+  accountLimits: z.boolean(),
+  stopAtUtilization: z.number().min(0).max(1).nullable(),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 
@@ -143,9 +145,11 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   users: [],
   logLevel: 'info',
   testHooks: false,
+  accountLimits: false,
+  stopAtUtilization: null,
 };
 
-type OptionType = 'string' | 'int' | 'bool' | 'list' | 'users' | 'models' | 'nullable-string';
+type OptionType = 'string' | 'int' | 'bool' | 'list' | 'users' | 'models' | 'nullable-string' | 'nullable-fraction';
 
 export interface OptionSpec {
   key: keyof GatewayConfig | 'config';
@@ -213,6 +217,8 @@ export const GATEWAY_OPTIONS: OptionSpec[] = [
   { key: 'opsListen', flag: '--ops-listen', env: 'OFFPEAK_GATEWAY_OPS_LISTEN', type: 'nullable-string', description: 'host:port for /metrics and /healthz alone (then not served on the API address); port 0 = any free port.' },
   { key: 'opsToken', flag: '', env: 'OFFPEAK_GATEWAY_OPS_TOKEN', type: 'nullable-string', description: '/metrics and /healthz answer only to Authorization: Bearer <this> (16+ characters): environment (or config file) only, never a flag.' },
   { key: 'logLevel', flag: '--log-level', env: 'OFFPEAK_GATEWAY_LOG_LEVEL', type: 'string', description: 'debug, info, warn, error or silent (JSON lines on stderr).' },
+  { key: 'accountLimits', flag: '--account-limits', env: 'OFFPEAK_GATEWAY_ACCOUNT_LIMITS', type: 'bool', description: "The upstream is one account (personal mode): a 429 with anthropic-ratelimit-unified-status: rejected holds every model request (3105 with the reset) and promotes nothing until the reset; the hold survives a restart (sqlite or memory store)." },
+  { key: 'stopAtUtilization', flag: '--stop-at-utilization', env: 'OFFPEAK_GATEWAY_STOP_AT_UTILIZATION', type: 'nullable-fraction', description: 'With --account-limits: a reported 5-hour or 7-day utilization at or above this (0..1) promotes no new ticket until that window resets; running segments go on.' },
   { key: 'testHooks', flag: '--test-hooks', env: 'OFFPEAK_GATEWAY_TEST_HOOKS', type: 'bool', description: 'Enable POST /__test/tick and /__test/advance-clock (tests only; never in production).' },
 ];
 
@@ -276,6 +282,11 @@ function convert(spec: OptionSpec, text: string, where: string, previous: unknow
     }
     case 'models':
       return parseModels(text);
+    case 'nullable-fraction': {
+      if (text === '' || text === 'null') return null;
+      if (!/^\d*\.?\d+$/.test(text.trim()) || Number(text) > 1) throw new ConfigError(`${where}: expected a number from 0 to 1, got "${text}"`);
+      return Number(text);
+    }
   }
 }
 
@@ -393,6 +404,8 @@ export function resolveGatewayConfig(settings: Partial<GatewayConfig>): GatewayC
     throw new ConfigError('give either peak or offPeak hours, not both');
   }
   if (config.store === 'mysql' && !config.mysqlUrl) throw new ConfigError('--store mysql needs --mysql-url mysql://user@host:port/database');
+  if (config.accountLimits && config.store === 'mysql') throw new ConfigError('--account-limits keeps its hold in a sqlite or memory store; the mysql store does not keep one');
+  if (config.stopAtUtilization !== null && !config.accountLimits) throw new ConfigError('--stop-at-utilization needs --account-limits');
   if (config.alwaysOpen && config.windowsClosed) throw new ConfigError('alwaysOpen and windowsClosed contradict each other');
   try {
     for (const range of [...config.peak, ...config.offPeak]) parseDailyRange(range);

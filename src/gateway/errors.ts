@@ -7,7 +7,7 @@ export class GatewayHttpError extends Error {
     readonly errorType: AnthropicErrorType,
     readonly code: GatewayErrorCode,
     message: string,
-    readonly extra: { next_take_at?: number | null; retry_after_ms?: number } = {},
+    readonly extra: { next_take_at?: number | null; retry_after_ms?: number; limit_reset_at?: number } = {},
   ) {
     super(message);
   }
@@ -37,6 +37,9 @@ export const errors = {
     }),
   notAdmitted: (message: string, retryAfterMs: number) =>
     new GatewayHttpError(429, 'rate_limit_error', BusinessCode.NotAdmitted, message, { retry_after_ms: Math.max(0, Math.round(retryAfterMs)) }),
+  /** The account's usage limit is reached upstream: held (3105) until `resetAt` (docs/flows.md#usage-limits). */
+  usageLimited: (message: string, resetAt: number, now: number) =>
+    new GatewayHttpError(429, 'rate_limit_error', BusinessCode.NotAdmitted, message, { retry_after_ms: Math.max(0, resetAt - now), limit_reset_at: resetAt }),
   invalidRequest: (message: string) => new GatewayHttpError(400, 'invalid_request_error', GeneralErrorCode.InvalidRequest, message),
   unauthorized: (message: string) => new GatewayHttpError(401, 'authentication_error', GeneralErrorCode.Unauthorized, message),
   notFound: (message: string) => new GatewayHttpError(404, 'not_found_error', GeneralErrorCode.NotFound, message),

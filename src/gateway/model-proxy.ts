@@ -35,6 +35,8 @@ export interface ProxyContext {
   log: Logger;
   /** Renders a gateway error when nothing has been sent yet. */
   sendError: (error: ReturnType<typeof errors.internal>) => void;
+  /** Sees the upstream answer's status and headers first; an error returned is answered instead of it (a usage-limit hold). */
+  inspect?: (status: number, headers: http.IncomingHttpHeaders) => ReturnType<typeof errors.internal> | undefined;
 }
 
 /** Resolves when the exchange is over (completed, failed or abandoned by the client). */
@@ -76,6 +78,12 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
     upstreamRequest.on('response', (incoming) => {
       upstreamResponse = incoming;
       metrics.upstreamHeaders.observe((performance.now() - started) / 1000);
+      const instead = ctx.inspect?.(incoming.statusCode ?? 502, incoming.headers);
+      if (instead) {
+        incoming.resume();
+        ctx.sendError(instead);
+        return;
+      }
       const outHeaders = headersToUser(incoming.headers);
       outHeaders[SERVER_TIME_HEADER] = String(ctx.serverTime());
       res.writeHead(incoming.statusCode ?? 502, outHeaders);

@@ -13,8 +13,10 @@ import {
   StatusRequestSchema,
   TakeRequestSchema,
   TICKET_HEADER,
+  LIMIT_RESET_HEADER,
   type HealthResponse,
 } from '../protocol/gateway';
+import { admissibleUnlessHeld, openAccountLimits, type AccountLimits } from './account-limit';
 import { GatewayAuth, type GatewayUser } from './auth';
 import { TicketAuthority, type TickResult } from './authority';
 import { authorityPolicy, windowsFromConfig } from './authority-policy';
@@ -66,6 +68,8 @@ export class GatewayServer {
   private inFlightRequests = 0;
   private listenedPort = 0;
   private upstreamUrl: string | null;
+  /** The account's usage-limit hold, with `accountLimits` (docs/flows.md#usage-limits). */
+  readonly limits: AccountLimits | undefined;
 
   private constructor(options: StartGatewayOptions, config: GatewayConfig, store: TicketStore) {
     this.config = config;
@@ -83,6 +87,8 @@ export class GatewayServer {
       authorityPolicy(c),
       this.metrics,
     );
+    this.limits = openAccountLimits(c, store, this.log);
+    this.authority.promotionGate = this.limits;
     this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);
     this.authority.onChange((change) => this.longPolls.notify(change));
     this.upstreamUrl = c.upstreamUrl;
@@ -214,6 +220,7 @@ export class GatewayServer {
     this.metrics.errors.inc({ code: gatewayError.code });
     const headers: http.OutgoingHttpHeaders = { [SERVER_TIME_HEADER]: String(this.clock.now()) };
     if (gatewayError.retryAfterSeconds !== undefined) headers['retry-after'] = String(gatewayError.retryAfterSeconds);
+    if (gatewayError.extra.limit_reset_at !== undefined) headers[LIMIT_RESET_HEADER] = String(gatewayError.extra.limit_reset_at);
     // The rest of the body is not read: the connection cannot carry another request.
     if (gatewayError.status === 413 || gatewayError.status === 408) headers.connection = 'close';
     this.sendJson(res, gatewayError.status, gatewayError.body(this.clock.now()), headers);
@@ -357,7 +364,7 @@ export class GatewayServer {
     const header = req.headers[TICKET_HEADER];
     const ticketId = Array.isArray(header) ? header[0] : header;
     // Ticket problems first (3102/3105): nothing is read, held or activated for a request that cannot go on.
-    await this.authority.admissible(user, ticketId);
+    await admissibleUnlessHeld(this.limits, this.clock.now(), () => this.authority.admissible(user, ticketId));
     const upstreamUrl = this.upstreamUrl;
     if (!upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
     // Slots are taken only once the whole body is in: a slow body holds nothing but its connection.
@@ -375,6 +382,7 @@ export class GatewayServer {
       metrics: this.metrics,
       log: this.log,
       sendError: (error) => this.sendError(res, error),
+      inspect: this.limits && ((status, headers) => this.limits?.observe(status, headers, this.clock.now())),
     });
   }
 

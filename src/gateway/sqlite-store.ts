@@ -3,6 +3,8 @@
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
 import type Database from 'better-sqlite3';
 import type { SettleReason, TicketState } from '../protocol/gateway';
+import type { AccountLimitStore } from './account-limit';
+import { SqliteAccountLimitStore } from './account-limit-sqlite';
 import { IndexedTicketStore, newQueuedTicket, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type GatewayTicketRow, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
 
 const SCHEMA_VERSION = 1;
@@ -217,6 +219,11 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
     return Promise.resolve();
+  }
+
+  /** The account's usage-limit hold, in this file (account-limit-sqlite.ts). */
+  accountLimitStore(): AccountLimitStore {
+    return new SqliteAccountLimitStore(this.db);
   }
 
   close(): Promise<void> {

@@ -4,6 +4,7 @@
 // (their gateway is the only writer), so status, admission and the promote timer never scan tables.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SettleReason, TicketState } from '../protocol/gateway';
+import { MemoryAccountLimitStore, type AccountLimitStore } from './account-limit';
 import { PerUserLimit } from './user-limits';
 
 /** One ticket as the gateway stores it (the extension's own ledger row is core's `TicketRecord`). */
@@ -97,6 +98,8 @@ export interface TicketStore {
   lockPromoter(): Promise<boolean>;
   /** Model-request slots shared by every instance on this store. */
   readonly modelSlots: ModelSlots;
+  /** Where the account's usage-limit hold is kept (docs/flows.md#usage-limits); absent: the store cannot keep one. */
+  accountLimitStore?(): AccountLimitStore;
   /** Calls `listener` when another instance changed tickets (shared stores only); returns an unsubscribe. */
   onExternalChange(listener: () => void): () => void;
   /** Cheap liveness probe for /healthz. */
@@ -320,6 +323,11 @@ export abstract class IndexedTicketStore {
 
 /** Volatile store for unit tests and `--store memory`; everything is lost on exit. */
 export class MemoryTicketStore extends IndexedTicketStore implements TicketStore {
+  private readonly accountLimits = new MemoryAccountLimitStore();
+  accountLimitStore(): AccountLimitStore {
+    return this.accountLimits;
+  }
+
   private readonly all = new Map<string, GatewayTicketRow>();
   private nextSeq = 1;
 

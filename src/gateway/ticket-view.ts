@@ -21,6 +21,8 @@ export class TicketStatusView {
     private readonly store: TicketStore,
     private readonly windows: OffPeakWindows,
     private readonly policy: AuthorityPolicy,
+    /** Until when nothing is promoted (the account's usage limits), or null. */
+    private readonly promotionHeldUntil: (now: number) => number | null = () => null,
   ) {}
 
   /** Poll hint (and 3105 Retry-After) for a queued ticket: sooner while the windows are open. */
@@ -57,6 +59,8 @@ export class TicketStatusView {
         const entry: QueuedTicketStatus = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position, next_poll_after_ms: this.queuedPollMs(now) };
         const opensAt = this.windows.opensAt(now);
         if (opensAt !== undefined) entry.window_opens_at = opensAt;
+        const held = this.promotionHeldUntil(now);
+        if (held !== null) entry.promotion_held_until = held;
         return entry;
       }
       case 'ready':

@@ -46,6 +46,28 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
 }
 
 /**
+ * The latest usage-limit reset its ledger holds, for a task that is not finished (docs/flows.md#usage-limits):
+ * a running segment held until the reset, or one that parked until it. The card shows it while it is ahead.
+ */
+export function usageLimitResetOf(task: OffPeakTask, tickets: readonly TicketRecord[]): number | null {
+  if (isTerminalStatus(task.status)) return null;
+  let latest: number | null = null;
+  for (const t of tickets) if (t.usageLimitResetAt != null && (latest === null || t.usageLimitResetAt > latest)) latest = t.usageLimitResetAt;
+  return latest;
+}
+
+/** The account's state for the status bar: the latest reset a live task waits for, when it is still ahead; else null. */
+export function accountUsageLimitResetAt(tasks: readonly OffPeakTask[], ticketsOf: (taskId: string) => readonly TicketRecord[], now: number): number | null {
+  let latest: number | null = null;
+  for (const task of tasks) {
+    if (isTerminalStatus(task.status)) continue;
+    const at = usageLimitResetOf(task, ticketsOf(task.id));
+    if (at !== null && at > now && (latest === null || at > latest)) latest = at;
+  }
+  return latest;
+}
+
+/**
  * `asks`: the open permission questions of this task's agent, when this window runs it.
  * `unseen`: its result has not been shown by any panel yet.
  */
@@ -74,6 +96,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     ask: cardAskOf(task, asks),
     // Only while it runs: the segment holds its requests until the gateway answers again.
     gatewayUnreachableSince: task.status === 'running' || task.status === 'awaiting' ? (current?.gatewayUnreachableSince ?? null) : null,
+    usageLimitResetAt: usageLimitResetOf(task, tickets),
     usage: totalUsage(tickets),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     ...(refusals && refusals.denied > 0 ? { refusals } : {}),

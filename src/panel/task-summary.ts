@@ -1,6 +1,7 @@
 // What the status bar, the "Show Task Terminal…" picker and the top of the panel say about the
 // tasks as a whole, vscode-free and pure (the webview imports it too): one wording everywhere.
 // A running task whose agent waits for an answer is "needs input", never "running".
+import { clockTime } from '../core/clock';
 import type { TaskStatus } from '../core/types';
 
 /** The part of a task these texts read. */
@@ -47,9 +48,17 @@ export interface StatusBarView {
   highlight: boolean;
 }
 
-/** The status bar item: "N need input" first (and highlighted), then running, queued and new. */
-export function statusBarView(counts: TaskCounts, summary: ResultsSummary | undefined, unseenResults: number): StatusBarView {
+/** The account's usage limit as the status bar shows it (docs/flows.md#usage-limits): the reset tasks wait for. */
+export interface AccountLimitView {
+  resetAt: number;
+  now: number;
+}
+
+/** The status bar item: "N need input" first (and highlighted), then running, queued and new; the account's usage limit while it holds tasks. */
+export function statusBarView(counts: TaskCounts, summary: ResultsSummary | undefined, unseenResults: number, limit?: AccountLimitView | null): StatusBarView {
+  const held = limit && limit.resetAt > limit.now ? clockTime(limit.resetAt) : null;
   const parts = [
+    held ? `usage limit until ${held}` : '',
     counts.needsInput > 0 ? `${counts.needsInput} need${counts.needsInput === 1 ? 's' : ''} input` : '',
     counts.running > 0 ? `${counts.running} running` : '',
     counts.queued > 0 ? `${counts.queued} queued` : '',
@@ -62,6 +71,7 @@ export function statusBarView(counts: TaskCounts, summary: ResultsSummary | unde
     'Off-Peak Tasks',
     summaryText,
     counts.needsInput > 0 ? `${counts.needsInput} task(s) wait for your answer (Allow or Deny on the card).` : undefined,
+    held ? `Your usage limit is reached: tasks wait for its reset at ${held} and resume their sessions then.` : undefined,
     'Click to open the panel.',
   ].filter(Boolean).join('\n');
   return { visible, text: `$(${icon}) Off-Peak: ${parts.join(', ')}`, tooltip, highlight: counts.needsInput > 0 };
@@ -128,6 +138,7 @@ export function hostStatusView(
   asks: readonly { taskId: string }[],
   unseen: readonly string[],
   lastSeenAt: number | null,
+  limit?: AccountLimitView | null,
 ): StatusBarView {
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
@@ -135,7 +146,7 @@ export function hostStatusView(
     tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: needsInput(t, asking) })),
     lastSeenAt,
   );
-  return statusBarView(taskCounts(tasks, asking), summary, unseen.length);
+  return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);
 }
 
 /**

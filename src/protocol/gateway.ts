@@ -92,11 +92,34 @@ export const GatewayErrorSchema = z.object({
     next_take_at: z.number().int().nullable().optional(),
     /** 3105 (and other 429/503): the same wait as the Retry-After header, in ms. */
     retry_after_ms: z.number().int().nonnegative().optional(),
+    /**
+     * 3105 from a gateway run with account limits (docs/flows.md#usage-limits): the model API said the
+     * account's usage limit is reached; no request of the account goes upstream before this epoch ms.
+     */
+    limit_reset_at: z.number().int().optional(),
   }),
   /** Present on every error the gateway itself produces (absent on upstream errors it forwards). */
   server_time: z.number().int().optional(),
 });
 export type GatewayError = z.infer<typeof GatewayErrorSchema>;
+
+/** The same reset as `limit_reset_at`, as a header (epoch ms), on a 3105 answered for a usage limit. */
+export const LIMIT_RESET_HEADER = 'x-off-peak-limit-reset';
+
+/** `error.limit_reset_at` of an error body (string or parsed), or undefined: a 3105 held for the account's usage limit. */
+export function readLimitResetAt(body: unknown): number | undefined {
+  let parsed = body;
+  if (typeof body === 'string') {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return undefined;
+    }
+  }
+  const inner = (parsed as { error?: { limit_reset_at?: unknown } } | null)?.error;
+  const at = inner && typeof inner === 'object' ? inner.limit_reset_at : undefined;
+  return typeof at === 'number' && Number.isSafeInteger(at) ? at : undefined;
+}
 
 /** True for 3102 and the legacy 3001: the ticket can no longer admit model requests. */
 export function isTicketInvalidCode(code: string | number | null | undefined): boolean {
@@ -173,6 +196,8 @@ export const QueuedTicketStatusSchema = z.object({
   taken_at: epochMs,
   next_poll_after_ms: nextPoll,
   window_opens_at: windowOpensAt,
+  /** A gateway with account limits promotes nothing before this epoch ms: the usage limit's reset, or the headroom's (docs/flows.md#usage-limits). */
+  promotion_held_until: epochMs.optional(),
 });
 export const ReadyTicketStatusSchema = z.object({
   ticket_id: ticketId,

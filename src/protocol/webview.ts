@@ -138,6 +138,8 @@ export const TaskCardSchema = z.object({
   ask: CardAskSchema.nullable(),
   /** A running task whose model requests cannot reach the gateway: since when (they wait for it; docs/flows.md#segments). */
   gatewayUnreachableSince: z.number().nullable(),
+  /** The account's usage limit holds the task (or parked it) until this epoch ms; shown while it is ahead (docs/flows.md#usage-limits). */
+  usageLimitResetAt: z.number().nullable().optional(),
   /** The tokens of all its segments; null before the first model answer was counted. */
   usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */

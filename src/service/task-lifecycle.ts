@@ -16,6 +16,7 @@ import {
   expireSegment,
   finishTask,
   interruptSegment,
+  parkForUsageLimit,
   parkSegment,
   recoverInterruptedTask,
   startSegment,
@@ -101,6 +102,23 @@ export class TaskLifecycle {
     if (!requeued) return false;
     const attached = await Promise.all(this.emit({ kind: 'retake', taskId }).map((p) => p.catch(() => false)));
     return attached.includes(true);
+  }
+
+  /** The account's usage limit holds the segment's requests until `resetAt` (null: lifted): every window's card says so. */
+  async markUsageLimit(ticketId: string, resetAt: number | null): Promise<void> {
+    await this.store.mutate((tx) => tx.tickets.markUsageLimit(ticketId, resetAt));
+  }
+
+  /**
+   * The usage limit resets later than a hold is worth: the segment ends without failing, its
+   * ticket is settled, and the task retakes at once; its new ticket waits in the gateway's queue,
+   * which promotes nothing before the reset (docs/flows.md#usage-limits).
+   */
+  async parkForUsageLimit(taskId: string, ticketId: string, resetAt: number): Promise<boolean> {
+    const requeued = await this.store.mutate((tx) => parkForUsageLimit(tx, taskId, ticketId, resetAt));
+    this.emit({ kind: 'settle', ticketIds: [ticketId] });
+    if (requeued) this.retakeInBackground(taskId);
+    return requeued;
   }
 
   /**

@@ -112,6 +112,8 @@ export function applyStatusEntry(tx: StoreTx, taskId: string, entry: TicketStatu
   switch (entry.state) {
     case 'queued':
       tx.tickets.updateServerState(ticketId, { serverState: 'queued', queuePosition: entry.position, nextPollAt });
+      // The account's usage limit (or headroom) keeps it queued: its card and the status bar say until when (docs/flows.md#usage-limits).
+      tx.tickets.markUsageLimit(ticketId, ctx.toLocal(entry.promotion_held_until) ?? null);
       if (current) tx.tasks.applySnapshot(taskId, ticketId, { schedulable: false, queuePosition: entry.position, nextPollAt });
       return 'none';
     case 'ready': {
@@ -265,8 +267,8 @@ export function acknowledgeSettle(tx: StoreTx, ticket: Pick<TicketRecord, 'ticke
  * the task goes back to the queue without a ticket (same session, started_at kept). True when
  * the task is queued now and needs a retake.
  */
-export function expireSegment(tx: StoreTx, taskId: string, ticketId: string): boolean {
-  tx.tickets.endSegment(ticketId, 'expired');
+export function expireSegment(tx: StoreTx, taskId: string, ticketId: string, reason: 'expired' | 'usage_limit' = 'expired'): boolean {
+  tx.tickets.endSegment(ticketId, reason);
   tx.tickets.updateServerState(ticketId, { serverState: 'expired', nextPollAt: null });
   tx.tickets.requestSettle(ticketId, 'segment_end');
   const task = tx.tasks.get(taskId);
@@ -274,6 +276,16 @@ export function expireSegment(tx: StoreTx, taskId: string, ticketId: string): bo
   tx.tasks.requeue(taskId);
   tx.tasks.clearTicket(taskId, ticketId);
   return tx.tasks.get(taskId)!.status === 'queued';
+}
+
+/**
+ * The account's usage limit outlasts a short hold (docs/flows.md#usage-limits): the segment ends
+ * `usage_limit` with the reset on its row, its ticket into the outbox, the task requeued (same
+ * session) to retake; the gateway promotes its new ticket only after the reset.
+ */
+export function parkForUsageLimit(tx: StoreTx, taskId: string, ticketId: string, resetAt: number): boolean {
+  tx.tickets.markUsageLimit(ticketId, resetAt);
+  return expireSegment(tx, taskId, ticketId, 'usage_limit');
 }
 
 /** running (or an undispatchable queued) -> completed/failed, its tickets into the outbox. */

@@ -63,6 +63,7 @@ export function ticketFromRow(r: SqlRow): TicketRecord {
     endReason: strOrNull(r.end_reason) as SegmentEndReason | null,
     lastError: strOrNull(r.last_error),
     gatewayUnreachableSince: numOrNull(r.gateway_unreachable_since),
+    usageLimitResetAt: numOrNull(r.usage_limit_reset_at),
     usage: usageFromRow(r),
     settleState: str(r.settle_state) as SettleState,
     settleReason: strOrNull(r.settle_reason),

@@ -23,7 +23,7 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 9;
+export const LATEST_SCHEMA_VERSION = 12;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
@@ -416,6 +416,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(changeTriggersSql(db));
     },
   },
+  { version: 12, description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)", up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]) },
 ];
 
 /** The change counters of a DB (all zero before v3). */

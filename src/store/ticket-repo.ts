@@ -180,6 +180,11 @@ export class TicketRepo {
     );
   }
 
+  /** The account's usage limit holds the segment's requests until `resetAt` (null: it lifted); written only when it changes. */
+  markUsageLimit(ticketId: string, resetAt: number | null): boolean {
+    return this.db.run(`UPDATE off_peak_tickets SET usage_limit_reset_at = ?, updated_at = ? WHERE ticket_id = ? AND usage_limit_reset_at IS NOT ?`, [resetAt, this.now, ticketId, resetAt]) === 1;
+  }
+
   /**
    * Adds what model answers of the segment used (the runtime sums them between writes): token
    * counts and answers are added, the models merged in the order first seen. False when the

@@ -14,6 +14,8 @@ export interface OffPeakSettings {
   askParkMinutes: number;
   /** New tasks on a git folder run on their own branch (worktree) or in the folder (docs/flows.md#isolation). */
   isolation: 'worktree' | 'inPlace';
+  /** Personal mode's headroom (docs/flows.md#usage-limits): 0..1, null = off; the local gateway gets it through `personalAccountLimits`. */
+  stopAtUtilization: number | null;
 }
 
 export function readSettings(): OffPeakSettings {
@@ -30,5 +32,11 @@ export function readSettings(): OffPeakSettings {
     unansweredQuestion: c.get<string>('unansweredQuestion', 'park') === 'deny' ? 'deny' : 'park',
     askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
     isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
+    stopAtUtilization: fraction(c.get<unknown>('personal.stopAtUtilization', null)),
   };
+}
+
+/** A number 0..1, else null (unset, or not a fraction: off). */
+function fraction(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1 ? value : null;
 }

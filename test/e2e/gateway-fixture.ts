@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Clock } from '../../src/core/clock';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { startGateway, type GatewayServer } from '../../src/gateway/server';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
@@ -17,9 +18,11 @@ export interface GatewayWorld {
   close(): Promise<void>;
 }
 
-export async function startWorld(config: Partial<GatewayConfig> = {}): Promise<GatewayWorld> {
+/** `clock`: the gateway's (e.g. an OffsetClock a test moves past a usage limit's reset). */
+export async function startWorld(config: Partial<GatewayConfig> = {}, clock?: Clock): Promise<GatewayWorld> {
   const upstream = await FakeAnthropicUpstream.start();
   const gateway = await startGateway({
+    clock,
     config: {
       port: 0,
       store: 'memory',

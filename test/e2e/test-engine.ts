@@ -22,6 +22,8 @@ export interface TestEngineOptions {
   claudeCommand?: string;
   claudeConfigDir?: string;
   holdMaxMs?: number;
+  /** A usage limit resetting later than this parks the task (docs/flows.md#usage-limits); default the product's. */
+  usageLimitParkMs?: number;
   /** How long a segment waits for an unreachable gateway (docs/flows.md#segments); default the product's. */
   outageMaxWaitMs?: number;
   /** Unanswered permission questions are denied after this long (in `deny` mode). */
@@ -61,7 +63,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     lease: { ttlMs: 3_000, tickMs: 500 },
     storeTuning: { durable: false, watch: { pollMs: 200 } },
     schedulerTuning: { idleTickMs: 250 },
-    runtimeTuning: { proxyTimings: { holdDefaultMs: 200, holdMaxMs: options.holdMaxMs ?? 300, outageRetryMs: 100, outageRetryMaxMs: 400, outageMaxWaitMs: options.outageMaxWaitMs }, stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 } },
+    runtimeTuning: { proxyTimings: { holdDefaultMs: 200, holdMaxMs: options.holdMaxMs ?? 300, outageRetryMs: 100, outageRetryMaxMs: 400, outageMaxWaitMs: options.outageMaxWaitMs, usageLimitParkMs: options.usageLimitParkMs }, stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 } },
     onRuntimeEvent: options.onEvent,
     log: options.log,
   });
