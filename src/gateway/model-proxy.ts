@@ -16,6 +16,8 @@ export interface UpstreamTarget {
   apiKey: string | null;
   auth: 'x-api-key' | 'bearer';
   timeoutMs: number;
+  /** The client's own credential headers, sent instead of `apiKey` (passClientCredential). */
+  clientCredential?: http.OutgoingHttpHeaders;
 }
 
 const keepAliveHttp = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -44,7 +46,8 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
   const target = new URL(base.pathname.replace(/\/$/, '') + ctx.upstreamPathAndQuery, base);
   const headers = headersToUpstream(req.headers);
   headers['content-length'] = ctx.body.length;
-  if (upstream.apiKey) {
+  if (upstream.clientCredential) Object.assign(headers, upstream.clientCredential);
+  else if (upstream.apiKey) {
     if (upstream.auth === 'bearer') headers.authorization = `Bearer ${upstream.apiKey}`;
     else headers['x-api-key'] = upstream.apiKey;
   }
