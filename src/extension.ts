@@ -26,6 +26,8 @@ import { readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
+import type { LocalAuthority } from './personal/local-authority';
+import { modelKeyStore, ownLoginOf, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -61,6 +63,10 @@ class OffPeakExtension implements vscode.Disposable {
   /** Each task's lifecycle in the Output channel (a night can be audited in the morning). */
   private readonly audit = new TaskAuditLog((line) => this.output.info(line));
   private readonly apiKey: ApiKeyStore;
+  /** Personal mode's model API key (SecretStorage). */
+  private readonly modelKey: ApiKeyStore;
+  /** Personal mode: the local authority this window runs or follows. */
+  private authority: LocalAuthority | undefined;
   private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
   private readonly sessions: SessionTerminals;
@@ -72,6 +78,8 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.apiKey = new ApiKeyStore(context.secrets);
+    this.modelKey = modelKeyStore(context.secrets);
+    registerModelKeyCommands(context, this.modelKey);
     this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
@@ -101,6 +109,7 @@ class OffPeakExtension implements vscode.Disposable {
     context.subscriptions.push(
       this.output,
       this.apiKey,
+      this.modelKey,
       { dispose: () => this.panelInstance?.dispose() },
       this.terminals,
       this.statusBar,
@@ -116,7 +125,7 @@ class OffPeakExtension implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('offPeak.gatewayUrl')) void this.restartEngine();
+        if (['offPeak.gatewayUrl', 'offPeak.mode', 'offPeak.personal'].some((s) => e.affectsConfiguration(s))) void this.restartEngine();
       }),
     );
     this.starting = this.startEngine();
@@ -140,10 +149,14 @@ class OffPeakExtension implements vscode.Disposable {
       // A macrotask first: a microtask would still run before VS Code records activate() as done.
       await new Promise((resolve) => setImmediate(resolve));
       const [{ HostEngine }, { createServiceBackend }] = await Promise.all([import('./engine/host-engine'), import('./panel/service-backend')]);
+      // Personal mode: this machine's local authority (started here, or another window's).
+      const personal = settings.mode === 'personal' ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l) }) : undefined;
+      this.authority = personal;
       const engine = await HostEngine.start({
         storageDir: this.storageDir,
-        gatewayUrl: settings.gatewayUrl,
-        apiKey: () => this.apiKey.get(),
+        gatewayUrl: personal?.url ?? settings.gatewayUrl,
+        apiKey: personal ? async () => personal.key : () => this.apiKey.get(),
+        ownLogin: personal ? ownLoginOf : undefined,
         clock: systemClock,
         windowId: this.windowId,
         workspaceKeys: () => openWorkspaces().map((w) => workspaceKeyOf(w.path, w.identity)),
@@ -181,7 +194,7 @@ class OffPeakExtension implements vscode.Disposable {
       });
       this.engine = engine;
       this.backend = createServiceBackend(engine.service, engine.store, {
-        hasApiKey: () => this.apiKey.has(),
+        hasApiKey: () => (personal ? Promise.resolve(true) : this.apiKey.has()),
         setApiKey: () => this.apiKey.prompt(),
         workspaces: () => openWorkspaces(),
         models: () => this.allowedModels,
@@ -228,7 +241,7 @@ class OffPeakExtension implements vscode.Disposable {
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
       void this.loadClientConfigs();
-      this.output.info(`started: gateway ${settings.gatewayUrl}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
+      this.output.info(`started: ${personal ? `personal mode, local authority ${personal.url}${personal.serving ? ' (run by this window)' : ''}` : `gateway ${settings.gatewayUrl}`}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
       return engine;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -270,6 +283,10 @@ class OffPeakExtension implements vscode.Disposable {
     this.engine = undefined;
     this.backend = undefined;
     await engine?.dispose().catch((e: unknown) => this.output.error(`stop: ${e instanceof Error ? e.message : String(e)}`));
+    // Last: another window takes the authority over (docs/architecture.md#personal-mode).
+    const authority = this.authority;
+    this.authority = undefined;
+    await authority?.dispose().catch((e: unknown) => this.output.error(`stop: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   dispose(): void {

@@ -50,7 +50,11 @@ function descendants(pid: number): number[] {
   const pending = [pid];
   while (pending.length > 0) {
     const parent = pending.pop()!;
-    for (const [child, ppid] of parents) if (ppid === parent) (found.push(child), pending.push(child));
+    for (const [child, ppid] of parents) {
+      if (ppid !== parent) continue;
+      found.push(child);
+      pending.push(child);
+    }
   }
   return found;
 }

@@ -1,0 +1,46 @@
+// Personal mode in VS Code (docs/architecture.md#personal-mode): the model API key commands, and
+// the local authority this window starts or follows, built from the machine settings.
+import * as vscode from 'vscode';
+import type { AgentKind } from '../agent/adapters';
+import type { LocalAuthority } from '../personal/local-authority';
+import { parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
+import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
+import { readSettings } from './settings';
+
+export function modelKeyStore(secrets: vscode.SecretStorage): ApiKeyStore {
+  return new ApiKeyStore(secrets, MODEL_SECRET_KEY, 'Model API key (personal mode)');
+}
+
+/** "Off-Peak: Set Model API Key…" / "Clear Model API Key". */
+export function registerModelKeyCommands(context: vscode.ExtensionContext, modelKey: ApiKeyStore): void {
+  context.subscriptions.push(
+    vscode.commands.registerCommand('offPeak.setModelApiKey', async (key?: unknown) => {
+      if (typeof key === 'string') {
+        await modelKey.set(key);
+        return true;
+      }
+      return modelKey.prompt();
+    }),
+    vscode.commands.registerCommand('offPeak.clearModelApiKey', async () => {
+      await modelKey.clear();
+      void vscode.window.showInformationMessage('Off-Peak model API key removed.');
+    }),
+  );
+}
+
+/** Starts or follows this machine's local authority; bad settings are an error saying which one. */
+export async function startPersonalAuthority(options: { storageDir: string; wasmPath: string; modelKey: ApiKeyStore; log: (line: string) => void }): Promise<LocalAuthority> {
+  const settings = () => {
+    const personal = readSettings().personal;
+    parsePersonalHours(personal.hours);
+    return { hours: personal.hours, modelBaseUrl: parseModelBaseUrl(personal.baseUrl) };
+  };
+  settings(); // checked before anything starts
+  const { LocalAuthority } = await import('../personal/local-authority');
+  return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log });
+}
+
+/** Which agents use their own login: Claude Code, unless the setting says the API key for all. */
+export function ownLoginOf(agent: AgentKind): boolean {
+  return agent === 'claude-code' && readSettings().personal.modelCredential === 'claudeLogin';
+}
