@@ -54,6 +54,8 @@ class OffPeakExtension implements vscode.Disposable {
   private starting: Promise<HostEngine | undefined> | undefined;
   private backend: PanelBackend | undefined;
   private storeNotice: string | undefined;
+  /** The other mode's unfinished tasks, which wait in their own queue (docs/architecture.md#personal-mode). */
+  private otherQueue: string | undefined;
   private allowedModels: string[] = [];
   private clientConfigs: PanelClientConfigs | undefined;
   /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
@@ -148,12 +150,17 @@ class OffPeakExtension implements vscode.Disposable {
     try {
       // A macrotask first: a microtask would still run before VS Code records activate() as done.
       await new Promise((resolve) => setImmediate(resolve));
-      const [{ HostEngine }, { createServiceBackend }] = await Promise.all([import('./engine/host-engine'), import('./panel/service-backend')]);
+      const [{ HostEngine }, { createServiceBackend }, { otherQueueNotice, personalTasksDir }] = await Promise.all([
+        import('./engine/host-engine'),
+        import('./panel/service-backend'),
+        import('./personal/other-queue'),
+      ]);
       // Personal mode: this machine's local authority (started here, or another window's).
       const personal = settings.mode === 'personal' ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l) }) : undefined;
       this.authority = personal;
+      // The two modes' queues never mix: personal mode's tasks have a database of their own.
       const engine = await HostEngine.start({
-        storageDir: this.storageDir,
+        storageDir: personal ? personalTasksDir(this.storageDir) : this.storageDir,
         gatewayUrl: personal?.url ?? settings.gatewayUrl,
         apiKey: personal ? async () => personal.key : () => this.apiKey.get(),
         ownLogin: personal ? ownLoginOf : undefined,
@@ -215,7 +222,7 @@ class OffPeakExtension implements vscode.Disposable {
           await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() => vscode.commands.executeCommand('vscode.open', uri));
         },
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
-        notice: () => this.storeNotice,
+        notice: () => this.storeNotice ?? this.otherQueue,
       }, engine);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
@@ -238,6 +245,7 @@ class OffPeakExtension implements vscode.Disposable {
       const asksSub = engine.onAsksChange(refreshStatus);
       this.context.subscriptions.push({ dispose: () => sub.dispose() }, { dispose: () => asksSub.dispose() });
       refreshStatus();
+      this.otherQueue = await otherQueueNotice(this.storageDir, settings.mode, path.join(dist, 'sql-wasm.wasm'));
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
       void this.loadClientConfigs();

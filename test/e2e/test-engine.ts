@@ -8,6 +8,7 @@ import { systemClock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/local-authority';
+import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
@@ -68,6 +69,8 @@ export async function startPersonalTestEngine(
   });
   const engine = await startTestEngine({
     ...options,
+    // As the extension does: personal mode's queue is its own task database.
+    storageDir: personalTasksDir(options.storageDir),
     gatewayUrl: authority.url,
     apiKey: authority.key,
     ownLogin: (agent) => (agent === 'claude-code' ? true : options.personal.referenceOwnLogin === true),
