@@ -69,8 +69,8 @@ describe('the local authority of personal mode', function () {
     assert.equal(second.serving, true, 'the follower took over');
     assert.equal(second.url, first.url, 'on the same address');
     const status = await client.status([take.ticketId]);
-    assert.equal(status.tickets[0]?.task_id, 'task-1', 'the same ticket, from the file');
-    assert.notEqual(status.tickets[0]?.state, 'lost');
+    const entry = status.tickets[0];
+    assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the same ticket, from the file');
     const paths = authorityPaths(storageDir);
     assert.equal(fs.readFileSync(paths.store).subarray(0, 15).toString(), 'SQLite format 3');
     for (const file of [paths.key, paths.discovery, paths.store]) assert.equal(fs.statSync(file).mode & 0o077, 0, `${path.basename(file)} is private`);
