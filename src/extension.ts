@@ -27,7 +27,7 @@ import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
-import { modelKeyStore, ownLoginOf, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
+import { missingModelKeyNotice, modelKeyStore, ownLoginOf, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -56,6 +56,8 @@ class OffPeakExtension implements vscode.Disposable {
   private storeNotice: string | undefined;
   /** The other mode's unfinished tasks, which wait in their own queue (docs/architecture.md#personal-mode). */
   private otherQueue: string | undefined;
+  /** Personal mode: the chosen agent needs the model API key and none is set. */
+  private personalNotice: string | undefined;
   private allowedModels: string[] = [];
   private clientConfigs: PanelClientConfigs | undefined;
   /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
@@ -82,6 +84,14 @@ class OffPeakExtension implements vscode.Disposable {
     this.apiKey = new ApiKeyStore(context.secrets);
     this.modelKey = modelKeyStore(context.secrets);
     registerModelKeyCommands(context, this.modelKey);
+    const recheckModelKey = async () => {
+      this.personalNotice = await missingModelKeyNotice(this.modelKey);
+      this.panelInstance?.refresh();
+    };
+    context.subscriptions.push(
+      this.modelKey.onDidChange(() => void recheckModelKey()),
+      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('offPeak.agent') && void recheckModelKey()),
+    );
     this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
@@ -222,7 +232,7 @@ class OffPeakExtension implements vscode.Disposable {
           await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() => vscode.commands.executeCommand('vscode.open', uri));
         },
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
-        notice: () => this.storeNotice ?? this.otherQueue,
+        notice: () => this.storeNotice ?? this.personalNotice ?? this.otherQueue,
       }, engine);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
@@ -245,6 +255,7 @@ class OffPeakExtension implements vscode.Disposable {
       const asksSub = engine.onAsksChange(refreshStatus);
       this.context.subscriptions.push({ dispose: () => sub.dispose() }, { dispose: () => asksSub.dispose() });
       refreshStatus();
+      this.personalNotice = await missingModelKeyNotice(this.modelKey);
       this.otherQueue = await otherQueueNotice(this.storageDir, settings.mode, path.join(dist, 'sql-wasm.wasm'));
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();

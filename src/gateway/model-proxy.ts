@@ -1,7 +1,9 @@
 // Forwards one admitted Anthropic Messages request (its body already read) upstream and streams
 // the answer back byte for byte (pipe = backpressure). Only allow-listed headers cross, each way
 // (header-filter.ts): the client's auth and ticket header never leave the gateway, upstream gets
-// the gateway's own key. A client that hangs up aborts the upstream call.
+// the gateway's own key; with passClientCredential (personal mode's login passthrough), a request
+// that showed its gateway key in x-offpeak-key goes up with the client's own Authorization /
+// x-api-key instead, never stored or logged. A client that hangs up aborts the upstream call.
 import http from 'node:http';
 import https from 'node:https';
 import { SERVER_TIME_HEADER } from '../protocol/gateway';

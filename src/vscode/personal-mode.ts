@@ -40,6 +40,17 @@ export async function startPersonalAuthority(options: { storageDir: string; wasm
   return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log });
 }
 
+/**
+ * The panel's line when a task of the chosen agent could not reach the model: personal mode, that
+ * agent needs the model API key (the reference agent has no login of its own), and none is set.
+ */
+export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<string | undefined> {
+  const settings = readSettings();
+  if (settings.mode !== 'personal' || ownLoginOf(settings.agent) || (await modelKey.has())) return undefined;
+  const who = settings.agent === 'reference' ? 'The reference agent has no login of its own: in personal mode it' : 'With "Model Credential" set to apiKey, every agent';
+  return `${who} uses a model API key, and none is set: run "Off-Peak: Set Model API Key…" (kept in SecretStorage), or choose Claude Code to use your Claude Code login.`;
+}
+
 /** Which agents use their own login: Claude Code, unless the setting says the API key for all. */
 export function ownLoginOf(agent: AgentKind): boolean {
   return agent === 'claude-code' && readSettings().personal.modelCredential === 'claudeLogin';
