@@ -222,3 +222,30 @@ describe('personal mode: one local authority for all windows (real processes end
     assert.ok(!output.includes(FAKE_LOGIN), 'no log line carries the login');
   });
 });
+
+describe('personal mode without a model credential (real processes end to end)', function () {
+  this.timeout(180_000);
+
+  it('the reference agent (no login of its own) with no model API key set: the task fails saying to set the model API key, and nothing reached the model API', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-personal-nokey-'));
+    const upstream = await FakeAnthropicUpstream.start();
+    const w = await startPersonalTestEngine({ storageDir: path.join(root, 'globalStorage'), agent: 'reference', windowId: 'window-A', workspaceKeys: [], personal: { upstreamUrl: upstream.url } });
+    try {
+      const ws = makeGitWorkspace(root, 'ws');
+      await w.engine.service.availability.refresh();
+      const task = await w.engine.service.create({ title: 'no key', prompt: 'anything', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
+      const done = await waitFor(() => {
+        const t = w.engine.service.getTask(task.id);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      }, 'the task to end');
+      assert.equal(done.status, 'failed');
+      assert.match(done.failureReason ?? '', /no model credential.*Set Model API Key/);
+      assert.equal(upstream.messageRequests().length, 0);
+    } finally {
+      await w.engine.dispose();
+      await w.authority.dispose();
+      await upstream.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
