@@ -36,6 +36,8 @@ export interface TestEngineOptions {
   onNotice?: (notice: TaskNotice) => void;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
+  /** Extra environment of Claude Code (e.g. a login token of its own in personal mode). */
+  claudeEnv?: Record<string, string>;
   /** Extra environment of the reference agent (e.g. a login token of its own in personal mode). */
   referenceAgentEnv?: Record<string, string>;
   /** Personal mode: which agents use their own login (passed through untouched). */
@@ -50,6 +52,8 @@ export interface PersonalTestOptions {
   hours?: string;
   /** The reference agent uses its own login (the token given in referenceAgentEnv). */
   referenceOwnLogin?: boolean;
+  /** Claude Code uses its own login (default true, as `modelCredential` `claudeLogin`); false: the model API key. */
+  claudeOwnLogin?: boolean;
   /** Gateway settings of the authority, if this window starts it (e.g. segmentCapacity). */
   gateway?: Partial<GatewayConfig>;
 }
@@ -73,7 +77,7 @@ export async function startPersonalTestEngine(
     storageDir: personalTasksDir(options.storageDir),
     gatewayUrl: authority.url,
     apiKey: authority.key,
-    ownLogin: (agent) => (agent === 'claude-code' ? true : options.personal.referenceOwnLogin === true),
+    ownLogin: (agent) => (agent === 'claude-code' ? options.personal.claudeOwnLogin !== false : options.personal.referenceOwnLogin === true),
   });
   return { engine, authority };
 }
@@ -94,7 +98,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv } },
     ownLogin: options.ownLogin,
     claudeCommand: () => options.claudeCommand ?? 'claude',
-    claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2' } },
+    claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2', ...options.claudeEnv } },
     permissionRelay: PERMISSION_RELAY_FROM_SOURCE,
     askTimeoutMs: options.askTimeoutMs,
     unansweredQuestion: options.unansweredQuestion,
