@@ -112,6 +112,7 @@ class OffPeakExtension implements vscode.Disposable {
       whenStarted: () => this.api.whenStarted(),
       terminals: this.terminals,
       models: () => this.allowedModels,
+      personal: () => this.authority !== undefined,
     });
     const sessions = new SessionTerminals(this.terminals);
     this.sessions = sessions;
