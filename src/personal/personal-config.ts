@@ -93,7 +93,11 @@ export function personalGatewayConfig(inputs: PersonalGatewayInputs): Partial<Ga
     // No model list of its own: the agent's model goes upstream as asked.
     models: [],
   };
-  // The gateway option `limits` adds for usage-limit holds (issue 21 item 4) is turned on here, in
-  // this one place, once it exists (docs/architecture.md#personal-mode).
-  return config;
+  return { ...config, ...PERSONAL_USAGE_LIMIT_OPTIONS };
 }
+
+/**
+ * The gateway options of usage-limit holds (issue 21 item 4, the `limits` branch: e.g.
+ * `{ accountLimits: true }`), turned on for the local authority here, in this one place.
+ */
+export const PERSONAL_USAGE_LIMIT_OPTIONS: Partial<GatewayConfig> = {};
