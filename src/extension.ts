@@ -167,7 +167,10 @@ class OffPeakExtension implements vscode.Disposable {
         import('./personal/other-queue'),
       ]);
       // Personal mode: this machine's local authority (started here, or another window's).
-      const personal = settings.mode === 'personal' ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l) }) : undefined;
+      const personal =
+        settings.mode === 'personal'
+          ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l), onMoved: () => void this.restartEngine() })
+          : undefined;
       this.authority = personal;
       // The two modes' queues never mix: personal mode's tasks have a database of their own.
       const engine = await HostEngine.start({

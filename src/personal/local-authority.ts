@@ -38,6 +38,11 @@ export interface LocalAuthorityOptions {
   log?: (line: string) => void;
   /** This window started serving the authority (`takeover`: after another window's ended). */
   onServing?: (event: { at: number; takeover: boolean }) => void;
+  /**
+   * After a take-over the authority listens on another port than before (another program took
+   * the old one): what holds the old URL (this window's engine) must start again on `url`.
+   */
+  onMoved?: (url: string) => void;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -93,6 +98,12 @@ export class LocalAuthority {
   }
 
   private async serveOrFollow(takeover: boolean): Promise<void> {
+    const before = this.port;
+    await this.serveOrFollowOnce(takeover);
+    if (takeover && before !== 0 && this.port !== before && !this.disposed) this.options.onMoved?.(this.url);
+  }
+
+  private async serveOrFollowOnce(takeover: boolean): Promise<void> {
     const deadline = Date.now() + (this.options.readyTimeoutMs ?? 10_000);
     for (;;) {
       if (this.disposed) return;
@@ -179,8 +190,16 @@ export class LocalAuthority {
         if (this.watch === socket) this.watch = undefined;
         if (this.disposed) return;
         this.log('local authority: the window running it closed; taking over');
-        this.ensure(true).catch((error: unknown) => this.log(`local authority: take-over failed: ${(error as Error).message}`));
+        this.takeOver();
       });
+    });
+  }
+
+  /** Serves or follows the next runner; tried again every few seconds until it works or this is disposed. */
+  private takeOver(): void {
+    this.ensure(true).catch((error: unknown) => {
+      this.log(`local authority: take-over failed (${(error as Error).message}); trying again in 5 s`);
+      if (!this.disposed) setTimeout(() => !this.disposed && this.takeOver(), 5_000).unref();
     });
   }
 

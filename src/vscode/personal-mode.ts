@@ -29,7 +29,14 @@ export function registerModelKeyCommands(context: vscode.ExtensionContext, model
 }
 
 /** Starts or follows this machine's local authority; bad settings are an error saying which one. */
-export async function startPersonalAuthority(options: { storageDir: string; wasmPath: string; modelKey: ApiKeyStore; log: (line: string) => void }): Promise<LocalAuthority> {
+export async function startPersonalAuthority(options: {
+  storageDir: string;
+  wasmPath: string;
+  modelKey: ApiKeyStore;
+  log: (line: string) => void;
+  /** The authority moved to another port after a take-over: the engine must start again. */
+  onMoved: () => void;
+}): Promise<LocalAuthority> {
   const settings = () => {
     const personal = readSettings().personal;
     parsePersonalHours(personal.hours);
@@ -37,7 +44,7 @@ export async function startPersonalAuthority(options: { storageDir: string; wasm
   };
   settings(); // checked before anything starts
   const { LocalAuthority } = await import('../personal/local-authority');
-  return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log });
+  return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log, onMoved: options.onMoved });
 }
 
 /**
