@@ -14,7 +14,9 @@ import { SEGMENT_END_MARK } from '../core/segment-end';
  * (127.0.0.1, a random port shared by the window's segments) under the segment's own random
  * secret path prefix, revoked when the segment ends. The agent is given `baseUrl` as its Anthropic base URL and a dummy
  * token; the proxy adds the user's gateway key and the segment's ticket header, so the agent
- * never sees either.
+ * never sees either. With the agent's own login (personal mode, docs/architecture.md#personal-mode)
+ * there is no dummy token: the agent's Authorization / x-api-key pass on untouched and the key
+ * goes in x-offpeak-key.
  *
  * Per-request admission (docs/flows.md#segments):
  *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
