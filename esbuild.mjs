@@ -49,7 +49,10 @@ const vscodeTestEntries = existsSync('test/vscode')
   : [];
 
 const builds = [
-  { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
+  // Personal mode runs the reference gateway in the extension host on its sql.js store: the native
+  // and MySQL stores' modules, required only when such a store opens, stay out of the bundle; the
+  // gateway's jsonc-parser needs its "module" build, as in dist/gateway.js.
+  { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', 'better-sqlite3', 'mysql2'], mainFields: ['module', 'main'] },
   // jsonc-parser's "main" is a UMD build esbuild cannot follow; its "module" build bundles.
   { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3', 'mysql2'], mainFields: ['module', 'main'] },
   { ...node, entryPoints: ['src/reference-agent/main.ts'], outfile: 'dist/reference-agent.js', banner: { js: '#!/usr/bin/env node' } },

@@ -14,6 +14,10 @@
 //                   [--state <dir>]   (where settings and the task DB persist; default .tools/start/)
 //                   [--check]   (open the workbench in headless Chromium, log in with the password,
 //                                queue a task by clicks, see it complete, then stop: a smoke test)
+//                   [--personal --upstream-url <url>]   personal mode: no gateway; the key comes from
+//                                OFFPEAK_MODEL_API_KEY or ANTHROPIC_API_KEY in the environment and is
+//                                set with "Off-Peak: Set Model API Key" in the served workbench
+//                                (scripts/start-personal.ts; without them it says what to set, exit 2)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +25,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, portIsFree, startCodeServer, type RunningCodeServer } from './vscode/code-server';
 import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR, type VsCodeTools } from './vscode/tools';
+import { personalStart } from './start-personal';
 import { installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, type GatewayProcess } from './vscode/workbench';
 
 const { values: opts } = parseArgs({
@@ -31,6 +36,8 @@ const { values: opts } = parseArgs({
     state: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     check: { type: 'boolean', default: false },
+    personal: { type: 'boolean', default: false },
+    'upstream-url': { type: 'string' },
   },
   allowPositionals: false,
 });
@@ -107,11 +114,18 @@ function isLoopback(host: string): boolean {
 }
 
 async function main(): Promise<void> {
+  // Personal mode: checked before anything is built or started; the key leaves process.env here.
+  const personal = opts.personal ? personalStart(opts['upstream-url'], process.env) : undefined;
+  if (personal && !personal.ok) {
+    console.error(`npm start: ${personal.message}`);
+    process.exit(2);
+  }
+  if (!opts.personal && opts['upstream-url']) throw new Error('--upstream-url goes with --personal');
   if (!opts['no-build']) {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed');
   }
-  const tools = ensureVsCodeTools({ browser: opts.check ?? false });
+  const tools = ensureVsCodeTools({ browser: (opts.check ?? false) || personal !== undefined });
   const host = opts.host ?? '127.0.0.1';
   let port = opts.port ? Number(opts.port) : 8080;
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--port ${opts.port} is not a port number`);
@@ -129,7 +143,7 @@ async function main(): Promise<void> {
 
   // The check drives the UI, not the demo: its task (default permissions) would wait for answers
   // to the paced demo script's permission asks, so its gateway's demo model answers at once.
-  const gateway = await startDemoGateway(opts.check ? ['--demo-script', 'echo'] : []);
+  const gateway = personal ? undefined : await startDemoGateway(opts.check ? ['--demo-script', 'echo'] : []);
   let server: RunningCodeServer | undefined;
   const stopAll = async (): Promise<void> => {
     await server?.stop();
@@ -154,20 +168,36 @@ async function main(): Promise<void> {
       port,
       userSettings: {},
       // offPeak.gatewayUrl is machine-scoped: code-server reads it from the Remote settings.
-      machineSettings: gateway ? { 'offPeak.gatewayUrl': gateway.url } : undefined,
+      machineSettings: personal?.ok
+        ? { 'offPeak.mode': 'personal', 'offPeak.personal.baseUrl': personal.upstreamUrl, 'offPeak.personal.modelCredential': 'apiKey' }
+        : gateway
+          ? { 'offPeak.gatewayUrl': gateway.url }
+          : undefined,
     });
   } catch (err) {
     await stopAll();
     throw err;
   }
   const url = `${server.origin}/?folder=${encodeURIComponent(workspace)}`;
+  if (personal?.ok) {
+    // The key goes where the extension keeps it, SecretStorage, through its own command.
+    const browser = await launchBrowser(tools);
+    try {
+      await setApiKey(await openWorkbench(browser, url, server.password), personal.modelApiKey, 'Set Model API Key');
+      log(`personal mode: model API ${personal.upstreamUrl}, key set with "Off-Peak: Set Model API Key"`);
+    } finally {
+      await browser.close();
+    }
+  }
   console.log('');
   console.log(`Off-Peak Tasks is running in VS Code (code-server). Open this URL in a browser:`);
   console.log(`  ${url}`);
   console.log(`Password (new at every start; the login page asks for it): ${server.password}`);
   if (!isLoopback(host)) console.log(`Listening on ${host}: anyone who can reach it gets the login page, and the password crosses the network unencrypted (plain HTTP). Prefer --host 127.0.0.1 with an SSH tunnel.`);
   console.log(
-    gateway
+    personal?.ok
+      ? `Personal mode: no gateway; tasks are queued by a local authority on this machine and sent to ${personal.upstreamUrl}.`
+      : gateway
       ? `Reference gateway (demo mode): ${gateway.url}; give the extension its demo API key (printed above) with "Off-Peak: Set Gateway API Key…".`
       : 'No gateway running: set offPeak.gatewayUrl in the settings.',
   );

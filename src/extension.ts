@@ -27,6 +27,8 @@ import { readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
+import type { LocalAuthority } from './personal/local-authority';
+import { missingModelKeyNotice, modelKeyStore, ownLoginOf, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -53,6 +55,10 @@ class OffPeakExtension implements vscode.Disposable {
   private starting: Promise<HostEngine | undefined> | undefined;
   private backend: PanelBackend | undefined;
   private storeNotice: string | undefined;
+  /** The other mode's unfinished tasks, which wait in their own queue (docs/architecture.md#personal-mode). */
+  private otherQueue: string | undefined;
+  /** Personal mode: the chosen agent needs the model API key and none is set. */
+  private personalNotice: string | undefined;
   private allowedModels: string[] = [];
   private clientConfigs: PanelClientConfigs | undefined;
   /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
@@ -62,6 +68,10 @@ class OffPeakExtension implements vscode.Disposable {
   /** Each task's lifecycle in the Output channel (a night can be audited in the morning). */
   private readonly audit = new TaskAuditLog((line) => this.output.info(line));
   private readonly apiKey: ApiKeyStore;
+  /** Personal mode's model API key (SecretStorage). */
+  private readonly modelKey: ApiKeyStore;
+  /** Personal mode: the local authority this window runs or follows. */
+  private authority: LocalAuthority | undefined;
   private panelInstance: TasksPanel | undefined;
   private readonly terminals: TaskTerminals;
   private readonly sessions: SessionTerminals;
@@ -73,6 +83,16 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.apiKey = new ApiKeyStore(context.secrets);
+    this.modelKey = modelKeyStore(context.secrets);
+    registerModelKeyCommands(context, this.modelKey);
+    const recheckModelKey = async () => {
+      this.personalNotice = await missingModelKeyNotice(this.modelKey);
+      this.panelInstance?.refresh();
+    };
+    context.subscriptions.push(
+      this.modelKey.onDidChange(() => void recheckModelKey()),
+      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('offPeak.agent') && void recheckModelKey()),
+    );
     this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
@@ -93,6 +113,7 @@ class OffPeakExtension implements vscode.Disposable {
       whenStarted: () => this.api.whenStarted(),
       terminals: this.terminals,
       models: () => this.allowedModels,
+      personal: () => this.authority !== undefined,
     });
     const sessions = new SessionTerminals(this.terminals);
     this.sessions = sessions;
@@ -102,6 +123,7 @@ class OffPeakExtension implements vscode.Disposable {
     context.subscriptions.push(
       this.output,
       this.apiKey,
+      this.modelKey,
       { dispose: () => this.panelInstance?.dispose() },
       this.terminals,
       this.statusBar,
@@ -117,7 +139,7 @@ class OffPeakExtension implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('offPeak.gatewayUrl')) void this.restartEngine();
+        if (['offPeak.gatewayUrl', 'offPeak.mode', 'offPeak.personal'].some((s) => e.affectsConfiguration(s))) void this.restartEngine();
       }),
     );
     this.starting = this.startEngine();
@@ -140,11 +162,23 @@ class OffPeakExtension implements vscode.Disposable {
     try {
       // A macrotask first: a microtask would still run before VS Code records activate() as done.
       await new Promise((resolve) => setImmediate(resolve));
-      const [{ HostEngine }, { createServiceBackend }] = await Promise.all([import('./engine/host-engine'), import('./panel/service-backend')]);
+      const [{ HostEngine }, { createServiceBackend }, { otherQueueNotice, personalTasksDir }] = await Promise.all([
+        import('./engine/host-engine'),
+        import('./panel/service-backend'),
+        import('./personal/other-queue'),
+      ]);
+      // Personal mode: this machine's local authority (started here, or another window's).
+      const personal =
+        settings.mode === 'personal'
+          ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l), onMoved: () => void this.restartEngine() })
+          : undefined;
+      this.authority = personal;
+      // The two modes' queues never mix: personal mode's tasks have a database of their own.
       const engine = await HostEngine.start({
-        storageDir: this.storageDir,
-        gatewayUrl: settings.gatewayUrl,
-        apiKey: () => this.apiKey.get(),
+        storageDir: personal ? personalTasksDir(this.storageDir) : this.storageDir,
+        gatewayUrl: personal?.url ?? settings.gatewayUrl,
+        apiKey: personal ? async () => personal.key : () => this.apiKey.get(),
+        ownLogin: personal ? ownLoginOf : undefined,
         clock: systemClock,
         windowId: this.windowId,
         workspaceKeys: () => openWorkspaces().map((w) => workspaceKeyOf(w.path, w.identity)),
@@ -182,7 +216,7 @@ class OffPeakExtension implements vscode.Disposable {
       });
       this.engine = engine;
       this.backend = createServiceBackend(engine.service, engine.store, {
-        hasApiKey: () => this.apiKey.has(),
+        hasApiKey: () => (personal ? Promise.resolve(true) : this.apiKey.has()),
         setApiKey: () => this.apiKey.prompt(),
         workspaces: () => openWorkspaces(),
         models: () => this.allowedModels,
@@ -203,7 +237,7 @@ class OffPeakExtension implements vscode.Disposable {
           await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() => vscode.commands.executeCommand('vscode.open', uri));
         },
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
-        notice: () => this.storeNotice,
+        notice: () => this.storeNotice ?? this.personalNotice ?? this.otherQueue,
       }, engine);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
@@ -229,10 +263,12 @@ class OffPeakExtension implements vscode.Disposable {
       const asksSub = engine.onAsksChange(refreshStatus);
       this.context.subscriptions.push({ dispose: () => sub.dispose() }, { dispose: () => asksSub.dispose() });
       refreshStatus();
+      this.personalNotice = await missingModelKeyNotice(this.modelKey);
+      this.otherQueue = await otherQueueNotice(this.storageDir, settings.mode, path.join(dist, 'sql-wasm.wasm'));
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
       void this.loadClientConfigs();
-      this.output.info(`started: gateway ${settings.gatewayUrl}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
+      this.output.info(`started: ${personal ? `personal mode, local authority ${personal.url}${personal.serving ? ' (run by this window)' : ''}` : `gateway ${settings.gatewayUrl}`}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
       return engine;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -274,6 +310,10 @@ class OffPeakExtension implements vscode.Disposable {
     this.engine = undefined;
     this.backend = undefined;
     await engine?.dispose().catch((e: unknown) => this.output.error(`stop: ${e instanceof Error ? e.message : String(e)}`));
+    // Last: another window takes the authority over (docs/architecture.md#personal-mode).
+    const authority = this.authority;
+    this.authority = undefined;
+    await authority?.dispose().catch((e: unknown) => this.output.error(`stop: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   dispose(): void {

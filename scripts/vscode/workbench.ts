@@ -93,8 +93,8 @@ export async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 /** "Set Gateway API Key…" from the palette, typed into its password box. */
-export async function setApiKey(page: Page, key: string): Promise<void> {
-  await runCommand(page, 'Set Gateway API Key');
+export async function setApiKey(page: Page, key: string, command = 'Set Gateway API Key'): Promise<void> {
+  await runCommand(page, command);
   // The password box replaces the palette in the same widget: wait for it, not the palette's input.
   const keyBox = page.locator('.quick-input-widget .quick-input-box input[type="password"]');
   await keyBox.waitFor({ state: 'visible', timeout: 10_000 });

@@ -35,6 +35,17 @@ export interface SegmentSpec {
   proxyBaseUrl: string;
   /** A per-segment scratch directory (prompt files etc.). */
   segmentDir: string;
+  /**
+   * The agent uses its own login (personal mode, docs/architecture.md#personal-mode): no dummy
+   * token is given and its own credential variables are left alone; the proxy passes its
+   * Authorization through untouched.
+   */
+  ownLogin?: boolean;
+}
+
+/** The credential variables of a launch: the dummy token, or (own login) nothing of ours. */
+function credentialEnv(spec: SegmentSpec): { env: Record<string, string>; unsetEnv: string[] } {
+  return spec.ownLogin ? { env: {}, unsetEnv: [] } : { env: { ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN }, unsetEnv: ['ANTHROPIC_API_KEY'] };
 }
 
 export interface AgentLaunch {
@@ -163,11 +174,11 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       env: {
         ...this.options.env,
         ANTHROPIC_BASE_URL: spec.proxyBaseUrl,
-        ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN,
+        ...credentialEnv(spec).env,
         // The extension host's execPath is Electron; this makes it behave as plain Node.
         ELECTRON_RUN_AS_NODE: '1',
       },
-      unsetEnv: ['ANTHROPIC_API_KEY'],
+      unsetEnv: credentialEnv(spec).unsetEnv,
       eventsOnFd3: true,
       answersOnFd4: true,
       stdin: 'terminal',
@@ -265,7 +276,7 @@ export class ClaudeCodeAdapter implements AgentAdapter {
   launch(spec: SegmentSpec): AgentLaunch {
     const env: Record<string, string> = {
       ANTHROPIC_BASE_URL: spec.proxyBaseUrl,
-      ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN,
+      ...credentialEnv(spec).env,
       // A held request (3105) may wait for hours; Claude Code must not time it out and retry.
       API_TIMEOUT_MS: String(24 * 3600_000),
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -316,7 +327,7 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     const processEnv: Record<string, string> = { ...this.options.env, ...env };
     if (this.options.configDir) processEnv.CLAUDE_CONFIG_DIR = this.options.configDir;
     if ((this.options.isRoot ?? process.getuid?.() === 0) && spec.permissionMode === 'bypassPermissions') processEnv.IS_SANDBOX = '1';
-    return { command: this.options.command, args, env: processEnv, unsetEnv: ['ANTHROPIC_API_KEY'], eventsOnFd3: false, stdin: { file: promptFile } };
+    return { command: this.options.command, args, env: processEnv, unsetEnv: credentialEnv(spec).unsetEnv, eventsOnFd3: false, stdin: { file: promptFile } };
   }
 
   /** Sessions live in <config>/projects/<cwd with every non-alphanumeric as '-'>/<uuid>.jsonl. */

@@ -55,7 +55,8 @@ export interface SegmentRunOptions {
   adapter: AgentAdapter;
   spec: Omit<SegmentSpec, 'proxyBaseUrl' | 'segmentDir'>;
   /** The gateway's Anthropic base (`<gateway>/api/anthropic`) and the user's key. */
-  gateway: { anthropicBaseUrl: string; apiKey: string };
+  /** `ownLogin`: the agent's own credential passes through (the key goes in x-offpeak-key). */
+  gateway: { anthropicBaseUrl: string; apiKey: string; ownLogin?: boolean };
   ticketId: string;
   /** Per-segment directory: log file, prompt file, pid file. */
   segmentDir: string;
@@ -147,6 +148,7 @@ export class SegmentRun {
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
       apiKey: options.gateway.apiKey,
+      passAgentCredential: options.gateway.ownLogin,
       ticketId: options.ticketId,
       clock: options.clock,
       ...options.proxyTimings,
@@ -155,7 +157,7 @@ export class SegmentRun {
       // The relay cannot ask before the agent runs, so the run exists by then.
       onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
     });
-    const spec: SegmentSpec = { ...options.spec, proxyBaseUrl: proxy.baseUrl, segmentDir: options.segmentDir };
+    const spec: SegmentSpec = { ...options.spec, proxyBaseUrl: proxy.baseUrl, segmentDir: options.segmentDir, ownLogin: options.gateway.ownLogin };
     let launch;
     try {
       launch = options.adapter.launch(spec);

@@ -79,7 +79,8 @@ export interface TaskRuntimeOptions {
    * segment starts. Undefined or null leaves the choice to the agent.
    */
   defaultModel?: () => Promise<string | null | undefined> | string | null | undefined;
-  gateway: { baseUrl: string; apiKey: () => Promise<string | undefined> };
+  /** `ownLogin(agent)`: that agent's own login passes through to the model API (personal mode). */
+  gateway: { baseUrl: string; apiKey: () => Promise<string | undefined>; ownLogin?: (agent: AgentKind) => boolean };
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
   /** This window's id, written in each segment's pid record (docs/flows.md#recovery). */
@@ -298,7 +299,7 @@ export class TaskRuntime {
           thoughtLevel: task.thoughtLevel,
           workspacePath: work.workspacePath,
         },
-        gateway: { anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic', apiKey },
+        gateway: { anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic', apiKey, ownLogin: this.options.gateway.ownLogin?.(agentKind) ?? false },
         ticketId,
         segmentDir,
         clock,

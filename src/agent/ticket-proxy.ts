@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { systemClock, type Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
-import { BusinessCode, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
+import { BusinessCode, LOCAL_KEY_HEADER, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
 import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
@@ -15,7 +15,9 @@ import { SEGMENT_END_MARK } from '../core/segment-end';
  * (127.0.0.1, a random port shared by the window's segments) under the segment's own random
  * secret path prefix, revoked when the segment ends. The agent is given `baseUrl` as its Anthropic base URL and a dummy
  * token; the proxy adds the user's gateway key and the segment's ticket header, so the agent
- * never sees either.
+ * never sees either. With the agent's own login (personal mode, docs/architecture.md#personal-mode)
+ * there is no dummy token: the agent's Authorization / x-api-key pass on untouched and the key
+ * goes in x-offpeak-key.
  *
  * Per-request admission (docs/flows.md#segments):
  *  - 2xx/3xx: streamed straight through; the first admitted model request is reported once
@@ -68,8 +70,13 @@ export interface TicketProxyTimings extends GatewayOutageTimings {
 export interface TicketProxyOptions extends TicketProxyTimings {
   /** The gateway's Anthropic base, e.g. `http://gateway:8787/api/anthropic`. */
   upstreamBaseUrl: string;
-  /** The user's gateway API key; sent as `Authorization: Bearer`. */
+  /** The user's gateway API key; sent as `Authorization: Bearer` (or x-offpeak-key, see below). */
   apiKey: string;
+  /**
+   * The agent's own Authorization / x-api-key go on untouched (its login, personal mode) and the
+   * gateway key goes in x-offpeak-key. Never read, stored or logged here.
+   */
+  passAgentCredential?: boolean;
   ticketId: string;
   clock?: Clock;
   /** Epoch ms when the ticket's time runs out (null when unknown): a gateway outage is not waited for past it. */
@@ -199,10 +206,12 @@ export class TicketProxy {
     const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + search);
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name) || AGENT_CREDENTIALS.has(name)) continue;
+      if (value === undefined || HOP_BY_HOP.has(name) || name === LOCAL_KEY_HEADER) continue;
+      if (AGENT_CREDENTIALS.has(name) && !(this.options.passAgentCredential && name !== TICKET_HEADER)) continue;
       headers[name] = value;
     }
-    headers.authorization = `Bearer ${this.options.apiKey}`;
+    if (this.options.passAgentCredential) headers[LOCAL_KEY_HEADER] = this.options.apiKey;
+    else headers.authorization = `Bearer ${this.options.apiKey}`;
     headers[TICKET_HEADER] = this.options.ticketId;
     headers['content-length'] = body.length;
     const isModelCall = req.method === 'POST' && /\/v1\/messages$/.test(rest);

@@ -36,6 +36,8 @@ export interface HostEngineOptions {
   gatewayUrl: string;
   /** The user's gateway key, read from SecretStorage on every use; never written anywhere else. */
   apiKey: () => Promise<string | undefined>;
+  /** Personal mode: which agents use their own login, passed through untouched (docs/architecture.md#personal-mode). */
+  ownLogin?: (agent: AgentKind) => boolean;
   clock: Clock;
   windowId: string;
   /** workspace_key values of the folders open in this window. */
@@ -167,7 +169,7 @@ export class HostEngine {
       defaultAgent: options.agent,
       // A task that names no model runs on the gateway's default, as the form's "Gateway default" says.
       defaultModel: async () => (await gateway.configs()).default_model,
-      gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey },
+      gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey, ownLogin: options.ownLogin },
       runtimeDir,
       windowId,
       worktreesDir: path.join(options.storageDir, 'worktrees'),

@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { GatewayConfig } from './config';
+import { LOCAL_KEY_HEADER } from '../protocol/gateway';
 import { errors } from './errors';
 
 export interface GatewayUser {
@@ -46,9 +47,10 @@ export class GatewayAuth {
     this.opsClosed = c.opsToken === null && c.opsListen === null && !c.demo;
   }
 
-  /** The user whose key the request carries (Bearer or x-api-key); 401 otherwise. */
+  /** The user whose key the request carries (x-offpeak-key, else Bearer or x-api-key); 401 otherwise. */
   user(req: http.IncomingMessage): GatewayUser {
-    let key = bearerToken(req);
+    const local = req.headers[LOCAL_KEY_HEADER];
+    let key = typeof local === 'string' ? local : bearerToken(req);
     if (key === undefined && typeof req.headers['x-api-key'] === 'string') key = req.headers['x-api-key'];
     if (!key) throw errors.unauthorized('missing API key: send Authorization: Bearer <key>');
     let user = this.usersByKey.get(key);

@@ -1,7 +1,9 @@
 // Forwards one admitted Anthropic Messages request (its body already read) upstream and streams
 // the answer back byte for byte (pipe = backpressure). Only allow-listed headers cross, each way
 // (header-filter.ts): the client's auth and ticket header never leave the gateway, upstream gets
-// the gateway's own key. A client that hangs up aborts the upstream call.
+// the gateway's own key; with passClientCredential (personal mode's login passthrough), a request
+// that showed its gateway key in x-offpeak-key goes up with the client's own Authorization /
+// x-api-key instead, never stored or logged. A client that hangs up aborts the upstream call.
 import http from 'node:http';
 import https from 'node:https';
 import { SERVER_TIME_HEADER } from '../protocol/gateway';
@@ -16,6 +18,8 @@ export interface UpstreamTarget {
   apiKey: string | null;
   auth: 'x-api-key' | 'bearer';
   timeoutMs: number;
+  /** The client's own credential headers, sent instead of `apiKey` (passClientCredential). */
+  clientCredential?: http.OutgoingHttpHeaders;
 }
 
 const keepAliveHttp = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -46,7 +50,8 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
   const target = new URL(base.pathname.replace(/\/$/, '') + ctx.upstreamPathAndQuery, base);
   const headers = headersToUpstream(req.headers);
   headers['content-length'] = ctx.body.length;
-  if (upstream.apiKey) {
+  if (upstream.clientCredential) Object.assign(headers, upstream.clientCredential);
+  else if (upstream.apiKey) {
     if (upstream.auth === 'bearer') headers.authorization = `Bearer ${upstream.apiKey}`;
     else headers['x-api-key'] = upstream.apiKey;
   }

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { systemClock, type Clock } from '../core/clock';
 import {
   GatewayPaths,
+  LOCAL_KEY_HEADER,
   SERVER_TIME_HEADER,
   SettleRequestSchema,
   StatusRequestSchema,
@@ -42,6 +43,8 @@ export interface StartGatewayOptions {
   /** Use this store instead of the one the config names. */
   store?: TicketStore;
   log?: Logger;
+  /** The upstream key, read at each model request instead of `upstreamApiKey` (personal mode: SecretStorage). */
+  upstreamApiKey?: () => Promise<string | undefined>;
 }
 
 /** Which address a request came in on: the API, or the separate operations address (--ops-listen). */
@@ -70,6 +73,7 @@ export class GatewayServer {
   private upstreamUrl: string | null;
   /** The account's usage-limit hold, with `accountLimits` (docs/flows.md#usage-limits). */
   readonly limits: AccountLimits | undefined;
+  private readonly upstreamKey: () => Promise<string | null>;
 
   private constructor(options: StartGatewayOptions, config: GatewayConfig, store: TicketStore) {
     this.config = config;
@@ -92,6 +96,8 @@ export class GatewayServer {
     this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);
     this.authority.onChange((change) => this.longPolls.notify(change));
     this.upstreamUrl = c.upstreamUrl;
+    const readKey = options.upstreamApiKey;
+    this.upstreamKey = readKey ? async () => (await readKey()) ?? null : () => Promise.resolve(c.upstreamApiKey);
     this.server = this.createHttpServer('api');
     this.opsServer = c.opsListen === null ? undefined : this.createHttpServer('ops');
   }
@@ -369,6 +375,11 @@ export class GatewayServer {
     if (!upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
     // Slots are taken only once the whole body is in: a slow body holds nothing but its connection.
     const body = applyModelAllowList(await readBody(req, limit, this.config.bodyReadTimeoutMs), this.config);
+    const clientCredential = this.config.passClientCredential ? clientCredentialOf(req) : undefined;
+    const apiKey = clientCredential ? null : await this.upstreamKey();
+    if (this.config.passClientCredential && !clientCredential && !apiKey) {
+      throw errors.upstreamNotConfigured('no model credential: the agent sent no login of its own and no model API key is set ("Off-Peak: Set Model API Key")');
+    }
     const admission = await this.authority.admit(user, ticketId);
     if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
     await proxyModelRequest({
@@ -377,7 +388,7 @@ export class GatewayServer {
       upstreamPathAndQuery,
       body,
       admission,
-      upstream: { url: upstreamUrl, apiKey: this.config.upstreamApiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs },
+      upstream: { url: upstreamUrl, apiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs, clientCredential },
       serverTime: () => this.clock.now(),
       metrics: this.metrics,
       log: this.log,
@@ -454,6 +465,18 @@ export async function openTicketStore(config: GatewayConfig): Promise<TicketStor
   if (config.store === 'memory') return new MemoryTicketStore();
   if (config.store === 'sqlite') return new SqliteTicketStore(config.db);
   return MysqlTicketStore.open({ url: config.mysqlUrl as string, password: config.mysqlPassword, poolSize: config.mysqlPoolSize });
+}
+
+/**
+ * The client's own model credential (passClientCredential): only on a request that showed its
+ * gateway key in x-offpeak-key, so Authorization / x-api-key are the agent's, never the gateway key.
+ */
+function clientCredentialOf(req: http.IncomingMessage): http.OutgoingHttpHeaders | undefined {
+  if (typeof req.headers[LOCAL_KEY_HEADER] !== 'string') return undefined;
+  const out: http.OutgoingHttpHeaders = {};
+  if (typeof req.headers.authorization === 'string') out.authorization = req.headers.authorization;
+  if (typeof req.headers['x-api-key'] === 'string') out['x-api-key'] = req.headers['x-api-key'];
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function urlOf(host: string, port: number): string {

@@ -71,10 +71,11 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   };
   private readonly updateStatements = new Map<string, Database.Statement>();
 
-  constructor(readonly path: string) {
+  /** `opened`: a database handle with better-sqlite3's API to use instead (personal mode's sql.js file). */
+  constructor(readonly path: string, opened?: Database.Database) {
     super();
     try {
-      this.db = new (loadBetterSqlite3())(path, { timeout: 2000 });
+      this.db = opened ?? new (loadBetterSqlite3())(path, { timeout: 2000 });
     } catch (error) {
       throw new Error(`cannot open the ticket database ${path}: ${(error as Error).message}`);
     }

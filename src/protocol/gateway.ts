@@ -24,6 +24,12 @@ export const GatewayPaths = {
 
 /** Required on every model request: which ticket admits it. Header names are case-insensitive. */
 export const TICKET_HEADER = 'x-off-peak-ticket-id';
+/**
+ * The user's gateway key in its own header, so a model request can carry the agent's own
+ * Authorization / x-api-key through to the model API (personal mode's login passthrough,
+ * docs/architecture.md#personal-mode).
+ */
+export const LOCAL_KEY_HEADER = 'x-offpeak-key';
 /** The model proxy's body is upstream's, so its server time travels in this header. */
 export const SERVER_TIME_HEADER = 'x-off-peak-server-time';
 

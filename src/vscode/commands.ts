@@ -21,6 +21,8 @@ export interface CommandDeps {
   whenStarted(): Promise<HostEngine | undefined>;
   terminals: TaskTerminals;
   models(): string[];
+  /** Personal mode: the local authority's key is the gateway key, there is none to ask for. */
+  personal?(): boolean;
 }
 
 const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
@@ -114,7 +116,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   }
   const engine = await deps.whenStarted();
   if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
-  if (!(await deps.apiKey.has())) {
+  if (!deps.personal?.() && !(await deps.apiKey.has())) {
     const choice = await vscode.window.showWarningMessage('Set your Off-Peak gateway API key first.', 'Set API Key…');
     if (choice !== 'Set API Key…' || !(await deps.apiKey.prompt())) return undefined;
   }

@@ -1,5 +1,6 @@
 // Typed reads of the extension's settings (package.json `contributes.configuration`).
 import * as vscode from 'vscode';
+import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
 import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/adapters';
 
 export interface OffPeakSettings {
@@ -16,14 +17,23 @@ export interface OffPeakSettings {
   isolation: 'worktree' | 'inPlace';
   /** Personal mode's headroom (docs/flows.md#usage-limits): 0..1, null = off; the local gateway gets it through `personalAccountLimits`. */
   stopAtUtilization: number | null;
+  /** `offPeak.mode` resolved: personal (a local authority) or a gateway (docs/architecture.md#personal-mode). */
+  mode: OffPeakMode;
+  personal: {
+    hours: string;
+    /** Claude Code's own login (default) or the model API key for every agent. */
+    modelCredential: 'claudeLogin' | 'apiKey';
+    baseUrl: string;
+  };
 }
 
 export function readSettings(): OffPeakSettings {
   const c = vscode.workspace.getConfiguration('offPeak');
   const agent = c.get<string>('agent', 'reference');
   const sources = c.get<string>('claudeCodeSettingSources', DEFAULT_CLAUDE_SETTING_SOURCES);
+  const gatewayUrl = c.get<string>('gatewayUrl', '').trim();
   return {
-    gatewayUrl: c.get<string>('gatewayUrl', 'http://127.0.0.1:8787').replace(/\/+$/, ''),
+    gatewayUrl: gatewayUrl.replace(/\/+$/, ''),
     agent: agent === 'claude-code' ? 'claude-code' : 'reference',
     claudeCodePath: c.get<string>('claudeCodePath', 'claude') || 'claude',
     claudeCodeSettingSources: CLAUDE_SETTING_SOURCES.find((s) => s === sources) ?? DEFAULT_CLAUDE_SETTING_SOURCES,
@@ -33,6 +43,12 @@ export function readSettings(): OffPeakSettings {
     askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
     isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
     stopAtUtilization: fraction(c.get<unknown>('personal.stopAtUtilization', null)),
+    mode: resolveMode(c.get<string>('mode', 'auto'), gatewayUrl),
+    personal: {
+      hours: c.get<string>('personal.hours', 'always'),
+      modelCredential: c.get<string>('personal.modelCredential', 'claudeLogin') === 'apiKey' ? 'apiKey' : 'claudeLogin',
+      baseUrl: c.get<string>('personal.baseUrl', DEFAULT_MODEL_BASE_URL),
+    },
   };
 }
 

@@ -8,10 +8,15 @@ export interface HostLine {
   recovery?: { requeued: string[]; killedOrphans: number[] };
   created?: string;
   event?: { type: string; taskId: string; pid?: number; sessionId?: string; resume?: boolean; outcome?: { kind: string } };
+  /** Personal mode: whether this window runs the local authority, and where it is. */
+  authority?: { serving: boolean; url: string };
+  /** Personal mode: this window started serving the authority. */
+  serving?: { at: number; takeover: boolean };
 }
 
-export function spawnHost(options: object): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** `env`: added to the window's environment (e.g. a secret that must stay out of argv). */
+export function spawnHost(options: object, env: Record<string, string> = {}): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const lines: HostLine[] = [];
   let buffer = '';
   child.stdout!.on('data', (chunk: Buffer) => {

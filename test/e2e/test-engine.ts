@@ -6,6 +6,9 @@ import type { AgentKind } from '../../src/agent/adapters';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
+import type { GatewayConfig } from '../../src/gateway/config';
+import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/local-authority';
+import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
@@ -35,6 +38,50 @@ export interface TestEngineOptions {
   onNotice?: (notice: TaskNotice) => void;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
+  /** Extra environment of Claude Code (e.g. a login token of its own in personal mode). */
+  claudeEnv?: Record<string, string>;
+  /** Extra environment of the reference agent (e.g. a login token of its own in personal mode). */
+  referenceAgentEnv?: Record<string, string>;
+  /** Personal mode: which agents use their own login (passed through untouched). */
+  ownLogin?: (agent: AgentKind) => boolean;
+}
+
+/** Personal mode's window: a local authority (own or another window's) in front of `upstreamUrl`. */
+export interface PersonalTestOptions {
+  upstreamUrl: string;
+  /** The model API key (SecretStorage in the extension); none: only own logins work. */
+  modelApiKey?: string;
+  hours?: string;
+  /** The reference agent uses its own login (the token given in referenceAgentEnv). */
+  referenceOwnLogin?: boolean;
+  /** Claude Code uses its own login (default true, as `modelCredential` `claudeLogin`); false: the model API key. */
+  claudeOwnLogin?: boolean;
+  /** Gateway settings of the authority, if this window starts it (e.g. segmentCapacity). */
+  gateway?: Partial<GatewayConfig>;
+}
+
+/** A window in personal mode: starts or follows the local authority, then the engine on its URL and key. */
+export async function startPersonalTestEngine(
+  options: Omit<TestEngineOptions, 'gatewayUrl' | 'apiKey'> & { personal: PersonalTestOptions; onServing?: LocalAuthorityOptions['onServing'] },
+): Promise<{ engine: HostEngine; authority: LocalAuthority }> {
+  const authority = await LocalAuthority.start({
+    storageDir: options.storageDir,
+    settings: () => ({ hours: options.personal.hours ?? 'always', modelBaseUrl: options.personal.upstreamUrl }),
+    modelApiKey: async () => options.personal.modelApiKey,
+    gatewayOverrides: { promoteIntervalMs: 100, queuedPollMs: 200, maxPollMs: 1_000, statusMaxWaitMs: 2_000, busyRetryAfterMs: 1_000, ...options.personal.gateway },
+    durable: false,
+    log: options.log,
+    onServing: options.onServing,
+  });
+  const engine = await startTestEngine({
+    ...options,
+    // As the extension does: personal mode's queue is its own task database.
+    storageDir: personalTasksDir(options.storageDir),
+    gatewayUrl: authority.url,
+    apiKey: authority.key,
+    ownLogin: (agent) => (agent === 'claude-code' ? options.personal.claudeOwnLogin !== false : options.personal.referenceOwnLogin === true),
+  });
+  return { engine, authority };
 }
 
 /** The permission relay MCP server from source (the extension runs dist/permission-mcp.js). */
@@ -50,9 +97,10 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     windowId: options.windowId ?? `window-${process.pid}`,
     workspaceKeys: () => workspaceKeys,
     agent: () => options.agent,
-    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
+    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv } },
+    ownLogin: options.ownLogin,
     claudeCommand: () => options.claudeCommand ?? 'claude',
-    claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2' } },
+    claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2', ...options.claudeEnv } },
     permissionRelay: PERMISSION_RELAY_FROM_SOURCE,
     askTimeoutMs: options.askTimeoutMs,
     unansweredQuestion: options.unansweredQuestion,

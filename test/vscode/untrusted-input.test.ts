@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 
 describe('Off-Peak Tasks against untrusted input (real VS Code)', () => {
-  it('item 5, item 8: a workspace cannot set the gateway URL, the Claude Code path, the agent or the Claude Code setting sources (machine settings)', async () => {
+  it('item 5, item 8: a workspace cannot set the gateway URL, the mode, personal mode\'s hours, model credential and model API, the Claude Code path, the agent or the Claude Code setting sources (machine settings)', async () => {
     const config = vscode.workspace.getConfiguration('offPeak');
-    for (const key of ['gatewayUrl', 'claudeCodePath', 'agent', 'claudeCodeSettingSources']) {
+    for (const key of ['gatewayUrl', 'mode', 'personal.hours', 'personal.modelCredential', 'personal.baseUrl', 'claudeCodePath', 'agent', 'claudeCodeSettingSources']) {
       try {
         await assert.rejects(async () => config.update(key, 'http://attacker.invalid', vscode.ConfigurationTarget.Workspace), `${key} refused in workspace settings`);
       } finally {

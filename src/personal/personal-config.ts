@@ -1,0 +1,101 @@
+// Personal mode's settings (docs/architecture.md#personal-mode) and the gateway configuration of
+// the local authority they make: when tasks run (`offPeak.personal.hours`), which model API
+// (`offPeak.personal.baseUrl`) and which machine-local key the windows show it.
+import { createHash } from 'node:crypto';
+import type { GatewayConfig } from '../gateway/config';
+import { parseDailyRange } from '../gateway/windows';
+import { personalAccountLimits } from '../gateway/account-limit';
+
+export type OffPeakMode = 'personal' | 'gateway';
+
+/** `offPeak.mode` as set ('' or absent: personal while no gateway URL is set, else gateway). */
+export function resolveMode(setting: string | undefined, gatewayUrl: string): OffPeakMode {
+  if (setting === 'personal' || setting === 'gateway') return setting;
+  return gatewayUrl.trim() === '' ? 'personal' : 'gateway';
+}
+
+export class PersonalSettingError extends Error {}
+
+/**
+ * `offPeak.personal.hours`: `always` (or empty), or daily ranges in the local time zone,
+ * comma-separated, e.g. `01:00-07:00` or `22:00-02:00, 12:00-13:00` (a range may wrap midnight).
+ * Throws PersonalSettingError with a message fit for the user on anything else.
+ */
+export function parsePersonalHours(text: string): { alwaysOpen: true } | { offPeak: string[] } {
+  const trimmed = text.trim();
+  if (trimmed === '' || /^always$/i.test(trimmed)) return { alwaysOpen: true };
+  const ranges = trimmed.split(/[,;]/).map((s) => s.trim()).filter(Boolean);
+  for (const range of ranges) {
+    try {
+      parseDailyRange(range);
+    } catch (error) {
+      throw new PersonalSettingError(`offPeak.personal.hours: ${(error as Error).message} (or "always")`);
+    }
+  }
+  return { offPeak: ranges.map((r) => r.replace(/\s+/g, '')) };
+}
+
+/** The machine's IANA time zone (what "local time" means for the hours). */
+export function localTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+export const DEFAULT_MODEL_BASE_URL = 'https://api.anthropic.com';
+
+/** `offPeak.personal.baseUrl`: an http(s) URL, no credentials in it. */
+export function parseModelBaseUrl(text: string | undefined): string {
+  const value = (text ?? '').trim() || DEFAULT_MODEL_BASE_URL;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new PersonalSettingError(`offPeak.personal.baseUrl: "${value}" is not a URL (e.g. ${DEFAULT_MODEL_BASE_URL})`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PersonalSettingError('offPeak.personal.baseUrl: use an http(s) URL');
+  if (url.username || url.password) throw new PersonalSettingError('offPeak.personal.baseUrl: no user name or password in the URL (the key is set with "Off-Peak: Set Model API Key")');
+  return url.href.replace(/\/+$/, '');
+}
+
+/** The one user of a local authority. */
+export const PERSONAL_USER_ID = 'personal';
+
+export interface PersonalGatewayInputs {
+  /** The machine-local key the windows authenticate with (not a model key). */
+  localKey: string;
+  port: number;
+  hours: string;
+  modelBaseUrl: string;
+  timeZone?: string;
+  /** `offPeak.personal.stopAtUtilization` (0..1 or unset): the headroom of docs/flows.md#usage-limits. */
+  stopAtUtilization?: unknown;
+}
+
+/**
+ * The local authority's gateway settings: loopback only, one user, the reference gateway's rules
+ * with personal limits, the windows from the hours. The model key is not in it: the authority
+ * reads it from SecretStorage at each model request (or passes the agent's own login through).
+ */
+export function personalGatewayConfig(inputs: PersonalGatewayInputs): Partial<GatewayConfig> {
+  const config: Partial<GatewayConfig> = {
+    host: '127.0.0.1',
+    port: inputs.port,
+    store: 'sqlite',
+    timeZone: inputs.timeZone ?? localTimeZone(),
+    ...parsePersonalHours(inputs.hours),
+    users: [{ id: PERSONAL_USER_ID, apiKeySha256: createHash('sha256').update(inputs.localKey).digest('hex') }],
+    upstreamUrl: inputs.modelBaseUrl,
+    upstreamAuth: 'x-api-key',
+    passClientCredential: true,
+    // One person's tasks: every one of them may hold a ticket, a few run at once.
+    maxLiveTicketsPerUser: 100,
+    takesPerWindow: 1000,
+    segmentCapacity: 4,
+    promoteIntervalMs: 500,
+    queuedPollMs: 5_000,
+    logLevel: 'silent',
+    // No model list of its own: the agent's model goes upstream as asked.
+    models: [],
+  };
+  // A reached usage limit holds the account's requests and promotions until its reset (docs/flows.md#usage-limits).
+  return { ...config, ...personalAccountLimits(inputs.stopAtUtilization ?? null) };
+}

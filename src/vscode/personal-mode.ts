@@ -1,0 +1,64 @@
+// Personal mode in VS Code (docs/architecture.md#personal-mode): the model API key commands, and
+// the local authority this window starts or follows, built from the machine settings.
+import * as vscode from 'vscode';
+import type { AgentKind } from '../agent/adapters';
+import type { LocalAuthority } from '../personal/local-authority';
+import { parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
+import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
+import { readSettings } from './settings';
+
+export function modelKeyStore(secrets: vscode.SecretStorage): ApiKeyStore {
+  return new ApiKeyStore(secrets, MODEL_SECRET_KEY, 'Model API key (personal mode)');
+}
+
+/** "Off-Peak: Set Model API Key…" / "Clear Model API Key". */
+export function registerModelKeyCommands(context: vscode.ExtensionContext, modelKey: ApiKeyStore): void {
+  context.subscriptions.push(
+    vscode.commands.registerCommand('offPeak.setModelApiKey', async (key?: unknown) => {
+      if (typeof key === 'string') {
+        await modelKey.set(key);
+        return true;
+      }
+      return modelKey.prompt();
+    }),
+    vscode.commands.registerCommand('offPeak.clearModelApiKey', async () => {
+      await modelKey.clear();
+      void vscode.window.showInformationMessage('Off-Peak model API key removed.');
+    }),
+  );
+}
+
+/** Starts or follows this machine's local authority; bad settings are an error saying which one. */
+export async function startPersonalAuthority(options: {
+  storageDir: string;
+  wasmPath: string;
+  modelKey: ApiKeyStore;
+  log: (line: string) => void;
+  /** The authority moved to another port after a take-over: the engine must start again. */
+  onMoved: () => void;
+}): Promise<LocalAuthority> {
+  const settings = () => {
+    const { personal, stopAtUtilization } = readSettings();
+    parsePersonalHours(personal.hours);
+    return { hours: personal.hours, modelBaseUrl: parseModelBaseUrl(personal.baseUrl), stopAtUtilization };
+  };
+  settings(); // checked before anything starts
+  const { LocalAuthority } = await import('../personal/local-authority');
+  return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log, onMoved: options.onMoved });
+}
+
+/**
+ * The panel's line when a task of the chosen agent could not reach the model: personal mode, that
+ * agent needs the model API key (the reference agent has no login of its own), and none is set.
+ */
+export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<string | undefined> {
+  const settings = readSettings();
+  if (settings.mode !== 'personal' || ownLoginOf(settings.agent) || (await modelKey.has())) return undefined;
+  const who = settings.agent === 'reference' ? 'The reference agent has no login of its own: in personal mode it' : 'With "Model Credential" set to apiKey, every agent';
+  return `${who} uses a model API key, and none is set: run "Off-Peak: Set Model API Key…" (kept in SecretStorage), or choose Claude Code to use your Claude Code login.`;
+}
+
+/** Which agents use their own login: Claude Code, unless the setting says the API key for all. */
+export function ownLoginOf(agent: AgentKind): boolean {
+  return agent === 'claude-code' && readSettings().personal.modelCredential === 'claudeLogin';
+}

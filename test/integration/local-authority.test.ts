@@ -1,0 +1,80 @@
+// Personal mode's local authority (issue 21 items 1-2; docs/architecture.md#personal-mode), in
+// one process: the hours in the machine's local time zone become the gateway's windows (the
+// answer says when the window next opens, which the form and the cards show); the ticket file
+// is a real sql.js file that a take-over reopens with the same tickets; bad hours are refused
+// with a clear message. Real gateway code on loopback, real files.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { systemClock } from '../../src/core/clock';
+import { GatewayClient } from '../../src/gateway-client/client';
+import { authorityPaths, readDiscovery } from '../../src/personal/authority-files';
+import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/local-authority';
+import { parsePersonalHours, PersonalSettingError } from '../../src/personal/personal-config';
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+describe('the local authority of personal mode', function () {
+  this.timeout(60_000);
+  let storageDir: string;
+  const running: LocalAuthority[] = [];
+
+  beforeEach(() => {
+    storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-local-authority-'));
+  });
+  afterEach(async () => {
+    for (const a of running.splice(0)) await a.dispose();
+    fs.rmSync(storageDir, { recursive: true, force: true });
+  });
+
+  async function start(hours = 'always', over: Partial<LocalAuthorityOptions> = {}): Promise<LocalAuthority> {
+    const a = await LocalAuthority.start({ storageDir, settings: () => ({ hours, modelBaseUrl: 'http://127.0.0.1:9' }), modelApiKey: async () => undefined, durable: false, ...over });
+    running.push(a);
+    return a;
+  }
+
+  it('offPeak.personal.hours in local time: a range two hours ahead makes the window closed until its start (what the form and the cards show)', async () => {
+    const startsAt = new Date(Date.now() + 2 * 3_600_000);
+    startsAt.setSeconds(0, 0);
+    const endsAt = new Date(startsAt.getTime() + 3_600_000);
+    const hours = `${pad(startsAt.getHours())}:${pad(startsAt.getMinutes())}-${pad(endsAt.getHours())}:${pad(endsAt.getMinutes())}`;
+    const authority = await start(hours);
+    const client = new GatewayClient({ baseUrl: authority.url, apiKey: () => authority.key, clock: systemClock });
+    const availability = await client.availability();
+    assert.equal(availability.offPeakWindow.open, false);
+    const opensAt = availability.offPeakWindow.open ? 0 : (availability.offPeakWindow.opensAt ?? 0);
+    assert.ok(Math.abs(opensAt - startsAt.getTime()) < 5_000, `opens at ${new Date(opensAt).toString()}, expected ${startsAt.toString()}`);
+  });
+
+  it('"always" keeps the window open; a wrong range is refused saying what is expected', async () => {
+    assert.deepEqual(parsePersonalHours('always'), { alwaysOpen: true });
+    assert.deepEqual(parsePersonalHours(' 22:00-02:00, 12:00 - 13:00 '), { offPeak: ['22:00-02:00', '12:00-13:00'] });
+    assert.throws(() => parsePersonalHours('nightly'), (e: Error) => e instanceof PersonalSettingError && /offPeak\.personal\.hours: invalid time range "nightly": expected HH:MM-HH:MM/.test(e.message));
+    const authority = await start('always');
+    const client = new GatewayClient({ baseUrl: authority.url, apiKey: () => authority.key, clock: systemClock });
+    assert.deepEqual((await client.availability()).offPeakWindow, { open: true });
+  });
+
+  it('only the local key gets in; the ticket file is a real SQLite file reopened by the next runner with the same tickets; authority.json and the key are private', async () => {
+    const first = await start();
+    const wrong = new GatewayClient({ baseUrl: first.url, apiKey: () => 'opk-local-not-the-key', clock: systemClock });
+    await assert.rejects(wrong.availability(), /401|unknown API key/);
+    const client = new GatewayClient({ baseUrl: first.url, apiKey: () => first.key, clock: systemClock });
+    const take = await client.take('task-1');
+    const second = await start();
+    assert.equal(second.serving, false);
+    await first.dispose();
+    for (let i = 0; i < 400 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(second.serving, true, 'the follower took over');
+    assert.equal(second.url, first.url, 'on the same address');
+    const status = await client.status([take.ticketId]);
+    const entry = status.tickets[0];
+    assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the same ticket, from the file');
+    const paths = authorityPaths(storageDir);
+    assert.equal(fs.readFileSync(paths.store).subarray(0, 15).toString(), 'SQLite format 3');
+    for (const file of [paths.key, paths.discovery, paths.store]) assert.equal(fs.statSync(file).mode & 0o077, 0, `${path.basename(file)} is private`);
+    assert.equal(readDiscovery(paths)?.pid, process.pid);
+    assert.ok(!fs.readFileSync(paths.discovery, 'utf8').includes(first.key), 'authority.json holds no key');
+  });
+});
