@@ -67,10 +67,11 @@ const REASONS: [RegExp, string][] = [
  * extension.js on every start and the panel loads main.js each time it opens. About 20% above
  * today's sizes, so an accidental heavy import (e.g. zod's locales, ~260 kB) fails the package.
  * extension.js grew from ~410 to ~539 kB with park, follow-ups, worktrees and review (own code,
- * not a dependency), so its budget moved from 512 to 640 KiB.
+ * not a dependency), so its budget moved from 512 to 640 KiB; personal mode runs the reference
+ * gateway inside the extension host (~110 kB of the gateway's own code), so it is now 768 KiB.
  */
 export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
-  'extension/dist/extension.js': 640 * 1024,
+  'extension/dist/extension.js': 768 * 1024,
   'extension/dist/webview/main.js': 416 * 1024,
 };
 
