@@ -188,6 +188,7 @@ export class GatewayClient {
       timeoutMs: this.timeouts.statusMs + (waitMs ?? 0),
       schema: StatusResponseSchema,
       signal: options.signal,
+      clockSample: !waitMs,
     });
     // The protocol promises one entry per requested id; anything else would misapply states.
     const asked = new Set(ticketIds);

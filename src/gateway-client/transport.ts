@@ -29,6 +29,11 @@ export interface CallSpec<T> {
   timeoutMs: number;
   schema: z.ZodType<T>;
   signal?: AbortSignal;
+  /**
+   * false for a long-poll: the server stamps `server_time` when it answers, which may be many
+   * seconds after the request arrived, so the midpoint of send and receive says nothing.
+   */
+  clockSample?: boolean;
 }
 
 /** Longest body excerpt quoted in an error message. */
@@ -36,7 +41,8 @@ const EXCERPT = 120;
 
 /**
  * Server clock estimate. Each answer's `server_time` is compared with the midpoint of the
- * local send/receive times; the latest sample wins (clocks may be changed under us).
+ * local send/receive times; the latest sample wins (clocks may be changed under us). Long-poll
+ * answers are not samples (see `CallSpec.clockSample`).
  */
 export class ServerClock {
   private skew = 0;
@@ -111,7 +117,7 @@ export class Transport {
     } catch {
       parsedJson = false;
     }
-    if (parsedJson && isRecord(body)) this.serverClock.observe(body.server_time, sentAt, receivedAt);
+    if (parsedJson && isRecord(body) && spec.clockSample !== false) this.serverClock.observe(body.server_time, sentAt, receivedAt);
 
     if (response.status < 200 || response.status >= 300) {
       throw this.httpFailure(spec.endpoint, response, parsedJson ? body : undefined, text);

@@ -190,4 +190,15 @@ describe('gateway client: answers and error mapping', () => {
     assert.equal(a.nextTakeAt, NOW + 90_000);
     assert.equal(client.serverClock.serverNow(), NOW - 30_000);
   });
+
+  it('a long-poll answer (stamped when the server answered, seconds after the request) does not move the skew estimate; a plain status does', async () => {
+    const { client, clock } = clientAnswering(async () => {
+      clock.advance(10_000); // the long-poll waited 10 s; the server and this machine agree on the time
+      return { status: 200, body: JSON.stringify({ server_time: clock.now(), tickets: [{ ticket_id: 'a', state: 'not_found', next_poll_after_ms: null }], next_poll_after_ms: null }) };
+    });
+    await client.status(['a'], { waitMs: 10_000 });
+    assert.equal(client.serverClock.skewMs, 0, 'the midpoint of a long-poll would have said +5 s');
+    await client.status(['a']);
+    assert.equal(client.serverClock.skewMs, 5_000, 'a plain answer is a sample (here it took 10 s, so its midpoint is 5 s off)');
+  });
 });
