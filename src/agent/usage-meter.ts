@@ -121,6 +121,8 @@ class SseUsageMeter extends UsageMeter {
   private firstChunk = true;
   /** Looking inside an event whose `event:` line names another event: its data lines are not read. */
   private otherEvent = false;
+  /** The last chunk ended with a CR: a LF first in the next one is the rest of that line end. */
+  private endedWithCr = false;
 
   feed(chunk: Buffer): void {
     if (chunk.length === 0) return;
@@ -135,7 +137,10 @@ class SseUsageMeter extends UsageMeter {
       this.endEvent(chunk, 0, end);
       return this.look(chunk, end);
     }
+    const afterCr = this.endedWithCr;
+    this.endedWithCr = false;
     if (this.tail === null) return this.look(chunk, nextLineStart(chunk, 0));
+    if (afterCr && chunk[0] === LF) return this.look(chunk, 1);
     // The unfinished line of the last chunk (a few bytes) goes before this one.
     this.look(this.tail.length > 0 ? Buffer.concat([this.tail, chunk]) : chunk, 0);
   }
@@ -164,9 +169,12 @@ class SseUsageMeter extends UsageMeter {
         continue;
       } else this.otherEvent = startsWith(buf, start, EVENT_FIELD);
       if (lineEnd < 0) break;
-      start = lineEnd + 1;
+      // A CRLF is one line end: the next line starts after its LF.
+      start = buf[lineEnd] === CR && buf[lineEnd + 1] === LF ? lineEnd + 2 : lineEnd + 1;
     }
-    this.tail = buf[buf.length - 1] === LF || buf[buf.length - 1] === CR ? NOTHING : null;
+    const last = buf[buf.length - 1];
+    this.tail = last === LF || last === CR ? NOTHING : null;
+    this.endedWithCr = last === CR;
   }
 
   /** An event being fed to the parser goes on to the end of `bytes`. */

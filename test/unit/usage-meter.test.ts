@@ -82,10 +82,17 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
     }
   });
 
-  it('an event named otherwise is not read for usage, even when its data says message_delta', () => {
-    const meter = UsageMeter.forContentType('text/event-stream')!;
-    meter.feed(Buffer.from(stream() + 'event: content_block_delta\ndata: {"type":"message_delta","usage":{"output_tokens":5000}}\n\n'));
-    assert.deepEqual(meter.finish(), EXPECTED);
+  it('an event named otherwise is not read for usage, even when its data says message_delta (LF and CRLF, split anywhere)', () => {
+    const other = 'event: content_block_delta\ndata: {"type":"message_delta","usage":{"output_tokens":5000}}\n\n';
+    for (const text of [stream() + other, (stream() + other).replace(/\n/g, '\r\n')]) {
+      const bytes = Buffer.from(text);
+      for (let cut = 0; cut <= bytes.length; cut++) {
+        const meter = UsageMeter.forContentType('text/event-stream')!;
+        meter.feed(bytes.subarray(0, cut));
+        meter.feed(bytes.subarray(cut));
+        assert.deepEqual(meter.finish(), EXPECTED, `cut at byte ${cut}${text.includes('\r') ? ' (CRLF)' : ''}`);
+      }
+    }
   });
 
   it('later message_delta counts replace earlier ones (they are cumulative), input included when reported', () => {
