@@ -156,6 +156,8 @@ async function main(): Promise<void> {
     usage_accounting_round_ratio_p25_p75: [round(accounting.ratioP25), round(accounting.ratioP75)],
     usage_accounting_rounds: accounting.rounds,
     usage_accounting_cpu_ms_per_answer: { off: round(accounting.cpuOffMs, 2), on: round(accounting.cpuOnMs, 2) },
+    usage_accounting_meter_ms_per_answer: round(accounting.meterMsPerAnswer),
+    usage_accounting_chunks_per_answer: accounting.chunksPerAnswer,
     usage_accounting_load: { before: accounting.loadBefore, after: accounting.loadAfter },
     load_at_start: loadAtStart,
   };

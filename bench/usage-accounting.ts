@@ -10,10 +10,14 @@
  * rounds. Goal: at most 1.02.
  * Reported beside it so a reader can judge the noise: the control ratio (the second proxy
  * without accounting / the first, same rounds: 1.0 on a perfect machine), the spread of the
- * per-round ratios, the machine's load average before and after, and the CPU time this process
- * spends per answer with and without accounting (answers sent through one proxy at a time).
+ * per-round ratios, the machine's load average before and after, the CPU time this process
+ * spends per answer with and without accounting (answers sent through one proxy at a time), and
+ * the meter's own time per answer: one answer's chunks as this process received them from the
+ * upstream, fed to a new meter again and again (the median).
  */
+import http from 'node:http';
 import { TicketProxy } from '../src/agent/ticket-proxy';
+import { UsageMeter } from '../src/agent/usage-meter';
 import { machineLoad, median, percentile, startUpstreamProcess, streamRounds, type UpstreamProcess } from './proxy-stream';
 
 const STREAM_BYTES = 2 * 1024 * 1024;
@@ -35,6 +39,9 @@ export interface UsageAccountingResult {
   /** CPU ms of this process (the proxies) per answer. */
   cpuOffMs: number;
   cpuOnMs: number;
+  /** The meter alone: ms to read one answer's usage from its chunks, and how many chunks it came in. */
+  meterMsPerAnswer: number;
+  chunksPerAnswer: number;
   loadBefore: ReturnType<typeof machineLoad>;
   loadAfter: ReturnType<typeof machineLoad>;
 }
@@ -73,6 +80,7 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
     const cpuRounds = Math.max(3, Math.floor(rounds / 4));
     const cpuOff = [await cpuPerAnswer(upstream, url(off), cpuRounds), await cpuPerAnswer(upstream, url(off), cpuRounds)];
     const cpuOn = [await cpuPerAnswer(upstream, url(on), cpuRounds), await cpuPerAnswer(upstream, url(on), cpuRounds)];
+    const meter = await meterAlone(upstream);
     return {
       ratio: median(ratios),
       controlRatio: median(controls),
@@ -83,6 +91,8 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
       rounds: ratios.length,
       cpuOffMs: Math.min(...cpuOff),
       cpuOnMs: Math.min(...cpuOn),
+      meterMsPerAnswer: meter.ms,
+      chunksPerAnswer: meter.chunks,
       loadBefore,
       loadAfter: machineLoad(),
     };
@@ -99,4 +109,28 @@ async function cpuPerAnswer(upstream: UpstreamProcess, url: string, rounds: numb
   await streamRounds([url], rounds, 1);
   const used = process.cpuUsage(before);
   return (used.user + used.system) / 1000 / (rounds + 1);
+}
+
+/** One answer's chunks as received here, then the median time a new meter takes to read them. */
+async function meterAlone(upstream: UpstreamProcess): Promise<{ ms: number; chunks: number }> {
+  await upstream.script(answers(1));
+  const chunks = await new Promise<Buffer[]>((resolve, reject) => {
+    const got: Buffer[] = [];
+    const req = http.request(`${upstream.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      res.on('data', (c: Buffer) => got.push(c));
+      res.on('end', () => resolve(got));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ model: 'm', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'stream please' }] }));
+  });
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const t = performance.now();
+    const meter = UsageMeter.forContentType('text/event-stream')!;
+    for (const c of chunks) meter.feed(c);
+    if (!meter.finish()) throw new Error('the meter read no usage from the answer');
+    if (i >= 10) times.push(performance.now() - t);
+  }
+  return { ms: median(times), chunks: chunks.length };
 }
