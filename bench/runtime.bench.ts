@@ -35,6 +35,7 @@ import { TicketProxy } from '../src/agent/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
+import { startClaudeHost } from '../test/integration/claude-code-harness';
 import { usageAccountingOverhead } from './usage-accounting';
 import { publish, sized } from './mode';
 import { machineLoad, median, percentile, startUpstreamProcess, streamRounds } from './proxy-stream';
@@ -80,17 +81,9 @@ async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> 
   const claude = ensureClaudeCode();
   const world = await startWorld({ promoteIntervalMs: 0, segmentCapacity: 1 });
   world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
-  const host = await startTestEngine({
-    storageDir: path.join(world.root, 'globalStorage'),
-    gatewayUrl: world.gateway.url,
-    apiKey: USER_KEY,
-    agent: 'claude-code',
-    claudeCommand: claude,
-    claudeConfigDir: path.join(world.root, 'claude-config'),
-  });
+  const host = await startClaudeHost(world, claude, []);
   const samples: number[] = [];
   try {
-    await waitFor(() => host.service.isLeader, 'the lease');
     const ws = makeGitWorkspace(world.root);
     // A model the gateway allows (Claude Code's own default may not be on its list).
     const model = world.gateway.config.defaultModel ?? world.gateway.config.models[0]?.id ?? null;
