@@ -123,6 +123,7 @@ class SseUsageMeter extends UsageMeter {
   private otherEvent = false;
   /** The last chunk ended with a CR: a LF first in the next one is the rest of that line end. */
   private endedWithCr = false;
+  private readonly ends = new LineEnds();
 
   feed(chunk: Buffer): void {
     if (chunk.length === 0) return;
@@ -151,7 +152,7 @@ class SseUsageMeter extends UsageMeter {
 
   /** Looks at the lines from the line start `from` on (-1: none); an event that a line names is fed to the parser. */
   private look(buf: Buffer, from: number): void {
-    const ends = new LineEnds(buf);
+    const ends = this.ends.reset(buf);
     for (let start = from; start >= 0 && start < buf.length; ) {
       const lineEnd = ends.next(start);
       if (lineEnd < 0 && buf.length - start < LINE_HEAD_BYTES) {
@@ -211,12 +212,19 @@ class SseUsageMeter extends UsageMeter {
   }
 }
 
-/** The line ends of one buffer, found with one `indexOf` per LF and one per CR (CRs are rare). */
+/** The line ends of one buffer at a time, found with one `indexOf` per LF and one per CR (CRs are rare). */
 class LineEnds {
+  private buf: Buffer = NOTHING;
   private lf = -2;
   private cr = -2;
 
-  constructor(private readonly buf: Buffer) {}
+  /** Looks at `buf` from now on. */
+  reset(buf: Buffer): this {
+    this.buf = buf;
+    this.lf = -2;
+    this.cr = -2;
+    return this;
+  }
 
   /** The first LF or CR at or after `from`, or -1. */
   next(from: number): number {
@@ -231,7 +239,7 @@ class LineEnds {
 
 /** Where the next line starts after `from` (-1: not in this buffer). */
 function nextLineStart(buf: Buffer, from: number): number {
-  const end = new LineEnds(buf).next(from);
+  const end = new LineEnds().reset(buf).next(from);
   return end < 0 ? -1 : end + 1;
 }
 
