@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   const overhead = await proxyOverhead(sized(60, 4));
   const claudeSamples = await claudeReadyToFirstRequest(sized(10, 1));
   const parkSamples = await parkAnswerToAdmitted(sized(8, 1));
-  const accounting = await usageAccountingOverhead(sized(200, 3));
+  const accounting = await usageAccountingOverhead(sized(400, 3));
   const result = {
     ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
     ready_to_spawn_p95_ms: round(percentile(spawnSamples, 95), 1),
