@@ -23,10 +23,11 @@
  *                  model request (bench/park-answer.ts). Goal: at most 2,000 ms.
  * usage_accounting_sse_total_ratio
  *                  a 2 MB streamed answer through the proxy with token-usage accounting vs
- *                  without, same run (bench/usage-accounting.ts). Goal: at most 1.02.
+ *                  without, same run: the median of per-round ratios, beside the control ratio
+ *                  (two proxies without accounting) and the load (bench/usage-accounting.ts).
+ *                  Goal: at most 1.02.
  * usage: npm run bench -- runtime
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ensureClaudeCode } from '../scripts/setup-claude-code';
 import { parkAnswerToAdmitted } from './park-answer';
@@ -34,14 +35,11 @@ import { TicketProxy } from '../src/agent/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
+import { startClaudeHost } from '../test/integration/claude-code-harness';
 import { usageAccountingOverhead } from './usage-accounting';
 import { publish, sized } from './mode';
+import { machineLoad, median, percentile, startUpstreamProcess, streamRounds } from './proxy-stream';
 
-function percentile(samples: number[], p: number): number {
-  const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-}
-const median = (s: number[]) => percentile(s, 50);
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 async function readyToSpawn(iterations: number): Promise<number[]> {
@@ -83,17 +81,9 @@ async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> 
   const claude = ensureClaudeCode();
   const world = await startWorld({ promoteIntervalMs: 0, segmentCapacity: 1 });
   world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
-  const host = await startTestEngine({
-    storageDir: path.join(world.root, 'globalStorage'),
-    gatewayUrl: world.gateway.url,
-    apiKey: USER_KEY,
-    agent: 'claude-code',
-    claudeCommand: claude,
-    claudeConfigDir: path.join(world.root, 'claude-config'),
-  });
+  const host = await startClaudeHost(world, claude, []);
   const samples: number[] = [];
   try {
-    await waitFor(() => host.service.isLeader, 'the lease');
     const ws = makeGitWorkspace(world.root);
     // A model the gateway allows (Claude Code's own default may not be on its list).
     const model = world.gateway.config.defaultModel ?? world.gateway.config.models[0]?.id ?? null;
@@ -120,73 +110,18 @@ async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> 
   return samples;
 }
 
-/** The fake upstream in its own process, as a real gateway would be: its work does not share our event loop. */
-async function startUpstreamProcess(): Promise<{ url: string; enqueue(replies: unknown[]): Promise<void>; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/fake-anthropic-upstream.ts', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`fake upstream exited ${code}`)));
-  });
-  return {
-    url,
-    async enqueue(replies) {
-      const res = await fetch(`${url}/__fake/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(replies) });
-      if (!res.ok) throw new Error(`enqueue failed: ${res.status} ${await res.text()}`);
-    },
-    stop: () => child.kill('SIGTERM'),
-  };
-}
-
-/**
- * The measuring client runs in its own process too, like the agent CLI does: the proxy (in this
- * process, like the extension host) shares its event loop with neither end.
- */
-const CLIENT_SOURCE = `
-const [direct, proxied, rounds, warmup] = process.argv.slice(1);
-async function once(url) {
-  const start = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer dummy' },
-    body: JSON.stringify({ model: 'm', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'stream please' }] }) });
-  const reader = res.body.getReader();
-  let ttfb = -1;
-  for (;;) { const { done, value } = await reader.read(); if (ttfb < 0 && value && value.length) ttfb = performance.now() - start; if (done) break; }
-  return { ttfb, total: performance.now() - start };
-}
-(async () => {
-  for (let i = 0; i < Number(warmup); i++) { await once(direct); await once(proxied); }
-  const out = { direct: { ttfb: [], total: [] }, proxied: { ttfb: [], total: [] } };
-  for (let i = 0; i < Number(rounds); i++) {
-    // Interleaved, alternating order, so drift on a shared machine hits both sides alike.
-    for (const which of i % 2 === 0 ? ['direct', 'proxied'] : ['proxied', 'direct']) {
-      const r = await once(which === 'direct' ? direct : proxied);
-      out[which].ttfb.push(r.ttfb); out[which].total.push(r.total);
-    }
-  }
-  process.stdout.write(JSON.stringify(out));
-})();
-`;
-
 type Samples = { ttfb: number[]; total: number[] };
 
+/** The same paced streaming request straight to the upstream and through a proxy, interleaved (bench/proxy-stream.ts). */
 async function proxyOverhead(rounds: number): Promise<{ direct: Samples; proxied: Samples }> {
   const upstream = await startUpstreamProcess();
   const warmup = 5;
-  await upstream.enqueue(new Array(2 * (rounds + warmup)).fill({ kind: 'large_stream', bytes: 64 * 1024, deltaChars: 400, eventDelayMs: 4, delayMs: 100 }));
+  await upstream.script(new Array(2 * (rounds + warmup)).fill({ kind: 'large_stream', bytes: 64 * 1024, deltaChars: 400, eventDelayMs: 4, delayMs: 100 }));
   const proxy = await TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'user-key', ticketId: 'T-bench' });
   try {
-    const client = spawn(process.execPath, ['-e', CLIENT_SOURCE, `${upstream.url}/v1/messages`, `${proxy.baseUrl}/v1/messages`, String(rounds), String(warmup)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    client.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise<number | null>((resolve) => client.on('exit', resolve));
-    if (code !== 0) throw new Error(`bench client exited ${code}`);
-    return JSON.parse(out) as { direct: Samples; proxied: Samples };
+    const rows = await streamRounds([`${upstream.url}/v1/messages`, `${proxy.baseUrl}/v1/messages`], rounds, warmup);
+    const side = (i: number): Samples => ({ ttfb: rows.map((r) => r[i].ttfb), total: rows.map((r) => r[i].total) });
+    return { direct: side(0), proxied: side(1) };
   } finally {
     await proxy.close();
     upstream.stop();
@@ -194,11 +129,12 @@ async function proxyOverhead(rounds: number): Promise<{ direct: Samples; proxied
 }
 
 async function main(): Promise<void> {
+  const loadAtStart = machineLoad();
   const spawnSamples = await readyToSpawn(sized(15, 2));
   const overhead = await proxyOverhead(sized(60, 4));
   const claudeSamples = await claudeReadyToFirstRequest(sized(10, 1));
   const parkSamples = await parkAnswerToAdmitted(sized(8, 1));
-  const accounting = await usageAccountingOverhead(sized(100, 5));
+  const accounting = await usageAccountingOverhead(sized(400, 3));
   const result = {
     ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
     ready_to_spawn_p95_ms: round(percentile(spawnSamples, 95), 1),
@@ -206,7 +142,17 @@ async function main(): Promise<void> {
     proxy_total_ratio: round(median(overhead.proxied.total) / median(overhead.direct.total)),
     claude_ready_to_first_request_p50_ms: round(percentile(claudeSamples, 50), 1),
     park_answer_to_admitted_ms: round(percentile(parkSamples, 50), 1),
-    usage_accounting_sse_total_ratio: round(median(accounting.on) / median(accounting.off)),
+    usage_accounting_sse_total_ratio: round(accounting.ratio),
+    // Beside it, to judge the noise: two proxies that both do not account (1.0 on a quiet machine),
+    // the spread of the per-round ratios, and what else ran (load average, cores).
+    usage_accounting_control_ratio: round(accounting.controlRatio),
+    usage_accounting_round_ratio_p25_p75: [round(accounting.ratioP25), round(accounting.ratioP75)],
+    usage_accounting_rounds: accounting.rounds,
+    usage_accounting_cpu_ms_per_answer: { off: round(accounting.cpuOffMs, 2), on: round(accounting.cpuOnMs, 2) },
+    usage_accounting_meter_ms_per_answer: round(accounting.meterMsPerAnswer),
+    usage_accounting_chunks_per_answer: accounting.chunksPerAnswer,
+    usage_accounting_load: { before: accounting.loadBefore, after: accounting.loadAfter },
+    load_at_start: loadAtStart,
   };
   const details = {
     ready_to_spawn_samples_ms: spawnSamples.map((s) => round(s, 1)),
@@ -216,11 +162,8 @@ async function main(): Promise<void> {
     proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),
     direct_total_p50_ms: round(median(overhead.direct.total)),
     proxy_total_p50_ms: round(median(overhead.proxied.total)),
-    usage_accounting_off_total_p50_ms: round(median(accounting.off)),
-    usage_accounting_on_total_p50_ms: round(median(accounting.on)),
-    // Two proxies that both do not account, same run: how far this machine's noise moves the ratio.
-    usage_accounting_control_ratio: round(median(accounting.controlB) / median(accounting.controlA)),
-    usage_accounting_cpu_ms_per_answer: { off: round(accounting.cpuOffMs, 2), on: round(accounting.cpuOnMs, 2) },
+    usage_accounting_off_total_p50_ms: round(accounting.offTotalP50Ms),
+    usage_accounting_on_total_p50_ms: round(accounting.onTotalP50Ms),
   };
   publish('runtime', result);
   console.log('details:', JSON.stringify(details));

@@ -26,7 +26,7 @@ import type { Page } from 'playwright-core';
 import { isProcessAlive } from '../src/core/process-alive';
 import { FakeAnthropicUpstream, type RecordedRequest } from '../test/fixtures/fake-anthropic-upstream';
 import { ensureClaudeCode } from './setup-claude-code';
-import { BYPASS_PERMISSIONS, DEMO_KEY, runTour, TaskDb, Tour, until } from './vscode/tour';
+import { BYPASS_PERMISSIONS, DEMO_KEY, runTour, Tour, until } from './vscode/tour';
 import { answerDialog, focusWorkbench, openWorkbench, runCommand, setApiKey, setSettingInUi, waitForWorkbench } from './vscode/workbench';
 
 const PANEL_TAB = 'Off-Peak Tasks';
@@ -75,7 +75,7 @@ function claudeScript(request: RecordedRequest) {
   return { kind: 'tool_use' as const, name: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${file}', 'asked')"`, description: `write ${file}` } };
 }
 
-runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log, gateway, codeServer, stopLater, onFailure }) => {
+runTour('panel-tour-runs', async ({ stateDir, artifacts, log, gateway, codeServer, stopLater, openPanel }) => {
   const claude = ensureClaudeCode(log);
   const workspaceOne = path.join(stateDir, 'workspace-one');
   const workspaceTwo = path.join(stateDir, 'workspace-two');
@@ -98,13 +98,7 @@ runTour('panel-tour-runs', async ({ browser, stateDir, userData, artifacts, log,
     userSettings: { 'workbench.colorTheme': 'Default Dark Modern', 'terminal.integrated.gpuAcceleration': 'off' },
     machineSettings: { 'offPeak.gatewayUrl': long.url, 'offPeak.claudeCodePath': claude },
   });
-  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspaceOne)}`, server.password);
-  const db = await TaskDb.open(userData);
-  const tour = new Tour(page, db, artifacts, log);
-  onFailure(() => tour.shot('failure'));
-  await setApiKey(page, DEMO_KEY);
-  await runCommand(page, 'Open Off-Peak Tasks');
-  await tour.panel('[data-testid="create-form"]');
+  const { page, db, tour } = await openPanel(server, workspaceOne);
 
   // --- 1. A window reload mid-run: the same session resumes and completes --------------------
   const reloaded = 'Runs one: survive a reload, then write reload.txt';

@@ -18,8 +18,8 @@ import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync } from
 import path from 'node:path';
 import { FakeAnthropicUpstream, type RecordedRequest } from '../test/fixtures/fake-anthropic-upstream';
 import { ensureClaudeCode } from './setup-claude-code';
-import { DEMO_KEY, runTour, Tour, TaskDb, until } from './vscode/tour';
-import { focusWorkbench, openWorkbench, runCommand, setApiKey, setSettingInUi } from './vscode/workbench';
+import { runTour, until } from './vscode/tour';
+import { focusWorkbench, runCommand, setSettingInUi } from './vscode/workbench';
 
 const PANEL_TAB = 'Off-Peak Tasks';
 const PROXY_DUMMY_TOKEN = 'offpeak-local-proxy';
@@ -55,7 +55,7 @@ function interactiveResumes(sessionId: string): { pid: number; argv: string[]; c
   return found;
 }
 
-runTour('panel-tour-sessions', async ({ browser, stateDir, userData, artifacts, log, gateway, codeServer, stopLater, onFailure }) => {
+runTour('panel-tour-sessions', async ({ stateDir, log, gateway, codeServer, stopLater, openPanel }) => {
   const claude = ensureClaudeCode(log);
   const workspace = path.join(stateDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
@@ -72,13 +72,7 @@ runTour('panel-tour-sessions', async ({ browser, stateDir, userData, artifacts, 
     userSettings: { 'workbench.colorTheme': 'Default Dark Modern', 'terminal.integrated.gpuAcceleration': 'off' },
     machineSettings: { 'offPeak.gatewayUrl': gw.url, 'offPeak.claudeCodePath': claude },
   });
-  const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`, server.password);
-  const db = await TaskDb.open(userData);
-  const tour = new Tour(page, db, artifacts, log);
-  onFailure(() => tour.shot('failure'));
-  await setApiKey(page, DEMO_KEY);
-  await runCommand(page, 'Open Off-Peak Tasks');
-  await tour.panel('[data-testid="create-form"]');
+  const { page, db, tour } = await openPanel(server, workspace);
 
   // --- 1. Reference agent: Follow up… on the card -------------------------------------------
   const first = 'Sessions one: remember the code word PELICAN';

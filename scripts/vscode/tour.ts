@@ -14,7 +14,7 @@ import { systemClock } from '../../src/core/clock';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ensureVsCodeTools, REPO_ROOT, type VsCodeTools } from './tools';
 import { startCodeServer, type CodeServerOptions, type RunningCodeServer } from './code-server';
-import { answerDialog, installExtension, launchBrowser, panelFrame, startGateway, type GatewayProcess } from './workbench';
+import { answerDialog, installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, type GatewayProcess } from './workbench';
 
 export const DEMO_KEY = 'opk-demo-key-0000';
 const TOUR_HOST = '127.0.0.1';
@@ -262,6 +262,11 @@ export interface TourRun {
   codeServer(settings: Pick<CodeServerOptions, 'userSettings' | 'machineSettings'>): Promise<RunningCodeServer>;
   /** A screenshot to take if the tour fails (set once the workbench shows). */
   onFailure(shot: () => Promise<void>): void;
+  /**
+   * The workbench of `server` on `folder`, the demo key set, the Off-Peak panel open at its
+   * create form, and a screenshot of it if the tour fails: what most tours start with.
+   */
+  openPanel(server: RunningCodeServer, folder: string): Promise<{ page: Page; db: TaskDb; tour: Tour }>;
 }
 
 /**
@@ -310,6 +315,16 @@ export function runTour(name: string, body: (run: TourRun) => Promise<void>): vo
           return server;
         },
         onFailure: (shot) => (failureShot = shot),
+        openPanel: async (server, folder) => {
+          const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(folder)}`, server.password);
+          const db = await TaskDb.open(path.join(stateDir, 'user-data'));
+          const tour = new Tour(page, db, artifacts, log);
+          failureShot = () => tour.shot('failure');
+          await setApiKey(page, DEMO_KEY);
+          await runCommand(page, 'Open Off-Peak Tasks');
+          await tour.panel('[data-testid="create-form"]');
+          return { page, db, tour };
+        },
       });
       console.log(`${name}: passed`);
     } catch (err) {

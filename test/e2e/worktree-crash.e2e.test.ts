@@ -4,35 +4,13 @@
 // reference gateway (loopback), the scripted fake model upstream (a test fixture), reference
 // agent processes, real git.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { TaskStore } from '../../src/store';
 import { makeGitWorkspace, processAlive, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { waitFor } from './test-engine';
-import { tsNodeArgv } from '../integration/runtime-helpers';
-
-interface HostLine {
-  ready?: boolean;
-  recovery?: { requeued: string[] };
-  event?: { type: string; taskId: string; pid?: number; sessionId?: string; resume?: boolean };
-}
-
-function spawnHost(options: object): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: HostLine[] = [];
-  let buffer = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-      lines.push(JSON.parse(buffer.slice(0, nl)) as HostLine);
-      buffer = buffer.slice(nl + 1);
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`[host ${child.pid}] ${chunk.toString()}`));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, lines, exited };
-}
+import { spawnHost } from './spawn-host';
 
 describe('a worktree task whose host is killed mid-run (real processes, real git)', function () {
   let world: GatewayWorld;

@@ -12,6 +12,7 @@ import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { startTestEngine, waitFor } from '../e2e/test-engine';
+import { finished, startClaudeHost } from './claude-code-harness';
 import type { PendingAsk } from '../../src/agent/asks';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 
@@ -41,33 +42,6 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     claude = ensureClaudeCode((line) => console.log(`      ${line}`));
   });
 
-  /** A host running Claude Code against the world's gateway, once it holds the lease. */
-  async function startClaudeHost(gateway: GatewayWorld, events: RuntimeEvent[]): Promise<HostEngine> {
-    const started = await startTestEngine({
-      storageDir: path.join(gateway.root, 'globalStorage'),
-      gatewayUrl: gateway.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'claude-code',
-      claudeCommand: claude,
-      claudeConfigDir: path.join(gateway.root, 'claude-config'),
-      onEvent: (e) => events.push(e),
-    });
-    await waitFor(() => started.service.isLeader, 'the lease');
-    return started;
-  }
-
-  /** The task once it completed or failed. */
-  function finished(running: HostEngine, taskId: string) {
-    return waitFor(
-      () => {
-        const t = running.service.getTask(taskId)!;
-        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-      },
-      'a terminal state',
-      180_000,
-    );
-  }
-
   afterEach(async () => {
     await host?.dispose();
     host = undefined;
@@ -79,7 +53,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     world = await startWorld({ activeWindowMs: 8_000 });
     world.upstream.setDefaultReply(scriptedModel);
     const events: RuntimeEvent[] = [];
-    host = await startClaudeHost(world, events);
+    host = await startClaudeHost(world, claude, events);
     const ws = makeGitWorkspace(world.root);
     const created = await host.service.create({ title: 'claude task', prompt: 'Run step one with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws });
     const done = await finished(host, created.id);
@@ -128,7 +102,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
         return { kind: 'tool_use', name: 'Bash', input: { command: ASKED_COMMAND, description: 'write asked.txt' } };
       });
       const events: RuntimeEvent[] = [];
-      host = await startClaudeHost(world, events);
+      host = await startClaudeHost(world, claude, events);
       const ws = makeGitWorkspace(world.root);
       const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: mode, workspacePath: ws });
       // Stops waiting when the task ended instead (the assertion below then says why).
@@ -193,19 +167,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     });
     const events: RuntimeEvent[] = [];
     const storageDir = path.join(world.root, 'globalStorage');
-    host = await startTestEngine({
-      storageDir,
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'claude-code',
-      claudeCommand: claude,
-      claudeConfigDir: path.join(world.root, 'claude-config'),
-      windowId: 'window-a',
-      unansweredQuestion: 'park',
-      askParkMs: 4_000,
-      onEvent: (e) => events.push(e),
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
+    host = await startClaudeHost(world, claude, events, { windowId: 'window-a', unansweredQuestion: 'park', askParkMs: 4_000 });
     const other = await startTestEngine({ storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'claude-code', claudeCommand: claude, windowId: 'window-b' });
     try {
       const ws = makeGitWorkspace(world.root);

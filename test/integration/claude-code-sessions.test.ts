@@ -10,8 +10,8 @@ import { PROXY_DUMMY_TOKEN } from '../../src/agent/adapters';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import type { HostEngine } from '../../src/engine/host-engine';
 import type { RecordedRequest, ScriptedReply } from '../fixtures/fake-anthropic-upstream';
-import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
-import { startTestEngine, waitFor } from '../e2e/test-engine';
+import { makeGitWorkspace, startWorld, type GatewayWorld } from '../e2e/gateway-fixture';
+import { claudeConfigDir, finished, startClaudeHost } from './claude-code-harness';
 
 type Body = { tools?: { name: string }[]; messages?: { role: string; content: string | { type: string; text?: string }[] }[] };
 
@@ -50,27 +50,12 @@ describe('Claude Code sessions (real claude CLI, real gateway, local ticket prox
     await world?.close();
   });
 
-  const finished = (h: HostEngine, taskId: string) =>
-    waitFor(() => {
-      const t = h.service.getTask(taskId)!;
-      return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-    }, 'a terminal state', 180_000);
-
   it('a follow-up resumes the Claude Code session from the same folder (the model sees the first task turns); Open session runs claude --resume there, without the proxy', async function () {
     world = await startWorld({});
     world.upstream.setDefaultReply(scriptedModel);
     const events: RuntimeEvent[] = [];
-    const configDir = path.join(world.root, 'claude-config');
-    host = await startTestEngine({
-      storageDir: path.join(world.root, 'globalStorage'),
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'claude-code',
-      claudeCommand: claude,
-      claudeConfigDir: configDir,
-      onEvent: (e) => events.push(e),
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
+    const configDir = claudeConfigDir(world);
+    host = await startClaudeHost(world, claude, events);
     const ws = makeGitWorkspace(world.root);
 
     const first = await host.service.create({ title: 'remember', prompt: 'Remember the code word PELICAN. Reply briefly.', permissionMode: 'plan', workspacePath: ws });

@@ -10,8 +10,8 @@ import { PROXY_DUMMY_TOKEN } from '../../src/agent/adapters';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { lastMessageHasToolResult, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
-import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
-import { startTestEngine, waitFor } from '../e2e/test-engine';
+import { makeGitWorkspace, startWorld, type GatewayWorld } from '../e2e/gateway-fixture';
+import { claudeConfigDir, finished, startClaudeHost } from './claude-code-harness';
 
 type Block = { type: string };
 type Body = { tools?: { name: string }[]; messages?: { role: string; content: string | Block[] }[] };
@@ -45,23 +45,11 @@ describe('Claude Code on its own branch (real claude CLI, real gateway, real git
     world = await startWorld({ activeWindowMs: 8_000 });
     world.upstream.setDefaultReply(scriptedModel);
     const events: RuntimeEvent[] = [];
-    const configDir = path.join(world.root, 'claude-config');
-    host = await startTestEngine({
-      storageDir: path.join(world.root, 'globalStorage'),
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'claude-code',
-      claudeCommand: claude,
-      claudeConfigDir: configDir,
-      onEvent: (e) => events.push(e),
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
+    const configDir = claudeConfigDir(world);
+    host = await startClaudeHost(world, claude, events);
     const ws = makeGitWorkspace(world.root);
     const created = await host.service.create({ title: 'claude worktree', prompt: 'Run step one with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
-    const done = await waitFor(() => {
-      const t = host!.service.getTask(created.id)!;
-      return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-    }, 'a terminal state', 180_000);
+    const done = await finished(host, created.id);
     assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
     assert.deepEqual(host.service.ticketsOf(created.id).map((t) => t.endReason), ['expired', 'completed']);
 

@@ -3,10 +3,9 @@
 // the ledger entries and the requests the gateway actually received.
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../src/service';
-import { World, taskInput, startRunning, API_KEY } from './service-harness';
+import { USER, World, taskInput, startRunning, API_KEY } from './service-harness';
 import { editDbFile } from '../fixtures/edit-db-file';
 
-const USER = { id: 'u1', plan: 'coding', exposure: true };
 
 async function rejects(p: Promise<unknown>, code: string): Promise<ServiceError> {
   try {

@@ -2,9 +2,8 @@
 // (ManualClock + ManualTimers): what a recovery and the status sync do to a task whose ticket
 // ended under it. docs/flows.md#recovery, docs/flows.md#sync, docs/flows.md#segments.
 import assert from 'node:assert/strict';
-import { World, taskInput, startRunning } from './service-harness';
+import { USER, World, oneRunningTask } from './service-harness';
 
-const USER = { id: 'u1', plan: 'coding', exposure: true };
 
 describe('service: recovery and segment ends (Trust II)', function () {
   this.timeout(60_000);
@@ -15,12 +14,8 @@ describe('service: recovery and segment ends (Trust II)', function () {
 
   it('item 2: a task recovered from a crashed window whose ticket had expired takes its new ticket at once, with no timer fired in between', async () => {
     world = await World.start({ gateway: { activeWindowMs: 60_000 } });
-    const w = await world.openWindow();
+    const { w, t, ticket1 } = await oneRunningTask(world);
     const { service, store } = w;
-    const t = await service.create(taskInput());
-    await world.promote();
-    await world.advance(15_000);
-    const ticket1 = await startRunning(w, t.id);
     await (await world.gateway.authority.admit(USER, ticket1)).release();
     await service.lifecycle.markAdmitted(ticket1);
     // The window running the task is gone; meanwhile the ticket's active window ends and the sync sees it.
@@ -48,12 +43,8 @@ describe('service: recovery and segment ends (Trust II)', function () {
 
   it('item 3: a request admitted before the segment end and answered after it: the sync changes nothing on the running task; it completes as completed', async () => {
     world = await World.start({ gateway: { activeWindowMs: 60_000 } });
-    const w = await world.openWindow();
+    const { w, t, ticket1 } = await oneRunningTask(world);
     const { service, store } = w;
-    const t = await service.create(taskInput());
-    await world.promote();
-    await world.advance(15_000);
-    const ticket1 = await startRunning(w, t.id);
     // The segment's last model request: admitted now, answered only after active_until.
     const request = await world.gateway.authority.admit(USER, ticket1);
     await service.lifecycle.markAdmitted(ticket1);

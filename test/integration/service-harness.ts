@@ -15,6 +15,8 @@ import { TaskStore } from '../../src/store';
 import { FaultProxy } from '../fixtures/fault-proxy';
 
 export const API_KEY = 'sk-offpeak-test-user-1';
+/** The user API_KEY stands for, as the gateway's authority sees it (for admitting requests directly). */
+export const USER = { id: 'u1', plan: 'coding', exposure: true };
 export const START = Date.parse('2026-11-29T20:00:00Z');
 
 export interface Window {
@@ -189,4 +191,17 @@ export async function startRunning(w: Window, taskId: string): Promise<string> {
     return t.serverTicketId!;
   });
   return ticketId;
+}
+
+/**
+ * One new window and one task in it, promoted, past the first poll and running (claimed, marked
+ * running, its segment started): the window, the task and its first ticket.
+ */
+export async function oneRunningTask(world: World): Promise<{ w: Window; t: Awaited<ReturnType<Window['service']['create']>>; ticket1: string }> {
+  const w = await world.openWindow();
+  const t = await w.service.create(taskInput());
+  await world.promote();
+  await world.advance(15_000);
+  const ticket1 = await startRunning(w, t.id);
+  return { w, t, ticket1 };
 }

@@ -1,9 +1,8 @@
 // The lifecycle changes the runtime makes (through the window's TaskLifecycle), against the real gateway:
 // first admission / 3102 expiry -> requeue + retake with the same task id / terminal settle.
 import assert from 'node:assert/strict';
-import { World, taskInput, startRunning } from './service-harness';
+import { USER, World, oneRunningTask, startRunning } from './service-harness';
 
-const USER = { id: 'u1', plan: 'coding', exposure: true };
 
 describe('service: runtime hooks', function () {
   this.timeout(60_000);
@@ -14,12 +13,8 @@ describe('service: runtime hooks', function () {
 
   it('3h ticket change: lifecycle.expireSegment requeues (same session, started_at kept), settles the old ticket and retakes with the same task id', async () => {
     world = await World.start({ gateway: { activeWindowMs: 60_000 } });
-    const w = await world.openWindow();
+    const { w, t, ticket1 } = await oneRunningTask(world);
     const { service, store } = w;
-    const t = await service.create(taskInput());
-    await world.promote();
-    await world.advance(15_000);
-    const ticket1 = await startRunning(w, t.id);
     const started = service.getTask(t.id)!.startedAt;
     await (await world.gateway.authority.admit(USER, ticket1)).release();
     await service.lifecycle.markAdmitted(ticket1);
@@ -59,11 +54,7 @@ describe('service: runtime hooks', function () {
 
   it('a retake that fails leaves the task queued without a ticket; the leader retakes later (never stalled)', async () => {
     world = await World.start({});
-    const w = await world.openWindow();
-    const t = await w.service.create(taskInput());
-    await world.promote();
-    await world.advance(15_000);
-    const ticket1 = await startRunning(w, t.id);
+    const { w, t, ticket1 } = await oneRunningTask(world);
     await world.proxy.goDown();
     assert.equal(await w.service.lifecycle.expireSegment(t.id, ticket1), false);
     assert.equal(w.service.getTask(t.id)!.serverTicketId, null);

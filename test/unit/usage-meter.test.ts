@@ -40,6 +40,61 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
     }
   });
 
+  it('reads a streamed answer split in two at every byte (inside "message_delta", its usage JSON, the blank lines)', () => {
+    const bytes = Buffer.from(stream());
+    const delta = bytes.indexOf('event: message_delta');
+    assert.ok(delta > 0);
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const meter = UsageMeter.forContentType('text/event-stream')!;
+      meter.feed(bytes.subarray(0, cut));
+      meter.feed(bytes.subarray(cut));
+      assert.deepEqual(meter.finish(), EXPECTED, `cut at byte ${cut} (message_delta starts at ${delta})`);
+    }
+  });
+
+  it('reads usage between large text deltas fed in uneven chunks, and not from text that looks like an event', () => {
+    const text = 'x'.repeat(3000) + '\nevent: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":999}}\n\n';
+    const big = [
+      sseEvent('message_start', { message: { model: 'claude-test-1', usage: { input_tokens: 7, output_tokens: 1 } } }),
+      ...Array.from({ length: 40 }, () => sseEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })),
+      sseEvent('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 40 } }),
+      sseEvent('message_stop', {}),
+    ].join('');
+    const bytes = Buffer.from(big);
+    for (const size of [5, 79, 80, 81, 1000, 4096, 65536]) {
+      const meter = UsageMeter.forContentType('text/event-stream')!;
+      for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
+      assert.deepEqual(meter.finish(), { model: 'claude-test-1', usage: { inputTokens: 7, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 } }, `chunks of ${size} bytes`);
+    }
+  });
+
+  it('reads CR-only line ends, a data line before its event line, and a usage event larger than a chunk', () => {
+    const padding = 'p'.repeat(200_000);
+    const body = [
+      `event: message_start\rdata: ${JSON.stringify({ type: 'message_start', message: { model: 'claude-test-3', note: padding, usage: { input_tokens: 5 } } })}\r\r`,
+      `data: ${JSON.stringify({ type: 'message_delta', usage: { output_tokens: 9 } })}\nevent: message_delta\n\n`,
+    ].join('');
+    const bytes = Buffer.from(body);
+    for (const size of [1000, 16384]) {
+      const meter = UsageMeter.forContentType('text/event-stream')!;
+      for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
+      assert.deepEqual(meter.finish(), { model: 'claude-test-3', usage: { inputTokens: 5, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0 } }, `chunks of ${size} bytes`);
+    }
+  });
+
+  it('an event named otherwise is not read for usage, even when its data says message_delta (LF and CRLF, split anywhere)', () => {
+    const other = 'event: content_block_delta\ndata: {"type":"message_delta","usage":{"output_tokens":5000}}\n\n';
+    for (const text of [stream() + other, (stream() + other).replace(/\n/g, '\r\n')]) {
+      const bytes = Buffer.from(text);
+      for (let cut = 0; cut <= bytes.length; cut++) {
+        const meter = UsageMeter.forContentType('text/event-stream')!;
+        meter.feed(bytes.subarray(0, cut));
+        meter.feed(bytes.subarray(cut));
+        assert.deepEqual(meter.finish(), EXPECTED, `cut at byte ${cut}${text.includes('\r') ? ' (CRLF)' : ''}`);
+      }
+    }
+  });
+
   it('later message_delta counts replace earlier ones (they are cumulative), input included when reported', () => {
     const meter = UsageMeter.forContentType('text/event-stream')!;
     meter.feed(Buffer.from(stream().replace(sseEvent('message_stop', {}), '')));

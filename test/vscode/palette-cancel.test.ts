@@ -6,44 +6,14 @@
 // own; a module inside the extension's folder gets the extension's, in a development host and in
 // an installed .vsix alike).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { OffPeakApi } from '../../src/extension';
+import { connectToGateway, disconnectGateway, EXTENSION_ID, startDemoGateway, waitFor, type DemoGateway } from './demo-gateway';
 
-const EXTENSION_ID = 'offpeak.off-peak-tasks';
 const DEMO_KEY = 'opk-demo-key-palette-cancel';
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function startClosedGateway(extensionPath: string): Promise<{ url: string; child: ChildProcess }> {
-  const args = [path.join(extensionPath, 'dist', 'gateway.js'), '--demo', '--demo-script', 'echo', '--windows-closed', '--port', '0', '--demo-key', DEMO_KEY, '--log-level', 'silent'];
-  const child = spawn(process.execPath, args, { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`the demo gateway did not start:\n${out}`)), 20_000);
-    child.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], child });
-      }
-    });
-    child.stderr!.on('data', (d) => (out += String(d)));
-    child.on('exit', (code) => reject(new Error(`the demo gateway exited (${code}):\n${out}`)));
-  });
-}
 
 /** The `vscode` API object the extension at `extensionPath` was given. */
 function extensionVscode(extensionPath: string): typeof vscode {
@@ -83,7 +53,7 @@ async function cancelFromPalette(api: typeof vscode, taskId: string, answer: str
 }
 
 describe('Off-Peak Tasks: Cancel from the command palette (real VS Code, demo gateway)', () => {
-  let gateway: { url: string; child: ChildProcess } | undefined;
+  let gateway: DemoGateway | undefined;
   let api: OffPeakApi;
   let theirs: typeof vscode;
 
@@ -92,25 +62,14 @@ describe('Off-Peak Tasks: Cancel from the command palette (real VS Code, demo ga
     assert.ok(ext);
     api = await ext.activate();
     theirs = extensionVscode(ext.extensionPath);
-    gateway = await startClosedGateway(ext.extensionPath);
+    gateway = await startDemoGateway(ext.extensionPath, DEMO_KEY, ['--windows-closed']);
   });
 
-  after(async () => {
-    gateway?.child.kill('SIGTERM');
-    await vscode.workspace.getConfiguration('offPeak').update('gatewayUrl', undefined, vscode.ConfigurationTarget.Global);
-    await vscode.commands.executeCommand('offPeak.clearApiKey');
-  });
+  after(() => disconnectGateway(gateway));
 
   it('item 12: Cancel from the command palette asks like the panel does, and only "Cancel Task" cancels', async function () {
     this.timeout(120_000);
-    const before = api.engine();
-    await vscode.workspace.getConfiguration('offPeak').update('gatewayUrl', gateway!.url, vscode.ConfigurationTarget.Global);
-    const engine = await waitFor('the engine to restart on the new gateway', async () => {
-      const e = await api.whenStarted();
-      return e && e !== before ? e : undefined;
-    });
-    await vscode.commands.executeCommand('offPeak.setApiKey', DEMO_KEY);
-    await waitFor('the availability snapshot', async () => (await engine.service.availability.refresh()).status === 'enabled');
+    const engine = await connectToGateway(api, gateway!, DEMO_KEY);
     const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', { prompt: 'Wait in the queue until cancelled.', permissionMode: 'plan' });
     assert.equal(engine.service.getTask(taskId)?.status, 'queued');
 

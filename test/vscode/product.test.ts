@@ -4,78 +4,32 @@
 // extension's own engine takes the ticket, the scheduler starts the bundled reference agent in
 // the workspace, and the task completes with one History row.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { OffPeakApi } from '../../src/extension';
+import { connectToGateway, disconnectGateway, EXTENSION_ID, startDemoGateway, waitFor, type DemoGateway } from './demo-gateway';
 
-const EXTENSION_ID = 'offpeak.off-peak-tasks';
 const DEMO_KEY = 'opk-demo-key-vscode-test';
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function startDemoGateway(extensionPath: string): Promise<{ url: string; child: ChildProcess }> {
-  // The extension host's own runtime runs the gateway bundle (Node 24 in code-server; Electron
-  // acting as Node on desktop). Demo mode keeps tickets in memory, so no native module is needed.
-  const child = spawn(process.execPath, [path.join(extensionPath, 'dist', 'gateway.js'), '--demo', '--demo-script', 'echo', '--port', '0', '--demo-key', DEMO_KEY, '--log-level', 'silent'], {
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`the demo gateway did not start:\n${out}`)), 20_000);
-    child.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], child });
-      }
-    });
-    child.stderr!.on('data', (d) => (out += String(d)));
-    child.on('exit', (code) => reject(new Error(`the demo gateway exited (${code}):\n${out}`)));
-  });
-}
-
 describe('Off-Peak Tasks end to end in a real VS Code (demo gateway, reference agent)', () => {
-  let gateway: { url: string; child: ChildProcess } | undefined;
+  let gateway: DemoGateway | undefined;
   let api: OffPeakApi;
 
   before(async () => {
     const ext = vscode.extensions.getExtension<OffPeakApi>(EXTENSION_ID);
     assert.ok(ext);
     api = await ext.activate();
-    gateway = await startDemoGateway(ext.extensionPath);
+    gateway = await startDemoGateway(ext.extensionPath, DEMO_KEY);
   });
 
-  after(async () => {
-    gateway?.child.kill('SIGTERM');
-    await vscode.workspace.getConfiguration('offPeak').update('gatewayUrl', undefined, vscode.ConfigurationTarget.Global);
-    await vscode.commands.executeCommand('offPeak.clearApiKey');
-  });
+  after(() => disconnectGateway(gateway));
 
   it('queues a task from the command, runs the agent in the workspace, completes with one History row', async function () {
     this.timeout(120_000);
     const folder = vscode.workspace.workspaceFolders?.[0];
     assert.ok(folder, 'the harness opens a workspace folder');
-    const before = api.engine();
-    await vscode.workspace.getConfiguration('offPeak').update('gatewayUrl', gateway!.url, vscode.ConfigurationTarget.Global);
-    // A new gateway URL restarts the engine.
-    const engine = await waitFor('the engine to restart on the new gateway', async () => {
-      const e = await api.whenStarted();
-      return e && e !== before ? e : undefined;
-    });
-    await vscode.commands.executeCommand('offPeak.setApiKey', DEMO_KEY);
-    await waitFor('the availability snapshot', async () => (await engine.service.availability.refresh()).status === 'enabled');
+    const engine = await connectToGateway(api, gateway!, DEMO_KEY);
 
     const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', {
       prompt: 'List the files in this workspace and say hello.',
