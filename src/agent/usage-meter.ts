@@ -78,204 +78,99 @@ export abstract class UsageMeter {
 
 const LF = 0x0a;
 const CR = 0x0d;
-const SPACE = 0x20;
-const EVENT_FIELD = Buffer.from('event:');
-const DATA_FIELD = Buffer.from('data:');
-const USAGE_NAMES = [Buffer.from('message_start'), Buffer.from('message_delta')] as const;
-const NAME_BYTES = USAGE_NAMES[0].length;
-/** How a compact data line begins (`{"type":"`); anything else is matched with USAGE_EVENT_DATA. */
-const COMPACT_TYPE = Buffer.from('{"type":"');
-/** The start of a line that is enough to tell whether it names a usage event. */
-const LINE_HEAD_BYTES = 80;
-/** A usage event longer than this is not read (the API's are well under 1 KB). */
-const MAX_EVENT_BYTES = 256 * 1024;
-/** Two line ends in a row: a blank line, the end of an event (CRLF is one line end, so `\r\n` is not one). */
-const BLANK_LINES = [Buffer.from('\n\n'), Buffer.from('\r\r'), Buffer.from('\n\r')];
-const NOTHING = Buffer.alloc(0);
+/** The answer's first bytes read for `message_start` (its first event; a usage event is well under 1 KB). */
+const HEAD_BYTES = 256 * 1024;
+/** The answer's last bytes kept for `message_delta`, which comes last but for `message_stop` and pings. */
+const TAIL_BYTES = 64 * 1024;
 
 /**
- * Streamed answers. A 2 MB answer is almost all text deltas, so its bytes are not converted to
- * strings nor parsed: the meter finds the line starts (`Buffer.indexOf` of LF and CR) and looks
- * at each line's first bytes for a line that names a usage event (`event: message_start` or
- * `event: message_delta`, or, for a server that leaves out `event:` lines, a `data:` line whose
- * JSON starts with that `"type"`). Only such an event, from that line to the blank line that
- * ends it, is given to `eventsource-parser`, a freshly reset one each time, which parses it.
- * Across chunk boundaries the meter keeps at most LINE_HEAD_BYTES of an unfinished line while
- * looking, and feeds the parser on while an event it started has not ended (a name, its JSON or
- * the blank line can be split anywhere). Bytes go to the parser as latin1, one character per
- * byte (exact for the framing: a UTF-8 multi-byte sequence never contains CR or LF); only the
- * data of a usage event is decoded as UTF-8 before it is read as JSON.
+ * Streamed answers. `message_start` is the first event and `message_delta` (whose counts are
+ * cumulative) the last but `message_stop`, so the 2 MB of text deltas between them are neither
+ * converted nor parsed: the meter parses the answer's first bytes until `message_start` has been
+ * seen (its first chunk, as a rule), keeps references to the chunks of its last TAIL_BYTES, and
+ * parses those when the answer ends, from the first event boundary in them. Both parses use
+ * `eventsource-parser`, on the bytes as latin1, one character per byte (exact for the framing:
+ * a UTF-8 multi-byte sequence never contains CR or LF); only a usage event's data is decoded
+ * as UTF-8 before it is read as JSON.
  */
 class SseUsageMeter extends UsageMeter {
-  private readonly parser: EventSourceParser = createParser({
-    onEvent: (event) => {
-      const name = event.event ?? USAGE_EVENT_DATA.exec(event.data)?.[1];
-      if (name === 'message_start' || name === 'message_delta') this.read(Buffer.from(event.data, 'latin1').toString('utf8'));
-    },
-  });
-  /** Looking: the start of the line the last chunk ended in (null: too long a line to name an event). */
-  private tail: Buffer | null = NOTHING;
-  /** Feeding an event to the parser: its bytes so far (-1: looking). */
-  private eventBytes = -1;
-  private lastByte = -1;
-  private firstChunk = true;
-  /** Looking inside an event whose `event:` line names another event: its data lines are not read. */
-  private otherEvent = false;
-  /** The last chunk ended with a CR: a LF first in the next one is the rest of that line end. */
-  private endedWithCr = false;
-  private readonly ends = new LineEnds();
+  private head: EventSourceParser | null = createParser({ onEvent: (event) => this.onEvent(event.event, event.data, 'head') });
+  private headBytes = 0;
+  private sawStart = false;
+  private readonly tail: Buffer[] = [];
+  private tailBytes = 0;
+  /** Bytes left the tail: it starts somewhere inside the answer. */
+  private cut = false;
+  private first = true;
 
   feed(chunk: Buffer): void {
     if (chunk.length === 0) return;
-    if (this.firstChunk) {
-      this.firstChunk = false;
+    if (this.first) {
+      this.first = false;
       if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3); // a UTF-8 BOM
     }
-    if (this.eventBytes >= 0) {
-      const seam = (this.lastByte === LF && (chunk[0] === LF || chunk[0] === CR)) || (this.lastByte === CR && chunk[0] === CR);
-      const end = seam ? 1 : blankLineEnd(chunk, 0);
-      if (end < 0) return this.continueEvent(chunk, false);
-      this.endEvent(chunk, 0, end);
-      return this.look(chunk, end);
+    if (this.head) {
+      this.head.feed(chunk.toString('latin1'));
+      this.headBytes += chunk.length;
+      if (this.sawStart || this.headBytes >= HEAD_BYTES) this.head = null;
     }
-    const afterCr = this.endedWithCr;
-    this.endedWithCr = false;
-    if (this.tail === null) return this.look(chunk, nextLineStart(chunk, 0));
-    if (afterCr && chunk[0] === LF) return this.look(chunk, 1);
-    // The unfinished line of the last chunk (a few bytes) goes before this one.
-    this.look(this.tail.length > 0 ? Buffer.concat([this.tail, chunk]) : chunk, 0);
+    this.tail.push(chunk);
+    this.tailBytes += chunk.length;
+    while (this.tailBytes - this.tail[0].length >= TAIL_BYTES) {
+      this.tailBytes -= this.tail.shift()!.length;
+      this.cut = true;
+    }
   }
 
   protected end(): void {
+    this.head = null;
+    let bytes = Buffer.concat(this.tail, this.tailBytes);
+    this.tail.length = 0;
+    if (this.cut) {
+      const from = afterFirstBlankLine(bytes);
+      if (from < 0) return;
+      bytes = bytes.subarray(from);
+    }
     // A last event without its blank line is not dispatched, as an EventSource would not either.
+    createParser({ onEvent: (event) => this.onEvent(event.event, event.data, 'tail') }).feed(bytes.toString('latin1'));
   }
 
-  /** Looks at the lines from the line start `from` on (-1: none); an event that a line names is fed to the parser. */
-  private look(buf: Buffer, from: number): void {
-    const ends = this.ends.reset(buf);
-    for (let start = from; start >= 0 && start < buf.length; ) {
-      const lineEnd = ends.next(start);
-      if (lineEnd < 0 && buf.length - start < LINE_HEAD_BYTES) {
-        this.tail = Buffer.from(buf.subarray(start)); // too short yet to tell
-        return;
-      }
-      if (lineEnd === start) this.otherEvent = false; // a blank line: the event ended
-      else if (this.otherEvent) {
-        // a line of an event named otherwise: not read
-      } else if (namesUsageEvent(buf, start, lineEnd < 0 ? buf.length : lineEnd)) {
-        const end = blankLineEnd(buf, start);
-        if (end < 0) return this.continueEvent(buf.subarray(start), true);
-        this.endEvent(buf, start, end);
-        start = end;
-        continue;
-      } else this.otherEvent = startsWith(buf, start, EVENT_FIELD);
-      if (lineEnd < 0) break;
-      // A CRLF is one line end: the next line starts after its LF.
-      start = buf[lineEnd] === CR && buf[lineEnd + 1] === LF ? lineEnd + 2 : lineEnd + 1;
+  private onEvent(name: string | undefined, data: string, part: 'head' | 'tail'): void {
+    const type = name ?? USAGE_EVENT_DATA.exec(data)?.[1];
+    if (type === 'message_start') {
+      if (part === 'tail' && this.sawStart) return; // read already, from the head
+      this.sawStart = true;
+      const event = parseEvent(data);
+      this.take(event?.message?.model, event?.message?.usage);
+    } else if (type === 'message_delta' && part === 'tail') {
+      this.take(undefined, parseEvent(data)?.usage);
     }
-    const last = buf[buf.length - 1];
-    this.tail = last === LF || last === CR ? NOTHING : null;
-    this.endedWithCr = last === CR;
-  }
-
-  /** An event being fed to the parser goes on to the end of `bytes`. */
-  private continueEvent(bytes: Buffer, first: boolean): void {
-    this.eventBytes = (first ? 0 : this.eventBytes) + bytes.length;
-    this.lastByte = bytes[bytes.length - 1];
-    if (this.eventBytes > MAX_EVENT_BYTES) {
-      this.parser.reset();
-      this.eventBytes = -1;
-      this.tail = null;
-      return;
-    }
-    this.parser.feed(bytes.toString('latin1'));
-  }
-
-  /** The event ends at `end` (just after its blank line): parsed, and the parser reset for the next one. */
-  private endEvent(buf: Buffer, start: number, end: number): void {
-    this.parser.feed(buf.toString('latin1', start, end));
-    // The blank line was found, so a CR at its end ends it (the parser would wait for a LF that may follow).
-    this.parser.feed('\n');
-    this.parser.reset();
-    this.eventBytes = -1;
-  }
-
-  private read(data: string): void {
-    let event: { type?: unknown; message?: { model?: unknown; usage?: ApiUsage }; usage?: ApiUsage };
-    try {
-      event = JSON.parse(data) as typeof event;
-    } catch {
-      return;
-    }
-    if (event.type === 'message_start') this.take(event.message?.model, event.message?.usage);
-    else if (event.type === 'message_delta') this.take(undefined, event.usage);
   }
 }
 
-/** The line ends of one buffer at a time, found with one `indexOf` per LF and one per CR (CRs are rare). */
-class LineEnds {
-  private buf: Buffer = NOTHING;
-  private lf = -2;
-  private cr = -2;
-
-  /** Looks at `buf` from now on. */
-  reset(buf: Buffer): this {
-    this.buf = buf;
-    this.lf = -2;
-    this.cr = -2;
-    return this;
-  }
-
-  /** The first LF or CR at or after `from`, or -1. */
-  next(from: number): number {
-    const first = this.buf[from];
-    if (first === LF || first === CR) return from;
-    if (this.lf !== -1 && this.lf < from) this.lf = this.buf.indexOf(LF, from);
-    if (this.cr !== -1 && this.cr < from) this.cr = this.buf.indexOf(CR, from);
-    if (this.lf < 0) return this.cr;
-    return this.cr < 0 || this.lf < this.cr ? this.lf : this.cr;
+function parseEvent(data: string): { message?: { model?: unknown; usage?: ApiUsage }; usage?: ApiUsage } | null {
+  try {
+    return JSON.parse(Buffer.from(data, 'latin1').toString('utf8')) as { message?: { model?: unknown; usage?: ApiUsage }; usage?: ApiUsage };
+  } catch {
+    return null;
   }
 }
 
-/** Where the next line starts after `from` (-1: not in this buffer). */
-function nextLineStart(buf: Buffer, from: number): number {
-  const end = new LineEnds().reset(buf).next(from);
-  return end < 0 ? -1 : end + 1;
-}
-
-/** Whether the line at `start` (ending at `end`) is `event: message_start|message_delta` or a data line of that type. */
-function namesUsageEvent(buf: Buffer, start: number, end: number): boolean {
-  if (startsWith(buf, start, EVENT_FIELD)) {
-    const value = buf[start + EVENT_FIELD.length] === SPACE ? start + EVENT_FIELD.length + 1 : start + EVENT_FIELD.length;
-    return end - value === NAME_BYTES && isUsageName(buf, value);
+/**
+ * Where the first whole event of `bytes` starts (bytes that begin inside the answer): just after
+ * a line end that is followed by another line end, i.e. at the second of the two; -1 when none.
+ */
+function afterFirstBlankLine(bytes: Buffer): number {
+  for (let i = 0; i < bytes.length; ) {
+    const lf = bytes.indexOf(LF, i);
+    const cr = bytes.indexOf(CR, i);
+    const end = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+    if (end < 0) return -1;
+    const next = bytes[end] === CR && bytes[end + 1] === LF ? end + 2 : end + 1; // a CRLF is one line end
+    if (bytes[next] === LF || bytes[next] === CR) return next;
+    i = next;
   }
-  if (!startsWith(buf, start, DATA_FIELD)) return false;
-  const value = buf[start + DATA_FIELD.length] === SPACE ? start + DATA_FIELD.length + 1 : start + DATA_FIELD.length;
-  if (startsWith(buf, value, COMPACT_TYPE)) {
-    const at = value + COMPACT_TYPE.length;
-    return buf[at + NAME_BYTES] === 0x22 && isUsageName(buf, at);
-  }
-  return USAGE_EVENT_DATA.test(buf.toString('latin1', value, Math.min(end, start + LINE_HEAD_BYTES)));
-}
-
-function isUsageName(buf: Buffer, at: number): boolean {
-  return startsWith(buf, at, USAGE_NAMES[0]) || startsWith(buf, at, USAGE_NAMES[1]);
-}
-
-function startsWith(buf: Buffer, at: number, prefix: Buffer): boolean {
-  if (at + prefix.length > buf.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (buf[at + i] !== prefix[i]) return false;
-  return true;
-}
-
-/** Just after the first blank line at or after `from`, or -1. */
-function blankLineEnd(buf: Buffer, from: number): number {
-  let first = -1;
-  for (const pattern of BLANK_LINES) {
-    const at = buf.indexOf(pattern, from);
-    if (at >= 0 && (first < 0 || at < first)) first = at;
-  }
-  return first < 0 ? -1 : first + 2;
+  return -1;
 }
 
 class JsonUsageMeter extends UsageMeter {

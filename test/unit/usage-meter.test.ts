@@ -60,11 +60,14 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
       sseEvent('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 40 } }),
       sseEvent('message_stop', {}),
     ].join('');
-    const bytes = Buffer.from(big);
-    for (const size of [5, 79, 80, 81, 1000, 4096, 65536]) {
-      const meter = UsageMeter.forContentType('text/event-stream')!;
-      for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
-      assert.deepEqual(meter.finish(), { model: 'claude-test-1', usage: { inputTokens: 7, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 } }, `chunks of ${size} bytes`);
+    // Over 64 KB: the meter keeps only the answer's last bytes, which begin inside an event.
+    for (const lineEnd of ['\n', '\r\n', '\r']) {
+      const bytes = Buffer.from(big.replace(/\n/g, lineEnd));
+      for (const size of [5, 79, 80, 81, 1000, 4096, 65536]) {
+        const meter = UsageMeter.forContentType('text/event-stream')!;
+        for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
+        assert.deepEqual(meter.finish(), { model: 'claude-test-1', usage: { inputTokens: 7, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 } }, `chunks of ${size} bytes, line ends ${JSON.stringify(lineEnd)}`);
+      }
     }
   });
 
