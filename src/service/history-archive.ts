@@ -1,0 +1,209 @@
+/**
+ * The history archive (docs/flows.md#archive): finished tasks beyond `offPeak.history.keepDays`
+ * and `offPeak.history.keepCount` move, with every per-task row of theirs, from the task DB into
+ * `tasks-archive.sqlite` beside it, so a durable write of the task DB costs the same with a year
+ * of history as with a week.
+ *
+ * A run (the lease holder, at most once a day, in the background) moves batches. Each batch:
+ * 1. read the due tasks' rows from the task DB;
+ * 2. write them into the archive (one transaction; INSERT OR REPLACE by key: a batch written
+ *    twice leaves one copy);
+ * 3. delete them from the task DB (one transaction), each only if its rows still equal the copy.
+ * A crash after 2 leaves a task in both files: readers take the task DB's copy, and the next run
+ * writes it again (replacing) and finishes 3. A crash in 2 leaves the archive as it was.
+ *
+ * An archived task comes back to the task DB when the user acts on it (Open session, Review,
+ * Follow up, Delete): written into the task DB first, then taken out of the archive, so the same
+ * crash rule holds the other way round.
+ */
+import type { Clock } from '../core/clock';
+import { deriveHistoryRow, matchesHistoryFilter, type HistoryFilter, type HistoryRow } from '../core/history';
+import { SingleFlight } from '../core/single-flight';
+import { ArchiveFile, type StoreFs, type TaskStore } from '../store';
+import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../store/archive-history';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The machine settings `offPeak.history.*`. */
+export interface HistoryKeep {
+  keepDays: number;
+  keepCount: number;
+}
+export const DEFAULT_HISTORY_KEEP: HistoryKeep = { keepDays: 90, keepCount: 500 };
+
+export interface HistoryArchiveOptions {
+  store: TaskStore;
+  clock: Clock;
+  keep?: () => HistoryKeep;
+  wasmPath?: string;
+  /** fsync the archive file on each write (default: true). */
+  durable?: boolean;
+  /** File operations on the archive file (tests inject faults). */
+  fs?: StoreFs;
+  /** Tasks moved per batch (default 200). */
+  batchSize?: number;
+  /** A run starts at most this often (default one day, measured from the archive file's last write). */
+  minIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ArchiveRunReport {
+  moved: number;
+  batches: number;
+  /** Tasks left in the task DB because they changed while their batch was written (the next run takes them). */
+  changedMeanwhile: number;
+}
+
+/** One History row with where it came from: the task DB (`entry` absent) or the archive. */
+export interface HistoryPageRow {
+  row: HistoryRow;
+  archived?: ArchivedEntry;
+}
+
+export interface HistoryPage {
+  rows: HistoryPageRow[];
+  /** Rows matching in all (the task DB's and the archive's). */
+  total: number;
+}
+
+export function clampKeep(keep: HistoryKeep): HistoryKeep {
+  return { keepDays: Math.max(1, Math.floor(keep.keepDays) || DEFAULT_HISTORY_KEEP.keepDays), keepCount: Math.max(0, Math.floor(keep.keepCount) || 0) };
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export class HistoryArchive {
+  private file: ArchiveFile | undefined;
+  private opening: Promise<ArchiveFile> | undefined;
+  private readonly runs = new SingleFlight<ArchiveRunReport>();
+  private lastRunAt: number | undefined;
+
+  constructor(private readonly options: HistoryArchiveOptions) {}
+
+  /** The archive file (prepared on first use; nothing is read until asked). */
+  archiveFile(): Promise<ArchiveFile> {
+    if (this.file) return Promise.resolve(this.file);
+    this.opening ??= ArchiveFile.open({ directory: this.options.store.directory, wasmPath: this.options.wasmPath, durable: this.options.durable, fs: this.options.fs }).then((f) => (this.file = f));
+    return this.opening;
+  }
+
+  /**
+   * The lease holder's tick: starts a run in the background when the last one (this process's,
+   * or the archive file's last write) is at least `minIntervalMs` ago. Never blocks the caller.
+   */
+  runIfDue(): void {
+    const now = this.options.clock.now();
+    const interval = this.options.minIntervalMs ?? DAY_MS;
+    if (this.lastRunAt !== undefined && now - this.lastRunAt < interval) return;
+    this.lastRunAt = now;
+    void this.archiveFile()
+      .then((file) => {
+        const written = file.lastWrittenAt();
+        if (written !== undefined && now - written < interval) {
+          this.lastRunAt = written;
+          return;
+        }
+        return this.run();
+      })
+      .catch((e: unknown) => this.options.log?.(`history archive: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  /** Moves every due task now, batch by batch (one run at a time). */
+  run(): Promise<ArchiveRunReport> {
+    return this.runs.run(() => this.runNow());
+  }
+
+  private async runNow(): Promise<ArchiveRunReport> {
+    const { store, clock } = this.options;
+    const file = await this.archiveFile();
+    const keep = clampKeep(this.options.keep?.() ?? DEFAULT_HISTORY_KEEP);
+    const report: ArchiveRunReport = { moved: 0, batches: 0, changedMeanwhile: 0 };
+    for (;;) {
+      const now = clock.now();
+      const rule = { keepCount: keep.keepCount, keepSince: now - keep.keepDays * DAY_MS };
+      const { schema, copies } = store.read((tx) => {
+        const ids = tx.archive.due(rule, this.options.batchSize ?? 200);
+        return { schema: tx.archive.schema(), copies: tx.archive.rowsOf(ids) };
+      });
+      if (copies.size === 0) break;
+      await file.put(schema, copies, { last_run_at: String(now) });
+      const removed = await store.mutate((tx) => tx.archive.removeArchived(copies));
+      report.moved += removed.length;
+      report.batches += 1;
+      report.changedMeanwhile += copies.size - removed.length;
+      if (removed.length < copies.size) break; // the rest changed: the next run copies them again
+      await nextTurn(); // the panel and the scheduler get their turn between batches
+    }
+    if (report.moved > 0) this.options.log?.(`history archive: moved ${report.moved} finished task(s) in ${report.batches} batch(es)`);
+    return report;
+  }
+
+  /** Whether the task is in the archive and not in the task DB. */
+  async isArchived(taskId: string): Promise<boolean> {
+    if (this.options.store.read((tx) => tx.tasks.get(taskId))) return false;
+    const file = await this.archiveFile();
+    return file.exists() && file.rowsOf([taskId]).has(taskId);
+  }
+
+  /**
+   * Brings an archived task back into the task DB (its rows written there first, then taken out
+   * of the archive). True when the task is in the task DB afterwards.
+   */
+  async restore(taskId: string): Promise<boolean> {
+    const { store } = this.options;
+    if (store.read((tx) => tx.tasks.get(taskId))) return true;
+    const file = await this.archiveFile();
+    if (!file.exists()) return false;
+    const rows = file.rowsOf([taskId]).get(taskId);
+    if (!rows) return false;
+    await store.mutate((tx) => {
+      if (!tx.tasks.get(taskId)) tx.archive.restore(taskId, rows);
+    });
+    await file.remove([taskId]);
+    return true;
+  }
+
+  /** Removes the task's archived copy, if any (after a Delete: a copy left by a crash must not come back). */
+  async forget(taskId: string): Promise<number> {
+    const file = await this.archiveFile();
+    return file.exists() ? file.remove([taskId]) : 0;
+  }
+
+  /**
+   * One page of History (newest first): the task DB's rows (`live`, already newest first), then
+   * the archive's, both matching `filter`. The archive is read only when the page reaches past
+   * the task DB's rows, or to count them.
+   */
+  async page(live: readonly HistoryRow[], query: { offset: number; limit: number; filter?: HistoryFilter; countArchived?: boolean }): Promise<HistoryPage> {
+    const liveRows = live.filter((r) => matchesHistoryFilter(r, query.filter));
+    const end = query.offset + query.limit;
+    const rows: HistoryPageRow[] = liveRows.slice(query.offset, end).map((row) => ({ row }));
+    let total = liveRows.length;
+    if (end > liveRows.length || query.countArchived || query.filter) {
+      const file = await this.archiveFile();
+      if (file.exists()) {
+        const now = this.options.clock.now();
+        const liveIds = new Set(this.options.store.read((tx) => tx.archive.allTaskIds()));
+        const found = file.read((db) => {
+          const ids = archivedHistoryIds(db, query.filter).filter((id) => !liveIds.has(id));
+          const from = Math.max(0, query.offset - liveRows.length);
+          const want = Math.max(0, end - Math.max(query.offset, liveRows.length));
+          return { count: ids.length, entries: want > 0 ? archivedEntries(db, ids.slice(from, from + want), now) : [] };
+        });
+        if (found) {
+          total += found.count;
+          for (const entry of found.entries) {
+            const row = deriveHistoryRow(entry.task, now);
+            if (row) rows.push({ row, archived: entry });
+          }
+        }
+      }
+    }
+    return { rows, total };
+  }
+
+  async close(): Promise<void> {
+    await this.runs.idle();
+    await this.file?.close();
+  }
+}
