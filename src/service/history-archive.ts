@@ -16,10 +16,12 @@
  * Follow up, Delete): written into the task DB first, then taken out of the archive, so the same
  * crash rule holds the other way round.
  */
+import * as fs from 'node:fs';
+import path from 'node:path';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, matchesHistoryFilter, type HistoryFilter, type HistoryRow } from '../core/history';
 import { SingleFlight } from '../core/single-flight';
-import { ArchiveFile, type StoreFs, type TaskStore } from '../store';
+import { ArchiveFile, ARCHIVE_FILE_NAME, type StoreFs, type TaskStore } from '../store';
 import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../store/archive-history';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -136,6 +138,11 @@ export class HistoryArchive {
     }
     if (report.moved > 0) this.options.log?.(`history archive: moved ${report.moved} finished task(s) in ${report.batches} batch(es)`);
     return report;
+  }
+
+  /** Whether an archive file exists (one stat; nothing is read). */
+  hasArchive(): boolean {
+    return (this.options.fs ?? fs).existsSync(path.join(this.options.store.directory, ARCHIVE_FILE_NAME));
   }
 
   /** Whether the task is in the archive and not in the task DB. */

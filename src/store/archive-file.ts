@@ -109,9 +109,9 @@ export class ArchiveFile {
     });
   }
 
-  /** Deletes these tasks' rows from the archive; returns how many tasks were there. */
-  remove(taskIds: readonly string[]): Promise<number> {
-    if (!this.exists()) return Promise.resolve(0);
+  /** Deletes these tasks' rows from the archive; returns how many tasks were there (nothing is written when none was). */
+  async remove(taskIds: readonly string[]): Promise<number> {
+    if (!this.exists() || this.rowsOf(taskIds).size === 0) return 0;
     return this.write((db) => deleteTaskRows(db, perTaskTables(db), taskIds));
   }
 

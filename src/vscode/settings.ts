@@ -14,6 +14,8 @@ export interface OffPeakSettings {
   askParkMinutes: number;
   /** New tasks on a git folder run on their own branch (worktree) or in the folder (docs/flows.md#isolation). */
   isolation: 'worktree' | 'inPlace';
+  /** Finished tasks beyond these move to the history archive (docs/flows.md#archive). */
+  history: { keepDays: number; keepCount: number };
 }
 
 export function readSettings(): OffPeakSettings {
@@ -30,5 +32,6 @@ export function readSettings(): OffPeakSettings {
     unansweredQuestion: c.get<string>('unansweredQuestion', 'park') === 'deny' ? 'deny' : 'park',
     askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
     isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
+    history: { keepDays: Math.max(1, c.get<number>('history.keepDays', 90)), keepCount: Math.max(0, c.get<number>('history.keepCount', 500)) },
   };
 }
