@@ -17,6 +17,8 @@ type ElementProps = JSX.HTMLAttributes<HTMLElement> & {
   icon?: string;
   resize?: string;
   description?: string;
+  /** vscode-textfield: text, search, date... */
+  type?: string;
 };
 
 declare module 'preact' {
