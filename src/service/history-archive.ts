@@ -136,6 +136,8 @@ export class HistoryArchive {
       if (removed.length < copies.size) break; // the rest changed: the next run copies them again
       await nextTurn(); // the panel and the scheduler get their turn between batches
     }
+    // Deleted rows leave free pages that every later write would still rewrite: drop them once.
+    if (report.moved > 0 && store.read((tx) => tx.archive.freeShare()) > 0.2) await store.compact();
     if (report.moved > 0) this.options.log?.(`history archive: moved ${report.moved} finished task(s) in ${report.batches} batch(es)`);
     return report;
   }

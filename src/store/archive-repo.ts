@@ -43,6 +43,13 @@ export class ArchiveRepo {
       .map((r) => String(r.id));
   }
 
+  /** The share of the file's pages that are free (rows deleted): worth a VACUUM when large. */
+  freeShare(): number {
+    const free = Number(this.db.scalar('PRAGMA freelist_count') ?? 0);
+    const pages = Number(this.db.scalar('PRAGMA page_count') ?? 0);
+    return pages > 0 ? free / pages : 0;
+  }
+
   /** Every task id in the task DB (a task also left in the archive by a crash is shown from here). */
   allTaskIds(): string[] {
     return this.db.all('SELECT off_peak_task_id AS id FROM off_peak_tasks').map((r) => String(r.id));

@@ -171,6 +171,27 @@ export class TaskStore {
     return this.leases.release(name, token);
   }
 
+  /**
+   * VACUUM, then one durable write: the file without the free pages that rows moved out left
+   * (the history archive, docs/flows.md#archive). SQLite keeps freed pages in the file otherwise.
+   */
+  compact(): Promise<void> {
+    return this.enqueue(() =>
+      this.ioRetry.run('compacting the task database', async () => {
+        const lock = await this.lock.acquire();
+        this.busy = true;
+        try {
+          this.syncWithDiskLocked(false);
+          this.copy.db.exec('VACUUM');
+          if (!this.persistLocked(lock, new Set())) throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} while compacting; nothing was written`);
+        } finally {
+          this.busy = false;
+          lock.release();
+        }
+      }),
+    );
+  }
+
   /** Checks now for another process's write (what the watcher does); true if one was loaded. */
   checkForExternalChange(): boolean {
     this.assertOpen();

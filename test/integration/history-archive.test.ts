@@ -105,6 +105,17 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.equal((await archive.run()).moved, 0, 'a second run finds nothing more to move');
   });
 
+  it('a run that moved most tasks compacts the task DB file (the free pages they left are not rewritten on every later write)', async () => {
+    for (let i = 0; i < 30; i++) await finished(`t${i}`, T0 + i * 60_000, { prompt: `${i} ${'x'.repeat(4000)}` });
+    const before = fs.statSync(store.filePath).size;
+    keep = { keepDays: 90, keepCount: 1 };
+    await archive.run();
+    const after = fs.statSync(store.filePath).size;
+    assert.ok(after < before / 1.5, `the file shrank from ${before} to ${after} bytes`);
+    assert.equal(store.read((tx) => tx.archive.freeShare()), 0, 'no free page left in the file');
+    assert.equal(liveIds().length, 1);
+  });
+
   it('keepDays: a task that ended more than keepDays ago moves even when it is among the keepCount most recent', async () => {
     await finished('a', T0);
     await finished('b', T0 + 50 * DAY);
@@ -196,7 +207,7 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     await finished('b', T0 + 1000);
     keep = { keepDays: 3650, keepCount: 1 };
     archive.runIfDue();
-    await waitFor(async () => (await archivedIds()).length === 1);
+    await waitFor(async () => liveIds().length === 1);
     await finished('c', T0 + 2000);
     archive.runIfDue();
     await reopen();
@@ -213,7 +224,7 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
 });
 
 async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 3000; i++) {
     if (await condition()) return;
     await new Promise((r) => setTimeout(r, 10));
   }
