@@ -247,7 +247,7 @@ export class HostEngine {
         // within one tick (docs/flows.md#recovery).
         void engine.sweep();
         // At most once a day, in the background (docs/flows.md#archive).
-        engine.archive.runIfDue();
+        void engine.archive.runIfDue();
       }
     });
     service.leadership.onDidChange(() => {
@@ -264,7 +264,7 @@ export class HostEngine {
     await windows.start();
     if (service.isLeader) await engine.recover();
     scheduler.start();
-    if (service.isLeader) engine.archive.runIfDue(); // the first start after the upgrade archives in the background
+    if (service.isLeader) void engine.archive.runIfDue(); // the first start after the upgrade archives in the background
     return engine;
   }
 

@@ -91,14 +91,15 @@ export class HistoryArchive {
 
   /**
    * The lease holder's tick: starts a run in the background when the last one (this process's,
-   * or the archive file's last write) is at least `minIntervalMs` ago. Never blocks the caller.
+   * or the archive file's last write) is at least `minIntervalMs` ago. Never blocks the caller
+   * (the promise, for tests, settles when the run did; it never rejects).
    */
-  runIfDue(): void {
+  runIfDue(): Promise<ArchiveRunReport | undefined> {
     const now = this.options.clock.now();
     const interval = this.options.minIntervalMs ?? DAY_MS;
-    if (this.lastRunAt !== undefined && now - this.lastRunAt < interval) return;
+    if (this.lastRunAt !== undefined && now - this.lastRunAt < interval) return Promise.resolve(undefined);
     this.lastRunAt = now;
-    void this.archiveFile()
+    return this.archiveFile()
       .then((file) => {
         const written = file.lastWrittenAt();
         if (written !== undefined && now - written < interval) {
@@ -107,7 +108,10 @@ export class HistoryArchive {
         }
         return this.run();
       })
-      .catch((e: unknown) => this.options.log?.(`history archive: ${e instanceof Error ? e.message : String(e)}`));
+      .catch((e: unknown) => {
+        this.options.log?.(`history archive: ${e instanceof Error ? e.message : String(e)}`);
+        return undefined;
+      });
   }
 
   /** Moves every due task now, batch by batch (one run at a time). */
