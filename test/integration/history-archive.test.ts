@@ -168,6 +168,26 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.deepEqual(await historyIds(), ['e', 'd', 'c', 'b', 'a']);
   });
 
+  it('a task changed between the archive write and the task DB delete stays in the task DB (its change kept), and the next run moves it as changed', async () => {
+    await finished('a', T0);
+    await finished('b', T0 + 1000);
+    keep = { keepDays: 90, keepCount: 1 };
+    // Fault injection: right after the archive file is renamed into place, the user removes 'a' from History.
+    let hide: Promise<unknown> | undefined;
+    const archiveFs = { ...fs, renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+      fs.renameSync(from, to);
+      if (path.basename(String(to)) === ARCHIVE_FILE_NAME) hide ??= store.mutate((tx) => tx.tasks.deleteHistory('a'));
+    } } as StoreFs;
+    await reopen({ archiveFs });
+    const report = await archive.run();
+    await hide;
+    assert.deepEqual([report.moved, report.changedMeanwhile], [0, 1]);
+    assert.deepEqual(liveIds(), ['a', 'b'], 'the changed task stays');
+    assert.deepEqual(await historyIds(), ['b'], "the task DB's copy (hidden from History) wins over the archive's");
+    await archive.run();
+    assert.deepEqual([liveIds(), await archivedIds(), await historyIds()], [['b'], ['a'], ['b']]);
+  });
+
   it('the filter finds live and archived tasks by text in the title or prompt, by status and by date', async () => {
     await finished('a', T0, { title: 'Refactor parser', prompt: 'Split the lexer' });
     await finished('b', T0 + DAY, { title: 'Fix login', prompt: 'The 100% case', status: 'failed' });
