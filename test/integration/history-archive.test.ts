@@ -168,6 +168,23 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.deepEqual(await historyIds(), ['e', 'd', 'c', 'b', 'a']);
   });
 
+  it('the first run after the upgrade moves its batches in the background: History asked meanwhile is answered before the run ends, every task once', async () => {
+    for (let i = 0; i < 12; i++) await finished(`t${String(i).padStart(2, '0')}`, T0 + i * 60_000);
+    keep = { keepDays: 90, keepCount: 0 };
+    let runEnded = false;
+    const run = archive.run().then((r) => {
+      runEnded = true;
+      return r;
+    });
+    const page = await archive.page(liveHistory(), { offset: 0, limit: 50 });
+    assert.equal(runEnded, false, 'answered while the run still had batches to move');
+    assert.equal(page.total, 12);
+    assert.equal(new Set(page.rows.map((r) => r.row.taskId)).size, 12);
+    const report = await run;
+    assert.deepEqual([report.moved, report.batches], [12, 4]);
+    assert.equal((await archive.page(liveHistory(), { offset: 0, limit: 50 })).total, 12);
+  });
+
   it('a task changed between the archive write and the task DB delete stays in the task DB (its change kept), and the next run moves it as changed', async () => {
     await finished('a', T0);
     await finished('b', T0 + 1000);
