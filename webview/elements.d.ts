@@ -19,6 +19,8 @@ type ElementProps = JSX.HTMLAttributes<HTMLElement> & {
   description?: string;
   /** vscode-textfield: text, search, date... */
   type?: string;
+  /** vscode-textfield / vscode-single-select: the inner control's aria-label (no vscode-label beside it). */
+  label?: string;
 };
 
 declare module 'preact' {

@@ -30,6 +30,7 @@ export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterVi
         type="search"
         data-testid="history-filter-text"
         aria-label="Filter History by title or prompt"
+        label="Filter History by title or prompt"
         placeholder="Filter by title or prompt"
         value={filter.text ?? ''}
         onInput={(e) => onChange({ ...filter, text: valueOf(e) })}
@@ -39,14 +40,15 @@ export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterVi
       <vscode-single-select
         data-testid="history-filter-status"
         aria-label="Status"
+        label="Status"
         value={filter.status ?? ''}
         onChange={(e) => onChange({ ...filter, status: (valueOf(e) || undefined) as HistoryFilterView['status'] })}
       >
         <vscode-option value="">Any status</vscode-option>
         {STATUSES.map((s) => <vscode-option key={s} value={s}>{HISTORY_LABELS[s]}</vscode-option>)}
       </vscode-single-select>
-      <vscode-textfield type="date" data-testid="history-filter-from" aria-label="Triggered from" title="Triggered from" onChange={(e) => onChange({ ...filter, from: dayBound(valueOf(e), false) })} />
-      <vscode-textfield type="date" data-testid="history-filter-to" aria-label="Triggered until" title="Triggered until" onChange={(e) => onChange({ ...filter, to: dayBound(valueOf(e), true) })} />
+      <vscode-textfield type="date" data-testid="history-filter-from" aria-label="Triggered from" label="Triggered from" title="Triggered from" onChange={(e) => onChange({ ...filter, from: dayBound(valueOf(e), false) })} />
+      <vscode-textfield type="date" data-testid="history-filter-to" aria-label="Triggered until" label="Triggered until" title="Triggered until" onChange={(e) => onChange({ ...filter, to: dayBound(valueOf(e), true) })} />
     </div>
   );
 }
