@@ -89,7 +89,7 @@ export function History({ state, act, channel }: { state: Pick<PanelState, 'hist
       </ul>
       {more && (
         <button type="button" class="more" data-testid="history-more" onClick={showMore}>
-          Show {HISTORY_PAGE_ROWS} more{loaded || !state.historyArchived ? ` of ${total - rows.length}` : ''}
+          {loaded || !state.historyArchived ? `Show ${Math.min(HISTORY_PAGE_ROWS, total - rows.length)} more of ${total - rows.length}` : 'Show older'}
         </button>
       )}
     </section>
