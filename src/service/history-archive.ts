@@ -23,6 +23,7 @@ import { deriveHistoryRow, matchesHistoryFilter, type HistoryFilter, type Histor
 import { SingleFlight } from '../core/single-flight';
 import { ArchiveFile, ARCHIVE_FILE_NAME, type StoreFs, type TaskStore } from '../store';
 import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../store/archive-history';
+import { groupIn } from '../store/archive-groups';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -159,20 +160,22 @@ export class HistoryArchive {
   }
 
   /**
-   * Brings an archived task back into the task DB (its rows written there first, then taken out
-   * of the archive). True when the task is in the task DB afterwards.
+   * Brings an archived task back into the task DB, with the archived tasks sharing its session or
+   * worktree (their rows written there first, then taken out of the archive). True when the task
+   * is in the task DB afterwards.
    */
   async restore(taskId: string): Promise<boolean> {
     const { store } = this.options;
     if (store.read((tx) => tx.tasks.get(taskId))) return true;
     const file = await this.archiveFile();
     if (!file.exists()) return false;
-    const rows = file.rowsOf([taskId]).get(taskId);
-    if (!rows) return false;
+    const group = file.read((db) => groupIn(db, taskId)) ?? [];
+    const copies = file.rowsOf(group);
+    if (!copies.has(taskId)) return false;
     await store.mutate((tx) => {
-      if (!tx.tasks.get(taskId)) tx.archive.restore(taskId, rows);
+      for (const [id, rows] of copies) if (!tx.tasks.get(id)) tx.archive.restore(id, rows);
     });
-    await file.remove([taskId]);
+    await file.remove([...copies.keys()]);
     return true;
   }
 

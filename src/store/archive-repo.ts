@@ -4,6 +4,7 @@
  * the copy the archive file holds) or putting them back.
  */
 import { perTaskTables, readTaskRows, sameRows, deleteTaskRows, writeTaskRows, type PerTaskTable, type TaskRows } from './archive-rows';
+import { wholeGroups } from './archive-groups';
 import type { SqlDb } from './sql';
 
 /** Which finished tasks stay in the task DB: the `keepCount` most recent that ended after `keepSince`. */
@@ -24,11 +25,13 @@ export class ArchiveRepo {
   }
 
   /**
-   * Finished tasks beyond the rule, oldest end first, at most `limit`. A task with a ticket not
-   * settled or abandoned yet is never one: its ledger row is the settle outbox's to finish.
+   * Finished tasks beyond the rule, oldest end first, about `limit` (a group sharing a session or
+   * worktree is never split). A task with a ticket not settled or abandoned yet is never one: its
+   * ledger row is the settle outbox's to finish; nor is one that shares a session or worktree with
+   * a task that is not due.
    */
   due(rule: KeepRule, limit: number): string[] {
-    return this.db
+    const due = this.db
       .all(
         `WITH finished AS (
            SELECT off_peak_task_id AS id, COALESCE(ended_at, updated_at) AS ended,
@@ -37,10 +40,12 @@ export class ArchiveRepo {
          SELECT id FROM finished
          WHERE (rank > ? OR ended < ?)
            AND NOT EXISTS (SELECT 1 FROM off_peak_tickets k WHERE k.task_id = finished.id AND k.settle_state NOT IN ('settled', 'abandoned'))
-         ORDER BY ended, id LIMIT ?`,
-        [Math.max(0, Math.floor(rule.keepCount)), rule.keepSince, Math.max(0, Math.floor(limit))],
+         ORDER BY ended, id`,
+        [Math.max(0, Math.floor(rule.keepCount)), rule.keepSince],
       )
       .map((r) => String(r.id));
+    // Tasks sharing a session or a worktree move together, and only when all of them are due.
+    return wholeGroups(this.db, due, Math.max(0, Math.floor(limit)));
   }
 
   /** The share of the file's pages that are free (rows deleted): worth a VACUUM when large. */

@@ -133,6 +133,24 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.equal(store.read((tx) => tx.tickets.forTask('a'))[0].settleState, 'pending');
   });
 
+  it('a task and its follow-up (one session) move together, only once both are due, and come back together', async () => {
+    await finished('a', T0);
+    await finished('b', T0 + 60_000 * 10);
+    clock.set(T0 + 60_000 * 11);
+    await store.mutate((tx) => tx.followUps.insert({ taskId: 'b', followUpOf: 'a', ofTitle: 'Task a', sessionId: 's-a', agent: 'reference' }));
+    await finished('c', T0 + 60_000 * 20);
+    keep = { keepDays: 90, keepCount: 2 }; // 'a' is due, its follow-up 'b' is not
+    await archive.run();
+    assert.deepEqual([liveIds(), await archivedIds()], [['a', 'b', 'c'], []], "the follow-up's first task stays while the follow-up does");
+    keep = { keepDays: 90, keepCount: 0 };
+    const report = await archive.run();
+    assert.deepEqual([liveIds(), await archivedIds()], [[], ['a', 'b', 'c']]);
+    assert.ok(report.batches >= 1);
+    assert.equal(await archive.restore('a'), true);
+    assert.deepEqual([liveIds(), await archivedIds()], [['a', 'b'], ['c']], 'Open session on the first task brings its follow-up back too');
+    assert.equal(store.read((tx) => tx.followUps.sessionInUse('s-a', 'a')), true, "so deleting one never removes the other's transcript");
+  });
+
   it('crash after the archive write, before the task DB delete: reopened, each task shows once (the task DB copy), and the next run finishes the move without duplicates', async () => {
     for (const [i, id] of ['a', 'b', 'c', 'd'].entries()) await finished(id, T0 + i * 60_000 * 5);
     keep = { keepDays: 90, keepCount: 1 };
