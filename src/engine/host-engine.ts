@@ -241,6 +241,7 @@ export class HostEngine {
       } catch {
         // store closing: nothing to look at
       }
+      engine.archive.unloadIfIdle(); // the history archive is read only when asked, and not kept
       if (leader) {
         void scheduler.tick();
         // A window that crashed while another held the lease left its tasks running: found here,

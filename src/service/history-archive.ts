@@ -26,6 +26,7 @@ import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../stor
 import { groupIn } from '../store/archive-groups';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const IDLE_UNLOAD_MS = 5 * 60 * 1000;
 
 /** The machine settings `offPeak.history.*`. */
 export interface HistoryKeep {
@@ -80,6 +81,8 @@ export class HistoryArchive {
   private opening: Promise<ArchiveFile> | undefined;
   private readonly runs = new SingleFlight<ArchiveRunReport>();
   private lastRunAt: number | undefined;
+  /** When History or an action last read the archive (its copy goes after IDLE_UNLOAD_MS unused). */
+  private lastReadAt = 0;
 
   constructor(private readonly options: HistoryArchiveOptions) {}
 
@@ -147,6 +150,11 @@ export class HistoryArchive {
     return report;
   }
 
+  /** Every window's lease tick: an archive copy nobody read for IDLE_UNLOAD_MS leaves memory. */
+  unloadIfIdle(): void {
+    if (this.file && this.options.clock.now() - this.lastReadAt > IDLE_UNLOAD_MS) this.file.unload();
+  }
+
   /** Whether an archive file exists (one stat; nothing is read). */
   hasArchive(): boolean {
     return (this.options.fs ?? fs).existsSync(path.join(this.options.store.directory, ARCHIVE_FILE_NAME));
@@ -168,6 +176,7 @@ export class HistoryArchive {
     const { store } = this.options;
     if (store.read((tx) => tx.tasks.get(taskId))) return true;
     const file = await this.archiveFile();
+    this.lastReadAt = this.options.clock.now();
     if (!file.exists()) return false;
     const group = file.read((db) => groupIn(db, taskId)) ?? [];
     const copies = file.rowsOf(group);
@@ -197,6 +206,7 @@ export class HistoryArchive {
     let total = liveRows.length;
     if (end > liveRows.length || query.countArchived || query.filter) {
       const file = await this.archiveFile();
+      this.lastReadAt = this.options.clock.now();
       if (file.exists()) {
         const now = this.options.clock.now();
         const liveIds = new Set(this.options.store.read((tx) => tx.archive.allTaskIds()));

@@ -120,6 +120,11 @@ export class ArchiveFile {
     return this.read((db) => db.get(`SELECT value FROM ${META_TABLE} WHERE key = ?`, [key])?.value as string | undefined);
   }
 
+  /** Whether a copy of the archive is in memory now. */
+  get loaded(): boolean {
+    return this.db !== undefined;
+  }
+
   /** Drops the in-memory copy (it is read again when next asked). */
   unload(): void {
     this.db?.raw.close();

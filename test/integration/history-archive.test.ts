@@ -116,6 +116,26 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.equal(liveIds().length, 1);
   });
 
+  it('the archive is not read until History asks past the task DB rows, and its copy leaves memory after 5 idle minutes', async () => {
+    for (const [i, id] of ['a', 'b', 'c'].entries()) await finished(id, T0 + i * 60_000);
+    keep = { keepDays: 90, keepCount: 1 };
+    await archive.run();
+    await reopen();
+    const file = await archive.archiveFile();
+    assert.equal(file.loaded, false, 'not read at open');
+    await archive.page(liveHistory(), { offset: 0, limit: 1 });
+    assert.equal(file.loaded, false, 'a first page the task DB fills reads nothing');
+    assert.equal((await archive.page(liveHistory(), { offset: 0, limit: 50 })).rows.length, 3);
+    assert.equal(file.loaded, true);
+    clock.advance(4 * 60_000);
+    archive.unloadIfIdle();
+    assert.equal(file.loaded, true);
+    clock.advance(2 * 60_000);
+    archive.unloadIfIdle();
+    assert.equal(file.loaded, false);
+    assert.equal((await archive.page(liveHistory(), { offset: 0, limit: 50 })).rows.length, 3, 'read again when asked');
+  });
+
   it('keepDays: a task that ended more than keepDays ago moves even when it is among the keepCount most recent', async () => {
     await finished('a', T0);
     await finished('b', T0 + 50 * DAY);
