@@ -27,6 +27,8 @@ import { groupIn } from '../store/archive-groups';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const IDLE_UNLOAD_MS = 5 * 60 * 1000;
+/** The task DB is compacted (VACUUM) once more than this share of its pages is free. */
+const COMPACT_AT_FREE_SHARE = 0.25;
 
 /** The machine settings `offPeak.history.*`. */
 export interface HistoryKeep {
@@ -128,24 +130,27 @@ export class HistoryArchive {
     const file = await this.archiveFile();
     const keep = clampKeep(this.options.keep?.() ?? DEFAULT_HISTORY_KEEP);
     const report: ArchiveRunReport = { moved: 0, batches: 0, changedMeanwhile: 0 };
-    for (;;) {
-      const now = clock.now();
-      const rule = { keepCount: keep.keepCount, keepSince: now - keep.keepDays * DAY_MS };
-      const { schema, copies } = store.read((tx) => {
-        const ids = tx.archive.due(rule, this.options.batchSize ?? 200);
-        return { schema: tx.archive.schema(), copies: tx.archive.rowsOf(ids) };
-      });
-      if (copies.size === 0) break;
+    const now = clock.now();
+    const rule = { keepCount: keep.keepCount, keepSince: now - keep.keepDays * DAY_MS };
+    // One look at the whole DB plans the run; each batch is checked again just before it moves.
+    const plan = store.read((tx) => tx.archive.duePlan(rule));
+    const planned = new Set(plan.flat());
+    const size = Math.max(1, this.options.batchSize ?? 200);
+    for (let next = 0; next < plan.length; ) {
+      const batch: string[] = [];
+      while (next < plan.length && (batch.length === 0 || batch.length + plan[next].length <= size)) batch.push(...plan[next++]);
+      const { schema, copies } = store.read((tx) => ({ schema: tx.archive.schema(), copies: tx.archive.rowsOf(tx.archive.stillMovable(batch, planned)) }));
+      if (copies.size === 0) continue;
       await file.put(schema, copies, { last_run_at: String(now) });
+      // A task that changed meanwhile stays (its change kept): the next run copies it again.
       const removed = await store.mutate((tx) => tx.archive.removeArchived(copies));
       report.moved += removed.length;
       report.batches += 1;
       report.changedMeanwhile += copies.size - removed.length;
-      if (removed.length < copies.size) break; // the rest changed: the next run copies them again
+      // Deleted rows leave free pages that every later write would still rewrite: drop them.
+      if (store.read((tx) => tx.archive.freeShare()) > COMPACT_AT_FREE_SHARE) await store.compact();
       await nextTurn(); // the panel and the scheduler get their turn between batches
     }
-    // Deleted rows leave free pages that every later write would still rewrite: drop them once.
-    if (report.moved > 0 && store.read((tx) => tx.archive.freeShare()) > 0.2) await store.compact();
     if (report.moved > 0) this.options.log?.(`history archive: moved ${report.moved} finished task(s) in ${report.batches} batch(es)`);
     return report;
   }

@@ -4,7 +4,7 @@
  * the copy the archive file holds) or putting them back.
  */
 import { perTaskTables, readTaskRows, sameRows, deleteTaskRows, writeTaskRows, type PerTaskTable, type TaskRows } from './archive-rows';
-import { wholeGroups } from './archive-groups';
+import { stillMovable, wholeGroups } from './archive-groups';
 import type { SqlDb } from './sql';
 
 /** Which finished tasks stay in the task DB: the `keepCount` most recent that ended after `keepSince`. */
@@ -25,12 +25,13 @@ export class ArchiveRepo {
   }
 
   /**
-   * Finished tasks beyond the rule, oldest end first, about `limit` (a group sharing a session or
-   * worktree is never split). A task with a ticket not settled or abandoned yet is never one: its
+   * Finished tasks beyond the rule, oldest end first, as groups that move together (tasks sharing
+   * a session or worktree). A task with a ticket not settled or abandoned yet is never one: its
    * ledger row is the settle outbox's to finish; nor is one that shares a session or worktree with
-   * a task that is not due.
+   * a task that is not due. One read of the whole DB: a run plans once, then checks each batch
+   * with `stillMovable`.
    */
-  due(rule: KeepRule, limit: number): string[] {
+  duePlan(rule: KeepRule): string[][] {
     const due = this.db
       .all(
         `WITH finished AS (
@@ -45,7 +46,12 @@ export class ArchiveRepo {
       )
       .map((r) => String(r.id));
     // Tasks sharing a session or a worktree move together, and only when all of them are due.
-    return wholeGroups(this.db, due, Math.max(0, Math.floor(limit)));
+    return wholeGroups(this.db, due);
+  }
+
+  /** Of a planned batch, the tasks that may still move now (see archive-groups.ts). */
+  stillMovable(ids: readonly string[], planned: ReadonlySet<string>): string[] {
+    return stillMovable(this.db, ids, planned);
   }
 
   /** The share of the file's pages that are free (rows deleted): worth a VACUUM when large. */

@@ -76,7 +76,7 @@ export interface StoreReadTx {
   readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'denials'>;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
   readonly isolation: Pick<IsolationRepo, 'get' | 'all' | 'sharersOf' | 'inPlaceHolder'>;
-  readonly archive: Pick<ArchiveRepo, 'schema' | 'due' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
+  readonly archive: Pick<ArchiveRepo, 'schema' | 'duePlan' | 'stillMovable' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
 }
 
 export interface StoreChange {

@@ -105,14 +105,14 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.equal((await archive.run()).moved, 0, 'a second run finds nothing more to move');
   });
 
-  it('a run that moved most tasks compacts the task DB file (the free pages they left are not rewritten on every later write)', async () => {
+  it('a run that moved most tasks compacts the task DB file as it goes (at most a quarter of its pages left free, not rewritten on every later write)', async () => {
     for (let i = 0; i < 30; i++) await finished(`t${i}`, T0 + i * 60_000, { prompt: `${i} ${'x'.repeat(4000)}` });
     const before = fs.statSync(store.filePath).size;
     keep = { keepDays: 90, keepCount: 1 };
     await archive.run();
     const after = fs.statSync(store.filePath).size;
-    assert.ok(after < before / 1.5, `the file shrank from ${before} to ${after} bytes`);
-    assert.equal(store.read((tx) => tx.archive.freeShare()), 0, 'no free page left in the file');
+    assert.ok(after < before / 1.3, `the file shrank from ${before} to ${after} bytes`);
+    assert.ok(store.read((tx) => tx.archive.freeShare()) <= 0.25, 'at most a quarter of its pages free');
     assert.equal(liveIds().length, 1);
   });
 
