@@ -171,6 +171,27 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.equal(store.read((tx) => tx.followUps.sessionInUse('s-a', 'a')), true, "so deleting one never removes the other's transcript");
   });
 
+  it('a follow-up made while a run goes on keeps the task it continues in the task DB (each batch is checked again before it moves)', async () => {
+    for (const [i, id] of ['a', 'b', 'c'].entries()) await finished(id, T0 + i * 60_000);
+    keep = { keepDays: 90, keepCount: 0 };
+    // Fault injection: right after the first batch reaches the archive, the user follows up on 'c'.
+    let followUp: Promise<unknown> | undefined;
+    const archiveFs = { ...fs, renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+      fs.renameSync(from, to);
+      if (path.basename(String(to)) === ARCHIVE_FILE_NAME) {
+        followUp ??= store.mutate((tx) => {
+          tx.tasks.insert({ id: 'd', title: 'More on c', prompt: 'More', permissionMode: 'acceptEdits', workspacePath: '/w' });
+          tx.followUps.insert({ taskId: 'd', followUpOf: 'c', ofTitle: 'Task c', sessionId: 's-c', agent: 'reference' });
+        });
+      }
+    } } as StoreFs;
+    await archive.close();
+    archive = new HistoryArchive({ store, clock, keep: () => keep, durable: false, fs: archiveFs, batchSize: 1 });
+    await archive.run();
+    await followUp;
+    assert.deepEqual([liveIds(), await archivedIds()], [['c', 'd'], ['a', 'b']]);
+  });
+
   it('crash after the archive write, before the task DB delete: reopened, each task shows once (the task DB copy), and the next run finishes the move without duplicates', async () => {
     for (const [i, id] of ['a', 'b', 'c', 'd'].entries()) await finished(id, T0 + i * 60_000 * 5);
     keep = { keepDays: 90, keepCount: 1 };
