@@ -85,6 +85,8 @@ export class HistoryArchive {
   private lastRunAt: number | undefined;
   /** When History or an action last read the archive (its copy goes after IDLE_UNLOAD_MS unused). */
   private lastReadAt = 0;
+  /** A run is moving batches (its archive copy stays loaded between them). */
+  private running = false;
 
   constructor(private readonly options: HistoryArchiveOptions) {}
 
@@ -122,7 +124,14 @@ export class HistoryArchive {
 
   /** Moves every due task now, batch by batch (one run at a time). */
   run(): Promise<ArchiveRunReport> {
-    return this.runs.run(() => this.runNow());
+    return this.runs.run(async () => {
+      this.running = true;
+      try {
+        return await this.runNow();
+      } finally {
+        this.running = false;
+      }
+    });
   }
 
   private async runNow(): Promise<ArchiveRunReport> {
@@ -157,7 +166,7 @@ export class HistoryArchive {
 
   /** Every window's lease tick: an archive copy nobody read for IDLE_UNLOAD_MS leaves memory. */
   unloadIfIdle(): void {
-    if (this.file && this.options.clock.now() - this.lastReadAt > IDLE_UNLOAD_MS) this.file.unload();
+    if (this.file && !this.running && this.options.clock.now() - this.lastReadAt > IDLE_UNLOAD_MS) this.file.unload();
   }
 
   /** Whether an archive file exists (one stat; nothing is read). */
