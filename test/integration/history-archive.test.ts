@@ -264,6 +264,18 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.deepEqual([liveIds(), await archivedIds(), await historyIds()], [['b'], ['a'], ['b']]);
   });
 
+  it('an archive file that is not SQLite is refused with a clear error and left as it is; the task DB keeps every task', async () => {
+    await finished('a', T0);
+    await finished('b', T0 + 1000);
+    keep = { keepDays: 90, keepCount: 0 };
+    const archivePath = path.join(dir, ARCHIVE_FILE_NAME);
+    fs.writeFileSync(archivePath, 'not a database, but someone\'s bytes all the same');
+    await assert.rejects(archive.run(), (e: Error & { code?: string }) => e.code === 'UNREADABLE' && /history archive .* cannot be read/.test(e.message));
+    assert.deepEqual(liveIds(), ['a', 'b']);
+    assert.equal(fs.readFileSync(archivePath, 'utf8'), 'not a database, but someone\'s bytes all the same');
+    await assert.rejects(archive.page(liveHistory(), { offset: 0, limit: 50 }), /cannot be read/);
+  });
+
   it('the filter finds live and archived tasks by text in the title or prompt, by status and by date', async () => {
     await finished('a', T0, { title: 'Refactor parser', prompt: 'Split the lexer' });
     await finished('b', T0 + DAY, { title: 'Fix login', prompt: 'The 100% case', status: 'failed' });
