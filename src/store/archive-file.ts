@@ -6,7 +6,8 @@
  * the lease holder) or when an archived task leaves it (restored, deleted).
  *
  * Writes: its own file lock (`tasks-archive.sqlite.lock`), reload when another process wrote,
- * ONE transaction, export, the next generation stamped, temp file + fsync + rename (db-file.ts).
+ * ONE transaction, export, the next generation stamped, temp file + fdatasync (both without
+ * holding the event loop) + rename + directory fsync.
  * Its tables mirror the task DB's per-task tables (archive-rows.ts): a column the task DB gained
  * is added before rows are written. Its own version is PRAGMA user_version (ARCHIVE_SCHEMA_VERSION).
  * A file that does not read as SQLite is left as it is and refused (`UNREADABLE`): nothing more
@@ -16,7 +17,7 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { deleteTaskRows, perTaskTables, readTaskRows, writeTaskRows, type PerTaskTable, type TaskRows } from './archive-rows';
-import { counterOfBytes, generationOfBytes, MISSING, readGeneration, stampGeneration, writeFileAtomic, type Generation, type StoreFs } from './db-file';
+import { counterOfBytes, fsyncDirectory, generationOfBytes, MISSING, readGeneration, stampGeneration, tempPathFor, type Generation, type StoreFs } from './db-file';
 import { StoreError } from './errors';
 import { FileLock, type FileLockOptions } from './file-lock';
 import { loadSqlJs } from './sqljs';
@@ -203,7 +204,7 @@ export class ArchiveFile {
       const generation = stampGeneration(bytes, counter);
       let written = false;
       try {
-        written = writeFileAtomic(this.filePath, bytes, { durable: this.durable, beforeRename: () => lock.isHeld(), fs: this.fsys });
+        written = await this.replaceFile(bytes, () => lock.isHeld());
       } finally {
         if (!written) this.unload();
       }
@@ -215,6 +216,32 @@ export class ArchiveFile {
     } finally {
       lock.release();
     }
+  }
+
+  /**
+   * Temp file + fdatasync + rename + directory fsync, as db-file.ts's writeFileAtomic, except that
+   * the write and its fdatasync (of a file that may hold years of history) do not hold the event
+   * loop: the panel and the scheduler run meanwhile. The rename stays a single system call.
+   */
+  private async replaceFile(bytes: Uint8Array, beforeRename: () => boolean): Promise<boolean> {
+    const temp = tempPathFor(this.filePath);
+    let renamed = false;
+    try {
+      const handle = await fs.promises.open(temp, 'w', 0o600);
+      try {
+        await handle.writeFile(bytes);
+        if (this.durable) await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+      if (!beforeRename()) return false;
+      this.fsys.renameSync(temp, this.filePath);
+      renamed = true;
+    } finally {
+      if (!renamed) fs.rmSync(temp, { force: true });
+    }
+    if (this.durable) fsyncDirectory(path.dirname(this.filePath), this.fsys);
+    return true;
   }
 
   private fresh(): SqlDb {
