@@ -34,7 +34,7 @@ export function historyPager(store: TaskStore, archive: HistoryArchive | undefin
     const rows = page.rows.map(({ row, archived }) => {
       if (!archived) return liveView(row);
       const view = withLink(row, archived.link);
-      return { ...historyRowView(view, archived.tickets, undefined), ...(reviewable(archived.task, archived.isolation) ? { reviewable: true } : {}), archived: true };
+      return { ...historyRowView(view, archived.tickets, archived.denials), ...(reviewable(archived.task, archived.isolation) ? { reviewable: true } : {}), archived: true };
     });
     return { rows, total: page.total };
   };

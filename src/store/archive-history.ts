@@ -7,6 +7,7 @@ import { HISTORY_STATUS_TASKS, type HistoryFilter } from '../core/history';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import { FollowUpRepo, type FollowUpLink } from './follow-up-repo';
 import { IsolationRepo, type TaskIsolation } from './isolation-repo';
+import { QuestionRepo, type DenialCount } from './question-repo';
 import { taskFromRow } from './rows';
 import { placeholders, type SqlDb, type SqlParam } from './sql';
 import { TicketRepo } from './ticket-repo';
@@ -17,6 +18,8 @@ export interface ArchivedEntry {
   tickets: TicketRecord[];
   link: FollowUpLink | undefined;
   isolation: TaskIsolation | undefined;
+  /** Its denied questions ("N actions denied"), when any. */
+  denials: DenialCount | undefined;
 }
 
 /** `%text%` for LIKE, with the wildcards in the text taken literally. */
@@ -57,8 +60,9 @@ export function archivedEntries(db: SqlDb, ids: readonly string[], now: number):
   const tickets = new TicketRepo(db, now);
   const followUps = new FollowUpRepo(db, now);
   const isolation = new IsolationRepo(db, now);
+  const denials = new QuestionRepo(db, now).denials();
   return ids.flatMap((id) => {
     const task = tasks.get(id);
-    return task ? [{ task, tickets: tickets.forTask(id), link: followUps.get(id), isolation: isolation.get(id) }] : [];
+    return task ? [{ task, tickets: tickets.forTask(id), link: followUps.get(id), isolation: isolation.get(id), denials: denials.get(id) }] : [];
   });
 }

@@ -87,8 +87,12 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keepCount: all but the N most recent finished tasks move with their ledger and runtime rows; History pages the live rows, then the archived ones, newest first', async () => {
+  it('keepCount: all but the N most recent finished tasks move with their ledger, runtime and question rows; History pages the live rows, then the archived ones, newest first', async () => {
     for (const [i, id] of ['a', 'b', 'c', 'd', 'e'].entries()) await finished(id, T0 + i * 1000 * 60 * 5);
+    await store.mutate((tx) => {
+      tx.questions.recordAsked({ askId: 'q1', taskId: 'a', tool: 'Bash', summary: 'rm -rf build', input: '{}', callDigest: null, askedAt: T0 });
+      tx.questions.recordAnswer('q1', 'deny', 'timeout');
+    });
     keep = { keepDays: 90, keepCount: 2 };
     assert.equal(fs.existsSync(path.join(dir, ARCHIVE_FILE_NAME)), false, 'nothing is written before a run');
     const report = await archive.run();
@@ -97,7 +101,9 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.deepEqual(await archivedIds(), ['a', 'b', 'c']);
     const file = await archive.archiveFile();
     const rows = file.rowsOf(['a']).get('a')!;
-    assert.deepEqual(Object.keys(rows).sort(), ['off_peak_task_runtime', 'off_peak_tasks', 'off_peak_tickets']);
+    assert.deepEqual(Object.keys(rows).sort(), ['off_peak_task_questions', 'off_peak_task_runtime', 'off_peak_tasks', 'off_peak_tickets']);
+    const archivedA = (await archive.page(liveHistory(), { offset: 4, limit: 1 })).rows[0];
+    assert.deepEqual([archivedA.row.taskId, archivedA.archived?.denials, archivedA.archived?.tickets.length], ['a', { denied: 1, automatic: 1 }, 1], 'its decision record and ledger row came along');
     assert.equal(store.read((tx) => tx.tickets.forTask('a')).length, 0, 'the settled ledger row moved along');
     assert.deepEqual(await historyIds(), ['e', 'd', 'c', 'b', 'a']);
     const page2 = await archive.page(liveHistory(), { offset: 1, limit: 2 });
