@@ -184,6 +184,15 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
   await historyOne.locator('[data-testid="session"]').click();
   await page.locator('.part.panel').getByText(/Off-Peak:/).first().waitFor({ timeout: 15_000 });
   await tour.shot('dark-session-terminal');
+  // The History filter box (docs/flows.md#archive): typing asks the host for the matching rows.
+  const historyFour = tour.frame.locator('.history-row', { hasText: four });
+  await tour.frame.locator('[data-testid="history-filter-text"] input').fill(four);
+  await historyOne.waitFor({ state: 'detached', timeout: 10_000 });
+  await historyFour.waitFor();
+  await tour.shot('dark-history-filtered');
+  await tour.frame.locator('[data-testid="history-filter-text"] input').fill('');
+  await historyOne.waitFor();
+  log('History filter by typing: only the matching row, then all rows again');
   await historyOne.locator('[data-testid="delete-history"]').click();
   await historyOne.waitFor({ state: 'detached', timeout: 10_000 });
   await until('the History tombstone in the DB', () => tour.db.byPrompt(one)?.history_deleted_at != null);

@@ -197,6 +197,7 @@ class OffPeakExtension implements vscode.Disposable {
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
+        historyKeep: () => readSettings().history,
         onRuntimeEvent: (event) => {
           const task = this.engine?.service.getTask(event.taskId);
           this.audit.runtimeEvent(event, task);
@@ -238,7 +239,7 @@ class OffPeakExtension implements vscode.Disposable {
         },
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
         notice: () => this.storeNotice ?? this.personalNotice ?? this.otherQueue,
-      }, engine);
+      }, engine, engine.archive);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
         this.unseenResults = unseen.length;

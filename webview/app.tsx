@@ -168,7 +168,7 @@ export function App({ channel, state, focusTick, error, onError }: {
         );
       })}
       {!hasTasks && a.kind !== 'hidden' && <p class="empty">No tasks yet.</p>}
-      <History history={state.history} act={act} channel={channel} />
+      <History state={state} act={act} channel={channel} />
     </main>
   );
 }

@@ -17,6 +17,10 @@ type ElementProps = JSX.HTMLAttributes<HTMLElement> & {
   icon?: string;
   resize?: string;
   description?: string;
+  /** vscode-textfield: text, search, date... */
+  type?: string;
+  /** vscode-textfield / vscode-single-select: the inner control's aria-label (no vscode-label beside it). */
+  label?: string;
 };
 
 declare module 'preact' {

@@ -55,3 +55,31 @@ export function deriveHistoryRow(task: OffPeakTask, now: number): HistoryRow | u
     failureReason: task.failureReason,
   };
 }
+
+/** What the History filter box asks for (docs/flows.md#archive): every part given must match. */
+export interface HistoryFilter {
+  /** Case-insensitive text in the title or the prompt. */
+  text?: string;
+  status?: HistoryStatus;
+  /** Triggered at or after / at or before (epoch ms). */
+  from?: number;
+  to?: number;
+}
+
+/** The task statuses a History status stands for. */
+export const HISTORY_STATUS_TASKS: Readonly<Record<HistoryStatus, readonly string[]>> = {
+  succeeded: ['completed'],
+  failure: ['failed'],
+  skipped: ['cancelled'],
+  in_progress: ['queued', 'paused', 'running', 'awaiting', 'needs_input'],
+};
+
+export function matchesHistoryFilter(row: HistoryRow, filter: HistoryFilter | undefined): boolean {
+  if (!filter) return true;
+  if (filter.status !== undefined && row.status !== filter.status) return false;
+  if (filter.from !== undefined && row.triggeredAt < filter.from) return false;
+  if (filter.to !== undefined && row.triggeredAt > filter.to) return false;
+  const text = filter.text?.trim().toLowerCase();
+  if (text) return row.title.toLowerCase().includes(text) || row.prompt.toLowerCase().includes(text);
+  return true;
+}

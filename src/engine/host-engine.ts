@@ -14,6 +14,7 @@ import { sessionViewOf, type SessionView } from '../agent/session-terminal';
 import type { TerminalFeedSource } from '../agent/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
+import { HistoryArchive, type HistoryKeep } from '../service/history-archive';
 import { SingleFlight } from '../core/single-flight';
 import type { OffPeakTask } from '../core/types';
 import { GatewayClient } from '../gateway-client/client';
@@ -77,6 +78,8 @@ export interface HostEngineOptions {
   /** How long the lease holder leaves an unclaimed result to the window that ran it. */
   noticeGraceMs?: number;
   onStoreNotice?: (notice: StoreNotice) => void;
+  /** `offPeak.history.keepDays` / `keepCount`, read at each archive run (docs/flows.md#archive; default 90 days, 500 tasks). */
+  historyKeep?: () => HistoryKeep;
   log?: (line: string) => void;
 }
 
@@ -120,6 +123,8 @@ export class HostEngine {
     private readonly log: (line: string) => void,
     private readonly claudeSession: { command: () => string; configDir?: string },
     private readonly unanswered: UnansweredQuestion,
+    /** Finished tasks beyond the History limits, in tasks-archive.sqlite (docs/flows.md#archive). */
+    readonly archive: HistoryArchive,
   ) {}
 
   static async start(options: HostEngineOptions): Promise<HostEngine> {
@@ -222,7 +227,7 @@ export class HostEngine {
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, windowId, log, {
       command: options.claudeCommand,
       configDir: options.claudeCode?.configDir,
-    }, unanswered);
+    }, unanswered, new HistoryArchive({ store, clock, keep: options.historyKeep, wasmPath: options.wasmPath, durable: options.storeTuning?.durable, log }));
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete(pruneDeleted);
     store.onDidChange((change) => {
@@ -238,11 +243,14 @@ export class HostEngine {
       } catch {
         // store closing: nothing to look at
       }
+      engine.archive.unloadIfIdle(); // the history archive is read only when asked, and not kept
       if (leader) {
         void scheduler.tick();
         // A window that crashed while another held the lease left its tasks running: found here,
         // within one tick (docs/flows.md#recovery).
         void engine.sweep();
+        // At most once a day, in the background (docs/flows.md#archive).
+        void engine.archive.runIfDue();
       }
     });
     service.leadership.onDidChange(() => {
@@ -259,6 +267,7 @@ export class HostEngine {
     await windows.start();
     if (service.isLeader) await engine.recover();
     scheduler.start();
+    if (service.isLeader) void engine.archive.runIfDue(); // the first start after the upgrade archives in the background
     return engine;
   }
 
@@ -404,6 +413,7 @@ export class HostEngine {
     await this.notices.idle();
     await this.service.stop();
     await this.recovering.idle(); // no lease tick starts another once the service stopped
+    await this.archive.close();
     this.keepAwake.dispose();
     await this.store.close();
   }

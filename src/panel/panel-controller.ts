@@ -9,6 +9,7 @@ import type { HistoryRow } from '../core/history';
 import type { FollowUpLink } from '../store';
 import {
   describeInvalidMessage,
+  HISTORY_PAGE_ROWS,
   PanelRequests,
   WebviewToHostSchema,
   type HostToWebview,
@@ -19,7 +20,7 @@ import {
   type WorkplaceView,
 } from '../protocol/webview';
 import { toTaskCard } from './task-card';
-import { totalUsage } from '../core/usage';
+import { historyRowView } from './history-panel';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
 export interface WebviewPort {
@@ -38,6 +39,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   /** Every ledger row, by task: one read for the whole snapshot. */
   ticketsByTask(): Map<string, TicketRecord[]>;
   history(): HistoryRow[];
+  /** An archive of older History exists (docs/flows.md#archive; absent: none). */
+  historyArchived?(): boolean;
   /** The open permission questions of the agents this window runs. */
   pendingAsks(): PendingAsk[];
   /** Follow-up tasks' links, by task id (absent: none). */
@@ -130,6 +133,7 @@ export class PanelController extends Disposable {
     const links = this.backend.followUpLinks?.() ?? new Map<string, FollowUpLink>();
     const refusals = this.backend.refusals?.() ?? new Map<string, RefusalCount>();
     const workplaces = this.backend.workplaces?.() ?? new Map<string, WorkplaceView>();
+    const history = this.backend.history();
     const tasks = this.backend.listTasks().map((t) => {
       const card = toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id));
       const workplace = workplaces.get(t.id);
@@ -140,10 +144,10 @@ export class PanelController extends Disposable {
       now,
       tasks,
       // History shows each task's total tokens, summed from its ledger rows like the card's, and what it was refused.
-      history: this.backend.history().map((row) => {
-        const r = refusals.get(row.taskId);
-        return { ...row, usage: totalUsage(tickets.get(row.taskId) ?? []), ...(r && r.denied > 0 ? { refusals: r } : {}) };
-      }),
+      // The first page only: the panel asks for more (`historyPage`, docs/flows.md#archive).
+      history: history.slice(0, HISTORY_PAGE_ROWS).map((row) => historyRowView(row, tickets.get(row.taskId) ?? [], refusals.get(row.taskId))),
+      historyTotal: history.length,
+      historyArchived: this.backend.historyArchived?.() ?? false,
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),
       models: this.backend.models(),

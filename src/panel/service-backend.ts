@@ -16,6 +16,8 @@ import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/tas
 import { taskLogsDir } from '../agent/segment-logs';
 import path from 'node:path';
 import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
+import type { HistoryArchive } from '../service/history-archive';
+import { bringBack, historyPager } from './history-panel';
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
 export interface PanelClientConfigs {
@@ -167,7 +169,9 @@ export function questionView(q: QuestionRecord): QuestionView {
   return { askId: q.askId, tool: q.tool, summary: q.summary, askedAt: q.askedAt, parkedAt: q.parkedAt, decision: q.decision, answeredBy: q.answeredBy, answeredAt: q.answeredAt };
 }
 
-export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits, asks: PanelAskSource): PanelBackend {
+/** `archive`: the history archive (docs/flows.md#archive); without it History is the task DB's rows only. */
+export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits, asks: PanelAskSource, archive?: HistoryArchive): PanelBackend {
+  const restored = (taskId: string) => bringBack(store, archive, taskId);
   const taskOrThrow = (taskId: string) => {
     const task = service.getTask(taskId);
     if (!task) throw new Error('This task no longer exists.');
@@ -192,6 +196,15 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     };
     return { task, isolation, input };
   };
+  const liveHistory = () => {
+    const links = store.read((tx) => tx.followUps.all());
+    const reviewables = new Set([...store.read((tx) => workplaceViews(tx, service.listTasks()))].filter(([, w]) => w.reviewable).map(([id]) => id));
+    return service.history().map((row) => {
+      const link = links.get(row.taskId);
+      const withLink = link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
+      return reviewables.has(row.taskId) ? { ...withLink, reviewable: true } : withLink;
+    });
+  };
   const refresh = async () => {
     await Promise.all([service.availability.refresh(), host.reloadConfigs()]);
     return {};
@@ -207,15 +220,9 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       }
       return byTask;
     },
-    history: () => {
-      const links = store.read((tx) => tx.followUps.all());
-      const reviewables = new Set([...store.read((tx) => workplaceViews(tx, service.listTasks()))].filter(([, w]) => w.reviewable).map(([id]) => id));
-      return service.history().map((row) => {
-        const link = links.get(row.taskId);
-        const withLink = link ? { ...row, followUpOfId: link.followUpOf, followUpOfTitle: link.ofTitle } : row;
-        return reviewables.has(row.taskId) ? { ...withLink, reviewable: true } : withLink;
-      });
-    },
+    history: () => liveHistory(),
+    historyPage: (params) => historyPager(store, archive, liveHistory)(params),
+    historyArchived: () => archive?.hasArchive() ?? false,
     followUpLinks: () => store.read((tx) => tx.followUps.all()),
     availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
@@ -265,6 +272,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return { done: true };
     },
     async delete({ taskId }) {
+      await restored(taskId);
       const task = service.getTask(taskId);
       const question = task && deleteConfirmation(task);
       if (question && !(await host.confirm(question))) return { done: false };
@@ -274,23 +282,29 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const branchQuestion = task && (await deleteWorktreeConfirmation(task, isolation, shared));
       if (branchQuestion && !(await host.confirm(branchQuestion))) return { done: false };
       await service.delete(taskId);
+      // A copy a crash left in the archive must not bring the task back (docs/flows.md#archive).
+      await archive?.forget(taskId);
       return { done: true };
     },
     async deleteHistory({ taskId }) {
+      await restored(taskId);
       const { hidden, reason } = await service.deleteFromHistory(taskId);
       return reason ? { hidden, reason } : { hidden };
     },
     async openTerminal({ taskId }) {
+      await restored(taskId);
       await host.openTerminal(taskId);
       return {};
     },
     async openSession({ taskId }) {
+      await restored(taskId);
       taskOrThrow(taskId);
       if (host.openSession) return { opened: await host.openSession(taskId) };
       await host.openTerminal(taskId);
       return { opened: 'transcript' as const };
     },
     async followUp({ taskId, prompt, title, permissionMode }) {
+      await restored(taskId);
       const of = taskOrThrow(taskId);
       if (of.sessionId && host.sessionInUseHere?.(of.sessionId)) {
         throw new Error(SESSION_OPEN_HERE);
@@ -342,6 +356,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return {};
     },
     async reviewChanges({ taskId, path }) {
+      await restored(taskId);
       taskOrThrow(taskId);
       if (!host.reviewChanges) throw new Error('Review changes needs VS Code.');
       await host.reviewChanges(taskId, path);

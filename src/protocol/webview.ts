@@ -181,7 +181,25 @@ export const HistoryRowSchema = z.object({
   refusals: RefusalCountSchema.optional(),
   /** "Review changes" on the row opens the task's changes in the diff editor. */
   reviewable: z.boolean().optional(),
+  /** The task is in the history archive (docs/flows.md#archive); acting on it brings it back first. */
+  archived: z.boolean().optional(),
 });
+export type HistoryRowView = z.infer<typeof HistoryRowSchema>;
+
+/** The History filter box (docs/flows.md#archive): every part given must match. */
+export const HistoryFilterSchema = z
+  .object({
+    /** Text in the title or the prompt (case-insensitive). */
+    text: z.string().max(200).optional(),
+    status: z.enum(['in_progress', 'succeeded', 'failure', 'skipped']).optional(),
+    /** Triggered from / until (epoch ms, both inclusive). */
+    from: z.number().int().nonnegative().optional(),
+    to: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+export type HistoryFilterView = z.infer<typeof HistoryFilterSchema>;
+/** History rows a snapshot carries; more come by `historyPage`. */
+export const HISTORY_PAGE_ROWS = 50;
 
 /**
  * What the create area shows. `kind` decides the layout; `reason` is already human text.
@@ -233,6 +251,10 @@ export const PanelStateSchema = z.object({
   visible: z.boolean().optional(),
   /** When a panel last showed a result (the user last looked): the summary's "Since 18:40". Null: never. */
   lastSeenAt: z.number().nullable().optional(),
+  /** `history` is the first page: how many History rows the task DB has in all (absent: all are in `history`). */
+  historyTotal: z.number().int().nonnegative().optional(),
+  /** A history archive exists: older rows are behind "Show more" (docs/flows.md#archive). */
+  historyArchived: z.boolean().optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 
@@ -356,6 +378,14 @@ export const PanelRequests = {
   setApiKey: { params: Nothing, result: z.object({ saved: z.boolean(), check: z.object({ accepted: z.boolean().nullable(), text: z.string() }).optional() }) },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },
+  /**
+   * A page of History, live and archived rows, newest first (the task DB's, then the archive's),
+   * matching the filter; `total`: rows matching in all (docs/flows.md#archive).
+   */
+  historyPage: {
+    params: z.object({ offset: z.number().int().nonnegative().max(1_000_000), limit: z.number().int().min(1).max(500), filter: HistoryFilterSchema.optional() }).strict(),
+    result: z.object({ rows: z.array(HistoryRowSchema), total: z.number().int().nonnegative() }),
+  },
 } as const;
 
 export type PanelMethod = keyof typeof PanelRequests;

@@ -16,3 +16,6 @@ export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';
 export { LATEST_SCHEMA_VERSION, TASK_COLUMNS, STORE_TOPICS, type MigrationReport, type StoreTopic } from './schema';
 export { loadSqlJs, defaultWasmPath } from './sqljs';
 export { SqlDb } from './sql';
+export { ArchiveFile, ARCHIVE_FILE_NAME, ARCHIVE_SCHEMA_VERSION, type ArchiveFileOptions } from './archive-file';
+export { ArchiveRepo, type KeepRule } from './archive-repo';
+export { type PerTaskTable, type TaskRows } from './archive-rows';

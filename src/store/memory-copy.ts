@@ -8,6 +8,7 @@ import { DispatchRepo } from './dispatch-repo';
 import { FollowUpRepo } from './follow-up-repo';
 import { IsolationRepo } from './isolation-repo';
 import { AskRepo } from './ask-repo';
+import { ArchiveRepo } from './archive-repo';
 import { QuestionRepo } from './question-repo';
 import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
@@ -109,6 +110,7 @@ export class MemoryCopy {
       questions: new QuestionRepo(db, now),
       followUps: new FollowUpRepo(db, now),
       isolation: new IsolationRepo(db, now),
+      archive: new ArchiveRepo(db),
     };
   }
 

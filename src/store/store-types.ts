@@ -9,6 +9,7 @@ import type { StoreNotice } from './errors';
 import type { FileLockOptions } from './file-lock';
 import type { FollowUpRepo } from './follow-up-repo';
 import type { AskRepo } from './ask-repo';
+import type { ArchiveRepo } from './archive-repo';
 import type { OutcomeRepo } from './outcome-repo';
 import type { QuestionRepo } from './question-repo';
 import type { RuntimeRepo } from './runtime-repo';
@@ -58,6 +59,8 @@ export interface StoreTx {
   readonly questions: QuestionRepo;
   readonly followUps: FollowUpRepo;
   readonly isolation: IsolationRepo;
+  /** The history archive's side in the task DB (docs/flows.md#archive). */
+  readonly archive: ArchiveRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -73,6 +76,7 @@ export interface StoreReadTx {
   readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'denials'>;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
   readonly isolation: Pick<IsolationRepo, 'get' | 'all' | 'sharersOf' | 'inPlaceHolder'>;
+  readonly archive: Pick<ArchiveRepo, 'schema' | 'duePlan' | 'stillMovable' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
 }
 
 export interface StoreChange {

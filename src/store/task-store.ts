@@ -171,6 +171,15 @@ export class TaskStore {
     return this.leases.release(name, token);
   }
 
+  /** VACUUM, then one durable write: drops the free pages that rows moved out left (docs/flows.md#archive). */
+  compact(): Promise<void> {
+    return this.underLock('compacting the task database', (lock) => {
+      this.syncWithDiskLocked(false);
+      this.copy.db.exec('VACUUM');
+      this.persistLocked(lock, new Set());
+    });
+  }
+
   /** Checks now for another process's write (what the watcher does); true if one was loaded. */
   checkForExternalChange(): boolean {
     this.assertOpen();
@@ -201,13 +210,13 @@ export class TaskStore {
   }
 
   /** Runs `fn` under the DB's file lock (serialised with this window's mutations), I/O errors retried. */
-  private underLock<T>(what: string, fn: () => T): Promise<T> {
+  private underLock<T>(what: string, fn: (lock: LockHandle) => T): Promise<T> {
     return this.enqueue(() =>
       this.ioRetry.run(what, async () => {
         const lock = await this.lock.acquire();
         this.busy = true;
         try {
-          const result = fn();
+          const result = fn(lock);
           if (!lock.isHeld()) throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} while ${what}; nothing was written`);
           return result;
         } finally {

@@ -25,6 +25,8 @@ export interface OffPeakSettings {
     modelCredential: 'claudeLogin' | 'apiKey';
     baseUrl: string;
   };
+  /** Finished tasks beyond these move to the history archive (docs/flows.md#archive). */
+  history: { keepDays: number; keepCount: number };
 }
 
 export function readSettings(): OffPeakSettings {
@@ -49,6 +51,7 @@ export function readSettings(): OffPeakSettings {
       modelCredential: c.get<string>('personal.modelCredential', 'claudeLogin') === 'apiKey' ? 'apiKey' : 'claudeLogin',
       baseUrl: c.get<string>('personal.baseUrl', DEFAULT_MODEL_BASE_URL),
     },
+    history: { keepDays: Math.max(1, c.get<number>('history.keepDays', 90)), keepCount: Math.max(0, c.get<number>('history.keepCount', 500)) },
   };
 }
 

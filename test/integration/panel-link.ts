@@ -12,6 +12,7 @@ import type { Confirmation } from '../../src/panel/confirmations';
 import { createServiceBackend, type PanelAskSource, type PanelClientConfigs } from '../../src/panel/service-backend';
 import type { HostToWebview, PanelState } from '../../src/protocol/webview';
 import type { TaskService } from '../../src/service';
+import type { HistoryArchive } from '../../src/service/history-archive';
 import type { TaskStore } from '../../src/store';
 import { HostChannel } from '../../webview/host-channel';
 
@@ -27,6 +28,8 @@ export interface PanelParts {
   setApiKey?(): Promise<boolean>;
   /** The permission questions (a TaskRuntime, or none where no agent runs). */
   asks?: PanelAskSource;
+  /** The history archive (docs/flows.md#archive; absent: History is the task DB's rows only). */
+  archive?: HistoryArchive;
 }
 
 /** No agent runs in this window: nothing ever asks. */
@@ -66,7 +69,7 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
       return answer;
     },
     notice: () => undefined,
-  }, parts.asks ?? NO_ASKS);
+  }, parts.asks ?? NO_ASKS, parts.archive);
   let visible = true;
   const controller = new PanelController(
     {

@@ -11,6 +11,7 @@ import { cardAskOf } from '../../src/panel/task-card';
 import type { PanelAskSource } from '../../src/panel/service-backend';
 import { connect, PANEL_WORKSPACE, type Webview } from './panel-link';
 import { World } from './service-harness';
+import { HistoryArchive } from '../../src/service/history-archive';
 
 async function until<T>(what: string, fn: () => T | undefined): Promise<T> {
   for (let i = 0; i < 400; i++) {
@@ -217,6 +218,55 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     await world.windows[0].service.availability.refresh();
     const task = await world.windows[0].service.create({ title: 'H', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     assert.deepEqual(await link.webview.channel.request('deleteHistory', { taskId: task.id }), { hidden: false, reason: 'never_started' });
+  });
+
+  it('issue 22: History pages past the task DB into the archive, the filter finds archived rows, and Open session and Delete work on an archived task', async () => {
+    const { service, store } = world.windows[0];
+    await service.availability.refresh();
+    const ids: string[] = [];
+    for (const title of ['Old parser fix', 'Old docs', 'New feature']) {
+      const task = await service.create({ title, prompt: `Do: ${title}`, permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
+      world.clock.advance(60_000);
+      // Stand-in for a run: the task starts, completes, and its ticket is settled (what the runtime and the settle outbox do).
+      await store.mutate((tx) => {
+        tx.tickets.updateServerState(task.serverTicketId!, { serverState: 'ready' });
+        assert.ok(tx.tasks.claim(task.id));
+        assert.ok(tx.tasks.markRunning(task.id, { conversationId: `c-${task.id}`, sessionId: `s-${task.id}` }));
+      });
+      world.clock.advance(60_000);
+      await store.mutate((tx) => {
+        tx.tasks.complete(task.id, { filesChanged: 0 });
+        tx.tickets.requestSettle(task.serverTicketId!, 'completed');
+        tx.tickets.markSettled(task.serverTicketId!);
+      });
+      ids.push(task.id);
+    }
+    const archive = new HistoryArchive({ store, clock: world.clock, keep: () => ({ keepDays: 90, keepCount: 1 }), durable: false });
+    assert.equal((await archive.run()).moved, 2);
+    link.close();
+    link = connect({ service, store, clock: world.clock, hasApiKey: () => true, archive });
+    link.webview.channel.ready();
+    const first = await until('first snapshot', () => lastState(link.webview));
+    assert.deepEqual([first.history.map((h) => h.taskId), first.historyTotal, first.historyArchived], [[ids[2]], 1, true]);
+    const all = await link.webview.channel.request('historyPage', { offset: 0, limit: 50 });
+    assert.deepEqual(all.rows.map((r) => [r.title, r.archived ?? false]), [['New feature', false], ['Old docs', true], ['Old parser fix', true]]);
+    assert.equal(all.total, 3);
+    const page2 = await link.webview.channel.request('historyPage', { offset: 1, limit: 1 });
+    assert.deepEqual([page2.rows.map((r) => r.title), page2.total], [['Old docs'], 3]);
+    const found = await link.webview.channel.request('historyPage', { offset: 0, limit: 50, filter: { text: 'parser', status: 'succeeded' } });
+    assert.deepEqual([found.rows.map((r) => r.taskId), found.total], [[ids[0]], 1]);
+    await assert.rejects(link.webview.channel.request('historyPage', { offset: 0, limit: 50, filter: { text: 'x', color: 'red' } as never }), /Invalid request/);
+
+    assert.deepEqual(await link.webview.channel.request('openSession', { taskId: ids[1] }), { opened: 'transcript' });
+    assert.equal(service.getTask(ids[1])?.sessionId, `s-${ids[1]}`, 'Open session brought the archived task back to the task DB');
+    assert.equal(await archive.isArchived(ids[1]), false);
+
+    assert.deepEqual(await link.webview.channel.request('delete', { taskId: ids[0] }), { done: true });
+    assert.equal(service.getTask(ids[0]), undefined);
+    assert.equal((await archive.archiveFile()).rowsOf([ids[0]]).size, 0, 'gone from the archive too');
+    const after = await link.webview.channel.request('historyPage', { offset: 0, limit: 50 });
+    assert.deepEqual(after.rows.map((r) => r.title), ['New feature', 'Old docs']);
+    await archive.close();
   });
 
   it('refuses an edit the service refuses, with the service error as the result', async () => {

@@ -1,0 +1,54 @@
+// The History filter box (docs/flows.md#archive): text in the title or prompt, a status, a date
+// range. It searches the task DB's and the archive's rows (the host answers `historyPage`).
+import type { HistoryFilterView } from '../src/protocol/webview';
+import { HISTORY_LABELS } from './format';
+import { valueOf } from './task-form';
+
+/** The filter with its empty parts left out; undefined when nothing is asked. */
+export function activeFilter(filter: HistoryFilterView): HistoryFilterView | undefined {
+  const out: HistoryFilterView = {};
+  if (filter.text?.trim()) out.text = filter.text.trim();
+  if (filter.status) out.status = filter.status;
+  if (filter.from !== undefined) out.from = filter.from;
+  if (filter.to !== undefined) out.to = filter.to;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** A date field's `YYYY-MM-DD` as local time: the day's start (from) or its last millisecond (to). */
+export function dayBound(value: string, end: boolean): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined;
+  const ms = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}`).getTime();
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+const STATUSES = Object.keys(HISTORY_LABELS) as NonNullable<HistoryFilterView['status']>[];
+
+export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterView; onChange(next: HistoryFilterView): void }) {
+  return (
+    <div class="history-filter" role="search" data-testid="history-filter">
+      <vscode-textfield
+        type="search"
+        data-testid="history-filter-text"
+        aria-label="Filter History by title or prompt"
+        label="Filter History by title or prompt"
+        placeholder="Filter by title or prompt"
+        value={filter.text ?? ''}
+        onInput={(e) => onChange({ ...filter, text: valueOf(e) })}
+      >
+        <span slot="content-before" class="codicon codicon-search" aria-hidden="true" />
+      </vscode-textfield>
+      <vscode-single-select
+        data-testid="history-filter-status"
+        aria-label="Status"
+        label="Status"
+        value={filter.status ?? ''}
+        onChange={(e) => onChange({ ...filter, status: (valueOf(e) || undefined) as HistoryFilterView['status'] })}
+      >
+        <vscode-option value="">Any status</vscode-option>
+        {STATUSES.map((s) => <vscode-option key={s} value={s}>{HISTORY_LABELS[s]}</vscode-option>)}
+      </vscode-single-select>
+      <vscode-textfield type="date" data-testid="history-filter-from" aria-label="Triggered from" label="Triggered from" title="Triggered from" onChange={(e) => onChange({ ...filter, from: dayBound(valueOf(e), false) })} />
+      <vscode-textfield type="date" data-testid="history-filter-to" aria-label="Triggered until" label="Triggered until" title="Triggered until" onChange={(e) => onChange({ ...filter, to: dayBound(valueOf(e), true) })} />
+    </div>
+  );
+}
