@@ -4,7 +4,7 @@
 // host-process.ts, as a separate process that a test can kill.
 import type { AgentKind } from '../../src/agent/adapters';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
-import { systemClock } from '../../src/core/clock';
+import { systemClock, type Clock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/local-authority';
@@ -58,6 +58,8 @@ export interface PersonalTestOptions {
   claudeOwnLogin?: boolean;
   /** Gateway settings of the authority, if this window starts it (e.g. segmentCapacity). */
   gateway?: Partial<GatewayConfig>;
+  /** The authority's clock (tests move it to a usage limit's reset). */
+  clock?: Clock;
 }
 
 /** A window in personal mode: starts or follows the local authority, then the engine on its URL and key. */
@@ -70,6 +72,7 @@ export async function startPersonalTestEngine(
     modelApiKey: async () => options.personal.modelApiKey,
     gatewayOverrides: { promoteIntervalMs: 100, queuedPollMs: 200, maxPollMs: 1_000, statusMaxWaitMs: 2_000, busyRetryAfterMs: 1_000, ...options.personal.gateway },
     durable: false,
+    clock: options.personal.clock,
     log: options.log,
     onServing: options.onServing,
   });

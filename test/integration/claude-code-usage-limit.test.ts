@@ -1,20 +1,24 @@
 // The account's usage limit with the real `claude` CLI (installed under .tools/ by
-// scripts/setup-claude-code.ts), an API key (the test engine's) through our local ticket proxy, and
-// the REAL reference gateway launched with account limits on (as personal mode will launch it) and
-// an OffsetClock the test moves to the reset, in front of the scripted fake model upstream (a test
-// fixture standing in for the model API) answering with the unified rate-limit header shapes.
-// docs/flows.md#usage-limits
+// scripts/setup-claude-code.ts) in PERSONAL MODE: our local ticket proxy and the local authority
+// (the reference gateway in this process, account limits on as personal mode turns them on, on an
+// OffsetClock the test moves to the reset), the model API key added by the authority, in front of
+// the scripted fake model upstream (a test fixture standing in for the model API) answering with
+// the unified rate-limit header shapes. docs/flows.md#usage-limits, docs/architecture.md#personal-mode
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import type { RuntimeEvent } from '../../src/agent/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { OffsetClock } from '../../src/gateway/offset-clock';
-import { usageLimitRejected, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
-import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
-import { startTestEngine, waitFor } from '../e2e/test-engine';
+import type { LocalAuthority } from '../../src/personal/local-authority';
+import { FakeAnthropicUpstream, usageLimitRejected, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
+import { makeGitWorkspace } from '../e2e/gateway-fixture';
+import { startPersonalTestEngine, waitFor } from '../e2e/test-engine';
+
+const MODEL_KEY = 'sk-ant-api03-personal-model-key-usage-limit';
 
 type Block = { type: string };
 type Body = { tools?: { name: string }[]; messages?: { role: string; content: string | Block[] }[] };
@@ -22,10 +26,12 @@ type Body = { tools?: { name: string }[]; messages?: { role: string; content: st
 const isMain = (r: RecordedRequest) => ((r.body as Body).tools ?? []).some((t) => t.name === 'Bash');
 const hasToolResult = (r: RecordedRequest) => ((r.body as Body).messages ?? []).some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result'));
 
-describe('Claude Code over a usage-limit reset (real claude CLI, real gateway with account limits)', function () {
+describe('Claude Code over a usage-limit reset in personal mode (real claude CLI, local authority, model API key)', function () {
   let claude: string;
-  let world: GatewayWorld | undefined;
+  let root: string;
+  let upstream: FakeAnthropicUpstream | undefined;
   let host: HostEngine | undefined;
+  let authority: LocalAuthority | undefined;
 
   before(function () {
     this.timeout(20 * 60_000); // first run installs ~250 MB from npm
@@ -34,17 +40,20 @@ describe('Claude Code over a usage-limit reset (real claude CLI, real gateway wi
 
   afterEach(async () => {
     await host?.dispose();
+    await authority?.dispose();
     host = undefined;
-    await world?.close();
+    authority = undefined;
+    await upstream?.close();
+    fs.rmSync(root, { recursive: true, force: true });
   });
 
   for (const parks of [false, true]) {
     it(`a rejected 5-hour window ${parks ? 'further away than the park bound parks the task; at the reset it resumes' : 'holds the running task; at the reset it goes on in'} the same Claude Code session, and the Bash step ran once`, async function () {
       const clock = new OffsetClock(systemClock);
-      world = await startWorld({ accountLimits: true }, clock);
-      const w = world;
+      root = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-claude-limit-'));
+      const up = (upstream = await FakeAnthropicUpstream.start());
       let resetAt = 0;
-      w.upstream.setDefaultReply((request): ScriptedReply => {
+      up.setDefaultReply((request): ScriptedReply => {
         if (!isMain(request)) return { kind: 'text', text: 'ok' }; // titles, summaries
         if (hasToolResult(request)) {
           if (resetAt === 0) {
@@ -56,26 +65,26 @@ describe('Claude Code over a usage-limit reset (real claude CLI, real gateway wi
         return { kind: 'tool_use', name: 'Bash', input: { command: 'echo step >> steps.log', description: 'the step' } };
       });
       const events: RuntimeEvent[] = [];
-      host = await startTestEngine({
-        storageDir: path.join(w.root, 'globalStorage'),
-        gatewayUrl: w.gateway.url,
-        apiKey: USER_KEY,
+      // Account limits are not turned on here: personal mode's own gateway settings turn them on.
+      ({ engine: host, authority } = await startPersonalTestEngine({
+        storageDir: path.join(root, 'globalStorage'),
         agent: 'claude-code',
         claudeCommand: claude,
-        claudeConfigDir: path.join(w.root, 'claude-config'),
+        claudeConfigDir: path.join(root, 'claude-config'),
         usageLimitParkMs: parks ? 2_000 : undefined,
         onEvent: (e) => events.push(e),
-      });
+        personal: { upstreamUrl: up.url, modelApiKey: MODEL_KEY, claudeOwnLogin: false, clock },
+      }));
       const h = host;
       await waitFor(() => h.service.isLeader, 'the lease');
-      const ws = makeGitWorkspace(w.root);
+      const ws = makeGitWorkspace(root);
       const created = await h.service.create({ title: 'limit', prompt: 'Run the step with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws });
 
       if (parks) await waitFor(() => h.service.ticketsOf(created.id)[1]?.serverState === 'queued', 'the parked task waiting in the queue with a new ticket', 180_000);
       else await waitFor(() => events.some((e) => e.type === 'usage-limit' && e.resetAt !== null), 'the request held by the usage limit', 180_000);
-      const seen = w.upstream.messageRequests().length;
+      const seen = up.messageRequests().length;
       await new Promise((r) => setTimeout(r, 1_000));
-      assert.equal(w.upstream.messageRequests().length, seen, 'nothing goes upstream during the hold');
+      assert.equal(up.messageRequests().length, seen, 'nothing goes upstream during the hold');
       assert.equal(h.service.getTask(created.id)?.status, parks ? 'queued' : 'running', 'held, not failed');
 
       clock.advance(Math.ceil(resetAt / 1000) * 1000 - clock.now());
@@ -89,8 +98,9 @@ describe('Claude Code over a usage-limit reset (real claude CLI, real gateway wi
       assert.ok(starts.every((s) => s.sessionId === starts[0].sessionId) && done.sessionId === starts[0].sessionId, 'one session throughout');
       assert.deepEqual(h.service.ticketsOf(created.id).map((t) => t.endReason), parks ? ['usage_limit', 'completed'] : ['completed']);
       assert.deepEqual(fs.readFileSync(path.join(ws, 'steps.log'), 'utf8').trim().split('\n'), ['step'], 'the Bash step ran once');
-      const last = w.upstream.messageRequests().filter(isMain).at(-1)!;
+      const last = up.messageRequests().filter(isMain).at(-1)!;
       assert.ok(hasToolResult(last), "the resumed conversation carries the step's result");
+      assert.ok(up.messageRequests().every((r) => r.headers['x-api-key'] === MODEL_KEY), 'every model request carried the model API key the authority adds');
     });
   }
 });
