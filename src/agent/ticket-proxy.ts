@@ -247,10 +247,9 @@ export class TicketProxy {
         }
         res.writeHead(status, responseHeaders(upstreamRes.headers));
         res.flushHeaders();
-        upstreamRes.pipe(res);
         upstreamRes.on('error', () => res.destroy());
-        // After the pipe: each chunk goes to the agent first, then to the meter.
-        if (isModelCall && status < 300 && this.options.usageAccounting !== false) this.meterUsage(upstreamRes);
+        const meter = isModelCall && status < 300 && this.options.usageAccounting !== false ? this.usageTap(upstreamRes) : undefined;
+        forwardAnswer(upstreamRes, res, meter);
         return;
       }
       const errorBody = await readBody(upstreamRes);
@@ -279,19 +278,14 @@ export class TicketProxy {
     }
   }
 
-  /** Reads the answer's usage from a copy of its bytes beside the pipe to the agent; reported once it ended or was cut. */
-  private meterUsage(answer: http.IncomingMessage): void {
+  /**
+   * What reads the answer's usage from each chunk after it went to the agent (`forwardAnswer`);
+   * the usage is reported once the answer ended or was cut. Undefined when it cannot be read.
+   */
+  private usageTap(answer: http.IncomingMessage): ((chunk: Buffer) => void) | undefined {
     const meter = UsageMeter.forContentType(answer.headers['content-type']);
-    if (!meter) return;
+    if (!meter) return undefined;
     let broken = false;
-    answer.on('data', (chunk: Buffer) => {
-      if (broken) return;
-      try {
-        meter.feed(chunk);
-      } catch {
-        broken = true; // accounting never breaks the answer
-      }
-    });
     let reported = false;
     const report = (): void => {
       if (reported || broken) return;
@@ -306,6 +300,14 @@ export class TicketProxy {
     };
     answer.once('end', report);
     answer.once('close', report);
+    return (chunk) => {
+      if (broken) return;
+      try {
+        meter.feed(chunk);
+      } catch {
+        broken = true; // accounting never breaks the answer
+      }
+    };
   }
 
   /** Waits `ms` with the agent's request held; false when the agent hung up or the segment was cancelled. */
@@ -428,4 +430,19 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * Streams an answer to the agent as `pipe` would (backpressure, end), with one `data` listener
+ * that also hands each chunk, once written, to `tap` (the usage meter): a second listener on
+ * the answer would cost more per chunk than the meter itself (bench/usage-accounting.ts).
+ * The agent hanging up aborts the upstream request (`handle`), which ends this.
+ */
+function forwardAnswer(answer: http.IncomingMessage, res: http.ServerResponse, tap: ((chunk: Buffer) => void) | undefined): void {
+  answer.on('data', (chunk: Buffer) => {
+    if (!res.write(chunk)) answer.pause();
+    tap?.(chunk);
+  });
+  res.on('drain', () => answer.resume());
+  answer.on('end', () => res.end());
 }

@@ -87,7 +87,7 @@ const TAIL_BYTES = 64 * 1024;
  * Streamed answers. `message_start` is the first event and `message_delta` (whose counts are
  * cumulative) the last but `message_stop`, so the 2 MB of text deltas between them are neither
  * converted nor parsed: the meter parses the answer's first bytes until `message_start` has been
- * seen (its first chunk, as a rule), keeps references to the chunks of its last TAIL_BYTES, and
+ * seen (its first chunk, as a rule), copies its last TAIL_BYTES into a ring as they pass, and
  * parses those when the answer ends, from the first event boundary in them. Both parses use
  * `eventsource-parser`, on the bytes as latin1, one character per byte (exact for the framing:
  * a UTF-8 multi-byte sequence never contains CR or LF); only a usage event's data is decoded
@@ -97,10 +97,10 @@ class SseUsageMeter extends UsageMeter {
   private head: EventSourceParser | null = createParser({ onEvent: (event) => this.onEvent(event.event, event.data, 'head') });
   private headBytes = 0;
   private sawStart = false;
-  private readonly tail: Buffer[] = [];
-  private tailBytes = 0;
-  /** Bytes left the tail: it starts somewhere inside the answer. */
-  private cut = false;
+  /** The last TAIL_BYTES, copied (keeping the chunks would keep the socket's larger buffers they are views of). */
+  private readonly tail = Buffer.allocUnsafe(TAIL_BYTES);
+  /** Bytes of the answer so far: the tail's write position is this modulo TAIL_BYTES. */
+  private written = 0;
   private first = true;
 
   feed(chunk: Buffer): void {
@@ -114,19 +114,22 @@ class SseUsageMeter extends UsageMeter {
       this.headBytes += chunk.length;
       if (this.sawStart || this.headBytes >= HEAD_BYTES) this.head = null;
     }
-    this.tail.push(chunk);
-    this.tailBytes += chunk.length;
-    while (this.tailBytes - this.tail[0].length >= TAIL_BYTES) {
-      this.tailBytes -= this.tail.shift()!.length;
-      this.cut = true;
-    }
+    const keep = Math.min(chunk.length, TAIL_BYTES);
+    const at = (this.written + chunk.length - keep) % TAIL_BYTES;
+    const first = Math.min(keep, TAIL_BYTES - at);
+    chunk.copy(this.tail, at, chunk.length - keep, chunk.length - keep + first);
+    if (first < keep) chunk.copy(this.tail, 0, chunk.length - keep + first, chunk.length);
+    this.written += chunk.length;
   }
 
   protected end(): void {
     this.head = null;
-    let bytes = Buffer.concat(this.tail, this.tailBytes);
-    this.tail.length = 0;
-    if (this.cut) {
+    let bytes: Buffer;
+    if (this.written <= TAIL_BYTES) bytes = this.tail.subarray(0, this.written);
+    else {
+      // The tail begins somewhere inside the answer: from its first event boundary on.
+      const at = this.written % TAIL_BYTES;
+      bytes = Buffer.concat([this.tail.subarray(at), this.tail.subarray(0, at)]);
       const from = afterFirstBlankLine(bytes);
       if (from < 0) return;
       bytes = bytes.subarray(from);
