@@ -150,6 +150,8 @@ async function main(): Promise<void> {
     usage_accounting_rounds: accounting.rounds,
     usage_accounting_cpu_ms_per_answer: { off: round(accounting.cpuOffMs, 2), on: round(accounting.cpuOnMs, 2) },
     usage_accounting_meter_ms_per_answer: round(accounting.meterMsPerAnswer),
+    // The meter's own time over the proxy's CPU per answer without it: the accounting's share, free of the wall-clock noise above.
+    usage_accounting_meter_share_of_proxy_cpu: round(accounting.meterMsPerAnswer / accounting.cpuOffMs),
     usage_accounting_chunks_per_answer: accounting.chunksPerAnswer,
     usage_accounting_load: { before: accounting.loadBefore, after: accounting.loadAfter },
     load_at_start: loadAtStart,
