@@ -3,7 +3,8 @@
  * agent's path. The same 2 MB streamed Messages answer, sent as fast as the sockets take it (no
  * model pacing: the worst case for the proxy), through local ticket proxies in this process (the
  * extension host): one reads the usage from a copy of the stream as it passes, two do not
- * (`usageAccounting: false`, the same proxy code otherwise). Topology and client as in
+ * (`usageAccounting: false`, the same proxy code otherwise), made afresh for every batch of ten
+ * rounds in a turning order. Topology and client as in
  * bench/proxy-stream.ts. Every round sends one answer through each of the three, in an order
  * that changes every round; the figure is the MEDIAN OF THE PER-ROUND RATIOS accounting / no
  * accounting (so load that comes and goes hits both sides of a ratio alike), after warm-up
@@ -54,32 +55,47 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
   let reports = 0;
   const proxy = (ticketId: string, usageAccounting: boolean): Promise<TicketProxy> =>
     TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'user-key', ticketId, usageAccounting, onEvent: (e) => void (e.type === 'usage' && reports++) });
-  const off = await proxy('T-off', false);
-  const on = await proxy('T-on', true);
-  const control = await proxy('T-control', false);
   const url = (p: TicketProxy): string => `${p.baseUrl}/v1/messages`;
+  // Fresh proxies every batch: which of three proxies is a little faster (port, allocation) then
+  // varies from batch to batch instead of favouring one side of the ratio for the whole run.
+  const trio = async (batch: number) => {
+    const made: Record<string, TicketProxy> = {};
+    const roles = ['off', 'on', 'control'];
+    // The order they are made in turns too (batch numbers step by BATCH_ROUNDS).
+    for (let i = 0; i < 3; i++) {
+      const role = roles[(i + Math.floor(batch / BATCH_ROUNDS) + 3) % 3];
+      made[role] = await proxy(`T-${role}-${batch}`, role === 'on');
+    }
+    return { off: made.off, on: made.on, control: made.control };
+  };
+  const ratios: number[] = [];
+  const controls: number[] = [];
+  const offTotals: number[] = [];
+  const onTotals: number[] = [];
+  let sent = 0;
+  const cpu = await trio(-1);
   try {
-    const ratios: number[] = [];
-    const controls: number[] = [];
-    const offTotals: number[] = [];
-    const onTotals: number[] = [];
-    let sent = 0;
     for (let done = 0; done < rounds; done += BATCH_ROUNDS) {
       const batch = Math.min(BATCH_ROUNDS, rounds - done);
-      await upstream.script(answers(3 * (batch + WARMUP_ROUNDS)));
-      for (const [offT, onT, controlT] of await streamRounds([url(off), url(on), url(control)], batch, WARMUP_ROUNDS)) {
-        for (const t of [offT, onT, controlT]) if (t.bytes < STREAM_BYTES) throw new Error(`an answer was ${t.bytes} bytes, not 2 MB`);
-        ratios.push(onT.total / offT.total);
-        controls.push(controlT.total / offT.total);
-        offTotals.push(offT.total);
-        onTotals.push(onT.total);
+      const { off, on, control } = await trio(done);
+      try {
+        await upstream.script(answers(3 * (batch + WARMUP_ROUNDS)));
+        for (const [offT, onT, controlT] of await streamRounds([url(off), url(on), url(control)], batch, WARMUP_ROUNDS)) {
+          for (const t of [offT, onT, controlT]) if (t.bytes < STREAM_BYTES) throw new Error(`an answer was ${t.bytes} bytes, not 2 MB`);
+          ratios.push(onT.total / offT.total);
+          controls.push(controlT.total / offT.total);
+          offTotals.push(offT.total);
+          onTotals.push(onT.total);
+        }
+      } finally {
+        for (const p of [off, on, control]) await p.close();
       }
       sent += batch + WARMUP_ROUNDS;
     }
     if (reports !== sent) throw new Error(`the accounting proxy reported ${reports} usages for ${sent} answers`);
     const cpuRounds = Math.max(3, Math.floor(rounds / 4));
-    const cpuOff = [await cpuPerAnswer(upstream, url(off), cpuRounds), await cpuPerAnswer(upstream, url(off), cpuRounds)];
-    const cpuOn = [await cpuPerAnswer(upstream, url(on), cpuRounds), await cpuPerAnswer(upstream, url(on), cpuRounds)];
+    const cpuOff = [await cpuPerAnswer(upstream, url(cpu.off), cpuRounds), await cpuPerAnswer(upstream, url(cpu.off), cpuRounds)];
+    const cpuOn = [await cpuPerAnswer(upstream, url(cpu.on), cpuRounds), await cpuPerAnswer(upstream, url(cpu.on), cpuRounds)];
     const meter = await meterAlone(upstream);
     return {
       ratio: median(ratios),
@@ -97,7 +113,7 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
       loadAfter: machineLoad(),
     };
   } finally {
-    for (const p of [off, on, control]) await p.close();
+    for (const p of [cpu.off, cpu.on, cpu.control]) await p.close();
     upstream.stop();
   }
 }
