@@ -10,6 +10,23 @@ import { tsNodeArgv } from './runtime-helpers';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import { NO_ASKS } from './panel-link';
 
+/** A window's engine on `storageDir` with no gateway to reach (these tests only touch files and the store). */
+function startEngine(storageDir: string, extra: Partial<Parameters<typeof HostEngine.start>[0]> = {}): Promise<HostEngine> {
+  return HostEngine.start({
+    storageDir,
+    gatewayUrl: 'http://127.0.0.1:9',
+    apiKey: async () => 'opk_test',
+    clock: systemClock,
+    windowId: 'w1',
+    workspaceKeys: () => [],
+    agent: () => 'reference',
+    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts') },
+    claudeCommand: () => 'claude',
+    keepAwake: () => false,
+    ...extra,
+  });
+}
+
 describe('host engine: leftovers of deleted tasks', function () {
   this.timeout(60_000);
   let root: string;
@@ -25,18 +42,7 @@ describe('host engine: leftovers of deleted tasks', function () {
 
   it('deleting a task removes runtime/tasks/<id>/ and its session transcript; other tasks\' files stay; storage is 0700', async () => {
     const storageDir = path.join(root, 'globalStorage');
-    engine = await HostEngine.start({
-      storageDir,
-      gatewayUrl: 'http://127.0.0.1:9',
-      apiKey: async () => 'opk_test',
-      clock: systemClock,
-      windowId: 'w1',
-      workspaceKeys: () => [],
-      agent: () => 'reference',
-      referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts') },
-      claudeCommand: () => 'claude',
-      keepAwake: () => false,
-    });
+    engine = await startEngine(storageDir);
     const where = engineDirs(storageDir);
     const tasks = await engine.store.mutate((tx) =>
       ['gone', 'kept'].map((id) => {
@@ -64,19 +70,7 @@ describe('host engine: leftovers of deleted tasks', function () {
 
   it('issue 22: an archived task keeps its files until Delete from the panel, which brings it back, removes its files and leaves nothing in either file', async () => {
     const storageDir = path.join(root, 'globalStorage');
-    engine = await HostEngine.start({
-      storageDir,
-      gatewayUrl: 'http://127.0.0.1:9',
-      apiKey: async () => 'opk_test',
-      clock: systemClock,
-      windowId: 'w1',
-      workspaceKeys: () => [],
-      agent: () => 'reference',
-      referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts') },
-      claudeCommand: () => 'claude',
-      keepAwake: () => false,
-      historyKeep: () => ({ keepDays: 90, keepCount: 1 }),
-    });
+    engine = await startEngine(storageDir, { historyKeep: () => ({ keepDays: 90, keepCount: 1 }) });
     const where = engineDirs(storageDir);
     for (const id of ['old', 'new']) {
       await engine.store.mutate((tx) => {

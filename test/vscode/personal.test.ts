@@ -9,19 +9,10 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import type { OffPeakApi } from '../../src/extension';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
+import { waitFor } from './demo-gateway';
 
 const EXTENSION_ID = 'offpeak.off-peak-tasks';
 const MODEL_KEY = 'sk-ant-api03-vscode-personal-test-key';
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('Off-Peak Tasks in personal mode in a real VS Code (local authority, scripted model API)', () => {
   let upstream: FakeAnthropicUpstream | undefined;
