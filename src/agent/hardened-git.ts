@@ -28,7 +28,10 @@ import os from 'node:os';
 
 export interface HardenedGitOptions {
   cwd: string;
-  /** Variables this run sets (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE); every other GIT_* is dropped. */
+  /**
+   * Variables this run sets (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE); every other GIT_* is dropped.
+   * A GIT_DIR given here is always one the extension created (its config names no driver).
+   */
   gitEnv?: Record<string, string>;
   /** Written to git's stdin. */
   input?: string | Buffer;
@@ -115,7 +118,8 @@ export async function runGit(args: readonly string[], options: HardenedGitOption
 /** runGit with stdout as bytes (file contents, `cat-file --batch`). */
 export async function runGitBuffer(args: readonly string[], options: HardenedGitOptions): Promise<Buffer | null> {
   let overrides: string[] = [];
-  if (mayRunDrivers(args)) {
+  // A private git directory's config is the extension's own: nothing to look up.
+  if (options.gitEnv?.GIT_DIR === undefined && mayRunDrivers(args)) {
     // Exit 1 with no output: the repository's config names no driver.
     const listing = await execGit(['config', '-z', '--get-regexp', '^(filter|merge)\\.'], options, undefined);
     if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
