@@ -1,14 +1,16 @@
 // How the local ticket proxy streams an answer to the agent (src/agent/ticket-proxy.ts,
 // `forwardAnswer`): backpressure reaches the model API, the agent hanging up ends the upstream
 // request, and the usage of a long answer is read. The upstream here is a raw HTTP server in
-// this process (a fixture standing in for the gateway) that writes a 16 MB event stream and
-// records whether it is blocked on a full socket and whether its answer was closed early.
+// this process (a fixture standing in for the gateway) that writes a 64 MB event stream and
+// records whether it is blocked on a full socket and whether its answer was closed early. The
+// answer is far larger than what the sockets between the three can buffer (loopback buffers grow
+// to several MB each), so a proxy that ignores backpressure lets the upstream write it all.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TicketProxy, type TicketProxyEvent } from '../../src/agent/ticket-proxy';
 
-const TOTAL = 16 * 1024 * 1024;
+const TOTAL = 64 * 1024 * 1024;
 const DELTA = `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(1000) } })}\n\n`;
 const START = `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { model: 'claude-stream', usage: { input_tokens: 11, output_tokens: 1 } } })}\n\n`;
 const END = `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', usage: { output_tokens: 4321 } })}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
