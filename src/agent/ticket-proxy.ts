@@ -248,7 +248,7 @@ export class TicketProxy {
         res.writeHead(status, responseHeaders(upstreamRes.headers));
         res.flushHeaders();
         upstreamRes.on('error', () => res.destroy());
-        const meter = isModelCall && status < 300 && this.options.usageAccounting !== false ? this.usageTap(upstreamRes) : undefined;
+        const meter = isModelCall && status < 300 && this.options.usageAccounting !== false ? this.usageMeter(upstreamRes) : undefined;
         forwardAnswer(upstreamRes, res, meter);
         return;
       }
@@ -279,35 +279,30 @@ export class TicketProxy {
   }
 
   /**
-   * What reads the answer's usage from each chunk after it went to the agent (`forwardAnswer`);
-   * the usage is reported once the answer ended or was cut. Undefined when it cannot be read.
+   * The meter that reads the answer's usage from each chunk after it went to the agent
+   * (`forwardAnswer`); the usage is reported once the answer ended or was cut. Undefined when
+   * it cannot be read.
    */
-  private usageTap(answer: http.IncomingMessage): ((chunk: Buffer) => void) | undefined {
+  private usageMeter(answer: http.IncomingMessage): UsageMeter | undefined {
     const meter = UsageMeter.forContentType(answer.headers['content-type']);
     if (!meter) return undefined;
-    let broken = false;
     let reported = false;
     const report = (): void => {
-      if (reported || broken) return;
+      if (reported) return;
       reported = true;
       let found: AnswerUsage | null = null;
       try {
         found = meter.finish();
       } catch {
-        return;
+        return; // accounting never breaks the answer
       }
       if (found) this.emit({ type: 'usage', at: this.clock.now(), ...found });
     };
-    answer.once('end', report);
-    answer.once('close', report);
-    return (chunk) => {
-      if (broken) return;
-      try {
-        meter.feed(chunk);
-      } catch {
-        broken = true; // accounting never breaks the answer
-      }
-    };
+    // After the answer's end went to the agent (`forwardAnswer` ends the response on 'end'), not before.
+    const later = (): void => void setImmediate(report);
+    answer.once('end', later);
+    answer.once('close', later);
+    return meter;
   }
 
   /** Waits `ms` with the agent's request held; false when the agent hung up or the segment was cancelled. */
@@ -434,14 +429,14 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Streams an answer to the agent as `pipe` would (backpressure, end), with one `data` listener
- * that also hands each chunk, once written, to `tap` (the usage meter): a second listener on
- * the answer would cost more per chunk than the meter itself (bench/usage-accounting.ts).
+ * that also hands each chunk, once written, to the usage meter: a second listener, or a wrapper
+ * around the meter, would cost more per chunk than the meter itself (bench/usage-accounting.ts).
  * The agent hanging up aborts the upstream request (`handle`), which ends this.
  */
-function forwardAnswer(answer: http.IncomingMessage, res: http.ServerResponse, tap: ((chunk: Buffer) => void) | undefined): void {
+function forwardAnswer(answer: http.IncomingMessage, res: http.ServerResponse, meter: UsageMeter | undefined): void {
   answer.on('data', (chunk: Buffer) => {
     if (!res.write(chunk)) answer.pause();
-    tap?.(chunk);
+    meter?.feed(chunk);
   });
   res.on('drain', () => answer.resume());
   answer.on('end', () => res.end());

@@ -50,7 +50,10 @@ export abstract class UsageMeter {
     return null;
   }
 
-  /** The next bytes of the answer, as they went to the agent. */
+  /**
+   * The next bytes of the answer, as they went to the agent. Called for every chunk on the
+   * agent's path, so it does as little as it can, and never throws.
+   */
   abstract feed(chunk: Buffer): void;
 
   /** The answer ended (or was cut): its usage, or null when it reported none. */
@@ -80,62 +83,102 @@ const LF = 0x0a;
 const CR = 0x0d;
 /** The answer's first bytes read for `message_start` (its first event; a usage event is well under 1 KB). */
 const HEAD_BYTES = 256 * 1024;
-/** The answer's last bytes kept for `message_delta`, which comes last but for `message_stop` and pings. */
-const TAIL_BYTES = 64 * 1024;
+/** The answer's last bytes kept for `message_delta`, which comes last but for `message_stop` and pings (~300 bytes). */
+const TAIL_BYTES = 2 * 1024;
+/** Chunks kept by reference for the tail: 32 of at least SMALL_CHUNK bytes cover TAIL_BYTES. */
+const RING_SLOTS = 32;
+/** Chunks smaller than this are copied together into one slot (a slot per byte would not cover the tail). */
+const SMALL_CHUNK = TAIL_BYTES / RING_SLOTS;
 
 /**
  * Streamed answers. `message_start` is the first event and `message_delta` (whose counts are
  * cumulative) the last but `message_stop`, so the 2 MB of text deltas between them are neither
- * converted nor parsed: the meter parses the answer's first bytes until `message_start` has been
- * seen (its first chunk, as a rule), copies its last TAIL_BYTES into a ring as they pass, and
- * parses those when the answer ends, from the first event boundary in them. Both parses use
- * `eventsource-parser`, on the bytes as latin1, one character per byte (exact for the framing:
- * a UTF-8 multi-byte sequence never contains CR or LF); only a usage event's data is decoded
- * as UTF-8 before it is read as JSON.
+ * converted, parsed nor copied: the meter parses the answer's first bytes until `message_start`
+ * has been seen (its first chunk, as a rule); of every other chunk it keeps a reference in a
+ * ring of RING_SLOTS (a chunk is never changed once sent, and Node's HTTP parser gives each its
+ * own buffer), which is all it does per chunk: this runs on the agent's path for each of the
+ * thousands of chunks of a long answer. When the answer ends it parses the newest slots that
+ * hold TAIL_BYTES, from the first event boundary in them. Both parses use `eventsource-parser`,
+ * on the bytes as latin1, one character per byte (exact for the framing: a UTF-8 multi-byte
+ * sequence never contains CR or LF); only a usage event's data is decoded as UTF-8 before it is
+ * read as JSON.
  */
 class SseUsageMeter extends UsageMeter {
   private head: EventSourceParser | null = createParser({ onEvent: (event) => this.onEvent(event.event, event.data, 'head') });
   private headBytes = 0;
   private sawStart = false;
-  /** The last TAIL_BYTES, copied (keeping the chunks would keep the socket's larger buffers they are views of). */
-  private readonly tail = Buffer.allocUnsafe(TAIL_BYTES);
-  /** Bytes of the answer so far: the tail's write position is this modulo TAIL_BYTES. */
-  private written = 0;
-  private first = true;
+  /** Slot `n % RING_SLOTS` takes the next chunk; slots before `from` hold nothing. */
+  private readonly ring: (Buffer | undefined)[] = new Array<Buffer | undefined>(RING_SLOTS);
+  private n = 0;
+  private from = 0;
+  /** Small chunks not yet in a slot: `small[0..smallBytes)`. */
+  private small: Buffer | null = null;
+  private smallBytes = 0;
+  /** Bytes of the answer so far (the tail begins inside it when the slots hold fewer). */
+  private total = 0;
 
   feed(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    if (this.first) {
-      this.first = false;
-      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3); // a UTF-8 BOM
+    if (this.head !== null) this.feedHead(chunk);
+    this.total += chunk.length;
+    if (chunk.length < SMALL_CHUNK || chunk.length >= TAIL_BYTES || this.smallBytes !== 0) return this.feedRare(chunk);
+    this.ring[this.n++ % RING_SLOTS] = chunk;
+  }
+
+  private feedHead(chunk: Buffer): void {
+    if (this.headBytes === 0 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3); // a UTF-8 BOM
+    try {
+      this.head?.feed(chunk.toString('latin1'));
+    } catch {
+      this.sawStart = true; // a parser that failed reads nothing more: the tail may still have counts
     }
-    if (this.head) {
-      this.head.feed(chunk.toString('latin1'));
-      this.headBytes += chunk.length;
-      if (this.sawStart || this.headBytes >= HEAD_BYTES) this.head = null;
+    this.headBytes += chunk.length;
+    if (this.sawStart || this.headBytes >= HEAD_BYTES) this.head = null;
+  }
+
+  /** A small chunk (copied into `small`), a large one (alone covers the tail: the ring is emptied) or one after small ones. */
+  private feedRare(chunk: Buffer): void {
+    if (chunk.length < SMALL_CHUNK) {
+      if (this.smallBytes + chunk.length > TAIL_BYTES) this.flushSmall();
+      this.small ??= Buffer.allocUnsafe(TAIL_BYTES);
+      this.smallBytes += chunk.copy(this.small, this.smallBytes);
+      return;
     }
-    const keep = Math.min(chunk.length, TAIL_BYTES);
-    const at = (this.written + chunk.length - keep) % TAIL_BYTES;
-    const first = Math.min(keep, TAIL_BYTES - at);
-    chunk.copy(this.tail, at, chunk.length - keep, chunk.length - keep + first);
-    if (first < keep) chunk.copy(this.tail, 0, chunk.length - keep + first, chunk.length);
-    this.written += chunk.length;
+    this.flushSmall();
+    if (chunk.length >= TAIL_BYTES) {
+      this.ring.fill(undefined); // what they hold is older than this chunk's last TAIL_BYTES
+      this.from = this.n;
+    }
+    this.ring[this.n++ % RING_SLOTS] = chunk;
+  }
+
+  private flushSmall(): void {
+    if (this.small === null || this.smallBytes === 0) return;
+    this.ring[this.n++ % RING_SLOTS] = this.small.subarray(0, this.smallBytes);
+    this.small = null;
+    this.smallBytes = 0;
   }
 
   protected end(): void {
     this.head = null;
-    let bytes: Buffer;
-    if (this.written <= TAIL_BYTES) bytes = this.tail.subarray(0, this.written);
-    else {
-      // The tail begins somewhere inside the answer: from its first event boundary on.
-      const at = this.written % TAIL_BYTES;
-      bytes = Buffer.concat([this.tail.subarray(at), this.tail.subarray(0, at)]);
-      const from = afterFirstBlankLine(bytes);
-      if (from < 0) return;
-      bytes = bytes.subarray(from);
+    this.flushSmall();
+    const kept: Buffer[] = [];
+    let bytes = 0;
+    for (let i = this.n - 1; i >= Math.max(this.from, this.n - RING_SLOTS) && bytes < TAIL_BYTES; i--) {
+      const slot = this.ring[i % RING_SLOTS]!;
+      kept.push(slot);
+      bytes += slot.length;
     }
+    this.ring.fill(undefined);
+    let tail = Buffer.concat(kept.reverse());
+    if (tail.length > TAIL_BYTES) tail = tail.subarray(tail.length - TAIL_BYTES);
+    if (tail.length < this.total) {
+      // The tail begins somewhere inside the answer: from its first event boundary on.
+      const from = afterFirstBlankLine(tail);
+      if (from < 0) return;
+      tail = tail.subarray(from);
+    } else if (tail[0] === 0xef && tail[1] === 0xbb && tail[2] === 0xbf) tail = tail.subarray(3); // a UTF-8 BOM
     // A last event without its blank line is not dispatched, as an EventSource would not either.
-    createParser({ onEvent: (event) => this.onEvent(event.event, event.data, 'tail') }).feed(bytes.toString('latin1'));
+    createParser({ onEvent: (event) => this.onEvent(event.event, event.data, 'tail') }).feed(tail.toString('latin1'));
   }
 
   private onEvent(name: string | undefined, data: string, part: 'head' | 'tail'): void {

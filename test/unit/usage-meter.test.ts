@@ -60,7 +60,7 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
       sseEvent('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 40 } }),
       sseEvent('message_stop', {}),
     ].join('');
-    // Over 64 KB: the meter keeps only the answer's last bytes, which begin inside an event.
+    // Longer than the tail the meter keeps: its last bytes begin inside an event.
     for (const lineEnd of ['\n', '\r\n', '\r']) {
       const bytes = Buffer.from(big.replace(/\n/g, lineEnd));
       for (const size of [5, 79, 80, 81, 1000, 4096, 65536]) {
@@ -68,6 +68,35 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
         for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
         assert.deepEqual(meter.finish(), { model: 'claude-test-1', usage: { inputTokens: 7, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 } }, `chunks of ${size} bytes, line ends ${JSON.stringify(lineEnd)}`);
       }
+    }
+  });
+
+  it('reads the usage when tiny, mid-size and large chunks alternate (copied, kept and emptying the tail in turn)', () => {
+    const text = 'y'.repeat(700);
+    const big = [
+      sseEvent('message_start', { message: { model: 'claude-test-1', usage: { input_tokens: 3, output_tokens: 1 } } }),
+      ...Array.from({ length: 60 }, () => sseEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text } })),
+      sseEvent('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 60 } }),
+      sseEvent('message_stop', {}),
+    ].join('');
+    const bytes = Buffer.from(big);
+    const usage = { model: 'claude-test-1', usage: { inputTokens: 3, outputTokens: 60, cacheReadTokens: 0, cacheWriteTokens: 0 } };
+    for (const sizes of [[1, 300, 5000, 3, 63, 64, 65, 2047, 2048, 2049], [2049, 1, 1, 1, 200], [9000, 7, 120], [64, 63]]) {
+      const meter = UsageMeter.forContentType('text/event-stream')!;
+      for (let i = 0, k = 0; i < bytes.length; i += sizes[k++ % sizes.length]) meter.feed(bytes.subarray(i, i + sizes[k % sizes.length]));
+      assert.deepEqual(meter.finish(), usage, `chunk sizes ${sizes.join(',')}`);
+    }
+    // The usage events themselves in tiny and mid-size pieces by turns: their bytes stay in order.
+    const delta = bytes.indexOf('event: message_delta');
+    for (const [tiny, mid] of [[1, 100], [5, 64], [63, 70]]) {
+      const meter = UsageMeter.forContentType('text/event-stream')!;
+      meter.feed(bytes.subarray(0, delta - 250));
+      for (let i = delta - 250, k = 0; i < bytes.length; k++) {
+        const size = k % 2 === 0 ? tiny : mid;
+        meter.feed(bytes.subarray(i, i + size));
+        i += size;
+      }
+      assert.deepEqual(meter.finish(), usage, `the last events in pieces of ${tiny} and ${mid} bytes`);
     }
   });
 
