@@ -2,13 +2,14 @@
  * usage_accounting_sse_total_ratio (issue 19 item 5): what reading the token usage costs on the
  * agent's path. The same 2 MB streamed Messages answer, sent as fast as the sockets take it (no
  * model pacing: the worst case for the proxy), through local ticket proxies in this process (the
- * extension host): one reads the usage from a copy of the stream as it passes, two do not
+ * extension host): one reads the usage from the stream as it passes, two do not
  * (`usageAccounting: false`, the same proxy code otherwise), made afresh for every batch of ten
- * rounds in a turning order. Topology and client as in
- * bench/proxy-stream.ts. Every round sends one answer through each of the three, in an order
- * that changes every round; the figure is the MEDIAN OF THE PER-ROUND RATIOS accounting / no
- * accounting (so load that comes and goes hits both sides of a ratio alike), after warm-up
- * rounds. Goal: at most 1.02.
+ * rounds in a turning order. Topology and client as in bench/proxy-stream.ts. Every round sends
+ * one answer through each of the three, in an order that changes every round; a round's ratio is
+ * its total time with accounting over the mean of its two totals without (both are "without
+ * accounting": using both halves the baseline's own noise), and the figure is the MEDIAN OF THE
+ * PER-ROUND RATIOS (so load that comes and goes hits both sides of a ratio alike), after warm-up
+ * rounds, with a bootstrap 95% interval over the rounds. Goal: at most 1.02.
  * Reported beside it so a reader can judge the noise: the control ratio (the second proxy
  * without accounting / the first, same rounds: 1.0 on a perfect machine), the spread of the
  * per-round ratios, the machine's load average before and after, the CPU time this process
@@ -27,8 +28,10 @@ const BATCH_ROUNDS = 10;
 const WARMUP_ROUNDS = 2;
 
 export interface UsageAccountingResult {
-  /** Median of the per-round ratios total time with accounting / without. */
+  /** Median of the per-round ratios total time with accounting / the mean of the two without. */
   ratio: number;
+  /** Bootstrap 95% interval of that median (rounds resampled). */
+  ratioCi95: [number, number];
   /** The same for two proxies that both do not account: the run's noise. */
   controlRatio: number;
   /** 25th and 75th percentile of the per-round accounting ratios. */
@@ -82,7 +85,7 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
         await upstream.script(answers(3 * (batch + WARMUP_ROUNDS)));
         for (const [offT, onT, controlT] of await streamRounds([url(off), url(on), url(control)], batch, WARMUP_ROUNDS)) {
           for (const t of [offT, onT, controlT]) if (t.bytes < STREAM_BYTES) throw new Error(`an answer was ${t.bytes} bytes, not 2 MB`);
-          ratios.push(onT.total / offT.total);
+          ratios.push(onT.total / ((offT.total + controlT.total) / 2));
           controls.push(controlT.total / offT.total);
           offTotals.push(offT.total);
           onTotals.push(onT.total);
@@ -99,6 +102,7 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
     const meter = await meterAlone(upstream);
     return {
       ratio: median(ratios),
+      ratioCi95: bootstrapMedianCi95(ratios),
       controlRatio: median(controls),
       ratioP25: percentile(ratios, 25),
       ratioP75: percentile(ratios, 75),
@@ -149,4 +153,18 @@ async function meterAlone(upstream: UpstreamProcess): Promise<{ ms: number; chun
     if (i >= 10) times.push(performance.now() - t);
   }
   return { ms: median(times), chunks: chunks.length };
+}
+
+/** 95% interval of the median of `samples`, from 2,000 resamples (a fixed-seed generator: the same samples give the same interval). */
+function bootstrapMedianCi95(samples: number[]): [number, number] {
+  let seed = 0x9e3779b9;
+  const random = (): number => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const medians: number[] = [];
+  for (let b = 0; b < 2000; b++) medians.push(median(Array.from(samples, () => samples[Math.floor(random() * samples.length)])));
+  return [percentile(medians, 2.5), percentile(medians, 97.5)];
 }
