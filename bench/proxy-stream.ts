@@ -58,13 +58,15 @@ async function once(url) {
   for (;;) { const { done, value } = await reader.read(); if (value && value.length) { if (ttfb < 0) ttfb = performance.now() - start; bytes += value.length; } if (done) break; }
   return { ttfb, total: performance.now() - start, bytes };
 }
-// Round r visits the URLs starting at r mod n, forwards on even rounds and backwards on odd ones.
-const order = (r) => { const n = urls.length, s = r % n, f = urls.map((_, i) => (s + i) % n); return Math.floor(r / n) % 2 === 0 ? f : f.reverse(); };
+// Round k visits the URLs starting at k mod n, forwards for n rounds and backwards for the next n:
+// every 2n recorded rounds (counted from the first after the warm-up) visit each URL first, second,
+// ... equally often (with n = 3: every order once).
+const order = (k) => { const n = urls.length, s = k % n, f = urls.map((_, i) => (s + i) % n); return Math.floor(k / n) % 2 === 0 ? f : f.reverse(); };
 (async () => {
   const out = [];
   for (let r = 0; r < Number(warmup) + Number(rounds); r++) {
     const row = new Array(urls.length);
-    for (const i of order(r)) row[i] = await once(urls[i]);
+    for (const i of order(r < Number(warmup) ? r : r - Number(warmup))) row[i] = await once(urls[i]);
     if (r >= Number(warmup)) out.push(row);
   }
   process.stdout.write(JSON.stringify(out));

@@ -23,7 +23,7 @@
  *                  model request (bench/park-answer.ts). Goal: at most 2,000 ms.
  * usage_accounting_sse_total_ratio
  *                  a 2 MB streamed answer through the proxy with token-usage accounting vs
- *                  without (the mean of two proxies without it), same run: the median of
+ *                  without (the geometric mean of two proxies without it), same run: the median of
  *                  per-round ratios and its bootstrap 95% interval, beside the control ratio
  *                  (the two proxies without accounting) and the load (bench/usage-accounting.ts).
  *                  Goal: at most 1.02.
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   const overhead = await proxyOverhead(sized(60, 4));
   const claudeSamples = await claudeReadyToFirstRequest(sized(10, 1));
   const parkSamples = await parkAnswerToAdmitted(sized(8, 1));
-  const accounting = await usageAccountingOverhead(sized(2000, 3));
+  const accounting = await usageAccountingOverhead(sized(2016, 3));
   const result = {
     ready_to_spawn_p50_ms: round(percentile(spawnSamples, 50), 1),
     ready_to_spawn_p95_ms: round(percentile(spawnSamples, 95), 1),

@@ -3,13 +3,18 @@
  * agent's path. The same 2 MB streamed Messages answer, sent as fast as the sockets take it (no
  * model pacing: the worst case for the proxy), through local ticket proxies in this process (the
  * extension host): one reads the usage from the stream as it passes, two do not
- * (`usageAccounting: false`, the same proxy code otherwise), made afresh for every batch of ten
- * rounds in a turning order. Topology and client as in bench/proxy-stream.ts. Every round sends
- * one answer through each of the three, in an order that changes every round; a round's ratio is
- * its total time with accounting over the mean of its two totals without (both are "without
- * accounting": using both halves the baseline's own noise), and the figure is the MEDIAN OF THE
- * PER-ROUND RATIOS (so load that comes and goes hits both sides of a ratio alike), after warm-up
- * rounds, with a bootstrap 95% interval over the rounds. Goal: at most 1.02.
+ * (`usageAccounting: false`, the same proxy code otherwise), made afresh (with a new client and
+ * new connections) for every batch of six rounds, each batch in the next of the six orders of
+ * the three (the order they are made in, their places in the client's list). Topology and client
+ * as in bench/proxy-stream.ts. Every round sends one answer through each of the three, a batch's
+ * rounds in each of the six orders once, after one warm-up round. A round's ratio is its total
+ * time with accounting over the GEOMETRIC mean of its two totals without (both are "without
+ * accounting": using both halves the baseline's own noise; the arithmetic mean of two times,
+ * which are skewed to the slow side, is larger than a typical one and would flatter the ratio);
+ * the figure is the MEDIAN OF THE PER-ROUND RATIOS
+ * (so load that comes and goes hits both sides of a ratio alike), with a bootstrap 95% interval
+ * (whole batches resampled: a proxy's connections can make it a little faster or slower for its
+ * whole batch). Goal: at most 1.02.
  * Reported beside it so a reader can judge the noise: the control ratio (the second proxy
  * without accounting / the first, same rounds: 1.0 on a perfect machine), the spread of the
  * per-round ratios, the machine's load average before and after, the CPU time this process
@@ -23,14 +28,17 @@ import { UsageMeter } from '../src/agent/usage-meter';
 import { machineLoad, median, percentile, startUpstreamProcess, streamRounds, type UpstreamProcess } from './proxy-stream';
 
 const STREAM_BYTES = 2 * 1024 * 1024;
-/** Rounds per client process: the fake upstream keeps every byte it sends, so it is reset between batches. */
-const BATCH_ROUNDS = 10;
-const WARMUP_ROUNDS = 2;
+/**
+ * Rounds per batch (fresh proxies, client process and connections; the fake upstream, which keeps
+ * every byte it sends, is reset): 6, so that a batch visits the three proxies in every order once.
+ */
+const BATCH_ROUNDS = 6;
+const WARMUP_ROUNDS = 1;
 
 export interface UsageAccountingResult {
-  /** Median of the per-round ratios total time with accounting / the mean of the two without. */
+  /** Median of the per-round ratios total time with accounting / the geometric mean of the two without. */
   ratio: number;
-  /** Bootstrap 95% interval of that median (rounds resampled). */
+  /** Bootstrap 95% interval of that median (batches resampled). */
   ratioCi95: [number, number];
   /** The same for two proxies that both do not account: the run's noise. */
   controlRatio: number;
@@ -50,6 +58,17 @@ export interface UsageAccountingResult {
   loadAfter: ReturnType<typeof machineLoad>;
 }
 
+type Role = 'off' | 'on' | 'control';
+/** The six orders of the three proxies. */
+const ORDERS: Role[][] = [
+  ['off', 'on', 'control'],
+  ['on', 'control', 'off'],
+  ['control', 'off', 'on'],
+  ['control', 'on', 'off'],
+  ['off', 'control', 'on'],
+  ['on', 'off', 'control'],
+];
+
 const answers = (n: number): unknown[] => new Array(n).fill({ kind: 'large_stream', bytes: STREAM_BYTES, deltaChars: 1000 });
 
 export async function usageAccountingOverhead(rounds: number): Promise<UsageAccountingResult> {
@@ -59,39 +78,42 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
   const proxy = (ticketId: string, usageAccounting: boolean): Promise<TicketProxy> =>
     TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'user-key', ticketId, usageAccounting, onEvent: (e) => void (e.type === 'usage' && reports++) });
   const url = (p: TicketProxy): string => `${p.baseUrl}/v1/messages`;
-  // Fresh proxies every batch: which of three proxies is a little faster (port, allocation) then
-  // varies from batch to batch instead of favouring one side of the ratio for the whole run.
-  const trio = async (batch: number) => {
-    const made: Record<string, TicketProxy> = {};
-    const roles = ['off', 'on', 'control'];
-    // The order they are made in turns too (batch numbers step by BATCH_ROUNDS).
-    for (let i = 0; i < 3; i++) {
-      const role = roles[(i + Math.floor(batch / BATCH_ROUNDS) + 3) % 3];
-      made[role] = await proxy(`T-${role}-${batch}`, role === 'on');
-    }
-    return { off: made.off, on: made.on, control: made.control };
+  // Fresh proxies, client and connections every batch, each batch in the next of the six orders:
+  // the order they are made in and their places in the client's list. Which proxy is a little
+  // faster for a whole batch (the client's first connection, which the warm-up opens first, port,
+  // allocation) then varies from batch to batch instead of favouring one side of the ratio.
+  const trio = async (batch: number): Promise<{ placed: Role[]; made: Record<Role, TicketProxy> }> => {
+    const placed = ORDERS[batch % ORDERS.length];
+    const made = {} as Record<Role, TicketProxy>;
+    for (const role of placed) made[role] = await proxy(`T-${role}-${batch}`, role === 'on');
+    return { placed, made };
   };
   const ratios: number[] = [];
+  /** The per-round ratios of each batch. */
+  const batches: number[][] = [];
   const controls: number[] = [];
   const offTotals: number[] = [];
   const onTotals: number[] = [];
   let sent = 0;
-  const cpu = await trio(-1);
+  const cpu = (await trio(0)).made;
   try {
-    for (let done = 0; done < rounds; done += BATCH_ROUNDS) {
+    for (let done = 0, batchNo = 0; done < rounds; done += BATCH_ROUNDS, batchNo++) {
       const batch = Math.min(BATCH_ROUNDS, rounds - done);
-      const { off, on, control } = await trio(done);
+      const { placed, made } = await trio(batchNo);
       try {
         await upstream.script(answers(3 * (batch + WARMUP_ROUNDS)));
-        for (const [offT, onT, controlT] of await streamRounds([url(off), url(on), url(control)], batch, WARMUP_ROUNDS)) {
-          for (const t of [offT, onT, controlT]) if (t.bytes < STREAM_BYTES) throw new Error(`an answer was ${t.bytes} bytes, not 2 MB`);
-          ratios.push(onT.total / ((offT.total + controlT.total) / 2));
-          controls.push(controlT.total / offT.total);
-          offTotals.push(offT.total);
-          onTotals.push(onT.total);
+        batches.push([]);
+        for (const row of await streamRounds(placed.map((role) => url(made[role])), batch, WARMUP_ROUNDS)) {
+          if (row.some((t) => t.bytes < STREAM_BYTES)) throw new Error(`an answer was ${Math.min(...row.map((t) => t.bytes))} bytes, not 2 MB`);
+          const [offT, onT, controlT] = (['off', 'on', 'control'] as const).map((role) => row[placed.indexOf(role)].total);
+          ratios.push(onT / Math.sqrt(offT * controlT));
+          batches[batches.length - 1].push(ratios[ratios.length - 1]);
+          controls.push(controlT / offT);
+          offTotals.push(offT);
+          onTotals.push(onT);
         }
       } finally {
-        for (const p of [off, on, control]) await p.close();
+        for (const p of Object.values(made)) await p.close();
       }
       sent += batch + WARMUP_ROUNDS;
     }
@@ -102,7 +124,7 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
     const meter = await meterAlone(upstream);
     return {
       ratio: median(ratios),
-      ratioCi95: bootstrapMedianCi95(ratios),
+      ratioCi95: bootstrapMedianCi95(batches),
       controlRatio: median(controls),
       ratioP25: percentile(ratios, 25),
       ratioP75: percentile(ratios, 75),
@@ -117,7 +139,7 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
       loadAfter: machineLoad(),
     };
   } finally {
-    for (const p of [cpu.off, cpu.on, cpu.control]) await p.close();
+    for (const p of Object.values(cpu)) await p.close();
     upstream.stop();
   }
 }
@@ -155,8 +177,11 @@ async function meterAlone(upstream: UpstreamProcess): Promise<{ ms: number; chun
   return { ms: median(times), chunks: chunks.length };
 }
 
-/** 95% interval of the median of `samples`, from 2,000 resamples (a fixed-seed generator: the same samples give the same interval). */
-function bootstrapMedianCi95(samples: number[]): [number, number] {
+/**
+ * 95% interval of the median of all samples, from 2,000 resamples of whole groups (a fixed-seed
+ * generator: the same samples give the same interval).
+ */
+function bootstrapMedianCi95(groups: number[][]): [number, number] {
   let seed = 0x9e3779b9;
   const random = (): number => {
     seed = (seed + 0x6d2b79f5) | 0;
@@ -165,6 +190,6 @@ function bootstrapMedianCi95(samples: number[]): [number, number] {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const medians: number[] = [];
-  for (let b = 0; b < 2000; b++) medians.push(median(Array.from(samples, () => samples[Math.floor(random() * samples.length)])));
+  for (let b = 0; b < 2000; b++) medians.push(median(groups.flatMap(() => groups[Math.floor(random() * groups.length)])));
   return [percentile(medians, 2.5), percentile(medians, 97.5)];
 }
