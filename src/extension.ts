@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';
 import { newToken } from './core/ids';
+import { SerialRestarts } from './core/serial-restarts';
 import { shortTaskTitle } from './core/task-title';
 import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
@@ -34,6 +35,8 @@ import { missingModelKeyNotice, modelKeyStore, ownLoginOf, registerModelKeyComma
 export interface OffPeakApi {
   engine(): HostEngine | undefined;
   whenStarted(): Promise<HostEngine | undefined>;
+  /** Engines started and not disposed: never more than one. */
+  liveEngines(): number;
   storageDir: string;
 }
 
@@ -47,12 +50,13 @@ export function activate(context: vscode.ExtensionContext): OffPeakApi {
 
 export async function deactivate(): Promise<void> {
   // Running segments go back to the queue with their session; claims are released.
-  await current?.stopEngine();
+  await current?.stopEngines();
 }
 
 class OffPeakExtension implements vscode.Disposable {
   private engine: HostEngine | undefined;
-  private starting: Promise<HostEngine | undefined> | undefined;
+  /** The engine across setting changes: restarts one at a time, never two engines (docs/architecture.md#personal-mode). */
+  private readonly engines: SerialRestarts<HostEngine>;
   private backend: PanelBackend | undefined;
   private storeNotice: string | undefined;
   /** The other mode's unfinished tasks, which wait in their own queue (docs/architecture.md#personal-mode). */
@@ -101,7 +105,12 @@ class OffPeakExtension implements vscode.Disposable {
       answerAsk: async (taskId, askId, decision, inputDigest) => (await this.engine?.answerAsk(taskId, askId, decision, inputDigest)) === 'accepted',
     });
     context.subscriptions.push(this.notifier);
-    this.api = { engine: () => this.engine, whenStarted: () => this.starting ?? Promise.resolve(this.engine), storageDir: this.storageDir };
+    this.api = {
+      engine: () => this.engine,
+      whenStarted: () => this.engines.whenStarted(),
+      liveEngines: () => this.engines.liveCount,
+      storageDir: this.storageDir,
+    };
 
     const panel = () => this.panel;
     registerCommands(context, {
@@ -139,10 +148,14 @@ class OffPeakExtension implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (['offPeak.gatewayUrl', 'offPeak.mode', 'offPeak.personal'].some((s) => e.affectsConfiguration(s))) void this.restartEngine();
+        if (['offPeak.gatewayUrl', 'offPeak.mode', 'offPeak.personal'].some((s) => e.affectsConfiguration(s))) this.restartEngine();
       }),
     );
-    this.starting = this.startEngine();
+    this.engines = new SerialRestarts(
+      () => this.startEngine(),
+      (engine) => this.stopEngine(engine),
+      (e: unknown) => this.output.error(`restart: ${e instanceof Error ? e.message : String(e)}`),
+    );
   }
 
   /** The panel, created when first shown (a synchronous require: commands show it at once). */
@@ -170,7 +183,7 @@ class OffPeakExtension implements vscode.Disposable {
       // Personal mode: this machine's local authority (started here, or another window's).
       const personal =
         settings.mode === 'personal'
-          ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l), onMoved: () => void this.restartEngine() })
+          ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l), onMoved: () => this.restartEngine() })
           : undefined;
       this.authority = personal;
       // The two modes' queues never mix: personal mode's tasks have a database of their own.
@@ -298,18 +311,20 @@ class OffPeakExtension implements vscode.Disposable {
     }
   }
 
-  private async restartEngine(): Promise<void> {
-    await this.stopEngine();
-    // The old gateway's exposure and plan say nothing about the new one.
-    this.clientConfigs = undefined;
-    this.starting = this.startEngine();
-    await this.starting;
+  private restartEngine(): void {
+    this.engines.restart();
   }
 
-  async stopEngine(): Promise<void> {
-    const engine = this.engine ?? (await this.starting);
+  /** Stops for good (deactivation), after a restart under way. */
+  async stopEngines(): Promise<void> {
+    await this.engines.stopAll();
+  }
+
+  private async stopEngine(engine: HostEngine | undefined): Promise<void> {
     this.engine = undefined;
     this.backend = undefined;
+    // The old gateway's exposure and plan say nothing about the next one.
+    this.clientConfigs = undefined;
     await engine?.dispose().catch((e: unknown) => this.output.error(`stop: ${e instanceof Error ? e.message : String(e)}`));
     // Last: another window takes the authority over (docs/architecture.md#personal-mode).
     const authority = this.authority;
@@ -318,6 +333,6 @@ class OffPeakExtension implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.stopEngine();
+    void this.stopEngines();
   }
 }

@@ -66,4 +66,29 @@ describe('Off-Peak Tasks in personal mode in a real VS Code (local authority, sc
     assert.ok(fs.existsSync(path.join(personalDir, 'tasks', 'tasks-index.sqlite')), "personal mode's own task database");
     await engine.service.delete(taskId);
   });
+
+  it('a burst of setting changes (as typing in the Settings editor makes): one working engine at the end, and never two seen at once', async function () {
+    this.timeout(120_000);
+    const config = vscode.workspace.getConfiguration('offPeak');
+    let most = api.liveEngines();
+    const watch = setInterval(() => (most = Math.max(most, api.liveEngines())), 2);
+    try {
+      // One after the other, as fast as VS Code writes them: each change arrives while the restart
+      // for the one before still runs (a restart stops and starts the engine and the authority).
+      for (const hours of ['01:00-07:00', '02:00-07:00', '03:00-07:00', '01:00-06:00', 'always']) {
+        await config.update('personal.hours', hours, vscode.ConfigurationTarget.Global);
+      }
+      const engine = await waitFor('the restarts to settle', async () => {
+        const e = await api.whenStarted();
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return e && api.engine() === e ? e : undefined;
+      });
+      assert.equal(api.liveEngines(), 1, 'one engine runs once the restarts are done');
+      assert.equal(most, 1, 'never two engines at once');
+      assert.equal((await engine.service.availability.refresh()).status, 'enabled', 'the engine left running works');
+    } finally {
+      clearInterval(watch);
+      await config.update('personal.hours', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
 });
