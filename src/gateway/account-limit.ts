@@ -133,6 +133,8 @@ export interface AccountLimitsOptions {
   /** Headroom: stop promoting above this utilization of a window (0..1); null = off. */
   stopAtUtilization: number | null;
   log?: (message: string, fields: Record<string, unknown>) => void;
+  /** The hold or the headroom changed: the queued tickets' `promotion_held_until` with it. */
+  onChange?: () => void;
 }
 
 /** The account's hold and headroom, read from memory, written through to the store. */
@@ -186,6 +188,7 @@ export class AccountLimits {
       this.state = next;
       this.store.save(next);
       this.options.log?.('account usage limit', { held_until: next.heldUntil, window: next.heldWindow, promote_after: next.promoteAfter });
+      this.options.onChange?.();
     }
     return reading.rejected ? this.heldError(now) : undefined;
   }
@@ -220,9 +223,9 @@ export function personalAccountLimits(stopAtUtilization: unknown): Pick<GatewayC
 }
 
 /** The account's limits when the configuration turns them on, kept in `store`; else undefined. */
-export function openAccountLimits(config: Pick<GatewayConfig, 'accountLimits' | 'stopAtUtilization'>, store: TicketStore, log: Logger): AccountLimits | undefined {
+export function openAccountLimits(config: Pick<GatewayConfig, 'accountLimits' | 'stopAtUtilization'>, store: TicketStore, log: Logger, onChange?: () => void): AccountLimits | undefined {
   if (!config.accountLimits) return undefined;
   const kept = store.accountLimitStore?.();
   if (!kept) throw new Error('--account-limits: this ticket store cannot keep a usage-limit hold (use --store sqlite or memory)');
-  return new AccountLimits(kept, { stopAtUtilization: config.stopAtUtilization, log: (message, fields) => log.warn(message, fields) });
+  return new AccountLimits(kept, { stopAtUtilization: config.stopAtUtilization, log: (message, fields) => log.warn(message, fields), onChange });
 }

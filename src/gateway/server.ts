@@ -91,7 +91,8 @@ export class GatewayServer {
       authorityPolicy(c),
       this.metrics,
     );
-    this.limits = openAccountLimits(c, store, this.log);
+    // A hold that starts or grows changes what every queued ticket's status says: their long-polls answer.
+    this.limits = openAccountLimits(c, store, this.log, () => this.longPolls.notify({ ticketIds: [], queueMoved: true, unknown: false }));
     this.authority.promotionGate = this.limits;
     this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);
     this.authority.onChange((change) => this.longPolls.notify(change));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { GatewayErrorSchema, LIMIT_RESET_HEADER, readLimitResetAt } from '../../src/protocol/gateway';
 import { unifiedLimitHeaders, usageLimitRejected } from '../fixtures/fake-anthropic-upstream';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, GATEWAY_TEST_STORES, GatewayTestClient, gatewaySuite, KEYS, spawnGateway, startTestGateway, storeLabel, TempDir, ticketIdOf, useGatewayStore, type RunningGateway, type TestGateway } from './gateway-helpers';
+import { errorOf, GATEWAY_TEST_STORES, GatewayTestClient, gatewaySuite, KEYS, longPollsWaiting, spawnGateway, startTestGateway, storeLabel, TempDir, ticketIdOf, useGatewayStore, type RunningGateway, type TestGateway } from './gateway-helpers';
 
 /** Epoch ms as the headers carry them (whole seconds, rounded up). */
 const asSent = (ms: number) => Math.ceil(ms / 1000) * 1000;
@@ -56,6 +56,24 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
       assert.equal(suite.upstream.messageRequests().length, 2);
       await t.gateway.tick();
       assert.equal(await stateOf(t, c), 'ready');
+    });
+
+    it('a hold that starts answers the status long-polls of queued tickets, with until when promotion is held', async function () {
+      this.timeout(20_000); // wait_ms is 60 s: only an answer on the change can beat this timeout
+      const t = await suite.start({ segmentCapacity: 1, statusMaxWaitMs: 60_000 });
+      const a = ticketIdOf(await t.alice.take('task-a'));
+      const c = ticketIdOf(await t.bob.take('task-c'));
+      await t.gateway.tick();
+      assert.deepEqual([await stateOf(t, a), await stateOf(t, c, 'bob')], ['ready', 'queued']);
+      const polling = t.bob.status([c], 60_000);
+      await longPollsWaiting(t.gateway);
+      const reset = t.clock.now() + 600_000;
+      suite.upstream.enqueue(usageLimitRejected({ reset5hAt: reset, status5h: 'rejected', reset7dAt: t.clock.now() + 3 * 86_400_000, status7d: 'allowed', claim: 'five_hour' }));
+      assert.equal((await t.alice.message(a)).status, 429);
+      const answer = await polling;
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.tickets[0].state, 'queued');
+      assert.equal(answer.body.tickets[0].promotion_held_until, asSent(reset), "bob's window learns of the hold from the poll it was waiting on");
     });
 
     it('a 429 without the unified "rejected" status is passed through and holds nothing', async () => {
