@@ -252,11 +252,15 @@ export function queueSettlesForTask(tx: StoreTx, taskId: string, reason: SettleR
   return ids;
 }
 
-/** The gateway acknowledged a settle; a terminal task with no ticket left open is settled too. */
+/**
+ * The gateway acknowledged a settle; a terminal task with no ticket left open is settled too, and
+ * the ticket of a deleted task goes (nothing shows it).
+ */
 export function acknowledgeSettle(tx: StoreTx, ticket: Pick<TicketRecord, 'ticketId' | 'taskId'>): void {
   tx.tickets.markSettled(ticket.ticketId);
   const task = tx.tasks.get(ticket.taskId);
-  if (task && isTerminalStatus(task.status)) {
+  if (!task) tx.tickets.deleteFinished(ticket.taskId);
+  else if (isTerminalStatus(task.status)) {
     const open = tx.tickets.forTask(ticket.taskId).some((t) => t.settleState === 'none' || t.settleState === 'pending');
     if (!open) tx.tasks.markSettled(ticket.taskId);
   }
@@ -305,10 +309,15 @@ export function cancelTask(tx: StoreTx, taskId: string): CancelResult {
   return { kind: 'cancelled', task: tx.tasks.get(taskId)!, settles: queueSettlesForTask(tx, taskId, 'cancelled') };
 }
 
-/** Deletes the task row; its unsettled tickets stay in the ledger (outbox) until acknowledged. */
+/**
+ * Deletes the task row and its tickets that need nothing more; the unsettled ones stay in the
+ * ledger (outbox) until acknowledged (`acknowledgeSettle` deletes them then).
+ */
 export function deleteTask(tx: StoreTx, taskId: string): { settles: string[]; deleted: boolean } {
   const settles = queueSettlesForTask(tx, taskId, 'deleted');
-  return { settles, deleted: tx.tasks.delete(taskId) };
+  const deleted = tx.tasks.delete(taskId);
+  if (deleted) tx.tickets.deleteFinished(taskId);
+  return { settles, deleted };
 }
 
 /** The runner launched the agent: queued & claimed -> running, the ticket's segment starts. False if the task changed meanwhile. */

@@ -490,5 +490,7 @@ export function migrate(db: SqlDb, now: number): MigrationReport {
   }
   // `awaiting` is a reserved legacy value; such rows are running tasks (docs/flows.md#task-states).
   const awaitingMigrated = db.run(`UPDATE ${TASKS_TABLE} SET status = 'running', updated_at = ? WHERE status = 'awaiting'`, [now]);
+  // Settled tickets of tasks deleted before deleting took them along (docs/flows.md#ticket-ledger).
+  db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`);
   return { fromVersion, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated, ticketsBackfilled };
 }

@@ -2,7 +2,7 @@
  * The `off_peak_tickets` ledger and settle outbox (docs/flows.md#ticket-ledger) inside one store transaction.
  * It records every ticket a task took, its timings and why its segment ended; it is a reliability
  * ledger, never a second source of queue truth. Rows have no cascade from tasks: a deleted task's
- * unsettled tickets stay until acknowledged or explicitly abandoned.
+ * unsettled tickets stay until acknowledged or explicitly abandoned, then go (`deleteFinished`).
  */
 import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type SegmentUsage, type ServerTicketState, type SettleState, type TicketRecord } from '../core/types';
 import { addSegmentUsage } from '../core/usage';
@@ -277,6 +277,14 @@ export class TicketRepo {
         [this.now, this.now, ticketId],
       ) === 1
     );
+  }
+
+  /**
+   * Deletes a task's tickets that need nothing more (settled or abandoned): what is left of a
+   * deleted task once its settles are done. Returns how many went.
+   */
+  deleteFinished(taskId: string): number {
+    return this.db.run(`DELETE FROM off_peak_tickets WHERE task_id = ? AND settle_state IN ('settled', 'abandoned')`, [taskId]);
   }
 
   /** Gives up settling explicitly (kept for audit, never retried). */

@@ -82,6 +82,20 @@ describe('store: ticket ledger and settle outbox', () => {
     ]);
   });
 
+  it('opening the file removes the settled and abandoned tickets of tasks deleted earlier; a pending one, and any of a task that exists, stay', async () => {
+    await store.mutate((tx) => {
+      tx.tasks.insert({ id: 'kept', title: 't', prompt: 'p', permissionMode: 'default', workspacePath: '/ws' });
+      for (const [ticketId, taskId] of [['S', 'gone'], ['A', 'gone'], ['P', 'gone'], ['K', 'kept']]) tx.tickets.insert({ ticketId, taskId, serverState: 'queued' });
+      for (const id of ['S', 'P', 'K']) tx.tickets.requestSettle(id, 'deleted');
+      tx.tickets.markSettled('S');
+      tx.tickets.markSettled('K');
+      tx.tickets.abandonSettle('A', 'not_found');
+    });
+    await store.close();
+    store = await TaskStore.open({ directory: dir, clock, watch: false });
+    assert.deepEqual(store.read((tx) => tx.tickets.list().map((t) => [t.ticketId, t.settleState])), [['P', 'pending'], ['K', 'settled']]);
+  });
+
   it('100 ticket snapshot changes are one transaction and one persist', async () => {
     await store.mutate((tx) => {
       for (let i = 0; i < 100; i++) {

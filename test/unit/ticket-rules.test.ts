@@ -493,10 +493,19 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       assert.equal(task()!.settledAt, null);
     });
 
-    it('acknowledgeSettle: a deleted task\'s ticket is settled on its own', async () => {
-      await tx((t) => t.tickets.insert({ ticketId: 'K1', taskId: 'GONE', serverState: 'queued' }));
+    it('acknowledgeSettle: a deleted task\'s ticket goes once settled, with its other finished ones; one still pending stays', async () => {
+      await tx((t) => {
+        t.tickets.insert({ ticketId: 'K1', taskId: 'GONE', serverState: 'queued' });
+        t.tickets.insert({ ticketId: 'K2', taskId: 'GONE', serverState: 'queued' });
+        t.tickets.insert({ ticketId: 'K3', taskId: 'GONE', serverState: 'queued' });
+        t.tickets.abandonSettle('K2', 'not_found');
+        t.tickets.requestSettle('K3', 'deleted');
+      });
       await tx((t) => acknowledgeSettle(t, { ticketId: 'K1', taskId: 'GONE' }));
-      assert.equal(ticket()!.settleState, 'settled');
+      assert.deepEqual([ticket('K1'), ticket('K2')], [undefined, undefined]);
+      assert.equal(ticket('K3')!.settleState, 'pending', 'the outbox still has it to settle');
+      await tx((t) => acknowledgeSettle(t, { ticketId: 'K3', taskId: 'GONE' }));
+      assert.equal(ticket('K3'), undefined);
     });
   });
 
@@ -649,6 +658,29 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       assert.deepEqual(await tx((t) => deleteTask(t, 'T')), { settles: ['K1', 'K2'], deleted: true });
       assert.equal(task(), undefined);
       assert.deepEqual([ticket('K1')!.settleReason, ticket('K2')!.settleState, ticket('K2')!.settleReason], ['cancelled', 'pending', 'deleted']);
+    });
+
+    it('deleteTask: its tickets that need nothing more (settled, abandoned) go with it', async () => {
+      await givenTask({ status: 'completed' });
+      await tx((t) => {
+        t.tickets.insert({ ticketId: 'K2', taskId: 'T', serverState: 'queued' });
+        queueSettlesForTask(t, 'T', 'completed');
+        t.tickets.markSettled('K1');
+        t.tickets.abandonSettle('K2', 'not_found');
+      });
+      assert.deepEqual(await tx((t) => deleteTask(t, 'T')), { settles: [], deleted: true });
+      assert.deepEqual([ticket('K1'), ticket('K2')], [undefined, undefined]);
+    });
+
+    it('deleteTask: a task that is not terminal is not deleted, and keeps its settled tickets', async () => {
+      await givenTask();
+      await tx((t) => {
+        t.tickets.insert({ ticketId: 'K0', taskId: 'T', serverState: 'queued' });
+        t.tickets.requestSettle('K0', 'retaken');
+        t.tickets.markSettled('K0');
+      });
+      assert.equal((await tx((t) => deleteTask(t, 'T'))).deleted, false);
+      assert.equal(ticket('K0')!.settleState, 'settled');
     });
   });
 });
