@@ -23,7 +23,7 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 12;
+export const LATEST_SCHEMA_VERSION = 13;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
@@ -417,6 +417,8 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     },
   },
   { version: 12, description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)", up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]) },
+  // Before v13 a deleted task's tickets stayed for good; now they go once settled (docs/flows.md#ticket-ledger).
+  { version: 13, description: 'ledger: the settled tickets of tasks deleted before', up: (db) => void db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`) },
 ];
 
 /** The change counters of a DB (all zero before v3). */
@@ -490,7 +492,5 @@ export function migrate(db: SqlDb, now: number): MigrationReport {
   }
   // `awaiting` is a reserved legacy value; such rows are running tasks (docs/flows.md#task-states).
   const awaitingMigrated = db.run(`UPDATE ${TASKS_TABLE} SET status = 'running', updated_at = ? WHERE status = 'awaiting'`, [now]);
-  // Settled tickets of tasks deleted before deleting took them along (docs/flows.md#ticket-ledger).
-  db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`);
   return { fromVersion, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated, ticketsBackfilled };
 }

@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/core/clock';
 import { ManualTimers } from '../../src/core/timers';
 import { Leadership } from '../../src/service';
 import { StoreError, TaskStore } from '../../src/store';
+import { editDbFile } from '../fixtures/edit-db-file';
 
 describe('store: ticket ledger and settle outbox', () => {
   let dir: string;
@@ -82,7 +83,7 @@ describe('store: ticket ledger and settle outbox', () => {
     ]);
   });
 
-  it('opening the file removes the settled and abandoned tickets of tasks deleted earlier; a pending one, and any of a task that exists, stay', async () => {
+  it('a file from before v13 loses the settled and abandoned tickets of its deleted tasks when opened; a pending one, and any of a task that exists, stay', async () => {
     await store.mutate((tx) => {
       tx.tasks.insert({ id: 'kept', title: 't', prompt: 'p', permissionMode: 'default', workspacePath: '/ws' });
       for (const [ticketId, taskId] of [['S', 'gone'], ['A', 'gone'], ['P', 'gone'], ['K', 'kept']]) tx.tickets.insert({ ticketId, taskId, serverState: 'queued' });
@@ -91,8 +92,11 @@ describe('store: ticket ledger and settle outbox', () => {
       tx.tickets.markSettled('K');
       tx.tickets.abandonSettle('A', 'not_found');
     });
+    const file = store.filePath;
     await store.close();
+    await editDbFile(file, (db) => db.exec('PRAGMA user_version = 12'));
     store = await TaskStore.open({ directory: dir, clock, watch: false });
+    assert.equal(store.migration?.fromVersion, 12);
     assert.deepEqual(store.read((tx) => tx.tickets.list().map((t) => [t.ticketId, t.settleState])), [['P', 'pending'], ['K', 'settled']]);
   });
 
