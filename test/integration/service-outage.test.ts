@@ -22,7 +22,7 @@ describe('service: gateway outage for 5 simulated minutes', function () {
   });
 
   for (const outage of ['down', '5xx', 'timeout'] as const) {
-    it(`outage (${outage}): tasks complete, are cancelled and deleted; afterwards every ticket is settled and none is lost`, async () => {
+    it(`outage (${outage}): tasks complete, are cancelled and deleted; afterwards every ticket is settled and none is lost (a deleted task's leaves the ledger once settled)`, async () => {
       world = await World.start({ gateway: { segmentCapacity: 4 }, timeoutMs: 600 });
       const w = await world.openWindow();
       const { service, store } = w;
@@ -85,12 +85,13 @@ describe('service: gateway outage for 5 simulated minutes', function () {
       const issued = world.issuedTickets();
       const ledger = store.read((tx) => tx.tickets.list());
       const ledgerIds = new Set(ledger.map((t) => t.ticketId));
-      for (const id of issued) assert.ok(ledgerIds.has(id), `ticket ${id} issued by the gateway is in the ledger`);
+      // A deleted task's ticket leaves the ledger once its settle is acknowledged (docs/flows.md#ticket-ledger).
+      const deleted = new Set([tasks[0].serverTicketId!, tasks[5].serverTicketId!]);
+      for (const id of issued) assert.equal(ledgerIds.has(id), !deleted.has(id), `ticket ${id} issued by the gateway is in the ledger unless its task was deleted`);
       const states = await world.gatewayStates(issued);
       for (const t of finished) {
         assert.equal(states.get(t.serverTicketId!), 'settled', `${t.title}'s ticket settled on the gateway`);
-        const l = store.read((tx) => tx.tickets.get(t.serverTicketId!))!;
-        assert.equal(l.settleState, 'settled');
+        if (!deleted.has(t.serverTicketId!)) assert.equal(store.read((tx) => tx.tickets.get(t.serverTicketId!))!.settleState, 'settled');
       }
       const reasons = world
         .settleRequests()
