@@ -77,6 +77,7 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
   it('a rejected 5-hour window (reset 20 s ahead) holds every running task and promotes nothing; the upstream sees one request during the hold; at the reset the same sessions resume and complete, no step run twice', async () => {
     const h = await startEngine();
     const [wsA, wsB, wsC] = ['a', 'b', 'c'].map((n) => makeGitWorkspace(world.root, n));
+    const gateA = path.join(world.root, 'gate-a');
     const gateB = path.join(world.root, 'gate-b');
     let resetAt = 0;
     let refusedAt = 0;
@@ -88,9 +89,12 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
         return usageLimitRejected({ reset5hAt: resetAt, status5h: 'rejected', reset7dAt: clock.now() + 5 * 86_400_000, status7d: 'allowed', claim: 'five_hour' });
       }
       return undefined;
-    }, { B: gateB });
+    }, { A: gateA, B: gateB });
     const a = await create(h, 'A', wsA);
     const b = await create(h, 'B', wsB);
+    // Both agents asked once and wait in their steps: no request of B can cross A's refusal.
+    await waitFor(() => new Set(world.upstream.messageRequests().map(taskLetter)).size === 2 || undefined, 'the first request of each task', 60_000);
+    fs.writeFileSync(gateA, '');
     await waitFor(() => refusedAt > 0 && events.some((e) => e.type === 'usage-limit' && e.taskId === a.id && e.resetAt !== null), 'task A held by the usage limit', 60_000);
     const seenAtRefusal = world.upstream.messageRequests().length;
     assert.equal(seenAtRefusal, refusedAt, 'the refusal is the last request the upstream saw');
