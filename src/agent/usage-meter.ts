@@ -129,7 +129,8 @@ class SseUsageMeter extends UsageMeter {
     try {
       this.head?.feed(chunk.toString('latin1'));
     } catch {
-      this.sawStart = true; // a parser that failed reads nothing more: the tail may still have counts
+      this.head = null; // a parser that failed reads nothing more; the tail may still have the counts
+      return;
     }
     this.headBytes += chunk.length;
     if (this.sawStart || this.headBytes >= HEAD_BYTES) this.head = null;
