@@ -7,7 +7,7 @@
  * the scripted fake upstream (a fixture standing in for the model API). Goal: at most 2,000 ms.
  */
 import path from 'node:path';
-import type { RuntimeEvent } from '../src/agent/task-runtime';
+import type { RuntimeEvent } from '../src/agent/runtime/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
 

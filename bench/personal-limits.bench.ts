@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { RuntimeEvent } from '../src/agent/task-runtime';
+import type { RuntimeEvent } from '../src/agent/runtime/task-runtime';
 import { usageLimitRejected, type RecordedRequest } from '../test/fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';

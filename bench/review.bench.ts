@@ -21,9 +21,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { recordFilesBaseline } from '../src/agent/files-changed';
-import { listTaskChanges } from '../src/agent/task-changes';
-import { createTaskWorktree, removeTaskWorktree } from '../src/agent/task-worktree';
+import { recordFilesBaseline } from '../src/agent/workplace/files-changed';
+import { listTaskChanges } from '../src/agent/workplace/task-changes';
+import { createTaskWorktree, removeTaskWorktree } from '../src/agent/workplace/task-worktree';
 
 const SHORT = process.argv.includes('--short') || process.env.OFFPEAK_BENCH_SHORT === '1';
 const FILES = SHORT ? 1_000 : 10_000;

@@ -32,8 +32,8 @@
 import path from 'node:path';
 import { ensureClaudeCode } from '../scripts/setup-claude-code';
 import { parkAnswerToAdmitted } from './park-answer';
-import { TicketProxy } from '../src/agent/ticket-proxy';
-import type { RuntimeEvent } from '../src/agent/task-runtime';
+import { TicketProxy } from '../src/agent/proxy/ticket-proxy';
+import type { RuntimeEvent } from '../src/agent/runtime/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
 import { startClaudeHost } from '../test/integration/claude-code-harness';

@@ -23,8 +23,8 @@
  * upstream, fed to a new meter again and again (the median).
  */
 import http from 'node:http';
-import { TicketProxy } from '../src/agent/ticket-proxy';
-import { UsageMeter } from '../src/agent/usage-meter';
+import { TicketProxy } from '../src/agent/proxy/ticket-proxy';
+import { UsageMeter } from '../src/agent/proxy/usage-meter';
 import { machineLoad, median, percentile, startUpstreamProcess, streamRounds, type UpstreamProcess } from './proxy-stream';
 
 const STREAM_BYTES = 2 * 1024 * 1024;

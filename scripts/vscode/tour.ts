@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Browser, Frame, Locator, Page } from 'playwright-core';
 import initSqlJs, { type SqlJsStatic } from 'sql.js';
-import { taskLogsDir } from '../../src/agent/segment-logs';
+import { taskLogsDir } from '../../src/agent/runtime/segment-logs';
 import { systemClock } from '../../src/core/clock';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ensureVsCodeTools, REPO_ROOT, type VsCodeTools } from './tools';

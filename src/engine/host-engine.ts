@@ -3,15 +3,15 @@
 // its agent adapters. src/extension.ts builds one per window and connects it to VS Code; tests
 // build it in plain Node.
 import path from 'node:path';
-import { ensurePrivateDir, narrowPrivateTree } from '../agent/private-files';
-import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/adapters';
-import { KeepAwake } from '../agent/keep-awake';
-import { LoopbackProxyServer } from '../agent/loopback-proxy-server';
-import { DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../agent/asks';
+import { ensurePrivateDir, narrowPrivateTree } from '../store/private-files';
+import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/adapters';
+import { KeepAwake } from '../agent/runtime/keep-awake';
+import { LoopbackProxyServer } from '../agent/proxy/loopback-proxy-server';
+import { DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../agent/questions/asks';
 import { askInputDigest, digestMatches } from '../core/ask-input';
-import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/task-runtime';
-import { sessionViewOf, type SessionView } from '../agent/session-terminal';
-import type { TerminalFeedSource } from '../agent/task-terminal-feed';
+import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/runtime/task-runtime';
+import { sessionViewOf, type SessionView } from '../agent/runtime/session-terminal';
+import type { TerminalFeedSource } from '../agent/runtime/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
 import { HistoryArchive, type HistoryKeep } from '../service/history-archive';
@@ -28,7 +28,7 @@ import { SharedAsks } from './shared-asks';
 import { TaskNotices, type TaskNotice } from './task-notices';
 import { pruneTaskLeftovers } from './task-leftovers';
 import { pruneTaskWorktree } from './task-worktree-cleanup';
-import { worktreeCounterpart } from '../agent/task-worktree';
+import { worktreeCounterpart } from '../agent/workplace/task-worktree';
 import { changeConcerns, TaskStore, type StoreNotice, type TaskStoreOptions } from '../store';
 
 export interface HostEngineOptions {

@@ -5,7 +5,7 @@
 // terminal state, ended the segment and queued the ticket's settle; this window only has to stop
 // the process (its segment then closes as cancelled) and, for a deleted task, remove the files
 // the agent may have written again after the other window removed them.
-import type { TaskRuntime } from '../agent/task-runtime';
+import type { TaskRuntime } from '../agent/runtime/task-runtime';
 import { changeConcerns, type TaskStore } from '../store';
 
 export interface RemoteCancelWatcherOptions {

@@ -3,9 +3,9 @@
 // window publishes its open questions in the shared DB; the other windows' panels list them and
 // leave an answer there, which the asking window applies as if its own card had been clicked
 // (the first answer still wins: card, notification, terminal or deadline).
-import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
+import type { AnswerResult, AskDecision, PendingAsk } from '../agent/questions/asks';
 import { askInputDigest, digestMatches } from '../core/ask-input';
-import type { TaskRuntime } from '../agent/task-runtime';
+import type { TaskRuntime } from '../agent/runtime/task-runtime';
 import os from 'node:os';
 import type { DisposableLike } from '../core/disposable';
 import { Emitter, type Event } from '../core/event';

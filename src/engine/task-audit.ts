@@ -7,7 +7,7 @@ import { clockTime } from '../core/clock';
 import type { OffPeakTask } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
-import type { RuntimeEvent } from '../agent/task-runtime';
+import type { RuntimeEvent } from '../agent/runtime/task-runtime';
 
 interface Known {
   status: OffPeakTask['status'];

@@ -10,8 +10,8 @@
 //   - a permission question lives only in the memory of the window whose agent asks, so that
 //     window alone can notify it, once.
 // vscode-free: the VS Code notifier (src/vscode/notifier.ts) shows what this decides.
-import type { PendingAsk } from '../agent/asks';
-import type { RuntimeEvent } from '../agent/task-runtime';
+import type { PendingAsk } from '../agent/questions/asks';
+import type { RuntimeEvent } from '../agent/runtime/task-runtime';
 import type { Clock } from '../core/clock';
 import { shortTaskTitle } from '../core/task-title';
 import { CoalescingRun } from '../core/single-flight';

@@ -1,7 +1,7 @@
 // A deleted task's worktree and branch go with it (docs/flows.md#isolation), unless another task
 // still in the store works in the same worktree (a follow-up and the task it continues share
 // one: the last of them to go takes it). Then its isolation row is forgotten. Never throws.
-import { removeTaskWorktree } from '../agent/task-worktree';
+import { removeTaskWorktree } from '../agent/workplace/task-worktree';
 import type { TaskStore } from '../store';
 
 export async function pruneTaskWorktree(store: TaskStore, taskId: string, log: (line: string) => void = () => {}): Promise<void> {

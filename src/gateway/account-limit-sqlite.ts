@@ -1,7 +1,7 @@
 // The account's usage-limit state (account-limit.ts) in the SQLite ticket file: one row, written
 // at once (better-sqlite3 is synchronous), so a gateway restart finds the hold it recorded.
 import type Database from 'better-sqlite3';
-import type { AccountLimitState, AccountLimitStore } from './account-limit';
+import type { AccountLimitState, AccountLimitStore } from './account-limit-store';
 
 /** The one account of a gateway: its model upstream (docs/flows.md#usage-limits). */
 const ACCOUNT = 'upstream';

@@ -16,34 +16,8 @@ import type { GatewayHttpError } from './errors';
 import { errors } from './errors';
 import type { Logger } from './logger';
 import type { TicketStore } from './store';
+import type { AccountLimitState, AccountLimitStore } from './account-limit-store';
 
-/** What the gateway remembers about the account's limits (one row). */
-export interface AccountLimitState {
-  /** Model requests are held (3105) and nothing is promoted until this epoch ms; null: not held. */
-  heldUntil: number | null;
-  /** When the current hold began. */
-  heldSince: number | null;
-  /** Which window the hold is for: `five_hour`, `seven_day`, `unified` or `retry_after`. */
-  heldWindow: string | null;
-  /** Headroom (stopAtUtilization): nothing is promoted until this epoch ms; requests still go. */
-  promoteAfter: number | null;
-}
-
-/** Where the state is kept: the ticket store's file (SQLite), or memory. */
-export interface AccountLimitStore {
-  load(): AccountLimitState | null;
-  save(state: AccountLimitState): void;
-}
-
-export class MemoryAccountLimitStore implements AccountLimitStore {
-  private state: AccountLimitState | null = null;
-  load(): AccountLimitState | null {
-    return this.state && { ...this.state };
-  }
-  save(state: AccountLimitState): void {
-    this.state = { ...state };
-  }
-}
 
 const EMPTY: AccountLimitState = { heldUntil: null, heldSince: null, heldWindow: null, promoteAfter: null };
 /** A rejected answer that names no reset at all holds this long (then one request probes again). */

@@ -4,7 +4,7 @@
 // (their gateway is the only writer), so status, admission and the promote timer never scan tables.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SettleReason, TicketState } from '../protocol/gateway';
-import { MemoryAccountLimitStore, type AccountLimitStore } from './account-limit';
+import { MemoryAccountLimitStore, type AccountLimitStore } from './account-limit-store';
 import { PerUserLimit } from './user-limits';
 
 /** One ticket as the gateway stores it (the extension's own ledger row is core's `TicketRecord`). */

@@ -1,7 +1,7 @@
 // Host side of the Off-Peak Tasks webview, vscode-free: validates what the webview sends, runs
 // the operation, and pushes whole versioned snapshots. Nothing is posted before the webview's
 // `ready`; a webview that reloads says `ready` again and gets the current snapshot.
-import type { PendingAsk } from '../agent/asks';
+import type { PendingAsk } from '../agent/questions/asks';
 import type { Clock } from '../core/clock';
 import { Disposable, type DisposableLike } from '../core/disposable';
 import type { OffPeakTask, TicketRecord } from '../core/types';

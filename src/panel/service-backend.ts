@@ -1,7 +1,7 @@
 // Connects the panel to the task service and store. The few things only VS Code knows (the
 // secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
-import type { AnswerResult, AskDecision, PendingAsk } from '../agent/asks';
-import { SESSION_OPEN_HERE } from '../agent/session-terminal';
+import type { AnswerResult, AskDecision, PendingAsk } from '../agent/questions/asks';
+import { SESSION_OPEN_HERE } from '../agent/runtime/session-terminal';
 import type { DisposableLike } from '../core/disposable';
 import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
@@ -10,10 +10,10 @@ import { changeConcerns, type IsolationMode, type QuestionRecord, type TaskStore
 import type { AvailabilityView, QuestionView, SegmentView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
-import { checkWorkspaceFolder } from '../core/create-task-command';
+import { checkWorkspaceFolder } from './create-task-command';
 import { applyConfirmation, deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, mergeConfirmation, workplaceViews } from './workplace-panel';
-import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/task-merge';
-import { taskLogsDir } from '../agent/segment-logs';
+import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/workplace/task-merge';
+import { taskLogsDir } from '../agent/runtime/segment-logs';
 import path from 'node:path';
 import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
 import type { HistoryArchive } from '../service/history-archive';

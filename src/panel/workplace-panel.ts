@@ -3,7 +3,7 @@
 // default, and the question before deleting a task whose branch holds work merged nowhere.
 import fs from 'node:fs';
 import path from 'node:path';
-import { unmergedWork } from '../agent/task-worktree';
+import { unmergedWork } from '../agent/workplace/task-worktree';
 import { isTerminalStatus, type OffPeakTask } from '../core/types';
 import type { WorkplaceView } from '../protocol/webview';
 import type { IsolationMode, StoreReadTx, TaskIsolation } from '../store';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateDir } from '../agent/private-files';
+import { ensurePrivateDir } from '../store/private-files';
 import { writeFileAtomic } from '../store/db-file';
 
 export interface AuthorityPaths {

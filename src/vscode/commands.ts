@@ -107,7 +107,7 @@ async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['se
 /** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
 async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
   // Loaded on first use: the argument schemas bring zod, which activation need not load.
-  const { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } = await import('../core/create-task-command');
+  const { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } = await import('../panel/create-task-command');
   // Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts.
   const args = parseCreateTaskArgs(raw);
   if (args.prompt !== undefined) {

@@ -3,7 +3,7 @@
 // content provider that reads the blob the file had at the task's first start from the
 // repository's objects with the hardened git (`git cat-file --batch`: no filter, no textconv).
 import * as vscode from 'vscode';
-import { readBlobs } from '../agent/task-changes';
+import { readBlobs } from '../agent/workplace/task-changes';
 import type { HostEngine } from '../engine/host-engine';
 import { reviewPlan } from '../panel/workplace-panel';
 

@@ -1,12 +1,12 @@
 // "Open session" and "Follow up…" (docs/flows.md#open-session, docs/flows.md#follow-up): the
 // integrated terminal that continues a Claude Code session interactively, and the palette
 // commands. What to open, with which argv, folder and environment, is decided vscode-free
-// (src/agent/session-terminal.ts); here it only becomes a terminal.
+// (src/agent/runtime/session-terminal.ts); here it only becomes a terminal.
 import * as vscode from 'vscode';
 import { isTerminalStatus, type OffPeakTask, type PermissionMode } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
-import { SESSION_OPEN_HERE } from '../agent/session-terminal';
+import { SESSION_OPEN_HERE } from '../agent/runtime/session-terminal';
 import type { HostEngine } from '../engine/host-engine';
 import { bypassConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';

@@ -1,7 +1,7 @@
 // Typed reads of the extension's settings (package.json `contributes.configuration`).
 import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
-import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/adapters';
+import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/runtime/adapters';
 
 export interface OffPeakSettings {
   gatewayUrl: string;

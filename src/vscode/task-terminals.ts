@@ -2,7 +2,7 @@
 // process (PID, exit code, output) and the terminal only shows it and forwards keystrokes. What it
 // shows (earlier segments replayed from their logs, the running one live) is TaskTerminalFeed's.
 import * as vscode from 'vscode';
-import { TaskTerminalFeed, type TerminalFeedSource } from '../agent/task-terminal-feed';
+import { TaskTerminalFeed, type TerminalFeedSource } from '../agent/runtime/task-terminal-feed';
 
 interface TaskTerminal {
   terminal: vscode.Terminal;

@@ -3,7 +3,7 @@
 // whose DEMO model has the reference agent run `node --version` ("Ask before edits and commands"
 // makes it ask), real agent processes. The agent runs in window B; the user answers in window A.
 import assert from 'node:assert/strict';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { askInputDigest } from '../../src/core/ask-input';
 import { makeGitWorkspace } from './gateway-fixture';
 import { waitFor } from './test-engine';

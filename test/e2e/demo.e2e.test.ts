@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import { isTerminalStatus } from '../../src/core/types';
 import { resolveGatewayConfig } from '../../src/gateway/config';

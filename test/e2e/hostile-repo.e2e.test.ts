@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import type { HostEngine } from '../../src/engine/host-engine';
 import type { PermissionMode } from '../../src/core/types';

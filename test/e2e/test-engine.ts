@@ -2,8 +2,8 @@
 // minus VS Code) with the agents run from source and every timing shortened, so a test sees a
 // sync, a lease takeover or a hold in well under a second. Used in-process and, through
 // host-process.ts, as a separate process that a test can kill.
-import type { AgentKind } from '../../src/agent/adapters';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { AgentKind } from '../../src/agent/runtime/adapters';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock, type Clock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
 import type { GatewayConfig } from '../../src/gateway/config';

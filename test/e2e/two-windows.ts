@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import { HostEngine, type HostEngineOptions } from '../../src/engine/host-engine';
 import type { TaskNotice } from '../../src/engine/task-notices';

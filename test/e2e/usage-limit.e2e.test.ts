@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import type { HostEngine } from '../../src/engine/host-engine';
 import type { GatewayConfig } from '../../src/gateway/config';

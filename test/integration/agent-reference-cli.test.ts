@@ -193,7 +193,7 @@ describe('reference agent CLI (real process, fake upstream)', function () {
   });
 
   it("item 6: the ticket proxy's segment-end refusal reads as a normal segment end, not a red API error", async () => {
-    // The refusal as the ticket proxy words it once the segment's ticket expired (src/agent/ticket-proxy.ts).
+    // The refusal as the ticket proxy words it once the segment's ticket expired (src/agent/proxy/ticket-proxy.ts).
     const message = `${SEGMENT_END_MARK} (ticket expired, code 3102); the task resumes with a new ticket`;
     upstream.enqueue({ kind: 'error', status: 400, errorType: 'invalid_request_error', message, headers: { 'x-should-retry': 'false' } });
     const run = await startAgent(['--session-id', 's9', '-p', 'go', ...common()], env, workspace).done;

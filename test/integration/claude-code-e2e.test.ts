@@ -13,8 +13,8 @@ import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2
 import type { HostEngine } from '../../src/engine/host-engine';
 import { startTestEngine, waitFor } from '../e2e/test-engine';
 import { finished, startClaudeHost } from './claude-code-harness';
-import type { PendingAsk } from '../../src/agent/asks';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { PendingAsk } from '../../src/agent/questions/asks';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 
 type Block = { type: string; id?: string; name?: string; tool_use_id?: string };
 type Body = { tools?: { name: string }[]; messages?: { role: string; content: string | Block[] }[] };

@@ -2,7 +2,7 @@
 // share: a host engine running Claude Code against a world's REAL reference gateway, and waiting for
 // a task to end.
 import path from 'node:path';
-import type { RuntimeEvent } from '../../src/agent/task-runtime';
+import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
 import { startTestEngine, waitFor, type TestEngineOptions } from '../e2e/test-engine';

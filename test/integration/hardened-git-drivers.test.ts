@@ -1,14 +1,14 @@
 // A repository's own filter and merge drivers and its signing program are never run by the git the
-// extension runs (src/agent/hardened-git.ts; docs/flows.md#isolation): worktree creation, Merge and
+// extension runs (src/agent/workplace/hardened-git.ts; docs/flows.md#isolation): worktree creation, Merge and
 // Apply on real git repositories whose .git/config names commands that leave a marker file.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { driverOverrides } from '../../src/agent/hardened-git';
-import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/task-merge';
-import { createTaskWorktree, type TaskWorktree } from '../../src/agent/task-worktree';
+import { driverOverrides } from '../../src/agent/workplace/hardened-git';
+import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/workplace/task-merge';
+import { createTaskWorktree, type TaskWorktree } from '../../src/agent/workplace/task-worktree';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { HostToWebview } from '../../src/protocol/webview';
 import { HostChannel } from '../../webview/host-channel';
-import { AskBroker, type AskDecision } from '../../src/agent/asks';
+import { AskBroker, type AskDecision } from '../../src/agent/questions/asks';
 import { askInputDigest } from '../../src/core/ask-input';
 import type { OffPeakTask } from '../../src/core/types';
 import { cardAskOf } from '../../src/panel/task-card';

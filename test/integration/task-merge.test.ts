@@ -5,8 +5,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/task-merge';
-import { createTaskWorktree, type TaskWorktree } from '../../src/agent/task-worktree';
+import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/workplace/task-merge';
+import { createTaskWorktree, type TaskWorktree } from '../../src/agent/workplace/task-worktree';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 

@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClaudeCodeAdapter, CONTINUATION_PROMPT, ReferenceAgentAdapter, type SegmentSpec } from '../../src/agent/adapters';
-import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../../src/agent/files-changed';
-import { inhibitorFor, KeepAwake } from '../../src/agent/keep-awake';
+import { ClaudeCodeAdapter, CONTINUATION_PROMPT, ReferenceAgentAdapter, type SegmentSpec } from '../../src/agent/runtime/adapters';
+import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../../src/agent/workplace/files-changed';
+import { inhibitorFor, KeepAwake } from '../../src/agent/runtime/keep-awake';
 
 const spec = (over: Partial<SegmentSpec> = {}): SegmentSpec => ({
   taskId: 't',

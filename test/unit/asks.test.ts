@@ -1,6 +1,6 @@
 // The runtime's permission asks: first answer wins, the deadline denies, the agent's own record is final.
 import assert from 'node:assert/strict';
-import { AskBroker, type AskDecision, type AskEvent, type AskAnsweredBy } from '../../src/agent/asks';
+import { AskBroker, type AskDecision, type AskEvent, type AskAnsweredBy } from '../../src/agent/questions/asks';
 import { ManualClock } from '../../src/core/clock';
 import { ManualTimers } from '../../src/core/timers';
 

@@ -1,7 +1,7 @@
 // One loopback listener per window for all segment proxies, each segment with its own secret.
 import assert from 'node:assert/strict';
-import { LoopbackProxyServer } from '../../src/agent/loopback-proxy-server';
-import { TicketProxy } from '../../src/agent/ticket-proxy';
+import { LoopbackProxyServer } from '../../src/agent/proxy/loopback-proxy-server';
+import { TicketProxy } from '../../src/agent/proxy/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 
 describe("a window's loopback proxy listener (shared by its segments)", () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AskBroker, toolCallDigest, type AskAnsweredBy, type AskDecision, type AskEvent } from '../../src/agent/asks';
+import { AskBroker, toolCallDigest, type AskAnsweredBy, type AskDecision, type AskEvent } from '../../src/agent/questions/asks';
 import { ManualClock } from '../../src/core/clock';
 import { ManualTimers } from '../../src/core/timers';
 import { TaskLifecycle, type LifecycleWork } from '../../src/service/task-lifecycle';

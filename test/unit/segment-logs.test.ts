@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { listSegmentLogs, SegmentLogReplay, segmentDirOf } from '../../src/agent/segment-logs';
-import type { SegmentOutcome, TerminalView } from '../../src/agent/segment-runner';
-import { TaskTerminalFeed, type TerminalFeedSource } from '../../src/agent/task-terminal-feed';
+import { listSegmentLogs, SegmentLogReplay, segmentDirOf } from '../../src/agent/runtime/segment-logs';
+import type { SegmentOutcome, TerminalView } from '../../src/agent/runtime/segment-runner';
+import { TaskTerminalFeed, type TerminalFeedSource } from '../../src/agent/runtime/task-terminal-feed';
 import type { SegmentEndReason, TaskStatus } from '../../src/core/types';
 
 const TASK = 'task-1';

@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROXY_DUMMY_TOKEN } from '../../src/agent/adapters';
-import { claudeSessionTerminal, sessionViewOf, type InteractiveSessionTerminal } from '../../src/agent/session-terminal';
+import { PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/adapters';
+import { claudeSessionTerminal, sessionViewOf, type InteractiveSessionTerminal } from '../../src/agent/runtime/session-terminal';
 
 const SESSION = '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e';
 const PROXY_PORT = 41234;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AskBroker } from '../../src/agent/asks';
+import { AskBroker } from '../../src/agent/questions/asks';
 import { askInputDigest } from '../../src/core/ask-input';
 import { ManualClock } from '../../src/core/clock';
 import { SharedAsks } from '../../src/engine/shared-asks';

@@ -5,7 +5,7 @@ import { availabilityView } from '../../src/panel/service-backend';
 import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
 import { gatewayOutageText } from '../../webview/card-extras';
 import { answerOutcomeText, askDeadlineText, availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';
-import type { PendingAsk } from '../../src/agent/asks';
+import type { PendingAsk } from '../../src/agent/questions/asks';
 
 function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {
   return {

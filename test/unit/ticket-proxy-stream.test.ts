@@ -1,4 +1,4 @@
-// How the local ticket proxy streams an answer to the agent (src/agent/ticket-proxy.ts,
+// How the local ticket proxy streams an answer to the agent (src/agent/proxy/ticket-proxy.ts,
 // `forwardAnswer`): backpressure reaches the model API, the agent hanging up ends the upstream
 // request, and the usage of a long answer is read. The upstream here is a raw HTTP server in
 // this process (a fixture standing in for the gateway) that writes a 64 MB event stream and
@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TicketProxy, type TicketProxyEvent } from '../../src/agent/ticket-proxy';
+import { TicketProxy, type TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy';
 
 const TOTAL = 64 * 1024 * 1024;
 const DELTA = `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(1000) } })}\n\n`;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { TicketProxy, type TicketProxyEvent, type TicketProxyOptions } from '../../src/agent/ticket-proxy';
+import { TicketProxy, type TicketProxyEvent, type TicketProxyOptions } from '../../src/agent/proxy/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 
 describe('local ticket proxy', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkWorkspaceFolder, MAX_PROMPT_CHARS, parseCreateTaskArgs, promptProblem } from '../../src/core/create-task-command';
+import { checkWorkspaceFolder, MAX_PROMPT_CHARS, parseCreateTaskArgs, promptProblem } from '../../src/panel/create-task-command';
 import { plainNotificationText } from '../../src/core/untrusted-text';
 
 /** The link syntax VS Code notifications render (label, then a command:, http(s): or file: target). */

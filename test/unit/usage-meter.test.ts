@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { UsageMeter } from '../../src/agent/usage-meter';
-import { UsageRecorder } from '../../src/agent/usage-recorder';
+import { UsageMeter } from '../../src/agent/proxy/usage-meter';
+import { UsageRecorder } from '../../src/agent/proxy/usage-recorder';
 import { ManualClock } from '../../src/core/clock';
 import { ManualTimers } from '../../src/core/timers';
 import type { SegmentUsage } from '../../src/core/types';

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { SegmentEndReason, TicketRecord } from '../core/types';
-import { segmentEndedText } from '../core/segment-end';
+import type { SegmentEndReason, TicketRecord } from '../../core/types';
+import { segmentEndedText } from '../../core/segment-end';
 
 /** One segment's directory of a task. */
 export interface SegmentLog {

@@ -5,9 +5,9 @@
  * task-terminals.ts) only renders `write` and forwards keystrokes to `input`.
  */
 import path from 'node:path';
-import type { TaskStatus, TicketRecord } from '../core/types';
-import { terminalSafeText } from '../core/untrusted-text';
-import { segmentEndedText } from '../core/segment-end';
+import type { TaskStatus, TicketRecord } from '../../core/types';
+import { terminalSafeText } from '../../core/untrusted-text';
+import { segmentEndedText } from '../../core/segment-end';
 import { SegmentLogReplay } from './segment-logs';
 import type { SegmentOutcome, SegmentRun } from './segment-runner';
 

@@ -4,10 +4,10 @@
  * (every write makes the other windows reload the task database), and always when a segment
  * ends, before its outcome is applied. A crash loses at most the last interval's counts.
  */
-import type { SegmentUsage, TokenUsage } from '../core/types';
-import { CoalescingRun } from '../core/single-flight';
-import type { TimerHandle, Timers } from '../core/timers';
-import { addAnswerUsage, addSegmentUsage } from '../core/usage';
+import type { SegmentUsage, TokenUsage } from '../../core/types';
+import { CoalescingRun } from '../../core/single-flight';
+import type { TimerHandle, Timers } from '../../core/timers';
+import { addAnswerUsage, addSegmentUsage } from '../../core/usage';
 
 export const USAGE_FLUSH_MS = 30_000;
 

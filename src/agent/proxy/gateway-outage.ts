@@ -9,7 +9,7 @@
  *  - at most GATEWAY_OUTAGE_MAX_WAIT_MS from the start of the outage.
  * One outage per proxy: every held request of the segment shares its start.
  */
-import { clockTime, type Clock } from '../core/clock';
+import { clockTime, type Clock } from '../../core/clock';
 
 /** The longest a running task waits for an unreachable gateway before it fails (README "Agent runtime"). */
 export const GATEWAY_OUTAGE_MAX_WAIT_MS = 20 * 60_000;

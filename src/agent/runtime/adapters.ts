@@ -6,11 +6,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { PermissionMode } from '../core/types';
-import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, PERMISSION_URL_ENV } from '../protocol/permission-relay';
-import { isSegmentEndError, segmentEndedText } from '../core/segment-end';
-import { terminalSafeText } from '../core/untrusted-text';
-import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy, type AskDecision } from './asks';
+import type { PermissionMode } from '../../core/types';
+import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, PERMISSION_URL_ENV } from '../../protocol/permission-relay';
+import { isSegmentEndError, segmentEndedText } from '../../core/segment-end';
+import { terminalSafeText } from '../../core/untrusted-text';
+import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy, type AskDecision } from '../questions/asks';
 
 /** Sent as the prompt of every resumed segment: the session already holds the task itself. */
 export const CONTINUATION_PROMPT =

@@ -20,11 +20,11 @@
  */
 import crypto from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
-import type { Clock } from '../core/clock';
-import { Emitter, type Event } from '../core/event';
-import { askInputDigest, digestMatches, visibleControls } from '../core/ask-input';
-import { plainNotificationText } from '../core/untrusted-text';
-import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
+import type { Clock } from '../../core/clock';
+import { Emitter, type Event } from '../../core/event';
+import { askInputDigest, digestMatches, visibleControls } from '../../core/ask-input';
+import { plainNotificationText } from '../../core/untrusted-text';
+import { createSystemTimers, type TimerHandle, type Timers } from '../../core/timers';
 
 export type AskDecision = 'allow' | 'deny';
 /**

@@ -6,7 +6,7 @@
  * broker's "did the user already answer this very tool call while the task was parked?" and
  * words the continuation prompt that tells the resumed session what the user decided.
  */
-import type { StoreTx, TaskStore } from '../store';
+import type { StoreTx, TaskStore } from '../../store';
 import type { AskBroker, AskDecision } from './asks';
 
 export class QuestionRecorder {

@@ -1,14 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
-import { systemClock, type Clock } from '../core/clock';
-import { Emitter, type Event } from '../core/event';
-import { BusinessCode, LOCAL_KEY_HEADER, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../protocol/gateway';
-import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../protocol/permission-relay';
+import { systemClock, type Clock } from '../../core/clock';
+import { Emitter, type Event } from '../../core/event';
+import { BusinessCode, LOCAL_KEY_HEADER, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../../protocol/gateway';
+import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../../protocol/permission-relay';
 import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
 import { UsageMeter, type AnswerUsage } from './usage-meter';
 import { USAGE_LIMIT_PARK_AFTER_MS, UsageLimitState, usageLimitWait } from './usage-limit-hold';
-import { SEGMENT_END_MARK } from '../core/segment-end';
+import { SEGMENT_END_MARK } from '../../core/segment-end';
 
 /**
  * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener

@@ -11,7 +11,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { diffLines } from 'diff';
-import type { ChangedFile } from '../store';
+import type { ChangedFile } from '../../store';
 import { baselineTreeOf, snapshotDirOf, snapshotTree, type GitOptions } from './files-changed';
 import { runGit, runGitBuffer } from './hardened-git';
 

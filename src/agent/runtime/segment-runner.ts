@@ -7,19 +7,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { systemClock, type Clock } from '../core/clock';
-import type { PermissionRelayAnswer, PermissionRelayRequest } from '../protocol/permission-relay';
-import { TypedLine, isYes } from '../core/typed-line';
+import { systemClock, type Clock } from '../../core/clock';
+import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
+import { TypedLine, isYes } from '../../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
-import type { AskAnsweredBy, AskDecision, AskDelivery, AskRequest, PendingAsk } from './asks';
-import { renderToolInput } from '../core/ask-input';
-import { terminalSafeText } from '../core/untrusted-text';
-import type { LoopbackProxyServer } from './loopback-proxy-server';
-import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from './relay-ask-text';
-import { ensurePrivateDir } from './private-files';
+import type { AskAnsweredBy, AskDecision, AskDelivery, AskRequest, PendingAsk } from '../questions/asks';
+import { renderToolInput } from '../../core/ask-input';
+import { terminalSafeText } from '../../core/untrusted-text';
+import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
+import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from '../questions/relay-ask-text';
+import { ensurePrivateDir } from '../../store/private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
-import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from './ticket-proxy';
-import { usageLimitTerminalText } from './usage-limit-hold';
+import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from '../proxy/ticket-proxy';
+import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
 export interface TerminalView {

@@ -6,8 +6,8 @@
  * crash; a task whose folder turns out not to be a git repository runs in place, and waits while
  * another in-place task runs in that folder.
  */
-import type { OffPeakTask } from '../core/types';
-import type { TaskIsolation, TaskStore } from '../store';
+import type { OffPeakTask } from '../../core/types';
+import type { TaskIsolation, TaskStore } from '../../store';
 import type { ChangesPlace } from './task-changes';
 import { createTaskWorktree, worktreeWorkFolder, type WorktreeGitOptions } from './task-worktree';
 

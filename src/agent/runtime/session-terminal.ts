@@ -7,8 +7,8 @@
  * options into a terminal.
  */
 import fs from 'node:fs';
-import { plainNotificationText } from '../core/untrusted-text';
-import { isTerminalStatus, type OffPeakTask } from '../core/types';
+import { plainNotificationText } from '../../core/untrusted-text';
+import { isTerminalStatus, type OffPeakTask } from '../../core/types';
 import { PROXY_DUMMY_TOKEN } from './adapters';
 
 /** Claude Code names sessions with UUIDs; anything else never reaches argv. */

@@ -9,7 +9,7 @@
  * Anything unreadable gives no usage rather than an error: accounting never breaks a request.
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { TokenUsage } from '../core/types';
+import type { TokenUsage } from '../../core/types';
 
 /** A JSON answer larger than this is not read for usage (Messages answers are far smaller). */
 const MAX_JSON_COPY_BYTES = 16 * 1024 * 1024;

@@ -3,8 +3,8 @@
 // gateway's server time), reported once per reset, and past `USAGE_LIMIT_PARK_AFTER_MS` the task
 // parks instead of holding its connection for hours.
 import type http from 'node:http';
-import { clockTime } from '../core/clock';
-import { readLimitResetAt, SERVER_TIME_HEADER } from '../protocol/gateway';
+import { clockTime } from '../../core/clock';
+import { readLimitResetAt, SERVER_TIME_HEADER } from '../../protocol/gateway';
 
 /** A usage limit that resets later than this from now parks the task (its segment ends; it resumes at the reset). */
 export const USAGE_LIMIT_PARK_AFTER_MS = 5 * 60_000;

@@ -14,24 +14,24 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '../core/clock';
-import type { DisposableLike } from '../core/disposable';
-import type { OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
-import { createSystemTimers, type Timers } from '../core/timers';
-import type { FollowUpLink, TaskStore, TerminalDetails } from '../store';
-import type { DispatchResult } from '../scheduler/scheduler';
+import type { Clock } from '../../core/clock';
+import type { DisposableLike } from '../../core/disposable';
+import type { OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../../core/types';
+import { createSystemTimers, type Timers } from '../../core/timers';
+import type { FollowUpLink, TaskStore, TerminalDetails } from '../../store';
+import type { DispatchResult } from '../../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
-import { AskBroker, DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk, type UnansweredQuestion } from './asks';
-import { QuestionRecorder } from './question-record';
-import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from './files-changed';
+import { AskBroker, DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../questions/asks';
+import { QuestionRecorder } from '../questions/question-record';
+import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../workplace/files-changed';
 import type { KeepAwake } from './keep-awake';
-import type { LoopbackProxyServer } from './loopback-proxy-server';
+import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
-import type { TicketProxyEvent, TicketProxyTimings } from './ticket-proxy';
-import { UsageRecorder } from './usage-recorder';
-import { listTaskChangesWithCount } from './task-changes';
-import { resolveWorkplace, type Workplace } from './task-workplace';
+import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy';
+import { UsageRecorder } from '../proxy/usage-recorder';
+import { listTaskChangesWithCount } from '../workplace/task-changes';
+import { resolveWorkplace, type Workplace } from '../workplace/task-workplace';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user

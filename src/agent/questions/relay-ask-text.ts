@@ -1,6 +1,6 @@
 // What a question relayed from Claude Code's permission MCP server looks like in the task's
 // terminal, and the deny messages the agent gets (docs/flows.md#what-a-question-shows).
-import type { PermissionRelayAnswer } from '../protocol/permission-relay';
+import type { PermissionRelayAnswer } from '../../protocol/permission-relay';
 import type { AskAnsweredBy, PendingAsk } from './asks';
 
 /** The question as the terminal shows it: the tool, its whole input indented, and what happens if nobody answers. */
