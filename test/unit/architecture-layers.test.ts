@@ -1,0 +1,155 @@
+// The layer order of docs/architecture.md#layers, checked on the real import graph of src/ and
+// webview/: every import between folders goes down the table below, and no file imports itself
+// back through any chain (type-only imports count too: a cycle of types is still a knot to read).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/**
+ * Which folders each folder may import (besides itself). `core/` and `protocol/` are open to every
+ * layer but each other's order: `protocol/` uses `core/`, `core/` uses nothing.
+ */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  'core': [],
+  'protocol': ['core'],
+  'store': [],
+  'gateway-client': [],
+  'gateway': [],
+  'reference-agent': [],
+  'permission-mcp': [],
+  'scheduler': ['store'],
+  'service': ['gateway-client', 'store'],
+  'agent/questions': ['store'],
+  'agent/proxy': ['store'],
+  'agent/workplace': ['store'],
+  'agent/runtime': ['agent/proxy', 'agent/questions', 'agent/workplace', 'scheduler', 'store'],
+  'personal': ['gateway', 'store'],
+  'engine': ['agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'scheduler', 'service', 'store', 'gateway-client'],
+  'panel': ['engine', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
+  'vscode': ['panel', 'engine', 'personal', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
+  'extension.ts': ['vscode', 'panel', 'engine', 'personal', 'service', 'store'],
+  // The webview is bundled for the browser: it takes the shared wording of the morning summary and
+  // nothing else of the host side.
+  'webview': [],
+};
+const OPEN_TO_ALL = ['core', 'protocol'];
+const WEBVIEW_MAY_IMPORT_FILES = ['src/panel/task-summary.ts'];
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return sourceFiles(rel);
+    return /\.tsx?$/.test(entry.name) ? [rel] : [];
+  });
+}
+
+/** The folder (layer) of a repository-relative file: `agent/` counts by its sub-folder. */
+export function layerOf(file: string): string {
+  const parts = file.split('/');
+  if (parts[0] === 'webview') return 'webview';
+  if (parts.length === 2) return parts[1]!;
+  if (parts[1] === 'agent') return `agent/${parts[2]}`;
+  return parts[1]!;
+}
+
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const found: string[] = [];
+  for (const match of text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    const base = path.join(path.dirname(file), match[1]!);
+    const hit = [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`].find((candidate) => {
+      const abs = path.join(ROOT, candidate);
+      return fs.existsSync(abs) && fs.statSync(abs).isFile();
+    });
+    if (hit) found.push(hit.split(path.sep).join('/'));
+  }
+  return found;
+}
+
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of [...sourceFiles('src'), ...sourceFiles('webview')]) graph.set(file, importsOf(file));
+  return graph;
+}
+
+/** Strongly connected groups of more than one file, or a file importing itself (Tarjan). */
+export function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (onStack.has(to)) {
+        low.set(node, Math.min(low.get(node)!, index.get(to)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const group: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        group.push(member);
+      } while (member !== node);
+      if (group.length > 1 || (graph.get(node) ?? []).includes(node)) cycles.push(group.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return cycles;
+}
+
+describe('architecture: the layer order and no import cycles (docs/architecture.md#layers)', () => {
+  const graph = importGraph();
+
+  it('the import graph was read (src/ and webview/ have files and imports)', () => {
+    assert.ok(graph.size > 100, `only ${graph.size} files read`);
+    assert.ok([...graph.values()].some((targets) => targets.length > 0));
+  });
+
+  it('every folder under src/ has a place in the layer table', () => {
+    for (const file of graph.keys()) {
+      assert.ok(layerOf(file) in MAY_IMPORT, `${file}: its folder ${layerOf(file)} is not in the layer table`);
+    }
+  });
+
+  it('imports between folders go down the layer table only', () => {
+    const wrong: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = layerOf(file);
+      for (const target of targets) {
+        const to = layerOf(target);
+        if (to === from || MAY_IMPORT[from]!.includes(to)) continue;
+        if (OPEN_TO_ALL.includes(to) && from !== 'core') continue;
+        if (from === 'webview' && WEBVIEW_MAY_IMPORT_FILES.includes(target)) continue;
+        wrong.push(`${file} → ${target} (${from} may not import ${to})`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it('no import cycle anywhere in src/ or webview/, the gateway included', () => {
+    assert.deepEqual(cyclesOf(graph), []);
+  });
+
+  it('the cycle finder finds a cycle (a two-file knot and a self-import)', () => {
+    assert.deepEqual(cyclesOf(new Map([['a', ['b']], ['b', ['a']], ['c', []]])), [['a', 'b']]);
+    assert.deepEqual(cyclesOf(new Map([['a', ['a']]])), [['a']]);
+  });
+
+  it('the layer table has no cycle of its own', () => {
+    assert.deepEqual(cyclesOf(new Map(Object.entries(MAY_IMPORT).map(([from, to]) => [from, [...to]]))), []);
+  });
+});
