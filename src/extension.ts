@@ -59,6 +59,8 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly engines: SerialRestarts<HostEngine>;
   private backend: PanelBackend | undefined;
   private storeNotice: string | undefined;
+  /** Personal mode: why the local authority cannot run right now (a take-over that keeps failing). */
+  private authorityProblem: string | undefined;
   /** The other mode's unfinished tasks, which wait in their own queue (docs/architecture.md#personal-mode). */
   private otherQueue: string | undefined;
   /** Personal mode: the chosen agent needs the model API key and none is set. */
@@ -183,7 +185,10 @@ class OffPeakExtension implements vscode.Disposable {
       // Personal mode: this machine's local authority (started here, or another window's).
       const personal =
         settings.mode === 'personal'
-          ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l), onMoved: () => this.restartEngine() })
+          ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l), onMoved: () => this.restartEngine(), onProblem: (problem) => {
+                this.authorityProblem = problem;
+                this.panelInstance?.refresh();
+              } })
           : undefined;
       this.authority = personal;
       // The two modes' queues never mix: personal mode's tasks have a database of their own.
@@ -251,7 +256,7 @@ class OffPeakExtension implements vscode.Disposable {
           await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() => vscode.commands.executeCommand('vscode.open', uri));
         },
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
-        notice: () => this.storeNotice ?? this.personalNotice ?? this.otherQueue,
+        notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
       }, engine, engine.archive);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
@@ -329,6 +334,7 @@ class OffPeakExtension implements vscode.Disposable {
     // Last: another window takes the authority over (docs/architecture.md#personal-mode).
     const authority = this.authority;
     this.authority = undefined;
+    this.authorityProblem = undefined;
     await authority?.dispose().catch((e: unknown) => this.output.error(`stop: ${e instanceof Error ? e.message : String(e)}`));
   }
 

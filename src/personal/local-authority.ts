@@ -43,6 +43,8 @@ export interface LocalAuthorityOptions {
    * the old one): what holds the old URL (this window's engine) must start again on `url`.
    */
   onMoved?: (url: string) => void;
+  /** Why the authority cannot run now (a take-over failed; tried again every 5 s), or undefined once it runs again. */
+  onProblem?: (problem: string | undefined) => void;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -60,6 +62,7 @@ export class LocalAuthority {
   private disposed = false;
   private ensuring: Promise<void> | undefined;
   private readonly log: (line: string) => void;
+  private currentProblem: string | undefined;
 
   private constructor(private readonly options: LocalAuthorityOptions) {
     this.paths = authorityPaths(options.storageDir);
@@ -92,6 +95,17 @@ export class LocalAuthority {
     return this.gateway;
   }
 
+  /** Why no authority runs now (the panel shows it), or undefined. */
+  get problem(): string | undefined {
+    return this.currentProblem;
+  }
+
+  private setProblem(problem: string | undefined): void {
+    if (problem === this.currentProblem) return;
+    this.currentProblem = problem;
+    this.options.onProblem?.(problem);
+  }
+
   private ensure(takeover: boolean): Promise<void> {
     this.ensuring ??= this.serveOrFollow(takeover).finally(() => (this.ensuring = undefined));
     return this.ensuring;
@@ -115,6 +129,7 @@ export class LocalAuthority {
       const found = readDiscovery(this.paths);
       if (found && (await this.follow(found.presencePort))) {
         this.port = found.port;
+        this.setProblem(undefined);
         return;
       }
       if (Date.now() > deadline) throw new Error(`the local authority did not start within ${this.options.readyTimeoutMs ?? 10_000} ms (lock ${this.paths.lock})`);
@@ -126,35 +141,40 @@ export class LocalAuthority {
     this.lockHandle = handle;
     try {
       const settings = this.options.settings();
-      const db = await SqlJsFileDatabase.open(this.paths.store, { durable: this.options.durable, wasmPath: this.options.wasmPath });
-      const store = new SqliteTicketStore(this.paths.store, db as unknown as ConstructorParameters<typeof SqliteTicketStore>[1]);
-      const start = (port: number) =>
-        GatewayServer.start({
-          config: { ...personalGatewayConfig({ localKey: this.key, port, hours: settings.hours, modelBaseUrl: settings.modelBaseUrl, stopAtUtilization: settings.stopAtUtilization }), ...this.options.gatewayOverrides },
-          store,
-          clock: this.options.clock ?? systemClock,
-          log: silentLogger,
-          upstreamApiKey: this.options.modelApiKey,
-        });
       try {
-        this.gateway = await start(this.port);
+        this.gateway = await this.startGateway(settings, this.port);
       } catch (error) {
-        // The port of the last runner was taken by something else meanwhile: a new one (windows
-        // that follow read it from authority.json; segments already running hold the old one).
-        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || this.port === 0) throw error;
-        this.log(`local authority: port ${this.port} is in use by another program; listening on a new port`);
-        this.gateway = await start(0);
+        // The last runner's address is not ours any more (another program took it, a bind or store
+        // error): a fresh start on a new address. Windows that follow read it from authority.json;
+        // `onMoved` restarts what holds the old one.
+        if (this.port === 0) throw error;
+        this.log(`local authority: cannot serve on port ${this.port} again (${(error as Error).message}); listening on a new port`);
+        this.gateway = await this.startGateway(settings, 0);
       }
       this.port = this.gateway.port;
       this.presence = await this.listenPresence();
       const presencePort = (this.presence.address() as net.AddressInfo).port;
       writeDiscovery(this.paths, { version: 1, port: this.port, presencePort, pid: process.pid, startedAt: Date.now() }, () => handle.isHeld());
       this.log(`local authority: serving on ${this.url}${takeover ? ' (taken over from a closed window)' : ''}`);
+      this.setProblem(undefined);
       this.options.onServing?.({ at: Date.now(), takeover });
     } catch (error) {
       await this.stopServing();
       throw error;
     }
+  }
+
+  /** One gateway on its own store handle: a failed start closes its store, so nothing reuses it. */
+  private async startGateway(settings: ReturnType<LocalAuthorityOptions['settings']>, port: number): Promise<GatewayServer> {
+    const db = await SqlJsFileDatabase.open(this.paths.store, { durable: this.options.durable, wasmPath: this.options.wasmPath });
+    const store = new SqliteTicketStore(this.paths.store, db as unknown as ConstructorParameters<typeof SqliteTicketStore>[1]);
+    return GatewayServer.start({
+      config: { ...personalGatewayConfig({ localKey: this.key, port, hours: settings.hours, modelBaseUrl: settings.modelBaseUrl, stopAtUtilization: settings.stopAtUtilization }), ...this.options.gatewayOverrides },
+      store,
+      clock: this.options.clock ?? systemClock,
+      log: silentLogger,
+      upstreamApiKey: this.options.modelApiKey,
+    });
   }
 
   private listenPresence(): Promise<net.Server> {
@@ -199,6 +219,7 @@ export class LocalAuthority {
   private takeOver(): void {
     this.ensure(true).catch((error: unknown) => {
       this.log(`local authority: take-over failed (${(error as Error).message}); trying again in 5 s`);
+      if (!this.disposed) this.setProblem(`Personal mode's local authority cannot start (${(error as Error).message}); trying again every 5 s.`);
       if (!this.disposed) setTimeout(() => !this.disposed && this.takeOver(), 5_000).unref();
     });
   }

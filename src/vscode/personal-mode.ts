@@ -36,6 +36,8 @@ export async function startPersonalAuthority(options: {
   log: (line: string) => void;
   /** The authority moved to another port after a take-over: the engine must start again. */
   onMoved: () => void;
+  /** Why the authority cannot run now (the panel's notice), undefined once it runs again. */
+  onProblem: (problem: string | undefined) => void;
 }): Promise<LocalAuthority> {
   const settings = () => {
     const { personal, stopAtUtilization } = readSettings();
@@ -44,7 +46,7 @@ export async function startPersonalAuthority(options: {
   };
   settings(); // checked before anything starts
   const { LocalAuthority } = await import('../personal/local-authority');
-  return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log, onMoved: options.onMoved });
+  return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log, onMoved: options.onMoved, onProblem: options.onProblem });
 }
 
 /**

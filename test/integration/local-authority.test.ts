@@ -5,6 +5,7 @@
 // with a clear message. Real gateway code on loopback, real files.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
@@ -76,5 +77,58 @@ describe('the local authority of personal mode', function () {
     for (const file of [paths.key, paths.discovery, paths.store]) assert.equal(fs.statSync(file).mode & 0o077, 0, `${path.basename(file)} is private`);
     assert.equal(readDiscovery(paths)?.pid, process.pid);
     assert.ok(!fs.readFileSync(paths.discovery, 'utf8').includes(first.key), 'authority.json holds no key');
+  });
+
+  it('item 2: a take-over whose old address another program took serves again on a fresh store handle and a new address, with nothing lost', async () => {
+    const first = await start();
+    const client = new GatewayClient({ baseUrl: first.url, apiKey: () => first.key, clock: systemClock });
+    const take = await client.take('task-1');
+    const moved: string[] = [];
+    const second = await start('always', { onMoved: (url) => moved.push(url) });
+    assert.equal(second.serving, false);
+    // The runner's gateway stops listening while its window still looks alive; another program
+    // (a stand-in listener, this process) takes the old address before the follower does.
+    const oldPort = Number(new URL(first.url).port);
+    await new Promise<void>((resolve) => first.server!['server'].close(() => resolve()));
+    const squatter = net.createServer((s) => s.destroy());
+    await new Promise<void>((resolve) => squatter.listen(oldPort, '127.0.0.1', resolve));
+    try {
+      await first.dispose();
+      for (let i = 0; i < 400 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(second.serving, true, 'the follower serves again');
+      assert.notEqual(second.url, first.url, 'on a new address');
+      assert.deepEqual(moved, [second.url], 'what holds the old address is told the new one');
+      const after = new GatewayClient({ baseUrl: second.url, apiKey: () => second.key, clock: systemClock });
+      const entry = (await after.status([take.ticketId])).tickets[0];
+      assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the ticket taken before is still there');
+      assert.equal((await after.take('task-2')).ticketId !== take.ticketId, true, 'and new tickets are given');
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
+  });
+
+  it('item 2: a take-over that cannot start says why (what the panel shows), keeps trying, and serves once the cause is gone', async () => {
+    const first = await start();
+    const client = new GatewayClient({ baseUrl: first.url, apiKey: () => first.key, clock: systemClock });
+    const take = await client.take('task-1');
+    const problems: (string | undefined)[] = [];
+    const second = await start('always', { onProblem: (p) => problems.push(p) });
+    // The ticket file cannot be opened by the next runner: a directory stands where it was.
+    const { store } = authorityPaths(storageDir);
+    fs.renameSync(store, `${store}.aside`);
+    fs.mkdirSync(store);
+    await first.dispose().catch(() => undefined);
+    for (let i = 0; i < 400 && second.problem === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(second.serving, false);
+    assert.match(second.problem ?? '', /local authority cannot start \(.+\); trying again every 5 s/);
+    fs.rmdirSync(store);
+    fs.renameSync(`${store}.aside`, store);
+    for (let i = 0; i < 800 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(second.serving, true, 'served at the next try');
+    assert.equal(second.problem, undefined, 'and the notice is gone');
+    assert.equal(problems.at(-1), undefined);
+    const after = new GatewayClient({ baseUrl: second.url, apiKey: () => second.key, clock: systemClock });
+    const entry = (await after.status([take.ticketId])).tickets[0];
+    assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the ticket is still there');
   });
 });
