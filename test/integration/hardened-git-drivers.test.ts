@@ -73,6 +73,15 @@ describe('hardened git: a repository\'s drivers and signing program do not run (
     assert.deepEqual(ran(), []);
   });
 
+  it('item 4: a repository\'s merge.verifySignatures neither refuses the Merge nor runs its gpg program', async () => {
+    git(repo, 'config', 'merge.verifySignatures', 'true');
+    const wt = await worktree();
+    write(wt.worktreePath, 'b.txt', 'b\nsigned by nobody\n');
+    const result = await mergeTaskBranch({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
+    assert.equal(result.kind, 'merged', JSON.stringify(result));
+    assert.deepEqual(ran(), []);
+  });
+
   it("a conflicting merge uses git's own text merge (conflict markers), not the repository's merge driver", async () => {
     const wt = await worktree();
     write(wt.worktreePath, 'a.txt', 'one\nTASK\n');
@@ -100,4 +109,48 @@ describe('hardened git: a repository\'s drivers and signing program do not run (
       'merge.m.driver=git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B', 'merge.m.recursive=',
     ]);
   });
+});
+
+describe('hardened git: drivers a conditional include names for the new worktree do not run (real git)', () => {
+  let root: string;
+  let repo: string;
+  let markers: string;
+  const ran = () => fs.readdirSync(markers).sort();
+
+  /** A repository whose `.git/config` defines the `cond` filter only under `condition`. */
+  function hostileRepo(condition: string): void {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'hardened-includeif-'));
+    repo = path.join(root, 'repo');
+    markers = path.join(root, 'markers');
+    fs.mkdirSync(repo);
+    fs.mkdirSync(markers);
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+    fs.writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=cond\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'init');
+    const mark = (name: string) => `touch '${path.join(markers, name)}'`;
+    fs.writeFileSync(path.join(repo, '.git', 'cond.inc'), `[filter "cond"]\n\tsmudge = ${mark('smudge')}; cat\n\tclean = ${mark('clean')}; cat\n\trequired = true\n`);
+    fs.appendFileSync(path.join(repo, '.git', 'config'), `[includeIf "${condition}"]\n\tpath = cond.inc\n`);
+  }
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  for (const condition of ['onbranch:offpeak/**', 'gitdir:**/worktrees/**']) {
+    it(`the fixture is hostile: plain git runs the filter of [includeIf "${condition}"] when it adds an offpeak/ worktree`, () => {
+      hostileRepo(condition);
+      execFileSync('git', ['worktree', 'add', '--quiet', '-b', 'offpeak/control', path.join(root, 'control'), 'HEAD'], { cwd: repo, stdio: 'pipe' });
+      assert.deepEqual(ran(), ['smudge']);
+    });
+
+    it(`item 4: the filter of [includeIf "${condition}"] does not run at worktree add; the files are checked out as committed`, async () => {
+      hostileRepo(condition);
+      const made = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'cond1234', title: 'Conditional' });
+      assert.equal(made.kind, 'created', 'the worktree was created');
+      const wt = made as TaskWorktree;
+      assert.deepEqual(ran(), [], 'no filter ran');
+      assert.equal(fs.readFileSync(path.join(wt.worktreePath, 'a.txt'), 'utf8'), 'one\n');
+      assert.equal(git(wt.worktreePath, '-c', 'filter.cond.clean=', '-c', 'filter.cond.required=false', 'status', '--porcelain'), '', 'the worktree is clean: index and files match its branch');
+      assert.deepEqual(ran(), [], 'no filter ran (git status neither)');
+    });
+  }
 });

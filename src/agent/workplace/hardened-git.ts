@@ -14,8 +14,9 @@
  *   protocol refused, no untracked cache;
  * - never prompts (`GIT_TERMINAL_PROMPT=0`) and takes no optional locks;
  * - has a time limit and is killed (SIGKILL) past it.
- * - signs nothing (a repository's `commit.gpgSign` would run its `gpg.program` on a merge) and
- *   starts no automatic gc or maintenance;
+ * - signs and verifies nothing (a repository's `commit.gpgSign` would run its `gpg.program` on a
+ *   merge, `merge.verifySignatures` would run it and refuse the task's unsigned branch), every
+ *   signing program is the null device, and no automatic gc or maintenance starts;
  * - switches off every filter and merge driver the repository's config names: the config is read
  *   first (`git config --get-regexp`, which runs nothing) and each driver gets `-c` settings that
  *   beat it: empty `smudge`/`clean`/`process` (git then copies the bytes as they are) and a merge
@@ -57,7 +58,19 @@ export const HARDENED_CONFIG: readonly string[] = [
   'core.askPass=',
   'commit.gpgSign=false',
   'tag.gpgSign=false',
+  // Verifying a signature runs the gpg program too (and would refuse an unsigned task branch).
+  'merge.verifySignatures=false',
+  'pull.verifySignatures=false',
+  'log.showSignature=false',
+  // No signing program is left to run even if something above is missed: the null device is no program.
+  `gpg.program=${os.devNull}`,
+  `gpg.openpgp.program=${os.devNull}`,
+  `gpg.x509.program=${os.devNull}`,
+  `gpg.ssh.program=${os.devNull}`,
+  'gpg.ssh.defaultKeyCommand=',
+  'core.alternateRefsCommand=',
   'gc.auto=0',
+  'gc.autoDetach=false',
   'maintenance.auto=false',
 ];
 

@@ -1,12 +1,17 @@
 /**
  * A task's own branch and worktree (docs/flows.md#isolation). At the first start of a task on a
- * git folder the extension runs `git worktree add <dir> -b offpeak/<slug>-<short id> <HEAD>` in
+ * git folder the extension runs `git worktree add --no-checkout <dir> -b offpeak/<slug>-<short id> <HEAD>` in
  * the folder's repository, the worktree in globalStorage; every segment of the task (and its
  * follow-ups) then runs there, at the same path, so the agent resumes the same session (Claude
  * Code finds sessions by working directory). The user's working copy is only read (its HEAD).
  * Every git here goes through the hardened runner (hooks off, no system/global config, no
  * prompt, time limit); the checkout applies the repository's own attributes, as the user's
- * `git worktree add` would.
+ * `git worktree add` would, with every filter driver off.
+ *
+ * The worktree is added without a checkout and then checked out from inside it: the config git
+ * reads there can differ from the folder's (`[includeIf "onbranch:offpeak/**"]`,
+ * `[includeIf "gitdir:…/worktrees/…"]`), and only a git run inside the new worktree sees the
+ * drivers it names, so only there can the hardened runner switch them off.
  */
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
@@ -74,7 +79,10 @@ export async function createTaskWorktree(
   const head = found?.[1];
   if (!head || !/^[0-9a-f]{40,64}$/.test(head)) return { kind: 'in-place', reason: 'the repository has no commit yet' };
   await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
-  if ((await git(top, ['worktree', 'add', '--quiet', '-b', branch, dir, head], options)) !== null) return { kind: 'created', worktreePath: dir, branch, baseCommit: head };
+  if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', '-b', branch, dir, head], options)) !== null) {
+    await checkOutOnce(dir, branch, options);
+    return { kind: 'created', worktreePath: dir, branch, baseCommit: head };
+  }
 
   // A start that crashed after `git worktree add`: the branch (and maybe its folder) exist.
   const existing = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], options))?.trim();
@@ -82,9 +90,21 @@ export async function createTaskWorktree(
   const base = (await git(top, ['merge-base', existing, head], options))?.trim() || existing;
   if (!(await isWorktreeAt(dir, options))) {
     await git(top, ['worktree', 'prune'], options);
-    if ((await git(top, ['worktree', 'add', '--quiet', dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
+    if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
   }
+  await checkOutOnce(dir, branch, options);
   return { kind: 'created', worktreePath: dir, branch, baseCommit: base };
+}
+
+/**
+ * Checks out a worktree added with `--no-checkout`, from inside it (so the driver look-up reads
+ * the config git reads there); a worktree that has an index was checked out already and is left
+ * as it is (the agent's work in it included).
+ */
+async function checkOutOnce(dir: string, branch: string, options: WorktreeGitOptions): Promise<void> {
+  const index = (await git(dir, ['rev-parse', '--git-path', 'index'], options))?.trim();
+  if (index && (await fs.stat(path.resolve(dir, index)).catch(() => null))) return;
+  if ((await git(dir, ['reset', '--hard', '--quiet', 'HEAD'], options)) === null) throw new Error(`git could not check out the branch ${branch} in ${dir}`);
 }
 
 /** Whether `dir` is the top of a git worktree (a folder removed by hand is not). */
