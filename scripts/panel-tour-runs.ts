@@ -96,7 +96,7 @@ runTour('panel-tour-runs', async ({ stateDir, artifacts, log, gateway, codeServe
   const server = await codeServer({
     // The DOM renderer: the terminal's rows are then text the tour can read (WebGL draws pixels).
     userSettings: { 'workbench.colorTheme': 'Default Dark Modern', 'terminal.integrated.gpuAcceleration': 'off' },
-    machineSettings: { 'offPeak.gatewayUrl': long.url, 'offPeak.claudeCodePath': claude },
+    machineSettings: { 'offPeak.gatewayUrl': long.url, 'offPeak.claudeCodePath': claude, 'offPeak.agent': 'reference' }, // Claude Code only once the tour chooses it
   });
   const { page, db, tour } = await openPanel(server, workspaceOne);
 

@@ -70,7 +70,7 @@ runTour('panel-tour-sessions', async ({ stateDir, log, gateway, codeServer, stop
   const gw = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url], { OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' });
   const server = await codeServer({
     userSettings: { 'workbench.colorTheme': 'Default Dark Modern', 'terminal.integrated.gpuAcceleration': 'off' },
-    machineSettings: { 'offPeak.gatewayUrl': gw.url, 'offPeak.claudeCodePath': claude },
+    machineSettings: { 'offPeak.gatewayUrl': gw.url, 'offPeak.claudeCodePath': claude, 'offPeak.agent': 'reference' }, // Claude Code only once the tour chooses it
   });
   const { page, db, tour } = await openPanel(server, workspace);
 

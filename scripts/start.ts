@@ -168,10 +168,11 @@ async function main(): Promise<void> {
       port,
       userSettings: {},
       // offPeak.gatewayUrl is machine-scoped: code-server reads it from the Remote settings.
+      // The demo model's script uses the reference agent's tools: the demo pins that agent (`auto` would pick an installed Claude Code).
       machineSettings: personal?.ok
         ? { 'offPeak.mode': 'personal', 'offPeak.personal.baseUrl': personal.upstreamUrl, 'offPeak.personal.modelCredential': 'apiKey' }
         : gateway
-          ? { 'offPeak.gatewayUrl': gateway.url }
+          ? { 'offPeak.gatewayUrl': gateway.url, 'offPeak.agent': 'reference' }
           : undefined,
     });
   } catch (err) {

@@ -24,7 +24,7 @@ import { registerReview, reviewTaskChanges } from './vscode/review';
 import { confirmModal } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import type { TasksPanel } from './vscode/panel';
-import { readSettings } from './vscode/settings';
+import { currentAgent, readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
@@ -97,7 +97,7 @@ class OffPeakExtension implements vscode.Disposable {
     };
     context.subscriptions.push(
       this.modelKey.onDidChange(() => void recheckModelKey()),
-      vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('offPeak.agent') && void recheckModelKey()),
+      vscode.workspace.onDidChangeConfiguration((e) => (e.affectsConfiguration('offPeak.agent') || e.affectsConfiguration('offPeak.claudeCodePath')) && void recheckModelKey()),
     );
     this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
@@ -200,7 +200,7 @@ class OffPeakExtension implements vscode.Disposable {
         clock: systemClock,
         windowId: this.windowId,
         workspaceKeys: () => openWorkspaces().map((w) => workspaceKeyOf(w.path, w.identity)),
-        agent: () => readSettings().agent,
+        agent: () => currentAgent().agent,
         referenceAgent: {
           // The extension host's own runtime runs the bundled agent (ELECTRON_RUN_AS_NODE is set by the adapter).
           command: process.execPath,
@@ -211,7 +211,8 @@ class OffPeakExtension implements vscode.Disposable {
         askTimeoutMs: settings.askTimeoutMinutes * 60_000,
         unansweredQuestion: settings.unansweredQuestion,
         askParkMs: settings.askParkMinutes * 60_000,
-        claudeCommand: () => readSettings().claudeCodePath,
+        // Where Claude Code was found (a Windows npm shim resolved to what it runs), else the setting as is.
+        claudeCommand: () => currentAgent().claudeCode ?? readSettings().claudeCodePath,
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),

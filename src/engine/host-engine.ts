@@ -4,6 +4,7 @@
 // build it in plain Node.
 import path from 'node:path';
 import { ensurePrivateDir, narrowPrivateTree } from '../store/private-files';
+import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/adapters';
 import { KeepAwake } from '../agent/runtime/keep-awake';
 import { LoopbackProxyServer } from '../agent/proxy/loopback-proxy-server';
@@ -46,8 +47,8 @@ export interface HostEngineOptions {
   agent: () => AgentKind;
   /** How to start the bundled reference agent, e.g. [execPath, '<ext>/dist/reference-agent.js']. */
   referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
-  /** Path of the `claude` executable (Claude Code adapter). */
-  claudeCommand: () => string;
+  /** Path of the `claude` executable, or where `locateClaudeCode` found it (Claude Code adapter). */
+  claudeCommand: () => string | ClaudeCodeLocation;
   /** Which Claude Code setting files a task loads (read at each launch; default `user`). */
   claudeSettingSources?: () => ClaudeSettingSources;
   /** Claude Code's config dir and extra environment (default: the user's own). */
@@ -89,12 +90,16 @@ export function engineDirs(storageDir: string): { runtimeDir: string; referenceS
 }
 
 /** Claude Code with its path read at each launch: the user may change the setting at any time. */
-function claudeCodeFromSetting(command: () => string, fixed: Omit<ClaudeCodeOptions, 'command'>, settingSources?: () => ClaudeSettingSources): AgentAdapter {
-  const current = () => new ClaudeCodeAdapter({ command: command(), ...fixed, settingSources: settingSources?.() });
+function claudeCodeFromSetting(command: () => string | ClaudeCodeLocation, fixed: Omit<ClaudeCodeOptions, 'command'>, settingSources?: () => ClaudeSettingSources): AgentAdapter {
+  const current = () => {
+    const at = command();
+    const launch = typeof at === 'string' ? { command: at } : { command: at.command, argsPrefix: at.argsPrefix, env: { ...fixed.env, ...at.env } };
+    return new ClaudeCodeAdapter({ ...fixed, ...launch, settingSources: settingSources?.() });
+  };
   return {
     kind: 'claude-code',
     launch: (spec) => current().launch(spec),
-    createReader: () => current().createReader(),
+    createReader: (spec) => current().createReader(spec),
     sessionExists: (sessionId, workspacePath) => current().sessionExists(sessionId, workspacePath),
   };
 }
@@ -225,7 +230,10 @@ export class HostEngine {
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
     const remoteCancels = new RemoteCancelWatcher({ store, runtime, pruneDeleted, log });
     const engine = new HostEngine(store, gateway, service, runtime, scheduler, windows, keepAwake, proxyListener, remoteCancels, notices, asks, runtimeDir, windowId, log, {
-      command: options.claudeCommand,
+      command: () => {
+        const at = options.claudeCommand();
+        return typeof at === 'string' ? at : at.found;
+      },
       configDir: options.claudeCode?.configDir,
     }, unanswered, new HistoryArchive({ store, clock, keep: options.historyKeep, wasmPath: options.wasmPath, durable: options.storeTuning?.durable, log }));
     service.onDidWake(() => scheduler.wake());

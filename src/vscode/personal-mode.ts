@@ -5,7 +5,7 @@ import type { AgentKind } from '../agent/runtime/adapters';
 import type { LocalAuthority } from '../personal/local-authority';
 import { parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
 import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
-import { readSettings } from './settings';
+import { currentAgent, readSettings } from './settings';
 
 export function modelKeyStore(secrets: vscode.SecretStorage): ApiKeyStore {
   return new ApiKeyStore(secrets, MODEL_SECRET_KEY, 'Model API key (personal mode)');
@@ -55,8 +55,9 @@ export async function startPersonalAuthority(options: {
  */
 export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<string | undefined> {
   const settings = readSettings();
-  if (settings.mode !== 'personal' || ownLoginOf(settings.agent) || (await modelKey.has())) return undefined;
-  const who = settings.agent === 'reference' ? 'The reference agent has no login of its own: in personal mode it' : 'With "Model Credential" set to apiKey, every agent';
+  const { agent } = currentAgent(settings);
+  if (settings.mode !== 'personal' || ownLoginOf(agent) || (await modelKey.has())) return undefined;
+  const who = agent === 'reference' ? 'The reference agent has no login of its own: in personal mode it' : 'With "Model Credential" set to apiKey, every agent';
   return `${who} uses a model API key, and none is set: run "Off-Peak: Set Model API Key…" (kept in SecretStorage), or choose Claude Code to use your Claude Code login.`;
 }
 

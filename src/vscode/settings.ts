@@ -2,10 +2,12 @@
 import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
 import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/runtime/adapters';
+import { AGENT_SETTINGS, chooseAgent, DEFAULT_CLAUDE_COMMAND, locateClaudeCode, systemLocateHost, type AgentSetting, type ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 
 export interface OffPeakSettings {
   gatewayUrl: string;
-  agent: AgentKind;
+  /** `offPeak.agent` as set: `auto` (default), `reference` or `claude-code`; `currentAgent()` resolves it. */
+  agentSetting: AgentSetting;
   claudeCodePath: string;
   claudeCodeSettingSources: ClaudeSettingSources;
   keepAwake: boolean;
@@ -31,13 +33,13 @@ export interface OffPeakSettings {
 
 export function readSettings(): OffPeakSettings {
   const c = vscode.workspace.getConfiguration('offPeak');
-  const agent = c.get<string>('agent', 'reference');
+  const agent = c.get<string>('agent', 'auto');
   const sources = c.get<string>('claudeCodeSettingSources', DEFAULT_CLAUDE_SETTING_SOURCES);
   const gatewayUrl = c.get<string>('gatewayUrl', '').trim();
   return {
     gatewayUrl: gatewayUrl.replace(/\/+$/, ''),
-    agent: agent === 'claude-code' ? 'claude-code' : 'reference',
-    claudeCodePath: c.get<string>('claudeCodePath', 'claude') || 'claude',
+    agentSetting: AGENT_SETTINGS.find((a) => a === agent) ?? 'auto',
+    claudeCodePath: c.get<string>('claudeCodePath', DEFAULT_CLAUDE_COMMAND) || DEFAULT_CLAUDE_COMMAND,
     claudeCodeSettingSources: CLAUDE_SETTING_SOURCES.find((s) => s === sources) ?? DEFAULT_CLAUDE_SETTING_SOURCES,
     keepAwake: c.get<boolean>('keepAwake', true),
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
@@ -58,4 +60,10 @@ export function readSettings(): OffPeakSettings {
 /** A number 0..1, else null (unset, or not a fraction: off). */
 function fraction(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1 ? value : null;
+}
+
+/** The agent new tasks run now, and where Claude Code was found (docs/flows.md#which-agent). */
+export function currentAgent(settings: OffPeakSettings = readSettings()): { agent: AgentKind; claudeCode: ClaudeCodeLocation | undefined } {
+  const claudeCode = locateClaudeCode(settings.claudeCodePath, systemLocateHost());
+  return { agent: chooseAgent(settings.agentSetting, claudeCode), claudeCode };
 }

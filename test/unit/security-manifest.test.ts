@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES } from '../../src/agent/runtime/adapters';
+import { AGENT_SETTINGS } from '../../src/agent/runtime/claude-code-locate';
 
 interface Manifest {
   capabilities?: { untrustedWorkspaces?: { supported: boolean | string; description?: string } };
@@ -26,6 +27,12 @@ describe('extension manifest: what a workspace can change', () => {
     assert.equal(properties['offPeak.claudeCodeSettingSources'].default, DEFAULT_CLAUDE_SETTING_SOURCES);
     assert.equal(DEFAULT_CLAUDE_SETTING_SOURCES, 'user');
     assert.deepEqual(properties['offPeak.claudeCodeSettingSources'].enum, [...CLAUDE_SETTING_SOURCES]);
+  });
+
+  it('offPeak.agent defaults to auto (docs/flows.md#which-agent), and its values are the ones the settings reader knows', () => {
+    const agent = manifest.contributes.configuration.properties['offPeak.agent'] as { default?: unknown; enum?: unknown[] };
+    assert.equal(agent.default, 'auto');
+    assert.deepEqual(agent.enum, [...AGENT_SETTINGS]);
   });
 
   it('item 5: the extension declares that it does not run in an untrusted (Restricted Mode) workspace, and says why', () => {

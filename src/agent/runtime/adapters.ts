@@ -112,7 +112,8 @@ export type AgentKind = 'reference' | 'claude-code';
 export interface AgentAdapter {
   readonly kind: AgentKind;
   launch(spec: SegmentSpec): AgentLaunch;
-  createReader(): AgentOutputReader;
+  /** `spec`: the segment's launch (Claude Code words a missing login only when it uses its own). */
+  createReader(spec?: Pick<SegmentSpec, 'ownLogin'>): AgentOutputReader;
   /**
    * Whether the agent has this session on disk (a first segment killed before the agent wrote
    * anything must start the session again rather than fail to resume it). Undefined: assume yes.
@@ -228,8 +229,10 @@ function referenceThoughtLevel(level: string | null): string | null {
 // ------------------------------------------------------------------------------- Claude Code
 
 export interface ClaudeCodeOptions {
-  /** Path of the `claude` executable. */
+  /** Path of the `claude` executable (or Node, for the script a Windows npm shim runs). */
   command: string;
+  /** Arguments before Claude Code's own (the shim's script when `command` is Node). */
+  argsPrefix?: string[];
   /** CLAUDE_CONFIG_DIR for the agent (tests isolate it); default: the user's. */
   configDir?: string;
   /** Whether the host runs as root (Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1). */
@@ -292,6 +295,7 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     }
     const settingsFile = writePrivateFile(spec.segmentDir, 'claude-settings.json', JSON.stringify({ env }));
     const args = [
+      ...(this.options.argsPrefix ?? []),
       '-p',
       spec.resume ? '--resume' : '--session-id',
       spec.sessionId,
@@ -343,7 +347,9 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     }
   }
 
-  createReader(): AgentOutputReader {
+  createReader(spec?: Pick<SegmentSpec, 'ownLogin'>): AgentOutputReader {
+    // With the proxy's dummy token (team mode, or the model API key) a 401 is not Claude Code's login.
+    const loginMissing = (said: string) => spec?.ownLogin === true && CLAUDE_LOGIN_MISSING.test(said);
     let buffer = '';
     let result: AgentResult | undefined;
     const render = (line: string): string => {
@@ -352,7 +358,9 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       try {
         event = JSON.parse(line);
       } catch {
-        return line + '\n'; // not stream-json (e.g. an early error message): show as is
+        // not stream-json (e.g. an early error message): shown as is; a missing login is the task's failure
+        if (!result && loginMissing(line)) result = { ok: false, error: claudeLoginMissingText(line) };
+        return line + '\n';
       }
       switch (event.type) {
         case 'system':
@@ -378,9 +386,10 @@ export class ClaudeCodeAdapter implements AgentAdapter {
         }
         case 'result': {
           const ok = event.subtype === 'success' && event.is_error !== true;
+          const said = String(event.result || event.subtype || 'Claude Code reported an error');
           result = ok
             ? { ok: true, summary: String(event.result ?? '') }
-            : { ok: false, error: String(event.result || event.subtype || 'Claude Code reported an error') + (event.api_error_status ? ` (API status ${event.api_error_status})` : '') };
+            : { ok: false, error: loginMissing(said) ? claudeLoginMissingText(said) : said + (event.api_error_status ? ` (API status ${event.api_error_status})` : '') };
           if (ok) return `\n✓ finished (${event.num_turns ?? '?'} turns)\n`;
           return !result.ok && isSegmentEndError(result.error) ? `\n■ ${segmentEndedText()}\n` : `\n✗ ${result.ok ? '' : result.error}\n`;
         }
@@ -409,6 +418,14 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       result: () => result,
     };
   }
+}
+
+/** What Claude Code says when it has no login (`-p` exits at once with it). */
+const CLAUDE_LOGIN_MISSING = /please run \/login|not logged in|invalid api key/i;
+
+/** A missing Claude Code login, and the two ways to fix it (docs/flows.md#which-agent). */
+export function claudeLoginMissingText(said: string): string {
+  return `Claude Code is not logged in (it said: ${said.trim().slice(0, 200)}). Run \`claude\` once in a terminal to log in, or set "Off-Peak › Personal: Model Credential" to apiKey and run "Off-Peak: Set Model API Key…".`;
 }
 
 /**

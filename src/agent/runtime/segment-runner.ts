@@ -197,7 +197,7 @@ export class SegmentRun {
       await proxy.close();
       throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
     }
-    const run = new SegmentRun(options, proxy, child, options.adapter.createReader(), tag, {
+    const run = new SegmentRun(options, proxy, child, options.adapter.createReader(spec), tag, {
       sigintGraceMs: options.stopTimings?.sigintGraceMs ?? 5_000,
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });

@@ -1,0 +1,141 @@
+/**
+ * Where Claude Code is, and which agent `offPeak.agent` = `auto` runs (docs/flows.md#which-agent):
+ * the `offPeak.claudeCodePath` setting, then PATH, then the places its installers put it. The
+ * platform, environment, home folder and file reads are injected, so the Windows and macOS
+ * branches are tested on any machine.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AgentKind } from './adapters';
+
+/** `offPeak.agent`: a fixed agent, or `auto` (Claude Code when it is found, else the reference agent). */
+export type AgentSetting = AgentKind | 'auto';
+export const AGENT_SETTINGS: readonly AgentSetting[] = ['auto', 'reference', 'claude-code'];
+
+export interface LocateHost {
+  platform: NodeJS.Platform;
+  env: Readonly<Record<string, string | undefined>>;
+  homedir: string;
+  /** A regular file (or a link to one) exists at this path. */
+  isFile(file: string): boolean;
+  /** The file's text, or undefined when it cannot be read. */
+  readText(file: string): string | undefined;
+}
+
+export function systemLocateHost(): LocateHost {
+  return {
+    platform: process.platform,
+    env: process.env,
+    homedir: os.homedir(),
+    isFile: (file) => {
+      try {
+        return fs.statSync(file).isFile();
+      } catch {
+        return false;
+      }
+    },
+    readText: (file) => {
+      try {
+        return fs.readFileSync(file, 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** How to start the Claude Code that was found: a program, maybe with a script before its own arguments. */
+export interface ClaudeCodeLocation {
+  /** What was found (shown to the user): the executable, or the Windows `.cmd` shim. */
+  found: string;
+  command: string;
+  argsPrefix: string[];
+  /** Set when `command` is Node running the shim's script (the extension host's Electron must act as Node). */
+  env?: Record<string, string>;
+}
+
+/** The name the setting has by default: searched on PATH and in the installers' places. */
+export const DEFAULT_CLAUDE_COMMAND = 'claude';
+
+/**
+ * Finds Claude Code: a path in the setting is taken as is (when it exists); a bare name is looked
+ * up on PATH (with PATHEXT on Windows), and the default name also where the native installer, the
+ * old local installer, npm's global folder and Homebrew put it. Undefined when none exists.
+ * `node` runs a Windows npm shim's script (see `fromWindowsShim`).
+ */
+export function locateClaudeCode(setting: string, host: LocateHost, node: string = process.execPath): ClaudeCodeLocation | undefined {
+  const win = host.platform === 'win32';
+  const p = win ? path.win32 : path.posix;
+  const name = setting.trim() || DEFAULT_CLAUDE_COMMAND;
+  const exts = win ? windowsExtensions(envOf(host, 'PATHEXT')) : [''];
+  const withExts = (file: string) => (win && p.extname(file) === '' ? exts.map((e) => file + e) : [file]);
+  const candidates: string[] = [];
+  if (name.includes('/') || (win && name.includes('\\'))) {
+    candidates.push(...withExts(name.startsWith('~') ? p.join(host.homedir, name.slice(1)) : name));
+  } else {
+    for (const dir of (envOf(host, 'PATH') ?? '').split(p.delimiter)) if (dir) candidates.push(...withExts(p.join(dir, name)));
+    if (name === DEFAULT_CLAUDE_COMMAND) candidates.push(...installerPlaces(host).flatMap(withExts));
+  }
+  for (const file of candidates) {
+    if (!host.isFile(file)) continue;
+    if (win && /\.(cmd|bat)$/i.test(file)) {
+      const viaShim = fromWindowsShim(file, host, node);
+      if (viaShim) return viaShim;
+      continue;
+    }
+    return { found: file, command: file, argsPrefix: [] };
+  }
+  return undefined;
+}
+
+/** The agent a new task runs: the setting's, or for `auto` Claude Code when it was found. */
+export function chooseAgent(setting: AgentSetting, claudeCode: ClaudeCodeLocation | undefined): AgentKind {
+  if (setting !== 'auto') return setting;
+  return claudeCode ? 'claude-code' : 'reference';
+}
+
+/** Where Claude Code's installers put `claude` (the first that exists wins, after PATH). */
+function installerPlaces(host: LocateHost): string[] {
+  const home = host.homedir;
+  if (host.platform === 'win32') {
+    const p = path.win32;
+    const appData = envOf(host, 'APPDATA') ?? p.join(home, 'AppData', 'Roaming');
+    // The native installer's place, then npm's global folder (a .cmd shim).
+    return [p.join(home, '.local', 'bin', 'claude'), p.join(appData, 'npm', 'claude')];
+  }
+  const p = path.posix;
+  const places = [p.join(home, '.local', 'bin', 'claude'), p.join(home, '.claude', 'local', 'claude'), p.join(home, '.npm-global', 'bin', 'claude'), '/usr/local/bin/claude'];
+  if (host.platform === 'darwin') places.push('/opt/homebrew/bin/claude');
+  return places;
+}
+
+/**
+ * npm's Windows shim (`claude.cmd`) cannot be spawned without a shell (Node refuses `.cmd` files
+ * since CVE-2024-27980), and a shell would parse the arguments. The shim names what it runs
+ * relative to its own folder (`"%dp0%\node_modules\…\claude.exe"` or `…\cli.js`): that program is
+ * started directly, a script with Node.
+ */
+function fromWindowsShim(shim: string, host: LocateHost, node: string): ClaudeCodeLocation | undefined {
+  const text = host.readText(shim);
+  if (text === undefined) return undefined;
+  const targets = [...text.matchAll(/"%~?dp0%?\\([^"%]+)"/g)].map((m) => m[1]).filter((t) => /\.(exe|c?js|mjs)$/i.test(t));
+  const target = targets.at(-1);
+  if (!target) return undefined;
+  const file = path.win32.join(path.win32.dirname(shim), target);
+  if (!host.isFile(file)) return undefined;
+  if (/\.exe$/i.test(file)) return { found: shim, command: file, argsPrefix: [] };
+  return { found: shim, command: node, argsPrefix: [file], env: { ELECTRON_RUN_AS_NODE: '1' } };
+}
+
+function windowsExtensions(pathExt: string | undefined): string[] {
+  const listed = (pathExt ?? '.COM;.EXE;.BAT;.CMD').split(';').filter(Boolean).map((e) => e.toLowerCase());
+  return listed.length ? listed : ['.exe', '.cmd'];
+}
+
+/** Windows' environment names are case-insensitive (`Path`, `PATH`). */
+function envOf(host: LocateHost, name: string): string | undefined {
+  if (host.platform !== 'win32') return host.env[name];
+  const key = Object.keys(host.env).find((k) => k.toUpperCase() === name);
+  return key === undefined ? undefined : host.env[key];
+}

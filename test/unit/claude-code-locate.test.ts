@@ -1,0 +1,131 @@
+// `offPeak.agent` = `auto` (docs/flows.md#which-agent): where Claude Code is found and which agent
+// a new task then runs. The Linux cases use real files in a temp folder; the Windows and macOS
+// ones an injected platform over an in-memory file list (their paths cannot exist here).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ClaudeCodeAdapter } from '../../src/agent/runtime/adapters';
+import { chooseAgent, locateClaudeCode, systemLocateHost, type LocateHost } from '../../src/agent/runtime/claude-code-locate';
+
+function executable(file: string): string {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  return file;
+}
+
+/** A host whose only files are `files` (path → text). */
+function fakeHost(platform: NodeJS.Platform, env: Record<string, string>, homedir: string, files: Record<string, string>): LocateHost {
+  return { platform, env, homedir, isFile: (f) => f in files, readText: (f) => files[f] };
+}
+
+describe('offPeak.agent auto: finding Claude Code', () => {
+  let root: string;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-locate-'));
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  // Real files, but only those under the temp folder: a claude installed on this machine is not seen.
+  const linuxHost = (pathDirs: string[], home: string): LocateHost => {
+    const real = systemLocateHost();
+    return { ...real, platform: 'linux', env: { PATH: pathDirs.join(':') }, homedir: home, isFile: (f) => f.startsWith(root + path.sep) && real.isFile(f) };
+  };
+
+  it('found on PATH: auto runs Claude Code, from the file found', () => {
+    const bin = path.join(root, 'bin');
+    const claude = executable(path.join(bin, 'claude'));
+    const found = locateClaudeCode('claude', linuxHost([path.join(root, 'empty'), bin], path.join(root, 'home')));
+    assert.deepEqual(found, { found: claude, command: claude, argsPrefix: [] });
+    assert.equal(chooseAgent('auto', found), 'claude-code');
+  });
+
+  it('not on PATH nor in any installer place: auto runs the reference agent', () => {
+    fs.mkdirSync(path.join(root, 'bin'));
+    executable(path.join(root, 'bin', 'claude-other'));
+    const found = locateClaudeCode('claude', linuxHost([path.join(root, 'bin')], path.join(root, 'home')));
+    assert.equal(found, undefined);
+    assert.equal(chooseAgent('auto', found), 'reference');
+    assert.equal(chooseAgent('claude-code', found), 'claude-code', 'a fixed setting is kept');
+  });
+
+  it("the native installer's ~/.local/bin/claude is found when PATH lacks it", () => {
+    const home = path.join(root, 'home');
+    const claude = executable(path.join(home, '.local', 'bin', 'claude'));
+    assert.equal(locateClaudeCode('claude', linuxHost([], home))?.command, claude);
+  });
+
+  it('offPeak.claudeCodePath with a folder is taken as is, and only that file', () => {
+    const home = path.join(root, 'home');
+    executable(path.join(home, '.local', 'bin', 'claude'));
+    const mine = executable(path.join(root, 'opt', 'my-claude'));
+    assert.equal(locateClaudeCode(mine, linuxHost([], home))?.command, mine);
+    assert.equal(locateClaudeCode(path.join(root, 'opt', 'missing'), linuxHost([], home)), undefined);
+    assert.equal(chooseAgent('reference', { found: mine, command: mine, argsPrefix: [] }), 'reference', 'a fixed setting is kept');
+  });
+
+  it("Windows: npm's claude.cmd shim on Path (PATHEXT) runs the claude.exe it names, never the .cmd", () => {
+    const npm = 'C:\\Users\\ana\\AppData\\Roaming\\npm';
+    const shim = `${npm}\\claude.cmd`;
+    const exe = `${npm}\\node_modules\\@anthropic-ai\\claude-code\\bin\\claude.exe`;
+    const shimText = '@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n"%dp0%\\node_modules\\@anthropic-ai\\claude-code\\bin\\claude.exe"   %*\r\n';
+    const host = fakeHost('win32', { Path: `C:\\Windows\\system32;${npm}`, PATHEXT: '.COM;.EXE;.BAT;.CMD' }, 'C:\\Users\\ana', { [shim]: shimText, [exe]: '' });
+    const found = locateClaudeCode('claude', host);
+    assert.deepEqual(found, { found: shim, command: exe, argsPrefix: [] });
+    assert.equal(chooseAgent('auto', found), 'claude-code');
+  });
+
+  it('Windows: a shim that runs a script starts it with Node (the extension host as Node), argv only', () => {
+    const npm = 'C:\\Users\\ana\\AppData\\Roaming\\npm';
+    const shim = `${npm}\\claude.cmd`;
+    const script = `${npm}\\node_modules\\@anthropic-ai\\claude-code\\cli.js`;
+    const shimText = '@SETLOCAL\r\n@IF EXIST "%~dp0\\node.exe" (\r\n  "%~dp0\\node.exe"  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n) ELSE (\r\n  node  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n)\r\n';
+    // Not on Path: found in npm's global folder (APPDATA), one of the installers' places.
+    const host = fakeHost('win32', { PATH: 'C:\\Windows', APPDATA: 'C:\\Users\\ana\\AppData\\Roaming' }, 'C:\\Users\\ana', { [shim]: shimText, [script]: '' });
+    const found = locateClaudeCode('claude', host, 'C:\\VSCode\\Code.exe');
+    assert.deepEqual(found, { found: shim, command: 'C:\\VSCode\\Code.exe', argsPrefix: [script], env: { ELECTRON_RUN_AS_NODE: '1' } });
+    const launch = new ClaudeCodeAdapter({ command: found!.command, argsPrefix: found!.argsPrefix, env: found!.env }).launch({
+      taskId: 't', sessionId: '0b7c3a52-6a3c-4d1e-9a43-9a1c2c7f3e10', resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null,
+      workspacePath: root, proxyBaseUrl: 'http://127.0.0.1:1/s', segmentDir: path.join(root, 'seg'),
+    });
+    assert.equal(launch.command, 'C:\\VSCode\\Code.exe');
+    assert.deepEqual(launch.args.slice(0, 2), [script, '-p']);
+    assert.equal(launch.env.ELECTRON_RUN_AS_NODE, '1');
+  });
+
+  it('Windows: a .cmd whose target is missing is not Claude Code (auto falls back to the reference agent)', () => {
+    const shim = 'C:\\tools\\claude.cmd';
+    const host = fakeHost('win32', { PATH: 'C:\\tools' }, 'C:\\Users\\ana', { [shim]: '"%dp0%\\node_modules\\x\\claude.exe" %*' });
+    assert.equal(chooseAgent('auto', locateClaudeCode('claude', host)), 'reference');
+  });
+
+  it('macOS: Homebrew\'s /opt/homebrew/bin/claude is found when PATH (a GUI app\'s) lacks it', () => {
+    const host = fakeHost('darwin', { PATH: '/usr/bin:/bin' }, '/Users/ana', { '/opt/homebrew/bin/claude': '' });
+    assert.equal(locateClaudeCode('claude', host)?.command, '/opt/homebrew/bin/claude');
+    assert.equal(locateClaudeCode('claude', { ...host, platform: 'linux' }), undefined, 'a Homebrew place only on macOS');
+  });
+});
+
+describe('Claude Code without a login (personal mode, its own login)', () => {
+  const said = '{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key · Please run /login"}\n';
+
+  it('the task fails saying to run claude once to log in, or to use the model API key', () => {
+    const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader({ ownLogin: true });
+    reader.stdout(said);
+    const result = reader.result();
+    assert.equal(result?.ok, false);
+    assert.match(result.ok ? '' : result.error, /not logged in.*Run `claude` once in a terminal to log in.*Model Credential.*Set Model API Key/s);
+  });
+
+  it('a plain-text "Not logged in" line before any result counts the same', () => {
+    const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader({ ownLogin: true });
+    reader.stdout('Not logged in · Please run /login\n');
+    assert.match(JSON.stringify(reader.result()), /Run `claude` once/);
+  });
+
+  it('with the proxy\'s token (not its own login) the same words are not about its login', () => {
+    const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader({ ownLogin: false });
+    reader.stdout(said);
+    assert.deepEqual(reader.result(), { ok: false, error: 'Invalid API key · Please run /login' });
+  });
+});
