@@ -22,10 +22,31 @@ export function visibleControls(text: string): string {
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
 }
 
+/** What stands for a newline and a tab inside a field, and what starts a field in a terminal. */
+export const NEWLINE_MARK = '⏎';
+export const TAB_MARK = '⇥';
+export const FIELD_BOUNDARY = '│';
+
+/**
+ * A key or value as one line of a question: a newline is `⏎`, a tab `⇥`, every other control
+ * character `\u{…}` (a carriage return included). A mark the text holds itself is shown as
+ * `\u{…}` first, so a `⏎` always means a newline and no value can start a line or a field.
+ */
+function fieldText(text: string): string {
+  const marks = new RegExp(`[${NEWLINE_MARK}${TAB_MARK}${FIELD_BOUNDARY}]`, 'g');
+  return visibleControls(
+    text
+      .replace(marks, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`)
+      .replace(/\n/g, NEWLINE_MARK)
+      .replace(/\t/g, TAB_MARK),
+  );
+}
+
 /**
  * A tool call's whole input as the text a question shows: one `key: value` line per field (the
- * field it acts on first), string values verbatim (newlines kept), other values as JSON, control
- * characters made visible. Nothing is shortened.
+ * field it acts on first), string values verbatim but for their marks (`fieldText`: a newline in a
+ * value is `⏎`, never a line that could read as another field or as the question), other values
+ * as JSON. Nothing is shortened; the only line breaks are the boundaries between fields.
  */
 export function renderToolInput(input: unknown): string {
   if (!input || typeof input !== 'object' || Array.isArray(input)) return visibleControls(JSON.stringify(input ?? null));
@@ -35,8 +56,20 @@ export function renderToolInput(input: unknown): string {
   return ordered
     .map((key) => {
       const value = record[key];
-      return `${visibleControls(key)}: ${visibleControls(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)))}`;
+      return `${fieldText(key)}: ${fieldText(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)))}`;
     })
+    .join('\n');
+}
+
+/**
+ * The input of a question in a terminal: each field on its own line, indented under the question
+ * and opened by `│` (no value holds one), so the model's text never starts where ours does and a
+ * line the terminal wraps never reads as a field of its own.
+ */
+export function indentedQuestionInput(input: string, indent: string): string {
+  return input
+    .split('\n')
+    .map((line) => `${indent}${FIELD_BOUNDARY} ${line}`)
     .join('\n');
 }
 

@@ -4,7 +4,7 @@ import type { PermissionMode, ReferenceAgentEvent, ThoughtLevel } from './events
 import { SessionTranscript, type ContentBlock, type Message } from './session';
 import { permissionFor, runTool, summarizeTool, toolDefinitions, toolRisk } from './tools';
 import type { PermissionAsker } from './permission-prompt';
-import { askInputDigest, renderToolInput } from '../core/ask-input';
+import { askInputDigest, indentedQuestionInput, renderToolInput } from '../core/ask-input';
 import { terminalSafeText } from '../core/untrusted-text';
 
 /**
@@ -150,7 +150,7 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
     const input = renderToolInput(use.input);
     // The tool_use id names the question: unique in the session, and the host answers by it.
     opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, input, deadline_at: deadline });
-    const question = `  ? Allow ${use.name} with this input?\n${input.split('\n').map((line) => `      ${line}`).join('\n')}\n   `;
+    const question = `  ? Allow ${use.name} with this input?\n${indentedQuestionInput(input, '      ')}\n   `;
     const answer = await opts.asker.ask(use.id, question, askInputDigest(input), opts.askTimeoutMs, opts.signal, opts.askParkMs);
     opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });
     if (!answer.allowed) {

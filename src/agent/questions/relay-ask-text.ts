@@ -1,20 +1,13 @@
 // What a question relayed from Claude Code's permission MCP server looks like in the task's
 // terminal, and the deny messages the agent gets (docs/flows.md#what-a-question-shows).
+import { indentedQuestionInput } from '../../core/ask-input';
 import type { PermissionRelayAnswer } from '../../protocol/permission-relay';
 import type { AskAnsweredBy, PendingAsk } from './asks';
 
 /** The question as the terminal shows it: the tool, its whole input indented, and what happens if nobody answers. */
 export function relayQuestionText(ask: PendingAsk, secondsLeft: number): string {
   const unanswered = ask.onDeadline === 'park' ? `the task waits for the answer without holding capacity after ${secondsLeft} s` : `denied automatically in ${secondsLeft} s`;
-  return `\n? Allow ${ask.tool} with this input?\n${indentInput(ask.input)}\n  [y/N] (type here or answer in VS Code; ${unanswered}) `;
-}
-
-/** The input of a question, indented under it in the terminal: the model's lines never start where ours do. */
-function indentInput(input: string): string {
-  return input
-    .split('\n')
-    .map((line) => `    ${line}`)
-    .join('\n');
+  return `\n? Allow ${ask.tool} with this input?\n${indentedQuestionInput(ask.input, '    ')}\n  [y/N] (type here or answer in VS Code; ${unanswered}) `;
 }
 
 export const DENY_MESSAGES: Record<AskAnsweredBy, string> = {
