@@ -18,21 +18,16 @@
 // - Model-request slots: one row per request in flight, counted under the `model_slots` lock;
 //   rows of an instance whose heartbeat stopped (SIGKILL) stop counting after INSTANCE_TTL_MS.
 //   Heartbeats are in the database's clock, so instances on different hosts need not agree.
-import { createHash, randomBytes } from 'node:crypto';
+// The schema is in mysql-schema.ts, the rows' conversion in mysql-tickets.ts, the driver and the
+// pool options in mysql-connection.ts.
+import { randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type mysql from 'mysql2/promise';
-import type { SettleReason, TicketState } from '../protocol/gateway';
+import type { TicketState } from '../protocol/gateway';
+import { loadMysql2, mysqlConnectionOptions } from './mysql-connection';
+import { appliedMysqlMigrations, migrateMysql } from './mysql-schema';
+import { fromRow, liveKey, TICKET_COLUMNS, type TicketRow } from './mysql-tickets';
 import { newQueuedTicket, LiveTicketExists, type ModelSlots, type NewTicket, type TicketPatch, type GatewayTicketRow, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
-
-/**
- * mysql2 (kept out of dist/gateway.js) is loaded when a MySQL store opens, not with the bundle:
- * the demo gateway keeps tickets in memory and so runs where the module is not installed, e.g.
- * from the extension's .vsix.
- */
-function loadMysql2(): typeof mysql {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('mysql2/promise') as typeof mysql;
-}
 
 /** An instance that has not beaten its heartbeat this long is dead: its model slots stop counting. */
 export const INSTANCE_TTL_MS = 5000;
@@ -41,109 +36,8 @@ const HEARTBEAT_MS = 1000;
 const DB_NOW_MS = 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)';
 const TRANSACTION_ATTEMPTS = 5;
 
-/** Numbered schema migrations; applied in order, each once, under a named lock. */
-export const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = [
-  {
-    version: 1,
-    statements: [
-      `CREATE TABLE IF NOT EXISTS tickets (
-        seq            BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
-        ticket_id      VARCHAR(64) NOT NULL,
-        user_id        VARCHAR(200) NOT NULL,
-        task_id        VARCHAR(200) NOT NULL,
-        live_key       CHAR(64) NULL,
-        state          VARCHAR(8) NOT NULL,
-        taken_at       BIGINT NOT NULL,
-        ready_at       BIGINT NULL,
-        ready_deadline BIGINT NULL,
-        active_at      BIGINT NULL,
-        active_until   BIGINT NULL,
-        expired_at     BIGINT NULL,
-        expired_from   VARCHAR(8) NULL,
-        settled_at     BIGINT NULL,
-        settle_reason  VARCHAR(32) NULL,
-        settled_from   VARCHAR(8) NULL,
-        UNIQUE KEY tickets_id (ticket_id),
-        UNIQUE KEY tickets_live_task (live_key),
-        KEY tickets_state_seq (state, seq),
-        KEY tickets_user_taken (user_id, taken_at),
-        KEY tickets_user_state (user_id, state)
-      ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-      `CREATE TABLE IF NOT EXISTS gateway_users (user_id VARCHAR(200) NOT NULL PRIMARY KEY) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-      `CREATE TABLE IF NOT EXISTS gateway_locks (name VARCHAR(32) NOT NULL PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO gateway_locks (name) VALUES ('promoter'), ('queue_tail'), ('model_slots')`,
-      `CREATE TABLE IF NOT EXISTS gateway_feed (id TINYINT NOT NULL PRIMARY KEY, seq BIGINT NOT NULL) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO gateway_feed (id, seq) VALUES (1, 0)`,
-      `CREATE TABLE IF NOT EXISTS gateway_instances (
-        instance_id  CHAR(32) NOT NULL PRIMARY KEY,
-        heartbeat_at BIGINT NOT NULL
-      ) ENGINE=InnoDB`,
-      `CREATE TABLE IF NOT EXISTS model_slots (
-        slot_id     BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
-        instance_id CHAR(32) NOT NULL,
-        user_id     VARCHAR(200) NOT NULL,
-        ticket_id   VARCHAR(64) NOT NULL,
-        KEY model_slots_instance (instance_id),
-        KEY model_slots_user (user_id)
-      ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-    ],
-  },
-];
-
-const MIGRATION_LOCK = 'offpeak_gateway_migrate';
-const MIGRATION_LOCK_WAIT_S = 60;
-
-interface TicketRow {
-  ticket_id: string;
-  seq: number | string;
-  user_id: string;
-  task_id: string;
-  state: TicketState;
-  taken_at: number | string;
-  ready_at: number | string | null;
-  ready_deadline: number | string | null;
-  active_at: number | string | null;
-  active_until: number | string | null;
-  expired_at: number | string | null;
-  expired_from: 'ready' | 'active' | null;
-  settled_at: number | string | null;
-  settle_reason: SettleReason | null;
-  settled_from: 'queued' | 'ready' | 'active' | 'expired' | null;
-}
-
 const COLUMNS = TICKET_PATCH_COLUMNS;
-
 const LIVE_STATES: readonly TicketState[] = ['queued', 'ready', 'active'];
-const TICKET_COLUMNS = 'ticket_id, seq, user_id, task_id, state, taken_at, ready_at, ready_deadline, active_at, active_until, expired_at, expired_from, settled_at, settle_reason, settled_from';
-
-function num(value: number | string | null): number | null {
-  return value === null ? null : Number(value);
-}
-
-function fromRow(row: TicketRow): GatewayTicketRow {
-  return {
-    ticketId: row.ticket_id,
-    seq: Number(row.seq),
-    userId: row.user_id,
-    taskId: row.task_id,
-    state: row.state,
-    takenAt: Number(row.taken_at),
-    readyAt: num(row.ready_at),
-    readyDeadline: num(row.ready_deadline),
-    activeAt: num(row.active_at),
-    activeUntil: num(row.active_until),
-    expiredAt: num(row.expired_at),
-    expiredFrom: row.expired_from,
-    settledAt: num(row.settled_at),
-    settleReason: row.settle_reason,
-    settledFrom: row.settled_from,
-  };
-}
-
-/** The unique key of a live (user, task): fixed width whatever the ids' lengths. */
-function liveKey(userId: string, taskId: string): string {
-  return createHash('sha256').update(`${userId}\u0000${taskId}`).digest('hex');
-}
 
 function errorCode(error: unknown): string | undefined {
   return (error as { code?: string } | null)?.code;
@@ -166,28 +60,6 @@ export interface MysqlStoreOptions {
   changePollMs?: number;
   /** Wall clock for the migration record. */
   now?: () => number;
-}
-
-/** Parses the URL into pool options; a password in it is an error (it would end up in argv or logs). */
-export function mysqlConnectionOptions(url: string, password: string | null | undefined): mysql.PoolOptions {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new Error(`invalid --mysql-url ${JSON.stringify(url)}: expected mysql://user@host:port/database`);
-  }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') throw new Error(`invalid --mysql-url: the scheme must be mysql:// (got ${parsed.protocol})`);
-  if (parsed.password) throw new Error('invalid --mysql-url: it must not hold a password; set OFFPEAK_GATEWAY_MYSQL_PASSWORD or mysqlPassword in the config file');
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
-  if (!database) throw new Error('invalid --mysql-url: name the database, e.g. mysql://offpeak@db:3306/offpeak');
-  return {
-    host: parsed.hostname || '127.0.0.1',
-    port: parsed.port ? Number(parsed.port) : 3306,
-    user: decodeURIComponent(parsed.username || 'root'),
-    password: password ?? undefined,
-    database,
-    socketPath: parsed.searchParams.get('socket') ?? undefined,
-  };
 }
 
 export class MysqlTicketStore implements TicketStore {
@@ -230,7 +102,7 @@ export class MysqlTicketStore implements TicketStore {
     });
     const store = new MysqlTicketStore(pool, options.changePollMs ?? 50, options.now ?? Date.now);
     try {
-      await store.migrate();
+      await migrateMysql(pool, store.now);
       await store.heartbeat();
       const [rows] = await pool.execute<mysql.RowDataPacket[]>('SELECT seq FROM gateway_feed WHERE id = 1');
       store.feedSeq = Number(rows[0].seq);
@@ -245,36 +117,9 @@ export class MysqlTicketStore implements TicketStore {
     return store;
   }
 
-  private async migrate(): Promise<void> {
-    const connection = await this.pool.getConnection();
-    try {
-      const [locked] = await connection.query<mysql.RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS got', [MIGRATION_LOCK, MIGRATION_LOCK_WAIT_S]);
-      if (Number(locked[0].got) !== 1) throw new Error(`another gateway held the migration lock for ${MIGRATION_LOCK_WAIT_S} s`);
-      try {
-        await connection.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB');
-        const [done] = await connection.query<mysql.RowDataPacket[]>('SELECT version FROM schema_migrations');
-        const applied = new Set(done.map((r) => Number(r.version)));
-        const newest = Math.max(0, ...applied);
-        const known = MIGRATIONS[MIGRATIONS.length - 1].version;
-        if (newest > known) throw new Error(`schema version ${newest} is newer than this gateway understands (${known})`);
-        for (const migration of MIGRATIONS) {
-          if (applied.has(migration.version)) continue;
-          // DDL commits implicitly in MySQL, so each statement is written to be re-runnable.
-          for (const statement of migration.statements) await connection.query(statement);
-          await connection.query('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)', [migration.version, this.now()]);
-        }
-      } finally {
-        await connection.query('SELECT RELEASE_LOCK(?)', [MIGRATION_LOCK]);
-      }
-    } finally {
-      connection.release();
-    }
-  }
-
   /** Schema versions applied (tests: several instances starting at once migrate once). */
-  async appliedMigrations(): Promise<{ version: number; appliedAt: number }[]> {
-    const [rows] = await this.pool.query<mysql.RowDataPacket[]>('SELECT version, applied_at FROM schema_migrations ORDER BY version');
-    return rows.map((r) => ({ version: Number(r.version), appliedAt: Number(r.applied_at) }));
+  appliedMigrations(): Promise<{ version: number; appliedAt: number }[]> {
+    return appliedMysqlMigrations(this.pool);
   }
 
   private async heartbeat(): Promise<void> {
