@@ -1,3 +1,4 @@
+import { createParser } from 'eventsource-parser';
 import type { ContentBlock, Message } from './session';
 
 /** Where the Messages API lives and how to authenticate; any Anthropic-compatible endpoint. */
@@ -126,7 +127,6 @@ export async function readEventStream(body: ReadableStream<Uint8Array>, callback
   const decoder = new TextDecoder();
   const blocks: BlockInProgress[] = [];
   let stopReason: string | null = null;
-  let buffer = '';
   let finished = false;
 
   const handle = (data: string): void => {
@@ -184,20 +184,33 @@ export async function readEventStream(body: ReadableStream<Uint8Array>, callback
     }
   };
 
+  // The event-stream format (CR, LF or CRLF line ends, multi-line data) is eventsource-parser's;
+  // an error thrown while handling an event is kept and rethrown here, where the caller sees it.
+  let failure: { error: unknown } | undefined;
+  const parser = createParser({
+    onEvent: (message) => {
+      if (failure || !message.data) return;
+      try {
+        handle(message.data);
+      } catch (error) {
+        failure = { error };
+      }
+    },
+  });
+  let endsWithCr = false;
+  const feed = (text: string): void => {
+    if (!text) return;
+    parser.feed(text);
+    endsWithCr = text.endsWith('\r');
+  };
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let sep: number;
-    while ((sep = buffer.search(/\r?\n\r?\n/)) >= 0) {
-      const rawEvent = buffer.slice(0, sep);
-      buffer = buffer.slice(sep).replace(/^\r?\n\r?\n/, '');
-      const data = rawEvent
-        .split(/\r?\n/)
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(5).trimStart())
-        .join('\n');
-      if (data) handle(data);
-    }
+    feed(decoder.decode(chunk, { stream: true }));
+    if (failure) throw failure.error;
   }
+  feed(decoder.decode());
+  // The parser holds a last CR back in case a LF follows; at the end of the stream it is a line end.
+  if (endsWithCr) parser.feed('\n');
+  if (failure) throw failure.error;
   if (!finished) throw new ApiError('stream ended before message_stop', null, true);
   return { content: blocks.filter(Boolean).map((b) => b.block), stopReason };
 }

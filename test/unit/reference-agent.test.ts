@@ -49,6 +49,24 @@ describe('reference agent internals', () => {
     assert.equal(shown.join(''), 'Hé là');
   });
 
+  it('parses a streamed answer whose lines end with a bare CR (the event-stream format allows CR, LF or CRLF)', async () => {
+    const text =
+      ev('message_start', { message: { id: 'm' } }, '\r') +
+      ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }, '\r') +
+      ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'one' } }, '\r') +
+      ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: ' two' } }, '\r\n') +
+      ev('content_block_stop', { index: 0 }, '\r') +
+      ev('message_delta', { delta: { stop_reason: 'end_turn' } }, '\r') +
+      ev('message_stop', {}, '\r');
+    for (const chunk of [1, 5, 64]) {
+      const shown: string[] = [];
+      const turn = await readEventStream(streamOf(text, chunk), { onText: (t) => shown.push(t) });
+      assert.equal(turn.stopReason, 'end_turn', `chunks of ${chunk} bytes`);
+      assert.deepEqual(turn.content, [{ type: 'text', text: 'one two' }], `chunks of ${chunk} bytes`);
+      assert.equal(shown.join(''), 'one two');
+    }
+  });
+
   it('treats a stream that ends before message_stop as a retryable error', async () => {
     await assert.rejects(readEventStream(streamOf(ev('message_start', {})), {}), (e: Error & { retryable?: boolean }) => e.retryable === true);
   });
