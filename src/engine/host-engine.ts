@@ -85,6 +85,11 @@ export interface HostEngineOptions {
 }
 
 /** Where an engine keeps its files under globalStorage (beside tasks-index.sqlite). */
+/** Where task worktrees live (docs/flows.md#isolation): the user's checkouts, never narrowed. */
+export function worktreesDirOf(storageDir: string): string {
+  return path.join(storageDir, 'worktrees');
+}
+
 export function engineDirs(storageDir: string): { runtimeDir: string; referenceSessionsDir: string } {
   return { runtimeDir: path.join(storageDir, 'runtime'), referenceSessionsDir: path.join(storageDir, 'reference-agent-sessions') };
 }
@@ -139,7 +144,7 @@ export class HostEngine {
     ensurePrivateDir(options.storageDir);
     const { runtimeDir, referenceSessionsDir } = engineDirs(options.storageDir);
     ensurePrivateDir(runtimeDir);
-    narrowPrivateTree(options.storageDir);
+    narrowPrivateTree(options.storageDir, { skip: [worktreesDirOf(options.storageDir)] });
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
@@ -182,7 +187,7 @@ export class HostEngine {
       gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey, ownLogin: options.ownLogin },
       runtimeDir,
       windowId,
-      worktreesDir: path.join(options.storageDir, 'worktrees'),
+      worktreesDir: worktreesDirOf(options.storageDir),
       clock,
       keepAwake,
       proxyListener,

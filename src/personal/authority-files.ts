@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ensurePrivateDir } from '../store/private-files';
-import { writeFileAtomic } from '../store/db-file';
+import { writeFileAtomic } from '../store/file-replace';
 
 export interface AuthorityPaths {
   dir: string;

@@ -17,7 +17,8 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { deleteTaskRows, perTaskTables, readTaskRows, writeTaskRows, type PerTaskTable, type TaskRows } from './archive-rows';
-import { counterOfBytes, fsyncDirectory, generationOfBytes, MISSING, readGeneration, stampGeneration, tempPathFor, type Generation, type StoreFs } from './db-file';
+import { counterOfBytes, generationOfBytes, MISSING, readGeneration, stampGeneration, type Generation, type StoreFs } from './db-file';
+import { fsyncDirectory, renameReplacing, tempPathFor } from './file-replace';
 import { StoreError } from './errors';
 import { FileLock, type FileLockOptions } from './file-lock';
 import { loadSqlJs } from './sqljs';
@@ -221,7 +222,7 @@ export class ArchiveFile {
   /**
    * Temp file + fdatasync + rename + directory fsync, as db-file.ts's writeFileAtomic, except that
    * the write and its fdatasync (of a file that may hold years of history) do not hold the event
-   * loop: the panel and the scheduler run meanwhile. The rename stays a single system call.
+   * loop: the panel and the scheduler run meanwhile, also while the rename waits.
    */
   private async replaceFile(bytes: Uint8Array, beforeRename: () => boolean): Promise<boolean> {
     const temp = tempPathFor(this.filePath);
@@ -234,8 +235,8 @@ export class ArchiveFile {
       } finally {
         await handle.close();
       }
-      if (!beforeRename()) return false;
-      this.fsys.renameSync(temp, this.filePath);
+      // Waits while another handle holds the archive (a reader in another window, a scanner: Windows).
+      if (!(await renameReplacing(this.fsys, temp, this.filePath, { beforeRename }))) return false;
       renamed = true;
     } finally {
       if (!renamed) fs.rmSync(temp, { force: true });

@@ -8,15 +8,9 @@
  */
 import * as fs from 'node:fs';
 import path from 'node:path';
+import type { StoreFs } from './file-replace';
 
-/**
- * The file operations the store does on the DB and lease files: node:fs by default, injectable
- * (tests inject EBUSY/EIO/EMFILE faults; the idle bench counts bytes).
- */
-export type StoreFs = Pick<
-  typeof fs,
-  'openSync' | 'readSync' | 'fstatSync' | 'statSync' | 'closeSync' | 'readFileSync' | 'writeSync' | 'fdatasyncSync' | 'fsyncSync' | 'futimesSync' | 'renameSync' | 'linkSync' | 'unlink' | 'rmSync' | 'existsSync'
->;
+export type { StoreFs } from './file-replace';
 
 /** A failed system call (EBUSY, EIO, EMFILE, ENOSPC...): retried and reported, never taken for corruption. */
 export function isIoError(err: unknown): err is NodeJS.ErrnoException {
@@ -79,7 +73,10 @@ export function readOpenFile<T>(fsys: StoreFs, file: string, missing: T, read: (
 /** The generation of the file on disk: one open, one 28-byte read, one fstat. */
 export function readGeneration(file: string, fsys: StoreFs = fs): Generation {
   return readOpenFile(fsys, file, MISSING, (fd) => {
-    const size = fsys.fstatSync(fd).size;
+    const stat = fsys.fstatSync(fd);
+    // Windows opens a folder like a file and gives it size 0: say what it is, as POSIX's read would.
+    if (stat.isDirectory()) throw Object.assign(new Error(`EISDIR: a folder is where the file should be, ${file}`), { code: 'EISDIR', syscall: 'open', path: file });
+    const size = stat.size;
     if (size < HEADER_BYTES) return generationKey(-1, size);
     const buf = Buffer.alloc(4);
     fsys.readSync(fd, buf, 0, 4, CHANGE_COUNTER_OFFSET);
@@ -87,81 +84,58 @@ export function readGeneration(file: string, fsys: StoreFs = fs): Generation {
   });
 }
 
-let tempSeq = 0;
-
-/** Temp files are `<file>.<pid>.<seq>.tmp` in the same directory (rename must not cross devices). */
-export function tempPathFor(file: string): string {
-  tempSeq += 1;
-  return `${file}.${process.pid}.${tempSeq}.tmp`;
+/**
+ * The generation marker: `<file>.gen`, a few bytes naming the DB file's current generation,
+ * rewritten in place by each writer right after its rename. Readers without the lock (every
+ * read, the watcher) look at the marker and open the DB file only when it names a generation
+ * they do not have: on Windows, a rename over a file that another window has open fails, so
+ * readers must not keep opening the DB itself (src/store/README.md#files-in-the-directory).
+ */
+export function generationMarkerFor(file: string): string {
+  return `${file}.gen`;
 }
 
-export interface PersistOptions {
-  /** fsync the file and its directory (durable across power loss). Default true. */
-  durable: boolean;
-  /** Last check before the rename: false aborts the persist (e.g. the file lock was lost). */
-  beforeRename?: () => boolean;
-  fs?: StoreFs;
+/** Fixed width, so a rewrite in place never leaves a longer old tail behind. */
+const MARKER_BYTES = 40;
+
+/** The marker's generation; undefined when there is no marker or it cannot be read now (then read the DB header). */
+export function readGenerationMarker(file: string, fsys: StoreFs = fs): Generation | undefined {
+  try {
+    return readOpenFile<Generation | undefined>(fsys, generationMarkerFor(file), undefined, (fd) => {
+      const buf = Buffer.alloc(MARKER_BYTES);
+      const n = fsys.readSync(fd, buf, 0, MARKER_BYTES, 0);
+      const text = buf.subarray(0, n).toString('latin1').trim();
+      return /^(-?\d+:\d+|missing)$/.test(text) ? text : undefined;
+    });
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * Writes `bytes` to a temp file (mode 0600) in the same directory, fsyncs it, and renames it over
- * `file`. Returns false (and leaves `file` untouched) when `beforeRename` says no. Any failed call
- * throws and leaves `file` as it was (the temp file is removed, best effort).
+ * Rewrites the marker in place (no rename: a reader may have it open). Best effort: a marker
+ * left stale only costs readers a look at the DB header, and the next writer heals it.
  */
-export function writeFileAtomic(file: string, bytes: Uint8Array, options: PersistOptions): boolean {
-  const fsys = options.fs ?? fs;
-  const temp = tempPathFor(file);
-  let fd: number | undefined = fsys.openSync(temp, 'w', 0o600);
-  let renamed = false;
-  try {
-    let offset = 0;
-    while (offset < bytes.length) offset += fsys.writeSync(fd, bytes, offset, bytes.length - offset);
-    if (options.durable) fsys.fdatasyncSync(fd);
-    fsys.closeSync(fd);
-    fd = undefined;
-    if (options.beforeRename && !options.beforeRename()) return false;
-    // Keep the old version linked under a private name across the rename, so the rename does not
-    // free its blocks while we hold the lock; the unlink happens afterwards, off the event loop.
-    const previous = `${temp}.old`;
-    let linked = false;
-    try {
-      fsys.linkSync(file, previous);
-      linked = true;
-    } catch {
-      // no current file, or no hard links on this file system: the rename frees it, that is all
-    }
-    try {
-      fsys.renameSync(temp, file);
-      renamed = true;
-    } finally {
-      if (linked) fsys.unlink(previous, () => undefined);
-    }
-  } finally {
-    if (fd !== undefined) bestEffort(() => fsys.closeSync(fd!));
-    if (!renamed) bestEffort(() => fsys.rmSync(temp, { force: true }));
-  }
-  if (options.durable) fsyncDirectory(path.dirname(file), fsys);
-  return true;
-}
-
-function bestEffort(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // cleanup only; a leftover temp file is swept later (sweepTempFiles)
-  }
-}
-
-/** Makes a rename durable. Not supported on every platform (Windows): best effort. */
-export function fsyncDirectory(dir: string, fsys: StoreFs = fs): void {
+export function writeGenerationMarker(file: string, generation: Generation, fsys: StoreFs = fs): void {
+  const marker = generationMarkerFor(file);
   let fd: number | undefined;
   try {
-    fd = fsys.openSync(dir, 'r');
-    fsys.fsyncSync(fd);
+    try {
+      fd = fsys.openSync(marker, 'r+');
+    } catch {
+      fd = fsys.openSync(marker, 'w', 0o600);
+    }
+    fsys.writeSync(fd, Buffer.from(generation.padEnd(MARKER_BYTES, ' '), 'latin1'), 0, MARKER_BYTES, 0);
   } catch {
-    // EISDIR/EPERM on some platforms: the rename is still atomic, only less durable.
+    // see above: stale at worst
   } finally {
-    if (fd !== undefined) bestEffort(() => fsys.closeSync(fd!));
+    if (fd !== undefined) {
+      try {
+        fsys.closeSync(fd);
+      } catch {
+        // nothing to do
+      }
+    }
   }
 }
 

@@ -20,7 +20,8 @@
 import { hostname } from 'node:os';
 import type { LeaseRecord } from '../core/types';
 import { newToken } from '../core/ids';
-import { readOpenFile, tempPathFor, type StoreFs } from './db-file';
+import { readOpenFile, type StoreFs } from './db-file';
+import { renameReplacing, tempPathFor } from './file-replace';
 import { invalidInput } from './errors';
 
 export type LeaseResult =
@@ -99,9 +100,10 @@ export function readLeaseFile(fsys: StoreFs, file: string, name: string): LeaseH
 
 /**
  * Replaces the lease file with a new holding whose mtime is `now` (call under the store's file
- * lock). False (nothing written) when `beforeRename` says no (the lock was lost).
+ * lock), waiting while another window's read holds it (Windows). False (nothing written) when
+ * `beforeRename` says no (the lock was lost).
  */
-export function writeLeaseFile(fsys: StoreFs, file: string, content: LeaseContent, now: number, beforeRename: () => boolean): boolean {
+export async function writeLeaseFile(fsys: StoreFs, file: string, content: LeaseContent, now: number, beforeRename: () => boolean): Promise<boolean> {
   const temp = tempPathFor(file);
   let renamed = false;
   const fd = fsys.openSync(temp, 'w', 0o600);
@@ -112,10 +114,8 @@ export function writeLeaseFile(fsys: StoreFs, file: string, content: LeaseConten
     fsys.closeSync(fd);
   }
   try {
-    if (!beforeRename()) return false;
-    fsys.renameSync(temp, file);
-    renamed = true;
-    return true;
+    renamed = await renameReplacing(fsys, temp, file, { beforeRename });
+    return renamed;
   } finally {
     if (!renamed) fsys.rmSync(temp, { force: true });
   }

@@ -14,17 +14,29 @@ export function ensurePrivateDir(dir: string): void {
   fs.chmodSync(dir, 0o700);
 }
 
+export interface NarrowOptions {
+  /** Folders left alone with everything under them (task worktrees: the user's checkouts keep the modes git gave them). */
+  skip?: readonly string[];
+  /** Injectable for tests. On Windows modes mean nothing (chmod only sets the read-only bit): no walk. */
+  platform?: NodeJS.Platform;
+  maxEntries?: number;
+}
+
 /**
  * Narrows every folder (0700) and file (owner's bits only) under `root` that others could read,
  * without following links; entries it cannot change (another owner's) are left as they are.
  * Returns how many it changed.
  */
-export function narrowPrivateTree(root: string, maxEntries = 200_000): number {
+export function narrowPrivateTree(root: string, options: NarrowOptions = {}): number {
+  if ((options.platform ?? process.platform) === 'win32') return 0;
+  const maxEntries = options.maxEntries ?? 200_000;
+  const skip = new Set((options.skip ?? []).map((dir) => path.resolve(dir)));
   let changed = 0;
   let seen = 0;
   const pending = [root];
   while (pending.length > 0 && seen < maxEntries) {
     const current = pending.pop()!;
+    if (skip.has(path.resolve(current))) continue;
     let stat: fs.Stats;
     try {
       stat = fs.lstatSync(current);

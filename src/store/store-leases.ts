@@ -29,7 +29,7 @@ export interface LeaseStoreAccess {
   /** Throws StoreError 'CLOSED' once the store is closed. */
   assertOpen(): void;
   /** Runs `fn` under the DB's file lock, in turn with the store's mutations, I/O errors retried. */
-  underLock<T>(what: string, fn: () => T): Promise<T>;
+  underLock<T>(what: string, fn: () => T | Promise<T>): Promise<T>;
   /** Runs `fn` in turn with the store's mutations, I/O errors retried, without the lock. */
   inTurn<T>(what: string, fn: () => T): Promise<T>;
 }
@@ -62,7 +62,7 @@ export class StoreLeases {
       const renewed = await this.renew(name, current.token, ttlMs).catch(() => undefined);
       if (renewed?.held) return renewed;
     }
-    return this.store.underLock('taking the leader lease', () => {
+    return this.store.underLock('taking the leader lease', async () => {
       const now2 = clock.now();
       const latest = readLeaseFile(fsys, file, name);
       const decision = acquireDecision(latest, holder, now2, isProcessAlive);
@@ -73,7 +73,7 @@ export class StoreLeases {
         if (extended.held) return extended;
       }
       const content = newLeaseContent(holder, ttlMs, now2);
-      if (writeLeaseFile(fsys, file, content, now2, () => true)) this.store.stats.leaseWrites += 1;
+      if (await writeLeaseFile(fsys, file, content, now2, () => true)) this.store.stats.leaseWrites += 1;
       return { held: true, lease: { name, holder, token: content.token, acquiredAt: now2, renewedAt: now2, expiresAt: now2 + ttlMs }, acquired: true };
     });
   }

@@ -106,4 +106,7 @@ export interface StoreStats {
   leaseWrites: number;
   /** Lockless renewals (the lease file's mtime set, no data written). */
   leaseRenewals: number;
+  /** Renames of the DB file that had to wait for another handle on it to close (Windows), and the longest wait. */
+  renameWaits: number;
+  renameWaitMaxMs: number;
 }

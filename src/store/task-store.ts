@@ -24,7 +24,8 @@ import type { Database, SqlJsStatic } from 'sql.js';
 import { systemClock, type Clock } from '../core/clock';
 import { isProcessAlive } from '../core/process-alive';
 import { ChangeWatcher } from './change-watcher';
-import { counterOfBytes, generationOfBytes, MISSING, moveAside, readGeneration, stampGeneration, sweepTempFiles, writeFileAtomic, type Generation, type StoreFs } from './db-file';
+import { counterOfBytes, generationOfBytes, MISSING, moveAside, readGeneration, readGenerationMarker, stampGeneration, sweepTempFiles, writeGenerationMarker, type Generation, type StoreFs } from './db-file';
+import { writeFileAtomicAsync } from './file-replace';
 import { StoreError, type StoreNotice } from './errors';
 import { FileLock, type LockHandle } from './file-lock';
 import { IoRetry } from './io-retry';
@@ -49,7 +50,7 @@ export class TaskStore {
   readonly notices: StoreNotice[] = [];
   /** What open() did to the schema. */
   migration: MigrationReport | undefined;
-  readonly stats: StoreStats = { persists: 0, reloads: 0, mutations: 0, lockRetries: 0, ioRetries: 0, ioFailures: 0, leaseWrites: 0, leaseRenewals: 0 };
+  readonly stats: StoreStats = { persists: 0, reloads: 0, mutations: 0, lockRetries: 0, ioRetries: 0, ioFailures: 0, leaseWrites: 0, leaseRenewals: 0, renameWaits: 0, renameWaitMaxMs: 0 };
   /** The leader lease file beside the DB (tasks-index.lease). */
   readonly leasePath: string;
 
@@ -173,10 +174,10 @@ export class TaskStore {
 
   /** VACUUM, then one durable write: drops the free pages that rows moved out left (docs/flows.md#archive). */
   compact(): Promise<void> {
-    return this.underLock('compacting the task database', (lock) => {
+    return this.underLock('compacting the task database', async (lock) => {
       this.syncWithDiskLocked(false);
       this.copy.db.exec('VACUUM');
-      this.persistLocked(lock, new Set());
+      await this.persistLocked(lock, new Set());
     });
   }
 
@@ -210,13 +211,13 @@ export class TaskStore {
   }
 
   /** Runs `fn` under the DB's file lock (serialised with this window's mutations), I/O errors retried. */
-  private underLock<T>(what: string, fn: (lock: LockHandle) => T): Promise<T> {
+  private underLock<T>(what: string, fn: (lock: LockHandle) => T | Promise<T>): Promise<T> {
     return this.enqueue(() =>
       this.ioRetry.run(what, async () => {
         const lock = await this.lock.acquire();
         this.busy = true;
         try {
-          const result = fn(lock);
+          const result = await fn(lock);
           if (!lock.isHeld()) throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} while ${what}; nothing was written`);
           return result;
         } finally {
@@ -255,12 +256,20 @@ export class TaskStore {
    * Reloads the in-memory copy when the file's generation differs from ours, and tells listeners.
    * Without the lock (reads, watcher) a bad or unreadable file is left for the next locked
    * mutation: we keep serving the last good copy. Returns true when it loaded another process's write.
+   * Reads look at the generation marker, not the DB file (on Windows a reader holding the DB open
+   * makes a writer's rename wait); the watcher, woken by a rename of the DB file itself or by its
+   * slow poll, looks at the DB header, so a write that left no marker (an older version, a crash
+   * before the marker) is still noticed.
    */
-  private refreshFromDisk(): boolean {
+  private refreshFromDisk(by: 'read' | 'watch' = 'read'): boolean {
     this.watcher?.lookedAt();
     let bytes: Uint8Array;
     let next: Database;
     try {
+      if (by === 'read') {
+        const marked = readGenerationMarker(this.filePath, this.fsys);
+        if (marked !== undefined && marked === this.knownGeneration) return false;
+      }
       const generation = readGeneration(this.filePath, this.fsys);
       if (generation === this.knownGeneration || generation === MISSING) return false;
       bytes = this.fsys.readFileSync(this.filePath);
@@ -295,6 +304,8 @@ export class TaskStore {
       this.knownGeneration = MISSING;
       return true;
     }
+    // A writer that crashed between its rename and the marker (or an older version, which writes no marker) left it stale.
+    if (readGenerationMarker(this.filePath, this.fsys) !== generation) writeGenerationMarker(this.filePath, generation, this.fsys);
     if (generation === this.knownGeneration) return false;
     const bytes = this.fsys.readFileSync(this.filePath);
     if (bytes.length === 0) {
@@ -357,7 +368,7 @@ export class TaskStore {
           });
           this.migration = report;
           this.counters = changeCounters(this.copy.db);
-          if (mustWrite || changed) this.persistLocked(lock, new Set());
+          if (mustWrite || changed) await this.persistLocked(lock, new Set());
           this.lock.sweepLeftovers();
           sweepTempFiles(this.filePath, this.lock.staleMs);
           sweepTempFiles(this.leasePath, this.lock.staleMs);
@@ -398,7 +409,7 @@ export class TaskStore {
         if (changed || mustWrite) {
           countersAfter ??= changeCounters(this.copy.db);
           const topics = changedTopics(this.counters, countersAfter);
-          if (this.persistLocked(lock, topics)) {
+          if (await this.persistLocked(lock, topics)) {
             this.counters = countersAfter;
           } else {
             // Our lock was broken while we worked: the file may hold someone else's newer write.
@@ -426,14 +437,23 @@ export class TaskStore {
    * the lock was lost before the rename. Unless the file was written, the in-memory copy goes
    * back to the last good version: memory never holds a change the file does not.
    */
-  private persistLocked(lock: LockHandle, topics: Set<StoreTopic>): boolean {
+  private async persistLocked(lock: LockHandle, topics: Set<StoreTopic>): Promise<boolean> {
     let written = false;
     try {
       const bytes = this.copy.export();
       const nextCounter = (this.counter + 1) >>> 0 || 1;
       const generation = stampGeneration(bytes, nextCounter);
-      written = writeFileAtomic(this.filePath, bytes, { durable: this.durable, beforeRename: () => lock.isHeld(), fs: this.fsys });
+      written = await writeFileAtomicAsync(this.filePath, bytes, {
+        durable: this.durable,
+        beforeRename: () => lock.isHeld(),
+        fs: this.fsys,
+        onRenameWaited: (ms) => {
+          this.stats.renameWaits += 1;
+          this.stats.renameWaitMaxMs = Math.max(this.stats.renameWaitMaxMs, ms);
+        },
+      });
       if (!written) return false;
+      writeGenerationMarker(this.filePath, generation, this.fsys);
       this.counter = nextCounter;
       this.knownGeneration = generation;
       this.copy.lastGoodBytes = bytes;
@@ -452,7 +472,7 @@ export class TaskStore {
       check: () => {
         if (this.closed || this.busy) return;
         try {
-          this.refreshFromDisk();
+          this.refreshFromDisk('watch');
         } catch {
           // never throw out of a timer
         }

@@ -324,7 +324,17 @@ export class TaskRuntime {
     }
 
     // The guarded transition: refused if the task was cancelled (or changed) while we started.
-    const marked = await lifecycle.markStarted(taskId, ticketId, sessionId);
+    let marked: boolean;
+    try {
+      marked = await lifecycle.markStarted(taskId, ticketId, sessionId);
+    } catch (err) {
+      // The write failed (a disk error, a file held open on Windows): the scheduler releases the
+      // claim on this answer, so the agent must be gone first, or another window starts it too.
+      await run.cancel();
+      await run.done;
+      run.releasePidFile();
+      return { status: 'failed', error: `the task could not be marked running (${(err as Error).message}); its agent was stopped` };
+    }
     if (!marked) {
       await run.cancel();
       await run.done;
