@@ -11,7 +11,7 @@ import { GatewayOutageLine, UsageLimitLine, UsageTotal } from './card-extras-vie
 import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
 import type { HostChannel } from './host-channel';
-import { QuestionList, RefusalMark, sameRefusals } from './questions';
+import { AllowedNotRunLine, QuestionList, RefusalMark, sameRefusals } from './questions';
 import { Segments } from './segments';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 import { ReviewButton, WorkplaceBlock } from './workplace';
@@ -33,12 +33,13 @@ export interface CardProps {
 
 export function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals' || key === 'allowedNotRun') continue;
     if (a[key] !== b[key]) return false;
   }
   if (!sameUsage(a.usage, b.usage)) return false;
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
+  if (a.allowedNotRun?.tool !== b.allowedNotRun?.tool || a.allowedNotRun?.summary !== b.allowedNotRun?.summary) return false;
   const x = a.actions;
   const y = b.actions;
   return x.pause === y.pause && x.continue === y.continue && x.edit === y.edit && x.cancel === y.cancel && x.delete === y.delete;
@@ -112,6 +113,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
       <UsageLimitLine resetAt={card.usageLimitResetAt} now={now} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
+      <AllowedNotRunLine notRun={card.allowedNotRun} onFollowUp={card.actions.followUp ? () => setFollowingUp(true) : undefined} />
       <WorkplaceBlock card={card} act={act} channel={channel} />
       {expanded && (
         <div class="details" id={detailsId} data-testid="details">

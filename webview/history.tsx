@@ -8,7 +8,7 @@ import type { Act } from './act';
 import { formatDuration, formatTime, HISTORY_LABELS } from './format';
 import type { HostChannel } from './host-channel';
 import { UsageTotal } from './card-extras-view';
-import { RefusalMark } from './questions';
+import { AllowedNotRunMark, RefusalMark } from './questions';
 import { ReviewButton } from './workplace';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 import { activeFilter, HistoryFilterBox } from './history-filter';
@@ -69,6 +69,7 @@ export function History({ state, act, channel }: { state: Pick<PanelState, 'hist
               {HISTORY_LABELS[h.status]}
             </span>
             <RefusalMark refusals={h.refusals} />
+            <AllowedNotRunMark notRun={h.allowedNotRun} />
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
             <span class="duration">{formatDuration(h.durationMs)}</span>
             <UsageTotal usage={h.usage} testid="history-usage" />

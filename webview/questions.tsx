@@ -3,7 +3,7 @@
 // card's list of questions with the answer, who or what gave it, and when. The tool and the
 // question are untrusted model text, rendered as text.
 import { useEffect, useState } from 'preact/hooks';
-import type { QuestionView, RefusalCount } from '../src/protocol/webview';
+import type { AllowedNotRunView, QuestionView, RefusalCount } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 import { ANSWERED_BY_LABELS, formatTime, refusalText } from './format';
 
@@ -14,6 +14,35 @@ export function RefusalMark({ refusals }: { refusals: RefusalCount | undefined }
   return (
     <span class="refusal-mark" data-testid="refusals" title="Permission questions denied (by you, or automatically when nobody answered in time); details in the expanded card">
       <span class="codicon codicon-shield" aria-hidden="true" /> {text}
+    </span>
+  );
+}
+
+/**
+ * A completed task whose action the user allowed after it parked never ran (the resumed session
+ * did not make that call again): said on the card, with Follow up to ask for it again.
+ */
+export function AllowedNotRunLine({ notRun, onFollowUp }: { notRun: AllowedNotRunView | undefined; onFollowUp?: () => void }) {
+  if (!notRun) return null;
+  return (
+    <div class="allowed-not-run" data-testid="allowed-not-run">
+      <span class="codicon codicon-warning" aria-hidden="true" /> The action you allowed did not run: {notRun.tool}: {notRun.summary}. The agent finished without making that call again.
+      {onFollowUp && (
+        <>
+          {' '}
+          <button type="button" class="link" data-testid="allowed-not-run-follow-up" onClick={onFollowUp}>Follow up…</button>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** The History row's mark for the same: succeeded, but not what was allowed. */
+export function AllowedNotRunMark({ notRun }: { notRun: AllowedNotRunView | undefined }) {
+  if (!notRun) return null;
+  return (
+    <span class="refusal-mark" data-testid="history-allowed-not-run" title={`The action you allowed did not run: ${notRun.tool}: ${notRun.summary}`}>
+      <span class="codicon codicon-warning" aria-hidden="true" /> Allowed action did not run
     </span>
   );
 }

@@ -69,6 +69,26 @@ export function demoTargetFile(prompt: string): string {
   return match?.[1] ?? DEFAULT_FILE;
 }
 
+const REPEAT_TEXT = `${SHORT_NOTICE} Making the call you allowed again:`;
+
+/**
+ * The call the user allowed while the task was parked, made again first after the resume (as a
+ * model told "ALLOWED: … make exactly this tool call again" does): the tool calls of the segment
+ * that parked which the continuation prompt at `promptAt` names ALLOWED, one a turn, in order.
+ */
+function allowedRepeat(messages: Message[], promptAt: number): DemoTurn | null {
+  if (promptAt < 0) return null;
+  const prompt = blocksOf(messages[promptAt]).filter((b) => b.type === 'text').map(textOf).join('\n');
+  const allowed = [...prompt.matchAll(/^- ALLOWED: ([^:\s]+):/gm)].map((m) => m[1]);
+  if (allowed.length === 0) return null;
+  const asked = messages.slice(0, promptAt).filter((m) => m.role === 'assistant').pop();
+  const calls = blocksOf(asked).filter((b) => b.type === 'tool_use' && b.name !== undefined && allowed.includes(b.name));
+  const repeated = messages.slice(promptAt).filter((m) => m.role === 'assistant').length;
+  const call = calls[repeated];
+  if (!call?.name) return null;
+  return { text: `${REPEAT_TEXT} ${call.name}.`, tool: { name: call.name, input: (call.input ?? {}) as Record<string, unknown> } };
+}
+
 /**
  * The next reply of the `work` script, from the conversation so far (the demo model keeps no
  * state: a resumed session sends the whole conversation again). Null: not an agent with the
@@ -80,8 +100,13 @@ export function demoTurn(body: MessagesBody, options: { stepMs: number; activeWi
   const messages = body.messages ?? [];
   const prompt = blocksOf(messages[0]).filter((b) => b.type === 'text').map(textOf).join('\n');
   // A later user message with text (not only tool results) is the agent's continuation prompt.
-  const resumedAt = messages.findIndex((m, i) => i > 0 && m.role === 'user' && blocksOf(m).some((b) => b.type === 'text' && textOf(b).trim()));
-  const assistantTurns = (from: number) => messages.slice(from).filter((m) => m.role === 'assistant').length;
+  const isPrompt = (m: Message, i: number) => i > 0 && m.role === 'user' && blocksOf(m).some((b) => b.type === 'text' && textOf(b).trim());
+  const resumedAt = messages.findIndex(isPrompt);
+  const promptsAt = messages.flatMap((m, i) => (isPrompt(m, i) ? [i] : []));
+  const repeat = allowedRepeat(messages, promptsAt[promptsAt.length - 1] ?? -1);
+  if (repeat) return repeat;
+  // The script's own turns: a repeat of an allowed call is not a step of it.
+  const assistantTurns = (from: number) => messages.slice(from).filter((m) => m.role === 'assistant' && !blocksOf(m).some((b) => b.type === 'text' && textOf(b).startsWith(REPEAT_TEXT))).length;
   const reviewTurns = Math.min(MAX_REVIEW_TURNS, Math.ceil(options.activeWindowMs / Math.max(1, options.stepMs)) + 2);
   const done = assistantTurns(0);
   const results = messages.flatMap((m) => (m.role === 'user' ? blocksOf(m).filter((b) => b.type === 'tool_result').map(textOf) : []));

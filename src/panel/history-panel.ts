@@ -5,15 +5,15 @@ import type { TicketRecord } from '../core/types';
 import { totalUsage } from '../core/usage';
 import type { HistoryArchive } from '../service/history-archive';
 import type { FollowUpLink, TaskStore } from '../store';
-import type { HistoryRowView, PanelParams, PanelResult, RefusalCount } from '../protocol/webview';
+import type { AllowedNotRunView, HistoryRowView, PanelParams, PanelResult, RefusalCount } from '../protocol/webview';
 import { reviewable } from './workplace-panel';
 
 /** The task DB's History rows as the snapshot shows them (follow-up link, Review), newest first. */
 export type LiveHistory = () => (HistoryRow & Partial<Pick<HistoryRowView, 'followUpOfId' | 'followUpOfTitle' | 'reviewable'>>)[];
 
-/** A History row as the panel shows it: its tokens summed from its ledger rows, and what it was refused. */
-export function historyRowView(row: HistoryRow & Partial<HistoryRowView>, tickets: readonly TicketRecord[], refusals: RefusalCount | undefined): HistoryRowView {
-  return { ...row, usage: totalUsage(tickets), ...(refusals && refusals.denied > 0 ? { refusals } : {}) };
+/** A History row as the panel shows it: its tokens summed from its ledger rows, what it was refused, and an allowed action that did not run. */
+export function historyRowView(row: HistoryRow & Partial<HistoryRowView>, tickets: readonly TicketRecord[], refusals: RefusalCount | undefined, notRun?: AllowedNotRunView): HistoryRowView {
+  return { ...row, usage: totalUsage(tickets), ...(refusals && refusals.denied > 0 ? { refusals } : {}), ...(notRun && row.status === 'succeeded' ? { allowedNotRun: notRun } : {}) };
 }
 
 function withLink<T extends HistoryRow>(row: T, link: FollowUpLink | undefined): T {
@@ -25,7 +25,8 @@ export function historyPager(store: TaskStore, archive: HistoryArchive | undefin
   return async ({ offset, limit, filter }: PanelParams<'historyPage'>): Promise<PanelResult<'historyPage'>> => {
     const liveRows = live();
     const denials = store.read((tx) => tx.questions.denials());
-    const liveView = (row: HistoryRow) => historyRowView(row, store.read((tx) => tx.tickets.forTask(row.taskId)), denials.get(row.taskId));
+    const notRun = store.read((tx) => tx.questions.allowedNotRun());
+    const liveView = (row: HistoryRow) => historyRowView(row, store.read((tx) => tx.tickets.forTask(row.taskId)), denials.get(row.taskId), notRun.get(row.taskId));
     if (!archive) {
       const matching = liveRows.filter((r) => matchesHistoryFilter(r, filter));
       return { rows: matching.slice(offset, offset + limit).map(liveView), total: matching.length };

@@ -16,6 +16,7 @@ import {
   type PanelMethod,
   type PanelState,
   type RefusalCount,
+  type AllowedNotRunView,
   type RequestHandlers,
   type WorkplaceView,
 } from '../protocol/webview';
@@ -53,6 +54,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   lastSeenAt?(): number | null;
   /** Denied questions by task ("N actions denied (M automatically)"); absent: none recorded. */
   refusals?(): ReadonlyMap<string, RefusalCount>;
+  /** By task, the last action the user allowed after a park that never ran; absent: none. */
+  allowedNotRun?(): ReadonlyMap<string, AllowedNotRunView>;
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
@@ -132,10 +135,11 @@ export class PanelController extends Disposable {
     const unseen = this.backend.unseenTaskIds();
     const links = this.backend.followUpLinks?.() ?? new Map<string, FollowUpLink>();
     const refusals = this.backend.refusals?.() ?? new Map<string, RefusalCount>();
+    const notRun = this.backend.allowedNotRun?.() ?? new Map<string, AllowedNotRunView>();
     const workplaces = this.backend.workplaces?.() ?? new Map<string, WorkplaceView>();
     const history = this.backend.history();
     const tasks = this.backend.listTasks().map((t) => {
-      const card = toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id));
+      const card = toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id));
       const workplace = workplaces.get(t.id);
       return workplace ? { ...card, workplace } : card;
     });
@@ -145,7 +149,7 @@ export class PanelController extends Disposable {
       tasks,
       // History shows each task's total tokens, summed from its ledger rows like the card's, and what it was refused.
       // The first page only: the panel asks for more (`historyPage`, docs/flows.md#archive).
-      history: history.slice(0, HISTORY_PAGE_ROWS).map((row) => historyRowView(row, tickets.get(row.taskId) ?? [], refusals.get(row.taskId))),
+      history: history.slice(0, HISTORY_PAGE_ROWS).map((row) => historyRowView(row, tickets.get(row.taskId) ?? [], refusals.get(row.taskId), notRun.get(row.taskId))),
       historyTotal: history.length,
       historyArchived: this.backend.historyArchived?.() ?? false,
       availability: this.backend.availability(),

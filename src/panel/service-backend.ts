@@ -369,6 +369,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return { questions: store.read((tx) => tx.questions.forTask(taskId)).map(questionView) };
     },
     refusals: () => store.read((tx) => tx.questions.denials()),
+    allowedNotRun: () => store.read((tx) => tx.questions.allowedNotRun()),
     async answerAsk({ taskId, askId, decision, inputDigest }) {
       return { outcome: await asks.answerAsk(taskId, askId, decision, inputDigest) };
     },

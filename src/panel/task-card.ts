@@ -3,7 +3,7 @@ import type { PendingAsk } from '../agent/questions/asks';
 import { canEdit, canTransition } from '../core/task-state';
 import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
 import { totalUsage } from '../core/usage';
-import type { CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
+import type { AllowedNotRunView, CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
 import type { FollowUpLink } from '../store';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
@@ -71,7 +71,7 @@ export function accountUsageLimitResetAt(tasks: readonly OffPeakTask[], ticketsO
  * `asks`: the open permission questions of this task's agent, when this window runs it.
  * `unseen`: its result has not been shown by any panel yet.
  */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink, refusals?: RefusalCount): TaskCard {
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink, refusals?: RefusalCount, notRun?: AllowedNotRunView): TaskCard {
   const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
@@ -100,6 +100,8 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     usage: totalUsage(tickets),
     unseen: unseen && (task.status === 'completed' || task.status === 'failed'),
     ...(refusals && refusals.denied > 0 ? { refusals } : {}),
+    // Completed without the allowed action: not a plain success (the card offers Follow up).
+    ...(notRun && task.status === 'completed' ? { allowedNotRun: notRun } : {}),
     followUpOfId: followUp?.followUpOf ?? null,
     followUpOfTitle: followUp?.ofTitle ?? null,
     actions: {

@@ -51,6 +51,10 @@ export type CardAsk = z.infer<typeof CardAskSchema>;
 export const RefusalCountSchema = z.object({ denied: z.number().int().nonnegative(), automatic: z.number().int().nonnegative() });
 export type RefusalCount = z.infer<typeof RefusalCountSchema>;
 
+/** A completed task whose action the user allowed (after it parked) never ran: the question's tool and headline. Untrusted text. */
+export const AllowedNotRunSchema = z.object({ tool: z.string(), summary: z.string() });
+export type AllowedNotRunView = z.infer<typeof AllowedNotRunSchema>;
+
 /** One question of a task as the expanded card lists it: the answer, who or what gave it, and when. */
 export const QuestionViewSchema = z.object({
   askId: z.string(),
@@ -146,6 +150,8 @@ export const TaskCardSchema = z.object({
   unseen: z.boolean(),
   /** Questions denied (by the user or automatically at the deadline), and how many of them automatically. */
   refusals: RefusalCountSchema.optional(),
+  /** Completed, but the action the user allowed did not run (docs/flows.md#questions-park-the-task). */
+  allowedNotRun: AllowedNotRunSchema.optional(),
   /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
   followUpOfId: z.string().nullable(),
   followUpOfTitle: z.string().nullable(),
@@ -179,6 +185,8 @@ export const HistoryRowSchema = z.object({
   /** The tokens of all its segments; null when none were counted. */
   usage: UsageViewSchema.nullable(),
   refusals: RefusalCountSchema.optional(),
+  /** Succeeded, but the action the user allowed did not run. */
+  allowedNotRun: AllowedNotRunSchema.optional(),
   /** "Review changes" on the row opens the task's changes in the diff editor. */
   reviewable: z.boolean().optional(),
   /** The task is in the history archive (docs/flows.md#archive); acting on it brings it back first. */

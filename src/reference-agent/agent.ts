@@ -149,7 +149,7 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
     // counts only with the digest of this text (docs/flows.md#what-a-question-shows).
     const input = renderToolInput(use.input);
     // The tool_use id names the question: unique in the session, and the host answers by it.
-    opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, input, deadline_at: deadline });
+    opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, input, deadline_at: deadline, call: use.input });
     const question = `  ? Allow ${use.name} with this input?\n${indentedQuestionInput(input, '      ')}\n   `;
     const answer = await opts.asker.ask(use.id, question, askInputDigest(input), opts.askTimeoutMs, opts.signal, opts.askParkMs);
     opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });

@@ -7,9 +7,10 @@ export type ReferenceAgentEvent =
   | { type: 'session'; session_id: string; resumed: boolean; messages: number }
   /**
    * `ask_id` names the question on the answer channel (`--answers-fd`); `input` is the tool call's
-   * whole input as the terminal shows it (an answer must carry its sha256).
+   * whole input as the terminal shows it (an answer must carry its sha256); `call` the tool's input
+   * as the model gave it (the host names the call by it, so a stored decision answers the same call).
    */
-  | { type: 'input_needed'; ask_id: string; tool: string; summary: string; input: string; deadline_at: number }
+  | { type: 'input_needed'; ask_id: string; tool: string; summary: string; input: string; deadline_at: number; call: unknown }
   | { type: 'input_answered'; ask_id: string; tool: string; allowed: boolean; by: 'terminal' | 'host' | 'timeout' | 'interrupt' }
   | { type: 'tool'; tool: string; summary: string; ok: boolean }
   | { type: 'result'; ok: true; text: string; turns: number }

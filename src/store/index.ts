@@ -8,7 +8,7 @@ export { DispatchRepo, type DispatchBackoffRecord } from './dispatch-repo';
 export { RuntimeRepo, type TaskRuntimeRecord } from './runtime-repo';
 export { OutcomeRepo, type UnnotifiedOutcome } from './outcome-repo';
 export { AskRepo, type SharedAsk } from './ask-repo';
-export { QuestionRepo, type QuestionRecord, type QuestionDecision, type QuestionAnsweredBy, type DenialCount } from './question-repo';
+export { QuestionRepo, type QuestionRecord, type QuestionDecision, type QuestionAnsweredBy, type DenialCount, type AllowedNotRun } from './question-repo';
 export { FollowUpRepo, type FollowUpLink } from './follow-up-repo';
 export { IsolationRepo, type TaskIsolation, type IsolationMode, type ChangedFile, type BroughtHome } from './isolation-repo';
 export { isIoError, type StoreFs } from './db-file';

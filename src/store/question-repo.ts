@@ -36,6 +36,12 @@ export interface QuestionRecord {
   statedAt: number | null;
 }
 
+/** An allowed action that did not run: the question's tool and headline (untrusted model text). */
+export interface AllowedNotRun {
+  tool: string;
+  summary: string;
+}
+
 /** How many of a task's questions were denied, and how many of those automatically (nobody answered). */
 export interface DenialCount {
   denied: number;
@@ -165,6 +171,22 @@ export class QuestionRepo {
        FROM ${QUESTIONS_TABLE} WHERE decision = 'deny' AND answered_by NOT IN ('ended', 'stored') GROUP BY task_id`,
     )) {
       out.set(String(r.task_id), { denied: Number(r.denied), automatic: Number(r.automatic) });
+    }
+    return out;
+  }
+
+  /**
+   * By task, the last question the user allowed while the task was parked, told to the resumed
+   * session, whose call the session never made (its stored decision is unused): what Allow
+   * approved did not happen.
+   */
+  allowedNotRun(): Map<string, AllowedNotRun> {
+    const out = new Map<string, AllowedNotRun>();
+    for (const r of this.db.all(
+      `SELECT task_id, tool, summary FROM ${QUESTIONS_TABLE}
+       WHERE parked_at IS NOT NULL AND decision = 'allow' AND used_at IS NULL AND stated_at IS NOT NULL ORDER BY asked_at, ask_id`,
+    )) {
+      out.set(String(r.task_id), { tool: String(r.tool), summary: String(r.summary) });
     }
     return out;
   }

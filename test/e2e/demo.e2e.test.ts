@@ -72,4 +72,54 @@ describe('demo gateway end to end (DEMO model driving the real reference agent)'
     assert.match(written, /node --version said: v\d+\.\d+\.\d+/, 'the harmless command ran and its output was used');
     assert.deepEqual(fs.readdirSync(engineDirs(path.join(root, 'globalStorage')).referenceSessionsDir), [`${done.sessionId}.jsonl`], 'one session file');
   });
+
+  it('asking mode: its command and its write park, each is allowed while parked, and after each resume the DEMO model makes the allowed call again: each runs once and the task completes with the file', async () => {
+    // A long segment, so the questions park before it ends; a short park.
+    const config = resolveGatewayConfig({ demo: true, port: 0, logLevel: 'silent', queueHoldMs: 300, admissionHoldMs: 500, activeWindowMs: 60_000, demoStepMs: 250, promoteIntervalMs: 100 });
+    launched = await launchGateway(config, { clock: systemClock, log: silentLogger });
+    host = await startTestEngine({ storageDir: path.join(root, 'globalStorage'), gatewayUrl: launched.gateway.url, apiKey: config.demoKey, agent: 'reference', unansweredQuestion: 'park', askParkMs: 1_000 });
+    const h = host;
+    await waitFor(() => h.service.isLeader, 'the lease');
+    const ws = makeGitWorkspace(root);
+    const { id } = await h.service.create({ title: 'demo asks', prompt: 'Create hello.txt with a greeting.', permissionMode: 'default', workspacePath: ws });
+
+    // The user answers each question only once the task parked on it (Allow from the card, as in the morning).
+    const answers: Promise<string>[] = [];
+    const answered = new Set<string>();
+    const done = await waitFor(() => {
+      for (const ask of h.pendingAsks(id).filter((a) => a.parkedAt !== undefined && !answered.has(a.id))) {
+        answered.add(ask.id);
+        answers.push(h.answerAsk(id, ask.id, 'allow', ask.inputDigest));
+      }
+      const t = h.service.getTask(id)!;
+      return isTerminalStatus(t.status) ? t : undefined;
+    }, 'the demo task to finish', 120_000);
+    assert.deepEqual(await Promise.all(answers), ['accepted', 'accepted']);
+    assert.equal(done.status, 'completed', done.failureReason ?? '');
+
+    const questions = h.store.read((tx) => tx.questions.forTask(id));
+    assert.deepEqual(
+      questions.map((q) => [q.tool, q.decision, q.answeredBy, q.parkedAt !== null]),
+      [
+        ['run_command', 'allow', 'host', true],
+        ['run_command', 'allow', 'stored', false],
+        ['write_file', 'allow', 'host', true],
+        ['write_file', 'allow', 'stored', false],
+      ],
+      'each parked call was allowed and made again after the resume, answered from the stored decision',
+    );
+    assert.deepEqual(h.service.ticketsOf(id).map((t) => t.endReason), ['parked', 'parked', 'completed']);
+    const written = fs.readFileSync(path.join(ws, 'hello.txt'), 'utf8');
+    assert.match(written, /node --version said: v\d+\.\d+\.\d+/, 'the allowed command ran and its output was used');
+    // Once each: the session holds one successful result of each allowed call.
+    const session = fs.readFileSync(path.join(engineDirs(path.join(root, 'globalStorage')).referenceSessionsDir, `${done.sessionId}.jsonl`), 'utf8');
+    const ran = (tool: string) => {
+      const lines = session.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { message?: { content?: { type: string; id?: string; name?: string; tool_use_id?: string; is_error?: boolean }[] } });
+      const blocks = lines.flatMap((l) => l.message?.content ?? []);
+      const ids = new Set(blocks.filter((b) => b.type === 'tool_use' && b.name === tool).map((b) => b.id));
+      return blocks.filter((b) => b.type === 'tool_result' && ids.has(b.tool_use_id) && !b.is_error).length;
+    };
+    assert.equal(ran('run_command'), 1, 'the command ran once');
+    assert.equal(ran('write_file'), 1, 'the file was written once');
+  });
 });

@@ -140,6 +140,43 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.equal(notices.filter((n) => n.kind === 'input-needed').length, 1, 'the question was notified once; its stored answer asked nobody');
   });
 
+  it('park: Allow, and the resumed model rewords the call\'s description: the continuation prompt carries the whole input, the stored decision answers it, and the command runs once', async () => {
+    const h = await start('park');
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { ...COMMAND, description: 'Append a line' } });
+    const ws = makeGitWorkspace(world.root);
+    const { id } = await h.service.create({ title: 'reworded', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
+    const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card', 60_000);
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { ...COMMAND, description: 'Add the line "ran" to ran.txt' } }, { kind: 'text', text: 'Done.' });
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
+
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the allowed command ran exactly once');
+    const resumed = world.upstream.messageRequests()[1];
+    assert.ok(userTexts(resumed.body).some((t) => t.includes('<<<tool input\ncommand: echo ran >> ran.txt\ndescription: Append a line\ntool input>>>')), 'the continuation prompt carries the whole input');
+    const { questions } = await link!.webview.channel.request('questions', { taskId: id });
+    assert.deepEqual(questions.map((q) => [q.decision, q.answeredBy]), [['allow', 'host'], ['allow', 'stored']], 'the repeat was not asked again');
+    const done = await waitFor(() => cardOf(id)?.status === 'completed' && cardOf(id), 'the completed card');
+    assert.equal(done.allowedNotRun, undefined, 'the allowed action ran');
+  });
+
+  it('park: Allow, and the resumed model finishes without making the call: the card and History say the allowed action did not run, and Follow up is offered', async () => {
+    const h = await start('park');
+    const { id, ws } = await parkOne(h);
+    const card = await waitFor(() => cardOf(id)?.ask?.parkedAt !== undefined && cardOf(id), 'the parked card');
+    world.upstream.enqueue({ kind: 'text', text: 'All done (without running it).' });
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
+
+    assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false);
+    const done = await waitFor(() => cardOf(id)?.status === 'completed' && cardOf(id)?.allowedNotRun && cardOf(id), 'the completed card with its mark');
+    assert.equal(done.allowedNotRun?.tool, 'run_command');
+    assert.match(done.allowedNotRun?.summary ?? '', /echo ran >> ran\.txt/);
+    assert.equal(done.actions.followUp, true, 'Follow up is offered');
+    const row = lastState().history.find((r) => r.taskId === id);
+    assert.equal(row?.status, 'succeeded');
+    assert.equal(row?.allowedNotRun?.tool, 'run_command', 'History marks it too');
+  });
+
   it('park: Deny resumes the same session with the denial; the command never runs and the card says 1 action denied', async () => {
     const h = await start('park');
     const { id, ws } = await parkOne(h);

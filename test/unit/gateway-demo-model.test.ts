@@ -43,6 +43,31 @@ describe('gateway DEMO model script', () => {
     assert.equal(at(2).tool, undefined, 'the last reply ends the turn');
   });
 
+  it('a call allowed while the task was parked is made again first after the resume (its input unchanged), then the script goes on where it was', () => {
+    // Segment 1 ended (3102); the resumed segment's write asked and parked; the user allowed it.
+    const messages = conversation('Please create hello.txt', 4, 3);
+    const write = demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!;
+    assert.equal(write.tool?.name, 'write_file');
+    messages.push(
+      { role: 'assistant', content: [{ type: 'text', text: write.text }, { type: 'tool_use', id: 'w1', ...write.tool }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'w1', content: 'The tool did not run: the session was interrupted before it could.', is_error: true }, { type: 'text', text: 'The user has answered:\n- ALLOWED: write_file: hello.txt. Make exactly this tool call again now' }] },
+    );
+    const repeat = demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!;
+    assert.equal(repeat.tool?.name, 'write_file');
+    assert.deepEqual(repeat.tool?.input, write.tool?.input, 'the very call that was allowed');
+    messages.push({ role: 'assistant', content: [{ type: 'text', text: repeat.text }, { type: 'tool_use', id: 'w2', ...repeat.tool }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'w2', content: 'wrote hello.txt' }] });
+    assert.equal(demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!.tool?.name, 'read_file', 'then it checks the file, as after a write');
+  });
+
+  it('a parked command allowed in the first segment runs again after the resume before the script writes its file; a denied one is not repeated', () => {
+    const messages = conversation('create hello.txt', 2);
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'run_command', input: { command: 'node --version' } }] });
+    const answered = (decision: string) => [...messages, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'did not run', is_error: true }, { type: 'text', text: `The user has answered:\n- ${decision}: run_command: node --version. …` }] }];
+    const allowed = demoTurn({ messages: answered('ALLOWED'), tools: REFERENCE_TOOLS }, pacing)!;
+    assert.deepEqual(allowed.tool, { name: 'run_command', input: { command: 'node --version' } });
+    assert.equal(demoTurn({ messages: answered('DENIED'), tools: REFERENCE_TOOLS }, pacing)!.tool?.name, 'write_file');
+  });
+
   it('finishes without a resume after reviewing as long as a segment lasts; plan mode (no write tool) writes nothing', () => {
     assert.equal(demoTurn({ messages: conversation('x', 5), tools: REFERENCE_TOOLS }, pacing)!.tool?.name, 'write_file');
     const readOnly = REFERENCE_TOOLS.filter((t) => t.name === 'read_file' || t.name === 'list_files');

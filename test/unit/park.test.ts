@@ -87,6 +87,20 @@ describe('park mode of the ask broker', () => {
     await timers.advanceTo(clock.now());
     assert.equal(delivered.length, 1, 'a stored decision answers one call only');
   });
+
+  it('a repeat that rewords only the description is the same call (answered from the stored decision); another command or file content asks', async () => {
+    const b = broker('park');
+    stored.set(`t1:${toolCallDigest('Bash', { command: 'npm test', description: 'Run the tests' })}`, { askId: 'parked-1', decision: 'allow' });
+    stored.set(`t1:${toolCallDigest('Write', { file_path: '/w/a.txt', content: 'one' })}`, { askId: 'parked-2', decision: 'allow' });
+    const reworded = ask(b, { command: 'npm test', description: 'Runs the unit tests again' });
+    const otherCommand = ask(b, { command: 'npm test -- --bail', description: 'Run the tests' });
+    const otherContent = b.ask('t1', { tool: 'Write', summary: 'a.txt', input: renderToolInput({ file_path: '/w/a.txt', content: 'two' }), call: { file_path: '/w/a.txt', content: 'two' } }, (d, by) => delivered.push([d, by]));
+    await timers.advanceTo(clock.now());
+    assert.deepEqual(delivered, [['allow', 'stored']]);
+    const answered = events.find((e) => e.type === 'answered');
+    assert.ok(answered && answered.type === 'answered' && answered.ask.id === reworded.id && answered.storedFrom === 'parked-1');
+    assert.deepEqual(b.pending().map((p) => p.id), [otherCommand.id, otherContent.id]);
+  });
 });
 
 describe('the decision record (schema v7) and the park transactions', () => {

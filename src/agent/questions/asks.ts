@@ -91,9 +91,19 @@ interface Entry {
   storedFrom?: string;
 }
 
-/** The digest of a tool call: its tool and whole input (keys in a stable order). */
+/**
+ * Fields of a tool's input that describe the call without changing what it does (Claude Code's
+ * Bash `description`): a model that rewords them on the repeat still makes the allowed call.
+ */
+const INCIDENTAL_CALL_FIELDS: ReadonlySet<string> = new Set(['description']);
+
+/**
+ * The digest of a tool call: its tool and the input fields that decide what runs (a command; a
+ * path and its content), keys in a stable order. A stored decision answers a call with the same digest.
+ */
 export function toolCallDigest(tool: string, input: unknown): string {
-  return crypto.createHash('sha256').update(`${tool}\n${stableStringify(input ?? null)}`).digest('hex');
+  const decisive = input && typeof input === 'object' && !Array.isArray(input) ? Object.fromEntries(Object.entries(input).filter(([key]) => !INCIDENTAL_CALL_FIELDS.has(key))) : input;
+  return crypto.createHash('sha256').update(`${tool}\n${stableStringify(decisive ?? null)}`).digest('hex');
 }
 
 /** What an agent asks: its tool, a one-line headline and the tool call's whole input as text. */

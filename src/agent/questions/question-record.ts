@@ -6,8 +6,21 @@
  * broker's "did the user already answer this very tool call while the task was parked?" and
  * words the continuation prompt that tells the resumed session what the user decided.
  */
+import { NEWLINE_MARK, TAB_MARK } from '../../core/ask-input';
 import type { StoreTx, TaskStore } from '../../store';
 import type { AskBroker, AskDecision } from './asks';
+
+/** Begins and ends the whole input of a stated call in the continuation prompt (one field a line, `name: value`). */
+export const CALL_INPUT_START = '<<<tool input';
+export const CALL_INPUT_END = 'tool input>>>';
+
+/**
+ * The call's whole input as the question showed it, never shortened: a session that lost the
+ * parked call from its conversation (Claude Code drops it) can make it again word for word.
+ */
+function callBlock(input: string): string {
+  return `${CALL_INPUT_START}\n${input}\n${CALL_INPUT_END}`;
+}
 
 export class QuestionRecorder {
   /** Writes in the order of the events (an answer never lands before its question). */
@@ -60,12 +73,13 @@ export class QuestionRecorder {
     if (answered.length === 0) return { text: '', askIds: [] };
     const lines = answered.map((q) =>
       q.decision === 'allow'
-        ? `- ALLOWED: ${q.tool}: ${q.summary}. Make exactly this tool call again now; it runs without asking again.`
-        : `- DENIED: ${q.tool}: ${q.summary}. Do not make this call; find another way or stop.`,
+        ? `- ALLOWED: ${q.tool}: ${q.summary}. Make exactly this tool call again now, with this same input; it runs without asking again:\n${callBlock(q.input)}`
+        : `- DENIED: ${q.tool}: ${q.summary}. Do not make this call; find another way or stop. Its input was:\n${callBlock(q.input)}`,
     );
     const text = [
       'The previous working segment of this task stopped while your permission question waited for the user, so that it held no capacity. The user has answered:',
       ...lines,
+      `(Between ${CALL_INPUT_START} and ${CALL_INPUT_END}: one field a line as "name: value"; in a value ${NEWLINE_MARK} stands for a newline, ${TAB_MARK} for a tab and \\u{…} for that character.)`,
       'Continue the task from where you left off: check what is already done, do not repeat finished steps, and finish the remaining work.',
     ].join('\n');
     return { text, askIds: answered.map((q) => q.askId) };

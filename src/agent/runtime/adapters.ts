@@ -104,6 +104,8 @@ export interface AgentAsk {
   summary: string;
   /** The tool call's whole input as the agent showed it in its terminal (the answer's digest is of it; with the tool, it names the call a parked question's stored decision answers). */
   input: string;
+  /** The tool's input as the model gave it, when the agent sends it: the stored decision's call digest is taken over it. */
+  call?: unknown;
   deadlineAt: number | null;
 }
 
@@ -207,6 +209,7 @@ export class ReferenceAgentAdapter implements AgentAdapter {
             summary: String(event.summary ?? ''),
             input: typeof event.input === 'string' ? event.input : '',
             deadlineAt: typeof event.deadline_at === 'number' ? event.deadline_at : null,
+            ...(event.call !== undefined ? { call: event.call } : {}),
           });
         } else if (event.type === 'input_answered' && typeof event.ask_id === 'string') {
           const by = REFERENCE_ANSWERED_BY[String(event.by)] ?? 'terminal';
