@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../src/core/clock';
 import { GatewayClient } from '../src/gateway-client/client';
+import { AUTHORITY_URL } from '../src/personal/authority-channel';
 import { authorityPaths, readDiscovery } from '../src/personal/authority-files';
 import { LocalAuthority } from '../src/personal/local-authority';
 import { loadSqlJs } from '../src/store/sqljs';
@@ -32,7 +33,7 @@ async function readyOnce(): Promise<number> {
   try {
     const t0 = performance.now();
     const authority = await LocalAuthority.start({ storageDir, settings: () => ({ hours: 'always', modelBaseUrl: 'http://127.0.0.1:9' }), modelApiKey: async () => undefined });
-    const client = new GatewayClient({ baseUrl: authority.url, apiKey: () => authority.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: authority.url, socketPath: authority.socketPath, apiKey: () => authority.key, clock: systemClock });
     await client.availability();
     const ms = performance.now() - t0;
     await authority.dispose();
@@ -70,8 +71,7 @@ async function handoverOnce(signal: 'SIGTERM' | 'SIGKILL'): Promise<number> {
     b = startWindow(storageDir);
     if ((await b.next()) !== 'following') throw new Error('window B should follow');
     const key = fs.readFileSync(authorityPaths(storageDir).key, 'utf8').trim();
-    const url = `http://127.0.0.1:${readDiscovery(authorityPaths(storageDir))!.port}`;
-    const client = new GatewayClient({ baseUrl: url, apiKey: () => key, clock: systemClock, timeouts: { readMs: 500 } });
+    const client = new GatewayClient({ baseUrl: AUTHORITY_URL, socketPath: readDiscovery(authorityPaths(storageDir))!.address, apiKey: () => key, clock: systemClock, timeouts: { readMs: 500 } });
     await client.availability();
     const exited = new Promise((resolve) => a.child.once('exit', resolve));
     const t0 = performance.now();

@@ -195,6 +195,7 @@ class OffPeakExtension implements vscode.Disposable {
       const engine = await HostEngine.start({
         storageDir: personal ? personalTasksDir(this.storageDir) : this.storageDir,
         gatewayUrl: personal?.url ?? settings.gatewayUrl,
+        gatewaySocketPath: personal?.socketPath,
         apiKey: personal ? async () => personal.key : () => this.apiKey.get(),
         ownLogin: personal ? ownLoginOf : undefined,
         clock: systemClock,
@@ -288,7 +289,7 @@ class OffPeakExtension implements vscode.Disposable {
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
       void this.loadClientConfigs();
-      this.output.info(`started: ${personal ? `personal mode, local authority ${personal.url}${personal.serving ? ' (run by this window)' : ''}` : `gateway ${settings.gatewayUrl}`}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
+      this.output.info(`started: ${personal ? `personal mode, local authority ${personal.socketPath}${personal.serving ? ' (run by this window)' : ''}` : `gateway ${settings.gatewayUrl}`}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
       return engine;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);

@@ -36,6 +36,11 @@ export interface HostEngineOptions {
   /** globalStorage: tasks-index.sqlite, agent sessions, segment logs. */
   storageDir: string;
   gatewayUrl: string;
+  /**
+   * Personal mode: the local authority's Unix domain socket / Windows named pipe. Every call to
+   * the gateway, the ticket proxies' included, goes there and never to a loopback port.
+   */
+  gatewaySocketPath?: string;
   /** The user's gateway key, read from SecretStorage on every use; never written anywhere else. */
   apiKey: () => Promise<string | undefined>;
   /** Personal mode: which agents use their own login, passed through untouched (docs/architecture.md#personal-mode). */
@@ -146,7 +151,7 @@ export class HostEngine {
     ensurePrivateDir(runtimeDir);
     narrowPrivateTree(options.storageDir, { skip: [worktreesDirOf(options.storageDir)] });
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
-    const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, apiKey: options.apiKey, clock });
+    const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, socketPath: options.gatewaySocketPath, apiKey: options.apiKey, clock });
     const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
     const unanswered = options.unansweredQuestion ?? 'park';
     const askParkMs = options.askParkMs ?? DEFAULT_ASK_PARK_MS;
@@ -184,7 +189,7 @@ export class HostEngine {
       defaultAgent: options.agent,
       // A task that names no model runs on the gateway's default, as the form's "Gateway default" says.
       defaultModel: async () => (await gateway.configs()).default_model,
-      gateway: { baseUrl: options.gatewayUrl, apiKey: options.apiKey, ownLogin: options.ownLogin },
+      gateway: { baseUrl: options.gatewayUrl, socketPath: options.gatewaySocketPath, apiKey: options.apiKey, ownLogin: options.ownLogin },
       runtimeDir,
       windowId,
       worktreesDir: worktreesDirOf(options.storageDir),

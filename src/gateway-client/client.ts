@@ -41,6 +41,8 @@ export interface GatewayClientOptions {
   clock: Clock;
   timeouts?: Partial<GatewayTimeouts>;
   fetch?: FetchLike;
+  /** Reach the gateway over this Unix domain socket / Windows named pipe (personal mode's local authority). */
+  socketPath?: string;
 }
 
 /**

@@ -6,6 +6,7 @@
 import ky, { TimeoutError } from 'ky';
 import type { z } from 'zod';
 import type { Clock } from '../core/clock';
+import { socketFetch } from './socket-fetch';
 import { GatewayError, kindForBusinessCode, type GatewayEndpoint, type GatewayErrorKind } from './errors';
 
 export type FetchLike = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
@@ -19,6 +20,8 @@ export interface TransportOptions {
   clock: Clock;
   /** Alternative fetch (tests, proxies). Defaults to the global fetch. */
   fetch?: FetchLike;
+  /** Reach the gateway over this Unix domain socket / Windows named pipe (personal mode's local authority). */
+  socketPath?: string;
 }
 
 export interface CallSpec<T> {
@@ -80,10 +83,12 @@ export class ServerClock {
 export class Transport {
   readonly serverClock: ServerClock;
   private readonly base: string;
+  private readonly fetch: FetchLike | undefined;
 
   constructor(private readonly options: TransportOptions) {
     this.serverClock = new ServerClock(options.clock);
     this.base = options.baseUrl.replace(/\/+$/, '');
+    this.fetch = options.fetch ?? (options.socketPath === undefined ? undefined : socketFetch(options.socketPath));
   }
 
   async call<T>(spec: CallSpec<T>): Promise<T> {
@@ -102,7 +107,7 @@ export class Transport {
         retry: 0,
         throwHttpErrors: false,
         signal: spec.signal,
-        fetch: this.options.fetch,
+        fetch: this.fetch,
       });
       text = await readWithin(response, spec.timeoutMs, spec.signal);
     } catch (e) {

@@ -45,6 +45,11 @@ export interface StartGatewayOptions {
   log?: Logger;
   /** The upstream key, read at each model request instead of `upstreamApiKey` (personal mode: SecretStorage). */
   upstreamApiKey?: () => Promise<string | undefined>;
+  /**
+   * Listen on this Unix domain socket path or Windows named pipe instead of `host:port` (personal
+   * mode: a channel only this user can open, docs/architecture.md#personal-mode).
+   */
+  listenPath?: string;
 }
 
 /** Which address a request came in on: the API, or the separate operations address (--ops-listen). */
@@ -137,10 +142,12 @@ export class GatewayServer {
     const listen = (server: http.Server, port: number, host: string) =>
       new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host, () => {
+        const done = () => {
           server.off('error', reject);
           resolve();
-        });
+        };
+        if (server === gateway.server && options.listenPath !== undefined) server.listen(options.listenPath, done);
+        else server.listen(port, host, done);
       });
     try {
       await listen(gateway.server, gateway.config.port, gateway.config.host);
@@ -154,7 +161,7 @@ export class GatewayServer {
       await gateway.store.close();
       throw error;
     }
-    gateway.listenedPort = (gateway.server.address() as AddressInfo).port;
+    gateway.listenedPort = options.listenPath === undefined ? (gateway.server.address() as AddressInfo).port : 0;
     if (gateway.config.promoteIntervalMs > 0) {
       gateway.timer = setInterval(() => void gateway.runTimerTick(), gateway.config.promoteIntervalMs);
     }
@@ -169,8 +176,8 @@ export class GatewayServer {
   }
 
   get port(): number {
-    const address = this.server.address() as AddressInfo | null;
-    if (address) this.listenedPort = address.port;
+    const address = this.server.address();
+    if (address && typeof address === 'object') this.listenedPort = address.port;
     return this.listenedPort;
   }
 

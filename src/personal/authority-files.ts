@@ -1,7 +1,8 @@
 // The files of personal mode's local authority under globalStorage/personal/ (docs/architecture.md#personal-mode):
 //   local-key        the machine-local key the windows show the authority (0600; not a model key)
 //   authority.lock   who runs the authority now (store/file-lock.ts: O_EXCL, owner pid)
-//   authority.json   where it listens: {port, presencePort, pid, startedAt} (0600; no secret in it)
+//   authority.json   where it listens: {address, presence, pid, startedAt} (0600; no secret in it)
+//   authority.sock, presence.sock  its channels (personal/authority-channel.ts)
 //   gateway.sqlite   the reference gateway's ticket store (sql.js file, written at each commit)
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -61,9 +62,11 @@ export function readOrCreateLocalKey(paths: AuthorityPaths): string {
 }
 
 export const DiscoverySchema = z.object({
-  version: z.literal(1),
-  port: z.number().int().min(1).max(65535),
-  presencePort: z.number().int().min(1).max(65535),
+  // Version 1 named loopback ports: a window of this version never follows those.
+  version: z.literal(2),
+  /** The gateway's Unix domain socket / Windows named pipe. */
+  address: z.string().min(1),
+  presence: z.string().min(1),
   pid: z.number().int(),
   startedAt: z.number(),
 });

@@ -1,12 +1,13 @@
 // Personal mode's local authority (docs/architecture.md#personal-mode): the reference gateway's
-// ticket rules for this user on this machine, one for all windows, on 127.0.0.1 only. Whichever
+// ticket rules for this user on this machine, one for all windows, on a channel only this user can
+// open (personal/authority-channel.ts; never a loopback port another user could bind). Whichever
 // window needs it first takes the lock file and runs the gateway in its own extension host
 // process (no child process: nothing to find on argv or in the environment, and a take-over costs
 // one listen, not a Node start); the others follow. Each follower keeps one idle connection to
-// the runner's presence port: when the runner's process ends or closes the authority, that
+// the runner's presence channel: when the runner's process ends or closes the authority, that
 // connection closes, and the followers race for the lock at once; the winner listens on the same
-// port with the same SQLite file, so tickets keep their ids and every URL the windows and their
-// segments hold stays valid. Between the two, requests are refused and the ticket proxy holds
+// channel with the same SQLite file, so tickets keep their ids and every address the windows and
+// their segments hold stays valid. Between the two, requests are refused and the ticket proxy holds
 // them (docs/flows.md#segments).
 import net from 'node:net';
 import type { Clock } from '../core/clock';
@@ -16,6 +17,7 @@ import { silentLogger } from '../gateway/logger';
 import { GatewayServer } from '../gateway/server';
 import { SqliteTicketStore } from '../gateway/sqlite-store';
 import { FileLock, type LockHandle } from '../store/file-lock';
+import { AUTHORITY_URL, authorityChannels, clearStaleSocket, isOwnChannel, movedChannel, type AuthorityChannels } from './authority-channel';
 import { authorityPaths, readDiscovery, readOrCreateLocalKey, writeDiscovery, type AuthorityPaths } from './authority-files';
 import { personalGatewayConfig } from './personal-config';
 import { SqlJsFileDatabase } from './sqljs-database';
@@ -39,10 +41,10 @@ export interface LocalAuthorityOptions {
   /** This window started serving the authority (`takeover`: after another window's ended). */
   onServing?: (event: { at: number; takeover: boolean }) => void;
   /**
-   * After a take-over the authority listens on another port than before (another program took
-   * the old one): what holds the old URL (this window's engine) must start again on `url`.
+   * After a take-over the authority listens on another channel than before (the old one could not
+   * be listened on): what holds the old one (this window's engine) must start again on `socketPath`.
    */
-  onMoved?: (url: string) => void;
+  onMoved?: (socketPath: string) => void;
   /** Why the authority cannot run now (a take-over failed; tried again every 5 s), or undefined once it runs again. */
   onProblem?: (problem: string | undefined) => void;
 }
@@ -58,7 +60,9 @@ export class LocalAuthority {
   private presence: net.Server | undefined;
   private readonly presenceSockets = new Set<net.Socket>();
   private watch: net.Socket | undefined;
-  private port = 0;
+  private readonly channels: AuthorityChannels;
+  /** The gateway's channel: the one authority.json names, else this user's default. */
+  private address: string;
   private disposed = false;
   private ensuring: Promise<void> | undefined;
   private readonly log: (line: string) => void;
@@ -70,7 +74,9 @@ export class LocalAuthority {
     // Staleness by owner pid (same machine) is immediate; the heartbeat only guards a frozen owner.
     this.lock = new FileLock(this.paths.lock, { staleMs: 10 * 60_000, acquireTimeoutMs: 0 });
     this.log = options.log ?? (() => undefined);
-    this.port = readDiscovery(this.paths)?.port ?? 0;
+    this.channels = authorityChannels(this.paths.dir, this.key);
+    const known = readDiscovery(this.paths)?.address;
+    this.address = known !== undefined && isOwnChannel(known, this.channels) ? known : this.channels.api;
   }
 
   /** Resolves once an authority runs (this window's or another's) and this window knows where. */
@@ -80,9 +86,14 @@ export class LocalAuthority {
     return authority;
   }
 
-  /** `http://127.0.0.1:<port>`: the same across take-overs (the next runner listens on it again). */
+  /** The base URL for gateway calls; they go over `socketPath` (the host resolves nowhere). */
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return AUTHORITY_URL;
+  }
+
+  /** The gateway's Unix domain socket / named pipe: the same across take-overs (the next runner listens on it again). */
+  get socketPath(): string {
+    return this.address;
   }
 
   /** True while this window runs the authority. */
@@ -112,9 +123,9 @@ export class LocalAuthority {
   }
 
   private async serveOrFollow(takeover: boolean): Promise<void> {
-    const before = this.port;
+    const before = this.address;
     await this.serveOrFollowOnce(takeover);
-    if (takeover && before !== 0 && this.port !== before && !this.disposed) this.options.onMoved?.(this.url);
+    if (takeover && this.address !== before && !this.disposed) this.options.onMoved?.(this.address);
   }
 
   private async serveOrFollowOnce(takeover: boolean): Promise<void> {
@@ -127,8 +138,8 @@ export class LocalAuthority {
         return;
       }
       const found = readDiscovery(this.paths);
-      if (found && (await this.follow(found.presencePort))) {
-        this.port = found.port;
+      if (found && isOwnChannel(found.address, this.channels) && isOwnChannel(found.presence, this.channels) && (await this.follow(found.presence))) {
+        this.address = found.address;
         this.setProblem(undefined);
         return;
       }
@@ -142,19 +153,18 @@ export class LocalAuthority {
     try {
       const settings = this.options.settings();
       try {
-        this.gateway = await this.startGateway(settings, this.port);
+        this.gateway = await this.startGateway(settings, this.address);
       } catch (error) {
-        // The last runner's address is not ours any more (another program took it, a bind or store
-        // error): a fresh start on a new address. Windows that follow read it from authority.json;
-        // `onMoved` restarts what holds the old one.
-        if (this.port === 0) throw error;
-        this.log(`local authority: cannot serve on port ${this.port} again (${(error as Error).message}); listening on a new port`);
-        this.gateway = await this.startGateway(settings, 0);
+        // The last runner's channel cannot be listened on again (something else is there, a bind
+        // or store error): a fresh start on a new channel. Windows that follow read it from
+        // authority.json; `onMoved` restarts what holds the old one.
+        const moved = movedChannel(this.channels.api);
+        this.log(`local authority: cannot serve on ${this.address} again (${(error as Error).message}); listening on ${moved}`);
+        this.gateway = await this.startGateway(settings, moved);
+        this.address = moved;
       }
-      this.port = this.gateway.port;
-      this.presence = await this.listenPresence();
-      const presencePort = (this.presence.address() as net.AddressInfo).port;
-      writeDiscovery(this.paths, { version: 1, port: this.port, presencePort, pid: process.pid, startedAt: Date.now() }, () => handle.isHeld());
+      const presence = await this.listenPresence(this.channels.presence).catch(() => this.listenPresence(movedChannel(this.channels.presence)));
+      writeDiscovery(this.paths, { version: 2, address: this.address, presence, pid: process.pid, startedAt: Date.now() }, () => handle.isHeld());
       this.log(`local authority: serving on ${this.url}${takeover ? ' (taken over from a closed window)' : ''}`);
       this.setProblem(undefined);
       this.options.onServing?.({ at: Date.now(), takeover });
@@ -165,19 +175,23 @@ export class LocalAuthority {
   }
 
   /** One gateway on its own store handle: a failed start closes its store, so nothing reuses it. */
-  private async startGateway(settings: ReturnType<LocalAuthorityOptions['settings']>, port: number): Promise<GatewayServer> {
+  private async startGateway(settings: ReturnType<LocalAuthorityOptions['settings']>, address: string): Promise<GatewayServer> {
+    clearStaleSocket(address);
     const db = await SqlJsFileDatabase.open(this.paths.store, { durable: this.options.durable, wasmPath: this.options.wasmPath });
     const store = new SqliteTicketStore(this.paths.store, db as unknown as ConstructorParameters<typeof SqliteTicketStore>[1]);
     return GatewayServer.start({
-      config: { ...personalGatewayConfig({ localKey: this.key, port, hours: settings.hours, modelBaseUrl: settings.modelBaseUrl, stopAtUtilization: settings.stopAtUtilization }), ...this.options.gatewayOverrides },
+      config: { ...personalGatewayConfig({ localKey: this.key, port: 0, hours: settings.hours, modelBaseUrl: settings.modelBaseUrl, stopAtUtilization: settings.stopAtUtilization }), ...this.options.gatewayOverrides },
       store,
       clock: this.options.clock ?? systemClock,
       log: silentLogger,
       upstreamApiKey: this.options.modelApiKey,
+      listenPath: address,
     });
   }
 
-  private listenPresence(): Promise<net.Server> {
+  /** Listens on `address` for followers; resolves with it. */
+  private listenPresence(address: string): Promise<string> {
+    clearStaleSocket(address);
     return new Promise((resolve, reject) => {
       const server = net.createServer((socket) => {
         // Followers only wait for this connection to close; anything they send is dropped.
@@ -188,14 +202,17 @@ export class LocalAuthority {
       });
       server.maxConnections = 256;
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
+      server.listen(address, () => {
+        this.presence = server;
+        resolve(address);
+      });
     });
   }
 
-  /** Connects to the runner's presence port; true once connected (its close starts the take-over). */
-  private follow(presencePort: number): Promise<boolean> {
+  /** Connects to the runner's presence channel; true once connected (its close starts the take-over). */
+  private follow(presence: string): Promise<boolean> {
     return new Promise((resolve) => {
-      const socket = net.connect({ host: '127.0.0.1', port: presencePort });
+      const socket = net.connect({ path: presence });
       let connected = false;
       socket.once('connect', () => {
         connected = true;

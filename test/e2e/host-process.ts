@@ -1,7 +1,7 @@
 // A window (the real HostEngine) as its own process, so a test can kill it with SIGKILL mid-run.
 //   node --import tsx test/e2e/host-process.ts '<TestEngineOptions JSON + optional "create" / "personal">'
 // Prints one JSON object per line: {ready, recovery}, {created}, {event}, and in personal mode
-// {authority: {serving, url}} and {serving: {at, takeover}}. SIGTERM = clean exit. A login token of
+// {authority: {serving, socketPath}} and {serving: {at, takeover}}. SIGTERM = clean exit. A login token of
 // the reference agent's own (personal mode) comes in the environment (OFFPEAK_TEST_AGENT_TOKEN),
 // never in argv.
 import type { CreateTaskInput } from '../../src/service';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     });
     engine = started.engine;
     authority = started.authority;
-    print({ authority: { serving: authority.serving, url: authority.url } });
+    print({ authority: { serving: authority.serving, socketPath: authority.socketPath } });
   } else {
     engine = await startTestEngine({ ...options, onEvent });
   }

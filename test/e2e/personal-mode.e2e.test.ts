@@ -113,7 +113,7 @@ describe('personal mode: one local authority for all windows (real processes end
     const bAuthority = await waitFor(() => b.lines.find((l) => l.authority)?.authority, 'window B to find its authority');
     assert.equal(aAuthority.serving, true, 'the first window runs the authority');
     assert.equal(bAuthority.serving, false, 'the second follows it');
-    assert.equal(bAuthority.url, aAuthority.url, 'one authority, one address');
+    assert.equal(bAuthority.socketPath, aAuthority.socketPath, 'one authority, one channel');
     assert.equal(readDiscovery(authorityPaths(storageDir))?.pid, a.child.pid, 'authority.json names the first window');
 
     const c = await inProcessWindow('window-C', []);

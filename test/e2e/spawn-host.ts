@@ -9,7 +9,7 @@ export interface HostLine {
   created?: string;
   event?: { type: string; taskId: string; pid?: number; sessionId?: string; resume?: boolean; outcome?: { kind: string } };
   /** Personal mode: whether this window runs the local authority, and where it is. */
-  authority?: { serving: boolean; url: string };
+  authority?: { serving: boolean; socketPath: string };
   /** Personal mode: this window started serving the authority. */
   serving?: { at: number; takeover: boolean };
 }

@@ -16,6 +16,8 @@ export interface TestEngineOptions {
   /** globalStorage: windows that share it share tasks-index.sqlite. */
   storageDir: string;
   gatewayUrl: string;
+  /** Personal mode: the local authority's socket / pipe. */
+  gatewaySocketPath?: string;
   apiKey: string;
   agent: AgentKind;
   windowId?: string;
@@ -81,6 +83,7 @@ export async function startPersonalTestEngine(
     // As the extension does: personal mode's queue is its own task database.
     storageDir: personalTasksDir(options.storageDir),
     gatewayUrl: authority.url,
+    gatewaySocketPath: authority.socketPath,
     apiKey: authority.key,
     ownLogin: (agent) => (agent === 'claude-code' ? options.personal.claudeOwnLogin !== false : options.personal.referenceOwnLogin === true),
   });
@@ -95,6 +98,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
   return HostEngine.start({
     storageDir: options.storageDir,
     gatewayUrl: options.gatewayUrl,
+    gatewaySocketPath: options.gatewaySocketPath,
     apiKey: async () => options.apiKey,
     clock: systemClock,
     windowId: options.windowId ?? `window-${process.pid}`,

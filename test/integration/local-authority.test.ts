@@ -5,7 +5,6 @@
 // with a clear message. Real gateway code on loopback, real files.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
@@ -41,7 +40,7 @@ describe('the local authority of personal mode', function () {
     const endsAt = new Date(startsAt.getTime() + 3_600_000);
     const hours = `${pad(startsAt.getHours())}:${pad(startsAt.getMinutes())}-${pad(endsAt.getHours())}:${pad(endsAt.getMinutes())}`;
     const authority = await start(hours);
-    const client = new GatewayClient({ baseUrl: authority.url, apiKey: () => authority.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: authority.url, socketPath: authority.socketPath, apiKey: () => authority.key, clock: systemClock });
     const availability = await client.availability();
     assert.equal(availability.offPeakWindow.open, false);
     const opensAt = availability.offPeakWindow.open ? 0 : (availability.offPeakWindow.opensAt ?? 0);
@@ -53,22 +52,22 @@ describe('the local authority of personal mode', function () {
     assert.deepEqual(parsePersonalHours(' 22:00-02:00, 12:00 - 13:00 '), { offPeak: ['22:00-02:00', '12:00-13:00'] });
     assert.throws(() => parsePersonalHours('nightly'), (e: Error) => e instanceof PersonalSettingError && /offPeak\.personal\.hours: invalid time range "nightly": expected HH:MM-HH:MM/.test(e.message));
     const authority = await start('always');
-    const client = new GatewayClient({ baseUrl: authority.url, apiKey: () => authority.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: authority.url, socketPath: authority.socketPath, apiKey: () => authority.key, clock: systemClock });
     assert.deepEqual((await client.availability()).offPeakWindow, { open: true });
   });
 
   it('only the local key gets in; the ticket file is a real SQLite file reopened by the next runner with the same tickets; authority.json and the key are private', async () => {
     const first = await start();
-    const wrong = new GatewayClient({ baseUrl: first.url, apiKey: () => 'opk-local-not-the-key', clock: systemClock });
+    const wrong = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => 'opk-local-not-the-key', clock: systemClock });
     await assert.rejects(wrong.availability(), /401|unknown API key/);
-    const client = new GatewayClient({ baseUrl: first.url, apiKey: () => first.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => first.key, clock: systemClock });
     const take = await client.take('task-1');
     const second = await start();
     assert.equal(second.serving, false);
     await first.dispose();
     for (let i = 0; i < 400 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(second.serving, true, 'the follower took over');
-    assert.equal(second.url, first.url, 'on the same address');
+    assert.equal(second.socketPath, first.socketPath, 'on the same channel');
     const status = await client.status([take.ticketId]);
     const entry = status.tickets[0];
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the same ticket, from the file');
@@ -79,37 +78,33 @@ describe('the local authority of personal mode', function () {
     assert.ok(!fs.readFileSync(paths.discovery, 'utf8').includes(first.key), 'authority.json holds no key');
   });
 
-  it('item 2: a take-over whose old address another program took serves again on a fresh store handle and a new address, with nothing lost', async () => {
+  it('item 2: a take-over that cannot listen on the old channel (something else is there) serves again on a fresh store handle and a new channel, with nothing lost', async () => {
     const first = await start();
-    const client = new GatewayClient({ baseUrl: first.url, apiKey: () => first.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => first.key, clock: systemClock });
     const take = await client.take('task-1');
     const moved: string[] = [];
-    const second = await start('always', { onMoved: (url) => moved.push(url) });
+    const second = await start('always', { onMoved: (address) => moved.push(address) });
     assert.equal(second.serving, false);
-    // The runner's gateway stops listening while its window still looks alive; another program
-    // (a stand-in listener, this process) takes the old address before the follower does.
-    const oldPort = Number(new URL(first.url).port);
+    // The runner's gateway stops listening while its window still looks alive, and something that
+    // is not a socket takes its place before the follower listens there.
     await new Promise<void>((resolve) => first.server!['server'].close(() => resolve()));
-    const squatter = net.createServer((s) => s.destroy());
-    await new Promise<void>((resolve) => squatter.listen(oldPort, '127.0.0.1', resolve));
-    try {
-      await first.dispose();
-      for (let i = 0; i < 400 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(second.serving, true, 'the follower serves again');
-      assert.notEqual(second.url, first.url, 'on a new address');
-      assert.deepEqual(moved, [second.url], 'what holds the old address is told the new one');
-      const after = new GatewayClient({ baseUrl: second.url, apiKey: () => second.key, clock: systemClock });
-      const entry = (await after.status([take.ticketId])).tickets[0];
-      assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the ticket taken before is still there');
-      assert.equal((await after.take('task-2')).ticketId !== take.ticketId, true, 'and new tickets are given');
-    } finally {
-      await new Promise<void>((resolve) => squatter.close(() => resolve()));
-    }
+    fs.writeFileSync(first.socketPath, 'not a socket');
+    await first.dispose();
+    for (let i = 0; i < 400 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(second.serving, true, 'the follower serves again');
+    assert.notEqual(second.socketPath, first.socketPath, 'on a new channel');
+    assert.equal(path.dirname(second.socketPath), path.dirname(first.socketPath), 'in the same private folder');
+    assert.deepEqual(moved, [second.socketPath], 'what holds the old channel is told the new one');
+    assert.equal(readDiscovery(authorityPaths(storageDir))?.address, second.socketPath, 'authority.json names it');
+    const after = new GatewayClient({ baseUrl: second.url, socketPath: second.socketPath, apiKey: () => second.key, clock: systemClock });
+    const entry = (await after.status([take.ticketId])).tickets[0];
+    assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the ticket taken before is still there');
+    assert.notEqual((await after.take('task-2')).ticketId, take.ticketId, 'and new tickets are given');
   });
 
   it('item 2: a take-over that cannot start says why (what the panel shows), keeps trying, and serves once the cause is gone', async () => {
     const first = await start();
-    const client = new GatewayClient({ baseUrl: first.url, apiKey: () => first.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => first.key, clock: systemClock });
     const take = await client.take('task-1');
     const problems: (string | undefined)[] = [];
     const second = await start('always', { onProblem: (p) => problems.push(p) });
@@ -127,7 +122,7 @@ describe('the local authority of personal mode', function () {
     assert.equal(second.serving, true, 'served at the next try');
     assert.equal(second.problem, undefined, 'and the notice is gone');
     assert.equal(problems.at(-1), undefined);
-    const after = new GatewayClient({ baseUrl: second.url, apiKey: () => second.key, clock: systemClock });
+    const after = new GatewayClient({ baseUrl: second.url, socketPath: second.socketPath, apiKey: () => second.key, clock: systemClock });
     const entry = (await after.status([take.ticketId])).tickets[0];
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the ticket is still there');
   });

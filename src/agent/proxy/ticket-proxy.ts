@@ -70,6 +70,11 @@ export interface TicketProxyTimings extends GatewayOutageTimings {
 export interface TicketProxyOptions extends TicketProxyTimings {
   /** The gateway's Anthropic base, e.g. `http://gateway:8787/api/anthropic`. */
   upstreamBaseUrl: string;
+  /**
+   * Reach the gateway over this Unix domain socket / Windows named pipe instead of the URL's host
+   * (personal mode: the local authority, where the agent's login goes; docs/architecture.md#personal-mode).
+   */
+  upstreamSocketPath?: string;
   /** The user's gateway API key; sent as `Authorization: Bearer` (or x-offpeak-key, see below). */
   apiKey: string;
   /**
@@ -374,7 +379,7 @@ export class TicketProxy {
   private send(target: URL, method: string, headers: http.OutgoingHttpHeaders, body: Buffer, signal: AbortSignal): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       const mod = target.protocol === 'https:' ? https : http;
-      const request = mod.request(target, { method, headers, agent: this.upstreamAgent, signal }, resolve);
+      const request = mod.request(target, { method, headers, agent: this.upstreamAgent, signal, socketPath: this.options.upstreamSocketPath }, resolve);
       request.on('error', reject);
       request.end(body);
     });

@@ -56,7 +56,8 @@ export interface SegmentRunOptions {
   spec: Omit<SegmentSpec, 'proxyBaseUrl' | 'segmentDir'>;
   /** The gateway's Anthropic base (`<gateway>/api/anthropic`) and the user's key. */
   /** `ownLogin`: the agent's own credential passes through (the key goes in x-offpeak-key). */
-  gateway: { anthropicBaseUrl: string; apiKey: string; ownLogin?: boolean };
+  /** `socketPath`: the gateway is reached over this Unix domain socket / named pipe (personal mode). */
+  gateway: { anthropicBaseUrl: string; socketPath?: string; apiKey: string; ownLogin?: boolean };
   ticketId: string;
   /** Per-segment directory: log file, prompt file, pid file. */
   segmentDir: string;
@@ -147,6 +148,7 @@ export class SegmentRun {
     const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
+      upstreamSocketPath: options.gateway.socketPath,
       apiKey: options.gateway.apiKey,
       passAgentCredential: options.gateway.ownLogin,
       ticketId: options.ticketId,

@@ -80,7 +80,7 @@ export interface TaskRuntimeOptions {
    */
   defaultModel?: () => Promise<string | null | undefined> | string | null | undefined;
   /** `ownLogin(agent)`: that agent's own login passes through to the model API (personal mode). */
-  gateway: { baseUrl: string; apiKey: () => Promise<string | undefined>; ownLogin?: (agent: AgentKind) => boolean };
+  gateway: { baseUrl: string; socketPath?: string; apiKey: () => Promise<string | undefined>; ownLogin?: (agent: AgentKind) => boolean };
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
   /** This window's id, written in each segment's pid record (docs/flows.md#recovery). */
@@ -299,7 +299,7 @@ export class TaskRuntime {
           thoughtLevel: task.thoughtLevel,
           workspacePath: work.workspacePath,
         },
-        gateway: { anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic', apiKey, ownLogin: this.options.gateway.ownLogin?.(agentKind) ?? false },
+        gateway: { anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic', socketPath: this.options.gateway.socketPath, apiKey, ownLogin: this.options.gateway.ownLogin?.(agentKind) ?? false },
         ticketId,
         segmentDir,
         clock,
