@@ -42,7 +42,15 @@ export function localTimeZone(): string {
 
 export const DEFAULT_MODEL_BASE_URL = 'https://api.anthropic.com';
 
-/** `offPeak.personal.baseUrl`: an http(s) URL, no credentials in it. */
+/** A host name that is this machine's loopback: `localhost`, 127.0.0.0/8 or `::1`. */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(hostname);
+}
+
+/**
+ * `offPeak.personal.baseUrl`: an https URL, or http to this machine's loopback only (the model
+ * key or the Claude login it carries would travel in clear); no credentials in it.
+ */
 export function parseModelBaseUrl(text: string | undefined): string {
   const value = (text ?? '').trim() || DEFAULT_MODEL_BASE_URL;
   let url: URL;
@@ -52,6 +60,9 @@ export function parseModelBaseUrl(text: string | undefined): string {
     throw new PersonalSettingError(`offPeak.personal.baseUrl: "${value}" is not a URL (e.g. ${DEFAULT_MODEL_BASE_URL})`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PersonalSettingError('offPeak.personal.baseUrl: use an http(s) URL');
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new PersonalSettingError('offPeak.personal.baseUrl: use https (plain http:// only to this machine, e.g. http://127.0.0.1:4000): your model key or login would travel in clear');
+  }
   if (url.username || url.password) throw new PersonalSettingError('offPeak.personal.baseUrl: no user name or password in the URL (the key is set with "Off-Peak: Set Model API Key")');
   return url.href.replace(/\/+$/, '');
 }

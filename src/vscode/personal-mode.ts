@@ -4,7 +4,9 @@ import * as vscode from 'vscode';
 import type { AgentKind } from '../agent/runtime/adapters';
 import type { LocalAuthority } from '../personal/local-authority';
 import { parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
+import { setModelApiKeyCommand } from '../panel/api-key-command';
 import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
+import { confirmModal } from './confirm';
 import { currentAgent, readSettings } from './settings';
 
 export function modelKeyStore(secrets: vscode.SecretStorage): ApiKeyStore {
@@ -14,13 +16,7 @@ export function modelKeyStore(secrets: vscode.SecretStorage): ApiKeyStore {
 /** "Off-Peak: Set Model API Key…" / "Clear Model API Key". */
 export function registerModelKeyCommands(context: vscode.ExtensionContext, modelKey: ApiKeyStore): void {
   context.subscriptions.push(
-    vscode.commands.registerCommand('offPeak.setModelApiKey', async (key?: unknown) => {
-      if (typeof key === 'string') {
-        await modelKey.set(key);
-        return true;
-      }
-      return modelKey.prompt();
-    }),
+    vscode.commands.registerCommand('offPeak.setModelApiKey', (key?: unknown) => setModelApiKeyCommand(modelKey, key, confirmModal)),
     vscode.commands.registerCommand('offPeak.clearModelApiKey', async () => {
       await modelKey.clear();
       void vscode.window.showInformationMessage('Off-Peak model API key removed.');

@@ -25,6 +25,17 @@ describe('personal mode settings', () => {
     assert.throws(() => parseModelBaseUrl('not a url'), /is not a URL/);
   });
 
+  it('item 5: offPeak.personal.baseUrl refuses plain http:// to anything but loopback (the login and key would travel in clear)', () => {
+    for (const url of ['http://llm.example/anthropic', 'http://10.0.0.5:8080', 'http://127.0.0.1.nip.io', 'http://localhost.example.com']) {
+      assert.throws(() => parseModelBaseUrl(url), /https/, url);
+    }
+    assert.equal(parseModelBaseUrl('http://127.0.0.1:4000/'), 'http://127.0.0.1:4000');
+    assert.equal(parseModelBaseUrl('http://127.8.9.10:4000'), 'http://127.8.9.10:4000');
+    assert.equal(parseModelBaseUrl('http://localhost:4000'), 'http://localhost:4000');
+    assert.equal(parseModelBaseUrl('http://[::1]:4000'), 'http://[::1]:4000');
+    assert.equal(parseModelBaseUrl('https://llm.example'), 'https://llm.example');
+  });
+
   it('the local authority: loopback only, one user by the hash of the local key (never the key), passthrough on, the hours as off-peak windows, a valid gateway configuration', () => {
     const settings = personalGatewayConfig({ localKey: 'opk-local-abc', port: 0, hours: '01:00-07:00', modelBaseUrl: 'https://api.anthropic.com', timeZone: 'Europe/Berlin' });
     const config = resolveGatewayConfig(settings);
