@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
 import { freePort, portIsFree, startCodeServer, type RunningCodeServer } from './vscode/code-server';
 import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR, type VsCodeTools } from './vscode/tools';
 import { personalStart } from './start-personal';
+import { ensureDemoRepository } from './demo-workspace';
 import { installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, type GatewayProcess } from './vscode/workbench';
 
 const { values: opts } = parseArgs({
@@ -96,6 +97,10 @@ async function checkWorkbench(tools: VsCodeTools, url: string, password: string,
     const card = frame.locator('li.card', { hasText: 'Say hello from the npm start check' });
     await card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 90_000 });
     log('check: clicked "Queue task"; the card went to Completed');
+    // The form's defaults on the demo repository: the task ran on its own branch.
+    const branch = (await card.locator('[data-testid="branch"]').textContent({ timeout: 10_000 }))?.trim() ?? '';
+    if (!branch.startsWith('offpeak/')) throw new Error(`the demo task did not run on its own branch (the card says "${branch}")`);
+    log(`check: with the form's defaults it ran on its own branch ${branch}`);
     const history = frame.locator('.history-row', { hasText: 'Say hello from the npm start check' });
     await history.locator('.status', { hasText: 'Succeeded' }).waitFor({ timeout: 10_000 });
     await history.locator('[data-testid="delete-history"]').click();
@@ -138,6 +143,8 @@ async function main(): Promise<void> {
   const stateDir = opts.check ? mkdtempSync(path.join(os.tmpdir(), 'offpeak-start-check-')) : path.resolve(opts.state ?? START_DIR);
   const workspace = path.resolve(opts.folder ?? path.join(stateDir, 'workspace'));
   mkdirSync(workspace, { recursive: true });
+  // The demo folder is a repository of its own (a folder --folder names is the user's, as it is).
+  if (!opts.folder && (await ensureDemoRepository(workspace)) === 'made') log(`made ${workspace} a git repository with a first commit (tasks there run on their own branch)`);
   const extensionId = installExtension(path.join(stateDir, 'extensions'));
   log(`installed ${extensionId} from ${REPO_ROOT} into ${path.join(stateDir, 'extensions')}`);
 

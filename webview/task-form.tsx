@@ -36,7 +36,8 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
   const [model, setModel] = useState(initial?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
   const [ownBranch, setOwnBranch] = useState<boolean | undefined>(undefined);
-  const branchDefault = workspaces.find((w) => w.path === workspacePath)?.ownBranch;
+  const folder = workspaces.find((w) => w.path === workspacePath);
+  const branchDefault = folder?.ownBranch;
   const [busy, setBusy] = useState(false);
   const promptRef = useRef<HTMLElement>(null);
   useEffect(() => {
@@ -52,7 +53,7 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
     if (!canSubmit) return;
     setBusy(true);
     try {
-      const chosen = ownBranch ?? branchDefault;
+      const chosen = folder?.noOwnBranch ? false : (ownBranch ?? branchDefault);
       const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null, ...(chosen === undefined ? {} : { ownBranch: chosen }) });
       onError(undefined);
       if (done === false) return;
@@ -133,7 +134,7 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
         </div>
       </div>
       {mode && <p class="hint permission-detail" data-testid="permission-detail">{mode.detail}</p>}
-      {!editing && branchDefault !== undefined && <OwnBranchToggle checked={ownBranch ?? branchDefault} onChange={setOwnBranch} />}
+      {!editing && branchDefault !== undefined && <OwnBranchToggle checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)} cannot={folder?.noOwnBranch} onChange={setOwnBranch} />}
       <div class="buttons">
         <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>
           {editing ? 'Save' : 'Queue task'}

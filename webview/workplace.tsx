@@ -92,11 +92,16 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
   );
 }
 
-export function OwnBranchToggle({ checked, onChange }: { checked: boolean; onChange(value: boolean): void }) {
+/** `cannot`: why this folder cannot have its own branch; the task runs in the folder itself. */
+export function OwnBranchToggle({ checked, cannot, onChange }: { checked: boolean; cannot?: string; onChange(value: boolean): void }) {
   return (
     <label class="own-branch" data-testid="own-branch">
-      <input type="checkbox" checked={checked} onChange={(e) => onChange((e.target as HTMLInputElement).checked)} /> Run on its own branch
-      <span class="hint"> (a worktree on a new offpeak/… branch; your working copy is not touched)</span>
+      <input type="checkbox" checked={checked} disabled={cannot !== undefined} onChange={(e) => onChange((e.target as HTMLInputElement).checked)} /> Run on its own branch
+      {cannot === undefined ? (
+        <span class="hint"> (a worktree on a new offpeak/… branch; your working copy is not touched)</span>
+      ) : (
+        <span class="hint" data-testid="no-own-branch"> Not for this folder: {cannot}. The task runs in the folder itself.</span>
+      )}
     </label>
   );
 }

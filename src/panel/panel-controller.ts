@@ -59,7 +59,7 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   availability(): PanelState['availability'];
   hasApiKey(): Promise<boolean>;
   models(): string[];
-  workspaces(): PanelState['workspaces'];
+  workspaces(): PanelState['workspaces'] | Promise<PanelState['workspaces']>;
   notice(): string | undefined;
   /** Fires whenever anything the panel shows may have changed (this window or another). */
   onDidChange(listener: () => void): DisposableLike;
@@ -155,7 +155,7 @@ export class PanelController extends Disposable {
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),
       models: this.backend.models(),
-      workspaces: this.backend.workspaces(),
+      workspaces: await this.backend.workspaces(),
       notice: this.backend.notice(),
       visible: this.port.visible?.() ?? true,
       lastSeenAt: this.backend.lastSeenAt?.() ?? null,

@@ -11,7 +11,7 @@ import type { AvailabilityView, QuestionView, SegmentView } from '../protocol/we
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from './create-task-command';
-import { applyConfirmation, deleteWorktreeConfirmation, discardConfirmation, isolationFor, looksLikeGitFolder, mergeConfirmation, workplaceViews } from './workplace-panel';
+import { applyConfirmation, deleteWorktreeConfirmation, discardConfirmation, FolderFits, mergeConfirmation, workplaceViews } from './workplace-panel';
 import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/workplace/task-merge';
 import { taskLogsDir } from '../agent/runtime/segment-logs';
 import path from 'node:path';
@@ -172,6 +172,7 @@ export function questionView(q: QuestionRecord): QuestionView {
 /** `archive`: the history archive (docs/flows.md#archive); without it History is the task DB's rows only. */
 export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits, asks: PanelAskSource, archive?: HistoryArchive): PanelBackend {
   const restored = (taskId: string) => bringBack(store, archive, taskId);
+  const folderFits = new FolderFits();
   const taskOrThrow = (taskId: string) => {
     const task = service.getTask(taskId);
     if (!task) throw new Error('This task no longer exists.');
@@ -227,7 +228,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
-    workspaces: () => host.workspaces().map(({ name, path }) => (host.isolation ? { name, path, ownBranch: isolationFor(undefined, path, host.isolation()) === 'worktree' } : { name, path })),
+    workspaces: async () => (host.isolation ? folderFits.views(host.workspaces(), host.isolation()) : host.workspaces().map(({ name, path }) => ({ name, path }))),
     workplaces: () => store.read((tx) => workplaceViews(tx, service.listTasks())),
     notice: () => host.notice(),
     async createTask({ input }) {
@@ -238,7 +239,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const workspaceIdentity = host.workspaces().find((w) => w.path === workspacePath)?.identity ?? null;
       try {
         const { ownBranch, ...form } = input;
-        const isolation = host.isolation ? isolationFor(ownBranch, workspacePath, host.isolation(), looksLikeGitFolder) : ownBranch ? 'worktree' : undefined;
+        const isolation = host.isolation ? await folderFits.isolationOf(ownBranch, workspacePath, host.isolation()) : ownBranch ? 'worktree' : undefined;
         const task = await service.create({ ...form, workspacePath, workspaceIdentity, isolation });
         return { taskId: task.id };
       } catch (e) {

@@ -3,7 +3,8 @@
 // default, and the question before deleting a task whose branch holds work merged nowhere.
 import fs from 'node:fs';
 import path from 'node:path';
-import { unmergedWork } from '../agent/workplace/task-worktree';
+import { unmergedWork, worktreeFit, type WorktreeFit } from '../agent/workplace/task-worktree';
+import { systemClock, type Clock } from '../core/clock';
 import { isTerminalStatus, type OffPeakTask } from '../core/types';
 import type { WorkplaceView } from '../protocol/webview';
 import type { IsolationMode, StoreReadTx, TaskIsolation } from '../store';
@@ -21,6 +22,48 @@ export function looksLikeGitFolder(folder: string): boolean {
 export function isolationFor(ownBranch: boolean | undefined, folder: string, setting: IsolationMode, isGit: (folder: string) => boolean = looksLikeGitFolder): IsolationMode {
   if (ownBranch !== undefined) return ownBranch ? 'worktree' : 'inPlace';
   return setting === 'worktree' && isGit(folder) ? 'worktree' : 'inPlace';
+}
+
+/** How long the form trusts what git said about a folder (a panel snapshot must not run git each time). */
+const FOLDER_FIT_TTL_MS = 5_000;
+
+/**
+ * What the form offers for each open folder (docs/flows.md#isolation): "Run on its own branch"
+ * checked by the machine setting, or off with why the folder cannot have a branch of its own
+ * (not committed in its repository, ignored, no repository). Remembered for a few seconds.
+ */
+export class FolderFits {
+  private readonly known = new Map<string, { at: number; fit: Promise<WorktreeFit> }>();
+
+  constructor(
+    private readonly fit: (folder: string) => Promise<WorktreeFit> = (folder) => worktreeFit(folder),
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  of(folder: string): Promise<WorktreeFit> {
+    const now = this.clock.now();
+    const known = this.known.get(folder);
+    if (known && now - known.at < FOLDER_FIT_TTL_MS) return known.fit;
+    const fit = this.fit(folder);
+    this.known.set(folder, { at: now, fit });
+    return fit;
+  }
+
+  async views(folders: readonly { name: string; path: string }[], setting: IsolationMode): Promise<{ name: string; path: string; ownBranch: boolean; noOwnBranch?: string }[]> {
+    return Promise.all(
+      folders.map(async ({ name, path: folder }) => {
+        const fit = await this.of(folder);
+        return fit.kind === 'fits' ? { name, path: folder, ownBranch: setting === 'worktree' } : { name, path: folder, ownBranch: false, noOwnBranch: fit.reason };
+      }),
+    );
+  }
+
+  /** The isolation of a task queued from the form; refused (with the way out) when it asks for a branch the folder cannot have. */
+  async isolationOf(ownBranch: boolean | undefined, folder: string, setting: IsolationMode): Promise<IsolationMode> {
+    const fit = await this.fit(folder);
+    if (ownBranch && fit.kind === 'in-place') throw new Error(`This folder cannot run on its own branch: ${fit.reason}. Uncheck "Run on its own branch" to run the task in the folder itself.`);
+    return isolationFor(ownBranch, folder, setting, () => fit.kind === 'fits');
+  }
 }
 
 /** Whether "Review changes" has something to open for this row. */

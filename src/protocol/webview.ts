@@ -248,8 +248,12 @@ export const PanelStateSchema = z.object({
   availability: AvailabilityViewSchema,
   hasApiKey: z.boolean(),
   models: z.array(z.string()),
-  /** `ownBranch`: the form's "Run on its own branch" starts checked (a git folder, `offPeak.isolation` worktree). */
-  workspaces: z.array(z.object({ name: z.string(), path: z.string(), ownBranch: z.boolean().optional() })),
+  /**
+   * `ownBranch`: the form's "Run on its own branch" starts checked (a folder committed in its
+   * repository, `offPeak.isolation` worktree); `noOwnBranch`: why the folder cannot have one (the
+   * toggle is off and disabled, the form says why).
+   */
+  workspaces: z.array(z.object({ name: z.string(), path: z.string(), ownBranch: z.boolean().optional(), noOwnBranch: z.string().max(1_000).optional() })),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
   notice: z.string().optional(),
   /**

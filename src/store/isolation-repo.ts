@@ -114,6 +114,11 @@ export class IsolationRepo {
     return this.db.run(`UPDATE ${ISOLATION_TABLE} SET mode = 'inPlace', note = ? WHERE task_id = ? AND worktree_path IS NULL`, [note, taskId]) === 1;
   }
 
+  /** The task's worktree was removed before its agent ever started: a later start makes a new one. */
+  forgetWorktree(taskId: string): boolean {
+    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET worktree_path = NULL, branch = NULL, base_commit = NULL WHERE task_id = ?`, [taskId]) === 1;
+  }
+
   recordChanges(taskId: string, changes: ChangedFile[] | null): boolean {
     return this.db.run(`UPDATE ${ISOLATION_TABLE} SET changes_json = ? WHERE task_id = ?`, [changes === null ? null : JSON.stringify(changes), taskId]) === 1;
   }

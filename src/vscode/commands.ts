@@ -131,9 +131,11 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     if (!workspacePath) return undefined;
   }
   workspacePath = checkWorkspaceFolder(workspacePath, workspaces.map((w) => w.path));
-  // "Run on its own branch" is asked only interactively, on a git folder (docs/flows.md#isolation).
+  // "Run on its own branch" is asked only interactively, on a folder committed in its repository
+  // (docs/flows.md#isolation); elsewhere a worktree task runs in place, its card saying why.
   const { isolationFor, looksLikeGitFolder } = await import('../panel/workplace-panel');
-  const askBranch = args.ownBranch === undefined && args.prompt === undefined && looksLikeGitFolder(workspacePath);
+  const { worktreeFit } = await import('../agent/workplace/task-worktree');
+  const askBranch = args.ownBranch === undefined && args.prompt === undefined && (await worktreeFit(workspacePath)).kind === 'fits';
   const steps = askBranch ? 3 : 2;
   const prompt =
     args.prompt ??

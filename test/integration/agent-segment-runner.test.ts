@@ -286,4 +286,13 @@ describe('segment runner (reference agent, real processes)', () => {
       /could not start the reference agent/,
     );
   });
+
+  it('a working folder that does not exist is named as the cause, not the agent program (spawn reports ENOENT for both)', async () => {
+    fs.rmSync(workspace, { recursive: true });
+    await assert.rejects(start('gone'), (err: Error) => {
+      assert.match(err.message, /the folder it works in, .*ws, does not exist/);
+      assert.doesNotMatch(err.message, /ENOENT/);
+      return true;
+    });
+  });
 });

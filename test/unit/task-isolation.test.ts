@@ -146,7 +146,7 @@ describe('task isolation', () => {
   it('a folder that is not a git repository (or has no commit) runs in place, saying why', async () => {
     const plain = path.join(root, 'plain');
     fs.mkdirSync(plain);
-    assert.deepEqual(await createTaskWorktree({ folder: plain, worktreesDir: path.join(root, 'wt'), taskId: 't1', title: 'x' }), { kind: 'in-place', reason: 'the folder is not a git repository' });
+    assert.deepEqual(await createTaskWorktree({ folder: plain, worktreesDir: path.join(root, 'wt'), taskId: 't1', title: 'x' }), { kind: 'in-place', reason: 'the folder is not in a git repository' });
     const empty = path.join(root, 'empty');
     fs.mkdirSync(empty);
     git(empty, 'init', '-q');

@@ -143,6 +143,10 @@ export class SegmentRun {
    * Rejects (after cleaning up) if the agent cannot be started at all, e.g. not installed.
    */
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
+    // A missing working folder makes spawn report the program as missing (ENOENT): say what is.
+    if (!fs.statSync(options.spec.workspacePath, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new Error(`could not start the ${options.adapter.kind} agent: the folder it works in, ${options.spec.workspacePath}, does not exist`);
+    }
     // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
     ensurePrivateDir(options.segmentDir);
     const relay: { run?: SegmentRun } = {};

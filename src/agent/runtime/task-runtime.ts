@@ -31,7 +31,7 @@ import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } 
 import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy';
 import { UsageRecorder } from '../proxy/usage-recorder';
 import { listTaskChangesWithCount } from '../workplace/task-changes';
-import { resolveWorkplace, type Workplace } from '../workplace/task-workplace';
+import { dropUnstartedWorktree, resolveWorkplace, type Workplace } from '../workplace/task-workplace';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
@@ -319,7 +319,9 @@ export class TaskRuntime {
       });
     } catch (err) {
       const reason = (err as Error).message;
-      await lifecycle.fail(taskId, { failureReason: reason });
+      // Never started (not a follow-up, no session yet): no offpeak/… branch is left behind.
+      const left = !followUp && task.sessionId === null ? await dropUnstartedWorktree(store, taskId) : [];
+      await lifecycle.fail(taskId, { failureReason: left.length ? `${reason} (could not remove ${left.join(' and ')})` : reason });
       return { status: 'fatal', error: reason };
     }
 

@@ -9,7 +9,7 @@
 import type { OffPeakTask } from '../../core/types';
 import type { TaskIsolation, TaskStore } from '../../store';
 import type { ChangesPlace } from './task-changes';
-import { createTaskWorktree, worktreeWorkFolder, type WorktreeGitOptions } from './task-worktree';
+import { createTaskWorktree, removeTaskWorktree, worktreeWorkFolder, type WorktreeGitOptions } from './task-worktree';
 
 export interface Workplace {
   /** The agent's working directory (the same path for every segment of the task). */
@@ -56,4 +56,18 @@ export async function resolveWorkplace(store: TaskStore, task: OffPeakTask, work
     };
   }
   return { kind: 'ready', place: { folder, changes: { folder: worktreePath!, repo: worktreePath!, baseCommit }, isolation } };
+}
+
+/**
+ * A task whose agent never started leaves nothing in the user's repository: its worktree and
+ * branch (made at this start, not shared with a follow-up) go, and its row forgets them so a
+ * retry makes new ones. Returns what could not be removed.
+ */
+export async function dropUnstartedWorktree(store: TaskStore, taskId: string, options: WorktreeGitOptions = {}): Promise<string[]> {
+  const row = store.read((tx) => tx.isolation.get(taskId));
+  if (row?.mode !== 'worktree' || !row.worktreePath || !row.branch) return [];
+  if (store.read((tx) => tx.isolation.sharersOf(row.worktreePath!, taskId)).length > 0) return [];
+  const problems = await removeTaskWorktree({ repoPath: row.repoPath, worktreePath: row.worktreePath, branch: row.branch }, options);
+  await store.mutate((tx) => tx.isolation.forgetWorktree(taskId));
+  return problems;
 }

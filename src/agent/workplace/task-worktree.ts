@@ -55,16 +55,32 @@ export async function repositoryTop(folder: string, options: WorktreeGitOptions 
   return top?.trim() || null;
 }
 
-/** True when `folder` is inside a git working tree (the form's "Run on its own branch" default). */
-export async function isGitFolder(folder: string, options: WorktreeGitOptions = {}): Promise<boolean> {
-  return (await git(folder, ['rev-parse', '--is-inside-work-tree'], options))?.trim() === 'true';
+/** Whether a folder can have a worktree of its own: its repository's top and HEAD, or why not (the card's line). */
+export type WorktreeFit = { kind: 'fits'; top: string; head: string } | { kind: 'in-place'; reason: string };
+
+/**
+ * A worktree is a checkout of the repository's HEAD: only a folder committed there has a
+ * counterpart in it (docs/flows.md#isolation). A folder git ignores (npm start's demo folder
+ * under `.tools/` was one), one not committed yet, one outside any repository or a repository
+ * without a commit cannot have one: the task runs in place, and the reason says why.
+ */
+export async function worktreeFit(folder: string, options: WorktreeGitOptions = {}): Promise<WorktreeFit> {
+  // One git in the common case: `HEAD:./` (the folder's tree in HEAD) fails unless the folder is committed.
+  const found = (await git(folder, ['rev-parse', '--show-toplevel', 'HEAD^{commit}', 'HEAD:./'], options))?.trim().split('\n');
+  if (found?.length === 3 && /^[0-9a-f]{40,64}$/.test(found[1])) return { kind: 'fits', top: found[0], head: found[1] };
+  const top = await repositoryTop(folder, options);
+  if (!top) return { kind: 'in-place', reason: 'the folder is not in a git repository' };
+  const head = (await git(folder, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], options))?.trim();
+  if (!head) return { kind: 'in-place', reason: 'the repository has no commit yet' };
+  const ignored = (await git(folder, ['check-ignore', '--quiet', path.resolve(folder)], options)) !== null;
+  const why = ignored ? 'is ignored by its git repository' : 'is not committed in its git repository';
+  return { kind: 'in-place', reason: `the folder ${why} ${top}, so a branch of that repository would not contain it` };
 }
 
 /**
  * Creates the task's worktree on a new branch at the folder's HEAD; a crash between `git
  * worktree add` and the store write is repaired by the next start (the branch's worktree is
- * found again and reused). `in-place` (with why) when the folder cannot have one: not a git
- * repository, or a repository without a commit yet.
+ * found again and reused). `in-place` (with why) when the folder cannot have one (`worktreeFit`).
  */
 export async function createTaskWorktree(
   input: { folder: string; worktreesDir: string; taskId: string; title: string },
@@ -72,12 +88,9 @@ export async function createTaskWorktree(
 ): Promise<WorktreeResult> {
   const branch = branchNameFor(input.taskId, input.title);
   const dir = path.join(path.resolve(input.worktreesDir), branch.slice('offpeak/'.length));
-  // One git for the repository's top and its HEAD (the common case costs two gits in all).
-  const found = (await git(input.folder, ['rev-parse', '--show-toplevel', 'HEAD^{commit}'], options))?.trim().split('\n');
-  const top = found?.[0] || (await repositoryTop(input.folder, options));
-  if (!top) return { kind: 'in-place', reason: 'the folder is not a git repository' };
-  const head = found?.[1];
-  if (!head || !/^[0-9a-f]{40,64}$/.test(head)) return { kind: 'in-place', reason: 'the repository has no commit yet' };
+  const fit = await worktreeFit(input.folder, options);
+  if (fit.kind === 'in-place') return fit;
+  const { top, head } = fit;
   await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
   if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', '-b', branch, dir, head], options)) !== null) {
     await checkOutOnce(dir, branch, options);
