@@ -29,7 +29,7 @@ import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
-import { missingModelKeyNotice, modelKeyStore, ownLoginOf, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
+import { missingModelKeyNotice, modelKeyStore, ownLoginOf, panelSetup, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -69,6 +69,8 @@ class OffPeakExtension implements vscode.Disposable {
   private clientConfigs: PanelClientConfigs | undefined;
   /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
   private unseenResults = 0;
+  /** The usage-limit reset last notified (one notification per reset). */
+  private usageLimitNotified: number | undefined;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   /** Each task's lifecycle in the Output channel (a night can be audited in the morning). */
@@ -97,7 +99,7 @@ class OffPeakExtension implements vscode.Disposable {
     };
     context.subscriptions.push(
       this.modelKey.onDidChange(() => void recheckModelKey()),
-      vscode.workspace.onDidChangeConfiguration((e) => (e.affectsConfiguration('offPeak.agent') || e.affectsConfiguration('offPeak.claudeCodePath')) && void recheckModelKey()),
+      vscode.workspace.onDidChangeConfiguration((e) => ['offPeak.agent', 'offPeak.claudeCodePath', 'offPeak.personal.modelCredential'].some((k) => e.affectsConfiguration(k)) && void recheckModelKey()),
     );
     this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
@@ -259,6 +261,7 @@ class OffPeakExtension implements vscode.Disposable {
         },
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
         notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
+        setup: () => panelSetup(this.modelKey, Date.now()),
       }, engine, engine.archive);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
@@ -269,6 +272,12 @@ class OffPeakExtension implements vscode.Disposable {
         const now = Date.now();
         const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
         this.statusBar.update(hostStatusView(tasks, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
+        // Once per reset, from one window (the lease holder): when held tasks resume (docs/flows.md#usage-limits).
+        if (limitAt !== null && limitAt !== this.usageLimitNotified && engine.service.isLeader) {
+          this.usageLimitNotified = limitAt;
+          const at = new Date(limitAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+          void vscode.window.showInformationMessage(`Off-Peak Tasks: the account's usage limit is reached; held tasks resume at ${at}.`);
+        }
         // A question answered anywhere (a parked one included) closes its notification here too.
         this.notifier.questionsStillOpen(new Set(asks.map((a) => a.id)));
         // A deleted task (here or in another window) takes its terminal along.

@@ -5,7 +5,7 @@ import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hoo
 import type { PanelState } from '../src/protocol/webview';
 import type { Act } from './act';
 import { bannerOutlived, type AnswerOwner } from './ask-input';
-import { AvailabilityHint, GatewayHealth, PlanLock } from './banners';
+import { AvailabilityHint, GatewayHealth, PlanLock, SetupLine } from './banners';
 import { Card } from './card';
 import { availabilityText, groupCards, offPeakOpeningText, SECTIONS, ticks } from './format';
 import type { HostChannel } from './host-channel';
@@ -108,6 +108,7 @@ export function App({ channel, state, focusTick, error, onError }: {
           No gateway API key is set. <vscode-button secondary data-testid="set-key" onClick={setApiKey}>Set API key…</vscode-button>
         </div>
       )}
+      {state.setup && <SetupLine setup={state.setup} now={now} />}
       {summary && <ResultsSummaryBar summary={summary} now={now} active={activeFilter} onFilter={setFilter} />}
       <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} onSetApiKey={setApiKey} />
       {a.kind === 'hidden' ? (
@@ -127,6 +128,7 @@ export function App({ channel, state, focusTick, error, onError }: {
             <TaskForm
               workspaces={state.workspaces}
               models={state.models}
+              defaultModelText={state.setup?.defaultModelText}
               blockedText={!state.hasApiKey ? 'Set an API key first.' : availabilityText(a, now)}
               focusTick={focusTick + (formOpen ? 1 : 0)}
               submit={async (input) => {

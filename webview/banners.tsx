@@ -1,6 +1,6 @@
 // The notices above the create area: gateway health, the plan lock, the availability hint.
-import type { AvailabilityView } from '../src/protocol/webview';
-import { availabilityText, formatAgo, formatDuration } from './format';
+import type { AvailabilityView, SetupView } from '../src/protocol/webview';
+import { availabilityText, formatAgo, formatDuration, setupRunsText } from './format';
 
 export function GatewayHealth({ availability: a, now, hasQueued, onSetApiKey }: { availability: AvailabilityView; now: number; hasQueued: boolean; onSetApiKey(): void }) {
   if (a.kind === 'key_refused') {
@@ -37,4 +37,23 @@ export function AvailabilityHint({ availability, now, hasApiKey }: { availabilit
   const text = !hasApiKey ? 'Set an API key first.' : availabilityText(availability, now);
   if (!text) return null;
   return <span class="hint" data-testid="availability" role="status">{text}</span>;
+}
+
+/** What will happen to a task queued now: mode · agent · whose credential · model API · when tasks run. */
+export function SetupLine({ setup, now }: { setup: SetupView; now: number }) {
+  const parts: [string, string][] = [
+    ['mode', setup.modeText],
+    ['agent', setup.agentText],
+    ['credential', setup.credentialText],
+    ...(setup.modelApiHost ? [['model-api', setup.modelApiHost] as [string, string]] : []),
+    ['runs', setupRunsText(setup, now)],
+  ];
+  return (
+    <p class="setup-line hint" data-testid="setup-line" data-mode={setup.mode}>
+      {parts.map(([name, text], i) => (
+        <span key={name} data-testid={`setup-${name}`}>{i > 0 ? ' · ' : ''}{text}</span>
+      ))}
+      {setup.missing && <span class="setup-missing" data-testid="setup-missing"> {setup.missing}</span>}
+    </p>
+  );
 }

@@ -69,7 +69,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
   const elapsed = card.startedAt ? formatDuration((card.endedAt ?? now) - card.startedAt) : undefined;
   const run = (work: Promise<unknown>) => void act(work);
   return (
-    <li class={`card ${card.phase}`} data-testid={`card-${card.id}`} data-phase={card.phase} aria-label={`${card.title}: ${phaseLabel(card)}`}>
+    <li class={`card ${card.phase}`} data-testid={`card-${card.id}`} data-phase={card.phase} aria-label={`${card.title}: ${phaseLabel(card, now || Date.now())}`}>
       <div class="card-head">
         <button type="button" class="icon expand" data-testid="expand" aria-expanded={expanded} aria-controls={detailsId} title={expanded ? 'Hide details' : 'Show details and segments'} onClick={() => setExpanded(!expanded)}>
           <span class={`codicon codicon-chevron-${expanded ? 'down' : 'right'}`} aria-hidden="true" />
@@ -78,7 +78,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         <span class="title" title={card.title} data-testid="title">{card.title}</span>
         {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
         <FollowUpMark title={card.followUpOfTitle} />
-        <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card)}</span>
+        <span class={`phase ${card.phase}`} data-testid="phase">{phaseLabel(card, now || Date.now())}</span>
         <RefusalMark refusals={card.refusals} />
         {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
         <UsageTotal usage={card.usage} />

@@ -1,5 +1,5 @@
 // Small display helpers for the panel (pure; unit-tested in Node).
-import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type PanelParams, type PanelResult, type PanelState, type TaskCard } from '../src/protocol/webview';
+import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type PanelParams, type PanelResult, type PanelState, type SetupView, type TaskCard } from '../src/protocol/webview';
 
 /** A duration as people read it: "42s", "3m 07s", "2h 05m". */
 export function formatDuration(ms: number): string {
@@ -26,8 +26,11 @@ export function formatTime(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
-export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { ask?: CardAsk | null }): string {
+export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { ask?: CardAsk | null; usageLimitResetAt?: number | null }, now?: number): string {
   if (card.ask) return 'Needs input';
+  // A segment held by the account's usage limit is not working (docs/flows.md#usage-limits).
+  const held = now !== undefined && card.usageLimitResetAt != null && card.usageLimitResetAt > now;
+  if (held && (card.phase === 'running' || card.phase === 'waiting_for_admission')) return 'Held: usage limit';
   const position = card.queuePosition != null ? ` · #${card.queuePosition}` : '';
   const labels: Record<CardPhase, string> = {
     taking_ticket: 'Taking a ticket',
@@ -214,4 +217,13 @@ export function foldPrompt(prompt: string, maxLines = PROMPT_FOLD_LINES): { text
   // Folding a line or two saves nothing: only a clearly longer prompt folds.
   if (lines.length <= maxLines + 2) return { text: prompt, hiddenLines: 0 };
   return { text: lines.slice(0, maxLines).join('\n'), hiddenLines: lines.length - maxLines };
+}
+
+/** When tasks run, to the minute (docs/flows.md#what-the-panel-says). */
+export function setupRunsText(setup: SetupView, now: number): string {
+  if (setup.mode === 'team') return 'tasks run when the gateway admits them';
+  if (setup.hours === null || /^always$/i.test(setup.hours)) return 'tasks run any time';
+  if (setup.hoursOpenAt === null) return `tasks run now (hours ${setup.hours})`;
+  const at = new Date(setup.hoursOpenAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  return `tasks run at ${at}, ${formatCountdown(setup.hoursOpenAt, now)} (hours ${setup.hours})`;
 }

@@ -16,9 +16,11 @@ export const THOUGHT_LEVELS = ['', 'low', 'medium', 'high'];
 type Value = { value: string };
 export const valueOf = (e: Event): string => (e.currentTarget as unknown as Value).value ?? '';
 
-export function TaskForm({ workspaces, models, blockedText, focusTick, submit, onError, initial, onDone }: {
+export function TaskForm({ workspaces, models, defaultModelText, blockedText, focusTick, submit, onError, initial, onDone }: {
   workspaces: PanelState['workspaces'];
   models: string[];
+  /** The first Model choice: what a task that names none runs on (absent: the gateway's default). */
+  defaultModelText?: string;
   /** Why creating is not possible now (the submit button is disabled); undefined when it is. */
   blockedText?: string;
   focusTick: number;
@@ -122,7 +124,7 @@ export function TaskForm({ workspaces, models, blockedText, focusTick, submit, o
         <div>
           <vscode-label>Model</vscode-label>
           <vscode-single-select data-testid="model" value={model} onChange={(e) => setModel(valueOf(e))}>
-            <vscode-option value="">Gateway default</vscode-option>
+            <vscode-option value="">{defaultModelText ?? 'Gateway default'}</vscode-option>
             {models.map((m) => <vscode-option key={m} value={m}>{m}</vscode-option>)}
           </vscode-single-select>
         </div>

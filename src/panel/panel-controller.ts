@@ -61,6 +61,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   models(): string[];
   workspaces(): PanelState['workspaces'] | Promise<PanelState['workspaces']>;
   notice(): string | undefined;
+  /** The mode, agent, credential, model API and hours line (absent: not shown). */
+  setup?(): Promise<PanelState['setup']>;
   /** Fires whenever anything the panel shows may have changed (this window or another). */
   onDidChange(listener: () => void): DisposableLike;
 }
@@ -157,6 +159,7 @@ export class PanelController extends Disposable {
       models: this.backend.models(),
       workspaces: await this.backend.workspaces(),
       notice: this.backend.notice(),
+      setup: await this.backend.setup?.(),
       visible: this.port.visible?.() ?? true,
       lastSeenAt: this.backend.lastSeenAt?.() ?? null,
     };

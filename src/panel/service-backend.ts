@@ -7,7 +7,7 @@ import type { TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
 import { changeConcerns, type IsolationMode, type QuestionRecord, type TaskStore } from '../store';
-import type { AvailabilityView, QuestionView, SegmentView } from '../protocol/webview';
+import type { AvailabilityView, QuestionView, SegmentView, SetupView } from '../protocol/webview';
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from './create-task-command';
@@ -66,6 +66,8 @@ export interface PanelHostBits {
   /** The machine setting `offPeak.isolation` (absent: in place, as before isolation existed). */
   isolation?(): IsolationMode;
   notice(): string | undefined;
+  /** The mode, agent, credential, model API and hours line (`setupView`; absent: not shown). */
+  setup?(): Promise<SetupView | undefined>;
 }
 
 const REASONS: Record<string, string> = {
@@ -231,6 +233,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     workspaces: async () => (host.isolation ? folderFits.views(host.workspaces(), host.isolation()) : host.workspaces().map(({ name, path }) => ({ name, path }))),
     workplaces: () => store.read((tx) => workplaceViews(tx, service.listTasks())),
     notice: () => host.notice(),
+    setup: async () => host.setup?.(),
     async createTask({ input }) {
       // The webview names a folder; only one open in this window, and existing, may run a task.
       const workspacePath = checkWorkspaceFolder(input.workspacePath, host.workspaces().map((w) => w.path));

@@ -3,7 +3,7 @@
 // (`offPeak.personal.baseUrl`) and which machine-local key the windows show it.
 import { createHash } from 'node:crypto';
 import type { GatewayConfig } from '../gateway/config';
-import { parseDailyRange } from '../gateway/windows';
+import { OffPeakWindows, parseDailyRange } from '../gateway/windows';
 import { personalAccountLimits } from '../gateway/account-limit';
 
 export type OffPeakMode = 'personal' | 'gateway';
@@ -33,6 +33,22 @@ export function parsePersonalHours(text: string): { alwaysOpen: true } | { offPe
     }
   }
   return { offPeak: ranges.map((r) => r.replace(/\s+/g, '')) };
+}
+
+/**
+ * When `offPeak.personal.hours` next open after `now`, by the same windows the local authority
+ * uses: null while they are open (or `always`); undefined for hours that do not parse.
+ */
+export function hoursNextOpening(hours: string, now: number, timeZone: string = localTimeZone()): number | null | undefined {
+  let parsed: ReturnType<typeof parsePersonalHours>;
+  try {
+    parsed = parsePersonalHours(hours);
+  } catch {
+    return undefined;
+  }
+  if ('alwaysOpen' in parsed) return null;
+  const windows = new OffPeakWindows(timeZone, { kind: 'inside', ranges: parsed.offPeak.map(parseDailyRange) });
+  return windows.isOpen(now) ? null : windows.nextOpenAt(now);
 }
 
 /** The machine's IANA time zone (what "local time" means for the hours). */

@@ -239,6 +239,31 @@ export const AvailabilityViewSchema = z.object({
 });
 export type AvailabilityView = z.infer<typeof AvailabilityViewSchema>;
 
+/**
+ * What will happen to a task queued now (docs/flows.md#what-the-panel-says): the mode, the agent,
+ * whose credential, the model API's host and when tasks run. Words made by the host.
+ */
+export const SetupViewSchema = z.object({
+  mode: z.enum(['personal', 'team']),
+  /** "Personal mode" or "Team gateway <host>". */
+  modeText: z.string(),
+  /** "Claude Code" or "Reference agent", and for `auto` why ("found", "Claude Code not found"). */
+  agentText: z.string(),
+  /** Whose credential model requests carry, e.g. "your Claude Code login", "your model API key (not set)". */
+  credentialText: z.string(),
+  /** The model API's host (personal mode); null: the team gateway chooses. */
+  modelApiHost: z.string().nullable(),
+  /** `offPeak.personal.hours` as set (personal mode; null in team mode: the gateway's windows). */
+  hours: z.string().nullable(),
+  /** When the hours next open (to the minute); null: open now (or always). */
+  hoursOpenAt: z.number().nullable(),
+  /** The Model list's first choice: what a task that names no model runs on. */
+  defaultModelText: z.string(),
+  /** The credential is missing: the fix, as a command or setting to name. */
+  missing: z.string().optional(),
+});
+export type SetupView = z.infer<typeof SetupViewSchema>;
+
 export const PanelStateSchema = z.object({
   /** Increases with every snapshot; the webview ignores anything older than what it shows. */
   version: z.number().int().nonnegative(),
@@ -256,6 +281,8 @@ export const PanelStateSchema = z.object({
   workspaces: z.array(z.object({ name: z.string(), path: z.string(), ownBranch: z.boolean().optional(), noOwnBranch: z.string().max(1_000).optional() })),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
   notice: z.string().optional(),
+  /** The mode, agent, credential, model API and hours line (absent: not known yet). */
+  setup: SetupViewSchema.optional(),
   /**
    * Whether VS Code shows the panel (its tab is the active one); a webview in a background tab
    * cannot tell on its own. Absent: shown. Results count as seen only while it is shown.

@@ -3,8 +3,10 @@
 import * as vscode from 'vscode';
 import type { AgentKind } from '../agent/runtime/adapters';
 import type { LocalAuthority } from '../personal/local-authority';
-import { parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
+import { hoursNextOpening, parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
 import { setModelApiKeyCommand } from '../panel/api-key-command';
+import { setupView } from '../panel/setup-line';
+import type { SetupView } from '../protocol/webview';
 import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
 import { confirmModal } from './confirm';
 import { currentAgent, readSettings } from './settings';
@@ -60,4 +62,20 @@ export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<stri
 /** Which agents use their own login: Claude Code, unless the setting says the API key for all. */
 export function ownLoginOf(agent: AgentKind): boolean {
   return agent === 'claude-code' && readSettings().personal.modelCredential === 'claudeLogin';
+}
+
+/** The panel's mode, agent, credential, model API and hours line, from the settings now (docs/flows.md#what-the-panel-says). */
+export async function panelSetup(modelKey: ApiKeyStore, now: number): Promise<SetupView> {
+  const settings = readSettings();
+  return setupView({
+    mode: settings.mode,
+    gatewayUrl: settings.gatewayUrl,
+    agentSetting: settings.agentSetting,
+    agent: currentAgent(settings).agent,
+    modelCredential: settings.personal.modelCredential,
+    baseUrl: settings.personal.baseUrl,
+    hasModelKey: await modelKey.has(),
+    hours: settings.personal.hours,
+    hoursOpenAt: hoursNextOpening(settings.personal.hours, now),
+  });
 }

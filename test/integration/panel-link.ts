@@ -10,7 +10,7 @@ import type { Clock } from '../../src/core/clock';
 import { PanelController } from '../../src/panel/panel-controller';
 import type { Confirmation } from '../../src/panel/confirmations';
 import { createServiceBackend, type PanelAskSource, type PanelClientConfigs } from '../../src/panel/service-backend';
-import type { HostToWebview, PanelState } from '../../src/protocol/webview';
+import type { HostToWebview, PanelState, SetupView } from '../../src/protocol/webview';
 import type { TaskService } from '../../src/service';
 import type { HistoryArchive } from '../../src/service/history-archive';
 import type { TaskStore } from '../../src/store';
@@ -30,6 +30,8 @@ export interface PanelParts {
   asks?: PanelAskSource;
   /** The history archive (docs/flows.md#archive; absent: History is the task DB's rows only). */
   archive?: HistoryArchive;
+  /** The mode, agent, credential, model API and hours line (docs/flows.md#what-the-panel-says; absent: none). */
+  setup?(): Promise<SetupView | undefined>;
 }
 
 /** No agent runs in this window: nothing ever asks. */
@@ -69,6 +71,7 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
       return answer;
     },
     notice: () => undefined,
+    setup: parts.setup,
   }, parts.asks ?? NO_ASKS, parts.archive);
   let visible = true;
   const controller = new PanelController(

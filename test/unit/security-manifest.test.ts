@@ -41,3 +41,28 @@ describe('extension manifest: what a workspace can change', () => {
     assert.match(untrusted?.description ?? '', /trusted workspace/);
   });
 });
+
+/** Evaluates the when-clauses used here (`a == b`, `a != b`, `!a`, `a`, joined by && and ||; && binds first, as VS Code's). */
+function whenHolds(when: string, context: Record<string, string>): boolean {
+  const term = (t: string): boolean => {
+    const m = /^(\S+)\s*(==|!=)\s*(\S+)$/.exec(t.trim());
+    if (m) return (context[m[1]] === m[3]) === (m[2] === '==');
+    const name = t.trim();
+    return name.startsWith('!') ? !context[name.slice(1)] : Boolean(context[name]);
+  };
+  return when.split('||').some((any) => any.split('&&').every(term));
+}
+
+describe('extension manifest: commands by mode (docs/flows.md#what-the-panel-says)', () => {
+  const palette = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { menus: { commandPalette: { command: string; when: string }[] } } }).contributes.menus.commandPalette;
+  const shown = (context: Record<string, string>) => palette.filter((m) => whenHolds(m.when, context)).map((m) => m.command).sort();
+  const gatewayKeys = ['offPeak.clearApiKey', 'offPeak.setApiKey'];
+  const modelKeys = ['offPeak.clearModelApiKey', 'offPeak.setModelApiKey'];
+
+  it('the gateway key commands show in team mode only, the model key commands in personal mode only', () => {
+    assert.deepEqual(shown({ 'config.offPeak.mode': 'auto', 'config.offPeak.gatewayUrl': '' }), modelKeys, 'auto without a gateway URL is personal');
+    assert.deepEqual(shown({ 'config.offPeak.mode': 'auto', 'config.offPeak.gatewayUrl': 'http://gw:8787' }), gatewayKeys);
+    assert.deepEqual(shown({ 'config.offPeak.mode': 'personal', 'config.offPeak.gatewayUrl': 'http://gw:8787' }), modelKeys);
+    assert.deepEqual(shown({ 'config.offPeak.mode': 'gateway', 'config.offPeak.gatewayUrl': '' }), gatewayKeys);
+  });
+});
