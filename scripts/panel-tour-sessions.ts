@@ -119,7 +119,7 @@ runTour('panel-tour-sessions', async ({ stateDir, log, gateway, codeServer, stop
   await tour.click(claudeTask, 'open-session');
   const running = await until('an interactive `claude --resume <session>`', () => interactiveResumes(claudeRow.session_id!)[0], 60_000);
   assert.equal(running.argv[0], claude, 'the program itself, no shell');
-  assert.deepEqual(running.argv.slice(1), ['--resume', claudeRow.session_id]);
+  assert.deepEqual(running.argv.slice(1), ['--resume', claudeRow.session_id, '--setting-sources', 'user', '--strict-mcp-config'], 'the setting sources its segments ran with');
   assert.equal(realpathSync(running.cwd), realpathSync(workspace), "in the task's folder");
   assert.notEqual(running.env.ANTHROPIC_AUTH_TOKEN, PROXY_DUMMY_TOKEN, "not the proxy's token");
   assert.ok(!/127\.0\.0\.1/.test(running.env.ANTHROPIC_BASE_URL ?? ''), 'not the loopback proxy');

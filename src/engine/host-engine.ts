@@ -136,7 +136,7 @@ export class HostEngine {
     private readonly runtimeDir: string,
     private readonly windowId: string,
     private readonly log: (line: string) => void,
-    private readonly claudeSession: { command: () => string; configDir?: string },
+    private readonly claudeSession: { command: () => string; configDir?: string; settingSources?: () => ClaudeSettingSources },
     private readonly unanswered: UnansweredQuestion,
     /** Finished tasks beyond the History limits, in tasks-archive.sqlite (docs/flows.md#archive). */
     readonly archive: HistoryArchive,
@@ -245,6 +245,7 @@ export class HostEngine {
         return typeof at === 'string' ? at : at.found;
       },
       configDir: options.claudeCode?.configDir,
+      settingSources: options.claudeSettingSources,
     }, unanswered, new HistoryArchive({ store, clock, keep: options.historyKeep, wasmPath: options.wasmPath, durable: options.storeTuning?.durable, log }));
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete(pruneDeleted);
@@ -311,7 +312,7 @@ export class HostEngine {
     if (!task) throw new Error('This task no longer exists.');
     // A task on its own branch ran in its worktree: Claude Code finds the session from there (docs/flows.md#isolation).
     const ranIn = isolation?.mode === 'worktree' && isolation.worktreePath && isolation.broughtHome?.kind !== 'discarded' ? worktreeCounterpart(task.workspacePath, isolation.worktreePath) : task.workspacePath;
-    const claude = { command: this.claudeSession.command(), configDir: this.claudeSession.configDir, hostEnv, proxyPort: this.proxyListener.listeningPort };
+    const claude = { command: this.claudeSession.command(), configDir: this.claudeSession.configDir, hostEnv, proxyPort: this.proxyListener.listeningPort, settingSources: this.claudeSession.settingSources?.() };
     return sessionViewOf({ ...task, workspacePath: ranIn }, agent, claude, busy);
   }
 

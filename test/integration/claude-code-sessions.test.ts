@@ -83,7 +83,7 @@ describe('Claude Code sessions (real claude CLI, real gateway, local ticket prox
     assert.equal(view.kind, 'interactive');
     if (view.kind !== 'interactive') return;
     assert.equal(view.terminal.shellPath, claude);
-    assert.deepEqual(view.terminal.shellArgs, ['--resume', session]);
+    assert.deepEqual(view.terminal.shellArgs, ['--resume', session, '--setting-sources', 'user', '--strict-mcp-config'], 'the setting sources its segments ran with');
     assert.equal(view.terminal.cwd, ws);
     assert.equal(view.terminal.env.CLAUDE_CONFIG_DIR, configDir, 'the config dir the segments used');
     assert.equal(view.terminal.env.ANTHROPIC_AUTH_TOKEN, null, "the proxy's dummy token is removed");

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/adapters';
+import { ClaudeCodeAdapter, CLAUDE_SETTING_SOURCES, PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/adapters';
 import { claudeSessionTerminal, sessionViewOf, type InteractiveSessionTerminal } from '../../src/agent/runtime/session-terminal';
 
 const SESSION = '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e';
@@ -50,7 +50,7 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
     };
     const options = claudeSessionTerminal({ command: fakeClaude, sessionId: SESSION, cwd: ws, title: 'Fix the $(whoami) bug\n\u001b[31m', hostEnv, proxyPort: PROXY_PORT });
     assert.equal(options.shellPath, fakeClaude);
-    assert.deepEqual(options.shellArgs, ['--resume', SESSION]);
+    assert.deepEqual(options.shellArgs, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config']);
     assert.equal(options.cwd, ws);
     assert.deepEqual(options.env, { ANTHROPIC_BASE_URL: null, ANTHROPIC_AUTH_TOKEN: null });
     assert.equal(options.name, 'Claude Code: Fix the $(whoami) bug [31m', 'one plain line: no control characters');
@@ -58,7 +58,7 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
     const run = spawnSync(options.shellPath, options.shellArgs, { cwd: options.cwd, env: terminalEnv(hostEnv, options.env), encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
     const seen = JSON.parse(run.stdout) as { argv: string[]; cwd: string; env: Record<string, string> };
-    assert.deepEqual(seen.argv, ['--resume', SESSION]);
+    assert.deepEqual(seen.argv, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config']);
     assert.equal(fs.realpathSync(seen.cwd), fs.realpathSync(ws));
     assert.equal(seen.env.ANTHROPIC_BASE_URL, undefined);
     assert.equal(seen.env.ANTHROPIC_AUTH_TOKEN, undefined);
@@ -82,6 +82,23 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
     assert.deepEqual(options.env, { CLAUDE_CONFIG_DIR: path.join(dir, 'claude-config') });
   });
 
+  it('item 5: starts `claude --resume` with the setting sources the task ran with, so a .claude/settings.json the model wrote in the folder runs no hook in your session', () => {
+    // The part of a segment's argv that decides which setting files and MCP servers load.
+    const settingArgs = (args: string[]) => args.slice(args.indexOf('--setting-sources')).filter((a, i) => i < 2 || a === '--strict-mcp-config');
+    for (const settingSources of CLAUDE_SETTING_SOURCES) {
+      const segment = new ClaudeCodeAdapter({ command: fakeClaude, settingSources }).launch({
+        taskId: 't', sessionId: SESSION, resume: true, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: dir,
+        proxyBaseUrl: 'http://127.0.0.1:5/secret', segmentDir: fs.mkdtempSync(path.join(dir, 'seg-')),
+      });
+      const options = claudeSessionTerminal({ command: fakeClaude, sessionId: SESSION, cwd: dir, title: 't', hostEnv: { PATH: process.env.PATH }, proxyPort: PROXY_PORT, settingSources });
+      assert.deepEqual(options.shellArgs, ['--resume', SESSION, ...settingArgs(segment.args)], settingSources);
+      const run = spawnSync(options.shellPath, options.shellArgs, { cwd: options.cwd, env: terminalEnv({ PATH: process.env.PATH }, options.env), encoding: 'utf8' });
+      assert.deepEqual((JSON.parse(run.stdout) as { argv: string[] }).argv, options.shellArgs, 'the terminal runs exactly this argv');
+    }
+    const byDefault = claudeSessionTerminal({ command: fakeClaude, sessionId: SESSION, cwd: dir, title: 't', hostEnv: {}, proxyPort: 0, settingSources: 'user' });
+    assert.deepEqual(byDefault.shellArgs, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config'], 'the default: your own settings only, no project MCP server');
+  });
+
   it('refuses a session id that is not a UUID, a missing folder and an empty command, with a clear error', () => {
     const base = { command: 'claude', cwd: dir, title: 't', hostEnv: {}, proxyPort: 0 };
     for (const bad of ['--dangerously-skip-permissions', `${SESSION} --print`, '../x', '']) {
@@ -96,7 +113,7 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
     const task = { title: 'x', prompt: 'p', status: 'completed' as const, sessionId: SESSION, workspacePath: dir };
     const view = sessionViewOf(task, 'claude-code', claude, false);
     assert.equal(view.kind, 'interactive');
-    assert.deepEqual(view.kind === 'interactive' && view.terminal.shellArgs, ['--resume', SESSION]);
+    assert.deepEqual(view.kind === 'interactive' && view.terminal.shellArgs, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config']);
     assert.deepEqual(sessionViewOf(task, 'reference', claude, false), { kind: 'transcript' });
     assert.deepEqual(sessionViewOf({ ...task, status: 'running' }, 'claude-code', claude, false), { kind: 'transcript' });
     assert.deepEqual(sessionViewOf(task, 'claude-code', claude, true), { kind: 'transcript' }, 'a follow-up works on the session');

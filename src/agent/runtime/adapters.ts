@@ -262,6 +262,15 @@ export const CLAUDE_SETTING_SOURCES = ['user', 'user,project', 'user,project,loc
 export type ClaudeSettingSources = (typeof CLAUDE_SETTING_SOURCES)[number];
 export const DEFAULT_CLAUDE_SETTING_SOURCES: ClaudeSettingSources = 'user';
 
+/**
+ * The argv that decides which of Claude Code's setting files and MCP servers load: the same for a
+ * task's segments and for "Open session" on its session. Without the repository's settings nothing
+ * approves its .mcp.json servers; --strict-mcp-config makes sure no server a repository names starts.
+ */
+export function claudeSettingSourceArgs(sources: ClaudeSettingSources = DEFAULT_CLAUDE_SETTING_SOURCES): string[] {
+  return ['--setting-sources', sources, ...(sources.includes('project') ? [] : ['--strict-mcp-config'])];
+}
+
 /** Modes in which Claude Code asks before some tools (default: edits and commands; acceptEdits: commands). */
 const CLAUDE_ASKING_MODES: readonly PermissionMode[] = ['default', 'acceptEdits'];
 
@@ -309,12 +318,9 @@ export class ClaudeCodeAdapter implements AgentAdapter {
       spec.permissionMode,
       '--settings',
       settingsFile,
-      '--setting-sources',
-      this.options.settingSources ?? DEFAULT_CLAUDE_SETTING_SOURCES,
+      // Only the permission relay below (and no server a repository names) is started.
+      ...claudeSettingSourceArgs(this.options.settingSources),
     ];
-    // Without the repository's settings nothing approves its .mcp.json servers; --strict-mcp-config
-    // makes sure only the permission relay below (and no server a repository names) is started.
-    if (!(this.options.settingSources ?? DEFAULT_CLAUDE_SETTING_SOURCES).includes('project')) args.push('--strict-mcp-config');
     if (spec.model) args.push('--model', spec.model);
     if (relay && CLAUDE_ASKING_MODES.includes(spec.permissionMode)) {
       // The proxy's secret URL goes to the relay through this 0600 file's env, never argv.

@@ -2,14 +2,15 @@
  * "Open session" (docs/flows.md#open-session): what the Session entry of a card or History row
  * opens. A Claude Code task's session continues interactively: `claude --resume <session id>` in
  * an integrated terminal, in the task's folder (Claude Code keeps sessions per folder), with the
- * user's own Claude Code settings and credentials, never the off-peak proxy. A reference-agent
+ * user's own Claude Code credentials and the setting sources the task ran with, never the
+ * off-peak proxy. A reference-agent
  * task shows its transcript read-only in the task's terminal. vscode-free: src/vscode/ turns the
  * options into a terminal.
  */
 import fs from 'node:fs';
 import { plainNotificationText } from '../../core/untrusted-text';
 import { isTerminalStatus, type OffPeakTask } from '../../core/types';
-import { PROXY_DUMMY_TOKEN } from './adapters';
+import { claudeSettingSourceArgs, PROXY_DUMMY_TOKEN, type ClaudeSettingSources } from './adapters';
 
 /** Claude Code names sessions with UUIDs; anything else never reaches argv. */
 const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -52,6 +53,12 @@ export interface ClaudeSessionInput {
   hostEnv: Readonly<Record<string, string | undefined>>;
   /** The window's loopback proxy port (0: none yet). */
   proxyPort: number;
+  /**
+   * The setting sources the task's segments ran with (`offPeak.claudeCodeSettingSources`): the
+   * session opens with the same ones, so a `.claude/settings.json` the model wrote in the folder
+   * runs no hook in the user's session unless the tasks loaded it too.
+   */
+  settingSources?: ClaudeSettingSources;
 }
 
 /** Whether a variable's value points at the off-peak proxy (its dummy token, or its loopback port). */
@@ -75,7 +82,7 @@ export function claudeSessionTerminal(input: ClaudeSessionInput): InteractiveSes
   return {
     name: `Claude Code: ${plainNotificationText(input.title, 40)}`,
     shellPath: input.command,
-    shellArgs: ['--resume', input.sessionId],
+    shellArgs: ['--resume', input.sessionId, ...claudeSettingSourceArgs(input.settingSources)],
     cwd: input.cwd,
     env,
   };
