@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as esbuild from 'esbuild';
 import { ManualClock } from '../../src/core/clock';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { GatewayServer } from '../../src/gateway/server';
@@ -236,6 +237,11 @@ export function errorOf(answer: Answer): { type: string; code: string; message: 
 }
 
 const gatewaySourceEntry = path.resolve(__dirname, '../../src/gateway/main.ts');
+
+/** Bundles the gateway as esbuild.mjs bundles dist/gateway.js (better-sqlite3 and mysql2 external). */
+export async function buildGatewayBundle(outfile: string): Promise<void> {
+  await esbuild.build({ entryPoints: [gatewaySourceEntry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3', 'mysql2'], mainFields: ['module', 'main'], logLevel: 'silent' });
+}
 
 export interface RunningGateway {
   child: ChildProcess;

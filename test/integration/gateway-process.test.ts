@@ -5,10 +5,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import * as esbuild from 'esbuild';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { GatewayTestClient, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
+import { buildGatewayBundle, GatewayTestClient, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
 
 const root = path.resolve(__dirname, '../..');
 const sourceEntry = path.join(root, 'src/gateway/main.ts');
@@ -42,12 +41,12 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
   });
 
   it('the bundled gateway (node <bundle> --demo --port 0) prints its URL and demo key and answers with a labelled demo model', async () => {
-    // Same build options as esbuild.mjs for dist/gateway.js; written under node_modules/.cache so
-    // better-sqlite3 (external) resolves from the project's node_modules.
+    // Written under node_modules/.cache so better-sqlite3 (external) resolves from the project's
+    // node_modules.
     const outDir = path.join(root, 'node_modules/.cache/offpeak-gateway-test');
     mkdirSync(outDir, { recursive: true });
     const bundle = path.join(outDir, `gateway-${process.pid}.js`);
-    await esbuild.build({ entryPoints: [sourceEntry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3', 'mysql2'], mainFields: ['module', 'main'], logLevel: 'silent' });
+    await buildGatewayBundle(bundle);
     assert.ok(existsSync(bundle));
     // The echo script: no demo pacing, so the ticket is ready within the 1 s promote timer.
     const g = await spawnGateway(['--demo', '--demo-script', 'echo', '--port', '0', '--log-level', 'warn'], { bundle });

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
-const SOURCE_DIRS = ['src', 'webview', 'test', 'bench', 'scripts', 'eslint-rules'];
+const SOURCE_DIRS = ['src', 'webview', 'test', 'bench', 'scripts', 'eslint-rules', 'deploy'];
 const SOURCE_FILE = /^[\w./*-]+\.(ts|tsx|mjs)$/;
 const FOLDER = /^[\w./-]+\/$/;
 const RUN_TIME = /^(globalStorage|dist)\//;
