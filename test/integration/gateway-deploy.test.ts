@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { buildGatewayBundle, GatewayTestClient, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
+import { buildGatewayBundle, GatewayTestClient, killGateways, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
 
 const root = path.resolve(__dirname, '../..');
 const healthcheck = path.join(root, 'deploy/gateway-healthcheck.mjs');
@@ -63,10 +63,7 @@ describe('the reference gateway deploys on its own (README.md#deploy-it)', funct
     dir = new TempDir();
   });
   afterEach(async () => {
-    for (const g of running.splice(0)) {
-      if (g.child.exitCode === null) g.child.kill('SIGKILL');
-      await g.exited;
-    }
+    await killGateways(running);
     dir.remove();
   });
 

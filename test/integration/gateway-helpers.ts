@@ -251,6 +251,14 @@ export interface RunningGateway {
   exited: Promise<number | null>;
 }
 
+/** Kills what is still running of `gateways` (SIGKILL) and waits for each to exit; empties the list. */
+export async function killGateways(gateways: RunningGateway[]): Promise<void> {
+  for (const g of gateways.splice(0)) {
+    if (g.child.exitCode === null) g.child.kill('SIGKILL');
+    await g.exited;
+  }
+}
+
 /** Spawns the gateway (argv, no shell) and waits for its "listening on" line. */
 export async function spawnGateway(args: string[], options: { bundle?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningGateway> {
   const argv = options.bundle ? [options.bundle, ...args] : ['--import', 'tsx', gatewaySourceEntry, ...args];

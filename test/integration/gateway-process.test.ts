@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { buildGatewayBundle, GatewayTestClient, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
+import { buildGatewayBundle, GatewayTestClient, killGateways, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
 
 const root = path.resolve(__dirname, '../..');
 const sourceEntry = path.join(root, 'src/gateway/main.ts');
@@ -31,12 +31,7 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
     dir = new TempDir();
   });
   afterEach(async () => {
-    for (const g of running.splice(0)) {
-      if (g.child.exitCode === null) {
-        g.child.kill('SIGKILL');
-        await g.exited;
-      }
-    }
+    await killGateways(running);
     dir.remove();
   });
 
