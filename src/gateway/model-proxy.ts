@@ -20,6 +20,8 @@ export interface UpstreamTarget {
   timeoutMs: number;
   /** The client's own credential headers, sent instead of `apiKey` (passClientCredential). */
   clientCredential?: http.OutgoingHttpHeaders;
+  /** What fixes an unreachable upstream, said with its address (personal mode: the user's setting). */
+  unreachableFix?: string;
 }
 
 const keepAliveHttp = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -110,7 +112,8 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
       if (finished || res.destroyed) return;
       metrics.upstreamErrors.inc();
       log.warn('upstream request failed', { ticket_id: admission.ticket.ticketId, target: target.origin, error: error.message });
-      if (!res.headersSent) ctx.sendError(errors.upstreamUnavailable(`model upstream unreachable: ${error.message}`));
+      const message = upstream.unreachableFix ? `The model API ${target.origin} cannot be reached (${error.message}): ${upstream.unreachableFix}` : `model upstream unreachable: ${error.message}`;
+      if (!res.headersSent) ctx.sendError(errors.upstreamUnavailable(message));
       else res.destroy(error);
     });
 

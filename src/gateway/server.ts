@@ -386,7 +386,7 @@ export class GatewayServer {
     const clientCredential = this.config.passClientCredential ? clientCredentialOf(req) : undefined;
     const apiKey = clientCredential ? null : await this.upstreamKey();
     if (this.config.passClientCredential && !clientCredential && !apiKey) {
-      throw errors.upstreamNotConfigured('no model credential: the agent sent no login of its own and no model API key is set ("Off-Peak: Set Model API Key")');
+      throw errors.upstreamNotConfigured('No model API key is set and the agent sent no login of its own: set the key with "Off-Peak: Set Model API Key", or use Claude Code with its own login');
     }
     const admission = await this.authority.admit(user, ticketId);
     if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
@@ -396,7 +396,8 @@ export class GatewayServer {
       upstreamPathAndQuery,
       body,
       admission,
-      upstream: { url: upstreamUrl, apiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs, clientCredential },
+      // Personal mode's model API is the user's setting: an unreachable one names it.
+      upstream: { url: upstreamUrl, apiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs, clientCredential, unreachableFix: this.config.passClientCredential ? 'check offPeak.personal.baseUrl' : undefined },
       serverTime: () => this.clock.now(),
       metrics: this.metrics,
       log: this.log,

@@ -247,7 +247,7 @@ describe('personal mode without a model credential (real processes end to end)',
         return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
       }, 'the task to end');
       assert.equal(done.status, 'failed');
-      assert.match(done.failureReason ?? '', /no model credential.*Set Model API Key/);
+      assert.match(done.failureReason ?? '', /No model API key is set.*Set Model API Key/);
       assert.equal(upstream.messageRequests().length, 0);
     } finally {
       await w.engine.dispose();

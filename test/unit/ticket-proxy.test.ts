@@ -249,7 +249,7 @@ describe('local ticket proxy', () => {
       assert.match(message, /^The off-peak gateway could not be reached from \d\d:\d\d to \d\d:\d\d \(150 ms, the longest a task waits for it\), so the task stopped\. Last error: .*ECONNREFUSED/);
       assert.deepEqual(events.map((e) => e.type), ['gateway-unreachable', 'gateway-outage-exceeded']);
       assert.equal(proxy.state, 'gateway-lost');
-      assert.equal(proxy.gatewayLostReason, message);
+      assert.equal(proxy.failureReason, message);
       const later = await post();
       assert.equal(later.status, 502);
       assert.equal(((await later.json()) as { error: { message: string } }).error.message, message);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { systemClock, type Clock } from '../../core/clock';
 import { Emitter, type Event } from '../../core/event';
-import { BusinessCode, LOCAL_KEY_HEADER, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../../protocol/gateway';
+import { BusinessCode, GeneralErrorCode, LOCAL_KEY_HEADER, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../../protocol/permission-relay';
 import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
@@ -33,6 +33,11 @@ import { SEGMENT_END_MARK } from '../../core/segment-end';
  *    backoff until it answers (`gateway-unreachable`, then `gateway-reachable`), up to the bound
  *    of `GatewayOutage`; past it `gateway-outage-exceeded`, and the agent gets a 502 with
  *    `x-should-retry: false` (now and later) so the segment fails saying why.
+ *  - the model API cannot be used: no credential or no upstream (`upstream_not_configured`), or
+ *    unreachable (`upstream_unavailable`) before any model answer of the segment. Retrying cannot
+ *    help (it took an agent minutes to give up, with "server-side, usually temporary"):
+ *    `model-api-unusable`, and the agent gets a 502 with `x-should-retry: false` (now and later)
+ *    so the segment fails with the gateway's reason, which names the fix.
  *  - anything else (including a plain provider 429 without 3105): passed through unchanged, so
  *    the agent's normal retry budget applies.
  */
@@ -49,6 +54,8 @@ export type TicketProxyEvent =
   | { type: 'gateway-reachable'; at: number; since: number }
   /** The outage lasted past its bound: the segment is over and the task fails with `reason`. */
   | { type: 'gateway-outage-exceeded'; at: number; since: number; reason: string }
+  /** The model API cannot be used (no credential, unreachable): the segment is over and the task fails with `reason`. */
+  | { type: 'model-api-unusable'; at: number; reason: string }
   /**
    * The account's usage limit holds the segment's requests until `resetAt` (this machine's clock);
    * `park`: that is later than a hold is worth, the task should park; null `resetAt`: it lifted.
@@ -123,6 +130,7 @@ export class TicketProxy {
   private readonly usageLimit: UsageLimitState;
   /** Why the segment gave up on an unreachable gateway (then every request is refused locally). */
   private _gatewayLost: string | null = null;
+  private _modelApiUnusable: string | null = null;
 
   private constructor(private readonly options: TicketProxyOptions) {
     this.upstream = new URL(options.upstreamBaseUrl);
@@ -162,9 +170,9 @@ export class TicketProxy {
     return this.outage.unreachableSince;
   }
 
-  /** Set once an outage outlasted its bound: why the segment stopped. */
-  get gatewayLostReason(): string | null {
-    return this._gatewayLost;
+  /** Set once an outage outlasted its bound or the model API cannot be used: why the segment failed. */
+  get failureReason(): string | null {
+    return this._gatewayLost ?? this._modelApiUnusable;
   }
 
   get state(): TicketProxyState {
@@ -207,6 +215,7 @@ export class TicketProxy {
     if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
     if (this._expired) return sendSegmentOver(res, `${SEGMENT_END_MARK} (ticket expired, code 3102); the task resumes with a new ticket`);
     if (this._gatewayLost !== null) return sendGatewayLost(res, this._gatewayLost);
+    if (this._modelApiUnusable !== null) return sendGatewayLost(res, this._modelApiUnusable);
 
     const target = new URL(this.upstream.href.replace(/\/+$/, '') + rest + search);
     const headers: http.OutgoingHttpHeaders = {};
@@ -273,6 +282,11 @@ export class TicketProxy {
         this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt, usageLimit: limit !== null });
         if (!(await this.hold(waitMs, signal))) return void res.destroy();
         continue;
+      }
+      if (isModelCall && (code === GeneralErrorCode.UpstreamNotConfigured || (code === GeneralErrorCode.UpstreamUnavailable && this._firstAdmittedAt === null))) {
+        this._modelApiUnusable ??= readErrorMessage(errorBody) ?? `the model API cannot be used (${code})`;
+        this.emit({ type: 'model-api-unusable', at: this.clock.now(), reason: this._modelApiUnusable });
+        return sendGatewayLost(res, this._modelApiUnusable);
       }
       this.emit({ type: 'upstream-error', at: this.clock.now(), status, code });
       const passHeaders = responseHeaders(upstreamRes.headers);
@@ -400,7 +414,17 @@ function sendSegmentOver(res: http.ServerResponse, message: string): void {
   sendError(res, 400, 'invalid_request_error', message, { 'x-should-retry': 'false' });
 }
 
-/** The outage outlasted its bound: the agent must stop, the segment fails with `reason`. */
+/** The gateway's error message (`error.message` of its one error shape), if the body has one. */
+function readErrorMessage(body: Buffer | null): string | null {
+  try {
+    const message = (JSON.parse(body?.toString('utf8') ?? '') as { error?: { message?: unknown } }).error?.message;
+    return typeof message === 'string' && message.trim() ? message.trim() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The outage outlasted its bound, or the model API cannot be used: the agent must stop, the segment fails with `reason`. */
 function sendGatewayLost(res: http.ServerResponse, reason: string): void {
   sendError(res, 502, 'api_error', reason, { 'x-should-retry': 'false' });
 }

@@ -363,7 +363,7 @@ export class SegmentRun {
         this.show(`\n[off-peak] ${usageLimitTerminalText(event.resetAt, event.park)}\n`);
         if (event.park && this.stopReason === null) [this.stopReason, this.limitResetAt] = ['usage-limited', event.resetAt];
         if (event.park) void this.stop(); // resumably, as for a parked question
-      } else if (event.type === 'gateway-outage-exceeded') {
+      } else if (event.type === 'gateway-outage-exceeded' || event.type === 'model-api-unusable') {
         this.stopReason ??= 'gateway-lost';
         this.show(`\n[off-peak] ${event.reason}\n`);
         // The agent was answered "do not retry"; make sure it really stops.
@@ -481,8 +481,8 @@ export class SegmentRun {
     if (this.stopReason === 'parked' && this.parkedAskId) return { kind: 'parked', askId: this.parkedAskId };
     if (this.stopReason === 'usage-limited') return { kind: 'usage-limited', resetAt: this.limitResetAt };
     if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
-    const gatewayLost = this.proxy.gatewayLostReason;
-    if (gatewayLost !== null) return { kind: 'failed', reason: gatewayLost, exitCode: code };
+    const lost = this.proxy.failureReason;
+    if (lost !== null) return { kind: 'failed', reason: lost, exitCode: code };
     const result = this.reader.result();
     if (code === 0 && result?.ok) return { kind: 'completed', summary: result.summary, exitCode: code };
     let reason: string;
