@@ -170,7 +170,7 @@ export function App({ channel, state, focusTick, error, onError }: {
         );
       })}
       {!hasTasks && a.kind !== 'hidden' && <p class="empty">No tasks yet.</p>}
-      <History state={state} act={act} channel={channel} />
+      <History state={state} now={now} act={act} channel={channel} />
     </main>
   );
 }

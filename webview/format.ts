@@ -1,5 +1,5 @@
 // Small display helpers for the panel (pure; unit-tested in Node).
-import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type PanelParams, type PanelResult, type PanelState, type SetupView, type TaskCard } from '../src/protocol/webview';
+import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type HistoryRowView, type PanelParams, type PanelResult, type PanelState, type SetupView, type TaskCard } from '../src/protocol/webview';
 
 /** A duration as people read it: "42s", "3m 07s", "2h 05m". */
 export function formatDuration(ms: number): string {
@@ -226,4 +226,9 @@ export function setupRunsText(setup: SetupView, now: number): string {
   if (setup.hoursOpenAt === null) return `tasks run now (hours ${setup.hours})`;
   const at = new Date(setup.hoursOpenAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
   return `tasks run at ${at}, ${formatCountdown(setup.hoursOpenAt, now)} (hours ${setup.hours})`;
+}
+
+/** How long a row's task took, or has been running: counted on with the panel's clock, as its card's is. */
+export function historyRowDuration(row: Pick<HistoryRowView, 'status' | 'triggeredAt' | 'durationMs'>, now: number): number {
+  return row.status === 'in_progress' ? Math.max(row.durationMs, now - row.triggeredAt) : row.durationMs;
 }

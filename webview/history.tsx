@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { HISTORY_PAGE_ROWS, type HistoryFilterView, type HistoryRowView, type PanelState } from '../src/protocol/webview';
 import { ActionButton } from './action-button';
 import type { Act } from './act';
-import { formatDuration, formatTime, HISTORY_LABELS } from './format';
+import { formatDuration, formatTime, historyRowDuration, HISTORY_LABELS } from './format';
 import type { HostChannel } from './host-channel';
 import { UsageTotal } from './card-extras-view';
 import { AllowedNotRunMark, RefusalMark } from './questions';
@@ -22,7 +22,7 @@ interface Loaded {
   total: number;
 }
 
-export function History({ state, act, channel }: { state: Pick<PanelState, 'history' | 'historyTotal' | 'historyArchived'>; act: Act; channel: HostChannel }) {
+export function History({ state, now, act, channel }: { state: Pick<PanelState, 'history' | 'historyTotal' | 'historyArchived'>; now: number; act: Act; channel: HostChannel }) {
   const [followingUp, setFollowingUp] = useState<string>();
   const [filter, setFilter] = useState<HistoryFilterView>({});
   const [loaded, setLoaded] = useState<Loaded>();
@@ -71,7 +71,7 @@ export function History({ state, act, channel }: { state: Pick<PanelState, 'hist
             <RefusalMark refusals={h.refusals} />
             <AllowedNotRunMark notRun={h.allowedNotRun} />
             <span class="when">Triggered {formatTime(h.triggeredAt)}</span>
-            <span class="duration">{formatDuration(h.durationMs)}</span>
+            <span class="duration" data-testid="history-duration">{formatDuration(historyRowDuration(h, now))}</span>
             <UsageTotal usage={h.usage} testid="history-usage" />
             {h.archived && <span class="archived" data-testid="history-archived" title="In the history archive">Archived</span>}
             <span class="actions">

@@ -18,12 +18,23 @@ export interface HistoryRow {
 }
 
 /**
- * The History row of a task, or undefined when it has none: never started, hidden by the user,
- * or in a state without a History meaning (a started task back in queued/paused between segments
- * still shows as in progress).
+ * When a task's History row says it was triggered: its first segment's start, or for a task that
+ * failed before its first segment (its folder gone, no ticket to be had) when it failed. Null: no
+ * History row (never started, and not failed). The store's `HISTORY_TRIGGERED_AT_SQL` says the same.
+ */
+export function historyTriggeredAt(task: Pick<OffPeakTask, 'startedAt' | 'status' | 'endedAt' | 'queuedAt'>): number | null {
+  if (task.startedAt !== null) return task.startedAt;
+  return task.status === 'failed' ? (task.endedAt ?? task.queuedAt) : null;
+}
+
+/**
+ * The History row of a task, or undefined when it has none: never started (unless it failed
+ * before it could), hidden by the user, or in a state without a History meaning (a started task
+ * back in queued/paused between segments still shows as in progress).
  */
 export function deriveHistoryRow(task: OffPeakTask, now: number): HistoryRow | undefined {
-  if (task.startedAt === null || task.historyDeletedAt !== null) return undefined;
+  const triggeredAt = historyTriggeredAt(task);
+  if (triggeredAt === null || task.historyDeletedAt !== null) return undefined;
   let status: HistoryStatus;
   let end: number;
   switch (task.status) {
@@ -48,9 +59,9 @@ export function deriveHistoryRow(task: OffPeakTask, now: number): HistoryRow | u
     taskId: task.id,
     title: task.title || task.prompt,
     prompt: task.prompt,
-    triggeredAt: task.startedAt,
+    triggeredAt,
     status,
-    durationMs: Math.max(0, end - task.startedAt),
+    durationMs: Math.max(0, end - triggeredAt),
     sessionId: task.sessionId,
     failureReason: task.failureReason,
   };

@@ -5,6 +5,7 @@
  * once; a task left without a ticket is retaken.
  */
 import { newTaskId } from '../core/ids';
+import { historyTriggeredAt } from '../core/history';
 import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask } from '../core/types';
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError } from '../gateway-client/errors';
@@ -217,7 +218,7 @@ export class TaskActions {
     const task = this.getTask(taskId);
     if (!task) throw new ServiceError('not_found', `No task ${taskId}.`);
     if (written) return { hidden: true, historyDeletedAt: task.historyDeletedAt };
-    if (task.startedAt === null) return { hidden: false, historyDeletedAt: null, reason: 'never_started' };
+    if (historyTriggeredAt(task) === null) return { hidden: false, historyDeletedAt: null, reason: 'never_started' };
     return { hidden: true, historyDeletedAt: task.historyDeletedAt, reason: 'already_hidden' };
   }
 

@@ -9,6 +9,7 @@ import { FollowUpRepo, type FollowUpLink } from './follow-up-repo';
 import { IsolationRepo, type TaskIsolation } from './isolation-repo';
 import { QuestionRepo, type DenialCount } from './question-repo';
 import { taskFromRow } from './rows';
+import { HISTORY_TRIGGERED_AT_SQL } from './task-repo';
 import { placeholders, type SqlDb, type SqlParam } from './sql';
 import { TicketRepo } from './ticket-repo';
 
@@ -29,7 +30,7 @@ function likePattern(text: string): string {
 
 /** The ids of the archived History rows that match, newest first. */
 export function archivedHistoryIds(db: SqlDb, filter: HistoryFilter | undefined): string[] {
-  const where = ['started_at IS NOT NULL', 'history_deleted_at IS NULL'];
+  const where = [`${HISTORY_TRIGGERED_AT_SQL} IS NOT NULL`, 'history_deleted_at IS NULL'];
   const params: SqlParam[] = [];
   const text = filter?.text?.trim();
   if (text) {
@@ -42,14 +43,14 @@ export function archivedHistoryIds(db: SqlDb, filter: HistoryFilter | undefined)
     params.push(...statuses);
   }
   if (filter?.from !== undefined) {
-    where.push('started_at >= ?');
+    where.push(`${HISTORY_TRIGGERED_AT_SQL} >= ?`);
     params.push(filter.from);
   }
   if (filter?.to !== undefined) {
-    where.push('started_at <= ?');
+    where.push(`${HISTORY_TRIGGERED_AT_SQL} <= ?`);
     params.push(filter.to);
   }
-  const rows = db.all(`SELECT off_peak_task_id AS id FROM off_peak_tasks WHERE ${where.join(' AND ')} ORDER BY started_at DESC, off_peak_task_id`, params);
+  const rows = db.all(`SELECT off_peak_task_id AS id FROM off_peak_tasks WHERE ${where.join(' AND ')} ORDER BY ${HISTORY_TRIGGERED_AT_SQL} DESC, off_peak_task_id`, params);
   return rows.map((r) => String(r.id));
 }
 

@@ -15,6 +15,12 @@ import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } fro
 const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Default age after which a dispatcher's claim counts as abandoned (a crashed window). */
+/**
+ * When a task's History row says it was triggered, in SQL (NULL: no row): as `historyTriggeredAt`
+ * in src/core/history.ts, its first segment's start, or when a task that never started failed.
+ */
+export const HISTORY_TRIGGERED_AT_SQL = "(CASE WHEN started_at IS NOT NULL THEN started_at WHEN status = 'failed' THEN COALESCE(ended_at, queued_at) END)";
+
 export const ZOMBIE_CLAIM_MS = 10 * 60_000;
 
 /**
@@ -164,7 +170,7 @@ export class TaskRepo {
     }
     if (filter.hasTicket !== undefined) where.push(filter.hasTicket ? 'server_ticket_id IS NOT NULL' : 'server_ticket_id IS NULL');
     if (filter.unsettledTerminal) where.push(`status IN ${TERMINAL_SQL} AND settled_at IS NULL`);
-    if (filter.historyVisible) where.push('started_at IS NOT NULL AND history_deleted_at IS NULL');
+    if (filter.historyVisible) where.push(`${HISTORY_TRIGGERED_AT_SQL} IS NOT NULL AND history_deleted_at IS NULL`);
     return this.db.all(...listQuery('off_peak_tasks', where, params, 'queued_at, off_peak_task_id', filter.limit)).map(taskFromRow);
   }
 
@@ -310,12 +316,12 @@ export class TaskRepo {
     return deleted;
   }
 
-  /** History tombstone: only for started tasks; repeating keeps the first time (idempotent). */
+  /** History tombstone: only for tasks with a History row; repeating keeps the first time (idempotent). */
   deleteHistory(id: string): boolean {
     return (
       this.db.run(
         `UPDATE off_peak_tasks SET history_deleted_at = ?, updated_at = ?
-         WHERE off_peak_task_id = ? AND started_at IS NOT NULL AND history_deleted_at IS NULL`,
+         WHERE off_peak_task_id = ? AND ${HISTORY_TRIGGERED_AT_SQL} IS NOT NULL AND history_deleted_at IS NULL`,
         [this.now, this.now, id],
       ) === 1
     );

@@ -98,6 +98,11 @@ describe('deriveHistoryRow (History is derived, 0 or 1 row)', () => {
     assert.equal(deriveHistoryRow(task({ status: 'completed', startedAt: 2000, endedAt: 3000, historyDeletedAt: 4000 }), now), undefined);
   });
 
+  it('a task that failed before its first segment has a Failure row with its reason, triggered when it failed, lasting nothing', () => {
+    const row = deriveHistoryRow(task({ status: 'failed', endedAt: 7_000, failureReason: 'folder gone' }), now)!;
+    assert.deepEqual([row.status, row.triggeredAt, row.durationMs, row.failureReason], ['failure', 7_000, 0, 'folder gone']);
+  });
+
   it('maps statuses to History statuses and durations', () => {
     assert.deepEqual(
       (['running', 'completed', 'failed', 'cancelled', 'queued'] as const).map((status) => {
