@@ -8,11 +8,13 @@
  * never work on one session.
  *
  * Which window runs a task is told by the segment's pid record (`agent.pid`: the agent's pid, the
- * window's process and id, the session): the runtime writes it before the task is marked running
- * and removes it only once the segment's outcome is applied.
+ * window's process, id and machine, the session): the runtime writes it before the task is marked
+ * running and removes it only once the segment's outcome is applied. A record of another machine
+ * is never judged from here.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { TaskStore } from '../store';
 import { isProcessAlive } from '../core/process-alive';
@@ -32,6 +34,8 @@ interface PidRecord {
   /** The window whose runtime spawned it (records of older builds have none). */
   windowId?: string;
   sessionId?: string;
+  /** The machine the window runs on (records of older builds have none: this machine assumed). */
+  host?: string;
 }
 
 export interface RecoveryOptions {
@@ -55,6 +59,8 @@ export interface RecoveryOptions {
   requeueUnrecorded?: (taskId: string) => boolean;
   /** How long to wait for killed agents to be gone before their tasks are requeued. */
   killWaitMs?: number;
+  /** This machine's name (default os.hostname()); injectable for tests. */
+  host?: string;
 }
 
 /** The parent pid (Linux: /proc; elsewhere: ps); undefined when it cannot be told. */
@@ -156,6 +162,9 @@ export type RequeueInterrupted = (taskIds: readonly string[]) => Promise<string[
 type RecordVerdict = { kind: 'live' } | { kind: 'gone'; killed?: number };
 
 function judgeRecord(file: string, record: PidRecord, options: RecoveryOptions): RecordVerdict {
+  // Another machine's window (two Remote-SSH hosts sharing a home folder): its pids mean nothing
+  // here, so it is never judged dead from here; that machine's windows recover it.
+  if (record.host !== undefined && record.host !== (options.host ?? os.hostname())) return { kind: 'live' };
   const agentAlive = !!record.pid && isProcessAlive(record.pid);
   // Its window runs: that window applies the segment's outcome, whatever the agent does.
   if (hostLives(record, agentAlive, options)) return { kind: 'live' };

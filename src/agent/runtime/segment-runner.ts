@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../core/clock';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
@@ -324,7 +325,7 @@ export class SegmentRun {
 
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    const record = { pid: child.pid, hostPid: process.pid, windowId: this.options.windowId, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag };
+    const record = { pid: child.pid, hostPid: process.pid, host: os.hostname(), windowId: this.options.windowId, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag };
     fs.writeFileSync(this.pidFile, JSON.stringify(record), { mode: 0o600 });
     const asks = this.options.asks;
     if (asks) {
