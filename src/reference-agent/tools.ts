@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { programToRun } from '../core/executable-path';
 import type { ToolDefinition } from './messages-client';
 import type { PermissionMode } from './events';
 
@@ -327,7 +328,8 @@ export async function runTool(name: string, input: Record<string, unknown>, ctx:
  */
 export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: number): Promise<string> {
   const isWindows = process.platform === 'win32';
-  const shell = isWindows ? process.env.ComSpec || 'cmd.exe' : process.env.SHELL || '/bin/sh';
+  // A bare name from PATH only, never the workspace (Windows would look there first).
+  const shell = isWindows ? process.env.ComSpec || programToRun('cmd.exe') : process.env.SHELL || '/bin/sh';
   const args = isWindows ? ['/d', '/s', '/c', command] : ['-c', command];
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_')));
   return new Promise((resolve, reject) => {
@@ -370,7 +372,7 @@ export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: nu
 export function killProcessTree(rootPid: number): void {
   if (process.platform === 'win32') {
     try {
-      execFileSync('taskkill', ['/pid', String(rootPid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
+      execFileSync(programToRun('taskkill'), ['/pid', String(rootPid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
     } catch {
       // already gone
     }

@@ -7,34 +7,23 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { absolutePathFolders, envOf, systemExecutableHost, windowsExtensions, type ExecutableHost } from '../../core/executable-path';
 import type { AgentKind } from './adapters';
 
 /** `offPeak.agent`: a fixed agent, or `auto` (Claude Code when it is found, else the reference agent). */
 export type AgentSetting = AgentKind | 'auto';
 export const AGENT_SETTINGS: readonly AgentSetting[] = ['auto', 'reference', 'claude-code'];
 
-export interface LocateHost {
-  platform: NodeJS.Platform;
-  env: Readonly<Record<string, string | undefined>>;
+export interface LocateHost extends ExecutableHost {
   homedir: string;
-  /** A regular file (or a link to one) exists at this path. */
-  isFile(file: string): boolean;
   /** The file's text, or undefined when it cannot be read. */
   readText(file: string): string | undefined;
 }
 
 export function systemLocateHost(): LocateHost {
   return {
-    platform: process.platform,
-    env: process.env,
+    ...systemExecutableHost(),
     homedir: os.homedir(),
-    isFile: (file) => {
-      try {
-        return fs.statSync(file).isFile();
-      } catch {
-        return false;
-      }
-    },
     readText: (file) => {
       try {
         return fs.readFileSync(file, 'utf8');
@@ -74,7 +63,8 @@ export function locateClaudeCode(setting: string, host: LocateHost, node: string
   if (name.includes('/') || (win && name.includes('\\'))) {
     candidates.push(...withExts(name.startsWith('~') ? p.join(host.homedir, name.slice(1)) : name));
   } else {
-    for (const dir of (envOf(host, 'PATH') ?? '').split(p.delimiter)) if (dir) candidates.push(...withExts(p.join(dir, name)));
+    // PATH's absolute folders only: never the working directory (a task's repository).
+    for (const dir of absolutePathFolders(host)) candidates.push(...withExts(p.join(dir, name)));
     if (name === DEFAULT_CLAUDE_COMMAND) candidates.push(...installerPlaces(host).flatMap(withExts));
   }
   for (const file of candidates) {
@@ -128,14 +118,3 @@ function fromWindowsShim(shim: string, host: LocateHost, node: string): ClaudeCo
   return { found: shim, command: node, argsPrefix: [file], env: { ELECTRON_RUN_AS_NODE: '1' } };
 }
 
-function windowsExtensions(pathExt: string | undefined): string[] {
-  const listed = (pathExt ?? '.COM;.EXE;.BAT;.CMD').split(';').filter(Boolean).map((e) => e.toLowerCase());
-  return listed.length ? listed : ['.exe', '.cmd'];
-}
-
-/** Windows' environment names are case-insensitive (`Path`, `PATH`). */
-function envOf(host: LocateHost, name: string): string | undefined {
-  if (host.platform !== 'win32') return host.env[name];
-  const key = Object.keys(host.env).find((k) => k.toUpperCase() === name);
-  return key === undefined ? undefined : host.env[key];
-}

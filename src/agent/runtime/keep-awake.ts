@@ -9,6 +9,7 @@
  * (A closed laptop lid still sleeps: no user-space inhibitor can stop that.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { programOnPath } from '../../core/executable-path';
 
 export interface InhibitorCommand {
   command: string;
@@ -85,7 +86,12 @@ export class KeepAwake {
   }
 
   private startInhibitor(command: InhibitorCommand): void {
-    const child = spawn(command.command, command.args, { stdio: 'ignore', windowsHide: true });
+    const program = programOnPath(command.command);
+    if (program === undefined) {
+      this.options.log?.(`keep-awake: ${command.command} is not on PATH; the machine may sleep during runs`);
+      return;
+    }
+    const child = spawn(program, command.args, { stdio: 'ignore', windowsHide: true });
     child.on('error', (err) => {
       this.options.log?.(`keep-awake: ${command.command} is not available (${err.message}); the machine may sleep during runs`);
       if (this.child === child) this.child = null;

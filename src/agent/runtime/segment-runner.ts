@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../core/clock';
+import { programToRun } from '../../core/executable-path';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import { TypedLine, isYes } from '../../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
@@ -181,7 +182,8 @@ export class SegmentRun {
     let child: ChildProcess;
     try {
       if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
-      child = spawn(launch.command, launch.args, {
+      // A bare name from PATH only, never the task's folder (Windows would look there first).
+      child = spawn(programToRun(launch.command), launch.args, {
         cwd: spec.workspacePath,
         env,
         stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],

@@ -13,7 +13,8 @@
  *   pager `cat`, no external diff, no credential helper, no ssh command, every transport
  *   protocol refused, no untracked cache;
  * - never prompts (`GIT_TERMINAL_PROMPT=0`) and takes no optional locks;
- * - has a time limit and is killed (SIGKILL) past it.
+ * - has a time limit and is killed (SIGKILL) past it;
+ * - is the git found in PATH's absolute folders, never one in the repository (src/core/executable-path.ts);
  * - signs and verifies nothing (a repository's `commit.gpgSign` would run its `gpg.program` on a
  *   merge, `merge.verifySignatures` would run it and refuse the task's unsigned branch), every
  *   signing program is the null device, and no automatic gc or maintenance starts;
@@ -26,6 +27,7 @@
  */
 import { execFile } from 'node:child_process';
 import os from 'node:os';
+import { programOnPath } from '../../core/executable-path';
 
 export interface HardenedGitOptions {
   cwd: string;
@@ -160,9 +162,12 @@ function mayRunDrivers(args: readonly string[]): boolean {
 }
 
 function execGit(args: readonly string[], options: HardenedGitOptions, input: string | Buffer | undefined): Promise<{ code: number | null; stdout: Buffer }> {
+  // From PATH only, never the repository it runs in (Windows would look there first).
+  const git = options.gitCommand ?? programOnPath('git');
+  if (git === undefined) return Promise.resolve({ code: null, stdout: Buffer.alloc(0) });
   return new Promise((resolve) => {
     const child = execFile(
-      options.gitCommand ?? 'git',
+      git,
       hardenedGitArgs(args),
       {
         cwd: options.cwd,
