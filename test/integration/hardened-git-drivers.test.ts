@@ -135,6 +135,21 @@ describe('hardened git: drivers a conditional include names for the new worktree
   }
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
+  it('a start that crashed between `worktree add --no-checkout` and the checkout checks the worktree out at the next start, still without the filter', async () => {
+    hostileRepo('onbranch:offpeak/**');
+    const first = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'crash123', title: 'Crashed' });
+    assert.equal(first.kind, 'created');
+    const wt = first as TaskWorktree;
+    // As if the host died right after the add: no index, no files.
+    fs.rmSync(path.join(repo, '.git', 'worktrees', path.basename(wt.worktreePath), 'index'));
+    fs.rmSync(path.join(wt.worktreePath, 'a.txt'));
+    fs.rmSync(path.join(wt.worktreePath, '.gitattributes'));
+    const again = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'crash123', title: 'Crashed' });
+    assert.deepEqual(again, first, 'the same worktree, branch and base');
+    assert.equal(fs.readFileSync(path.join(wt.worktreePath, 'a.txt'), 'utf8'), 'one\n');
+    assert.deepEqual(ran(), []);
+  });
+
   for (const condition of ['onbranch:offpeak/**', 'gitdir:**/worktrees/**']) {
     it(`the fixture is hostile: plain git runs the filter of [includeIf "${condition}"] when it adds an offpeak/ worktree`, () => {
       hostileRepo(condition);
