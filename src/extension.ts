@@ -30,6 +30,8 @@ import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
 import { missingModelKeyNotice, modelKeyStore, ownLoginOf, panelSetup, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
+import { openWalkthrough, WalkthroughContext } from './vscode/walkthrough';
+import { walkthroughKeys } from './panel/setup-line';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -69,6 +71,8 @@ class OffPeakExtension implements vscode.Disposable {
   private clientConfigs: PanelClientConfigs | undefined;
   /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
   private unseenResults = 0;
+  /** The first-run walkthrough's context keys (docs/flows.md#first-run). */
+  private readonly walkthrough = new WalkthroughContext();
   /** The usage-limit reset last notified (one notification per reset). */
   private usageLimitNotified: number | undefined;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
@@ -96,6 +100,7 @@ class OffPeakExtension implements vscode.Disposable {
     const recheckModelKey = async () => {
       this.personalNotice = await missingModelKeyNotice(this.modelKey);
       this.panelInstance?.refresh();
+      await this.updateWalkthrough();
     };
     context.subscriptions.push(
       this.modelKey.onDidChange(() => void recheckModelKey()),
@@ -145,6 +150,7 @@ class OffPeakExtension implements vscode.Disposable {
         void this.engine?.service.availability.refresh();
         this.panelInstance?.refresh();
         void this.loadClientConfigs();
+        void this.updateWalkthrough();
       }),
       // A window reload brings the panel back where it was (its webview keeps scroll and expanded cards).
       vscode.window.registerWebviewPanelSerializer('offPeak.tasks', {
@@ -262,6 +268,7 @@ class OffPeakExtension implements vscode.Disposable {
         openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
         notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
         setup: () => panelSetup(this.modelKey, Date.now()),
+        openWalkthrough,
       }, engine, engine.archive);
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
@@ -283,6 +290,7 @@ class OffPeakExtension implements vscode.Disposable {
         // A deleted task (here or in another window) takes its terminal along.
         this.terminals.retainOnly(new Set(tasks.map((t) => t.id)));
         this.panelInstance?.setUnseenResults(this.unseenResults);
+        void this.updateWalkthrough();
       };
       const sub = engine.store.onDidChange((change) => {
         // not a renewal, a window, a backoff; a result shown in another window's panel counts
@@ -306,6 +314,15 @@ class OffPeakExtension implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Off-Peak Tasks could not start: ${message}`);
       return undefined;
     }
+  }
+
+  /** Completes the walkthrough's steps from the real state (after every change the panel would show). */
+  private async updateWalkthrough(): Promise<void> {
+    const engine = this.engine;
+    const counts = engine?.store.read((tx) => ({ lastSeenAt: tx.outcomes.lastSeenAt() }));
+    const taskCount = engine?.service.listTasks().length ?? 0;
+    const setup = await panelSetup(this.modelKey, Date.now());
+    this.walkthrough.update(walkthroughKeys(setup, { engineStarted: engine !== undefined, hasGatewayKey: await this.apiKey.has(), taskCount, lastSeenAt: counts?.lastSeenAt ?? null }));
   }
 
   /** The gateway's client configs: allowed models for the form, exposure and plan for the panel. */

@@ -169,7 +169,14 @@ export function App({ channel, state, focusTick, error, onError }: {
           </section>
         );
       })}
-      {!hasTasks && a.kind !== 'hidden' && <p class="empty">No tasks yet.</p>}
+      {!hasTasks && a.kind !== 'hidden' && (
+        <p class="empty">
+          No tasks yet.{' '}
+          <button type="button" class="link" data-testid="open-walkthrough" onClick={() => void act(channel.request('openWalkthrough', {}))}>
+            New here? Open the first-run walkthrough
+          </button>
+        </p>
+      )}
       <History state={state} now={now} act={act} channel={channel} />
     </main>
   );

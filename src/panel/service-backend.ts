@@ -66,6 +66,8 @@ export interface PanelHostBits {
   /** The machine setting `offPeak.isolation` (absent: in place, as before isolation existed). */
   isolation?(): IsolationMode;
   notice(): string | undefined;
+  /** Opens the first-run walkthrough (absent: the request does nothing). */
+  openWalkthrough?(): PromiseLike<unknown>;
   /** The mode, agent, credential, model API and hours line (`setupView`; absent: not shown). */
   setup?(): Promise<SetupView | undefined>;
 }
@@ -388,6 +390,10 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       return { saved: true, check: apiKeyCheck(await service.availability.recheck()) };
     },
     refresh,
+    async openWalkthrough() {
+      await host.openWalkthrough?.();
+      return {};
+    },
     onDidChange(listener): DisposableLike {
       const fire = () => listener();
       // Only what the panel shows: a window registering or a backoff record pushes nothing.

@@ -62,3 +62,27 @@ function hostOf(url: string): string | undefined {
     return undefined;
   }
 }
+
+/** The first-run walkthrough's steps that the real state completes (package.json `walkthroughs`, context keys `offPeak.walkthrough.*`). */
+export interface WalkthroughKeys {
+  /** The mode works: personal mode's authority runs, or a team gateway with its key set. */
+  modeReady: boolean;
+  teamMode: boolean;
+  /** The agent the panel names has the credential it needs. */
+  credentialReady: boolean;
+  /** A task was queued (any task in the queue or History). */
+  taskQueued: boolean;
+  /** A finished task's result was shown in a panel. */
+  resultSeen: boolean;
+}
+
+export function walkthroughKeys(setup: SetupView, state: { engineStarted: boolean; hasGatewayKey: boolean; taskCount: number; lastSeenAt: number | null }): WalkthroughKeys {
+  const team = setup.mode === 'team';
+  return {
+    modeReady: state.engineStarted && (!team || state.hasGatewayKey),
+    teamMode: team,
+    credentialReady: team ? state.hasGatewayKey : setup.missing === undefined,
+    taskQueued: state.taskCount > 0,
+    resultSeen: state.lastSeenAt !== null,
+  };
+}

@@ -417,6 +417,8 @@ export const PanelRequests = {
   setApiKey: { params: Nothing, result: z.object({ saved: z.boolean(), check: z.object({ accepted: z.boolean().nullable(), text: z.string() }).optional() }) },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },
+  /** Opens the first-run walkthrough (the empty state's link; docs/flows.md#first-run). */
+  openWalkthrough: { params: Nothing, result: Nothing },
   /**
    * A page of History, live and archived rows, newest first (the task DB's, then the archive's),
    * matching the filter; `total`: rows matching in all (docs/flows.md#archive).

@@ -8,6 +8,7 @@ const shipped: VsixEntry[] = [
   entry('[Content_Types].xml'),
   entry('extension/media/icon.svg'),
   entry('extension/media/panel.css'),
+  entry('extension/media/walkthrough/mode.md'),
 ];
 
 describe('.vsix content rule', () => {
