@@ -217,9 +217,10 @@ class OffPeakExtension implements vscode.Disposable {
         },
         // Claude Code (headless) asks through this MCP server; Claude Code starts it with the same runtime.
         permissionRelay: { command: process.execPath, args: [path.join(dist, 'permission-mcp.js')] },
-        askTimeoutMs: settings.askTimeoutMinutes * 60_000,
-        unansweredQuestion: settings.unansweredQuestion,
-        askParkMs: settings.askParkMinutes * 60_000,
+        // Read at each question and launch: a change applies without a reload.
+        askTimeoutMs: () => readSettings().askTimeoutMinutes * 60_000,
+        unansweredQuestion: () => readSettings().unansweredQuestion,
+        askParkMs: () => readSettings().askParkMinutes * 60_000,
         // Where Claude Code was found (a Windows npm shim resolved to what it runs), else the setting as is.
         claudeCommand: () => currentAgent().claudeCode ?? readSettings().claudeCodePath,
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,

@@ -129,6 +129,7 @@ export function App({ channel, state, focusTick, error, onError }: {
               workspaces={state.workspaces}
               models={state.models}
               defaultModelText={state.setup?.defaultModelText}
+              unansweredText={state.setup?.unansweredText}
               blockedText={!state.hasApiKey ? 'Set an API key first.' : availabilityText(a, now)}
               focusTick={focusTick + (formOpen ? 1 : 0)}
               submit={async (input) => {

@@ -6,7 +6,7 @@ import { promptHint } from './format';
 import { OwnBranchToggle } from './workplace';
 
 export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
-  { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers is denied after the configured time.' },
+  { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers parks the task or is denied, as Off-Peak: Unanswered Question says.' },
   { value: 'acceptEdits', label: 'Accept edits', detail: 'File edits in the workspace go ahead without asking; commands still ask.' },
   { value: 'plan', label: 'Plan only (read-only)', detail: 'The agent reads and plans but changes nothing.' },
   { value: 'bypassPermissions', label: 'Bypass permissions', detail: 'Edits and commands run without asking. Use only in a workspace you can restore.' },
@@ -16,8 +16,15 @@ export const THOUGHT_LEVELS = ['', 'low', 'medium', 'high'];
 type Value = { value: string };
 export const valueOf = (e: Event): string => (e.currentTarget as unknown as Value).value ?? '';
 
-export function TaskForm({ workspaces, models, defaultModelText, blockedText, focusTick, submit, onError, initial, onDone }: {
+/** A mode's help; "Ask before edits" says what an unanswered ask does under the settings in force. */
+export function permissionDetail(mode: (typeof PERMISSION_MODE_CHOICES)[number], unansweredText: string | undefined): string {
+  return mode.value === 'default' && unansweredText ? `The agent asks before it changes a file or runs a command; ${unansweredText}.` : mode.detail;
+}
+
+export function TaskForm({ workspaces, models, defaultModelText, unansweredText, blockedText, focusTick, submit, onError, initial, onDone }: {
   workspaces: PanelState['workspaces'];
+  /** What an unanswered question does now (the setup line's `unansweredText`). */
+  unansweredText?: string;
   models: string[];
   /** The first Model choice: what a task that names none runs on (absent: the gateway's default). */
   defaultModelText?: string;
@@ -135,7 +142,7 @@ export function TaskForm({ workspaces, models, defaultModelText, blockedText, fo
           </vscode-single-select>
         </div>
       </div>
-      {mode && <p class="hint permission-detail" data-testid="permission-detail">{mode.detail}</p>}
+      {mode && <p class="hint permission-detail" data-testid="permission-detail">{permissionDetail(mode, unansweredText)}</p>}
       {!editing && branchDefault !== undefined && <OwnBranchToggle checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)} cannot={folder?.noOwnBranch} onChange={setOwnBranch} />}
       <div class="buttons">
         <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>

@@ -15,6 +15,7 @@ import { sessionViewOf, type SessionView } from '../agent/runtime/session-termin
 import type { TerminalFeedSource } from '../agent/runtime/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
+import { currentValue, type LiveValue } from '../core/live-value';
 import { HistoryArchive, type HistoryKeep } from '../service/history-archive';
 import { SingleFlight } from '../core/single-flight';
 import type { OffPeakTask } from '../core/types';
@@ -63,12 +64,16 @@ export interface HostEngineOptions {
    * [execPath, '<ext>/dist/permission-mcp.js']. Without it Claude Code denies its own asks.
    */
   permissionRelay?: { command: string; args: string[]; env?: Record<string, string> };
-  /** In `deny` mode, an unanswered permission question is denied after this long (default 10 min). */
-  askTimeoutMs?: number;
+  /**
+   * In `deny` mode, an unanswered permission question is denied after this long (default 10 min).
+   * This and the next two may be getters: read at each question and each launch, so a setting
+   * change applies without a reload (a question already open keeps what it was asked under).
+   */
+  askTimeoutMs?: LiveValue<number>;
   /** What an unanswered question does (`offPeak.unansweredQuestion`): park the task (default) or deny. */
-  unansweredQuestion?: UnansweredQuestion;
+  unansweredQuestion?: LiveValue<UnansweredQuestion>;
   /** In `park` mode, how long a question waits before the task parks (default 10 min). */
-  askParkMs?: number;
+  askParkMs?: LiveValue<number>;
   keepAwake: () => boolean;
   /** sql-wasm.wasm beside the extension bundle. */
   wasmPath?: string;
@@ -137,7 +142,7 @@ export class HostEngine {
     private readonly windowId: string,
     private readonly log: (line: string) => void,
     private readonly claudeSession: { command: () => string; configDir?: string; settingSources?: () => ClaudeSettingSources },
-    private readonly unanswered: UnansweredQuestion,
+    private readonly unanswered: () => UnansweredQuestion,
     /** Finished tasks beyond the History limits, in tasks-archive.sqlite (docs/flows.md#archive). */
     readonly archive: HistoryArchive,
   ) {}
@@ -152,16 +157,16 @@ export class HostEngine {
     narrowPrivateTree(options.storageDir, { skip: [worktreesDirOf(options.storageDir)] });
     const store = await TaskStore.open({ ...options.storeTuning, directory: options.storageDir, clock, wasmPath: options.wasmPath, onNotice: options.onStoreNotice });
     const gateway = new GatewayClient({ baseUrl: options.gatewayUrl, socketPath: options.gatewaySocketPath, apiKey: options.apiKey, clock });
-    const askTimeoutMs = options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
-    const unanswered = options.unansweredQuestion ?? 'park';
-    const askParkMs = options.askParkMs ?? DEFAULT_ASK_PARK_MS;
+    const askTimeoutMs = () => currentValue(options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS);
+    const unanswered = () => currentValue(options.unansweredQuestion ?? 'park');
+    const askParkMs = () => currentValue(options.askParkMs ?? DEFAULT_ASK_PARK_MS);
     // The agent's own deadline is a safety net behind the host's: in park mode it comes well after the park.
-    const agentAskTimeoutMs = unanswered === 'park' ? askParkMs + 5 * 60_000 : askTimeoutMs;
+    const agentAskTimeoutMs = () => (unanswered() === 'park' ? askParkMs() + 5 * 60_000 : askTimeoutMs());
     const adapters: Partial<Record<AgentKind, AgentAdapter>> = {
       reference: new ReferenceAgentAdapter({
         ...options.referenceAgent,
         askTimeoutMs: agentAskTimeoutMs,
-        ...(unanswered === 'park' ? { askParkMs } : {}),
+        askParkMs: () => (unanswered() === 'park' ? askParkMs() : undefined),
         sessionsDir: referenceSessionsDir,
       }),
     };
@@ -196,9 +201,9 @@ export class HostEngine {
       clock,
       keepAwake,
       proxyListener,
-      askTimeoutMs: () => askTimeoutMs,
-      unansweredQuestion: () => unanswered,
-      askParkMs: () => askParkMs,
+      askTimeoutMs,
+      unansweredQuestion: unanswered,
+      askParkMs,
       ...options.runtimeTuning,
       onEvent: (event) => {
         options.onRuntimeEvent?.(event);
@@ -322,7 +327,7 @@ export class HostEngine {
    */
   pendingAsks(taskId?: string): PendingAsk[] {
     // Another window's question parks or denies by the same machine setting as this window's.
-    const open = this.asks.pending(taskId).map((a) => (a.onDeadline ? a : { ...a, onDeadline: this.unanswered }));
+    const open = this.asks.pending(taskId).map((a) => (a.onDeadline ? a : { ...a, onDeadline: this.unanswered() }));
     return [...open, ...this.parkedAsks(taskId)].sort((a, b) => a.askedAt - b.askedAt);
   }
 

@@ -25,6 +25,13 @@ export interface SetupInputs {
 
 const AGENT_NAMES = { reference: 'Reference agent', 'claude-code': 'Claude Code' } as const;
 
+/** What a question nobody answers does under the settings in force (the form's help says it). */
+export function unansweredQuestionText(policy: 'park' | 'deny', minutes: number): string {
+  return policy === 'park'
+    ? `an ask nobody answers within ${minutes} min parks the task: it waits for your answer without holding capacity`
+    : `an ask nobody answers within ${minutes} min is denied and the agent goes on without it`;
+}
+
 export function setupView(i: SetupInputs): SetupView {
   const agentName = AGENT_NAMES[i.agent];
   const agentText = i.agentSetting !== 'auto' ? agentName : i.agent === 'claude-code' ? 'Claude Code (found)' : 'Reference agent (Claude Code not found)';

@@ -261,6 +261,8 @@ export const SetupViewSchema = z.object({
   defaultModelText: z.string(),
   /** The credential is missing: the fix, as a command or setting to name. */
   missing: z.string().optional(),
+  /** What a question nobody answers does now (`offPeak.unansweredQuestion` and its minutes), for the form's "Ask before edits" help. */
+  unansweredText: z.string().optional(),
 });
 export type SetupView = z.infer<typeof SetupViewSchema>;
 

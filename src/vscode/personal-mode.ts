@@ -5,7 +5,7 @@ import type { AgentKind } from '../agent/runtime/adapters';
 import type { LocalAuthority } from '../personal/local-authority';
 import { hoursNextOpening, parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
 import { setModelApiKeyCommand } from '../panel/api-key-command';
-import { setupView } from '../panel/setup-line';
+import { setupView, unansweredQuestionText } from '../panel/setup-line';
 import type { SetupView } from '../protocol/webview';
 import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
 import { confirmModal } from './confirm';
@@ -67,7 +67,7 @@ export function ownLoginOf(agent: AgentKind): boolean {
 /** The panel's mode, agent, credential, model API and hours line, from the settings now (docs/flows.md#what-the-panel-says). */
 export async function panelSetup(modelKey: ApiKeyStore, now: number): Promise<SetupView> {
   const settings = readSettings();
-  return setupView({
+  const view = setupView({
     mode: settings.mode,
     gatewayUrl: settings.gatewayUrl,
     agentSetting: settings.agentSetting,
@@ -78,4 +78,6 @@ export async function panelSetup(modelKey: ApiKeyStore, now: number): Promise<Se
     hours: settings.personal.hours,
     hoursOpenAt: hoursNextOpening(settings.personal.hours, now),
   });
+  const minutes = settings.unansweredQuestion === 'park' ? settings.askParkMinutes : settings.askTimeoutMinutes;
+  return { ...view, unansweredText: unansweredQuestionText(settings.unansweredQuestion, minutes) };
 }

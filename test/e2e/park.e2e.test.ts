@@ -241,6 +241,24 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n');
   });
 
+  it('the question settings apply without a reload: a window started in deny mode parks the next question once the setting says park, after the park time set then', async () => {
+    const settings = { unanswered: 'deny' as 'park' | 'deny', askParkMs: 600_000 };
+    const h = await startTestEngine({
+      storageDir: storageDir(), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference',
+      unansweredQuestion: () => settings.unanswered, askParkMs: () => settings.askParkMs, askTimeoutMs: 3_600_000,
+    });
+    engines.push(h);
+    await waitFor(() => h.service.isLeader, 'the lease');
+    // The user changes the settings while the window runs.
+    settings.unanswered = 'park';
+    settings.askParkMs = 1_500;
+    const { id } = await parkOne(h);
+    assert.equal(h.service.ticketsOf(id)[0].endReason, 'parked');
+    const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', id);
+    const log = fs.readdirSync(tasksDir).filter((d) => d.startsWith('segment-')).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
+    assert.match(log, /the task waits for your answer without holding capacity after 2 s/, 'the agent was launched with the park time in force');
+  });
+
   it('a parked task can be cancelled like any task (nothing left to settle)', async () => {
     const h = await start('park');
     const { id } = await parkOne(h);

@@ -31,12 +31,12 @@ export interface TestEngineOptions {
   usageLimitParkMs?: number;
   /** How long a segment waits for an unreachable gateway (docs/flows.md#segments); default the product's. */
   outageMaxWaitMs?: number;
-  /** Unanswered permission questions are denied after this long (in `deny` mode). */
-  askTimeoutMs?: number;
+  /** Unanswered permission questions are denied after this long (in `deny` mode). A getter is read at each use, as a setting. */
+  askTimeoutMs?: number | (() => number);
   /** What an unanswered question does (default: the engine's, park). */
-  unansweredQuestion?: 'park' | 'deny';
+  unansweredQuestion?: 'park' | 'deny' | (() => 'park' | 'deny');
   /** In `park` mode, how long a question waits before the task parks. */
-  askParkMs?: number;
+  askParkMs?: number | (() => number);
   onNotice?: (notice: TaskNotice) => void;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;

@@ -1,4 +1,5 @@
 // What the create form and an expanded card say about a prompt (webview/format.ts).
+import { unansweredQuestionText } from '../../src/panel/setup-line';
 import assert from 'node:assert/strict';
 import { PROMPT_MAX_CHARS } from '../../src/protocol/webview';
 import { foldPrompt, promptHint } from '../../webview/format';
@@ -30,5 +31,13 @@ describe('prompt texts in the panel', () => {
     assert.equal(folded.hiddenLines, 40);
     const short = 'one\ntwo\nthree';
     assert.deepEqual(foldPrompt(short), { text: short, hiddenLines: 0 });
+  });
+});
+
+describe('the form says what an unanswered question does under the settings in force', () => {
+  it('park: it waits without holding capacity after the park minutes; deny: it is denied after the timeout minutes (never "denied" while the policy parks)', () => {
+    assert.equal(unansweredQuestionText('park', 15), 'an ask nobody answers within 15 min parks the task: it waits for your answer without holding capacity');
+    assert.doesNotMatch(unansweredQuestionText('park', 15), /denied/);
+    assert.equal(unansweredQuestionText('deny', 3), 'an ask nobody answers within 3 min is denied and the agent goes on without it');
   });
 });

@@ -10,6 +10,7 @@ import type { PermissionMode } from '../../core/types';
 import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, PERMISSION_URL_ENV } from '../../protocol/permission-relay';
 import { isSegmentEndError, segmentEndedText } from '../../core/segment-end';
 import { terminalSafeText } from '../../core/untrusted-text';
+import { currentValue, type LiveValue } from '../../core/live-value';
 import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy, type AskDecision } from '../questions/asks';
 
 /** Sent as the prompt of every resumed segment: the session already holds the task itself. */
@@ -131,9 +132,9 @@ export interface ReferenceAgentOptions {
   argsPrefix: string[];
   sessionsDir: string;
   /** Deny an unanswered permission prompt after this long (so an unattended night run goes on). */
-  askTimeoutMs?: number;
-  /** The host parks the task on an unanswered prompt after this long (the agent's prompt says so). */
-  askParkMs?: number;
+  askTimeoutMs?: LiveValue<number>;
+  /** The host parks the task on an unanswered prompt after this long (the agent's prompt says so); undefined: it does not park. Read at each launch. */
+  askParkMs?: LiveValue<number | undefined>;
   maxRetries?: number;
   /** Extra environment (tests shorten the agent's own retry backoff). */
   env?: Record<string, string>;
@@ -164,9 +165,10 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       '--answers-fd',
       '4',
       '--ask-timeout-ms',
-      String(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS),
+      String(currentValue(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS)),
     ];
-    if (this.options.askParkMs !== undefined) args.push('--ask-park-ms', String(this.options.askParkMs));
+    const askParkMs = currentValue(this.options.askParkMs);
+    if (askParkMs !== undefined) args.push('--ask-park-ms', String(askParkMs));
     if (spec.model) args.push('--model', spec.model);
     const thought = referenceThoughtLevel(spec.thoughtLevel);
     if (thought) args.push('--thought-level', thought);
@@ -247,8 +249,8 @@ export interface ClaudeCodeOptions {
    * are denied by Claude Code itself.
    */
   permissionRelay?: { command: string; args: string[]; env?: Record<string, string> };
-  /** How long the relay's question may wait (Claude Code's MCP tool time limit must not cut it). */
-  askTimeoutMs?: number;
+  /** How long the relay's question may wait (Claude Code's MCP tool time limit must not cut it). Read at each launch. */
+  askTimeoutMs?: LiveValue<number>;
   /**
    * Which of Claude Code's setting files a task loads (`--setting-sources`): by default only the
    * user's own (`~/.claude/settings.json`), so a repository's `.claude/settings*.json` (hooks,
@@ -303,7 +305,7 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     const relay = this.options.permissionRelay;
     if (relay && CLAUDE_ASKING_MODES.includes(spec.permissionMode)) {
       // The relay holds the call while the host decides: longer than the ask's own deadline.
-      env.MCP_TOOL_TIMEOUT = String((this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS) + 120_000);
+      env.MCP_TOOL_TIMEOUT = String(currentValue(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS) + 120_000);
     }
     const settingsFile = writePrivateFile(spec.segmentDir, 'claude-settings.json', JSON.stringify({ env }));
     const args = [
