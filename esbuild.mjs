@@ -5,7 +5,9 @@
 //   dist/reference-agent.js  bundled reference agent CLI (Node CJS)
 //   dist/permission-mcp.js   MCP server through which a headless Claude Code asks the host (Node CJS)
 //   dist/test/vscode/*.js    the suite that runs inside a real VS Code (never shipped in the .vsix)
-// usage: node esbuild.mjs [--watch] [--production]
+// usage: node esbuild.mjs [--watch] [--production] [--quiet]
+//   --quiet       `npm start`'s build: only warnings and errors are printed, and the in-VS Code test
+//                 suite is not built (a user of `npm start` has no use for its bundle list or sizes)
 //   --production  minified bundles for the .vsix (`npm run package`). Their source maps are written
 //                 beside them WITHOUT a sourceMappingURL comment and are left out of the .vsix: the
 //                 extension sends no error reports, so a map would only add weight to every install;
@@ -18,6 +20,7 @@ import path from 'node:path';
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
+const quiet = process.argv.includes('--quiet');
 
 /**
  * zod's `z` namespace re-exports every locale (`z.locales`), which esbuild cannot shake: ~260 kB
@@ -39,7 +42,7 @@ const shipped = {
   bundle: true,
   sourcemap: production ? 'external' : true,
   minify: production,
-  logLevel: 'info',
+  logLevel: quiet ? 'warning' : 'info',
   plugins: [zodEnglishOnly],
 };
 const node = { ...shipped, platform: 'node', format: 'cjs', target: 'node20' };
@@ -68,7 +71,7 @@ const builds = [
     jsxImportSource: 'preact',
   },
 ];
-if (vscodeTestEntries.length > 0) {
+if (vscodeTestEntries.length > 0 && !quiet) {
   // Mocha runs inside the extension host; 'vscode' and 'mocha' come from the host / node_modules.
   // Never minified: a failing test's stack trace should read as the source does.
   builds.push({ ...node, minify: false, sourcemap: true, entryPoints: vscodeTestEntries, outdir: 'dist/test/vscode', external: ['vscode', 'mocha'] });

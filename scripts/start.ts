@@ -27,7 +27,7 @@ import { freePort, portIsFree, startCodeServer, type RunningCodeServer } from '.
 import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR, type VsCodeTools } from './vscode/tools';
 import { personalStart } from './start-personal';
 import { ensureDemoRepository } from './demo-workspace';
-import { installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, type GatewayProcess } from './vscode/workbench';
+import { installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, STEP_TIMEOUT_MS, type GatewayProcess } from './vscode/workbench';
 
 const { values: opts } = parseArgs({
   options: {
@@ -81,21 +81,21 @@ async function checkWorkbench(tools: VsCodeTools, url: string, password: string,
     // The key first: F1 typed while the webview has focus does not reach the workbench.
     if (withGateway) await setApiKey(page, DEMO_KEY);
     await runCommand(page, 'Open Off-Peak Tasks');
-    await page.locator('.tabs-container .tab', { hasText: 'Off-Peak Tasks' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('.tabs-container .tab', { hasText: 'Off-Peak Tasks' }).first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
     log('check: "Open Off-Peak Tasks" opened the Off-Peak Tasks panel');
     if (!withGateway) return;
 
-    const frame = await panelFrame(page, '[data-testid="create-form"]');
+    const frame = await panelFrame(page, '[data-testid="create-form"]', STEP_TIMEOUT_MS);
     log('check: the panel rendered its form');
     const submit = frame.locator('[data-testid="submit"]');
     await frame.locator('[data-testid="prompt"]').click();
     await page.keyboard.type('Say hello from the npm start check');
     // Create is enabled once the key is known and the gateway's availability says yes: the form's
     // "why not" hint disappears then.
-    await frame.locator('[data-testid="availability"]').waitFor({ state: 'detached', timeout: 30_000 });
+    await frame.locator('[data-testid="availability"]').waitFor({ state: 'detached', timeout: STEP_TIMEOUT_MS });
     await submit.click();
     const card = frame.locator('li.card', { hasText: 'Say hello from the npm start check' });
-    await card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 90_000 });
+    await card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 2 * STEP_TIMEOUT_MS });
     log('check: clicked "Queue task"; the card went to Completed');
     // The form's defaults on the demo repository: the task ran on its own branch.
     const branch = (await card.locator('[data-testid="branch"]').textContent({ timeout: 10_000 }))?.trim() ?? '';
@@ -114,6 +114,13 @@ async function checkWorkbench(tools: VsCodeTools, url: string, password: string,
   }
 }
 
+/** A step after code-server started failed: everything this start started stops, and one sentence says why. */
+async function stopAfter(stopAll: () => Promise<void>, step: string, err: unknown): Promise<never> {
+  await stopAll();
+  const why = ((err as Error).message ?? String(err)).split('\n')[0];
+  throw new Error(`could not ${step} (${why}); code-server and everything else this start began were stopped`);
+}
+
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
@@ -127,7 +134,9 @@ async function main(): Promise<void> {
   }
   if (!opts.personal && opts['upstream-url']) throw new Error('--upstream-url goes with --personal');
   if (!opts['no-build']) {
-    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    // Quiet: a user of npm start sees no bundle list, sizes or test bundles, only a problem.
+    log('building the extension…');
+    const build = spawnSync(process.execPath, ['esbuild.mjs', '--quiet'], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed');
   }
   const tools = ensureVsCodeTools({ browser: (opts.check ?? false) || personal !== undefined });
@@ -189,10 +198,12 @@ async function main(): Promise<void> {
   const url = `${server.origin}/?folder=${encodeURIComponent(workspace)}`;
   if (personal?.ok) {
     // The key goes where the extension keeps it, SecretStorage, through its own command.
-    const browser = await launchBrowser(tools);
+    const browser = await launchBrowser(tools).catch(async (err: unknown) => stopAfter(stopAll, 'start the browser that sets the model API key', err));
     try {
       await setApiKey(await openWorkbench(browser, url, server.password), personal.modelApiKey, 'Set Model API Key');
       log(`personal mode: model API ${personal.upstreamUrl}, key set with "Off-Peak: Set Model API Key"`);
+    } catch (err) {
+      await stopAfter(stopAll, 'set the model API key in the served VS Code', err);
     } finally {
       await browser.close();
     }

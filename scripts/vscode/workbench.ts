@@ -29,6 +29,13 @@ export function installExtension(extensionsDir: string): string {
   return id;
 }
 
+/**
+ * How long one step of driving the workbench (a login, a palette, a box) may take. On a loaded
+ * machine (2 cores, several builds and test runs) code-server answers in tens of seconds, and
+ * `npm start` failed there with a raw browser-automation timeout: the bounds only catch a hang.
+ */
+export const STEP_TIMEOUT_MS = 120_000;
+
 export const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 export function launchBrowser(tools: VsCodeTools): Promise<Browser> {
@@ -47,7 +54,7 @@ export async function logIn(page: Page, url: string, password: string, options: 
   await page.locator('input.password').fill(password);
   await page.locator('input.submit').click();
   try {
-    await page.waitForURL((u) => !u.pathname.endsWith('/login'), { timeout: 30_000 });
+    await page.waitForURL((u) => !u.pathname.endsWith('/login'), { timeout: STEP_TIMEOUT_MS });
   } catch {
     const why = await page.locator('.error').textContent().catch(() => null);
     throw new Error(`the code-server login did not go through${why ? `: ${why.trim()}` : ''}`);
@@ -70,16 +77,16 @@ export async function openWorkbench(browser: Browser | BrowserContext, url: stri
 
 /** Waits until the workbench (again, e.g. after a reload) shows its status bar. */
 export async function waitForWorkbench(page: Page): Promise<void> {
-  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90_000 });
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 2 * STEP_TIMEOUT_MS });
 }
 
 /** Runs a command from the palette (F1), retrying until the extension contributed it. */
 export async function runCommand(page: Page, title: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
   for (;;) {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget .quick-input-box input');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
     await input.fill(`>${title}`);
     const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
     if (await row.isVisible({ timeout: 3000 }).catch(() => false)) {
@@ -97,12 +104,12 @@ export async function setApiKey(page: Page, key: string, command = 'Set Gateway 
   await runCommand(page, command);
   // The password box replaces the palette in the same widget: wait for it, not the palette's input.
   const keyBox = page.locator('.quick-input-widget .quick-input-box input[type="password"]');
-  await keyBox.waitFor({ state: 'visible', timeout: 10_000 });
+  await keyBox.waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
   await keyBox.fill(key);
   // Enter is ignored while the box still validates the value: accept only once it settled.
   await page.waitForTimeout(500);
   await keyBox.press('Enter');
-  await keyBox.waitFor({ state: 'hidden', timeout: 10_000 });
+  await keyBox.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT_MS });
 }
 
 /** The panel's document: an iframe inside VS Code's webview iframe, found by what it renders. */

@@ -46,11 +46,19 @@ export function deleteConfirmation(task: OffPeakTask): Confirmation | undefined 
   };
 }
 
-/** Bypass lets the agent edit and run anything unattended: asked every time a task gets it. */
-export function bypassConfirmation(workspacePath: string, action: 'create' | 'edit' = 'create'): Confirmation {
+/**
+ * Bypass lets the agent edit and run anything unattended: asked every time a task gets it.
+ * `worktree`: the task runs on its own branch, in this worktree (or, before its first start,
+ * null: a new one), not in the folder itself.
+ */
+export function bypassConfirmation(workspacePath: string, action: 'create' | 'edit' = 'create', worktree?: string | null): Confirmation {
+  const where =
+    worktree === undefined
+      ? `It works in ${workspacePath}: only choose this for a workspace you can restore.`
+      : `It works in ${worktree ?? 'a new worktree on its own offpeak/… branch'} (a worktree of ${workspacePath}): your working copy is not edited, but its commands run as you on this machine.`;
   return {
     message: 'Let the agent edit files and run commands without asking?',
-    detail: `With Bypass permissions the agent never asks, also while nobody watches. It works in ${workspacePath}: only choose this for a workspace you can restore.`,
+    detail: `With Bypass permissions the agent never asks, also while nobody watches. ${where}`,
     action: action === 'create' ? 'Queue with Bypass Permissions' : 'Switch to Bypass Permissions',
   };
 }

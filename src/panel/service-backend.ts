@@ -239,12 +239,12 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async createTask({ input }) {
       // The webview names a folder; only one open in this window, and existing, may run a task.
       const workspacePath = checkWorkspaceFolder(input.workspacePath, host.workspaces().map((w) => w.path));
-      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(workspacePath)))) return { taskId: null };
+      const { ownBranch, ...form } = input;
+      const isolation = host.isolation ? await folderFits.isolationOf(ownBranch, workspacePath, host.isolation()) : ownBranch ? 'worktree' : undefined;
+      if (input.permissionMode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(workspacePath, 'create', isolation === 'worktree' ? null : undefined)))) return { taskId: null };
       // The folder's identity comes from the host, never from the webview.
       const workspaceIdentity = host.workspaces().find((w) => w.path === workspacePath)?.identity ?? null;
       try {
-        const { ownBranch, ...form } = input;
-        const isolation = host.isolation ? await folderFits.isolationOf(ownBranch, workspacePath, host.isolation()) : ownBranch ? 'worktree' : undefined;
         const task = await service.create({ ...form, workspacePath, workspaceIdentity, isolation });
         return { taskId: task.id };
       } catch (e) {
@@ -259,7 +259,8 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       // Switching a task to Bypass permissions asks as creating one with it does; declined, nothing changes.
       const current = taskOrThrow(taskId);
       if (patch.permissionMode === 'bypassPermissions' && current.permissionMode !== 'bypassPermissions') {
-        if (!(await host.confirm(bypassConfirmation(current.workspacePath, 'edit')))) return { title: current.title, prompt: current.prompt };
+        const row = store.read((tx) => tx.isolation.get(taskId));
+        if (!(await host.confirm(bypassConfirmation(current.workspacePath, 'edit', row?.mode === 'worktree' ? row.worktreePath : undefined)))) return { title: current.title, prompt: current.prompt };
       }
       const task = await service.edit(taskId, patch);
       return { title: task.title, prompt: task.prompt };
@@ -316,7 +317,9 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
         throw new Error(SESSION_OPEN_HERE);
       }
       const mode = permissionMode ?? of.permissionMode;
-      if (mode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(of.workspacePath)))) return { taskId: null };
+      // A follow-up runs where the task it continues ran: in its worktree, if it had one.
+      const row = store.read((tx) => tx.isolation.get(taskId));
+      if (mode === 'bypassPermissions' && !(await host.confirm(bypassConfirmation(of.workspacePath, 'create', row?.mode === 'worktree' ? row.worktreePath : undefined)))) return { taskId: null };
       try {
         const task = await service.followUp(taskId, { prompt, title, permissionMode: mode });
         return { taskId: task.id };

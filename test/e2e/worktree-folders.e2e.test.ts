@@ -120,6 +120,15 @@ describe('tasks in a folder inside a repository (real git, real gateway, agent p
     const { taskId } = await backend.createTask({ input: { title: 'x', prompt: 'create hello.txt', workspacePath: ignored, permissionMode: 'default', model: null, thoughtLevel: null, ownBranch: false } });
     assert.equal(h.store.read((tx) => tx.isolation.get(taskId!))!.mode, 'inPlace');
     assert.deepEqual(leftovers(repo), { branches: '', worktrees: 1 });
+
+    // Bypass asks first, and says where the agent works: a new worktree for a tracked folder, the folder itself in place.
+    const asked: string[] = [];
+    const asking = createServiceBackend(h.service, h.store, { ...hostBits([tracked, ignored]), confirm: async (q) => (asked.push(q.detail), false) }, h);
+    for (const workspacePath of [tracked, ignored]) {
+      assert.deepEqual(await asking.createTask({ input: { title: 'b', prompt: 'bypass', workspacePath, permissionMode: 'bypassPermissions', model: null, thoughtLevel: null, ownBranch: workspacePath === tracked } }), { taskId: null });
+    }
+    assert.match(asked[0], /It works in a new worktree on its own offpeak\/… branch \(a worktree of .*packages\/app\): your working copy is not edited/);
+    assert.match(asked[1], /It works in .*\.tools\/start\/workspace: only choose this for a workspace you can restore/);
   });
 
   it('a task whose agent could not start leaves no branch or worktree behind, and its error names the program', async () => {
