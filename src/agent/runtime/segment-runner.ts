@@ -182,8 +182,7 @@ export class SegmentRun {
     let child: ChildProcess;
     try {
       if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
-      // A bare name from PATH only, never the task's folder (Windows would look there first).
-      child = spawn(programToRun(launch.command), launch.args, {
+      child = spawn(programToRun(launch.command), launch.args, { // from PATH only, never the task's folder
         cwd: spec.workspacePath,
         env,
         stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],
@@ -193,7 +192,7 @@ export class SegmentRun {
       });
     } catch (err) {
       await proxy.close();
-      throw err;
+      throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
     } finally {
       if (stdinFd !== undefined) fs.closeSync(stdinFd); // the child holds its own copy
     }
