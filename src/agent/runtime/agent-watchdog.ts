@@ -1,0 +1,68 @@
+/**
+ * An agent never outlives its window by more than about a second (docs/flows.md#segments): a
+ * window that crashes (SIGKILL, an extension host killed) runs no `finish`, and its agent would go
+ * on, sending its login to a ticket proxy that is gone, until another window's recovery found it.
+ * So each segment gets a watchdog process holding a pipe from the window: when the window's end of
+ * the pipe closes without a word (its process ended), the watchdog kills the agent's process group
+ * (Unix) or process tree (`taskkill /T /F`, Windows), then exits. A segment that ends normally
+ * tells the watchdog "stop" first. The watchdog also leaves once the agent is gone.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const WATCHDOG = `
+const pid = Number(process.argv[1]);
+const taskkill = process.argv[2];
+let released = false;
+const gone = () => {
+  try { process.kill(taskkill ? pid : -pid, 0); return false; } catch { return true; }
+};
+const killAgent = () => {
+  if (taskkill) require('node:child_process').spawnSync(taskkill, ['/PID', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
+  else { try { process.kill(-pid, 'SIGKILL'); } catch {} }
+};
+const end = () => { if (!released) killAgent(); process.exit(0); };
+process.stdin.on('data', (d) => { if (String(d).includes('stop')) released = true; });
+process.stdin.on('end', end);
+process.stdin.on('error', end);
+setInterval(() => gone() && process.exit(0), 1000);
+`;
+
+export interface AgentWatchdog {
+  /** The segment ended normally: the watchdog leaves without killing anything. */
+  release(): void;
+}
+
+export interface WatchdogPlatform {
+  platform: NodeJS.Platform;
+  /** The runtime that runs the watchdog: the extension host's own (Electron as Node), or node. */
+  execPath: string;
+  env: NodeJS.ProcessEnv;
+}
+
+const systemPlatform = (): WatchdogPlatform => ({ platform: process.platform, execPath: process.execPath, env: process.env });
+
+/** What runs the watchdog of the agent `agentPid` (its process group leader on Unix). */
+export function watchdogCommand(agentPid: number, host: WatchdogPlatform = systemPlatform()): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  const windows = host.platform === 'win32';
+  // taskkill from the system folder, never from PATH or the working directory.
+  const taskkill = windows ? path.win32.join(host.env.SystemRoot ?? 'C:\\Windows', 'System32', 'taskkill.exe') : '';
+  const env: NodeJS.ProcessEnv = { ELECTRON_RUN_AS_NODE: '1' };
+  if (windows && host.env.SystemRoot) env.SystemRoot = host.env.SystemRoot;
+  return { command: host.execPath, args: ['-e', WATCHDOG, String(agentPid), taskkill], env };
+}
+
+export function startAgentWatchdog(agentPid: number, host: WatchdogPlatform = systemPlatform()): AgentWatchdog {
+  const { command, args, env } = watchdogCommand(agentPid, host);
+  // Its own group (Unix): whatever ends the window's group does not end the watchdog with it.
+  const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'], env, detached: host.platform !== 'win32', windowsHide: true });
+  child.on('error', () => undefined);
+  child.stdin!.on('error', () => undefined);
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void }).unref?.();
+  return {
+    release: () => {
+      if (child.stdin!.writable) child.stdin!.end('stop\n');
+    },
+  };
+}
