@@ -247,10 +247,14 @@ export class LocalAuthority {
     await gateway?.close(graceMs);
     this.lockHandle?.release();
     this.lockHandle = undefined;
-    // Last: closing these is what tells the followers to take over (the lock is free by now).
-    for (const socket of this.presenceSockets) socket.destroy();
-    await new Promise<void>((resolve) => (this.presence ? this.presence.close(() => resolve()) : resolve()));
+    // The listener first: closing it removes its socket file, which must happen before a follower
+    // can make its own at the same path. Then the connections: their end is what tells the
+    // followers to take over (the lock is free by now).
+    const presence = this.presence;
     this.presence = undefined;
+    const closed = new Promise<void>((resolve) => (presence ? presence.close(() => resolve()) : resolve()));
+    for (const socket of this.presenceSockets) socket.destroy();
+    await closed;
   }
 
   /** Stops serving (another window takes over) or following. */

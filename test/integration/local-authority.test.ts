@@ -68,6 +68,9 @@ describe('the local authority of personal mode', function () {
     for (let i = 0; i < 400 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(second.serving, true, 'the follower took over');
     assert.equal(second.socketPath, first.socketPath, 'on the same channel');
+    // The closing runner's presence socket went before the new runner made its own at that path.
+    const third = await start('always', { readyTimeoutMs: 2_000 });
+    assert.equal(third.serving, false, 'a window that starts now follows the new runner');
     const status = await client.status([take.ticketId]);
     const entry = status.tickets[0];
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the same ticket, from the file');
