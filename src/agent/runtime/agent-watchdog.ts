@@ -4,10 +4,11 @@
  * on, sending its login to a ticket proxy that is gone, until another window's recovery found it.
  * So each segment gets a watchdog process holding a pipe from the window: when the window's end of
  * the pipe closes without a word (its process ended), the watchdog kills the agent's process group
- * (Unix) or process tree (`taskkill /T /F`, Windows), then exits. A segment that ends normally
- * tells the watchdog "stop" first. The watchdog also leaves once the agent is gone.
+ * (Unix) or process tree (`taskkill /T /F`, Windows), then exits. Once the agent exits while the
+ * window lives (the window then ends the segment itself), the watchdog is told "stop"; it also
+ * leaves once the agent is gone.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 const WATCHDOG = `
@@ -50,6 +51,13 @@ export function watchdogCommand(agentPid: number, host: WatchdogPlatform = syste
   const env: NodeJS.ProcessEnv = { ELECTRON_RUN_AS_NODE: '1' };
   if (windows && host.env.SystemRoot) env.SystemRoot = host.env.SystemRoot;
   return { command: host.execPath, args: ['-e', WATCHDOG, String(agentPid), taskkill], env };
+}
+
+/** Watches the agent `agent` (spawned in its own process group on Unix) until it exits. */
+export function watchAgent(agent: ChildProcess, host: WatchdogPlatform = systemPlatform()): void {
+  if (agent.pid === undefined) return;
+  const watchdog = startAgentWatchdog(agent.pid, host);
+  agent.once('exit', () => watchdog.release());
 }
 
 export function startAgentWatchdog(agentPid: number, host: WatchdogPlatform = systemPlatform()): AgentWatchdog {

@@ -20,7 +20,7 @@ import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from '../questions/relay-ask-text';
 import { ensurePrivateDir } from '../../store/private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
-import { startAgentWatchdog, type AgentWatchdog } from './agent-watchdog';
+import { watchAgent } from './agent-watchdog';
 import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from '../proxy/ticket-proxy';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
 
@@ -211,13 +211,10 @@ export class SegmentRun {
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
     run.wire(launch.eventsOnFd3);
-    run.watchdog = child.pid === undefined ? undefined : startAgentWatchdog(child.pid);
+    watchAgent(child);
     relay.run = run;
     return run;
   }
-
-  /** Kills the agent's group if this window's process ends first (agent-watchdog.ts). */
-  watchdog: AgentWatchdog | undefined;
 
   get pid(): number | undefined {
     return this.child.pid;
@@ -462,7 +459,6 @@ export class SegmentRun {
 
   private async finish(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     this.exited = true;
-    this.watchdog?.release();
     this.options.asks?.end();
     this.show(this.reader.end());
     // Whatever the agent started in its group must not outlive the segment.
