@@ -4,11 +4,10 @@
  * on, sending its login to a ticket proxy that is gone, until another window's recovery found it.
  * So each segment gets a watchdog process holding a pipe from the window: when the window's end of
  * the pipe closes without a word (its process ended), the watchdog kills the agent's process group
- * (Unix) or process tree (`taskkill /T /F`, Windows), then exits. Once the agent exits while the
- * window lives (the window then ends the segment itself), the watchdog is told "stop"; it also
- * leaves once the agent is gone.
+ * (Unix) or process tree (`taskkill /T /F`, Windows), then exits. A segment the window ends itself
+ * tells the watchdog "stop" (`done`); it also leaves once the agent is gone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 
 const WATCHDOG = `
@@ -53,11 +52,11 @@ export function watchdogCommand(agentPid: number, host: WatchdogPlatform = syste
   return { command: host.execPath, args: ['-e', WATCHDOG, String(agentPid), taskkill], env };
 }
 
-/** Watches the agent `agent` (spawned in its own process group on Unix) until it exits. */
-export function watchAgent(agent: ChildProcess, host: WatchdogPlatform = systemPlatform()): void {
-  if (agent.pid === undefined) return;
-  const watchdog = startAgentWatchdog(agent.pid, host);
-  agent.once('exit', () => watchdog.release());
+/** Watches a segment's agent (spawned in its own process group on Unix) until the segment ends. */
+export function watchAgent(segment: { pid: number | undefined; done: Promise<unknown> }, host: WatchdogPlatform = systemPlatform()): void {
+  if (segment.pid === undefined) return;
+  const watchdog = startAgentWatchdog(segment.pid, host);
+  void segment.done.finally(() => watchdog.release());
 }
 
 export function startAgentWatchdog(agentPid: number, host: WatchdogPlatform = systemPlatform()): AgentWatchdog {

@@ -20,7 +20,6 @@ import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from '../questions/relay-ask-text';
 import { ensurePrivateDir } from '../../store/private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
-import { watchAgent } from './agent-watchdog';
 import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from '../proxy/ticket-proxy';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
 
@@ -211,7 +210,6 @@ export class SegmentRun {
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
     run.wire(launch.eventsOnFd3);
-    watchAgent(child);
     relay.run = run;
     return run;
   }

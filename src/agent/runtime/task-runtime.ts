@@ -30,6 +30,7 @@ import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
 import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy';
 import { UsageRecorder } from '../proxy/usage-recorder';
+import { watchAgent } from './agent-watchdog';
 import { listTaskChangesWithCount } from '../workplace/task-changes';
 import { dropUnstartedWorktree, resolveWorkplace, type Workplace } from '../workplace/task-workplace';
 
@@ -324,6 +325,7 @@ export class TaskRuntime {
       await lifecycle.fail(taskId, { failureReason: left.length ? `${reason} (could not remove ${left.join(' and ')})` : reason });
       return { status: 'fatal', error: reason };
     }
+    watchAgent(run);
 
     // The guarded transition: refused if the task was cancelled (or changed) while we started.
     let marked: boolean;
