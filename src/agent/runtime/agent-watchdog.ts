@@ -56,7 +56,8 @@ export function watchdogCommand(agentPid: number, host: WatchdogPlatform = syste
 export function watchAgent(segment: { pid: number | undefined; done: Promise<unknown> }, host: WatchdogPlatform = systemPlatform()): void {
   if (segment.pid === undefined) return;
   const watchdog = startAgentWatchdog(segment.pid, host);
-  void segment.done.finally(() => watchdog.release());
+  const release = () => watchdog.release();
+  segment.done.then(release, release);
 }
 
 export function startAgentWatchdog(agentPid: number, host: WatchdogPlatform = systemPlatform()): AgentWatchdog {
