@@ -78,7 +78,7 @@ export class PermissionAsker {
   async ask(askId: string, question: string, inputDigest: string, timeoutMs: number, signal: AbortSignal, parkMs?: number): Promise<AskAnswer> {
     const { output } = this.options;
     const unanswered = parkMs !== undefined ? `the task waits for your answer without holding capacity after ${Math.round(parkMs / 1000)} s` : `denied automatically in ${Math.round(timeoutMs / 1000)} s`;
-    output.write(`${terminalSafeText(question)} [y/N] (${unanswered}) `);
+    output.write(`${terminalSafeText(question)} [y/N] (${unanswered}; type y or n, then Enter) `);
     const answer = await new Promise<AskAnswer>((resolve) => {
       const finish = (result: AskAnswer): void => {
         if (this.current !== current) return;

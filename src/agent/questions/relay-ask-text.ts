@@ -7,7 +7,7 @@ import type { AskAnsweredBy, PendingAsk } from './asks';
 /** The question as the terminal shows it: the tool, its whole input indented, and what happens if nobody answers. */
 export function relayQuestionText(ask: PendingAsk, secondsLeft: number): string {
   const unanswered = ask.onDeadline === 'park' ? `the task waits for the answer without holding capacity after ${secondsLeft} s` : `denied automatically in ${secondsLeft} s`;
-  return `\n? Allow ${ask.tool} with this input?\n${indentedQuestionInput(ask.input, '    ')}\n  [y/N] (type here or answer in VS Code; ${unanswered}) `;
+  return `\n? Allow ${ask.tool} with this input?\n${indentedQuestionInput(ask.input, '    ')}\n  [y/N] (type y or n, then Enter, here or answer in VS Code; ${unanswered}) `;
 }
 
 export const DENY_MESSAGES: Record<AskAnsweredBy, string> = {
