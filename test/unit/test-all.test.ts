@@ -1,0 +1,30 @@
+// `npm test` (scripts/test-all.ts) runs the suites README.md "Running the tests" lists, in its
+// order, none dropped, and each of them is a script of package.json.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { groupsToRun, TEST_GROUPS } from '../../scripts/test-all';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+describe('npm test runs every suite of README.md#running-the-tests', () => {
+  it('the README row of npm test names the suites test-all.ts runs, in its order', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `npm test` |'));
+    assert.ok(row, 'README has the npm test row');
+    const listed = row.split('|')[2]!.split(', in that order')[0]!.match(/`([^`]+)`/g)!.map((name) => name.slice(1, -1));
+    assert.deepEqual(TEST_GROUPS.flat(), listed);
+  });
+
+  it('every suite is a script of package.json, and npm test is test-all.ts', () => {
+    const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    for (const script of TEST_GROUPS.flat()) assert.ok(scripts[script], `package.json has no script ${script}`);
+    assert.equal(scripts.test, 'node --import tsx scripts/test-all.ts');
+  });
+
+  it('named suites run alone, in the order of the table; an unknown name is refused', () => {
+    assert.deepEqual(groupsToRun(['test:e2e', 'lint']), [['lint'], ['test:e2e']]);
+    assert.equal(groupsToRun([]).flat().length, TEST_GROUPS.flat().length);
+    assert.throws(() => groupsToRun(['test:everything']), /not a suite of npm test: test:everything/);
+  });
+});
