@@ -32,7 +32,7 @@ interface StepResult {
 }
 
 /** npm's CLI script: the one running this (`npm test`), else the one installed beside this Node. */
-function npmCli(): string {
+export function npmCli(): string {
   const candidates = [
     process.env.npm_execpath ?? '',
     path.join(path.dirname(process.execPath), '../lib/node_modules/npm/bin/npm-cli.js'),

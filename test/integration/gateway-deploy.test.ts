@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { npmCli } from '../../scripts/test-all';
 import { buildGatewayBundle, GatewayTestClient, killGateways, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
 
 const root = path.resolve(__dirname, '../..');
@@ -24,18 +25,6 @@ function run(argv: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }):
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, out }));
   });
-}
-
-/** npm's own CLI script beside this Node (argv, no shell: the same on every platform). */
-function npmCli(): string {
-  const candidates = [
-    process.env.npm_execpath ?? '',
-    path.join(path.dirname(process.execPath), '../lib/node_modules/npm/bin/npm-cli.js'), // Linux, macOS
-    path.join(path.dirname(process.execPath), 'node_modules/npm/bin/npm-cli.js'), // Windows
-  ];
-  const found = candidates.find((file) => /npm-cli\.js$/.test(file) && existsSync(file));
-  if (!found) throw new Error(`npm-cli.js not found beside ${process.execPath}`);
-  return found;
 }
 
 function freePort(): Promise<number> {
