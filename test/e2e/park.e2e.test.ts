@@ -90,7 +90,7 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     // The agent's prompt in the terminal says what happens when nobody answers (no "denied automatically").
     const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', id);
     const log = fs.readdirSync(tasksDir).filter((d) => d.startsWith('segment-')).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
-    assert.match(log, /\[y\/N\] \(the task waits for your answer without holding capacity after 2 s\)/);
+    assert.match(log, /\[y\/N\] \(the task waits for your answer without holding capacity after 2 s; type y or n, then Enter\)/);
     assert.doesNotMatch(log, /denied automatically/);
     assert.match(log, /nobody answered in time: the task waits for your answer without holding capacity/);
     const card = await waitFor(() => cardOf(id)?.status === 'needs_input' && cardOf(id), 'the parked card');

@@ -217,7 +217,7 @@ describe('segment runner (reference agent, real processes)', () => {
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
     // eslint-disable-next-line no-control-regex -- the echo of Backspace is the point
-    assert.match(seen.join(""), /\[y\/N\] \(denied automatically in 60 s\) x\x08 \x08y\n {4}→ allowed\n/, `the typed answer was echoed: ${JSON.stringify(seen.join(""))}`);
+    assert.match(seen.join(""), /\[y\/N\] \(denied automatically in 60 s; type y or n, then Enter\) x\x08 \x08y\n {4}→ allowed\n/, `the typed answer was echoed: ${JSON.stringify(seen.join(""))}`);
     assert.deepEqual(answers(), [['allow', 'terminal']]);
     assert.deepEqual(broker.pending(), []);
   });
