@@ -1,5 +1,5 @@
 // Small display helpers for the panel (pure; unit-tested in Node).
-import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type HistoryRowView, type PanelParams, type PanelResult, type PanelState, type SetupView, type TaskCard } from '../src/protocol/webview';
+import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type HistoryRowView, type PanelParams, type PanelResult, type PanelState, type QuestionView, type SetupView, type TaskCard } from '../src/protocol/webview';
 
 /** A duration as people read it: "42s", "3m 07s", "2h 05m". */
 export function formatDuration(ms: number): string {
@@ -174,8 +174,18 @@ export const ANSWERED_BY_LABELS: Record<string, string> = {
   'other-window': 'you, in another window',
   timeout: 'automatically (nobody answered in time)',
   stored: 'your earlier answer',
-  ended: 'nobody (the segment ended first)',
 };
+
+/** What the expanded card says a question's answer was: the verdict, who or what gave it, and when. */
+export function questionAnswerText(q: Pick<QuestionView, 'decision' | 'answeredBy' | 'answeredAt' | 'parkedAt'>): string {
+  if (q.decision === null) return q.parkedAt !== null ? `Waiting for your answer (parked ${formatTime(q.parkedAt)})` : 'Not answered yet';
+  const when = q.answeredAt !== null ? ` · ${formatTime(q.answeredAt)}` : '';
+  // Nobody answered: its segment ended first (the window closed or reloaded, the task stopped); the resumed agent asks again.
+  if (q.answeredBy === 'ended') return `Not answered: its segment ended first (the window closed or the task stopped); the agent asks again when the task resumes${when}`;
+  const verdict = q.decision === 'allow' ? 'Allowed' : 'Denied';
+  const who = q.answeredBy ? ANSWERED_BY_LABELS[q.answeredBy] ?? q.answeredBy : 'unknown';
+  return `${verdict} by ${who}${when}`;
+}
 
 /** What the panel says after Allow/Deny was clicked, by how the answer ended. */
 export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision'], outcome: PanelResult<'answerAsk'>['outcome'], tool: string, parked = false): string {

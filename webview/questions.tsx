@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { AllowedNotRunView, QuestionView, RefusalCount } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
-import { ANSWERED_BY_LABELS, formatTime, refusalText } from './format';
+import { formatTime, questionAnswerText as answerText, refusalText } from './format';
 
 /** The mark beside a card's or History row's state: shown only when something was denied. */
 export function RefusalMark({ refusals }: { refusals: RefusalCount | undefined }) {
@@ -52,12 +52,6 @@ export function sameRefusals(a: RefusalCount | undefined, b: RefusalCount | unde
   return a?.denied === b?.denied && a?.automatic === b?.automatic;
 }
 
-function answerText(q: QuestionView): string {
-  if (q.decision === null) return q.parkedAt !== null ? `Waiting for your answer (parked ${formatTime(q.parkedAt)})` : 'Not answered yet';
-  const verdict = q.answeredBy === 'ended' ? 'Not answered' : q.decision === 'allow' ? 'Allowed' : 'Denied';
-  const who = q.answeredBy ? ANSWERED_BY_LABELS[q.answeredBy] ?? q.answeredBy : 'unknown';
-  return `${verdict} by ${who}${q.answeredAt !== null ? ` · ${formatTime(q.answeredAt)}` : ''}`;
-}
 
 /** The expanded card's questions, loaded when it opens and again when the count of questions may have changed. */
 export function QuestionList({ taskId, channel, reloadKey }: { taskId: string; channel: HostChannel; reloadKey: string }) {

@@ -15,7 +15,7 @@ import { TaskLifecycle, type LifecycleWork } from '../../src/service/task-lifecy
 import { TaskStore } from '../../src/store';
 import type { OffPeakTask } from '../../src/core/types';
 import { toTaskCard } from '../../src/panel/task-card';
-import { answerOutcomeText, askDeadlineText, groupCards, phaseLabel, refusalText } from '../../webview/format';
+import { answerOutcomeText, askDeadlineText, groupCards, phaseLabel, questionAnswerText, refusalText } from '../../webview/format';
 
 describe('park mode of the ask broker', () => {
   let clock: ManualClock;
@@ -230,6 +230,14 @@ describe('a parked task on its card', () => {
     assert.match(askDeadlineText(running.ask!, 10_000), /^If nobody answers, the task waits without holding capacity in 1m 00s/);
     assert.equal(toTaskCard(task('running'), [], [parkedAsk]).ask, null);
     assert.equal(toTaskCard(task('completed'), [], [parkedAsk]).ask, null);
+  });
+
+  it('a question whose segment ended before anyone answered says so and that it is asked again, never "by nobody"', () => {
+    const text = questionAnswerText({ decision: 'deny', answeredBy: 'ended', answeredAt: null, parkedAt: null });
+    assert.match(text, /^Not answered: its segment ended first/);
+    assert.match(text, /asks again when the task resumes/);
+    assert.doesNotMatch(text, /nobody/);
+    assert.match(questionAnswerText({ decision: 'allow', answeredBy: 'host', answeredAt: null, parkedAt: 5 }), /^Allowed by you, in VS Code$/);
   });
 
   it('the refusal mark: "N actions denied (M automatically)", only when something was denied', () => {
