@@ -2,7 +2,6 @@
 // their tests and hooks), so a slow run says where its time goes. Plain CommonJS: mocha loads a
 // reporter before any TypeScript loader. OFFPEAK_SLOWEST_FILES sets how many are listed (8).
 'use strict';
-/* eslint-disable @typescript-eslint/no-require-imports -- mocha requires a reporter as CommonJS */
 /* global module */
 const path = require('node:path');
 const Mocha = require('mocha');
