@@ -203,7 +203,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     const seen: string[] = [];
     h.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
     // The question shows the tool call's whole input (the content to be written included) before [y/N].
-    await waitFor(() => /\? Allow write_file with this input\?\n {6}path: asked\.txt\n {6}content: yes\n.*\[y\/N\]/.test(seen.join('')), 'the question in the attached terminal');
+    await waitFor(() => /\? Allow write_file with this input\?\n {6}│ path: asked\.txt\n {6}│ content: yes\n.*\[y\/N\]/.test(seen.join('')), 'the question in the attached terminal');
     h.runtime.writeInput(created.id, 'y\r');
     await waitFor(() => task(h, created.id).status === 'completed', 'completed');
     assert.equal(fs.readFileSync(path.join(ws, 'asked.txt'), 'utf8'), 'yes');
