@@ -217,7 +217,7 @@ runTour('panel-tour-runs', async ({ stateDir, artifacts, log, gateway, codeServe
   log(`3102 segment change: segments ${reasons.join(' | ')}; terminal: new then resuming session ${segRow.session_id}; one History row`);
 
   // --- 4. Claude Code asks through the permission MCP server: Allow, Deny -----------------
-  await setSettingInUi(page, 'offPeak.agent', 'claude-code', PANEL_TAB, { remote: true }); // a machine setting (a workspace cannot choose the agent)
+  await setSettingInUi(page, 'offPeak.agent', 'Claude Code', PANEL_TAB, { remote: true }); // a machine setting (a workspace cannot choose the agent); the drop-down shows the value's label
   await setSettingInUi(page, 'offPeak.gatewayUrl', claudeGateway.url, PANEL_TAB, { remote: true });
   await page.waitForTimeout(3000);
   await tour.panel('[data-testid="new-task"]');

@@ -108,7 +108,7 @@ runTour('panel-tour-sessions', async ({ stateDir, log, gateway, codeServer, stop
   log(`reference agent: Follow up… made task ${followRow.id}, which resumed session ${followRow.session_id} of ${firstRow.id} and completed`);
 
   // --- 2. Claude Code: Open session, and Follow Up on Task… from the palette ------------------
-  await setSettingInUi(page, 'offPeak.agent', 'claude-code', PANEL_TAB, { remote: true }); // a machine setting (a workspace cannot choose the agent)
+  await setSettingInUi(page, 'offPeak.agent', 'Claude Code', PANEL_TAB, { remote: true }); // a machine setting (a workspace cannot choose the agent); the drop-down shows the value's label
   await tour.panel('[data-testid="new-task"]');
   const claudeTask = 'Sessions two: Claude Code, remember the code word PELICAN';
   await tour.create(claudeTask);
