@@ -9,6 +9,7 @@
  */
 import type { SqlDb } from './sql';
 import type { SqlValue } from 'sql.js';
+import { newerFileRefusal, writeSchemaMark } from './schema-mark';
 
 export const TASKS_TABLE = 'off_peak_tasks';
 export const TICKETS_TABLE = 'off_peak_tickets';
@@ -23,7 +24,7 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 13;
+export const LATEST_SCHEMA_VERSION = 14;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
@@ -419,6 +420,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   { version: 12, description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)", up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]) },
   // Before v13 a deleted task's tickets stayed for good; now they go once settled (docs/flows.md#ticket-ledger).
   { version: 13, description: 'ledger: the settled tickets of tasks deleted before', up: (db) => void db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`) },
+  { version: 14, description: 'the "readable by" mark: the oldest schema version whose builds still use this file (src/store/schema-mark.ts)', up: writeSchemaMark },
 ];
 
 /** The change counters of a DB (all zero before v3). */
@@ -468,29 +470,30 @@ export interface MigrationReport {
 }
 
 export class NewerSchemaError extends Error {
-  constructor(readonly found: number) {
-    super(`tasks-index.sqlite has schema version ${found}, newer than this build understands (${LATEST_SCHEMA_VERSION}); update the extension`);
+  constructor(readonly found: number, message: string) {
+    super(message);
     this.name = 'NewerSchemaError';
   }
 }
 
 /**
- * Brings a DB to LATEST_SCHEMA_VERSION and applies open-time data fixes. Must run inside the
+ * Brings a DB to LATEST_SCHEMA_VERSION (a newer one this build may read stays as it is) and applies open-time data fixes. Must run inside the
  * caller's transaction (the store wraps it with the file lock and one persist).
  */
 export function migrate(db: SqlDb, now: number): MigrationReport {
   const fromVersion = schemaVersionOf(db);
-  if (fromVersion > LATEST_SCHEMA_VERSION) throw new NewerSchemaError(fromVersion);
+  // A newer file is used as it is when its mark says this build reads it; it is never migrated down.
+  const refusal = fromVersion > LATEST_SCHEMA_VERSION ? newerFileRefusal(db, fromVersion, LATEST_SCHEMA_VERSION) : undefined;
+  if (refusal) throw new NewerSchemaError(fromVersion, refusal);
+  const toVersion = Math.max(fromVersion, LATEST_SCHEMA_VERSION);
   let ticketsBackfilled = 0;
   for (const step of MIGRATIONS) {
     if (step.version <= fromVersion) continue;
     step.up(db, now);
     if (step.version === 2) ticketsBackfilled = Number(db.scalar(`SELECT COUNT(*) FROM ${TICKETS_TABLE} WHERE origin = 'legacy'`));
   }
-  if (fromVersion !== LATEST_SCHEMA_VERSION || Number(db.scalar('PRAGMA user_version')) !== LATEST_SCHEMA_VERSION) {
-    db.exec(`PRAGMA user_version = ${LATEST_SCHEMA_VERSION}`);
-  }
+  if (Number(db.scalar('PRAGMA user_version')) !== toVersion) db.exec(`PRAGMA user_version = ${toVersion}`);
   // `awaiting` is a reserved legacy value; such rows are running tasks (docs/flows.md#task-states).
   const awaitingMigrated = db.run(`UPDATE ${TASKS_TABLE} SET status = 'running', updated_at = ? WHERE status = 'awaiting'`, [now]);
-  return { fromVersion, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated, ticketsBackfilled };
+  return { fromVersion, toVersion, awaitingMigrated, ticketsBackfilled };
 }

@@ -8,6 +8,7 @@ import { StoreError, TaskStore } from '../../src/store';
 import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, SCHEMA_V2_SQL, TASK_COLUMNS } from '../../src/store/schema';
 import { SqlDb } from '../../src/store/sql';
 import { loadSqlJs } from '../../src/store/sqljs';
+import { READABLE_BY } from '../../src/store/schema-mark';
 import { editDbFile } from '../fixtures/edit-db-file';
 import { V1_FIXTURE_ROWS } from '../fixtures/make-v1-tasks-index';
 
@@ -302,6 +303,61 @@ describe('store: schema and migrations', () => {
     assert.equal(reopened.migration!.awaitingMigrated, 1);
     assert.equal(reopened.read((tx) => tx.tasks.get('old'))!.status, 'running');
     await reopened.close();
+  });
+
+  // A newer build writes the oldest schema version that still reads its file (docs/flows.md#task-database-versions).
+  const markNewerBuild = (db: SqlDb, version: number, readableBy: number, release: string) => {
+    db.exec('CREATE TABLE IF NOT EXISTS off_peak_schema_mark (id INTEGER PRIMARY KEY CHECK (id = 1), readable_by INTEGER NOT NULL, readable_by_release TEXT NOT NULL)');
+    db.run('INSERT OR REPLACE INTO off_peak_schema_mark (id, readable_by, readable_by_release) VALUES (1, ?, ?)', [readableBy, release]);
+    db.exec(`PRAGMA user_version = ${version}`);
+  };
+
+  it('an older build opens a newer task DB whose changes since are additive (readable by its version), works in it and leaves the newer schema as it was', async () => {
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    await store.mutate((tx) => tx.tasks.insert({ id: 'before', title: 'before', prompt: 'p', permissionMode: 'default', workspacePath: '/w' }));
+    await store.close();
+    const newer = LATEST_SCHEMA_VERSION + 1;
+    await editDbFile(store.filePath, (db) => {
+      // what a newer build's additive step might do: a new column, a new table
+      db.exec("ALTER TABLE off_peak_tasks ADD COLUMN newer_note TEXT; CREATE TABLE off_peak_newer_things (task_id TEXT PRIMARY KEY, note TEXT);");
+      db.run("UPDATE off_peak_tasks SET newer_note = 'kept' WHERE off_peak_task_id = 'before'");
+      markNewerBuild(db, newer, LATEST_SCHEMA_VERSION, '9.0.0');
+    });
+    const older = await TaskStore.open({ directory: dir, watch: false });
+    assert.deepEqual(older.migration, { fromVersion: newer, toVersion: newer, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.equal(older.read((tx) => tx.tasks.get('before'))?.title, 'before');
+    await older.mutate((tx) => {
+      tx.tasks.insert({ id: 'after', title: 'after', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
+      tx.tasks.cancel('before');
+    });
+    assert.deepEqual(older.read((tx) => tx.tasks.list({})).map((t) => [t.id, t.status]), [['before', 'cancelled'], ['after', 'queued']]);
+    await older.close();
+    const db = await rawDb(readFileSync(store.filePath));
+    assert.equal(db.scalar('PRAGMA user_version'), newer, 'the newer version stays');
+    assert.equal(db.scalar("SELECT newer_note FROM off_peak_tasks WHERE off_peak_task_id = 'before'"), 'kept');
+    assert.equal(db.scalar('SELECT readable_by FROM off_peak_schema_mark'), LATEST_SCHEMA_VERSION, 'the mark stays');
+    db.raw.close();
+  });
+
+  it('an older build refuses a newer task DB across a breaking change, saying which version it needs, and leaves it untouched', async () => {
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    await store.close();
+    await editDbFile(store.filePath, (db) => markNewerBuild(db, LATEST_SCHEMA_VERSION + 2, LATEST_SCHEMA_VERSION + 2, '9.1.0'));
+    const bytes = readFileSync(store.filePath);
+    await assert.rejects(
+      TaskStore.open({ directory: dir, watch: false }),
+      (e: unknown) => e instanceof StoreError && e.code === 'NEWER_SCHEMA' && /Off-Peak Tasks 9\.1\.0 or later/.test(e.message),
+    );
+    assert.ok(readFileSync(store.filePath).equals(bytes));
+  });
+
+  it('this build marks the DB it writes as readable by builds of its readable-by version', async () => {
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    await store.close();
+    const db = await rawDb(readFileSync(store.filePath));
+    assert.deepEqual(db.get('SELECT readable_by, readable_by_release FROM off_peak_schema_mark'), { readable_by: READABLE_BY.version, readable_by_release: READABLE_BY.release });
+    assert.ok(READABLE_BY.version <= LATEST_SCHEMA_VERSION);
+    db.raw.close();
   });
 
   it('refuses a file from a newer schema with a clear typed error and leaves it untouched', async () => {
