@@ -6,6 +6,7 @@ import { permissionFor, runTool, summarizeTool, toolDefinitions, toolRisk } from
 import type { PermissionAsker } from './permission-prompt';
 import { askInputDigest, indentedQuestionInput, renderToolInput } from '../core/ask-input';
 import { terminalSafeText } from '../core/untrusted-text';
+import { shellDescription } from './shell';
 
 /**
  * The transcript stream: model and tool text pass through it, so escape sequences are removed
@@ -54,6 +55,7 @@ function systemPrompt(workspace: string, mode: PermissionMode): string {
   return [
     'You are the Off-Peak reference coding agent. You work on a one-shot task in a workspace, unattended.',
     `The workspace root is ${workspace}; all paths are relative to it.`,
+    shellDescription(),
     modeText[mode],
     'Use the tools to inspect and change the workspace. When the task is done, answer with a short summary of what you did.',
   ].join('\n');

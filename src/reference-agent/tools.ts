@@ -4,6 +4,8 @@ import path from 'node:path';
 import { programToRun } from '../core/executable-path';
 import type { ToolDefinition } from './messages-client';
 import type { PermissionMode } from './events';
+import { replaceKeepingLineEndings } from './line-endings';
+import { shellInvocation } from './shell';
 
 /** What a tool needs before it runs: nothing (reads), an edit permission, or a command permission. */
 export type ToolRisk = 'read' | 'edit' | 'command';
@@ -211,11 +213,10 @@ const tools: Tool[] = [
       const oldString = str(input, 'old_string');
       const newString = str(input, 'new_string');
       if (!oldString) throw new ToolInputError('old_string must not be empty');
-      const text = readWorkspaceFile(file);
-      const count = text.split(oldString).length - 1;
+      const { count, result } = replaceKeepingLineEndings(readWorkspaceFile(file), oldString, newString);
       if (count === 0) throw new ToolInputError('old_string not found in the file');
       if (count > 1 && input.replace_all !== true) throw new ToolInputError(`old_string occurs ${count} times; make it unique or set replace_all`);
-      writeWorkspaceFile(ctx.workspace, str(input, 'path'), file, text.split(oldString).join(newString));
+      writeWorkspaceFile(ctx.workspace, str(input, 'path'), file, result);
       return `replaced ${count} occurrence(s) in ${str(input, 'path')}`;
     },
   },
@@ -319,21 +320,19 @@ export async function runTool(name: string, input: Record<string, unknown>, ctx:
 
 /**
  * run_command goes through the user's shell ON PURPOSE: the model asked for a shell command
- * line (pipes, globs, &&), so it is handed to the shell as ONE argv element (`sh -c <command>`),
- * never concatenated into a larger command. This is the only place the project uses a shell,
- * and only for text the model chose, after the permission mode allowed it.
+ * line (pipes, globs, &&), so it is handed to the shell as ONE argument (`sh -c <command>`; on
+ * Windows `cmd.exe /d /s /c "<command>"`, see shell.ts), never concatenated into a larger
+ * command. This is the only place the project uses a shell, and only for text the model chose,
+ * after the permission mode allowed it.
  * The agent's own credentials (ANTHROPIC_*) are removed from the command's environment.
  * The command stays in the agent's process group (not detached): whoever stops the agent's group
  * (the host's final SIGKILL, recovery after a crash) also stops every command it started.
  */
 export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: number): Promise<string> {
-  const isWindows = process.platform === 'win32';
-  // A bare name from PATH only, never the workspace (Windows would look there first).
-  const shell = isWindows ? process.env.ComSpec || programToRun('cmd.exe') : process.env.SHELL || '/bin/sh';
-  const args = isWindows ? ['/d', '/s', '/c', command] : ['-c', command];
+  const shell = shellInvocation(command);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_')));
   return new Promise((resolve, reject) => {
-    const child = spawn(shell, args, { cwd: ctx.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(shell.file, shell.args, { cwd: ctx.workspace, env, stdio: ['ignore', 'pipe', 'pipe'], windowsVerbatimArguments: shell.windowsVerbatimArguments, windowsHide: true });
     let output = '';
     const collect = (chunk: Buffer): void => {
       if (output.length < MAX_OUTPUT_CHARS * 2) output += chunk.toString('utf8');
