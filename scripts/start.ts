@@ -27,7 +27,7 @@ import { freePort, portIsFree, startCodeServer, type RunningCodeServer } from '.
 import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR, type VsCodeTools } from './vscode/tools';
 import { personalStart } from './start-personal';
 import { ensureDemoRepository } from './demo-workspace';
-import { installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, STEP_TIMEOUT_MS, type GatewayProcess } from './vscode/workbench';
+import { answerDialog, installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, STEP_TIMEOUT_MS, type GatewayProcess } from './vscode/workbench';
 
 const { values: opts } = parseArgs({
   options: {
@@ -107,8 +107,11 @@ async function checkWorkbench(tools: VsCodeTools, url: string, password: string,
     await history.waitFor({ state: 'detached', timeout: 10_000 });
     log('check: the History row was removed with a click');
     await card.locator('[data-testid="delete"]').click();
+    // The reference agent's session transcript stays unless the session is deleted too (docs/flows.md#cancel-delete-history).
+    const question = await answerDialog(page, 'Delete Task');
+    if (!/transcript .*is kept unless/.test(question)) throw new Error(`Delete asked "${question}", not whether the session goes too`);
     await card.waitFor({ state: 'detached', timeout: 10_000 });
-    log('check: the card was deleted with a click');
+    log('check: the card was deleted with a click (its session kept)');
   } finally {
     await browser.close();
   }

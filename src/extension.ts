@@ -21,7 +21,7 @@ import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
 import { registerReview, reviewTaskChanges } from './vscode/review';
-import { confirmModal } from './vscode/confirm';
+import { confirmModal, confirmModalWithAlternative } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import type { TasksPanel } from './vscode/panel';
 import { currentAgent, readSettings } from './vscode/settings';
@@ -253,6 +253,8 @@ class OffPeakExtension implements vscode.Disposable {
         configs: () => this.clientConfigs,
         reloadConfigs: () => this.loadClientConfigs(),
         confirm: confirmModal,
+        confirmWithAlternative: confirmModalWithAlternative,
+        sessionTranscript: (task) => engine.deletableTranscript(task),
         openTerminal: async (taskId) => {
           const task = engine.service.getTask(taskId);
           this.terminals.show(taskId, shortTaskTitle(task, taskId));

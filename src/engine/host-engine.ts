@@ -28,7 +28,7 @@ import { TaskLifecycle, TaskService, type SyncConfig } from '../service';
 import { RemoteCancelWatcher } from './remote-cancel-watcher';
 import { SharedAsks } from './shared-asks';
 import { TaskNotices, type TaskNotice } from './task-notices';
-import { pruneTaskLeftovers } from './task-leftovers';
+import { pruneTaskLeftovers, transcriptOnDisk } from './task-leftovers';
 import { pruneTaskWorktree } from './task-worktree-cleanup';
 import { worktreeCounterpart } from '../agent/workplace/task-worktree';
 import { changeConcerns, TaskStore, type StoreNotice, type TaskStoreOptions } from '../store';
@@ -211,13 +211,18 @@ export class HostEngine {
       },
       log,
     });
+    // Tasks whose agent a cancel or delete of this window stopped here (so no other window removes their transcript).
+    const stoppedHere = new Set<string>();
     const service = new TaskService({
       store,
       gateway,
       clock,
       windowId,
       lifecycle,
-      stopAgent: (taskId) => runtime.stopTask(taskId),
+      stopAgent: (taskId) => {
+        if (runtime.runningTaskIds.includes(taskId)) stoppedHere.add(taskId);
+        return runtime.stopTask(taskId);
+      },
       sync: options.sync,
       lease: options.lease,
       log,
@@ -236,10 +241,12 @@ export class HostEngine {
     // No safety-net tick of its own: the lease tick below is the engine's one idle heartbeat.
     const scheduler = new Scheduler({ store, dispatcher, clock, isLeader: () => service.isLeader, idleTickMs: Infinity, ...options.schedulerTuning, log });
     const leftovers = { runtimeDir, referenceSessionsDir };
-    // A session a follow-up shares with its first task stays until no task uses it (docs/flows.md#follow-up).
-    const pruneDeleted = (task: { id: string; sessionId: string | null }) => {
+    // The session transcript stays unless the user deleted the session too, and while a follow-up
+    // shares it (docs/flows.md#cancel-delete-history, #follow-up).
+    const pruneDeleted = ({ task, deleteSession }: { task: Pick<OffPeakTask, 'id' | 'sessionId'> & Partial<Pick<OffPeakTask, 'status' | 'claimRunning'>>; deleteSession: boolean }) => {
       const shared = task.sessionId !== null && store.read((tx) => tx.followUps.sessionInUse(task.sessionId!, task.id));
-      pruneTaskLeftovers(leftovers, shared ? { id: task.id, sessionId: null } : task, log);
+      const agentElsewhere = (task.status === 'running' || task.claimRunning === true) && !stoppedHere.delete(task.id);
+      pruneTaskLeftovers(leftovers, task, { deleteSession: deleteSession && !shared, agentElsewhere }, log);
       void pruneTaskWorktree(store, task.id, log);
     };
     // Cancel/Delete in another window stop the agent this window runs (through the shared DB).
@@ -303,6 +310,12 @@ export class HostEngine {
       taskStatus: (taskId) => this.service.getTask(taskId)?.status,
       tickets: (taskId) => this.service.ticketsOf(taskId),
     };
+  }
+
+  /** The reference agent's transcript of a task that deleting its session would remove (none while a follow-up shares it). */
+  deletableTranscript(task: Pick<OffPeakTask, 'id' | 'sessionId'>): string | undefined {
+    if (task.sessionId && this.store.read((tx) => tx.followUps.sessionInUse(task.sessionId!, task.id))) return undefined;
+    return transcriptOnDisk(engineDirs(this.store.directory), task);
   }
 
   /**

@@ -12,7 +12,7 @@ export interface RemoteCancelWatcherOptions {
   store: TaskStore;
   runtime: Pick<TaskRuntime, 'runningTaskIds' | 'segment' | 'stopTask'>;
   /** A task deleted elsewhere while its agent ran here: remove what it left (after the agent stopped). */
-  pruneDeleted: (task: { id: string; sessionId: string | null }) => void;
+  pruneDeleted: (deletion: { task: { id: string; sessionId: string | null }; deleteSession: boolean }) => void;
   log?: (line: string) => void;
 }
 
@@ -61,7 +61,8 @@ export class RemoteCancelWatcher {
       const stop = this.options.runtime
         .stopTask(taskId)
         .then(() => {
-          if (reason === 'deleted') this.options.pruneDeleted({ id: taskId, sessionId });
+          // Whether the user deleted the session too is known only where they deleted: the transcript stays here.
+          if (reason === 'deleted') this.options.pruneDeleted({ task: { id: taskId, sessionId }, deleteSession: false });
         })
         .catch((e: unknown) => this.log(`stopping the agent of ${taskId} failed: ${e instanceof Error ? e.message : String(e)}`))
         .finally(() => this.stopping.delete(taskId));

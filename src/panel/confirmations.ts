@@ -7,6 +7,8 @@ export interface Confirmation {
   detail: string;
   /** The label of the button that goes ahead (the dialog adds its own "Cancel"). */
   action: string;
+  /** A second way to go ahead, a second button (VS Code's modal dialog has no check box). */
+  alternative?: string;
 }
 
 const isLive = (t: OffPeakTask) => t.status === 'running' || t.status === 'awaiting' || t.claimRunning;
@@ -32,17 +34,26 @@ export function cancelConfirmation(task: OffPeakTask): Confirmation {
   };
 }
 
-/** Delete of a finished task removes only the card: no question then. */
-export function deleteConfirmation(task: OffPeakTask): Confirmation | undefined {
-  if (isFinished(task)) return undefined;
+/**
+ * Delete of a finished task removes only the card: no question then, unless it has a session
+ * transcript of ours (`transcript`), which is kept unless the user deletes the session too.
+ */
+export function deleteConfirmation(task: OffPeakTask, transcript = false): Confirmation | undefined {
+  const session = transcript ? { alternative: 'Delete Task and Session' } : {};
+  const kept = transcript ? " The agent's session transcript (its whole conversation) is kept unless you also delete the session." : '';
+  if (isFinished(task)) {
+    if (!transcript) return undefined;
+    return { message: `Delete "${named(task)}"?`, detail: `The task and its History row are removed.${kept}`, action: 'Delete Task', ...session };
+  }
   return {
     message: `Delete "${named(task)}"?`,
-    detail: isLive(task)
+    detail: (isLive(task)
       ? 'The agent running this task is stopped now, and the task and its History row are removed. This cannot be undone.'
       : task.status === 'needs_input'
         ? 'The task waiting for your answer is removed with its question and History row. This cannot be undone.'
-        : 'The task leaves the gateway queue (its ticket is given back) and is removed. This cannot be undone.',
+        : 'The task leaves the gateway queue (its ticket is given back) and is removed. This cannot be undone.') + kept,
     action: 'Delete Task',
+    ...session,
   };
 }
 

@@ -3,7 +3,7 @@
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/questions/asks';
 import { SESSION_OPEN_HERE } from '../agent/runtime/session-terminal';
 import type { DisposableLike } from '../core/disposable';
-import type { TicketRecord } from '../core/types';
+import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
 import { changeConcerns, type IsolationMode, type QuestionRecord, type TaskStore } from '../store';
@@ -18,6 +18,12 @@ import path from 'node:path';
 import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
 import type { HistoryArchive } from '../service/history-archive';
 import { bringBack, historyPager } from './history-panel';
+
+/** The button the user chose: the question's second one only where the host can show it. */
+async function confirmChoice(host: PanelHostBits, question: Confirmation): Promise<'action' | 'alternative' | undefined> {
+  if (question.alternative !== undefined && host.confirmWithAlternative) return host.confirmWithAlternative({ ...question, alternative: question.alternative });
+  return (await host.confirm(question)) ? 'action' : undefined;
+}
 
 /** The part of the gateway's client configs the panel shows (exposure and plan). */
 export interface PanelClientConfigs {
@@ -57,6 +63,10 @@ export interface PanelHostBits {
   sessionInUseHere?(sessionId: string): boolean;
   /** Shows a modal question; true when the user chose `action`. */
   confirm(question: Confirmation): Promise<boolean>;
+  /** Shows a modal question with its `alternative` as a second button: which one the user chose (absent: `confirm`, no alternative). */
+  confirmWithAlternative?(question: Confirmation & { alternative: string }): Promise<'action' | 'alternative' | undefined>;
+  /** The reference agent's transcript of a task that deleting its session would remove (absent: none). */
+  sessionTranscript?(task: OffPeakTask): string | undefined;
   /** "Review changes" (docs/flows.md#review): the task's changes, or one file's, in the diff editor. */
   reviewChanges?(taskId: string, path?: string): Promise<unknown>;
   /** "Open worktree in new window". */
@@ -281,14 +291,15 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     async delete({ taskId }) {
       await restored(taskId);
       const task = service.getTask(taskId);
-      const question = task && deleteConfirmation(task);
-      if (question && !(await host.confirm(question))) return { done: false };
+      const question = task && deleteConfirmation(task, host.sessionTranscript?.(task) !== undefined);
+      const choice = question ? await confirmChoice(host, question) : 'action';
+      if (!choice) return { done: false };
       // A worktree's branch with work merged nowhere goes with the task: asked first (docs/flows.md#isolation).
       const isolation = store.read((tx) => tx.isolation.get(taskId));
       const shared = isolation?.worktreePath ? store.read((tx) => tx.isolation.sharersOf(isolation.worktreePath!, taskId)).length : 0;
       const branchQuestion = task && (await deleteWorktreeConfirmation(task, isolation, shared));
       if (branchQuestion && !(await host.confirm(branchQuestion))) return { done: false };
-      await service.delete(taskId);
+      await service.delete(taskId, { deleteSession: choice === 'alternative' });
       // A copy a crash left in the archive must not bring the task back (docs/flows.md#archive).
       await archive?.forget(taskId);
       return { done: true };

@@ -23,6 +23,17 @@ import { continueTask, insertTakenTask, ledgerRowOfTake, orphanTicket, type Crea
 
 export type ContinueOutcome = 'reused' | 'retaken' | 'retake_pending';
 
+export interface DeleteOptions {
+  /** Also remove the agent's session transcript (kept by default: docs/flows.md#cancel-delete-history). */
+  deleteSession?: boolean;
+}
+
+/** A deleted task, as it was, and whether its session goes with it. */
+export interface TaskDeletion {
+  task: OffPeakTask;
+  deleteSession: boolean;
+}
+
 export interface TaskActionsOptions {
   store: TaskStore;
   gateway: GatewayClient;
@@ -36,7 +47,7 @@ export interface TaskActionsOptions {
   /** Stops a task's agent if one runs in this window; bounded by the caller's timeout, never throws. */
   stopAgent: (taskId: string) => Promise<void>;
   onWake: (taskId: string) => void;
-  onDeleted: (task: OffPeakTask) => void;
+  onDeleted: (deletion: TaskDeletion) => void;
   log: (line: string) => void;
 }
 
@@ -200,11 +211,11 @@ export class TaskActions {
    * Delete: a live task is cancelled first; then the row goes. Its unsettled tickets stay in the
    * ledger (no cascade) until the gateway acknowledges them. Deleting a missing task is a no-op.
    */
-  async delete(taskId: string): Promise<boolean> {
+  async delete(taskId: string, options: DeleteOptions = {}): Promise<boolean> {
     const task = this.getTask(taskId);
     if (!task) return false;
     if (!isTerminalStatus(task.status)) await this.cancel(taskId);
-    if (await this.options.lifecycle.delete(taskId)) this.options.onDeleted(task);
+    if (await this.options.lifecycle.delete(taskId)) this.options.onDeleted({ task, deleteSession: options.deleteSession === true });
     return true;
   }
 

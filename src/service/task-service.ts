@@ -24,7 +24,7 @@ import { Retaker } from './retaker';
 import { SettleOutbox, type FlushReport } from './settle-outbox';
 import { BackgroundWork, DEFAULT_SYNC_CONFIG, errorText, type SyncConfig } from './sync-config';
 import { PollPacing, SyncLoop, type SyncReport } from './sync-loop';
-import { TaskActions, type ContinueOutcome } from './task-actions';
+import { TaskActions, type ContinueOutcome, type DeleteOptions, type TaskDeletion } from './task-actions';
 import { planFollowUp, type FollowUpInput } from './follow-ups';
 import { TaskLifecycle, type LifecycleWork } from './task-lifecycle';
 import type { CreateTaskInput } from './ticket-rules';
@@ -32,7 +32,7 @@ import { createSystemTimers, type TimerHandle, type Timers } from '../core/timer
 
 export { DEFAULT_SYNC_CONFIG, type SyncConfig } from './sync-config';
 export type { SyncReport } from './sync-loop';
-export type { ContinueOutcome } from './task-actions';
+export type { ContinueOutcome, DeleteOptions, TaskDeletion } from './task-actions';
 export type { CreateTaskInput } from './ticket-rules';
 
 export interface TaskServiceOptions {
@@ -64,7 +64,7 @@ export interface ServiceEvents {
   /** A sync cycle finished. */
   synced: [report: SyncReport];
   /** A task was deleted (its row is gone): its files can go too. */
-  deleted: [task: OffPeakTask];
+  deleted: [deletion: TaskDeletion];
 }
 
 export class TaskService {
@@ -78,7 +78,7 @@ export class TaskService {
   readonly onDidWake: Event<string> = this.events.wake.event;
   readonly onSyncError: Event<Error> = this.events.syncError.event;
   readonly onDidSync: Event<SyncReport> = this.events.synced.event;
-  readonly onDidDelete: Event<OffPeakTask> = this.events.deleted.event;
+  readonly onDidDelete: Event<TaskDeletion> = this.events.deleted.event;
   readonly availability: AvailabilitySnapshot;
   readonly leadership: Leadership;
   readonly config: SyncConfig;
@@ -128,7 +128,7 @@ export class TaskService {
       store, gateway, availability: this.availability, lifecycle: this.lifecycle, outbox: this.outbox, retaker: this.retaker, sync: this.sync,
       background: this.background, newTaskId: options.newTaskId, log, onWake,
       stopAgent: (taskId) => this.stopAgentBestEffort(taskId),
-      onDeleted: (task) => this.notify('deleted', task),
+      onDeleted: (deletion) => this.notify('deleted', deletion),
     });
     // Whoever wrote the change (a user action or the runtime), its follow-up work runs here.
     this.lifecycle.onDidQueueWork((work) => this.onLifecycleWork(work));
@@ -228,8 +228,8 @@ export class TaskService {
     return this.actions.cancel(taskId);
   }
 
-  delete(taskId: string): Promise<boolean> {
-    return this.actions.delete(taskId);
+  delete(taskId: string, options: DeleteOptions = {}): Promise<boolean> {
+    return this.actions.delete(taskId, options);
   }
 
   deleteFromHistory(taskId: string): ReturnType<TaskActions['deleteFromHistory']> {

@@ -66,9 +66,9 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
     await waitFor(() => a.service.getTask(task.id)?.settledAt ?? undefined, 'the task to be marked settled', 10_000);
   });
 
-  it('Delete in window A stops the agent running in window B: process gone, task and its files gone, ticket settled and out of the ledger, no History row', async () => {
+  it('Delete (with its session) in window A stops the agent running in window B: process gone, task and its files gone, ticket settled and out of the ledger, no History row', async () => {
     const { a, b, task, started, eventsB } = await taskRunningInB('delete');
-    assert.equal(await a.service.delete(task.id), true);
+    assert.equal(await a.service.delete(task.id, { deleteSession: true }), true);
 
     await waitFor(() => !processAlive(started.pid) || undefined, 'the agent process in window B to exit', 20_000);
     const ended = await waitFor(() => eventsB.find((e) => e.type === 'segment-ended' && e.taskId === task.id), "window B's segment to end", 10_000);
@@ -81,7 +81,9 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
     assert.equal(a.service.history().filter((h) => h.taskId === task.id).length, 0, 'no History row');
     // The agent wrote its session after window A removed it; window B removes it again once the agent stopped.
     const storage = world.storageDir;
-    await waitFor(() => !fs.existsSync(path.join(storage, 'reference-agent-sessions', `${started.sessionId}.jsonl`)) || undefined, 'the session file to be removed', 10_000);
+    const transcript = path.join(storage, 'reference-agent-sessions', `${started.sessionId}.jsonl`);
+    await waitFor(() => !fs.existsSync(transcript) || undefined, 'the session file to be removed', 10_000);
+    await waitFor(() => !fs.existsSync(`${transcript}.delete`) || undefined, "window A's mark to be removed with it", 10_000);
     assert.equal(fs.existsSync(path.join(storage, 'runtime', 'tasks', task.id)), false, 'no segment directory left');
   });
 });

@@ -3,7 +3,7 @@
 // TaskService on a real sql.js file and the real reference gateway on loopback.
 import assert from 'node:assert/strict';
 import { createServiceBackend } from '../../src/panel/service-backend';
-import { connect, NO_ASKS, PANEL_WORKSPACE } from './panel-link';
+import { BARE_HOST, connect, NO_ASKS, PANEL_WORKSPACE } from './panel-link';
 import { World } from './service-harness';
 
 const SESSION = '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e';
@@ -80,18 +80,7 @@ describe('webview protocol: Follow up… and Open session', () => {
     const firstId = await finishedTask('plan');
     const { service, store } = world.windows[0];
     const open = new Set([SESSION]);
-    const backend = createServiceBackend(service, store, {
-      hasApiKey: async () => true,
-      setApiKey: async () => undefined,
-      workspaces: () => [],
-      models: () => [],
-      configs: () => undefined,
-      reloadConfigs: async () => undefined,
-      openTerminal: async () => undefined,
-      sessionInUseHere: (sessionId) => open.has(sessionId),
-      confirm: async () => true,
-      notice: () => undefined,
-    }, NO_ASKS);
+    const backend = createServiceBackend(service, store, { ...BARE_HOST, sessionInUseHere: (sessionId) => open.has(sessionId) }, NO_ASKS);
     const takes = world.takeRequests();
     await assert.rejects(backend.followUp({ taskId: firstId, prompt: 'more' }), /close it first/);
     assert.equal(world.takeRequests(), takes);

@@ -9,7 +9,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Clock } from '../../src/core/clock';
 import { PanelController } from '../../src/panel/panel-controller';
 import type { Confirmation } from '../../src/panel/confirmations';
-import { createServiceBackend, type PanelAskSource, type PanelClientConfigs } from '../../src/panel/service-backend';
+import { createServiceBackend, type PanelAskSource, type PanelClientConfigs, type PanelHostBits } from '../../src/panel/service-backend';
 import type { HostToWebview, PanelState, SetupView } from '../../src/protocol/webview';
 import type { TaskService } from '../../src/service';
 import type { HistoryArchive } from '../../src/service/history-archive';
@@ -36,6 +36,19 @@ export interface PanelParts {
 
 /** No agent runs in this window: nothing ever asks. */
 export const NO_ASKS: PanelAskSource = { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => ({ dispose: () => undefined }) };
+
+/** A host with nothing open, no key prompt and every confirmation accepted: tests spread it and override what they look at. */
+export const BARE_HOST: PanelHostBits = {
+  hasApiKey: async () => true,
+  setApiKey: async () => undefined,
+  workspaces: () => [],
+  models: () => [],
+  configs: () => undefined,
+  reloadConfigs: async () => undefined,
+  openTerminal: async () => undefined,
+  confirm: async () => true,
+  notice: () => undefined,
+};
 
 export interface Host {
   /** Answers for the next confirmation dialogs, in order (true = the user chose the action). */

@@ -151,6 +151,9 @@ describe('task card', () => {
     assert.match(deleteConfirmation(task({ status: 'running', claimRunning: true }))!.detail, /stopped now.*cannot be undone/);
     assert.ok(deleteConfirmation(task()), 'a queued task asks too');
     assert.equal(deleteConfirmation(task({ status: 'completed', endedAt: 2 })), undefined);
+    const withTranscript = deleteConfirmation(task({ status: 'completed', endedAt: 2 }), true)!;
+    assert.deepEqual([withTranscript.action, withTranscript.alternative], ['Delete Task', 'Delete Task and Session'], 'a task with a transcript of ours asks whether the session goes too');
+    assert.match(deleteConfirmation(task({ status: 'running', claimRunning: true }), true)!.detail, /cannot be undone\. The agent's session transcript .* is kept unless you also delete the session\./);
     assert.equal(cancelConfirmation(task({ title: 'x'.repeat(100) })).message.length <= 70, true, 'a long title is shortened in the question');
   });
 
