@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../../src/gateway/config';
 import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/local-authority';
 import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
+import type { PanelHostBits } from '../../src/panel/service-backend';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
 export interface TestEngineOptions {
@@ -133,3 +134,16 @@ export async function waitFor<T>(probe: () => T | undefined | false, what: strin
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** What the panel needs from VS Code, for a snapshot (nothing is clicked here; every question answered yes). */
+export const SNAPSHOT_HOST_BITS: PanelHostBits = {
+  hasApiKey: async () => true,
+  setApiKey: async () => undefined,
+  workspaces: () => [],
+  models: () => [],
+  configs: () => undefined,
+  reloadConfigs: async () => undefined,
+  openTerminal: async () => undefined,
+  confirm: async () => true,
+  notice: () => undefined,
+};

@@ -13,7 +13,7 @@ import { PanelController } from '../../src/panel/panel-controller';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import type { RecordedRequest, ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { startTestEngine, waitFor } from './test-engine';
+import { SNAPSHOT_HOST_BITS, startTestEngine, waitFor } from './test-engine';
 
 interface Body {
   messages: { role: string; content: string | { type: string; text?: string }[] }[];
@@ -39,18 +39,7 @@ function scripted(steps: Record<string, ScriptedReply[]>): ScriptedReply {
   };
 }
 
-/** What the panel needs from VS Code, for a snapshot (nothing is clicked here). */
-const hostBits = {
-  hasApiKey: async () => true,
-  setApiKey: async () => undefined,
-  workspaces: () => [],
-  models: () => [],
-  configs: () => undefined,
-  reloadConfigs: async () => undefined,
-  openTerminal: async () => undefined,
-  confirm: async () => true,
-  notice: () => undefined,
-};
+const hostBits = SNAPSHOT_HOST_BITS;
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 

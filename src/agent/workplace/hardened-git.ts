@@ -6,7 +6,8 @@
  * name a `core.fsmonitor` command, hooks, an external diff, a textconv or clean filter, a pager,
  * a credential helper or an ssh command, and the user's system and global config files are not
  * the task's to choose either. So every git run here:
- * - reads no system or global config (`GIT_CONFIG_NOSYSTEM=1`, `GIT_CONFIG_GLOBAL=<null device>`)
+ * - reads no system or global config (`GIT_CONFIG_NOSYSTEM=1`, `GIT_CONFIG_GLOBAL=<null device>`;
+ *   two of the user's settings are kept, see below)
  *   and inherits no `GIT_*` variable from the host (no `GIT_DIR`, `GIT_CONFIG_PARAMETERS`,
  *   `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `GIT_ASKPASS`…), only the ones set here;
  * - passes `-c` settings that beat any config file: no fsmonitor, hooks path the null device,
@@ -24,9 +25,18 @@
  *   driver that is git's own three-way text merge (`git merge-file`). A driver name git could not
  *   take back from `-c` (one holding `=`) makes the run fail rather than run unguarded.
  * Diffs always pass `--no-ext-diff --no-textconv`, so diff drivers need no switch.
+ *
+ * Two of the user's own settings are kept, as git would apply them (README.md#platforms): on
+ * Windows `core.longPaths=true` (a worktree deep under globalStorage passes MAX_PATH), and the
+ * `core.autocrlf` the user's global or system config sets (Git for Windows' installer writes it in
+ * the system config) unless the repository sets its own: the same look-up that finds the drivers
+ * reads it (reading config runs nothing), so a task's checkout and commits get the line endings
+ * the user's own would.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { programOnPath } from '../../core/executable-path';
 
 export interface HardenedGitOptions {
@@ -42,6 +52,10 @@ export interface HardenedGitOptions {
   timeoutMs?: number;
   /** The git executable (tests stand a hung one in for it). */
   gitCommand?: string;
+  /** The OS whose git runs (default this one's); injectable for tests. */
+  platform?: NodeJS.Platform;
+  /** The user's own global git config file (default `userGitConfigFile()`); tests give their own. */
+  userConfigFile?: string;
 }
 
 export const GIT_TIMEOUT_MS = 60_000;
@@ -120,9 +134,53 @@ export function hardenedGitEnv(gitEnv: Record<string, string> = {}, base: NodeJS
   };
 }
 
+/** Git for Windows only: paths past MAX_PATH (260) work (other gits ignore the key). */
+const WINDOWS_CONFIG: readonly string[] = ['core.longPaths=true'];
+
 /** The argv of a hardened git command (`git -c … <args>`). */
-export function hardenedGitArgs(args: readonly string[]): string[] {
-  return [...HARDENED_CONFIG.flatMap((setting) => ['-c', setting]), ...args];
+export function hardenedGitArgs(args: readonly string[], platform: NodeJS.Platform = process.platform): string[] {
+  const settings = platform === 'win32' ? [...HARDENED_CONFIG, ...WINDOWS_CONFIG] : HARDENED_CONFIG;
+  return [...settings.flatMap((setting) => ['-c', setting]), ...args];
+}
+
+/**
+ * The user's own global git config file, as git finds it: `~/.gitconfig`, or
+ * `$XDG_CONFIG_HOME/git/config` (default `~/.config/git/config`) when that does not exist.
+ */
+export function userGitConfigFile(env: NodeJS.ProcessEnv = process.env, home = os.homedir()): string {
+  const dotfile = path.join(home, '.gitconfig');
+  if (fs.existsSync(dotfile)) return dotfile;
+  return path.join(env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config');
+}
+
+/**
+ * The environment under which a config read sees the user's global and system settings as well
+ * as the repository's (only for `git config` reads: reading config runs nothing).
+ */
+export function userConfigEnv(options: Pick<HardenedGitOptions, 'userConfigFile'> = {}): Record<string, string> {
+  return { GIT_CONFIG_GLOBAL: options.userConfigFile ?? userGitConfigFile(), GIT_CONFIG_NOSYSTEM: '0' };
+}
+
+/** The user's settings a hardened run keeps, from the same listing as the drivers (the last value is git's answer). */
+export function keptUserSettings(configListing: string): string[] {
+  let autocrlf: string | undefined;
+  for (const record of configListing.split('\0')) {
+    const [key, value] = record.split('\n', 2);
+    if (key.toLowerCase() !== 'core.autocrlf') continue;
+    // git's booleans (a key with no value is true), or `input`; anything else git itself refuses.
+    const word = (value ?? 'true').trim().toLowerCase();
+    autocrlf = word === 'input' ? 'input' : ['true', 'yes', 'on', '1'].includes(word) ? 'true' : ['false', 'no', 'off', '0', ''].includes(word) ? 'false' : autocrlf;
+  }
+  return autocrlf === undefined ? [] : [`core.autocrlf=${autocrlf}`];
+}
+
+/**
+ * The `-c` settings of the user's kept for a run whose git directory is the extension's own (its
+ * config is not the repository's): what git would apply in `cwd`, a worktree of the repository.
+ */
+export async function keptUserSettingsAt(cwd: string, options: Omit<HardenedGitOptions, 'cwd'> = {}): Promise<string[]> {
+  const listing = await runGit(['config', '-z', '--get-regexp', '^core\\.autocrlf$'], { ...options, cwd, gitEnv: userConfigEnv(options) });
+  return keptUserSettings(listing ?? '').flatMap((setting) => ['-c', setting]);
 }
 
 /** Runs one hardened git command; its stdout, or null when it failed or timed out ("unknown"). */
@@ -136,11 +194,12 @@ export async function runGitBuffer(args: readonly string[], options: HardenedGit
   // A private git directory's config is the extension's own: nothing to look up.
   if (options.gitEnv?.GIT_DIR === undefined && mayRunDrivers(args)) {
     // Exit 1 with no output: the repository's config names no driver.
-    const listing = await execGit(['config', '-z', '--get-regexp', '^(filter|merge)\\.'], options, undefined);
+    // The user's global and system config are read here too: for their core.autocrlf.
+    const listing = await execGit(['config', '-z', '--get-regexp', '^(filter|merge)\\.|^core\\.autocrlf$'], { ...options, gitEnv: userConfigEnv(options) }, undefined);
     if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
     const found = driverOverrides(listing.stdout.toString('utf8'));
     if (found === null) return null;
-    overrides = found.flatMap((setting) => ['-c', setting]);
+    overrides = [...found, ...keptUserSettings(listing.stdout.toString('utf8'))].flatMap((setting) => ['-c', setting]);
   }
   const run = await execGit([...overrides, ...args], options, options.input);
   return run.code === 0 ? run.stdout : null;
@@ -168,7 +227,7 @@ function execGit(args: readonly string[], options: HardenedGitOptions, input: st
   return new Promise((resolve) => {
     const child = execFile(
       git,
-      hardenedGitArgs(args),
+      hardenedGitArgs(args, options.platform),
       {
         cwd: options.cwd,
         encoding: 'buffer',

@@ -14,9 +14,8 @@
  *    the merge in progress for the user to resolve (the caller opens the merge editor).
  */
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { runGit } from './hardened-git';
+import { keptUserSettingsAt, runGit, userConfigEnv, type HardenedGitOptions } from './hardened-git';
 import { repositoryTop } from './task-worktree';
 
 export type MergeResult =
@@ -41,8 +40,7 @@ const PATH_CHECKS = ['-c', 'core.protectNTFS=false', '-c', 'core.protectHFS=fals
 
 /** The user's name and e-mail from the repository's or the user's own git config (reading config runs nothing). */
 async function identityEnv(repo: string): Promise<Record<string, string>> {
-  const withUserConfig = { GIT_CONFIG_GLOBAL: path.join(os.homedir(), '.gitconfig') };
-  const get = async (key: string) => (await runGit(['config', '--get', key], { cwd: repo, gitEnv: withUserConfig }))?.trim() || null;
+  const get = async (key: string) => (await runGit(['config', '--get', key], { cwd: repo, gitEnv: userConfigEnv() }))?.trim() || null;
   const name = (await get('user.name')) ?? 'Off-Peak Tasks';
   const email = (await get('user.email')) ?? 'offpeak-tasks@localhost';
   return { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
@@ -61,7 +59,7 @@ async function copyNewObjects(fromObjects: string, toObjects: string): Promise<v
 }
 
 /** Commits the worktree's files on the task's branch (step 1); the branch's tip after it. */
-export async function commitWorktree(input: Omit<MergeInput, 'folder'>, identity: Record<string, string>): Promise<string> {
+export async function commitWorktree(input: Omit<MergeInput, 'folder'>, identity: Record<string, string>, options: Pick<HardenedGitOptions, 'userConfigFile'> = {}): Promise<string> {
   const wt = input.worktreePath;
   const tip = (await runGit(['rev-parse', '--verify', '--quiet', `refs/heads/${input.branch}^{commit}`], { cwd: wt }))?.trim();
   if (!tip) throw new Error(`the branch ${input.branch} is gone`);
@@ -80,7 +78,9 @@ export async function commitWorktree(input: Omit<MergeInput, 'folder'>, identity
   await fs.mkdir(gitDir, { recursive: true, mode: 0o700 });
   if ((await runGit(['init', '--quiet', '--bare', '--template=', gitDir], { cwd: gitDir })) === null) throw new Error('a private git directory could not be made');
   const gitEnv = { GIT_DIR: gitDir, GIT_WORK_TREE: wt, GIT_INDEX_FILE: path.join(gitDir, 'commit.index'), GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
-  const added = await runGit([...PATH_CHECKS, 'update-index', '--add', '-z', '--stdin'], { cwd: wt, gitEnv, input: present.map((f) => f + '\0').join('') });
+  // The private git directory's config is not the repository's: the line endings git would use there are passed.
+  const lineEndings = await keptUserSettingsAt(wt, options);
+  const added = await runGit([...PATH_CHECKS, ...lineEndings, 'update-index', '--add', '-z', '--stdin'], { cwd: wt, gitEnv, input: present.map((f) => f + '\0').join('') });
   if (added === null) throw new Error("the worktree's files could not be read");
   const tree = (await runGit([...PATH_CHECKS, 'write-tree'], { cwd: wt, gitEnv }))?.trim();
   if (!tree) throw new Error('the tree could not be written');

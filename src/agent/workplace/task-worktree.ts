@@ -1,7 +1,8 @@
 /**
  * A task's own branch and worktree (docs/flows.md#isolation). At the first start of a task on a
  * git folder the extension runs `git worktree add --no-checkout <dir> -b offpeak/<slug>-<short id> <HEAD>` in
- * the folder's repository, the worktree in globalStorage; every segment of the task (and its
+ * the folder's repository (`--lock`ed, see below), the worktree in globalStorage
+ * (`<globalStorage>/worktrees/<short id>`); every segment of the task (and its
  * follow-ups) then runs there, at the same path, so the agent resumes the same session (Claude
  * Code finds sessions by working directory). The user's working copy is only read (its HEAD).
  * Every git here goes through the hardened runner (hooks off, no system/global config, no
@@ -16,12 +17,9 @@
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { runGit } from './hardened-git';
+import { runGit, type HardenedGitOptions } from './hardened-git';
 
-export interface WorktreeGitOptions {
-  timeoutMs?: number;
-  gitCommand?: string;
-}
+export type WorktreeGitOptions = Pick<HardenedGitOptions, 'timeoutMs' | 'gitCommand' | 'platform' | 'userConfigFile'>;
 
 export interface TaskWorktree {
   /** The worktree's root folder (under globalStorage). */
@@ -41,12 +39,41 @@ export function branchNameFor(taskId: string, title: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 40)
     .replace(/-+$/g, '');
-  const short = taskId.replace(/[^A-Za-z0-9]/g, '').slice(0, 8).toLowerCase() || 'task';
-  return `offpeak/${slug || 'task'}-${short}`;
+  return `offpeak/${slug || 'task'}-${shortTaskId(taskId)}`;
+}
+
+/** The task id's first 8 letters and digits: the branch's suffix and the worktree's folder name. */
+function shortTaskId(taskId: string): string {
+  return taskId.replace(/[^A-Za-z0-9]/g, '').slice(0, 8).toLowerCase() || 'task';
+}
+
+/**
+ * `<worktreesDir>/<short id>`: short, so a deep repository's paths stay under Windows' MAX_PATH
+ * where git's own `core.longPaths` does not reach (the agent's tools, the user's build).
+ */
+export function worktreeDirFor(worktreesDir: string, taskId: string): string {
+  return path.join(path.resolve(worktreesDir), shortTaskId(taskId));
 }
 
 function git(cwd: string, args: string[], options: WorktreeGitOptions): Promise<string | null> {
-  return runGit(args, { cwd, timeoutMs: options.timeoutMs, gitCommand: options.gitCommand });
+  return runGit(args, { ...options, cwd });
+}
+
+/**
+ * Task worktrees are locked from the moment git adds them (`--lock`): a `git worktree prune` run
+ * by another checkout of the repository (the other side of WSL or a container, which cannot reach
+ * this path) then leaves them alone. Removal unlocks first.
+ */
+const LOCKED = '--lock';
+
+/**
+ * Clears git's record of a worktree at `dir` whose folder is gone (removed by hand, or a start
+ * that crashed): only that one record, never a `git worktree prune` of the whole repository
+ * (which would also drop the user's own worktrees that only the other side of WSL can reach).
+ */
+async function forgetWorktreeRecord(top: string, dir: string, options: WorktreeGitOptions): Promise<void> {
+  await git(top, ['worktree', 'unlock', dir], options);
+  await git(top, ['worktree', 'remove', '--force', dir], options);
 }
 
 /** The top folder of the repository `folder` belongs to, or null outside git. */
@@ -87,12 +114,12 @@ export async function createTaskWorktree(
   options: WorktreeGitOptions = {},
 ): Promise<WorktreeResult> {
   const branch = branchNameFor(input.taskId, input.title);
-  const dir = path.join(path.resolve(input.worktreesDir), branch.slice('offpeak/'.length));
+  const dir = worktreeDirFor(input.worktreesDir, input.taskId);
   const fit = await worktreeFit(input.folder, options);
   if (fit.kind === 'in-place') return fit;
   const { top, head } = fit;
   await fs.mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
-  if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', '-b', branch, dir, head], options)) !== null) {
+  if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', LOCKED, '-b', branch, dir, head], options)) !== null) {
     await checkOutOnce(dir, branch, options);
     return { kind: 'created', worktreePath: dir, branch, baseCommit: head };
   }
@@ -102,8 +129,8 @@ export async function createTaskWorktree(
   if (!existing) throw new Error(`git could not create the branch ${branch} and its worktree at ${dir}`);
   const base = (await git(top, ['merge-base', existing, head], options))?.trim() || existing;
   if (!(await isWorktreeAt(dir, options))) {
-    await git(top, ['worktree', 'prune'], options);
-    if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
+    await forgetWorktreeRecord(top, dir, options);
+    if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', LOCKED, dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
   }
   await checkOutOnce(dir, branch, options);
   return { kind: 'created', worktreePath: dir, branch, baseCommit: base };
@@ -120,11 +147,16 @@ async function checkOutOnce(dir: string, branch: string, options: WorktreeGitOpt
   if ((await git(dir, ['reset', '--hard', '--quiet', 'HEAD'], options)) === null) throw new Error(`git could not check out the branch ${branch} in ${dir}`);
 }
 
-/** Whether `dir` is the top of a git worktree (a folder removed by hand is not). */
+/**
+ * Whether `dir` is the top of a git worktree (a folder removed by hand is not). Asked of git
+ * (`--show-prefix`: empty at the top), never by comparing paths: git answers with real paths, and
+ * a symbolic link on the way (a symlinked home, macOS's `/var`), Windows' drive-letter case or an
+ * 8.3 short name would make the same folder read as another.
+ */
 export async function isWorktreeAt(dir: string, options: WorktreeGitOptions = {}): Promise<boolean> {
   if (!(await fs.stat(path.join(dir, '.git')).catch(() => null))) return false;
-  const top = await repositoryTop(dir, options);
-  return top !== null && path.resolve(top) === path.resolve(dir);
+  const prefix = await git(dir, ['rev-parse', '--show-prefix'], options);
+  return prefix !== null && prefix.trim() === '';
 }
 
 /**
@@ -171,20 +203,23 @@ export async function unmergedWork(
 }
 
 /**
- * Removes the task's worktree and branch. A worktree folder already removed by hand is pruned
- * from git's list. Returns what could not be removed (empty when all went).
+ * Removes the task's worktree and branch (unlocking it first). A worktree folder already removed
+ * by hand is taken off git's list (that record only). Returns what could not be removed (empty when all went).
  */
 export async function removeTaskWorktree(where: { repoPath: string; worktreePath: string; branch: string }, options: WorktreeGitOptions = {}): Promise<string[]> {
   const problems: string[] = [];
   const top = (await repositoryTop(where.repoPath, options)) ?? where.repoPath;
+  await git(top, ['worktree', 'unlock', where.worktreePath], options);
   if (await isWorktreeAt(where.worktreePath, options)) {
-    if ((await git(top, ['worktree', 'remove', '--force', '--force', where.worktreePath], options)) === null) {
+    if ((await git(top, ['worktree', 'remove', '--force', where.worktreePath], options)) === null) {
       await fs.rm(where.worktreePath, { recursive: true, force: true }).catch((e: Error) => problems.push(`the folder ${where.worktreePath}: ${e.message}`));
     }
   } else {
     await fs.rm(where.worktreePath, { recursive: true, force: true }).catch(() => undefined);
   }
-  await git(top, ['worktree', 'prune'], options);
+  if (problems.length > 0) await git(top, ['worktree', 'lock', where.worktreePath], options); // still there: guarded again
+  // The folder is gone now; git's record of it too (a no-op when `worktree remove` took it).
+  else await forgetWorktreeRecord(top, where.worktreePath, options);
   const hasBranch = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${where.branch}`], options))?.trim();
   if (hasBranch && (await git(top, ['branch', '-D', '--quiet', where.branch], options)) === null) problems.push(`the branch ${where.branch}`);
   return problems;
