@@ -151,7 +151,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
 }
 
 /** The task's prompt; a long one folds after PROMPT_FOLD_LINES lines behind "Show all". */
-function PromptText({ prompt }: { prompt: string }) {
+export function PromptText({ prompt }: { prompt: string }) {
   const [all, setAll] = useState(false);
   const folded = foldPrompt(prompt);
   return (

@@ -10,6 +10,7 @@ import type { HostChannel } from './host-channel';
 import { UsageTotal } from './card-extras-view';
 import { AllowedNotRunMark, RefusalMark } from './questions';
 import { ReviewButton } from './workplace';
+import { PromptText } from './card';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 import { activeFilter, HistoryFilterBox } from './history-filter';
 
@@ -24,6 +25,8 @@ interface Loaded {
 
 export function History({ state, now, act, channel }: { state: Pick<PanelState, 'history' | 'historyTotal' | 'historyArchived'>; now: number; act: Act; channel: HostChannel }) {
   const [followingUp, setFollowingUp] = useState<string>();
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (taskId: string) => setExpanded((open) => (open.has(taskId) ? new Set([...open].filter((id) => id !== taskId)) : new Set([...open, taskId])));
   const [filter, setFilter] = useState<HistoryFilterView>({});
   const [loaded, setLoaded] = useState<Loaded>();
   const asked = activeFilter(filter);
@@ -62,6 +65,9 @@ export function History({ state, now, act, channel }: { state: Pick<PanelState, 
       <ul class="history-rows" role="list">
         {rows.map((h) => (
           <li class="history-row" key={h.taskId} data-testid={`history-${h.taskId}`}>
+            <button type="button" class="icon expand" data-testid="history-expand" aria-expanded={expanded.has(h.taskId)} aria-controls={`history-details-${h.taskId}`} title={expanded.has(h.taskId) ? 'Hide the prompt' : 'Show the prompt and when it was triggered'} onClick={() => toggle(h.taskId)}>
+              <span class={`codicon codicon-chevron-${expanded.has(h.taskId) ? 'down' : 'right'}`} aria-hidden="true" />
+            </button>
             <span class="title" title={h.title}>{h.title}</span>
             <FollowUpMark title={h.followUpOfTitle} />
             <span class={`status ${h.status}`} data-testid="history-status">
@@ -84,6 +90,16 @@ export function History({ state, now, act, channel }: { state: Pick<PanelState, 
                 <ActionButton testid="delete-history" icon="close" label="Remove" onClick={() => void act(channel.request('deleteHistory', { taskId: h.taskId }))} />
               )}
             </span>
+            {expanded.has(h.taskId) && (
+              <div class="details" id={`history-details-${h.taskId}`} data-testid="history-details">
+                <PromptText prompt={h.prompt} />
+                <div class="meta">
+                  <span data-testid="history-triggered">Triggered {formatTime(h.triggeredAt)}</span>
+                  <span>{HISTORY_LABELS[h.status]} after {formatDuration(historyRowDuration(h, now))}</span>
+                </div>
+                {h.failureReason && <div class="reason" data-testid="history-reason">{h.failureReason}</div>}
+              </div>
+            )}
             {followingUp === h.taskId && <FollowUpForm taskId={h.taskId} taskTitle={h.title} act={act} channel={channel} onMessage={() => undefined} onDone={() => setFollowingUp(undefined)} />}
           </li>
         ))}

@@ -19,17 +19,21 @@ export interface HistoryRow {
 
 /**
  * When a task's History row says it was triggered: its first segment's start, or for a task that
- * failed before its first segment (its folder gone, no ticket to be had) when it failed. Null: no
- * History row (never started, and not failed). The store's `HISTORY_TRIGGERED_AT_SQL` says the same.
+ * ended before its first segment (failed: its folder gone, no ticket to be had; or cancelled) when
+ * it ended. Null: no History row (never started and still queued or paused). The store's
+ * `HISTORY_TRIGGERED_AT_SQL` says the same.
  */
 export function historyTriggeredAt(task: Pick<OffPeakTask, 'startedAt' | 'status' | 'endedAt' | 'queuedAt'>): number | null {
   if (task.startedAt !== null) return task.startedAt;
-  return task.status === 'failed' ? (task.endedAt ?? task.queuedAt) : null;
+  return task.status === 'failed' || task.status === 'cancelled' ? (task.endedAt ?? task.queuedAt) : null;
 }
 
+/** The reason a row of a task cancelled before its first segment gives (it has no failure reason). */
+export const CANCELLED_BEFORE_START = 'Cancelled before it started.';
+
 /**
- * The History row of a task, or undefined when it has none: never started (unless it failed
- * before it could), hidden by the user, or in a state without a History meaning (a started task
+ * The History row of a task, or undefined when it has none: never started (unless it failed or
+ * was cancelled before it could), hidden by the user, or in a state without a History meaning (a started task
  * back in queued/paused between segments still shows as in progress).
  */
 export function deriveHistoryRow(task: OffPeakTask, now: number): HistoryRow | undefined {
@@ -63,7 +67,7 @@ export function deriveHistoryRow(task: OffPeakTask, now: number): HistoryRow | u
     status,
     durationMs: Math.max(0, end - triggeredAt),
     sessionId: task.sessionId,
-    failureReason: task.failureReason,
+    failureReason: task.failureReason ?? (task.status === 'cancelled' && task.startedAt === null ? CANCELLED_BEFORE_START : null),
   };
 }
 

@@ -17,9 +17,9 @@ const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 /** Default age after which a dispatcher's claim counts as abandoned (a crashed window). */
 /**
  * When a task's History row says it was triggered, in SQL (NULL: no row): as `historyTriggeredAt`
- * in src/core/history.ts, its first segment's start, or when a task that never started failed.
+ * in src/core/history.ts, its first segment's start, or when a task that never started failed or was cancelled.
  */
-export const HISTORY_TRIGGERED_AT_SQL = "(CASE WHEN started_at IS NOT NULL THEN started_at WHEN status = 'failed' THEN COALESCE(ended_at, queued_at) END)";
+export const HISTORY_TRIGGERED_AT_SQL = "(CASE WHEN started_at IS NOT NULL THEN started_at WHEN status IN ('failed', 'cancelled') THEN COALESCE(ended_at, queued_at) END)";
 
 export const ZOMBIE_CLAIM_MS = 10 * 60_000;
 

@@ -60,7 +60,7 @@ describe('a task that failed before its first segment has its History row (real 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a Failure row with its reason, triggered when it failed, found by the Failure filter; a task cancelled before it started has none; Remove hides the row', async () => {
+  it('a Failure row with its reason, triggered when it failed, found by the Failure filter; a task cancelled before it started has a Skipped row saying so; Remove hides the rows', async () => {
     await store.mutate((tx) => {
       tx.tasks.insert({ id: 'F', title: 'folder gone', prompt: 'p', permissionMode: 'default', workspacePath: '/gone', schedulable: true });
       tx.tasks.insert({ id: 'C', title: 'cancelled early', prompt: 'p', permissionMode: 'default', workspacePath: '/w', schedulable: true });
@@ -74,11 +74,18 @@ describe('a task that failed before its first segment has its History row (real 
     const page = historyPager(store, undefined, live);
 
     const all = await page({ offset: 0, limit: 20 });
-    assert.deepEqual(all.rows.map((r) => [r.taskId, r.status, r.triggeredAt, r.durationMs, r.failureReason]), [['F', 'failure', 1_005_000, 0, 'The task\'s folder /gone no longer exists.']]);
+    assert.deepEqual(
+      all.rows.map((r) => [r.taskId, r.status, r.triggeredAt, r.durationMs, r.failureReason]).sort(),
+      [
+        ['C', 'skipped', 1_005_000, 0, 'Cancelled before it started.'],
+        ['F', 'failure', 1_005_000, 0, 'The task\'s folder /gone no longer exists.'],
+      ],
+    );
     assert.deepEqual((await page({ offset: 0, limit: 20, filter: { status: 'failure' } })).rows.map((r) => r.taskId), ['F'], 'the Failure filter finds it');
+    assert.deepEqual((await page({ offset: 0, limit: 20, filter: { status: 'skipped' } })).rows.map((r) => r.taskId), ['C'], 'the Skipped filter finds the cancelled one');
     assert.deepEqual((await page({ offset: 0, limit: 20, filter: { status: 'failure', from: 1_005_000, to: 1_005_000 } })).rows.map((r) => r.taskId), ['F'], 'on the day it failed');
 
-    assert.equal(await store.mutate((tx) => tx.tasks.deleteHistory('F')), true, 'Remove hides its row');
+    assert.equal(await store.mutate((tx) => tx.tasks.deleteHistory('F') && tx.tasks.deleteHistory('C')), true, 'Remove hides their rows');
     assert.deepEqual((await page({ offset: 0, limit: 20 })).rows, []);
   });
 });

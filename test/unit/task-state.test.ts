@@ -91,16 +91,23 @@ describe('core task state machine', () => {
 
 describe('deriveHistoryRow (History is derived, 0 or 1 row)', () => {
   const now = 50_000;
-  it('has no row before the first start or after the user hid it', () => {
+  it('has no row while never started and still queued or paused, or after the user hid it', () => {
     assert.equal(deriveHistoryRow(task({ status: 'queued' }), now), undefined);
     assert.equal(deriveHistoryRow(task({ status: 'paused' }), now), undefined);
-    assert.equal(deriveHistoryRow(task({ status: 'cancelled', endedAt: 2000 }), now), undefined);
+    assert.ok(deriveHistoryRow(task({ status: 'cancelled', endedAt: 2000 }), now), 'a task cancelled before it started has its row (below)');
     assert.equal(deriveHistoryRow(task({ status: 'completed', startedAt: 2000, endedAt: 3000, historyDeletedAt: 4000 }), now), undefined);
   });
 
   it('a task that failed before its first segment has a Failure row with its reason, triggered when it failed, lasting nothing', () => {
     const row = deriveHistoryRow(task({ status: 'failed', endedAt: 7_000, failureReason: 'folder gone' }), now)!;
     assert.deepEqual([row.status, row.triggeredAt, row.durationMs, row.failureReason], ['failure', 7_000, 0, 'folder gone']);
+  });
+
+  it('a task cancelled before its first segment has a Skipped row saying so, triggered when it was cancelled, lasting nothing; a queued or paused one has none', () => {
+    const row = deriveHistoryRow(task({ status: 'cancelled', endedAt: 8_000 }), now)!;
+    assert.deepEqual([row.status, row.triggeredAt, row.durationMs, row.failureReason], ['skipped', 8_000, 0, 'Cancelled before it started.']);
+    assert.equal(deriveHistoryRow(task({ status: 'queued' }), now), undefined);
+    assert.equal(deriveHistoryRow(task({ status: 'paused' }), now), undefined);
   });
 
   it('maps statuses to History statuses and durations', () => {
