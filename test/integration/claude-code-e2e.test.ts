@@ -153,46 +153,55 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       }
     });
   }
-  it('park (docs/flows.md#questions-park-the-task): Claude Code\'s unanswered Bash question parks the task and releases its ticket; Allow from another window resumes the same session and the command runs once', async function () {
-    const PARK_COMMAND = `node -e "require('fs').appendFileSync('ran.txt', 'ran\\n')"`;
-    world = await startWorld({ segmentCapacity: 1 });
-    world.upstream.setDefaultReply((request) => {
-      type Said = Block & { text?: string; is_error?: boolean };
-      const body = request.body as { tools?: { name: string }[]; messages?: { role: string; content: string | Said[] }[] };
-      if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
-      const all: Said[] = (body.messages ?? []).flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
-      if (all.some((b) => b.type === 'tool_result' && b.is_error !== true)) return { kind: 'text', text: 'Finished.' };
-      const allowed = all.some((b) => b.type === 'text' && /ALLOWED: Bash/.test(b.text ?? ''));
-      if (allowed || !all.some((b) => b.type === 'tool_use')) return { kind: 'tool_use', name: 'Bash', input: { command: PARK_COMMAND, description: 'append to ran.txt' } };
-      return { kind: 'text', text: 'Stopped without the command.' };
-    });
-    const events: RuntimeEvent[] = [];
-    const storageDir = path.join(world.root, 'globalStorage');
-    host = await startClaudeHost(world, claude, events, { windowId: 'window-a', unansweredQuestion: 'park', askParkMs: 4_000 });
-    const other = await startTestEngine({ storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'claude-code', claudeCommand: claude, windowId: 'window-b' });
-    try {
-      const ws = makeGitWorkspace(world.root);
-      const created = await host.service.create({ title: 'park', prompt: 'Append ran to ran.txt with Bash.', permissionMode: 'default', workspacePath: ws });
-      await waitFor(() => host!.service.getTask(created.id)!.status === 'needs_input' || ['completed', 'failed'].includes(host!.service.getTask(created.id)!.status), 'the park', 180_000);
-      const parked = host.service.getTask(created.id)!;
-      assert.equal(parked.status, 'needs_input', `not parked: ${parked.failureReason}`);
-      assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false, 'nothing ran before the answer');
-      assert.equal(host.service.ticketsOf(created.id)[0].endReason, 'parked');
-      await waitFor(() => host!.service.ticketsOf(created.id)[0].settleState === 'settled', 'the parked ticket settled');
+  // The scripted model (a fixture standing in for the model API) makes the allowed call again after
+  // the resume; in the second case it rewords the call's description as a real model may: the
+  // stored decision still answers it (docs/flows.md#questions-park-the-task).
+  for (const reword of [false, true]) {
+    it(`park (docs/flows.md#questions-park-the-task): Claude Code's unanswered Bash question parks the task and releases its ticket; Allow from another window resumes the same session and the command runs once${reword ? ', though the resumed model rewords the call\'s description' : ''}`, async function () {
+      const PARK_COMMAND = `node -e "require('fs').appendFileSync('ran.txt', 'ran\\n')"`;
+      world = await startWorld({ segmentCapacity: 1 });
+      world.upstream.setDefaultReply((request) => {
+        type Said = Block & { text?: string; is_error?: boolean };
+        const body = request.body as { tools?: { name: string }[]; messages?: { role: string; content: string | Said[] }[] };
+        if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
+        const all: Said[] = (body.messages ?? []).flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
+        if (all.some((b) => b.type === 'tool_result' && b.is_error !== true)) return { kind: 'text', text: 'Finished.' };
+        const allowed = all.some((b) => b.type === 'text' && /ALLOWED: Bash/.test(b.text ?? ''));
+        if (!all.some((b) => b.type === 'tool_use')) return { kind: 'tool_use', name: 'Bash', input: { command: PARK_COMMAND, description: 'append to ran.txt' } };
+        if (allowed) return { kind: 'tool_use', name: 'Bash', input: { command: PARK_COMMAND, description: reword ? 'Run the command the user allowed' : 'append to ran.txt' } };
+        return { kind: 'text', text: 'Stopped without the command.' };
+      });
+      const events: RuntimeEvent[] = [];
+      const storageDir = path.join(world.root, 'globalStorage');
+      host = await startClaudeHost(world, claude, events, { windowId: 'window-a', unansweredQuestion: 'park', askParkMs: 4_000 });
+      const other = await startTestEngine({ storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'claude-code', claudeCommand: claude, windowId: 'window-b' });
+      try {
+        const ws = makeGitWorkspace(world.root);
+        const created = await host.service.create({ title: 'park', prompt: 'Append ran to ran.txt with Bash.', permissionMode: 'default', workspacePath: ws });
+        await waitFor(() => host!.service.getTask(created.id)!.status === 'needs_input' || ['completed', 'failed'].includes(host!.service.getTask(created.id)!.status), 'the park', 180_000);
+        const parked = host.service.getTask(created.id)!;
+        assert.equal(parked.status, 'needs_input', `not parked: ${parked.failureReason}`);
+        assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false, 'nothing ran before the answer');
+        assert.equal(host.service.ticketsOf(created.id)[0].endReason, 'parked');
+        await waitFor(() => host!.service.ticketsOf(created.id)[0].settleState === 'settled', 'the parked ticket settled');
 
-      // The other window lists the parked question (from the shared DB) and answers it.
-      const ask = await waitFor(() => other.pendingAsks(created.id)[0], 'the parked question in the other window');
-      assert.equal(ask.tool, 'Bash');
-      assert.equal(await other.answerAsk(created.id, ask.id, 'allow', ask.inputDigest), 'accepted');
-      const done = await finished(host, created.id);
-      assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
-      assert.equal(done.sessionId, parked.sessionId, 'the same Claude Code session');
-      assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran exactly once');
-      assert.deepEqual(host.service.ticketsOf(created.id).map((t) => t.endReason), ['parked', 'completed']);
-      const answers = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && e.by);
-      assert.deepEqual(answers, ['stored'], 'the resumed identical call was answered from the stored decision, without asking');
-    } finally {
-      await other.dispose();
-    }
-  });
+        // The other window lists the parked question (from the shared DB) and answers it.
+        const ask = await waitFor(() => other.pendingAsks(created.id)[0], 'the parked question in the other window');
+        assert.equal(ask.tool, 'Bash');
+        assert.equal(await other.answerAsk(created.id, ask.id, 'allow', ask.inputDigest), 'accepted');
+        const done = await finished(host, created.id);
+        assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
+        assert.equal(done.sessionId, parked.sessionId, 'the same Claude Code session');
+        assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran exactly once');
+        assert.deepEqual(host.service.ticketsOf(created.id).map((t) => t.endReason), ['parked', 'completed']);
+        const answers = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && e.by);
+        assert.deepEqual(answers, ['stored'], 'the resumed call was answered from the stored decision, without asking');
+        // Claude Code drops the parked call from the resumed conversation: the continuation prompt carries its whole input.
+        const prompts = world.upstream.messageRequests().flatMap((r) => ((r.body as Body).messages ?? []).flatMap((m) => (typeof m.content === 'string' ? [m.content] : m.content.map((b) => (b as Block & { text?: string }).text ?? ''))));
+        assert.ok(prompts.some((t) => t.includes(`ALLOWED: Bash`) && t.includes(`<<<tool input\ncommand: ${PARK_COMMAND}\n`)), 'the allowed call\'s whole input was in the resumed prompt');
+      } finally {
+        await other.dispose();
+      }
+    });
+  }
 });

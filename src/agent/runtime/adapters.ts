@@ -306,6 +306,11 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     if (relay && CLAUDE_ASKING_MODES.includes(spec.permissionMode)) {
       // The relay holds the call while the host decides: longer than the ask's own deadline.
       env.MCP_TOOL_TIMEOUT = String(currentValue(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS) + 120_000);
+      // Claude Code 2.1 connects MCP servers in the background in -p mode and fails at once
+      // ("--permission-prompt-tool … not found") if the relay has not answered yet: wait for it,
+      // longer than its 30 s default on a loaded machine.
+      env.MCP_CONNECTION_NONBLOCKING = 'false';
+      env.MCP_TIMEOUT = '120000';
     }
     const settingsFile = writePrivateFile(spec.segmentDir, 'claude-settings.json', JSON.stringify({ env }));
     const args = [
