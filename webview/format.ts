@@ -156,6 +156,7 @@ export function ticks(card: Pick<TaskCard, 'startedAt' | 'endedAt'>): boolean {
 /** What a pending question's card says under it: when it is denied (or the task parks) if nobody answers, or that it waits parked. */
 export function askDeadlineText(ask: CardAsk, now: number): string {
   const more = ask.more > 0 ? ` (${ask.more} more waiting)` : '';
+  if (ask.interrupted && ask.parkedAt !== undefined) return `Its window closed at ${formatTime(ask.parkedAt)} before anyone answered; answer now, or the agent asks again when the task resumes${more}.`;
   if (ask.parkedAt !== undefined) return `Waiting for your answer since ${formatTime(ask.parkedAt)}, without holding capacity; the task resumes once you answer${more}.`;
   if (ask.onDeadline === 'park') return ask.deadlineAt > now ? `If nobody answers, the task waits without holding capacity ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Releasing the capacity…${more}`;
   return ask.deadlineAt > now ? `Denied automatically ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Denying…${more}`;
@@ -178,10 +179,14 @@ export const ANSWERED_BY_LABELS: Record<string, string> = {
 
 /** What the expanded card says a question's answer was: the verdict, who or what gave it, and when. */
 export function questionAnswerText(q: Pick<QuestionView, 'decision' | 'answeredBy' | 'answeredAt' | 'parkedAt'>): string {
-  if (q.decision === null) return q.parkedAt !== null ? `Waiting for your answer (parked ${formatTime(q.parkedAt)})` : 'Not answered yet';
   const when = q.answeredAt !== null ? ` · ${formatTime(q.answeredAt)}` : '';
-  // Nobody answered: its segment ended first (the window closed or reloaded, the task stopped); the resumed agent asks again.
-  if (q.answeredBy === 'ended') return `Not answered: its segment ended first (the window closed or the task stopped); the agent asks again when the task resumes${when}`;
+  // Its window closed (a reload, a crash, an engine restart) while it was open: kept, then the resumed session was told to ask anew.
+  const closed = `its window closed${q.parkedAt !== null ? ` at ${formatTime(q.parkedAt)}` : ''} (a reload, a crash or a restart) before anyone answered`;
+  if (q.answeredBy === 'interrupted' && q.decision === null) return `Waiting for your answer: ${closed}; the agent asks again when the task resumes`;
+  if (q.answeredBy === 'asked-again') return `Not answered: ${closed}; the resumed agent was told to ask again${q.answeredAt !== null ? ` (${formatTime(q.answeredAt)})` : ''}`;
+  if (q.decision === null) return q.parkedAt !== null ? `Waiting for your answer (parked ${formatTime(q.parkedAt)})` : 'Not answered yet';
+  // Nobody answered: its segment ended first (the task stopped); the resumed agent asks again.
+  if (q.answeredBy === 'ended') return `Not answered: its segment ended first (the task stopped); the agent asks again when the task resumes${when}`;
   const verdict = q.decision === 'allow' ? 'Allowed' : 'Denied';
   const who = q.answeredBy ? ANSWERED_BY_LABELS[q.answeredBy] ?? q.answeredBy : 'unknown';
   return `${verdict} by ${who}${when}`;

@@ -171,5 +171,11 @@ export interface ParkQuestion {
   askedAt: number;
 }
 
+/** A question open when its window closed, with the answer that reached that window while its agent stopped, if any. */
+export interface HeldQuestion {
+  question: ParkQuestion;
+  answer?: { decision: 'allow' | 'deny'; by: 'host' | 'terminal' | 'other-window' | 'timeout' | 'stored' | 'ended' };
+}
+
 /** What a park did: parked (needs_input), requeued (answered while the agent stopped: it retakes), or nothing (the task ended meanwhile). */
 export type ParkResult = 'parked' | 'requeued' | 'gone';

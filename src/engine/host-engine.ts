@@ -361,8 +361,13 @@ export class HostEngine {
   private parkedAsks(taskId?: string): PendingAsk[] {
     try {
       return this.store.read((tx) => {
-        const parked = tx.tasks.list({ status: 'needs_input', ...(taskId ? { ids: [taskId] } : {}) }).map((t) => t.id);
-        return tx.questions.parkedOpen(parked).map((q) => ({
+        // Parked questions of parked tasks; those kept across a window's close while their task waits to resume.
+        const waiting = new Map(tx.tasks.list({ status: ['needs_input', 'queued', 'paused'], ...(taskId ? { ids: [taskId] } : {}) }).map((t) => [t.id, t.status]));
+        const listed = tx.questions.parkedOpen([...waiting.keys()]).filter((q) => {
+          const status = waiting.get(q.taskId);
+          return q.answeredBy === 'interrupted' ? status === 'queued' || status === 'paused' : status === 'needs_input';
+        });
+        return listed.map((q) => ({
           id: q.askId,
           taskId: q.taskId,
           tool: q.tool,
@@ -374,6 +379,7 @@ export class HostEngine {
           onDeadline: 'park' as const,
           callDigest: q.callDigest,
           parkedAt: q.parkedAt ?? q.askedAt,
+          ...(q.answeredBy === 'interrupted' ? { interrupted: true } : {}),
         }));
       });
     } catch {

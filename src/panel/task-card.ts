@@ -36,12 +36,15 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
 export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardAsk | null {
   // An ask outlives nothing: once the task stops running (or waiting parked), a leftover would offer a useless button.
   const live = task.status === 'running' || task.status === 'awaiting' || task.status === 'needs_input';
-  const open = live ? asks.filter((a) => a.taskId === task.id && (task.status === 'needs_input') === (a.parkedAt !== undefined)) : [];
+  // A question kept across its window's close waits on a queued (or paused) task until the resume.
+  const waiting = task.status === 'queued' || task.status === 'paused';
+  const open = asks.filter((a) => a.taskId === task.id && (a.interrupted ? waiting : live && (task.status === 'needs_input') === (a.parkedAt !== undefined)));
   const first = open.reduce<PendingAsk | undefined>((oldest, a) => (oldest && oldest.askedAt <= a.askedAt ? oldest : a), undefined);
   if (!first) return null;
   const card: CardAsk = { id: first.id, tool: first.tool, question: first.summary, input: first.input, inputDigest: first.inputDigest, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
   if (first.onDeadline) card.onDeadline = first.onDeadline;
   if (first.parkedAt !== undefined) card.parkedAt = first.parkedAt;
+  if (first.interrupted) card.interrupted = true;
   return card;
 }
 

@@ -44,6 +44,8 @@ export const CardAskSchema = z.object({
   onDeadline: z.enum(['deny', 'park']).optional(),
   /** The task parked on this question at this time: no agent waits, any window may answer. */
   parkedAt: z.number().optional(),
+  /** Its window closed (at `parkedAt`) while it was open: answer it now, or the agent asks again when the task resumes. */
+  interrupted: z.boolean().optional(),
 });
 export type CardAsk = z.infer<typeof CardAskSchema>;
 
@@ -63,7 +65,8 @@ export const QuestionViewSchema = z.object({
   askedAt: z.number(),
   parkedAt: z.number().nullable(),
   decision: z.enum(['allow', 'deny']).nullable(),
-  answeredBy: z.enum(['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended']).nullable(),
+  /** `interrupted`: nobody yet, its window closed while it was open; `asked-again`: the resumed session was told to ask anew (docs/flows.md#a-question-across-a-reload). */
+  answeredBy: z.enum(['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended', 'interrupted', 'asked-again']).nullable(),
   answeredAt: z.number().nullable(),
 });
 export type QuestionView = z.infer<typeof QuestionViewSchema>;

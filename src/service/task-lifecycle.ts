@@ -7,7 +7,7 @@
  * runtime can be built before the service and neither refers to the other.
  */
 import { toDisposable, type DisposableLike } from '../core/disposable';
-import type { ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
+import type { HeldQuestion, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../core/types';
 import type { QuestionAnsweredBy, TaskStore, TerminalDetails } from '../store';
 import {
   answerParkedQuestion,
@@ -72,9 +72,12 @@ export class TaskLifecycle {
     await this.store.mutate((tx) => tx.tickets.endSegment(ticketId, reason, error ?? null));
   }
 
-  /** The host shut down under the segment: back to queued with the same session and the same (live) ticket. */
-  async interrupt(taskId: string, ticketId: string): Promise<void> {
-    await this.store.mutate((tx) => interruptSegment(tx, taskId, ticketId));
+  /**
+   * The host shut down under the segment: back to queued with the same session and the same (live)
+   * ticket; the questions open then are kept (docs/flows.md#a-question-across-a-reload).
+   */
+  async interrupt(taskId: string, ticketId: string, held: readonly HeldQuestion[] = []): Promise<void> {
+    await this.store.mutate((tx) => interruptSegment(tx, taskId, ticketId, held));
   }
 
   /**
@@ -138,8 +141,12 @@ export class TaskLifecycle {
    * takes a new ticket; the same session resumes with the decision.
    */
   async answerParked(taskId: string, askId: string, decision: 'allow' | 'deny', by: QuestionAnsweredBy = 'host'): Promise<'accepted' | 'already-answered' | 'unknown'> {
-    const result = await this.store.mutate((tx) => answerParkedQuestion(tx, taskId, askId, decision, by));
-    if (result === 'accepted') this.retakeInBackground(taskId);
+    const { result, ticketless } = await this.store.mutate((tx) => {
+      const result = answerParkedQuestion(tx, taskId, askId, decision, by);
+      // A question kept across its window's close leaves its queued task with the ticket it has.
+      return { result, ticketless: !tx.tasks.get(taskId)?.serverTicketId };
+    });
+    if (result === 'accepted' && ticketless) this.retakeInBackground(taskId);
     return result;
   }
 

@@ -5,7 +5,8 @@
  * returns what the caller must do next (wake the scheduler, retake, settle these tickets). The
  * loops around them (sync, settle outbox, retaker, user actions) decide when to call them.
  */
-import { isTerminalStatus, type OffPeakTask, type ParkQuestion, type ParkResult, type SegmentEndReason, type ServerTicketState, type TicketRecord } from '../core/types';
+import { digestMatches } from '../core/ask-input';
+import { isTerminalStatus, type HeldQuestion, type OffPeakTask, type ParkQuestion, type ParkResult, type SegmentEndReason, type ServerTicketState, type TicketRecord } from '../core/types';
 import type { TakeResult } from '../gateway-client/client';
 import type { GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
@@ -373,11 +374,32 @@ export function recoverInterruptedTask(tx: StoreTx, taskId: string): { kind: 're
  * same session and the same ticket, the segment ended as interrupted. False when the task is no
  * longer running (cancelled or ended meanwhile: its segment was closed then).
  */
-export function interruptSegment(tx: StoreTx, taskId: string, ticketId?: string | null): boolean {
+export function interruptSegment(tx: StoreTx, taskId: string, ticketId?: string | null, held: readonly HeldQuestion[] = []): boolean {
   const ticket = ticketId ?? tx.tasks.get(taskId)?.serverTicketId;
   if (!tx.tasks.requeue(taskId)) return false;
   if (ticket) tx.tickets.endSegment(ticket, 'interrupted');
+  holdOpenQuestions(tx, taskId, held);
   return true;
+}
+
+/**
+ * The questions open when the task's window closed (docs/flows.md#a-question-across-a-reload):
+ * each is kept `interrupted`, answerable from any window, with the answer that reached the
+ * closing window while its agent stopped, or one another window left for it in the shared table
+ * (for the input it shows); a crashed window's questions (in the record without an answer) too.
+ */
+function holdOpenQuestions(tx: StoreTx, taskId: string, held: readonly HeldQuestion[]): void {
+  for (const { question: q } of held) {
+    tx.questions.recordAsked({ askId: q.askId, taskId, tool: q.tool, summary: q.summary, input: q.input, callDigest: q.callDigest, askedAt: q.askedAt });
+  }
+  const left = new Map(tx.asks.list().filter((a) => a.taskId === taskId && a.answer !== null).map((a) => [a.id, a]));
+  for (const q of tx.questions.forTask(taskId)) {
+    if (q.decision !== null || q.parkedAt !== null || q.answeredBy !== null) continue;
+    tx.questions.markInterrupted(q.askId);
+    const shared = left.get(q.askId);
+    const answer = held.find((h) => h.question.askId === q.askId)?.answer ?? (shared?.answer && digestMatches(q.input, shared.answerDigest ?? '') ? { decision: shared.answer, by: 'other-window' as const } : undefined);
+    if (answer) tx.questions.answerParked(q.askId, answer.decision, answer.by);
+  }
 }
 
 /**
@@ -409,7 +431,14 @@ export function answerParkedQuestion(tx: StoreTx, taskId: string, askId: string,
   const q = tx.questions.get(askId);
   if (!q || q.taskId !== taskId || q.parkedAt === null) return 'unknown';
   if (q.decision !== null) return 'already-answered';
-  if (tx.tasks.get(taskId)?.status !== 'needs_input') return 'unknown';
+  const status = tx.tasks.get(taskId)?.status;
+  if (q.answeredBy === 'interrupted') {
+    // Kept across its window's close: the task is queued already; its resumed session is told the answer.
+    if (status !== 'queued' && status !== 'paused') return 'unknown';
+    tx.questions.answerParked(askId, decision, by);
+    return 'accepted';
+  }
+  if (status !== 'needs_input') return 'unknown';
   tx.questions.answerParked(askId, decision, by);
   tx.tasks.answerParked(taskId);
   return 'accepted';

@@ -13,10 +13,15 @@ export type QuestionDecision = 'allow' | 'deny';
  * Who or what answered: `host` the user in this window's panel or notification, `terminal` the
  * user in the task's terminal, `other-window` the user in another VS Code window, `timeout`
  * denied automatically at the deadline, `stored` the answer the user gave to the parked question,
- * `ended` nobody (the segment ended first).
+ * `ended` nobody (the segment ended first). Two mark a question without an answer whose window
+ * closed (a reload, a crash, an engine restart) while it was open: `interrupted` while it waits,
+ * answerable from any window; `asked-again` once the resumed session was told to make the call
+ * again, so it asks anew (docs/flows.md#a-question-across-a-reload).
  */
-export type QuestionAnsweredBy = 'host' | 'terminal' | 'other-window' | 'timeout' | 'stored' | 'ended';
-const ANSWERED_BY: readonly QuestionAnsweredBy[] = ['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended'];
+export type QuestionAnsweredBy = 'host' | 'terminal' | 'other-window' | 'timeout' | 'stored' | 'ended' | 'interrupted' | 'asked-again';
+const ANSWERED_BY: readonly QuestionAnsweredBy[] = ['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended', 'interrupted', 'asked-again'];
+/** A held question (`parked_at`) still waiting for its answer: parked, or kept across its window's close. */
+const WAITING = `parked_at IS NOT NULL AND decision IS NULL AND (answered_by IS NULL OR answered_by = 'interrupted')`;
 
 export interface QuestionRecord {
   askId: string;
@@ -103,11 +108,19 @@ export class QuestionRepo {
     return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET parked_at = ? WHERE ask_id = ? AND parked_at IS NULL`, [this.now, askId]) === 1;
   }
 
-  /** The first answer to a parked question wins; false when it already has one (or is not parked). */
+  /**
+   * The window closed while the question was open (a reload, a crash, an engine restart): it is
+   * kept, answerable from any window, until the resumed session is told about it.
+   */
+  markInterrupted(askId: string): boolean {
+    return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET parked_at = ?, answered_by = 'interrupted' WHERE ask_id = ? AND parked_at IS NULL AND decision IS NULL`, [this.now, askId]) === 1;
+  }
+
+  /** The first answer to a waiting held question wins; false when it already has one (or is not held, or was asked again). */
   answerParked(askId: string, decision: QuestionDecision, by: QuestionAnsweredBy): boolean {
     return (
       this.db.run(
-        `UPDATE ${QUESTIONS_TABLE} SET decision = ?, answered_by = ?, answered_at = ? WHERE ask_id = ? AND parked_at IS NOT NULL AND decision IS NULL`,
+        `UPDATE ${QUESTIONS_TABLE} SET decision = ?, answered_by = ?, answered_at = ? WHERE ask_id = ? AND ${WAITING}`,
         [decision, by, this.now, askId],
       ) === 1
     );
@@ -123,12 +136,12 @@ export class QuestionRepo {
     return this.db.all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? ORDER BY asked_at, ask_id`, [taskId]).map(toQuestion);
   }
 
-  /** Parked questions still waiting for an answer (of the given tasks, or all), oldest first. */
+  /** Held questions still waiting for an answer (parked or `interrupted`; of the given tasks, or all), oldest first. */
   parkedOpen(taskIds?: readonly string[]): QuestionRecord[] {
     if (taskIds && taskIds.length === 0) return [];
     const where = taskIds ? ` AND task_id IN (${placeholders(taskIds.length)})` : '';
     return this.db
-      .all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE parked_at IS NOT NULL AND decision IS NULL${where} ORDER BY asked_at, ask_id`, taskIds ?? [])
+      .all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE ${WAITING}${where} ORDER BY asked_at, ask_id`, taskIds ?? [])
       .map(toQuestion);
   }
 
@@ -157,6 +170,27 @@ export class QuestionRepo {
   markStated(askIds: readonly string[]): number {
     if (askIds.length === 0) return 0;
     return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET stated_at = ? WHERE stated_at IS NULL AND ask_id IN (${placeholders(askIds.length)})`, [this.now, ...askIds]);
+  }
+
+  /** Questions left open when their window closed, not answered since and not yet told to a resumed session. */
+  interruptedOpen(taskId: string): QuestionRecord[] {
+    return this.db
+      .all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? AND ${WAITING} AND answered_by = 'interrupted' AND stated_at IS NULL ORDER BY asked_at`, [taskId])
+      .map(toQuestion);
+  }
+
+  /**
+   * The resumed session was told these questions were not answered and to make the calls again
+   * (it asks anew): closed as `asked-again`. One answered meanwhile keeps its answer (its stored
+   * decision answers the repeat).
+   */
+  markAskedAgain(askIds: readonly string[]): number {
+    if (askIds.length === 0) return 0;
+    return this.db.run(
+      `UPDATE ${QUESTIONS_TABLE} SET answered_by = 'asked-again', answered_at = ?, stated_at = COALESCE(stated_at, ?)
+       WHERE answered_by = 'interrupted' AND decision IS NULL AND ask_id IN (${placeholders(askIds.length)})`,
+      [this.now, this.now, ...askIds],
+    );
   }
 
   /**

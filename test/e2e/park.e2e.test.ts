@@ -9,7 +9,7 @@ import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
 import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
 import type { TaskNotice } from '../../src/engine/task-notices';
-import { groupCards } from '../../webview/format';
+import { groupCards, questionAnswerText } from '../../webview/format';
 import { connect } from '../integration/panel-link';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 import { makeGitWorkspace, shape, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
@@ -32,14 +32,14 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
   let notices: TaskNotice[];
 
   const storageDir = () => path.join(world.root, 'globalStorage');
-  const start = async (mode: 'park' | 'deny' = 'park') => {
+  const start = async (mode: 'park' | 'deny' = 'park', askParkMs = 1_500) => {
     const engine = await startTestEngine({
       storageDir: storageDir(),
       gatewayUrl: world.gateway.url,
       apiKey: USER_KEY,
       agent: 'reference',
       unansweredQuestion: mode,
-      askParkMs: 1_500,
+      askParkMs,
       askTimeoutMs: 1_500,
       onNotice: (n) => notices.push(n),
     });
@@ -208,6 +208,47 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
     await waitFor(() => h.service.getTask(id)?.status === 'completed', 'completed', 90_000);
     assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n');
+  });
+
+  it('a reload with an open question (docs/flows.md#a-question-across-a-reload): it is asked again after the resume, Allow runs the call once, and the record says the window closed and it was asked again', async () => {
+    // Parks only after 10 min: the question is still open when the window reloads.
+    const first = await start('park', 600_000);
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND });
+    const ws = makeGitWorkspace(world.root);
+    const created = await first.service.create({ title: 'reload while asking', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
+    const asked = await waitFor(() => first.pendingAsks(created.id)[0], 'the question', 60_000);
+    // The scripted model (a fixture) makes the call again after the resume, then finishes.
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
+    await engines.shift()!.dispose(); // the window reloads
+
+    const h = await start('park', 600_000);
+    const card = await waitFor(() => {
+      const c = cardOf(created.id);
+      return c?.ask && c.ask.id !== asked.id ? c : undefined;
+    }, 'the question asked again', 90_000);
+    assert.equal(card.ask?.parkedAt, undefined, 'asked by the resumed agent, not a parked one');
+    assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false, 'nothing ran before the answer');
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: created.id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(created.id)?.status === 'completed', 'completed', 90_000);
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran exactly once');
+
+    const resumed = world.upstream.messageRequests()[1];
+    assert.ok(userTexts(resumed.body).some((t) => t.includes('NOT ANSWERED: run_command') && t.includes(`<<<tool input\ncommand: ${COMMAND.command}\ntool input>>>`)), 'the resumed session was told to make the call again');
+    const { questions } = await link!.webview.channel.request('questions', { taskId: created.id });
+    assert.deepEqual(
+      questions.map((q) => [q.askId === asked.id, q.decision, q.answeredBy]),
+      [
+        [true, null, 'asked-again'],
+        [false, 'allow', 'host'],
+      ],
+    );
+    const words = questionAnswerText(questions[0]);
+    assert.match(words, /^Not answered: its window closed at .+ \(a reload, a crash or a restart\) before anyone answered; the resumed agent was told to ask again/);
+    assert.doesNotMatch(words, /nobody|segment ended/);
+    assert.ok(!h.service.ticketsOf(created.id).some((t) => t.endReason === 'expired'), 'no segment of it ended on the time limit');
+    const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', created.id);
+    const log = fs.readdirSync(tasksDir).filter((d) => d.startsWith('segment-')).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
+    assert.doesNotMatch(log, /time limit/);
   });
 
   it('a park survives a crash: the window that parked it is killed (SIGKILL); a new window shows the question, nothing is requeued, and Allow resumes the task', async () => {

@@ -58,6 +58,8 @@ export interface PendingAsk {
   callDigest?: string | null;
   /** The task parked on it at this time (no agent waits; any window may answer it). */
   parkedAt?: number;
+  /** Held because its window closed (at `parkedAt`) while it was open; the task is queued, not parked. */
+  interrupted?: boolean;
 }
 
 export type AskEvent =
@@ -85,7 +87,10 @@ interface Entry {
   timer: TimerHandle | undefined;
   /** Set once answered; kept briefly so a late `settle` from the agent can correct the record. */
   answer?: { decision: AskDecision; by: AskAnsweredBy };
-  /** The deadline passed in park mode: the segment is ending; no answer reaches the agent any more. */
+  /**
+   * The segment is ending with this ask kept for the decision record: its deadline passed in park
+   * mode, or the window closes (`holdTask`). No answer reaches the agent any more.
+   */
   parking?: boolean;
   /** The parked question whose stored decision answers this one. */
   storedFrom?: string;
@@ -250,6 +255,23 @@ export class AskBroker {
       done.answer = { decision, by };
       this.emit({ type: 'answered', ask: done.ask, decision, by, at: this.options.clock.now() });
     }
+  }
+
+  /**
+   * The window closes under the task's segment (a reload, an engine restart): its open asks are
+   * not answered "ended" but kept for the decision record, which the resumed session is told
+   * about (docs/flows.md#a-question-across-a-reload); an answer given while the agent stops is
+   * kept for it (`takeParkingAnswer`). Returns the asks held.
+   */
+  holdTask(taskId: string): PendingAsk[] {
+    const held: PendingAsk[] = [];
+    for (const entry of this.open.values()) {
+      if (entry.ask.taskId !== taskId || entry.parking) continue;
+      entry.parking = true;
+      this.timers.clearTimeout(entry.timer);
+      held.push(entry.ask);
+    }
+    return held;
   }
 
   /** The task's segment ended: its open asks are denied (the agent is gone or going); a parking one just leaves. */

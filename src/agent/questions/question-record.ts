@@ -7,8 +7,9 @@
  * words the continuation prompt that tells the resumed session what the user decided.
  */
 import { NEWLINE_MARK, TAB_MARK } from '../../core/ask-input';
+import type { ParkQuestion } from '../../core/types';
 import type { StoreTx, TaskStore } from '../../store';
-import type { AskBroker, AskDecision } from './asks';
+import type { AskBroker, AskDecision, PendingAsk } from './asks';
 
 /** Begins and ends the whole input of a stated call in the continuation prompt (one field a line, `name: value`). */
 export const CALL_INPUT_START = '<<<tool input';
@@ -20,6 +21,11 @@ export const CALL_INPUT_END = 'tool input>>>';
  */
 function callBlock(input: string): string {
   return `${CALL_INPUT_START}\n${input}\n${CALL_INPUT_END}`;
+}
+
+/** What the decision record keeps of a question the task parks on or holds across its window's close. */
+export function parkQuestionOf(ask: PendingAsk): ParkQuestion {
+  return { askId: ask.id, tool: ask.tool, summary: ask.summary, input: ask.input, callDigest: ask.callDigest ?? null, askedAt: ask.askedAt };
 }
 
 export class QuestionRecorder {
@@ -66,28 +72,38 @@ export class QuestionRecorder {
 
   /**
    * What the resumed session is told about the questions the user answered while the task was
-   * parked (empty when there are none), and their ids, to mark stated once the segment started.
+   * parked or its window was closed, and about those still unanswered from a closed window (make
+   * the call again: it is asked anew); empty when there are none. With the ids to mark once the
+   * segment started: stated, and asked again.
    */
-  decisionsToState(taskId: string): { text: string; askIds: string[] } {
-    const answered = this.store.read((tx) => tx.questions.unstated(taskId));
-    if (answered.length === 0) return { text: '', askIds: [] };
+  decisionsToState(taskId: string): { text: string; askIds: string[]; askedAgain: string[] } {
+    const [answered, unanswered] = this.store.read((tx) => [tx.questions.unstated(taskId), tx.questions.interruptedOpen(taskId)]);
+    if (answered.length === 0 && unanswered.length === 0) return { text: '', askIds: [], askedAgain: [] };
     const lines = answered.map((q) =>
       q.decision === 'allow'
         ? `- ALLOWED: ${q.tool}: ${q.summary}. Make exactly this tool call again now, with this same input; it runs without asking again:\n${callBlock(q.input)}`
         : `- DENIED: ${q.tool}: ${q.summary}. Do not make this call; find another way or stop. Its input was:\n${callBlock(q.input)}`,
     );
+    const open = unanswered.map(
+      (q) => `- NOT ANSWERED: ${q.tool}: ${q.summary}. The call did not run. If it is still needed, make exactly this tool call again now; the user is asked again:\n${callBlock(q.input)}`,
+    );
     const text = [
-      'The previous working segment of this task stopped while your permission question waited for the user, so that it held no capacity. The user has answered:',
-      ...lines,
+      'The previous working segment of this task stopped while your permission question waited for the user (to hold no capacity, or because the VS Code window closed).',
+      ...(lines.length > 0 ? ['The user has answered:', ...lines] : []),
+      ...(open.length > 0 ? ['Not answered before the window closed:', ...open] : []),
       `(Between ${CALL_INPUT_START} and ${CALL_INPUT_END}: one field a line as "name: value"; in a value ${NEWLINE_MARK} stands for a newline, ${TAB_MARK} for a tab and \\u{…} for that character.)`,
       'Continue the task from where you left off: check what is already done, do not repeat finished steps, and finish the remaining work.',
     ].join('\n');
-    return { text, askIds: answered.map((q) => q.askId) };
+    return { text, askIds: answered.map((q) => q.askId), askedAgain: unanswered.map((q) => q.askId) };
   }
 
-  /** The continuation prompt has told the session: not stated again. */
-  markStated(askIds: readonly string[]): Promise<unknown> {
-    return askIds.length === 0 ? Promise.resolve() : this.write((tx) => tx.questions.markStated(askIds));
+  /** The continuation prompt has told the session: not stated again; the unanswered ones are asked anew. */
+  markStated(askIds: readonly string[], askedAgain: readonly string[] = []): Promise<unknown> {
+    if (askIds.length === 0 && askedAgain.length === 0) return Promise.resolve();
+    return this.write((tx) => {
+      tx.questions.markStated(askIds);
+      tx.questions.markAskedAgain(askedAgain);
+    });
   }
 
   private write(change: (tx: StoreTx) => unknown): Promise<unknown> {

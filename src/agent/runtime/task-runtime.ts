@@ -16,13 +16,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../../core/clock';
 import type { DisposableLike } from '../../core/disposable';
-import type { OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../../core/types';
+import type { HeldQuestion, OffPeakTask, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../../core/types';
 import { createSystemTimers, type Timers } from '../../core/timers';
 import type { FollowUpLink, TaskStore, TerminalDetails } from '../../store';
 import type { DispatchResult } from '../../scheduler/scheduler';
 import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
 import { AskBroker, DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../questions/asks';
-import { QuestionRecorder } from '../questions/question-record';
+import { parkQuestionOf, QuestionRecorder } from '../questions/question-record';
 import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../workplace/files-changed';
 import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
@@ -46,7 +46,8 @@ export interface TaskLifecyclePort {
   /** Adds the tokens model answers of the segment used to its ledger row. */
   recordUsage(ticketId: string, usage: SegmentUsage): Promise<void>;
   endSegment(ticketId: string, reason: SegmentEndReason, error?: string): Promise<void>;
-  interrupt(taskId: string, ticketId: string): Promise<void>;
+  /** The window closes under the segment; `held`: the questions open then, kept for the resumed session. */
+  interrupt(taskId: string, ticketId: string, held?: readonly HeldQuestion[]): Promise<void>;
   expireSegment(taskId: string, ticketId: string): Promise<boolean>;
   complete(taskId: string, details?: TerminalDetails): Promise<boolean>;
   fail(taskId: string, details?: TerminalDetails): Promise<boolean>;
@@ -123,6 +124,8 @@ export class TaskRuntime {
   readonly questions: QuestionRecorder;
   /** Questions the task parks on while its agent stops, by ask id. */
   private readonly parking = new Map<string, PendingAsk>();
+  /** Questions open when the window began to close, by task id: kept for the resumed session. */
+  private readonly held = new Map<string, PendingAsk[]>();
   /** Token usage of the model answers, summed and written to the segments' ledger rows. */
   private readonly usage: UsageRecorder;
 
@@ -214,6 +217,8 @@ export class TaskRuntime {
   /** Clean exit: interrupt every segment; each goes back to queued with its session and ticket. */
   async shutdown(): Promise<void> {
     const segments = [...this.active.values()];
+    // Their open questions are not answered "ended": kept for the record and asked again after the resume.
+    for (const s of segments) this.held.set(s.taskId, this.asks.holdTask(s.taskId));
     await Promise.all(segments.map((s) => s.run.interrupt()));
     await Promise.all(segments.map((s) => s.finished));
     this.options.keepAwake?.dispose();
@@ -284,7 +289,7 @@ export class TaskRuntime {
     const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
     const segmentDir = segmentDirOf(this.options.runtimeDir, taskId, ordinal, clock.now());
     // What the user answered while the task was parked is told to the resumed session.
-    const decisions = resume ? this.questions.decisionsToState(taskId) : { text: '', askIds: [] };
+    const decisions = resume ? this.questions.decisionsToState(taskId) : { text: '', askIds: [], askedAgain: [] };
 
     let run: SegmentRun;
     try {
@@ -346,7 +351,7 @@ export class TaskRuntime {
       return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
     }
 
-    await this.questions.markStated(decisions.askIds);
+    await this.questions.markStated(decisions.askIds, decisions.askedAgain);
     const release = this.options.keepAwake?.acquire();
     const segment: ActiveSegment = {
       taskId,
@@ -446,23 +451,26 @@ export class TaskRuntime {
         await this.filesChanged(task, place);
         await (lifecycle.parkForUsageLimit ? lifecycle.parkForUsageLimit(taskId, ticketId, outcome.resetAt) : lifecycle.expireSegment(taskId, ticketId));
         break;
-      case 'interrupted':
+      case 'interrupted': {
         // The ticket stays live: the scheduler dispatches the task again at once with it.
-        await lifecycle.interrupt(taskId, ticketId);
+        await this.questions.idle(); // the questions' own records first
+        const held = (this.held.get(taskId) ?? []).map((ask) => ({ question: parkQuestionOf(ask), answer: this.asks.takeParkingAnswer(ask.id) }));
+        await lifecycle.interrupt(taskId, ticketId, held);
         break;
+      }
       case 'parked': {
         const ask = this.parking.get(outcome.askId);
         this.parking.delete(outcome.askId);
         if (!ask) break;
         await this.questions.idle(); // the question's own record first
-        const question = { askId: ask.id, tool: ask.tool, summary: ask.summary, input: ask.input, callDigest: ask.callDigest ?? null, askedAt: ask.askedAt };
-        const result = await lifecycle.park(taskId, ticketId, question, this.asks.takeParkingAnswer(ask.id));
+        const result = await lifecycle.park(taskId, ticketId, parkQuestionOf(ask), this.asks.takeParkingAnswer(ask.id));
         this.log(`runtime: ${taskId} ${result === 'parked' ? 'parked: it waits for the answer' : result === 'requeued' ? 'was answered while it parked: queued again' : 'ended while it parked'}`);
         break;
       }
     }
     // A segment that ended otherwise while it parked (expired, cancelled) leaves nothing to park on.
     for (const [askId, ask] of this.parking) if (ask.taskId === taskId) this.parking.delete(askId);
+    this.held.delete(taskId);
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
   }
 
