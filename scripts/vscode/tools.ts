@@ -207,11 +207,6 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Node 24 alone (e.g. for @vscode/vsce, which needs Node 22+), installed under the set-up lock. */
-export function ensureNode24Tool(): string {
-  return withSetupLock(() => ensureNode24());
-}
-
 /** Everything the code-server runner needs; installs what is missing, reuses the cache otherwise. */
 export function ensureVsCodeTools(options: { browser: boolean } = { browser: true }): VsCodeTools {
   // chromium only where a headless browser drives the workbench (npm start: the user brings their
