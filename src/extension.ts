@@ -13,6 +13,7 @@ import { shortTaskTitle } from './core/task-title';
 import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
 import { TaskAuditLog } from './engine/task-audit';
+import { modelChoices } from './panel/model-choices';
 import type { PanelClientConfigs } from './panel/service-backend';
 import type { PanelBackend } from './panel/panel-controller';
 import { hostStatusView } from './panel/task-summary';
@@ -101,6 +102,8 @@ class OffPeakExtension implements vscode.Disposable {
       this.personalNotice = await missingModelKeyNotice(this.modelKey);
       this.panelInstance?.refresh();
       await this.updateWalkthrough();
+      // A key set or changed: the model API may now list (other) models.
+      await this.loadClientConfigs();
     };
     context.subscriptions.push(
       this.modelKey.onDidChange(() => void recheckModelKey()),
@@ -328,23 +331,24 @@ class OffPeakExtension implements vscode.Disposable {
     this.walkthrough.update(walkthroughKeys(setup, { engineStarted: engine !== undefined, hasGatewayKey: await this.apiKey.has(), taskCount, lastSeenAt: counts?.lastSeenAt ?? null }));
   }
 
-  /** The gateway's client configs: allowed models for the form, exposure and plan for the panel. */
+  /** The gateway's client configs (exposure and plan for the panel) and the models it serves (the form's Model list). */
   private async loadClientConfigs(): Promise<void> {
-    try {
-      const configs = await this.engine?.gateway.configs();
-      if (configs) {
-        this.allowedModels = configs.allowed_models.map((m) => m.id);
-        this.clientConfigs = {
-          exposed: configs.exposure.enabled,
-          planEligible: configs.plan.eligible,
-          upgradeHint: configs.plan.upgrade_hint,
-          upgradeUrl: configs.plan.upgrade_url,
-        };
-      }
-      this.panelInstance?.refresh();
-    } catch (e) {
+    const gateway = this.engine?.gateway;
+    if (!gateway) return;
+    const configs = await gateway.configs().catch((e: unknown) => {
       this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    });
+    this.allowedModels = await modelChoices(gateway, configs);
+    if (configs) {
+      this.clientConfigs = {
+        exposed: configs.exposure.enabled,
+        planEligible: configs.plan.eligible,
+        upgradeHint: configs.plan.upgrade_hint,
+        upgradeUrl: configs.plan.upgrade_url,
+      };
     }
+    this.panelInstance?.refresh();
   }
 
   private restartEngine(): void {

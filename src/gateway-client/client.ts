@@ -7,12 +7,14 @@ import { z } from 'zod';
 import {
   AvailabilityResponseSchema,
   ClientConfigsResponseSchema,
+  ClientModelsResponseSchema,
   GatewayPaths,
   MAX_STATUS_IDS,
   MAX_STATUS_WAIT_MS,
   SettleResponseSchema,
   StatusResponseSchema,
   TakeResponseSchema,
+  type AllowedModel,
   type ClientConfigsResponse,
   type SettleReason,
   type SettleResponse,
@@ -25,7 +27,7 @@ import { GatewayError } from './errors';
 import { Transport, type ApiKeyProvider, type FetchLike, type ServerClock } from './transport';
 
 export interface GatewayTimeouts {
-  /** configs, availability. */
+  /** configs, models, availability. */
   readMs: number;
   takeMs: number;
   /** status without long-poll; with long-poll, `wait_ms` is added on top. */
@@ -123,6 +125,19 @@ export class GatewayClient {
       schema: ClientConfigsResponseSchema,
       signal,
     });
+  }
+
+  /** The models the gateway serves (its allow-list, else its model upstream's list); empty: only the default. */
+  async models(signal?: AbortSignal): Promise<AllowedModel[]> {
+    const answer = await this.transport.call({
+      endpoint: 'models',
+      method: 'GET',
+      path: GatewayPaths.clientModels,
+      timeoutMs: this.timeouts.readMs,
+      schema: ClientModelsResponseSchema,
+      signal,
+    });
+    return answer.models;
   }
 
   async availability(signal?: AbortSignal): Promise<Availability> {

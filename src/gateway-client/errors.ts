@@ -28,7 +28,7 @@ export type GatewayErrorKind =
   /** The answer was not JSON, or not the shape the protocol promises. */
   | 'bad_response';
 
-export type GatewayEndpoint = 'configs' | 'availability' | 'take' | 'status' | 'settle';
+export type GatewayEndpoint = 'configs' | 'models' | 'availability' | 'take' | 'status' | 'settle';
 
 export interface GatewayErrorDetails {
   status?: number;

@@ -5,6 +5,7 @@
 // choose an organization, a workspace or a key on the gateway's account); users see the answer's content headers, its request id and when to retry, never
 // upstream cookies, the organization behind the gateway's key or that key's remaining budget.
 import type http from 'node:http';
+import { LOCAL_KEY_HEADER } from '../protocol/gateway';
 
 const TO_UPSTREAM = new Set([
   'accept',
@@ -49,4 +50,16 @@ export function headersToUpstream(headers: http.IncomingHttpHeaders): http.Outgo
 /** The upstream answer's headers that may go back to the user. */
 export function headersToUser(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
   return filter(headers, (name) => TO_USER.has(name) || (RATE_LIMIT_RESET.test(name) && !ACCOUNT.test(name)));
+}
+
+/**
+ * The client's own model credential (passClientCredential): only on a request that showed its
+ * gateway key in x-offpeak-key, so Authorization / x-api-key are the agent's, never the gateway key.
+ */
+export function clientCredentialOf(req: http.IncomingMessage): http.OutgoingHttpHeaders | undefined {
+  if (typeof req.headers[LOCAL_KEY_HEADER] !== 'string') return undefined;
+  const out: http.OutgoingHttpHeaders = {};
+  if (typeof req.headers.authorization === 'string') out.authorization = req.headers.authorization;
+  if (typeof req.headers['x-api-key'] === 'string') out['x-api-key'] = req.headers['x-api-key'];
+  return Object.keys(out).length > 0 ? out : undefined;
 }

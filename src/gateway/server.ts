@@ -8,13 +8,13 @@ import type { Socket } from 'node:net';
 import { systemClock, type Clock } from '../core/clock';
 import {
   GatewayPaths,
-  LOCAL_KEY_HEADER,
   SERVER_TIME_HEADER,
   SettleRequestSchema,
   StatusRequestSchema,
   TakeRequestSchema,
   TICKET_HEADER,
   LIMIT_RESET_HEADER,
+  type ClientModelsResponse,
   type HealthResponse,
 } from '../protocol/gateway';
 import { admissibleUnlessHeld, openAccountLimits, type AccountLimits } from './account-limit';
@@ -24,6 +24,7 @@ import { authorityPolicy, windowsFromConfig } from './authority-policy';
 import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from './config';
 import { ConnectionGuard } from './connection-guard';
 import { errors, GatewayHttpError } from './errors';
+import { clientCredentialOf } from './header-filter';
 import { PayloadError, readBody, readJson, schemaError } from './http-body';
 import { createLogger, type Logger } from './logger';
 import { LongPollRegistry, waitForStatusChange } from './long-polls';
@@ -31,6 +32,7 @@ import { GatewayMetrics } from './metrics';
 import { applyModelAllowList } from './model-allow-list';
 import { proxyModelRequest } from './model-proxy';
 import { MysqlTicketStore } from './mysql-store';
+import { ServedModels } from './served-models';
 import { SqliteTicketStore } from './sqlite-store';
 import { MemoryTicketStore, type TicketStore } from './store';
 
@@ -79,6 +81,7 @@ export class GatewayServer {
   /** The account's usage-limit hold, with `accountLimits` (docs/flows.md#usage-limits). */
   readonly limits: AccountLimits | undefined;
   private readonly upstreamKey: () => Promise<string | null>;
+  private readonly servedModels: ServedModels;
 
   private constructor(options: StartGatewayOptions, config: GatewayConfig, store: TicketStore) {
     this.config = config;
@@ -104,6 +107,7 @@ export class GatewayServer {
     this.upstreamUrl = c.upstreamUrl;
     const readKey = options.upstreamApiKey;
     this.upstreamKey = readKey ? async () => (await readKey()) ?? null : () => Promise.resolve(c.upstreamApiKey);
+    this.servedModels = new ServedModels({ allowList: c.models, upstreamUrl: () => this.upstreamUrl, apiKey: this.upstreamKey, auth: c.upstreamAuth, clock: this.clock, log: this.log });
     this.server = this.createHttpServer('api');
     this.opsServer = c.opsListen === null ? undefined : this.createHttpServer('ops');
   }
@@ -267,6 +271,7 @@ export class GatewayServer {
     if (path === GatewayPaths.status) return 'status';
     if (path === GatewayPaths.availability) return 'availability';
     if (path === GatewayPaths.clientConfigs) return 'configs';
+    if (path === GatewayPaths.clientModels) return 'models';
     if (path === GatewayPaths.healthz || path === GatewayPaths.metrics) return path.slice(1);
     return 'other';
   }
@@ -326,6 +331,12 @@ export class GatewayServer {
     if (path === GatewayPaths.clientConfigs) {
       expect('GET');
       return this.sendJson(res, 200, this.authority.configs(this.auth.user(req)));
+    }
+    if (path === GatewayPaths.clientModels) {
+      expect('GET');
+      this.auth.user(req);
+      const body: ClientModelsResponse = { server_time: this.clock.now(), models: await this.servedModels.list() };
+      return this.sendJson(res, 200, body);
     }
     if (path === GatewayPaths.anthropicBase || path === `${GatewayPaths.anthropicBase}/`) {
       // Claude Code probes its base URL with HEAD (no auth) before the first model call.
@@ -474,18 +485,6 @@ export async function openTicketStore(config: GatewayConfig): Promise<TicketStor
   if (config.store === 'memory') return new MemoryTicketStore();
   if (config.store === 'sqlite') return new SqliteTicketStore(config.db);
   return MysqlTicketStore.open({ url: config.mysqlUrl as string, password: config.mysqlPassword, poolSize: config.mysqlPoolSize });
-}
-
-/**
- * The client's own model credential (passClientCredential): only on a request that showed its
- * gateway key in x-offpeak-key, so Authorization / x-api-key are the agent's, never the gateway key.
- */
-function clientCredentialOf(req: http.IncomingMessage): http.OutgoingHttpHeaders | undefined {
-  if (typeof req.headers[LOCAL_KEY_HEADER] !== 'string') return undefined;
-  const out: http.OutgoingHttpHeaders = {};
-  if (typeof req.headers.authorization === 'string') out.authorization = req.headers.authorization;
-  if (typeof req.headers['x-api-key'] === 'string') out['x-api-key'] = req.headers['x-api-key'];
-  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function urlOf(host: string, port: number): string {

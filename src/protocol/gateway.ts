@@ -9,6 +9,8 @@ import { SERVER_TICKET_STATES } from '../core/types';
 
 export const GatewayPaths = {
   clientConfigs: '/api/v1/off-peak/client/configs',
+  /** GET: the models the gateway serves, for the client's Model list. */
+  clientModels: '/api/v1/off-peak/client/models',
   availability: '/api/v1/off-peak/ticket/availability',
   take: '/api/v1/off-peak/ticket',
   status: '/api/v1/off-peak/ticket/status',
@@ -300,6 +302,28 @@ export const ClientConfigsResponseSchema = z.object({
   }),
 });
 export type ClientConfigsResponse = z.infer<typeof ClientConfigsResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/v1/off-peak/client/models
+
+/** A model id a Model list offers and a request names: no spaces, quotes or control characters. */
+export const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/;
+
+export const ClientModelsResponseSchema = z.object({
+  server_time: epochMs,
+  /**
+   * What the gateway serves: its allow-list (--models), else what its model upstream lists. Empty
+   * when neither says (no upstream, no key, the upstream's list failed): the client then offers
+   * the agent's or the gateway's default alone.
+   */
+  models: z.array(AllowedModelSchema.extend({ id: z.string().regex(MODEL_ID_PATTERN) })),
+});
+export type ClientModelsResponse = z.infer<typeof ClientModelsResponseSchema>;
+
+/** The model upstream's `GET /v1/models` (Anthropic's list endpoint); other fields are ignored. */
+export const UpstreamModelListSchema = z.object({
+  data: z.array(z.object({ id: z.string(), display_name: z.string().optional() })),
+});
 
 // ---------------------------------------------------------------------------------------------
 // GET /api/v1/off-peak/ticket/availability

@@ -32,6 +32,8 @@ export interface PanelParts {
   archive?: HistoryArchive;
   /** The mode, agent, credential, model API and hours line (docs/flows.md#what-the-panel-says; absent: none). */
   setup?(): Promise<SetupView | undefined>;
+  /** The form's Model list after its default (default: one model). */
+  models?(): string[];
 }
 
 /** No agent runs in this window: nothing ever asks. */
@@ -73,7 +75,7 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
     hasApiKey: async () => parts.hasApiKey(),
     setApiKey: async () => (parts.setApiKey ? parts.setApiKey() : undefined),
     workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
-    models: () => ['claude-sonnet-4-5'],
+    models: parts.models ?? (() => ['claude-sonnet-4-5']),
     configs: () => host.configs,
     reloadConfigs: async () => host.configLoads++,
     openTerminal: async () => undefined,
