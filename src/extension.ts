@@ -25,7 +25,7 @@ import { registerReview, reviewTaskChanges } from './vscode/review';
 import { confirmModal, confirmModalWithAlternative } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import type { TasksPanel } from './vscode/panel';
-import { currentAgent, readSettings } from './vscode/settings';
+import { engineAgent, readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
@@ -212,7 +212,8 @@ class OffPeakExtension implements vscode.Disposable {
         clock: systemClock,
         windowId: this.windowId,
         workspaceKeys: () => openWorkspaces().map((w) => workspaceKeyOf(w.path, w.identity)),
-        agent: () => currentAgent().agent,
+        // The agent of each new task (docs/flows.md#which-agent), and how to start Claude Code.
+        ...engineAgent(),
         referenceAgent: {
           // The extension host's own runtime runs the bundled agent (ELECTRON_RUN_AS_NODE is set by the adapter).
           command: process.execPath,
@@ -224,8 +225,6 @@ class OffPeakExtension implements vscode.Disposable {
         askTimeoutMs: () => readSettings().askTimeoutMinutes * 60_000,
         unansweredQuestion: () => readSettings().unansweredQuestion,
         askParkMs: () => readSettings().askParkMinutes * 60_000,
-        // Where Claude Code was found (a Windows npm shim resolved to what it runs), else the setting as is.
-        claudeCommand: () => currentAgent().claudeCode ?? readSettings().claudeCodePath,
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
 import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/runtime/adapters';
-import { AGENT_SETTINGS, chooseAgent, DEFAULT_CLAUDE_COMMAND, locateClaudeCode, systemLocateHost, type AgentSetting, type ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
+import { AGENT_SETTINGS, DEFAULT_CLAUDE_COMMAND, engineAgentChoice, resolveAgent, systemLocateHost, type AgentSetting, type ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 
 export interface OffPeakSettings {
   gatewayUrl: string;
@@ -64,6 +64,10 @@ function fraction(value: unknown): number | null {
 
 /** The agent new tasks run now, and where Claude Code was found (docs/flows.md#which-agent). */
 export function currentAgent(settings: OffPeakSettings = readSettings()): { agent: AgentKind; claudeCode: ClaudeCodeLocation | undefined } {
-  const claudeCode = locateClaudeCode(settings.claudeCodePath, systemLocateHost());
-  return { agent: chooseAgent(settings.agentSetting, claudeCode), claudeCode };
+  return resolveAgent(settings, systemLocateHost());
+}
+
+/** What the engine picks a new task's agent with, from the settings at each first start (docs/flows.md#which-agent). */
+export function engineAgent(): ReturnType<typeof engineAgentChoice> {
+  return engineAgentChoice(readSettings, systemLocateHost);
 }

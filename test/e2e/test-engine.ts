@@ -3,6 +3,7 @@
 // sync, a lease takeover or a hold in well under a second. Used in-process and, through
 // host-process.ts, as a separate process that a test can kill.
 import type { AgentKind } from '../../src/agent/runtime/adapters';
+import type { ClaudeCodeLocation } from '../../src/agent/runtime/claude-code-locate';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock, type Clock } from '../../src/core/clock';
 import { HostEngine } from '../../src/engine/host-engine';
@@ -21,6 +22,8 @@ export interface TestEngineOptions {
   gatewaySocketPath?: string;
   apiKey: string;
   agent: AgentKind;
+  /** Picks each new task's agent as the extension does (`engineAgentChoice`), instead of `agent` and `claudeCommand`. */
+  agentChoice?: { agent: () => AgentKind; claudeCommand: () => string | ClaudeCodeLocation };
   windowId?: string;
   /** The workspaces open in this window (none: it runs whatever no other window claims). */
   workspaceKeys?: readonly string[];
@@ -104,10 +107,10 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     clock: systemClock,
     windowId: options.windowId ?? `window-${process.pid}`,
     workspaceKeys: () => workspaceKeys,
-    agent: () => options.agent,
+    agent: options.agentChoice?.agent ?? (() => options.agent),
     referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv } },
     ownLogin: options.ownLogin,
-    claudeCommand: () => options.claudeCommand ?? 'claude',
+    claudeCommand: options.agentChoice?.claudeCommand ?? (() => options.claudeCommand ?? 'claude'),
     claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2', ...options.claudeEnv } },
     permissionRelay: PERMISSION_RELAY_FROM_SOURCE,
     askTimeoutMs: options.askTimeoutMs,

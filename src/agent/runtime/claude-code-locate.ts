@@ -85,6 +85,33 @@ export function chooseAgent(setting: AgentSetting, claudeCode: ClaudeCodeLocatio
   return claudeCode ? 'claude-code' : 'reference';
 }
 
+/** The two settings that pick the agent: `offPeak.agent` and `offPeak.claudeCodePath`. */
+export interface AgentSettings {
+  agentSetting: AgentSetting;
+  claudeCodePath: string;
+}
+
+/** The agent new tasks run now, and where Claude Code was found (undefined: not found). */
+export function resolveAgent(settings: AgentSettings, host: LocateHost, node?: string): { agent: AgentKind; claudeCode: ClaudeCodeLocation | undefined } {
+  const claudeCode = locateClaudeCode(settings.claudeCodePath, host, node);
+  return { agent: chooseAgent(settings.agentSetting, claudeCode), claudeCode };
+}
+
+/**
+ * What a window's engine is given to pick a task's agent (read at each first start, so a setting
+ * changed or a Claude Code installed applies without a reload): the agent, and how to start
+ * Claude Code (where it was found, a Windows npm shim resolved to what it runs; else the setting).
+ */
+export function engineAgentChoice(read: () => AgentSettings, host: () => LocateHost, node?: string): { agent: () => AgentKind; claudeCommand: () => string | ClaudeCodeLocation } {
+  return {
+    agent: () => resolveAgent(read(), host(), node).agent,
+    claudeCommand: () => {
+      const settings = read();
+      return resolveAgent(settings, host(), node).claudeCode ?? settings.claudeCodePath;
+    },
+  };
+}
+
 /** Where Claude Code's installers put `claude` (the first that exists wins, after PATH). */
 function installerPlaces(host: LocateHost): string[] {
   const home = host.homedir;
