@@ -172,6 +172,53 @@ describe('local ticket proxy', () => {
     assert.equal(upstream.messageRequests().length, 1);
   });
 
+  describe('the start gate (docs/flows.md#segments)', () => {
+    /** A gate the test opens, which tells when the proxy waits on it. */
+    function startGate() {
+      let open!: () => void;
+      let reached!: () => void;
+      const waitedOn = new Promise<void>((resolve) => (reached = resolve));
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const then = gate.then.bind(gate);
+      gate.then = ((...args: Parameters<typeof then>) => {
+        reached();
+        return then(...args);
+      }) as typeof gate.then;
+      return { gate, open, waitedOn };
+    }
+
+    async function gatedProxy(gate: Promise<void>): Promise<void> {
+      await proxy.close();
+      proxy = await TicketProxy.start({ upstreamBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-secret-key', ticketId: 'T-1', startGate: gate, onEvent: (e) => events.push(e) });
+    }
+
+    it('requests that wait at the gate go upstream once the runtime opens it', async () => {
+      const { gate, open, waitedOn } = startGate();
+      await gatedProxy(gate);
+      const answer = post();
+      await waitedOn;
+      assert.equal(upstream.requests.length, 0, 'nothing went upstream while the gate was shut');
+      open();
+      const res = await answer;
+      assert.equal(res.status, 200);
+      await res.text();
+      assert.equal(upstream.messageRequests().length, 1);
+    });
+
+    it('a segment cancelled while its requests wait at the gate answers them "segment over" and sends nothing', async () => {
+      const { gate, waitedOn } = startGate();
+      await gatedProxy(gate);
+      const answer = post();
+      await waitedOn;
+      proxy.cancel();
+      const res = await answer;
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get('x-should-retry'), 'false');
+      await res.text();
+      assert.equal(upstream.requests.length, 0);
+    });
+  });
+
   it('turns 3102 into a segment end: 400 x-should-retry false, event, later requests refused locally', async () => {
     upstream.enqueue({ kind: 'error', status: 400, code: '3102', message: 'ticket expired' });
     const res = await post();

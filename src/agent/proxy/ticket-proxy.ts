@@ -103,6 +103,12 @@ export interface TicketProxyOptions extends TicketProxyTimings {
   onPermissionAsk?: (request: PermissionRelayRequest, signal: AbortSignal) => Promise<PermissionRelayAnswer>;
   /** The window's shared loopback listener; without it the proxy opens (and closes) its own. */
   listener?: LoopbackProxyServer;
+  /**
+   * Requests for the gateway wait until this resolves (or the segment is cancelled): the runtime
+   * starts the agent while it records the segment's start, and no model answer may reach the agent
+   * before that is done (docs/flows.md#segments).
+   */
+  startGate?: Promise<void>;
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
@@ -212,6 +218,10 @@ export class TicketProxy {
     const body = await readBody(req);
     if (body === null) return sendError(res, 413, 'request_too_large', 'request body too large');
     if (rest === PERMISSION_RELAY_PATH) return this.handlePermissionAsk(req, res, body);
+    if (this.options.startGate) {
+      await untilOrAborted(this.options.startGate, this.cancelController.signal);
+      if (res.destroyed) return; // the agent hung up meanwhile
+    }
     if (this.cancelController.signal.aborted) return sendSegmentOver(res, 'off-peak task cancelled');
     if (this._expired) return sendSegmentOver(res, `${SEGMENT_END_MARK} (ticket expired, code 3102); the task resumes with a new ticket`);
     if (this._gatewayLost !== null) return sendGatewayLost(res, this._gatewayLost);
@@ -454,6 +464,17 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Resolves when `promise` does or `signal` aborts, whichever is first. */
+function untilOrAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  let onAbort!: () => void;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
 /**

@@ -5,6 +5,7 @@
  * segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,6 +74,8 @@ export interface SegmentRunOptions {
   asks?: SegmentAsks;
   /** The window's one loopback listener the segment's proxy registers on (else the proxy opens its own). */
   proxyListener?: LoopbackProxyServer;
+  /** The agent's requests wait for this before they go to the gateway (TicketProxyOptions.startGate). */
+  startGate?: Promise<void>;
   /** The window running the segment, written in its pid record (docs/flows.md#recovery). */
   windowId?: string;
   /**
@@ -162,6 +165,7 @@ export class SegmentRun {
       ...options.proxyTimings,
       ticketDeadline: options.ticketDeadline,
       listener: options.proxyListener,
+      startGate: options.startGate,
       // The relay cannot ask before the agent runs, so the run exists by then.
       onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
     });
@@ -190,20 +194,13 @@ export class SegmentRun {
         detached: !isWindows,
         windowsHide: true,
       });
+      await once(child, 'spawn'); // rejects with the 'error' of a program that cannot start
+      child.on('error', () => undefined); // a later one (a signal that could not be sent) is not the start's
     } catch (err) {
       await proxy.close();
       throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
     } finally {
       if (stdinFd !== undefined) fs.closeSync(stdinFd); // the child holds its own copy
-    }
-    try {
-      await new Promise<void>((resolve, reject) => {
-        child.once('spawn', resolve);
-        child.once('error', reject);
-      });
-    } catch (err) {
-      await proxy.close();
-      throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
     }
     const run = new SegmentRun(options, proxy, child, options.adapter.createReader(spec), tag, {
       sigintGraceMs: options.stopTimings?.sigintGraceMs ?? 5_000,

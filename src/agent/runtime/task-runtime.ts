@@ -31,6 +31,7 @@ import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } 
 import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy';
 import { UsageRecorder } from '../proxy/usage-recorder';
 import { watchAgent } from './agent-watchdog';
+import type { RuntimeEvent, SegmentStartup } from './runtime-events';
 import { listTaskChangesWithCount } from '../workplace/task-changes';
 import { dropUnstartedWorktree, resolveWorkplace, type Workplace } from '../workplace/task-workplace';
 
@@ -57,18 +58,7 @@ export interface TaskLifecyclePort {
   parkForUsageLimit?(taskId: string, ticketId: string, resetAt: number): Promise<boolean>;
 }
 
-export type RuntimeEvent =
-  | { type: 'segment-started'; taskId: string; ticketId: string; sessionId: string; resume: boolean; pid: number | undefined; at: number }
-  | { type: 'admitted'; taskId: string; ticketId: string; at: number }
-  | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
-  /** The segment's model requests cannot reach the gateway since `since` and are held (null: they can again). */
-  | { type: 'gateway-unreachable'; taskId: string; ticketId: string; since: number | null; at: number }
-  /** The account's usage limit holds the segment until `resetAt` (null: lifted); `park`: the task parks until then. */
-  | { type: 'usage-limit'; taskId: string; ticketId: string; resetAt: number | null; park: boolean; at: number }
-  /** The agent asks before an edit or a command; answer with `TaskRuntime.answerAsk` (or its terminal). */
-  | { type: 'input-needed'; taskId: string; ask: PendingAsk }
-  | { type: 'input-answered'; taskId: string; ask: PendingAsk; decision: AskDecision; by: AskAnsweredBy; at: number }
-  | { type: 'segment-ended'; taskId: string; ticketId: string; outcome: SegmentOutcome; at: number };
+export type { RuntimeEvent, SegmentStartup } from './runtime-events';
 
 export interface TaskRuntimeOptions {
   store: TaskStore;
@@ -241,6 +231,7 @@ export class TaskRuntime {
 
   private async startSegment(taskId: string): Promise<DispatchResult> {
     const { store, lifecycle, clock } = this.options;
+    const startup: SegmentStartup = { dispatchedAt: clock.now(), workplaceAt: 0, spawnedAt: 0 };
     const task = store.read((tx) => tx.tasks.get(taskId));
     if (!task || task.status !== 'queued' || !task.claimRunning) return { status: 'refused', reason: 'the task is no longer queued and claimed' };
     const ticketId = task.serverTicketId;
@@ -262,6 +253,8 @@ export class TaskRuntime {
       await lifecycle.fail(taskId, { failureReason: reason });
       return { status: 'fatal', error: reason };
     }
+    // Asked of the gateway while the workplace is made ready: the two do not wait for each other.
+    const model = task.model ? Promise.resolve(task.model) : this.defaultModel();
     // Its own worktree (made at the first start) or its folder, the same path for every segment.
     const where = await resolveWorkplace(store, task, this.options.worktreesDir ?? path.join(this.options.runtimeDir, 'worktrees'));
     if (where.kind === 'wait') return { status: 'refused', reason: where.reason };
@@ -270,12 +263,14 @@ export class TaskRuntime {
       return { status: 'fatal', error: where.reason };
     }
     const place = where.place;
+    startup.workplaceAt = clock.now();
     const work: OffPeakTask = { ...task, workspacePath: place.folder };
-    if (!record) {
-      // What files_changed is measured against: the folder as it is before the agent runs.
-      const [baseCommit] = await Promise.all([place.changes.baseCommit ?? recordBaseCommit(place.folder), this.recordBaseline(task, place)]);
-      await store.mutate((tx) => tx.runtime.recordFirstStart({ taskId, agent: agentKind, baseCommit }));
-    }
+    // What files_changed is measured against, the folder before the agent acts, is taken while the
+    // agent starts up: its requests wait at the proxy until the start is recorded (`started`).
+    const firstStart = record ? undefined : this.recordFirstStart(task, agentKind, place);
+    firstStart?.catch(() => undefined); // its failure is met below, after the agent started
+    let openGate!: () => void;
+    const started = new Promise<void>((resolve) => (openGate = resolve));
 
     // First segment vs resume: the session exists once the agent has started it.
     const plan = followUp ? this.followUpSegment(work, followUp, adapter) : undefined;
@@ -301,7 +296,7 @@ export class TaskRuntime {
           resume,
           prompt: !plan && decisions.text ? decisions.text : prompt,
           permissionMode: task.permissionMode,
-          model: task.model ?? (await this.defaultModel()),
+          model: await model,
           thoughtLevel: task.thoughtLevel,
           workspacePath: work.workspacePath,
         },
@@ -312,6 +307,7 @@ export class TaskRuntime {
         proxyTimings: this.options.proxyTimings,
         ticketDeadline: () => this.ticketDeadline(ticketId),
         proxyListener: this.options.proxyListener,
+        startGate: started,
         stopTimings: this.options.stopTimings,
         windowId: this.options.windowId,
         holdPidFile: true,
@@ -324,30 +320,29 @@ export class TaskRuntime {
         },
       });
     } catch (err) {
+      await firstStart?.catch(() => undefined); // its git runs are over before the worktree may go
       const reason = (err as Error).message;
       // Never started (not a follow-up, no session yet): no offpeak/… branch is left behind.
       const left = !followUp && task.sessionId === null ? await dropUnstartedWorktree(store, taskId) : [];
       await lifecycle.fail(taskId, { failureReason: left.length ? `${reason} (could not remove ${left.join(' and ')})` : reason });
       return { status: 'fatal', error: reason };
     }
+    startup.spawnedAt = clock.now();
     watchAgent(run);
 
     // The guarded transition: refused if the task was cancelled (or changed) while we started.
     let marked: boolean;
     try {
+      await firstStart;
       marked = await lifecycle.markStarted(taskId, ticketId, sessionId);
     } catch (err) {
       // The write failed (a disk error, a file held open on Windows): the scheduler releases the
       // claim on this answer, so the agent must be gone first, or another window starts it too.
-      await run.cancel();
-      await run.done;
-      run.releasePidFile();
+      await stopUnstarted(run);
       return { status: 'failed', error: `the task could not be marked running (${(err as Error).message}); its agent was stopped` };
     }
     if (!marked) {
-      await run.cancel();
-      await run.done;
-      run.releasePidFile();
+      await stopUnstarted(run);
       return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
     }
 
@@ -372,7 +367,8 @@ export class TaskRuntime {
         }),
     };
     this.active.set(taskId, segment);
-    this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: run.pid, at: clock.now() });
+    this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: run.pid, at: clock.now(), startup });
+    openGate();
     return { status: 'started' };
   }
 
@@ -474,10 +470,11 @@ export class TaskRuntime {
     this.options.onEvent?.({ type: 'segment-ended', taskId, ticketId, outcome, at: this.options.clock.now() });
   }
 
-  private async recordBaseline(task: OffPeakTask, place: Workplace): Promise<void> {
-    if (!(await recordFilesBaseline(place.changes.folder, taskLogsDir(this.options.runtimeDir, task.id)))) {
-      this.log(`runtime: no snapshot of ${place.changes.folder} could be taken; the task's files changed will read "unknown"`);
-    }
+  /** The first start's record: the agent that owns the session, the commit and the snapshot files_changed is measured against. */
+  private async recordFirstStart(task: OffPeakTask, agent: AgentKind, place: Workplace): Promise<void> {
+    const [baseCommit, snapshot] = await Promise.all([place.changes.baseCommit ?? recordBaseCommit(place.folder), recordFilesBaseline(place.changes.folder, taskLogsDir(this.options.runtimeDir, task.id))]);
+    if (!snapshot) this.log(`runtime: no snapshot of ${place.changes.folder} could be taken; the task's files changed will read "unknown"`);
+    await this.options.store.mutate((tx) => tx.runtime.recordFirstStart({ taskId: task.id, agent, baseCommit }));
   }
 
   /**
@@ -496,3 +493,9 @@ export class TaskRuntime {
   }
 }
 
+/** Stops an agent whose start could not be recorded, before the scheduler hears back. */
+async function stopUnstarted(run: SegmentRun): Promise<void> {
+  await run.cancel();
+  await run.done;
+  run.releasePidFile();
+}
