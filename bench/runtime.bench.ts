@@ -18,6 +18,12 @@
  *                  .tools/ by scripts/setup-claude-code.ts), to its first model request arriving
  *                  through the proxy and the real gateway at the model upstream: what a user waits
  *                  between "admitted" and "the model is working". Goal: at most 1,500 ms.
+ * claude_first_request_vs_spawn_floor
+ *                  that time over the floor measured beside it in each round: a bare `claude -p`
+ *                  spawn -> its first model request (bench/claude-start.ts); the median of the
+ *                  per-round ratios. Goal: at most 1.5. `claude_start_breakdown_p50_ms` says where
+ *                  the time goes: dispatch, workplace, spawn, the agent's own start-up, and the
+ *                  start's record (snapshot, running mark), which overlaps the agent's start-up.
  * park_answer_to_admitted
  *                  Allow on a task parked on its question -> the resumed segment's first admitted
  *                  model request (bench/park-answer.ts). Goal: at most 2,000 ms.
@@ -30,13 +36,12 @@
  * usage: npm run bench -- runtime
  */
 import path from 'node:path';
-import { ensureClaudeCode } from '../scripts/setup-claude-code';
+import { claudeStartRounds, type ClaudeStartRound } from './claude-start';
 import { parkAnswerToAdmitted } from './park-answer';
 import { TicketProxy } from '../src/agent/proxy/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/runtime/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
-import { startClaudeHost } from '../test/integration/claude-code-harness';
 import { usageAccountingOverhead } from './usage-accounting';
 import { publish, sized } from './mode';
 import { machineLoad, median, percentile, startUpstreamProcess, streamRounds } from './proxy-stream';
@@ -77,40 +82,6 @@ async function readyToSpawn(iterations: number): Promise<number[]> {
   return samples;
 }
 
-/** Promotion of a queued ticket -> the first model request of real Claude Code at the model upstream. */
-async function claudeReadyToFirstRequest(iterations: number): Promise<number[]> {
-  const claude = ensureClaudeCode();
-  const world = await startWorld({ promoteIntervalMs: 0, segmentCapacity: 1 });
-  world.upstream.setDefaultReply({ kind: 'text', text: 'done' });
-  const host = await startClaudeHost(world, claude, []);
-  const samples: number[] = [];
-  try {
-    const ws = makeGitWorkspace(world.root);
-    // A model the gateway allows (Claude Code's own default may not be on its list).
-    const model = world.gateway.config.defaultModel ?? world.gateway.config.models[0]?.id ?? null;
-    for (let i = 0; i < iterations; i++) {
-      const task = await host.service.create({ title: `c${i}`, prompt: 'say done', permissionMode: 'default', workspacePath: ws, model });
-      await waitFor(() => host.service.getTask(task.id)?.queuePosition !== null, 'a queued snapshot', 30_000);
-      await new Promise((r) => setTimeout(r, 300));
-      const before = world.upstream.messageRequests().length;
-      const readyAt = Date.now();
-      const promoted = (await world.gateway.tick()).promoted ?? [];
-      if (promoted.length === 0) throw new Error('the promote tick promoted nothing');
-      const first = await waitFor(() => world.upstream.messageRequests()[before], 'the first model request', 60_000);
-      samples.push(first.receivedAt - readyAt);
-      const done = await waitFor(() => {
-        const t = host.service.getTask(task.id);
-        return t && ['completed', 'failed'].includes(t.status) ? t : undefined;
-      }, 'the end of the task', 120_000);
-      if (done.status !== 'completed') throw new Error(`the Claude Code task failed: ${done.failureReason ?? ''}`);
-    }
-  } finally {
-    await host.dispose();
-    await world.close();
-  }
-  return samples;
-}
-
 type Samples = { ttfb: number[]; total: number[] };
 
 /** The same paced streaming request straight to the upstream and through a proxy, interleaved (bench/proxy-stream.ts). */
@@ -133,7 +104,9 @@ async function main(): Promise<void> {
   const loadAtStart = machineLoad();
   const spawnSamples = await readyToSpawn(sized(15, 2));
   const overhead = await proxyOverhead(sized(60, 4));
-  const claudeSamples = await claudeReadyToFirstRequest(sized(10, 1));
+  const claudeRounds = await claudeStartRounds(sized(10, 1));
+  const claudeSamples = claudeRounds.map((r) => r.totalMs);
+  const claudeP50 = (key: keyof ClaudeStartRound) => round(median(claudeRounds.map((r) => r[key])), 1);
   const parkSamples = await parkAnswerToAdmitted(sized(8, 1));
   const accounting = await usageAccountingOverhead(sized(2016, 3));
   const result = {
@@ -142,6 +115,15 @@ async function main(): Promise<void> {
     proxy_ttfb_ratio: round(median(overhead.proxied.ttfb) / median(overhead.direct.ttfb)),
     proxy_total_ratio: round(median(overhead.proxied.total) / median(overhead.direct.total)),
     claude_ready_to_first_request_p50_ms: round(percentile(claudeSamples, 50), 1),
+    claude_first_request_vs_spawn_floor: round(median(claudeRounds.map((r) => r.totalMs / r.floorMs)), 2),
+    claude_bare_spawn_to_first_request_p50_ms: claudeP50('floorMs'),
+    claude_start_breakdown_p50_ms: {
+      promotion_to_dispatch: claudeP50('dispatchMs'),
+      workplace: claudeP50('workplaceMs'),
+      proxy_and_spawn: claudeP50('spawnMs'),
+      agent_spawn_to_first_request: claudeP50('agentMs'),
+      start_recorded_after_spawn: claudeP50('recordMs'),
+    },
     park_answer_to_admitted_ms: round(percentile(parkSamples, 50), 1),
     usage_accounting_sse_total_ratio: round(accounting.ratio),
     usage_accounting_sse_total_ratio_ci95: accounting.ratioCi95.map((r) => round(r)),
@@ -161,6 +143,7 @@ async function main(): Promise<void> {
   const details = {
     ready_to_spawn_samples_ms: spawnSamples.map((s) => round(s, 1)),
     claude_ready_to_first_request_samples_ms: claudeSamples.map((s) => round(s, 1)),
+    claude_bare_spawn_to_first_request_samples_ms: claudeRounds.map((r) => round(r.floorMs, 1)),
     park_answer_to_admitted_samples_ms: parkSamples.map((s) => round(s, 1)),
     direct_ttfb_p50_ms: round(median(overhead.direct.ttfb)),
     proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),

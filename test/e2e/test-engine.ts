@@ -50,6 +50,8 @@ export interface TestEngineOptions {
   referenceAgentEnv?: Record<string, string>;
   /** Personal mode: which agents use their own login (passed through untouched). */
   ownLogin?: (agent: AgentKind) => boolean;
+  /** How Claude Code starts the permission relay; default from source (the bench runs the built one, as the extension does). */
+  permissionRelay?: { command: string; args: string[] };
 }
 
 /** Personal mode's window: a local authority (own or another window's) in front of `upstreamUrl`. */
@@ -112,7 +114,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     ownLogin: options.ownLogin,
     claudeCommand: options.agentChoice?.claudeCommand ?? (() => options.claudeCommand ?? 'claude'),
     claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2', ...options.claudeEnv } },
-    permissionRelay: PERMISSION_RELAY_FROM_SOURCE,
+    permissionRelay: options.permissionRelay ?? PERMISSION_RELAY_FROM_SOURCE,
     askTimeoutMs: options.askTimeoutMs,
     unansweredQuestion: options.unansweredQuestion,
     askParkMs: options.askParkMs,
