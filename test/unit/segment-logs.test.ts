@@ -16,11 +16,11 @@ describe('segment logs', () => {
   beforeEach(() => (runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'seglogs-'))));
   afterEach(() => fs.rmSync(runtimeDir, { recursive: true, force: true }));
 
-  function writeSegment(ordinal: number, startedAt: number, log: string | Buffer, running?: { hostPid: number }): string {
+  function writeSegment(ordinal: number, startedAt: number, log: string | Buffer, running?: { hostPid: number; host?: string }): string {
     const dir = segmentDirOf(runtimeDir, TASK, ordinal, startedAt);
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'agent.log'), log);
-    if (running) fs.writeFileSync(path.join(dir, 'agent.pid'), JSON.stringify({ pid: 1, hostPid: running.hostPid }));
+    if (running) fs.writeFileSync(path.join(dir, 'agent.pid'), JSON.stringify({ pid: 1, hostPid: running.hostPid, host: running.host }));
     return dir;
   }
 
@@ -64,6 +64,16 @@ describe('segment logs', () => {
     const second = await replay.next([{ ordinal: 1, endReason: 'completed' }]);
     assert.doesNotMatch(second, /line 1|Segment 1 ·/);
     assert.match(second, /^line 2\n──── Segment 1 ended: the task completed/);
+  });
+
+  it("platform: two hosts' pid records (Remote-SSH hosts sharing a home folder): the same host pid on another machine is another process, so its segment is replayed from disk; this machine's is left to the live view, and a record without a machine is judged by its pid", async () => {
+    writeSegment(1, 1_000, 'on the other machine\n', { hostPid: 77, host: 'far' });
+    writeSegment(2, 2_000, 'on this machine\n', { hostPid: 77, host: 'near' });
+    writeSegment(3, 3_000, 'an older record\n', { hostPid: 77 });
+    const text = await new SegmentLogReplay({ runtimeDir, taskId: TASK, hostPid: 77, host: 'near' }).next();
+    assert.match(text, /on the other machine/);
+    assert.doesNotMatch(text, /on this machine/);
+    assert.doesNotMatch(text, /an older record/);
   });
 
   it('leaves a segment this process runs to the live view, and never replays a segment marked live', async () => {

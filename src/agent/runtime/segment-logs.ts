@@ -5,6 +5,7 @@
  * terminal. The text is the agent's output, untrusted: it is meant for a terminal only.
  */
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { SegmentEndReason, TicketRecord } from '../../core/types';
 import { segmentEndedText } from '../../core/segment-end';
@@ -20,6 +21,8 @@ export interface SegmentLog {
   bytes: number;
   /** The host process (extension host) running it while its pid file exists; null once it ended. */
   runningInHostPid: number | null;
+  /** The machine of that host process (its pid means nothing on another); null in a record older than that field. */
+  runningOnHost: string | null;
 }
 
 /** Replay limit per call: a terminal's scrollback holds far less than this anyway. */
@@ -61,18 +64,19 @@ export async function listSegmentLogs(runtimeDir: string, taskId: string): Promi
       ordinal: Number(match[1]),
       startedAt: Number(match[2]),
       bytes: stat?.isFile() ? stat.size : 0,
-      runningInHostPid: await runningHostPid(dir),
+      ...(await runningIn(dir)),
     });
   }
   return segments.sort((a, b) => a.ordinal - b.ordinal || a.startedAt - b.startedAt);
 }
 
-async function runningHostPid(dir: string): Promise<number | null> {
+async function runningIn(dir: string): Promise<Pick<SegmentLog, 'runningInHostPid' | 'runningOnHost'>> {
   try {
-    const record = JSON.parse(await fs.readFile(path.join(dir, 'agent.pid'), 'utf8')) as { hostPid?: unknown };
-    return typeof record.hostPid === 'number' ? record.hostPid : null;
+    const record = JSON.parse(await fs.readFile(path.join(dir, 'agent.pid'), 'utf8')) as { hostPid?: unknown; host?: unknown };
+    if (typeof record.hostPid !== 'number') return { runningInHostPid: null, runningOnHost: null };
+    return { runningInHostPid: record.hostPid, runningOnHost: typeof record.host === 'string' ? record.host : null };
   } catch {
-    return null;
+    return { runningInHostPid: null, runningOnHost: null };
   }
 }
 
@@ -111,6 +115,11 @@ export interface ReplayOptions {
   maxBytes?: number;
   /** This process: a segment whose pid file names it is shown live by its terminal, not from disk. */
   hostPid?: number;
+  /**
+   * This machine (default os.hostname()): the same pid on another machine sharing the home folder
+   * (Remote-SSH hosts on NFS) is another process, whose segment is replayed from disk.
+   */
+  host?: string;
 }
 
 /**
@@ -123,10 +132,17 @@ export class SegmentLogReplay {
   private readonly footerShown = new Set<string>();
   private readonly maxBytes: number;
   private readonly hostPid: number;
+  private readonly host: string;
 
   constructor(private readonly options: ReplayOptions) {
     this.maxBytes = options.maxBytes ?? REPLAY_MAX_BYTES;
     this.hostPid = options.hostPid ?? process.pid;
+    this.host = options.host ?? os.hostname();
+  }
+
+  /** Whether this process runs the segment: its pid, on this machine (a record without a machine: by pid alone). */
+  private runsHere(segment: SegmentLog): boolean {
+    return segment.runningInHostPid === this.hostPid && (segment.runningOnHost === null || segment.runningOnHost === this.host);
   }
 
   /** The segment in `dir` is shown live (attached to its running agent): never replay it from disk. */
@@ -158,7 +174,7 @@ export class SegmentLogReplay {
     const pending = segments.map((segment, index) => {
       const shown = this.shownBytes.get(segment.dir);
       const from = Math.min(shown ?? 0, segment.bytes);
-      const runningHere = segment.runningInHostPid === this.hostPid;
+      const runningHere = this.runsHere(segment);
       return { segment, number: index + 1, from, isNew: shown === undefined, runningHere };
     });
     // The budget goes to the newest output first: the end of a long run matters most.
