@@ -54,6 +54,7 @@ export function SetupLine({ setup, now }: { setup: SetupView; now: number }) {
         <span key={name} data-testid={`setup-${name}`}>{i > 0 ? ' · ' : ''}{text}</span>
       ))}
       {setup.missing && <span class="setup-missing" data-testid="setup-missing"> {setup.missing}</span>}
+      {setup.remoteText && <span class="setup-remote" data-testid="setup-remote"> {setup.remoteText}</span>}
     </p>
   );
 }

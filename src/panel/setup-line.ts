@@ -21,6 +21,44 @@ export interface SetupInputs {
   hours: string;
   /** When the hours next open; null: open now; undefined: the hours do not parse. */
   hoursOpenAt: number | null | undefined;
+  /** A remote window (absent: a local one). */
+  remote?: RemoteWindow;
+}
+
+/**
+ * A remote window (README.md#remote-windows): VS Code's name for the remote
+ * (`vscode.env.remoteName`: `ssh-remote`, `wsl`, `dev-container`…) and whether any of the
+ * extension's machine settings is set where that window reads them (the remote's settings).
+ */
+export interface RemoteWindow {
+  name: string;
+  machineSettingsSet: boolean;
+}
+
+const REMOTE_NAMES: Record<string, string> = {
+  'ssh-remote': 'Remote-SSH',
+  wsl: 'WSL',
+  'dev-container': 'Dev Container',
+  'attached-container': 'container',
+  codespaces: 'Codespaces',
+  tunnel: 'Remote Tunnel',
+};
+
+/**
+ * The settings whose scope is `machine` (package.json `contributes.configuration`): in a remote
+ * window VS Code reads them from the remote's settings only, never from the local user settings.
+ */
+export function machineSettingKeys(packageJson: unknown): string[] {
+  const configuration = (packageJson as { contributes?: { configuration?: unknown } } | undefined)?.contributes?.configuration;
+  const sections = (Array.isArray(configuration) ? configuration : [configuration]) as ({ properties?: Record<string, { scope?: string }> } | undefined)[];
+  return sections.flatMap((section) => Object.entries(section?.properties ?? {}).filter(([, p]) => p.scope === 'machine' || p.scope === 'machine-overridable').map(([key]) => key));
+}
+
+/** The setup line's words for a remote window that runs on the defaults (none of its machine settings set there). */
+export function remoteDefaultsText(remote: RemoteWindow | undefined): string | undefined {
+  if (!remote || remote.machineSettingsSet) return undefined;
+  const where = REMOTE_NAMES[remote.name] ?? remote.name;
+  return `${where} window: Off-Peak runs on the remote machine with default settings. Its machine settings come from the remote's settings (Preferences: Open Remote Settings), not your local ones.`;
 }
 
 const AGENT_NAMES = { reference: 'Reference agent', 'claude-code': 'Claude Code' } as const;
@@ -33,6 +71,11 @@ export function unansweredQuestionText(policy: 'park' | 'deny', minutes: number)
 }
 
 export function setupView(i: SetupInputs): SetupView {
+  const remoteText = remoteDefaultsText(i.remote);
+  return { ...modeView(i), ...(remoteText ? { remoteText } : {}) };
+}
+
+function modeView(i: SetupInputs): SetupView {
   const agentName = AGENT_NAMES[i.agent];
   const agentText = i.agentSetting !== 'auto' ? agentName : i.agent === 'claude-code' ? 'Claude Code (found)' : 'Reference agent (Claude Code not found)';
   if (i.mode === 'gateway') {

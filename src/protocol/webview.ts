@@ -266,6 +266,8 @@ export const SetupViewSchema = z.object({
   missing: z.string().optional(),
   /** What a question nobody answers does now (`offPeak.unansweredQuestion` and its minutes), for the form's "Ask before edits" help. */
   unansweredText: z.string().optional(),
+  /** A remote window that runs on the default settings (none of the machine settings set on the remote): says so and where they come from. */
+  remoteText: z.string().max(1_000).optional(),
 });
 export type SetupView = z.infer<typeof SetupViewSchema>;
 

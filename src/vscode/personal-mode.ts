@@ -9,7 +9,7 @@ import { setupView, unansweredQuestionText } from '../panel/setup-line';
 import type { SetupView } from '../protocol/webview';
 import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
 import { confirmModal } from './confirm';
-import { currentAgent, readSettings } from './settings';
+import { currentAgent, readSettings, remoteWindow } from './settings';
 
 export function modelKeyStore(secrets: vscode.SecretStorage): ApiKeyStore {
   return new ApiKeyStore(secrets, MODEL_SECRET_KEY, 'Model API key (personal mode)');
@@ -77,6 +77,7 @@ export async function panelSetup(modelKey: ApiKeyStore, now: number): Promise<Se
     hasModelKey: await modelKey.has(),
     hours: settings.personal.hours,
     hoursOpenAt: hoursNextOpening(settings.personal.hours, now),
+    remote: remoteWindow(),
   });
   const minutes = settings.unansweredQuestion === 'park' ? settings.askParkMinutes : settings.askTimeoutMinutes;
   return { ...view, unansweredText: unansweredQuestionText(settings.unansweredQuestion, minutes) };

@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
 import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/runtime/adapters';
+import { machineSettingKeys, type RemoteWindow } from '../panel/setup-line';
 import { AGENT_SETTINGS, DEFAULT_CLAUDE_COMMAND, engineAgentChoice, resolveAgent, systemLocateHost, type AgentSetting, type ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 
 export interface OffPeakSettings {
@@ -70,4 +71,23 @@ export function currentAgent(settings: OffPeakSettings = readSettings()): { agen
 /** What the engine picks a new task's agent with, from the settings at each first start (docs/flows.md#which-agent). */
 export function engineAgent(): ReturnType<typeof engineAgentChoice> {
   return engineAgentChoice(readSettings, systemLocateHost);
+}
+
+/** This extension's id (package.json `publisher`.`name`). */
+const EXTENSION_ID = 'offpeak.off-peak-tasks';
+
+/**
+ * A remote window (Remote-SSH, WSL, a container, Codespaces): its name, and whether any of the
+ * extension's machine settings is set there (README.md#remote-windows); undefined in a local window.
+ */
+export function remoteWindow(): RemoteWindow | undefined {
+  const name = vscode.env.remoteName;
+  if (!name) return undefined;
+  const config = vscode.workspace.getConfiguration();
+  const keys = machineSettingKeys(vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON);
+  const machineSettingsSet = keys.some((key) => {
+    const found = config.inspect(key);
+    return found !== undefined && [found.globalValue, found.workspaceValue, found.workspaceFolderValue].some((v) => v !== undefined);
+  });
+  return { name, machineSettingsSet };
 }

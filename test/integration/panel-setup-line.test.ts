@@ -3,8 +3,10 @@
 // on loopback): the mode, the agent, whose credential, the model API's host and when tasks run,
 // in team mode and in personal mode, as the webview receives (and validates) them and words them.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { hoursNextOpening } from '../../src/personal/personal-config';
-import { setupView, type SetupInputs } from '../../src/panel/setup-line';
+import { machineSettingKeys, setupView, type SetupInputs } from '../../src/panel/setup-line';
 import type { SetupView } from '../../src/protocol/webview';
 import { setupRunsText } from '../../webview/format';
 import { connect } from './panel-link';
@@ -76,5 +78,18 @@ describe('panel: the mode / agent / credential line', () => {
     assert.match(setup.missing ?? '', /Set Model API Key/);
     assert.equal(setup.modelApiHost, 'api.anthropic.com');
     assert.equal(setupRunsText(setup, 0), 'tasks run any time');
+  });
+
+  it("platform: a remote window whose remote has none of the machine settings set says it runs there with default settings and where they come from; one setting set there, or a local window, says nothing of it", async () => {
+    const setup = await lineFor({ ...base, gatewayUrl: world.gateway.url, remote: { name: 'ssh-remote', machineSettingsSet: false } });
+    assert.equal(setup.remoteText, "Remote-SSH window: Off-Peak runs on the remote machine with default settings. Its machine settings come from the remote's settings (Preferences: Open Remote Settings), not your local ones.");
+    assert.equal(setup.modeText, `Team gateway ${new URL(world.gateway.url).host}`, 'the rest of the line as in a local window');
+    assert.equal(setupView({ ...base, remote: { name: 'wsl', machineSettingsSet: true } }).remoteText, undefined);
+    assert.equal(setupView(base).remoteText, undefined);
+    assert.match(setupView({ ...base, remote: { name: 'some-new-remote', machineSettingsSet: false } }).remoteText ?? '', /^some-new-remote window: /);
+    // The settings looked at are package.json's machine-scoped ones.
+    const keys = machineSettingKeys(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')));
+    assert.ok(keys.includes('offPeak.gatewayUrl') && keys.includes('offPeak.mode') && keys.includes('offPeak.agent'), keys.join(', '));
+    assert.ok(!keys.includes('offPeak.keepAwake'), 'a window setting is not one of them');
   });
 });
