@@ -114,6 +114,8 @@ runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, lo
   await tour.click(second, 'discard-changes');
   await answerDialog(page, 'Discard Changes');
   await tour.card(second).locator('[data-testid="discarded"]').waitFor({ timeout: 30_000 });
+  // It says what it removed: the worktree and the branch were both there.
+  await tour.frame.locator('[data-testid="message"]', { hasText: `Removed the worktree` }).filter({ hasText: `and the branch ${branch}.` }).waitFor({ timeout: 10_000 });
   assert.equal(git('branch', '--list', branch), '', 'the branch is gone');
   assert.ok(!existsSync(path.join(workspace, 'scratch.txt')));
   await tour.shot('discarded');

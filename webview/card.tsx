@@ -114,7 +114,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       <AllowedNotRunLine notRun={card.allowedNotRun} onFollowUp={card.actions.followUp ? () => setFollowingUp(true) : undefined} />
-      <WorkplaceBlock card={card} act={act} channel={channel} />
+      <WorkplaceBlock card={card} act={act} channel={channel} onMessage={(m) => onMessage(m)} />
       {expanded && (
         <div class="details" id={detailsId} data-testid="details">
           <PromptText prompt={card.prompt} />

@@ -24,7 +24,7 @@ const count = (n: number | null, sign: string) => (n === null ? '' : `${sign}${n
 /** A long list shows its first files and a button for the rest. */
 const FIRST_FILES = 10;
 
-export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Act; channel: HostChannel }) {
+export function WorkplaceBlock({ card, act, channel, onMessage }: { card: TaskCard; act: Act; channel: HostChannel; onMessage(message: string): void }) {
   const [allFiles, setAllFiles] = useState(false);
   const w = card.workplace;
   if (!w) return null;
@@ -42,7 +42,7 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
       {w.mode === 'inPlace' && w.changes && w.changes.length > 0 && (
         <div class="hint" data-testid="in-place-changes">Ran in the folder itself: these are the folder's changes since the task first started, yours during the run included.</div>
       )}
-      {w.discardedAt != null && <div class="hint" data-testid="discarded">Changes discarded {formatTime(w.discardedAt)}: its worktree and branch were removed.</div>}
+      {w.discardedAt != null && <div class="hint" data-testid="discarded">Changes discarded {formatTime(w.discardedAt)}.</div>}
       {w.mergedAt != null && <div class="hint" data-testid="merged">Merged into the folder's branch {formatTime(w.mergedAt)}.</div>}
       {w.appliedAt != null && <div class="hint" data-testid="applied">Applied to the folder as uncommitted changes {formatTime(w.appliedAt)}.</div>}
       {(w.canOpen || w.canDiscard || w.canMerge) && (
@@ -63,7 +63,7 @@ export function WorkplaceBlock({ card, act, channel }: { card: TaskCard; act: Ac
             </button>
           )}
           {w.canDiscard && (
-            <button type="button" class="action" data-testid="discard-changes" title="Remove the task's worktree and branch (asks first)" onClick={() => void act(channel.request('discardChanges', { taskId: card.id }))}>
+            <button type="button" class="action" data-testid="discard-changes" title="Remove the task's worktree and branch (asks first)" onClick={() => void act(channel.request('discardChanges', { taskId: card.id })).then((r) => r?.report && onMessage(r.report))}>
               <span class="codicon codicon-discard" aria-hidden="true" /> <span class="label">Discard</span>
             </button>
           )}

@@ -9,7 +9,7 @@ export async function pruneTaskWorktree(store: TaskStore, taskId: string, log: (
     const isolation = store.read((tx) => tx.isolation.get(taskId));
     if (!isolation) return;
     if (isolation.worktreePath && isolation.branch && store.read((tx) => tx.isolation.sharersOf(isolation.worktreePath!, taskId)).length === 0) {
-      const problems = await removeTaskWorktree({ repoPath: isolation.repoPath, worktreePath: isolation.worktreePath, branch: isolation.branch });
+      const { problems } = await removeTaskWorktree({ repoPath: isolation.repoPath, worktreePath: isolation.worktreePath, branch: isolation.branch });
       if (problems.length > 0) log(`could not remove ${problems.join(' and ')} of the deleted task ${taskId}`);
     }
     await store.mutate((tx) => tx.isolation.forget(taskId));
@@ -21,18 +21,20 @@ export async function pruneTaskWorktree(store: TaskStore, taskId: string, log: (
 /**
  * "Discard" (docs/flows.md#bring-it-home): removes a finished task's worktree and branch and
  * records that (and when) on its row; the task, its History row and its list of changes stay.
- * Refused, with why, while a task that uses the same worktree is not finished.
+ * Refused, with why, while a task that uses the same worktree is not finished. Returns what was
+ * there and went (nothing, when both were already gone).
  */
-export async function discardTaskWorktree(store: TaskStore, taskId: string): Promise<void> {
+export async function discardTaskWorktree(store: TaskStore, taskId: string): Promise<string[]> {
   const isolation = store.read((tx) => tx.isolation.get(taskId));
   if (!isolation || isolation.mode !== 'worktree' || !isolation.worktreePath || !isolation.branch) throw new Error('This task has no branch of its own to discard.');
-  if (isolation.broughtHome?.kind === 'discarded') return;
+  if (isolation.broughtHome?.kind === 'discarded') return [];
   const users = store.read((tx) => [taskId, ...tx.isolation.sharersOf(isolation.worktreePath!, taskId)].map((id) => tx.tasks.get(id)));
   const live = users.find((t) => t && !['completed', 'failed', 'cancelled'].includes(t.status));
   if (live) throw new Error(`Cannot discard now: "${live.title || live.id}" still works on ${isolation.branch}; cancel it or wait until it has finished.`);
-  const problems = await removeTaskWorktree({ repoPath: isolation.repoPath, worktreePath: isolation.worktreePath, branch: isolation.branch });
-  if (problems.length > 0) throw new Error(`Could not remove ${problems.join(' and ')}.`);
+  const { removed, problems } = await removeTaskWorktree({ repoPath: isolation.repoPath, worktreePath: isolation.worktreePath, branch: isolation.branch });
+  if (problems.length > 0) throw new Error(`Could not remove ${problems.join(' and ')}${removed.length > 0 ? ` (removed ${removed.join(' and ')})` : ''}.`);
   await store.mutate((tx) => {
     for (const t of users) if (t) tx.isolation.recordBroughtHome(t.id, 'discarded');
   });
+  return removed;
 }

@@ -11,7 +11,7 @@ import type { AvailabilityView, QuestionView, SegmentView, SetupView } from '../
 import { bypassConfirmation, cancelConfirmation, deleteConfirmation, type Confirmation } from './confirmations';
 import type { PanelBackend } from './panel-controller';
 import { checkWorkspaceFolder } from './create-task-command';
-import { applyConfirmation, deleteWorktreeConfirmation, discardConfirmation, FolderFits, mergeConfirmation, workplaceViews } from './workplace-panel';
+import { applyConfirmation, deleteWorktreeConfirmation, discardConfirmation, discardReport, FolderFits, mergeConfirmation, workplaceViews } from './workplace-panel';
 import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/workplace/task-merge';
 import { taskLogsDir } from '../agent/runtime/segment-logs';
 import path from 'node:path';
@@ -344,8 +344,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
       const isolation = store.read((tx) => tx.isolation.get(taskId));
       if (!isolation?.worktreePath) throw new Error('This task has no branch of its own to discard.');
       if (!(await host.confirm(discardConfirmation(task, isolation)))) return { done: false };
-      await discardTaskWorktree(store, taskId);
-      return { done: true };
+      return { done: true, report: discardReport(await discardTaskWorktree(store, taskId)) };
     },
     async mergeChanges({ taskId }) {
       const { task, isolation, input } = bringHomeInput(taskId, 'merge');

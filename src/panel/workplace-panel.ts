@@ -72,9 +72,23 @@ export function reviewable(task: Pick<OffPeakTask, 'status'>, isolation: TaskIso
   return !(isolation.mode === 'worktree' && (isolation.missingAt !== null || isolation.broughtHome?.kind === 'discarded'));
 }
 
-/** A finished task whose own worktree is still there: Discard is offered. */
-function bringable(task: OffPeakTask, row: TaskIsolation): boolean {
-  return isTerminalStatus(task.status) && row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome === null;
+/**
+ * What the card offers for a task's branch: only where its worktree is there and holds changes
+ * (a task that failed before it started, or changed nothing, has nothing to bring home). Merge
+ * and Apply a finished task's branch not brought home yet; Discard it, or the worktree a merge
+ * or apply left; Open the worktree while it is there.
+ */
+export function workplaceOffers(task: Pick<OffPeakTask, 'status'>, row: TaskIsolation): { canMerge: boolean; canOpen: boolean; canDiscard: boolean } {
+  const withChanges = row.mode === 'worktree' && row.worktreePath !== null && row.branch !== null && row.missingAt === null && (row.changes?.length ?? 0) > 0 && row.broughtHome?.kind !== 'discarded';
+  const finished = isTerminalStatus(task.status);
+  return { canMerge: withChanges && finished && row.broughtHome === null, canOpen: withChanges, canDiscard: withChanges && finished };
+}
+
+/** What Discard says it did: what was there and went. */
+export function discardReport(removed: readonly string[]): string {
+  if (removed.length === 0) return 'Nothing to remove: its worktree and branch were already gone.';
+  const worktreeGone = !removed.some((r) => r.startsWith('the worktree '));
+  return `Removed ${removed.join(' and ')}${worktreeGone ? ' (its worktree was already gone)' : ''}.`;
 }
 
 /** Merge asks: it makes a commit in the user's folder. */
@@ -128,9 +142,7 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
       discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
       mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
       appliedAt: row.broughtHome?.kind === 'applied' ? row.broughtHome.at : null,
-      canMerge: bringable(task, row),
-      canDiscard: bringable(task, row) || (row.broughtHome !== null && row.broughtHome.kind !== 'discarded' && row.worktreePath !== null && row.missingAt === null),
-      canOpen: row.mode === 'worktree' && row.worktreePath !== null && row.missingAt === null && row.broughtHome?.kind !== 'discarded',
+      ...workplaceOffers(task, row),
     });
   }
   return views;

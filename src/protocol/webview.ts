@@ -388,7 +388,8 @@ export const PanelRequests = {
   /** The task's permission questions with their answers, who answered and when (the expanded card). */
   questions: { params: TaskRef, result: z.object({ questions: z.array(QuestionViewSchema) }) },
   /** "Discard": removes a finished task's worktree and branch after a confirmation (docs/flows.md#bring-it-home). */
-  discardChanges: { params: TaskRef, result: Confirmed },
+  /** `report`: what Discard removed (only what was there). */
+  discardChanges: { params: TaskRef, result: z.object({ done: z.boolean(), report: z.string().optional() }) },
   /**
    * "Merge": the task's branch into the folder's checked-out branch after a confirmation.
    * `conflict`: the merge is in progress with conflicts (the merge editor opens); a refusal is an error saying why.

@@ -123,7 +123,7 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: false });
     assert.ok(fs.existsSync(isoB.worktreePath!));
     answer = true;
-    assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: true });
+    assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: true, report: `Removed the worktree ${isoB.worktreePath} and the branch ${isoB.branch}.` });
     assert.ok(!fs.existsSync(isoB.worktreePath!));
     assert.equal(git(ws, 'branch', '--list', isoB.branch!), '');
     const cardB = backend.workplaces!().get(b.id)!;

@@ -9,7 +9,9 @@ import { recordFilesBaseline } from '../../src/agent/workplace/files-changed';
 import { listTaskChanges, listTaskChangesWithCount } from '../../src/agent/workplace/task-changes';
 import { branchNameFor, createTaskWorktree, removeTaskWorktree, unmergedWork } from '../../src/agent/workplace/task-worktree';
 import { ManualClock } from '../../src/core/clock';
-import { isolationFor, reviewPlan } from '../../src/panel/workplace-panel';
+import { discardReport, isolationFor, reviewPlan, workplaceOffers } from '../../src/panel/workplace-panel';
+import type { TaskIsolation } from '../../src/store';
+import type { OffPeakTask } from '../../src/core/types';
 import { TaskStore } from '../../src/store';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
@@ -126,7 +128,7 @@ describe('task isolation', () => {
       ['new.bin', path.join(made.worktreePath, 'new.bin'), null],
     ]);
 
-    assert.deepEqual(await removeTaskWorktree({ repoPath: repo, worktreePath: made.worktreePath, branch: made.branch }), []);
+    assert.deepEqual(await removeTaskWorktree({ repoPath: repo, worktreePath: made.worktreePath, branch: made.branch }), { removed: [`the worktree ${made.worktreePath}`, `the branch ${made.branch}`], problems: [] });
     assert.ok(!fs.existsSync(made.worktreePath));
     assert.equal(git(repo, 'branch', '--list', made.branch), '');
     assert.equal(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\nTWO\nthree\nuser edit\n', "the user's edit is untouched");
@@ -158,8 +160,32 @@ describe('task isolation', () => {
     const made = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'gone1234', title: 'Gone' });
     if (made.kind !== 'created') throw new Error('no worktree');
     fs.rmSync(made.worktreePath, { recursive: true, force: true });
-    assert.deepEqual(await removeTaskWorktree({ repoPath: repo, worktreePath: made.worktreePath, branch: made.branch }), []);
+    const where = { repoPath: repo, worktreePath: made.worktreePath, branch: made.branch };
+    assert.deepEqual(await removeTaskWorktree(where), { removed: [`the branch ${made.branch}`], problems: [] }, 'only what was there is reported removed');
     assert.equal(git(repo, 'branch', '--list', made.branch), '');
     assert.equal(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+    assert.deepEqual(await removeTaskWorktree(where), { removed: [], problems: [] }, 'nothing left: nothing removed');
+  });
+
+  it('Discard reports what it removed, or that nothing was left', () => {
+    assert.equal(discardReport(['the worktree /w/t-1', 'the branch offpeak/t-1']), 'Removed the worktree /w/t-1 and the branch offpeak/t-1.');
+    assert.equal(discardReport(['the branch offpeak/t-1']), 'Removed the branch offpeak/t-1 (its worktree was already gone).');
+    assert.equal(discardReport([]), 'Nothing to remove: its worktree and branch were already gone.');
+  });
+
+  it('Merge, Apply, Open worktree and Discard are offered only for a finished task whose worktree is there and holds changes', () => {
+    const change = { path: 'a.txt', status: 'modified' as const, added: 1, removed: 0, oldBlob: null };
+    const row = (over: Partial<TaskIsolation> = {}): TaskIsolation => ({ taskId: 't', mode: 'worktree', repoPath: '/r', worktreePath: '/w/t', branch: 'offpeak/t', baseCommit: 'c0', note: null, changes: [change], missingAt: null, broughtHome: null, createdAt: 0, ...over });
+    const offers = (status: OffPeakTask['status'], over?: Partial<TaskIsolation>) => Object.values(workplaceOffers({ status } as OffPeakTask, row(over)));
+    assert.deepEqual(offers('completed'), [true, true, true], 'a worktree with changes: Merge/Apply, Open worktree, Discard');
+    assert.deepEqual(offers('failed'), [true, true, true]);
+    assert.deepEqual(offers('failed', { changes: [] }), [false, false, false], 'a worktree without changes: none');
+    assert.deepEqual(offers('failed', { changes: null }), [false, false, false], 'changes never counted: none');
+    assert.deepEqual(offers('failed', { worktreePath: null, branch: null }), [false, false, false], 'no worktree (failed before it started): none');
+    assert.deepEqual(offers('completed', { missingAt: 5 }), [false, false, false], 'its worktree removed by hand: none');
+    assert.deepEqual(offers('completed', { broughtHome: { kind: 'discarded', at: 5 } }), [false, false, false]);
+    assert.deepEqual(offers('completed', { broughtHome: { kind: 'merged', at: 5 } }), [false, true, true], 'merged: its worktree can still be opened and discarded');
+    assert.deepEqual(offers('running'), [false, true, false], 'a running task: its worktree can be looked at');
+    assert.deepEqual(offers('completed', { mode: 'inPlace', worktreePath: null, branch: null }), [false, false, false]);
   });
 });

@@ -67,7 +67,7 @@ export async function dropUnstartedWorktree(store: TaskStore, taskId: string, op
   const row = store.read((tx) => tx.isolation.get(taskId));
   if (row?.mode !== 'worktree' || !row.worktreePath || !row.branch) return [];
   if (store.read((tx) => tx.isolation.sharersOf(row.worktreePath!, taskId)).length > 0) return [];
-  const problems = await removeTaskWorktree({ repoPath: row.repoPath, worktreePath: row.worktreePath, branch: row.branch }, options);
+  const { problems } = await removeTaskWorktree({ repoPath: row.repoPath, worktreePath: row.worktreePath, branch: row.branch }, options);
   await store.mutate((tx) => tx.isolation.forgetWorktree(taskId));
   return problems;
 }

@@ -202,12 +202,20 @@ export async function unmergedWork(
   return null;
 }
 
+/** What removing a task's worktree did: what was there and went, and what could not be removed. */
+export interface WorktreeRemoval {
+  removed: string[];
+  problems: string[];
+}
+
 /**
  * Removes the task's worktree and branch (unlocking it first). A worktree folder already removed
- * by hand is taken off git's list (that record only). Returns what could not be removed (empty when all went).
+ * by hand is taken off git's list (that record only, not reported as removed).
  */
-export async function removeTaskWorktree(where: { repoPath: string; worktreePath: string; branch: string }, options: WorktreeGitOptions = {}): Promise<string[]> {
+export async function removeTaskWorktree(where: { repoPath: string; worktreePath: string; branch: string }, options: WorktreeGitOptions = {}): Promise<WorktreeRemoval> {
+  const removed: string[] = [];
   const problems: string[] = [];
+  const folderThere = fsSync.existsSync(where.worktreePath);
   const top = (await repositoryTop(where.repoPath, options)) ?? where.repoPath;
   await git(top, ['worktree', 'unlock', where.worktreePath], options);
   if (await isWorktreeAt(where.worktreePath, options)) {
@@ -220,7 +228,11 @@ export async function removeTaskWorktree(where: { repoPath: string; worktreePath
   if (problems.length > 0) await git(top, ['worktree', 'lock', where.worktreePath], options); // still there: guarded again
   // The folder is gone now; git's record of it too (a no-op when `worktree remove` took it).
   else await forgetWorktreeRecord(top, where.worktreePath, options);
+  if (folderThere && !fsSync.existsSync(where.worktreePath)) removed.push(`the worktree ${where.worktreePath}`);
   const hasBranch = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${where.branch}`], options))?.trim();
-  if (hasBranch && (await git(top, ['branch', '-D', '--quiet', where.branch], options)) === null) problems.push(`the branch ${where.branch}`);
-  return problems;
+  if (hasBranch) {
+    if ((await git(top, ['branch', '-D', '--quiet', where.branch], options)) === null) problems.push(`the branch ${where.branch}`);
+    else removed.push(`the branch ${where.branch}`);
+  }
+  return { removed, problems };
 }
