@@ -2,6 +2,7 @@
 // (docs/flows.md#open-session, docs/flows.md#follow-up). Task text is rendered as plain text.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PanelParams } from '../src/protocol/webview';
+import { ActionLabel } from './action-button';
 import type { HostChannel } from './host-channel';
 
 type Act = <T>(work: Promise<T>) => Promise<T | undefined>;
@@ -15,10 +16,10 @@ const MODES: { value: Mode | ''; label: string }[] = [
   { value: 'bypassPermissions', label: 'Bypass permissions' },
 ];
 
-function Button({ testid, icon, label, title, onClick }: { testid: string; icon: string; label: string; title: string; onClick(): void }) {
+function Button({ testid, icon, label, short, title, onClick }: { testid: string; icon: string; label: string; short: string; title: string; onClick(): void }) {
   return (
     <button type="button" class="action" data-testid={testid} title={title} aria-label={title} onClick={onClick}>
-      <span class={`codicon codicon-${icon}`} aria-hidden="true" /> <span class="label">{label}</span>
+      <span class={`codicon codicon-${icon}`} aria-hidden="true" /> <ActionLabel label={label} short={short} />
     </button>
   );
 }
@@ -41,11 +42,12 @@ export function SessionButtons({ taskId, openSession, followUp, act, channel, on
           testid={sessionTestId}
           icon="comment-discussion"
           label={sessionLabel}
+          short="Session"
           title="Open the agent session: Claude Code continues it in a terminal; the reference agent's transcript is shown read-only"
           onClick={() => void act(channel.request('openSession', { taskId }))}
         />
       )}
-      {followUp && <Button testid="follow-up" icon="reply" label="Follow up…" title="New instructions that continue this task's session as a new off-peak task" onClick={onFollowUp} />}
+      {followUp && <Button testid="follow-up" icon="reply" label="Follow up…" short="Follow up" title="New instructions that continue this task's session as a new off-peak task" onClick={onFollowUp} />}
     </>
   );
 }

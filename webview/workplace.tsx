@@ -4,6 +4,7 @@
 // its own branch". Paths and titles are plain text.
 import type { TaskCard } from '../src/protocol/webview';
 import { useState } from 'preact/hooks';
+import { ActionLabel } from './action-button';
 import { formatTime } from './format';
 import type { HostChannel } from './host-channel';
 
@@ -14,7 +15,7 @@ export function ReviewButton({ taskId, show, act, channel }: { taskId: string; s
   const title = "Open the task's changes in the diff editor";
   return (
     <button type="button" class="action" data-testid="review-changes" title={title} aria-label={title} onClick={() => void act(channel.request('reviewChanges', { taskId }))}>
-      <span class="codicon codicon-diff-multiple" aria-hidden="true" /> <span class="label">Review changes</span>
+      <span class="codicon codicon-diff-multiple" aria-hidden="true" /> <ActionLabel label="Review changes" short="Review" />
     </button>
   );
 }

@@ -1,0 +1,132 @@
+// The cards' action buttons at a narrow panel (docs/flows.md#what-the-panel-says): the webview
+// bundle built from source, with the panel's CSS and codicons, in headless Chromium, renders a
+// snapshot the real PanelController made from the real TaskService (a sql.js file, the real
+// reference gateway on loopback): a queued, a running and a finished card. At a 500 px and a
+// 260 px panel (a 500 px window with the side bar open) every action keeps a short label on one
+// line inside its card; at 1000 px the whole label shows.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
+import { PanelController } from '../../src/panel/panel-controller';
+import { createServiceBackend } from '../../src/panel/service-backend';
+import type { PanelState } from '../../src/protocol/webview';
+import { CHROMIUM_PATH, REPO_ROOT } from '../../scripts/vscode/tools';
+import { oneRunningTask, taskInput, World } from './service-harness';
+import { NO_ASKS } from './panel-link';
+
+interface ActionSeen {
+  card: string;
+  testid: string;
+  /** What the button reads (its visible text). */
+  text: string;
+  lines: number;
+  /** Pixels past the card's right edge (0: inside). */
+  pastCard: number;
+}
+
+describe('panel: card actions at a narrow width', function () {
+  this.timeout(120_000);
+  let world: World;
+  let dir: string;
+  let browser: Browser;
+  let state: PanelState;
+
+  before(async () => {
+    world = await World.start();
+    const { w, t: finished } = await oneRunningTask(world);
+    await w.store.mutate((tx) => tx.tasks.complete(finished.id));
+    const running = await w.service.create(taskInput({ title: 'A running task with a long title that takes room' }));
+    await world.promote();
+    await world.advance(15_000);
+    await w.store.mutate((tx) => {
+      tx.tasks.claim(running.id);
+      tx.tasks.markRunning(running.id, { sessionId: `session-${running.id}` });
+    });
+    await w.service.create(taskInput({ title: 'A queued task' }));
+    const backend = createServiceBackend(w.service, w.store, {
+      hasApiKey: async () => true,
+      setApiKey: async () => undefined,
+      workspaces: () => [{ name: 'ws', path: world.dir, identity: null }],
+      models: () => [],
+      configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
+      reloadConfigs: async () => undefined,
+      openTerminal: async () => undefined,
+      confirm: async () => true,
+      notice: () => undefined,
+    }, NO_ASKS);
+    const controller = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, backend, world.clock);
+    state = await controller.snapshot();
+    controller.dispose();
+
+    dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-narrow-'));
+    await esbuild.build({ entryPoints: [path.join(REPO_ROOT, 'webview', 'main.tsx')], outfile: path.join(dir, 'main.js'), bundle: true, format: 'iife', target: 'es2022', jsx: 'automatic', jsxImportSource: 'preact', logLevel: 'error' });
+    const codicons = createRequire(__filename).resolve('@vscode/codicons/dist/codicon.css');
+    writeFileSync(
+      path.join(dir, 'panel.html'),
+      `<!DOCTYPE html><html><head><meta charset="UTF-8">
+<link rel="stylesheet" href="${pathToFileURL(codicons).href}" id="vscode-codicon-stylesheet">
+<link rel="stylesheet" href="${pathToFileURL(path.join(REPO_ROOT, 'media', 'panel.css')).href}"></head>
+<body><div id="root"></div>
+<script>window.acquireVsCodeApi = () => ({ postMessage: () => undefined, getState: () => undefined, setState: () => undefined });</script>
+<script src="main.js"></script></body></html>`,
+    );
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'] });
+  });
+  after(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    await world?.close();
+  });
+
+  /** Every card's action buttons as the panel `width` px wide shows them. */
+  async function actionsAt(width: number): Promise<ActionSeen[]> {
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    try {
+      await page.goto(pathToFileURL(path.join(dir, 'panel.html')).href);
+      await page.evaluate((s) => window.dispatchEvent(new MessageEvent('message', { data: { type: 'state', state: s } })), state);
+      await page.waitForFunction((n) => document.querySelectorAll('li.card').length === n, state.tasks.length);
+      return await page.evaluate(`[...document.querySelectorAll('li.card')].flatMap((card) => {
+        const right = card.getBoundingClientRect().right;
+        return [...card.querySelectorAll('.card-head .actions button.action')].map((b) => {
+          const label = b.querySelector('.label');
+          return {
+            card: card.querySelector('[data-testid="title"]').textContent,
+            testid: b.dataset.testid,
+            text: b.innerText.trim(),
+            lines: label ? [...label.getClientRects()].filter((r) => r.width > 0).length : 0,
+            pastCard: Math.max(0, Math.round(b.getBoundingClientRect().right - right)),
+          };
+        });
+      })`);
+    } finally {
+      await page.close();
+    }
+  }
+
+  const SHORT: Record<string, string> = { 'open-session': 'Session', 'follow-up': 'Follow up', terminal: 'Terminal', delete: 'Delete', cancel: 'Cancel', edit: 'Edit', pause: 'Pause' };
+
+  for (const width of [500, 260]) {
+    it(`a ${width} px panel: every card action shows its short label, on one line, inside its card`, async () => {
+      const seen = await actionsAt(width);
+      assert.ok(['open-session', 'follow-up', 'terminal', 'cancel', 'edit'].every((id) => seen.some((a) => a.testid === id)), `the cards offer ${seen.map((a) => a.testid).join(', ')}`);
+      for (const a of seen) {
+        const where = `${a.testid} on "${a.card}" at ${width} px`;
+        assert.equal(a.text, SHORT[a.testid] ?? a.text, `${where} reads "${a.text}"`);
+        assert.ok(a.text.length > 0, `${where} has no label`);
+        assert.equal(a.lines, 1, `${where}: its label takes ${a.lines} lines`);
+        assert.equal(a.pastCard, 0, `${where} ends ${a.pastCard} px past its card`);
+      }
+    });
+  }
+
+  it('a 1000 px panel: the whole labels ("Open session", "Follow up…")', async () => {
+    const seen = await actionsAt(1000);
+    assert.equal(seen.find((a) => a.testid === 'open-session')?.text, 'Open session');
+    assert.equal(seen.find((a) => a.testid === 'follow-up')?.text, 'Follow up…');
+  });
+});
