@@ -5,10 +5,12 @@
 //      when the build supports it;
 //   4. starts code-server with this extension installed and offPeak.gatewayUrl pointing at it,
 //      behind code-server's password page with a random password made for this start;
-//   5. prints the URL to open in a browser and the password. Ctrl+C stops everything.
+//   5. once code-server serves VS Code, prints the URL to open in a browser and the password.
+//      Ctrl+C stops everything. A step that fails stops everything started so far and says why.
 // The workbench is a terminal as this user for whoever gets in, hence the password. --host may be
 // another interface (the password guards it, over plain HTTP: prefer an SSH tunnel); the demo
-// gateway, whose demo key is public, listens on loopback only.
+// gateway, whose demo key is public, listens on loopback only. The start opens no window itself:
+// a window opened and left would keep an extension host (and the task lease) of its own.
 //
 // usage: npm start [-- --port 8080] [--host 127.0.0.1] [--folder <workspace dir>] [--no-build]
 //                   [--state <dir>]   (where settings and the task DB persist; default .tools/start/)
@@ -16,18 +18,22 @@
 //                                queue a task by clicks, see it complete, then stop: a smoke test)
 //                   [--personal --upstream-url <url>]   personal mode: no gateway; the key comes from
 //                                OFFPEAK_MODEL_API_KEY or ANTHROPIC_API_KEY in the environment and is
-//                                set with "Off-Peak: Set Model API Key" in the served workbench
-//                                (scripts/start-personal.ts; without them it says what to set, exit 2)
+//                                handed to the first window that opens, which keeps it in its
+//                                SecretStorage (scripts/start-personal.ts; without them it says
+//                                what to set, exit 2). With --check and no --upstream-url the model
+//                                API is a scripted stand-in (a test fixture) and the key is made up.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, portIsFree, startCodeServer, type RunningCodeServer } from './vscode/code-server';
-import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR, type VsCodeTools } from './vscode/tools';
-import { personalStart } from './start-personal';
+import { removeModelKeyHandover, writeModelKeyHandover } from '../src/personal/model-key-handover';
+import { extensionStorageDir, freePort, portIsFree, startCodeServer, waitUntilServing, type RunningCodeServer } from './vscode/code-server';
+import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR } from './vscode/tools';
+import { MODEL_KEY_ENV, personalStart, scriptedModelApi, type PersonalModelApi, type PersonalStart } from './start-personal';
+import { checkWorkbench } from './start-check';
 import { ensureDemoRepository } from './demo-workspace';
-import { answerDialog, installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, STEP_TIMEOUT_MS, type GatewayProcess } from './vscode/workbench';
+import { installExtension, startGateway, STEP_TIMEOUT_MS, type GatewayProcess } from './vscode/workbench';
 
 const { values: opts } = parseArgs({
   options: {
@@ -64,176 +70,144 @@ function prefixLines(prefix: string, text: string): string {
   return text.replace(/^(?=.)/gm, prefix);
 }
 
-/** The demo gateway's default user key (`--demo-key`); `npm start` does not change it. */
-const DEMO_KEY = 'opk-demo-key-0000';
-
-/**
- * Smoke test for `npm start`, done as a user would: keyboard and real clicks in the served
- * workbench. Sets the demo API key through the command palette, opens the panel, types a task
- * into the webview's form and clicks "Queue task", waits for its card to say Completed and for
- * its History row, then removes the History row and deletes the card with clicks.
- */
-async function checkWorkbench(tools: VsCodeTools, url: string, password: string, withGateway: boolean): Promise<void> {
-  const browser = await launchBrowser(tools);
-  try {
-    const page = await openWorkbench(browser, url, password);
-    log('check: logged in with the printed password; workbench loaded');
-    // The key first: F1 typed while the webview has focus does not reach the workbench.
-    if (withGateway) await setApiKey(page, DEMO_KEY);
-    await runCommand(page, 'Open Off-Peak Tasks');
-    await page.locator('.tabs-container .tab', { hasText: 'Off-Peak Tasks' }).first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
-    log('check: "Open Off-Peak Tasks" opened the Off-Peak Tasks panel');
-    if (!withGateway) return;
-
-    const frame = await panelFrame(page, '[data-testid="create-form"]', STEP_TIMEOUT_MS);
-    log('check: the panel rendered its form');
-    const submit = frame.locator('[data-testid="submit"]');
-    await frame.locator('[data-testid="prompt"]').click();
-    await page.keyboard.type('Say hello from the npm start check');
-    // Create is enabled once the key is known and the gateway's availability says yes: the form's
-    // "why not" hint disappears then.
-    await frame.locator('[data-testid="availability"]').waitFor({ state: 'detached', timeout: STEP_TIMEOUT_MS });
-    await submit.click();
-    const card = frame.locator('li.card', { hasText: 'Say hello from the npm start check' });
-    await card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 2 * STEP_TIMEOUT_MS });
-    log('check: clicked "Queue task"; the card went to Completed');
-    // The form's defaults on the demo repository: the task ran on its own branch.
-    const branch = (await card.locator('[data-testid="branch"]').textContent({ timeout: 10_000 }))?.trim() ?? '';
-    if (!branch.startsWith('offpeak/')) throw new Error(`the demo task did not run on its own branch (the card says "${branch}")`);
-    log(`check: with the form's defaults it ran on its own branch ${branch}`);
-    const history = frame.locator('.history-row', { hasText: 'Say hello from the npm start check' });
-    await history.locator('.status', { hasText: 'Succeeded' }).waitFor({ timeout: 10_000 });
-    await history.locator('[data-testid="delete-history"]').click();
-    await history.waitFor({ state: 'detached', timeout: 10_000 });
-    log('check: the History row was removed with a click');
-    await card.locator('[data-testid="delete"]').click();
-    // The reference agent's session transcript stays unless the session is deleted too (docs/flows.md#cancel-delete-history).
-    const question = await answerDialog(page, 'Delete Task');
-    if (!/transcript .*is kept unless/.test(question)) throw new Error(`Delete asked "${question}", not whether the session goes too`);
-    await card.waitFor({ state: 'detached', timeout: 10_000 });
-    log('check: the card was deleted with a click (its session kept)');
-  } finally {
-    await browser.close();
-  }
-}
-
-/** A step after code-server started failed: everything this start started stops, and one sentence says why. */
-async function stopAfter(stopAll: () => Promise<void>, step: string, err: unknown): Promise<never> {
-  await stopAll();
-  const why = ((err as Error).message ?? String(err)).split('\n')[0];
-  throw new Error(`could not ${step} (${why}); code-server and everything else this start began were stopped`);
-}
-
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-async function main(): Promise<void> {
-  // Personal mode: checked before anything is built or started; the key leaves process.env here.
-  const personal = opts.personal ? personalStart(opts['upstream-url'], process.env) : undefined;
-  if (personal && !personal.ok) {
-    console.error(`npm start: ${personal.message}`);
+/** Personal mode's model API and key: from the command line and the environment, or the check's scripted stand-in. */
+async function personalModelApi(): Promise<PersonalModelApi> {
+  if (opts.check && !opts['upstream-url']) {
+    for (const name of MODEL_KEY_ENV) delete process.env[name]; // never sent to a stand-in, nor inherited
+    const scripted = await scriptedModelApi();
+    log(`check: the model API is a scripted stand-in at ${scripted.upstreamUrl} (TEST FIXTURE test/fixtures/fake-anthropic-upstream.ts, not a model); its key is made for this check`);
+    return scripted;
+  }
+  // Checked before anything is built or started; the key leaves process.env here.
+  const checked: PersonalStart = personalStart(opts['upstream-url'], process.env);
+  if (!checked.ok) {
+    console.error(`npm start: ${checked.message}`);
     process.exit(2);
   }
+  return checked;
+}
+
+async function main(): Promise<void> {
   if (!opts.personal && opts['upstream-url']) throw new Error('--upstream-url goes with --personal');
-  if (!opts['no-build']) {
-    // Quiet: a user of npm start sees no bundle list, sizes or test bundles, only a problem.
-    log('building the extension…');
-    const build = spawnSync(process.execPath, ['esbuild.mjs', '--quiet'], { cwd: REPO_ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed');
-  }
-  const tools = ensureVsCodeTools({ browser: (opts.check ?? false) || personal !== undefined });
-  const host = opts.host ?? '127.0.0.1';
-  let port = opts.port ? Number(opts.port) : 8080;
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--port ${opts.port} is not a port number`);
-  if (!(await portIsFree(port, host))) {
-    if (opts.port) throw new Error(`port ${port} on ${host} is in use`);
-    port = await freePort(host);
-  }
-
-  // --check starts from a clean slate, so nothing restored from an earlier session can pass it.
-  const stateDir = opts.check ? mkdtempSync(path.join(os.tmpdir(), 'offpeak-start-check-')) : path.resolve(opts.state ?? START_DIR);
-  const workspace = path.resolve(opts.folder ?? path.join(stateDir, 'workspace'));
-  mkdirSync(workspace, { recursive: true });
-  // The demo folder is a repository of its own (a folder --folder names is the user's, as it is).
-  if (!opts.folder && (await ensureDemoRepository(workspace)) === 'made') log(`made ${workspace} a git repository with a first commit (tasks there run on their own branch)`);
-  const extensionId = installExtension(path.join(stateDir, 'extensions'));
-  log(`installed ${extensionId} from ${REPO_ROOT} into ${path.join(stateDir, 'extensions')}`);
-
-  // The check drives the UI, not the demo: its task (default permissions) would wait for answers
-  // to the paced demo script's permission asks, so its gateway's demo model answers at once.
-  const gateway = personal ? undefined : await startDemoGateway(opts.check ? ['--demo-script', 'echo'] : []);
-  let server: RunningCodeServer | undefined;
+  // What this start started, stopped in reverse order on Ctrl+C, at the end of a check, or when a step fails.
+  const stops: (() => Promise<void> | void)[] = [];
   const stopAll = async (): Promise<void> => {
-    await server?.stop();
-    if (gateway) await gateway.stop();
+    for (const stop of stops.splice(0).reverse()) await Promise.resolve().then(stop).catch(() => undefined);
   };
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    log(`${signal}: stopping code-server${gateway ? ' and the gateway' : ''}`);
+    log(`${signal}: stopping everything this start began`);
     void stopAll().finally(() => process.exit(0));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
+  let step = 'read the personal mode settings';
+  let server: RunningCodeServer | undefined;
+  let stateDir: string | undefined;
   try {
+    const personal = opts.personal ? await personalModelApi() : undefined;
+    if (personal?.stop) stops.push(personal.stop);
+    if (!opts['no-build']) {
+      step = 'build the extension';
+      // Quiet: a user of npm start sees no bundle list, sizes or test bundles, only a problem.
+      log('building the extension…');
+      const build = spawnSync(process.execPath, ['esbuild.mjs', '--quiet'], { cwd: REPO_ROOT, stdio: 'inherit' });
+      if (build.status !== 0) throw new Error('npm run build failed');
+    }
+    step = 'set up code-server';
+    // A browser only for the check: the start itself opens no window.
+    const tools = ensureVsCodeTools({ browser: opts.check ?? false });
+    const host = opts.host ?? '127.0.0.1';
+    let port = opts.port ? Number(opts.port) : 8080;
+    if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--port ${opts.port} is not a port number`);
+    if (!(await portIsFree(port, host))) {
+      if (opts.port) throw new Error(`port ${port} on ${host} is in use`);
+      port = await freePort(host);
+    }
+
+    step = 'prepare the demo folder and install the extension';
+    // --check starts from a clean slate, so nothing restored from an earlier session can pass it.
+    stateDir = opts.check ? mkdtempSync(path.join(os.tmpdir(), 'offpeak-start-check-')) : path.resolve(opts.state ?? START_DIR);
+    const workspace = path.resolve(opts.folder ?? path.join(stateDir, 'workspace'));
+    mkdirSync(workspace, { recursive: true });
+    // The demo folder is a repository of its own (a folder --folder names is the user's, as it is).
+    if (!opts.folder && (await ensureDemoRepository(workspace)) === 'made') log(`made ${workspace} a git repository with a first commit (tasks there run on their own branch)`);
+    const extensionId = installExtension(path.join(stateDir, 'extensions'));
+    log(`installed ${extensionId} from ${REPO_ROOT} into ${path.join(stateDir, 'extensions')}`);
+    const storageDir = extensionStorageDir(stateDir, extensionId);
+    if (personal) {
+      step = 'hand the model API key over';
+      // For the first window that opens (the user's): it imports the key into its SecretStorage and deletes the file.
+      writeModelKeyHandover(storageDir, personal.modelApiKey);
+      stops.push(() => removeModelKeyHandover(storageDir)); // nobody took it: it does not outlive the start
+    }
+
+    // The check drives the UI, not the demo: its task (default permissions) would wait for answers
+    // to the paced demo script's permission asks, so its gateway's demo model answers at once.
+    step = 'start the demo gateway';
+    const gateway = personal ? undefined : await startDemoGateway(opts.check ? ['--demo-script', 'echo'] : []);
+    if (gateway) stops.push(() => gateway.stop());
+
+    step = 'start code-server';
     server = await startCodeServer({
       tools,
       stateDir,
       smokeTestDriver: false, // a normal workbench: notifications are shown
       host,
       port,
+      startTimeoutMs: 2 * STEP_TIMEOUT_MS,
       userSettings: {},
       // offPeak.gatewayUrl is machine-scoped: code-server reads it from the Remote settings.
-      // The demo model's script uses the reference agent's tools: the demo pins that agent (`auto` would pick an installed Claude Code).
-      machineSettings: personal?.ok
-        ? { 'offPeak.mode': 'personal', 'offPeak.personal.baseUrl': personal.upstreamUrl, 'offPeak.personal.modelCredential': 'apiKey' }
+      // The demo model's script uses the reference agent's tools: the demo pins that agent (`auto`
+      // would pick an installed Claude Code), and so does the check against the scripted stand-in.
+      machineSettings: personal
+        ? { 'offPeak.mode': 'personal', 'offPeak.personal.baseUrl': personal.upstreamUrl, 'offPeak.personal.modelCredential': 'apiKey', ...(personal.stop ? { 'offPeak.agent': 'reference' } : {}) }
         : gateway
           ? { 'offPeak.gatewayUrl': gateway.url, 'offPeak.agent': 'reference' }
           : undefined,
     });
-  } catch (err) {
-    await stopAll();
-    throw err;
-  }
-  const url = `${server.origin}/?folder=${encodeURIComponent(workspace)}`;
-  if (personal?.ok) {
-    // The key goes where the extension keeps it, SecretStorage, through its own command.
-    const browser = await launchBrowser(tools).catch(async (err: unknown) => stopAfter(stopAll, 'start the browser that sets the model API key', err));
-    try {
-      await setApiKey(await openWorkbench(browser, url, server.password), personal.modelApiKey, 'Set Model API Key');
-      log(`personal mode: model API ${personal.upstreamUrl}, key set with "Off-Peak: Set Model API Key"`);
-    } catch (err) {
-      await stopAfter(stopAll, 'set the model API key in the served VS Code', err);
-    } finally {
-      await browser.close();
-    }
-  }
-  console.log('');
-  console.log(`Off-Peak Tasks is running in VS Code (code-server). Open this URL in a browser:`);
-  console.log(`  ${url}`);
-  console.log(`Password (new at every start; the login page asks for it): ${server.password}`);
-  if (!isLoopback(host)) console.log(`Listening on ${host}: anyone who can reach it gets the login page, and the password crosses the network unencrypted (plain HTTP). Prefer --host 127.0.0.1 with an SSH tunnel.`);
-  console.log(
-    personal?.ok
-      ? `Personal mode: no gateway; tasks are queued by a local authority on this machine and sent to ${personal.upstreamUrl}.`
-      : gateway
-      ? `Reference gateway (demo mode): ${gateway.url}; give the extension its demo API key (printed above) with "Off-Peak: Set Gateway API Key…".`
-      : 'No gateway running: set offPeak.gatewayUrl in the settings.',
-  );
-  console.log('Then run "Off-Peak: Open Off-Peak Tasks" from the command palette (F1). Press Ctrl+C to stop.');
-  console.log('');
+    const started = server;
+    stops.push(() => started.stop());
+    step = 'serve VS Code';
+    await waitUntilServing(server.origin, 2 * STEP_TIMEOUT_MS);
 
-  if (opts.check) {
-    try {
-      await checkWorkbench(tools, url, server.password, gateway !== undefined);
-    } finally {
+    const url = `${server.origin}/?folder=${encodeURIComponent(workspace)}`;
+    console.log('');
+    console.log(`Off-Peak Tasks is running in VS Code (code-server). Open this URL in a browser:`);
+    console.log(`  ${url}`);
+    console.log(`Password (new at every start; the login page asks for it): ${server.password}`);
+    if (!isLoopback(host)) console.log(`Listening on ${host}: anyone who can reach it gets the login page, and the password crosses the network unencrypted (plain HTTP). Prefer --host 127.0.0.1 with an SSH tunnel.`);
+    console.log(
+      personal
+        ? `Personal mode: no gateway; tasks are queued by a local authority on this machine and sent to ${personal.upstreamUrl}. The model API key goes to the first window you open, which keeps it in its SecretStorage.`
+        : gateway
+        ? `Reference gateway (demo mode): ${gateway.url}; give the extension its demo API key (printed above) with "Off-Peak: Set Gateway API Key…".`
+        : 'No gateway running: set offPeak.gatewayUrl in the settings.',
+    );
+    console.log('Then run "Off-Peak: Open Off-Peak Tasks" from the command palette (F1). Press Ctrl+C to stop.');
+    console.log('');
+
+    if (opts.check) {
+      step = 'pass the check';
+      await checkWorkbench({ tools, url, password: server.password, userData: path.join(stateDir, 'user-data'), log, gateway: gateway !== undefined, personal: personal && { modelApiKey: personal.modelApiKey, modelRequestKeys: personal.modelRequestKeys } });
       await stopAll();
       rmSync(stateDir, { recursive: true, force: true });
+      return;
     }
-    return;
+  } catch (err) {
+    if (opts.check && server) console.error(`--- code-server log (tail) ---\n${server.logTail()}`);
+    await stopAll();
+    if (opts.check && stateDir) rmSync(stateDir, { recursive: true, force: true });
+    const why = ((err as Error).message ?? String(err)).split('\n')[0];
+    const logNote = !opts.check && server ? ` (code-server's log: ${server.logFile})` : '';
+    throw new Error(`could not ${step}: ${why}; everything this start began is stopped${logNote}`);
   }
   const code = await server.exited;
   if (!stopping) {

@@ -15,6 +15,7 @@ export const TEST_GROUPS: readonly (readonly string[])[] = [
   ['test:mysql'],
   ['test:e2e'],
   ['test:ui'],
+  ['test:ui:personal'],
   ['test:ui:panel'],
   ['test:ui:runs'],
   ['test:ui:sessions'],

@@ -30,7 +30,7 @@ import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
-import { missingModelKeyNotice, modelKeyStore, ownLoginOf, panelSetup, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
+import { importHandedOverModelKey, missingModelKeyNotice, modelKeyStore, ownLoginOf, panelSetup, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
 import { openWalkthrough, WalkthroughContext } from './vscode/walkthrough';
 import { walkthroughKeys } from './panel/setup-line';
 
@@ -193,6 +193,8 @@ class OffPeakExtension implements vscode.Disposable {
         import('./panel/service-backend'),
         import('./personal/other-queue'),
       ]);
+      // A key `npm start -- --personal` handed over: in this window's SecretStorage before anything reads it.
+      await importHandedOverModelKey(this.storageDir, this.modelKey, (l) => this.output.info(l));
       // Personal mode: this machine's local authority (started here, or another window's).
       const personal =
         settings.mode === 'personal'

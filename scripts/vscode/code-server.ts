@@ -178,6 +178,33 @@ export function installVsix(tools: VsCodeTools, stateDir: string, vsix: string):
   return path.join(dirs.extensions, added[0]);
 }
 
+/** Where the served VS Code keeps an extension's globalStorage (`context.globalStorageUri`) under `stateDir`. */
+export function extensionStorageDir(stateDir: string, extensionId: string): string {
+  return path.join(stateDir, 'user-data', 'User', 'globalStorage', extensionId.toLowerCase());
+}
+
+/**
+ * Waits until code-server serves VS Code: its first request to `/` loads the VS Code server (tens
+ * of seconds on a loaded machine) before it answers, with the login page's redirect when not
+ * logged in. No window is opened, so no extension host starts.
+ */
+export async function waitUntilServing(origin: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const res = await fetch(`${origin}/`, { redirect: 'manual', signal: AbortSignal.timeout(Math.max(1000, deadline - Date.now())) });
+      await res.body?.cancel();
+      if (res.status === 200 || (res.status === 302 && /\/login\b/.test(res.headers.get('location') ?? ''))) return;
+      last = `it answered ${res.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() >= deadline) throw new Error(`code-server did not serve VS Code within ${Math.round(timeoutMs / 1000)} s (${last})`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 export async function startCodeServer(options: CodeServerOptions): Promise<RunningCodeServer> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ? options.port : await freePort(host);

@@ -11,6 +11,7 @@ import type { Browser, Frame, Locator, Page } from 'playwright-core';
 import initSqlJs, { type SqlJsStatic } from 'sql.js';
 import { taskLogsDir } from '../../src/agent/runtime/segment-logs';
 import { systemClock } from '../../src/core/clock';
+import { personalTasksDir } from '../../src/personal/other-queue';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ensureVsCodeTools, REPO_ROOT, type VsCodeTools } from './tools';
 import { startCodeServer, type CodeServerOptions, type RunningCodeServer } from './code-server';
@@ -52,10 +53,12 @@ export class TaskDb {
   private constructor(
     private readonly sql: SqlJsStatic,
     private readonly userData: string,
+    private readonly personal: boolean,
   ) {}
 
-  static async open(userData: string): Promise<TaskDb> {
-    return new TaskDb(await initSqlJs(), userData);
+  /** `personal`: personal mode's own task database (docs/architecture.md#personal-mode). */
+  static async open(userData: string, options: { personal?: boolean } = {}): Promise<TaskDb> {
+    return new TaskDb(await initSqlJs(), userData, options.personal ?? false);
   }
 
   /** The extension's globalStorage: the DB, its lease file and the agents' runtime dir. */
@@ -63,8 +66,13 @@ export class TaskDb {
     return path.join(this.userData, 'User', 'globalStorage', 'offpeak.off-peak-tasks');
   }
 
+  /** The folder of the task database and its lease file. */
+  private get dbDir(): string {
+    return this.personal ? personalTasksDir(this.storageDir) : this.storageDir;
+  }
+
   private file(): string {
-    return path.join(this.storageDir, 'tasks-index.sqlite');
+    return path.join(this.dbDir, 'tasks-index.sqlite');
   }
 
   private rows<T>(sql: string, params: (string | number)[] = []): T[] {
@@ -147,7 +155,7 @@ export class TaskDb {
 
   /** The leader lease file beside the DB (`{holder, token, acquiredAt, ttlMs, pid, host}`). */
   lease(): { holder: string; pid?: number } | undefined {
-    const file = path.join(this.storageDir, 'tasks-index.lease');
+    const file = path.join(this.dbDir, 'tasks-index.lease');
     return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { holder: string; pid?: number }) : undefined;
   }
 }

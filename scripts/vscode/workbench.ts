@@ -80,21 +80,25 @@ export async function waitForWorkbench(page: Page): Promise<void> {
   await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 2 * STEP_TIMEOUT_MS });
 }
 
-/** Runs a command from the palette (F1), retrying until the extension contributed it. */
+/**
+ * Runs a command from the palette (F1), retrying until the extension contributed it. F1 pressed
+ * while a just-loaded workbench does not take keys yet opens nothing: it is pressed again.
+ */
 export async function runCommand(page: Page, title: string): Promise<void> {
   const deadline = Date.now() + STEP_TIMEOUT_MS;
+  const input = page.locator('.quick-input-widget .quick-input-box input');
   for (;;) {
     await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget .quick-input-box input');
-    await input.waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
-    await input.fill(`>${title}`);
-    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
-    if (await row.isVisible({ timeout: 3000 }).catch(() => false)) {
+    if (await input.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false)) {
+      await input.fill(`>${title}`);
       // The matching row, not the first one: fuzzy matching may rank another command higher.
-      await row.click();
-      return;
+      const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+      if (await row.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) {
+        await row.click();
+        return;
+      }
+      await page.keyboard.press('Escape');
     }
-    await page.keyboard.press('Escape');
     if (Date.now() > deadline) throw new Error(`the command "${title}" never appeared in the command palette`);
   }
 }

@@ -26,6 +26,23 @@ export function registerModelKeyCommands(context: vscode.ExtensionContext, model
   );
 }
 
+/**
+ * Imports the model API key `npm start -- --personal` handed over (personal/model-key-handover.ts)
+ * into this window's SecretStorage; the hand-over file is gone afterwards either way.
+ */
+export async function importHandedOverModelKey(storageDir: string, modelKey: ApiKeyStore, log: (line: string) => void): Promise<void> {
+  try {
+    const { takeModelKeyHandover } = await import('../personal/model-key-handover');
+    const key = takeModelKeyHandover(storageDir);
+    if (key === undefined) return;
+    await modelKey.set(key);
+    log('the model API key handed over by npm start is now in SecretStorage (its hand-over file is deleted)');
+  } catch (e) {
+    // The panel then says the key is not set, and how to set it.
+    log(`the model API key handed over by npm start was not imported: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 /** Starts or follows this machine's local authority; bad settings are an error saying which one. */
 export async function startPersonalAuthority(options: {
   storageDir: string;
