@@ -79,8 +79,8 @@ export interface HostEngineOptions {
   wasmPath?: string;
   sync?: Partial<SyncConfig>;
   lease?: { ttlMs?: number; tickMs?: number };
-  /** Store tuning (tests trade durability and watch latency for speed). */
-  storeTuning?: Pick<TaskStoreOptions, 'durable' | 'watch'>;
+  /** Store tuning (tests trade durability and watch latency for speed; `fs`: a disk that fails, for fault tests). */
+  storeTuning?: Pick<TaskStoreOptions, 'durable' | 'watch' | 'fs'>;
   schedulerTuning?: Pick<SchedulerOptions, 'idleTickMs'>;
   runtimeTuning?: Pick<TaskRuntimeOptions, 'proxyTimings' | 'stopTimings'>;
   onRuntimeEvent?: (event: RuntimeEvent) => void;

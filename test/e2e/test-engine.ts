@@ -12,6 +12,7 @@ import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/l
 import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import type { PanelHostBits } from '../../src/panel/service-backend';
+import type { StoreFs } from '../../src/store';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
 export interface TestEngineOptions {
@@ -52,6 +53,8 @@ export interface TestEngineOptions {
   ownLogin?: (agent: AgentKind) => boolean;
   /** How Claude Code starts the permission relay; default from source (the bench runs the built one, as the extension does). */
   permissionRelay?: { command: string; args: string[] };
+  /** The task store's file system (a fixture standing in for a failing disk); default node:fs. */
+  storeFs?: StoreFs;
 }
 
 /** Personal mode's window: a local authority (own or another window's) in front of `upstreamUrl`. */
@@ -122,7 +125,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     keepAwake: () => false,
     sync: { fallbackPollMs: 300, coalesceMs: 300, longPollMs: 2_000, backoffMs: 300, backoffMaxMs: 2_000, settleBackoffMs: 300, retakeBackoffMs: 300, retakeBackoffMaxMs: 2_000 },
     lease: { ttlMs: 3_000, tickMs: 500 },
-    storeTuning: { durable: false, watch: { pollMs: 200 } },
+    storeTuning: { durable: false, watch: { pollMs: 200 }, fs: options.storeFs },
     schedulerTuning: { idleTickMs: 250 },
     runtimeTuning: { proxyTimings: { holdDefaultMs: 200, holdMaxMs: options.holdMaxMs ?? 300, outageRetryMs: 100, outageRetryMaxMs: 400, outageMaxWaitMs: options.outageMaxWaitMs, usageLimitParkMs: options.usageLimitParkMs }, stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 } },
     onRuntimeEvent: options.onEvent,
