@@ -1,7 +1,7 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { programToRun } from '../core/executable-path';
+import { killSubtree, systemProcessHost } from '../core/process-control';
 import type { ToolDefinition } from './messages-client';
 import type { PermissionMode } from './events';
 import { replaceKeepingLineEndings } from './line-endings';
@@ -342,7 +342,8 @@ export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: nu
     let killedFor: string | null = null;
     const kill = (why: string): void => {
       killedFor = why;
-      if (child.pid) killProcessTree(child.pid);
+      // Its own descendants only: it shares the agent's process group (src/core/process-control.ts).
+      if (child.pid) void killSubtree(child.pid, systemProcessHost());
     };
     const timer = setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs);
     const onAbort = (): void => kill('interrupted');
@@ -361,44 +362,4 @@ export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: nu
       else resolve(text);
     });
   });
-}
-
-/**
- * SIGKILLs a command and everything it started that is still its descendant (the command shares
- * the agent's process group, so a group kill would take the agent down too). Processes that left
- * the tree by double-forking are still in the agent's group and die with the segment.
- */
-export function killProcessTree(rootPid: number): void {
-  if (process.platform === 'win32') {
-    try {
-      execFileSync(programToRun('taskkill'), ['/pid', String(rootPid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
-    } catch {
-      // already gone
-    }
-    return;
-  }
-  const children = new Map<number, number[]>();
-  try {
-    const table = execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 });
-    for (const line of table.split('\n')) {
-      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
-      if (pid && ppid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-    }
-  } catch {
-    // without ps only the command itself is killed; its children die with the agent's group
-  }
-  const doomed: number[] = [];
-  const queue = [rootPid];
-  while (queue.length) {
-    const pid = queue.shift()!;
-    doomed.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  for (const pid of doomed) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }

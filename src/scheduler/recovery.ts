@@ -12,12 +12,12 @@
  * running and removes it only once the segment's outcome is applied. A record of another machine
  * is never judged from here.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TaskStore } from '../store';
 import { isProcessAlive } from '../core/process-alive';
+import { killLeftovers, killTree, processesWithEnv, processTable, systemProcessHost, type ProcessHost, type ProcessRow } from '../core/process-control';
 
 export interface RecoveryReport {
   requeued: string[];
@@ -61,40 +61,13 @@ export interface RecoveryOptions {
   killWaitMs?: number;
   /** This machine's name (default os.hostname()); injectable for tests. */
   host?: string;
+  /** How processes are looked up and stopped (injectable platform). */
+  processes?: ProcessHost;
 }
 
-/** The parent pid (Linux: /proc; elsewhere: ps); undefined when it cannot be told. */
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return psField(pid, 'ppid=');
-  }
-}
-
-/** The command line (Linux: /proc; elsewhere: ps); undefined when it cannot be told (Windows). */
-function commandLineOf(pid: number): string | undefined {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-  } catch {
-    const out = ps(pid, 'command=');
-    return out === undefined ? undefined : out;
-  }
-}
-
-function ps(pid: number, field: string): string | undefined {
-  if (process.platform === 'win32') return undefined;
-  try {
-    return execFileSync('ps', ['-o', field, '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function psField(pid: number, field: string): number | undefined {
-  const out = ps(pid, field);
-  return out === undefined ? undefined : Number(out);
+/** The process table's row of `pid` (read once per record; undefined when it has none). */
+async function rowOf(pid: number, processes: ProcessHost): Promise<ProcessRow | undefined> {
+  return (await processTable(processes))?.find((row) => row.pid === pid);
 }
 
 /**
@@ -103,39 +76,9 @@ function psField(pid: number, field: string): number | undefined {
  * counts when it carries the agent's marker, the `OFFPEAK_AGENT_PARENT_PID` of the dead window,
  * in its environment; elsewhere nothing is claimed, so nothing is killed.
  */
-function groupHoldsAgentRemnants(pgid: number, record: PidRecord): boolean {
-  if (process.platform !== 'linux' || record.hostPid === undefined) return false;
-  const marker = `OFFPEAK_AGENT_PARENT_PID=${record.hostPid}`;
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return false;
-  }
-  for (const name of names) {
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
-      if (fs.readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(marker)) return true;
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return false;
-}
-
-function killGroup(pgid: number): boolean {
-  try {
-    process.kill(process.platform === 'win32' ? pgid : -pgid, 'SIGKILL');
-    return true;
-  } catch {
-    try {
-      process.kill(pgid, 'SIGKILL');
-      return true;
-    } catch {
-      return false; // gone meanwhile
-    }
-  }
+function groupHoldsAgentRemnants(pgid: number, record: PidRecord, processes: ProcessHost): boolean {
+  if (record.hostPid === undefined || processes.platform === 'win32') return false;
+  return processesWithEnv('OFFPEAK_AGENT_PARENT_PID', String(record.hostPid), processes, { pgid }).length > 0;
 }
 
 async function waitGone(pids: readonly number[], ms: number): Promise<void> {
@@ -161,21 +104,22 @@ export type RequeueInterrupted = (taskIds: readonly string[]) => Promise<string[
 /** What one pid record says about its task: its window lives, or it is gone (and what was killed). */
 type RecordVerdict = { kind: 'live' } | { kind: 'gone'; killed?: number };
 
-function judgeRecord(file: string, record: PidRecord, options: RecoveryOptions): RecordVerdict {
+async function judgeRecord(file: string, record: PidRecord, options: RecoveryOptions): Promise<RecordVerdict> {
   // Another machine's window (two Remote-SSH hosts sharing a home folder): its pids mean nothing
   // here, so it is never judged dead from here; that machine's windows recover it.
   if (record.host !== undefined && record.host !== (options.host ?? os.hostname())) return { kind: 'live' };
+  const processes = options.processes ?? systemProcessHost();
   const agentAlive = !!record.pid && isProcessAlive(record.pid);
+  const agentRow = agentAlive ? await rowOf(record.pid, processes) : undefined;
   // Its window runs: that window applies the segment's outcome, whatever the agent does.
-  if (hostLives(record, agentAlive, options)) return { kind: 'live' };
+  if (hostLives(record, agentRow, agentAlive, options)) return { kind: 'live' };
   let killed: number | undefined;
   if (agentAlive) {
-    const command = commandLineOf(record.pid);
-    // Only our agent is killed: not a program that got its pid (its session id is in our agent's
-    // command line), nor a process we cannot verify (Windows: its window is gone, so it lost its
-    // proxy and ends by itself).
-    if (command !== undefined && (!record.sessionId || command.includes(record.sessionId)) && killGroup(record.pid)) killed = record.pid;
-  } else if (record.pid && groupHoldsAgentRemnants(record.pid, record) && killGroup(record.pid)) {
+    // Only our agent is killed, not a program that got its pid: its session id is in our agent's
+    // command line; where the table tells no command line (Wine), its parent is still the dead
+    // window's pid (Windows keeps a parent's id). An agent that cannot be verified is left alone.
+    if (isOurAgent(record, agentRow, processes) && (await killTree(record.pid, processes)).length > 0) killed = record.pid;
+  } else if (record.pid && groupHoldsAgentRemnants(record.pid, record, processes) && (await killLeftovers(record.pid, processes)).length > 0) {
     // The agent ended, but its group still holds something it started (the group's id cannot
     // have been reused while no process has that pid and the group is not empty).
     killed = record.pid;
@@ -184,8 +128,14 @@ function judgeRecord(file: string, record: PidRecord, options: RecoveryOptions):
   return { kind: 'gone', killed };
 }
 
+function isOurAgent(record: PidRecord, row: ProcessRow | undefined, processes: ProcessHost): boolean {
+  if (row === undefined) return false;
+  if (row.command !== undefined) return !record.sessionId || row.command.includes(record.sessionId);
+  return processes.platform === 'win32' && record.hostPid !== undefined && row.ppid === record.hostPid;
+}
+
 /** Whether the window that spawned the record's agent still runs (and so will apply its outcome). */
-function hostLives(record: PidRecord, agentAlive: boolean, options: RecoveryOptions): boolean {
+function hostLives(record: PidRecord, agentRow: ProcessRow | undefined, agentAlive: boolean, options: RecoveryOptions): boolean {
   if (record.hostPid === undefined) return false;
   const registered = record.windowId !== undefined && record.windowId !== options.windowId && (options.isLiveWindow?.(record.windowId, record.hostPid) ?? false);
   // A window of this very process: only another, registered one is alive for us.
@@ -194,8 +144,7 @@ function hostLives(record: PidRecord, agentAlive: boolean, options: RecoveryOpti
   if (registered || !agentAlive) return true;
   // A record of an older build (no window id): a live agent that is no longer the child of that
   // pid means its window died and the pid was reused.
-  const parent = parentOf(record.pid);
-  return parent === undefined || parent === record.hostPid;
+  return agentRow === undefined || agentRow.ppid === record.hostPid;
 }
 
 /**
@@ -227,7 +176,7 @@ export async function recoverInterrupted(
         fs.rmSync(file, { force: true });
         continue;
       }
-      const verdict = judgeRecord(file, record, opts);
+      const verdict = await judgeRecord(file, record, opts);
       if (verdict.kind === 'live') live = true;
       else {
         gone = true;

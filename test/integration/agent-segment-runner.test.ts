@@ -8,6 +8,7 @@ import { ReferenceAgentAdapter } from '../../src/agent/runtime/adapters';
 import { AskBroker, type AskEvent } from '../../src/agent/questions/asks';
 import { SegmentRun, type SegmentOutcome } from '../../src/agent/runtime/segment-runner';
 import { systemClock } from '../../src/core/clock';
+import { processTable, systemProcessHost, type ProcessHost } from '../../src/core/process-control';
 import type { TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { processAlive } from '../e2e/gateway-fixture';
@@ -37,7 +38,7 @@ describe('segment runner (reference agent, real processes)', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  function start(segment: string, overrides: { resume?: boolean; prompt?: string; permissionMode?: 'default' | 'bypassPermissions' } = {}, events: TicketProxyEvent[] = []) {
+  function start(segment: string, overrides: { resume?: boolean; prompt?: string; permissionMode?: 'default' | 'bypassPermissions'; processes?: ProcessHost } = {}, events: TicketProxyEvent[] = []) {
     return SegmentRun.start({
       adapter,
       spec: {
@@ -56,6 +57,7 @@ describe('segment runner (reference agent, real processes)', () => {
       proxyTimings: { holdDefaultMs: 30, holdMaxMs: 30 },
       stopTimings: { sigintGraceMs: 2_000, sigtermGraceMs: 2_000 },
       onProxyEvent: (e) => events.push(e),
+      processes: overrides.processes,
     });
   }
 
@@ -114,6 +116,35 @@ describe('segment runner (reference agent, real processes)', () => {
     assert.deepEqual(await run.done, { kind: 'cancelled' });
     assert.equal(processAlive(run.pid!), false);
     await waitUntil(() => !processAlive(childPid), 'the command to be gone', 5_000);
+  });
+
+  it("platform: cancel under Windows' rules stops the agent and its command (injected: no process groups or signals, only termination of one process; the process table as PowerShell gives it, read from this machine)", async () => {
+    // Windows' rules over this machine's real processes: the agent leads no group, and a stop can
+    // only terminate single processes, which it finds in the table PowerShell would print.
+    const real = systemProcessHost();
+    const windowsRules: ProcessHost = {
+      platform: 'win32',
+      env: { SystemRoot: 'C:\\Windows' },
+      kill: (pid, signal) => real.kill(pid, signal === 0 ? 0 : 'SIGKILL'),
+      run: async (file) => {
+        if (!/powershell\.exe$/.test(file)) return undefined;
+        const rows = (await processTable(real)) ?? [];
+        return Buffer.from(JSON.stringify(rows.map((r) => ({ ProcessId: r.pid, ParentProcessId: r.ppid, CommandLine: r.command ?? null }))));
+      },
+    };
+    const marker = path.join(root, 'command.pid');
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: `echo $$ > ${marker}; sleep 60` } });
+    const run = await start('1', { processes: windowsRules });
+    await waitUntil(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() !== '', 'the command to start');
+    const commandPid = Number(fs.readFileSync(marker, 'utf8').trim());
+    try {
+      await run.cancel();
+      assert.deepEqual(await run.done, { kind: 'cancelled' });
+      assert.equal(processAlive(run.pid!), false);
+      await waitUntil(() => !processAlive(commandPid), 'the command to be stopped with its agent', 5_000);
+    } finally {
+      if (processAlive(commandPid)) process.kill(commandPid, 'SIGKILL');
+    }
   });
 
   it('item 6: a command started by run_command dies when its agent is SIGKILLed', async () => {

@@ -149,4 +149,32 @@ describe('recovery of tasks a window left running', () => {
     assert.deepEqual(report, { requeued: ['t1'], stillRunning: [], killedOrphans: [agent.pid] });
     await exited(agent);
   });
+
+  it("platform: a crashed window's agent is found in the process table and stopped with its child (this platform's own tools; on Windows its parent id still names the dead window)", async () => {
+    // The "window" starts the agent (its own group on POSIX, as the runtime does; the session id
+    // on its command line; on Windows its own console, since Wine ends a console's processes with
+    // its owner) and ends without stopping it, as a crashed window does. The agent's child writes
+    // its pid to a file.
+    const childFile = path.join(dir, 'child.pid');
+    const agentCode = `const c = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(idleScript)}], { stdio: 'ignore' }); require('fs').writeFileSync(${JSON.stringify(childFile)}, String(c.pid)); ${idleScript}`;
+    const windowCode = `const a = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(agentCode)}, 'session-1'], { stdio: 'ignore', detached: true }); console.log(a.pid); setTimeout(() => process.exit(0), 500);`;
+    const window = await spawned(spawn(process.execPath, ['-e', windowCode], { stdio: ['ignore', 'pipe', 'ignore'] }));
+    let out = '';
+    window.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await exited(window);
+    const agentPid = Number(out.trim());
+    cleanup.push(agentPid);
+    for (let i = 0; i < 400 && !fs.existsSync(childFile); i++) await new Promise((r) => setTimeout(r, 50));
+    const child = [Number(fs.readFileSync(childFile, 'utf8'))];
+    cleanup.push(...child);
+    assert.ok(isProcessAlive(child[0]) && isProcessAlive(agentPid), 'the agent and its child outlived the window');
+    writeRecord({ pid: agentPid, hostPid: window.pid, windowId: 'window-b' });
+
+    const report = await recoverInterrupted(store, runtimeDir(), requeue, () => false, { windowId: 'window-holder', killWaitMs: 10_000 });
+    assert.deepEqual(report, { requeued: ['t1'], stillRunning: [], killedOrphans: [agentPid] });
+    for (const pid of [agentPid, ...child]) {
+      for (let i = 0; i < 200 && isProcessAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(isProcessAlive(pid), false, `process ${pid} of the dead window's agent is stopped`);
+    }
+  });
 });

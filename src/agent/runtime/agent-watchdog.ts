@@ -8,7 +8,7 @@
  * tells the watchdog "stop" (`done`); it also leaves once the agent is gone.
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { windowsSystemProgram } from '../../core/process-control';
 
 const WATCHDOG = `
 const pid = Number(process.argv[1]);
@@ -46,7 +46,7 @@ const systemPlatform = (): WatchdogPlatform => ({ platform: process.platform, ex
 export function watchdogCommand(agentPid: number, host: WatchdogPlatform = systemPlatform()): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   const windows = host.platform === 'win32';
   // taskkill from the system folder, never from PATH or the working directory.
-  const taskkill = windows ? path.win32.join(host.env.SystemRoot ?? 'C:\\Windows', 'System32', 'taskkill.exe') : '';
+  const taskkill = windows ? windowsSystemProgram(host, 'taskkill.exe') : '';
   const env: NodeJS.ProcessEnv = { ELECTRON_RUN_AS_NODE: '1' };
   if (windows && host.env.SystemRoot) env.SystemRoot = host.env.SystemRoot;
   return { command: host.execPath, args: ['-e', WATCHDOG, String(agentPid), taskkill], env };

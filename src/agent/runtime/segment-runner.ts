@@ -1,8 +1,8 @@
 /**
  * Runs ONE segment of a task: starts the local ticket proxy, spawns the agent (argv, never a
  * shell string) in the task's workspace, streams its output to a per-segment log file and to any
- * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL, and maps how it ended to a
- * segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
+ * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL of its tree (Windows: the tree
+ * at once; src/core/process-control.ts), and maps how it ended to a segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../core/clock';
 import { programToRun } from '../../core/executable-path';
+import { gracefulSignals, killLeftovers, killTree, signalAgent, systemProcessHost, treeSpawnOptions, type ProcessHost } from '../../core/process-control';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import { TypedLine, isYes } from '../../core/typed-line';
 import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
@@ -69,6 +70,8 @@ export interface SegmentRunOptions {
   /** When the ticket's time runs out (from the ledger), or null: a gateway outage is not waited for past it. */
   ticketDeadline?: () => number | null;
   stopTimings?: Partial<StopTimings>;
+  /** How the agent's tree is started and stopped (injectable platform). */
+  processes?: ProcessHost;
   onProxyEvent?: (event: TicketProxyEvent) => void;
   /** Where the agent's permission questions go (the runtime's ask broker, bound to this task). */
   asks?: SegmentAsks;
@@ -181,7 +184,6 @@ export class SegmentRun {
     const tag = newSegmentTag();
     const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
     for (const name of launch.unsetEnv ?? []) delete env[name];
-    const isWindows = process.platform === 'win32';
     let stdinFd: number | undefined;
     let child: ChildProcess;
     try {
@@ -190,9 +192,8 @@ export class SegmentRun {
         cwd: spec.workspacePath,
         env,
         stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],
-        // Its own process group, so the final SIGKILL also reaches the agent's own children.
-        detached: !isWindows,
-        windowsHide: true,
+        // POSIX: its own process group, so the final SIGKILL also reaches the agent's own children.
+        ...treeSpawnOptions(options.processes ?? systemProcessHost()),
       });
       await once(child, 'spawn'); // rejects with the 'error' of a program that cannot start
       child.on('error', () => undefined); // a later one (a signal that could not be sent) is not the start's
@@ -241,7 +242,9 @@ export class SegmentRun {
     if (data.includes('\x03')) {
       this.interruptedByUser = true;
       this.show('^C\n');
-      this.signal('SIGINT');
+      // Windows has no Ctrl+C for the agent (process-control.ts): its tree is stopped instead.
+      if (gracefulSignals(this.processes).length > 0) this.signal('SIGINT');
+      else void this.stop();
       return;
     }
     if (this.child.stdin?.writable) this.child.stdin.write(data);
@@ -412,33 +415,30 @@ export class SegmentRun {
     }
   }
 
+  private get processes(): ProcessHost {
+    return this.options.processes ?? systemProcessHost();
+  }
+
   private stop(): Promise<void> {
     if (this.exited) return Promise.resolve();
     this.stopping ??= (async () => {
-      const steps: [NodeJS.Signals, number][] = [
-        ['SIGINT', this.stopTimings.sigintGraceMs],
-        ['SIGTERM', this.stopTimings.sigtermGraceMs],
-        ['SIGKILL', 5_000],
-      ];
-      for (const [signal, graceMs] of steps) {
+      const grace: Partial<Record<NodeJS.Signals, number>> = { SIGINT: this.stopTimings.sigintGraceMs, SIGTERM: this.stopTimings.sigtermGraceMs };
+      for (const signal of gracefulSignals(this.processes)) {
         if (this.exited) return;
         this.signal(signal);
-        await this.waitForExit(graceMs);
+        await this.waitForExit(grace[signal] ?? 0);
       }
+      if (this.exited) return;
+      // The whole tree by force (Windows: found while the agent still runs).
+      if (this.child.pid) await killTree(this.child.pid, this.processes);
+      await this.waitForExit(5_000);
     })();
     return this.stopping;
   }
 
+  /** A graceful signal to the agent alone (Windows has none: see process-control.ts). */
   private signal(signal: NodeJS.Signals): void {
-    const pid = this.child.pid;
-    if (!pid) return;
-    try {
-      // SIGKILL goes to the whole group (the agent's own children too); the polite signals to the agent.
-      if (process.platform !== 'win32' && signal === 'SIGKILL') process.kill(-pid, signal);
-      else this.child.kill(signal);
-    } catch {
-      // already gone
-    }
+    if (this.child.pid) signalAgent(this.child.pid, signal, this.processes);
   }
 
   private waitForExit(ms: number): Promise<void> {
@@ -456,16 +456,10 @@ export class SegmentRun {
     this.exited = true;
     this.options.asks?.end();
     this.show(this.reader.end());
-    // Whatever the agent started in its group must not outlive the segment.
-    if (process.platform !== 'win32' && this.child.pid) {
-      try {
-        process.kill(-this.child.pid, 'SIGKILL');
-      } catch {
-        // group already empty
-      }
-    }
+    // Whatever the agent started in its group (Windows: its tree) must not outlive the segment...
+    if (this.child.pid) await killLeftovers(this.child.pid, this.processes);
     // ...and neither may what left the group (setsid, setpgid, a double fork): found by its tag.
-    killTaggedProcesses(this.tag);
+    killTaggedProcesses(this.tag, this.processes);
     const outcome = this.outcome(code, signal);
     await this.proxy.close();
     if (!this.options.holdPidFile) this.releasePidFile();
