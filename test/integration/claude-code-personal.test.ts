@@ -4,7 +4,8 @@
 // its sql.js ticket file), in front of the scripted fake model API (a fixture). Once with the
 // model API key (`modelCredential` apiKey: Claude Code gets the dummy token, the authority adds
 // the key), once with Claude Code's own credential (`claudeLogin`: here a fake sk-ant-oat01 token
-// in its environment stands in for its login), which must reach the model API unchanged.
+// in its environment stands in for its login), which must reach the model API unchanged; and once
+// with no login at all (a home and config folder without one), as a new user's first task.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -52,16 +53,17 @@ describe('Claude Code through personal mode (real claude CLI, local authority)',
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  async function runTask(ownLogin: boolean): Promise<void> {
+  /** One task through personal mode: `login` is Claude Code's own ('none': not logged in), else the model API key is used. */
+  async function endedTask(login: 'key' | 'own' | 'none'): Promise<{ status: string; failureReason: string | null; ws: string }> {
     const ws = makeGitWorkspace(root, 'ws');
     running = await startPersonalTestEngine({
       storageDir: path.join(root, 'globalStorage'),
       agent: 'claude-code',
       claudeCommand: claude,
       claudeConfigDir: path.join(root, 'claude-config'),
-      claudeEnv: ownLogin ? { ANTHROPIC_AUTH_TOKEN: LOGIN } : undefined,
+      claudeEnv: login === 'own' ? { ANTHROPIC_AUTH_TOKEN: LOGIN } : login === 'none' ? { HOME: fs.mkdtempSync(path.join(root, 'home-')) } : undefined,
       workspaceKeys: [ws],
-      personal: { upstreamUrl: upstream.url, modelApiKey: ownLogin ? undefined : MODEL_KEY, claudeOwnLogin: ownLogin },
+      personal: { upstreamUrl: upstream.url, modelApiKey: login === 'key' ? MODEL_KEY : undefined, claudeOwnLogin: login !== 'key' },
     });
     await running.engine.service.availability.refresh();
     const task = await running.engine.service.create({ title: 'personal', prompt: 'Write personal.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
@@ -69,8 +71,13 @@ describe('Claude Code through personal mode (real claude CLI, local authority)',
       const t = running!.engine.service.getTask(task.id)!;
       return t.status === 'completed' || t.status === 'failed' ? t : undefined;
     }, 'the task to end', 180_000);
+    return { status: done.status, failureReason: done.failureReason, ws };
+  }
+
+  async function runTask(ownLogin: boolean): Promise<void> {
+    const done = await endedTask(ownLogin ? 'own' : 'key');
     assert.equal(done.status, 'completed', done.failureReason ?? '');
-    assert.equal(fs.readFileSync(path.join(ws, 'personal.txt'), 'utf8'), 'personal\n');
+    assert.equal(fs.readFileSync(path.join(done.ws, 'personal.txt'), 'utf8'), 'personal\n');
   }
 
   it('with the model API key: completes; every model request reached the model API with the key and no other credential', async function () {
@@ -94,5 +101,13 @@ describe('Claude Code through personal mode (real claude CLI, local authority)',
       assert.equal(r.headers['x-api-key'], undefined);
       assert.equal(r.headers['x-offpeak-key'], undefined);
     }
+  });
+
+  it('with no login of its own (a home and config folder without one): the task fails saying Claude Code is not logged in and how to log in, before any model request', async function () {
+    this.timeout(240_000);
+    const done = await endedTask('none');
+    assert.equal(done.status, 'failed');
+    assert.match(done.failureReason ?? '', /^Claude Code is not logged in \(it said: .*Not logged in.*\)\. Run `claude` once in a terminal to log in, or set .*Model Credential.* to apiKey/);
+    assert.equal(upstream.messageRequests().length, 0);
   });
 });
