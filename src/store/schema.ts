@@ -24,7 +24,7 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 14;
+export const LATEST_SCHEMA_VERSION = 15;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
@@ -421,6 +421,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   // Before v13 a deleted task's tickets stayed for good; now they go once settled (docs/flows.md#ticket-ledger).
   { version: 13, description: 'ledger: the settled tickets of tasks deleted before', up: (db) => void db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`) },
   { version: 14, description: 'the "readable by" mark: the oldest schema version whose builds still use this file (src/store/schema-mark.ts)', up: writeSchemaMark },
+  { version: 15, description: 'conversation_id: the session id the Session entry opens, for tasks that started before it was written', up: (db) => void db.run(`UPDATE ${TASKS_TABLE} SET conversation_id = session_id WHERE conversation_id IS NULL AND session_id IS NOT NULL`) },
 ];
 
 /** The change counters of a DB (all zero before v3). */
@@ -477,8 +478,8 @@ export class NewerSchemaError extends Error {
 }
 
 /**
- * Brings a DB to LATEST_SCHEMA_VERSION (a newer one this build may read stays as it is) and applies open-time data fixes. Must run inside the
- * caller's transaction (the store wraps it with the file lock and one persist).
+ * Brings a DB to LATEST_SCHEMA_VERSION (a newer one this build may read stays as it is) and
+ * applies open-time data fixes. Runs inside the caller's transaction (lock, one persist).
  */
 export function migrate(db: SqlDb, now: number): MigrationReport {
   const fromVersion = schemaVersionOf(db);

@@ -215,7 +215,8 @@ export class TaskRepo {
       'markRunning',
       `started_at = COALESCE(started_at, ?), conversation_id = COALESCE(?, conversation_id),
        session_id = COALESCE(?, session_id), claim_running = 0, claimed_at = NULL, last_error = NULL`,
-      [this.now, binding.conversationId ?? null, binding.sessionId ?? null],
+      // conversation_id is the id the Session entry opens: the agent's session (docs/flows.md#open-session).
+      [this.now, binding.conversationId ?? binding.sessionId ?? null, binding.sessionId ?? null],
     );
   }
 

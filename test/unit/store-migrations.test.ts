@@ -305,6 +305,26 @@ describe('store: schema and migrations', () => {
     await reopened.close();
   });
 
+  it('conversation_id holds the session id the Session entry opens: written when a task starts, filled at the upgrade for tasks that started before', async () => {
+    const store = await TaskStore.open({ directory: dir, watch: false });
+    await store.mutate((tx) => {
+      for (const id of ['old', 'new']) tx.tasks.insert({ id, title: id, prompt: 'p', permissionMode: 'default', workspacePath: '/w', serverTicketId: `tk-${id}`, schedulable: true });
+      tx.tasks.claim('old');
+      tx.tasks.markRunning('old', { sessionId: 'session-old' });
+    });
+    await store.close();
+    // as a build before v15 left it: the session id, no conversation id
+    await editDbFile(store.filePath, (db) => {
+      db.run("UPDATE off_peak_tasks SET conversation_id = NULL WHERE off_peak_task_id = 'old'");
+      db.exec('PRAGMA user_version = 14');
+    });
+    const reopened = await TaskStore.open({ directory: dir, watch: false });
+    assert.equal(reopened.read((tx) => tx.tasks.get('old'))!.conversationId, 'session-old', 'filled at the upgrade');
+    await reopened.mutate((tx) => tx.tasks.claim('new') && tx.tasks.markRunning('new', { sessionId: 'session-new' }));
+    assert.equal(reopened.read((tx) => tx.tasks.get('new'))!.conversationId, 'session-new', 'written when it starts');
+    await reopened.close();
+  });
+
   // A newer build writes the oldest schema version that still reads its file (docs/flows.md#task-database-versions).
   const markNewerBuild = (db: SqlDb, version: number, readableBy: number, release: string) => {
     db.exec('CREATE TABLE IF NOT EXISTS off_peak_schema_mark (id INTEGER PRIMARY KEY CHECK (id = 1), readable_by INTEGER NOT NULL, readable_by_release TEXT NOT NULL)');
