@@ -6,6 +6,7 @@ import type { PanelState } from '../src/protocol/webview';
 import type { Act } from './act';
 import { bannerOutlived, type AnswerOwner } from './ask-input';
 import { AvailabilityHint, GatewayHealth, PlanLock, SetupLine } from './banners';
+import { confirmationSeen, failureOutlived, gatewayUnreachableShown, type ActionFailure } from './banner-rules';
 import { Card } from './card';
 import { availabilityText, groupCards, offPeakOpeningText, SECTIONS, ticks } from './format';
 import type { HostChannel } from './host-channel';
@@ -34,9 +35,19 @@ export function App({ channel, state, focusTick, error, onError }: {
   const [message, setMessage] = useState<{ text: string; owner?: AnswerOwner }>();
   const showMessage = useCallback((text: string | undefined, owner?: AnswerOwner) => setMessage(text === undefined ? undefined : { text, owner }), []);
   const messageOutlived = message?.owner !== undefined && state !== undefined && bannerOutlived(message.owner, state.tasks);
+  // A confirmation with no task to follow goes once seen (the panel was hidden after it showed).
+  const confirmationGone = message !== undefined && message.owner === undefined && state !== undefined && confirmationSeen(state.visible ?? true);
   useEffect(() => {
-    if (messageOutlived) setMessage(undefined);
-  }, [messageOutlived]);
+    if (messageOutlived || confirmationGone) setMessage(undefined);
+  }, [messageOutlived, confirmationGone]);
+  // An action's failure banner goes once it is no longer true (the gateway answers again).
+  const [failure, setFailure] = useState<ActionFailure>();
+  const failureGone = error !== undefined && failure !== undefined && state !== undefined && failureOutlived(failure, state.availability);
+  useEffect(() => {
+    if (!failureGone) return;
+    setFailure(undefined);
+    onError(undefined);
+  }, [failureGone, onError]);
   /** A part of the summary the user clicked: only its cards show. */
   const [filter, setFilter] = useState<CardFilter>();
   useEffect(() => {
@@ -49,7 +60,8 @@ export function App({ channel, state, focusTick, error, onError }: {
           onError(undefined);
           return result;
         },
-        (e: Error) => {
+        (e: Error & { code?: string }) => {
+          setFailure({ at: Date.now(), code: e.code });
           onError(e.message);
           return undefined;
         },
@@ -110,7 +122,7 @@ export function App({ channel, state, focusTick, error, onError }: {
       )}
       {state.setup && <SetupLine setup={state.setup} now={now} />}
       {summary && <ResultsSummaryBar summary={summary} now={now} active={activeFilter} onFilter={setFilter} />}
-      <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} onSetApiKey={setApiKey} />
+      {(a.kind !== 'unreachable' || gatewayUnreachableShown(a, state.hasApiKey)) && <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} onSetApiKey={setApiKey} />}
       {a.kind === 'hidden' ? (
         <div class="notice" data-testid="not-exposed" role="status">{a.reason}{hasTasks ? ' Your existing tasks are listed below.' : ''}</div>
       ) : (
@@ -133,7 +145,10 @@ export function App({ channel, state, focusTick, error, onError }: {
               blockedText={!state.hasApiKey ? 'Set an API key first.' : availabilityText(a, now)}
               focusTick={focusTick + (formOpen ? 1 : 0)}
               submit={async (input) => {
-                const { taskId } = await channel.request('createTask', { input });
+                const { taskId } = await channel.request('createTask', { input }).catch((e: Error & { code?: string }) => {
+                  setFailure({ at: Date.now(), code: e.code }); // the form shows the error; its banner goes once no longer true
+                  throw e;
+                });
                 if (taskId === null) return false; // not confirmed: keep what was typed
                 setFormOpen(false);
               }}

@@ -65,7 +65,7 @@ export class HostChannel {
         if (!waiting) return;
         this.pending.delete(message.requestId);
         if (!message.ok) {
-          waiting.reject(new Error(message.error));
+          waiting.reject(Object.assign(new Error(message.error), message.code !== undefined ? { code: message.code } : {}));
           return;
         }
         const result = PanelRequests[waiting.method].result.safeParse(message.result);

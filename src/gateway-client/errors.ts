@@ -38,6 +38,8 @@ export interface GatewayErrorDetails {
   nextTakeAt?: number;
   /** How long to wait before re-probing (3105 / Retry-After). */
   retryAfterMs?: number;
+  /** What went wrong in a person's words, when `detail` is technical (a connection error's code). */
+  reasonDetail?: string;
   cause?: unknown;
 }
 
@@ -63,6 +65,8 @@ export class GatewayError extends Error {
   readonly errorType?: string;
   readonly nextTakeAt?: number;
   readonly retryAfterMs?: number;
+  /** What failed in a person's words, without the endpoint or a raw error code: for the panel's banners (the message is for logs). */
+  readonly reason: string;
 
   constructor(
     readonly kind: GatewayErrorKind,
@@ -72,6 +76,8 @@ export class GatewayError extends Error {
   ) {
     const status = details.status !== undefined ? ` (HTTP ${details.status})` : '';
     super(`Gateway ${endpoint}: ${KIND_LABEL[kind]}${status}${detail ? `: ${detail}` : ''}`, { cause: details.cause });
+    const said = details.reasonDetail ?? (kind === 'network' ? undefined : detail);
+    this.reason = `${KIND_LABEL[kind]}${status}${said ? ` (${said})` : ''}`;
     this.status = details.status;
     this.code = details.code;
     this.errorType = details.errorType;

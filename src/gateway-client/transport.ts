@@ -169,7 +169,28 @@ function transportFailure(endpoint: GatewayEndpoint, e: unknown, signal?: AbortS
   }
   if (signal?.aborted) return new GatewayError('aborted', endpoint, undefined, { cause: e });
   const reason = describeNetworkError(e);
-  return new GatewayError('network', endpoint, reason, { cause: e });
+  return new GatewayError('network', endpoint, reason, { cause: e, reasonDetail: networkWords(e) });
+}
+
+/** A connection error's code in words (the panel shows these; the raw code stays in the log line). */
+const NETWORK_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: 'the connection was reset',
+  ECONNABORTED: 'the connection was aborted',
+  EPIPE: 'the connection was closed',
+  UND_ERR_SOCKET: 'the connection was closed',
+  ETIMEDOUT: 'the connection timed out',
+  ENOTFOUND: 'its host name was not found',
+  EAI_AGAIN: 'its host name could not be looked up',
+  EHOSTUNREACH: 'its host cannot be reached',
+  ENETUNREACH: 'the network cannot be reached',
+  ENOENT: 'nothing listens at its address',
+};
+
+function networkWords(e: unknown): string | undefined {
+  const cause = e instanceof Error ? (e as { cause?: unknown }).cause : undefined;
+  const code = cause instanceof Error ? (cause as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? NETWORK_WORDS[code] : undefined;
 }
 
 function describeNetworkError(e: unknown): string {

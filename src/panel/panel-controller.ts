@@ -207,7 +207,8 @@ export class PanelController extends Disposable {
       this.post({ type: 'result', requestId, ok: true, result });
     } catch (e) {
       this.log(`panel: ${method} failed: ${errorText(e)}`);
-      this.post({ type: 'result', requestId, ok: false, error: errorText(e) });
+      const code = (e as { code?: unknown } | undefined)?.code;
+      this.post({ type: 'result', requestId, ok: false, error: errorText(e), ...(typeof code === 'string' ? { code } : {}) });
     }
     this.schedulePush();
   }

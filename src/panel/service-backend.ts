@@ -140,7 +140,8 @@ export function availabilityView(
       return {
         kind: 'unreachable',
         canCreate: false,
-        reason: `The gateway cannot be reached (${state.message}).`,
+        // The service words a gateway failure as "the gateway could not be reached (…)": one sentence, not two.
+        reason: state.message.startsWith('the gateway ') ? `T${state.message.slice(1)}.` : `The gateway cannot be reached (${state.message}).`,
         lastSuccessAt: health.lastSuccessAt,
         nextCheckAt: health.nextCheckAt,
       };

@@ -467,7 +467,8 @@ export const PanelStateArrivalSchema = PanelStateSchema.extend({
 export const HostToWebviewSchema = z.union([
   z.object({ type: z.literal('state'), state: PanelStateArrivalSchema }),
   z.object({ type: z.literal('result'), requestId: z.string(), ok: z.literal(true), result: z.unknown() }),
-  z.object({ type: z.literal('result'), requestId: z.string(), ok: z.literal(false), error: z.string() }),
+  /** `code`: the service's error code (e.g. `gateway_unavailable`: the panel clears that banner once the gateway answers again). */
+  z.object({ type: z.literal('result'), requestId: z.string(), ok: z.literal(false), error: z.string(), code: z.string().optional() }),
   /** Asks the webview to bring the create form into view (the "Queue Off-Peak Task…" command). */
   z.object({ type: z.literal('focusForm') }),
 ]);

@@ -150,7 +150,9 @@ export class AvailabilitySnapshot {
     } catch (e) {
       this.failures += 1;
       const refusedStatus = isGatewayError(e) && e.kind === 'unauthorized' ? (e.status ?? 401) : undefined;
-      this.set({ status: 'error', message: e instanceof Error ? e.message : String(e), checkedAt: this.clock.now(), ...(refusedStatus ? { refusedStatus } : {}) });
+      // In a person's words (the panel shows it): no endpoint, no raw error code.
+      const message = isGatewayError(e) ? e.reason : e instanceof Error ? e.message : String(e);
+      this.set({ status: 'error', message, checkedAt: this.clock.now(), ...(refusedStatus ? { refusedStatus } : {}) });
       const backoff = Math.min(this.opts.errorBackoffMaxMs, this.opts.errorBackoffMs * 2 ** (this.failures - 1));
       this.scheduleRecheck(backoff);
     }

@@ -48,9 +48,10 @@ export function serviceErrorFromGateway(action: string, e: GatewayError): Servic
     case 'unauthorized':
     case 'rejected':
     case 'ticket_invalid':
-      return new ServiceError('gateway_rejected', `Cannot ${action}: ${e.message}`, { cause: e });
+      return new ServiceError('gateway_rejected', `Cannot ${action}: ${e.reason}.`, { cause: e });
     default:
-      return new ServiceError('gateway_unavailable', `Cannot ${action} now: ${e.message}`, { cause: e });
+      // Worded for the panel's banner (e.reason: no endpoint, no raw error code); the log keeps e.message.
+      return new ServiceError('gateway_unavailable', `Cannot ${action} now: ${e.reason}. Try again once the gateway answers.`, { cause: e });
   }
 }
 
