@@ -16,6 +16,7 @@ export const TEST_GROUPS: readonly (readonly string[])[] = [
   ['test:e2e'],
   ['test:ui'],
   ['test:ui:personal'],
+  ['test:ui:walkthrough'],
   ['test:ui:panel'],
   ['test:ui:runs'],
   ['test:ui:sessions'],

@@ -73,7 +73,7 @@ class OffPeakExtension implements vscode.Disposable {
   /** Results no panel in any window has shown yet (status bar and the panel's tab title). */
   private unseenResults = 0;
   /** The first-run walkthrough's context keys (docs/flows.md#first-run). */
-  private readonly walkthrough = new WalkthroughContext();
+  private readonly walkthrough: WalkthroughContext;
   /** The usage-limit reset last notified (one notification per reset). */
   private usageLimitNotified: number | undefined;
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
@@ -95,6 +95,7 @@ class OffPeakExtension implements vscode.Disposable {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
+    this.walkthrough = new WalkthroughContext(context.extension);
     this.apiKey = new ApiKeyStore(context.secrets);
     this.modelKey = modelKeyStore(context.secrets);
     registerModelKeyCommands(context, this.modelKey);

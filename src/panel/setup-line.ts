@@ -136,3 +136,25 @@ export function walkthroughKeys(setup: SetupView, state: { engineStarted: boolea
     resultSeen: state.lastSeenAt !== null,
   };
 }
+
+/** The part of package.json `contributes.walkthroughs` that says which context key completes which step. */
+export interface WalkthroughManifest {
+  contributes?: { walkthroughs?: readonly { id: string; steps: readonly { id: string; completionEvents?: readonly string[] }[] }[] };
+}
+
+/**
+ * The walkthrough steps each `offPeak.walkthrough.*` key completes, as VS Code names them
+ * (`<extension id>#<walkthrough>#<step>`), read from the manifest's `onContext:` completion events.
+ */
+export function walkthroughStepsByKey(manifest: WalkthroughManifest, extensionId: string): Map<string, string[]> {
+  const steps = new Map<string, string[]>();
+  for (const walkthrough of manifest.contributes?.walkthroughs ?? []) {
+    for (const step of walkthrough.steps) {
+      for (const event of step.completionEvents ?? []) {
+        const key = /^onContext:offPeak\.walkthrough\.(\w+)$/.exec(event)?.[1];
+        if (key) steps.set(key, [...(steps.get(key) ?? []), `${extensionId}#${walkthrough.id}#${step.id}`]);
+      }
+    }
+  }
+  return steps;
+}

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setupView, walkthroughKeys, type SetupInputs } from '../../src/panel/setup-line';
+import { setupView, walkthroughKeys, walkthroughStepsByKey, type SetupInputs, type WalkthroughManifest } from '../../src/panel/setup-line';
 
 const personal: SetupInputs = { mode: 'personal', gatewayUrl: '', agentSetting: 'auto', agent: 'reference', modelCredential: 'claudeLogin', baseUrl: 'https://api.anthropic.com', hasModelKey: false, hours: 'always', hoursOpenAt: null };
 const fresh = { engineStarted: true, hasGatewayKey: false, taskCount: 0, lastSeenAt: null };
@@ -41,5 +41,18 @@ describe('first-run walkthrough: steps complete from the real state', () => {
       for (const event of step.completionEvents) assert.ok(keys.has(event) || event === 'onSettingChanged:offPeak.personal.hours' || event === 'onCommand:offPeak.reviewChanges', `${step.id}: ${event}`);
       assert.ok(fs.existsSync(path.join(__dirname, '..', '..', step.media.markdown)), step.media.markdown);
     }
+  });
+
+  it('each key names the steps it completes as VS Code ids them (for its "mark step complete"), read from the manifest', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as WalkthroughManifest & { publisher: string; name: string };
+    const steps = walkthroughStepsByKey(manifest, `${manifest.publisher}.${manifest.name}`);
+    assert.deepEqual(Object.fromEntries(steps), {
+      modeReady: ['offpeak.off-peak-tasks#firstRun#mode'],
+      credentialReady: ['offpeak.off-peak-tasks#firstRun#agent'],
+      teamMode: ['offpeak.off-peak-tasks#firstRun#hours'],
+      taskQueued: ['offpeak.off-peak-tasks#firstRun#firstTask'],
+      resultSeen: ['offpeak.off-peak-tasks#firstRun#morning'],
+    });
+    assert.deepEqual([...walkthroughStepsByKey({}, 'x.y')], []);
   });
 });
