@@ -85,7 +85,7 @@ describe('platform: task worktrees and git', () => {
     assert.equal(await isWorktreeAt(wt.worktreePath), true, 'still a worktree after the other side pruned');
     assert.equal(git(wt.worktreePath, 'rev-parse', '--abbrev-ref', 'HEAD'), wt.branch);
 
-    assert.deepEqual(await removeTaskWorktree({ repoPath: repo, worktreePath: wt.worktreePath, branch: wt.branch }), []);
+    assert.deepEqual((await removeTaskWorktree({ repoPath: repo, worktreePath: wt.worktreePath, branch: wt.branch })).problems, []);
     assert.ok(!fs.existsSync(wt.worktreePath));
     assert.equal(git(repo, 'branch', '--list', wt.branch), '');
     assert.equal(worktreeCount(repo), 1);
@@ -99,7 +99,7 @@ describe('platform: task worktrees and git', () => {
     git(repo, 'worktree', 'add', '-q', '-b', 'users-branch', users);
     fs.renameSync(users, path.join(root, 'elsewhere'));
     fs.rmSync(wt.worktreePath, { recursive: true, force: true });
-    assert.deepEqual(await removeTaskWorktree({ repoPath: repo, worktreePath: wt.worktreePath, branch: wt.branch }), []);
+    assert.deepEqual((await removeTaskWorktree({ repoPath: repo, worktreePath: wt.worktreePath, branch: wt.branch })).problems, []);
     assert.equal(git(repo, 'branch', '--list', wt.branch), '');
     const listed = git(repo, 'worktree', 'list', '--porcelain');
     assert.ok(!listed.includes(fs.realpathSync(path.join(root, 'wt'))), "the task's record is gone");
@@ -114,6 +114,24 @@ describe('platform: task worktrees and git', () => {
     assert.deepEqual(again, first);
     assert.equal(await isWorktreeAt(again.worktreePath), true);
     assert.equal(fs.readFileSync(path.join(again.worktreePath, 'a.txt'), 'utf8'), 'one\ntwo\n');
+  });
+
+  it('a start that crashed after an earlier version\'s `git worktree add` (its folder named <slug>-<short id>) finds that worktree by git\'s list and reuses it; once that folder is gone, its record is cleared and the worktree made at the short name', async () => {
+    const repo = makeRepo(root);
+    const wtDir = path.join(root, 'wt');
+    const branch = 'offpeak/a-task-older123';
+    const older = path.join(wtDir, 'a-task-older123');
+    git(repo, 'worktree', 'add', '-q', '-b', branch, older, 'HEAD');
+    fs.writeFileSync(path.join(older, 'kept.txt'), 'work\n');
+    const found = await made(repo, wtDir, 'older123', { userConfigFile });
+    assert.deepEqual([found.worktreePath, found.branch], [fs.realpathSync(older), branch]);
+    assert.ok(fs.existsSync(path.join(found.worktreePath, 'kept.txt')), 'its work is kept');
+
+    fs.rmSync(older, { recursive: true, force: true });
+    const again = await made(repo, wtDir, 'older123', { userConfigFile });
+    assert.equal(again.worktreePath, path.join(wtDir, 'older123'));
+    assert.equal(await isWorktreeAt(again.worktreePath), true);
+    assert.equal(worktreeCount(repo), 2, "the user's checkout and the task's new worktree");
   });
 
   it("platform: the user's own core.autocrlf (their global config, as Git for Windows sets it) is kept: a task's worktree is checked out with CRLF and its work committed with LF, as the user's own checkout would; the repository's own setting wins over it", async () => {

@@ -128,12 +128,30 @@ export async function createTaskWorktree(
   const existing = (await git(top, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], options))?.trim();
   if (!existing) throw new Error(`git could not create the branch ${branch} and its worktree at ${dir}`);
   const base = (await git(top, ['merge-base', existing, head], options))?.trim() || existing;
+  // Where git has the branch checked out: `dir`, or another folder (one an earlier version named).
+  const listed = await worktreeOfBranch(top, branch, options);
+  if (listed && (await isWorktreeAt(listed, options))) {
+    await checkOutOnce(listed, branch, options);
+    return { kind: 'created', worktreePath: listed, branch, baseCommit: base };
+  }
   if (!(await isWorktreeAt(dir, options))) {
-    await forgetWorktreeRecord(top, dir, options);
+    for (const gone of new Set([listed ?? dir, dir])) await forgetWorktreeRecord(top, gone, options);
     if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', LOCKED, dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
   }
   await checkOutOnce(dir, branch, options);
   return { kind: 'created', worktreePath: dir, branch, baseCommit: base };
+}
+
+/** The folder git lists for the worktree that has `branch` checked out, or null (git's own record, never a guess from a path). */
+async function worktreeOfBranch(top: string, branch: string, options: WorktreeGitOptions): Promise<string | null> {
+  // Without -z (git 2.36+): a folder name holding a newline is the one thing this misreads.
+  const listing = await git(top, ['worktree', 'list', '--porcelain'], options);
+  for (const entry of (listing ?? '').split('\n\n')) {
+    const lines = entry.split('\n');
+    const folder = lines.find((l) => l.startsWith('worktree '))?.slice('worktree '.length);
+    if (folder && lines.includes(`branch refs/heads/${branch}`)) return folder;
+  }
+  return null;
 }
 
 /**
