@@ -90,6 +90,16 @@ export class Retaker {
 
   private async fail(taskId: string, e: unknown): Promise<{ ok: false; error: unknown }> {
     const { clock, config, availability, store } = this.options;
+    if (isGatewayError(e) && e.kind === 'not_eligible') {
+      // 3101: the gateway hands this account no ticket for the task (the rollout is off and it no
+      // longer knows the task's tickets, or the plan excludes it). Retrying cannot help: the task
+      // is paused, saying why, until the user continues it (docs/flows.md#sync).
+      this.notBefore.delete(taskId);
+      const text = `${RETAKE_FAILED} ${errorText(e)}. It is not taken again until you Continue it.`;
+      await store.mutate((tx) => tx.tasks.pause(taskId) && tx.tasks.setLastError(taskId, text, { onlyWithoutTicket: true })).catch(() => undefined);
+      this.options.log(`${taskId}: ${text}`);
+      return { ok: false, error: e };
+    }
     const prev = this.notBefore.get(taskId)?.attempts ?? 0;
     let at = clock.now() + backoff(config.retakeBackoffMs, config.retakeBackoffMaxMs, prev);
     if (isGatewayError(e) && e.kind === 'limit_reached') {

@@ -369,6 +369,24 @@ describe('service: the flows against the real gateway', function () {
       assert.deepEqual([...states.values()], ['queued', 'queued']);
     });
 
+    it('a task whose old tickets the gateway purged, taken again while the rollout is off (3101), stops retrying: paused, saying why', async () => {
+      world = await World.start({ gateway: { exposure: false } });
+      const { service, store } = await world.openWindow();
+      await store.mutate((tx) => {
+        tx.tasks.insert({ ...taskInput(), id: 'purged-task' });
+        tx.tasks.pause('purged-task');
+      });
+      world.proxy.resetLog();
+      const continued = await service.continue('purged-task');
+      await world.advance(15_000);
+      assert.equal(world.takeRequests(), 1, `one take, refused with 3101 (${JSON.stringify(continued)})`);
+      const task = service.getTask('purged-task')!;
+      assert.equal(task.status, 'paused', 'it stops retrying');
+      assert.match(task.lastError ?? '', /not taken again until you Continue it/);
+      await world.advance(10 * 60_000);
+      assert.equal(world.takeRequests(), 1, 'no retake after that');
+    });
+
     it('per-ticket next poll time is honoured, and a failing cycle backs off 10 s -> 5 min', async () => {
       world = await World.start({ gateway: { queuedPollMs: 20_000 } });
       const { service } = await world.openWindow();
