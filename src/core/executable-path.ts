@@ -7,6 +7,7 @@
  * of PATH only (with PATHEXT on Windows), and the program is started by its full path. The
  * platform, environment and file check are injected, so each platform's branch is tested anywhere.
  */
+import { argument as escapeArgument, command as escapeCommand } from 'cross-spawn/lib/util/escape';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -82,9 +83,47 @@ export function programOnPath(name: string): string | undefined {
   return file;
 }
 
-/** The full path to start for `name` (`programOnPath`); throws, saying so, when PATH has none. */
-export function programToRun(name: string): string {
-  const file = programOnPath(name);
-  if (file === undefined) throw new Error(`${name} was not found on PATH`);
-  return file;
+/** The full path to start for `name` (`programOnPath`); throws, saying where it looked, when PATH has none. */
+export function programToRun(name: string, injected?: ExecutableHost): string {
+  const file = injected ? findOnPath(name, injected) : programOnPath(name);
+  if (file !== undefined) return file;
+  const host = injected ?? systemExecutableHost();
+  const folders = absolutePathFolders(host);
+  const exts = host.platform === 'win32' && path.win32.extname(name) === '' ? ` with ${windowsExtensions(envOf(host, 'PATHEXT')).join(', ')}` : '';
+  throw new Error(`${name} was not found on PATH: looked for it${exts} in ${folders.length ? folders.join(host.platform === 'win32' ? '; ' : ':') : 'no folder (PATH has no absolute folder)'}, never in the working directory`);
+}
+
+/** Windows' command interpreter by absolute path: ComSpec when absolute, else the system folder's. */
+export function windowsCommandShell(host: Pick<ExecutableHost, 'platform' | 'env'>): string {
+  const comSpec = envOf({ ...host, platform: 'win32' }, 'COMSPEC');
+  if (comSpec && path.win32.isAbsolute(comSpec)) return comSpec;
+  return path.win32.join(envOf({ ...host, platform: 'win32' }, 'SYSTEMROOT') ?? 'C:\\Windows', 'System32', 'cmd.exe');
+}
+
+export interface Invocation {
+  file: string;
+  args: string[];
+  /** Windows: `args` are already one cmd.exe command line (no C runtime quoting by Node). */
+  windowsVerbatimArguments: boolean;
+}
+
+/**
+ * How the OS would start the program `file` (a full path) with `args`. Windows runs a batch file
+ * (`.cmd`, `.bat`: npm's shims, one's own wrappers) only through cmd.exe, and Node refuses to spawn
+ * one without a shell (EINVAL since CVE-2024-27980); a PowerShell script (`.ps1`) only through
+ * PowerShell. cmd.exe parses its command line by rules of its own, so each argument is quoted and
+ * escaped as cross-spawn does (a well-kept library; an npm shim under `node_modules\.bin` runs
+ * cmd.exe again, so its meta characters are escaped twice). Everything else starts directly.
+ */
+export function commandInvocation(file: string, args: readonly string[], host: Pick<ExecutableHost, 'platform' | 'env'> = systemExecutableHost()): Invocation {
+  if (host.platform === 'win32' && /\.(cmd|bat)$/i.test(file)) {
+    const twice = /node_modules[\\/]\.bin[\\/][^\\/]+\.cmd$/i.test(file);
+    const line = [escapeCommand(path.win32.normalize(file)), ...args.map((arg) => escapeArgument(arg, twice))].join(' ');
+    return { file: windowsCommandShell(host), args: ['/d', '/s', '/c', `"${line}"`], windowsVerbatimArguments: true };
+  }
+  if (host.platform === 'win32' && /\.ps1$/i.test(file)) {
+    const powershell = path.win32.join(envOf(host, 'SYSTEMROOT') ?? 'C:\\Windows', 'System32', 'WindowsPowerShell', 'v1.0', 'powershell.exe');
+    return { file: powershell, args: ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-File', file, ...args], windowsVerbatimArguments: false };
+  }
+  return { file, args: [...args], windowsVerbatimArguments: false };
 }

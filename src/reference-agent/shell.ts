@@ -7,7 +7,7 @@
  * does). cmd.exe is taken from ComSpec or the system folder, never looked up in the workspace.
  * The platform is injected so each branch is tested on any machine.
  */
-import path from 'node:path';
+import { windowsCommandShell } from '../core/executable-path';
 
 export interface ShellHost {
   platform: NodeJS.Platform;
@@ -23,18 +23,9 @@ export interface ShellInvocation {
 
 const systemHost = (): ShellHost => ({ platform: process.platform, env: process.env });
 
-/** Windows' environment names are case-insensitive (`ComSpec`, `COMSPEC`). */
-function windowsEnv(host: ShellHost, name: string): string | undefined {
-  const key = Object.keys(host.env).find((k) => k.toUpperCase() === name);
-  return key === undefined ? undefined : host.env[key];
-}
-
 /** The shell program: Windows' cmd.exe by absolute path only (ComSpec, else %SystemRoot%\System32). */
 export function shellProgram(host: ShellHost = systemHost()): string {
-  if (host.platform !== 'win32') return host.env.SHELL || '/bin/sh';
-  const comSpec = windowsEnv(host, 'COMSPEC');
-  if (comSpec && path.win32.isAbsolute(comSpec)) return comSpec;
-  return path.win32.join(windowsEnv(host, 'SYSTEMROOT') ?? 'C:\\Windows', 'System32', 'cmd.exe');
+  return host.platform === 'win32' ? windowsCommandShell(host) : host.env.SHELL || '/bin/sh';
 }
 
 /** How to run `command` (one shell command line, as the model wrote it) on this platform. */

@@ -69,10 +69,11 @@ export function locateClaudeCode(setting: string, host: LocateHost, node: string
   }
   for (const file of candidates) {
     if (!host.isFile(file)) continue;
-    if (win && /\.(cmd|bat)$/i.test(file)) {
+    if (win && /\.(cmd|bat|ps1)$/i.test(file)) {
       const viaShim = fromWindowsShim(file, host, node);
-      if (viaShim) return viaShim;
-      continue;
+      if (viaShim === 'missing') continue;
+      // A script of one's own (no npm shim): started through cmd.exe or PowerShell (commandInvocation).
+      return viaShim ?? { found: file, command: file, argsPrefix: [] };
     }
     return { found: file, command: file, argsPrefix: [] };
   }
@@ -128,20 +129,21 @@ function installerPlaces(host: LocateHost): string[] {
 }
 
 /**
- * npm's Windows shim (`claude.cmd`) cannot be spawned without a shell (Node refuses `.cmd` files
- * since CVE-2024-27980), and a shell would parse the arguments. The shim names what it runs
- * relative to its own folder (`"%dp0%\node_modules\…\claude.exe"` or `…\cli.js`): that program is
- * started directly, a script with Node.
+ * npm's Windows shims (`claude.cmd`, `claude.ps1`) run a program named relative to their own
+ * folder (`"%dp0%\node_modules\…\claude.exe"` or `…\cli.js`; `"$basedir/…"` in PowerShell):
+ * that program is started directly, a script with Node, so no shell parses the arguments.
+ * Undefined when the file names no such program (a script of one's own), `missing` when the
+ * program it names is not there (a broken install: not Claude Code).
  */
-function fromWindowsShim(shim: string, host: LocateHost, node: string): ClaudeCodeLocation | undefined {
+function fromWindowsShim(shim: string, host: LocateHost, node: string): ClaudeCodeLocation | 'missing' | undefined {
   const text = host.readText(shim);
-  if (text === undefined) return undefined;
-  const targets = [...text.matchAll(/"%~?dp0%?\\([^"%]+)"/g)].map((m) => m[1]).filter((t) => /\.(exe|c?js|mjs)$/i.test(t));
+  if (text === undefined) return 'missing';
+  const named = /\.ps1$/i.test(shim) ? /"\$basedir[\\/]([^"$]+)"/g : /"%~?dp0%?\\([^"%]+)"/g;
+  const targets = [...text.matchAll(named)].map((m) => m[1]).filter((t) => /\.(exe|c?js|mjs)$/i.test(t) && !/^node(\.exe)?$/i.test(t));
   const target = targets.at(-1);
   if (!target) return undefined;
-  const file = path.win32.join(path.win32.dirname(shim), target);
-  if (!host.isFile(file)) return undefined;
+  const file = path.win32.join(path.win32.dirname(shim), target.replace(/\//g, '\\'));
+  if (!host.isFile(file)) return 'missing';
   if (/\.exe$/i.test(file)) return { found: shim, command: file, argsPrefix: [] };
   return { found: shim, command: node, argsPrefix: [file], env: { ELECTRON_RUN_AS_NODE: '1' } };
 }
-

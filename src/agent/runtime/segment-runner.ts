@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../core/clock';
-import { programToRun } from '../../core/executable-path';
+import { commandInvocation, programToRun } from '../../core/executable-path';
 import { gracefulSignals, killLeftovers, killTree, signalAgent, systemProcessHost, treeSpawnOptions, type ProcessHost } from '../../core/process-control';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import { TypedLine, isYes } from '../../core/typed-line';
@@ -188,7 +188,10 @@ export class SegmentRun {
     let child: ChildProcess;
     try {
       if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
-      child = spawn(programToRun(launch.command), launch.args, { // from PATH only, never the task's folder
+      // From PATH only, never the task's folder; a Windows .cmd/.ps1 through its interpreter, as the OS would.
+      const program = commandInvocation(programToRun(launch.command), launch.args);
+      child = spawn(program.file, program.args, {
+        windowsVerbatimArguments: program.windowsVerbatimArguments,
         cwd: spec.workspacePath,
         env,
         stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],
