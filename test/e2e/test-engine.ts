@@ -2,6 +2,10 @@
 // minus VS Code) with the agents run from source and every timing shortened, so a test sees a
 // sync, a lease takeover or a hold in well under a second. Used in-process and, through
 // host-process.ts, as a separate process that a test can kill.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildSync } from 'esbuild';
 import type { AgentKind } from '../../src/agent/runtime/adapters';
 import type { ClaudeCodeLocation } from '../../src/agent/runtime/claude-code-locate';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
@@ -99,8 +103,22 @@ export async function startPersonalTestEngine(
   return { engine, authority };
 }
 
-/** The permission relay MCP server from source (the extension runs dist/permission-mcp.js). */
-export const PERMISSION_RELAY_FROM_SOURCE = { command: process.execPath, args: tsNodeArgv('src/permission-mcp/main.ts') };
+let relayBundle: string | undefined;
+/**
+ * The permission relay MCP server built from source once per test process, bundled as the
+ * extension ships it (dist/permission-mcp.js): one started through tsx took seconds on a busy
+ * machine and at times never answered Claude Code's connect ("MCP tool … not found").
+ */
+function permissionRelayFromSource(): { command: string; args: string[] } {
+  if (!relayBundle) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-relay-'));
+    const outfile = path.join(dir, 'permission-mcp.js');
+    buildSync({ entryPoints: [path.resolve('src/permission-mcp/main.ts')], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    relayBundle = outfile;
+  }
+  return { command: process.execPath, args: [relayBundle] };
+}
 
 export function startTestEngine(options: TestEngineOptions): Promise<HostEngine> {
   const workspaceKeys = options.workspaceKeys ?? [];
@@ -117,7 +135,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     ownLogin: options.ownLogin,
     claudeCommand: options.agentChoice?.claudeCommand ?? (() => options.claudeCommand ?? 'claude'),
     claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2', ...options.claudeEnv } },
-    permissionRelay: options.permissionRelay ?? PERMISSION_RELAY_FROM_SOURCE,
+    permissionRelay: options.permissionRelay ?? permissionRelayFromSource(),
     askTimeoutMs: options.askTimeoutMs,
     unansweredQuestion: options.unansweredQuestion,
     askParkMs: options.askParkMs,
