@@ -174,7 +174,7 @@ export function App({ channel, state, focusTick, error, onError }: {
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} models={state.models} act={act} channel={channel} onError={onError} onMessage={showMessage} />
+                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} models={state.models} defaultModelText={state.setup?.defaultModelText} act={act} channel={channel} onError={onError} onMessage={showMessage} />
               ))}
             </ul>
             {cards.length > limit && (

@@ -23,6 +23,8 @@ export interface CardProps {
   /** Its result is new to the user: unseen, or first shown while the panel is open now. */
   isNew: boolean;
   models: string[];
+  /** The Model list's first choice, as the create form words it (the agent's or the gateway's default). */
+  defaultModelText?: string;
   /** The ticking clock for cards with a running duration; 0 for the others (so they do not re-render). */
   now: number;
   act: Act;
@@ -47,10 +49,10 @@ export function sameCard(a: TaskCard, b: TaskCard): boolean {
 
 /** A new snapshot re-renders only the cards whose content changed. */
 export const Card = memo(CardView, (prev: CardProps, next: CardProps) =>
-  prev.now === next.now && prev.isNew === next.isNew && prev.models === next.models && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
+  prev.now === next.now && prev.isNew === next.isNew && prev.models === next.models && prev.defaultModelText === next.defaultModelText && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card),
 );
 
-function CardView({ card, isNew, now, models, act, channel, onError, onMessage }: CardProps) {
+function CardView({ card, isNew, now, models, defaultModelText, act, channel, onError, onMessage }: CardProps) {
   const [editing, setEditing] = useState(false);
   const [followingUp, setFollowingUp] = useState(false);
   const [segments, setSegments] = useState<SegmentView[] | undefined>();
@@ -134,6 +136,7 @@ function CardView({ card, isNew, now, models, act, channel, onError, onMessage }
         <TaskForm
           workspaces={[{ name: card.workspacePath, path: card.workspacePath }]}
           models={models}
+          defaultModelText={defaultModelText}
           focusTick={1}
           initial={card}
           submit={async (input) => {

@@ -1,9 +1,10 @@
-// The cards' action buttons at a narrow panel (docs/flows.md#what-the-panel-says): the webview
+// The panel as Chromium renders it (docs/flows.md#what-the-panel-says): the webview
 // bundle built from source, with the panel's CSS and codicons, in headless Chromium, renders a
 // snapshot the real PanelController made from the real TaskService (a sql.js file, the real
 // reference gateway on loopback): a queued, a running and a finished card. At a 500 px and a
 // 260 px panel (a 500 px window with the side bar open) every action keeps a short label on one
-// line inside its card; at 1000 px the whole label shows.
+// line inside its card; at 1000 px the whole label shows. A card's Edit form names the same
+// default model as the create form (personal mode with Claude Code: "Claude Code's default model").
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,6 +15,7 @@ import * as esbuild from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { PanelController } from '../../src/panel/panel-controller';
 import { createServiceBackend } from '../../src/panel/service-backend';
+import { setupView } from '../../src/panel/setup-line';
 import type { PanelState } from '../../src/protocol/webview';
 import { CHROMIUM_PATH, REPO_ROOT } from '../../scripts/vscode/tools';
 import { oneRunningTask, taskInput, World } from './service-harness';
@@ -29,7 +31,7 @@ interface ActionSeen {
   pastCard: number;
 }
 
-describe('panel: card actions at a narrow width', function () {
+describe('panel rendered in Chromium: card actions by width, the forms\' default model', function () {
   this.timeout(120_000);
   let world: World;
   let dir: string;
@@ -58,6 +60,7 @@ describe('panel: card actions at a narrow width', function () {
       openTerminal: async () => undefined,
       confirm: async () => true,
       notice: () => undefined,
+      setup: async () => setupView({ mode: 'personal', gatewayUrl: '', agentSetting: 'auto', agent: 'claude-code', modelCredential: 'claudeLogin', baseUrl: 'https://api.anthropic.com', hasModelKey: false, hours: 'always', hoursOpenAt: null }),
     }, NO_ASKS);
     const controller = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, backend, world.clock);
     state = await controller.snapshot();
@@ -83,13 +86,19 @@ describe('panel: card actions at a narrow width', function () {
     await world?.close();
   });
 
+  /** The panel `width` px wide, showing the snapshot. */
+  async function panelAt(width: number) {
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    await page.goto(pathToFileURL(path.join(dir, 'panel.html')).href);
+    await page.evaluate((s) => window.dispatchEvent(new MessageEvent('message', { data: { type: 'state', state: s } })), state);
+    await page.waitForFunction((n) => document.querySelectorAll('li.card').length === n, state.tasks.length);
+    return page;
+  }
+
   /** Every card's action buttons as the panel `width` px wide shows them. */
   async function actionsAt(width: number): Promise<ActionSeen[]> {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const page = await panelAt(width);
     try {
-      await page.goto(pathToFileURL(path.join(dir, 'panel.html')).href);
-      await page.evaluate((s) => window.dispatchEvent(new MessageEvent('message', { data: { type: 'state', state: s } })), state);
-      await page.waitForFunction((n) => document.querySelectorAll('li.card').length === n, state.tasks.length);
       return await page.evaluate(`[...document.querySelectorAll('li.card')].flatMap((card) => {
         const right = card.getBoundingClientRect().right;
         return [...card.querySelectorAll('.card-head .actions button.action')].map((b) => {
@@ -128,5 +137,18 @@ describe('panel: card actions at a narrow width', function () {
     const seen = await actionsAt(1000);
     assert.equal(seen.find((a) => a.testid === 'open-session')?.text, 'Open session');
     assert.equal(seen.find((a) => a.testid === 'follow-up')?.text, 'Follow up…');
+  });
+
+  it("a card's Edit form offers the same default model as the create form (the agent's default in personal mode)", async () => {
+    const page = await panelAt(1000);
+    try {
+      await page.locator('[data-testid="new-task"]').click();
+      assert.equal(await page.locator('[data-testid="create-form"] [data-testid="model"] vscode-option').first().textContent(), "Claude Code's default model");
+      await page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="edit"]').click();
+      const first = page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="model"] vscode-option').first();
+      assert.equal(await first.textContent(), "Claude Code's default model");
+    } finally {
+      await page.close();
+    }
   });
 });
