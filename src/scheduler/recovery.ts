@@ -110,15 +110,17 @@ async function judgeRecord(file: string, record: PidRecord, options: RecoveryOpt
   if (record.host !== undefined && record.host !== (options.host ?? os.hostname())) return { kind: 'live' };
   const processes = options.processes ?? systemProcessHost();
   const agentAlive = !!record.pid && isProcessAlive(record.pid);
-  const agentRow = agentAlive ? await rowOf(record.pid, processes) : undefined;
+  // The table is read only when needed (on Windows each read starts PowerShell), and once.
+  let row: Promise<ProcessRow | undefined> | undefined;
+  const agentRow = () => (row ??= rowOf(record.pid, processes));
   // Its window runs: that window applies the segment's outcome, whatever the agent does.
-  if (hostLives(record, agentRow, agentAlive, options)) return { kind: 'live' };
+  if (await hostLives(record, agentRow, agentAlive, options)) return { kind: 'live' };
   let killed: number | undefined;
   if (agentAlive) {
     // Only our agent is killed, not a program that got its pid: its session id is in our agent's
     // command line; where the table tells no command line (Wine), its parent is still the dead
     // window's pid (Windows keeps a parent's id). An agent that cannot be verified is left alone.
-    if (isOurAgent(record, agentRow, processes) && (await killTree(record.pid, processes)).length > 0) killed = record.pid;
+    if (isOurAgent(record, await agentRow(), processes) && (await killTree(record.pid, processes)).length > 0) killed = record.pid;
   } else if (record.pid && groupHoldsAgentRemnants(record.pid, record, processes) && (await killLeftovers(record.pid, processes)).length > 0) {
     // The agent ended, but its group still holds something it started (the group's id cannot
     // have been reused while no process has that pid and the group is not empty).
@@ -135,7 +137,7 @@ function isOurAgent(record: PidRecord, row: ProcessRow | undefined, processes: P
 }
 
 /** Whether the window that spawned the record's agent still runs (and so will apply its outcome). */
-function hostLives(record: PidRecord, agentRow: ProcessRow | undefined, agentAlive: boolean, options: RecoveryOptions): boolean {
+async function hostLives(record: PidRecord, agentRow: () => Promise<ProcessRow | undefined>, agentAlive: boolean, options: RecoveryOptions): Promise<boolean> {
   if (record.hostPid === undefined) return false;
   const registered = record.windowId !== undefined && record.windowId !== options.windowId && (options.isLiveWindow?.(record.windowId, record.hostPid) ?? false);
   // A window of this very process: only another, registered one is alive for us.
@@ -144,7 +146,8 @@ function hostLives(record: PidRecord, agentRow: ProcessRow | undefined, agentAli
   if (registered || !agentAlive) return true;
   // A record of an older build (no window id): a live agent that is no longer the child of that
   // pid means its window died and the pid was reused.
-  return agentRow === undefined || agentRow.ppid === record.hostPid;
+  const row = await agentRow();
+  return row === undefined || row.ppid === record.hostPid;
 }
 
 /**
