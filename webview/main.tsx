@@ -1,4 +1,5 @@
 // Webview entry: registers the VS Code Elements used by the panel, connects to the host, renders.
+import './zod-jitless';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-label/index.js';

@@ -453,6 +453,10 @@ export type WebviewToHost = z.infer<typeof WebviewToHostSchema>;
 
 // --- host -> webview -------------------------------------------------------------------------
 
+/** A row checked only for its id, in place: an object schema would copy each of its keys. */
+const rowWithId = <K extends string>(key: K) =>
+  z.custom<Record<K, string>>((row) => typeof row === 'object' && row !== null && typeof (row as Record<string, unknown>)[key] === 'string', { message: `a row without its ${key}` });
+
 /**
  * A snapshot as the webview checks it on arrival: everything but the card and History rows in
  * full, those only for their ids. The host builds them from the types above; a full parse of
@@ -460,8 +464,8 @@ export type WebviewToHost = z.infer<typeof WebviewToHostSchema>;
  * compiled parsers).
  */
 export const PanelStateArrivalSchema = PanelStateSchema.extend({
-  tasks: z.array(z.looseObject({ id: z.string() })),
-  history: z.array(z.looseObject({ taskId: z.string() })),
+  tasks: z.array(rowWithId('id')),
+  history: z.array(rowWithId('taskId')),
 });
 
 export const HostToWebviewSchema = z.union([

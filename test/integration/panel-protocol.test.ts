@@ -415,6 +415,20 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     await assert.rejects(bad, /unexpected result/);
   });
 
+  it('the webview refuses a snapshot with a card or History row without its id, and shows the rows it was given', async () => {
+    const shown: unknown[][] = [];
+    const refused: string[] = [];
+    const channel = new HostChannel({ postMessage: () => undefined }, { onState: (s) => shown.push(s.tasks), onFocusForm: () => undefined, onInvalidMessage: (why) => refused.push(why) });
+    const snapshot = await link.controller.snapshot();
+    const card = { id: 'c1', title: 'kept as sent', extra: 1 };
+    channel.receive({ type: 'state', state: { ...snapshot, version: 1, tasks: [{ title: 'no id' }] } });
+    channel.receive({ type: 'state', state: { ...snapshot, version: 2, tasks: [{ id: 7 }] } });
+    channel.receive({ type: 'state', state: { ...snapshot, version: 3, history: [{ title: 'no task id' }] } });
+    channel.receive({ type: 'state', state: { ...snapshot, version: 4, tasks: [card] } });
+    assert.equal(refused.length, 3);
+    assert.deepEqual(shown, [[card]]);
+  });
+
   it('the webview ignores a snapshot older than the one it shows', async () => {
     const shown: number[] = [];
     const channel = new HostChannel({ postMessage: () => undefined }, { onState: (s) => shown.push(s.version), onFocusForm: () => undefined, onInvalidMessage: () => undefined });
