@@ -495,7 +495,6 @@ export class TaskRuntime {
 
 /** Stops an agent whose start could not be recorded, before the scheduler hears back. */
 async function stopUnstarted(run: SegmentRun): Promise<void> {
-  await run.cancel();
-  await run.done;
+  await run.cancel().then(() => run.done);
   run.releasePidFile();
 }
