@@ -9,6 +9,7 @@ import { createServiceBackend } from '../../src/panel/service-backend';
 import { PanelController } from '../../src/panel/panel-controller';
 import { systemClock } from '../../src/core/clock';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
+import { BARE_HOST } from '../integration/panel-link';
 import { startTestEngine, waitFor } from './test-engine';
 
 interface Body {
@@ -75,17 +76,7 @@ describe('follow-up end to end (real gateway, fake upstream, reference agent pro
     assert.deepEqual(h.service.history().map((r) => r.taskId).sort(), [first.id, follow.id].sort());
 
     // Its own card, marked as a follow-up of the first.
-    const backend = createServiceBackend(h.service, h.store, {
-      hasApiKey: async () => true,
-      setApiKey: async () => undefined,
-      workspaces: () => [],
-      models: () => [],
-      configs: () => undefined,
-      reloadConfigs: async () => undefined,
-      openTerminal: async () => undefined,
-      confirm: async () => true,
-      notice: () => undefined,
-    }, h);
+    const backend = createServiceBackend(h.service, h.store, BARE_HOST, h);
     const panel = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, backend, systemClock);
     const snapshot = await panel.snapshot();
     panel.dispose();

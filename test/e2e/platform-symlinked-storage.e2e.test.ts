@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { SNAPSHOT_HOST_BITS, startTestEngine, waitFor } from './test-engine';
+import { BARE_HOST } from '../integration/panel-link';
+import { startTestEngine, waitFor } from './test-engine';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
@@ -59,7 +60,7 @@ describe('platform: globalStorage behind a symbolic link (Linux; as macOS /var a
     assert.ok(stored.includes('tasks-index.sqlite'), `the task DB is there: ${stored.join(', ')}`);
     assert.ok(h.service.isLeader, 'the window still holds the lease');
 
-    const backend = createServiceBackend(h.service, h.store, SNAPSHOT_HOST_BITS, h);
+    const backend = createServiceBackend(h.service, h.store, BARE_HOST, h);
     assert.deepEqual(await backend.mergeChanges({ taskId: follow.id }), { outcome: 'merged', into: git(ws, 'symbolic-ref', '--short', 'HEAD') });
     assert.equal(fs.readFileSync(path.join(ws, 'second.txt'), 'utf8'), '2\n');
 

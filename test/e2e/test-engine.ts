@@ -15,7 +15,6 @@ import type { GatewayConfig } from '../../src/gateway/config';
 import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/local-authority';
 import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
-import type { PanelHostBits } from '../../src/panel/service-backend';
 import type { StoreFs } from '../../src/store';
 import { tsNodeArgv } from '../integration/runtime-helpers';
 
@@ -161,15 +160,3 @@ export async function waitFor<T>(probe: () => T | undefined | false, what: strin
   }
 }
 
-/** What the panel needs from VS Code, for a snapshot (nothing is clicked here; every question answered yes). */
-export const SNAPSHOT_HOST_BITS: PanelHostBits = {
-  hasApiKey: async () => true,
-  setApiKey: async () => undefined,
-  workspaces: () => [],
-  models: () => [],
-  configs: () => undefined,
-  reloadConfigs: async () => undefined,
-  openTerminal: async () => undefined,
-  confirm: async () => true,
-  notice: () => undefined,
-};

@@ -13,7 +13,8 @@ import { PanelController } from '../../src/panel/panel-controller';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import type { RecordedRequest, ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { SNAPSHOT_HOST_BITS, startTestEngine, waitFor } from './test-engine';
+import { BARE_HOST } from '../integration/panel-link';
+import { startTestEngine, waitFor } from './test-engine';
 
 interface Body {
   messages: { role: string; content: string | { type: string; text?: string }[] }[];
@@ -39,7 +40,7 @@ function scripted(steps: Record<string, ScriptedReply[]>): ScriptedReply {
   };
 }
 
-const hostBits = SNAPSHOT_HOST_BITS;
+const hostBits = BARE_HOST;
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
