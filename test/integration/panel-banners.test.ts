@@ -43,7 +43,7 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
     await world.proxy.goDown();
     await link.webview.channel.request('refresh', {});
     const down = await until('the outage in the snapshot', () => last()?.availability.kind === 'unreachable' && last());
-    assert.match(down.availability.reason ?? '', /^The gateway could not be reached \(the connection was (refused|reset)\)\.$/);
+    assert.match(down.availability.reason ?? '', /^The gateway could not be reached \(the connection was (refused|reset|closed)\)\.$/);
     assert.ok(gatewayUnreachableShown(down.availability, down.hasApiKey), 'with a key set, the outage banner shows');
 
     const error = await link.webview.channel.request('createTask', { input: { title: 't', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'default', model: null, thoughtLevel: null } }).then(
@@ -51,7 +51,7 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
       (e: Error & { code?: string }) => e,
     );
     assert.doesNotMatch(error.message, RAW);
-    assert.match(error.message, /^Cannot create the task now: the gateway could not be reached \(the connection was (refused|reset)\)/);
+    assert.match(error.message, /^Cannot create the task now: the gateway could not be reached \(the connection was (refused|reset|closed)\)/);
     assert.equal(error.code, 'gateway_unavailable');
     const failure = { at: world.clock.now(), code: error.code };
     assert.equal(failureOutlived(failure, down.availability), false, 'still true while the gateway is down');
