@@ -3,6 +3,7 @@
  * - can_take: enabled;
  * - can_take false: disabled until `next_take_at`, and re-checked at that moment;
  * - a failed check: disabled until a refresh succeeds (re-tried with backoff);
+ * - the sync failing to reach the gateway checks at once; its next answer re-checks a failed snapshot;
  * - a 3103 on take: disabled until its `next_take_at`, then re-checked.
  * Never a permanent "quota exhausted" flag: every disabled state has a way back.
  */
@@ -116,6 +117,20 @@ export class AvailabilitySnapshot {
   /** Resolves when no check is in flight. */
   idle(): Promise<void> {
     return this.checks.idle();
+  }
+
+  /**
+   * Another call (the sync's status, a settle, a retake) could not reach the gateway: an enabled
+   * snapshot would keep saying all is well while nothing asks (docs/flows.md#availability), so it
+   * asks now; a snapshot already in error re-checks on its own backoff.
+   */
+  noteGatewayUnreachable(): void {
+    if (this.current.status !== 'error') void this.refresh();
+  }
+
+  /** Another call got the gateway's answer: a snapshot that says it cannot be reached asks again now, not at its backoff. */
+  noteGatewayAnswered(): void {
+    if (this.current.status === 'error' && this.current.refusedStatus === undefined) void this.refresh();
   }
 
   /** A take answered 3103: disabled until `nextTakeAt` (if known), then re-checked. */

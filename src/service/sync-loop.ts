@@ -333,9 +333,12 @@ export class SyncLoop {
       report.error = errorText(failure);
       this.options.log(`sync cycle failed (${this.cycleFailures} in a row), next try in ${Math.round(delay / 1000)} s: ${report.error}`);
       this.options.onSyncError(failure instanceof Error ? failure : new Error(String(failure)));
+      // The panel's "gateway cannot be reached" comes from the availability snapshot: tell it.
+      if (isTransportFailure(failure)) availability.noteGatewayUnreachable();
     } else {
       this.cycleFailures = 0;
       this.backoffUntil = 0;
+      if (report.statusRequests + report.settleAttempts + report.retakes > 0) availability.noteGatewayAnswered();
     }
     this.options.onSynced(report);
     return report;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { PanelState } from '../../src/protocol/webview';
 import { confirmationSeen, failureOutlived, gatewayUnreachableShown } from '../../webview/banner-rules';
 import { connect, PANEL_WORKSPACE } from './panel-link';
-import { World } from './service-harness';
+import { taskInput, World } from './service-harness';
 
 async function until<T>(what: string, fn: () => T | undefined | false): Promise<T> {
   for (let i = 0; i < 1_000; i++) {
@@ -28,7 +28,8 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
   const last = (): PanelState | undefined => link.webview.states.at(-1);
 
   beforeEach(async () => {
-    world = await World.start();
+    // The snapshot's own re-check after a failed check is an hour away: a banner that goes sooner went because something else saw the gateway answer.
+    world = await World.start({ availability: { errorBackoffMs: 3_600_000, errorBackoffMaxMs: 3_600_000 } });
     await world.openWindow();
     link = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined });
     link.webview.channel.ready();
@@ -62,6 +63,28 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
     const back = await until('the gateway answering again', () => last()?.availability.kind === 'enabled' && last());
     assert.equal(failureOutlived(failure, back.availability), true, 'the take error banner goes');
     assert.equal(failureOutlived({ at: failure.at, code: 'invalid_input' }, back.availability), false, 'an error the gateway coming back does not change stays');
+  });
+
+  it('the gateway going down while a task waits in its queue shows "cannot be reached" with no refresh asked (the sync finds it), and the banner goes at the sync\'s next answer', async () => {
+    const enabled = await until('the gateway answering', () => last()?.availability.kind === 'enabled' && last());
+    assert.equal(gatewayUnreachableShown(enabled.availability, enabled.hasApiKey), false);
+    const { service } = world.windows[0];
+    await service.create(taskInput({ workspacePath: PANEL_WORKSPACE }));
+    const syncErrors: Error[] = [];
+    const sub = service.onSyncError((e) => syncErrors.push(e));
+    await world.proxy.goDown();
+    // Only the sync's own polls of the queued ticket meet the outage: nothing asks for a refresh.
+    await world.advance(60_000);
+    sub.dispose();
+    assert.ok(syncErrors.length > 0, 'the sync met the outage');
+    const down = await until('the outage in the snapshot', () => last()?.availability.kind === 'unreachable' && last());
+    assert.ok(gatewayUnreachableShown(down.availability, down.hasApiKey), 'with a key set, the outage banner shows');
+    assert.doesNotMatch(down.availability.reason ?? '', RAW);
+
+    await world.proxy.comeUp();
+    await world.advance(60_000);
+    await until('the gateway answering again in the snapshot', () => last()?.availability.kind === 'enabled');
+    assert.ok(world.clock.now() < down.availability.nextCheckAt!, 'before the snapshot\'s own re-check');
   });
 
   it('no "gateway cannot be reached" while the only problem is a missing key', async () => {

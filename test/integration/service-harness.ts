@@ -10,7 +10,7 @@ import { GatewayServer } from '../../src/gateway/server';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ManualTimers } from '../../src/core/timers';
-import { TaskService, type CreateTaskInput, type SyncConfig } from '../../src/service';
+import { TaskService, type AvailabilityOptions, type CreateTaskInput, type SyncConfig } from '../../src/service';
 import { TaskStore } from '../../src/store';
 import { FaultProxy } from '../fixtures/fault-proxy';
 
@@ -30,6 +30,7 @@ export interface Window {
 export interface WorldOptions {
   gateway?: Partial<GatewayConfig>;
   sync?: Partial<SyncConfig>;
+  availability?: AvailabilityOptions;
   /** Per-call client timeout in real ms (small, so 'hang' faults resolve fast). */
   timeoutMs?: number;
 }
@@ -89,6 +90,7 @@ export class World {
       timers: this.timers,
       windowId: name,
       sync: { longPollMs: 0, ...this.options.sync },
+      availability: this.options.availability,
       newTaskId: extra.newTaskId,
       stopAgent:
         extra.stopAgent ??
