@@ -126,8 +126,9 @@ export class WindowRegistry {
     const dead = this.deadWindows(tx.windows.list());
     for (const other of dead) {
       tx.windows.unregister(other.windowId);
-      // Its open questions go with it: no agent is left to apply an answer to them.
-      tx.asks.publish(other.windowId, []);
+      // Its open questions go with it (no agent is left to apply an answer to them), but an answer
+      // left for a task it left running stays for recovery (docs/flows.md#a-question-across-a-reload).
+      tx.asks.withdrawDeadWindow(other.windowId);
     }
     return dead.map((w) => w.windowId);
   }

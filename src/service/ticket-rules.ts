@@ -392,7 +392,7 @@ function holdOpenQuestions(tx: StoreTx, taskId: string, held: readonly HeldQuest
   for (const { question: q } of held) {
     tx.questions.recordAsked({ askId: q.askId, taskId, tool: q.tool, summary: q.summary, input: q.input, callDigest: q.callDigest, askedAt: q.askedAt });
   }
-  const left = new Map(tx.asks.list().filter((a) => a.taskId === taskId && a.answer !== null).map((a) => [a.id, a]));
+  const left = new Map(tx.asks.takeAnswersLeft(taskId).map((a) => [a.id, a]));
   for (const q of tx.questions.forTask(taskId)) {
     if (q.decision !== null || q.parkedAt !== null || q.answeredBy !== null) continue;
     tx.questions.markInterrupted(q.askId);

@@ -4,7 +4,7 @@
  * for the running window to apply (the first answer wins there; the row is removed once it is
  * answered or gone). `summary`, `tool` and `input` are untrusted model text.
  */
-import { ASKS_TABLE } from './schema';
+import { ASKS_TABLE, TASKS_TABLE } from './schema';
 import { placeholders, type SqlDb, type SqlRow } from './sql';
 
 export interface SharedAsk {
@@ -69,6 +69,27 @@ export class AskRepo {
       );
     }
     return removed + added > 0;
+  }
+
+  /**
+   * A window that is gone: its questions go, but an answer left for a question of a task it left
+   * running stays until recovery carries it into the decision record (`takeAnswersLeft`), so an
+   * answer given just before the crash applies when the task resumes.
+   */
+  withdrawDeadWindow(windowId: string): boolean {
+    return (
+      this.db.run(
+        `DELETE FROM ${ASKS_TABLE} WHERE window_id = ? AND (answer IS NULL OR task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE} WHERE status IN ('running', 'awaiting')))`,
+        [windowId],
+      ) > 0
+    );
+  }
+
+  /** The task's window closed or died: its rows go, and the answers left in them are returned. */
+  takeAnswersLeft(taskId: string): SharedAsk[] {
+    const rows = this.db.all(`SELECT * FROM ${ASKS_TABLE} WHERE task_id = ? ORDER BY asked_at, ask_id`, [taskId]).map(toAsk);
+    if (rows.length > 0) this.db.run(`DELETE FROM ${ASKS_TABLE} WHERE task_id = ?`, [taskId]);
+    return rows.filter((a) => a.answer !== null);
   }
 
   /**

@@ -93,4 +93,42 @@ describe('a crashed window that is not the lease holder (real processes end to e
     assert.equal(tickets.length, 1, 'the still-active ticket was reused');
     assert.equal(tickets[0].endReason, 'completed');
   });
+
+  it("an answer left for a crashed window's question is carried over (POSIX only: the window is frozen with SIGSTOP): recovery records it, the resumed session's repeat is answered from it, the command runs once and nobody is asked again", async () => {
+    world = await startWorld();
+    place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] };
+    const ws = makeGitWorkspace(world.root);
+    const command = { command: 'echo ran >> ran.txt' };
+    // The scripted model (a fixture) asks to run the command; after the resume it makes the call again, then finishes.
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: command }, { kind: 'tool_use', name: 'run_command', input: command }, { kind: 'text', text: 'Done.' });
+
+    const holder = await startWindow(place, 'window-holder', [], { lease: { ttlMs: 3_600_000, tickMs: 3_600_000 }, askParkMs: 600_000 });
+    const b = spawnHost({ storageDir: place.storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', windowId: 'window-B', workspaceKeys: [ws], askParkMs: 600_000 });
+    children.push(b.child);
+    await waitFor(() => holder.engine.windows.remoteHosts().some((h) => h.windowId === 'window-B'), 'window B to register', 60_000);
+    await holder.engine.service.availability.refresh();
+    const task = await holder.engine.service.create({ title: 'crash with an answer left', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
+    const ask = await waitFor(() => holder.engine.pendingAsks(task.id)[0], "window B's question, listed in the holder", 60_000);
+
+    // Window B freezes (it cannot apply what is left for it), the user answers in the holder, then B dies.
+    b.child.kill('SIGSTOP');
+    assert.equal(await holder.engine.answerAsk(task.id, ask.id, 'allow', ask.inputDigest), 'accepted', 'the answer is left for window B');
+    b.child.kill('SIGKILL');
+    await b.exited;
+
+    // One lease tick of the holder: B's registration goes, its task is recovered and runs in the holder.
+    await holder.engine.service.leadership.tick();
+    const end = await waitFor(() => {
+      const t = holder.engine.service.getTask(task.id)!;
+      if (['completed', 'failed', 'cancelled'].includes(t.status)) return t.status;
+      // Without the answer, the resumed session is told to make the call again and it is asked anew.
+      return holder.engine.store.read((tx) => tx.questions.get(ask.id))?.answeredBy === 'asked-again' && 'asked again';
+    }, 'the task to finish or ask again', 90_000);
+    assert.equal(end, 'completed', 'the answer left before the crash answered the repeated call');
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran once');
+    const record = holder.engine.store.read((tx) => tx.questions.forTask(task.id));
+    const first = record.find((q) => q.askId === ask.id);
+    assert.deepEqual([first?.decision, first?.answeredBy], ['allow', 'other-window'], "the record keeps the answer left for the crashed window's question");
+    assert.ok(record.every((q) => q.answeredBy !== 'asked-again' && q.answeredBy !== 'host'), 'nobody was asked again');
+  });
 });

@@ -44,6 +44,24 @@ describe('store: pending asks shared by windows', () => {
     assert.deepEqual(store.read((tx) => [tx.asks.list()[0].answer, tx.asks.list()[0].answerDigest, tx.asks.list()[0].input]), ['allow', d, 'command: b1']);
   });
 
+  it("a dead window's questions go, but an answer left for a task it left running stays until recovery takes it (docs/flows.md#a-question-across-a-reload)", async () => {
+    const d = 'a'.repeat(64);
+    await store.mutate((tx) => {
+      tx.tasks.insert({ id: 't3', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w', serverTicketId: 'K3', schedulable: true });
+      tx.tasks.claim('t3');
+      tx.tasks.markRunning('t3', { sessionId: 's3' });
+      tx.asks.publish('w-dead', [ask('answered', 't3'), ask('open', 't3', 20), ask('other-task', 't2', 30)]);
+      tx.asks.leaveAnswer('answered', 'allow', d);
+      tx.asks.leaveAnswer('other-task', 'deny', d);
+    });
+    assert.deepEqual(store.read((tx) => [tx.tasks.get('t3')?.status, tx.tasks.get('t2')?.status]), ['running', 'queued']);
+    await store.mutate((tx) => tx.asks.withdrawDeadWindow('w-dead'));
+    assert.deepEqual(store.read((tx) => tx.asks.list().map((a) => a.id)), ['answered'], 'only the answer for the running task stays');
+    const taken = await store.mutate((tx) => tx.asks.takeAnswersLeft('t3'));
+    assert.deepEqual(taken.map((a) => [a.id, a.answer, a.answerDigest]), [['answered', 'allow', d]]);
+    assert.deepEqual(store.read((tx) => tx.asks.list()), [], 'taken: the rows are gone');
+  });
+
   it("a deleted task's questions go with it", async () => {
     await store.mutate((tx) => {
       tx.asks.publish('w-b', [ask('b1', 't1'), ask('b2', 't2')]);
