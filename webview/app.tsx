@@ -1,7 +1,7 @@
 // The Off-Peak Tasks panel: the create area, cards in sections (Running / Needs input / Queued /
 // Paused / Finished), and the 0/1-row-per-task History. Every text from a task, the gateway or
 // the agent is rendered as plain text (JSX escapes it).
-import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { PanelState } from '../src/protocol/webview';
 import type { Act } from './act';
 import { bannerOutlived, type AnswerOwner } from './ask-input';
@@ -11,7 +11,7 @@ import { Card } from './card';
 import { availabilityText, groupCards, offPeakOpeningText, SECTIONS, ticks } from './format';
 import type { HostChannel } from './host-channel';
 import { History } from './history';
-import { useShowingResults, useTickingNow } from './hooks';
+import { useSameList, useShowingResults, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
@@ -93,12 +93,14 @@ export function App({ channel, state, focusTick, error, onError }: {
     return () => clearTimeout(timer);
   }, [nextTakeAt, channel]);
 
-  const groups = groupCards(state?.tasks ?? []);
+  // Once per snapshot, not on every tick of the clock (the panel re-renders each second).
+  const groups = useMemo(() => groupCards(state?.tasks ?? []), [state?.tasks]);
+  const models = useSameList(state?.models);
   const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
   useShowingResults(onScreenUnseen, channel, state?.visible ?? true);
-  const summary = resultsSummary(
-    (state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen, needsInput: t.ask !== null })),
-    state?.lastSeenAt ?? null,
+  const summary = useMemo(
+    () => resultsSummary((state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen, needsInput: t.ask !== null })), state?.lastSeenAt ?? null),
+    [state?.tasks, state?.lastSeenAt],
   );
   // A filter whose summary is gone (the panel was hidden, the results are old news) lets every card show again.
   const activeFilter = summary && filter && summary.parts.some((p) => p.filter === filter.filter) ? filter : undefined;
@@ -139,7 +141,7 @@ export function App({ channel, state, focusTick, error, onError }: {
           {showForm && (
             <TaskForm
               workspaces={state.workspaces}
-              models={state.models}
+              models={models}
               defaultModelText={state.setup?.defaultModelText}
               unansweredText={state.setup?.unansweredText}
               blockedText={!state.hasApiKey ? 'Set an API key first.' : availabilityText(a, now)}
@@ -174,7 +176,7 @@ export function App({ channel, state, focusTick, error, onError }: {
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} models={state.models} defaultModelText={state.setup?.defaultModelText} act={act} channel={channel} onError={onError} onMessage={showMessage} />
+                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} models={models} defaultModelText={state.setup?.defaultModelText} act={act} channel={channel} onError={onError} onMessage={showMessage} />
               ))}
             </ul>
             {cards.length > limit && (

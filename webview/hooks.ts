@@ -1,5 +1,5 @@
 // Panel hooks: the ticking clock, page visibility, and the "New" marks held while the panel is shown.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PanelState } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 
@@ -58,4 +58,15 @@ export function useShowingResults(onScreenUnseen: readonly string[], channel: Ho
     for (const id of fresh) reported.add(id);
     void channel.request('showing', { taskIds: fresh }).catch(() => undefined);
   }, [pageVisible, shownByVsCode, key, channel]);
+}
+
+/**
+ * The same array as last time while its items are the same: each snapshot carries a new models
+ * list, and a memoized card compares its props by identity (a new list would re-render every card).
+ */
+export function useSameList<T>(list: T[] | undefined): T[] {
+  const kept = useRef<T[]>(list ?? []);
+  const next = list ?? [];
+  if (next.length !== kept.current.length || next.some((item, i) => item !== kept.current[i])) kept.current = next;
+  return kept.current;
 }
