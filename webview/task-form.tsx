@@ -16,6 +16,14 @@ export const THOUGHT_LEVELS = ['', 'low', 'medium', 'high'];
 type Value = { value: string };
 export const valueOf = (e: Event): string => (e.currentTarget as unknown as Value).value ?? '';
 
+/** A `datetime-local` field's "2026-12-08T02:00" as epoch ms on this machine's clock; undefined when empty or unreadable. */
+export function localDateTimeMs(text: string): number | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute] = match.slice(1).map(Number);
+  return new Date(year!, month! - 1, day!, hour!, minute!).getTime();
+}
+
 /** A mode's help; "Ask before edits" says what an unanswered ask does under the settings in force. */
 export function permissionDetail(mode: (typeof PERMISSION_MODE_CHOICES)[number], unansweredText: string | undefined): string {
   return mode.value === 'default' && unansweredText ? `The agent asks before it changes a file or runs a command; ${unansweredText}.` : mode.detail;
@@ -45,6 +53,7 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   const [model, setModel] = useState(initial?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
   const [ownBranch, setOwnBranch] = useState<boolean | undefined>(undefined);
+  const [notBefore, setNotBefore] = useState('');
   const folder = workspaces.find((w) => w.path === workspacePath);
   const branchDefault = folder?.ownBranch;
   const [busy, setBusy] = useState(false);
@@ -63,12 +72,18 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
     setBusy(true);
     try {
       const chosen = folder?.noOwnBranch ? false : (ownBranch ?? branchDefault);
-      const done = await submit({ title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null, ...(chosen === undefined ? {} : { ownBranch: chosen }) });
+      const startAt = localDateTimeMs(notBefore);
+      const done = await submit({
+        title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null,
+        ...(chosen === undefined ? {} : { ownBranch: chosen }),
+        ...(startAt === undefined ? {} : { notBefore: startAt }),
+      });
       onError(undefined);
       if (done === false) return;
       if (!editing) {
         setTitle('');
         setPrompt('');
+        setNotBefore('');
       }
       onDone?.();
     } catch (err) {
@@ -143,6 +158,13 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         </div>
       </div>
       {mode && <p class="hint permission-detail" data-testid="permission-detail">{permissionDetail(mode, unansweredText)}</p>}
+      {!editing && (
+        <div class="not-before">
+          <vscode-label for="not-before">Not before</vscode-label>
+          <vscode-textfield id="not-before" type="datetime-local" data-testid="not-before" value={notBefore} onInput={(e) => setNotBefore(valueOf(e))} onChange={(e) => setNotBefore(valueOf(e))} />
+          <span class="hint">Optional: its ticket is taken then, so its place in the queue counts from then.</span>
+        </div>
+      )}
       {!editing && branchDefault !== undefined && <OwnBranchToggle checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)} cannot={folder?.noOwnBranch} onChange={setOwnBranch} />}
       <div class="buttons">
         <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>

@@ -61,6 +61,8 @@ export interface OffPeakTask {
   claimedAt: number | null;
   attemptCount: number;
   lastError: string | null;
+  /** The ticket is taken at this epoch ms, no earlier (schema v16; docs/flows.md#schedules-and-chains); null: at creation. */
+  notBefore?: number | null;
   // settle and History
   settledAt: number | null;
   historyDeletedAt: number | null;

@@ -4,6 +4,7 @@
 import type { PendingAsk } from '../agent/questions/asks';
 import type { Clock } from '../core/clock';
 import { Disposable, type DisposableLike } from '../core/disposable';
+import { machineTimeZone } from '../core/zoned-time';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { HistoryRow } from '../core/history';
 import type { FollowUpLink } from '../store';
@@ -20,7 +21,7 @@ import {
   type RequestHandlers,
   type WorkplaceView,
 } from '../protocol/webview';
-import { toTaskCard } from './task-card';
+import { scheduledForOf, toTaskCard } from './task-card';
 import { historyRowView } from './history-panel';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
@@ -131,6 +132,7 @@ export class PanelController extends Disposable {
 
   async snapshot(): Promise<PanelState> {
     const now = this.clock.now();
+    const zone = machineTimeZone();
     const tickets = this.backend.ticketsByTask();
     const asks = new Map<string, PendingAsk[]>();
     for (const ask of this.backend.pendingAsks()) asks.set(ask.taskId, [...(asks.get(ask.taskId) ?? []), ask]);
@@ -141,7 +143,7 @@ export class PanelController extends Disposable {
     const workplaces = this.backend.workplaces?.() ?? new Map<string, WorkplaceView>();
     const history = this.backend.history();
     const tasks = this.backend.listTasks().map((t) => {
-      const card = toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id));
+      const card = { ...toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id)), ...scheduledForOf(t, now, zone) };
       const workplace = workplaces.get(t.id);
       return workplace ? { ...card, workplace } : card;
     });

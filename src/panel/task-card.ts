@@ -3,6 +3,7 @@ import type { PendingAsk } from '../agent/questions/asks';
 import { canEdit, canTransition } from '../core/task-state';
 import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
 import { totalUsage } from '../core/usage';
+import { formatDueTime } from '../core/zoned-time';
 import type { AllowedNotRunView, CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
 import type { FollowUpLink } from '../store';
 
@@ -25,11 +26,18 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
     case 'needs_input':
       return 'needs_input';
     case 'queued':
+      if (!task.serverTicketId && task.notBefore != null) return 'scheduled';
       // It ran before: a segment ended and the same session resumes once a new ticket is admitted.
       if (task.startedAt !== null && !task.schedulable) return 'between_segments';
       if (!task.serverTicketId || (currentTicket && DEAD_TICKET.has(currentTicket.serverState))) return 'taking_ticket';
       return task.schedulable ? 'ready' : 'in_queue';
   }
+}
+
+/** "Tue 02:00": when a task that waits for its "not before" time takes its ticket, in `zone` (docs/flows.md#schedules-and-chains). */
+export function scheduledForOf(task: OffPeakTask, now: number, zone: string): { scheduledFor: string } | Record<string, never> {
+  if (task.notBefore == null || task.serverTicketId || isTerminalStatus(task.status)) return {};
+  return { scheduledFor: formatDueTime(task.notBefore, now, zone) };
 }
 
 /** The oldest open question of a running task (the agent waits on it) or of a parked one, or null. */

@@ -10,6 +10,7 @@ export const PermissionModeSchema = z.enum(PERMISSION_MODES);
 /** What a card shows as its state: finer than the local status ("running" before admission would be untrue: docs/flows.md#task-states). */
 export const CardPhaseSchema = z.enum([
   'taking_ticket', // no live ticket yet (first take or a retake is pending)
+  'scheduled', // no ticket until its "not before" time (docs/flows.md#schedules-and-chains)
   'in_queue', // the gateway's FIFO holds the ticket
   'ready', // the gateway admitted the ticket; the scheduler will start it
   'paused',
@@ -147,6 +148,8 @@ export const TaskCardSchema = z.object({
   gatewayUnreachableSince: z.number().nullable(),
   /** The account's usage limit holds the task (or parked it) until this epoch ms; shown while it is ahead (docs/flows.md#usage-limits). */
   usageLimitResetAt: z.number().nullable().optional(),
+  /** Its "not before" time as the machine's clock reads it ("Tue 02:00"), while it waits for it (docs/flows.md#schedules-and-chains). */
+  scheduledFor: z.string().optional(),
   /** The tokens of all its segments; null before the first model answer was counted. */
   usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
@@ -323,6 +326,8 @@ export const CreateTaskFormSchema = z.object({
   thoughtLevel: z.string().max(50).nullable(),
   /** "Run on its own branch" (docs/flows.md#isolation); absent: the `offPeak.isolation` setting for a git folder. */
   ownBranch: z.boolean().optional(),
+  /** Take the ticket at this time (epoch ms), no earlier (docs/flows.md#schedules-and-chains); absent: now. */
+  notBefore: z.number().int().nonnegative().optional(),
 }).strict();
 export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 
@@ -365,8 +370,8 @@ export const PanelRequests = {
   createTask: { params: z.object({ input: CreateTaskFormSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
   editTask: { params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(), result: z.object({ title: z.string(), prompt: z.string() }) },
   pause: { params: TaskRef, result: Nothing },
-  /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why). */
-  continue: { params: TaskRef, result: z.object({ ticket: z.enum(['reused', 'retaken', 'retake_pending']), error: z.string().optional() }) },
+  /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why); `scheduled`: taken at its "not before" time. */
+  continue: { params: TaskRef, result: z.object({ ticket: z.enum(['reused', 'retaken', 'retake_pending', 'scheduled']), error: z.string().optional() }) },
   cancel: { params: TaskRef, result: Confirmed },
   delete: { params: TaskRef, result: Confirmed },
   deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.string().optional() }) },

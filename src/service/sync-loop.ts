@@ -6,7 +6,7 @@
  * request, and back off as a whole when the gateway fails.
  */
 import type { Clock } from '../core/clock';
-import { NON_TERMINAL_STATUSES, type ServerTicketState } from '../core/types';
+import { NON_TERMINAL_STATUSES, type OffPeakTask, type ServerTicketState } from '../core/types';
 import type { GatewayClient } from '../gateway-client/client';
 import { LIVE_TICKET_STATES } from '../protocol/gateway';
 import { isGatewayError } from '../gateway-client/errors';
@@ -166,7 +166,7 @@ export class SyncLoop {
           if (live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId)) consider(task.nextPollAt ?? now);
           else if (task.status === 'queued') consider(now); // dead ticket still attached: repair now
         } else if (task.status === 'queued') {
-          consider(this.options.retaker.dueAt(task.id) ?? now);
+          consider(takeDueAt(task, this.options.retaker, now));
         }
       }
       for (const p of tx.tickets.list({ settleState: 'pending' })) consider(p.nextSettleAt ?? now);
@@ -249,7 +249,7 @@ export class SyncLoop {
             if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });
             // a queued task still pointing at a ticket the ledger knows is dead: repair, never stall
             if (!isLive && task.status === 'queued') staleList.push({ taskId: task.id, ticketId: task.serverTicketId });
-          } else if (task.status === 'queued' && (retaker.dueAt(task.id) ?? 0) <= now) {
+          } else if (task.status === 'queued' && takeDueAt(task, retaker, now) <= now) {
             retakeList.push(task.id);
           }
         }
@@ -359,4 +359,12 @@ export class SyncLoop {
       throw e;
     }
   }
+}
+
+/**
+ * When a ticketless queued task takes its ticket: at once, after its retake backoff, and never
+ * before its "not before" time (docs/flows.md#schedules-and-chains).
+ */
+function takeDueAt(task: OffPeakTask, retaker: Retaker, now: number): number {
+  return Math.max(retaker.dueAt(task.id) ?? now, task.notBefore ?? now);
 }

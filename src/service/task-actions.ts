@@ -4,6 +4,7 @@
  * Terminal changes go through the task lifecycle; tickets to release go to the settle outbox at
  * once; a task left without a ticket is retaken.
  */
+import type { Clock } from '../core/clock';
 import { newTaskId } from '../core/ids';
 import { historyTriggeredAt } from '../core/history';
 import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask } from '../core/types';
@@ -19,9 +20,10 @@ import type { SettleOutbox } from './settle-outbox';
 import { errorText, type BackgroundWork } from './sync-config';
 import type { SyncLoop } from './sync-loop';
 import type { TaskLifecycle } from './task-lifecycle';
-import { continueTask, insertTakenTask, ledgerRowOfTake, orphanTicket, type CreateTaskInput } from './ticket-rules';
+import { continueTask, insertTakenTask, insertWaitingTask, ledgerRowOfTake, orphanTicket, type CreateTaskInput } from './ticket-rules';
 
-export type ContinueOutcome = 'reused' | 'retaken' | 'retake_pending';
+/** `scheduled`: the task takes no ticket before its "not before" time; it is taken then. */
+export type ContinueOutcome = 'reused' | 'retaken' | 'retake_pending' | 'scheduled';
 
 export interface DeleteOptions {
   /** Also remove the agent's session transcript (kept by default: docs/flows.md#cancel-delete-history). */
@@ -37,6 +39,7 @@ export interface TaskDeletion {
 export interface TaskActionsOptions {
   store: TaskStore;
   gateway: GatewayClient;
+  clock: Clock;
   availability: AvailabilitySnapshot;
   lifecycle: TaskLifecycle;
   outbox: SettleOutbox;
@@ -67,6 +70,8 @@ export class TaskActions {
     const { store, gateway, availability, outbox, sync, background } = this.options;
     validateCreate(input);
     if (!(await gateway.hasApiKey())) throw new ServiceError('no_api_key', 'Cannot create the task: no gateway API key is set.');
+    const { notBefore } = input;
+    if (notBefore !== undefined && notBefore !== null && notBefore > this.options.clock.now()) return this.createWaiting({ ...input, notBefore }, followUp);
 
     if (!availability.isFresh()) await availability.refresh();
     const a = availability.state;
@@ -131,6 +136,27 @@ export class TaskActions {
     return task;
   }
 
+  /**
+   * A task that starts later: stored now without a ticket; the lease holder's sync takes its
+   * ticket at `notBefore` (docs/flows.md#schedules-and-chains). Availability is the take's business then.
+   */
+  private async createWaiting(input: CreateTaskInput & { notBefore: number }, followUp: FollowUpLinkInput | undefined): Promise<OffPeakTask> {
+    const taskId = this.makeTaskId();
+    let task: OffPeakTask;
+    try {
+      task = await this.options.store.mutate((tx) => {
+        const inserted = insertWaitingTask(tx, taskId, input);
+        if (followUp) linkFollowUp(tx, taskId, followUp);
+        isolateTask(tx, taskId, input, followUp);
+        return inserted;
+      });
+    } catch (e) {
+      throw toServiceError('create the task', e);
+    }
+    this.options.sync.plan();
+    return task;
+  }
+
   /** queued & unclaimed -> paused. Only local dispatch stops; the ticket keeps its place. */
   async pause(taskId: string): Promise<OffPeakTask> {
     const ok = await this.options.store.mutate((tx) => tx.tasks.pause(taskId));
@@ -169,6 +195,11 @@ export class TaskActions {
     const ok = await store.mutate((tx) => continueTask(tx, taskId, ticketId, entry, alive, ctx));
     if (!ok) throw this.refusal(taskId, 'continue', 'only a paused task can be continued');
 
+    if (!ticketId && (task.notBefore ?? 0) > this.options.clock.now()) {
+      // Not taken yet and not due: its ticket is taken at its time, as if it had never paused.
+      sync.plan();
+      return { task: this.getTask(taskId)!, ticket: 'scheduled' };
+    }
     if (alive) {
       const now = this.getTask(taskId)!;
       if (now.schedulable) this.options.onWake(taskId);

@@ -125,7 +125,7 @@ export class TaskService {
       onSynced: (report) => this.notify('synced', report),
     });
     this.actions = new TaskActions({
-      store, gateway, availability: this.availability, lifecycle: this.lifecycle, outbox: this.outbox, retaker: this.retaker, sync: this.sync,
+      store, gateway, clock, availability: this.availability, lifecycle: this.lifecycle, outbox: this.outbox, retaker: this.retaker, sync: this.sync,
       background: this.background, newTaskId: options.newTaskId, log, onWake,
       stopAgent: (taskId) => this.stopAgentBestEffort(taskId),
       onDeleted: (deletion) => this.notify('deleted', deletion),

@@ -30,7 +30,7 @@ export type EntryFollowUp = 'woke' | 'retake' | 'none';
 export const RETAKE_FAILED = 'retake failed:';
 
 /** The task's form: what the user fills in (the store's insert input minus ids and snapshots). */
-export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity'> & {
+export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity' | 'notBefore'> & {
   /** "Run on its own branch" (worktree) or in place (docs/flows.md#isolation); absent: in place. */
   isolation?: IsolationMode;
 };
@@ -72,14 +72,7 @@ export function ledgerRowOfTake(tx: StoreTx, taskId: string, take: TakeResult, p
 export function insertTakenTask(tx: StoreTx, taskId: string, form: CreateTaskInput, take: TakeResult, pollDelay: PollDelay): OffPeakTask {
   const live = isLiveTicketState(take.state);
   const inserted = tx.tasks.insert({
-    id: taskId,
-    title: form.title,
-    prompt: form.prompt,
-    permissionMode: form.permissionMode,
-    model: form.model ?? null,
-    thoughtLevel: form.thoughtLevel ?? null,
-    workspacePath: form.workspacePath,
-    workspaceIdentity: form.workspaceIdentity ?? null,
+    ...formColumns(taskId, form),
     serverTicketId: live ? take.ticketId : null,
     registeredAt: live ? tx.now : null,
     schedulable: take.state === 'ready' || take.state === 'active',
@@ -88,6 +81,28 @@ export function insertTakenTask(tx: StoreTx, taskId: string, form: CreateTaskInp
   });
   if (!live) retireDeadTicket(tx, take.ticketId, take.state);
   return inserted;
+}
+
+/**
+ * A task created to start later (docs/flows.md#schedules-and-chains): stored without a ticket; the
+ * sync loop takes one at `notBefore`, so its place in the gateway's FIFO counts from then.
+ */
+export function insertWaitingTask(tx: StoreTx, taskId: string, form: CreateTaskInput & { notBefore: number }): OffPeakTask {
+  return tx.tasks.insert({ ...formColumns(taskId, form), notBefore: form.notBefore });
+}
+
+/** The task row's columns from the create form. */
+function formColumns(taskId: string, form: CreateTaskInput): NewTaskInput {
+  return {
+    id: taskId,
+    title: form.title,
+    prompt: form.prompt,
+    permissionMode: form.permissionMode,
+    model: form.model ?? null,
+    thoughtLevel: form.thoughtLevel ?? null,
+    workspacePath: form.workspacePath,
+    workspaceIdentity: form.workspaceIdentity ?? null,
+  };
 }
 
 /** The task row could not be inserted after its take: its ticket is an orphan, settled through the outbox. */

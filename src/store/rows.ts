@@ -36,6 +36,7 @@ export function taskFromRow(r: SqlRow): OffPeakTask {
     claimedAt: numOrNull(r.claimed_at),
     attemptCount: num(r.attempt_count),
     lastError: strOrNull(r.last_error),
+    notBefore: numOrNull(r.not_before),
     settledAt: numOrNull(r.settled_at),
     historyDeletedAt: numOrNull(r.history_deleted_at),
     createdAt: num(r.created_at),

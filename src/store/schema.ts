@@ -24,7 +24,7 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 15;
+export const LATEST_SCHEMA_VERSION = 16;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
@@ -401,27 +401,14 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(changeTriggersSql(db));
     },
   },
-  {
-    version: 8,
-    description: 'follow-up tasks: the finished task each continues and the session it resumes',
-    up: (db) => {
-      db.exec(SCHEMA_V8_SQL);
-      db.exec(changeTriggersSql(db));
-    },
-  },
-  {
-    version: 9,
-    description: 'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files',
-    up: (db) => {
-      db.exec(SCHEMA_V9_SQL);
-      db.exec(changeTriggersSql(db));
-    },
-  },
+  { version: 8, description: 'follow-up tasks: the finished task each continues and the session it resumes', up: (db) => db.exec(SCHEMA_V8_SQL + changeTriggersSql(db)) },
+  { version: 9, description: 'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files', up: (db) => db.exec(SCHEMA_V9_SQL + changeTriggersSql(db)) },
   { version: 12, description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)", up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]) },
   // Before v13 a deleted task's tickets stayed for good; now they go once settled (docs/flows.md#ticket-ledger).
   { version: 13, description: 'ledger: the settled tickets of tasks deleted before', up: (db) => void db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`) },
   { version: 14, description: 'the "readable by" mark: the oldest schema version whose builds still use this file (src/store/schema-mark.ts)', up: writeSchemaMark },
   { version: 15, description: 'conversation_id: the session id the Session entry opens, for tasks that started before it was written', up: (db) => void db.run(`UPDATE ${TASKS_TABLE} SET conversation_id = session_id WHERE conversation_id IS NULL AND session_id IS NOT NULL`) },
+  { version: 16, description: 'not before: the time a task takes its ticket at, no earlier (docs/flows.md#schedules-and-chains)', up: (db) => addMissingColumns(db, TASKS_TABLE, [['not_before', 'INTEGER']]) },
 ];
 
 /** The change counters of a DB (all zero before v3). */

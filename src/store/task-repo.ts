@@ -49,6 +49,8 @@ export interface NewTaskInput {
   schedulable?: boolean;
   queuePosition?: number | null;
   nextPollAt?: number | null;
+  /** Take the ticket at this time, no earlier (docs/flows.md#schedules-and-chains); the task is inserted without one. */
+  notBefore?: number | null;
 }
 
 export interface TaskEdit {
@@ -57,6 +59,14 @@ export interface TaskEdit {
   permissionMode?: PermissionMode;
   model?: string | null;
   thoughtLevel?: string | null;
+  /** Only while the task has taken no ticket yet (null: take it now). */
+  notBefore?: number | null;
+}
+
+function optionalTime(name: string, value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidInput(`${name} must be a time (epoch ms)`);
+  return value;
 }
 
 export interface TaskFilter {
@@ -127,9 +137,9 @@ export class TaskRepo {
         status, queued_at, started_at, ended_at, failure_reason, files_changed,
         server_ticket_id, registered_at, schedulable, queue_position, next_poll_at,
         claim_running, claimed_at, attempt_count, last_error, settled_at, history_deleted_at,
-        created_at, updated_at)
+        created_at, updated_at, not_before)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 'queued', ?, NULL, NULL, NULL, NULL,
-        ?, ?, ?, ?, ?, 0, NULL, 0, NULL, NULL, NULL, ?, ?)`,
+        ?, ?, ?, ?, ?, 0, NULL, 0, NULL, NULL, NULL, ?, ?, ?)`,
       [
         id, title, prompt, permissionMode, optionalText('model', input.model), optionalText('thought level', input.thoughtLevel),
         workspaceKeyOf(workspacePath, workspaceIdentity), workspacePath, workspaceIdentity,
@@ -137,7 +147,7 @@ export class TaskRepo {
         input.serverTicketId ?? null,
         input.serverTicketId ? (input.registeredAt ?? now) : (input.registeredAt ?? null),
         bit(input.schedulable ?? false), input.queuePosition ?? null, input.nextPollAt ?? null,
-        now, now,
+        now, now, optionalTime('not before', input.notBefore),
       ],
     );
     return this.get(id)!;
@@ -292,15 +302,19 @@ export class TaskRepo {
       sets.push('thought_level = ?');
       params.push(optionalText('thought level', patch.thoughtLevel));
     }
+    if (patch.notBefore !== undefined) {
+      sets.push('not_before = ?');
+      params.push(optionalTime('not before', patch.notBefore));
+    }
     for (const key of Object.keys(patch)) {
-      if (!['title', 'prompt', 'permissionMode', 'model', 'thoughtLevel'].includes(key)) {
+      if (!['title', 'prompt', 'permissionMode', 'model', 'thoughtLevel', 'notBefore'].includes(key)) {
         throw invalidInput(`${key} cannot be edited${key.startsWith('workspace') ? ' (the workspace of a task is immutable)' : ''}`);
       }
     }
     if (sets.length === 0) return this.get(id) !== undefined && EDITABLE_STATUSES.includes(this.get(id)!.status);
     const changed = this.db.run(
       `UPDATE off_peak_tasks SET ${sets.join(', ')}, updated_at = ?
-       WHERE off_peak_task_id = ? AND status IN (${placeholders(EDITABLE_STATUSES.length)})`,
+       WHERE off_peak_task_id = ? AND status IN (${placeholders(EDITABLE_STATUSES.length)})${patch.notBefore !== undefined ? ' AND server_ticket_id IS NULL' : ''}`,
       [...params, this.now, id, ...EDITABLE_STATUSES],
     );
     return changed === 1;

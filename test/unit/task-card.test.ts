@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import type { OffPeakTask, TicketRecord } from '../../src/core/types';
-import { toTaskCard } from '../../src/panel/task-card';
+import { scheduledForOf, toTaskCard } from '../../src/panel/task-card';
+import { epochAtWallTime } from '../../src/core/zoned-time';
+import { localDateTimeMs } from '../../webview/task-form';
 import { availabilityView } from '../../src/panel/service-backend';
 import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
 import { gatewayOutageText } from '../../webview/card-extras';
@@ -32,6 +34,24 @@ function ticket(overrides: Partial<TicketRecord> = {}): TicketRecord {
 }
 
 describe('task card', () => {
+  it('a task waiting for its "not before" time says "Scheduled for Tue 02:00" (docs/flows.md#schedules-and-chains)', () => {
+    const now = Date.UTC(2026, 11, 3, 12); // Thu 3 Dec
+    const notBefore = epochAtWallTime({ year: 2026, month: 12, day: 8 }, 2 * 60, 'Europe/Berlin');
+    const waiting = task({ serverTicketId: null, registeredAt: null, queuePosition: null, notBefore });
+    const card = { ...toTaskCard(waiting, []), ...scheduledForOf(waiting, now, 'Europe/Berlin') };
+    assert.equal(card.phase, 'scheduled');
+    assert.equal(phaseLabel(card), 'Scheduled for Tue 02:00');
+    const taken = task({ notBefore });
+    assert.equal(toTaskCard(taken, [ticket()]).phase, 'in_queue', 'once its ticket is taken it is in the queue');
+    assert.deepEqual(scheduledForOf(taken, now, 'Europe/Berlin'), {});
+    assert.equal(toTaskCard(task({ serverTicketId: null, notBefore, status: 'paused' }), []).phase, 'paused');
+  });
+
+  it("the form's \"Not before\" field is read on this machine's clock", () => {
+    assert.equal(localDateTimeMs('2026-12-08T02:00'), new Date(2026, 11, 8, 2, 0).getTime());
+    assert.equal(localDateTimeMs(''), undefined);
+  });
+
   it('a queued task shows its queue position, then ready once schedulable', () => {
     const card = toTaskCard(task(), [ticket()]);
     assert.equal(card.phase, 'in_queue');
