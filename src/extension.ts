@@ -24,6 +24,7 @@ import { registerSessionCommands, SessionTerminals } from './vscode/session-comm
 import { registerReview, reviewTaskChanges } from './vscode/review';
 import { confirmModal, confirmModalWithAlternative } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
+import { NotifyTargetStore, readNotifySettings, registerNotifyCommands } from './vscode/notify-commands';
 import type { TasksPanel } from './vscode/panel';
 import { engineAgent, readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
@@ -90,6 +91,8 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly sessions: SessionTerminals;
   private readonly statusBar: TaskStatusBar;
   private readonly notifier: Notifier;
+  /** Where away notifications go (SecretStorage; docs/flows.md#away-notifications). */
+  private readonly notifyTargets: NotifyTargetStore;
   private readonly storageDir: string;
   readonly api: OffPeakApi;
 
@@ -99,6 +102,8 @@ class OffPeakExtension implements vscode.Disposable {
     this.apiKey = new ApiKeyStore(context.secrets);
     this.modelKey = modelKeyStore(context.secrets);
     registerModelKeyCommands(context, this.modelKey);
+    this.notifyTargets = new NotifyTargetStore(context.secrets);
+    registerNotifyCommands(context, this.notifyTargets, (l) => this.output.info(l));
     const recheckModelKey = async () => {
       this.personalNotice = await missingModelKeyNotice(this.modelKey);
       this.panelInstance?.refresh();
@@ -241,6 +246,13 @@ class OffPeakExtension implements vscode.Disposable {
           this.terminals.attach(event.taskId, shortTaskTitle(task, event.taskId));
         },
         onNotice: (notice) => this.notifier.show(notice),
+        // Sent by the lease holder, once across windows; the target and settings read at each send.
+        notify: {
+          target: () => this.notifyTargets.get(),
+          enabled: () => this.notifyTargets.isSet,
+          include: () => readNotifySettings().include,
+          quietHours: () => readNotifySettings().quietHours,
+        },
         onStoreNotice: (notice) => {
           this.output.warn(notice.message);
           if (notice.kind === 'corrupt-moved-aside') this.storeNotice = notice.message;

@@ -28,6 +28,8 @@ import { TaskLifecycle, TaskService, type SyncConfig } from '../service';
 import { RemoteCancelWatcher } from './remote-cancel-watcher';
 import { SharedAsks } from './shared-asks';
 import { TaskNotices, type TaskNotice } from './task-notices';
+import { awayEventOf } from './notice-events';
+import { AwayNotifications, type AwayNotificationsOptions } from '../notify/away-notifications';
 import { pruneTaskLeftovers, transcriptOnDisk } from './task-leftovers';
 import { pruneTaskWorktree } from './task-worktree-cleanup';
 import { worktreeCounterpart } from '../agent/workplace/task-worktree';
@@ -88,6 +90,8 @@ export interface HostEngineOptions {
   onNotice?: (notice: TaskNotice) => void;
   /** How long the lease holder leaves an unclaimed result to the window that ran it. */
   noticeGraceMs?: number;
+  /** Away notifications (docs/flows.md#away-notifications): where they go and what they carry; none without it. */
+  notify?: Omit<AwayNotificationsOptions, 'store' | 'windowId' | 'isLeader' | 'clock' | 'log'>;
   onStoreNotice?: (notice: StoreNotice) => void;
   /** `offPeak.history.keepDays` / `keepCount`, read at each archive run (docs/flows.md#archive; default 90 days, 500 tasks). */
   historyKeep?: () => HistoryKeep;
@@ -145,6 +149,8 @@ export class HostEngine {
     private readonly unanswered: () => UnansweredQuestion,
     /** Finished tasks beyond the History limits, in tasks-archive.sqlite (docs/flows.md#archive). */
     readonly archive: HistoryArchive,
+    /** Sent by the lease holder only, once per event across windows (docs/flows.md#away-notifications). */
+    readonly away: AwayNotifications,
   ) {}
 
   static async start(options: HostEngineOptions): Promise<HostEngine> {
@@ -184,9 +190,14 @@ export class HostEngine {
       isLeader: () => service.isLeader,
       clock,
       leaderGraceMs: options.noticeGraceMs,
-      onNotice: (notice) => options.onNotice?.(notice),
+      onNotice: (notice) => {
+        options.onNotice?.(notice);
+        const { key, event } = awayEventOf(notice, store.read((tx) => tx.tasks.get(notice.taskId)));
+        void away.enqueue(key, event);
+      },
       log,
     });
+    const away = new AwayNotifications({ target: async () => undefined, enabled: () => false, ...options.notify, store, windowId, isLeader: () => service.isLeader, clock, log });
     const runtime = new TaskRuntime({
       store,
       lifecycle,
@@ -258,7 +269,7 @@ export class HostEngine {
       },
       configDir: options.claudeCode?.configDir,
       settingSources: options.claudeSettingSources,
-    }, unanswered, new HistoryArchive({ store, clock, keep: options.historyKeep, wasmPath: options.wasmPath, durable: options.storeTuning?.durable, log }));
+    }, unanswered, new HistoryArchive({ store, clock, keep: options.historyKeep, wasmPath: options.wasmPath, durable: options.storeTuning?.durable, log }), away);
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete(pruneDeleted);
     store.onDidChange((change) => {
@@ -277,6 +288,7 @@ export class HostEngine {
       engine.archive.unloadIfIdle(); // the history archive is read only when asked, and not kept
       if (leader) {
         void scheduler.tick();
+        away.kick(); // retries and the end of quiet hours have timers; this is their backup
         // A window that crashed while another held the lease left its tasks running: found here,
         // within one tick (docs/flows.md#recovery).
         void engine.sweep();
@@ -287,6 +299,8 @@ export class HostEngine {
     service.leadership.onDidChange(() => {
       // A new lease holder notifies the results nobody claimed (their window is gone).
       notices.scan();
+      // …and sends what the outbox holds (a hand-over neither loses nor repeats an event).
+      away.kick();
       // A window that becomes the leader (first start, or the old leader died) recovers what the
       // previous holder left running before it schedules anything.
       if (service.isLeader) void engine.recover().then(() => scheduler.wake());
@@ -295,6 +309,7 @@ export class HostEngine {
     notices.start();
     asks.start();
     await service.start();
+    away.start();
     await windows.start();
     if (service.isLeader) await engine.recover();
     scheduler.start();
@@ -454,6 +469,7 @@ export class HostEngine {
     await this.proxyListener.close();
     await this.scheduler.idle();
     await this.notices.idle();
+    await this.away.dispose(); // before the lease goes: a post in flight is recorded first
     await this.service.stop();
     await this.recovering.idle(); // no lease tick starts another once the service stopped
     await this.archive.close();

@@ -7,6 +7,7 @@ export { WindowRepo, type WindowRecord } from './window-repo';
 export { DispatchRepo, type DispatchBackoffRecord } from './dispatch-repo';
 export { RuntimeRepo, type TaskRuntimeRecord } from './runtime-repo';
 export { OutcomeRepo, type UnnotifiedOutcome } from './outcome-repo';
+export { NotifyRepo, type NotifyRow, type NotifyState } from './notify-repo';
 export { AskRepo, type SharedAsk } from './ask-repo';
 export { QuestionRepo, type QuestionRecord, type QuestionDecision, type QuestionAnsweredBy, type DenialCount, type AllowedNotRun } from './question-repo';
 export { FollowUpRepo, type FollowUpLink } from './follow-up-repo';

@@ -10,6 +10,7 @@ import { IsolationRepo } from './isolation-repo';
 import { AskRepo } from './ask-repo';
 import { ArchiveRepo } from './archive-repo';
 import { QuestionRepo } from './question-repo';
+import { NotifyRepo } from './notify-repo';
 import { OutcomeRepo } from './outcome-repo';
 import { RuntimeRepo } from './runtime-repo';
 import { SqlDb } from './sql';
@@ -110,6 +111,7 @@ export class MemoryCopy {
       questions: new QuestionRepo(db, now),
       followUps: new FollowUpRepo(db, now),
       isolation: new IsolationRepo(db, now),
+      notify: new NotifyRepo(db, now),
       archive: new ArchiveRepo(db),
     };
   }

@@ -10,6 +10,7 @@
 import type { SqlDb } from './sql';
 import type { SqlValue } from 'sql.js';
 import { newerFileRefusal, writeSchemaMark } from './schema-mark';
+import { NOTIFY_OUTBOX_TABLE, SCHEMA_V17_SQL } from './notify-repo';
 
 export const TASKS_TABLE = 'off_peak_tasks';
 export const TICKETS_TABLE = 'off_peak_tickets';
@@ -24,10 +25,10 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 16;
+export const LATEST_SCHEMA_VERSION = 17;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
-export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions';
+export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions' | 'notify';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE],
   tickets: [TICKETS_TABLE],
@@ -37,6 +38,7 @@ export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
   outcomes: [OUTCOMES_TABLE],
   asks: [ASKS_TABLE],
   questions: [QUESTIONS_TABLE],
+  notify: [NOTIFY_OUTBOX_TABLE],
 };
 export const STORE_TOPICS = Object.keys(TOPIC_TABLES) as StoreTopic[];
 
@@ -383,16 +385,8 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.run(BACKFILL_V4_SQL, [now, now]);
     },
   },
-  {
-    version: 5,
-    description: 'ledger: since when the segment cannot reach the gateway; the tokens its model answers used',
-    up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5),
-  },
-  {
-    version: 6,
-    description: "pending asks carry the tool call's whole input and the digest of the input an answer was given for",
-    up: (db) => addMissingColumns(db, ASKS_TABLE, SCHEMA_V6_COLUMNS),
-  },
+  { version: 5, description: 'ledger: since when the segment cannot reach the gateway; the tokens its model answers used', up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5) },
+  { version: 6, description: "pending asks carry the tool call's whole input and the digest of the input an answer was given for", up: (db) => addMissingColumns(db, ASKS_TABLE, SCHEMA_V6_COLUMNS) },
   {
     version: 7,
     description: 'the decision record: every permission question of a task with its answer, who answered and when; a parked question waits here',
@@ -409,6 +403,10 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   { version: 14, description: 'the "readable by" mark: the oldest schema version whose builds still use this file (src/store/schema-mark.ts)', up: writeSchemaMark },
   { version: 15, description: 'conversation_id: the session id the Session entry opens, for tasks that started before it was written', up: (db) => void db.run(`UPDATE ${TASKS_TABLE} SET conversation_id = session_id WHERE conversation_id IS NULL AND session_id IS NOT NULL`) },
   { version: 16, description: 'not before: the time a task takes its ticket at, no earlier (docs/flows.md#schedules-and-chains)', up: (db) => addMissingColumns(db, TASKS_TABLE, [['not_before', 'INTEGER']]) },
+  { version: 17, description: 'the away notifications\' outbox (docs/flows.md#away-notifications) and its `notify` change topic', up: (db) => {
+    db.exec(SCHEMA_V17_SQL);
+    db.exec(changeTriggersSql(db));
+  } },
 ];
 
 /** The change counters of a DB (all zero before v3). */

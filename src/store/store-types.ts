@@ -10,6 +10,7 @@ import type { FileLockOptions } from './file-lock';
 import type { FollowUpRepo } from './follow-up-repo';
 import type { AskRepo } from './ask-repo';
 import type { ArchiveRepo } from './archive-repo';
+import type { NotifyRepo } from './notify-repo';
 import type { OutcomeRepo } from './outcome-repo';
 import type { QuestionRepo } from './question-repo';
 import type { RuntimeRepo } from './runtime-repo';
@@ -59,6 +60,8 @@ export interface StoreTx {
   readonly questions: QuestionRepo;
   readonly followUps: FollowUpRepo;
   readonly isolation: IsolationRepo;
+  /** The away notifications' outbox (docs/flows.md#away-notifications). */
+  readonly notify: NotifyRepo;
   /** The history archive's side in the task DB (docs/flows.md#archive). */
   readonly archive: ArchiveRepo;
 }
@@ -76,6 +79,7 @@ export interface StoreReadTx {
   readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'interruptedOpen' | 'denials' | 'allowedNotRun'>;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
   readonly isolation: Pick<IsolationRepo, 'get' | 'all' | 'sharersOf' | 'inPlaceHolder'>;
+  readonly notify: Pick<NotifyRepo, 'get' | 'all' | 'due' | 'nextAttemptAt' | 'keysLike'>;
   readonly archive: Pick<ArchiveRepo, 'schema' | 'duePlan' | 'stillMovable' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
 }
 

@@ -26,10 +26,11 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'agent/workplace': ['store'],
   'agent/runtime': ['agent/proxy', 'agent/questions', 'agent/workplace', 'scheduler', 'store'],
   'personal': ['gateway', 'store'],
-  'engine': ['agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'scheduler', 'service', 'store', 'gateway-client'],
+  'notify': ['gateway', 'store'],
+  'engine': ['notify', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'scheduler', 'service', 'store', 'gateway-client'],
   'panel': ['engine', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
-  'vscode': ['panel', 'engine', 'personal', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
-  'extension.ts': ['vscode', 'panel', 'engine', 'personal', 'service', 'store'],
+  'vscode': ['notify', 'panel', 'engine', 'personal', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
+  'extension.ts': ['notify', 'vscode', 'panel', 'engine', 'personal', 'service', 'store'],
   // The webview is bundled for the browser: it takes the shared wording of the morning summary and
   // nothing else of the host side.
   'webview': [],

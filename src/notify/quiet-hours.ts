@@ -1,0 +1,36 @@
+// `offPeak.notify.quietHours` (docs/flows.md#away-notifications): daily ranges in this machine's
+// time zone, e.g. `22:00-07:00` (a range may wrap midnight; several comma-separated), during which
+// no away notification is sent; what comes then is held until they end. The same range rules and
+// wall-clock math as `offPeak.personal.hours` (src/gateway/windows.ts).
+import { OffPeakWindows, parseDailyRange } from '../gateway/windows';
+
+export class QuietHoursError extends Error {}
+
+/** The ranges of the setting ('' or `none`: never quiet). Throws QuietHoursError with a message fit for the user. */
+export function parseQuietHours(text: string): string[] {
+  const trimmed = text.trim();
+  if (trimmed === '' || /^none$/i.test(trimmed)) return [];
+  const ranges = trimmed.split(/[,;]/).map((s) => s.trim()).filter(Boolean);
+  for (const range of ranges) {
+    try {
+      parseDailyRange(range);
+    } catch (error) {
+      throw new QuietHoursError(`offPeak.notify.quietHours: ${(error as Error).message} (or empty for none)`);
+    }
+  }
+  return ranges;
+}
+
+/** When the quiet hours around `now` end, or null when `now` is not in them (or the setting does not parse). */
+export function quietUntil(setting: string, now: number, timeZone: string): number | null {
+  let ranges: string[];
+  try {
+    ranges = parseQuietHours(setting);
+  } catch {
+    return null;
+  }
+  if (ranges.length === 0) return null;
+  // Sending is "open" outside the quiet ranges.
+  const sending = new OffPeakWindows(timeZone, { kind: 'outside', ranges: ranges.map(parseDailyRange) });
+  return sending.isOpen(now) ? null : sending.nextOpenAt(now);
+}
