@@ -16,7 +16,7 @@ import type { Leadership } from './leadership';
 import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
 import { backoff, errorText, isTransportFailure, type SyncConfig } from './sync-config';
-import { applyStatusEntry, detachDeadTicket, type StatusRuleContext } from './ticket-rules';
+import { applyStatusEntry, detachDeadTicket, ticketKnownDead, type StatusRuleContext } from './ticket-rules';
 import type { TimerHandle, Timers } from '../core/timers';
 
 export interface SyncReport {
@@ -245,10 +245,14 @@ export class SyncLoop {
         const staleList: { taskId: string; ticketId: string }[] = [];
         for (const task of tx.tasks.list({ status: NON_TERMINAL_STATUSES })) {
           if (task.serverTicketId) {
+            // a queued task still pointing at a ticket the ledger knows is over (the gateway said
+            // so, or its deadline passed, e.g. while the window was closed): repair, never stall
+            if (task.status === 'queued' && ticketKnownDead(tx, task.serverTicketId)) {
+              staleList.push({ taskId: task.id, ticketId: task.serverTicketId });
+              continue;
+            }
             const isLive = live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId);
             if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });
-            // a queued task still pointing at a ticket the ledger knows is dead: repair, never stall
-            if (!isLive && task.status === 'queued') staleList.push({ taskId: task.id, ticketId: task.serverTicketId });
           } else if (task.status === 'queued' && takeDueAt(task, retaker, now) <= now) {
             retakeList.push(task.id);
           }

@@ -10,7 +10,7 @@ import { isTerminalStatus, type HeldQuestion, type OffPeakTask, type ParkQuestio
 import type { TakeResult } from '../gateway-client/client';
 import type { GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
-import type { IsolationMode, NewTaskInput, NewTicketInput, QuestionAnsweredBy, StoreTx, TerminalDetails } from '../store';
+import type { IsolationMode, NewTaskInput, NewTicketInput, QuestionAnsweredBy, StoreReadTx, StoreTx, TerminalDetails } from '../store';
 
 /** How long until a ticket in `state` is polled again, given the gateway's hint (the sync loop's pacing). */
 export type PollDelay = (state: string, hintMs: number) => number;
@@ -348,7 +348,7 @@ export function startSegment(tx: StoreTx, taskId: string, ticketId: string, sess
  * its deadline has passed (the active window's end, or the ready deadline of a ticket never
  * admitted): a deadline that has passed reads as expired at the gateway too.
  */
-export function ticketKnownDead(tx: StoreTx, ticketId: string): boolean {
+export function ticketKnownDead(tx: StoreReadTx, ticketId: string): boolean {
   const ticket = tx.tickets.get(ticketId);
   if (!ticket) return false;
   if (ticket.settleState !== 'none' || !isLiveTicketState(ticket.serverState)) return true;

@@ -26,12 +26,16 @@ export const ZOMBIE_CLAIM_MS = 10 * 60_000;
 /**
  * A queued task the scheduler may dispatch (alias `t`, current ticket `k` LEFT JOINed): the
  * gateway said ready, or its current ticket is still ready/active in the ledger (a segment
- * interrupted by a restart resumes with that ticket at once). One source for claim and due.
+ * interrupted by a restart resumes with that ticket at once), and the ledger's deadline of that
+ * ticket has not passed (a window reopened after it: the sync retires the ticket and retakes,
+ * docs/flows.md#a-question-across-a-reload). One source for claim and due; its parameters are
+ * the zombie-claim cut-off, then now twice.
  */
 const DISPATCHABLE_SQL = `t.status = 'queued' AND t.server_ticket_id IS NOT NULL
   AND (t.schedulable = 1
        OR (k.server_state IN ('ready', 'active') AND k.settle_state = 'none' AND COALESCE(k.end_reason, '') <> 'expired'))
-  AND (COALESCE(t.claim_running, 0) = 0 OR t.claimed_at IS NULL OR t.claimed_at < ?)`;
+  AND (COALESCE(t.claim_running, 0) = 0 OR t.claimed_at IS NULL OR t.claimed_at < ?)
+  AND NOT COALESCE((k.server_state = 'active' AND k.expires_at <= ?) OR (k.server_state = 'ready' AND k.ready_deadline <= ?), 0)`;
 
 export interface NewTaskInput {
   /** Defaults to a random UUID. The service passes the id it already used for the take. */
@@ -401,7 +405,7 @@ export class TaskRepo {
          WHERE off_peak_task_id = (
            SELECT t.off_peak_task_id FROM off_peak_tasks t LEFT JOIN off_peak_tickets k ON k.ticket_id = t.server_ticket_id
            WHERE t.off_peak_task_id = ? AND ${DISPATCHABLE_SQL})`,
-        [this.now, this.now, id, zombieBefore],
+        [this.now, this.now, id, zombieBefore, this.now, this.now],
       ) === 1
     );
   }
@@ -420,7 +424,7 @@ export class TaskRepo {
          LEFT JOIN ${DISPATCH_TABLE} b ON b.task_id = t.off_peak_task_id
          WHERE ${DISPATCHABLE_SQL} AND (b.next_dispatch_at IS NULL OR b.next_dispatch_at <= ?)
          ORDER BY t.queued_at, t.off_peak_task_id${limit}`,
-        [zombieBefore, this.now],
+        [zombieBefore, this.now, this.now, this.now],
       )
       .map(taskFromRow);
   }

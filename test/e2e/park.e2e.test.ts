@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { systemClock } from '../../src/core/clock';
+import { systemClock, type Clock } from '../../src/core/clock';
+import { OffsetClock } from '../../src/gateway/offset-clock';
 import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { groupCards, questionAnswerText } from '../../webview/format';
@@ -32,8 +33,9 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
   let notices: TaskNotice[];
 
   const storageDir = () => path.join(world.root, 'globalStorage');
-  const start = async (mode: 'park' | 'deny' = 'park', askParkMs = 1_500) => {
+  const start = async (mode: 'park' | 'deny' = 'park', askParkMs = 1_500, clock?: Clock) => {
     const engine = await startTestEngine({
+      clock,
       storageDir: storageDir(),
       gatewayUrl: world.gateway.url,
       apiKey: USER_KEY,
@@ -246,6 +248,45 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.match(words, /^Not answered: its window closed at .+ \(a reload, a crash or a restart\) before anyone answered; the resumed agent was told to ask again/);
     assert.doesNotMatch(words, /nobody|segment ended/);
     assert.ok(!h.service.ticketsOf(created.id).some((t) => t.endReason === 'expired'), 'no segment of it ended on the time limit');
+    const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', created.id);
+    const log = fs.readdirSync(tasksDir).filter((d) => d.startsWith('segment-')).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
+    assert.doesNotMatch(log, /time limit/);
+  });
+
+  it("a reload with an open question, reopened after its ticket's time ran out (docs/flows.md#a-question-across-a-reload): the task retakes and the question is asked again; nothing says \"time limit\" or records a segment that expired", async () => {
+    // The gateway's clock (an OffsetClock the test moves) and the reopened window's run hours
+    // later: the ticket's active window (3 h) ended while the window was closed.
+    await world.close();
+    const gatewayClock = new OffsetClock(systemClock);
+    world = await startWorld({ segmentCapacity: 1 }, gatewayClock);
+    const first = await start('park', 600_000);
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND });
+    const ws = makeGitWorkspace(world.root);
+    const created = await first.service.create({ title: 'reopened after the time ran out', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
+    const asked = await waitFor(() => first.pendingAsks(created.id)[0], 'the question', 60_000);
+    await waitFor(() => first.service.ticketsOf(created.id)[0].expiresAt, 'the ledger to know when the active window ends');
+    const [ticket] = first.service.ticketsOf(created.id);
+    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
+    await engines.shift()!.dispose(); // the window closes with the question open and its ticket live
+    const later = 4 * 3_600_000;
+    gatewayClock.advance(later);
+    const windowClock = new OffsetClock(systemClock);
+    windowClock.advance(later);
+
+    const h = await start('park', 600_000, windowClock);
+    const card = await waitFor(() => {
+      const c = cardOf(created.id);
+      return c?.ask && c.ask.id !== asked.id ? c : undefined;
+    }, 'the question asked again', 90_000);
+    assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: created.id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
+    await waitFor(() => h.service.getTask(created.id)?.status === 'completed', 'completed', 90_000);
+    assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran exactly once');
+
+    const tickets = h.service.ticketsOf(created.id);
+    assert.deepEqual(tickets.map((t) => [t.ticketId === ticket.ticketId, t.endReason]), [[true, 'interrupted'], [false, 'completed']], 'the first segment ended by the reload, the second completed');
+    const { questions } = await link!.webview.channel.request('questions', { taskId: created.id });
+    assert.deepEqual(questions.map((q) => [q.askId === asked.id, q.decision, q.answeredBy]), [[true, null, 'asked-again'], [false, 'allow', 'host']]);
+    assert.doesNotMatch(questionAnswerText(questions[0]), /nobody|segment ended|time limit/);
     const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', created.id);
     const log = fs.readdirSync(tasksDir).filter((d) => d.startsWith('segment-')).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
     assert.doesNotMatch(log, /time limit/);

@@ -58,6 +58,8 @@ export interface TestEngineOptions {
   permissionRelay?: { command: string; args: string[] };
   /** The task store's file system (a fixture standing in for a failing disk); default node:fs. */
   storeFs?: StoreFs;
+  /** The window's clock (e.g. an OffsetClock: a window opened hours later); default the system's. */
+  clock?: Clock;
 }
 
 /** Personal mode's window: a local authority (own or another window's) in front of `upstreamUrl`. */
@@ -126,7 +128,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     gatewayUrl: options.gatewayUrl,
     gatewaySocketPath: options.gatewaySocketPath,
     apiKey: async () => options.apiKey,
-    clock: systemClock,
+    clock: options.clock ?? systemClock,
     windowId: options.windowId ?? `window-${process.pid}`,
     workspaceKeys: () => workspaceKeys,
     agent: options.agentChoice?.agent ?? (() => options.agent),
