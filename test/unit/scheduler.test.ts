@@ -226,6 +226,20 @@ describe('scheduler', () => {
     });
     await round();
     assert.deepEqual(dispatched, ['r']);
+    // Nor on one whose deadline in the ledger has passed (a window reopened after it: docs/flows.md#a-question-across-a-reload).
+    await addTask('late', { schedulable: false });
+    await addTask('late-ready', { schedulable: true });
+    await store.mutate((tx) => {
+      tx.tickets.insert({ ticketId: 'T-late', taskId: 'late', serverState: 'active' });
+      tx.tickets.updateServerState('T-late', { serverState: 'active', expiresAt: clock.now() + 1_000 });
+      tx.tickets.insert({ ticketId: 'T-late-ready', taskId: 'late-ready', serverState: 'ready' });
+      tx.tickets.updateServerState('T-late-ready', { serverState: 'ready', readyDeadline: clock.now() + 1_000 });
+    });
+    clock.advance(1_000);
+    assert.deepEqual(store.read((tx) => tx.tasks.dueForDispatch().map((t) => t.id)), []);
+    await round();
+    assert.deepEqual(dispatched, ['r']);
+    assert.equal(await store.mutate((tx) => tx.tasks.claim('late')), false);
   });
 
   it('stop() releases claims whose dispatch is still in flight', async () => {
