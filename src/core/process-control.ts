@@ -72,6 +72,11 @@ export function windowsSystemProgram(host: Pick<ProcessHost, 'env'>, ...parts: s
   return path.win32.join(windowsEnv(host, 'SYSTEMROOT') ?? 'C:\\Windows', 'System32', ...parts);
 }
 
+/** `taskkill /T /F` of the tree of `rootPid` (it walks the tree itself, so it runs while the root does). */
+export function windowsTreeKillCommand(rootPid: number, host: Pick<ProcessHost, 'env'>): [string, string[]] {
+  return [windowsSystemProgram(host, 'taskkill.exe'), ['/PID', String(rootPid), '/T', '/F']];
+}
+
 /**
  * The graceful steps of a stop, in order, each followed by its grace period; the forced stop
  * (`killTree`) comes after them. Windows has none (see above): its stop is forced at once.
@@ -143,7 +148,7 @@ async function killWindowsTree(rootPid: number, host: ProcessHost, includeRoot: 
     // Read before the root is stopped: the tree is whole while it runs.
     const rows = await processTable(host);
     // No table: taskkill walks the tree itself, while the root still runs.
-    if (rows === undefined && includeRoot && round === 0) await host.run(windowsSystemProgram(host, 'taskkill.exe'), ['/PID', String(rootPid), '/T', '/F']);
+    if (rows === undefined && includeRoot && round === 0) await host.run(...windowsTreeKillCommand(rootPid, host));
     if (includeRoot && round === 0) terminate(rootPid);
     if (rows === undefined) break;
     const fresh = descendantsOf(rootPid, rows).filter((pid) => !killed.has(pid));
@@ -184,7 +189,7 @@ export async function killSubtree(rootPid: number, host: ProcessHost): Promise<v
       // already gone
     }
   }
-  if (!rows && host.platform === 'win32') await host.run(windowsSystemProgram(host, 'taskkill.exe'), ['/PID', String(rootPid), '/T', '/F']);
+  if (!rows && host.platform === 'win32') await host.run(...windowsTreeKillCommand(rootPid, host));
 }
 
 export function isAlive(pid: number, host: Pick<ProcessHost, 'kill'>): boolean {

@@ -4,22 +4,26 @@
  * on, sending its login to a ticket proxy that is gone, until another window's recovery found it.
  * So each segment gets a watchdog process holding a pipe from the window: when the window's end of
  * the pipe closes without a word (its process ended), the watchdog kills the agent's process group
- * (Unix) or process tree (`taskkill /T /F`, Windows), then exits. A segment the window ends itself
- * tells the watchdog "stop" (`done`); it also leaves once the agent is gone.
+ * (Unix) or process tree (`taskkill /T /F`, Windows; where taskkill fails, as Wine 8's has no `/T`,
+ * at least the agent itself), then exits. A segment the window ends itself tells the watchdog
+ * "stop" (`done`); it also leaves once the agent is gone.
  */
 import { spawn } from 'node:child_process';
-import { windowsSystemProgram } from '../../core/process-control';
+import { windowsTreeKillCommand } from '../../core/process-control';
 
+// argv: the agent's pid, then on Windows the tree kill command (program and arguments).
 const WATCHDOG = `
 const pid = Number(process.argv[1]);
-const taskkill = process.argv[2];
+const treeKill = process.argv.slice(2);
 let released = false;
 const gone = () => {
-  try { process.kill(taskkill ? pid : -pid, 0); return false; } catch { return true; }
+  try { process.kill(treeKill.length ? pid : -pid, 0); return false; } catch { return true; }
 };
 const killAgent = () => {
-  if (taskkill) require('node:child_process').spawnSync(taskkill, ['/PID', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
-  else { try { process.kill(-pid, 'SIGKILL'); } catch {} }
+  if (treeKill.length) {
+    const done = require('node:child_process').spawnSync(treeKill[0], treeKill.slice(1), { stdio: 'ignore', windowsHide: true });
+    if (done.status !== 0) { try { process.kill(pid, 'SIGKILL'); } catch {} }
+  } else { try { process.kill(-pid, 'SIGKILL'); } catch {} }
 };
 const end = () => { if (!released) killAgent(); process.exit(0); };
 process.stdin.on('data', (d) => { if (String(d).includes('stop')) released = true; });
@@ -46,10 +50,10 @@ const systemPlatform = (): WatchdogPlatform => ({ platform: process.platform, ex
 export function watchdogCommand(agentPid: number, host: WatchdogPlatform = systemPlatform()): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   const windows = host.platform === 'win32';
   // taskkill from the system folder, never from PATH or the working directory.
-  const taskkill = windows ? windowsSystemProgram(host, 'taskkill.exe') : '';
+  const treeKill = windows ? windowsTreeKillCommand(agentPid, host).flat() : [];
   const env: NodeJS.ProcessEnv = { ELECTRON_RUN_AS_NODE: '1' };
   if (windows && host.env.SystemRoot) env.SystemRoot = host.env.SystemRoot;
-  return { command: host.execPath, args: ['-e', WATCHDOG, String(agentPid), taskkill], env };
+  return { command: host.execPath, args: ['-e', WATCHDOG, String(agentPid), ...treeKill], env };
 }
 
 /** Watches a segment's agent (spawned in its own process group on Unix) until the segment ends. */
