@@ -56,7 +56,7 @@ describe('the local authority of personal mode', function () {
     assert.deepEqual((await client.availability()).offPeakWindow, { open: true });
   });
 
-  it('only the local key gets in; the ticket file is a real SQLite file reopened by the next runner with the same tickets; authority.json and the key are private', async () => {
+  it('only the local key gets in; the ticket file is a real SQLite file reopened by the next runner with the same tickets; authority.json and the key are private (file modes: POSIX only)', async () => {
     const first = await start();
     const wrong = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => 'opk-local-not-the-key', clock: systemClock });
     await assert.rejects(wrong.availability(), /401|unknown API key/);
@@ -76,7 +76,7 @@ describe('the local authority of personal mode', function () {
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the same ticket, from the file');
     const paths = authorityPaths(storageDir);
     assert.equal(fs.readFileSync(paths.store).subarray(0, 15).toString(), 'SQLite format 3');
-    for (const file of [paths.key, paths.discovery, paths.store]) assert.equal(fs.statSync(file).mode & 0o077, 0, `${path.basename(file)} is private`);
+    if (process.platform !== 'win32') for (const file of [paths.key, paths.discovery, paths.store]) assert.equal(fs.statSync(file).mode & 0o077, 0, `${path.basename(file)} is private`);
     assert.equal(readDiscovery(paths)?.pid, process.pid);
     assert.ok(!fs.readFileSync(paths.discovery, 'utf8').includes(first.key), 'authority.json holds no key');
   });

@@ -1,5 +1,5 @@
 /**
- * I/O errors are not corruption: 3 real Node processes x 500 random operations on ONE
+ * I/O errors are not corruption: 3 real Node processes x 500 random operations (100 in the Windows lane) on ONE
  * tasks-index.sqlite, each through a disk that throws EBUSY / EIO / EMFILE / EPERM / ENOSPC at
  * random points of its reads, writes, renames and reloads (test/fixtures/faulty-fs.ts). Replaying
  * each worker's acknowledged operations must give exactly the final file; every failed operation
@@ -15,7 +15,8 @@ import { applyToModel, comparable, comparableObserved, observe, type ModelTask, 
 
 const WORKER = path.join(__dirname, 'store-workers', 'faulty-disk-worker.ts');
 const WORKERS = 3;
-const OPS = 500;
+// Fewer in the Windows lane (.ci/windows-lane.sh, its time budget).
+const OPS = process.env.OFFPEAK_WINDOWS_LANE === '1' ? 100 : 500;
 /** Per faultable call: about a third of all attempts meet a fault, a few operations fail every retry. */
 const FAULT_RATE = 0.08;
 

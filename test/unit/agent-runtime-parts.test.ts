@@ -247,8 +247,11 @@ describe('files_changed from snapshots (hardened git)', () => {
 });
 
 describe('keep awake', () => {
+  // A stand-in inhibitor that runs on every platform (this Node, idle for 30 s).
+  const idleInhibitor = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 30000)'] };
+
   it('runs one inhibitor while anything holds it and none when idle', async () => {
-    const keepAwake = new KeepAwake({ enabled: () => true, command: { command: 'sleep', args: ['30'] } });
+    const keepAwake = new KeepAwake({ enabled: () => true, command: idleInhibitor });
     const releaseA = keepAwake.acquire();
     const releaseB = keepAwake.acquire();
     const pid = keepAwake.pid;
@@ -263,7 +266,7 @@ describe('keep awake', () => {
   });
 
   it('does nothing when the setting is off, and knows each platform inhibitor', () => {
-    const keepAwake = new KeepAwake({ enabled: () => false, command: { command: 'sleep', args: ['30'] } });
+    const keepAwake = new KeepAwake({ enabled: () => false, command: idleInhibitor });
     const release = keepAwake.acquire();
     assert.equal(keepAwake.active, false);
     release();

