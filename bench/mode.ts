@@ -2,7 +2,7 @@
 // bench/results/<name>.json. `npm run bench -- --short` (part of `npm test`, so CI runs it) runs
 // the same code end to end with small sizes, so a broken bench fails the run: its figures are
 // printed, never asserted, and bench/results/ is left as it is (short figures are not comparable).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Set by bench/run.ts --short for every bench process it starts. */
@@ -28,4 +28,13 @@ export function publish(name: string, result: unknown): void {
   const dir = path.join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** Prints figures and, in a full run, sets just these keys in bench/results/<name>.json (the others kept). */
+export function publishOne(name: string, figures: Record<string, unknown>): void {
+  console.log(JSON.stringify(figures, null, 2));
+  if (SHORT) return;
+  const file = path.join(__dirname, 'results', `${name}.json`);
+  const current = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  writeFileSync(file, `${JSON.stringify({ ...current, ...figures }, null, 2)}\n`);
 }

@@ -33,17 +33,23 @@
  *                  per-round ratios and its bootstrap 95% interval, beside the control ratio
  *                  (the two proxies without accounting) and the load (bench/usage-accounting.ts).
  *                  Goal: at most 1.02.
+ * notify_event_to_send_ms
+ *                  a task's notice in the window that ran it -> the away notification's receiver
+ *                  has the post from the lease holder, another window (bench/notify-send.ts).
+ *                  Goal: at most 1,000 ms.
  * usage: npm run bench -- runtime
+ *        node --import tsx bench/runtime.bench.ts --only notify   (that figure alone, into runtime.json)
  */
 import path from 'node:path';
 import { claudeStartRounds, type ClaudeStartRound } from './claude-start';
 import { parkAnswerToAdmitted } from './park-answer';
+import { notifyEventToSend } from './notify-send';
 import { TicketProxy } from '../src/agent/proxy/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/runtime/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../test/e2e/test-engine';
 import { usageAccountingOverhead } from './usage-accounting';
-import { publish, sized } from './mode';
+import { publish, publishOne, sized } from './mode';
 import { machineLoad, median, percentile, startUpstreamProcess, streamRounds } from './proxy-stream';
 
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -104,12 +110,19 @@ async function proxyOverhead(rounds: number): Promise<{ direct: Samples; proxied
 
 async function main(): Promise<void> {
   const loadAtStart = machineLoad();
+  if (process.argv.includes('--only') && process.argv.includes('notify')) {
+    const notifySamples = await notifyEventToSend(sized(10, 2));
+    publishOne('runtime', { notify_event_to_send_ms: round(percentile(notifySamples, 50), 1), notify_event_to_send_load: loadAtStart });
+    console.log('details:', JSON.stringify({ notify_event_to_send_samples_ms: notifySamples, load_at_start: loadAtStart }));
+    return;
+  }
   const spawnSamples = await readyToSpawn(sized(15, 2));
   const overhead = await proxyOverhead(sized(60, 4));
   const claudeRounds = await claudeStartRounds(sized(10, 1));
   const claudeSamples = claudeRounds.map((r) => r.totalMs);
   const claudeP50 = (key: keyof ClaudeStartRound) => round(median(claudeRounds.map((r) => r[key])), 1);
   const parkSamples = await parkAnswerToAdmitted(sized(8, 1));
+  const notifySamples = await notifyEventToSend(sized(10, 2));
   // BENCH_ACCOUNTING_ROUNDS: fewer rounds when the run must be short (the result records how many ran).
   const accounting = await usageAccountingOverhead(Number(process.env.BENCH_ACCOUNTING_ROUNDS ?? sized(2016, 3)));
   const result = {
@@ -128,6 +141,7 @@ async function main(): Promise<void> {
       start_recorded_after_spawn: claudeP50('recordMs'),
     },
     park_answer_to_admitted_ms: round(percentile(parkSamples, 50), 1),
+    notify_event_to_send_ms: round(percentile(notifySamples, 50), 1),
     usage_accounting_sse_total_ratio: round(accounting.ratio),
     usage_accounting_sse_total_ratio_ci95: accounting.ratioCi95.map((r) => round(r)),
     // Beside it, to judge the noise: two proxies that both do not account (1.0 on a quiet machine),
@@ -148,6 +162,7 @@ async function main(): Promise<void> {
     claude_ready_to_first_request_samples_ms: claudeSamples.map((s) => round(s, 1)),
     claude_bare_spawn_to_first_request_samples_ms: claudeRounds.map((r) => round(r.floorMs, 1)),
     park_answer_to_admitted_samples_ms: parkSamples.map((s) => round(s, 1)),
+    notify_event_to_send_samples_ms: notifySamples,
     direct_ttfb_p50_ms: round(median(overhead.direct.ttfb)),
     proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),
     direct_total_p50_ms: round(median(overhead.direct.total)),
