@@ -233,6 +233,7 @@ class OffPeakExtension implements vscode.Disposable {
         askTimeoutMs: () => readSettings().askTimeoutMinutes * 60_000,
         unansweredQuestion: () => readSettings().unansweredQuestion,
         askParkMs: () => readSettings().askParkMinutes * 60_000,
+        checks: { timeoutMs: () => readSettings().check.timeoutMinutes * 60_000, maxRounds: () => readSettings().check.maxRounds },
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),

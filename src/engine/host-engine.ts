@@ -76,6 +76,8 @@ export interface HostEngineOptions {
   unansweredQuestion?: LiveValue<UnansweredQuestion>;
   /** In `park` mode, how long a question waits before the task parks (default 10 min). */
   askParkMs?: LiveValue<number>;
+  /** Task checks' time limit and rounds (`offPeak.check.*`, read at each check; docs/flows.md#checks). */
+  checks?: TaskRuntimeOptions['checks'];
   keepAwake: () => boolean;
   /** sql-wasm.wasm beside the extension bundle. */
   wasmPath?: string;
@@ -215,6 +217,7 @@ export class HostEngine {
       askTimeoutMs,
       unansweredQuestion: unanswered,
       askParkMs,
+      checks: options.checks,
       ...options.runtimeTuning,
       onEvent: (event) => {
         options.onRuntimeEvent?.(event);

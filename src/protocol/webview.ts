@@ -316,6 +316,9 @@ const title = z.string().max(200);
 export const PROMPT_MAX_CHARS = 100_000;
 const prompt = z.string().min(1, 'The prompt is empty').max(PROMPT_MAX_CHARS);
 
+/** The longest check command the form takes. */
+export const CHECK_COMMAND_MAX_CHARS = 2_000;
+
 /** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
 export const CreateTaskFormSchema = z.object({
   title,
@@ -328,6 +331,8 @@ export const CreateTaskFormSchema = z.object({
   ownBranch: z.boolean().optional(),
   /** Take the ticket at this time (epoch ms), no earlier (docs/flows.md#schedules-and-chains); absent: now. */
   notBefore: z.number().int().nonnegative().optional(),
+  /** The check command (docs/flows.md#checks): what the user typed, run after each agent turn; absent or blank: none. */
+  checkCommand: z.string().max(CHECK_COMMAND_MAX_CHARS).optional(),
 }).strict();
 export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 

@@ -11,7 +11,7 @@ import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask } from '../core/ty
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError } from '../gateway-client/errors';
 import { isLiveTicketState, type TicketStatusEntry } from '../protocol/gateway';
-import type { TaskEdit, TaskStore } from '../store';
+import type { StoreTx, TaskEdit, TaskStore } from '../store';
 import type { AvailabilitySnapshot } from './availability';
 import { ServiceError, toServiceError } from './errors';
 import { isolateTask, linkFollowUp, type FollowUpLinkInput } from './follow-ups';
@@ -117,6 +117,7 @@ export class TaskActions {
         const inserted = insertTakenTask(tx, taskId, input, take, pollDelay);
         if (followUp) linkFollowUp(tx, taskId, followUp);
         isolateTask(tx, taskId, input, followUp);
+        keepCheck(tx, inserted, input);
         return inserted;
       });
     } catch (e) {
@@ -148,6 +149,7 @@ export class TaskActions {
         const inserted = insertWaitingTask(tx, taskId, input);
         if (followUp) linkFollowUp(tx, taskId, followUp);
         isolateTask(tx, taskId, input, followUp);
+        keepCheck(tx, inserted, input);
         return inserted;
       });
     } catch (e) {
@@ -290,6 +292,12 @@ export class TaskActions {
     if (!task) return new ServiceError('not_found', `No task ${taskId}.`);
     return new ServiceError('not_allowed', `Cannot ${action} a ${task.status} task: ${why}.`);
   }
+}
+
+/** The check command the user typed, kept with the task and as the folder's last one (docs/flows.md#checks). */
+function keepCheck(tx: StoreTx, task: OffPeakTask, input: CreateTaskInput): void {
+  const command = input.checkCommand?.trim();
+  if (command) tx.checks.insert(task.id, command, task.workspaceKey);
 }
 
 function validateCreate(input: CreateTaskInput): void {

@@ -33,6 +33,8 @@ export const RETAKE_FAILED = 'retake failed:';
 export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity' | 'notBefore'> & {
   /** "Run on its own branch" (worktree) or in place (docs/flows.md#isolation); absent: in place. */
   isolation?: IsolationMode;
+  /** The check command the user typed (docs/flows.md#checks); absent or blank: none. */
+  checkCommand?: string | null;
 };
 
 /** A settle answer that means "acknowledged" (a 4xx other than auth, timeout and rate limit) vs worth retrying. */

@@ -7,6 +7,7 @@ import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from './dispatch-repo';
 import { FollowUpRepo } from './follow-up-repo';
 import { IsolationRepo } from './isolation-repo';
+import { CheckRepo } from './check-repo';
 import { AskRepo } from './ask-repo';
 import { ArchiveRepo } from './archive-repo';
 import { QuestionRepo } from './question-repo';
@@ -112,6 +113,7 @@ export class MemoryCopy {
       followUps: new FollowUpRepo(db, now),
       isolation: new IsolationRepo(db, now),
       notify: new NotifyRepo(db, now),
+      checks: new CheckRepo(db, now),
       archive: new ArchiveRepo(db),
     };
   }

@@ -11,6 +11,7 @@ import type { SqlDb } from './sql';
 import type { SqlValue } from 'sql.js';
 import { newerFileRefusal, writeSchemaMark } from './schema-mark';
 import { NOTIFY_OUTBOX_TABLE, SCHEMA_V17_SQL } from './notify-repo';
+import { CHECKS_TABLE, schemaV18Sql } from './check-schema';
 
 export const TASKS_TABLE = 'off_peak_tasks';
 export const TICKETS_TABLE = 'off_peak_tickets';
@@ -25,12 +26,12 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 17;
+export const LATEST_SCHEMA_VERSION = 18;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions' | 'notify';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
-  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE],
+  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE, CHECKS_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
@@ -355,11 +356,7 @@ export interface MigrationStep {
 }
 
 export const MIGRATIONS: readonly MigrationStep[] = [
-  {
-    version: 1,
-    description: 'off_peak_tasks aggregate',
-    up: (db) => db.exec(SCHEMA_V1_SQL),
-  },
+  { version: 1, description: 'off_peak_tasks aggregate', up: (db) => db.exec(SCHEMA_V1_SQL) },
   {
     version: 2,
     description: 'off_peak_tickets ledger + off_peak_leases; backfill current tickets as legacy rows',
@@ -407,6 +404,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     db.exec(SCHEMA_V17_SQL);
     db.exec(changeTriggersSql(db));
   } },
+  { version: 18, description: 'checks: the command the user typed for a task, its rounds and last output; the last command used per folder', up: (db) => void [db.exec(schemaV18Sql(TASKS_TABLE)), db.exec(changeTriggersSql(db))] },
 ];
 
 /** The change counters of a DB (all zero before v3). */

@@ -15,6 +15,7 @@ import type { OutcomeRepo } from './outcome-repo';
 import type { QuestionRepo } from './question-repo';
 import type { RuntimeRepo } from './runtime-repo';
 import type { IsolationRepo } from './isolation-repo';
+import type { CheckRepo } from './check-repo';
 import type { StoreTopic } from './schema';
 import type { TaskRepo } from './task-repo';
 import type { TicketRepo } from './ticket-repo';
@@ -62,6 +63,7 @@ export interface StoreTx {
   readonly isolation: IsolationRepo;
   /** The away notifications' outbox (docs/flows.md#away-notifications). */
   readonly notify: NotifyRepo;
+  readonly checks: CheckRepo;
   /** The history archive's side in the task DB (docs/flows.md#archive). */
   readonly archive: ArchiveRepo;
 }
@@ -80,6 +82,7 @@ export interface StoreReadTx {
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
   readonly isolation: Pick<IsolationRepo, 'get' | 'all' | 'sharersOf' | 'inPlaceHolder'>;
   readonly notify: Pick<NotifyRepo, 'get' | 'all' | 'due' | 'nextAttemptAt' | 'keysLike'>;
+  readonly checks: Pick<CheckRepo, 'get' | 'all' | 'lastCommandFor'>;
   readonly archive: Pick<ArchiveRepo, 'schema' | 'duePlan' | 'stillMovable' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
 }
 

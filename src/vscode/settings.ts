@@ -16,6 +16,8 @@ export interface OffPeakSettings {
   /** What an unanswered question does: park the task (default) or deny after askTimeoutMinutes. */
   unansweredQuestion: 'park' | 'deny';
   askParkMinutes: number;
+  /** Task checks (docs/flows.md#checks): machine settings, so a repository cannot change them. */
+  check: { timeoutMinutes: number; maxRounds: number };
   /** New tasks on a git folder run on their own branch (worktree) or in the folder (docs/flows.md#isolation). */
   isolation: 'worktree' | 'inPlace';
   /** Personal mode's headroom (docs/flows.md#usage-limits): 0..1, null = off; the local gateway gets it through `personalAccountLimits`. */
@@ -46,6 +48,7 @@ export function readSettings(): OffPeakSettings {
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
     unansweredQuestion: c.get<string>('unansweredQuestion', 'park') === 'deny' ? 'deny' : 'park',
     askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
+    check: { timeoutMinutes: Math.max(1, c.get<number>('check.timeoutMinutes', 15)), maxRounds: Math.max(1, Math.floor(c.get<number>('check.maxRounds', 2))) },
     isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
     stopAtUtilization: fraction(c.get<unknown>('personal.stopAtUtilization', null)),
     mode: resolveMode(c.get<string>('mode', 'auto'), gatewayUrl),

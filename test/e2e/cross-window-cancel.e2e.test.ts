@@ -31,7 +31,7 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
     // Working, not just launched: its first model call was admitted.
     await waitFor(() => eventsB.some((e) => e.type === 'admitted' && e.taskId === task.id), 'the first model call to be admitted', 30_000);
     assert.ok(processAlive(started.pid), 'the agent process runs');
-    const proxyUrl = new URL(b.runtime.segment(task.id)!.proxy.baseUrl);
+    const proxyUrl = new URL(b.runtime.segment(task.id)!.agentRun!.proxy.baseUrl);
     assert.equal(proxyUrl.port, String(b.proxyListener.listeningPort), "the segment's proxy is on the window's one loopback listener");
     assert.ok(!eventsA.some((e) => e.type === 'segment-started'), 'nothing runs in window A');
     return { a, b, task, started, eventsB };

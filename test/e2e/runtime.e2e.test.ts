@@ -156,9 +156,9 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       const ticket = t.serverTicketId ? h.service.ticketsOf(created.id).find((k) => k.ticketId === t.serverTicketId) : undefined;
       const phase = cardPhaseOf(t, ticket);
       if (phases.at(-1) !== phase) phases.push(phase);
-      if (h.runtime.segment(created.id)?.proxy.state === 'holding') holding = true;
+      if (h.runtime.segment(created.id)?.agentRun?.proxy.state === 'holding') holding = true;
     }, 20);
-    await waitFor(() => holding && h.runtime.segment(created.id)?.proxy.state === 'holding', 'the proxy to hold the request');
+    await waitFor(() => holding && h.runtime.segment(created.id)?.agentRun?.proxy.state === 'holding', 'the proxy to hold the request');
     await new Promise((r) => setTimeout(r, 700)); // several re-probes answered 3105 meanwhile
     assert.equal(task(h, created.id).status, 'running');
     blocker.release();
@@ -178,7 +178,7 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     const blocker = await occupyCapacity();
     const ws = makeGitWorkspace(world.root);
     const created = await h.service.create({ title: 'cancel me', prompt: 'p', permissionMode: 'bypassPermissions', workspacePath: ws });
-    await waitFor(() => h.runtime.segment(created.id)?.proxy.state === 'holding', 'the hold');
+    await waitFor(() => h.runtime.segment(created.id)?.agentRun?.proxy.state === 'holding', 'the hold');
     const pid = h.runtime.segment(created.id)!.pid;
     assert.equal(cardPhaseOf(task(h, created.id), h.service.ticketsOf(created.id)[0]), 'waiting_for_admission');
     await h.service.cancel(created.id);

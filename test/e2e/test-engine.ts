@@ -45,6 +45,8 @@ export interface TestEngineOptions {
   unansweredQuestion?: 'park' | 'deny' | (() => 'park' | 'deny');
   /** In `park` mode, how long a question waits before the task parks. */
   askParkMs?: number | (() => number);
+  /** Task checks' time limit and rounds (the extension reads `offPeak.check.*`). */
+  checks?: { timeoutMs: () => number; maxRounds: () => number };
   onNotice?: (notice: TaskNotice) => void;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
@@ -140,6 +142,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     askTimeoutMs: options.askTimeoutMs,
     unansweredQuestion: options.unansweredQuestion,
     askParkMs: options.askParkMs,
+    checks: options.checks,
     onNotice: options.onNotice,
     keepAwake: () => false,
     sync: { fallbackPollMs: 300, coalesceMs: 300, longPollMs: 2_000, backoffMs: 300, backoffMaxMs: 2_000, settleBackoffMs: 300, retakeBackoffMs: 300, retakeBackoffMaxMs: 2_000 },

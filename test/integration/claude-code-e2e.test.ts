@@ -124,7 +124,7 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), false, 'nothing ran before the answer');
       // The relay's URL (with the proxy secret) is in the 0600 MCP config file, not in argv.
       const segment = host.runtime.segment(created.id)!;
-      const secret = new URL(segment.proxy.baseUrl).pathname.slice(1);
+      const secret = new URL(segment.agentRun!.proxy.baseUrl).pathname.slice(1);
       assert.ok(!fs.readFileSync(`/proc/${segment.pid}/cmdline`, 'utf8').includes(secret), 'the proxy secret is not in argv');
       const mcpConfig = path.join(path.dirname(segment.logFile), 'claude-mcp.json');
       assert.equal(fs.statSync(mcpConfig).mode & 0o777, 0o600);

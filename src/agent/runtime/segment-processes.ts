@@ -8,6 +8,8 @@
  * and Windows stop the group or tree only.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import { processesWithEnv, systemProcessHost, type ProcessHost } from '../../core/process-control';
 
 /** The environment variable that marks a segment's processes. Not a secret: only a name. */
@@ -37,4 +39,20 @@ export function killTaggedProcesses(tag: string, host: Pick<ProcessHost, 'procDi
     }
   }
   return killed;
+}
+
+/** What a segment's pid record (`agent.pid`) holds; recovery reads it (src/scheduler/recovery.ts). */
+export interface SegmentPidRecord {
+  /** The process the segment runs now: the agent, or its check command (docs/flows.md#checks). */
+  pid: number | undefined;
+  windowId: string | undefined;
+  sessionId: string;
+  taskId: string;
+  tag?: string;
+}
+
+/** Writes the pid record, with the window's process and machine, readable by the user only. */
+export function writeSegmentPidRecord(file: string, record: SegmentPidRecord): void {
+  const { pid, ...rest } = record;
+  fs.writeFileSync(file, JSON.stringify({ pid, hostPid: process.pid, host: os.hostname(), ...rest }), { mode: 0o600 });
 }

@@ -7,7 +7,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../core/clock';
 import { commandInvocation, programToRun } from '../../core/executable-path';
@@ -21,7 +20,7 @@ import { terminalSafeText } from '../../core/untrusted-text';
 import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from '../questions/relay-ask-text';
 import { ensurePrivateDir } from '../../store/private-files';
-import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
+import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV, writeSegmentPidRecord } from './segment-processes';
 import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from '../proxy/ticket-proxy';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
 
@@ -34,8 +33,8 @@ export interface TerminalView {
 }
 
 export type SegmentOutcome =
-  /** The agent finished the task. */
-  | { kind: 'completed'; summary: string; exitCode: number | null }
+  /** The agent finished the task; `check`: how the task's check ended (docs/flows.md#checks). */
+  | { kind: 'completed'; summary: string; exitCode: number | null; check?: { passed: boolean; round: number } }
   /** The gateway ended the segment (3102/3001): requeue, retake, resume later. */
   | { kind: 'segment-expired' }
   /** The user cancelled the task (our own state). */
@@ -329,8 +328,7 @@ export class SegmentRun {
 
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    const record = { pid: child.pid, hostPid: process.pid, host: os.hostname(), windowId: this.options.windowId, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag };
-    fs.writeFileSync(this.pidFile, JSON.stringify(record), { mode: 0o600 });
+    writeSegmentPidRecord(this.pidFile, { pid: child.pid, windowId: this.options.windowId, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag });
     const asks = this.options.asks;
     if (asks) {
       const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;

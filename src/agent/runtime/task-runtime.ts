@@ -8,6 +8,7 @@
  *   cancelled -> already cancelled by the user action (the segment is just closed),
  *   interrupted (host shutting down) -> back to queued, same session and ticket,
  *   parked (a question nobody answered in time) -> needs_input, ticket settled, resumes once answered.
+ * A task with a check runs it after the agent's turn, inside the segment (segment-work.ts).
  * A follow-up's first segment resumes the finished task's session with the follow-up's
  * instructions, with that session's agent (docs/flows.md#follow-up).
  */
@@ -31,6 +32,7 @@ import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } 
 import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy';
 import { UsageRecorder } from '../proxy/usage-recorder';
 import { watchAgent } from './agent-watchdog';
+import { SegmentWork, segmentCheckOf, ticketDeadlineOf, type CheckSettings } from './segment-work';
 import type { RuntimeEvent, SegmentStartup } from './runtime-events';
 import { listTaskChangesWithCount } from '../workplace/task-changes';
 import { dropUnstartedWorktree, resolveWorkplace, type Workplace } from '../workplace/task-workplace';
@@ -93,6 +95,8 @@ export interface TaskRuntimeOptions {
   unansweredQuestion?: () => UnansweredQuestion;
   /** In park mode, how long a question waits before the task parks. */
   askParkMs?: () => number;
+  /** The machine settings of task checks (docs/flows.md#checks); default 15 min, 2 rounds. */
+  checks?: CheckSettings;
   onEvent?: (event: RuntimeEvent) => void;
   log?: (line: string) => void;
 }
@@ -100,7 +104,7 @@ export interface TaskRuntimeOptions {
 interface ActiveSegment {
   taskId: string;
   ticketId: string;
-  run: SegmentRun;
+  run: SegmentWork;
   finished: Promise<void>;
 }
 
@@ -179,7 +183,7 @@ export class TaskRuntime {
     return this.active.has(taskId) || this.starting.has(taskId);
   }
 
-  segment(taskId: string): SegmentRun | undefined {
+  segment(taskId: string): SegmentWork | undefined {
     return this.active.get(taskId)?.run;
   }
 
@@ -286,17 +290,19 @@ export class TaskRuntime {
     // What the user answered while the task was parked is told to the resumed session.
     const decisions = resume ? this.questions.decisionsToState(taskId) : { text: '', askIds: [], askedAgain: [] };
 
-    let run: SegmentRun;
-    try {
-      run = await SegmentRun.start({
+    // A task with a check (docs/flows.md#checks): a fix round resumes with the failed check's output; a cut check runs again first.
+    const modelName = await model;
+    const checking = segmentCheckOf(store, taskId, ticketId, work.workspacePath, clock, this.options.checks);
+    const startRun = (text: string, resumed: boolean, startGate?: Promise<void>) =>
+      SegmentRun.start({
         adapter,
         spec: {
           taskId,
           sessionId,
-          resume,
-          prompt: !plan && decisions.text ? decisions.text : prompt,
+          resume: resumed,
+          prompt: text,
           permissionMode: task.permissionMode,
-          model: await model,
+          model: modelName,
           thoughtLevel: task.thoughtLevel,
           workspacePath: work.workspacePath,
         },
@@ -305,9 +311,9 @@ export class TaskRuntime {
         segmentDir,
         clock,
         proxyTimings: this.options.proxyTimings,
-        ticketDeadline: () => this.ticketDeadline(ticketId),
+        ticketDeadline: () => ticketDeadlineOf(store, ticketId),
         proxyListener: this.options.proxyListener,
-        startGate: started,
+        startGate,
         stopTimings: this.options.stopTimings,
         windowId: this.options.windowId,
         holdPidFile: true,
@@ -319,6 +325,9 @@ export class TaskRuntime {
           end: () => this.asks.endTask(taskId),
         },
       });
+    let run: SegmentRun | null;
+    try {
+      run = checking.startsWithCheck ? null : await startRun((!plan && decisions.text) || (resume && checking.fixPrompt) || prompt, resume, started);
     } catch (err) {
       await firstStart?.catch(() => undefined); // its git runs are over before the worktree may go
       const reason = (err as Error).message;
@@ -328,7 +337,7 @@ export class TaskRuntime {
       return { status: 'fatal', error: reason };
     }
     startup.spawnedAt = clock.now();
-    watchAgent(run);
+    if (run) watchAgent(run);
 
     // The guarded transition: refused if the task was cancelled (or changed) while we started.
     let marked: boolean;
@@ -338,21 +347,23 @@ export class TaskRuntime {
     } catch (err) {
       // The write failed (a disk error, a file held open on Windows): the scheduler releases the
       // claim on this answer, so the agent must be gone first, or another window starts it too.
-      await stopUnstarted(run);
+      if (run) await stopUnstarted(run);
       return { status: 'failed', error: `the task could not be marked running (${(err as Error).message}); its agent was stopped` };
     }
     if (!marked) {
-      await stopUnstarted(run);
+      if (run) await stopUnstarted(run);
       return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
     }
 
     await this.questions.markStated(decisions.askIds, decisions.askedAgain);
     const release = this.options.keepAwake?.acquire();
+    const resumeForFix = (text: string) => startRun(text, true).then((next) => (watchAgent(next), next));
+    const segmentWork = new SegmentWork({ first: run, check: checking.check, resume: resumeForFix, segmentDir, sessionId, taskId, windowId: this.options.windowId });
     const segment: ActiveSegment = {
       taskId,
       ticketId,
-      run,
-      finished: run.done
+      run: segmentWork,
+      finished: segmentWork.done
         // The segment's last usage goes into its ledger row before the outcome ends the segment.
         .then(async (outcome) => {
           await this.usage.flush();
@@ -361,13 +372,13 @@ export class TaskRuntime {
         .catch((err: unknown) => this.log(`runtime: applying the outcome of ${taskId} failed: ${(err as Error).message}`))
         .finally(() => {
           // Only now: until the outcome is written, the record tells the lease holder this window runs the task.
-          run.releasePidFile();
+          segmentWork.releasePidFile();
           this.active.delete(taskId);
           release?.();
         }),
     };
     this.active.set(taskId, segment);
-    this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: run.pid, at: clock.now(), startup });
+    this.options.onEvent?.({ type: 'segment-started', taskId, ticketId, sessionId, resume, pid: segmentWork.pid, at: clock.now(), startup });
     openGate();
     return { status: 'started' };
   }
@@ -411,17 +422,6 @@ export class TaskRuntime {
       this.options.lifecycle.markGatewayUnreachable(ticketId, since).catch((err: unknown) => this.log(`runtime: recording the gateway outage failed: ${(err as Error).message}`));
       this.options.onEvent?.({ type: 'gateway-unreachable', taskId, ticketId, since, at: event.at });
     }
-  }
-
-  /**
-   * When the ticket's time runs out, as the ledger last saw it: its active window's end, or its
-   * ready deadline while no request was admitted; null when unknown.
-   */
-  private ticketDeadline(ticketId: string): number | null {
-    const ticket = this.options.store.read((tx) => tx.tickets.get(ticketId));
-    if (!ticket) return null;
-    if (ticket.expiresAt !== null) return ticket.expiresAt;
-    return ticket.activeAt === null ? ticket.readyDeadline : null;
   }
 
   private async applyOutcome(task: OffPeakTask, place: Workplace, ticketId: string, outcome: SegmentOutcome): Promise<void> {

@@ -1,0 +1,90 @@
+/**
+ * A task's check (off_peak_task_checks, v18; docs/flows.md#checks): the command the user typed in
+ * the form, never read from the repository, and where its rounds stand. One row per task that has
+ * a check, removed with the task by a trigger. The last command used for a folder is kept apart
+ * (off_peak_check_commands), so the form still offers it after that task is deleted.
+ */
+import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from './check-schema';
+import type { SqlDb, SqlRow } from './sql';
+
+/**
+ * `pending`: the agent has not ended its first turn; `checking`: the check of `round` runs (a
+ * segment that ends now re-runs it after the retake); `fixing`: it failed and the session is
+ * resumed with its output; `passed` / `failed`: the task's last word.
+ */
+export type CheckState = 'pending' | 'checking' | 'fixing' | 'passed' | 'failed';
+
+export interface TaskCheck {
+  taskId: string;
+  command: string;
+  state: CheckState;
+  /** The round the check is in (1: the check after the agent's first turn); 0 before it. */
+  round: number;
+  /** The last run's exit code; null before a run, or when it was stopped or timed out. */
+  exitCode: number | null;
+  /** The tail of the last run's output, control sequences stripped; null before a run. */
+  output: string | null;
+  updatedAt: number;
+}
+
+
+const STATES: readonly CheckState[] = ['pending', 'checking', 'fixing', 'passed', 'failed'];
+
+function toCheck(r: SqlRow): TaskCheck {
+  const state = STATES.includes(r.state as CheckState) ? (r.state as CheckState) : 'pending';
+  return {
+    taskId: String(r.task_id),
+    command: String(r.command),
+    state,
+    round: Number(r.round ?? 0),
+    exitCode: r.exit_code === null || r.exit_code === undefined ? null : Number(r.exit_code),
+    output: r.output === null || r.output === undefined ? null : String(r.output),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+export type CheckProgress = Pick<TaskCheck, 'state' | 'round'> & Partial<Pick<TaskCheck, 'exitCode' | 'output'>>;
+
+export class CheckRepo {
+  constructor(
+    private readonly db: SqlDb,
+    private readonly now: number,
+  ) {}
+
+  /** The task's check, in the transaction that inserts the task; the folder's last command becomes this one. */
+  insert(taskId: string, command: string, workspaceKey: string): void {
+    this.db.run(`INSERT OR REPLACE INTO ${CHECKS_TABLE} (task_id, command, state, round, updated_at) VALUES (?, ?, 'pending', 0, ?)`, [taskId, command, this.now]);
+    this.db.run(`INSERT OR REPLACE INTO ${CHECK_COMMANDS_TABLE} (workspace_key, command, used_at) VALUES (?, ?, ?)`, [workspaceKey, command, this.now]);
+  }
+
+  get(taskId: string): TaskCheck | undefined {
+    const row = this.db.get(`SELECT * FROM ${CHECKS_TABLE} WHERE task_id = ?`, [taskId]);
+    return row ? toCheck(row) : undefined;
+  }
+
+  /** Every task's check, by task id (one read for a panel snapshot). */
+  all(): Map<string, TaskCheck> {
+    return new Map(this.db.all(`SELECT * FROM ${CHECKS_TABLE}`).map((r) => [String(r.task_id), toCheck(r)]));
+  }
+
+  /** The command last used for a folder (the form's prefill), or null. */
+  lastCommandFor(workspaceKey: string): string | null {
+    const row = this.db.get(`SELECT command FROM ${CHECK_COMMANDS_TABLE} WHERE workspace_key = ?`, [workspaceKey]);
+    return row ? String(row.command) : null;
+  }
+
+  /** Where the rounds stand; exit code and output are kept unless given. False: the task has no check. */
+  record(taskId: string, progress: CheckProgress): boolean {
+    const sets = ['state = ?', 'round = ?', 'updated_at = ?'];
+    const params: (string | number | null)[] = [progress.state, progress.round, this.now];
+    if (progress.exitCode !== undefined) {
+      sets.push('exit_code = ?');
+      params.push(progress.exitCode);
+    }
+    if (progress.output !== undefined) {
+      sets.push('output = ?');
+      params.push(progress.output);
+    }
+    return this.db.run(`UPDATE ${CHECKS_TABLE} SET ${sets.join(', ')} WHERE task_id = ?`, [...params, taskId]) === 1;
+  }
+}
