@@ -21,6 +21,9 @@ export type AvailabilityState =
   /** `refusedStatus`: the gateway refused the API key (HTTP 401/403), which no retry will fix. */
   | { status: 'error'; message: string; checkedAt: number; refusedStatus?: number };
 
+/** The least time between two checks a gateway answer elsewhere starts (`noteGatewayAnswered`). */
+export const ANSWERED_RECHECK_MS = 10_000;
+
 export interface AvailabilityOptions {
   /** Re-check a disabled snapshot without a known `next_take_at` after this long. */
   unknownRecheckMs?: number;
@@ -128,9 +131,14 @@ export class AvailabilitySnapshot {
     if (this.current.status !== 'error') void this.refresh();
   }
 
-  /** Another call got the gateway's answer: a snapshot that says it cannot be reached asks again now, not at its backoff. */
+  /**
+   * Another call got the gateway's answer: a snapshot that says it cannot be reached asks again
+   * now, not at its backoff (at most once per `ANSWERED_RECHECK_MS`: the sync's long-polls may
+   * answer every second while the availability check itself still fails).
+   */
   noteGatewayAnswered(): void {
-    if (this.current.status === 'error' && this.current.refusedStatus === undefined) void this.refresh();
+    const s = this.current;
+    if (s.status === 'error' && s.refusedStatus === undefined && this.clock.now() - s.checkedAt >= ANSWERED_RECHECK_MS) void this.refresh();
   }
 
   /** A take answered 3103: disabled until `nextTakeAt` (if known), then re-checked. */

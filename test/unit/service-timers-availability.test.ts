@@ -6,6 +6,7 @@ import { GatewayServer } from '../../src/gateway/server';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ManualTimers } from '../../src/core/timers';
 import { AvailabilitySnapshot, ServiceError } from '../../src/service';
+import { ANSWERED_RECHECK_MS } from '../../src/service/availability';
 import { serviceErrorFromGateway } from '../../src/service/errors';
 import { GatewayError } from '../../src/gateway-client/errors';
 
@@ -81,6 +82,24 @@ describe('service: availability snapshot', function () {
     await timers.advanceTo(clock.now() + 10_000, () => snapshot.idle());
     await snapshot.idle();
     assert.equal(snapshot.state.status, 'enabled');
+  });
+
+  it('the sync tells it: a failure elsewhere checks an enabled snapshot at once; an answer elsewhere re-checks a failed one before its backoff, at most once per 10 s', async () => {
+    assert.equal((await snapshot.refresh()).status, 'enabled');
+    const port = gateway.port;
+    await gateway.close(0);
+    snapshot.noteGatewayUnreachable();
+    await snapshot.idle();
+    assert.equal(snapshot.state.status, 'error', 'the failure reached the snapshot');
+    gateway = await GatewayServer.start({ clock, config: { port, store: 'memory', alwaysOpen: true, promoteIntervalMs: 0, users: [{ id: 'u', apiKey: KEY, plan: 'coding' }], logLevel: 'silent' } });
+    clock.advance(ANSWERED_RECHECK_MS - 1);
+    snapshot.noteGatewayAnswered();
+    await snapshot.idle();
+    assert.equal(snapshot.state.status, 'error', 'not re-checked within 10 s of the last check');
+    clock.advance(1);
+    snapshot.noteGatewayAnswered();
+    await snapshot.idle();
+    assert.equal(snapshot.state.status, 'enabled', 're-checked without waiting for its own timer');
   });
 
   it('next_take_at is corrected for clock skew (gateway clock 2 h ahead)', async () => {
