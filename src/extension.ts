@@ -24,6 +24,7 @@ import { registerSessionCommands, SessionTerminals } from './vscode/session-comm
 import { registerReview, reviewTaskChanges } from './vscode/review';
 import { confirmModal, confirmModalWithAlternative } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
+import { DesktopNotifications } from './vscode/desktop-notifications';
 import { NotifyTargetStore, readNotifySettings, registerNotifyCommands } from './vscode/notify-commands';
 import type { TasksPanel } from './vscode/panel';
 import { engineAgent, readSettings } from './vscode/settings';
@@ -93,6 +94,8 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly notifier: Notifier;
   /** Where away notifications go (SecretStorage; docs/flows.md#away-notifications). */
   private readonly notifyTargets: NotifyTargetStore;
+  /** When no VS Code window has focus, a question or result also shows as an OS notification (docs/flows.md#desktop-notifications). */
+  private readonly desktop: DesktopNotifications;
   private readonly storageDir: string;
   readonly api: OffPeakApi;
 
@@ -122,7 +125,8 @@ class OffPeakExtension implements vscode.Disposable {
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
       answerAsk: async (taskId, askId, decision, inputDigest) => (await this.engine?.answerAsk(taskId, askId, decision, inputDigest)) === 'accepted',
     });
-    context.subscriptions.push(this.notifier);
+    this.desktop = new DesktopNotifications(this.storageDir, this.windowId, (l) => this.output.info(l));
+    context.subscriptions.push(this.notifier, this.desktop);
     this.api = {
       engine: () => this.engine,
       whenStarted: () => this.engines.whenStarted(),
@@ -246,7 +250,10 @@ class OffPeakExtension implements vscode.Disposable {
           if (event.type !== 'segment-started') return;
           this.terminals.attach(event.taskId, shortTaskTitle(task, event.taskId));
         },
-        onNotice: (notice) => this.notifier.show(notice),
+        onNotice: (notice) => {
+          this.notifier.show(notice);
+          this.desktop.raise(notice);
+        },
         // Sent by the lease holder, once across windows; the target and settings read at each send.
         notify: {
           target: () => this.notifyTargets.get(),

@@ -12,7 +12,8 @@ import { createSystemTimers, type TimerHandle, type Timers } from '../core/timer
 import { isTerminalStatus, NON_TERMINAL_STATUSES } from '../core/types';
 import { NotifyEventSchema, type NotifyEvent, type NotifyTarget } from '../protocol/notify';
 import { changeConcerns, type NotifyRow, type StoreReadTx, type TaskStore } from '../store';
-import { INCLUDE_NOTHING, messageOf, requestFor, type NotifyInclude } from './notify-message';
+import { INCLUDE_NOTHING, type NotifyInclude } from './notify-include';
+import { messageOf, requestFor } from './notify-message';
 import { postNotification, type SendResult } from './notify-sender';
 import { quietUntil } from './quiet-hours';
 

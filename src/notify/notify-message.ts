@@ -5,23 +5,9 @@
 // setting is on. Every text that does go out is flattened to plain text first.
 import { plainNotificationText } from '../core/untrusted-text';
 import { DiscordPayloadSchema, NtfyPayloadSchema, SlackPayloadSchema, WebhookPayloadSchema, type NotifyEvent, type NotifyTarget, type WebhookPayload } from '../protocol/notify';
+import type { NotifyInclude } from './notify-include';
 import { ntfyEndpoint } from './notify-target';
 
-/** The fields a user may let out, each off by default (`offPeak.notify.include.<field>`). */
-export interface NotifyInclude {
-  /** The task's title (its first line or the title the user gave: prompt text). */
-  taskTitle: boolean;
-  /** The name of the task's folder. */
-  folder: boolean;
-  /** A question's one-line summary (it quotes the tool call: a command, a path, code). */
-  question: boolean;
-  /** A failure's reason and a failed check's output. */
-  failureReason: boolean;
-  /** The check command the user typed. */
-  checkCommand: boolean;
-}
-
-export const INCLUDE_NOTHING: NotifyInclude = { taskTitle: false, folder: false, question: false, failureReason: false, checkCommand: false };
 
 /** One message, before it is shaped for a receiver. `fields`: what the generic webhook gets besides the text. */
 export interface NotifyMessage {

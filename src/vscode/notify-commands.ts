@@ -2,11 +2,13 @@
 // its settings (docs/flows.md#away-notifications). The machine setting `offPeak.notify.target` only
 // says which kind is set, so the Settings editor shows whether one is; emptying it removes the target.
 import * as vscode from 'vscode';
-import { INCLUDE_NOTHING, type NotifyInclude } from '../notify/notify-message';
-import { NOTIFY_TARGET_LABELS, targetOf } from '../notify/notify-target';
+import { INCLUDE_NOTHING, type NotifyInclude } from '../notify/notify-include';
 import { parseQuietHours, QuietHoursError } from '../notify/quiet-hours';
-import { sendTestNotification, setNotificationTarget } from '../notify/target-command';
-import { NOTIFY_TARGET_KINDS, type NotifyTarget, type NotifyTargetKind } from '../protocol/notify';
+import type { NotifyTarget, NotifyTargetKind } from '../protocol/notify';
+
+// The target's rules, the messages, zod and ky load at the first use, not at activation.
+const targetRules = () => import('../notify/notify-target');
+const targetCommand = () => import('../notify/target-command');
 
 const SECRET_KEY = 'offPeak.notify.target';
 
@@ -33,7 +35,7 @@ export class NotifyTargetStore implements vscode.Disposable {
     const text = await this.secrets.get(SECRET_KEY);
     if (!text) return undefined;
     try {
-      return targetOf(JSON.parse(text));
+      return (await targetRules()).targetOf(JSON.parse(text));
     } catch {
       return undefined;
     }
@@ -82,6 +84,7 @@ export function registerNotifyCommands(context: vscode.ExtensionContext, targets
   context.subscriptions.push(
     targets,
     vscode.commands.registerCommand('offPeak.setNotificationTarget', async () => {
+      const [{ NOTIFY_TARGET_LABELS }, { setNotificationTarget }, { NOTIFY_TARGET_KINDS }] = await Promise.all([targetRules(), targetCommand(), import('../protocol/notify')]);
       const outcome = await setNotificationTarget({
         askUrl: () =>
           Promise.resolve(
@@ -113,7 +116,7 @@ export function registerNotifyCommands(context: vscode.ExtensionContext, targets
         if (set) await vscode.commands.executeCommand('offPeak.setNotificationTarget');
         return;
       }
-      const result = await sendTestNotification(target, Date.now());
+      const result = await (await targetCommand()).sendTestNotification(target, Date.now());
       log(`notify: test notification ${result.ok ? 'sent' : `failed: ${result.error}`}`);
       if (result.ok) void vscode.window.showInformationMessage(`Off-Peak: test notification sent (${target.kind}).`);
       else void vscode.window.showErrorMessage(`Off-Peak: the test notification failed: ${result.error}.`);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import type { Timers } from '../../src/core/timers';
 import { AwayNotifications, notifyKeys, type AwayNotificationsOptions } from '../../src/notify/away-notifications';
-import { INCLUDE_NOTHING, type NotifyInclude } from '../../src/notify/notify-message';
+import { INCLUDE_NOTHING, type NotifyInclude } from '../../src/notify/notify-include';
 import { DiscordPayloadSchema, NtfyPayloadSchema, SlackPayloadSchema, WebhookPayloadSchema, type NotifyEvent, type NotifyTarget } from '../../src/protocol/notify';
 import { TaskStore } from '../../src/store';
 import { startNotifyReceiver, type NotifyReceiver } from '../fixtures/notify-receiver';
