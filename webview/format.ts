@@ -26,7 +26,7 @@ export function formatTime(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
-export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { ask?: CardAsk | null; usageLimitResetAt?: number | null; scheduledFor?: string }, now?: number): string {
+export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { ask?: CardAsk | null; usageLimitResetAt?: number | null; scheduledFor?: string; afterTitle?: string | null }, now?: number): string {
   if (card.ask) return 'Needs input';
   // A segment held by the account's usage limit is not working (docs/flows.md#usage-limits).
   const held = now !== undefined && card.usageLimitResetAt != null && card.usageLimitResetAt > now;
@@ -35,6 +35,7 @@ export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { a
   const labels: Record<CardPhase, string> = {
     taking_ticket: 'Taking a ticket',
     scheduled: card.scheduledFor ? `Scheduled for ${card.scheduledFor}` : 'Scheduled',
+    after: card.afterTitle ? `After ${card.afterTitle}` : 'After another task',
     in_queue: `In queue${position}`,
     ready: 'Ready to start',
     paused: `Paused${position}`,
@@ -53,6 +54,7 @@ export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { a
 export const PHASE_ICONS: Record<CardPhase, string> = {
   taking_ticket: 'loading',
   scheduled: 'calendar',
+  after: 'debug-step-over',
   in_queue: 'clock',
   ready: 'debug-start',
   paused: 'debug-pause',

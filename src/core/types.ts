@@ -63,6 +63,12 @@ export interface OffPeakTask {
   lastError: string | null;
   /** The ticket is taken at this epoch ms, no earlier (schema v16; docs/flows.md#schedules-and-chains); null: at creation. */
   notBefore?: number | null;
+  /** "After <task>": taken only once this task completed (schema v17; docs/flows.md#schedules-and-chains). */
+  afterTaskId?: string | null;
+  /** The title of that task when this one was created (the card says "After <title>" even after it is deleted). */
+  afterTitle?: string | null;
+  /** Runs in that task's worktree and branch (a plan of steps reviewed as one branch). */
+  continueInBranch?: boolean;
   // settle and History
   settledAt: number | null;
   historyDeletedAt: number | null;

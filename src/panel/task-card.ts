@@ -26,6 +26,7 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
     case 'needs_input':
       return 'needs_input';
     case 'queued':
+      if (!task.serverTicketId && task.afterTaskId) return 'after';
       if (!task.serverTicketId && task.notBefore != null) return 'scheduled';
       // It ran before: a segment ended and the same session resumes once a new ticket is admitted.
       if (task.startedAt !== null && !task.schedulable) return 'between_segments';
@@ -115,6 +116,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     ...(notRun && task.status === 'completed' ? { allowedNotRun: notRun } : {}),
     followUpOfId: followUp?.followUpOf ?? null,
     followUpOfTitle: followUp?.ofTitle ?? null,
+    afterTitle: task.afterTitle ?? null,
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).
       pause: canTransition(task, 'pause'),

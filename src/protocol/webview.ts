@@ -11,6 +11,7 @@ export const PermissionModeSchema = z.enum(PERMISSION_MODES);
 export const CardPhaseSchema = z.enum([
   'taking_ticket', // no live ticket yet (first take or a retake is pending)
   'scheduled', // no ticket until its "not before" time (docs/flows.md#schedules-and-chains)
+  'after', // no ticket until the task it waits for completed (docs/flows.md#schedules-and-chains)
   'in_queue', // the gateway's FIFO holds the ticket
   'ready', // the gateway admitted the ticket; the scheduler will start it
   'paused',
@@ -150,6 +151,8 @@ export const TaskCardSchema = z.object({
   usageLimitResetAt: z.number().nullable().optional(),
   /** Its "not before" time as the machine's clock reads it ("Tue 02:00"), while it waits for it (docs/flows.md#schedules-and-chains). */
   scheduledFor: z.string().optional(),
+  /** "After <task>": the title of the task it waits for (kept when that one is deleted). */
+  afterTitle: z.string().nullable().optional(),
   /** The tokens of all its segments; null before the first model answer was counted. */
   usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
@@ -333,6 +336,10 @@ export const CreateTaskFormSchema = z.object({
   notBefore: z.number().int().nonnegative().optional(),
   /** The check command (docs/flows.md#checks): what the user typed, run after each agent turn; absent or blank: none. */
   checkCommand: z.string().max(CHECK_COMMAND_MAX_CHARS).optional(),
+  /** Taken only once this task completed; skipped if it fails (docs/flows.md#schedules-and-chains). */
+  afterTaskId: z.string().min(1).max(200).optional(),
+  /** With `afterTaskId`: run in that task's worktree and branch. */
+  continueInBranch: z.boolean().optional(),
 }).strict();
 export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 

@@ -17,6 +17,7 @@ import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
 import { backoff, errorText, isTransportFailure, type SyncConfig } from './sync-config';
 import { applyStatusEntry, detachDeadTicket, ticketKnownDead, type StatusRuleContext } from './ticket-rules';
+import { applyChainGate, chainGateOf } from './chains';
 import type { TimerHandle, Timers } from '../core/timers';
 
 export interface SyncReport {
@@ -166,7 +167,10 @@ export class SyncLoop {
           if (live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId)) consider(task.nextPollAt ?? now);
           else if (task.status === 'queued') consider(now); // dead ticket still attached: repair now
         } else if (task.status === 'queued') {
-          consider(takeDueAt(task, this.options.retaker, now));
+          const gate = chainGateOf(tx, task).kind;
+          if (gate === 'skip') consider(now);
+          else if (gate === 'go') consider(takeDueAt(task, this.options.retaker, now));
+          // 'wait': the followed task's end is a write to the DB, which plans again
         }
       }
       for (const p of tx.tickets.list({ settleState: 'pending' })) consider(p.nextSettleAt ?? now);
@@ -236,13 +240,14 @@ export class SyncLoop {
       const now = clock.now();
       const horizon = now + config.coalesceMs;
       let liveAtStart = new Set<string>();
-      const { due, retakes, stale } = store.read((tx) => {
+      const { due, retakes, stale, chained } = store.read((tx) => {
         const live = new Map(tx.tickets.list({ settleState: 'none', serverState: [...LIVE_TICKET_STATES] }).map((t) => [t.ticketId, t]));
         pacing.liveTicketsFitOneLongPoll = live.size <= config.batchSize;
         liveAtStart = new Set(live.keys());
         const dueList: { taskId: string; ticketId: string; knownState?: ServerTicketState }[] = [];
         const retakeList: string[] = [];
         const staleList: { taskId: string; ticketId: string }[] = [];
+        const chainedList: string[] = [];
         for (const task of tx.tasks.list({ status: NON_TERMINAL_STATUSES })) {
           if (task.serverTicketId) {
             // a queued task still pointing at a ticket the ledger knows is over (the gateway said
@@ -253,12 +258,19 @@ export class SyncLoop {
             }
             const isLive = live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId);
             if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });
-          } else if (task.status === 'queued' && takeDueAt(task, retaker, now) <= now) {
-            retakeList.push(task.id);
+          } else if (task.status === 'queued') {
+            const gate = chainGateOf(tx, task).kind;
+            if (gate === 'skip' || (gate === 'go' && task.afterTaskId)) chainedList.push(task.id);
+            else if (gate === 'go' && takeDueAt(task, retaker, now) <= now) retakeList.push(task.id);
           }
         }
-        return { due: dueList, retakes: retakeList, stale: staleList };
+        return { due: dueList, retakes: retakeList, stale: staleList, chained: chainedList };
       });
+      if (chained.length > 0) {
+        // A chain that broke skips its task; one that goes may take its ticket now (docs/flows.md#schedules-and-chains).
+        const going = await store.mutate((tx) => chained.filter((id) => applyChainGate(tx, id)?.kind === 'go'));
+        retakes.push(...store.read((tx) => going.filter((id) => { const t = tx.tasks.get(id); return t !== undefined && takeDueAt(t, retaker, now) <= now; })));
+      }
       if (stale.length > 0) {
         const cleared = await store.mutate((tx) => stale.filter((st) => detachDeadTicket(tx, st.taskId, st.ticketId)).map((st) => st.taskId));
         retakes.push(...cleared);

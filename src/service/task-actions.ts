@@ -14,6 +14,7 @@ import { isLiveTicketState, type TicketStatusEntry } from '../protocol/gateway';
 import type { StoreTx, TaskEdit, TaskStore } from '../store';
 import type { AvailabilitySnapshot } from './availability';
 import { ServiceError, toServiceError } from './errors';
+import { afterLinkOf } from './chains';
 import { isolateTask, linkFollowUp, type FollowUpLinkInput } from './follow-ups';
 import type { Retaker } from './retaker';
 import type { SettleOutbox } from './settle-outbox';
@@ -70,8 +71,7 @@ export class TaskActions {
     const { store, gateway, availability, outbox, sync, background } = this.options;
     validateCreate(input);
     if (!(await gateway.hasApiKey())) throw new ServiceError('no_api_key', 'Cannot create the task: no gateway API key is set.');
-    const { notBefore } = input;
-    if (notBefore !== undefined && notBefore !== null && notBefore > this.options.clock.now()) return this.createWaiting({ ...input, notBefore }, followUp);
+    if ((input.notBefore ?? 0) > this.options.clock.now() || input.afterTaskId !== undefined) return this.createWaiting(input, followUp);
 
     if (!availability.isFresh()) await availability.refresh();
     const a = availability.state;
@@ -139,16 +139,18 @@ export class TaskActions {
 
   /**
    * A task that starts later: stored now without a ticket; the lease holder's sync takes its
-   * ticket at `notBefore` (docs/flows.md#schedules-and-chains). Availability is the take's business then.
+   * ticket at `notBefore`, and once the task it waits for completed (docs/flows.md#schedules-and-chains).
+   * Availability is the take's business then.
    */
-  private async createWaiting(input: CreateTaskInput & { notBefore: number }, followUp: FollowUpLinkInput | undefined): Promise<OffPeakTask> {
+  private async createWaiting(input: CreateTaskInput, followUp: FollowUpLinkInput | undefined): Promise<OffPeakTask> {
     const taskId = this.makeTaskId();
     let task: OffPeakTask;
     try {
       task = await this.options.store.mutate((tx) => {
-        const inserted = insertWaitingTask(tx, taskId, input);
+        const inserted = insertWaitingTask(tx, taskId, input, afterLinkOf(tx, taskId, input));
         if (followUp) linkFollowUp(tx, taskId, followUp);
-        isolateTask(tx, taskId, input, followUp);
+        // Continuing in the followed task's branch, it gets that task's worktree when it goes.
+        if (!inserted.continueInBranch) isolateTask(tx, taskId, input, followUp);
         keepCheck(tx, inserted, input);
         return inserted;
       });
@@ -197,8 +199,8 @@ export class TaskActions {
     const ok = await store.mutate((tx) => continueTask(tx, taskId, ticketId, entry, alive, ctx));
     if (!ok) throw this.refusal(taskId, 'continue', 'only a paused task can be continued');
 
-    if (!ticketId && (task.notBefore ?? 0) > this.options.clock.now()) {
-      // Not taken yet and not due: its ticket is taken at its time, as if it had never paused.
+    if (!ticketId && ((task.notBefore ?? 0) > this.options.clock.now() || task.afterTaskId)) {
+      // Not taken yet and waiting for its time or its chain: the sync takes its ticket then, as if it had never paused.
       sync.plan();
       return { task: this.getTask(taskId)!, ticket: 'scheduled' };
     }

@@ -10,6 +10,7 @@ import { isTerminalStatus, type HeldQuestion, type OffPeakTask, type ParkQuestio
 import type { TakeResult } from '../gateway-client/client';
 import type { GatewayError } from '../gateway-client/errors';
 import { SettleReasonSchema, isLiveTicketState, type SettleReason, type TicketStatusEntry } from '../protocol/gateway';
+import type { AfterInput } from './chains';
 import type { IsolationMode, NewTaskInput, NewTicketInput, QuestionAnsweredBy, StoreReadTx, StoreTx, TerminalDetails } from '../store';
 
 /** How long until a ticket in `state` is polled again, given the gateway's hint (the sync loop's pacing). */
@@ -30,7 +31,7 @@ export type EntryFollowUp = 'woke' | 'retake' | 'none';
 export const RETAKE_FAILED = 'retake failed:';
 
 /** The task's form: what the user fills in (the store's insert input minus ids and snapshots). */
-export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity' | 'notBefore'> & {
+export type CreateTaskInput = Pick<NewTaskInput, 'title' | 'prompt' | 'permissionMode' | 'model' | 'thoughtLevel' | 'workspacePath' | 'workspaceIdentity' | 'notBefore'> & AfterInput & {
   /** "Run on its own branch" (worktree) or in place (docs/flows.md#isolation); absent: in place. */
   isolation?: IsolationMode;
   /** The check command the user typed (docs/flows.md#checks); absent or blank: none. */
@@ -89,8 +90,8 @@ export function insertTakenTask(tx: StoreTx, taskId: string, form: CreateTaskInp
  * A task created to start later (docs/flows.md#schedules-and-chains): stored without a ticket; the
  * sync loop takes one at `notBefore`, so its place in the gateway's FIFO counts from then.
  */
-export function insertWaitingTask(tx: StoreTx, taskId: string, form: CreateTaskInput & { notBefore: number }): OffPeakTask {
-  return tx.tasks.insert({ ...formColumns(taskId, form), notBefore: form.notBefore });
+export function insertWaitingTask(tx: StoreTx, taskId: string, form: CreateTaskInput, after: NewTaskInput['after']): OffPeakTask {
+  return tx.tasks.insert({ ...formColumns(taskId, form), notBefore: form.notBefore ?? null, after });
 }
 
 /** The task row's columns from the create form. */

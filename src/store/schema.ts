@@ -26,7 +26,7 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 18;
+export const LATEST_SCHEMA_VERSION = 19;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions' | 'notify';
@@ -405,6 +405,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
     db.exec(changeTriggersSql(db));
   } },
   { version: 18, description: 'checks: the command the user typed for a task, its rounds and last output; the last command used per folder', up: (db) => void [db.exec(schemaV18Sql(TASKS_TABLE)), db.exec(changeTriggersSql(db))] },
+  { version: 19, description: 'after <task>: the task a task waits for, its title then, and whether it continues in its branch (docs/flows.md#schedules-and-chains)', up: (db) => addMissingColumns(db, TASKS_TABLE, [['after_task_id', 'TEXT'], ['after_title', 'TEXT'], ['continue_in_branch', 'INTEGER']]) },
 ];
 
 /** The change counters of a DB (all zero before v3). */

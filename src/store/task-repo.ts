@@ -55,6 +55,8 @@ export interface NewTaskInput {
   nextPollAt?: number | null;
   /** Take the ticket at this time, no earlier (docs/flows.md#schedules-and-chains); the task is inserted without one. */
   notBefore?: number | null;
+  /** Wait for this task to complete (docs/flows.md#schedules-and-chains), its title then, and whether to run in its branch. */
+  after?: { taskId: string; title: string; continueInBranch: boolean } | null;
 }
 
 export interface TaskEdit {
@@ -141,9 +143,9 @@ export class TaskRepo {
         status, queued_at, started_at, ended_at, failure_reason, files_changed,
         server_ticket_id, registered_at, schedulable, queue_position, next_poll_at,
         claim_running, claimed_at, attempt_count, last_error, settled_at, history_deleted_at,
-        created_at, updated_at, not_before)
+        created_at, updated_at, not_before, after_task_id, after_title, continue_in_branch)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 'queued', ?, NULL, NULL, NULL, NULL,
-        ?, ?, ?, ?, ?, 0, NULL, 0, NULL, NULL, NULL, ?, ?, ?)`,
+        ?, ?, ?, ?, ?, 0, NULL, 0, NULL, NULL, NULL, ?, ?, ?, ?, ?, ?)`,
       [
         id, title, prompt, permissionMode, optionalText('model', input.model), optionalText('thought level', input.thoughtLevel),
         workspaceKeyOf(workspacePath, workspaceIdentity), workspacePath, workspaceIdentity,
@@ -152,6 +154,7 @@ export class TaskRepo {
         input.serverTicketId ? (input.registeredAt ?? now) : (input.registeredAt ?? null),
         bit(input.schedulable ?? false), input.queuePosition ?? null, input.nextPollAt ?? null,
         now, now, optionalTime('not before', input.notBefore),
+        input.after ? checkText('after', input.after.taskId) : null, input.after ? checkText('after title', input.after.title, true) : null, bit(input.after?.continueInBranch ?? false),
       ],
     );
     return this.get(id)!;

@@ -47,6 +47,13 @@ describe('task card', () => {
     assert.equal(toTaskCard(task({ serverTicketId: null, notBefore, status: 'paused' }), []).phase, 'paused');
   });
 
+  it('a task waiting for another says "After <task>" (docs/flows.md#schedules-and-chains)', () => {
+    const card = toTaskCard(task({ serverTicketId: null, queuePosition: null, afterTaskId: 't0', afterTitle: 'Refactor' }), []);
+    assert.equal(card.phase, 'after');
+    assert.equal(phaseLabel(card), 'After Refactor');
+    assert.equal(toTaskCard(task({ afterTaskId: 't0', afterTitle: 'Refactor' }), [ticket()]).phase, 'in_queue', 'once it took its ticket it is in the queue');
+  });
+
   it("the form's \"Not before\" field is read on this machine's clock", () => {
     assert.equal(localDateTimeMs('2026-12-08T02:00'), new Date(2026, 11, 8, 2, 0).getTime());
     assert.equal(localDateTimeMs(''), undefined);
