@@ -70,9 +70,8 @@ export interface TaskEdit {
 }
 
 function optionalTime(name: string, value: unknown): number | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidInput(`${name} must be a time (epoch ms)`);
-  return value;
+  if (value == null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)) return value ?? null;
+  throw invalidInput(`${name} must be a time (epoch ms)`);
 }
 
 export interface TaskFilter {
