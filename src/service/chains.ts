@@ -4,7 +4,7 @@
  * or skips it with the reason. The rules of when are `chainGate` and `chainCycle` in
  * src/core/task-chain.ts; these are the store's side of them.
  */
-import { chainCycle, chainGate, type ChainGate } from '../core/task-chain';
+import { chainCycle, chainGate, type ChainGate, type CheckOutcome } from '../core/task-chain';
 import type { OffPeakTask } from '../core/types';
 import type { NewTaskInput, StoreReadTx, StoreTx } from '../store';
 import { ServiceError } from './errors';
@@ -14,6 +14,13 @@ export interface AfterInput {
   afterTaskId?: string;
   /** Run in that task's worktree and branch (its changes and this task's end up on one branch). */
   continueInBranch?: boolean;
+}
+
+/** The followed task's check as the gate reads it: none, passed, failed, or still to come (docs/flows.md#checks). */
+function checkOf(tx: StoreReadTx, taskId: string): CheckOutcome {
+  const state = tx.checks.get(taskId)?.state;
+  if (state === undefined) return 'none';
+  return state === 'passed' || state === 'failed' ? state : 'pending';
 }
 
 function nameOf(task: OffPeakTask): string {
@@ -30,7 +37,7 @@ export function afterLinkOf(tx: StoreReadTx, taskId: string, input: AfterInput):
   if (typeof input.afterTaskId !== 'string' || input.afterTaskId === '') throw bad('"After" must name a task.');
   const of = tx.tasks.get(input.afterTaskId);
   if (!of) throw new ServiceError('not_found', `Cannot wait for task ${input.afterTaskId}: there is no such task.`);
-  const gate = chainGate({ title: nameOf(of), status: of.status, check: 'none' });
+  const gate = chainGate({ title: nameOf(of), status: of.status, check: checkOf(tx, of.id) });
   if (gate.kind === 'skip') throw new ServiceError('not_allowed', `Cannot wait for "${nameOf(of)}": ${gate.reason.replace(/^Skipped: /, '')}`);
   const cycle = chainCycle(taskId, of.id, (id) => tx.tasks.get(id)?.afterTaskId);
   if (cycle) throw new ServiceError('not_allowed', `Cannot wait for "${nameOf(of)}": the chain would come back to this task (${cycle.join(' → ')}).`);
@@ -47,8 +54,7 @@ export function chainGateOf(tx: StoreReadTx, task: OffPeakTask): ChainGate {
   const of = tx.tasks.get(task.afterTaskId);
   if (!of) return chainGate(null);
   if (of.status === 'cancelled' && of.afterTaskId && of.failureReason?.startsWith('Skipped: ')) return { kind: 'skip', reason: of.failureReason };
-  // Per-task checks are not part of the task row yet: a completed task counts as passed.
-  return chainGate({ title: task.afterTitle || nameOf(of), status: of.status, check: 'none' });
+  return chainGate({ title: task.afterTitle || nameOf(of), status: of.status, check: checkOf(tx, of.id) });
 }
 
 /**

@@ -65,6 +65,22 @@ describe('service: "after <task>" chains (docs/flows.md#schedules-and-chains)', 
     assert.equal(world.takeRequests(), 1, 'only A ever took a ticket');
   });
 
+  it("with a check: B waits while A's check runs and is skipped when it fails (docs/flows.md#checks)", async () => {
+    world = await World.start();
+    const holder = await world.openWindow('holder');
+    const a = await holder.service.create(taskInput({ title: 'A', checkCommand: 'npm test' }));
+    const b = await holder.service.create(taskInput({ title: 'B', afterTaskId: a.id }));
+    await holder.store.mutate((tx) => tx.checks.record(a.id, { state: 'checking', round: 1 }));
+    await finish(holder, a.id, 'complete');
+    assert.equal(holder.service.getTask(b.id)?.status, 'queued', 'A completed but its check has not passed: B waits');
+    assert.equal(world.takeRequests(), 1);
+    await holder.store.mutate((tx) => tx.checks.record(a.id, { state: 'failed', round: 2 }));
+    await world.advance(31_000);
+    const skipped = holder.service.getTask(b.id)!;
+    assert.equal(skipped.status, 'cancelled');
+    assert.equal(skipped.failureReason, "Skipped: A's check failed.");
+  });
+
   it('refuses to wait for a task that failed, or one that does not exist', async () => {
     world = await World.start();
     const w = await world.openWindow();
