@@ -32,7 +32,7 @@ import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
-import { importHandedOverModelKey, missingModelKeyNotice, modelKeyStore, ownLoginOf, panelSetup, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
+import { importHandedOverModelKey, missingModelKeyNotice, modelKeyStore, ownLoginOf, ownModelOf, panelSetup, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
 import { openWalkthrough, WalkthroughContext } from './vscode/walkthrough';
 import { walkthroughKeys } from './panel/setup-line';
 
@@ -231,6 +231,7 @@ class OffPeakExtension implements vscode.Disposable {
           command: process.execPath,
           argsPrefix: [path.join(dist, 'reference-agent.js')],
         },
+        ownModel: personal ? ownModelOf(this.modelKey) : undefined,
         // Claude Code (headless) asks through this MCP server; Claude Code starts it with the same runtime.
         permissionRelay: { command: process.execPath, args: [path.join(dist, 'permission-mcp.js')] },
         // Read at each question and launch: a change applies without a reload.

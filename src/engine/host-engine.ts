@@ -11,7 +11,8 @@ import { LoopbackProxyServer } from '../agent/proxy/loopback-proxy-server';
 import { DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../agent/questions/asks';
 import { askInputDigest, digestMatches } from '../core/ask-input';
 import { TaskRuntime, type RuntimeEvent, type TaskRuntimeOptions } from '../agent/runtime/task-runtime';
-import { sessionViewOf, type SessionView } from '../agent/runtime/session-terminal';
+import { referenceSessionOf, sessionIsFree, sessionViewOf, type ReferenceSessionInput, type SessionView } from '../agent/runtime/session-terminal';
+import type { ModelKeyRouteOptions } from '../agent/proxy/model-key-proxy';
 import type { TerminalFeedSource } from '../agent/runtime/task-terminal-feed';
 import type { Clock } from '../core/clock';
 import type { DisposableLike } from '../core/disposable';
@@ -55,6 +56,8 @@ export interface HostEngineOptions {
   agent: () => AgentKind;
   /** How to start the bundled reference agent, e.g. [execPath, '<ext>/dist/reference-agent.js']. */
   referenceAgent: { command: string; argsPrefix: string[]; env?: Record<string, string> };
+  /** Personal mode: the user's own model API and key, with which "Open session" continues a reference-agent session (docs/flows.md#open-session). */
+  ownModel?: ModelKeyRouteOptions;
   /** Path of the `claude` executable, or where `locateClaudeCode` found it (Claude Code adapter). */
   claudeCommand: () => string | ClaudeCodeLocation;
   /** Which Claude Code setting files a task loads (read at each launch; default `user`). */
@@ -147,7 +150,7 @@ export class HostEngine {
     private readonly runtimeDir: string,
     private readonly windowId: string,
     private readonly log: (line: string) => void,
-    private readonly claudeSession: { command: () => string; configDir?: string; settingSources?: () => ClaudeSettingSources },
+    private readonly sessionStarts: { command: () => string; configDir?: string; settingSources?: () => ClaudeSettingSources; reference: Omit<ReferenceSessionInput, 'baseUrl'>; ownModel?: ModelKeyRouteOptions },
     private readonly unanswered: () => UnansweredQuestion,
     /** Finished tasks beyond the History limits, in tasks-archive.sqlite (docs/flows.md#archive). */
     readonly archive: HistoryArchive,
@@ -272,6 +275,8 @@ export class HostEngine {
       },
       configDir: options.claudeCode?.configDir,
       settingSources: options.claudeSettingSources,
+      reference: { command: options.referenceAgent.command, argsPrefix: options.referenceAgent.argsPrefix, sessionsDir: referenceSessionsDir },
+      ownModel: options.ownModel,
     }, unanswered, new HistoryArchive({ store, clock, keep: options.historyKeep, wasmPath: options.wasmPath, durable: options.storeTuning?.durable, log }), away);
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete(pruneDeleted);
@@ -340,7 +345,7 @@ export class HostEngine {
    * What "Open session" opens for a task (docs/flows.md#open-session): `claude --resume` for a
    * finished Claude Code task whose session no other task works on, else its transcript.
    */
-  sessionView(taskId: string, hostEnv: Readonly<Record<string, string | undefined>> = process.env): SessionView {
+  async sessionView(taskId: string, hostEnv: Readonly<Record<string, string | undefined>> = process.env): Promise<SessionView> {
     const { task, agent, busy, isolation } = this.store.read((tx) => {
       const t = tx.tasks.get(taskId);
       return { task: t, agent: tx.runtime.get(taskId)?.agent, busy: t?.sessionId ? tx.followUps.liveUsersOfSession(t.sessionId, taskId).length > 0 : false, isolation: tx.isolation.get(taskId) };
@@ -348,8 +353,17 @@ export class HostEngine {
     if (!task) throw new Error('This task no longer exists.');
     // A task on its own branch ran in its worktree: Claude Code finds the session from there (docs/flows.md#isolation).
     const ranIn = isolation?.mode === 'worktree' && isolation.worktreePath && isolation.broughtHome?.kind !== 'discarded' ? worktreeCounterpart(task.workspacePath, isolation.worktreePath) : task.workspacePath;
-    const claude = { command: this.claudeSession.command(), configDir: this.claudeSession.configDir, hostEnv, proxyPort: this.proxyListener.listeningPort, settingSources: this.claudeSession.settingSources?.() };
-    return sessionViewOf({ ...task, workspacePath: ranIn }, agent, claude, busy);
+    const starts = this.sessionStarts;
+    const claude = { command: starts.command(), configDir: starts.configDir, hostEnv, proxyPort: this.proxyListener.listeningPort, settingSources: starts.settingSources?.() };
+    const reference = agent === 'reference' && sessionIsFree(task, busy) ? await referenceSessionOf(this.proxyListener, starts.reference, starts.ownModel) : undefined;
+    const route = reference && 'route' in reference ? reference.route : undefined;
+    try {
+      const view = sessionViewOf({ ...task, workspacePath: ranIn }, agent, claude, busy, reference && ('why' in reference ? reference : reference.input));
+      return view.kind === 'interactive' && route ? { ...view, close: () => route.revoke() } : view;
+    } catch (e) {
+      route?.revoke();
+      throw e;
+    }
   }
 
   /**

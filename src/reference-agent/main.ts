@@ -15,6 +15,7 @@ import { isSegmentEndError, segmentEndedText } from '../core/segment-end';
 
 const USAGE = `usage:
   reference-agent (--session-id <id> | --resume <id>) [-p <prompt> | --prompt-file <file>] [options]
+  reference-agent --resume <id> --interactive [options]
   reference-agent transcript <id> [--sessions-dir <dir>]
 
 options:
@@ -30,6 +31,9 @@ options:
   --max-turns <n>             stop after n model turns (default: 200)
   --max-retries <n>           retries of a failed model request (default: 4)
   --events-fd <fd>            write machine-readable JSON events to this file descriptor
+  --interactive               continue the session with the user: read an instruction line, run it to
+                              the end of the model's turn, repeat; Ctrl+C stops a turn, Ctrl+D or
+                              "exit" ends (questions are answered in this terminal)
   --answers-fd <fd>           read the host's answers to permission questions from this file descriptor
                               (JSON lines {"ask_id":"<id of input_needed>","decision":"allow"|"deny"});
                               the first answer, typed or from the host, wins
@@ -80,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
       'max-retries': { type: 'string' },
       'events-fd': { type: 'string' },
       'answers-fd': { type: 'string' },
+      interactive: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -98,6 +103,7 @@ async function main(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   if (!values['session-id'] === !values.resume) throw new UsageError('give exactly one of --session-id <id> (new session) or --resume <id>');
   const resume = values.resume !== undefined;
+  if (values.interactive && (!resume || values.prompt !== undefined || values['prompt-file'] !== undefined)) throw new UsageError('--interactive continues a session: give --resume <id> and no prompt');
   const prompt = values['prompt-file'] !== undefined ? fs.readFileSync(values['prompt-file'], 'utf8') : (values.prompt ?? '');
   if (!resume && !prompt.trim()) throw new UsageError('a new session needs a prompt (-p or --prompt-file)');
   const baseUrl = process.env.ANTHROPIC_BASE_URL;
@@ -126,11 +132,15 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`reference-agent: --answers-fd ${answersFd} cannot be read (${(err as Error).message}); questions are answered in the terminal only\n`);
     }
   }
-  asker = new PermissionAsker({ input: process.stdin, output: process.stdout, echo: !process.stdin.isTTY, answers });
+  const terminal = new PermissionAsker({ input: process.stdin, output: process.stdout, echo: !process.stdin.isTTY, answers });
+  asker = terminal;
 
-  const controller = new AbortController();
+  let controller = new AbortController();
   let interrupts = 0;
+  let waitingForLine = false;
   const onSignal = (signal: NodeJS.Signals): void => {
+    // Interactive, at the prompt: Ctrl+C ends the conversation (the session is saved).
+    if (waitingForLine) process.exit(EXIT.ok);
     interrupts++;
     if (interrupts > 1) process.exit(EXIT.interrupted); // a second Ctrl+C means now
     process.stdout.write(`\n[${signal}: stopping; the session stays resumable]\n`);
@@ -151,13 +161,13 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const sessionId = (values['session-id'] ?? values.resume) as string;
-  const result = await runAgent({
+  const run = (turnPrompt: string) => runAgent({
     endpoint: { baseUrl, authToken: process.env.ANTHROPIC_AUTH_TOKEN || undefined, apiKey: process.env.ANTHROPIC_API_KEY || undefined },
     workspace,
     sessionsDir,
     sessionId,
     resume,
-    prompt,
+    prompt: turnPrompt,
     permissionMode: oneOf<PermissionMode>(values['permission-mode'], PERMISSION_MODES, '--permission-mode', 'default'),
     model: values.model ?? process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
     thoughtLevel: oneOf<ThoughtLevel>(values['thought-level'], THOUGHT_LEVELS, '--thought-level', 'none'),
@@ -171,10 +181,26 @@ async function main(argv: string[]): Promise<number> {
       maxDelayMs: 30_000,
     },
     out: process.stdout,
-    asker,
+    asker: terminal,
     emit,
     signal: controller.signal,
   });
+
+  if (values.interactive) {
+    // The user's own conversation (docs/flows.md#open-session): one instruction a line, each run to the end of the model's turn.
+    for (;;) {
+      process.stdout.write('\n(type an instruction and Enter; "exit" or Ctrl+D ends, the session is kept)\n› ');
+      waitingForLine = true;
+      const line = await terminal.readLine();
+      waitingForLine = false;
+      if (line === null || line.trim() === 'exit') return EXIT.ok;
+      if (!line.trim()) continue;
+      const turn = await run(line);
+      if (turn.kind === 'failed') process.stdout.write(`\n✗ ${terminalSafeText(turn.error)}\n`);
+      [controller, interrupts] = [new AbortController(), 0];
+    }
+  }
+  const result = await run(prompt);
 
   switch (result.kind) {
     case 'completed':

@@ -37,21 +37,30 @@ interface Current {
  */
 export class PermissionAsker {
   private current: Current | null = null;
+  /** Interactive use (`readLine`): who waits for the next typed line. */
+  private lineWaiter: ((line: string | null) => void) | null = null;
   private inputEnded = false;
   private readonly typed: TypedLine;
 
   constructor(private readonly options: PermissionAskerOptions) {
     this.typed = new TypedLine({
-      active: () => this.current !== null,
+      active: () => this.current !== null || this.lineWaiter !== null,
       echo: (text) => {
         if (options.echo) options.output.write(text);
       },
-      line: (text) => this.current?.finish({ allowed: isYes(text), by: 'terminal' }),
+      line: (text) => {
+        if (this.current) return this.current.finish({ allowed: isYes(text), by: 'terminal' });
+        const waiter = this.lineWaiter;
+        this.lineWaiter = null;
+        waiter?.(text);
+      },
     });
     options.input.setEncoding?.('utf8');
     options.input.on('data', (chunk: string | Buffer) => this.typed.feed(chunk.toString()));
     options.input.on('end', () => {
       this.inputEnded = true;
+      this.lineWaiter?.(null);
+      this.lineWaiter = null;
       // Nobody can type an answer any more; without a host channel nobody can answer at all.
       if (!options.answers) this.current?.finish({ allowed: false, by: 'terminal' });
     });
@@ -99,6 +108,16 @@ export class PermissionAsker {
     // A TTY echoed the Enter itself; a pseudoterminal showed only what we echoed.
     output.write((answer.by === 'terminal' && !this.options.echo ? '' : '\n') + answerText(answer));
     return answer;
+  }
+
+  /**
+   * Interactive use: the next line typed while no question is open (echoed as an answer is),
+   * or null once the input ended. Keys typed before the call are dropped, as for a question.
+   */
+  readLine(): Promise<string | null> {
+    if (this.inputEnded) return Promise.resolve(null);
+    this.typed.reset();
+    return new Promise((resolve) => (this.lineWaiter = resolve));
   }
 
   /** Stops reading (the agent is done): neither stream may keep the process alive. */

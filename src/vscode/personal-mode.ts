@@ -64,6 +64,11 @@ export async function startPersonalAuthority(options: {
   return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log, onMoved: options.onMoved, onProblem: options.onProblem });
 }
 
+/** The user's own model API and key: "Open session" continues a reference-agent session with them (docs/flows.md#open-session). */
+export function ownModelOf(modelKey: ApiKeyStore): { baseUrl: string; apiKey: () => Promise<string | undefined> } {
+  return { baseUrl: parseModelBaseUrl(readSettings().personal.baseUrl), apiKey: () => modelKey.get() };
+}
+
 /**
  * The panel's line when a task of the chosen agent could not reach the model: personal mode, that
  * agent needs the model API key (the reference agent has no login of its own), and none is set.

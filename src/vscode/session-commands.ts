@@ -19,44 +19,50 @@ export interface SessionCommandDeps {
   showPanel(): void;
 }
 
-/** The interactive `claude --resume` terminals this window opened, by session id. */
+/** The interactive terminals (`claude --resume`, the reference agent's conversation) this window opened, by session id. */
 export class SessionTerminals implements vscode.Disposable {
-  private readonly open = new Map<string, vscode.Terminal>();
+  private readonly open = new Map<string, { terminal: vscode.Terminal; close?: () => void }>();
   private readonly closed = vscode.window.onDidCloseTerminal((t) => {
-    for (const [session, terminal] of this.open) if (terminal === t) this.open.delete(session);
+    for (const [session, open] of this.open) {
+      if (open.terminal !== t) continue;
+      open.close?.(); // the reference session's model route goes with its terminal
+      this.open.delete(session);
+    }
   });
 
   constructor(private readonly terminals: TaskTerminals) {}
 
-  /** Opens a task's session: `claude --resume <id>` in a terminal of its own, or the task's transcript. */
-  show(engine: HostEngine, taskId: string): 'interactive' | 'transcript' {
-    const view = engine.sessionView(taskId);
+  /** Opens a task's session: its agent continuing it in a terminal of its own, or the task's transcript (saying why). */
+  async show(engine: HostEngine, taskId: string): Promise<'interactive' | 'transcript'> {
+    const task = engine.service.getTask(taskId);
+    const running = task?.sessionId ? this.open.get(task.sessionId) : undefined;
+    if (running && running.terminal.exitStatus === undefined) {
+      running.terminal.show();
+      return 'interactive';
+    }
+    const view = await engine.sessionView(taskId);
     if (view.kind === 'transcript') {
-      this.terminals.show(taskId, shortTaskTitle(engine.service.getTask(taskId), taskId));
+      this.terminals.show(taskId, shortTaskTitle(task, taskId));
+      if (view.why) void vscode.window.showInformationMessage(view.why);
       return 'transcript';
     }
     const { name, shellPath, shellArgs, cwd, env } = view.terminal;
-    const session = shellArgs[1];
-    const running = this.open.get(session);
-    if (running && running.exitStatus === undefined) {
-      running.show();
-      return 'interactive';
-    }
     // shellPath + shellArgs: VS Code runs the program with this argv; no shell parses anything.
     const terminal = vscode.window.createTerminal({ name, shellPath, shellArgs, cwd, env, iconPath: new vscode.ThemeIcon('comment-discussion') });
-    this.open.set(session, terminal);
+    this.open.set(task!.sessionId!, { terminal, close: view.close });
     terminal.show();
     return 'interactive';
   }
 
   /** Whether Claude Code still runs on this session in a terminal of this window (a follow-up must wait). */
   inUse(sessionId: string): boolean {
-    const terminal = this.open.get(sessionId);
+    const terminal = this.open.get(sessionId)?.terminal;
     return terminal !== undefined && terminal.exitStatus === undefined;
   }
 
   dispose(): void {
     this.closed.dispose();
+    for (const open of this.open.values()) open.close?.();
   }
 }
 

@@ -62,6 +62,8 @@ export interface TestEngineOptions {
   storeFs?: StoreFs;
   /** The window's clock (e.g. an OffsetClock: a window opened hours later); default the system's. */
   clock?: Clock;
+  /** Personal mode's own model API and key ("Open session" of a reference-agent task). */
+  ownModel?: { baseUrl: string; apiKey: () => Promise<string | undefined> };
 }
 
 /** Personal mode's window: a local authority (own or another window's) in front of `upstreamUrl`. */
@@ -136,6 +138,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     agent: options.agentChoice?.agent ?? (() => options.agent),
     referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv } },
     ownLogin: options.ownLogin,
+    ownModel: options.ownModel,
     claudeCommand: options.agentChoice?.claudeCommand ?? (() => options.claudeCommand ?? 'claude'),
     claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2', ...options.claudeEnv } },
     permissionRelay: options.permissionRelay ?? permissionRelayFromSource(),

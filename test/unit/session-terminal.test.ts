@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClaudeCodeAdapter, CLAUDE_SETTING_SOURCES, PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/adapters';
-import { claudeSessionTerminal, sessionViewOf, type InteractiveSessionTerminal } from '../../src/agent/runtime/session-terminal';
+import { claudeSessionTerminal, REFERENCE_SESSION_NEEDS_OWN_MODEL, sessionViewOf, type InteractiveSessionTerminal } from '../../src/agent/runtime/session-terminal';
 
 const SESSION = '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e';
 const PROXY_PORT = 41234;
@@ -108,13 +108,18 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
     assert.throws(() => claudeSessionTerminal({ ...base, sessionId: SESSION, command: ' ' }), /claudeCodePath/);
   });
 
-  it('a finished Claude Code task opens interactively; a reference-agent task, a running task or a busy session shows the transcript', () => {
+  it('a finished Claude Code task opens interactively; a reference-agent task opens interactively with a model route, else shows the transcript saying why; a running task or a busy session shows the transcript', () => {
     const claude = { command: 'claude', hostEnv: {}, proxyPort: 0 };
     const task = { title: 'x', prompt: 'p', status: 'completed' as const, sessionId: SESSION, workspacePath: dir };
     const view = sessionViewOf(task, 'claude-code', claude, false);
     assert.equal(view.kind, 'interactive');
     assert.deepEqual(view.kind === 'interactive' && view.terminal.shellArgs, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config']);
-    assert.deepEqual(sessionViewOf(task, 'reference', claude, false), { kind: 'transcript' });
+    assert.deepEqual(sessionViewOf(task, 'reference', claude, false), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_OWN_MODEL });
+    const route = { command: process.execPath, argsPrefix: ['agent.js'], sessionsDir: '/sessions', baseUrl: 'http://127.0.0.1:1/secret' };
+    const reference = sessionViewOf(task, 'reference', claude, false, route);
+    assert.deepEqual(reference.kind === 'interactive' && reference.terminal.shellArgs, ['agent.js', '--resume', SESSION, '--interactive', '--cwd', dir, '--permission-mode', 'default', '--sessions-dir', '/sessions']);
+    assert.deepEqual(reference.kind === 'interactive' && reference.terminal.env, { ANTHROPIC_BASE_URL: route.baseUrl, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN, ANTHROPIC_API_KEY: null, ELECTRON_RUN_AS_NODE: '1' });
+    assert.deepEqual(sessionViewOf({ ...task, status: 'running' }, 'reference', claude, false, route), { kind: 'transcript' });
     assert.deepEqual(sessionViewOf({ ...task, status: 'running' }, 'claude-code', claude, false), { kind: 'transcript' });
     assert.deepEqual(sessionViewOf(task, 'claude-code', claude, true), { kind: 'transcript' }, 'a follow-up works on the session');
     assert.throws(() => sessionViewOf({ ...task, sessionId: null }, 'claude-code', claude, false), /has not started/);

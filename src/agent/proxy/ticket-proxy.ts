@@ -111,7 +111,7 @@ export interface TicketProxyOptions extends TicketProxyTimings {
   startGate?: Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
+export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
 const AGENT_CREDENTIALS = new Set(['authorization', 'x-api-key', TICKET_HEADER]);
 const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
@@ -410,7 +410,7 @@ export class TicketProxy {
   }
 }
 
-function responseHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {
+export function responseHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || (HOP_BY_HOP.has(name) && name !== 'content-length')) continue;

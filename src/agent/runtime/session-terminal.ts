@@ -3,13 +3,16 @@
  * opens. A Claude Code task's session continues interactively: `claude --resume <session id>` in
  * an integrated terminal, in the task's folder (Claude Code keeps sessions per folder), with the
  * user's own Claude Code credentials and the setting sources the task ran with, never the
- * off-peak proxy. A reference-agent
- * task shows its transcript read-only in the task's terminal. vscode-free: src/vscode/ turns the
- * options into a terminal.
+ * off-peak proxy. A reference-agent task's session continues interactively too (`--resume <id>
+ * --interactive`) when the user's own model API key is there (personal mode), through a model
+ * route on the window's loopback listener that adds the key; otherwise its transcript is shown
+ * read-only in the task's terminal, saying why. vscode-free: src/vscode/ turns the options into a terminal.
  */
 import fs from 'node:fs';
 import { plainNotificationText } from '../../core/untrusted-text';
 import { isTerminalStatus, type OffPeakTask } from '../../core/types';
+import type { LoopbackProxyServer, ProxyRouteHandle } from '../proxy/loopback-proxy-server';
+import { openModelKeyRoute, type ModelKeyRouteOptions } from '../proxy/model-key-proxy';
 import { claudeSettingSourceArgs, PROXY_DUMMY_TOKEN, type ClaudeSettingSources } from './adapters';
 
 /** Claude Code names sessions with UUIDs; anything else never reaches argv. */
@@ -17,7 +20,7 @@ const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 /** Why a window refuses a follow-up while the user's own Claude Code runs on the session in one of its terminals. */
 export const SESSION_OPEN_HERE =
-  'Claude Code is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.';
+  'An agent is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.';
 
 export function isSessionUuid(value: string): boolean {
   return SESSION_UUID.test(value);
@@ -36,9 +39,40 @@ export interface InteractiveSessionTerminal {
 }
 
 export type SessionView =
-  | { kind: 'interactive'; terminal: InteractiveSessionTerminal }
-  /** The task's own terminal: its segments' logs replayed (and the live one, while it runs). */
-  | { kind: 'transcript' };
+  /** `close`: what to release once the terminal closed (a reference session's model route). */
+  | { kind: 'interactive'; terminal: InteractiveSessionTerminal; close?: () => void }
+  /** The task's own terminal: its segments' logs replayed (and the live one, while it runs); `why`: why not a conversation. */
+  | { kind: 'transcript'; why?: string };
+
+/** Why a finished reference-agent session opens read-only in team mode. */
+export const REFERENCE_SESSION_NEEDS_OWN_MODEL =
+  'The reference agent continues a session with you only with your own model API key, in personal mode: the gateway admits model calls only on an off-peak ticket. Showing the transcript; Follow up continues the session off-peak.';
+/** Why it opens read-only in personal mode without a model API key. */
+export const REFERENCE_SESSION_NEEDS_KEY =
+  'Set your model API key ("Off-Peak: Set Model API Key…") to continue this session with the reference agent; showing the transcript meanwhile.';
+
+/** How an interactive reference-agent session starts (the same program the segments run). */
+export interface ReferenceSessionInput {
+  command: string;
+  argsPrefix: string[];
+  sessionsDir: string;
+  /** The model route's base URL: a secret path on the window's loopback listener (never the key). */
+  baseUrl: string;
+}
+
+/** The terminal options of the reference agent continuing `sessionId` with the user, one instruction a line. */
+export function referenceSessionTerminal(input: ReferenceSessionInput & { sessionId: string; cwd: string; title: string }): InteractiveSessionTerminal {
+  if (!fs.statSync(input.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`The task's folder ${input.cwd} no longer exists.`);
+  return {
+    name: `Reference agent: ${plainNotificationText(input.title, 40)}`,
+    shellPath: input.command,
+    // The user is there: every edit and command is asked in the terminal, whatever the task's mode.
+    shellArgs: [...input.argsPrefix, '--resume', input.sessionId, '--interactive', '--cwd', input.cwd, '--permission-mode', 'default', '--sessions-dir', input.sessionsDir],
+    cwd: input.cwd,
+    // The dummy token, never the key: the route adds it. ELECTRON_RUN_AS_NODE: the host's execPath is Electron.
+    env: { ANTHROPIC_BASE_URL: input.baseUrl, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN, ANTHROPIC_API_KEY: null, ELECTRON_RUN_AS_NODE: '1' },
+  };
+}
 
 export interface ClaudeSessionInput {
   /** The `claude` executable (the offPeak.claudeCodePath setting). */
@@ -89,18 +123,43 @@ export function claudeSessionTerminal(input: ClaudeSessionInput): InteractiveSes
 }
 
 /**
+ * How a finished reference-agent session continues with the user: a model route with the user's
+ * own model API key (`ownModel`, personal mode) opened on the window's listener, or why not. The
+ * caller revokes the route when the terminal closes.
+ */
+export async function referenceSessionOf(
+  listener: LoopbackProxyServer,
+  start: Omit<ReferenceSessionInput, 'baseUrl'>,
+  ownModel: ModelKeyRouteOptions | undefined,
+): Promise<{ input: ReferenceSessionInput; route: ProxyRouteHandle } | { why: string }> {
+  if (!ownModel) return { why: REFERENCE_SESSION_NEEDS_OWN_MODEL };
+  if (!(await ownModel.apiKey())?.trim()) return { why: REFERENCE_SESSION_NEEDS_KEY };
+  const route = await openModelKeyRoute(listener, ownModel);
+  return { input: { ...start, baseUrl: route.baseUrl }, route };
+}
+
+/** Whether "Open session" may start an agent on the task's session now (finished, and no task works on it). */
+export function sessionIsFree(task: Pick<OffPeakTask, 'status' | 'sessionId'>, sessionBusy: boolean): boolean {
+  return task.sessionId !== null && isTerminalStatus(task.status) && !sessionBusy;
+}
+
+/**
  * What "Open session" opens for a task. `agent`: the agent its session belongs to; `sessionBusy`:
  * a task (this one, or a follow-up) is queued or running on the session, so an interactive agent
- * would work on it at the same time: the task's terminal is shown instead.
+ * would work on it at the same time: the task's terminal is shown instead. `reference`: how a
+ * reference-agent session continues, or why it cannot.
  */
 export function sessionViewOf(
   task: Pick<OffPeakTask, 'title' | 'prompt' | 'status' | 'sessionId' | 'workspacePath'>,
   agent: string | undefined,
   claude: Omit<ClaudeSessionInput, 'sessionId' | 'cwd' | 'title'>,
   sessionBusy: boolean,
+  reference: ReferenceSessionInput | { why: string } = { why: REFERENCE_SESSION_NEEDS_OWN_MODEL },
 ): SessionView {
   if (!task.sessionId) throw new Error('This task has not started: it has no session yet.');
-  if (agent !== 'claude-code' || !isTerminalStatus(task.status) || sessionBusy) return { kind: 'transcript' };
+  if (!sessionIsFree(task, sessionBusy) || (agent !== 'claude-code' && agent !== 'reference')) return { kind: 'transcript' };
   const title = task.title || task.prompt.split('\n')[0];
-  return { kind: 'interactive', terminal: claudeSessionTerminal({ ...claude, sessionId: task.sessionId, cwd: task.workspacePath, title }) };
+  const at = { sessionId: task.sessionId, cwd: task.workspacePath, title };
+  if (agent === 'reference') return 'why' in reference ? { kind: 'transcript', why: reference.why } : { kind: 'interactive', terminal: referenceSessionTerminal({ ...reference, ...at }) };
+  return { kind: 'interactive', terminal: claudeSessionTerminal({ ...claude, ...at }) };
 }
