@@ -149,10 +149,8 @@ export const TaskCardSchema = z.object({
   gatewayUnreachableSince: z.number().nullable(),
   /** The account's usage limit holds the task (or parked it) until this epoch ms; shown while it is ahead (docs/flows.md#usage-limits). */
   usageLimitResetAt: z.number().nullable().optional(),
-  /** Its "not before" time as the machine's clock reads it ("Tue 02:00"), while it waits for it (docs/flows.md#schedules-and-chains). */
-  scheduledFor: z.string().optional(),
-  /** "After <task>": the title of the task it waits for (kept when that one is deleted). */
-  afterTitle: z.string().nullable().optional(),
+  /** docs/flows.md#schedules-and-chains: its "not before" time on the machine's clock ("Tue 02:00") while it waits; the title of the task it waits for. */
+  scheduledFor: z.string().optional(), afterTitle: z.string().nullable().optional(),
   /** The tokens of all its segments; null before the first model answer was counted. */
   usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
@@ -336,10 +334,8 @@ export const CreateTaskFormSchema = z.object({
   notBefore: z.number().int().nonnegative().optional(),
   /** The check command (docs/flows.md#checks): what the user typed, run after each agent turn; absent or blank: none. */
   checkCommand: z.string().max(CHECK_COMMAND_MAX_CHARS).optional(),
-  /** Taken only once this task completed; skipped if it fails (docs/flows.md#schedules-and-chains). */
-  afterTaskId: z.string().min(1).max(200).optional(),
-  /** With `afterTaskId`: run in that task's worktree and branch. */
-  continueInBranch: z.boolean().optional(),
+  /** Taken only once this task completed, skipped if it fails; `continueInBranch`: in its worktree and branch (docs/flows.md#schedules-and-chains). */
+  afterTaskId: z.string().min(1).max(200).optional(), continueInBranch: z.boolean().optional(),
 }).strict();
 export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
 
