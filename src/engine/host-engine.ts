@@ -197,7 +197,7 @@ export class HostEngine {
       leaderGraceMs: options.noticeGraceMs,
       onNotice: (notice) => {
         options.onNotice?.(notice);
-        const { key, event } = awayEventOf(notice, store.read((tx) => tx.tasks.get(notice.taskId)));
+        const { key, event } = store.read((tx) => awayEventOf(notice, tx.tasks.get(notice.taskId), tx.checks.get(notice.taskId)));
         void away.enqueue(key, event);
       },
       log,

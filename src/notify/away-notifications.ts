@@ -99,7 +99,12 @@ export class AwayNotifications {
    */
   enqueue(key: string, event: NotifyEvent): Promise<void> {
     if (this.disposed || !this.options.enabled()) return Promise.resolve();
-    const json = JSON.stringify(NotifyEventSchema.parse(event));
+    const parsed = NotifyEventSchema.safeParse(event);
+    if (!parsed.success) {
+      this.log(`notify: the ${event.kind} event does not fit its schema; not sent`);
+      return Promise.resolve();
+    }
+    const json = JSON.stringify(parsed.data);
     const write = this.options.store
       .mutate((tx) => tx.notify.enqueue(key, json))
       .then(
