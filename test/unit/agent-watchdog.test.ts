@@ -43,6 +43,7 @@ describe('the agent watchdog command', () => {
     try {
       await until("the agent's child", () => fs.existsSync(childFile) && fs.readFileSync(childFile, 'utf8') !== '');
       const child = Number(fs.readFileSync(childFile, 'utf8'));
+      assert.ok(child > 0, `the agent told its child's pid (${child})`);
       pids.push(child);
       const { command, args, env } = watchdogCommand(agent.pid!);
       // The window's end of the pipe, closed without "stop": as when the window's process ends.
@@ -54,6 +55,7 @@ describe('the agent watchdog command', () => {
       await new Promise((r) => (watchdog.exitCode !== null ? r(undefined) : watchdog.once('exit', r)));
     } finally {
       for (const pid of pids) {
+        if (!(Number.isInteger(pid) && pid > 0)) continue; // on Windows process.kill(0) ends this process
         try {
           process.kill(pid, 'SIGKILL');
         } catch {

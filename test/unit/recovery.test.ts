@@ -47,6 +47,8 @@ describe('recovery of tasks a window left running', () => {
 
   afterEach(async () => {
     for (const pid of cleanup.splice(0)) {
+      // Never 0 or a non-number: on Windows process.kill(0) ends this very process.
+      if (!(Number.isInteger(pid) && pid > 0)) continue;
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
@@ -164,8 +166,11 @@ describe('recovery of tasks a window left running', () => {
     await exited(window);
     const agentPid = Number(out.trim());
     cleanup.push(agentPid);
-    for (let i = 0; i < 400 && !fs.existsSync(childFile); i++) await new Promise((r) => setTimeout(r, 50));
-    const child = [Number(fs.readFileSync(childFile, 'utf8'))];
+    // The file exists a moment before its pid is written in it (seen under Wine).
+    const childPid = () => (fs.existsSync(childFile) ? Number(fs.readFileSync(childFile, 'utf8')) : 0);
+    for (let i = 0; i < 400 && !(childPid() > 0); i++) await new Promise((r) => setTimeout(r, 50));
+    const child = [childPid()];
+    assert.ok(agentPid > 0 && child[0] > 0, `the window told the agent's pid (${agentPid}) and the agent its child's (${child[0]})`);
     cleanup.push(...child);
     assert.ok(isProcessAlive(child[0]) && isProcessAlive(agentPid), 'the agent and its child outlived the window');
     writeRecord({ pid: agentPid, hostPid: window.pid, windowId: 'window-b' });
