@@ -4,6 +4,7 @@ import { memo } from 'preact/compat';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import type { SegmentView, TaskCard } from '../src/protocol/webview';
 import { ActionButton } from './action-button';
+import { CheckLine } from './check-line';
 import type { AnswerOwner } from './ask-input';
 import { AskPrompt } from './ask-prompt';
 import { sameUsage } from './card-extras';
@@ -35,10 +36,10 @@ export interface CardProps {
 
 export function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals' || key === 'allowedNotRun') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals' || key === 'allowedNotRun' || key === 'check') continue;
     if (a[key] !== b[key]) return false;
   }
-  if (!sameUsage(a.usage, b.usage)) return false;
+  if (!sameUsage(a.usage, b.usage) || JSON.stringify(a.check) !== JSON.stringify(b.check)) return false;
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
   if (a.allowedNotRun?.tool !== b.allowedNotRun?.tool || a.allowedNotRun?.summary !== b.allowedNotRun?.summary) return false;
@@ -116,6 +117,7 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
       <AllowedNotRunLine notRun={card.allowedNotRun} onFollowUp={card.actions.followUp ? () => setFollowingUp(true) : undefined} />
+      <CheckLine check={card.check} />
       <WorkplaceBlock card={card} act={act} channel={channel} onMessage={(m) => onMessage(m)} />
       {expanded && (
         <div class="details" id={detailsId} data-testid="details">

@@ -1,6 +1,7 @@
 // The History section: one row per task that ran. The snapshot carries the first page; "Show
 // more" and the filter box ask the host for pages of the task DB's and the archive's rows
 // (docs/flows.md#archive).
+import { CheckLine } from './check-line';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { HISTORY_PAGE_ROWS, type HistoryFilterView, type HistoryRowView, type PanelState } from '../src/protocol/webview';
 import { ActionButton } from './action-button';
@@ -90,6 +91,7 @@ export function History({ state, now, act, channel }: { state: Pick<PanelState, 
                 <ActionButton testid="delete-history" icon="close" label="Remove" onClick={() => void act(channel.request('deleteHistory', { taskId: h.taskId }))} />
               )}
             </span>
+            <CheckLine check={h.check} />
             {expanded.has(h.taskId) && (
               <div class="details" id={`history-details-${h.taskId}`} data-testid="history-details">
                 <PromptText prompt={h.prompt} />

@@ -55,6 +55,9 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   const [ownBranch, setOwnBranch] = useState<boolean | undefined>(undefined);
   const [notBefore, setNotBefore] = useState('');
   const folder = workspaces.find((w) => w.path === workspacePath);
+  // Until typed in, the check command is the folder's last one (docs/flows.md#checks).
+  const [typedCheck, setCheck] = useState<string | undefined>(undefined);
+  const checkCommand = typedCheck ?? folder?.lastCheckCommand ?? '';
   const branchDefault = folder?.ownBranch;
   const [busy, setBusy] = useState(false);
   const promptRef = useRef<HTMLElement>(null);
@@ -77,6 +80,7 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null,
         ...(chosen === undefined ? {} : { ownBranch: chosen }),
         ...(startAt === undefined ? {} : { notBefore: startAt }),
+        ...(!editing && checkCommand.trim() ? { checkCommand: checkCommand.trim() } : {}),
       });
       onError(undefined);
       if (done === false) return;
@@ -84,6 +88,7 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         setTitle('');
         setPrompt('');
         setNotBefore('');
+        setCheck(undefined);
       }
       onDone?.();
     } catch (err) {
@@ -163,6 +168,13 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
           <vscode-label for="not-before">Not before</vscode-label>
           <vscode-textfield id="not-before" type="datetime-local" data-testid="not-before" value={notBefore} onInput={(e) => setNotBefore(valueOf(e))} onChange={(e) => setNotBefore(valueOf(e))} />
           <span class="hint">Optional: its ticket is taken then, so its place in the queue counts from then.</span>
+        </div>
+      )}
+      {!editing && (
+        <div class="check-command">
+          <vscode-label for="check-command">Check command</vscode-label>
+          <vscode-textfield id="check-command" data-testid="check-command" placeholder="e.g. npm test" value={checkCommand} onInput={(e) => setCheck(valueOf(e))} />
+          <span class="hint">Optional: runs in the task's folder after the agent's turn; if it fails, the agent gets its output and tries again.</span>
         </div>
       )}
       {!editing && branchDefault !== undefined && <OwnBranchToggle checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)} cannot={folder?.noOwnBranch} onChange={setOwnBranch} />}

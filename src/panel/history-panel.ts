@@ -7,13 +7,15 @@ import type { HistoryArchive } from '../service/history-archive';
 import type { FollowUpLink, TaskStore } from '../store';
 import type { AllowedNotRunView, HistoryRowView, PanelParams, PanelResult, RefusalCount } from '../protocol/webview';
 import { reviewable } from './workplace-panel';
+import { checkViewOf } from './task-card';
+import type { CheckView } from '../protocol/check-view';
 
 /** The task DB's History rows as the snapshot shows them (follow-up link, Review), newest first. */
 export type LiveHistory = () => (HistoryRow & Partial<Pick<HistoryRowView, 'followUpOfId' | 'followUpOfTitle' | 'reviewable'>>)[];
 
 /** A History row as the panel shows it: its tokens summed from its ledger rows, what it was refused, and an allowed action that did not run. */
-export function historyRowView(row: HistoryRow & Partial<HistoryRowView>, tickets: readonly TicketRecord[], refusals: RefusalCount | undefined, notRun?: AllowedNotRunView): HistoryRowView {
-  return { ...row, usage: totalUsage(tickets), ...(refusals && refusals.denied > 0 ? { refusals } : {}), ...(notRun && row.status === 'succeeded' ? { allowedNotRun: notRun } : {}) };
+export function historyRowView(row: HistoryRow & Partial<HistoryRowView>, tickets: readonly TicketRecord[], refusals: RefusalCount | undefined, notRun?: AllowedNotRunView, check?: CheckView): HistoryRowView {
+  return { ...row, usage: totalUsage(tickets), ...(refusals && refusals.denied > 0 ? { refusals } : {}), ...(notRun && row.status === 'succeeded' ? { allowedNotRun: notRun } : {}), ...(check ? { check } : {}) };
 }
 
 function withLink<T extends HistoryRow>(row: T, link: FollowUpLink | undefined): T {
@@ -26,7 +28,11 @@ export function historyPager(store: TaskStore, archive: HistoryArchive | undefin
     const liveRows = live();
     const denials = store.read((tx) => tx.questions.denials());
     const notRun = store.read((tx) => tx.questions.allowedNotRun());
-    const liveView = (row: HistoryRow) => historyRowView(row, store.read((tx) => tx.tickets.forTask(row.taskId)), denials.get(row.taskId), notRun.get(row.taskId));
+    const checks = store.read((tx) => tx.checks.all());
+    const liveView = (row: HistoryRow) => {
+      const check = checks.get(row.taskId);
+      return historyRowView(row, store.read((tx) => tx.tickets.forTask(row.taskId)), denials.get(row.taskId), notRun.get(row.taskId), check && checkViewOf(check));
+    };
     if (!archive) {
       const matching = liveRows.filter((r) => matchesHistoryFilter(r, filter));
       return { rows: matching.slice(offset, offset + limit).map(liveView), total: matching.length };

@@ -1,6 +1,7 @@
 // Host side of the Off-Peak Tasks webview, vscode-free: validates what the webview sends, runs
 // the operation, and pushes whole versioned snapshots. Nothing is posted before the webview's
 // `ready`; a webview that reloads says `ready` again and gets the current snapshot.
+import type { CheckView } from '../protocol/check-view';
 import type { PendingAsk } from '../agent/questions/asks';
 import type { Clock } from '../core/clock';
 import { Disposable, type DisposableLike } from '../core/disposable';
@@ -49,6 +50,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   followUpLinks?(): Map<string, FollowUpLink>;
   /** Where tasks work and what they changed, by task id (docs/flows.md#isolation; absent: none). */
   workplaces?(): Map<string, WorkplaceView>;
+  /** Every task's check, by task id (docs/flows.md#checks). */
+  checks?(): ReadonlyMap<string, CheckView>;
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
   /** When a panel last showed a result, or null when never (optional: absent reads as never). */
@@ -142,8 +145,9 @@ export class PanelController extends Disposable {
     const notRun = this.backend.allowedNotRun?.() ?? new Map<string, AllowedNotRunView>();
     const workplaces = this.backend.workplaces?.() ?? new Map<string, WorkplaceView>();
     const history = this.backend.history();
+    const checks = this.backend.checks?.() ?? new Map<string, CheckView>();
     const tasks = this.backend.listTasks().map((t) => {
-      const card = { ...toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id)), ...scheduledForOf(t, now, zone) };
+      const card = { ...toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id), checks.get(t.id)), ...scheduledForOf(t, now, zone) };
       const workplace = workplaces.get(t.id);
       return workplace ? { ...card, workplace } : card;
     });
@@ -153,7 +157,7 @@ export class PanelController extends Disposable {
       tasks,
       // History shows each task's total tokens, summed from its ledger rows like the card's, and what it was refused.
       // The first page only: the panel asks for more (`historyPage`, docs/flows.md#archive).
-      history: history.slice(0, HISTORY_PAGE_ROWS).map((row) => historyRowView(row, tickets.get(row.taskId) ?? [], refusals.get(row.taskId), notRun.get(row.taskId))),
+      history: history.slice(0, HISTORY_PAGE_ROWS).map((row) => historyRowView(row, tickets.get(row.taskId) ?? [], refusals.get(row.taskId), notRun.get(row.taskId), checks.get(row.taskId))),
       historyTotal: history.length,
       historyArchived: this.backend.historyArchived?.() ?? false,
       availability: this.backend.availability(),

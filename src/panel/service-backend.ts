@@ -1,9 +1,10 @@
 // Connects the panel to the task service and store. The few things only VS Code knows (the
 // secret key, open folders, terminals, modal dialogs) come in through `PanelHostBits`.
+import { checkViewOf } from './task-card';
 import type { AnswerResult, AskDecision, PendingAsk } from '../agent/questions/asks';
 import { SESSION_OPEN_HERE } from '../agent/runtime/session-terminal';
 import type { DisposableLike } from '../core/disposable';
-import type { OffPeakTask, TicketRecord } from '../core/types';
+import { workspaceKeyOf, type OffPeakTask, type TicketRecord } from '../core/types';
 import type { OffPeakWindow } from '../gateway-client/client';
 import { ServiceError, type AvailabilityState, type TaskService } from '../service';
 import { changeConcerns, type IsolationMode, type QuestionRecord, type TaskStore } from '../store';
@@ -188,6 +189,13 @@ export function questionView(q: QuestionRecord): QuestionView {
 export function createServiceBackend(service: TaskService, store: TaskStore, host: PanelHostBits, asks: PanelAskSource, archive?: HistoryArchive): PanelBackend {
   const restored = (taskId: string) => bringBack(store, archive, taskId);
   const folderFits = new FolderFits();
+  // The form's check command starts as the last one used for the folder (docs/flows.md#checks).
+  const withLastCheck = <T extends { path: string }>(views: T[]) =>
+    views.map((view) => {
+      const identity = host.workspaces().find((w) => w.path === view.path)?.identity;
+      const last = store.read((tx) => tx.checks.lastCommandFor(workspaceKeyOf(view.path, identity)));
+      return last ? { ...view, lastCheckCommand: last } : view;
+    });
   const taskOrThrow = (taskId: string) => {
     const task = service.getTask(taskId);
     if (!task) throw new Error('This task no longer exists.');
@@ -243,7 +251,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     availability: () => withOffPeakWindow(availabilityView(service.availability.state, host.configs(), service.availability.health), service.availability.offPeakWindow),
     hasApiKey: () => host.hasApiKey(),
     models: () => host.models(),
-    workspaces: async () => (host.isolation ? folderFits.views(host.workspaces(), host.isolation()) : host.workspaces().map(({ name, path }) => ({ name, path }))),
+    workspaces: async () => withLastCheck(host.isolation ? await folderFits.views(host.workspaces(), host.isolation()) : host.workspaces().map(({ name, path }) => ({ name, path }))),
     workplaces: () => store.read((tx) => workplaceViews(tx, service.listTasks())),
     notice: () => host.notice(),
     setup: async () => host.setup?.(),
@@ -349,7 +357,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     async mergeChanges({ taskId }) {
       const { task, isolation, input } = bringHomeInput(taskId, 'merge');
-      if (!(await host.confirm(mergeConfirmation(task, isolation)))) return { outcome: 'declined' as const };
+      if (!(await host.confirm(mergeConfirmation(task, isolation, store.read((tx) => tx.checks.get(taskId)))))) return { outcome: 'declined' as const };
       const result = await mergeTaskBranch(input);
       if (result.kind === 'refused') throw new Error(`Not merged: ${result.reason}`);
       if (result.kind === 'conflict') {
@@ -361,7 +369,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     async applyChanges({ taskId }) {
       const { task, isolation, input } = bringHomeInput(taskId, 'apply');
-      if (!(await host.confirm(applyConfirmation(task, isolation)))) return { done: false };
+      if (!(await host.confirm(applyConfirmation(task, isolation, store.read((tx) => tx.checks.get(taskId)))))) return { done: false };
       const result = await applyTaskChanges(input);
       if (result.kind === 'refused') throw new Error(`Not applied: ${result.reason}`);
       await store.mutate((tx) => tx.isolation.recordBroughtHome(taskId, 'applied'));
@@ -390,6 +398,7 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     },
     refusals: () => store.read((tx) => tx.questions.denials()),
     allowedNotRun: () => store.read((tx) => tx.questions.allowedNotRun()),
+    checks: () => new Map([...store.read((tx) => tx.checks.all())].map(([taskId, check]) => [taskId, checkViewOf(check)])),
     async answerAsk({ taskId, askId, decision, inputDigest }) {
       return { outcome: await asks.answerAsk(taskId, askId, decision, inputDigest) };
     },

@@ -5,7 +5,8 @@ import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/t
 import { totalUsage } from '../core/usage';
 import { formatDueTime } from '../core/zoned-time';
 import type { AllowedNotRunView, CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
-import type { FollowUpLink } from '../store';
+import type { FollowUpLink, TaskCheck } from '../store';
+import type { CheckView } from '../protocol/check-view';
 
 const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
@@ -83,7 +84,12 @@ export function accountUsageLimitResetAt(tasks: readonly OffPeakTask[], ticketsO
  * `asks`: the open permission questions of this task's agent, when this window runs it.
  * `unseen`: its result has not been shown by any panel yet.
  */
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink, refusals?: RefusalCount, notRun?: AllowedNotRunView): TaskCard {
+/** A task's check as the panel shows it (docs/flows.md#checks). */
+export function checkViewOf(check: TaskCheck): CheckView {
+  return { command: check.command, state: check.state, round: check.round, exitCode: check.exitCode, output: check.output };
+}
+
+export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink, refusals?: RefusalCount, notRun?: AllowedNotRunView, check?: CheckView): TaskCard {
   const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
@@ -117,6 +123,7 @@ export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], 
     followUpOfId: followUp?.followUpOf ?? null,
     followUpOfTitle: followUp?.ofTitle ?? null,
     afterTitle: task.afterTitle ?? null,
+    ...(check ? { check } : {}),
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).
       pause: canTransition(task, 'pause'),

@@ -86,11 +86,13 @@ export interface SummaryCard {
   isNew: boolean;
   /** Its agent waits on a question. */
   needsInput: boolean;
+  /** Completed, but its check did not pass (docs/flows.md#checks). */
+  checkFailed?: boolean;
 }
 
-export type SummaryFilter = 'completed' | 'needs_input' | 'failed' | 'files_changed';
+export type SummaryFilter = 'completed' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed';
 
-/** "Since 18:40: 3 completed · 1 needs input · 1 failed · 14 files changed", part by part. */
+/** "Since 18:40: 3 ready · 1 check failed · 1 needs input · 1 failed · 14 files changed", part by part. */
 export interface ResultsSummary {
   /** When the user last looked (a result was last shown); null when never. */
   since: number | null;
@@ -104,14 +106,16 @@ export interface ResultsSummary {
 export function resultsSummary(cards: readonly SummaryCard[], since: number | null): ResultsSummary | undefined {
   const fresh = cards.filter((c) => c.isNew && (c.status === 'completed' || c.status === 'failed'));
   if (fresh.length === 0) return undefined;
-  const completed = fresh.filter((c) => c.status === 'completed');
+  const completed = fresh.filter((c) => c.status === 'completed' && !c.checkFailed);
+  const checkFailed = fresh.filter((c) => c.status === 'completed' && c.checkFailed);
   const failed = fresh.filter((c) => c.status === 'failed');
   const asking = cards.filter((c) => c.needsInput);
   const changing = fresh.filter((c) => (c.filesChanged ?? 0) > 0);
   const files = changing.reduce((n, c) => n + (c.filesChanged ?? 0), 0);
   const parts: ResultsSummary['parts'] = [];
   const ids = (list: readonly SummaryCard[]) => list.map((c) => c.id);
-  if (completed.length > 0) parts.push({ filter: 'completed', count: completed.length, text: `${completed.length} completed`, taskIds: ids(completed) });
+  if (completed.length > 0) parts.push({ filter: 'completed', count: completed.length, text: `${completed.length} ready`, taskIds: ids(completed) });
+  if (checkFailed.length > 0) parts.push({ filter: 'check_failed', count: checkFailed.length, text: `${checkFailed.length} check failed`, taskIds: ids(checkFailed) });
   if (asking.length > 0) parts.push({ filter: 'needs_input', count: asking.length, text: `${asking.length} need${asking.length === 1 ? 's' : ''} input`, taskIds: ids(asking) });
   if (failed.length > 0) parts.push({ filter: 'failed', count: failed.length, text: `${failed.length} failed`, taskIds: ids(failed) });
   if (files > 0) parts.push({ filter: 'files_changed', count: files, text: `${files} file${files === 1 ? '' : 's'} changed`, taskIds: ids(changing) });

@@ -7,7 +7,7 @@ import { unmergedWork, worktreeFit, type WorktreeFit } from '../agent/workplace/
 import { systemClock, type Clock } from '../core/clock';
 import { isTerminalStatus, type OffPeakTask } from '../core/types';
 import type { WorkplaceView } from '../protocol/webview';
-import type { IsolationMode, StoreReadTx, TaskIsolation } from '../store';
+import type { IsolationMode, StoreReadTx, TaskCheck, TaskIsolation } from '../store';
 import type { Confirmation } from './confirmations';
 
 /** Whether the folder is inside a git working tree (a `.git` in it or a folder above): the form's default. */
@@ -91,22 +91,28 @@ export function discardReport(removed: readonly string[]): string {
   return `Removed ${removed.join(' and ')}${worktreeGone ? ' (its worktree was already gone)' : ''}.`;
 }
 
+/** A failed check is said first in Merge's and Apply's confirmation (docs/flows.md#checks); nothing otherwise. */
+function checkWarning(check: TaskCheck | undefined): string {
+  if (check?.state !== 'failed') return '';
+  return `Its check did not pass: "${check.command}" still failed after ${check.round} round${check.round === 1 ? '' : 's'}${check.exitCode === null ? '' : ` (exit code ${check.exitCode})`}. `;
+}
+
 /** Merge asks: it makes a commit in the user's folder. */
-export function mergeConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+export function mergeConfirmation(task: OffPeakTask, isolation: TaskIsolation, check?: TaskCheck): Confirmation {
   const title = task.title || task.prompt.split('\n')[0];
   return {
     message: `Merge the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" into the branch checked out in ${task.workspacePath}?`,
-    detail: `The task's work is committed on ${isolation.branch} and merged with a merge commit. Files you have changed and not committed are never overwritten: the merge is refused if the task changed them too. A conflict opens the merge editor.`,
+    detail: `${checkWarning(check)}The task's work is committed on ${isolation.branch} and merged with a merge commit. Files you have changed and not committed are never overwritten: the merge is refused if the task changed them too. A conflict opens the merge editor.`,
     action: 'Merge',
   };
 }
 
 /** Apply asks: it writes into the user's files. */
-export function applyConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
+export function applyConfirmation(task: OffPeakTask, isolation: TaskIsolation, check?: TaskCheck): Confirmation {
   const title = task.title || task.prompt.split('\n')[0];
   return {
     message: `Apply the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" to ${task.workspacePath} as uncommitted changes?`,
-    detail: `The changes of ${isolation.branch} are written into your files; nothing is committed. Refused, changing nothing, if you have uncommitted changes to a file the task changed or the changes do not apply cleanly.`,
+    detail: `${checkWarning(check)}The changes of ${isolation.branch} are written into your files; nothing is committed. Refused, changing nothing, if you have uncommitted changes to a file the task changed or the changes do not apply cleanly.`,
     action: 'Apply Changes',
   };
 }

@@ -2,6 +2,7 @@
 // used on both sides: the host validates everything the webview sends (a webview is untrusted
 // input), the webview validates the snapshots it renders. The host is the single source of
 // state: it pushes whole, versioned snapshots and posts nothing before the webview says `ready`.
+import { CHECK_COMMAND_MAX_CHARS, CheckViewSchema } from './check-view';
 import { z } from 'zod';
 import { PERMISSION_MODES, TASK_STATUSES } from '../core/types';
 
@@ -164,6 +165,7 @@ export const TaskCardSchema = z.object({
   followUpOfTitle: z.string().nullable(),
   /** Tasks created since isolation exists: its own branch or in place, and its changed files. */
   workplace: WorkplaceViewSchema.nullable().optional(),
+  check: CheckViewSchema.optional(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -198,6 +200,7 @@ export const HistoryRowSchema = z.object({
   reviewable: z.boolean().optional(),
   /** The task is in the history archive (docs/flows.md#archive); acting on it brings it back first. */
   archived: z.boolean().optional(),
+  check: CheckViewSchema.optional(),
 });
 export type HistoryRowView = z.infer<typeof HistoryRowSchema>;
 
@@ -287,9 +290,9 @@ export const PanelStateSchema = z.object({
   /**
    * `ownBranch`: the form's "Run on its own branch" starts checked (a folder committed in its
    * repository, `offPeak.isolation` worktree); `noOwnBranch`: why the folder cannot have one (the
-   * toggle is off and disabled, the form says why).
+   * toggle is off and disabled, the form says why); `lastCheckCommand`: the form's prefill (docs/flows.md#checks).
    */
-  workspaces: z.array(z.object({ name: z.string(), path: z.string(), ownBranch: z.boolean().optional(), noOwnBranch: z.string().max(1_000).optional() })),
+  workspaces: z.array(z.object({ name: z.string(), path: z.string(), ownBranch: z.boolean().optional(), noOwnBranch: z.string().max(1_000).optional(), lastCheckCommand: z.string().optional() })),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
   notice: z.string().optional(),
   /** The mode, agent, credential, model API and hours line (absent: not known yet). */
@@ -316,9 +319,6 @@ const title = z.string().max(200);
 /** The longest prompt a task takes (the form counts down to it). */
 export const PROMPT_MAX_CHARS = 100_000;
 const prompt = z.string().min(1, 'The prompt is empty').max(PROMPT_MAX_CHARS);
-
-/** The longest check command the form takes. */
-export const CHECK_COMMAND_MAX_CHARS = 2_000;
 
 /** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
 export const CreateTaskFormSchema = z.object({

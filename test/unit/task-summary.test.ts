@@ -31,6 +31,24 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     assert.equal(taskStateWord({ id: 'c', status: 'completed' }, asking), 'completed');
   });
 
+  it('the summary counts ready, check failed, needs input and failed apart (docs/flows.md#checks)', () => {
+    const cards = [
+      { id: 'ok', status: 'completed' as const, filesChanged: 1, isNew: true, needsInput: false },
+      { id: 'passed', status: 'completed' as const, filesChanged: 1, isNew: true, needsInput: false, checkFailed: false },
+      { id: 'red', status: 'completed' as const, filesChanged: 2, isNew: true, needsInput: false, checkFailed: true },
+      { id: 'f1', status: 'failed' as const, filesChanged: null, isNew: true, needsInput: false },
+      { id: 'q1', status: 'needs_input' as const, filesChanged: null, isNew: false, needsInput: true },
+    ];
+    const summary = resultsSummary(cards, null)!;
+    assert.deepEqual(summary.parts.map((p) => [p.text, p.taskIds]), [
+      ['2 ready', ['ok', 'passed']],
+      ['1 check failed', ['red']],
+      ['1 needs input', ['q1']],
+      ['1 failed', ['f1']],
+      ['4 files changed', ['ok', 'passed', 'red']],
+    ]);
+  });
+
   it('item 11: the summary says what happened since the user last looked, part by part, each naming its cards', () => {
     const cards = [
       { id: 'c1', status: 'completed' as const, filesChanged: 10, isNew: true, needsInput: false },
@@ -42,7 +60,7 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     ];
     const since = new Date(2026, 10, 30, 18, 40).getTime();
     const summary = resultsSummary(cards, since)!;
-    assert.equal(summaryLine(summary, since + 12 * 3600_000), 'Since Nov 30, 18:40: 3 completed · 1 needs input · 1 failed · 14 files changed'.replace('18:40', new Date(since).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })));
+    assert.equal(summaryLine(summary, since + 12 * 3600_000), 'Since Nov 30, 18:40: 3 ready · 1 needs input · 1 failed · 14 files changed'.replace('18:40', new Date(since).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })));
     assert.deepEqual(summary.parts.map((p) => [p.filter, p.taskIds]), [
       ['completed', ['c1', 'c2', 'c3']],
       ['needs_input', ['r1']],
@@ -66,7 +84,7 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
       since,
     )!;
     assert.equal(view.tooltip.split('\n')[1], summaryLine(panel));
-    assert.match(view.tooltip, /: 1 completed · 1 needs input · 1 failed · 3 files changed/);
+    assert.match(view.tooltip, /: 1 ready · 1 needs input · 1 failed · 3 files changed/);
     assert.equal(view.text, '$(question) Off-Peak: 1 needs input, 2 new');
   });
 

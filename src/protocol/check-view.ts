@@ -1,0 +1,15 @@
+// A task's check as the panel shows it (docs/flows.md#checks): the command whole, where its rounds
+// stand, and the last run's exit code and output (one click away on the card and in History).
+import { z } from 'zod';
+
+/** The longest check command the form takes. */
+export const CHECK_COMMAND_MAX_CHARS = 2_000;
+
+export const CheckViewSchema = z.object({
+  command: z.string(),
+  state: z.enum(['pending', 'checking', 'fixing', 'passed', 'failed']),
+  round: z.number().int().nonnegative(),
+  exitCode: z.number().int().nullable(),
+  output: z.string().nullable(),
+});
+export type CheckView = z.infer<typeof CheckViewSchema>;
