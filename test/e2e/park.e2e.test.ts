@@ -253,16 +253,19 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.doesNotMatch(log, /time limit/);
   });
 
-  it("a reload with an open question, reopened after its ticket's time ran out (docs/flows.md#a-question-across-a-reload): the task retakes and the question is asked again; nothing says \"time limit\" or records a segment that expired", async () => {
-    // The gateway's clock (an OffsetClock the test moves) and the reopened window's run hours
-    // later: the ticket's active window (3 h) ended while the window was closed.
+  /**
+   * A window closes with a question open; the gateway's clock (an OffsetClock the test moves) runs
+   * 4 h on, past the ticket's active window (3 h); so does the reopened window's with `windowLater`
+   * (else it cannot know). The question asked again after the reopen is allowed and the task completes.
+   */
+  async function reopenWithOpenQuestion(windowLater: boolean) {
     await world.close();
     const gatewayClock = new OffsetClock(systemClock);
     world = await startWorld({ segmentCapacity: 1 }, gatewayClock);
     const first = await start('park', 600_000);
     world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND });
     const ws = makeGitWorkspace(world.root);
-    const created = await first.service.create({ title: 'reopened after the time ran out', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
+    const created = await first.service.create({ title: 'reopened after the ticket ended', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
     const asked = await waitFor(() => first.pendingAsks(created.id)[0], 'the question', 60_000);
     await waitFor(() => first.service.ticketsOf(created.id)[0].expiresAt, 'the ledger to know when the active window ends');
     const [ticket] = first.service.ticketsOf(created.id);
@@ -271,7 +274,8 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     const later = 4 * 3_600_000;
     gatewayClock.advance(later);
     const windowClock = new OffsetClock(systemClock);
-    windowClock.advance(later);
+    if (windowLater) windowClock.advance(later);
+    const before = world.upstream.messageRequests().length;
 
     const h = await start('park', 600_000, windowClock);
     const card = await waitFor(() => {
@@ -281,15 +285,26 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     assert.deepEqual(await link!.webview.channel.request('answerAsk', { taskId: created.id, askId: card.ask!.id, decision: 'allow', inputDigest: card.ask!.inputDigest }), { outcome: 'accepted' });
     await waitFor(() => h.service.getTask(created.id)?.status === 'completed', 'completed', 90_000);
     assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran exactly once');
+    return { id: created.id, asked, ticket, h, before };
+  }
 
-    const tickets = h.service.ticketsOf(created.id);
+  it("a reload with an open question, reopened after its ticket's time ran out (docs/flows.md#a-question-across-a-reload): the task retakes and the question is asked again; nothing says \"time limit\" or records a segment that expired", async () => {
+    const { id, asked, ticket, h } = await reopenWithOpenQuestion(true);
+    const tickets = h.service.ticketsOf(id);
     assert.deepEqual(tickets.map((t) => [t.ticketId === ticket.ticketId, t.endReason]), [[true, 'interrupted'], [false, 'completed']], 'the first segment ended by the reload, the second completed');
-    const { questions } = await link!.webview.channel.request('questions', { taskId: created.id });
+    const { questions } = await link!.webview.channel.request('questions', { taskId: id });
     assert.deepEqual(questions.map((q) => [q.askId === asked.id, q.decision, q.answeredBy]), [[true, null, 'asked-again'], [false, 'allow', 'host']]);
     assert.doesNotMatch(questionAnswerText(questions[0]), /nobody|segment ended|time limit/);
-    const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', created.id);
+    const tasksDir = path.join(engineDirs(storageDir()).runtimeDir, 'tasks', id);
     const log = fs.readdirSync(tasksDir).filter((d) => d.startsWith('segment-')).map((d) => fs.readFileSync(path.join(tasksDir, d, 'agent.log'), 'utf8')).join('');
     assert.doesNotMatch(log, /time limit/);
+  });
+
+  it("a reload with an open question whose ticket the gateway ended unknown to the ledger (docs/flows.md#a-question-across-a-reload): the segment that meets the end before any model answer does not spend the question; the next segment's prompt asks again", async () => {
+    const { before } = await reopenWithOpenQuestion(false);
+    // The first model call the gateway let through after the reopen carries the statement as its prompt.
+    const resumed = world.upstream.messageRequests()[before];
+    assert.match(userTexts(resumed.body).at(-1) ?? '', /NOT ANSWERED: run_command/, 'the segment that reached the model was told to ask again');
   });
 
   it('a park survives a crash: the window that parked it is killed (SIGKILL); a new window shows the question, nothing is requeued, and Allow resumes the task', async () => {

@@ -287,7 +287,7 @@ export class TaskRuntime {
     const prompt = plan ? plan.prompt : resume ? CONTINUATION_PROMPT : task.prompt;
     const ordinal = store.read((tx) => tx.tickets.get(ticketId)?.ordinal) ?? 0;
     const segmentDir = segmentDirOf(this.options.runtimeDir, taskId, ordinal, clock.now());
-    // What the user answered while the task was parked is told to the resumed session.
+    // What the user answered while the task was parked is told to the resumed session; marked told at the first admitted model call (a segment whose ticket was over never told it).
     const decisions = resume ? this.questions.decisionsToState(taskId) : { text: '', askIds: [], askedAgain: [] };
 
     // A task with a check (docs/flows.md#checks): a fix round resumes with the failed check's output; a cut check runs again first.
@@ -317,7 +317,7 @@ export class TaskRuntime {
         stopTimings: this.options.stopTimings,
         windowId: this.options.windowId,
         holdPidFile: true,
-        onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event),
+        onProxyEvent: (event) => this.onProxyEvent(taskId, ticketId, event, decisions),
         asks: {
           ask: (request, deliver) => this.asks.ask(taskId, request, deliver),
           answer: (askId, decision, by, inputDigest) => this.asks.answer(taskId, askId, decision, inputDigest, by),
@@ -355,7 +355,6 @@ export class TaskRuntime {
       return { status: 'refused', reason: 'the task was paused or cancelled while its agent started' };
     }
 
-    await this.questions.markStated(decisions.askIds, decisions.askedAgain);
     const release = this.options.keepAwake?.acquire();
     const resumeForFix = (text: string) => startRun(text, true).then((next) => (watchAgent(next), next));
     const segmentWork = new SegmentWork({ first: run, check: checking.check, resume: resumeForFix, segmentDir, sessionId, taskId, windowId: this.options.windowId });
@@ -405,8 +404,9 @@ export class TaskRuntime {
     }
   }
 
-  private onProxyEvent(taskId: string, ticketId: string, event: TicketProxyEvent): void {
+  private onProxyEvent(taskId: string, ticketId: string, event: TicketProxyEvent, told: { askIds: string[]; askedAgain: string[] }): void {
     if (event.type === 'admitted') {
+      void this.questions.markStated(told.askIds, told.askedAgain);
       this.options.lifecycle.markAdmitted(ticketId, event.at).catch((err: unknown) => this.log(`runtime: recording admission failed: ${(err as Error).message}`));
       this.options.onEvent?.({ type: 'admitted', taskId, ticketId, at: event.at });
     } else if (event.type === 'holding') {
