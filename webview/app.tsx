@@ -141,6 +141,7 @@ export function App({ channel, state, focusTick, error, onError }: {
           {showForm && (
             <TaskForm
               workspaces={state.workspaces}
+              afterChoices={state.tasks.filter((t) => t.status !== 'failed' && t.status !== 'cancelled').map((t) => ({ id: t.id, title: t.title }))}
               models={models}
               defaultModelText={state.setup?.defaultModelText}
               unansweredText={state.setup?.unansweredText}

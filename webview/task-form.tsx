@@ -29,8 +29,10 @@ export function permissionDetail(mode: (typeof PERMISSION_MODE_CHOICES)[number],
   return mode.value === 'default' && unansweredText ? `The agent asks before it changes a file or runs a command; ${unansweredText}.` : mode.detail;
 }
 
-export function TaskForm({ workspaces, models, defaultModelText, unansweredText, blockedText, focusTick, submit, onError, initial, onDone }: {
+export function TaskForm({ workspaces, models, defaultModelText, unansweredText, blockedText, focusTick, submit, onError, initial, onDone, afterChoices = [] }: {
   workspaces: PanelState['workspaces'];
+  /** The tasks a new one may wait for ("After", docs/flows.md#schedules-and-chains): not failed or cancelled. */
+  afterChoices?: { id: string; title: string }[];
   /** What an unanswered question does now (the setup line's `unansweredText`). */
   unansweredText?: string;
   models: string[];
@@ -54,6 +56,8 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
   const [ownBranch, setOwnBranch] = useState<boolean | undefined>(undefined);
   const [notBefore, setNotBefore] = useState('');
+  const [afterTaskId, setAfter] = useState('');
+  const [inItsBranch, setInItsBranch] = useState(true);
   const folder = workspaces.find((w) => w.path === workspacePath);
   // Until typed in, the check command is the folder's last one (docs/flows.md#checks).
   const [typedCheck, setCheck] = useState<string | undefined>(undefined);
@@ -81,6 +85,7 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         ...(chosen === undefined ? {} : { ownBranch: chosen }),
         ...(startAt === undefined ? {} : { notBefore: startAt }),
         ...(!editing && checkCommand.trim() ? { checkCommand: checkCommand.trim() } : {}),
+        ...(afterTaskId ? { afterTaskId, continueInBranch: inItsBranch } : {}),
       });
       onError(undefined);
       if (done === false) return;
@@ -89,6 +94,7 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         setPrompt('');
         setNotBefore('');
         setCheck(undefined);
+        setAfter('');
       }
       onDone?.();
     } catch (err) {
@@ -175,6 +181,21 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
           <vscode-label for="check-command">Check command</vscode-label>
           <vscode-textfield id="check-command" data-testid="check-command" placeholder="e.g. npm test" value={checkCommand} onInput={(e) => setCheck(valueOf(e))} />
           <span class="hint">Optional: runs in the task's folder after the agent's turn; if it fails, the agent gets its output and tries again.</span>
+        </div>
+      )}
+      {!editing && afterChoices.length > 0 && (
+        <div class="after-task">
+          <vscode-label>After</vscode-label>
+          <vscode-single-select data-testid="after-task" value={afterTaskId} onChange={(e) => setAfter(valueOf(e))}>
+            <vscode-option value="">No other task</vscode-option>
+            {afterChoices.map((t) => <vscode-option key={t.id} value={t.id}>{t.title}</vscode-option>)}
+          </vscode-single-select>
+          {afterTaskId && (
+            <label class="in-its-branch" data-testid="continue-in-branch">
+              <input type="checkbox" checked={inItsBranch} onChange={(e) => setInItsBranch((e.target as HTMLInputElement).checked)} /> Continue in its branch
+              <span class="hint"> (taken once it completed; skipped if it fails)</span>
+            </label>
+          )}
         </div>
       )}
       {!editing && branchDefault !== undefined && <OwnBranchToggle checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)} cannot={folder?.noOwnBranch} onChange={setOwnBranch} />}

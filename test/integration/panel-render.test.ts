@@ -139,6 +139,20 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     assert.equal(seen.find((a) => a.testid === 'follow-up')?.text, 'Follow up…');
   });
 
+  it('the create form offers "Not before" and "After" a task that has not failed (docs/flows.md#schedules-and-chains)', async () => {
+    const page = await panelAt(1000);
+    try {
+      await page.locator('[data-testid="new-task"]').click();
+      const form = page.locator('[data-testid="create-form"]');
+      assert.equal(await form.locator('[data-testid="not-before"]').getAttribute('type'), 'datetime-local');
+      const options = await form.locator('[data-testid="after-task"] vscode-option').allTextContents();
+      assert.equal(options[0], 'No other task');
+      assert.ok(options.includes('A queued task') && options.includes('A running task with a long title that takes room'), options.join(' | '));
+    } finally {
+      await page.close();
+    }
+  });
+
   it("a card's Edit form offers the same default model as the create form (the agent's default in personal mode)", async () => {
     const page = await panelAt(1000);
     try {
