@@ -37,13 +37,18 @@
  *                  a task's notice in the window that ran it -> the away notification's receiver
  *                  has the post from the lease holder, another window (bench/notify-send.ts).
  *                  Goal: at most 1,000 ms.
+ * check_end_to_resume_ms
+ *                  a task's check command exits non-zero -> the resumed session's first model
+ *                  request reaches the model API (bench/check-resume.ts). Goal: at most 2,000 ms.
  * usage: npm run bench -- runtime
  *        node --import tsx bench/runtime.bench.ts --only notify   (that figure alone, into runtime.json)
+ *        node --import tsx bench/runtime.bench.ts --only check    (that figure alone, into runtime.json)
  */
 import path from 'node:path';
 import { claudeStartRounds, type ClaudeStartRound } from './claude-start';
 import { parkAnswerToAdmitted } from './park-answer';
 import { notifyEventToSend } from './notify-send';
+import { checkEndToResume } from './check-resume';
 import { TicketProxy } from '../src/agent/proxy/ticket-proxy';
 import type { RuntimeEvent } from '../src/agent/runtime/task-runtime';
 import { makeGitWorkspace, startWorld, USER_KEY } from '../test/e2e/gateway-fixture';
@@ -116,6 +121,12 @@ async function main(): Promise<void> {
     console.log('details:', JSON.stringify({ notify_event_to_send_samples_ms: notifySamples, load_at_start: loadAtStart }));
     return;
   }
+  if (process.argv.includes('--only') && process.argv.includes('check')) {
+    const checkSamples = await checkEndToResume(sized(8, 2));
+    publishOne('runtime', { check_end_to_resume_ms: round(percentile(checkSamples, 50), 1), check_end_to_resume_load: loadAtStart });
+    console.log('details:', JSON.stringify({ check_end_to_resume_samples_ms: checkSamples.map((s) => round(s, 1)), load_at_start: loadAtStart }));
+    return;
+  }
   const spawnSamples = await readyToSpawn(sized(15, 2));
   const overhead = await proxyOverhead(sized(60, 4));
   const claudeRounds = await claudeStartRounds(sized(10, 1));
@@ -123,6 +134,7 @@ async function main(): Promise<void> {
   const claudeP50 = (key: keyof ClaudeStartRound) => round(median(claudeRounds.map((r) => r[key])), 1);
   const parkSamples = await parkAnswerToAdmitted(sized(8, 1));
   const notifySamples = await notifyEventToSend(sized(10, 2));
+  const checkSamples = await checkEndToResume(sized(8, 2));
   // BENCH_ACCOUNTING_ROUNDS: fewer rounds when the run must be short (the result records how many ran).
   const accounting = await usageAccountingOverhead(Number(process.env.BENCH_ACCOUNTING_ROUNDS ?? sized(2016, 3)));
   const result = {
@@ -142,6 +154,7 @@ async function main(): Promise<void> {
     },
     park_answer_to_admitted_ms: round(percentile(parkSamples, 50), 1),
     notify_event_to_send_ms: round(percentile(notifySamples, 50), 1),
+    check_end_to_resume_ms: round(percentile(checkSamples, 50), 1),
     usage_accounting_sse_total_ratio: round(accounting.ratio),
     usage_accounting_sse_total_ratio_ci95: accounting.ratioCi95.map((r) => round(r)),
     // Beside it, to judge the noise: two proxies that both do not account (1.0 on a quiet machine),
@@ -163,6 +176,7 @@ async function main(): Promise<void> {
     claude_bare_spawn_to_first_request_samples_ms: claudeRounds.map((r) => round(r.floorMs, 1)),
     park_answer_to_admitted_samples_ms: parkSamples.map((s) => round(s, 1)),
     notify_event_to_send_samples_ms: notifySamples,
+    check_end_to_resume_samples_ms: checkSamples.map((s) => round(s, 1)),
     direct_ttfb_p50_ms: round(median(overhead.direct.ttfb)),
     proxy_ttfb_p50_ms: round(median(overhead.proxied.ttfb)),
     direct_total_p50_ms: round(median(overhead.direct.total)),
