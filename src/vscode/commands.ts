@@ -173,6 +173,8 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     workspacePath,
     workspaceIdentity: workspace?.identity ?? null,
     isolation: isolationFor(ownBranch, workspacePath, readSettings().isolation, looksLikeGitFolder),
+    // docs/flows.md#schedules-and-chains: given by a command link or keybinding, never asked for
+    notBefore: args.notBefore, afterTaskId: args.afterTaskId, continueInBranch: args.continueInBranch,
   });
   void vscode.window.showInformationMessage(queuedNoticeText(plainNotificationText(task.title, 80)), 'Open Tasks').then((c) => c && deps.panel.show());
   return task.id;
