@@ -48,6 +48,21 @@ describe('service: "not before" takes the ticket at that time (docs/flows.md#sch
     assert.ok((taken.queuePosition ?? 0) > (holder.service.getTask(between.id)!.queuePosition ?? Infinity), 'its FIFO place counts from its time: behind the task queued in between');
   });
 
+  it('the lease holder closes before the time: the next holder takes the ticket at the time, once', async () => {
+    world = await World.start();
+    const holder = await world.openWindow('holder');
+    const next = await world.openWindow('next');
+    const notBefore = world.clock.now() + 10 * MINUTE;
+    const later = await next.service.create(taskInput({ notBefore }));
+    await holder.service.stop();
+    await world.advance(5 * MINUTE);
+    assert.equal(next.service.isLeader, true, 'the other window holds the lease');
+    assert.equal(world.takeRequests(), 0);
+    await world.advance(5 * MINUTE + 1_000);
+    assert.ok(next.service.getTask(later.id)?.serverTicketId, 'taken at its time by the new holder');
+    assert.equal(world.takeRequests(), 1);
+  });
+
   it('pause, continue, edit and delete work on it before its time, and never take early', async () => {
     world = await World.start();
     const holder = await world.openWindow('holder');
