@@ -4,7 +4,7 @@ import { setApiKeyFromArgument } from '../panel/api-key-command';
 import { bypassConfirmation, cancelConfirmation } from '../panel/confirmations';
 import { queuedNoticeText, taskStateWord } from '../panel/task-summary';
 import { confirmModal } from './confirm';
-import { isTerminalStatus, type PermissionMode } from '../core/types';
+import { isTerminalStatus, workspaceKeyOf, type PermissionMode } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
 import { readSettings } from './settings';
 import { plainNotificationText } from '../core/untrusted-text';
@@ -136,7 +136,9 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   const { isolationFor, looksLikeGitFolder } = await import('../panel/workplace-panel');
   const { worktreeFit } = await import('../agent/workplace/task-worktree');
   const askBranch = args.ownBranch === undefined && args.prompt === undefined && (await worktreeFit(workspacePath)).kind === 'fits';
-  const steps = askBranch ? 3 : 2;
+  // The check command runs unattended (docs/flows.md#checks): a caller's is only a prefill the user confirms.
+  const askCheck = args.prompt === undefined || args.checkCommand !== undefined;
+  const steps = 2 + (askCheck ? 1 : 0) + (askBranch ? 1 : 0);
   const prompt =
     args.prompt ??
     (await vscode.window.showInputBox({
@@ -152,6 +154,17 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     (await vscode.window.showQuickPick(PERMISSION_PICKS, { title: `Queue Off-Peak Task (2/${steps})`, placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true }))?.mode;
   if (!permissionMode) return undefined;
   if (permissionMode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(workspacePath)))) return undefined;
+  const workspace = workspaces.find((w) => w.path === workspacePath);
+  const checkCommand = askCheck
+    ? await vscode.window.showInputBox({
+        title: `Queue Off-Peak Task (3/${steps})`,
+        prompt: "A command to run in the task's folder after the agent's turn (optional). If it fails, the agent gets its output and tries again.",
+        placeHolder: 'e.g. npm test (leave empty for none)',
+        value: args.checkCommand ?? engine.store.read((tx) => tx.checks.lastCommandFor(workspaceKeyOf(workspacePath, workspace?.identity))) ?? '',
+        ignoreFocusOut: true,
+      })
+    : undefined;
+  if (askCheck && checkCommand === undefined) return undefined;
   let ownBranch = args.ownBranch;
   if (askBranch) {
     const branchFirst = readSettings().isolation === 'worktree';
@@ -159,11 +172,10 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
       { label: 'Run on its own branch', detail: 'In its own worktree on a new offpeak/… branch: your working copy and other tasks are not touched. Review, then merge or discard.', own: true },
       { label: 'Run in the folder itself', detail: 'Edits your working copy; waits while another task runs in this folder.', own: false },
     ];
-    const pick = await vscode.window.showQuickPick(branchFirst ? picks : picks.reverse(), { title: `Queue Off-Peak Task (3/3)`, placeHolder: 'Where should the agent work?', ignoreFocusOut: true });
+    const pick = await vscode.window.showQuickPick(branchFirst ? picks : picks.reverse(), { title: `Queue Off-Peak Task (${steps}/${steps})`, placeHolder: 'Where should the agent work?', ignoreFocusOut: true });
     if (!pick) return undefined;
     ownBranch = pick.own;
   }
-  const workspace = workspaces.find((w) => w.path === workspacePath);
   const task = await engine.service.create({
     title: args.title ?? prompt.split('\n')[0].slice(0, 80),
     prompt,
@@ -173,6 +185,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     workspacePath,
     workspaceIdentity: workspace?.identity ?? null,
     isolation: isolationFor(ownBranch, workspacePath, readSettings().isolation, looksLikeGitFolder),
+    checkCommand,
     // docs/flows.md#schedules-and-chains: given by a command link or keybinding, never asked for
     notBefore: args.notBefore, afterTaskId: args.afterTaskId, continueInBranch: args.continueInBranch,
   });
