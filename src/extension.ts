@@ -307,7 +307,9 @@ class OffPeakExtension implements vscode.Disposable {
         const asks = engine.pendingAsks();
         const now = Date.now();
         const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
-        this.statusBar.update(hostStatusView(tasks, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
+        const checks = engine.store.read((tx) => tx.checks.all());
+        const summarized = tasks.map((t) => ({ ...t, checkFailed: checks.get(t.id)?.state === 'failed' }));
+        this.statusBar.update(hostStatusView(summarized, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
         // Once per reset, from one window (the lease holder): when held tasks resume (docs/flows.md#usage-limits).
         if (limitAt !== null && limitAt !== this.usageLimitNotified && engine.service.isLeader) {
           this.usageLimitNotified = limitAt;

@@ -138,7 +138,7 @@ export function summaryLine(summary: ResultsSummary, now = Date.now()): string {
 
 /** The status bar as the host sees the store: its tasks, the open questions, the unseen results. */
 export function hostStatusView(
-  tasks: readonly (SummaryTask & { filesChanged: number | null })[],
+  tasks: readonly (SummaryTask & { filesChanged: number | null; checkFailed?: boolean })[],
   asks: readonly { taskId: string }[],
   unseen: readonly string[],
   lastSeenAt: number | null,
@@ -147,7 +147,7 @@ export function hostStatusView(
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
   const summary = resultsSummary(
-    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: needsInput(t, asking) })),
+    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: needsInput(t, asking), checkFailed: t.checkFailed })),
     lastSeenAt,
   );
   return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);

@@ -47,6 +47,9 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
       ['1 failed', ['f1']],
       ['4 files changed', ['ok', 'passed', 'red']],
     ]);
+    // The status bar's tooltip words the same summary from the host's tasks.
+    const tasks = cards.map(({ id, status, filesChanged, checkFailed }) => ({ id, status, filesChanged, checkFailed }));
+    assert.match(hostStatusView(tasks, [], ['ok', 'passed', 'red', 'f1'], null).tooltip, /New results: 2 ready · 1 check failed · 1 needs input · 1 failed · 4 files changed/);
   });
 
   it('item 11: the summary says what happened since the user last looked, part by part, each naming its cards', () => {
