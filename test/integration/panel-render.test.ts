@@ -5,6 +5,7 @@
 // 260 px panel (a 500 px window with the side bar open) every action keeps a short label on one
 // line inside its card; at 1000 px the whole label shows. A card's Edit form names the same
 // default model as the create form (personal mode with Claude Code: "Claude Code's default model").
+// The finished task's check failed: its line and its output (one click) stay inside the card.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -42,6 +43,11 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     world = await World.start();
     const { w, t: finished } = await oneRunningTask(world);
     await w.store.mutate((tx) => tx.tasks.complete(finished.id));
+    // Its check failed after its rounds (docs/flows.md#checks), with a long output line.
+    await w.store.mutate((tx) => {
+      tx.checks.insert(finished.id, 'npm test -- --reporter spec', finished.workspaceKey);
+      tx.checks.record(finished.id, { state: 'failed', round: 2, exitCode: 1, output: `1 failing\n  AssertionError: ${'expected-a-very-long-value-'.repeat(12)}\n` });
+    });
     const running = await w.service.create(taskInput({ title: 'A running task with a long title that takes room' }));
     await world.promote();
     await world.advance(15_000);
@@ -115,6 +121,26 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     } finally {
       await page.close();
     }
+  }
+
+  for (const width of [1400, 500]) {
+    it(`a ${width} px panel: a failed check reads "Check failed after 2 rounds" with the command whole, and Output shows its output inside the card`, async () => {
+      const page = await panelAt(width);
+      try {
+        const line = page.locator('li.card [data-testid="check-line"]');
+        assert.equal(await line.count(), 1);
+        assert.equal(await page.locator('[data-testid="check-line"]').count(), 2, 'on the card and on its History row');
+        assert.equal(await line.locator('[data-testid="check-text"]').innerText(), 'Check failed after 2 rounds (npm test -- --reporter spec, exit code 1)');
+        assert.equal(await line.locator('[data-testid="check-output"]').count(), 0, 'the output is one click away, not shown at first');
+        await line.locator('[data-testid="check-output-toggle"]').click();
+        const output = line.locator('[data-testid="check-output"]');
+        assert.match(await output.innerText(), /^1 failing\n {2}AssertionError: expected-a-very-long-value-/);
+        const [card, pre] = await Promise.all([line.evaluate((el) => el.closest('li.card')!.getBoundingClientRect().right), output.evaluate((el) => el.getBoundingClientRect().right)]);
+        assert.ok(pre <= card + 0.5, `the output ends ${pre - card} px past its card at ${width} px`);
+      } finally {
+        await page.close();
+      }
+    });
   }
 
   const SHORT: Record<string, string> = { 'open-session': 'Session', 'follow-up': 'Follow up', terminal: 'Terminal', delete: 'Delete', cancel: 'Cancel', edit: 'Edit', pause: 'Pause' };
