@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CheckCommandRun, shellInvocation } from '../../src/agent/runtime/check-command';
 import { checkFeedbackPrompt } from '../../src/agent/runtime/segment-work';
+import { outcomeLine } from '../../src/agent/runtime/task-terminal-feed';
 
 describe('check command', function () {
   this.timeout(30_000);
@@ -52,5 +53,13 @@ describe('check command', function () {
     assert.match(failed, /Command: npm test\n/);
     assert.match(failed, /```\n1 failing\n```/);
     assert.match(checkFeedbackPrompt('npm test', 2, 3, { exitCode: null, stopped: 'timeout', output: '' }), /did not finish within its time limit[\s\S]*\(no output\)/);
+  });
+});
+
+describe("the task terminal's last line for a task with a check", () => {
+  it('says ready with the round, or that the check failed after its rounds; without a check, "Task completed."', () => {
+    assert.equal(outcomeLine({ kind: 'completed', summary: '', exitCode: 0, check: { passed: true, round: 2 } }), '\n[off-peak] Ready for review: the check passed (round 2).\n');
+    assert.equal(outcomeLine({ kind: 'completed', summary: '', exitCode: 0, check: { passed: false, round: 2 } }), "\n[off-peak] Check failed after 2 rounds; the task's work is kept for review.\n");
+    assert.equal(outcomeLine({ kind: 'completed', summary: '', exitCode: 0 }), '\n[off-peak] Task completed.\n');
   });
 });

@@ -34,6 +34,11 @@ const OUTCOME_TEXT: Record<SegmentOutcome['kind'], string> = {
 /** The line after a live segment; `segmentNumber` names the segment that ended (as its separator does). */
 export function outcomeLine(outcome: SegmentOutcome, segmentNumber?: number): string {
   if (outcome.kind === 'segment-expired') return `\n[off-peak] ${segmentEndedText(segmentNumber)}.\n`;
+  // A task with a check (docs/flows.md#checks): how it ended, as the card says it.
+  if (outcome.kind === 'completed' && outcome.check) {
+    const { passed, round } = outcome.check;
+    return `\n[off-peak] ${passed ? `Ready for review: the check passed (round ${round}).` : `Check failed after ${round} round${round === 1 ? '' : 's'}; the task's work is kept for review.`}\n`;
+  }
   // A failure reason may quote the agent or the model: shown inert (docs/flows.md#terminal-text).
   return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${terminalSafeText(outcome.reason)}` : ''}\n`;
 }
