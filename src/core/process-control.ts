@@ -39,6 +39,11 @@ export interface ProcessRow {
   pgid?: number;
   /** The command line; undefined when the platform did not tell (Wine tells none). */
   command?: string;
+  /**
+   * When it started, as a number that orders (Windows' FILETIME from PowerShell; undefined
+   * elsewhere). Windows reuses a dead parent's id while its children keep it as their parent id.
+   */
+  startedAt?: number;
 }
 
 export function systemProcessHost(): ProcessHost {
@@ -158,10 +163,20 @@ async function killWindowsTree(rootPid: number, host: ProcessHost, includeRoot: 
   return [...killed];
 }
 
-/** Every process whose parent chain leads to `rootPid` (not `rootPid` itself), parents first. */
+/**
+ * Every process whose parent chain leads to `rootPid` (not `rootPid` itself), parents first. A
+ * process that started before the one holding its parent id now is not its child: on Windows
+ * that id was its dead parent's, reused since.
+ */
 export function descendantsOf(rootPid: number, rows: readonly ProcessRow[]): number[] {
+  const startedAt = new Map(rows.map((row) => [row.pid, row.startedAt]));
   const children = new Map<number, number[]>();
-  for (const row of rows) if (row.pid !== row.ppid) children.set(row.ppid, [...(children.get(row.ppid) ?? []), row.pid]);
+  for (const row of rows) {
+    if (row.pid === row.ppid) continue;
+    const parentStarted = startedAt.get(row.ppid);
+    if (row.startedAt !== undefined && parentStarted !== undefined && row.startedAt < parentStarted) continue;
+    children.set(row.ppid, [...(children.get(row.ppid) ?? []), row.pid]);
+  }
   const found: number[] = [];
   const seen = new Set([rootPid]);
   const queue = [rootPid];
@@ -221,7 +236,8 @@ export async function processTable(host: ProcessHost): Promise<ProcessRow[] | un
   return out === undefined ? undefined : parsePsTable(out.toString('utf8'));
 }
 
-const POWERSHELL_TABLE = 'Get-CimInstance Win32_Process | Select-Object ProcessId,ParentProcessId,CommandLine | ConvertTo-Json -Compress';
+const POWERSHELL_TABLE =
+  "Get-CimInstance Win32_Process | Select-Object ProcessId,ParentProcessId,CommandLine,@{n='Started';e={if ($_.CreationDate) { $_.CreationDate.ToFileTimeUtc() }}} | ConvertTo-Json -Compress";
 
 /** wmic writes UTF-16 (with a byte order mark) when its output is not a console. */
 export function decodeWindowsOutput(out: Buffer): string {
@@ -238,9 +254,11 @@ export function parsePowerShellTable(text: string): ProcessRow[] | undefined {
   }
   const list = Array.isArray(parsed) ? parsed : [parsed];
   const rows: ProcessRow[] = [];
-  for (const item of list as { ProcessId?: unknown; ParentProcessId?: unknown; CommandLine?: unknown }[]) {
+  for (const item of list as { ProcessId?: unknown; ParentProcessId?: unknown; CommandLine?: unknown; Started?: unknown }[]) {
     if (typeof item?.ProcessId !== 'number' || typeof item.ParentProcessId !== 'number') continue;
-    rows.push({ pid: item.ProcessId, ppid: item.ParentProcessId, command: typeof item.CommandLine === 'string' && item.CommandLine ? item.CommandLine : undefined });
+    const row: ProcessRow = { pid: item.ProcessId, ppid: item.ParentProcessId, command: typeof item.CommandLine === 'string' && item.CommandLine ? item.CommandLine : undefined };
+    if (typeof item.Started === 'number') row.startedAt = item.Started;
+    rows.push(row);
   }
   return rows.length ? rows : undefined;
 }

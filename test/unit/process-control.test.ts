@@ -10,6 +10,7 @@ import {
   killLeftovers,
   killTree,
   parsePsTable,
+  parsePowerShellTable,
   parseWmicTable,
   processTable,
   signalAgent,
@@ -159,6 +160,22 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     assert.deepEqual(runs, ['/bin/ps']);
     assert.deepEqual(rows?.[2], { pid: 421, ppid: 420, pgid: 421, command: 'claude -p --session-id s1' });
     assert.deepEqual(descendantsOf(1, rows!), [420, 421]);
+  });
+
+  it("platform: Windows reuses a dead parent's id: a process that started before the one holding its parent id now is not stopped with that one's tree (injected PowerShell table)", () => {
+    // 500 started a child (700) and ended; its id went to an unrelated process that the agent's
+    // tree (root 500 now) must not take 700 with. 701 is the new 500's own child.
+    const rows = parsePowerShellTable(
+      JSON.stringify([
+        { ProcessId: 4, ParentProcessId: 0, CommandLine: null, Started: 100 },
+        { ProcessId: 700, ParentProcessId: 500, CommandLine: 'editor.exe notes.txt', Started: 200 },
+        { ProcessId: 500, ParentProcessId: 4, CommandLine: 'node.exe agent.js', Started: 300 },
+        { ProcessId: 701, ParentProcessId: 500, CommandLine: 'cmd.exe /d /s /c "npm test"', Started: 400 },
+        { ProcessId: 702, ParentProcessId: 701, CommandLine: 'node.exe test.js' },
+      ]),
+    );
+    assert.equal(rows?.[1].startedAt, 200);
+    assert.deepEqual(descendantsOf(500, rows!), [701, 702]);
   });
 
   it("platform: wmic's UTF-16 table (as Windows and Wine write it to a file or pipe) is read: the command line, then parent and process ids", () => {
