@@ -60,7 +60,7 @@ export function WorkplaceBlock({ card, act, channel, onMessage }: { card: TaskCa
           )}
           {w.canOpen && (
             <button type="button" class="action" data-testid="open-worktree" title="Open the task's worktree in a new window" onClick={() => void act(channel.request('openWorktree', { taskId: card.id }))}>
-              <span class="codicon codicon-empty-window" aria-hidden="true" /> <span class="label">Open worktree</span>
+              <span class="codicon codicon-empty-window" aria-hidden="true" /> <ActionLabel label="Open worktree" short="Open" />
             </button>
           )}
           {w.canDiscard && (
