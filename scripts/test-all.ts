@@ -22,6 +22,7 @@ export const TEST_GROUPS: readonly (readonly string[])[] = [
   ['test:ui:sessions'],
   ['test:ui:park'],
   ['test:ui:review'],
+  ['test:ui:checks'],
   ['test:bench'],
   ['test:vsix'],
 ];
