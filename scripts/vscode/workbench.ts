@@ -90,7 +90,13 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   for (;;) {
     await page.keyboard.press('F1');
     if (await input.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false)) {
-      await input.fill(`>${title}`);
+      // The palette can close again under the fill (a terminal or an editor taking focus as it
+      // opens): that is a retry, not a failure.
+      const filled = await input.fill(`>${title}`, { timeout: 5000 }).then(() => true, () => false);
+      if (!filled) {
+        if (Date.now() > deadline) throw new Error(`the command palette kept closing before "${title}" could be typed`);
+        continue;
+      }
       // The matching row, not the first one: fuzzy matching may rank another command higher.
       const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
       if (await row.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) {
