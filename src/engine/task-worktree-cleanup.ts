@@ -2,6 +2,7 @@
 // still in the store works in the same worktree (a follow-up and the task it continues share
 // one: the last of them to go takes it). Then its isolation row is forgotten. Never throws.
 import { removeTaskWorktree } from '../agent/workplace/task-worktree';
+import { NON_TERMINAL_STATUSES } from '../core/types';
 import type { TaskStore } from '../store';
 
 export async function pruneTaskWorktree(store: TaskStore, taskId: string, log: (line: string) => void = () => {}): Promise<void> {
@@ -31,6 +32,11 @@ export async function discardTaskWorktree(store: TaskStore, taskId: string): Pro
   const users = store.read((tx) => [taskId, ...tx.isolation.sharersOf(isolation.worktreePath!, taskId)].map((id) => tx.tasks.get(id)));
   const live = users.find((t) => t && !['completed', 'failed', 'cancelled'].includes(t.status));
   if (live) throw new Error(`Cannot discard now: "${live.title || live.id}" still works on ${isolation.branch}; cancel it or wait until it has finished.`);
+  // A task that waits to continue in this branch has no worktree row of its own yet (it gets one when
+  // its chain says go), so the sharers above do not name it: it must not find the branch gone.
+  const userIds = new Set(users.flatMap((t) => (t ? [t.id] : [])));
+  const waiter = store.read((tx) => tx.tasks.list({ status: NON_TERMINAL_STATUSES, hasTicket: false }).find((t) => t.continueInBranch && t.afterTaskId && userIds.has(t.afterTaskId)));
+  if (waiter) throw new Error(`Cannot discard now: "${waiter.title || waiter.id}" waits to continue on ${isolation.branch}; delete it or discard once it has finished.`);
   const { removed, problems } = await removeTaskWorktree({ repoPath: isolation.repoPath, worktreePath: isolation.worktreePath, branch: isolation.branch });
   if (problems.length > 0) throw new Error(`Could not remove ${problems.join(' and ')}${removed.length > 0 ? ` (removed ${removed.join(' and ')})` : ''}.`);
   await store.mutate((tx) => {

@@ -70,6 +70,11 @@ export function applyChainGate(tx: StoreTx, taskId: string): ChainGate | undefin
     tx.tasks.cancel(taskId, { failureReason: gate.reason });
   } else if (gate.kind === 'go' && task.afterTaskId && task.continueInBranch) {
     const of = tx.isolation.get(task.afterTaskId);
+    if (of?.broughtHome?.kind === 'discarded') {
+      const skip = { kind: 'skip' as const, reason: `Skipped: the branch of ${task.afterTitle || task.afterTaskId} was discarded.` };
+      tx.tasks.cancel(taskId, { failureReason: skip.reason });
+      return skip;
+    }
     if (of) tx.isolation.insert({ taskId, mode: of.mode, repoPath: of.repoPath, worktreePath: of.worktreePath, branch: of.branch, baseCommit: of.baseCommit });
   }
   return gate;
