@@ -87,6 +87,23 @@ function ask<T>(child: ChildProcess, cmd: string, key: string): Promise<T> {
   });
 }
 
+/**
+ * Waits until start-up (registrations, the first lease, other windows' reloads) has finished: the
+ * windows' counters stay the same for 3 s. A loaded machine (other suites beside this one) only
+ * makes that take longer; it cannot start the measurement in the middle of a late reload.
+ */
+async function settle(children: ChildProcess[]): Promise<void> {
+  const counters = async () => JSON.stringify((await Promise.all(children.map((c) => ask<WindowReport>(c, 'report', 'windowId')))).map((r) => [r.isLeader, r.persists, r.reloads, r.leaseWrites, r.leaseRenewals, r.panelSnapshots]));
+  let last = await counters();
+  // Bounded: windows that never go quiet are measured anyway, and the measurement shows it.
+  for (let quiet = 0, deadline = Date.now() + 60_000; quiet < 3 && Date.now() < deadline; ) {
+    await sleep(1000);
+    const now = await counters();
+    quiet = now === last ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
 /** The window worker bundled like the extension (one JS file, sql-wasm.wasm beside it): no tsx loader thread. */
 async function bundleWorker(outDir: string): Promise<string> {
   const esbuild = await import('esbuild');
@@ -128,8 +145,7 @@ export async function runIdleWindows(options: {
         child.once('exit', (code) => reject(new Error(`window-${i} exited (${code}): ${stderr.slice(-2000)}`)));
       });
     }
-    // Let start-up (registrations, the first lease, other windows' reloads) finish before measuring.
-    await sleep(3000);
+    await settle(children);
     await Promise.all(children.map((c) => ask(c, 'mark', 'marked')));
     const before = fileState(dbFile);
     options.onMeasureStart?.(storageDir);
