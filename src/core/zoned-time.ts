@@ -80,6 +80,12 @@ export function wallTimeAt(ms: number, zone: string): WallTime {
   };
 }
 
+/** Seconds since local midnight in `zone` at epoch `ms` (the gateway's off-peak hours test minutes of it). */
+export function secondOfDayAt(ms: number, zone: string): number {
+  const f = zonedFields(ms, zone);
+  return f.hour * 3600 + f.minute * 60 + f.second;
+}
+
 /** How far `zone` is ahead of UTC at `ms`, in ms. */
 function offsetAt(ms: number, zone: string): number {
   const f = zonedFields(ms, zone);

@@ -1,5 +1,6 @@
 // Off-peak windows in a named IANA time zone: when the promote timer may move tickets to ready.
-// Wall-clock math goes through Intl.DateTimeFormat so DST and odd offsets are the zone's business.
+// Wall-clock math is core/zoned-time.ts's (Intl's), so DST and odd offsets are the zone's business.
+import { formatMinuteOfDay as formatMinute, isKnownTimeZone, secondOfDayAt } from '../core/zoned-time';
 
 /** A daily range of wall-clock minutes [start, end); end may be <= start to wrap past midnight. */
 export interface DailyRange {
@@ -29,10 +30,6 @@ export function parseDailyRange(text: string): DailyRange {
   return { startMinute: start, endMinute: end };
 }
 
-function formatMinute(minute: number): string {
-  return `${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}`;
-}
-
 function inRange(range: DailyRange, minute: number): boolean {
   return range.startMinute < range.endMinute
     ? minute >= range.startMinute && minute < range.endMinute
@@ -40,7 +37,6 @@ function inRange(range: DailyRange, minute: number): boolean {
 }
 
 export class OffPeakWindows {
-  private readonly format: Intl.DateTimeFormat;
   /**
    * The last closed stretch found: closed from `from` until `opensAt`. Every answer about a
    * queued ticket asks; inside the stretch the answer is known without any calendar math.
@@ -51,24 +47,12 @@ export class OffPeakWindows {
     readonly timeZone: string,
     readonly spec: WindowSpec,
   ) {
-    try {
-      this.format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit', second: '2-digit' });
-    } catch {
-      throw new Error(`unknown time zone "${timeZone}": use an IANA name such as Asia/Shanghai or Europe/Berlin`);
-    }
+    if (!isKnownTimeZone(timeZone)) throw new Error(`unknown time zone "${timeZone}": use an IANA name such as Asia/Shanghai or Europe/Berlin`);
   }
 
   /** Seconds since local midnight in the zone (for minute-precision window checks). */
   private localSecondOfDay(now: number): number {
-    let hour = 0;
-    let minute = 0;
-    let second = 0;
-    for (const part of this.format.formatToParts(new Date(now))) {
-      if (part.type === 'hour') hour = Number(part.value);
-      else if (part.type === 'minute') minute = Number(part.value);
-      else if (part.type === 'second') second = Number(part.value);
-    }
-    return (hour % 24) * 3600 + minute * 60 + second;
+    return secondOfDayAt(now, this.timeZone);
   }
 
   isOpen(now: number): boolean {
