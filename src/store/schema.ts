@@ -334,6 +334,7 @@ function addMissingColumns(db: SqlDb, table: string, columns: readonly (readonly
  * One counter bump per statement kind and table: a reload compares counters to say what changed.
  * Only tables that exist get triggers: a step runs this again once it has created its tables.
  */
+/** Counting triggers for the topic tables that exist now: call it after the step's tables are made. */
 function changeTriggersSql(db: SqlDb): string {
   const parts: string[] = [];
   for (const topic of STORE_TOPICS) {
@@ -392,8 +393,8 @@ export const MIGRATIONS: readonly MigrationStep[] = [
       db.exec(changeTriggersSql(db));
     },
   },
-  { version: 8, description: 'follow-up tasks: the finished task each continues and the session it resumes', up: (db) => db.exec(SCHEMA_V8_SQL + changeTriggersSql(db)) },
-  { version: 9, description: 'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files', up: (db) => db.exec(SCHEMA_V9_SQL + changeTriggersSql(db)) },
+  { version: 8, description: 'follow-up tasks: the finished task each continues and the session it resumes', up: (db) => void [db.exec(SCHEMA_V8_SQL), db.exec(changeTriggersSql(db))] },
+  { version: 9, description: 'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files', up: (db) => void [db.exec(SCHEMA_V9_SQL), db.exec(changeTriggersSql(db))] },
   { version: 12, description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)", up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]) },
   // Before v13 a deleted task's tickets stayed for good; now they go once settled (docs/flows.md#ticket-ledger).
   { version: 13, description: 'ledger: the settled tickets of tasks deleted before', up: (db) => void db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`) },

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { StoreError, TaskStore } from '../../src/store';
-import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, SCHEMA_V2_SQL, TASK_COLUMNS } from '../../src/store/schema';
+import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, SCHEMA_V2_SQL, TASK_COLUMNS, TOPIC_TABLES } from '../../src/store/schema';
 import { SqlDb } from '../../src/store/sql';
 import { loadSqlJs } from '../../src/store/sqljs';
 import { READABLE_BY } from '../../src/store/schema-mark';
@@ -390,5 +390,20 @@ describe('store: schema and migrations', () => {
     writeFileSync(file, bytes);
     await assert.rejects(TaskStore.open({ directory: dir, watch: false }), (e: unknown) => e instanceof StoreError && e.code === 'NEWER_SCHEMA' && /99/.test(e.message));
     assert.ok(readFileSync(file).equals(Buffer.from(bytes)));
+  });
+  it('every migration step gives each change-topic table that exists after it its counting triggers', async () => {
+    const db = await rawDb();
+    const topicTables = Object.values(TOPIC_TABLES).flat();
+    const missing: string[] = [];
+    for (const step of MIGRATIONS) {
+      step.up(db, 1_000);
+      const tables = new Set(db.all("SELECT name FROM sqlite_master WHERE type = 'table'").map((r) => String(r.name)));
+      const triggers = new Set(db.all("SELECT name FROM sqlite_master WHERE type = 'trigger'").map((r) => String(r.name)));
+      if (step.version < 3) continue; // change counting starts at v3
+      for (const table of topicTables.filter((t) => tables.has(t))) {
+        for (const op of ['insert', 'update', 'delete']) if (!triggers.has(`${table}_${op}_counts`)) missing.push(`v${step.version}: ${table}_${op}_counts`);
+      }
+    }
+    assert.deepEqual(missing, []);
   });
 });
