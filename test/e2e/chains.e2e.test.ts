@@ -1,4 +1,5 @@
-// "After <task>" with "continue in its branch", end to end on real git (docs/flows.md#schedules-and-chains):
+// "After <task>" with "continue in its branch", end to end on real git (docs/flows.md#schedules-and-chains),
+// three windows on one task DB (three HostEngines with their own store instances, as VS Code windows):
 // the REAL reference gateway (loopback) in front of the scripted fake model upstream (a fixture
 // standing in for the model API), the real task store/service/scheduler/runtime, real
 // reference-agent processes and a real git repository in a temporary folder.
@@ -8,7 +9,8 @@ import path from 'node:path';
 import type { HostEngine } from '../../src/engine/host-engine';
 import type { RecordedRequest, ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { startTestEngine, waitFor } from './test-engine';
+import { waitFor } from './test-engine';
+import { startWindow, type SharedStorage } from './two-windows';
 
 /** The task's prompt (the first user text) and how many tool calls the agent made so far. */
 function conversation(request: RecordedRequest): { prompt: string; toolCalls: number } {
@@ -19,21 +21,21 @@ function conversation(request: RecordedRequest): { prompt: string; toolCalls: nu
   return { prompt, toolCalls };
 }
 
-describe('a chain of steps in one branch (real git, real gateway, reference agent processes)', function () {
+describe('a chain of steps in one branch, three windows (real git, real gateway, reference agent processes)', function () {
   this.timeout(240_000);
   let world: GatewayWorld;
-  let host: HostEngine | undefined;
+  let place: SharedStorage | undefined;
 
   afterEach(async () => {
-    await host?.dispose();
-    host = undefined;
+    for (const e of place?.engines.splice(0) ?? []) await e.dispose();
     await world?.close();
   });
 
   it('A → B → C, each after the one before, continuing in its branch: they run in order in one worktree, which holds every step\'s changes', async () => {
     world = await startWorld();
-    const h = (host = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference' }));
-    await waitFor(() => h.service.isLeader, 'the lease');
+    const shared: SharedStorage = (place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] });
+    const [h, second, third] = [(await startWindow(shared, 'window-1', [])).engine, (await startWindow(shared, 'window-2', [])).engine, (await startWindow(shared, 'window-3', [])).engine];
+    assert.deepEqual([h, second, third].map((w) => w.service.isLeader), [true, false, false], 'one lease holder');
     const ws = makeGitWorkspace(world.root, 'repo');
     // Each step writes its file and says which files it found from the steps before.
     const step = (name: string): ScriptedReply[] => [
@@ -47,8 +49,8 @@ describe('a chain of steps in one branch (real git, real gateway, reference agen
     }
 
     const a = await h.service.create({ title: 'A', prompt: 'step a', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
-    const b = await h.service.create({ title: 'B', prompt: 'step b', permissionMode: 'bypassPermissions', workspacePath: ws, afterTaskId: a.id, continueInBranch: true });
-    const c = await h.service.create({ title: 'C', prompt: 'step c', permissionMode: 'bypassPermissions', workspacePath: ws, afterTaskId: b.id, continueInBranch: true });
+    const b = await second.service.create({ title: 'B', prompt: 'step b', permissionMode: 'bypassPermissions', workspacePath: ws, afterTaskId: a.id, continueInBranch: true });
+    const c = await third.service.create({ title: 'C', prompt: 'step c', permissionMode: 'bypassPermissions', workspacePath: ws, afterTaskId: b.id, continueInBranch: true });
     await waitFor(() => [a, b, c].every((t) => ['completed', 'failed', 'cancelled'].includes(h.service.getTask(t.id)!.status)), 'the chain to end', 200_000);
 
     const [ta, tb, tc] = [a, b, c].map((t) => h.service.getTask(t.id)!);
