@@ -21,6 +21,8 @@ import {
   type AllowedNotRunView,
   type RequestHandlers,
   type WorkplaceView,
+  type ScheduleRunMark,
+  type ScheduleView,
 } from '../protocol/webview';
 import { scheduledForOf, toTaskCard } from './task-card';
 import { historyRowView } from './history-panel';
@@ -52,6 +54,9 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   workplaces?(): Map<string, WorkplaceView>;
   /** Every task's check, by task id (docs/flows.md#checks). */
   checks?(): ReadonlyMap<string, CheckView>;
+  /** The repeating schedules, and by task id the schedule that queued it, worded at `now` in `zone` (docs/flows.md#schedules-and-chains; absent: none). */
+  schedules?(now: number, zone: string): ScheduleView[];
+  scheduleRuns?(now: number, zone: string): ReadonlyMap<string, ScheduleRunMark>;
   /** Finished tasks whose result no panel has shown yet (shared by all windows). */
   unseenTaskIds(): ReadonlySet<string>;
   /** When a panel last showed a result, or null when never (optional: absent reads as never). */
@@ -146,8 +151,10 @@ export class PanelController extends Disposable {
     const workplaces = this.backend.workplaces?.() ?? new Map<string, WorkplaceView>();
     const history = this.backend.history();
     const checks = this.backend.checks?.() ?? new Map<string, CheckView>();
+    const runs = this.backend.scheduleRuns?.(now, zone) ?? new Map<string, ScheduleRunMark>();
     const tasks = this.backend.listTasks().map((t) => {
-      const card = { ...toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id), checks.get(t.id)), ...scheduledForOf(t, now, zone) };
+      const run = runs.get(t.id);
+      const card = { ...toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id), checks.get(t.id)), ...scheduledForOf(t, now, zone), ...(run ? { scheduleRun: run } : {}) };
       const workplace = workplaces.get(t.id);
       return workplace ? { ...card, workplace } : card;
     });
@@ -168,6 +175,7 @@ export class PanelController extends Disposable {
       setup: await this.backend.setup?.(),
       visible: this.port.visible?.() ?? true,
       lastSeenAt: this.backend.lastSeenAt?.() ?? null,
+      schedules: this.backend.schedules?.(now, zone) ?? [],
     };
   }
 

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { discardTaskWorktree } from '../engine/task-worktree-cleanup';
 import type { HistoryArchive } from '../service/history-archive';
 import { bringBack, historyPager } from './history-panel';
+import { scheduleHandlers, scheduleRunMarks, scheduleViews } from './schedule-panel';
 
 /** The button the user chose: the question's second one only where the host can show it. */
 async function confirmChoice(host: PanelHostBits, question: Confirmation): Promise<'action' | 'alternative' | undefined> {
@@ -255,6 +256,14 @@ export function createServiceBackend(service: TaskService, store: TaskStore, hos
     workplaces: () => store.read((tx) => workplaceViews(tx, service.listTasks())),
     notice: () => host.notice(),
     setup: async () => host.setup?.(),
+    schedules: (now, zone) => scheduleViews(store, now, zone),
+    scheduleRuns: (now, zone) => scheduleRunMarks(store, now, zone),
+    ...scheduleHandlers(service, {
+      checkFolder: (workspacePath) => checkWorkspaceFolder(workspacePath, host.workspaces().map((w) => w.path)),
+      identityOf: (workspacePath) => host.workspaces().find((w) => w.path === workspacePath)?.identity ?? null,
+      isolationOf: async (ownBranch, workspacePath) => (host.isolation ? await folderFits.isolationOf(ownBranch, workspacePath, host.isolation()) : ownBranch ? 'worktree' : undefined),
+      confirm: (question) => host.confirm(question),
+    }),
     async createTask({ input }) {
       // The webview names a folder; only one open in this window, and existing, may run a task.
       const workspacePath = checkWorkspaceFolder(input.workspacePath, host.workspaces().map((w) => w.path));

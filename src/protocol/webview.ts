@@ -2,11 +2,14 @@
 // used on both sides: the host validates everything the webview sends (a webview is untrusted
 // input), the webview validates the snapshots it renders. The host is the single source of
 // state: it pushes whole, versioned snapshots and posts nothing before the webview says `ready`.
-import { CHECK_COMMAND_MAX_CHARS, CheckViewSchema } from './check-view';
+import { CheckViewSchema } from './check-view';
 import { z } from 'zod';
-import { PERMISSION_MODES, TASK_STATUSES } from '../core/types';
+import { TASK_STATUSES } from '../core/types';
+import { CreateTaskFormSchema, PermissionModeSchema, PromptSchema, TitleSchema } from './task-form';
+import { ScheduleRequests, ScheduleRunMarkSchema, ScheduleViewSchema } from './schedules';
 
-export const PermissionModeSchema = z.enum(PERMISSION_MODES);
+export { CreateTaskFormSchema, PermissionModeSchema, PROMPT_MAX_CHARS, type CreateTaskForm } from './task-form';
+export * from './schedules';
 
 /** What a card shows as its state: finer than the local status ("running" before admission would be untrue: docs/flows.md#task-states). */
 export const CardPhaseSchema = z.enum([
@@ -166,6 +169,8 @@ export const TaskCardSchema = z.object({
   /** Tasks created since isolation exists: its own branch or in place, and its changed files. */
   workplace: WorkplaceViewSchema.nullable().optional(),
   check: CheckViewSchema.optional(),
+  /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
+  scheduleRun: ScheduleRunMarkSchema.nullable().optional(),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -308,6 +313,8 @@ export const PanelStateSchema = z.object({
   historyTotal: z.number().int().nonnegative().optional(),
   /** A history archive exists: older rows are behind "Show more" (docs/flows.md#archive). */
   historyArchived: z.boolean().optional(),
+  /** The repeating schedules, not deleted, oldest first (docs/flows.md#schedules-and-chains; absent: none). */
+  schedules: z.array(ScheduleViewSchema).optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 
@@ -315,29 +322,8 @@ export type PanelState = z.infer<typeof PanelStateSchema>;
 
 const requestId = z.string().min(1).max(64);
 const taskId = z.string().min(1).max(200);
-const title = z.string().max(200);
-/** The longest prompt a task takes (the form counts down to it). */
-export const PROMPT_MAX_CHARS = 100_000;
-const prompt = z.string().min(1, 'The prompt is empty').max(PROMPT_MAX_CHARS);
-
-/** The create form as the webview sends it (the service's `CreateTaskInput` adds the workspace identity). */
-export const CreateTaskFormSchema = z.object({
-  title,
-  prompt,
-  workspacePath: z.string().min(1, 'Choose a workspace folder').max(4096),
-  permissionMode: PermissionModeSchema,
-  model: z.string().max(200).nullable(),
-  thoughtLevel: z.string().max(50).nullable(),
-  /** "Run on its own branch" (docs/flows.md#isolation); absent: the `offPeak.isolation` setting for a git folder. */
-  ownBranch: z.boolean().optional(),
-  /** Take the ticket at this time (epoch ms), no earlier (docs/flows.md#schedules-and-chains); absent: now. */
-  notBefore: z.number().int().nonnegative().optional(),
-  /** The check command (docs/flows.md#checks): what the user typed, run after each agent turn; absent or blank: none. */
-  checkCommand: z.string().max(CHECK_COMMAND_MAX_CHARS).optional(),
-  /** Taken only once this task completed, skipped if it fails; `continueInBranch`: in its worktree and branch (docs/flows.md#schedules-and-chains). */
-  afterTaskId: z.string().min(1).max(200).optional(), continueInBranch: z.boolean().optional(),
-}).strict();
-export type CreateTaskForm = z.infer<typeof CreateTaskFormSchema>;
+const title = TitleSchema;
+const prompt = PromptSchema;
 
 export const EditTaskPatchSchema = z
   .object({ title, prompt, permissionMode: PermissionModeSchema, model: z.string().max(200).nullable(), thoughtLevel: z.string().max(50).nullable() })
@@ -448,6 +434,7 @@ export const PanelRequests = {
     params: z.object({ offset: z.number().int().nonnegative().max(1_000_000), limit: z.number().int().min(1).max(500), filter: HistoryFilterSchema.optional() }).strict(),
     result: z.object({ rows: z.array(HistoryRowSchema), total: z.number().int().nonnegative() }),
   },
+  ...ScheduleRequests,
 } as const;
 
 export type PanelMethod = keyof typeof PanelRequests;

@@ -10,7 +10,8 @@ import { NON_TERMINAL_STATUSES, type OffPeakTask, type ServerTicketState } from 
 import type { GatewayClient } from '../gateway-client/client';
 import { LIVE_TICKET_STATES } from '../protocol/gateway';
 import { isGatewayError } from '../gateway-client/errors';
-import { changeConcerns, type TaskStore } from '../store';
+import { changeConcerns, type StoreReadTx, type TaskStore } from '../store';
+import { anyScheduleDue, fireDueSchedules, scheduleWakeAt } from './schedule-firing';
 import type { AvailabilitySnapshot } from './availability';
 import type { Leadership } from './leadership';
 import type { Retaker } from './retaker';
@@ -66,6 +67,8 @@ export interface SyncLoopOptions {
   pacing: PollPacing;
   outbox: SettleOutbox;
   retaker: Retaker;
+  /** The id of a task a schedule's occurrence queues. */
+  newTaskId: () => string;
   /** Aborted when the service stops. */
   signal: () => AbortSignal;
   onWake: (taskId: string) => void;
@@ -88,6 +91,7 @@ export class SyncLoop {
   /** The live tickets known when the long-poll in flight started (a new one restarts it). */
   private longPollIds = new Set<string>();
   private disposables: { dispose(): void }[] = [];
+  private scheduleWakeMemo: { generation: TaskStore['generation']; at: number | null } | undefined;
 
   constructor(private readonly options: SyncLoopOptions) {}
 
@@ -155,6 +159,11 @@ export class SyncLoop {
 
   /** When the next cycle is due, from the DB; undefined when there is nothing to do (no timer, no requests). */
   nextDueAt(): number | undefined {
+    return this.planTarget().due;
+  }
+
+  /** `schedulesOnly`: the only thing ahead is a schedule's next occurrence (the lease tick need not re-plan while the DB is unchanged). */
+  private planTarget(): { due: number | undefined; schedulesOnly: boolean } {
     const now = this.options.clock.now();
     return this.options.store.read((tx) => {
       let due: number | undefined;
@@ -174,8 +183,21 @@ export class SyncLoop {
         }
       }
       for (const p of tx.tickets.list({ settleState: 'pending' })) consider(p.nextSettleAt ?? now);
-      return due;
+      const schedulesOnly = due === undefined;
+      // One timer for every schedule too: set for the earliest next occurrence (docs/flows.md#schedules-and-chains).
+      const wake = this.scheduleWake(tx);
+      if (wake !== null) consider(wake);
+      return { due, schedulesOnly: schedulesOnly && due !== undefined };
     });
+  }
+
+  /** The schedules' next occurrence, computed again only when the DB changed (the idle lease tick reads no schedule). */
+  private scheduleWake(tx: StoreReadTx): number | null {
+    const generation = this.options.store.generation;
+    if (this.scheduleWakeMemo && this.scheduleWakeMemo.generation === generation && generation !== undefined) return this.scheduleWakeMemo.at;
+    const at = scheduleWakeAt(tx);
+    this.scheduleWakeMemo = { generation, at };
+    return at;
   }
 
   /** `restartLongPoll`: a new live ticket must not wait for the long-poll in flight to time out. */
@@ -191,9 +213,10 @@ export class SyncLoop {
       return;
     }
     let due: number | undefined;
+    let schedulesOnly = false;
     this.idleAtGeneration = undefined;
     try {
-      due = this.nextDueAt();
+      ({ due, schedulesOnly } = this.planTarget());
     } catch (e) {
       this.options.log(`sync planning failed: ${errorText(e)}`);
       due = clock.now() + config.backoffMs;
@@ -203,6 +226,7 @@ export class SyncLoop {
       this.idleAtGeneration = store.generation;
       return;
     }
+    if (schedulesOnly) this.idleAtGeneration = store.generation;
     const at = Math.max(due, this.backoffUntil);
     this.cycleTimer = timers.setTimeout(
       () => {
@@ -236,8 +260,13 @@ export class SyncLoop {
       report.settled += flush.acked;
       if (flush.transportFailure) failure = flush.transportFailure;
 
-      // 2. what is due: live tickets to poll, ticketless queued tasks to retake
+      // 2. what is due: a schedule's occurrence queues its task first (one transaction), then
+      // live tickets to poll, ticketless queued tasks to retake
       const now = clock.now();
+      if (store.read((tx) => anyScheduleDue(tx, now))) {
+        const fired = await store.mutate((tx) => fireDueSchedules(tx, this.options.newTaskId));
+        for (const f of fired) this.options.log(`schedule ${f.scheduleId}: ${f.occurrenceKey} ${f.outcome}${f.taskId ? ` as task ${f.taskId}` : ''}`);
+      }
       const horizon = now + config.coalesceMs;
       let liveAtStart = new Set<string>();
       const { due, retakes, stale, chained } = store.read((tx) => {

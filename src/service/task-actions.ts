@@ -11,7 +11,7 @@ import { PERMISSION_MODES, isTerminalStatus, type OffPeakTask } from '../core/ty
 import type { GatewayClient, TakeResult } from '../gateway-client/client';
 import { isGatewayError } from '../gateway-client/errors';
 import { isLiveTicketState, type TicketStatusEntry } from '../protocol/gateway';
-import type { StoreTx, TaskEdit, TaskStore } from '../store';
+import type { TaskEdit, TaskStore } from '../store';
 import type { AvailabilitySnapshot } from './availability';
 import { ServiceError, toServiceError } from './errors';
 import { afterLinkOf } from './chains';
@@ -21,7 +21,7 @@ import type { SettleOutbox } from './settle-outbox';
 import { errorText, type BackgroundWork } from './sync-config';
 import type { SyncLoop } from './sync-loop';
 import type { TaskLifecycle } from './task-lifecycle';
-import { continueTask, insertTakenTask, insertWaitingTask, ledgerRowOfTake, orphanTicket, type CreateTaskInput } from './ticket-rules';
+import { continueTask, insertTakenTask, insertWaitingTask, keepCheck, ledgerRowOfTake, orphanTicket, type CreateTaskInput } from './ticket-rules';
 
 /** `scheduled`: the task takes no ticket before its "not before" time; it is taken then. */
 export type ContinueOutcome = 'reused' | 'retaken' | 'retake_pending' | 'scheduled';
@@ -297,11 +297,6 @@ export class TaskActions {
 }
 
 /** The check command the user typed, kept with the task and as the folder's last one (docs/flows.md#checks). */
-function keepCheck(tx: StoreTx, task: OffPeakTask, input: CreateTaskInput): void {
-  const command = input.checkCommand?.trim();
-  if (command) tx.checks.insert(task.id, command, task.workspaceKey);
-}
-
 function validateCreate(input: CreateTaskInput): void {
   const bad = (m: string) => new ServiceError('invalid_input', m);
   if (!input || typeof input !== 'object') throw bad('Task input is missing.');

@@ -14,7 +14,7 @@
 import type { Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
 import { deriveHistoryRow, type HistoryRow } from '../core/history';
-import { newToken } from '../core/ids';
+import { newTaskId, newToken } from '../core/ids';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { GatewayClient } from '../gateway-client/client';
 import type { TaskEdit, TaskStore } from '../store';
@@ -26,6 +26,8 @@ import { BackgroundWork, DEFAULT_SYNC_CONFIG, errorText, type SyncConfig } from 
 import { PollPacing, SyncLoop, type SyncReport } from './sync-loop';
 import { TaskActions, type ContinueOutcome, type DeleteOptions, type TaskDeletion } from './task-actions';
 import { planFollowUp, type FollowUpInput } from './follow-ups';
+import { ScheduleActions } from './schedules';
+import { machineTimeZone } from '../core/zoned-time';
 import { TaskLifecycle, type LifecycleWork } from './task-lifecycle';
 import type { CreateTaskInput } from './ticket-rules';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
@@ -53,6 +55,8 @@ export interface TaskServiceOptions {
   sync?: Partial<SyncConfig>;
   lease?: LeadershipOptions;
   availability?: AvailabilityOptions;
+  /** The zone schedules' rules are read in (default: the machine's). */
+  timeZone?: () => string;
   log?: (line: string) => void;
 }
 
@@ -83,6 +87,8 @@ export class TaskService {
   readonly leadership: Leadership;
   readonly config: SyncConfig;
   readonly lifecycle: TaskLifecycle;
+  /** Repeating schedules: create, edit, pause, delete (the lease holder's sync fires them). */
+  readonly schedules: ScheduleActions;
 
   private readonly store: TaskStore;
   private readonly clock: Clock;
@@ -120,7 +126,7 @@ export class TaskService {
     this.retaker = new Retaker({ store, gateway, clock, config: this.config, availability: this.availability, outbox: this.outbox, pollDelay: pacing.delay, onReady: onWake, log });
     this.sync = new SyncLoop({
       store, gateway, clock, timers: this.timers, config: this.config, leadership: this.leadership, availability: this.availability, pacing,
-      outbox: this.outbox, retaker: this.retaker, signal, onWake, log,
+      outbox: this.outbox, retaker: this.retaker, signal, onWake, log, newTaskId: options.newTaskId ?? newTaskId,
       onSyncError: (error) => this.notify('syncError', error),
       onSynced: (report) => this.notify('synced', report),
     });
@@ -130,6 +136,7 @@ export class TaskService {
       stopAgent: (taskId) => this.stopAgentBestEffort(taskId),
       onDeleted: (deletion) => this.notify('deleted', deletion),
     });
+    this.schedules = new ScheduleActions({ store, timeZone: options.timeZone ?? machineTimeZone, newScheduleId: newTaskId, plan: () => this.sync.plan() });
     // Whoever wrote the change (a user action or the runtime), its follow-up work runs here.
     this.lifecycle.onDidQueueWork((work) => this.onLifecycleWork(work));
   }

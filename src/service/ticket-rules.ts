@@ -94,6 +94,12 @@ export function insertWaitingTask(tx: StoreTx, taskId: string, form: CreateTaskI
   return tx.tasks.insert({ ...formColumns(taskId, form), notBefore: form.notBefore ?? null, after });
 }
 
+/** A task's check, in the transaction that inserts it (docs/flows.md#checks). */
+export function keepCheck(tx: StoreTx, task: OffPeakTask, input: CreateTaskInput): void {
+  const command = input.checkCommand?.trim();
+  if (command) tx.checks.insert(task.id, command, task.workspaceKey);
+}
+
 /** The task row's columns from the create form. */
 function formColumns(taskId: string, form: CreateTaskInput): NewTaskInput {
   return {

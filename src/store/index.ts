@@ -12,6 +12,7 @@ export { AskRepo, type SharedAsk } from './ask-repo';
 export { QuestionRepo, type QuestionRecord, type QuestionDecision, type QuestionAnsweredBy, type DenialCount, type AllowedNotRun } from './question-repo';
 export { FollowUpRepo, type FollowUpLink } from './follow-up-repo';
 export { IsolationRepo, type TaskIsolation, type IsolationMode, type ChangedFile, type BroughtHome } from './isolation-repo';
+export { ScheduleRepo, type ScheduleDraftRecord, type ScheduleRecord, type ScheduleRunRecord, type ScheduleRunOutcome } from './schedule-repo';
 export { CheckRepo, type TaskCheck, type CheckState, type CheckProgress } from './check-repo';
 export { isIoError, type StoreFs } from './db-file';
 export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';

@@ -10,6 +10,7 @@ import { IsolationRepo } from './isolation-repo';
 import { CheckRepo } from './check-repo';
 import { AskRepo } from './ask-repo';
 import { ArchiveRepo } from './archive-repo';
+import { ScheduleRepo } from './schedule-repo';
 import { QuestionRepo } from './question-repo';
 import { NotifyRepo } from './notify-repo';
 import { OutcomeRepo } from './outcome-repo';
@@ -115,6 +116,7 @@ export class MemoryCopy {
       notify: new NotifyRepo(db, now),
       checks: new CheckRepo(db, now),
       archive: new ArchiveRepo(db),
+      schedules: new ScheduleRepo(db, now),
     };
   }
 

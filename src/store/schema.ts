@@ -12,6 +12,7 @@ import type { SqlValue } from 'sql.js';
 import { newerFileRefusal, writeSchemaMark } from './schema-mark';
 import { NOTIFY_OUTBOX_TABLE, SCHEMA_V17_SQL } from './notify-repo';
 import { CHECKS_TABLE, schemaV18Sql } from './check-schema';
+import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE, SCHEMA_V20_SQL } from './schedule-schema';
 
 export const TASKS_TABLE = 'off_peak_tasks';
 export const TICKETS_TABLE = 'off_peak_tickets';
@@ -26,12 +27,12 @@ export const ASKS_TABLE = 'off_peak_pending_asks';
 export const QUESTIONS_TABLE = 'off_peak_task_questions';
 export const FOLLOW_UPS_TABLE = 'off_peak_follow_ups';
 export const ISOLATION_TABLE = 'off_peak_task_isolation';
-export const LATEST_SCHEMA_VERSION = 19;
+export const LATEST_SCHEMA_VERSION = 20;
 
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions' | 'notify';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
-  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE, CHECKS_TABLE],
+  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE, CHECKS_TABLE, SCHEDULES_TABLE, SCHEDULE_RUNS_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],
@@ -407,6 +408,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   } },
   { version: 18, description: 'checks: the command the user typed for a task, its rounds and last output; the last command used per folder', up: (db) => void [db.exec(schemaV18Sql(TASKS_TABLE)), db.exec(changeTriggersSql(db))] },
   { version: 19, description: 'after <task>: the task a task waits for, its title then, and whether it continues in its branch (docs/flows.md#schedules-and-chains)', up: (db) => addMissingColumns(db, TASKS_TABLE, [['after_task_id', 'TEXT'], ['after_title', 'TEXT'], ['continue_in_branch', 'INTEGER']]) },
+  { version: 20, description: 'repeating schedules and their runs, one row per occurrence key (docs/flows.md#schedules-and-chains)', up: (db) => void [db.exec(SCHEMA_V20_SQL), db.exec(changeTriggersSql(db))] },
 ];
 
 /** The change counters of a DB (all zero before v3). */

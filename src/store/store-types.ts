@@ -16,6 +16,7 @@ import type { QuestionRepo } from './question-repo';
 import type { RuntimeRepo } from './runtime-repo';
 import type { IsolationRepo } from './isolation-repo';
 import type { CheckRepo } from './check-repo';
+import type { ScheduleRepo } from './schedule-repo';
 import type { StoreTopic } from './schema';
 import type { TaskRepo } from './task-repo';
 import type { TicketRepo } from './ticket-repo';
@@ -66,6 +67,8 @@ export interface StoreTx {
   readonly checks: CheckRepo;
   /** The history archive's side in the task DB (docs/flows.md#archive). */
   readonly archive: ArchiveRepo;
+  /** Repeating schedules and their runs (docs/flows.md#schedules-and-chains). */
+  readonly schedules: ScheduleRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -84,6 +87,7 @@ export interface StoreReadTx {
   readonly notify: Pick<NotifyRepo, 'get' | 'all' | 'due' | 'nextAttemptAt' | 'keysLike'>;
   readonly checks: Pick<CheckRepo, 'get' | 'all' | 'lastCommandFor'>;
   readonly archive: Pick<ArchiveRepo, 'schema' | 'duePlan' | 'stillMovable' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
+  readonly schedules: Pick<ScheduleRepo, 'get' | 'list' | 'titles' | 'getRun' | 'runsOf' | 'lastQueued' | 'runsByTask'>;
 }
 
 export interface StoreChange {
