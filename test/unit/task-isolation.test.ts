@@ -37,6 +37,9 @@ describe('task isolation', () => {
     assert.equal(branchNameFor('9f3a2c1b-77aa-4bbb', 'Fix the flaky login test!'), 'offpeak/fix-the-flaky-login-test-9f3a2c1b');
     assert.equal(branchNameFor('abc', '../../etc; rm -rf ~'), 'offpeak/etc-rm-rf-abc');
     assert.equal(branchNameFor('abc', '日本語'), 'offpeak/task-abc');
+    // A scheduled run's title ends with its date: the branch is named with it, also for a long title.
+    assert.equal(branchNameFor('9f3a2c1b', 'Nightly deps 2026-12-02'), 'offpeak/nightly-deps-2026-12-02-9f3a2c1b');
+    assert.equal(branchNameFor('9f3a2c1b', 'Update every dependency and fix what breaks 2026-12-02'), 'offpeak/update-every-dependency-and-f-2026-12-02-9f3a2c1b');
     for (const name of [branchNameFor('x1', 'a..b'), branchNameFor('x2', '.lock'), branchNameFor('x3', 'x'.repeat(300))]) {
       assert.doesNotThrow(() => execFileSync('git', ['check-ref-format', `refs/heads/${name}`]), name);
     }

@@ -30,15 +30,22 @@ export interface TaskWorktree {
 
 export type WorktreeResult = ({ kind: 'created' } & TaskWorktree) | { kind: 'in-place'; reason: string };
 
-/** `offpeak/<slug>-<short id>`: the title's words, lower case, at most 40 characters. */
+/** A title that ends with a date (a scheduled run's, "Nightly deps 2026-12-02"): the date is kept whole. */
+const TRAILING_DATE = /-(\d{4}-\d{2}-\d{2})$/;
+
+/**
+ * `offpeak/<slug>-<short id>`: the title's words, lower case, at most 40 characters; a date the
+ * title ends with survives the cut (docs/flows.md#schedules-and-chains).
+ */
 export function branchNameFor(taskId: string, title: string): string {
-  const slug = title
+  const words = title
     .toLowerCase()
     .normalize('NFKD')
     .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/g, '');
+    .replace(/^-+|-+$/g, '');
+  const date = TRAILING_DATE.exec(words)?.[1];
+  const cut = (text: string, max: number) => text.slice(0, max).replace(/-+$/g, '');
+  const slug = date && words.length > 40 ? `${cut(words.slice(0, -date.length - 1), 40 - date.length - 1)}-${date}`.replace(/^-/, '') : cut(words, 40);
   return `offpeak/${slug || 'task'}-${shortTaskId(taskId)}`;
 }
 
