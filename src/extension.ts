@@ -307,8 +307,8 @@ class OffPeakExtension implements vscode.Disposable {
         const asks = engine.pendingAsks();
         const now = Date.now();
         const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
-        const checks = engine.store.read((tx) => tx.checks.all());
-        const summarized = tasks.map((t) => ({ ...t, checkFailed: checks.get(t.id)?.state === 'failed' }));
+        const { checks, runs } = engine.store.read((tx) => ({ checks: tx.checks.all(), runs: tx.schedules.runsByTask() }));
+        const summarized = tasks.map((t) => ({ ...t, checkFailed: checks.get(t.id)?.state === 'failed', scheduled: runs.has(t.id) }));
         this.statusBar.update(hostStatusView(summarized, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
         // Once per reset, from one window (the lease holder): when held tasks resume (docs/flows.md#usage-limits).
         if (limitAt !== null && limitAt !== this.usageLimitNotified && engine.service.isLeader) {

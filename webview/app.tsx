@@ -99,7 +99,7 @@ export function App({ channel, state, focusTick, error, onError }: {
   const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
   useShowingResults(onScreenUnseen, channel, state?.visible ?? true);
   const summary = useMemo(
-    () => resultsSummary((state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen, needsInput: t.ask !== null, checkFailed: t.check?.state === 'failed' })), state?.lastSeenAt ?? null),
+    () => resultsSummary((state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen, needsInput: t.ask !== null, checkFailed: t.check?.state === 'failed', scheduled: Boolean(t.scheduleRun) })), state?.lastSeenAt ?? null),
     [state?.tasks, state?.lastSeenAt],
   );
   // A filter whose summary is gone (the panel was hidden, the results are old news) lets every card show again.

@@ -88,11 +88,13 @@ export interface SummaryCard {
   needsInput: boolean;
   /** Completed, but its check did not pass (docs/flows.md#checks). */
   checkFailed?: boolean;
+  /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
+  scheduled?: boolean;
 }
 
-export type SummaryFilter = 'completed' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed';
+export type SummaryFilter = 'completed' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled';
 
-/** "Since 18:40: 3 ready · 1 check failed · 1 needs input · 1 failed · 14 files changed", part by part. */
+/** "Since 18:40: 3 ready · 1 check failed · 1 needs input · 1 failed · 14 files changed · 2 by schedule", part by part. */
 export interface ResultsSummary {
   /** When the user last looked (a result was last shown); null when never. */
   since: number | null;
@@ -119,6 +121,9 @@ export function resultsSummary(cards: readonly SummaryCard[], since: number | nu
   if (asking.length > 0) parts.push({ filter: 'needs_input', count: asking.length, text: `${asking.length} need${asking.length === 1 ? 's' : ''} input`, taskIds: ids(asking) });
   if (failed.length > 0) parts.push({ filter: 'failed', count: failed.length, text: `${failed.length} failed`, taskIds: ids(failed) });
   if (files > 0) parts.push({ filter: 'files_changed', count: files, text: `${files} file${files === 1 ? '' : 's'} changed`, taskIds: ids(changing) });
+  // Of the new results, those a schedule queued: what ran by itself overnight.
+  const scheduled = fresh.filter((c) => c.scheduled);
+  if (scheduled.length > 0) parts.push({ filter: 'scheduled', count: scheduled.length, text: `${scheduled.length} by schedule`, taskIds: ids(scheduled) });
   return { since, parts };
 }
 
@@ -138,7 +143,7 @@ export function summaryLine(summary: ResultsSummary, now = Date.now()): string {
 
 /** The status bar as the host sees the store: its tasks, the open questions, the unseen results. */
 export function hostStatusView(
-  tasks: readonly (SummaryTask & { filesChanged: number | null; checkFailed?: boolean })[],
+  tasks: readonly (SummaryTask & { filesChanged: number | null; checkFailed?: boolean; scheduled?: boolean })[],
   asks: readonly { taskId: string }[],
   unseen: readonly string[],
   lastSeenAt: number | null,
@@ -147,7 +152,7 @@ export function hostStatusView(
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
   const summary = resultsSummary(
-    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: needsInput(t, asking), checkFailed: t.checkFailed })),
+    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: needsInput(t, asking), checkFailed: t.checkFailed, scheduled: t.scheduled })),
     lastSeenAt,
   );
   return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);

@@ -13,6 +13,7 @@ import type { ApiKeyStore } from './api-key';
 import type { TasksPanel } from './panel';
 import type { TaskTerminals } from './task-terminals';
 import { openWorkspaces } from './workspaces';
+import { registerScheduleCommands } from './schedule-commands';
 
 export interface CommandDeps {
   panel: TasksPanel;
@@ -70,6 +71,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     // The panel's question, as a modal: cancelling cannot be undone.
     if (task && engine && (await confirmModal(cancelConfirmation(task)))) await engine.service.cancel(task.id);
   });
+  registerScheduleCommands({ whenStarted: () => deps.whenStarted(), permissionPicks: PERMISSION_PICKS, register, showPanel: () => void deps.panel.show() });
 }
 
 /** A key was just saved: says whether the gateway accepted it (a refusal offers to set it again). */

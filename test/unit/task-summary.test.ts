@@ -74,6 +74,20 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     assert.equal(sinceText(null), 'New results');
   });
 
+  it('the morning summary says how many new results ran by schedule, naming their cards (docs/flows.md#schedules-and-chains)', () => {
+    const cards = [
+      { id: 'n1', status: 'completed' as const, filesChanged: 2, isNew: true, needsInput: false, scheduled: true },
+      { id: 'n2', status: 'failed' as const, filesChanged: null, isNew: true, needsInput: false, scheduled: true },
+      { id: 'old', status: 'completed' as const, filesChanged: 0, isNew: false, needsInput: false, scheduled: true },
+      { id: 'hand', status: 'completed' as const, filesChanged: 0, isNew: true, needsInput: false },
+    ];
+    const summary = resultsSummary(cards, null)!;
+    assert.equal(summaryLine(summary), 'New results: 2 ready · 1 failed · 2 files changed · 2 by schedule');
+    assert.deepEqual(summary.parts.find((p) => p.filter === 'scheduled')?.taskIds, ['n1', 'n2']);
+    const view = hostStatusView(cards.map(({ id, status, filesChanged, scheduled }) => ({ id, status, filesChanged, scheduled })), [], ['n1', 'n2', 'hand'], null);
+    assert.match(view.tooltip, /2 by schedule/);
+  });
+
   it('item 11: the status bar tooltip says the same as the panel summary', () => {
     const tasks = [
       { id: 'c1', status: 'completed' as const, filesChanged: 3 },
