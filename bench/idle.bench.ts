@@ -11,7 +11,11 @@
  *   cpu_ms_per_window_hour         user + system CPU of a window process, mean of the windows
  *   floor_cpu_ms_per_hour          the same for a bare Node process with the same timer wake-ups (same run)
  *   panel_pushes_per_hour          panel snapshots the windows would have posted to their webviews
- * Extra: lease_renewals_per_hour (each sets the lease file's mtime: metadata only, no data). The window code is bundled with esbuild as the extension is (under tsx
+ * Extra: lease_renewals_per_hour (each sets the lease file's mtime: metadata only, no data).
+ * Side by side, at the same time, the same 3 windows on a DB that also holds 100 repeating
+ * schedules none of which is due during the run (docs/flows.md#schedules-and-chains):
+ *   db_bytes_written_per_hour_with_schedules   (goal 0)
+ *   cpu_ratio_with_schedules_to_without        mean CPU per window-hour, with / without (goal <= 1.1) The window code is bundled with esbuild as the extension is (under tsx
  * its loader thread alone would cost more CPU than the whole idle window).
  * usage: npm run bench -- idle
  */
@@ -54,11 +58,18 @@ async function main(): Promise<void> {
       execFile(process.execPath, ['-e', FLOOR_SCRIPT, String(seconds), storageDir, String(DEFAULT_LEASE_TICK_MS)], (err, stdout) => (err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs))),
     );
   };
-  const run = await runIdleWindows({ windows, tasks, seconds, killHolder: false, bundled: true, onMeasureStart });
+  const schedules = 100;
+  // Both runs at once, so the machine's load weighs on both alike.
+  const [run, withSchedules] = await Promise.all([
+    runIdleWindows({ windows, tasks, seconds, killHolder: false, bundled: true, onMeasureStart }),
+    runIdleWindows({ windows, tasks, schedules, seconds, killHolder: false, bundled: true }),
+  ]);
   const floorCpuMsPerHour = round((await floor) * (3600 / seconds), 0);
   const perHour = 3600 / seconds;
   const sum = (pick: (r: (typeof run.reports)[number]) => number | null) => run.reports.reduce((s, r) => s + (pick(r) ?? 0), 0);
   const persists = sum((r) => r.persists);
+  const cpuPerWindowHour = (reports: typeof run.reports) => (reports.reduce((s, r) => s + r.cpuMs, 0) / windows) * perHour;
+  const schedulePersists = withSchedules.reports.reduce((s, r) => s + r.persists, 0);
   const result = {
     windows,
     tasks,
@@ -72,15 +83,23 @@ async function main(): Promise<void> {
     cpu_ratio_to_floor: round((sum((r) => r.cpuMs) / windows) * perHour / floorCpuMsPerHour, 2),
     panel_pushes_per_hour: round(sum((r) => r.panelSnapshots) * perHour),
     lease_renewals_per_hour: round(sum((r) => r.leaseRenewals) * perHour),
+    schedules,
+    db_bytes_written_per_hour_with_schedules: withSchedules.dbFileUnchanged && schedulePersists === 0 ? 0 : round(schedulePersists * withSchedules.dbFileBytes * perHour, 0),
+    reloads_per_hour_with_schedules: round(withSchedules.reports.reduce((s, r) => s + r.reloads, 0) * perHour),
+    panel_pushes_per_hour_with_schedules: round(withSchedules.reports.reduce((s, r) => s + r.panelSnapshots, 0) * perHour),
+    cpu_ms_per_window_hour_with_schedules: round(cpuPerWindowHour(withSchedules.reports), 0),
+    cpu_ratio_with_schedules_to_without: round(cpuPerWindowHour(withSchedules.reports) / cpuPerWindowHour(run.reports), 2),
     db_file_bytes: run.dbFileBytes,
-    goals: { db_bytes_written_per_hour: 0, total_bytes_written_per_hour: 100_000, reloads_per_hour: 0, cpu_ms_per_window_hour: 2000, panel_pushes_per_hour: 0 },
+    goals: { db_bytes_written_per_hour: 0, total_bytes_written_per_hour: 100_000, reloads_per_hour: 0, cpu_ms_per_window_hour: 2000, panel_pushes_per_hour: 0, db_bytes_written_per_hour_with_schedules: 0, cpu_ratio_with_schedules_to_without: 1.1 },
     per_window: run.reports,
+    per_window_with_schedules: withSchedules.reports,
     notes:
       `Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl ${DEFAULT_LEASE_TTL_MS / 60_000} min, renewed by setting the lease file mtime a few times per ttl. ` +
       `An idle window wakes for one timer, the lease tick every ${DEFAULT_LEASE_TICK_MS / 1000} s: it checks the lease, looks at the DB file's generation (the store's own backup poll, ${WATCHED_POLL_MS / 1000} s, is re-armed by every look and so never fires) and, in the holder, re-checks the scheduler (no timer of its own while nothing is due). ` +
       'Other windows\' writes arrive through a directory watch. ' +
       'total_bytes_written_per_hour = Linux write_bytes of the window processes (bytes sent to storage, metadata pages included). ' +
       'per_window.syscallBytesWritten (wchar) also counts IPC with the bench and eventfd wake-ups, not files. ' +
+      `*_with_schedules: the same 3 windows on a second globalStorage whose DB also holds ${schedules} daily and weekday schedules, all due 6 h or more after the run, measured at the same time as the run without (the sync loop's one planned wake-up covers them; the lease tick does not plan again while the DB is unchanged). ` +
       `floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (${DEFAULT_LEASE_TICK_MS / 1000} s and the window process's 60 s keep-alive timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.`,
     machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0], 2), loadavg_5m: round(loadavg()[1], 2), at: new Date().toISOString() },
   };

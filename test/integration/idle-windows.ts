@@ -8,7 +8,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { leaseFileFor, TaskStore } from '../../src/store';
+import { machineTimeZone, wallTimeAt } from '../../src/core/zoned-time';
+import { leaseFileFor, TaskStore, type StoreTx } from '../../src/store';
 import { readGeneration } from '../../src/store/db-file';
 import { readLeaseFile } from '../../src/store/lease-file';
 import { startWorld, USER_KEY } from '../e2e/gateway-fixture';
@@ -45,11 +46,26 @@ export interface IdleRun {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * `schedules` daily schedules, none due for hours (the first 6 h after now, one minute apart, in
+ * the machine's zone): idle schedules, as a user with many keeps them (docs/flows.md#schedules-and-chains).
+ */
+function seedSchedules(tx: StoreTx, schedules: number): void {
+  const zone = machineTimeZone();
+  const nowMinute = wallTimeAt(tx.now, zone).minuteOfDay;
+  for (let i = 0; i < schedules; i++) {
+    const at = (nowMinute + 6 * 60 + i) % (24 * 60);
+    const draft = { title: `Nightly ${i}`, prompt: `${i} ${PROMPT}`, workspacePath: `/ws/project-${i % 7}`, workspaceIdentity: null, permissionMode: 'acceptEdits' as const, model: null, thoughtLevel: null, isolation: null, checkCommand: null };
+    tx.schedules.insert(`schedule-${i}`, draft, i % 3 === 0 ? { kind: 'weekdays', days: [1, 2, 3, 4, 5], at } : { kind: 'daily', at }, zone);
+  }
+}
+
 /** 1,000 finished tasks the way they end up after real use: completed (ran, settled) and cancelled. */
-async function seed(storageDir: string, tasks: number): Promise<void> {
+async function seed(storageDir: string, tasks: number, schedules = 0): Promise<void> {
   const store = await TaskStore.open({ directory: storageDir, watch: false });
   try {
     await store.mutate((tx) => {
+      seedSchedules(tx, schedules);
       for (let i = 0; i < tasks; i++) {
         const id = `done-${i}`;
         tx.tasks.insert({ id, title: `Task ${i}`, prompt: `${i} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/ws/project-${i % 7}`, serverTicketId: `tk-${i}`, schedulable: true });
@@ -116,6 +132,8 @@ async function bundleWorker(outDir: string): Promise<string> {
 export async function runIdleWindows(options: {
   windows: number;
   tasks: number;
+  /** Repeating schedules in the DB besides the tasks, none due during the run (default none). */
+  schedules?: number;
   seconds: number;
   killHolder: boolean;
   /** Run the windows as an esbuild bundle (as the extension ships) instead of under tsx. */
@@ -132,7 +150,7 @@ export async function runIdleWindows(options: {
   const children: ChildProcess[] = [];
   const world = await startWorld();
   try {
-    await seed(storageDir, options.tasks);
+    await seed(storageDir, options.tasks, options.schedules);
     const entry = options.bundled ? await bundleWorker(root) : WORKER;
     const loader = options.bundled ? [] : ['--import', TSX_IMPORT];
     const agentArgv = JSON.stringify(tsNodeArgv('src/reference-agent/main.ts'));
