@@ -92,6 +92,8 @@ export class SyncLoop {
   private longPollIds = new Set<string>();
   private disposables: { dispose(): void }[] = [];
   private scheduleWakeMemo: { generation: TaskStore['generation']; at: number | null } | undefined;
+  /** When the planned cycle is due on the wall clock (undefined: no timer). */
+  private plannedAt: number | undefined;
 
   constructor(private readonly options: SyncLoopOptions) {}
 
@@ -118,7 +120,9 @@ export class SyncLoop {
       } catch {
         this.idleAtGeneration = undefined; // store closing or unreadable: plan() reports it
       }
-      if (this.idleAtGeneration === undefined || this.idleAtGeneration !== store.generation || this.cycleInflight) this.plan();
+      // A wall clock that jumped past the planned time (the machine slept; timers do not count sleep) plans again now.
+      const overdue = this.plannedAt !== undefined && this.options.clock.now() >= this.plannedAt;
+      if (this.idleAtGeneration === undefined || this.idleAtGeneration !== store.generation || this.cycleInflight || overdue) this.plan();
     };
     this.disposables.push(leadership.onDidTick(onTick));
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
@@ -228,6 +232,7 @@ export class SyncLoop {
     }
     if (schedulesOnly) this.idleAtGeneration = store.generation;
     const at = Math.max(due, this.backoffUntil);
+    this.plannedAt = at;
     this.cycleTimer = timers.setTimeout(
       () => {
         this.cycleTimer = undefined;
@@ -245,6 +250,7 @@ export class SyncLoop {
   private clearCycleTimer(): void {
     this.options.timers.clearTimeout(this.cycleTimer);
     this.cycleTimer = undefined;
+    this.plannedAt = undefined;
   }
 
   private async runCycle(): Promise<SyncReport> {
@@ -263,7 +269,8 @@ export class SyncLoop {
       // 2. what is due: a schedule's occurrence queues its task first (one transaction), then
       // live tickets to poll, ticketless queued tasks to retake
       const now = clock.now();
-      if (store.read((tx) => anyScheduleDue(tx, now))) {
+      const scheduleWake = store.read((tx) => this.scheduleWake(tx));
+      if (scheduleWake !== null && scheduleWake <= now && store.read((tx) => anyScheduleDue(tx, now))) {
         const fired = await store.mutate((tx) => fireDueSchedules(tx, this.options.newTaskId));
         for (const f of fired) this.options.log(`schedule ${f.scheduleId}: ${f.occurrenceKey} ${f.outcome}${f.taskId ? ` as task ${f.taskId}` : ''}`);
       }
