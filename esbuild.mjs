@@ -1,4 +1,5 @@
-// Builds the four bundles the project ships and places sql.js's wasm beside the extension.
+// Builds the four bundles the project ships and places sql.js's wasm and ctrlc-windows' helper
+// (dist/ctrlc-windows/<arch>/process-killer.exe) beside the extension.
 //   dist/extension.js        VS Code extension host (CJS, 'vscode' external)
 //   dist/webview/main.js     Preact webview (browser IIFE)
 //   dist/gateway.js          reference Off-Peak Gateway server (Node CJS)
@@ -126,8 +127,30 @@ function copyCodicons() {
   for (const file of ['codicon.css', 'codicon.ttf']) copyFileSync(path.join(dir, file), path.join('dist/webview', file));
 }
 
+/**
+ * ctrlc-windows' helper, the graceful stop's Ctrl+C on Windows (src/core/process-control.ts), for
+ * both Windows architectures: the bundle finds it beside itself in dist/ctrlc-windows/<arch>/.
+ */
+function copyCtrlCHelper() {
+  let dir;
+  try {
+    dir = path.join(path.dirname(require.resolve('ctrlc-windows/package.json')), 'dist');
+  } catch (err) {
+    // A checkout whose node_modules predates the dependency: a build for the .vsix must not go
+    // without it; a development build warns (on Windows its stops would be forced at once).
+    if (production) throw err;
+    console.warn('esbuild: ctrlc-windows is not installed (npm ci): dist/ctrlc-windows/ not written');
+    return;
+  }
+  for (const arch of ['x64', 'arm64']) {
+    mkdirSync(path.join('dist/ctrlc-windows', arch), { recursive: true });
+    copyFileSync(path.join(dir, arch, 'process-killer.exe'), path.join('dist/ctrlc-windows', arch, 'process-killer.exe'));
+  }
+}
+
 copyWasm();
 copyCodicons();
+copyCtrlCHelper();
 if (watch) {
   const reporter = watchReporter(builds.length);
   const contexts = await Promise.all(builds.map((b) => esbuild.context({ ...b, plugins: [...(b.plugins ?? []), reporter] })));

@@ -1,6 +1,7 @@
 // What a .vsix holds, and the rule for what it may hold: only what the installed extension runs
-// (the bundles, sql.js's wasm, media) plus the manifest and the documents the Marketplace shows.
-// `npm run package` prints the list and fails on a breach; .vscodeignore is how vsce is told.
+// (the bundles, sql.js's wasm, ctrlc-windows' Ctrl+C helper, media) plus the manifest and the
+// documents the Marketplace shows. `npm run package` prints the list and fails on a breach;
+// .vscodeignore is how vsce is told.
 import * as yauzl from 'yauzl';
 
 export interface VsixEntry {
@@ -38,6 +39,9 @@ export const REQUIRED_VSIX_FILES = [
   'extension/dist/reference-agent.js',
   'extension/dist/permission-mcp.js',
   'extension/dist/sql-wasm.wasm',
+  // The graceful stop's Ctrl+C on Windows (src/core/process-control.ts), x64 and arm64.
+  'extension/dist/ctrlc-windows/x64/process-killer.exe',
+  'extension/dist/ctrlc-windows/arm64/process-killer.exe',
   'extension/media/icon.png',
 ] as const;
 
@@ -48,6 +52,7 @@ const ALLOWED: RegExp[] = [
   /^extension\/(package\.json|readme\.md|changelog\.md|LICENSE\.txt)$/,
   /^extension\/dist\/[^/]+\.js$/,
   /^extension\/dist\/sql-wasm\.wasm$/,
+  /^extension\/dist\/ctrlc-windows\/(x64|arm64)\/process-killer\.exe$/,
   /^extension\/dist\/webview\/[^/]+\.(js|css|ttf)$/,
   /^extension\/media\/[^/]+\.(png|svg|css)$/,
   // The first-run walkthrough's step texts (docs/flows.md#first-run).

@@ -8,14 +8,18 @@
  *   A process that left the group (`setsid`, a daemonizing double fork) is found on Linux by the
  *   segment's tag in its environment (`/proc/<pid>/environ`); macOS cannot read it, so there it
  *   is not found.
- * - Windows has no process groups and no Ctrl+C for a process without our console: Node turns
- *   every signal into TerminateProcess of that one process, which left the agent's shells, builds
- *   and dev servers running. So a stop there is forced at once on the whole tree, found in the
- *   process table (PowerShell's Win32_Process, else wmic) while the agent still runs: the agent
- *   first (it can start no more), then everything whose parent chain leads to it (Windows keeps
- *   a process's parent id after the parent ended, so children of an ended agent are found too,
- *   unless the agent's id was given to a new process). Without a process table, `taskkill /T /F`.
- *   A grandchild whose own parent ended before the stop (a detached grandchild) is not found.
+ * - Windows has no process groups and Node turns every signal into TerminateProcess of that one
+ *   process. The graceful step there is a Ctrl+C to the agent's console, sent by ctrlc-windows'
+ *   helper (process-killer.exe: attaches to that console, sends CTRL_C_EVENT to every process on
+ *   it, as a terminal's Ctrl+C does): the agent is spawned with pipes only, so it gets a console of
+ *   its own (libuv's CREATE_NO_WINDOW) that its tree shares and ours is not part of. When the
+ *   helper cannot send it (not shipped, access denied, no console) the stop is forced at once. The
+ *   forced stop takes the whole tree, found in the process table (PowerShell's Win32_Process, else
+ *   wmic) while the agent still runs: the agent first (it can start no more), then everything
+ *   whose parent chain leads to it (Windows keeps a process's parent id after the parent ended,
+ *   so children of an ended agent are found too, unless the agent's id was given to a new
+ *   process). Without a process table, `taskkill /T /F`. A grandchild whose own parent ended
+ *   before the stop (a detached grandchild) is not found.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,6 +34,8 @@ export interface ProcessHost {
   run(file: string, args: readonly string[]): Promise<Buffer | undefined>;
   /** Linux's process table folder; undefined where there is none. */
   procDir?: string;
+  /** Windows: the program that sends Ctrl+C to a process's console (argv: its pid); undefined where none ships. */
+  ctrlCProgram?: string;
 }
 
 export interface ProcessRow {
@@ -58,10 +64,32 @@ export function systemProcessHost(): ProcessHost {
         child.stdin?.end();
       }),
     procDir: process.platform === 'linux' ? '/proc' : undefined,
+    ctrlCProgram: process.platform === 'win32' ? findCtrlCProgram(process.arch) : undefined,
   };
 }
 
-/** How to spawn an agent so that its whole tree can be stopped (POSIX: its own process group). */
+/**
+ * ctrlc-windows' helper for this architecture: beside the bundle (dist/ctrlc-windows/<arch>/, where
+ * esbuild.mjs copies it for the .vsix), else in node_modules (a checkout, the tests).
+ */
+export function findCtrlCProgram(arch: string): string | undefined {
+  const dir = arch === 'arm64' ? 'arm64' : 'x64';
+  const candidates = typeof __dirname === 'string' ? [path.join(__dirname, 'ctrlc-windows', dir, 'process-killer.exe')] : [];
+  try {
+    // An alias keeps esbuild from resolving it at build time (the bundle finds its own copy first).
+    const runtimeRequire = require;
+    candidates.push(path.join(path.dirname(runtimeRequire.resolve('ctrlc-windows/package.json')), 'dist', dir, 'process-killer.exe'));
+  } catch {
+    // not installed: only the bundle's copy, if any
+  }
+  return candidates.find((file) => fs.existsSync(file));
+}
+
+/**
+ * How to spawn an agent so that its whole tree can be stopped (POSIX: its own process group).
+ * Windows: give it pipes only (no inherited handle), so it gets the console of its own that the
+ * graceful Ctrl+C goes to.
+ */
 export function treeSpawnOptions(host: Pick<ProcessHost, 'platform'>): { detached: boolean; windowsHide: true } {
   return { detached: host.platform !== 'win32', windowsHide: true };
 }
@@ -84,19 +112,31 @@ export function windowsTreeKillCommand(rootPid: number, host: Pick<ProcessHost, 
 
 /**
  * The graceful steps of a stop, in order, each followed by its grace period; the forced stop
- * (`killTree`) comes after them. Windows has none (see above): its stop is forced at once.
+ * (`killTree`) comes after them. Windows has one: Ctrl+C to the agent's console (see above).
  */
 export function gracefulSignals(host: Pick<ProcessHost, 'platform'>): NodeJS.Signals[] {
-  return host.platform === 'win32' ? [] : ['SIGINT', 'SIGTERM'];
+  return host.platform === 'win32' ? ['SIGINT'] : ['SIGINT', 'SIGTERM'];
 }
 
-/** Sends a graceful signal to the agent alone (its children hear of it from the agent). */
-export function signalAgent(pid: number, signal: NodeJS.Signals, host: ProcessHost): void {
-  if (host.platform === 'win32') return; // would be TerminateProcess of the agent alone
+/** Whether a graceful step reached the agent: `gone` when there was no agent left to reach. */
+export type SignalResult = 'sent' | 'gone' | 'failed';
+
+/**
+ * Sends a graceful signal. POSIX: to the agent alone (its children hear of it from the agent).
+ * Windows: SIGINT is a Ctrl+C to the agent's console, so every process on it hears it, as in a
+ * terminal; there is no other graceful signal there.
+ */
+export async function signalAgent(pid: number, signal: NodeJS.Signals, host: ProcessHost): Promise<SignalResult> {
+  if (host.platform === 'win32') {
+    if (signal !== 'SIGINT' || host.ctrlCProgram === undefined) return 'failed';
+    if ((await host.run(host.ctrlCProgram, [String(pid)])) !== undefined) return 'sent';
+    return isAlive(pid, host) ? 'failed' : 'gone';
+  }
   try {
     host.kill(pid, signal);
-  } catch {
-    // already gone
+    return 'sent';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH' ? 'gone' : 'failed';
   }
 }
 

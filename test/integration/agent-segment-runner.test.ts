@@ -38,7 +38,7 @@ describe('segment runner (reference agent, real processes)', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  function start(segment: string, overrides: { resume?: boolean; prompt?: string; permissionMode?: 'default' | 'bypassPermissions'; processes?: ProcessHost } = {}, events: TicketProxyEvent[] = []) {
+  function start(segment: string, overrides: { resume?: boolean; prompt?: string; permissionMode?: 'default' | 'bypassPermissions'; processes?: ProcessHost; sigintGraceMs?: number } = {}, events: TicketProxyEvent[] = []) {
     return SegmentRun.start({
       adapter,
       spec: {
@@ -55,7 +55,7 @@ describe('segment runner (reference agent, real processes)', () => {
       ticketId: `T-${segment}`,
       segmentDir: path.join(root, 'segments', segment),
       proxyTimings: { holdDefaultMs: 30, holdMaxMs: 30 },
-      stopTimings: { sigintGraceMs: 2_000, sigtermGraceMs: 2_000 },
+      stopTimings: { sigintGraceMs: overrides.sigintGraceMs ?? 2_000, sigtermGraceMs: 2_000 },
       onProxyEvent: (e) => events.push(e),
       processes: overrides.processes,
     });
@@ -145,6 +145,81 @@ describe('segment runner (reference agent, real processes)', () => {
     } finally {
       if (processAlive(commandPid)) process.kill(commandPid, 'SIGKILL');
     }
+  });
+
+  /**
+   * Windows' rules over this machine's real processes, its Ctrl+C helper stood in for: `delivers`
+   * sends the agent SIGINT (what Windows' Ctrl+C turns into in Node), `ignored` reaches an agent
+   * that does not act on it, `fails` exits non-zero (helper missing, access denied). `steps` says
+   * what reached which pid, in order.
+   */
+  function windowsStop(ctrlC: 'delivers' | 'ignored' | 'fails') {
+    const real = systemProcessHost();
+    const steps: string[] = [];
+    const host: ProcessHost = {
+      platform: 'win32',
+      env: { SystemRoot: 'C:\\Windows' },
+      ctrlCProgram: 'C:\\ext\\dist\\ctrlc-windows\\x64\\process-killer.exe',
+      kill: (pid, signal) => {
+        if (signal !== 0) steps.push(`terminate ${pid}`);
+        real.kill(pid, signal === 0 ? 0 : 'SIGKILL');
+      },
+      run: async (file, args) => {
+        if (file === host.ctrlCProgram) {
+          steps.push(`ctrl-c ${args[0]}`);
+          if (ctrlC === 'delivers') real.kill(Number(args[0]), 'SIGINT');
+          return ctrlC === 'fails' ? undefined : Buffer.alloc(0);
+        }
+        if (!/powershell\.exe$/.test(file)) return undefined;
+        const rows = (await processTable(real)) ?? [];
+        return Buffer.from(JSON.stringify(rows.map((r) => ({ ProcessId: r.pid, ParentProcessId: r.ppid, CommandLine: r.command ?? null }))));
+      },
+    };
+    return { host, steps };
+  }
+
+  it('platform: Windows: a stop (the host going away) sends Ctrl+C to the agent first; an agent that ends on it is not terminated (injected platform, the helper stood in for by SIGINT)', async () => {
+    upstream.setDefaultReply({ kind: 'error', status: 429, code: '3105', retryAfterSeconds: 1 });
+    const { host, steps } = windowsStop('delivers');
+    const run = await start('1', { processes: host, sigintGraceMs: 60_000 });
+    await upstream.waitForMessageRequest(2);
+    const pid = run.pid!;
+    await run.interrupt(); // not cancel: a cancelled proxy would end the agent's request by itself
+    assert.deepEqual(await run.done, { kind: 'interrupted' });
+    assert.equal(steps[0], `ctrl-c ${pid}`);
+    assert.ok(!steps.includes(`terminate ${pid}`), `the agent ended on Ctrl+C, not by force: ${steps.join(', ')}`);
+    assert.match(fs.readFileSync(run.logFile, 'utf8'), /\[SIGINT: stopping; the session stays resumable\]/);
+  });
+
+  it('platform: Windows: an agent that does not end on Ctrl+C is terminated after the grace, its command with it (injected platform)', async () => {
+    const marker = path.join(root, 'command.pid');
+    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: `echo $$ > ${marker}; sleep 60` } });
+    const { host, steps } = windowsStop('ignored');
+    const run = await start('1', { processes: host, sigintGraceMs: 300 });
+    let commandPid = 0;
+    try {
+      await waitUntil(() => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() !== '', 'the command to start', 60_000);
+      commandPid = Number(fs.readFileSync(marker, 'utf8').trim());
+      assert.ok(commandPid > 0);
+      await run.cancel();
+      assert.deepEqual(await run.done, { kind: 'cancelled' });
+      assert.deepEqual(steps.slice(0, 2), [`ctrl-c ${run.pid}`, `terminate ${run.pid}`], 'Ctrl+C, then the forced stop, the agent first');
+      await waitUntil(() => !processAlive(commandPid), 'the command to be stopped with its agent', 5_000);
+    } finally {
+      if (run.running) await run.cancel(); // a failed wait must not leave the agent running
+      if (commandPid > 0 && processAlive(commandPid)) process.kill(commandPid, 'SIGKILL');
+    }
+  });
+
+  it('platform: Windows: when Ctrl+C cannot be sent (helper failed), the stop is forced at once and the log says so (injected platform; a grace of an hour is never waited)', async () => {
+    upstream.setDefaultReply({ kind: 'error', status: 429, code: '3105', retryAfterSeconds: 1 });
+    const { host, steps } = windowsStop('fails');
+    const run = await start('1', { processes: host, sigintGraceMs: 3_600_000 });
+    await upstream.waitForMessageRequest(2);
+    await run.interrupt();
+    assert.deepEqual(await run.done, { kind: 'interrupted' });
+    assert.deepEqual(steps.slice(0, 2), [`ctrl-c ${run.pid}`, `terminate ${run.pid}`]);
+    assert.match(fs.readFileSync(run.logFile, 'utf8'), /could not send Ctrl\+C to the agent: stopping it by force/);
   });
 
   it('item 6: a command started by run_command dies when its agent is SIGKILLed', async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ClaudeCodeAdapter, type ClaudeSettingSources } from '../../src/agent/runtime/adapters';
 import type { PermissionMode } from '../../src/core/types';
 import { SegmentRun } from '../../src/agent/runtime/segment-runner';
+import { systemProcessHost, type ProcessHost } from '../../src/core/process-control';
 import { FakeAnthropicUpstream, type RecordedRequest } from '../fixtures/fake-anthropic-upstream';
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import { processAlive } from '../e2e/gateway-fixture';
@@ -43,7 +44,7 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  function start(segment: string, prompt: string, over: { permissionMode?: PermissionMode; settingSources?: ClaudeSettingSources } = {}) {
+  function start(segment: string, prompt: string, over: { permissionMode?: PermissionMode; settingSources?: ClaudeSettingSources; processes?: ProcessHost } = {}) {
     return SegmentRun.start({
       adapter: new ClaudeCodeAdapter({ command: claude, configDir: path.join(root, 'claude-config'), settingSources: over.settingSources }),
       spec: { taskId: 'task-1', sessionId: crypto.randomUUID(), resume: false, prompt, permissionMode: over.permissionMode ?? 'default', model: 'fake-model', thoughtLevel: null, workspacePath: workspace },
@@ -52,6 +53,7 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
       segmentDir: path.join(root, 'segments', segment),
       proxyTimings: { holdDefaultMs: 200, holdMaxMs: 200 },
       stopTimings: { sigintGraceMs: 5_000, sigtermGraceMs: 2_000 },
+      processes: over.processes,
     });
   }
 
@@ -73,6 +75,20 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     for (const name of ['prompt.txt', 'claude-settings.json']) {
       assert.equal(fs.statSync(path.join(root, 'segments', '1', name)).mode & 0o777, 0o600, `${name} is private`);
     }
+  });
+
+  it("platform: Windows: the prompt file reaches Claude Code whole through a pipe, not as an inherited file (pipes only give the agent a console of its own for the graceful Ctrl+C; injected platform)", async function () {
+    const real = systemProcessHost();
+    // Windows' spawn rules on this machine (no process group); no process table, so no tree to read.
+    const windowsRules: ProcessHost = { platform: 'win32', env: {}, kill: (pid, signal) => real.kill(pid, signal === 0 ? 0 : 'SIGKILL'), run: async () => undefined };
+    const prompt = 'Read this whole prompt through a pipe. '.repeat(2_000) + 'END-OF-PROMPT';
+    upstream.setDefaultReply({ kind: 'text', text: 'Understood; nothing to change.' });
+    const run = await start('1', prompt, { processes: windowsRules });
+    const stdin = fs.readlinkSync(`/proc/${run.pid}/fd/0`);
+    assert.equal((await run.done).kind, 'completed');
+    assert.match(stdin, /^(pipe|socket):\[/, `the agent's stdin is a pipe (Node's are socket pairs on Linux), not ${stdin}`);
+    const sent = upstream.messageRequests().find((r) => userText(r).includes('END-OF-PROMPT'));
+    assert.ok(sent && userText(sent).includes(prompt), 'the whole prompt arrived unchanged');
   });
 
   /** A repository that ships Claude Code hooks and an MCP server, each of which leaves a marker file when it runs. */

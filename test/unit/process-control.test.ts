@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import {
   descendantsOf,
   decodeWindowsOutput,
+  findCtrlCProgram,
   gracefulSignals,
   killLeftovers,
   killTree,
@@ -89,6 +90,26 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     assert.equal(await gone(childPid), true, "the agent's child is stopped with it");
   });
 
+  it("platform: the graceful step reaches the agent's own handler (this platform's own: POSIX SIGINT; Windows Ctrl+C to the agent's console through ctrlc-windows' helper)", async () => {
+    const host = systemProcessHost();
+    const onInterrupt = "process.on('SIGINT', () => { console.log('interrupted'); process.exit(7); }); console.log('ready'); setInterval(() => {}, 1000);";
+    // Pipes only: on Windows the agent's console is its own (treeSpawnOptions).
+    const agent = spawn(process.execPath, ['-e', onInterrupt], { stdio: ['pipe', 'pipe', 'ignore'], ...treeSpawnOptions(host) });
+    started.push(agent.pid!);
+    assert.equal(await firstLine(agent), 'ready');
+    const exited = new Promise<number | null>((resolve) => agent.once('exit', (code) => resolve(code)));
+    let out = '';
+    agent.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    assert.equal(await signalAgent(agent.pid!, 'SIGINT', host), 'sent');
+    assert.equal(await exited, 7, 'the agent ended through its own SIGINT handler');
+    assert.match(out, /interrupted/);
+  });
+
+  it("platform: ctrlc-windows' helper is found for x64 and arm64 (node_modules here; dist/ctrlc-windows/<arch>/ in the .vsix)", () => {
+    assert.match(findCtrlCProgram('x64') ?? '', /[\\/]x64[\\/]process-killer\.exe$/);
+    assert.match(findCtrlCProgram('arm64') ?? '', /[\\/]arm64[\\/]process-killer\.exe$/);
+  });
+
   it("platform: what an agent that ended by itself left running is stopped (this platform's own rules: POSIX its group; Windows the children still naming it as parent)", async () => {
     const host = systemProcessHost();
     // On Windows the child gets a console of its own: Wine ends the processes sharing a console
@@ -103,17 +124,21 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     assert.equal(await gone(childPid), true);
   });
 
-  it('platform: Windows: no graceful signal goes to the agent alone (it would be TerminateProcess); the forced stop terminates the agent first, then each descendant the table names (injected platform, scripted process table)', async () => {
-    const { host, kills } = scriptedWindows([
+  it("platform: Windows: the graceful step is Ctrl+C through ctrlc-windows' helper (by absolute path, the pid its only argument), never a signal (it would be TerminateProcess); the forced stop terminates the agent first, then each descendant the table names (injected platform, scripted process table)", async () => {
+    const { host, kills, runs } = scriptedWindows([
       { ProcessId: 40, ParentProcessId: 4 },
       { ProcessId: 42, ParentProcessId: 40, CommandLine: 'claude.exe --session-id s1' },
       { ProcessId: 50, ParentProcessId: 42, CommandLine: 'cmd.exe /d /s /c "npm run dev"' },
       { ProcessId: 51, ParentProcessId: 50, CommandLine: 'node server.js' },
       { ProcessId: 60, ParentProcessId: 40 },
     ]);
-    assert.deepEqual(gracefulSignals(host), []);
-    signalAgent(42, 'SIGINT', host);
-    assert.equal(kills.length, 0, 'no signal reached the agent alone');
+    host.ctrlCProgram = 'C:\\ext\\dist\\ctrlc-windows\\x64\\process-killer.exe';
+    assert.deepEqual(gracefulSignals(host), ['SIGINT']);
+    assert.equal(await signalAgent(42, 'SIGINT', host), 'failed', 'the scripted helper fails (exits non-zero) while the agent runs');
+    assert.deepEqual(runs, [[host.ctrlCProgram, ['42']]]);
+    assert.equal(kills.filter(([, signal]) => signal !== 0).length, 0, 'no signal reached the agent alone');
+    runs.length = 0;
+    kills.length = 0;
     assert.deepEqual(await killTree(42, host), [42, 50, 51]);
     assert.deepEqual(kills.map(([pid]) => pid), [42, 50, 51]);
   });
@@ -136,11 +161,27 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     assert.deepEqual(kills, []);
   });
 
+  it("platform: Windows: Ctrl+C is 'sent' when the helper succeeds; 'failed' without a helper or for any other signal (no run); 'gone' when the helper failed because the agent had ended (injected platform)", async () => {
+    const { host, runs } = scriptedWindows([]);
+    assert.equal(await signalAgent(42, 'SIGINT', host), 'failed', 'no helper shipped');
+    assert.deepEqual(runs, []);
+    host.ctrlCProgram = 'C:\\ext\\process-killer.exe';
+    assert.equal(await signalAgent(42, 'SIGTERM', host), 'failed', 'Windows has no other graceful signal');
+    assert.deepEqual(runs, []);
+    host.run = async () => Buffer.alloc(0);
+    assert.equal(await signalAgent(42, 'SIGINT', host), 'sent');
+    host.run = async () => undefined;
+    host.kill = () => {
+      throw Object.assign(new Error('no such process'), { code: 'ESRCH' });
+    };
+    assert.equal(await signalAgent(42, 'SIGINT', host), 'gone');
+  });
+
   it('platform: POSIX: SIGINT, then SIGTERM to the agent alone, and the forced stop to its process group (injected platform)', async () => {
     const kills: [number, NodeJS.Signals | 0][] = [];
     const host: ProcessHost = { platform: 'darwin', env: {}, kill: (pid, signal) => void kills.push([pid, signal]), run: async () => undefined };
     assert.deepEqual(gracefulSignals(host), ['SIGINT', 'SIGTERM']);
-    signalAgent(42, 'SIGINT', host);
+    assert.equal(await signalAgent(42, 'SIGINT', host), 'sent');
     await killTree(42, host);
     assert.deepEqual(kills, [[42, 'SIGINT'], [-42, 'SIGKILL']]);
   });

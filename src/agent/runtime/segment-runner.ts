@@ -1,8 +1,8 @@
 /**
  * Runs ONE segment of a task: starts the local ticket proxy, spawns the agent (argv, never a
  * shell string) in the task's workspace, streams its output to a per-segment log file and to any
- * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL of its tree (Windows: the tree
- * at once; src/core/process-control.ts), and maps how it ended to a segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
+ * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL of its tree (Windows: Ctrl+C to
+ * its console, then its tree terminated; src/core/process-control.ts), and maps how it ended to a segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -184,9 +184,12 @@ export class SegmentRun {
     const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
     for (const name of launch.unsetEnv ?? []) delete env[name];
     let stdinFd: number | undefined;
+    let stdinText: Buffer | undefined; // Windows: a prompt file goes through a pipe (treeSpawnOptions)
     let child: ChildProcess;
+    const processes = options.processes ?? systemProcessHost();
     try {
-      if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
+      if (launch.stdin !== 'terminal' && processes.platform === 'win32') stdinText = fs.readFileSync(launch.stdin.file);
+      else if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
       // From PATH only, never the task's folder; a Windows .cmd/.ps1 through its interpreter, as the OS would.
       const program = commandInvocation(programToRun(launch.command), launch.args);
       child = spawn(program.file, program.args, {
@@ -195,10 +198,11 @@ export class SegmentRun {
         env,
         stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],
         // POSIX: its own process group, so the final SIGKILL also reaches the agent's own children.
-        ...treeSpawnOptions(options.processes ?? systemProcessHost()),
+        ...treeSpawnOptions(processes),
       });
       await once(child, 'spawn'); // rejects with the 'error' of a program that cannot start
       child.on('error', () => undefined); // a later one (a signal that could not be sent) is not the start's
+      if (stdinText) child.stdin?.on('error', () => undefined).end(stdinText);
     } catch (err) {
       await proxy.close();
       throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
@@ -244,9 +248,8 @@ export class SegmentRun {
     if (data.includes('\x03')) {
       this.interruptedByUser = true;
       this.show('^C\n');
-      // Windows has no Ctrl+C for the agent (process-control.ts): its tree is stopped instead.
-      if (gracefulSignals(this.processes).length > 0) this.signal('SIGINT');
-      else void this.stop();
+      // Where Ctrl+C cannot be sent (process-control.ts), the agent's tree is stopped instead.
+      void this.signal('SIGINT').then((sent) => (sent ? undefined : this.stop()));
       return;
     }
     if (this.child.stdin?.writable) this.child.stdin.write(data);
@@ -426,8 +429,10 @@ export class SegmentRun {
       const grace: Partial<Record<NodeJS.Signals, number>> = { SIGINT: this.stopTimings.sigintGraceMs, SIGTERM: this.stopTimings.sigtermGraceMs };
       for (const signal of gracefulSignals(this.processes)) {
         if (this.exited) return;
-        this.signal(signal);
-        await this.waitForExit(grace[signal] ?? 0);
+        // The grace bounds the step too: one that could not be sent skips to the forced stop.
+        const graceOver = this.waitForExit(grace[signal] ?? 0);
+        if (!(await Promise.race([this.signal(signal), graceOver.then(() => true)]))) break;
+        await graceOver;
       }
       if (this.exited) return;
       // The whole tree by force (Windows: found while the agent still runs).
@@ -437,9 +442,11 @@ export class SegmentRun {
     return this.stopping;
   }
 
-  /** A graceful signal to the agent alone (Windows has none: see process-control.ts). */
-  private signal(signal: NodeJS.Signals): void {
-    if (this.child.pid) signalAgent(this.child.pid, signal, this.processes);
+  /** A graceful signal to the agent (Windows: Ctrl+C to its console); false when it could not be sent (logged). */
+  private async signal(signal: NodeJS.Signals): Promise<boolean> {
+    const result = this.child.pid ? await signalAgent(this.child.pid, signal, this.processes) : 'gone';
+    if (result === 'failed' && !this.exited) this.show(`\n[off-peak] could not send ${this.processes.platform === 'win32' ? 'Ctrl+C' : signal} to the agent: stopping it by force\n`);
+    return result === 'sent';
   }
 
   private waitForExit(ms: number): Promise<void> {
