@@ -75,7 +75,7 @@ function claudeScript(request: RecordedRequest) {
   return { kind: 'tool_use' as const, name: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${file}', 'asked')"`, description: `write ${file}` } };
 }
 
-runTour('panel-tour-runs', async ({ stateDir, artifacts, log, gateway, codeServer, stopLater, openPanel }) => {
+runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway, codeServer, stopLater, openPanel }) => {
   const claude = ensureClaudeCode(log);
   const workspaceOne = path.join(stateDir, 'workspace-one');
   const workspaceTwo = path.join(stateDir, 'workspace-two');
@@ -141,7 +141,7 @@ runTour('panel-tour-runs', async ({ stateDir, artifacts, log, gateway, codeServe
   log(`reload mid-run: resumed session ${resumedLine} and completed (tickets: ${reloadTickets.map((t) => t.end_reason).join(', ')})`);
 
   // --- 2. Two windows on one user-data dir ------------------------------------------------
-  await setSettingInUi(page, 'offPeak.gatewayUrl', slow.url, PANEL_TAB, { remote: true });
+  await setSettingInUi(page, 'offPeak.gatewayUrl', slow.url, PANEL_TAB, { remote: true, userData });
   await page.waitForTimeout(3000);
   await tour.panel('[data-testid="new-task"]');
   const second = await openWorkbench(page.context(), `${server.origin}/?folder=${encodeURIComponent(workspaceTwo)}`, server.password);
@@ -189,7 +189,7 @@ runTour('panel-tour-runs', async ({ stateDir, artifacts, log, gateway, codeServe
   await second.close();
 
   // --- 3. A 3102 segment change during a run ----------------------------------------------
-  await setSettingInUi(page, 'offPeak.gatewayUrl', short.url, PANEL_TAB, { remote: true });
+  await setSettingInUi(page, 'offPeak.gatewayUrl', short.url, PANEL_TAB, { remote: true, userData });
   await page.waitForTimeout(3000);
   await tour.panel('[data-testid="new-task"]');
   const segmented = 'Runs three: meet a segment end, then write segments.txt';
@@ -217,8 +217,8 @@ runTour('panel-tour-runs', async ({ stateDir, artifacts, log, gateway, codeServe
   log(`3102 segment change: segments ${reasons.join(' | ')}; terminal: new then resuming session ${segRow.session_id}; one History row`);
 
   // --- 4. Claude Code asks through the permission MCP server: Allow, Deny -----------------
-  await setSettingInUi(page, 'offPeak.agent', 'Claude Code', PANEL_TAB, { remote: true }); // a machine setting (a workspace cannot choose the agent); the drop-down shows the value's label
-  await setSettingInUi(page, 'offPeak.gatewayUrl', claudeGateway.url, PANEL_TAB, { remote: true });
+  await setSettingInUi(page, 'offPeak.agent', 'Claude Code', PANEL_TAB, { remote: true, userData }); // a machine setting (a workspace cannot choose the agent); the drop-down shows the value's label
+  await setSettingInUi(page, 'offPeak.gatewayUrl', claudeGateway.url, PANEL_TAB, { remote: true, userData });
   await page.waitForTimeout(3000);
   await tour.panel('[data-testid="new-task"]');
   for (const decision of ['allow', 'deny'] as const) {

@@ -55,7 +55,7 @@ function interactiveResumes(sessionId: string): { pid: number; argv: string[]; c
   return found;
 }
 
-runTour('panel-tour-sessions', async ({ stateDir, log, gateway, codeServer, stopLater, openPanel }) => {
+runTour('panel-tour-sessions', async ({ stateDir, userData, log, gateway, codeServer, stopLater, openPanel }) => {
   const claude = ensureClaudeCode(log);
   const workspace = path.join(stateDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
@@ -108,7 +108,7 @@ runTour('panel-tour-sessions', async ({ stateDir, log, gateway, codeServer, stop
   log(`reference agent: Follow up… made task ${followRow.id}, which resumed session ${followRow.session_id} of ${firstRow.id} and completed`);
 
   // --- 2. Claude Code: Open session, and Follow Up on Task… from the palette ------------------
-  await setSettingInUi(page, 'offPeak.agent', 'Claude Code', PANEL_TAB, { remote: true }); // a machine setting (a workspace cannot choose the agent); the drop-down shows the value's label
+  await setSettingInUi(page, 'offPeak.agent', 'Claude Code', PANEL_TAB, { remote: true, userData }); // a machine setting (a workspace cannot choose the agent); the drop-down shows the value's label
   await tour.panel('[data-testid="new-task"]');
   const claudeTask = 'Sessions two: Claude Code, remember the code word PELICAN';
   await tour.create(claudeTask);

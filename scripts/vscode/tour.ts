@@ -160,12 +160,24 @@ export class TaskDb {
   }
 }
 
+/**
+ * A probe that reads the panel while it reloads (an engine restarting on a new gateway URL reloads
+ * it) can find its frame gone: that is "not yet", never a result. Any other error fails the wait.
+ */
+const RELOADED_UNDER_PROBE = /Frame was detached|Execution context was destroyed/;
+
 export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
+  for (let reloaded = ''; ; reloaded = '') {
+    const value = await Promise.resolve()
+      .then(probe)
+      .catch((error: unknown) => {
+        if (!(error instanceof Error) || !RELOADED_UNDER_PROBE.test(error.message)) throw error;
+        reloaded = ` (the panel reloaded under the last probe: ${error.message.split('\n')[0]})`;
+        return undefined;
+      });
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${reloaded}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -193,11 +193,25 @@ export async function focusWorkbench(page: Page): Promise<void> {
   await page.locator('.part.statusbar').click({ position: { x: 600, y: 10 } });
 }
 
+/** One setting's value in a settings.json as it is on disk now (undefined while absent or mid-write). */
+function settingOnDisk(file: string, id: string): unknown {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)[id];
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Sets a setting through the Settings editor, as a user types it, then returns to `backToTab`.
  * `remote`: in the window's Remote tab (machine-scoped settings live there in code-server).
+ * `userData`: code-server's user-data dir; the editor is closed only once the setting's new value
+ * is in its settings.json (the editor writes after a debounce, which a loaded machine stretches;
+ * closing it sooner can drop the write).
  */
-export async function setSettingInUi(page: Page, id: string, value: string, backToTab: string, options: { remote?: boolean } = {}): Promise<void> {
+export async function setSettingInUi(page: Page, id: string, value: string, backToTab: string, options: { remote?: boolean; userData: string }): Promise<void> {
+  const file = path.join(options.userData, options.remote ? 'Machine' : 'User', 'settings.json');
+  const before = JSON.stringify(settingOnDisk(file, id));
   await focusWorkbench(page);
   await runCommand(page, options.remote ? 'Preferences: Open Remote Settings' : 'Preferences: Open User Settings');
   const search = page.locator('.settings-editor .settings-header .suggest-input-container');
@@ -214,8 +228,12 @@ export async function setSettingInUi(page: Page, id: string, value: string, back
     await control.fill(value);
     await control.press('Tab');
   }
-  // The Settings editor writes after a short debounce.
-  await page.waitForTimeout(1500);
+  // A drop-down shows labels, so its stored value is only known to have changed.
+  for (const deadline = Date.now() + STEP_TIMEOUT_MS; ; await page.waitForTimeout(100)) {
+    const now = settingOnDisk(file, id);
+    if (now !== undefined && JSON.stringify(now) !== before) break;
+    if (Date.now() > deadline) throw new Error(`${id} was not written to ${file} (it holds ${JSON.stringify(now)})`);
+  }
   // Recent workbenches show Settings as a modal over the editors: close it, then show the tab.
   await page.keyboard.press('Escape');
   const settings = page.locator('.settings-editor');
