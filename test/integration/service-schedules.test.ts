@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { machineTimeZone, wallTimeAt } from '../../src/core/zoned-time';
 import type { ScheduleDraftRecord } from '../../src/store';
-import { World } from './service-harness';
+import { startRunning, World } from './service-harness';
 
 const MINUTE = 60_000;
 
@@ -63,6 +63,42 @@ describe('service: repeating schedules (docs/flows.md#schedules-and-chains)', fu
     assert.equal(world.takeRequests(), 1);
     // The other 99 stay quiet: the next wake-up is the next occurrence, hours away.
     assert.ok((holder.service.nextDueAt() ?? 0) > dueAt, 'the timer moved on');
+  });
+
+  it('the previous run still running: the next occurrence is skipped and says so, queues nothing and takes no ticket', async () => {
+    world = await World.start();
+    const holder = await world.openWindow('holder');
+    const zone = machineTimeZone();
+    const s = await holder.service.schedules.create(draft(1), { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 5) % 1440 });
+    await world.advance(6 * MINUTE);
+    const [first] = holder.service.listTasks();
+    assert.ok(first?.serverTicketId, 'the first run took its ticket');
+    await world.promote();
+    await world.advance(15_000);
+    await startRunning(holder, first.id);
+    await world.advance(24 * 60 * MINUTE);
+    const runs = holder.store.read((tx) => tx.schedules.runsOf(s.id));
+    assert.deepEqual(runs.map((r) => r.outcome), ['skipped', 'queued']);
+    assert.match(runs[0]!.note ?? '', /^Skipped the .+ run: the previous run is still running\.$/);
+    assert.equal(runs[0]!.taskId, null);
+    assert.equal(holder.service.listTasks().length, 1, 'no second task');
+    assert.equal(world.takeRequests(), 1, 'no second ticket');
+  });
+
+  it('three days with every window closed: the window opened next queues one catch-up run, marked with the missed count', async () => {
+    world = await World.start();
+    const first = await world.openWindow('first');
+    const zone = machineTimeZone();
+    const s = await first.service.schedules.create(draft(1), { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 60) % 1440 });
+    await first.service.stop();
+    world.clock.set(world.clock.now() + 3 * 24 * 60 * MINUTE);
+    const next = await world.openWindow('next');
+    await world.advance(1_000);
+    assert.equal(next.service.isLeader, true);
+    const runs = next.store.read((tx) => tx.schedules.runsOf(s.id));
+    assert.equal(runs.length, 1, 'one run for the stretch');
+    assert.deepEqual([runs[0]!.outcome, runs[0]!.catchUp, runs[0]!.missedCount], ['queued', true, 2]);
+    assert.equal(next.service.listTasks().length, 1);
   });
 
   it('pause, resume, edit and delete from any window: paused fires nothing and catches nothing up; a deleted schedule leaves its queued run as an ordinary task', async () => {
