@@ -11,11 +11,13 @@ import { Card } from './card';
 import { availabilityText, groupCards, offPeakOpeningText, SECTIONS, ticks } from './format';
 import type { HostChannel } from './host-channel';
 import { History } from './history';
+import { Schedules } from './schedules';
 import { useSameList, useShowingResults, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
 import { resultsSummary } from '../src/panel/task-summary';
+import { machineTimeZone } from '../src/core/zoned-time';
 
 /** Cards a section shows at first, and each "Show more" adds. */
 const PAGE = 50;
@@ -110,6 +112,7 @@ export function App({ channel, state, focusTick, error, onError }: {
 
   if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
   const a = state.availability;
+  const zoneText = machineTimeZone();
   const hasTasks = state.tasks.length > 0;
   const showForm = a.kind !== 'hidden' && (!hasTasks || formOpen);
   return (
@@ -155,6 +158,12 @@ export function App({ channel, state, focusTick, error, onError }: {
                 if (taskId === null) return false; // not confirmed: keep what was typed
                 setFormOpen(false);
               }}
+              zoneText={zoneText}
+              submitSchedule={async (draft, rule) => {
+                const { scheduleId } = await channel.request('createSchedule', { draft, rule });
+                if (scheduleId === null) return false; // not confirmed: keep what was typed
+                setFormOpen(false);
+              }}
               onError={onError}
               onDone={hasTasks ? () => setFormOpen(false) : undefined}
             />
@@ -196,6 +205,7 @@ export function App({ channel, state, focusTick, error, onError }: {
           </button>
         </p>
       )}
+      <Schedules schedules={state.schedules ?? []} workspaces={state.workspaces} models={models} defaultModelText={state.setup?.defaultModelText} zoneText={zoneText} act={act} channel={channel} onError={onError} />
       <History state={state} now={now} act={act} channel={channel} />
     </main>
   );

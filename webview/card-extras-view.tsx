@@ -1,6 +1,6 @@
-// Card parts about the task's segments, kept out of app.tsx: the gateway-outage line and the
-// token usage (card total, per segment, History total).
-import type { UsageView } from '../src/protocol/webview';
+// Card parts about the task's segments, kept out of app.tsx: the gateway-outage line, the
+// schedule a run was queued by, and the token usage (card total, per segment, History total).
+import type { TaskCard, UsageView } from '../src/protocol/webview';
 import { gatewayOutageText, usageDetail, usageLimitText, usageSummary } from './card-extras';
 
 /** A running task whose requests wait for an unreachable gateway (they are held, the task has not failed). */
@@ -9,6 +9,17 @@ export function GatewayOutageLine({ since }: { since: number | null }) {
   return (
     <div class="gateway-outage" data-testid="gateway-outage" role="status">
       <span class="codicon codicon-debug-disconnect" aria-hidden="true" /> {gatewayOutageText(since)}
+    </div>
+  );
+}
+
+/** A schedule's run (docs/flows.md#schedules-and-chains): "Nightly deps · Tue 02:00 (catch-up)". The title is plain text. */
+export function ScheduleRunLine({ run }: { run: TaskCard['scheduleRun'] }) {
+  if (!run) return null;
+  return (
+    <div class="schedule-run" data-testid="schedule-run" title={run.catchUp ? 'A catch-up run: the machine was asleep or VS Code closed when it was due' : 'Queued by this schedule'}>
+      <span class="codicon codicon-calendar" aria-hidden="true" /> {run.scheduleTitle} · {run.dueText}
+      {run.catchUp && <span class="catch-up" data-testid="catch-up"> (catch-up)</span>}
     </div>
   );
 }

@@ -8,7 +8,7 @@ import { CheckLine } from './check-line';
 import type { AnswerOwner } from './ask-input';
 import { AskPrompt } from './ask-prompt';
 import { sameUsage } from './card-extras';
-import { GatewayOutageLine, UsageLimitLine, UsageTotal } from './card-extras-view';
+import { GatewayOutageLine, ScheduleRunLine, UsageLimitLine, UsageTotal } from './card-extras-view';
 import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
 import type { HostChannel } from './host-channel';
@@ -36,10 +36,10 @@ export interface CardProps {
 
 export function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals' || key === 'allowedNotRun' || key === 'check') continue;
+    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals' || key === 'allowedNotRun' || key === 'check' || key === 'scheduleRun') continue;
     if (a[key] !== b[key]) return false;
   }
-  if (!sameUsage(a.usage, b.usage) || JSON.stringify(a.check) !== JSON.stringify(b.check)) return false;
+  if (!sameUsage(a.usage, b.usage) || JSON.stringify(a.check) !== JSON.stringify(b.check) || JSON.stringify(a.scheduleRun) !== JSON.stringify(b.scheduleRun)) return false;
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
   if (a.allowedNotRun?.tool !== b.allowedNotRun?.tool || a.allowedNotRun?.summary !== b.allowedNotRun?.summary) return false;
@@ -112,6 +112,7 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
       {card.ask && (
         <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={(text) => onMessage(text, { taskId: card.id, phase: card.phase, status: card.status, askId: card.ask!.id })} />
       )}
+      <ScheduleRunLine run={card.scheduleRun} />
       <GatewayOutageLine since={card.gatewayUnreachableSince} />
       <UsageLimitLine resetAt={card.usageLimitResetAt} now={now} />
       {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}

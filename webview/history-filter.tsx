@@ -2,7 +2,7 @@
 // range. It searches the task DB's and the archive's rows (the host answers `historyPage`).
 import type { HistoryFilterView } from '../src/protocol/webview';
 import { HISTORY_LABELS } from './format';
-import { valueOf } from './task-form';
+import { valueOf } from './field-value';
 
 /** The filter with its empty parts left out; undefined when nothing is asked. */
 export function activeFilter(filter: HistoryFilterView): HistoryFilterView | undefined {

@@ -1,8 +1,12 @@
-// The create form (also the edit form inside a card): title, instructions, workspace, permissions,
-// model and thinking level.
+// The create form (also the edit form inside a card, and a schedule's edit form): title,
+// instructions, workspace, permissions, model and thinking level; when creating, Repeat makes it a
+// schedule (docs/flows.md#schedules-and-chains).
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ScheduleDraft, ScheduleView } from '../src/protocol/schedules';
 import type { CreateTaskForm, PanelState, TaskCard } from '../src/protocol/webview';
+import { valueOf } from './field-value';
 import { promptHint } from './format';
+import { choiceOf, REPEAT_ONCE, RepeatFields, ruleOf, type ScheduleRule } from './repeat-fields';
 import { OwnBranchToggle } from './workplace';
 
 export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
@@ -13,8 +17,6 @@ export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode'];
 ];
 export const THOUGHT_LEVELS = ['', 'low', 'medium', 'high'];
 
-type Value = { value: string };
-export const valueOf = (e: Event): string => (e.currentTarget as unknown as Value).value ?? '';
 
 /** A `datetime-local` field's "2026-12-08T02:00" as epoch ms on this machine's clock; undefined when empty or unreadable. */
 export function localDateTimeMs(text: string): number | undefined {
@@ -29,7 +31,7 @@ export function permissionDetail(mode: (typeof PERMISSION_MODE_CHOICES)[number],
   return mode.value === 'default' && unansweredText ? `The agent asks before it changes a file or runs a command; ${unansweredText}.` : mode.detail;
 }
 
-export function TaskForm({ workspaces, models, defaultModelText, unansweredText, blockedText, focusTick, submit, onError, initial, onDone, afterChoices = [] }: {
+export function TaskForm({ workspaces, models, defaultModelText, unansweredText, blockedText, focusTick, submit, onError, initial, onDone, afterChoices = [], submitSchedule, schedule, zoneText = 'local time' }: {
   workspaces: PanelState['workspaces'];
   /** The tasks a new one may wait for ("After", docs/flows.md#schedules-and-chains): not failed or cancelled. */
   afterChoices?: { id: string; title: string }[];
@@ -46,21 +48,31 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   onError(message: string | undefined): void;
   initial?: TaskCard;
   onDone?(): void;
+  /** Offers Repeat: a rule chosen sends the form as a schedule; resolves false when nothing was done. */
+  submitSchedule?(draft: ScheduleDraft, rule: ScheduleRule): Promise<boolean | void>;
+  /** The schedule this form edits (its future runs), filled from its draft and rule. */
+  schedule?: ScheduleView;
+  /** The machine's time zone as the Repeat hint names it. */
+  zoneText?: string;
 }) {
+  const draft = schedule?.draft;
   // An automatic title (the prompt's first line) stays automatic: an edited prompt renames the task.
-  const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : '');
-  const [prompt, setPrompt] = useState(initial?.prompt ?? '');
-  const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? workspaces[0]?.path ?? '');
-  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? 'default');
-  const [model, setModel] = useState(initial?.model ?? '');
+  const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : (schedule?.title ?? ''));
+  const [prompt, setPrompt] = useState(initial?.prompt ?? draft?.prompt ?? '');
+  const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? draft?.folder ?? workspaces[0]?.path ?? '');
+  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? draft?.permissionMode ?? 'default');
+  const [model, setModel] = useState(initial?.model ?? draft?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
-  const [ownBranch, setOwnBranch] = useState<boolean | undefined>(undefined);
+  const [ownBranch, setOwnBranch] = useState<boolean | undefined>(draft?.isolation === undefined ? undefined : draft.isolation === 'worktree');
+  const [repeat, setRepeat] = useState(schedule ? choiceOf(schedule.rule) : REPEAT_ONCE);
+  const rule = ruleOf(repeat);
+  const asSchedule = repeat.kind !== 'once';
   const [notBefore, setNotBefore] = useState('');
   const [afterTaskId, setAfter] = useState('');
   const [inItsBranch, setInItsBranch] = useState(true);
   const folder = workspaces.find((w) => w.path === workspacePath);
   // Until typed in, the check command is the folder's last one (docs/flows.md#checks).
-  const [typedCheck, setCheck] = useState<string | undefined>(undefined);
+  const [typedCheck, setCheck] = useState<string | undefined>(draft ? (draft.checkCommand ?? '') : undefined);
   const checkCommand = typedCheck ?? folder?.lastCheckCommand ?? '';
   const branchDefault = folder?.ownBranch;
   const [busy, setBusy] = useState(false);
@@ -69,9 +81,12 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
     if (focusTick > 0) promptRef.current?.focus();
   }, [focusTick]);
   const editing = initial !== undefined;
-  const blocked = !editing && blockedText !== undefined;
+  /** Field ids unique in the panel: a card's and a schedule's form may be open beside the create form. */
+  const fieldId = (name: string) => (editing ? `${name}-${initial.id}` : schedule ? `${name}-schedule-${schedule.id}` : name);
+  // A schedule takes no ticket now: what blocks queueing a task now does not block it.
+  const blocked = !editing && !asSchedule && blockedText !== undefined;
   const promptState = promptHint(prompt);
-  const canSubmit = !busy && !blocked && !promptState.blocks;
+  const canSubmit = !busy && !blocked && !promptState.blocks && typeof rule !== 'string';
   const onSubmit = async (e: Event) => {
     e.preventDefault();
     // Enter in a field must not send a form the button would not send.
@@ -80,7 +95,12 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
     try {
       const chosen = folder?.noOwnBranch ? false : (ownBranch ?? branchDefault);
       const startAt = localDateTimeMs(notBefore);
-      const done = await submit({
+      const check = checkCommand.trim();
+      const done = rule !== null && typeof rule === 'object' && submitSchedule ? await submitSchedule({
+        title, prompt, folder: workspacePath, permissionMode, model: model || null,
+        ...(chosen === undefined ? {} : { isolation: chosen ? 'worktree' : 'inPlace' }),
+        ...(check ? { checkCommand: check } : {}),
+      }, rule) : await submit({
         title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null,
         ...(chosen === undefined ? {} : { ownBranch: chosen }),
         ...(startAt === undefined ? {} : { notBefore: startAt }),
@@ -89,7 +109,8 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
       });
       onError(undefined);
       if (done === false) return;
-      if (!editing) {
+      if (!editing && !schedule) {
+        setRepeat(REPEAT_ONCE);
         setTitle('');
         setPrompt('');
         setNotBefore('');
@@ -112,20 +133,20 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   };
   const mode = PERMISSION_MODE_CHOICES.find((m) => m.value === permissionMode);
   return (
-    <form class="task-form" onSubmit={onSubmit} data-testid={editing ? 'edit-form' : 'create-form'} aria-label={editing ? 'Edit task' : 'New task'}>
-      {!editing && <h2><span class="codicon codicon-add" aria-hidden="true" /> New task</h2>}
-      <vscode-label for={editing ? `title-${initial.id}` : 'title'}>Title</vscode-label>
+    <form class="task-form" onSubmit={onSubmit} data-testid={editing ? 'edit-form' : schedule ? 'schedule-form' : 'create-form'} aria-label={editing ? 'Edit task' : schedule ? 'Edit schedule' : 'New task'}>
+      {!editing && !schedule && <h2><span class="codicon codicon-add" aria-hidden="true" /> New task</h2>}
+      <vscode-label for={fieldId('title')}>Title</vscode-label>
       <vscode-textfield
-        id={editing ? `title-${initial.id}` : 'title'}
+        id={fieldId('title')}
         data-testid="title"
         placeholder="Optional; the prompt's first line otherwise"
         value={title}
         onInput={(e) => setTitle(valueOf(e))}
         onKeyDown={onTitleKey}
       />
-      <vscode-label for={editing ? `prompt-${initial.id}` : 'prompt'}>Instructions</vscode-label>
+      <vscode-label for={fieldId('prompt')}>Instructions</vscode-label>
       <vscode-textarea
-        id={editing ? `prompt-${initial.id}` : 'prompt'}
+        id={fieldId('prompt')}
         ref={promptRef}
         data-testid="prompt"
         rows={5}
@@ -169,7 +190,9 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         </div>
       </div>
       {mode && <p class="hint permission-detail" data-testid="permission-detail">{permissionDetail(mode, unansweredText)}</p>}
-      {!editing && (
+      {!editing && submitSchedule && <RepeatFields choice={repeat} onChange={setRepeat} zoneText={zoneText} once={!schedule} timeId={fieldId('repeat-time')} />}
+      {typeof rule === 'string' && <p class="hint" data-testid="repeat-problem" role="status">{rule}</p>}
+      {!editing && !asSchedule && (
         <div class="not-before">
           <vscode-label for="not-before">Not before</vscode-label>
           <vscode-textfield id="not-before" type="datetime-local" data-testid="not-before" value={notBefore} onInput={(e) => setNotBefore(valueOf(e))} onChange={(e) => setNotBefore(valueOf(e))} />
@@ -178,12 +201,12 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
       )}
       {!editing && (
         <div class="check-command">
-          <vscode-label for="check-command">Check command</vscode-label>
-          <vscode-textfield id="check-command" data-testid="check-command" placeholder="e.g. npm test" value={checkCommand} onInput={(e) => setCheck(valueOf(e))} />
+          <vscode-label for={fieldId('check-command')}>Check command</vscode-label>
+          <vscode-textfield id={fieldId('check-command')} data-testid="check-command" placeholder="e.g. npm test" value={checkCommand} onInput={(e) => setCheck(valueOf(e))} />
           <span class="hint">Optional: runs in the task's folder after the agent's turn; if it fails, the agent gets its output and tries again.</span>
         </div>
       )}
-      {!editing && afterChoices.length > 0 && (
+      {!editing && !asSchedule && afterChoices.length > 0 && (
         <div class="after-task">
           <vscode-label>After</vscode-label>
           <vscode-single-select data-testid="after-task" value={afterTaskId} onChange={(e) => setAfter(valueOf(e))}>
@@ -201,10 +224,11 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
       {!editing && branchDefault !== undefined && <OwnBranchToggle checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)} cannot={folder?.noOwnBranch} onChange={setOwnBranch} />}
       <div class="buttons">
         <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>
-          {editing ? 'Save' : 'Queue task'}
+          {editing ? 'Save' : schedule ? 'Save schedule' : asSchedule ? 'Create schedule' : 'Queue task'}
         </vscode-button>
         {onDone && <vscode-button secondary data-testid="discard" onClick={() => onDone()}>{editing ? 'Discard' : 'Close'}</vscode-button>}
         {blocked && <span class="hint" data-testid="availability" role="status">{blockedText}</span>}
+        {schedule && <span class="hint" data-testid="future-runs">Applies to its future runs; a run already queued keeps what it had.</span>}
       </div>
     </form>
   );
