@@ -74,7 +74,8 @@ export function Schedules({ schedules, workspaces, models, defaultModelText, zon
                   schedule={s}
                   submit={async () => false}
                   submitSchedule={async (draft, rule) => {
-                    await channel.request('editSchedule', { id: s.id, draft, rule });
+                    const { done } = await channel.request('editSchedule', { id: s.id, draft, rule });
+                    if (!done) return false; // declined: keep what was typed
                   }}
                   onError={onError}
                   onDone={() => setEditing(undefined)}

@@ -57,13 +57,13 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
 }) {
   const draft = schedule?.draft;
   // An automatic title (the prompt's first line) stays automatic: an edited prompt renames the task.
-  const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : (schedule?.title ?? ''));
+  const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : (draft?.title ?? ''));
   const [prompt, setPrompt] = useState(initial?.prompt ?? draft?.prompt ?? '');
-  const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? draft?.folder ?? workspaces[0]?.path ?? '');
+  const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? draft?.workspacePath ?? workspaces[0]?.path ?? '');
   const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? draft?.permissionMode ?? 'default');
   const [model, setModel] = useState(initial?.model ?? draft?.model ?? '');
-  const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? '');
-  const [ownBranch, setOwnBranch] = useState<boolean | undefined>(draft?.isolation === undefined ? undefined : draft.isolation === 'worktree');
+  const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? draft?.thoughtLevel ?? '');
+  const [ownBranch, setOwnBranch] = useState<boolean | undefined>(draft?.ownBranch);
   const [repeat, setRepeat] = useState(schedule ? choiceOf(schedule.rule) : REPEAT_ONCE);
   const rule = ruleOf(repeat);
   const asSchedule = repeat.kind !== 'once';
@@ -95,16 +95,15 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
     try {
       const chosen = folder?.noOwnBranch ? false : (ownBranch ?? branchDefault);
       const startAt = localDateTimeMs(notBefore);
-      const check = checkCommand.trim();
-      const done = rule !== null && typeof rule === 'object' && submitSchedule ? await submitSchedule({
-        title, prompt, folder: workspacePath, permissionMode, model: model || null,
-        ...(chosen === undefined ? {} : { isolation: chosen ? 'worktree' : 'inPlace' }),
-        ...(check ? { checkCommand: check } : {}),
-      }, rule) : await submit({
+      // What a task and a schedule's saved task both carry; "not before" and "after" belong to one task.
+      const fields: ScheduleDraft = {
         title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null,
         ...(chosen === undefined ? {} : { ownBranch: chosen }),
-        ...(startAt === undefined ? {} : { notBefore: startAt }),
         ...(!editing && checkCommand.trim() ? { checkCommand: checkCommand.trim() } : {}),
+      };
+      const done = typeof rule === 'object' && rule !== null && submitSchedule ? await submitSchedule(fields, rule) : await submit({
+        ...fields,
+        ...(startAt === undefined ? {} : { notBefore: startAt }),
         ...(afterTaskId ? { afterTaskId, continueInBranch: inItsBranch } : {}),
       });
       onError(undefined);
