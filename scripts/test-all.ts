@@ -25,6 +25,7 @@ export const TEST_GROUPS: readonly (readonly string[])[] = [
   ['test:ui:park'],
   ['test:ui:review'],
   ['test:ui:checks'],
+  ['test:ui:schedules'],
   ['test:bench'],
   ['test:vsix'],
 ];

@@ -16,10 +16,9 @@ export function nextRunLabel(s: Pick<ScheduleView, 'paused' | 'nextRunText'>): s
   return s.nextRunText ? `Next: ${s.nextRunText}` : 'No next run';
 }
 
-/** "Last: Completed (catch-up)", with when it was due in its title. */
+/** "Last: Completed", "Last: Missed 3, caught up · Completed" (the host's words; a catch-up says so there). */
 export function lastRunLabel(lastRun: ScheduleView['lastRun']): string | null {
-  if (!lastRun) return null;
-  return `Last: ${lastRun.text}${lastRun.catchUp ? ' (catch-up)' : ''}`;
+  return lastRun ? `Last: ${lastRun.text}` : null;
 }
 
 export function Schedules({ schedules, workspaces, models, defaultModelText, zoneText, act, channel, onError }: {
