@@ -3,8 +3,9 @@
 // real PanelController over the real TaskService (a sql.js file, the real reference gateway on
 // loopback), and the controller's snapshots coming back. The create form's Repeat sends
 // `createSchedule` with the rule the fields say; the Schedules section shows what the host saved
-// and sends Pause/Resume, Edit (future runs) and Delete (asked first); a skipped chain step says why
-// on its card; at a 106 px panel nothing scrolls sideways.
+// and sends Pause/Resume, Edit (future runs) and Delete (asked first); a run it queued late names it
+// on its card with "(catch-up)"; a skipped chain step says why on its card; at a 106 px panel nothing
+// scrolls sideways.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -139,15 +140,16 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     assert.match(await row('Nightly deps').locator('[data-testid="schedule-next"]').innerText(), /^Next: .*02:00$/);
   });
 
-  it('On weekdays: no day checked says so and sends nothing; Mon, Wed, Fri at 07:30 is sent as those days and shown in words', async () => {
+  it('On weekdays: no day checked says so, and neither the button nor Enter sends it; Mon, Wed, Fri at 07:30 is sent as those days and shown in words', async () => {
     await fillCreateForm('Triage flaky tests', 'Triage the flaky tests');
     const form = page.locator('[data-testid="create-form"]');
     await choose('[data-testid="create-form"]', 'repeat', 'On weekdays');
     for (const day of [1, 2, 3, 4, 5]) await form.locator(`[data-testid="repeat-day-${day}"] input`).uncheck();
     assert.equal(await form.locator('[data-testid="repeat-problem"]').innerText(), 'Choose at least one weekday.');
+    assert.notEqual(await form.locator('[data-testid="submit"]').getAttribute('disabled'), null, 'a rule without days cannot be sent');
     const before = sent.length;
-    await form.locator('[data-testid="submit"]').click();
-    assert.equal(sent.length, before, 'a rule without days is not sent');
+    await form.locator('[data-testid="title"] input').press('Enter');
+    assert.equal(sent.length, before, 'Enter does not send it either');
     for (const day of [1, 3, 5]) await form.locator(`[data-testid="repeat-day-${day}"] input`).check();
     await form.locator('[data-testid="repeat-time"] input').fill('07:30');
     await form.locator('[data-testid="submit"]').click();
@@ -197,6 +199,16 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
       assert.equal(seen.sideways, 0, `the panel scrolls ${seen.sideways} px sideways at ${width} px`);
     }
     await page.setViewportSize({ width: 1000, height: 1400 });
+  });
+
+  it('a run queued late (the machine slept through its time) names its schedule on its card with "(catch-up)", and the row says what the last run did', async () => {
+    // A day passes with no timer firing (the machine asleep), then the lease holder's next tick.
+    world.clock.advance(24 * 3600_000);
+    await world.advance(31_000);
+    const card = page.locator('li.card', { has: page.locator('[data-testid="schedule-run"]', { hasText: /^\s*Nightly deps · / }) });
+    await card.waitFor();
+    assert.equal((await card.locator('[data-testid="catch-up"]').innerText()).trim(), '(catch-up)');
+    assert.match(await row('Nightly deps').locator('[data-testid="schedule-last"]').innerText(), /^Last: .*[Cc]aught up/);
   });
 
   it('Delete asks first: declined keeps the schedule; accepted removes it, and with none left the section is gone', async () => {
