@@ -13,12 +13,11 @@
 //
 // usage: node --import tsx scripts/panel-tour-checks.ts [--no-build] [--keep]
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { FakeAnthropicUpstream, type RecordedRequest } from '../test/fixtures/fake-anthropic-upstream';
 import { checkLayout } from './vscode/panel-checks';
-import { runTour, until } from './vscode/tour';
+import { gitWorkspace, runTour, until } from './vscode/tour';
 import { runCommand } from './vscode/workbench';
 
 /** The repository's own test: passes once fixed.txt exists. */
@@ -41,13 +40,7 @@ function turn(request: RecordedRequest): { fedBack: boolean; callsSince: number 
 }
 
 runTour('panel-tour-checks', async ({ stateDir, log, gateway, codeServer, openPanel, stopLater }) => {
-  const workspace = path.join(stateDir, 'workspace');
-  mkdirSync(workspace, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=tour@example.invalid', '-c', 'user.name=tour', ...args], { cwd: workspace, encoding: 'utf8' }).trim();
-  writeFileSync(path.join(workspace, 'check.js'), CHECK_JS);
-  git('init', '-q', '-b', 'main');
-  git('add', '.');
-  git('commit', '-q', '-m', 'initial');
+  const { workspace } = gitWorkspace(stateDir, { 'check.js': CHECK_JS });
 
   const upstream = await FakeAnthropicUpstream.start();
   stopLater(() => upstream.close());

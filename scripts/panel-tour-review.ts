@@ -13,11 +13,10 @@
 //
 // usage: node --import tsx scripts/panel-tour-review.ts [--no-build] [--keep]
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FakeAnthropicUpstream, type RecordedRequest } from '../test/fixtures/fake-anthropic-upstream';
-import { BYPASS_PERMISSIONS, DEMO_KEY, runTour, Tour, TaskDb, until } from './vscode/tour';
+import { BYPASS_PERMISSIONS, DEMO_KEY, gitWorkspace, runTour, Tour, TaskDb, until } from './vscode/tour';
 import { answerDialog, openWorkbench, runCommand, setApiKey } from './vscode/workbench';
 
 const FILES = 200;
@@ -32,13 +31,7 @@ function turn(request: RecordedRequest): { prompt: string; calls: number } {
 }
 
 runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, log, gateway, codeServer, stopLater, onFailure }) => {
-  const workspace = path.join(stateDir, 'workspace');
-  mkdirSync(workspace, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=tour@example.invalid', '-c', 'user.name=tour', ...args], { cwd: workspace, encoding: 'utf8' }).trim();
-  writeFileSync(path.join(workspace, 'README.md'), '# review tour\n');
-  git('init', '-q', '-b', 'main');
-  git('add', '.');
-  git('commit', '-q', '-m', 'initial');
+  const { workspace, git } = gitWorkspace(stateDir, { 'README.md': '# review tour\n' });
 
   const upstream = await FakeAnthropicUpstream.start();
   stopLater(() => upstream.close());

@@ -12,12 +12,11 @@
 //
 // usage: node --import tsx scripts/panel-tour-schedules.ts [--no-build] [--keep]
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { FakeAnthropicUpstream, lastMessageHasToolResult, type RecordedRequest } from '../test/fixtures/fake-anthropic-upstream';
 import { checkLayout } from './vscode/panel-checks';
-import { runTour, until } from './vscode/tour';
+import { gitWorkspace, runTour, until } from './vscode/tour';
 import { runCommand } from './vscode/workbench';
 
 const STEP_A = 'Step A: write a.txt';
@@ -32,13 +31,7 @@ function stepOf(request: RecordedRequest): 'A' | 'B' | undefined {
 }
 
 runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, openPanel, stopLater }) => {
-  const workspace = path.join(stateDir, 'workspace');
-  mkdirSync(workspace, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=tour@example.invalid', '-c', 'user.name=tour', ...args], { cwd: workspace, encoding: 'utf8' }).trim();
-  writeFileSync(path.join(workspace, 'README.md'), '# the tour\'s repository\n');
-  git('init', '-q', '-b', 'main');
-  git('add', '.');
-  git('commit', '-q', '-m', 'initial');
+  const { workspace, git } = gitWorkspace(stateDir, { 'README.md': '# the tour\'s repository\n' });
 
   const upstream = await FakeAnthropicUpstream.start();
   stopLater(() => upstream.close());

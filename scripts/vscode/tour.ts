@@ -2,8 +2,8 @@
 // (runTour), reading the extension's task DB as it is on disk, polling until something holds,
 // asking the gateway about a ticket, and driving the panel's cards by real clicks with a
 // screenshot per stage.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -263,6 +263,21 @@ export class Tour {
   async click(prompt: string, action: string): Promise<void> {
     await this.card(prompt).locator(`[data-testid="${action}"]`).click();
   }
+}
+
+/**
+ * A git repository for a tour to work on: `<stateDir>/workspace` on branch main with `files`
+ * committed, and `git` to run more commands in it (a tour's own fixture, not the product's git).
+ */
+export function gitWorkspace(stateDir: string, files: Record<string, string>): { workspace: string; git(...args: string[]): string } {
+  const workspace = path.join(stateDir, 'workspace');
+  mkdirSync(workspace, { recursive: true });
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=tour@example.invalid', '-c', 'user.name=tour', ...args], { cwd: workspace, encoding: 'utf8' }).trim();
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(workspace, name), text);
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-q', '-m', 'initial');
+  return { workspace, git };
 }
 
 /** What runTour hands a tour's body. */

@@ -7,20 +7,17 @@
 // default model as the create form (personal mode with Claude Code: "Claude Code's default model").
 // The finished task's check failed: its line and its output (one click) stay inside the card.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import os from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { PanelController } from '../../src/panel/panel-controller';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import { setupView } from '../../src/panel/setup-line';
 import type { PanelState } from '../../src/protocol/webview';
-import { CHROMIUM_PATH, REPO_ROOT } from '../../scripts/vscode/tools';
 import { oneRunningTask, taskInput, World } from './service-harness';
 import { NO_ASKS } from './panel-link';
+import { buildPanelPage, launchChromium } from './panel-page';
 
 interface ActionSeen {
   card: string;
@@ -72,19 +69,8 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     state = await controller.snapshot();
     controller.dispose();
 
-    dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-narrow-'));
-    await esbuild.build({ entryPoints: [path.join(REPO_ROOT, 'webview', 'main.tsx')], outfile: path.join(dir, 'main.js'), bundle: true, format: 'iife', target: 'es2022', jsx: 'automatic', jsxImportSource: 'preact', logLevel: 'error' });
-    const codicons = createRequire(__filename).resolve('@vscode/codicons/dist/codicon.css');
-    writeFileSync(
-      path.join(dir, 'panel.html'),
-      `<!DOCTYPE html><html><head><meta charset="UTF-8">
-<link rel="stylesheet" href="${pathToFileURL(codicons).href}" id="vscode-codicon-stylesheet">
-<link rel="stylesheet" href="${pathToFileURL(path.join(REPO_ROOT, 'media', 'panel.css')).href}"></head>
-<body><div id="root"></div>
-<script>window.acquireVsCodeApi = () => ({ postMessage: () => undefined, getState: () => undefined, setState: () => undefined });</script>
-<script src="main.js"></script></body></html>`,
-    );
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'] });
+    ({ dir } = await buildPanelPage('offpeak-narrow-', ''));
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

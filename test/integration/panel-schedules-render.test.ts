@@ -7,18 +7,15 @@
 // on its card with "(catch-up)"; a skipped chain step says why on its card; at a 106 px panel nothing
 // scrolls sideways.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import os from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { PanelController } from '../../src/panel/panel-controller';
 import { createServiceBackend } from '../../src/panel/service-backend';
-import { CHROMIUM_PATH, REPO_ROOT } from '../../scripts/vscode/tools';
 import { startRunning, taskInput, World, type Window } from './service-harness';
-import { NO_ASKS } from './panel-link';
+import { BARE_HOST, NO_ASKS } from './panel-link';
+import { buildPanelPage, launchChromium } from './panel-page';
 
 interface Sent {
   method: string;
@@ -60,34 +57,18 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     w = await world.openWindow();
     await w.service.create(taskInput({ title: 'A queued task', workspacePath: world.dir }));
     const backend = createServiceBackend(w.service, w.store, {
-      hasApiKey: async () => true,
-      setApiKey: async () => undefined,
+      ...BARE_HOST,
       workspaces: () => [{ name: 'ws', path: world.dir, identity: null }],
-      models: () => [],
       configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
-      reloadConfigs: async () => undefined,
-      openTerminal: async () => undefined,
       confirm: async (question) => {
         const answer = confirmAnswers.shift();
         assert.ok(answer !== undefined, `an unexpected confirmation: ${question.message}`);
         return answer;
       },
-      notice: () => undefined,
     }, NO_ASKS);
 
-    dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-schedules-'));
-    await esbuild.build({ entryPoints: [path.join(REPO_ROOT, 'webview', 'main.tsx')], outfile: path.join(dir, 'main.js'), bundle: true, format: 'iife', target: 'es2022', jsx: 'automatic', jsxImportSource: 'preact', logLevel: 'error' });
-    const codicons = createRequire(__filename).resolve('@vscode/codicons/dist/codicon.css');
-    writeFileSync(
-      path.join(dir, 'panel.html'),
-      `<!DOCTYPE html><html><head><meta charset="UTF-8">
-<link rel="stylesheet" href="${pathToFileURL(codicons).href}" id="vscode-codicon-stylesheet">
-<link rel="stylesheet" href="${pathToFileURL(path.join(REPO_ROOT, 'media', 'panel.css')).href}"></head>
-<body><div id="root"></div>
-<script>window.acquireVsCodeApi = () => ({ postMessage: (m) => window.toHost(m), getState: () => undefined, setState: () => undefined });</script>
-<script src="main.js"></script></body></html>`,
-    );
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'] });
+    ({ dir } = await buildPanelPage('offpeak-schedules-', 'window.toHost(m);'));
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1000, height: 1400 } });
     // The webview's messages go to the controller as VS Code would pass them; its answers come back as message events.
     const listeners: ((message: unknown) => void)[] = [];
