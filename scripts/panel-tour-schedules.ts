@@ -77,6 +77,8 @@ runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, ope
   await tour.create(STEP_A, 'Accept edits');
   await tour.typePrompt(STEP_B);
   await tour.choose('permission-mode', 'Accept edits');
+  // The After list opens downwards: brought to the middle of the panel first, its options are not under the status bar.
+  await form().locator('[data-testid="after-task"]').evaluate((el) => el.scrollIntoView({ block: 'center' }));
   await tour.choose('after-task', STEP_A);
   const inBranch = form().locator('[data-testid="continue-in-branch"] input');
   assert.ok(await inBranch.isChecked(), '"Continue in its branch" starts checked');
