@@ -132,3 +132,12 @@ export function connect(parts: PanelParts): { controller: PanelController; webvi
   };
 }
 
+/** Waits (real time, 2 s at most) until `fn` gives a value: a snapshot's arrival over the channel. */
+export async function until<T>(what: string, fn: () => T | undefined | false): Promise<T> {
+  for (let i = 0; i < 400; i++) {
+    const v = fn();
+    if (v !== undefined && v !== false) return v;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

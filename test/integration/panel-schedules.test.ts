@@ -4,17 +4,8 @@
 import assert from 'node:assert/strict';
 import { machineTimeZone, wallTimeAt } from '../../src/core/zoned-time';
 import type { PanelState } from '../../src/protocol/webview';
-import { connect, PANEL_WORKSPACE, type Webview } from './panel-link';
+import { connect, PANEL_WORKSPACE, until, type Webview } from './panel-link';
 import { World } from './service-harness';
-
-async function until<T>(what: string, fn: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const lastState = (w: Webview): PanelState | undefined => w.states[w.states.length - 1];
 const DRAFT = { title: 'Nightly deps', prompt: 'Update the dependencies', workspacePath: PANEL_WORKSPACE, permissionMode: 'acceptEdits' as const, model: null, thoughtLevel: null, checkCommand: 'npm test' };
