@@ -18,8 +18,9 @@
  *   wmic) while the agent still runs: the agent first (it can start no more), then everything
  *   whose parent chain leads to it (Windows keeps a process's parent id after the parent ended,
  *   so children of an ended agent are found too, unless the agent's id was given to a new
- *   process). Without a process table, `taskkill /T /F`. A grandchild whose own parent ended
- *   before the stop (a detached grandchild) is not found.
+ *   process; a process older than the one holding its parent id now is not its child, told by
+ *   start times where the table has them). Without a process table, `taskkill /T /F`. A
+ *   grandchild whose own parent ended before the stop (a detached grandchild) is not found.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -46,8 +47,9 @@ export interface ProcessRow {
   /** The command line; undefined when the platform did not tell (Wine tells none). */
   command?: string;
   /**
-   * When it started, as a number that orders (Windows' FILETIME from PowerShell; undefined
-   * elsewhere). Windows reuses a dead parent's id while its children keep it as their parent id.
+   * When it started, as a number that orders within one table (Windows: PowerShell's FILETIME, or
+   * microseconds since 1970 from wmic; undefined elsewhere, and from a wmic without the column,
+   * as Wine's). Windows reuses a dead parent's id while its children keep it as their parent id.
    */
   startedAt?: number;
 }
@@ -269,8 +271,7 @@ export async function processTable(host: ProcessHost): Promise<ProcessRow[] | un
     const ps = await host.run(windowsSystemProgram(host, 'WindowsPowerShell', 'v1.0', 'powershell.exe'), ['-NoProfile', '-NonInteractive', '-Command', POWERSHELL_TABLE]);
     const fromPs = ps === undefined ? undefined : parsePowerShellTable(decodeWindowsOutput(ps));
     if (fromPs) return fromPs;
-    const wmic = await host.run(windowsSystemProgram(host, 'wbem', 'WMIC.exe'), ['process', 'get', 'CommandLine,ParentProcessId,ProcessId']);
-    return wmic === undefined ? undefined : parseWmicTable(decodeWindowsOutput(wmic));
+    return wmicTable(host);
   }
   const out = await host.run('/bin/ps', ['-A', '-o', 'pid=,ppid=,pgid=,command=']);
   return out === undefined ? undefined : parsePsTable(out.toString('utf8'));
@@ -303,16 +304,46 @@ export function parsePowerShellTable(text: string): ProcessRow[] | undefined {
   return rows.length ? rows : undefined;
 }
 
-/** `wmic process get CommandLine,ParentProcessId,ProcessId`: the command, then the two ids, per line. */
+/** The wmic programs that refused the CreationDate column (Wine's): asked without it from then on. */
+const wmicWithoutCreationDate = new Set<string>();
+
+/** wmic's table, with start times where this wmic tells them (it prints its columns in name order). */
+async function wmicTable(host: ProcessHost): Promise<ProcessRow[] | undefined> {
+  const wmic = windowsSystemProgram(host, 'wbem', 'WMIC.exe');
+  if (!wmicWithoutCreationDate.has(wmic)) {
+    const out = await host.run(wmic, ['process', 'get', 'CommandLine,CreationDate,ParentProcessId,ProcessId']);
+    const rows = out === undefined ? undefined : parseWmicTable(decodeWindowsOutput(out));
+    if (rows) return rows;
+    wmicWithoutCreationDate.add(wmic);
+  }
+  const out = await host.run(wmic, ['process', 'get', 'CommandLine,ParentProcessId,ProcessId']);
+  return out === undefined ? undefined : parseWmicTable(decodeWindowsOutput(out));
+}
+
+/**
+ * `wmic process get CommandLine[,CreationDate],ParentProcessId,ProcessId`: the command, its start
+ * (CIM's `yyyymmddHHMMSS.ffffff±mmm`, local time and its offset in minutes), then the two ids.
+ */
 export function parseWmicTable(text: string): ProcessRow[] | undefined {
   const lines = text.split(/\r*\n/);
-  if (!/^CommandLine\s+ParentProcessId\s+ProcessId/i.test(lines[0]?.trim() ?? '')) return undefined;
+  const header = /^CommandLine\s+(CreationDate\s+)?ParentProcessId\s+ProcessId/i.exec(lines[0]?.trim() ?? '');
+  if (!header) return undefined;
   const rows: ProcessRow[] = [];
   for (const line of lines.slice(1)) {
-    const m = /^(.*?)\s*(\d+)\s+(\d+)\s*$/.exec(line);
-    if (m) rows.push({ pid: Number(m[3]), ppid: Number(m[2]), command: m[1].trim() || undefined });
+    const m = header[1] ? /^(.*?)\s*(\d{14}\.\d{6}[+-]\d{3})?\s+(\d+)\s+(\d+)\s*$/.exec(line) : /^(.*?)\s*()(\d+)\s+(\d+)\s*$/.exec(line);
+    if (!m) continue;
+    const row: ProcessRow = { pid: Number(m[4]), ppid: Number(m[3]), command: m[1].trim() || undefined };
+    if (m[2]) row.startedAt = cimMicroseconds(m[2]);
+    rows.push(row);
   }
   return rows;
+}
+
+/** CIM's `yyyymmddHHMMSS.ffffff±mmm` as microseconds since 1970 (UTC). */
+function cimMicroseconds(cim: string): number {
+  const [y, mo, d, h, mi, sec] = [0, 4, 6, 8, 10, 12].map((at, i) => Number(cim.slice(at, at + (i === 0 ? 4 : 2))));
+  const offsetMinutes = Number(cim.slice(21));
+  return (Date.UTC(y, mo - 1, d, h, mi, sec) - offsetMinutes * 60_000) * 1000 + Number(cim.slice(15, 21));
 }
 
 /** `ps -A -o pid=,ppid=,pgid=,command=`. */

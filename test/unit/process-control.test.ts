@@ -219,6 +219,43 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     assert.deepEqual(descendantsOf(500, rows!), [701, 702]);
   });
 
+  it("platform: Windows reuses a dead parent's id: wmic's start times (CreationDate, local time with its offset) keep an older process out of the tree as PowerShell's do (injected wmic table)", () => {
+    // As in the test above: 700 is the child of the process that had id 500 before (it started
+    // at 10:00:00 UTC, given as 11:00 at +060); the agent 500 started at 10:00:01 UTC (+000).
+    const text = [
+      'CommandLine                 CreationDate               ParentProcessId  ProcessId  ',
+      '                                                       0                4          ',
+      'editor.exe notes.txt        20261202110000.000000+060  500              700        ',
+      'node.exe agent.js 5         20261202100001.000000+000  4                500        ',
+      'cmd.exe /d /s /c "npm test" 20261202100001.500000+000  500              701        ',
+      'node.exe test.js            20261202100002.000000+000  701              702        ',
+    ].join('\r\r\n');
+    const rows = parseWmicTable(decodeWindowsOutput(Buffer.from(`\uFEFF${text}`, 'utf16le')));
+    assert.deepEqual(rows?.[2], { pid: 500, ppid: 4, command: 'node.exe agent.js 5', startedAt: Date.UTC(2026, 11, 2, 10, 0, 1) * 1000 });
+    assert.equal(rows?.[3].startedAt, Date.UTC(2026, 11, 2, 10, 0, 1) * 1000 + 500_000);
+    assert.equal(rows?.[1].startedAt, Date.UTC(2026, 11, 2, 10, 0, 0) * 1000, 'the offset in minutes is taken off');
+    assert.equal(rows?.[0].startedAt, undefined);
+    assert.deepEqual(descendantsOf(500, rows!), [701, 702]);
+  });
+
+  it('platform: a wmic that refuses the CreationDate column (as Wine 8\'s does) is asked without it, and only once per process (injected wmic)', async () => {
+    const runs: string[][] = [];
+    const host: ProcessHost = {
+      platform: 'win32',
+      env: { SystemRoot: 'C:\\WineLike' },
+      kill: () => undefined,
+      run: async (file, args) => {
+        runs.push([...args]);
+        if (!/WMIC\.exe$/.test(file) || args[2].includes('CreationDate')) return undefined; // no PowerShell; "Invalid query"
+        return Buffer.from('CommandLine  ParentProcessId  ProcessId\r\nnode.exe     4                500\r\n');
+      },
+    };
+    assert.deepEqual(await processTable(host), [{ pid: 500, ppid: 4, command: 'node.exe' }]);
+    assert.deepEqual(await processTable(host), [{ pid: 500, ppid: 4, command: 'node.exe' }]);
+    const wmicColumns = runs.filter((args) => args[0] === 'process').map((args) => args[2]);
+    assert.deepEqual(wmicColumns, ['CommandLine,CreationDate,ParentProcessId,ProcessId', 'CommandLine,ParentProcessId,ProcessId', 'CommandLine,ParentProcessId,ProcessId']);
+  });
+
   it("platform: wmic's UTF-16 table (as Windows and Wine write it to a file or pipe) is read: the command line, then parent and process ids", () => {
     const text = '\uFEFFCommandLine                                  ParentProcessId  ProcessId  \r\r\n                                              0                32         \r\r\nC:\\Windows\\node.exe -e "x 5" session-1       32               284        \r\r\n';
     const rows = parseWmicTable(decodeWindowsOutput(Buffer.from(text, 'utf16le')));
