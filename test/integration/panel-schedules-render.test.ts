@@ -166,6 +166,24 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     assert.equal(await nightly.locator('[data-testid="schedule-form"]').count(), 0, 'the form closes once saved');
   });
 
+  it('Edit of the weekday schedule: its days come checked, and Weekly on Sunday is sent as that day', async () => {
+    const triage = row('Triage flaky tests');
+    await triage.locator('[data-testid="schedule-edit"]').click();
+    const scope = '[data-testid="schedule-form"]';
+    const form = page.locator(scope);
+    const checked = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((d) => form.locator(`[data-testid="repeat-day-${d}"] input`).isChecked()));
+    assert.deepEqual(checked, [false, true, false, true, false, true, false], 'Mon, Wed, Fri');
+    const repeat = form.locator('[data-testid="repeat"]');
+    await repeat.click();
+    assert.equal(await repeat.locator('[role="option"]', { hasText: 'Weekly' }).count(), 1);
+    assert.equal(await repeat.locator('[role="option"]', { hasText: 'Once' }).count(), 0, 'a schedule cannot become one task');
+    await repeat.locator('[role="option"]', { hasText: 'Weekly' }).first().click();
+    await choose(scope, 'repeat-day', 'Sunday');
+    await form.locator('[data-testid="submit"]').click();
+    await triage.locator('[data-testid="schedule-rule"]', { hasText: 'Every Sunday at 07:30' }).waitFor();
+    assert.deepEqual((lastSent('editSchedule') as { rule: unknown }).rule, { kind: 'weekly', day: 0, at: 450 });
+  });
+
   it('a 106 px and a 260 px panel: the Schedules rows stay inside the panel (nothing scrolls sideways), every action inside its row', async () => {
     for (const width of [106, 260]) {
       await page.setViewportSize({ width, height: 1400 });
