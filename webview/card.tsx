@@ -16,7 +16,7 @@ import { AllowedNotRunLine, QuestionList, RefusalMark, sameRefusals } from './qu
 import { Segments } from './segments';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 import { ReviewButton, WorkplaceBlock } from './workplace';
-import { PERMISSION_MODE_CHOICES, TaskForm } from './task-form';
+import { localDateTimeText, PERMISSION_MODE_CHOICES, TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
 
 export interface CardProps {
@@ -145,7 +145,11 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
           submit={async (input) => {
             await channel.request('editTask', {
               taskId: card.id,
-              patch: { title: input.title, prompt: input.prompt, permissionMode: input.permissionMode, model: input.model, thoughtLevel: input.thoughtLevel },
+              patch: {
+                title: input.title, prompt: input.prompt, permissionMode: input.permissionMode, model: input.model, thoughtLevel: input.thoughtLevel,
+                // Sent only when moved: a task that took its ticket meanwhile keeps the other edits.
+                ...(card.notBefore !== undefined && (input.notBefore === undefined ? '' : localDateTimeText(input.notBefore)) !== localDateTimeText(card.notBefore) ? { notBefore: input.notBefore ?? null } : {}),
+              },
             });
           }}
           onError={onError}

@@ -26,6 +26,13 @@ export function localDateTimeMs(text: string): number | undefined {
   return new Date(year!, month! - 1, day!, hour!, minute!).getTime();
 }
 
+/** Epoch ms as a `datetime-local` field's "2026-12-08T02:00" on this machine's clock. */
+export function localDateTimeText(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}`;
+}
+
 /** A mode's help; "Ask before edits" says what an unanswered ask does under the settings in force. */
 export function permissionDetail(mode: (typeof PERMISSION_MODE_CHOICES)[number], unansweredText: string | undefined): string {
   return mode.value === 'default' && unansweredText ? `The agent asks before it changes a file or runs a command; ${unansweredText}.` : mode.detail;
@@ -67,7 +74,7 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   const [repeat, setRepeat] = useState(schedule ? choiceOf(schedule.rule) : REPEAT_ONCE);
   const rule = ruleOf(repeat);
   const asSchedule = repeat.kind !== 'once';
-  const [notBefore, setNotBefore] = useState('');
+  const [notBefore, setNotBefore] = useState(initial?.notBefore != null ? localDateTimeText(initial.notBefore) : '');
   const [afterTaskId, setAfter] = useState('');
   const [inItsBranch, setInItsBranch] = useState(true);
   const folder = workspaces.find((w) => w.path === workspacePath);
@@ -191,10 +198,11 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
       {mode && <p class="hint permission-detail" data-testid="permission-detail">{permissionDetail(mode, unansweredText)}</p>}
       {!editing && submitSchedule && <RepeatFields choice={repeat} onChange={setRepeat} zoneText={zoneText} once={!schedule} timeId={fieldId('repeat-time')} />}
       {typeof rule === 'string' && <p class="hint" data-testid="repeat-problem" role="status">{rule}</p>}
-      {!editing && !asSchedule && (
+      {/* A task still waiting for its time can move it (cleared: it takes its ticket now). */}
+      {(editing ? initial.notBefore != null : !asSchedule) && (
         <div class="not-before">
-          <vscode-label for="not-before">Not before</vscode-label>
-          <vscode-textfield id="not-before" type="datetime-local" data-testid="not-before" value={notBefore} onInput={(e) => setNotBefore(valueOf(e))} onChange={(e) => setNotBefore(valueOf(e))} />
+          <vscode-label for={fieldId('not-before')}>Not before</vscode-label>
+          <vscode-textfield id={fieldId('not-before')} type="datetime-local" data-testid="not-before" value={notBefore} onInput={(e) => setNotBefore(valueOf(e))} onChange={(e) => setNotBefore(valueOf(e))} />
           <span class="hint">Optional: its ticket is taken then, so its place in the queue counts from then.</span>
         </div>
       )}

@@ -37,9 +37,9 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
 }
 
 /** "Tue 02:00": when a task that waits for its "not before" time takes its ticket, in `zone` (docs/flows.md#schedules-and-chains). */
-export function scheduledForOf(task: OffPeakTask, now: number, zone: string): { scheduledFor: string } | Record<string, never> {
+export function scheduledForOf(task: OffPeakTask, now: number, zone: string): { scheduledFor: string; notBefore: number } | Record<string, never> {
   if (task.notBefore == null || task.serverTicketId || isTerminalStatus(task.status)) return {};
-  return { scheduledFor: formatDueTime(task.notBefore, now, zone) };
+  return { scheduledFor: formatDueTime(task.notBefore, now, zone), notBefore: task.notBefore };
 }
 
 /** The oldest open question of a running task (the agent waits on it) or of a parked one, or null. */

@@ -154,7 +154,7 @@ export const TaskCardSchema = z.object({
   /** The account's usage limit holds the task (or parked it) until this epoch ms; shown while it is ahead (docs/flows.md#usage-limits). */
   usageLimitResetAt: z.number().nullable().optional(),
   /** docs/flows.md#schedules-and-chains: its "not before" time on the machine's clock ("Tue 02:00") while it waits; the title of the task it waits for. */
-  scheduledFor: z.string().optional(), afterTitle: z.string().nullable().optional(),
+  scheduledFor: z.string().optional(), notBefore: z.number().optional(), afterTitle: z.string().nullable().optional(),
   /** The tokens of all its segments; null before the first model answer was counted. */
   usage: UsageViewSchema.nullable(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
@@ -326,7 +326,8 @@ const title = TitleSchema;
 const prompt = PromptSchema;
 
 export const EditTaskPatchSchema = z
-  .object({ title, prompt, permissionMode: PermissionModeSchema, model: z.string().max(200).nullable(), thoughtLevel: z.string().max(50).nullable() })
+  // notBefore: only while the task has taken no ticket (null: take it now; docs/flows.md#schedules-and-chains).
+  .object({ title, prompt, permissionMode: PermissionModeSchema, model: z.string().max(200).nullable(), thoughtLevel: z.string().max(50).nullable(), notBefore: z.number().int().nonnegative().nullable() })
   .partial()
   .strict();
 export type EditTaskPatch = z.infer<typeof EditTaskPatchSchema>;

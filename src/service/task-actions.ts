@@ -227,7 +227,10 @@ export class TaskActions {
     } catch (e) {
       throw toServiceError('edit the task', e);
     }
+    if (!ok && patch.notBefore !== undefined && this.getTask(taskId)?.serverTicketId) throw new ServiceError('not_allowed', 'Its ticket was taken meanwhile: its start time can no longer be moved.');
     if (!ok) throw this.refusal(taskId, 'edit', 'only a queued or paused task can be edited');
+    // A moved start time moves the sync's one timer (this window's own write wakes nothing else).
+    if (patch.notBefore !== undefined) this.options.sync.plan();
     return this.getTask(taskId)!;
   }
 

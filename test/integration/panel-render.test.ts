@@ -18,6 +18,7 @@ import type { PanelState } from '../../src/protocol/webview';
 import { oneRunningTask, taskInput, World } from './service-harness';
 import { NO_ASKS } from './panel-link';
 import { buildPanelPage, launchChromium } from './panel-page';
+import { localDateTimeText } from '../../webview/task-form';
 
 interface ActionSeen {
   card: string;
@@ -35,6 +36,7 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
   let dir: string;
   let browser: Browser;
   let state: PanelState;
+  let scheduledAt: number;
 
   before(async () => {
     world = await World.start();
@@ -53,6 +55,9 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
       tx.tasks.markRunning(running.id, { sessionId: `session-${running.id}` });
     });
     await w.service.create(taskInput({ title: 'A queued task' }));
+    // docs/flows.md#schedules-and-chains: waits for its time, which its Edit form can move.
+    scheduledAt = world.clock.now() + 5 * 3_600_000;
+    await w.service.create(taskInput({ title: 'A scheduled task', notBefore: scheduledAt }));
     const backend = createServiceBackend(w.service, w.store, {
       hasApiKey: async () => true,
       setApiKey: async () => undefined,
@@ -160,6 +165,20 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
       const options = await form.locator('[data-testid="after-task"] vscode-option').allTextContents();
       assert.equal(options[0], 'No other task');
       assert.ok(options.includes('A queued task') && options.includes('A running task with a long title that takes room'), options.join(' | '));
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("a scheduled card's Edit form shows its \"not before\" time to move; a queued card's has none", async () => {
+    const page = await panelAt(1000);
+    try {
+      await page.locator('li.card', { hasText: 'A scheduled task' }).locator('[data-testid="edit"]').click();
+      const field = page.locator('li.card', { hasText: 'A scheduled task' }).locator('[data-testid="edit-form"] [data-testid="not-before"]');
+      assert.equal(await field.getAttribute('type'), 'datetime-local');
+      assert.equal(await field.evaluate((el) => (el as HTMLInputElement).value), localDateTimeText(scheduledAt));
+      await page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="edit"]').click();
+      assert.equal(await page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="edit-form"] [data-testid="not-before"]').count(), 0);
     } finally {
       await page.close();
     }
