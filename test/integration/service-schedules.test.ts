@@ -5,7 +5,47 @@
 import assert from 'node:assert/strict';
 import { machineTimeZone, wallTimeAt } from '../../src/core/zoned-time';
 import type { ScheduleDraftRecord } from '../../src/store';
-import { startRunning, World } from './service-harness';
+import type { TimerHandle, Timers } from '../../src/core/timers';
+import { GatewayClient } from '../../src/gateway-client/client';
+import { TaskService } from '../../src/service';
+import { TaskStore } from '../../src/store';
+import { API_KEY, startRunning, World } from './service-harness';
+
+/**
+ * Timers as the machine's are: they count time the machine is awake only (a suspended machine's
+ * monotonic clock stands still), while the wall clock (the world's ManualClock) also moves in `sleep`.
+ */
+class AwakeTimers implements Timers {
+  private entries: { id: number; at: number; fn: () => void }[] = [];
+  private nextId = 1;
+  constructor(private readonly clock: World['clock']) {}
+  setTimeout(fn: () => void, delayMs: number): TimerHandle {
+    const entry = { id: this.nextId++, at: this.clock.now() + Math.max(0, delayMs), fn };
+    this.entries.push(entry);
+    return { id: entry.id };
+  }
+  clearTimeout(handle: TimerHandle | undefined): void {
+    if (handle) this.entries = this.entries.filter((e) => e.id !== handle.id);
+  }
+  /** The machine sleeps `ms`: the wall clock moves, pending timers are that much further away. */
+  sleep(ms: number): void {
+    this.clock.set(this.clock.now() + ms);
+    for (const e of this.entries) e.at += ms;
+  }
+  /** The machine is awake `ms`: due timers fire in order, `settle` after each. */
+  async advance(ms: number, settle: () => Promise<void>): Promise<void> {
+    const until = this.clock.now() + ms;
+    for (;;) {
+      const next = this.entries.reduce<(typeof this.entries)[number] | undefined>((a, e) => (!a || e.at < a.at ? e : a), undefined);
+      if (!next || next.at > until) break;
+      this.entries = this.entries.filter((e) => e !== next);
+      if (next.at > this.clock.now()) this.clock.set(next.at);
+      next.fn();
+      await settle();
+    }
+    this.clock.set(until);
+  }
+}
 
 const MINUTE = 60_000;
 
@@ -99,6 +139,35 @@ describe('service: repeating schedules (docs/flows.md#schedules-and-chains)', fu
     assert.equal(runs.length, 1, 'one run for the stretch');
     assert.deepEqual([runs[0]!.outcome, runs[0]!.catchUp, runs[0]!.missedCount], ['queued', true, 2]);
     assert.equal(next.service.listTasks().length, 1);
+  });
+
+  it("the machine slept past a schedule's time (its timer counts awake time only): the first lease tick after waking queues the catch-up run", async () => {
+    world = await World.start();
+    const timers = new AwakeTimers(world.clock);
+    const store = await TaskStore.open({ directory: world.dir, clock: world.clock, watch: false, durable: false });
+    const gateway = new GatewayClient({ baseUrl: world.proxy.baseUrl, apiKey: () => API_KEY, clock: world.clock });
+    const service = new TaskService({ store, gateway, clock: world.clock, timers, windowId: 'laptop', sync: { longPollMs: 0 } });
+    const settle = async () => {
+      await service.idle();
+      await new Promise((r) => setImmediate(r));
+    };
+    try {
+      await service.start();
+      assert.equal(service.isLeader, true);
+      const zone = machineTimeZone();
+      const s = await service.schedules.create(draft(1), { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 10) % 1440 });
+      await timers.advance(MINUTE, settle);
+      timers.sleep(3 * 60 * MINUTE);
+      // Awake again for one lease tick (30 s): the sync timer, pushed 3 h out by the sleep, has not fired.
+      await timers.advance(31_000, settle);
+      const runs = store.read((tx) => tx.schedules.runsOf(s.id));
+      assert.equal(runs.length, 1, 'queued at the first tick after waking');
+      assert.equal(runs[0]!.catchUp, true);
+      assert.equal(service.listTasks().length, 1);
+    } finally {
+      await service.stop();
+      await store.close();
+    }
   });
 
   it('pause, resume, edit and delete from any window: paused fires nothing and catches nothing up; a deleted schedule leaves its queued run as an ordinary task', async () => {
