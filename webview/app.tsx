@@ -112,7 +112,8 @@ export function App({ channel, state, focusTick, error, onError }: {
 
   if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
   const a = state.availability;
-  const zoneText = machineTimeZone();
+  // The host's zone: schedules run on its clock (this webview may be on another machine).
+  const zoneText = state.timeZone ?? machineTimeZone();
   const hasTasks = state.tasks.length > 0;
   const showForm = a.kind !== 'hidden' && (!hasTasks || formOpen);
   return (

@@ -176,6 +176,7 @@ export class PanelController extends Disposable {
       visible: this.port.visible?.() ?? true,
       lastSeenAt: this.backend.lastSeenAt?.() ?? null,
       schedules: this.backend.schedules?.(now, zone) ?? [],
+      timeZone: zone,
     };
   }
 

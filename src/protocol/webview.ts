@@ -315,6 +315,8 @@ export const PanelStateSchema = z.object({
   historyArchived: z.boolean().optional(),
   /** The repeating schedules, not deleted, oldest first (docs/flows.md#schedules-and-chains; absent: none). */
   schedules: z.array(ScheduleViewSchema).optional(),
+  /** The extension host's time zone, in which schedules run and their times are worded (a remote window's webview may be elsewhere). */
+  timeZone: z.string().max(100).optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 

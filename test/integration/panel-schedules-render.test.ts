@@ -11,11 +11,15 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { machineTimeZone } from '../../src/core/zoned-time';
 import { PanelController } from '../../src/panel/panel-controller';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import { startRunning, taskInput, World, type Window } from './service-harness';
 import { BARE_HOST, NO_ASKS } from './panel-link';
 import { buildPanelPage, launchChromium } from './panel-page';
+
+/** A zone no CI machine is set to: the webview's, apart from the host's. */
+const WEBVIEW_ZONE = 'Pacific/Chatham';
 
 interface Sent {
   method: string;
@@ -69,7 +73,8 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
 
     ({ dir } = await buildPanelPage('offpeak-schedules-', 'window.toHost(m);'));
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1000, height: 1400 } });
+    // The page's zone is not the host's: a remote window's webview runs on another machine than its extension host.
+    page = await browser.newPage({ viewport: { width: 1000, height: 1400 }, timezoneId: WEBVIEW_ZONE });
     // The webview's messages go to the controller as VS Code would pass them; its answers come back as message events.
     const listeners: ((message: unknown) => void)[] = [];
     await page.exposeFunction('toHost', (message: { type: string; method?: string; params?: Record<string, unknown> }) => {
@@ -98,7 +103,7 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     await world?.close();
   });
 
-  it('Repeat Daily at 02:00: "Not before" and "After" go, the button says "Create schedule", createSchedule carries the fields and the rule; the section shows "Every day at 02:00" and "Next: … 02:00"', async () => {
+  it('Repeat Daily at 02:00: "Not before" and "After" go, the hint names the host\'s zone, the button says "Create schedule", createSchedule carries the fields and the rule; the section shows "Every day at 02:00" and "Next: … 02:00"', async () => {
     await fillCreateForm('Nightly deps', 'Update the dependencies and fix what breaks');
     const form = page.locator('[data-testid="create-form"]');
     assert.equal(await form.locator('[data-testid="after-task"]').count(), 1, 'a single task may wait for another');
@@ -107,7 +112,8 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     await form.locator('[data-testid="repeat-time"] input').fill('02:00');
     assert.equal(await form.locator('[data-testid="not-before"]').count(), 0);
     assert.equal(await form.locator('[data-testid="after-task"]').count(), 0);
-    assert.match(await form.locator('[data-testid="repeat-hint"]').innerText(), /this machine's clock/);
+    const hint = await form.locator('[data-testid="repeat-hint"]').innerText();
+    assert.ok(hint.includes(`this machine's clock (${machineTimeZone()})`), `the hint names the extension host's zone: ${hint}`);
     assert.equal((await form.locator('[data-testid="submit"]').innerText()).trim(), 'Create schedule');
     await form.locator('[data-testid="submit"]').click();
     await row('Nightly deps').waitFor();
