@@ -222,6 +222,22 @@ describe('segment runner (reference agent, real processes)', () => {
     assert.match(fs.readFileSync(run.logFile, 'utf8'), /could not send Ctrl\+C to the agent: stopping it by force/);
   });
 
+  for (const ctrlC of ['delivers', 'fails'] as const) {
+    it(`platform: Windows: Ctrl+C typed in the task's terminal goes to the agent's console${ctrlC === 'fails' ? '; where it cannot be sent, the agent is stopped by force instead' : ', and the agent ends on it'} (injected platform)`, async () => {
+      upstream.setDefaultReply({ kind: 'error', status: 429, code: '3105', retryAfterSeconds: 1 });
+      const { host, steps } = windowsStop(ctrlC);
+      const run = await start('1', { processes: host, sigintGraceMs: 60_000 });
+      await upstream.waitForMessageRequest(2);
+      const pid = run.pid!;
+      run.writeInput('\x03');
+      const outcome = await run.done;
+      assert.equal(outcome.kind, 'failed');
+      assert.match((outcome as { reason: string }).reason, /Ctrl\+C/);
+      assert.equal(steps[0], `ctrl-c ${pid}`);
+      assert.equal(steps.includes(`terminate ${pid}`), ctrlC === 'fails', steps.join(', '));
+    });
+  }
+
   it('item 6: a command started by run_command dies when its agent is SIGKILLed', async () => {
     const marker = path.join(root, 'command.pid');
     upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: `echo $$ > ${marker}; sleep 60` } });
