@@ -190,7 +190,7 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     assert.deepEqual((lastSent('editSchedule') as { rule: unknown }).rule, { kind: 'weekly', day: 0, at: 450 });
   });
 
-  it('a 106 px and a 260 px panel: the Schedules rows stay inside the panel (nothing scrolls sideways), every action inside its row', async () => {
+  it('a 106 px and a 260 px panel: the Schedules rows stay inside the panel (nothing scrolls sideways), every action inside its row; so does the form as a schedule at 106 px', async () => {
     for (const width of [106, 260]) {
       await page.setViewportSize({ width, height: 1400 });
       const seen = await page.evaluate(`(() => {
@@ -203,6 +203,14 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
       assert.deepEqual(seen.past, [], `at ${width} px`);
       assert.equal(seen.sideways, 0, `the panel scrolls ${seen.sideways} px sideways at ${width} px`);
     }
+    // The create form as a schedule ("Create schedule" is the widest button) fits too.
+    await page.setViewportSize({ width: 106, height: 1400 });
+    await page.locator('[data-testid="new-task"]').click();
+    await choose('[data-testid="create-form"]', 'repeat', 'Daily');
+    await page.locator('[data-testid="create-form"] [data-testid="submit"]', { hasText: 'Create schedule' }).waitFor();
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(sideways, 0, `with the create form open the panel scrolls ${sideways} px sideways at 106 px`);
+    await page.locator('[data-testid="create-form"] [data-testid="discard"]').click();
     await page.setViewportSize({ width: 1000, height: 1400 });
   });
 
