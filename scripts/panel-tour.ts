@@ -80,6 +80,9 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
   });
   await tour.shot('light-3103-countdown');
   await page.waitForTimeout(2100);
+  // Timed from before the read: the checks after it take seconds on a loaded machine, and a clock
+  // started after them undercounted the wait (8.6 s for a countdown of 11 s at a load of 45).
+  const shownAt = Date.now();
   const second = await hint.innerText();
   const secondsIn = (text: string) => {
     const found = /in (?:(\d+)m )?(\d+)s/.exec(text);
@@ -90,7 +93,6 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
   assert.equal(await tour.frame.locator('[data-testid="submit"]').evaluate((b) => (b as HTMLButtonElement).disabled), true, 'create is disabled');
   assert.equal(tour.db.byPrompt(four), undefined, 'no task row for the refused take');
   const secondsLeft = secondsIn(second);
-  const shownAt = Date.now();
   log(`3103: "${(await error.innerText()).trim()}"; countdown "${first}" → "${second}"`);
   await hint.waitFor({ state: 'detached', timeout: QUOTA_WINDOW_MS + 30_000 });
   const waited = (Date.now() - shownAt) / 1000;
