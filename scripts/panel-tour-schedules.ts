@@ -79,7 +79,13 @@ runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, ope
   await tour.choose('permission-mode', 'Accept edits');
   // The After list opens downwards: brought to the middle of the panel first, its options are not under the status bar.
   await form().locator('[data-testid="after-task"]').evaluate((el) => el.scrollIntoView({ block: 'center' }));
-  await tour.choose('after-task', STEP_A);
+  // A snapshot arriving while the list is open (A's state changes as it starts) can swallow the
+  // pick: picked again until the form shows "Continue in its branch" (shown once a task is chosen).
+  await until('"After" set to Step A', async () => {
+    if ((await form().locator('[data-testid="continue-in-branch"]').count()) > 0) return true;
+    await tour.choose('after-task', STEP_A).catch(() => undefined);
+    return false;
+  }, 90_000);
   const inBranch = form().locator('[data-testid="continue-in-branch"] input');
   assert.ok(await inBranch.isChecked(), '"Continue in its branch" starts checked');
   await tour.shot('form-after-step-a');
