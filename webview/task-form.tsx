@@ -172,7 +172,7 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         <div>
           <vscode-label>Workspace</vscode-label>
           <vscode-single-select data-testid="workspace" value={workspacePath} disabled={editing} onChange={(e) => setWorkspace(valueOf(e))}>
-            {workspaces.map((w) => <vscode-option key={w.path} value={w.path}>{w.name}</vscode-option>)}
+            {workspaces.map((w) => <vscode-option key={w.path} value={w.path} selected={w.path === workspacePath}>{w.name}</vscode-option>)}
           </vscode-single-select>
         </div>
         <div>
@@ -184,8 +184,8 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         <div>
           <vscode-label>Model</vscode-label>
           <vscode-single-select data-testid="model" value={model} onChange={(e) => setModel(valueOf(e))}>
-            <vscode-option value="">{defaultModelText ?? 'Gateway default'}</vscode-option>
-            {models.map((m) => <vscode-option key={m} value={m}>{m}</vscode-option>)}
+            <vscode-option value="" selected={model === ''}>{defaultModelText ?? 'Gateway default'}</vscode-option>
+            {models.map((m) => <vscode-option key={m} value={m} selected={m === model}>{m}</vscode-option>)}
           </vscode-single-select>
         </div>
         <div>
@@ -217,8 +217,9 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         <div class="after-task">
           <vscode-label>After</vscode-label>
           <vscode-single-select data-testid="after-task" value={afterTaskId} onChange={(e) => setAfter(valueOf(e))}>
-            <vscode-option value="">No other task</vscode-option>
-            {afterChoices.map((t) => <vscode-option key={t.id} value={t.id}>{t.title}</vscode-option>)}
+            {/* `selected` on the option, not only `value`: a changed list re-reads the options and would show the first. */}
+            <vscode-option value="" selected={afterTaskId === ''}>No other task</vscode-option>
+            {afterChoices.map((t) => <vscode-option key={t.id} value={t.id} selected={t.id === afterTaskId}>{t.title}</vscode-option>)}
           </vscode-single-select>
           {afterTaskId && (
             <label class="in-its-branch" data-testid="continue-in-branch">

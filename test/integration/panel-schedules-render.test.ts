@@ -252,4 +252,20 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     await world.advance(31_000);
     await card.locator('[data-testid="failure"]', { hasText: 'Skipped: Step A failed.' }).waitFor();
   });
+  it('the After pick stays what it shows when the list of tasks changes under it (a task queued meanwhile), and the task is sent after that one', async () => {
+    const queued = w.service.listTasks().find((t) => t.title === 'A queued task')!;
+    await fillCreateForm('Step C', 'Write the migration guide');
+    const form = page.locator('[data-testid="create-form"]');
+    await choose('[data-testid="create-form"]', 'after-task', 'A queued task');
+    await form.locator('[data-testid="continue-in-branch"]').waitFor();
+    const options = form.locator('[data-testid="after-task"] vscode-option');
+    const before = await options.count();
+    await w.service.create(taskInput({ title: 'Queued meanwhile', workspacePath: world.dir }));
+    await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel as string).length > (n as number), ['[data-testid="create-form"] [data-testid="after-task"] vscode-option', before] as const);
+    const shown = await form.locator('[data-testid="after-task"]').evaluate((el) => (el as HTMLSelectElement).value);
+    assert.equal(shown, queued.id, 'the select still shows the task picked');
+    await form.locator('[data-testid="submit"]').click();
+    await page.locator('li.card', { hasText: 'Step C' }).waitFor();
+    assert.equal((lastSent('createTask') as { input: { afterTaskId?: string } }).input.afterTaskId, queued.id);
+  });
 });
