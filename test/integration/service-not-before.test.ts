@@ -85,6 +85,6 @@ describe('service: "not before" takes the ticket at that time (docs/flows.md#sch
     await world.advance(HOUR);
     assert.equal(world.takeRequests(), 1);
     assert.ok(holder.service.getTask(a.id)?.serverTicketId, 'the moved one took its ticket at its new time');
-    await assert.rejects(other.service.edit(a.id, { notBefore: world.clock.now() + HOUR }), /edit/, 'its time cannot move once its ticket is taken');
+    await assert.rejects(other.service.edit(a.id, { notBefore: world.clock.now() + HOUR }), /ticket was taken meanwhile: its start time can no longer be moved/, 'its time cannot move once its ticket is taken, and it says why');
   });
 });
