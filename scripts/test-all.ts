@@ -1,40 +1,70 @@
-// `npm test`: every suite of README.md "Running the tests", in that order, stopping at the first
-// failure, and at the end (or at that failure) how long each suite took, so a slow run says where
-// its time went. The steps of one group share nothing (typecheck and lint only read the sources,
-// build writes dist/, which neither reads) and run side by side, each one's output printed whole
-// when it ends. `test:integration:idle` (3 window processes left idle for 2 minutes, then a lease
-// hand-over) is nearly all waiting, so it runs beside `test:integration` instead of adding its
-// 2.5 minutes after it. Every other suite runs alone with its output live, because the suites that
-// start servers, agents and browsers are timed against real clocks and two cores are all CI has.
+// `npm test`: every suite of README.md "Running the tests", stopping at the first failure, and at
+// the end (or at that failure) how long each suite took and how busy the cores were, so a slow run
+// says where its time went.
+//
+// The static checks and the build come first, side by side (typecheck and lint only read the
+// sources; build writes dist/, which the later suites read). Then two streams run side by side, each
+// suite of a stream after the one before it. The workbench stream is CPU-bound: headless Chromium
+// draws the VS Code workbench in software beside code-server and its extension host. The process
+// stream starts real gateways, window processes and agents that mostly wait on clocks and on each
+// other (its e2e suite keeps the cores about 15% busy), so the two share two cores without either
+// waiting long. `test:integration:idle` (3 window processes left idle for 2 minutes, then a lease
+// hand-over) runs beside `test:integration`. A failure in either stream starts nothing new in both;
+// what runs is let finish, so its output is whole. A stream's suites print their output whole when
+// each ends (the workbench stream's live, the process stream's when the suite ends), and the
+// last line stays `test:vsix`'s own.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
-export const TEST_GROUPS: readonly (readonly string[])[] = [
-  ['typecheck', 'lint', 'build'],
-  ['test:unit'],
-  ['test:integration', 'test:integration:idle'],
-  ['test:mysql'],
-  ['test:e2e'],
-  ['test:ui'],
-  ['test:ui:personal'],
-  ['test:ui:walkthrough'],
-  ['test:ui:panel'],
-  ['test:ui:runs'],
-  ['test:ui:sessions'],
-  ['test:ui:park'],
-  ['test:ui:review'],
-  ['test:ui:checks'],
-  ['test:ui:schedules'],
-  ['test:bench'],
-  ['test:vsix'],
+/** Run first, side by side. */
+export const STATIC_GROUP: readonly string[] = ['typecheck', 'lint', 'build'];
+
+/** The two streams, side by side after the static group: groups of suites, in order. */
+export const STREAMS: readonly (readonly (readonly string[])[])[] = [
+  [
+    ['test:unit'],
+    ['test:ui'],
+    ['test:ui:personal'],
+    ['test:ui:walkthrough'],
+    ['test:ui:panel'],
+    ['test:ui:runs'],
+    ['test:ui:sessions'],
+    ['test:ui:park'],
+    ['test:ui:review'],
+    ['test:ui:checks'],
+    ['test:ui:schedules'],
+    ['test:vsix'],
+  ],
+  [['test:integration', 'test:integration:idle'], ['test:mysql'], ['test:e2e'], ['test:bench']],
 ];
+
+/** Every group, in the order README.md lists the suites: the static group, then each stream's. */
+export const TEST_GROUPS: readonly (readonly string[])[] = [STATIC_GROUP, ...STREAMS.flat()];
+
+/** The suite whose last line ends the run (`vscode: N passed, N failed`). */
+const LAST_SUITE = 'test:vsix';
 
 interface StepResult {
   script: string;
   code: number | null;
   ms: number;
   lastLine: string;
+  /** How busy the machine's cores were while this step's group ran (0–1), to tell waiting from work. */
+  busy?: number;
+}
+
+/** Busy and total CPU time of every core so far (os.cpus(): every platform). */
+function cpuTimes(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of os.cpus()) {
+    const all = times.user + times.nice + times.sys + times.irq + times.idle;
+    total += all;
+    busy += all - times.idle;
+  }
+  return { busy, total };
 }
 
 /** npm's CLI script: the one running this (`npm test`), else the one installed beside this Node. */
@@ -76,32 +106,53 @@ function printTimes(results: readonly StepResult[], wallMs: number): void {
   process.stdout.write('\nnpm test: time per suite\n');
   for (const r of results) {
     const status = r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`;
-    process.stdout.write(`  ${(r.ms / 1000).toFixed(1).padStart(8)} s  ${r.script.padEnd(18)} ${status}\n`);
+    const busy = r.busy === undefined ? '' : `  cores ${Math.round(r.busy * 100)}% busy`;
+    process.stdout.write(`  ${(r.ms / 1000).toFixed(1).padStart(8)} s  ${r.script.padEnd(20)} ${status.padEnd(6)}${busy}\n`);
   }
-  process.stdout.write(`  ${(wallMs / 1000).toFixed(1).padStart(8)} s  in all (wall clock; a group's steps overlap)\n`);
+  process.stdout.write(`  ${(wallMs / 1000).toFixed(1).padStart(8)} s  in all (wall clock: the streams overlap; "busy" is the whole machine's)\n`);
 }
 
-/** The groups to run: all, or only the suites named on the command line (`npm test -- lint test:e2e`). */
-export function groupsToRun(only: readonly string[]): string[][] {
+/** What to run: everything, or only the suites named (`npm test -- lint test:e2e`), each where the plan has it. */
+export function planToRun(only: readonly string[]): { first: string[]; streams: string[][][] } {
   const unknown = only.filter((script) => !TEST_GROUPS.some((group) => group.includes(script)));
   if (unknown.length > 0) throw new Error(`not a suite of npm test: ${unknown.join(', ')}`);
-  return TEST_GROUPS.map((group) => group.filter((script) => only.length === 0 || only.includes(script))).filter((group) => group.length > 0);
+  const keep = (group: readonly string[]) => group.filter((script) => only.length === 0 || only.includes(script));
+  return {
+    first: keep(STATIC_GROUP),
+    streams: STREAMS.map((stream) => stream.map(keep).filter((group) => group.length > 0)).filter((stream) => stream.length > 0),
+  };
 }
 
 async function main(only: readonly string[]): Promise<number> {
+  const plan = planToRun(only);
   const started = Date.now();
   const results: StepResult[] = [];
-  for (const group of groupsToRun(only)) {
-    const done = await Promise.all(group.map((script) => runScript(script, group.length === 1)));
-    results.push(...done);
-    if (done.some((r) => r.code !== 0)) {
-      printTimes(results, Date.now() - started);
-      return done.find((r) => r.code !== 0)!.code ?? 1;
-    }
+  let failed: StepResult | undefined;
+  const runGroup = async (group: readonly string[], live: boolean): Promise<void> => {
+    const before = cpuTimes();
+    const done = await Promise.all(group.map((script) => runScript(script, live && group.length === 1)));
+    const after = cpuTimes();
+    const busy = after.total > before.total ? (after.busy - before.busy) / (after.total - before.total) : undefined;
+    results.push(...done.map((r) => ({ ...r, busy })));
+    failed ??= done.find((r) => r.code !== 0);
+  };
+  if (plan.first.length > 0) await runGroup(plan.first, false);
+  if (!failed) {
+    // The first stream's output is live; the others' is printed whole as each suite ends.
+    await Promise.all(
+      plan.streams.map(async (stream, index) => {
+        for (const group of stream) {
+          if (failed) return;
+          await runGroup(group, index === 0);
+        }
+      }),
+    );
   }
   printTimes(results, Date.now() - started);
+  if (failed) return failed.code ?? 1;
   // The run's last line stays the last suite's own (`vscode: N passed, N failed`).
-  process.stdout.write(`${results[results.length - 1]!.lastLine}\n`);
+  const last = results.find((r) => r.script === LAST_SUITE) ?? results[results.length - 1]!;
+  process.stdout.write(`${last.lastLine}\n`);
   return 0;
 }
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { groupsToRun, TEST_GROUPS } from '../../scripts/test-all';
+import { planToRun, STATIC_GROUP, STREAMS, TEST_GROUPS } from '../../scripts/test-all';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -22,9 +22,22 @@ describe('npm test runs every suite of README.md#running-the-tests', () => {
     assert.equal(scripts.test, 'node --import tsx scripts/test-all.ts');
   });
 
-  it('named suites run alone, in the order of the table; an unknown name is refused', () => {
-    assert.deepEqual(groupsToRun(['test:e2e', 'lint']), [['lint'], ['test:e2e']]);
-    assert.equal(groupsToRun([]).flat().length, TEST_GROUPS.flat().length);
-    assert.throws(() => groupsToRun(['test:everything']), /not a suite of npm test: test:everything/);
+  it('named suites run where the plan has them (the static group first, then each in its stream); an unknown name is refused', () => {
+    assert.deepEqual(planToRun(['test:e2e', 'lint', 'test:ui:panel', 'test:mysql']), {
+      first: ['lint'],
+      streams: [[['test:ui:panel']], [['test:mysql'], ['test:e2e']]],
+    });
+    assert.deepEqual(planToRun(['test:e2e']), { first: [], streams: [[['test:e2e']]] });
+    assert.throws(() => planToRun(['test:everything']), /not a suite of npm test: test:everything/);
+  });
+
+  it('everything runs once: the static group, then the two streams; test:vsix ends the first stream', () => {
+    const plan = planToRun([]);
+    assert.deepEqual(plan.first, [...STATIC_GROUP]);
+    assert.equal(plan.streams.length, 2);
+    const all = [plan.first, ...plan.streams.flat()].flat();
+    assert.deepEqual([...all].sort(), [...TEST_GROUPS.flat()].sort());
+    assert.equal(new Set(all).size, all.length, 'no suite twice');
+    assert.deepEqual(STREAMS[0]!.at(-1), ['test:vsix']);
   });
 });
