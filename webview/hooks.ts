@@ -3,21 +3,28 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PanelState } from '../src/protocol/webview';
 import type { HostChannel } from './host-channel';
 
-/** `state.now` advanced by the time since the snapshot arrived, every second. */
+/**
+ * `state.now` advanced by the time since the snapshot arrived, every second. A new snapshot's
+ * `now` is taken in the render that shows it (an effect setting it afterwards rendered the whole
+ * panel a second time for every snapshot, 1000 cards compared again).
+ */
 export function useTickingNow(state: PanelState | undefined): number {
-  const [offset] = useState(() => ({ receivedAt: Date.now(), base: state?.now ?? Date.now() }));
-  const [now, setNow] = useState(state?.now ?? Date.now());
+  const [clock] = useState(() => ({ version: undefined as number | undefined, receivedAt: Date.now(), base: state?.now ?? Date.now(), now: state?.now ?? Date.now() }));
+  const [, setTick] = useState(0);
+  if (state && state.version !== clock.version) {
+    clock.version = state.version;
+    clock.receivedAt = Date.now();
+    clock.base = state.now;
+    clock.now = state.now;
+  }
   useEffect(() => {
-    if (!state) return;
-    offset.receivedAt = Date.now();
-    offset.base = state.now;
-    setNow(state.now);
-  }, [state?.version]);
-  useEffect(() => {
-    const timer = setInterval(() => setNow(offset.base + (Date.now() - offset.receivedAt)), 1000);
+    const timer = setInterval(() => {
+      clock.now = clock.base + (Date.now() - clock.receivedAt);
+      setTick((n) => n + 1);
+    }, 1000);
     return () => clearInterval(timer);
   }, []);
-  return now;
+  return clock.now;
 }
 
 /** Whether the page is on screen (the browser tab of code-server, or the window, may be hidden). */
