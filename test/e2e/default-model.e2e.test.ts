@@ -6,9 +6,9 @@ import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
 import { isTerminalStatus } from '../../src/core/types';
 import { HostEngine } from '../../src/engine/host-engine';
-import { tsNodeArgv } from '../integration/runtime-helpers';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { waitFor } from './test-engine';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 describe('default model (host engine, real gateway)', function () {
   this.timeout(90_000);
@@ -40,7 +40,7 @@ describe('default model (host engine, real gateway)', function () {
       windowId: 'window-1',
       workspaceKeys: () => [],
       agent: () => 'reference',
-      referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
+      referenceAgent: { command: process.execPath, argsPrefix: referenceAgentArgv(), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
       claudeCommand: () => 'claude',
       keepAwake: () => false,
       sync: { longPollMs: 2_000, fallbackPollMs: 300, coalesceMs: 300 },

@@ -16,7 +16,7 @@ import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/l
 import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import type { StoreFs } from '../../src/store';
-import { tsNodeArgv } from '../integration/runtime-helpers';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 export interface TestEngineOptions {
   /** globalStorage: windows that share it share tasks-index.sqlite. */
@@ -136,7 +136,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     windowId: options.windowId ?? `window-${process.pid}`,
     workspaceKeys: () => workspaceKeys,
     agent: options.agentChoice?.agent ?? (() => options.agent),
-    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv } },
+    referenceAgent: { command: process.execPath, argsPrefix: referenceAgentArgv(), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv } },
     ownLogin: options.ownLogin,
     ownModel: options.ownModel,
     claudeCommand: options.agentChoice?.claudeCommand ?? (() => options.claudeCommand ?? 'claude'),

@@ -11,7 +11,7 @@ import type { TaskNotice } from '../../src/engine/task-notices';
 import { resolveGatewayConfig, type GatewayConfig } from '../../src/gateway/config';
 import { launchGateway, type LaunchedGateway } from '../../src/gateway/launch';
 import { silentLogger } from '../../src/gateway/logger';
-import { tsNodeArgv } from '../integration/runtime-helpers';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 /** Where the windows meet: one globalStorage dir and one gateway; `engines` are closed by the test. */
 export interface SharedStorage {
@@ -69,7 +69,7 @@ export async function startWindow(
     windowId,
     workspaceKeys: () => workspaces,
     agent: () => 'reference',
-    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
+    referenceAgent: { command: process.execPath, argsPrefix: referenceAgentArgv(), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50' } },
     claudeCommand: () => 'claude',
     keepAwake: () => false,
     sync: { longPollMs: 2_000, fallbackPollMs: 300, coalesceMs: 300 },

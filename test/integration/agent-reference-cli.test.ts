@@ -5,8 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeAnthropicUpstream, lastMessageHasToolResult } from '../fixtures/fake-anthropic-upstream';
-import { tsNodeArgv, waitUntil } from './runtime-helpers';
+import { waitUntil } from './runtime-helpers';
 import { SEGMENT_END_MARK } from '../../src/core/segment-end';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 interface AgentRun {
   code: number | null;
@@ -23,7 +24,7 @@ interface StartedAgent {
 }
 
 function startAgent(args: string[], env: Record<string, string>, cwd: string): StartedAgent {
-  const child = spawn(process.execPath, [...tsNodeArgv('src/reference-agent/main.ts'), ...args, '--events-fd', '3'], {
+  const child = spawn(process.execPath, [...referenceAgentArgv(), ...args, '--events-fd', '3'], {
     cwd,
     env: { ...process.env, OFFPEAK_AGENT_RETRY_BASE_MS: '20', ...env },
     stdio: ['pipe', 'pipe', 'pipe', 'pipe'],

@@ -12,7 +12,8 @@ import { processTable, systemProcessHost, type ProcessHost } from '../../src/cor
 import type { TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { processAlive } from '../e2e/gateway-fixture';
-import { tsNodeArgv, waitUntil } from './runtime-helpers';
+import { waitUntil } from './runtime-helpers';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 describe('segment runner (reference agent, real processes)', () => {
   let upstream: FakeAnthropicUpstream;
@@ -27,7 +28,7 @@ describe('segment runner (reference agent, real processes)', () => {
     fs.mkdirSync(workspace);
     adapter = new ReferenceAgentAdapter({
       command: process.execPath,
-      argsPrefix: tsNodeArgv('src/reference-agent/main.ts'),
+      argsPrefix: referenceAgentArgv(),
       sessionsDir: path.join(root, 'sessions'),
       env: { OFFPEAK_AGENT_RETRY_BASE_MS: '20' },
       askTimeoutMs: 60_000,

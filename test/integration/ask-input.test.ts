@@ -20,7 +20,8 @@ import type { OffPeakTask } from '../../src/core/types';
 import { cardAskOf } from '../../src/panel/task-card';
 import { PERMISSION_RELAY_PATH } from '../../src/protocol/permission-relay';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { tsNodeArgv, waitUntil } from './runtime-helpers';
+import { waitUntil } from './runtime-helpers';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 /** The attack of issue 17 item 5: a benign start, a harmful tail past the old 120-character cut. */
 const BENIGN = `echo "${'Formatting the release notes for the changelog, please wait. '.repeat(3)}"`;
@@ -73,7 +74,7 @@ describe('questions show their whole input; answers are bound to it; terminal te
   }
 
   const reference = () =>
-    new ReferenceAgentAdapter({ command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), sessionsDir: path.join(root, 'sessions'), askTimeoutMs: 60_000 });
+    new ReferenceAgentAdapter({ command: process.execPath, argsPrefix: referenceAgentArgv(), sessionsDir: path.join(root, 'sessions'), askTimeoutMs: 60_000 });
 
   /**
    * Stands in for the claude CLI: stream-json lines, then the permission-prompt requests our MCP

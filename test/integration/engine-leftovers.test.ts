@@ -6,11 +6,11 @@ import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
 import { engineDirs, HostEngine } from '../../src/engine/host-engine';
 import { taskLeftovers } from '../../src/engine/task-leftovers';
-import { tsNodeArgv } from './runtime-helpers';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import { BARE_HOST, NO_ASKS } from './panel-link';
 import type { Confirmation } from '../../src/panel/confirmations';
 import type { OffPeakTask } from '../../src/core/types';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 /** A window's engine on `storageDir` with no gateway to reach (these tests only touch files and the store). */
 function startEngine(storageDir: string, extra: Partial<Parameters<typeof HostEngine.start>[0]> = {}): Promise<HostEngine> {
@@ -22,7 +22,7 @@ function startEngine(storageDir: string, extra: Partial<Parameters<typeof HostEn
     windowId: 'w1',
     workspaceKeys: () => [],
     agent: () => 'reference',
-    referenceAgent: { command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts') },
+    referenceAgent: { command: process.execPath, argsPrefix: referenceAgentArgv() },
     claudeCommand: () => 'claude',
     keepAwake: () => false,
     ...extra,

@@ -13,7 +13,8 @@ import { leaseFileFor, TaskStore, type StoreTx } from '../../src/store';
 import { readGeneration } from '../../src/store/db-file';
 import { readLeaseFile } from '../../src/store/lease-file';
 import { startWorld, USER_KEY } from '../e2e/gateway-fixture';
-import { TSX_IMPORT, tsNodeArgv } from './runtime-helpers';
+import { TSX_IMPORT } from './runtime-helpers';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 const WORKER = path.join(__dirname, 'engine-workers', 'idle-window.ts');
 const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
@@ -153,7 +154,7 @@ export async function runIdleWindows(options: {
     await seed(storageDir, options.tasks, options.schedules);
     const entry = options.bundled ? await bundleWorker(root) : WORKER;
     const loader = options.bundled ? [] : ['--import', TSX_IMPORT];
-    const agentArgv = JSON.stringify(tsNodeArgv('src/reference-agent/main.ts'));
+    const agentArgv = JSON.stringify(referenceAgentArgv());
     for (let i = 0; i < options.windows; i++) {
       const child = fork(entry, [storageDir, `window-${i}`, agentArgv, world.gateway.url, USER_KEY], { execArgv: [...loader, ...(options.nodeFlags ?? [])], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

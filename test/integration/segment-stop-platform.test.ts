@@ -10,7 +10,7 @@ import { ReferenceAgentAdapter } from '../../src/agent/runtime/adapters';
 import { SegmentRun } from '../../src/agent/runtime/segment-runner';
 import { systemProcessHost, type ProcessHost } from '../../src/core/process-control';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { tsNodeArgv } from './runtime-helpers';
+import { referenceAgentArgv } from '../support/source-bundle';
 
 describe("platform: a segment's graceful stop (real reference agent, this platform's own rules)", () => {
   let upstream: FakeAnthropicUpstream;
@@ -39,7 +39,7 @@ describe("platform: a segment's graceful stop (real reference agent, this platfo
       },
     };
     const run = await SegmentRun.start({
-      adapter: new ReferenceAgentAdapter({ command: process.execPath, argsPrefix: tsNodeArgv('src/reference-agent/main.ts'), sessionsDir: path.join(root, 'sessions'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '20' } }),
+      adapter: new ReferenceAgentAdapter({ command: process.execPath, argsPrefix: referenceAgentArgv(), sessionsDir: path.join(root, 'sessions'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '20' } }),
       spec: { taskId: 'task-1', sessionId: 'sess-1', resume: false, prompt: 'do the task', permissionMode: 'bypassPermissions', model: 'fake-model', thoughtLevel: null, workspacePath: path.join(root, 'ws') },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-key' },
       ticketId: 'T-1',
