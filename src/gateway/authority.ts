@@ -3,7 +3,7 @@
 // model calls.
 // No HTTP here: the server maps these calls to routes, tests can drive them with a ManualClock.
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../core/clock';
+import { durationWords, type Clock } from '../core/clock';
 import type { AvailabilityResponse, ClientConfigsResponse, SettleReason, SettleResponse, TakeResponse, TicketStatusEntry } from '../protocol/gateway';
 import type { GatewayUser } from './auth';
 import type { AuthorityPolicy } from './authority-policy';
@@ -183,7 +183,7 @@ export class TicketAuthority {
         return { refusal: errors.limitReached(`at most ${this.policy.maxLiveTicketsPerUser} live tickets per user`, room.liveNextAt, now) };
       }
       if (room.quotaLeft === 0) {
-        return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} tickets per ${Math.round(this.policy.quotaWindowMs / 60000)} min`, room.quotaNextAt, now) };
+        return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} tickets per ${durationWords(this.policy.quotaWindowMs)}`, room.quotaNextAt, now) };
       }
       try {
         const inserted = await this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });

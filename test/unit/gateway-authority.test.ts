@@ -95,6 +95,14 @@ describe('gateway ticket authority (memory store)', () => {
     );
   });
 
+  it('the take quota refusal (3103) says its window in words that fit it: "per 20 s" for a 20 s window, "per 60 min" for an hour', async () => {
+    for (const [quotaWindowMs, words] of [[20_000, 'per 20 s'], [3_600_000, 'per 60 min']] as const) {
+      const { a } = authority({ takesPerWindow: 1, quotaWindowMs });
+      await a.take(alice, 'first');
+      await assert.rejects(a.take(alice, 'second'), (e: GatewayHttpError) => e.code === '3103' && e.message === `at most 1 tickets ${words}`);
+    }
+  });
+
   it('admission: 3105 while queued and when concurrency is used up; the slot frees on release', async () => {
     const { a } = authority({ maxConcurrentModelRequests: 1 });
     const id = (await a.take(alice, 'x')).ticket_id;

@@ -9,7 +9,7 @@
  *  - at most GATEWAY_OUTAGE_MAX_WAIT_MS from the start of the outage.
  * One outage per proxy: every held request of the segment shares its start.
  */
-import { clockTime, type Clock } from '../../core/clock';
+import { clockTime, durationWords, type Clock } from '../../core/clock';
 
 /** The longest a running task waits for an unreachable gateway before it fails (README "Agent runtime"). */
 export const GATEWAY_OUTAGE_MAX_WAIT_MS = 20 * 60_000;
@@ -64,7 +64,7 @@ export class GatewayOutage {
     const ticketEnd = this.deadlineOfTicket();
     const bound = ticketEnd !== null && ticketEnd < cap ? ticketEnd : cap;
     if (now >= bound) {
-      const why = bound === cap ? `${formatMinutes(this.maxWaitMs)}, the longest a task waits for it` : "the ticket's time ran out";
+      const why = bound === cap ? `${durationWords(this.maxWaitMs)}, the longest a task waits for it` : "the ticket's time ran out";
       return {
         kind: 'give-up',
         reason: `The off-peak gateway could not be reached from ${clockTime(since)} to ${clockTime(now)} (${why}), so the task stopped. Last error: ${error}`,
@@ -88,9 +88,4 @@ export class GatewayOutage {
       return null; // an unreadable ledger leaves the cap as the only bound
     }
   }
-}
-
-function formatMinutes(ms: number): string {
-  if (ms >= 60_000) return `${Math.round(ms / 60_000)} min`;
-  return ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
 }
