@@ -13,7 +13,7 @@
  *                               diff against the base commit, the originals read in one
  *                               `cat-file --batch`, the lines compared); median. Goal <= 500.
  * review_open_200_ms (click -> diff editor in real VS Code) is measured by `npm run test:ui:review`
- * (scripts/panel-tour-review.ts), which writes it here; this bench keeps it.
+ * (scripts/panel-tour-review.ts), which writes it here when OFFPEAK_RECORD_BENCH=1 is set; this bench keeps it.
  * --short (or OFFPEAK_BENCH_SHORT=1): 1,000 files, fewer runs, prints, writes nothing.
  * usage: npm run bench -- review
  */
