@@ -14,9 +14,10 @@
 //                 extension sends no error reports, so a map would only add weight to every install;
 //                 a maintainer symbolicates a user's stack trace with the maps of the same build.
 import * as esbuild from 'esbuild';
-import { copyFileSync, mkdirSync, readdirSync, existsSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { packageDirsOfInputs, thirdPartyNotices } from './scripts/third-party-notices.mjs';
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
@@ -148,6 +149,19 @@ function copyCtrlCHelper() {
   }
 }
 
+/** dist/THIRD-PARTY-NOTICES.txt: the packages in the shipped bundles and the files copied beside them. */
+function writeNotices(results) {
+  const inputs = results.flatMap((r) => Object.keys(r.metafile?.inputs ?? {}));
+  const copied = ['sql.js', '@vscode/codicons', 'ctrlc-windows'].flatMap((name) => {
+    try {
+      return [path.dirname(require.resolve(`${name}/package.json`))];
+    } catch {
+      return []; // not installed: copyCtrlCHelper said so
+    }
+  });
+  writeFileSync('dist/THIRD-PARTY-NOTICES.txt', thirdPartyNotices([...packageDirsOfInputs(inputs, process.cwd()), ...copied]));
+}
+
 copyWasm();
 copyCodicons();
 copyCtrlCHelper();
@@ -156,5 +170,6 @@ if (watch) {
   const contexts = await Promise.all(builds.map((b) => esbuild.context({ ...b, plugins: [...(b.plugins ?? []), reporter] })));
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
-  await Promise.all(builds.map((b) => esbuild.build(b)));
+  const results = await Promise.all(builds.map((b) => esbuild.build({ ...b, metafile: true })));
+  writeNotices(results.filter((_, i) => !builds[i].outdir?.startsWith('dist/test')));
 }

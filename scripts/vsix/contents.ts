@@ -1,7 +1,7 @@
 // What a .vsix holds, and the rule for what it may hold: only what the installed extension runs
-// (the bundles, sql.js's wasm, ctrlc-windows' Ctrl+C helper, media) plus the manifest and the
-// documents the Marketplace shows. `npm run package` prints the list and fails on a breach;
-// .vscodeignore is how vsce is told.
+// (the bundles, sql.js's wasm, ctrlc-windows' Ctrl+C helper, media) plus the manifest, the notices
+// of the third-party code in them and the documents the Marketplace shows. `npm run package`
+// prints the list and fails on a breach; .vscodeignore is how vsce is told.
 import * as yauzl from 'yauzl';
 
 export interface VsixEntry {
@@ -39,6 +39,8 @@ export const REQUIRED_VSIX_FILES = [
   'extension/dist/reference-agent.js',
   'extension/dist/permission-mcp.js',
   'extension/dist/sql-wasm.wasm',
+  // The notices and licenses of the third-party code shipped (scripts/third-party-notices.mjs).
+  'extension/dist/THIRD-PARTY-NOTICES.txt',
   // The graceful stop's Ctrl+C on Windows (src/core/process-control.ts), x64 and arm64.
   'extension/dist/ctrlc-windows/x64/process-killer.exe',
   'extension/dist/ctrlc-windows/arm64/process-killer.exe',
@@ -52,6 +54,7 @@ const ALLOWED: RegExp[] = [
   /^extension\/(package\.json|readme\.md|changelog\.md|LICENSE\.txt)$/,
   /^extension\/dist\/[^/]+\.js$/,
   /^extension\/dist\/sql-wasm\.wasm$/,
+  /^extension\/dist\/THIRD-PARTY-NOTICES\.txt$/,
   /^extension\/dist\/ctrlc-windows\/(x64|arm64)\/process-killer\.exe$/,
   /^extension\/dist\/webview\/[^/]+\.(js|css|ttf)$/,
   /^extension\/media\/[^/]+\.(png|svg|css)$/,
