@@ -183,7 +183,7 @@ export class TicketAuthority {
         return { refusal: errors.limitReached(`at most ${this.policy.maxLiveTicketsPerUser} live tickets per user`, room.liveNextAt, now) };
       }
       if (room.quotaLeft === 0) {
-        return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} tickets per ${durationWords(this.policy.quotaWindowMs)}`, room.quotaNextAt, now) };
+        return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} ticket${this.policy.takesPerWindow === 1 ? '' : 's'} per ${durationWords(this.policy.quotaWindowMs)}`, room.quotaNextAt, now) };
       }
       try {
         const inserted = await this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });

@@ -95,11 +95,11 @@ describe('gateway ticket authority (memory store)', () => {
     );
   });
 
-  it('the take quota refusal (3103) says its window in words that fit it: "per 20 s" for a 20 s window, "per 60 min" for an hour', async () => {
-    for (const [quotaWindowMs, words] of [[20_000, 'per 20 s'], [3_600_000, 'per 60 min']] as const) {
-      const { a } = authority({ takesPerWindow: 1, quotaWindowMs });
-      await a.take(alice, 'first');
-      await assert.rejects(a.take(alice, 'second'), (e: GatewayHttpError) => e.code === '3103' && e.message === `at most 1 tickets ${words}`);
+  it('the take quota refusal (3103) says its window in words that fit it: "1 ticket per 20 s", "2 tickets per 60 min"', async () => {
+    for (const [takesPerWindow, quotaWindowMs, words] of [[1, 20_000, 'at most 1 ticket per 20 s'], [2, 3_600_000, 'at most 2 tickets per 60 min']] as const) {
+      const { a } = authority({ takesPerWindow, quotaWindowMs });
+      for (let i = 0; i < takesPerWindow; i++) await a.take(alice, `task-${i}`);
+      await assert.rejects(a.take(alice, 'one more'), (e: GatewayHttpError) => e.code === '3103' && e.message === words);
     }
   });
 
