@@ -7,7 +7,7 @@
 // suite of a stream after the one before it. The workbench stream is CPU-bound: headless Chromium
 // draws the VS Code workbench in software beside code-server and its extension host. The process
 // stream starts real gateways, window processes and agents that mostly wait on clocks and on each
-// other (its e2e suite keeps the cores about 15% busy), so the two share two cores without either
+// other (run alone, its e2e suite kept the cores 21% busy), so the two share two cores without either
 // waiting long. `test:integration:idle` (3 window processes left idle for 2 minutes, then a lease
 // hand-over) runs beside `test:integration`. A failure in either stream starts nothing new in both;
 // what runs is let finish, so its output is whole. A stream's suites print their output whole when
