@@ -2,9 +2,9 @@
 // SIGKILL while its agent runs a 60 s command: soon after, nothing of the agent's process group is
 // alive (the watchdog of docs/flows.md#segments killed it), so no orphaned agent goes on sending
 // its login to a proxy that is gone. How soon is printed, not asserted (about a second on a quiet
-// machine; the test allows 15 s, so a loaded machine does not fail it, and the command is 4x that). Real window process
-// (host-process.ts), the real reference agent and its command, the real gateway; the model is the
-// scripted fixture.
+// machine; the test allows 15 s, so a loaded machine does not fail it, and the command is 4x that).
+// Real window process (host-process.ts), the real reference agent and its command, the real
+// gateway; the model is the scripted fixture.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

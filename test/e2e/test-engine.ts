@@ -2,10 +2,6 @@
 // minus VS Code) with the agents run from source and every timing shortened, so a test sees a
 // sync, a lease takeover or a hold in well under a second. Used in-process and, through
 // host-process.ts, as a separate process that a test can kill.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { buildSync } from 'esbuild';
 import type { AgentKind } from '../../src/agent/runtime/adapters';
 import type { ClaudeCodeLocation } from '../../src/agent/runtime/claude-code-locate';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
@@ -16,7 +12,7 @@ import { LocalAuthority, type LocalAuthorityOptions } from '../../src/personal/l
 import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import type { StoreFs } from '../../src/store';
-import { referenceAgentArgv } from '../support/source-bundle';
+import { bundledEntryArgv, referenceAgentArgv } from '../support/source-bundle';
 
 export interface TestEngineOptions {
   /** globalStorage: windows that share it share tasks-index.sqlite. */
@@ -108,21 +104,13 @@ export async function startPersonalTestEngine(
   return { engine, authority };
 }
 
-let relayBundle: string | undefined;
 /**
- * The permission relay MCP server built from source once per test process, bundled as the
- * extension ships it (dist/permission-mcp.js): one started through tsx took seconds on a busy
- * machine and at times never answered Claude Code's connect ("MCP tool … not found").
+ * The permission relay MCP server bundled from source, as the extension ships it
+ * (dist/permission-mcp.js): one started through tsx took seconds on a busy machine and at times
+ * never answered Claude Code's connect ("MCP tool … not found").
  */
 function permissionRelayFromSource(): { command: string; args: string[] } {
-  if (!relayBundle) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-relay-'));
-    const outfile = path.join(dir, 'permission-mcp.js');
-    buildSync({ entryPoints: [path.resolve('src/permission-mcp/main.ts')], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
-    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-    relayBundle = outfile;
-  }
-  return { command: process.execPath, args: [relayBundle] };
+  return { command: process.execPath, args: bundledEntryArgv('src/permission-mcp/main.ts') };
 }
 
 export function startTestEngine(options: TestEngineOptions): Promise<HostEngine> {

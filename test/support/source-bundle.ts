@@ -1,6 +1,7 @@
-// The reference agent that tests start (hundreds of times in one e2e run) is a bundle built from
-// source with esbuild once per test process, the way esbuild.mjs builds dist/reference-agent.js,
-// instead of the TypeScript entry run through tsx: every tsx start loads and transforms each module
+// The programs tests start beside the engine (the reference agent, hundreds of times in one e2e
+// run, and the permission relay) are bundles built from source with esbuild once per test process,
+// the way esbuild.mjs builds dist/reference-agent.js and dist/permission-mcp.js, instead of the
+// TypeScript entry run through tsx: every tsx start loads and transforms each module
 // again (about 0.3 s of CPU for the reference agent against 0.1 s for its bundle, measured on 2
 // cores), and those starts competed with the suites that run beside them (scripts/test-all.ts).
 // Built from source, so a test never runs a stale dist/.
