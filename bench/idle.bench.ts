@@ -22,7 +22,7 @@
 import { execFile } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { DEFAULT_LEASE_TICK_MS, DEFAULT_LEASE_TTL_MS } from '../src/service/leadership';
-import { WATCHED_POLL_MS } from '../src/store/change-watcher';
+import { WATCHED_POLL_MS } from '../src/store/db/change-watcher';
 import { runIdleWindows } from '../test/integration/idle-windows';
 import { publish, sized } from './mode';
 

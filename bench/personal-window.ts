@@ -2,7 +2,7 @@
 // globalStorage dir given as argv[2] (no secret in argv), prints `serving` or `following` (and
 // `serving` again after a take-over), stays until SIGTERM (a window closing: it disposes) or SIGKILL.
 import { LocalAuthority } from '../src/personal/local-authority';
-import { loadSqlJs } from '../src/store/sqljs';
+import { loadSqlJs } from '../src/store/db/sqljs';
 
 async function main(): Promise<void> {
   const storageDir = process.argv[2];

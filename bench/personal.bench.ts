@@ -23,7 +23,7 @@ import { GatewayClient } from '../src/gateway-client/client';
 import { AUTHORITY_URL } from '../src/personal/authority-channel';
 import { authorityPaths, readDiscovery } from '../src/personal/authority-files';
 import { LocalAuthority } from '../src/personal/local-authority';
-import { loadSqlJs } from '../src/store/sqljs';
+import { loadSqlJs } from '../src/store/db/sqljs';
 import { SHORT, sized } from './mode';
 
 const median = (s: number[]) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)];

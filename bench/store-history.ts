@@ -24,7 +24,7 @@ import { systemClock } from '../src/core/clock';
 import { deriveHistoryRow, type HistoryRow } from '../src/core/history';
 import { HistoryArchive } from '../src/service/history-archive';
 import { TaskStore, type StoreTx } from '../src/store';
-import { loadSqlJs } from '../src/store/sqljs';
+import { loadSqlJs } from '../src/store/db/sqljs';
 import { sized } from './mode';
 
 const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);

@@ -21,7 +21,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, openSync, writeSync, fda
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { TaskStore, type StoreTx } from '../src/store';
-import { loadSqlJs } from '../src/store/sqljs';
+import { loadSqlJs } from '../src/store/db/sqljs';
 import { publish, sized } from './mode';
 import { historyFigures } from './store-history';
 

@@ -3,7 +3,7 @@
 // its agent adapters. src/extension.ts builds one per window and connects it to VS Code; tests
 // build it in plain Node.
 import path from 'node:path';
-import { ensurePrivateDir, narrowPrivateTree } from '../store/private-files';
+import { ensurePrivateDir, narrowPrivateTree } from '../files/private-files';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/adapters';
 import { KeepAwake } from '../agent/runtime/keep-awake';

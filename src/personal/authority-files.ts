@@ -1,6 +1,6 @@
 // The files of personal mode's local authority under globalStorage/personal/ (docs/architecture.md#personal-mode):
 //   local-key        the machine-local key the windows show the authority (0600; not a model key)
-//   authority.lock   who runs the authority now (store/file-lock.ts: O_EXCL, owner pid)
+//   authority.lock   who runs the authority now (store/db/file-lock.ts: O_EXCL, owner pid)
 //   authority.json   where it listens: {address, presence, pid, startedAt} (0600; no secret in it)
 //   authority.sock, presence.sock  its channels (personal/authority-channel.ts)
 //   gateway.sqlite   the reference gateway's ticket store (sql.js file, written at each commit)
@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateDir } from '../store/private-files';
-import { writeFileAtomic } from '../store/file-replace';
+import { ensurePrivateDir } from '../files/private-files';
+import { writeFileAtomic } from '../files/file-replace';
 
 export interface AuthorityPaths {
   dir: string;

@@ -16,7 +16,7 @@ import type { GatewayConfig } from '../gateway/config';
 import { silentLogger } from '../gateway/logger';
 import { GatewayServer } from '../gateway/server';
 import { SqliteTicketStore } from '../gateway/sqlite-store';
-import { FileLock, type LockHandle } from '../store/file-lock';
+import { FileLock, type LockHandle } from '../store/db/file-lock';
 import { AUTHORITY_URL, authorityChannels, clearStaleSocket, isOwnChannel, movedChannel, type AuthorityChannels } from './authority-channel';
 import { authorityPaths, readDiscovery, readOrCreateLocalKey, writeDiscovery, type AuthorityPaths } from './authority-files';
 import { personalGatewayConfig } from './personal-config';

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensurePrivateDir } from '../store/private-files';
+import { ensurePrivateDir } from '../files/private-files';
 import { authorityPaths } from './authority-files';
 
 const HANDOVER_FILE = 'model-key.handover';

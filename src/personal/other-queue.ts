@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TERMINAL_STATUSES } from '../core/types';
-import { TASKS_TABLE } from '../store/schema';
-import { loadSqlJs } from '../store/sqljs';
+import { TASKS_TABLE } from '../store/migrations/schema';
+import { loadSqlJs } from '../store/db/sqljs';
 import type { OffPeakMode } from './personal-config';
 
 /** Where personal mode's engine keeps its task database, sessions and logs. */

@@ -8,8 +8,8 @@
 // authority's lock file decides which.
 import fs from 'node:fs';
 import type { Database as SqlJsDatabase, SqlValue } from 'sql.js';
-import { writeFileAtomic } from '../store/file-replace';
-import { loadSqlJs } from '../store/sqljs';
+import { writeFileAtomic } from '../files/file-replace';
+import { loadSqlJs } from '../store/db/sqljs';
 
 type Param = string | number | bigint | null | boolean | Buffer | Uint8Array;
 

@@ -22,8 +22,8 @@ import type { Clock } from '../core/clock';
 import { deriveHistoryRow, matchesHistoryFilter, type HistoryFilter, type HistoryRow } from '../core/history';
 import { SingleFlight } from '../core/single-flight';
 import { ArchiveFile, ARCHIVE_FILE_NAME, type StoreFs, type TaskStore } from '../store';
-import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../store/archive-history';
-import { groupIn } from '../store/archive-groups';
+import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../store/archive/archive-history';
+import { groupIn } from '../store/archive/archive-groups';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const IDLE_UNLOAD_MS = 5 * 60 * 1000;

@@ -3,24 +3,24 @@
  * or a read function gets, the change events it fires and its counters.
  */
 import type { Clock } from '../core/clock';
-import type { Generation, StoreFs } from './db-file';
-import type { DispatchRepo } from './dispatch-repo';
+import type { Generation, StoreFs } from './db/db-file';
+import type { DispatchRepo } from './repos/dispatch-repo';
 import type { StoreNotice } from './errors';
-import type { FileLockOptions } from './file-lock';
-import type { FollowUpRepo } from './follow-up-repo';
-import type { AskRepo } from './ask-repo';
-import type { ArchiveRepo } from './archive-repo';
-import type { NotifyRepo } from './notify-repo';
-import type { OutcomeRepo } from './outcome-repo';
-import type { QuestionRepo } from './question-repo';
-import type { RuntimeRepo } from './runtime-repo';
-import type { IsolationRepo } from './isolation-repo';
-import type { CheckRepo } from './check-repo';
-import type { ScheduleRepo } from './schedule-repo';
-import type { StoreTopic } from './schema';
-import type { TaskRepo } from './task-repo';
-import type { TicketRepo } from './ticket-repo';
-import type { WindowRepo } from './window-repo';
+import type { FileLockOptions } from './db/file-lock';
+import type { FollowUpRepo } from './repos/follow-up-repo';
+import type { AskRepo } from './questions/ask-repo';
+import type { ArchiveRepo } from './archive/archive-repo';
+import type { NotifyRepo } from './repos/notify-repo';
+import type { OutcomeRepo } from './repos/outcome-repo';
+import type { QuestionRepo } from './questions/question-repo';
+import type { RuntimeRepo } from './repos/runtime-repo';
+import type { IsolationRepo } from './repos/isolation-repo';
+import type { CheckRepo } from './repos/check-repo';
+import type { ScheduleRepo } from './repos/schedule-repo';
+import type { StoreTopic } from './migrations/schema';
+import type { TaskRepo } from './repos/task-repo';
+import type { TicketRepo } from './repos/ticket-repo';
+import type { WindowRepo } from './repos/window-repo';
 
 export interface TaskStoreOptions {
   /** Where tasks-index.sqlite lives (the extension passes its globalStorage path). Created if missing. */

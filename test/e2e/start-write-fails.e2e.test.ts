@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { engineDirs } from '../../src/engine/host-engine';
 import type { StoreFs } from '../../src/store';
-import { loadSqlJs } from '../../src/store/sqljs';
+import { loadSqlJs } from '../../src/store/db/sqljs';
 import { processAlive, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { startTestEngine, waitFor } from './test-engine';
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { TaskStore } from '../../src/store';
-import { defaultWasmPath } from '../../src/store/sqljs';
+import { defaultWasmPath } from '../../src/store/db/sqljs';
 import { applyToModel, comparable, comparableObserved, observe, rng, type ModelTask, type Op } from './store-workers/model';
 
 const WRITER = path.join(__dirname, 'store-workers', 'crash-writer.ts');

@@ -1,7 +1,7 @@
 // docs/architecture.md names files and folders in backticks; each one it names must exist, so the
 // document cannot drift from the tree after a move (docs/architecture.md#layers). A name in a row
 // of the layer table is looked up in that row's folder; a name elsewhere anywhere in the sources;
-// a path with a slash from the repository root or from src/. Run-time files (`globalStorage/…`,
+// a path with a slash from the repository root, from src/ or from the row's folder. Run-time files (`globalStorage/…`,
 // the build's `dist/…`) are not source files and are left out.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -46,7 +46,7 @@ export function missingPaths(markdown: string, tree: readonly string[]): string[
       if (RUN_TIME.test(name!) || !(SOURCE_FILE.test(name!) || FOLDER.test(name!))) continue;
       const bare = name!.replace(/\/$/, '');
       const candidates = bare.includes('/') || !SOURCE_FILE.test(name!)
-        ? [bare, `src/${bare}`, `src/agent/${bare}`]
+        ? [bare, `src/${bare}`, `src/agent/${bare}`, ...(folder ? [`${folder}/${bare}`] : [])]
         : folder
           ? [`${folder}/${bare}`]
           : undefined;
@@ -74,7 +74,7 @@ describe('docs/architecture.md names only files and folders that exist (docs/arc
 
   it('the check finds a missing file, a file named in the wrong row, a missing folder and an empty glob', () => {
     const doc = [
-      '| `store/` | the `task-store.ts` and `ticket-proxy.ts` (`archive-*.ts`, `nothing-*.ts`) |',
+      '| `store/` | the `task-store.ts` and `ticket-proxy.ts` (`archive/archive-*.ts`, `nothing-*.ts`) |',
       'Elsewhere `gone.ts`, `agent/proxy/ticket-proxy.ts`, `src/agent/nowhere/` and `agent/runtime/`;',
       'run-time files are not sources: `globalStorage/runtime/x.ts`, `dist/gateway.js`, `agent.log`.',
     ].join('\n');

@@ -8,11 +8,12 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * Which folders each folder may import (besides itself). `core/` and `protocol/` are open to every
- * layer but each other's order: `protocol/` uses `core/`, `core/` uses nothing.
+ * Which folders each folder may import (besides itself). `core/`, `protocol/` and `files/` are open
+ * to every layer but each other's order: `protocol/` uses `core/`, `core/` and `files/` use nothing.
  */
 const MAY_IMPORT: Record<string, readonly string[]> = {
   'core': [],
+  'files': [],
   'protocol': ['core'],
   'store': [],
   'gateway-client': [],
@@ -35,7 +36,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // nothing else of the host side.
   'webview': [],
 };
-const OPEN_TO_ALL = ['core', 'protocol'];
+const OPEN_TO_ALL = ['core', 'protocol', 'files'];
 const WEBVIEW_MAY_IMPORT_FILES = ['src/panel/task-summary.ts'];
 
 function sourceFiles(dir: string): string[] {

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/core/clock';
 import { ArchiveFile, TaskStore, type StoreFs } from '../../src/store';
-import { generationMarkerFor } from '../../src/store/db-file';
-import { writeFileAtomic } from '../../src/store/file-replace';
-import { narrowPrivateTree } from '../../src/store/private-files';
+import { generationMarkerFor } from '../../src/store/db/db-file';
+import { writeFileAtomic } from '../../src/files/file-replace';
+import { narrowPrivateTree } from '../../src/files/private-files';
 import { windowsSharingFs } from '../fixtures/windows-sharing-fs';
 
 const input = (id: string) => ({ id, title: id, prompt: `prompt ${id}`, permissionMode: 'default' as const, workspacePath: '/w' });

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TaskStore, type StoreTx } from '../../src/store';
-import { MIGRATIONS } from '../../src/store/schema';
-import { SqlDb } from '../../src/store/sql';
-import { loadSqlJs } from '../../src/store/sqljs';
+import { MIGRATIONS } from '../../src/store/migrations/schema';
+import { SqlDb } from '../../src/store/db/sql';
+import { loadSqlJs } from '../../src/store/db/sqljs';
 
 const SESSION = '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e';
 

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { StoreError, TaskStore } from '../../src/store';
-import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, SCHEMA_V2_SQL, TASK_COLUMNS, TOPIC_TABLES } from '../../src/store/schema';
-import { SqlDb } from '../../src/store/sql';
-import { loadSqlJs } from '../../src/store/sqljs';
-import { READABLE_BY } from '../../src/store/schema-mark';
+import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, SCHEMA_V2_SQL, TASK_COLUMNS, TOPIC_TABLES } from '../../src/store/migrations/schema';
+import { SqlDb } from '../../src/store/db/sql';
+import { loadSqlJs } from '../../src/store/db/sqljs';
+import { READABLE_BY } from '../../src/store/db/schema-mark';
 import { editDbFile } from '../fixtures/edit-db-file';
 import { V1_FIXTURE_ROWS } from '../fixtures/make-v1-tasks-index';
 

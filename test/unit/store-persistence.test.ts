@@ -7,8 +7,8 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { StoreError, TaskStore, type StoreChange, type StoreFs, type StoreNotice } from '../../src/store';
-import { readGeneration } from '../../src/store/db-file';
-import { FileLock } from '../../src/store/file-lock';
+import { readGeneration } from '../../src/store/db/db-file';
+import { FileLock } from '../../src/store/db/file-lock';
 
 const input = (id: string) => ({ id, title: id, prompt: `prompt ${id}`, permissionMode: 'default' as const, workspacePath: '/w' });
 /** Rows big enough that 200 of them span many pages. */

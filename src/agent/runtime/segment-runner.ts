@@ -19,7 +19,7 @@ import { renderToolInput } from '../../core/ask-input';
 import { terminalSafeText } from '../../core/untrusted-text';
 import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from '../questions/relay-ask-text';
-import { ensurePrivateDir } from '../../store/private-files';
+import { ensurePrivateDir } from '../../files/private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV, writeSegmentPidRecord } from './segment-processes';
 import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from '../proxy/ticket-proxy';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';

@@ -10,13 +10,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../../core/clock';
 import type { TaskStore } from '../../store';
-import type { CheckProgress } from '../../store/check-repo';
+import type { CheckProgress } from '../../store/repos/check-repo';
 import { terminalSafeText } from '../../core/untrusted-text';
 import { CheckCommandRun, type CheckResult } from './check-command';
 import type { SegmentOutcome, SegmentRun, TerminalView } from './segment-runner';
 import { writeSegmentPidRecord } from './segment-processes';
 import { watchAgent } from './agent-watchdog';
-import { ensurePrivateDir } from '../../store/private-files';
+import { ensurePrivateDir } from '../../files/private-files';
 
 export interface SegmentCheck {
   command: string;

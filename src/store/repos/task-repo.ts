@@ -3,13 +3,13 @@
  * conditional UPDATE built from the core's transition table and returns whether it applied, so
  * a late or racing writer (another window, a late agent result) is refused, never overwrites.
  */
-import { EDITABLE_STATUSES, TRANSITIONS, type TaskTransition } from '../core/task-state';
-import { PERMISSION_MODES, TASK_STATUSES, TERMINAL_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../core/types';
-import { newTaskId } from '../core/ids';
-import { invalidInput } from './errors';
+import { EDITABLE_STATUSES, TRANSITIONS, type TaskTransition } from '../../core/task-state';
+import { PERMISSION_MODES, TASK_STATUSES, TERMINAL_STATUSES, workspaceKeyOf, type OffPeakTask, type PermissionMode, type TaskStatus } from '../../core/types';
+import { newTaskId } from '../../core/ids';
+import { invalidInput } from '../errors';
 import { taskFromRow } from './rows';
-import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from './schema';
-import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
+import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from '../migrations/schema';
+import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from '../db/sql';
 
 // The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
 const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;

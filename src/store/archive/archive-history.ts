@@ -3,15 +3,15 @@
  * text, status and dates as SQL, newest first, one page at a time, without the tasks the task DB
  * still holds (after a crash between the two files a task can be in both: the task DB's copy wins).
  */
-import { HISTORY_STATUS_TASKS, type HistoryFilter } from '../core/history';
-import type { OffPeakTask, TicketRecord } from '../core/types';
-import { FollowUpRepo, type FollowUpLink } from './follow-up-repo';
-import { IsolationRepo, type TaskIsolation } from './isolation-repo';
-import { QuestionRepo, type DenialCount } from './question-repo';
-import { taskFromRow } from './rows';
-import { HISTORY_TRIGGERED_AT_SQL } from './task-repo';
-import { placeholders, type SqlDb, type SqlParam } from './sql';
-import { TicketRepo } from './ticket-repo';
+import { HISTORY_STATUS_TASKS, type HistoryFilter } from '../../core/history';
+import type { OffPeakTask, TicketRecord } from '../../core/types';
+import { FollowUpRepo, type FollowUpLink } from '../repos/follow-up-repo';
+import { IsolationRepo, type TaskIsolation } from '../repos/isolation-repo';
+import { QuestionRepo, type DenialCount } from '../questions/question-repo';
+import { taskFromRow } from '../repos/rows';
+import { HISTORY_TRIGGERED_AT_SQL } from '../repos/task-repo';
+import { placeholders, type SqlDb, type SqlParam } from '../db/sql';
+import { TicketRepo } from '../repos/ticket-repo';
 
 /** An archived task as History shows it: the task, its ledger rows, its follow-up link and its isolation. */
 export interface ArchivedEntry {

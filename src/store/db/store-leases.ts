@@ -5,11 +5,11 @@
  * free or expired lease, or giving one up, goes under the DB's file lock. Nothing here touches
  * the DB file, so a lease never makes another window reload.
  */
-import type { Clock } from '../core/clock';
+import type { Clock } from '../../core/clock';
 import type { StoreFs } from './db-file';
-import { StoreError } from './errors';
+import { StoreError } from '../errors';
 import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
-import type { StoreStats } from './store-types';
+import type { StoreStats } from '../store-types';
 
 /** A holder renews without the lock only while more than this share of its ttl remains. */
 const LOCKLESS_RENEW_MARGIN = 0.1;

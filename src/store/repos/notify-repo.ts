@@ -5,7 +5,7 @@
  * how many attempts it took and when the next may start, so a hand-over of the lease neither loses
  * nor repeats a message. The delays, the attempt limit and the message are the caller's.
  */
-import type { SqlDb } from './sql';
+import type { SqlDb } from '../db/sql';
 
 export const NOTIFY_OUTBOX_TABLE = 'off_peak_notify_outbox';
 

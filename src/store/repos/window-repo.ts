@@ -2,9 +2,9 @@
  * Window registry and cross-window hand-off requests (off_peak_windows, off_peak_dispatch_requests).
  * A window's row is written only when its content changes, so an idle window never writes.
  */
-import { invalidInput } from './errors';
-import { HANDOFF_TABLE, WINDOWS_TABLE } from './schema';
-import type { SqlDb } from './sql';
+import { invalidInput } from '../errors';
+import { HANDOFF_TABLE, WINDOWS_TABLE } from '../migrations/schema';
+import type { SqlDb } from '../db/sql';
 
 export interface WindowRecord {
   windowId: string;

@@ -1,4 +1,4 @@
-// The tables of repeating schedules (v20; src/store/schedule-repo.ts, docs/flows.md#schedules-and-chains), apart from schema.ts so the repo and the migration share them.
+// The tables of repeating schedules (v20; src/store/repos/schedule-repo.ts, docs/flows.md#schedules-and-chains), apart from schema.ts so the repo and the migration share them.
 export const SCHEDULES_TABLE = 'off_peak_schedules';
 export const SCHEDULE_RUNS_TABLE = 'off_peak_schedule_runs';
 

@@ -8,9 +8,9 @@
  */
 import * as fs from 'node:fs';
 import path from 'node:path';
-import type { StoreFs } from './file-replace';
+import type { StoreFs } from '../../files/file-replace';
 
-export type { StoreFs } from './file-replace';
+export type { StoreFs } from '../../files/file-replace';
 
 /** A failed system call (EBUSY, EIO, EMFILE, ENOSPC...): retried and reported, never taken for corruption. */
 export function isIoError(err: unknown): err is NodeJS.ErrnoException {

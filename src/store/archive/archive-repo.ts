@@ -5,7 +5,7 @@
  */
 import { perTaskTables, readTaskRows, sameRows, deleteTaskRows, writeTaskRows, type PerTaskTable, type TaskRows } from './archive-rows';
 import { stillMovable, wholeGroups } from './archive-groups';
-import type { SqlDb } from './sql';
+import type { SqlDb } from '../db/sql';
 
 /** Which finished tasks stay in the task DB: the `keepCount` most recent that ended after `keepSince`. */
 export interface KeepRule {

@@ -1,4 +1,4 @@
-// The tables of checks (v18; src/store/check-repo.ts, docs/flows.md#checks), apart from schema.ts so the repo and the migration share them.
+// The tables of checks (v18; src/store/repos/check-repo.ts, docs/flows.md#checks), apart from schema.ts so the repo and the migration share them.
 export const CHECKS_TABLE = 'off_peak_task_checks';
 export const CHECK_COMMANDS_TABLE = 'off_peak_check_commands';
 /** `tasksTable`: schema.ts's TASKS_TABLE (the trigger removes a task's check with it). */

@@ -1,6 +1,6 @@
 /** Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records. */
-import type { OffPeakTask, PermissionMode, SegmentEndReason, SegmentUsage, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../core/types';
-import type { SqlRow } from './sql';
+import type { OffPeakTask, PermissionMode, SegmentEndReason, SegmentUsage, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../../core/types';
+import type { SqlRow } from '../db/sql';
 
 const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));

@@ -4,8 +4,8 @@
  * the panel showed the result, so an unseen one carries a badge in every window until then.
  * A finished task without a row is neither notified nor seen yet.
  */
-import { OUTCOMES_TABLE, TASKS_TABLE } from './schema';
-import { placeholders, type SqlDb } from './sql';
+import { OUTCOMES_TABLE, TASKS_TABLE } from '../migrations/schema';
+import { placeholders, type SqlDb } from '../db/sql';
 
 /** A finished task whose notification nobody has claimed yet. */
 export interface UnnotifiedOutcome {

@@ -4,22 +4,22 @@
  * holds a change the file does not). Reading and writing the file is task-store.ts's business.
  */
 import type { Database, SqlJsStatic } from 'sql.js';
-import { DispatchRepo } from './dispatch-repo';
-import { FollowUpRepo } from './follow-up-repo';
-import { IsolationRepo } from './isolation-repo';
-import { CheckRepo } from './check-repo';
-import { AskRepo } from './ask-repo';
-import { ArchiveRepo } from './archive-repo';
-import { ScheduleRepo } from './schedule-repo';
-import { QuestionRepo } from './question-repo';
-import { NotifyRepo } from './notify-repo';
-import { OutcomeRepo } from './outcome-repo';
-import { RuntimeRepo } from './runtime-repo';
+import { DispatchRepo } from '../repos/dispatch-repo';
+import { FollowUpRepo } from '../repos/follow-up-repo';
+import { IsolationRepo } from '../repos/isolation-repo';
+import { CheckRepo } from '../repos/check-repo';
+import { AskRepo } from '../questions/ask-repo';
+import { ArchiveRepo } from '../archive/archive-repo';
+import { ScheduleRepo } from '../repos/schedule-repo';
+import { QuestionRepo } from '../questions/question-repo';
+import { NotifyRepo } from '../repos/notify-repo';
+import { OutcomeRepo } from '../repos/outcome-repo';
+import { RuntimeRepo } from '../repos/runtime-repo';
 import { SqlDb } from './sql';
-import type { StoreTx } from './store-types';
-import { TaskRepo } from './task-repo';
-import { TicketRepo } from './ticket-repo';
-import { WindowRepo } from './window-repo';
+import type { StoreTx } from '../store-types';
+import { TaskRepo } from '../repos/task-repo';
+import { TicketRepo } from '../repos/ticket-repo';
+import { WindowRepo } from '../repos/window-repo';
 
 const PRAGMAS = 'PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;';
 

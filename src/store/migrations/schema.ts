@@ -7,10 +7,10 @@
  * Every step is idempotent (IF NOT EXISTS, INSERT OR IGNORE) so a crash between a step and its
  * persist, or two processes racing to upgrade, cannot break the file.
  */
-import type { SqlDb } from './sql';
+import type { SqlDb } from '../db/sql';
 import type { SqlValue } from 'sql.js';
-import { newerFileRefusal, writeSchemaMark } from './schema-mark';
-import { NOTIFY_OUTBOX_TABLE, SCHEMA_V17_SQL } from './notify-repo';
+import { newerFileRefusal, writeSchemaMark } from '../db/schema-mark';
+import { NOTIFY_OUTBOX_TABLE, SCHEMA_V17_SQL } from '../repos/notify-repo';
 import { CHECKS_TABLE, schemaV18Sql } from './check-schema';
 import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE, SCHEMA_V20_SQL } from './schedule-schema';
 
@@ -399,7 +399,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   { version: 12, description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)", up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]) },
   // Before v13 a deleted task's tickets stayed for good; now they go once settled (docs/flows.md#ticket-ledger).
   { version: 13, description: 'ledger: the settled tickets of tasks deleted before', up: (db) => void db.run(`DELETE FROM ${TICKETS_TABLE} WHERE settle_state IN ('settled', 'abandoned') AND task_id NOT IN (SELECT off_peak_task_id FROM ${TASKS_TABLE})`) },
-  { version: 14, description: 'the "readable by" mark: the oldest schema version whose builds still use this file (src/store/schema-mark.ts)', up: writeSchemaMark },
+  { version: 14, description: 'the "readable by" mark: the oldest schema version whose builds still use this file (src/store/db/schema-mark.ts)', up: writeSchemaMark },
   { version: 15, description: 'conversation_id: the session id the Session entry opens, for tasks that started before it was written', up: (db) => void db.run(`UPDATE ${TASKS_TABLE} SET conversation_id = session_id WHERE conversation_id IS NULL AND session_id IS NOT NULL`) },
   { version: 16, description: 'not before: the time a task takes its ticket at, no earlier (docs/flows.md#schedules-and-chains)', up: (db) => addMissingColumns(db, TASKS_TABLE, [['not_before', 'INTEGER']]) },
   { version: 17, description: 'the away notifications\' outbox (docs/flows.md#away-notifications) and its `notify` change topic', up: (db) => {

@@ -18,11 +18,11 @@
  * expired anyway.
  */
 import { hostname } from 'node:os';
-import type { LeaseRecord } from '../core/types';
-import { newToken } from '../core/ids';
+import type { LeaseRecord } from '../../core/types';
+import { newToken } from '../../core/ids';
 import { readOpenFile, type StoreFs } from './db-file';
-import { renameReplacing, tempPathFor } from './file-replace';
-import { invalidInput } from './errors';
+import { renameReplacing, tempPathFor } from '../../files/file-replace';
+import { invalidInput } from '../errors';
 
 export type LeaseResult =
   | { held: true; lease: LeaseRecord; /** true when this call started a new holding (new token). */ acquired: boolean }

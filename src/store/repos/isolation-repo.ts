@@ -7,8 +7,8 @@
  * written after each segment. The row outlives the task row on purpose: whoever removes a deleted
  * task's worktree reads it first, then forgets it (`forget`).
  */
-import { ISOLATION_TABLE, TASKS_TABLE } from './schema';
-import type { SqlDb, SqlRow } from './sql';
+import { ISOLATION_TABLE, TASKS_TABLE } from '../migrations/schema';
+import type { SqlDb, SqlRow } from '../db/sql';
 
 export type IsolationMode = 'worktree' | 'inPlace';
 export type BroughtHome = 'discarded' | 'merged' | 'applied';

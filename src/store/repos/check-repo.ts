@@ -4,8 +4,8 @@
  * a check, removed with the task by a trigger. The last command used for a folder is kept apart
  * (off_peak_check_commands), so the form still offers it after that task is deleted.
  */
-import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from './check-schema';
-import type { SqlDb, SqlRow } from './sql';
+import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from '../migrations/check-schema';
+import type { SqlDb, SqlRow } from '../db/sql';
 
 /**
  * `pending`: the agent has not ended its first turn; `checking`: the check of `round` runs (a

@@ -17,12 +17,12 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { deleteTaskRows, perTaskTables, readTaskRows, writeTaskRows, type PerTaskTable, type TaskRows } from './archive-rows';
-import { counterOfBytes, generationOfBytes, MISSING, readGeneration, stampGeneration, type Generation, type StoreFs } from './db-file';
-import { fsyncDirectory, renameReplacing, tempPathFor } from './file-replace';
-import { StoreError } from './errors';
-import { FileLock, type FileLockOptions } from './file-lock';
-import { loadSqlJs } from './sqljs';
-import { SqlDb } from './sql';
+import { counterOfBytes, generationOfBytes, MISSING, readGeneration, stampGeneration, type Generation, type StoreFs } from '../db/db-file';
+import { fsyncDirectory, renameReplacing, tempPathFor } from '../../files/file-replace';
+import { StoreError } from '../errors';
+import { FileLock, type FileLockOptions } from '../db/file-lock';
+import { loadSqlJs } from '../db/sqljs';
+import { SqlDb } from '../db/sql';
 
 export const ARCHIVE_FILE_NAME = 'tasks-archive.sqlite';
 /** v1: archive_meta (key/value) and the mirrored per-task tables. */

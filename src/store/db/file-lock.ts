@@ -17,10 +17,10 @@
 import { hostname as osHostname } from 'node:os';
 import * as fs from 'node:fs';
 import path from 'node:path';
-import { newToken } from '../core/ids';
+import { newToken } from '../../core/ids';
 import { sweepSiblings } from './db-file';
-import { StoreError, type StoreNotice } from './errors';
-import { isProcessAlive } from '../core/process-alive';
+import { StoreError, type StoreNotice } from '../errors';
+import { isProcessAlive } from '../../core/process-alive';
 
 export interface FileLockOptions {
   /** Age of an un-heartbeaten lock after which it is taken over. Default 10 s. */

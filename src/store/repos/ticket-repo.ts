@@ -4,11 +4,11 @@
  * ledger, never a second source of queue truth. Rows have no cascade from tasks: a deleted task's
  * unsettled tickets stay until acknowledged or explicitly abandoned, then go (`deleteFinished`).
  */
-import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type SegmentUsage, type ServerTicketState, type SettleState, type TicketRecord } from '../core/types';
-import { addSegmentUsage } from '../core/usage';
-import { invalidInput } from './errors';
+import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type SegmentUsage, type ServerTicketState, type SettleState, type TicketRecord } from '../../core/types';
+import { addSegmentUsage } from '../../core/usage';
+import { invalidInput } from '../errors';
 import { ticketFromRow } from './rows';
-import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from './sql';
+import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from '../db/sql';
 
 export interface NewTicketInput {
   ticketId: string;

@@ -5,11 +5,11 @@
  * recorded, nor its task queued, twice, whichever window fires it. A run's task is an ordinary
  * task row; the run row names it.
  */
-import type { ScheduleRule } from '../core/schedule-rules';
-import type { PermissionMode } from '../core/types';
+import type { ScheduleRule } from '../../core/schedule-rules';
+import type { PermissionMode } from '../../core/types';
 import type { IsolationMode } from './isolation-repo';
-import type { SqlDb, SqlRow } from './sql';
-import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from './schedule-schema';
+import type { SqlDb, SqlRow } from '../db/sql';
+import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from '../migrations/schedule-schema';
 
 /** The task a schedule queues at each occurrence (the create form's fields). */
 export interface ScheduleDraftRecord {

@@ -3,10 +3,10 @@
  * attempt is retried with a short backoff, then reported as StoreError 'IO' with one notice.
  */
 import path from 'node:path';
-import type { Clock } from '../core/clock';
+import type { Clock } from '../../core/clock';
 import { isIoError } from './db-file';
-import { StoreError, type StoreNotice } from './errors';
-import type { StoreStats } from './store-types';
+import { StoreError, type StoreNotice } from '../errors';
+import type { StoreStats } from '../store-types';
 
 /** An I/O failure notice is repeated at most this often (a failing disk must not flood the user). */
 const IO_NOTICE_INTERVAL_MS = 60_000;
