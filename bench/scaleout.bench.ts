@@ -13,11 +13,11 @@
 import { loadavg } from 'node:os';
 import mysql from 'mysql2/promise';
 import { ManualClock } from '../src/core/clock';
-import { TicketAuthority } from '../src/gateway/authority';
+import { TicketAuthority } from '../src/gateway/authority/authority';
 import { resolveGatewayConfig } from '../src/gateway/config';
-import { MysqlTicketStore } from '../src/gateway/mysql-store';
-import { authorityPolicy } from '../src/gateway/authority-policy';
-import { OffPeakWindows } from '../src/gateway/windows';
+import { MysqlTicketStore } from '../src/gateway/stores/mysql-store';
+import { authorityPolicy } from '../src/gateway/authority/authority-policy';
+import { OffPeakWindows } from '../src/gateway/authority/windows';
 import { GatewayTestClient, spawnGateway, type RunningGateway } from '../test/integration/gateway-helpers';
 import { MariadbServer, mariadbAvailable } from '../test/mysql/mariadb-server';
 import { NOT_RUN_EXIT, publish, sized } from './mode';

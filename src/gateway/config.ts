@@ -2,7 +2,7 @@
 // flags. One table (GATEWAY_OPTIONS) drives the flags, the env names, --help and the README.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { OffPeakWindows, parseDailyRange } from './windows';
+import { OffPeakWindows, parseDailyRange } from './authority/windows';
 
 export const UserConfigSchema = z
   .object({

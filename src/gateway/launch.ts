@@ -3,9 +3,9 @@
 // end-to-end demo test both start it this way.
 import type { Clock } from '../core/clock';
 import { usesDemoModel, type GatewayConfig } from './config';
-import { startDemoModel } from './demo-model';
-import type { Logger } from './logger';
-import { GatewayServer } from './server';
+import { startDemoModel } from './model/demo-model';
+import type { Logger } from './http/logger';
+import { GatewayServer } from './http/server';
 
 export interface LaunchedGateway {
   gateway: GatewayServer;

@@ -1,11 +1,11 @@
 // CLI entry of the reference Off-Peak Gateway (bundled to dist/gateway.js; better-sqlite3 and mysql2 stay
 // external). `node dist/gateway.js --help` lists every option; see the README "Reference gateway".
-import { OffsetClock } from './offset-clock';
+import { OffsetClock } from './authority/offset-clock';
 import { ConfigError, helpText, loadGatewayConfig, usesDemoModel } from './config';
 import { launchGateway, type LaunchedGateway } from './launch';
-import { createLogger } from './logger';
-import { closeUpstreamAgents } from './model-proxy';
-import { GATEWAY_VERSION } from './server';
+import { createLogger } from './http/logger';
+import { closeUpstreamAgents } from './model/model-proxy';
+import { GATEWAY_VERSION } from './http/server';
 import { systemClock } from '../core/clock';
 
 async function main(): Promise<void> {

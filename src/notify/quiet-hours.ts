@@ -1,8 +1,8 @@
 // `offPeak.notify.quietHours` (docs/flows.md#away-notifications): daily ranges in this machine's
 // time zone, e.g. `22:00-07:00` (a range may wrap midnight; several comma-separated), during which
 // no away notification is sent; what comes then is held until they end. The same range rules and
-// wall-clock math as `offPeak.personal.hours` (src/gateway/windows.ts).
-import { OffPeakWindows, parseDailyRange } from '../gateway/windows';
+// wall-clock math as `offPeak.personal.hours` (src/gateway/authority/windows.ts).
+import { OffPeakWindows, parseDailyRange } from '../gateway/authority/windows';
 
 export class QuietHoursError extends Error {}
 

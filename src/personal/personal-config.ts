@@ -3,8 +3,8 @@
 // (`offPeak.personal.baseUrl`) and which machine-local key the windows show it.
 import { createHash } from 'node:crypto';
 import type { GatewayConfig } from '../gateway/config';
-import { OffPeakWindows, parseDailyRange } from '../gateway/windows';
-import { personalAccountLimits } from '../gateway/account-limit';
+import { OffPeakWindows, parseDailyRange } from '../gateway/authority/windows';
+import { personalAccountLimits } from '../gateway/model/account-limit';
 
 export type OffPeakMode = 'personal' | 'gateway';
 

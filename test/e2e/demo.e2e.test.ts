@@ -10,7 +10,7 @@ import { systemClock } from '../../src/core/clock';
 import { isTerminalStatus } from '../../src/core/types';
 import { resolveGatewayConfig } from '../../src/gateway/config';
 import { launchGateway, type LaunchedGateway } from '../../src/gateway/launch';
-import { silentLogger } from '../../src/gateway/logger';
+import { silentLogger } from '../../src/gateway/http/logger';
 import { makeGitWorkspace } from './gateway-fixture';
 import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
 import { startTestEngine, waitFor } from './test-engine';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Clock } from '../../src/core/clock';
 import type { GatewayConfig } from '../../src/gateway/config';
-import { startGateway, type GatewayServer } from '../../src/gateway/server';
+import { startGateway, type GatewayServer } from '../../src/gateway/http/server';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 
 export const USER_KEY = 'opk-e2e-user-key-0001';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { systemClock, type Clock } from '../../src/core/clock';
-import { OffsetClock } from '../../src/gateway/offset-clock';
+import { OffsetClock } from '../../src/gateway/authority/offset-clock';
 import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { groupCards, questionAnswerText } from '../../webview/format';

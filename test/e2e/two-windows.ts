@@ -10,7 +10,7 @@ import { HostEngine, type HostEngineOptions } from '../../src/engine/host-engine
 import type { TaskNotice } from '../../src/engine/task-notices';
 import { resolveGatewayConfig, type GatewayConfig } from '../../src/gateway/config';
 import { launchGateway, type LaunchedGateway } from '../../src/gateway/launch';
-import { silentLogger } from '../../src/gateway/logger';
+import { silentLogger } from '../../src/gateway/http/logger';
 import { referenceAgentArgv } from '../support/source-bundle';
 
 /** Where the windows meet: one globalStorage dir and one gateway; `engines` are closed by the test. */

@@ -10,7 +10,7 @@ import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import type { HostEngine } from '../../src/engine/host-engine';
 import type { GatewayConfig } from '../../src/gateway/config';
-import { OffsetClock } from '../../src/gateway/offset-clock';
+import { OffsetClock } from '../../src/gateway/authority/offset-clock';
 import { accountUsageLimitResetAt, toTaskCard } from '../../src/panel/task-card';
 import { usageLimitText } from '../../webview/card-extras';
 import { unifiedLimitHeaders, usageLimitRejected, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';

@@ -12,7 +12,7 @@ import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock } from '../../src/core/clock';
 import type { HostEngine } from '../../src/engine/host-engine';
-import { OffsetClock } from '../../src/gateway/offset-clock';
+import { OffsetClock } from '../../src/gateway/authority/offset-clock';
 import type { LocalAuthority } from '../../src/personal/local-authority';
 import { FakeAnthropicUpstream, usageLimitRejected, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';
 import { makeGitWorkspace } from '../e2e/gateway-fixture';

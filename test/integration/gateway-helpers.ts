@@ -9,8 +9,8 @@ import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { ManualClock } from '../../src/core/clock';
 import type { GatewayConfig } from '../../src/gateway/config';
-import { GatewayServer } from '../../src/gateway/server';
-import { silentLogger } from '../../src/gateway/logger';
+import { GatewayServer } from '../../src/gateway/http/server';
+import { silentLogger } from '../../src/gateway/http/logger';
 import { GatewayPaths, TICKET_HEADER, type SettleReason } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 

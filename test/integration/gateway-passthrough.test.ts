@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { systemClock } from '../../src/core/clock';
 import { GatewayClient } from '../../src/gateway-client/client';
-import { startGateway, type GatewayServer } from '../../src/gateway/server';
+import { startGateway, type GatewayServer } from '../../src/gateway/http/server';
 import { LOCAL_KEY_HEADER, TICKET_HEADER } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/core/clock';
 import type { GatewayConfig } from '../../src/gateway/config';
-import { silentLogger } from '../../src/gateway/logger';
-import { GatewayServer } from '../../src/gateway/server';
-import { MemoryTicketStore } from '../../src/gateway/store';
+import { silentLogger } from '../../src/gateway/http/logger';
+import { GatewayServer } from '../../src/gateway/http/server';
+import { MemoryTicketStore } from '../../src/gateway/stores/store';
 import { AvailabilityResponseSchema, ClientConfigsResponseSchema, TakeResponseSchema } from '../../src/protocol/gateway';
 import {
   errorOf,

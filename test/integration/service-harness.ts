@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
-import { GatewayServer } from '../../src/gateway/server';
+import { GatewayServer } from '../../src/gateway/http/server';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ManualTimers } from '../../src/core/timers';

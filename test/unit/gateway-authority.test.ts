@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ManualClock } from '../../src/core/clock';
-import type { GatewayUser } from '../../src/gateway/auth';
-import { TicketAuthority } from '../../src/gateway/authority';
-import type { AuthorityPolicy } from '../../src/gateway/authority-policy';
-import { GatewayHttpError } from '../../src/gateway/errors';
-import { MemoryTicketStore } from '../../src/gateway/store';
-import { OffPeakWindows } from '../../src/gateway/windows';
+import type { GatewayUser } from '../../src/gateway/http/auth';
+import { TicketAuthority } from '../../src/gateway/authority/authority';
+import type { AuthorityPolicy } from '../../src/gateway/authority/authority-policy';
+import { GatewayHttpError } from '../../src/gateway/http/errors';
+import { MemoryTicketStore } from '../../src/gateway/stores/store';
+import { OffPeakWindows } from '../../src/gateway/authority/windows';
 
 const policy: AuthorityPolicy = {
   segmentCapacity: 3,
@@ -122,7 +122,7 @@ describe('gateway ticket authority (memory store)', () => {
 
 describe('gateway structured logs', () => {
   it('writes one JSON object a line at or above the level, nothing below', async () => {
-    const { createLogger } = await import('../../src/gateway/logger');
+    const { createLogger } = await import('../../src/gateway/http/logger');
     const lines: string[] = [];
     const log = createLogger('info', (line) => lines.push(line));
     log.debug('hidden');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, DEFAULT_CONFIG, GATEWAY_OPTIONS, loadGatewayConfig, parseListenAddress, resolveGatewayConfig } from '../../src/gateway/config';
-import { mysqlConnectionOptions } from '../../src/gateway/mysql-connection';
+import { mysqlConnectionOptions } from '../../src/gateway/stores/mysql-connection';
 
 describe('gateway configuration', () => {
   const file = JSON.stringify({ users: [{ id: 'u', apiKey: 'file-key-123456' }], readyTtlMs: 1000, segmentCapacity: 9 });

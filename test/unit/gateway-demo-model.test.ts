@@ -2,7 +2,7 @@
 // pacing presets of the gateway config.
 import assert from 'node:assert/strict';
 import { resolveGatewayConfig } from '../../src/gateway/config';
-import { demoTargetFile, demoTurn } from '../../src/gateway/demo-model';
+import { demoTargetFile, demoTurn } from '../../src/gateway/model/demo-model';
 
 const REFERENCE_TOOLS = ['read_file', 'list_files', 'write_file', 'edit_file', 'run_command'].map((name) => ({ name }));
 const pacing = { stepMs: 1_000, activeWindowMs: 3_000 }; // review for ceil(3000/1000)+2 = 5 turns

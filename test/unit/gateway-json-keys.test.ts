@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { GatewayHttpError } from '../../src/gateway/errors';
-import { duplicateTopLevelKey, refuseDuplicateKeys } from '../../src/gateway/json-keys';
+import { GatewayHttpError } from '../../src/gateway/http/errors';
+import { duplicateTopLevelKey, refuseDuplicateKeys } from '../../src/gateway/http/json-keys';
 
 /** JSON text of objects written as key/value pairs, so a key can appear twice (JSON.stringify cannot). */
 type Json = string | number | null | Json[] | { pairs: [string, Json][] };

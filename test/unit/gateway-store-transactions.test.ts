@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SqliteTicketStore } from '../../src/gateway/sqlite-store';
-import { MemoryTicketStore, type TicketStore } from '../../src/gateway/store';
+import { SqliteTicketStore } from '../../src/gateway/stores/sqlite-store';
+import { MemoryTicketStore, type TicketStore } from '../../src/gateway/stores/store';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { OffPeakWindows, parseDailyRange } from '../../src/gateway/windows';
+import { OffPeakWindows, parseDailyRange } from '../../src/gateway/authority/windows';
 
 const shanghai = (h: number, m = 0) => Date.UTC(2026, 0, 5, h - 8, m); // Asia/Shanghai is UTC+8, no DST
 

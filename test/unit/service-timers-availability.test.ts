@@ -2,7 +2,7 @@
 // against the real reference gateway in-process on loopback.
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/core/clock';
-import { GatewayServer } from '../../src/gateway/server';
+import { GatewayServer } from '../../src/gateway/http/server';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ManualTimers } from '../../src/core/timers';
 import { AvailabilitySnapshot, ServiceError } from '../../src/service';

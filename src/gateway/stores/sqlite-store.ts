@@ -2,9 +2,9 @@
 // Node 20) in WAL mode. The file is opened with an exclusive lock because the live index is
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
 import type Database from 'better-sqlite3';
-import type { SettleReason, TicketState } from '../protocol/gateway';
-import type { AccountLimitStore } from './account-limit-store';
-import { SqliteAccountLimitStore } from './account-limit-sqlite';
+import type { SettleReason, TicketState } from '../../protocol/gateway';
+import type { AccountLimitStore } from '../model/account-limit-store';
+import { SqliteAccountLimitStore } from '../model/account-limit-sqlite';
 import { IndexedTicketStore, newQueuedTicket, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type GatewayTicketRow, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
 
 const SCHEMA_VERSION = 1;

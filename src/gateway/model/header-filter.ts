@@ -5,7 +5,7 @@
 // choose an organization, a workspace or a key on the gateway's account); users see the answer's content headers, its request id and when to retry, never
 // upstream cookies, the organization behind the gateway's key or that key's remaining budget.
 import type http from 'node:http';
-import { LOCAL_KEY_HEADER } from '../protocol/gateway';
+import { LOCAL_KEY_HEADER } from '../../protocol/gateway';
 
 const TO_UPSTREAM = new Set([
   'accept',

@@ -10,12 +10,12 @@
 // promotion until that window's reset (running segments go on). The state is kept in the ticket
 // store, so a gateway restart keeps a hold.
 import type http from 'node:http';
-import { BusinessCode } from '../protocol/gateway';
-import type { GatewayConfig } from './config';
-import type { GatewayHttpError } from './errors';
-import { errors } from './errors';
-import type { Logger } from './logger';
-import type { TicketStore } from './store';
+import { BusinessCode } from '../../protocol/gateway';
+import type { GatewayConfig } from '../config';
+import type { GatewayHttpError } from '../http/errors';
+import { errors } from '../http/errors';
+import type { Logger } from '../http/logger';
+import type { TicketStore } from '../stores/store';
 import type { AccountLimitState, AccountLimitStore } from './account-limit-store';
 
 

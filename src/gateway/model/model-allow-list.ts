@@ -2,8 +2,8 @@
 // none) is sent as the default model, or refused with a clear 400 (--unknown-model reject).
 // A listed model leaves the body byte for byte as received. A body naming a top-level key twice
 // (two "model"s: one checked here, the other read upstream) is refused with 400, allow-list or not.
-import { errors } from './errors';
-import { refuseDuplicateKeys } from './json-keys';
+import { errors } from '../http/errors';
+import { refuseDuplicateKeys } from '../http/json-keys';
 
 export interface ModelAllowList {
   models: readonly { id: string }[];

@@ -1,6 +1,6 @@
 // Off-peak windows in a named IANA time zone: when the promote timer may move tickets to ready.
 // Wall-clock math is core/zoned-time.ts's (Intl's), so DST and odd offsets are the zone's business.
-import { formatMinuteOfDay as formatMinute, isKnownTimeZone, secondOfDayAt } from '../core/zoned-time';
+import { formatMinuteOfDay as formatMinute, isKnownTimeZone, secondOfDayAt } from '../../core/zoned-time';
 
 /** A daily range of wall-clock minutes [start, end); end may be <= start to wrap past midnight. */
 export interface DailyRange {

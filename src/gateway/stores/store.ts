@@ -3,9 +3,9 @@
 // instances share one queue. The two one-process stores keep an index of LIVE tickets in memory
 // (their gateway is the only writer), so status, admission and the promote timer never scan tables.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { SettleReason, TicketState } from '../protocol/gateway';
-import { MemoryAccountLimitStore, type AccountLimitStore } from './account-limit-store';
-import { PerUserLimit } from './user-limits';
+import type { SettleReason, TicketState } from '../../protocol/gateway';
+import { MemoryAccountLimitStore, type AccountLimitStore } from '../model/account-limit-store';
+import { PerUserLimit } from '../http/user-limits';
 
 /** One ticket as the gateway stores it (the extension's own ledger row is core's `TicketRecord`). */
 export interface GatewayTicketRow {

@@ -6,12 +6,12 @@
 // x-api-key instead, never stored or logged. A client that hangs up aborts the upstream call.
 import http from 'node:http';
 import https from 'node:https';
-import { SERVER_TIME_HEADER } from '../protocol/gateway';
-import type { Admission } from './authority';
-import { errors } from './errors';
+import { SERVER_TIME_HEADER } from '../../protocol/gateway';
+import type { Admission } from '../authority/authority';
+import { errors } from '../http/errors';
 import { headersToUpstream, headersToUser } from './header-filter';
-import type { Logger } from './logger';
-import type { GatewayMetrics } from './metrics';
+import type { Logger } from '../http/logger';
+import type { GatewayMetrics } from '../http/metrics';
 
 export interface UpstreamTarget {
   url: string;

@@ -1,8 +1,8 @@
 // How a stored ticket reads at a given instant: a passed deadline reads as expired before the
 // promote timer persists it, and the status entry a client sees carries its next poll hint.
-import type { QueuedTicketStatus, SettleReason, TicketStatusEntry } from '../protocol/gateway';
+import type { QueuedTicketStatus, SettleReason, TicketStatusEntry } from '../../protocol/gateway';
 import type { AuthorityPolicy } from './authority-policy';
-import { storeQueuePositions, type GatewayTicketRow, type TicketStore } from './store';
+import { storeQueuePositions, type GatewayTicketRow, type TicketStore } from '../stores/store';
 import type { OffPeakWindows } from './windows';
 
 /** The ticket as of `now`: deadlines passed read as expired even before the timer persists it. */

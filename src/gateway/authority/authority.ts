@@ -3,13 +3,13 @@
 // model calls.
 // No HTTP here: the server maps these calls to routes, tests can drive them with a ManualClock.
 import { randomBytes } from 'node:crypto';
-import { durationWords, type Clock } from '../core/clock';
-import type { AvailabilityResponse, ClientConfigsResponse, SettleReason, SettleResponse, TakeResponse, TicketStatusEntry } from '../protocol/gateway';
-import type { GatewayUser } from './auth';
+import { durationWords, type Clock } from '../../core/clock';
+import type { AvailabilityResponse, ClientConfigsResponse, SettleReason, SettleResponse, TakeResponse, TicketStatusEntry } from '../../protocol/gateway';
+import type { GatewayUser } from '../http/auth';
 import type { AuthorityPolicy } from './authority-policy';
-import { errors } from './errors';
-import type { GatewayMetrics } from './metrics';
-import { LiveTicketExists, storeGetMany, type GatewayTicketRow, type TicketStore } from './store';
+import { errors } from '../http/errors';
+import type { GatewayMetrics } from '../http/metrics';
+import { LiveTicketExists, storeGetMany, type GatewayTicketRow, type TicketStore } from '../stores/store';
 import { effectiveTicket, TicketStatusView } from './ticket-view';
 import type { OffPeakWindows } from './windows';
 

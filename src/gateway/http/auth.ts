@@ -5,8 +5,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
-import type { GatewayConfig } from './config';
-import { LOCAL_KEY_HEADER } from '../protocol/gateway';
+import type { GatewayConfig } from '../config';
+import { LOCAL_KEY_HEADER } from '../../protocol/gateway';
 import { errors } from './errors';
 
 export interface GatewayUser {

@@ -1,7 +1,7 @@
 // The MySQL tickets table's rows: the columns read, their conversion to the store's ticket rows
 // (mysql2 may hand BIGINTs back as strings), and the live key that makes a take retry-safe.
 import { createHash } from 'node:crypto';
-import type { SettleReason, TicketState } from '../protocol/gateway';
+import type { SettleReason, TicketState } from '../../protocol/gateway';
 import type { GatewayTicketRow } from './store';
 
 export interface TicketRow {

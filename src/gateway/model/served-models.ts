@@ -6,10 +6,10 @@
 // then offers the default alone). One answer is kept a few minutes per upstream and key.
 import { createHash } from 'node:crypto';
 import stripAnsi from 'strip-ansi';
-import type { Clock } from '../core/clock';
-import { plainNotificationText } from '../core/untrusted-text';
-import { MODEL_ID_PATTERN, UpstreamModelListSchema, type AllowedModel } from '../protocol/gateway';
-import type { Logger } from './logger';
+import type { Clock } from '../../core/clock';
+import { plainNotificationText } from '../../core/untrusted-text';
+import { MODEL_ID_PATTERN, UpstreamModelListSchema, type AllowedModel } from '../../protocol/gateway';
+import type { Logger } from '../http/logger';
 
 export interface ServedModelsOptions {
   allowList: readonly AllowedModel[];

@@ -1,4 +1,4 @@
-import type { Clock } from '../core/clock';
+import type { Clock } from '../../core/clock';
 
 /** A real clock that test hooks can move forward (never back): `now = base.now() + offset`. */
 export class OffsetClock implements Clock {

@@ -2,8 +2,8 @@
 // only the polls of the changed tickets (plus, when the queue moved, those watching a queued
 // ticket, whose position may have changed), and each user may hold at most `maxPerUser` of them.
 import type { ServerResponse } from 'node:http';
-import type { StatusResponse } from '../protocol/gateway';
-import type { TicketAuthority, TicketChange } from './authority';
+import type { StatusResponse } from '../../protocol/gateway';
+import type { TicketAuthority, TicketChange } from '../authority/authority';
 import type { GatewayUser } from './auth';
 import type { Counter } from './metrics';
 import { PerUserLimit } from './user-limits';

@@ -23,7 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type mysql from 'mysql2/promise';
-import type { TicketState } from '../protocol/gateway';
+import type { TicketState } from '../../protocol/gateway';
 import { loadMysql2, mysqlConnectionOptions } from './mysql-connection';
 import { appliedMysqlMigrations, migrateMysql } from './mysql-schema';
 import { fromRow, liveKey, TICKET_COLUMNS, type TicketRow } from './mysql-tickets';

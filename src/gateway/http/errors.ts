@@ -1,5 +1,5 @@
 // Every refusal the gateway gives is one of these, rendered in the one error shape of src/protocol/gateway.ts.
-import { BusinessCode, GeneralErrorCode, type AnthropicErrorType, type GatewayError, type GatewayErrorCode } from '../protocol/gateway';
+import { BusinessCode, GeneralErrorCode, type AnthropicErrorType, type GatewayError, type GatewayErrorCode } from '../../protocol/gateway';
 
 export class GatewayHttpError extends Error {
   constructor(

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
-import { systemClock, type Clock } from '../core/clock';
+import { systemClock, type Clock } from '../../core/clock';
 import {
   GatewayPaths,
   SERVER_TIME_HEADER,
@@ -16,25 +16,25 @@ import {
   LIMIT_RESET_HEADER,
   type ClientModelsResponse,
   type HealthResponse,
-} from '../protocol/gateway';
-import { admissibleUnlessHeld, openAccountLimits, type AccountLimits } from './account-limit';
+} from '../../protocol/gateway';
+import { admissibleUnlessHeld, openAccountLimits, type AccountLimits } from '../model/account-limit';
 import { GatewayAuth, type GatewayUser } from './auth';
-import { TicketAuthority, type TickResult } from './authority';
-import { authorityPolicy, windowsFromConfig } from './authority-policy';
-import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from './config';
+import { TicketAuthority, type TickResult } from '../authority/authority';
+import { authorityPolicy, windowsFromConfig } from '../authority/authority-policy';
+import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from '../config';
 import { ConnectionGuard } from './connection-guard';
 import { errors, GatewayHttpError } from './errors';
-import { clientCredentialOf } from './header-filter';
+import { clientCredentialOf } from '../model/header-filter';
 import { PayloadError, readBody, readJson, schemaError } from './http-body';
 import { createLogger, type Logger } from './logger';
 import { LongPollRegistry, waitForStatusChange } from './long-polls';
 import { GatewayMetrics } from './metrics';
-import { applyModelAllowList } from './model-allow-list';
-import { proxyModelRequest } from './model-proxy';
-import { MysqlTicketStore } from './mysql-store';
-import { ServedModels } from './served-models';
-import { SqliteTicketStore } from './sqlite-store';
-import { MemoryTicketStore, type TicketStore } from './store';
+import { applyModelAllowList } from '../model/model-allow-list';
+import { proxyModelRequest } from '../model/model-proxy';
+import { MysqlTicketStore } from '../stores/mysql-store';
+import { ServedModels } from '../model/served-models';
+import { SqliteTicketStore } from '../stores/sqlite-store';
+import { MemoryTicketStore, type TicketStore } from '../stores/store';
 
 export const GATEWAY_VERSION = '0.1.0';
 
