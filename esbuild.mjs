@@ -50,16 +50,30 @@ const shipped = {
 const node = { ...shipped, platform: 'node', format: 'cjs', target: 'node20' };
 
 const vscodeTestEntries = existsSync('test/vscode')
-  ? readdirSync('test/vscode').filter((f) => f.endsWith('.ts')).map((f) => path.join('test/vscode', f))
+  ? readdirSync('test/vscode')
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => path.join('test/vscode', f))
   : [];
 
 const builds = [
   // Personal mode runs the reference gateway in the extension host on its sql.js store: the native
   // and MySQL stores' modules, required only when such a store opens, stay out of the bundle; the
   // gateway's jsonc-parser needs its "module" build, as in dist/gateway.js.
-  { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', 'better-sqlite3', 'mysql2'], mainFields: ['module', 'main'] },
+  {
+    ...node,
+    entryPoints: ['src/extension.ts'],
+    outfile: 'dist/extension.js',
+    external: ['vscode', 'better-sqlite3', 'mysql2'],
+    mainFields: ['module', 'main'],
+  },
   // jsonc-parser's "main" is a UMD build esbuild cannot follow; its "module" build bundles.
-  { ...node, entryPoints: ['src/gateway/main.ts'], outfile: 'dist/gateway.js', external: ['better-sqlite3', 'mysql2'], mainFields: ['module', 'main'] },
+  {
+    ...node,
+    entryPoints: ['src/gateway/main.ts'],
+    outfile: 'dist/gateway.js',
+    external: ['better-sqlite3', 'mysql2'],
+    mainFields: ['module', 'main'],
+  },
   { ...node, entryPoints: ['src/reference-agent/main.ts'], outfile: 'dist/reference-agent.js', banner: { js: '#!/usr/bin/env node' } },
   { ...node, entryPoints: ['src/permission-mcp/main.ts'], outfile: 'dist/permission-mcp.js' },
   {
@@ -76,7 +90,14 @@ const builds = [
 if (vscodeTestEntries.length > 0 && !quiet) {
   // Mocha runs inside the extension host; 'vscode' and 'mocha' come from the host / node_modules.
   // Never minified: a failing test's stack trace should read as the source does.
-  builds.push({ ...node, minify: false, sourcemap: true, entryPoints: vscodeTestEntries, outdir: 'dist/test/vscode', external: ['vscode', 'mocha'] });
+  builds.push({
+    ...node,
+    minify: false,
+    sourcemap: true,
+    entryPoints: vscodeTestEntries,
+    outdir: 'dist/test/vscode',
+    external: ['vscode', 'mocha'],
+  });
 }
 
 function copyWasm() {

@@ -19,11 +19,17 @@ export default tseslint.config(
     files: ['src/**', 'webview/**', 'test/**', 'scripts/**', 'bench/**'],
     ignores: ['src/extension.ts', 'src/vscode/**', 'test/vscode/**', 'test/fixtures/vscode-failing-suite/**', 'bench/vscode/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Only src/vscode/ and src/extension.ts may import vscode.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'vscode', message: 'Only src/vscode/ and src/extension.ts may import vscode.' }] },
+      ],
       'no-restricted-syntax': [
         'error',
         { selector: "ImportExpression[source.value='vscode']", message: 'Only src/vscode/ and src/extension.ts may import vscode.' },
-        { selector: "CallExpression[callee.name='require'][arguments.0.value='vscode']", message: 'Only src/vscode/ and src/extension.ts may require vscode.' },
+        {
+          selector: "CallExpression[callee.name='require'][arguments.0.value='vscode']",
+          message: 'Only src/vscode/ and src/extension.ts may require vscode.',
+        },
       ],
     },
   },

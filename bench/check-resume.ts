@@ -35,7 +35,8 @@ export async function checkEndToResume(iterations: number): Promise<number[]> {
     await waitFor(() => host.service.isLeader, 'the lease');
     const ws = makeGitWorkspace(world.root);
     fs.writeFileSync(path.join(ws, 'check.js'), CHECK_JS);
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=b@example.invalid', '-c', 'user.name=b', ...args], { cwd: ws, stdio: 'ignore' });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.email=b@example.invalid', '-c', 'user.name=b', ...args], { cwd: ws, stdio: 'ignore' });
     git('add', 'check.js');
     git('commit', '-q', '-m', 'check');
     for (let i = 0; i < iterations; i++) {
@@ -46,10 +47,17 @@ export async function checkEndToResume(iterations: number): Promise<number[]> {
         { kind: 'tool_use', name: 'write_file', input: { path: 'fixed.txt', content: 'fixed\n' } },
         { kind: 'text', text: 'fixed' },
       );
-      const task = await host.service.create({ title: `check ${i}`, prompt: 'make the check pass', permissionMode: 'acceptEdits', workspacePath: ws, checkCommand: 'node check.js' });
+      const task = await host.service.create({
+        title: `check ${i}`,
+        prompt: 'make the check pass',
+        permissionMode: 'acceptEdits',
+        workspacePath: ws,
+        checkCommand: 'node check.js',
+      });
       await waitFor(() => host.service.getTask(task.id)?.status === 'completed', 'completed', 120_000);
       const check = host.store.read((tx) => tx.checks.get(task.id));
-      if (check?.state !== 'passed') throw new Error(`the check did not pass after the fix round (iteration ${i}: ${JSON.stringify(check)})`);
+      if (check?.state !== 'passed')
+        throw new Error(`the check did not pass after the fix round (iteration ${i}: ${JSON.stringify(check)})`);
       // The second request of the task is the fix round's first (after the first turn's one).
       const resumed = world.upstream.messageRequests()[before + 1];
       samples.push(resumed.receivedAt - failedExitAt(ws, i));

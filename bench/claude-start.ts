@@ -38,9 +38,20 @@ export interface ClaudeStartRound {
 /** Claude Code (the floor's argv) at the upstream directly; resolves with spawn -> first model request. */
 async function bareSpawnToFirstRequest(world: GatewayWorld, claude: string, workspace: string, model: string | null): Promise<number> {
   const before = world.upstream.messageRequests().length;
-  const env = { ...process.env, ANTHROPIC_BASE_URL: world.upstream.url, ANTHROPIC_API_KEY: 'bench-floor-key', CLAUDE_CONFIG_DIR: claudeConfigDir(world), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
+  const env = {
+    ...process.env,
+    ANTHROPIC_BASE_URL: world.upstream.url,
+    ANTHROPIC_API_KEY: 'bench-floor-key',
+    CLAUDE_CONFIG_DIR: claudeConfigDir(world),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
   const spawnedAt = Date.now();
-  const child = spawn(claude, ['-p', '--output-format', 'stream-json', '--verbose', ...(model ? ['--model', model] : [])], { cwd: workspace, env, stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = spawn(claude, ['-p', '--output-format', 'stream-json', '--verbose', ...(model ? ['--model', model] : [])], {
+    cwd: workspace,
+    env,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.stdin.end('say done');
   const first = await waitFor(() => world.upstream.messageRequests()[before], 'the bare first model request', 60_000);
@@ -71,11 +82,19 @@ export async function claudeStartRounds(rounds: number): Promise<ClaudeStartRoun
       const promoted = (await world.gateway.tick()).promoted ?? [];
       if (promoted.length === 0) throw new Error('the promote tick promoted nothing');
       const first = await waitFor(() => world.upstream.messageRequests()[before], 'the first model request', 60_000);
-      const started = await waitFor(() => events.find((e) => e.type === 'segment-started' && e.taskId === task.id), 'the segment start', 60_000);
-      const done = await waitFor(() => {
-        const t = host.service.getTask(task.id);
-        return t && ['completed', 'failed'].includes(t.status) ? t : undefined;
-      }, 'the end of the task', 120_000);
+      const started = await waitFor(
+        () => events.find((e) => e.type === 'segment-started' && e.taskId === task.id),
+        'the segment start',
+        60_000,
+      );
+      const done = await waitFor(
+        () => {
+          const t = host.service.getTask(task.id);
+          return t && ['completed', 'failed'].includes(t.status) ? t : undefined;
+        },
+        'the end of the task',
+        120_000,
+      );
       if (done.status !== 'completed') throw new Error(`the Claude Code task failed: ${done.failureReason ?? ''}`);
       if (started.type !== 'segment-started' || !started.startup) throw new Error('the segment-started event carries no start-up times');
       const { dispatchedAt, workplaceAt, spawnedAt } = started.startup;

@@ -129,7 +129,10 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
-async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
+async function startServerProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: root, env: { ...process.env, ...env } });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -159,7 +162,11 @@ const median = (values: number[]) => {
 const round = (n: number, digits = 3) => Number(n.toFixed(digits));
 
 async function api<T>(base: string, method: string, pathname: string, body?: unknown, key = KEY): Promise<T> {
-  const res = await fetch(base + pathname, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(base + pathname, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${method} ${pathname}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
 }
@@ -194,10 +201,18 @@ function startLongPollFlood(base: string, ticketIds: string[]): { answered: () =
   const body = JSON.stringify({ ticket_ids: ticketIds, wait_ms: 120_000 });
   let answered = 0;
   for (let i = 0; i < FLOOD_POLLS; i++) {
-    const req = http.request(`${base}/api/v1/off-peak/ticket/status`, { method: 'POST', agent, headers: { authorization: `Bearer ${FLOOD_KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => (answered += 1));
-    });
+    const req = http.request(
+      `${base}/api/v1/off-peak/ticket/status`,
+      {
+        method: 'POST',
+        agent,
+        headers: { authorization: `Bearer ${FLOOD_KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => (answered += 1));
+      },
+    );
     req.on('error', () => undefined); // stop() cuts the waiting ones
     req.end(body);
   }
@@ -208,37 +223,70 @@ async function main(): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'offpeak-gw-bench-'));
   const bundle = path.join(root, 'node_modules/.cache/offpeak-gateway-bench/gateway.js');
   mkdirSync(path.dirname(bundle), { recursive: true });
-  await esbuild.build({ entryPoints: [path.join(root, 'src/gateway/main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3'], mainFields: ['module', 'main'], logLevel: 'silent' });
+  await esbuild.build({
+    entryPoints: [path.join(root, 'src/gateway/main.ts')],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['better-sqlite3'],
+    mainFields: ['module', 'main'],
+    logLevel: 'silent',
+  });
 
   const upstream = await FakeAnthropicUpstream.start({
     // Every request streams ~2 MB; `think` in the body sets the delay before the first byte.
-    defaultReply: (request) => ({ kind: 'large_stream', bytes: SSE_BYTES, delayMs: Number((request.body as { think?: number })?.think ?? 0) }),
+    defaultReply: (request) => ({
+      kind: 'large_stream',
+      bytes: SSE_BYTES,
+      delayMs: Number((request.body as { think?: number })?.think ?? 0),
+    }),
   });
-  const gateway = await startServerProcess([
-    bundle,
-    '--port', '0',
-    '--db', path.join(work, 'bench.sqlite'),
-    '--status-max-wait-ms', '120000',
-    '--always-open',
-    '--promote-interval-ms', '0',
-    '--test-hooks',
-    '--segment-capacity', '60',
-    '--max-live-tickets', '1000',
-    '--quota-takes', '2000',
-    '--upstream-url', upstream.url,
-    '--log-level', 'silent',
-  ], {
-    // Keys and the operations token through the environment, not argv.
-    OFFPEAK_GATEWAY_USERS: `bench:${KEY},flood:${FLOOD_KEY},taker:${TAKER_KEY}`,
-    OFFPEAK_GATEWAY_OPS_TOKEN: OPS_TOKEN,
-  });
+  const gateway = await startServerProcess(
+    [
+      bundle,
+      '--port',
+      '0',
+      '--db',
+      path.join(work, 'bench.sqlite'),
+      '--status-max-wait-ms',
+      '120000',
+      '--always-open',
+      '--promote-interval-ms',
+      '0',
+      '--test-hooks',
+      '--segment-capacity',
+      '60',
+      '--max-live-tickets',
+      '1000',
+      '--quota-takes',
+      '2000',
+      '--upstream-url',
+      upstream.url,
+      '--log-level',
+      'silent',
+    ],
+    {
+      // Keys and the operations token through the environment, not argv.
+      OFFPEAK_GATEWAY_USERS: `bench:${KEY},flood:${FLOOD_KEY},taker:${TAKER_KEY}`,
+      OFFPEAK_GATEWAY_OPS_TOKEN: OPS_TOKEN,
+    },
+  );
   try {
     // 100 tickets: 60 promoted to ready, 40 still queued (positions computed per status call).
     const ids: string[] = [];
-    for (let i = 0; i < 100; i++) ids.push((await api<{ ticket_id: string }>(gateway.url, 'POST', '/api/v1/off-peak/ticket', { task_id: `bench-${i}` })).ticket_id);
+    for (let i = 0; i < 100; i++)
+      ids.push((await api<{ ticket_id: string }>(gateway.url, 'POST', '/api/v1/off-peak/ticket', { task_id: `bench-${i}` })).ticket_id);
     await api(gateway.url, 'POST', '/__test/tick');
     const statusBody = JSON.stringify({ ticket_ids: ids });
-    const sample = await (await fetch(`${gateway.url}/api/v1/off-peak/ticket/status`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: statusBody })).text();
+    const sample = await (
+      await fetch(`${gateway.url}/api/v1/off-peak/ticket/status`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: statusBody,
+      })
+    ).text();
     const bare = await startServerProcess(['-e', BARE_SERVER, sample]);
 
     const gatewayRps: number[] = [];
@@ -251,7 +299,9 @@ async function main(): Promise<void> {
       ] as const) {
         const target = `${server.url}/api/v1/off-peak/ticket/status`;
         const cpuBefore = cpuSeconds(server.pid);
-        const result = JSON.parse(await runNode(['-e', LOADGEN, target, statusBody, String(CONNECTIONS), String(ROUND_MS), `Bearer ${KEY}`])) as { requests: number; errors: number; seconds: number };
+        const result = JSON.parse(
+          await runNode(['-e', LOADGEN, target, statusBody, String(CONNECTIONS), String(ROUND_MS), `Bearer ${KEY}`]),
+        ) as { requests: number; errors: number; seconds: number };
         if (result.errors > 0) throw new Error(`load generator saw ${result.errors} errors against ${target}`);
         into.push(result.requests / result.seconds);
         perCpu[side].cpu += cpuSeconds(server.pid) - cpuBefore;
@@ -262,13 +312,39 @@ async function main(): Promise<void> {
 
     // SSE: one ready ticket is made active by the first request and stays active (3 h window).
     const ticket = ids[0];
-    const think = JSON.parse(await runNode(['-e', SSE_CLIENT, `${upstream.url}/v1/messages`, `${gateway.url}/api/anthropic/v1/messages?beta=true`, KEY, ticket, String(SSE_ITERATIONS), String(THINK_MS)])) as Record<'direct' | 'gateway', { bytes: number; ttfb: number; total: number }[]>;
-    const zero = JSON.parse(await runNode(['-e', SSE_CLIENT, `${upstream.url}/v1/messages`, `${gateway.url}/api/anthropic/v1/messages?beta=true`, KEY, ticket, String(SSE_ITERATIONS), '0'])) as Record<'direct' | 'gateway', { bytes: number; ttfb: number; total: number }[]>;
-    if (think.direct.some((x) => x.bytes < SSE_BYTES) || think.gateway.some((x) => x.bytes < SSE_BYTES)) throw new Error('a stream was shorter than 2 MB');
+    const think = JSON.parse(
+      await runNode([
+        '-e',
+        SSE_CLIENT,
+        `${upstream.url}/v1/messages`,
+        `${gateway.url}/api/anthropic/v1/messages?beta=true`,
+        KEY,
+        ticket,
+        String(SSE_ITERATIONS),
+        String(THINK_MS),
+      ]),
+    ) as Record<'direct' | 'gateway', { bytes: number; ttfb: number; total: number }[]>;
+    const zero = JSON.parse(
+      await runNode([
+        '-e',
+        SSE_CLIENT,
+        `${upstream.url}/v1/messages`,
+        `${gateway.url}/api/anthropic/v1/messages?beta=true`,
+        KEY,
+        ticket,
+        String(SSE_ITERATIONS),
+        '0',
+      ]),
+    ) as Record<'direct' | 'gateway', { bytes: number; ttfb: number; total: number }[]>;
+    if (think.direct.some((x) => x.bytes < SSE_BYTES) || think.gateway.some((x) => x.bytes < SSE_BYTES))
+      throw new Error('a stream was shorter than 2 MB');
 
     // Long-poll flood: the flood user's polls watch 100 queued tickets of its own.
     const floodIds: string[] = [];
-    for (let i = 0; i < 100; i++) floodIds.push((await api<{ ticket_id: string }>(gateway.url, 'POST', '/api/v1/off-peak/ticket', { task_id: `flood-${i}` }, FLOOD_KEY)).ticket_id);
+    for (let i = 0; i < 100; i++)
+      floodIds.push(
+        (await api<{ ticket_id: string }>(gateway.url, 'POST', '/api/v1/off-peak/ticket', { task_id: `flood-${i}` }, FLOOD_KEY)).ticket_id,
+      );
     const maxWaiting = DEFAULT_CONFIG.maxLongPollsPerUser;
     await takeLatencies(gateway.url, 'warm', 20);
     const idleTakes: number[] = [];
@@ -277,13 +353,17 @@ async function main(): Promise<void> {
     for (let r = 0; r < FLOOD_ROUNDS; r++) {
       idleTakes.push(...(await takeLatencies(gateway.url, `idle-${r}`, TAKES_PER_ROUND)));
       const flood = startLongPollFlood(gateway.url, floodIds);
-      await until(async () => flood.answered() >= FLOOD_POLLS - maxWaiting && (await waitingLongPolls(gateway.url)) === maxWaiting, 'the flood to settle at the per-user maximum');
+      await until(
+        async () => flood.answered() >= FLOOD_POLLS - maxWaiting && (await waitingLongPolls(gateway.url)) === maxWaiting,
+        'the flood to settle at the per-user maximum',
+      );
       floodTakes.push(...(await takeLatencies(gateway.url, `flood-${r}`, TAKES_PER_ROUND)));
       waitingDuringFlood.push(await waitingLongPolls(gateway.url));
       flood.stop();
       await until(async () => (await waitingLongPolls(gateway.url)) === 0, 'the flood to end');
     }
-    if (waitingDuringFlood.some((n) => n !== maxWaiting)) throw new Error(`the flood user held ${waitingDuringFlood.join('/')} long-polls, not ${maxWaiting}`);
+    if (waitingDuringFlood.some((n) => n !== maxWaiting))
+      throw new Error(`the flood user held ${waitingDuringFlood.join('/')} long-polls, not ${maxWaiting}`);
     const takeIdleP50 = median(idleTakes);
     const takeFloodP50 = median(floodTakes);
 
@@ -303,7 +383,11 @@ async function main(): Promise<void> {
       take_flood_vs_idle_ratio: round(takeFloodP50 / takeIdleP50),
       details: {
         status_rps_rounds: { gateway: gatewayRps.map((x) => round(x, 1)), bare: bareRps.map((x) => round(x, 1)) },
-        status_rps_median: { gateway: round(median(gatewayRps), 1), bare: round(median(bareRps), 1), ratio: round(median(gatewayRps) / median(bareRps)) },
+        status_rps_median: {
+          gateway: round(median(gatewayRps), 1),
+          bare: round(median(bareRps), 1),
+          ratio: round(median(gatewayRps) / median(bareRps)),
+        },
         status_ratio_per_round_median: round(median(gatewayRps.map((g, i) => g / bareRps[i]))),
         status_rps_per_server_cpu_second: {
           gateway: round(perCpu.gateway.requests / perCpu.gateway.cpu, 1),
@@ -334,12 +418,21 @@ async function main(): Promise<void> {
           answered_at_once_per_round: FLOOD_POLLS - maxWaiting,
           takes_per_round: TAKES_PER_ROUND,
           rounds: FLOOD_ROUNDS,
-          take_p90_ms: { idle: round(idleTakes.sort((a, b) => a - b)[Math.floor(idleTakes.length * 0.9)]), flood: round(floodTakes.sort((a, b) => a - b)[Math.floor(floodTakes.length * 0.9)]) },
+          take_p90_ms: {
+            idle: round(idleTakes.sort((a, b) => a - b)[Math.floor(idleTakes.length * 0.9)]),
+            flood: round(floodTakes.sort((a, b) => a - b)[Math.floor(floodTakes.length * 0.9)]),
+          },
         },
         // What the status route's CPU profile showed (node --cpu-prof on the gateway under this load).
         status_profile_note:
           'issue 22 item 4 (0.185 per CPU-second before): the AsyncLocalStorage of the one-process stores stayed enabled after the first take, so node ran its promise hooks on every promise of the process (promiseInitHook, lookupPublicResource, _propagate: ~15% of the gateway samples); it is now enabled only while a transaction runs. Status also read each of its 100 tickets and queue positions with its own await (statusJson 12% of samples, now ~5% with one batch read), and the duplicate-key tokenizer scanned every ticket id (~4%, now skipped when the colons in the body prove every key distinct). The per-address connection guard costs one Map lookup per request (not visible in the profile).',
-        goals: { status_vs_bare: '>= 0.5', status_rps_per_server_cpu_second_ratio: '>= 0.4', sse_ttfb_ratio: '<= 1.1', sse_total_ratio: '<= 1.05', take_flood_vs_idle_ratio: '<= 3' },
+        goals: {
+          status_vs_bare: '>= 0.5',
+          status_rps_per_server_cpu_second_ratio: '>= 0.4',
+          sse_ttfb_ratio: '<= 1.1',
+          sse_total_ratio: '<= 1.05',
+          take_flood_vs_idle_ratio: '<= 3',
+        },
       },
     };
     publish('gateway', result);

@@ -55,7 +55,9 @@ async function main(): Promise<void> {
   let floor: Promise<number> = Promise.resolve(NaN);
   const onMeasureStart = (storageDir: string) => {
     floor = new Promise((resolve, reject) =>
-      execFile(process.execPath, ['-e', FLOOR_SCRIPT, String(seconds), storageDir, String(DEFAULT_LEASE_TICK_MS)], (err, stdout) => (err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs))),
+      execFile(process.execPath, ['-e', FLOOR_SCRIPT, String(seconds), storageDir, String(DEFAULT_LEASE_TICK_MS)], (err, stdout) =>
+        err ? reject(err) : resolve((JSON.parse(stdout) as { cpuMs: number }).cpuMs),
+      ),
     );
   };
   const schedules = 100;
@@ -80,28 +82,43 @@ async function main(): Promise<void> {
     cpu_ms_per_window_hour: round((sum((r) => r.cpuMs) / windows) * perHour, 0),
     cpu_ms_per_window_hour_holder: round(sum((r) => (r.isLeader ? r.cpuMs : 0)) * perHour, 0),
     floor_cpu_ms_per_hour: floorCpuMsPerHour,
-    cpu_ratio_to_floor: round((sum((r) => r.cpuMs) / windows) * perHour / floorCpuMsPerHour, 2),
+    cpu_ratio_to_floor: round(((sum((r) => r.cpuMs) / windows) * perHour) / floorCpuMsPerHour, 2),
     panel_pushes_per_hour: round(sum((r) => r.panelSnapshots) * perHour),
     lease_renewals_per_hour: round(sum((r) => r.leaseRenewals) * perHour),
     schedules,
-    db_bytes_written_per_hour_with_schedules: withSchedules.dbFileUnchanged && schedulePersists === 0 ? 0 : round(schedulePersists * withSchedules.dbFileBytes * perHour, 0),
+    db_bytes_written_per_hour_with_schedules:
+      withSchedules.dbFileUnchanged && schedulePersists === 0 ? 0 : round(schedulePersists * withSchedules.dbFileBytes * perHour, 0),
     reloads_per_hour_with_schedules: round(withSchedules.reports.reduce((s, r) => s + r.reloads, 0) * perHour),
     panel_pushes_per_hour_with_schedules: round(withSchedules.reports.reduce((s, r) => s + r.panelSnapshots, 0) * perHour),
     cpu_ms_per_window_hour_with_schedules: round(cpuPerWindowHour(withSchedules.reports), 0),
     cpu_ratio_with_schedules_to_without: round(cpuPerWindowHour(withSchedules.reports) / cpuPerWindowHour(run.reports), 2),
     db_file_bytes: run.dbFileBytes,
-    goals: { db_bytes_written_per_hour: 0, total_bytes_written_per_hour: 100_000, reloads_per_hour: 0, cpu_ms_per_window_hour: 2000, panel_pushes_per_hour: 0, db_bytes_written_per_hour_with_schedules: 0, cpu_ratio_with_schedules_to_without: 1.1 },
+    goals: {
+      db_bytes_written_per_hour: 0,
+      total_bytes_written_per_hour: 100_000,
+      reloads_per_hour: 0,
+      cpu_ms_per_window_hour: 2000,
+      panel_pushes_per_hour: 0,
+      db_bytes_written_per_hour_with_schedules: 0,
+      cpu_ratio_with_schedules_to_without: 1.1,
+    },
     per_window: run.reports,
     per_window_with_schedules: withSchedules.reports,
     notes:
       `Real window processes (HostEngine + PanelController, bundled with esbuild), lease ttl ${DEFAULT_LEASE_TTL_MS / 60_000} min, renewed by setting the lease file mtime a few times per ttl. ` +
       `An idle window wakes for one timer, the lease tick every ${DEFAULT_LEASE_TICK_MS / 1000} s: it checks the lease, looks at the DB file's generation (the store's own backup poll, ${WATCHED_POLL_MS / 1000} s, is re-armed by every look and so never fires) and, in the holder, re-checks the scheduler (no timer of its own while nothing is due). ` +
-      'Other windows\' writes arrive through a directory watch. ' +
+      "Other windows' writes arrive through a directory watch. " +
       'total_bytes_written_per_hour = Linux write_bytes of the window processes (bytes sent to storage, metadata pages included). ' +
       'per_window.syscallBytesWritten (wchar) also counts IPC with the bench and eventfd wake-ups, not files. ' +
       `*_with_schedules: the same 3 windows on a second globalStorage whose DB also holds ${schedules} daily and weekday schedules, all due 6 h or more after the run, measured at the same time as the run without (the sync loop's one planned wake-up covers them; the lease tick does not plan again while the DB is unchanged). ` +
       `floor_cpu_ms_per_hour = CPU of a bare Node process waking as often as an idle window (${DEFAULT_LEASE_TICK_MS / 1000} s and the window process's 60 s keep-alive timers, a directory watch), measured during the same period: each wake-up costs CPU on its own.`,
-    machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0], 2), loadavg_5m: round(loadavg()[1], 2), at: new Date().toISOString() },
+    machine: {
+      node: process.version,
+      cpus: cpus().length,
+      loadavg_1m: round(loadavg()[0], 2),
+      loadavg_5m: round(loadavg()[1], 2),
+      at: new Date().toISOString(),
+    },
   };
   publish('idle', result);
 }

@@ -24,7 +24,12 @@ export async function notifyEventToSend(iterations: number): Promise<number[]> {
     await startWindow(world, 'window-b', [ws], { notify, onNotice: (n) => noticedAt.set(n.taskId, Date.now()) });
     await holder.engine.service.availability.refresh();
     for (let i = 0; i < iterations; i++) {
-      const task = await holder.engine.service.create({ title: `n${i}`, prompt: 'Create hello.txt.', permissionMode: 'bypassPermissions', workspacePath: ws });
+      const task = await holder.engine.service.create({
+        title: `n${i}`,
+        prompt: 'Create hello.txt.',
+        permissionMode: 'bypassPermissions',
+        workspacePath: ws,
+      });
       const post = await receiver.next((p) => (p.json as { task?: { id?: string } } | undefined)?.task?.id === task.id, 120_000);
       const at = await waitFor(() => noticedAt.get(task.id), 'the notice in window B', 10_000);
       samples.push(post.at - at);

@@ -30,7 +30,12 @@ export async function parkAnswerToAdmitted(iterations: number): Promise<number[]
     const command = { command: 'echo parked >> parked.txt' };
     for (let i = 0; i < iterations; i++) {
       world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: command });
-      const task = await host.service.create({ title: `park ${i}`, prompt: 'append to parked.txt', permissionMode: 'default', workspacePath: ws });
+      const task = await host.service.create({
+        title: `park ${i}`,
+        prompt: 'append to parked.txt',
+        permissionMode: 'default',
+        workspacePath: ws,
+      });
       await waitFor(() => host.service.getTask(task.id)?.status === 'needs_input', 'the park', 60_000);
       // The parked ticket is settled at the gateway before the user answers (minutes later in real life).
       await waitFor(() => host.service.ticketsOf(task.id).every((t) => t.settleState === 'settled'), 'the parked ticket settled', 30_000);
@@ -39,7 +44,11 @@ export async function parkAnswerToAdmitted(iterations: number): Promise<number[]
       const answeredAt = Date.now();
       const outcome = await host.answerAsk(task.id, ask.id, 'allow', ask.inputDigest);
       if (outcome !== 'accepted') throw new Error(`the answer was ${outcome}`);
-      const admitted = await waitFor(() => events.find((e) => e.type === 'admitted' && e.taskId === task.id && e.at >= answeredAt), 'the resumed admission', 60_000);
+      const admitted = await waitFor(
+        () => events.find((e) => e.type === 'admitted' && e.taskId === task.id && e.at >= answeredAt),
+        'the resumed admission',
+        60_000,
+      );
       samples.push(admitted.type === 'admitted' ? admitted.at - answeredAt : NaN);
       await waitFor(() => host.service.getTask(task.id)?.status === 'completed', 'completed', 60_000);
     }

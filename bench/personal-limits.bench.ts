@@ -17,13 +17,22 @@ import { startTestEngine, waitFor } from '../test/e2e/test-engine';
 import { publish, sized } from './mode';
 
 const hasToolResult = (r: RecordedRequest) =>
-  ((r.body as { messages?: { content: string | { type: string }[] }[] }).messages ?? []).some((m) => typeof m.content !== 'string' && m.content.some((c) => c.type === 'tool_result'));
+  ((r.body as { messages?: { content: string | { type: string }[] }[] }).messages ?? []).some(
+    (m) => typeof m.content !== 'string' && m.content.some((c) => c.type === 'tool_result'),
+  );
 
 async function resetToFirstRequest(iterations: number): Promise<number[]> {
   const world = await startWorld({ accountLimits: true });
   const events: RuntimeEvent[] = [];
   // The product's hold bound (5 min): the proxy sleeps until the reset, not in 300 ms steps.
-  const host = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', holdMaxMs: 300_000, onEvent: (e) => events.push(e) });
+  const host = await startTestEngine({
+    storageDir: path.join(world.root, 'globalStorage'),
+    gatewayUrl: world.gateway.url,
+    apiKey: USER_KEY,
+    agent: 'reference',
+    holdMaxMs: 300_000,
+    onEvent: (e) => events.push(e),
+  });
   const samples: number[] = [];
   try {
     await waitFor(() => host.service.isLeader, 'the lease');
@@ -39,8 +48,17 @@ async function resetToFirstRequest(iterations: number): Promise<number[]> {
         }
         return { kind: 'text', text: 'done' };
       });
-      const task = await host.service.create({ title: `limit ${i}`, prompt: 'append to steps.log', permissionMode: 'bypassPermissions', workspacePath: ws });
-      await waitFor(() => events.some((e) => e.type === 'usage-limit' && e.taskId === task.id && e.resetAt !== null), 'the usage-limit hold', 60_000);
+      const task = await host.service.create({
+        title: `limit ${i}`,
+        prompt: 'append to steps.log',
+        permissionMode: 'bypassPermissions',
+        workspacePath: ws,
+      });
+      await waitFor(
+        () => events.some((e) => e.type === 'usage-limit' && e.taskId === task.id && e.resetAt !== null),
+        'the usage-limit hold',
+        60_000,
+      );
       const held = world.upstream.messageRequests().length;
       await waitFor(() => world.upstream.messageRequests().length > held, 'the held request upstream after the reset', 60_000);
       samples.push(world.upstream.messageRequests()[held].receivedAt - resetAt);

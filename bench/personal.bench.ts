@@ -32,8 +32,17 @@ async function readyOnce(): Promise<number> {
   const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-bench-personal-'));
   try {
     const t0 = performance.now();
-    const authority = await LocalAuthority.start({ storageDir, settings: () => ({ hours: 'always', modelBaseUrl: 'http://127.0.0.1:9' }), modelApiKey: async () => undefined });
-    const client = new GatewayClient({ baseUrl: authority.url, socketPath: authority.socketPath, apiKey: () => authority.key, clock: systemClock });
+    const authority = await LocalAuthority.start({
+      storageDir,
+      settings: () => ({ hours: 'always', modelBaseUrl: 'http://127.0.0.1:9' }),
+      modelApiKey: async () => undefined,
+    });
+    const client = new GatewayClient({
+      baseUrl: authority.url,
+      socketPath: authority.socketPath,
+      apiKey: () => authority.key,
+      clock: systemClock,
+    });
     await client.availability();
     const ms = performance.now() - t0;
     await authority.dispose();
@@ -44,7 +53,9 @@ async function readyOnce(): Promise<number> {
 }
 
 function startWindow(storageDir: string): { child: ChildProcess; next: () => Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'personal-window.ts'), storageDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'personal-window.ts'), storageDir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiters: ((line: string) => void)[] = [];
   let buffer = '';
@@ -71,7 +82,13 @@ async function handoverOnce(signal: 'SIGTERM' | 'SIGKILL'): Promise<number> {
     b = startWindow(storageDir);
     if ((await b.next()) !== 'following') throw new Error('window B should follow');
     const key = fs.readFileSync(authorityPaths(storageDir).key, 'utf8').trim();
-    const client = new GatewayClient({ baseUrl: AUTHORITY_URL, socketPath: readDiscovery(authorityPaths(storageDir))!.address, apiKey: () => key, clock: systemClock, timeouts: { readMs: 500 } });
+    const client = new GatewayClient({
+      baseUrl: AUTHORITY_URL,
+      socketPath: readDiscovery(authorityPaths(storageDir))!.address,
+      apiKey: () => key,
+      clock: systemClock,
+      timeouts: { readMs: 500 },
+    });
     await client.availability();
     const exited = new Promise((resolve) => a.child.once('exit', resolve));
     const t0 = performance.now();
@@ -88,7 +105,8 @@ async function handoverOnce(signal: 'SIGTERM' | 'SIGKILL'): Promise<number> {
     }
     const ms = performance.now() - t0;
     await exited;
-    if (readDiscovery(authorityPaths(storageDir))?.pid !== b.child.pid || (await b.next()) !== 'serving') throw new Error('window B should have taken over');
+    if (readDiscovery(authorityPaths(storageDir))?.pid !== b.child.pid || (await b.next()) !== 'serving')
+      throw new Error('window B should have taken over');
     return ms;
   } finally {
     for (const w of [a, b]) if (w && w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');

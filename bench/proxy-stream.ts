@@ -18,7 +18,9 @@ export interface UpstreamProcess {
 }
 
 export async function startUpstreamProcess(): Promise<UpstreamProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/fake-anthropic-upstream.ts', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/fake-anthropic-upstream.ts', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -32,7 +34,11 @@ export async function startUpstreamProcess(): Promise<UpstreamProcess> {
     url,
     async script(replies) {
       await fetch(`${url}/__fake/reset`, { method: 'POST' });
-      const res = await fetch(`${url}/__fake/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(replies) });
+      const res = await fetch(`${url}/__fake/enqueue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(replies),
+      });
       if (!res.ok) throw new Error(`enqueue failed: ${res.status} ${await res.text()}`);
     },
     stop: () => child.kill('SIGTERM'),
@@ -75,11 +81,15 @@ const order = (k) => { const n = urls.length, s = k % n, f = urls.map((_, i) => 
 
 /** `rounds` rounds (after `warmup` unrecorded ones) of one answer per URL: [round][url]. */
 export function streamRounds(urls: string[], rounds: number, warmup: number): Promise<AnswerTiming[][]> {
-  const client = spawn(process.execPath, ['-e', CLIENT_SOURCE, JSON.stringify(urls), String(rounds), String(warmup)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const client = spawn(process.execPath, ['-e', CLIENT_SOURCE, JSON.stringify(urls), String(rounds), String(warmup)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   client.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   return new Promise((resolve, reject) =>
-    client.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as AnswerTiming[][]) : reject(new Error(`bench client exited ${code}`)))),
+    client.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as AnswerTiming[][]) : reject(new Error(`bench client exited ${code}`)),
+    ),
   );
 }
 

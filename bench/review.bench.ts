@@ -32,7 +32,8 @@ const CHANGED = 200;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (n: number) => Math.round(n * 1000) / 1000;
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=bench@example.invalid', '-c', 'user.name=bench', ...args], { cwd, stdio: 'pipe' });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=bench@example.invalid', '-c', 'user.name=bench', ...args], { cwd, stdio: 'pipe' });
 
 function makeRepo(root: string): string {
   const repo = path.join(root, 'repo');

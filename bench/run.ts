@@ -33,5 +33,7 @@ if (benches.length === 0) console.log('no benchmarks found');
 const count = (prefix: string) => outcomes.filter((o) => o.startsWith(prefix)).length;
 const failed = count('FAILED');
 const summary = `${count('ok')} passed, ${failed} failed${count('NOT RUN') > 0 ? `, ${count('NOT RUN')} not run` : ''}`;
-console.log(`\n=== benches${short ? ' (short)' : ''}: ${summary}, ${((performance.now() - started) / 1000).toFixed(1)} s ===\n${outcomes.join('\n')}`);
+console.log(
+  `\n=== benches${short ? ' (short)' : ''}: ${summary}, ${((performance.now() - started) / 1000).toFixed(1)} s ===\n${outcomes.join('\n')}`,
+);
 process.exitCode = failed > 0 ? 1 : 0;

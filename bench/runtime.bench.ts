@@ -75,7 +75,12 @@ async function readyToSpawn(iterations: number): Promise<number[]> {
     await waitFor(() => host.service.isLeader, 'the lease');
     const ws = makeGitWorkspace(world.root);
     for (let i = 0; i < iterations; i++) {
-      const task = await host.service.create({ title: `b${i}`, prompt: 'say done', permissionMode: 'bypassPermissions', workspacePath: ws });
+      const task = await host.service.create({
+        title: `b${i}`,
+        prompt: 'say done',
+        permissionMode: 'bypassPermissions',
+        workspacePath: ws,
+      });
       // Let the client settle into waiting on the queued ticket (its long-poll in flight).
       await waitFor(() => host.service.getTask(task.id)?.queuePosition !== null, 'a queued snapshot', 30_000);
       await new Promise((r) => setTimeout(r, 300));
@@ -101,7 +106,9 @@ type Samples = { ttfb: number[]; total: number[] };
 async function proxyOverhead(rounds: number): Promise<{ direct: Samples; proxied: Samples }> {
   const upstream = await startUpstreamProcess();
   const warmup = 5;
-  await upstream.script(new Array(2 * (rounds + warmup)).fill({ kind: 'large_stream', bytes: 64 * 1024, deltaChars: 400, eventDelayMs: 4, delayMs: 100 }));
+  await upstream.script(
+    new Array(2 * (rounds + warmup)).fill({ kind: 'large_stream', bytes: 64 * 1024, deltaChars: 400, eventDelayMs: 4, delayMs: 100 }),
+  );
   const proxy = await TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'user-key', ticketId: 'T-bench' });
   try {
     const rows = await streamRounds([`${upstream.url}/v1/messages`, `${proxy.baseUrl}/v1/messages`], rounds, warmup);
@@ -124,7 +131,10 @@ async function main(): Promise<void> {
   if (process.argv.includes('--only') && process.argv.includes('check')) {
     const checkSamples = await checkEndToResume(sized(8, 2));
     publishOne('runtime', { check_end_to_resume_ms: round(percentile(checkSamples, 50), 1), check_end_to_resume_load: loadAtStart });
-    console.log('details:', JSON.stringify({ check_end_to_resume_samples_ms: checkSamples.map((s) => round(s, 1)), load_at_start: loadAtStart }));
+    console.log(
+      'details:',
+      JSON.stringify({ check_end_to_resume_samples_ms: checkSamples.map((s) => round(s, 1)), load_at_start: loadAtStart }),
+    );
     return;
   }
   const spawnSamples = await readyToSpawn(sized(15, 2));

@@ -36,7 +36,25 @@ function p50(values: number[]): number {
 }
 
 async function startInstances(url: string, count: number): Promise<RunningGateway[]> {
-  const args = ['--store', 'mysql', '--mysql-url', url, '--port', '0', '--always-open', '--promote-interval-ms', '50', '--segment-capacity', '1000000', '--quota-takes', '1000000', '--max-live-tickets', '1000000', '--log-level', 'warn'];
+  const args = [
+    '--store',
+    'mysql',
+    '--mysql-url',
+    url,
+    '--port',
+    '0',
+    '--always-open',
+    '--promote-interval-ms',
+    '50',
+    '--segment-capacity',
+    '1000000',
+    '--quota-takes',
+    '1000000',
+    '--max-live-tickets',
+    '1000000',
+    '--log-level',
+    'warn',
+  ];
   // Keys through the environment, not argv (the gateway warns about --user id:key).
   const users = Array.from({ length: USERS }, (_, u) => `user${u}:${keyOf(u)}:coding`).join(',');
   return Promise.all(Array.from({ length: count }, () => spawnGateway(args, { env: { OFFPEAK_GATEWAY_USERS: users } })));
@@ -69,7 +87,7 @@ async function throughput(gateways: RunningGateway[]): Promise<number> {
 async function wakeLatency(poller: GatewayTestClient, settler: GatewayTestClient, samples: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < samples; i++) {
-    const id = (((await settler.take(`wake-${process.pid}-${Math.random()}`)).body) as { ticket_id: string }).ticket_id;
+    const id = ((await settler.take(`wake-${process.pid}-${Math.random()}`)).body as { ticket_id: string }).ticket_id;
     for (let j = 0; j < 200 && (await poller.stateOf(id)).state !== 'ready'; j++) await new Promise((r) => setTimeout(r, 20));
     const poll = poller.status([id], 20_000, { [id]: 'ready' });
     await new Promise((r) => setTimeout(r, 100)); // the poll is waiting on its instance
@@ -88,12 +106,26 @@ async function promoteLatency(url: string): Promise<number[]> {
   const clock = new ManualClock(Date.now());
   // No demo pacing: the working demo model's presets hold a new ticket queued 15 s, and this
   // measures the promotion itself.
-  const config = resolveGatewayConfig({ demo: true, queueHoldMs: 0, admissionHoldMs: 0, segmentCapacity: 1, takesPerWindow: 1_000_000, maxLiveTicketsPerUser: 1_000_000 });
+  const config = resolveGatewayConfig({
+    demo: true,
+    queueHoldMs: 0,
+    admissionHoldMs: 0,
+    segmentCapacity: 1,
+    takesPerWindow: 1_000_000,
+    maxLiveTicketsPerUser: 1_000_000,
+  });
   const authority = new TicketAuthority(store, clock, new OffPeakWindows('UTC', { kind: 'always' }), authorityPolicy(config));
   try {
     await connection.query("UPDATE tickets SET state = 'settled', live_key = NULL WHERE state IN ('queued', 'ready', 'active')");
     for (let batch = 0; batch < QUEUED / 1000; batch++) {
-      const rows = Array.from({ length: 1000 }, (_, i) => [`tkt_q${batch}_${i}`, `user${i % USERS}`, `q-${batch}-${i}`, null, 'queued', clock.now()]);
+      const rows = Array.from({ length: 1000 }, (_, i) => [
+        `tkt_q${batch}_${i}`,
+        `user${i % USERS}`,
+        `q-${batch}-${i}`,
+        null,
+        'queued',
+        clock.now(),
+      ]);
       await connection.query('INSERT INTO tickets (ticket_id, user_id, task_id, live_key, state, taken_at) VALUES ?', [rows]);
     }
     const samples: number[] = [];

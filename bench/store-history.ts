@@ -27,7 +27,9 @@ import { TaskStore, type StoreTx } from '../src/store';
 import { loadSqlJs } from '../src/store/db/sqljs';
 import { sized } from './mode';
 
-const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
+const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '
+  .repeat(9)
+  .slice(0, 800);
 const DAY = 24 * 60 * 60 * 1000;
 const QUEUED = 20;
 
@@ -36,7 +38,9 @@ function uptime(): string {
   try {
     return execFileSync('uptime', { encoding: 'utf8' }).trim();
   } catch {
-    return `loadavg ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+    return `loadavg ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`;
   }
 }
 
@@ -48,7 +52,14 @@ async function seedHistory(dir: string, finished: number): Promise<void> {
   await store.mutate((tx) => {
     for (let i = 0; i < finished; i++) {
       const id = `hist-${i}`;
-      tx.tasks.insert({ id, title: `Finished ${i}`, prompt: `topic-${i % 100} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/home/dev/project-${i % 7}`, serverTicketId: `hk-${i}` });
+      tx.tasks.insert({
+        id,
+        title: `Finished ${i}`,
+        prompt: `topic-${i % 100} ${PROMPT}`,
+        permissionMode: 'acceptEdits',
+        workspacePath: `/home/dev/project-${i % 7}`,
+        serverTicketId: `hk-${i}`,
+      });
       tx.tickets.insert({ ticketId: `hk-${i}`, taskId: id, serverState: 'ready' });
       tx.tasks.claim(id);
       tx.tasks.markRunning(id, { conversationId: `c-${i}`, sessionId: `s-${i}` });
@@ -58,7 +69,15 @@ async function seedHistory(dir: string, finished: number): Promise<void> {
       tx.tickets.markSettled(`hk-${i}`);
     }
     for (let i = 0; i < QUEUED; i++) {
-      tx.tasks.insert({ id: `task-${i}`, title: `Task ${i}`, prompt: `${i} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/home/dev/project-${i % 7}`, serverTicketId: `ticket-${i}`, queuePosition: i + 1 });
+      tx.tasks.insert({
+        id: `task-${i}`,
+        title: `Task ${i}`,
+        prompt: `${i} ${PROMPT}`,
+        permissionMode: 'acceptEdits',
+        workspacePath: `/home/dev/project-${i % 7}`,
+        serverTicketId: `ticket-${i}`,
+        queuePosition: i + 1,
+      });
       tx.tickets.insert({ ticketId: `ticket-${i}`, taskId: `task-${i}`, serverState: 'queued', queuePosition: i + 1 });
     }
   });
@@ -81,14 +100,23 @@ async function seedQueued(dir: string, tasks: number): Promise<TaskStore> {
   const store = await TaskStore.open({ directory: dir, watch: false });
   await store.mutate((tx) => {
     for (let i = 0; i < tasks; i++) {
-      tx.tasks.insert({ id: `task-${i}`, title: `Task ${i}`, prompt: `${i} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/home/dev/project-${i % 7}`, serverTicketId: `ticket-${i}`, queuePosition: i + 1 });
+      tx.tasks.insert({
+        id: `task-${i}`,
+        title: `Task ${i}`,
+        prompt: `${i} ${PROMPT}`,
+        permissionMode: 'acceptEdits',
+        workspacePath: `/home/dev/project-${i % 7}`,
+        serverTicketId: `ticket-${i}`,
+        queuePosition: i + 1,
+      });
       tx.tickets.insert({ ticketId: `ticket-${i}`, taskId: `task-${i}`, serverState: 'queued', queuePosition: i + 1 });
     }
   });
   return store;
 }
 
-const oneWrite = (tasks: number, i: number) => (tx: StoreTx) => tx.tasks.applySnapshot(`task-${i % tasks}`, `ticket-${i % tasks}`, { queuePosition: 100_000 + i });
+const oneWrite = (tasks: number, i: number) => (tx: StoreTx) =>
+  tx.tasks.applySnapshot(`task-${i % tasks}`, `ticket-${i % tasks}`, { queuePosition: 100_000 + i });
 
 function liveHistory(store: TaskStore): HistoryRow[] {
   const now = Date.now();

@@ -17,7 +17,19 @@
  * so the cost of durability and the cost of the cross-process protocol can be told apart.
  * usage: npm run bench -- store
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, openSync, writeSync, fdatasyncSync, fsyncSync, closeSync, readFileSync, renameSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  fdatasyncSync,
+  fsyncSync,
+  closeSync,
+  readFileSync,
+  renameSync,
+} from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { TaskStore, type StoreTx } from '../src/store';
@@ -25,7 +37,9 @@ import { loadSqlJs } from '../src/store/db/sqljs';
 import { publish, sized } from './mode';
 import { historyFigures } from './store-history';
 
-const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
+const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '
+  .repeat(9)
+  .slice(0, 800);
 
 function percentile(samples: number[], p: number): number {
   const s = [...samples].sort((a, b) => a - b);
@@ -60,7 +74,15 @@ async function seeded(dir: string, tasks: number, durable = true): Promise<TaskS
   const store = await TaskStore.open({ directory: dir, watch: false, durable });
   await store.mutate((tx) => {
     for (let i = 0; i < tasks; i++) {
-      tx.tasks.insert({ id: `task-${i}`, title: `Task ${i}`, prompt: `${i} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/home/dev/project-${i % 7}`, serverTicketId: `ticket-${i}`, queuePosition: i + 1 });
+      tx.tasks.insert({
+        id: `task-${i}`,
+        title: `Task ${i}`,
+        prompt: `${i} ${PROMPT}`,
+        permissionMode: 'acceptEdits',
+        workspacePath: `/home/dev/project-${i % 7}`,
+        serverTicketId: `ticket-${i}`,
+        queuePosition: i + 1,
+      });
       tx.tickets.insert({ ticketId: `ticket-${i}`, taskId: `task-${i}`, serverState: 'queued', queuePosition: i + 1 });
     }
   });
@@ -68,7 +90,8 @@ async function seeded(dir: string, tasks: number, durable = true): Promise<TaskS
 }
 
 /** One realistic single-row write: a status poll moved a task's queue position. */
-const oneWrite = (tasks: number) => (i: number) => (tx: StoreTx) => tx.tasks.applySnapshot(`task-${i % tasks}`, `ticket-${i % tasks}`, { queuePosition: 100_000 + i });
+const oneWrite = (tasks: number) => (i: number) => (tx: StoreTx) =>
+  tx.tasks.applySnapshot(`task-${i % tasks}`, `ticket-${i % tasks}`, { queuePosition: 100_000 + i });
 
 /** The 1,000-task durable write and its floors, sampled round by round (issue 22 item 5). */
 interface Write1kSamples {
@@ -108,7 +131,8 @@ async function measureWrite1k(root: string): Promise<Write1kSamples> {
   const SQL = await loadSqlJs();
   const raw = new SQL.Database(readFileSync(store.filePath));
   const rawFile = path.join(root, '1k', 'raw-copy.sqlite');
-  const rawUpdate = (i: number) => raw.run('UPDATE off_peak_tasks SET queue_position = ? WHERE off_peak_task_id = ?', [200_000 + i, `task-${i % 1000}`]);
+  const rawUpdate = (i: number) =>
+    raw.run('UPDATE off_peak_tasks SET queue_position = ? WHERE off_peak_task_id = ?', [200_000 + i, `task-${i % 1000}`]);
   const time = async (fn: () => unknown): Promise<number> => {
     const t = performance.now();
     await fn();
@@ -117,7 +141,18 @@ async function measureWrite1k(root: string): Promise<Write1kSamples> {
 
   // Interleaved, one sample of each per round, so load changes on a shared machine hit all alike;
   // the store's write and its durable floor run back to back, in an order that alternates.
-  const out: Write1kSamples = { fileBytes, write: [], writeNoFsync: [], rawWrite: [], rawWriteFsync: [], rawExportOnly: [], rawDurableReplace: [], list: [], loadBefore: loadavg()[0], loadAfter: 0 };
+  const out: Write1kSamples = {
+    fileBytes,
+    write: [],
+    writeNoFsync: [],
+    rawWrite: [],
+    rawWriteFsync: [],
+    rawExportOnly: [],
+    rawDurableReplace: [],
+    list: [],
+    loadBefore: loadavg()[0],
+    loadAfter: 0,
+  };
   const WARMUP = sized(20, 3);
   for (let i = 0; i < N + WARMUP; i++) {
     const keep = i >= WARMUP;
@@ -191,7 +226,12 @@ function write1kFigures(s: Write1kSamples): Record<string, unknown> {
     write_vs_durable_floor_ratio: round(percentile(pairedRatios, 50)),
     write_vs_durable_floor_ratio_p25_p75: [round(percentile(pairedRatios, 25)), round(percentile(pairedRatios, 75))],
     write_vs_durable_floor_ratio_of_medians: round(write_p50 / percentile(s.rawDurableReplace, 50)),
-    write_minus_durable_floor_paired_median_ms: round(percentile(s.write.map((w, i) => w - s.rawDurableReplace[i]), 50)),
+    write_minus_durable_floor_paired_median_ms: round(
+      percentile(
+        s.write.map((w, i) => w - s.rawDurableReplace[i]),
+        50,
+      ),
+    ),
     write_durable_false_p50_ms: round(percentile(s.writeNoFsync, 50)),
     write_durable_false_vs_raw_ratio: round(percentile(s.writeNoFsync, 50) / raw_p50),
     load_1m_during_1k_writes: { before: round(s.loadBefore), after: round(s.loadAfter) },
@@ -223,14 +263,27 @@ async function main(): Promise<void> {
       tasks_10k_write_p95_ms: round(percentile(write10k, 95)),
       file_bytes_10k: bigBytes,
       list_1k_p50_ms: round(percentile(write1k.list, 50)),
-      samples: { write: write1k.write.length, raw: write1k.rawWrite.length, raw_durable_replace: write1k.rawDurableReplace.length, write_10k: write10k.length, list: 100, big_tasks: bigTasks },
+      samples: {
+        write: write1k.write.length,
+        raw: write1k.rawWrite.length,
+        raw_durable_replace: write1k.rawDurableReplace.length,
+        write_10k: write10k.length,
+        list: 100,
+        big_tasks: bigTasks,
+      },
       notes:
         'write = store.mutate() with durable: true (fdatasync temp + fsync dir). raw_export_write = export() + writeFileSync, no fsync. ' +
         'raw_durable_replace = export() + temp file + fdatasync + rename + fsync dir: the floor of the same durable replace. ' +
         'Samples are interleaved round by round so load changes hit all variants alike; on a shared, loaded disk the two fsyncs dominate. ' +
         'Issue 22 item 5 (1.32 at load 0.3 before): a profile of the write showed the change stamps and change counters read outside the transaction, each read starting a transaction of its own ' +
         'and a failed journal-file lookup in sql.js (~150 us per write); they are now read inside it with statements prepared once (~65 us).',
-      machine: { node: process.version, cpus: cpus().length, loadavg_1m: round(loadavg()[0]), loadavg_1m_at_start: round(loadAtStart), at: new Date().toISOString() },
+      machine: {
+        node: process.version,
+        cpus: cpus().length,
+        loadavg_1m: round(loadavg()[0]),
+        loadavg_1m_at_start: round(loadAtStart),
+        at: new Date().toISOString(),
+      },
     };
     // Issue 22: 10,000 finished tasks of history, after archiving (bench/store-history.ts).
     publish('store', { ...result, ...(await historyFigures(root)) });

@@ -44,18 +44,27 @@ async function hostSnapshots(): Promise<{ state: PanelState; pushMs: number; flo
     const { service, store } = await world.openWindow();
     await service.availability.refresh();
     for (let i = 0; i < CARDS; i++) await service.create(taskInput());
-    const backend = createServiceBackend(service, store, {
-      hasApiKey: async () => true,
-      setApiKey: async () => undefined,
-      workspaces: () => [{ name: 'ws-a', path: '/tmp/ws-a', identity: null }],
-      models: () => ['claude-sonnet-4-5'],
-      configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
-      reloadConfigs: async () => undefined,
-      openTerminal: async () => undefined,
-      confirm: async () => true,
-      notice: () => undefined,
-    }, { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => ({ dispose: () => undefined }) }); // no agent runs here
-    const controller = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, backend, systemClock);
+    const backend = createServiceBackend(
+      service,
+      store,
+      {
+        hasApiKey: async () => true,
+        setApiKey: async () => undefined,
+        workspaces: () => [{ name: 'ws-a', path: '/tmp/ws-a', identity: null }],
+        models: () => ['claude-sonnet-4-5'],
+        configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
+        reloadConfigs: async () => undefined,
+        openTerminal: async () => undefined,
+        confirm: async () => true,
+        notice: () => undefined,
+      },
+      { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => ({ dispose: () => undefined }) },
+    ); // no agent runs here
+    const controller = new PanelController(
+      { postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) },
+      backend,
+      systemClock,
+    );
     const push: number[] = [];
     const floor: number[] = [];
     let state!: PanelState;
@@ -92,12 +101,19 @@ function pageHtml(): string {
 <script src="${pathToFileURL(path.join(webview, 'main.js')).href}"></script></body></html>`;
 }
 
-async function browserFigures(state: PanelState): Promise<{ renderMs: number; renderFloorMs: number; renderRatio: number; updateMs: number; firstUpdateMs: number; inDom: number }> {
-  if (!existsSync(path.join(REPO_ROOT, 'dist', 'webview', 'main.js'))) throw new Error('dist/webview/main.js is missing: run npm run build');
+async function browserFigures(
+  state: PanelState,
+): Promise<{ renderMs: number; renderFloorMs: number; renderRatio: number; updateMs: number; firstUpdateMs: number; inDom: number }> {
+  if (!existsSync(path.join(REPO_ROOT, 'dist', 'webview', 'main.js')))
+    throw new Error('dist/webview/main.js is missing: run npm run build');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-ui-bench-'));
   const html = path.join(dir, 'panel.html');
   writeFileSync(html, pageHtml());
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'],
+  });
   try {
     const render: number[] = [];
     const floor: number[] = [];
@@ -167,7 +183,14 @@ async function browserFigures(state: PanelState): Promise<{ renderMs: number; re
       inDom = figures.inDom;
     }
     const ratios = render.map((r, i) => r / Math.max(0.01, floor[i]));
-    return { renderMs: median(render), renderFloorMs: median(floor), renderRatio: Math.round(median(ratios) * 10) / 10, updateMs: median(update), firstUpdateMs: median(firstUpdate), inDom };
+    return {
+      renderMs: median(render),
+      renderFloorMs: median(floor),
+      renderRatio: Math.round(median(ratios) * 10) / 10,
+      updateMs: median(update),
+      firstUpdateMs: median(firstUpdate),
+      inDom,
+    };
   } finally {
     await browser.close();
     rmSync(dir, { recursive: true, force: true });

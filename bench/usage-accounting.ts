@@ -76,7 +76,13 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
   const upstream = await startUpstreamProcess();
   let reports = 0;
   const proxy = (ticketId: string, usageAccounting: boolean): Promise<TicketProxy> =>
-    TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'user-key', ticketId, usageAccounting, onEvent: (e) => void (e.type === 'usage' && reports++) });
+    TicketProxy.start({
+      upstreamBaseUrl: upstream.url,
+      apiKey: 'user-key',
+      ticketId,
+      usageAccounting,
+      onEvent: (e) => void (e.type === 'usage' && reports++),
+    });
   const url = (p: TicketProxy): string => `${p.baseUrl}/v1/messages`;
   // Fresh proxies, client and connections every batch, each batch in the next of the six orders:
   // the order they are made in and their places in the client's list. Which proxy is a little
@@ -103,8 +109,13 @@ export async function usageAccountingOverhead(rounds: number): Promise<UsageAcco
       try {
         await upstream.script(answers(3 * (batch + WARMUP_ROUNDS)));
         batches.push([]);
-        for (const row of await streamRounds(placed.map((role) => url(made[role])), batch, WARMUP_ROUNDS)) {
-          if (row.some((t) => t.bytes < STREAM_BYTES)) throw new Error(`an answer was ${Math.min(...row.map((t) => t.bytes))} bytes, not 2 MB`);
+        for (const row of await streamRounds(
+          placed.map((role) => url(made[role])),
+          batch,
+          WARMUP_ROUNDS,
+        )) {
+          if (row.some((t) => t.bytes < STREAM_BYTES))
+            throw new Error(`an answer was ${Math.min(...row.map((t) => t.bytes))} bytes, not 2 MB`);
           const [offT, onT, controlT] = (['off', 'on', 'control'] as const).map((role) => row[placed.indexOf(role)].total);
           ratios.push(onT / Math.sqrt(offT * controlT));
           batches[batches.length - 1].push(ratios[ratios.length - 1]);

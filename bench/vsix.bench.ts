@@ -32,11 +32,21 @@ function measureActivation(vsix: string): { extension: Activation; floor: Activa
   try {
     const out = path.join(dir, 'activation.json');
     const harness = [
-      '--import', 'tsx', path.join(REPO_ROOT, 'scripts', 'vscode-test.ts'),
-      '--no-build', '--vsix', vsix, '--spec', path.join(REPO_ROOT, 'bench', 'vscode', 'activation-marks.ts'),
+      '--import',
+      'tsx',
+      path.join(REPO_ROOT, 'scripts', 'vscode-test.ts'),
+      '--no-build',
+      '--vsix',
+      vsix,
+      '--spec',
+      path.join(REPO_ROOT, 'bench', 'vscode', 'activation-marks.ts'),
     ];
     // The extension host inherits the harness's environment.
-    const run = spawnSync(process.execPath, harness, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, OFFPEAK_BENCH_ACTIVATION_OUT: out } });
+    const run = spawnSync(process.execPath, harness, {
+      cwd: REPO_ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, OFFPEAK_BENCH_ACTIVATION_OUT: out },
+    });
     if (run.status !== 0) throw new Error(`the activation run failed (exit ${run.status ?? run.signal})`);
     return JSON.parse(readFileSync(out, 'utf8')) as { extension: Activation; floor: Activation };
   } finally {
@@ -64,7 +74,9 @@ async function main(): Promise<void> {
     runs: RUNS,
   };
   publish('vsix', result);
-  console.log(`samples (activate_ms, code_load_ms): ${samples.map((s) => `${s.extension.activate_ms}/${s.extension.code_load_ms}`).join(' ')}`);
+  console.log(
+    `samples (activate_ms, code_load_ms): ${samples.map((s) => `${s.extension.activate_ms}/${s.extension.code_load_ms}`).join(' ')}`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -35,7 +35,11 @@ export function markdownAnchors(file) {
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
     const heading = !fenced && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
-    const base = heading[1].toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').trim().replace(/\s/g, '-');
+    const base = heading[1]
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .trim()
+      .replace(/\s/g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     anchors.add(n === 0 ? base : `${base}-${n}`);
@@ -54,14 +58,16 @@ export function findOutsideRefs(text, fromFile, root = REPO_ROOT) {
   const problems = [];
   for (const { pattern, what } of OUTSIDE_REFS) {
     const m = pattern.exec(text);
-    if (m) problems.push(`"${m[0]}" cites ${what}, which is not in this repository: point at docs/ (e.g. docs/flows.md#create) or say it here`);
+    if (m)
+      problems.push(`"${m[0]}" cites ${what}, which is not in this repository: point at docs/ (e.g. docs/flows.md#create) or say it here`);
   }
   for (const m of text.matchAll(MD_PATH)) {
     const [, relative, anchor] = m;
     if (/^https?:/.test(text.slice(Math.max(0, m.index - 8), m.index))) continue;
     const file = resolveMarkdown(relative, fromFile, root);
     if (!file) problems.push(`"${relative}" is not a file in this repository`);
-    else if (anchor && !markdownAnchors(file).has(anchor.slice(1))) problems.push(`"${relative}${anchor}": ${relative} has no heading with that anchor`);
+    else if (anchor && !markdownAnchors(file).has(anchor.slice(1)))
+      problems.push(`"${relative}${anchor}": ${relative} has no heading with that anchor`);
   }
   return problems;
 }

@@ -16,13 +16,28 @@ Off-Peak Tasks panel and the task works on its own offpeak/… branch; review, t
 export async function ensureDemoRepository(folder: string): Promise<'made' | 'kept'> {
   fs.mkdirSync(folder, { recursive: true });
   const top = (await runGit(['rev-parse', '--show-toplevel'], { cwd: folder }))?.trim();
-  if (top && path.resolve(top) === fs.realpathSync(folder) && (await runGit(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: folder }))) return 'kept';
+  if (
+    top &&
+    path.resolve(top) === fs.realpathSync(folder) &&
+    (await runGit(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: folder }))
+  )
+    return 'kept';
   const git = async (...args: string[]): Promise<void> => {
-    if ((await runGit(args, { cwd: folder })) === null) throw new Error(`could not make the demo folder ${folder} a git repository (git ${args[0]} failed)`);
+    if ((await runGit(args, { cwd: folder })) === null)
+      throw new Error(`could not make the demo folder ${folder} a git repository (git ${args[0]} failed)`);
   };
   await git('init', '--quiet');
   if (!fs.existsSync(path.join(folder, 'README.md'))) fs.writeFileSync(path.join(folder, 'README.md'), README);
   await git('add', 'README.md');
-  await git('-c', 'user.name=Off-Peak demo', '-c', 'user.email=demo@offpeak.invalid', 'commit', '--quiet', '-m', 'Demo folder made by npm start');
+  await git(
+    '-c',
+    'user.name=Off-Peak demo',
+    '-c',
+    'user.email=demo@offpeak.invalid',
+    'commit',
+    '--quiet',
+    '-m',
+    'Demo folder made by npm start',
+  );
   return 'made';
 }

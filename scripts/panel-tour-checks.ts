@@ -32,10 +32,13 @@ type Body = { messages?: { role: string; content: string | { type: string; text?
 /** Whether the check's failure was fed back to the session, and how many tool calls the model made since. */
 function turn(request: RecordedRequest): { fedBack: boolean; callsSince: number } {
   const messages = (request.body as Body).messages ?? [];
-  const texts = (m: (typeof messages)[number]) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c) => c.type === 'text').map((c) => c.text ?? ''));
+  const texts = (m: (typeof messages)[number]) =>
+    typeof m.content === 'string' ? [m.content] : m.content.filter((c) => c.type === 'text').map((c) => c.text ?? '');
   const at = messages.findIndex((m) => m.role === 'user' && texts(m).some((t) => t.includes('fixed.txt is missing')));
   if (at < 0) return { fedBack: false, callsSince: 0 };
-  const callsSince = messages.slice(at).filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((c) => c.type === 'tool_use')).length;
+  const callsSince = messages
+    .slice(at)
+    .filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((c) => c.type === 'tool_use')).length;
   return { fedBack: true, callsSince };
 }
 
@@ -71,7 +74,10 @@ runTour('panel-tour-checks', async ({ stateDir, log, gateway, codeServer, openPa
   // --- 2. Round 1 fails, the session is resumed with its output, round 2 passes -------------
   const line = tour.card(prompt).locator('[data-testid="check-line"]');
   await tour.card(prompt).locator('[data-testid="check-line"][data-state="passed"]').waitFor({ timeout: 240_000 });
-  assert.equal((await line.locator('[data-testid="check-text"]').innerText()).trim(), 'Ready for review · checks pass (node check.js, round 2)');
+  assert.equal(
+    (await line.locator('[data-testid="check-text"]').innerText()).trim(),
+    'Ready for review · checks pass (node check.js, round 2)',
+  );
   const fed = await until('the fed-back check output in a model request', () => upstream.requests.find((r) => turn(r).fedBack));
   assert.ok(fed, 'the resumed session got the failing output');
   assert.ok(!existsSync(path.join(workspace, 'fixed.txt')), "the fix is in the task's worktree, not in the user's folder");
@@ -81,11 +87,17 @@ runTour('panel-tour-checks', async ({ stateDir, log, gateway, codeServer, openPa
   // --- 3. The layout at 1400 and 500 px; the output one click away --------------------------
   // The task's notification may cover the panel: gone for the layout shots.
   await runCommand(page, 'Notifications: Clear All Notifications');
-  await checkLayout(page, () => tour.panel(), (name) => tour.shot(name), 'checks', log);
+  await checkLayout(
+    page,
+    () => tour.panel(),
+    (name) => tour.shot(name),
+    'checks',
+    log,
+  );
   await line.locator('[data-testid="check-output-toggle"]').click();
   const output = line.locator('[data-testid="check-output"]');
   await output.waitFor({ timeout: 10_000 });
   assert.match(await output.innerText(), /all 3 tests pass/);
   await tour.shot('check-output');
-  log('layout at 1400 and 500 px; output: the passing run\'s output under the card');
+  log("layout at 1400 and 500 px; output: the passing run's output under the card");
 });

@@ -29,10 +29,13 @@ const COMMAND = 'echo ran >> ran.txt';
 /** The scripted model: the command until it ran (asking again once the user's answer is stated), then done. */
 function script(request: RecordedRequest) {
   const body = request.body as Body;
-  const all = (body.messages ?? []).flatMap((m): Block[] => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
+  const all = (body.messages ?? []).flatMap((m): Block[] =>
+    typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content,
+  );
   if (all.some((b) => b.type === 'tool_result' && b.is_error !== true)) return { kind: 'text' as const, text: 'Appended.' };
   const allowed = all.some((b) => b.type === 'text' && /ALLOWED: run_command/.test(b.text ?? ''));
-  if (allowed || !all.some((b) => b.type === 'tool_use')) return { kind: 'tool_use' as const, name: 'run_command', input: { command: COMMAND } };
+  if (allowed || !all.some((b) => b.type === 'tool_use'))
+    return { kind: 'tool_use' as const, name: 'run_command', input: { command: COMMAND } };
   return { kind: 'text' as const, text: 'Stopped.' };
 }
 
@@ -43,10 +46,17 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   stopLater(() => upstream.close());
   upstream.setDefaultReply(script);
   // A new ticket waits 8 s in the queue: time for the morning's second task to lose its folder before it starts.
-  const gw = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url, '--queue-hold-ms', '8000'], { OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' });
+  const gw = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url, '--queue-hold-ms', '8000'], {
+    OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret',
+  });
   const server = await codeServer({
     userSettings: { 'workbench.colorTheme': 'Default Dark Modern' },
-    machineSettings: { 'offPeak.gatewayUrl': gw.url, 'offPeak.agent': 'reference', 'offPeak.unansweredQuestion': 'park', 'offPeak.askParkMinutes': 1 },
+    machineSettings: {
+      'offPeak.gatewayUrl': gw.url,
+      'offPeak.agent': 'reference',
+      'offPeak.unansweredQuestion': 'park',
+      'offPeak.askParkMinutes': 1,
+    },
   });
   const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(workspace)}`, server.password);
   const db = await TaskDb.open(userData);
@@ -60,15 +70,23 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   // The form's permission mode starts at "Ask before edits and commands".
   await tour.create(prompt);
   const card = tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt });
-  await until('the question on the card', async () => {
-    await tour.panel();
-    return (await card.locator('[data-testid="ask"]').count()) > 0;
-  }, 120_000);
+  await until(
+    'the question on the card',
+    async () => {
+      await tour.panel();
+      return (await card.locator('[data-testid="ask"]').count()) > 0;
+    },
+    120_000,
+  );
   await tour.shot('asked');
-  const parked = await until('the task to park (nobody answers for a minute)', async () => {
-    const row = db.byPrompt(prompt);
-    return row?.status === 'needs_input' ? row : undefined;
-  }, 150_000);
+  const parked = await until(
+    'the task to park (nobody answers for a minute)',
+    async () => {
+      const row = db.byPrompt(prompt);
+      return row?.status === 'needs_input' ? row : undefined;
+    },
+    150_000,
+  );
   await tour.panel();
   await card.locator('[data-testid="ask-deadline"]', { hasText: 'Waiting for your answer since' }).waitFor({ timeout: 30_000 });
   assert.equal((await card.locator('[data-testid="ask-tool"]').innerText()).trim(), 'run_command');
@@ -83,9 +101,18 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   await card.locator('[data-testid="ask-allow"]').click();
   // The "queued again" message goes at the task's next change, which comes at once: the card
   // leaving Needs input and the question's notification closing say the answer was taken.
-  await until('the card to leave Needs input', async () => ((await tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt }).count()) === 0 ? true : undefined), 30_000);
+  await until(
+    'the card to leave Needs input',
+    async () =>
+      (await tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt }).count()) === 0 ? true : undefined,
+    30_000,
+  );
   await toast.first().waitFor({ state: 'detached', timeout: 30_000 });
-  await until('the task to run again', () => (['running', 'completed'].includes(db.byPrompt(prompt)?.status ?? '') ? true : undefined), 120_000);
+  await until(
+    'the task to run again',
+    () => (['running', 'completed'].includes(db.byPrompt(prompt)?.status ?? '') ? true : undefined),
+    120_000,
+  );
   await tour.shot('allowed-resuming');
   await until('the task to complete', () => (db.byPrompt(prompt)?.status === 'completed' ? true : undefined), 120_000);
   await tour.phaseOf(prompt, 'Completed', 60_000);
@@ -101,10 +128,14 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   await tour.create(lost);
   const moved = `${workspace}-moved`;
   renameSync(workspace, moved);
-  const failed = await until('the second task to fail before it starts', () => {
-    const row = db.byPrompt(lost);
-    return row?.status === 'failed' ? row : undefined;
-  }, 120_000);
+  const failed = await until(
+    'the second task to fail before it starts',
+    () => {
+      const row = db.byPrompt(lost);
+      return row?.status === 'failed' ? row : undefined;
+    },
+    120_000,
+  );
   renameSync(moved, workspace);
   assert.equal(failed.session_id, null, 'it never started');
   assert.match(failed.failure_reason ?? '', /no longer exists/);
@@ -150,12 +181,17 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   await checkLayout(page, () => tour.panel(), historyShot, 'morning', log);
   // The Failure filter finds only the failed task; Succeeded only the allowed one.
   const status = history.locator('[data-testid="history-filter-status"]');
-  for (const [label, shown, hidden] of [['Failure', lost, prompt], ['Succeeded', prompt, lost]] as const) {
+  for (const [label, shown, hidden] of [
+    ['Failure', lost, prompt],
+    ['Succeeded', prompt, lost],
+  ] as const) {
     await status.click();
     await status.locator('[role="option"]', { hasText: label }).first().click();
     await row(shown).waitFor({ timeout: 15_000 });
     await row(hidden).waitFor({ state: 'detached', timeout: 15_000 });
     await tour.shot(`morning-filter-${label.toLowerCase()}`);
   }
-  log('morning report: the summary\'s "1 failed" filter; Succeeded and Failure rows (its prompt, trigger time and reason on expand), each found by its History filter; layout at 1400 and 500 px');
+  log(
+    'morning report: the summary\'s "1 failed" filter; Succeeded and Failure rows (its prompt, trigger time and reason on expand), each found by its History filter; layout at 1400 and 500 px',
+  );
 });

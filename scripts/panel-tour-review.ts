@@ -28,7 +28,11 @@ function turn(request: RecordedRequest): { prompt: string; calls: number } {
   const messages = (request.body as Body).messages ?? [];
   const first = messages[0]?.content;
   const prompt = typeof first === 'string' ? first : (first?.find((c) => c.type === 'text')?.text ?? '');
-  return { prompt, calls: messages.filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((c) => c.type === 'tool_use')).length };
+  return {
+    prompt,
+    calls: messages.filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((c) => c.type === 'tool_use'))
+      .length,
+  };
 }
 
 runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, log, gateway, codeServer, stopLater, onFailure }) => {
@@ -39,7 +43,12 @@ runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, lo
   upstream.setDefaultReply((request) => {
     const { prompt, calls } = turn(request);
     if (calls > 0) return { kind: 'text', text: 'Done.' };
-    if (/200 files/.test(prompt)) return { kind: 'tool_use', name: 'run_command', input: { command: `mkdir -p gen && for i in $(seq 1 ${FILES}); do echo "line $i" > gen/file-$i.txt; done` } };
+    if (/200 files/.test(prompt))
+      return {
+        kind: 'tool_use',
+        name: 'run_command',
+        input: { command: `mkdir -p gen && for i in $(seq 1 ${FILES}); do echo "line $i" > gen/file-$i.txt; done` },
+      };
     return { kind: 'tool_use', name: 'write_file', input: { path: 'scratch.txt', content: 'to be discarded\n' } };
   });
   const gw = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url], { OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' });
@@ -58,15 +67,25 @@ runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, lo
   // --- 1. Review changes: the multi-file diff editor with the task's 200 files -------------
   const first = 'Review tour: write 200 files';
   await tour.typePrompt(first);
-  assert.equal(await tour.frame.locator('[data-testid="own-branch"] input').isChecked(), true, '"Run on its own branch" starts checked on a git folder');
+  assert.equal(
+    await tour.frame.locator('[data-testid="own-branch"] input').isChecked(),
+    true,
+    '"Run on its own branch" starts checked on a git folder',
+  );
   await tour.choose('permission-mode', BYPASS_PERMISSIONS);
   await tour.submit();
   await answerDialog(page, 'Queue with Bypass Permissions');
   await tour.card(first).waitFor({ timeout: 30_000 });
   await tour.phaseOf(first, 'Completed', 180_000);
   await tour.card(first).locator('[data-testid="changed-files"]').waitFor();
-  await tour.card(first).locator('[data-testid="all-changed-files"]', { hasText: `Show all ${FILES} changed files` }).click();
-  await until('every changed file listed', async () => (await tour.card(first).locator('[data-testid="changed-files"] li').count()) === FILES);
+  await tour
+    .card(first)
+    .locator('[data-testid="all-changed-files"]', { hasText: `Show all ${FILES} changed files` })
+    .click();
+  await until(
+    'every changed file listed',
+    async () => (await tour.card(first).locator('[data-testid="changed-files"] li').count()) === FILES,
+  );
   await tour.card(first).locator('[data-testid="changed-files"] li', { hasText: 'gen/file-1.txt' }).first().scrollIntoViewIfNeeded();
   assert.ok(!existsSync(path.join(workspace, 'gen')), "the task wrote in its worktree, not in the user's folder");
   await tour.shot('completed-with-changed-files');
@@ -84,7 +103,20 @@ runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, lo
   const results = path.join(import.meta.dirname, '..', 'bench', 'results', 'review.json');
   if (process.env.OFFPEAK_RECORD_BENCH === '1' && existsSync(results)) {
     const json = JSON.parse(readFileSync(results, 'utf8')) as Record<string, unknown>;
-    writeFileSync(results, JSON.stringify({ ...json, review_open_200_ms: reviewOpenMs, review_open_200_goal_ms: 1_500, review_open_200_note: 'click -> multi-file diff editor tab with 200 files, real VS Code (code-server), scripts/panel-tour-review.ts' }, null, 2) + '\n');
+    writeFileSync(
+      results,
+      JSON.stringify(
+        {
+          ...json,
+          review_open_200_ms: reviewOpenMs,
+          review_open_200_goal_ms: 1_500,
+          review_open_200_note:
+            'click -> multi-file diff editor tab with 200 files, real VS Code (code-server), scripts/panel-tour-review.ts',
+        },
+        null,
+        2,
+      ) + '\n',
+    );
   }
 
   // --- 2. Merge: the folder's branch gets the task's commit ---------------------------------
@@ -104,12 +136,18 @@ runTour('panel-tour-review', async ({ browser, stateDir, userData, artifacts, lo
   const second = 'Review tour: a scratch file to discard';
   await tour.create(second, BYPASS_PERMISSIONS);
   await tour.phaseOf(second, 'Completed', 180_000);
-  const branch = await until('the second task\'s branch', () => git('branch', '--list', 'offpeak/review-tour-a-scratch*').replace(/^[*+ ]+/, '') || undefined);
+  const branch = await until(
+    "the second task's branch",
+    () => git('branch', '--list', 'offpeak/review-tour-a-scratch*').replace(/^[*+ ]+/, '') || undefined,
+  );
   await tour.click(second, 'discard-changes');
   await answerDialog(page, 'Discard Changes');
   await tour.card(second).locator('[data-testid="discarded"]').waitFor({ timeout: 30_000 });
   // It says what it removed: the worktree and the branch were both there.
-  await tour.frame.locator('[data-testid="message"]', { hasText: `Removed the worktree` }).filter({ hasText: `and the branch ${branch}.` }).waitFor({ timeout: 10_000 });
+  await tour.frame
+    .locator('[data-testid="message"]', { hasText: `Removed the worktree` })
+    .filter({ hasText: `and the branch ${branch}.` })
+    .waitFor({ timeout: 10_000 });
   assert.equal(git('branch', '--list', branch), '', 'the branch is gone');
   assert.ok(!existsSync(path.join(workspace, 'scratch.txt')));
   await tour.shot('discarded');

@@ -45,10 +45,14 @@ async function findInTerminal(page: Page, text: string): Promise<string> {
   await input.fill(text);
   await input.press('Enter');
   const rows = page.locator('.part.panel .xterm-rows:visible').first();
-  return until(`"${text}" in view in the terminal`, async () => {
-    const shown = (await rows.innerText().catch(() => '')).replace(/\n/g, '');
-    return shown.includes(text) ? shown : undefined;
-  }, 10_000).catch(async (err: Error) => {
+  return until(
+    `"${text}" in view in the terminal`,
+    async () => {
+      const shown = (await rows.innerText().catch(() => '')).replace(/\n/g, '');
+      return shown.includes(text) ? shown : undefined;
+    },
+    10_000,
+  ).catch(async (err: Error) => {
     throw new Error(`${err.message}; in view: ${await rows.innerText().catch(() => '')}`);
   });
 }
@@ -72,7 +76,11 @@ function claudeScript(request: RecordedRequest) {
   if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text' as const, text: 'ok' }; // titles, summaries
   if (blocksOf(request).some((b) => b.type === 'tool_result')) return { kind: 'text' as const, text: 'Finished.' };
   const file = /claude-(?:allow|deny)\.txt/.exec(JSON.stringify(body.messages))?.[0] ?? 'claude-unnamed.txt';
-  return { kind: 'tool_use' as const, name: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${file}', 'asked')"`, description: `write ${file}` } };
+  return {
+    kind: 'tool_use' as const,
+    name: 'Bash',
+    input: { command: `node -e "require('fs').writeFileSync('${file}', 'asked')"`, description: `write ${file}` },
+  };
 }
 
 runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway, codeServer, stopLater, openPanel }) => {
@@ -90,8 +98,12 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
   const upstream = await FakeAnthropicUpstream.start();
   stopLater(() => upstream.close());
   upstream.setDefaultReply(claudeScript);
-  const claudeGateway = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url], { OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' });
-  log(`gateways: long segments ${long.url}, 4 s segments ${short.url}, slow replies ${slow.url}, Claude Code's (scripted upstream ${upstream.url}) ${claudeGateway.url}`);
+  const claudeGateway = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url], {
+    OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret',
+  });
+  log(
+    `gateways: long segments ${long.url}, 4 s segments ${short.url}, slow replies ${slow.url}, Claude Code's (scripted upstream ${upstream.url}) ${claudeGateway.url}`,
+  );
 
   const server = await codeServer({
     // The DOM renderer: the terminal's rows are then text the tour can read (WebGL draws pixels).
@@ -104,11 +116,15 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
   const reloaded = 'Runs one: survive a reload, then write reload.txt';
   await tour.create(reloaded, BYPASS_PERMISSIONS);
   await tour.phaseOf(reloaded, 'Running', 60_000);
-  const before = await until('the agent running with its session', () => {
-    const row = db.byPrompt(reloaded);
-    const agent = row ? db.runningAgents(row.id)[0] : undefined;
-    return row?.session_id && agent ? { row, agent } : undefined;
-  }, 60_000);
+  const before = await until(
+    'the agent running with its session',
+    () => {
+      const row = db.byPrompt(reloaded);
+      const agent = row ? db.runningAgents(row.id)[0] : undefined;
+      return row?.session_id && agent ? { row, agent } : undefined;
+    },
+    60_000,
+  );
   // Once the agent has had a tool result: the resumed conversation then says it resumed, and the
   // demo model finishes the task at once instead of reviewing for 30 replies again.
   await until("the agent's first tool result", () => /⎿/.test(db.agentOutput(before.row.id)), 60_000);
@@ -133,7 +149,11 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
   assert.equal(isProcessAlive(before.agent.pid), false, "the first segment's agent is gone");
   assert.ok(existsSync(path.join(workspaceOne, 'reload.txt')), 'the resumed session wrote reload.txt');
   const reloadTickets = db.tickets(afterReload.id);
-  assert.deepEqual(reloadTickets.map((t) => t.end_reason), ['completed'], 'one ticket, its segment resumed after the reload and ended completed');
+  assert.deepEqual(
+    reloadTickets.map((t) => t.end_reason),
+    ['completed'],
+    'one ticket, its segment resumed after the reload and ended completed',
+  );
   await tour.click(reloaded, 'terminal');
   const resumedLine = sessionAfter('resuming session', await findInTerminal(page, 'resuming session'));
   assert.equal(resumedLine, before.row.session_id, 'the terminal shows the resume of the same session');
@@ -148,10 +168,14 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
   const other = new Tour(second, db, artifacts, log);
   await runCommand(second, 'Open Off-Peak Tasks');
   await other.panel('[data-testid="new-task"]');
-  const windows = await until('both windows registered on the DB', () => {
-    const rows = db.windows();
-    return rows.length === 2 ? rows : undefined;
-  }, 60_000);
+  const windows = await until(
+    'both windows registered on the DB',
+    () => {
+      const rows = db.windows();
+      return rows.length === 2 ? rows : undefined;
+    },
+    60_000,
+  );
   const lease = db.lease();
   assert.ok(lease, 'a lease file beside the DB');
   assert.equal(windows.filter((w) => w.window_id === lease.holder).length, 1, 'the lease is held by one of the two windows');
@@ -194,12 +218,20 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
   await tour.panel('[data-testid="new-task"]');
   const segmented = 'Runs three: meet a segment end, then write segments.txt';
   await tour.create(segmented, BYPASS_PERMISSIONS);
-  await until('the task to complete', async () => {
-    await tour.panel();
-    return (await tour.card(segmented).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0;
-  }, 180_000);
+  await until(
+    'the task to complete',
+    async () => {
+      await tour.panel();
+      return (await tour.card(segmented).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0;
+    },
+    180_000,
+  );
   const segRow = db.byPrompt(segmented)!;
-  assert.deepEqual(db.tickets(segRow.id).map((t) => t.end_reason), ['expired', 'completed'], 'two tickets: a segment end, then completion');
+  assert.deepEqual(
+    db.tickets(segRow.id).map((t) => t.end_reason),
+    ['expired', 'completed'],
+    'two tickets: a segment end, then completion',
+  );
   assert.ok(existsSync(path.join(workspaceOne, 'segments.txt')), 'the second segment wrote segments.txt');
   await tour.click(segmented, 'expand');
   await tour.card(segmented).locator('[data-testid="segment"]').nth(1).waitFor();
@@ -212,7 +244,11 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
   await historyRows.first().locator('[data-testid="session"]').click();
   assert.equal(sessionAfter('new session', await findInTerminal(page, 'new session')), segRow.session_id, 'segment 1 started the session');
   await findInTerminal(page, 'Segment 2 ·');
-  assert.equal(sessionAfter('resuming session', await findInTerminal(page, 'resuming session')), segRow.session_id, 'segment 2 resumed the same session');
+  assert.equal(
+    sessionAfter('resuming session', await findInTerminal(page, 'resuming session')),
+    segRow.session_id,
+    'segment 2 resumed the same session',
+  );
   await tour.shot('segment-change-terminal');
   log(`3102 segment change: segments ${reasons.join(' | ')}; terminal: new then resuming session ${segRow.session_id}; one History row`);
 
@@ -227,12 +263,19 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
     // The form's permission mode starts at "Ask before edits and commands".
     await tour.create(prompt);
     const card = tour.frame.locator('[data-testid="section-needs_input"] li.card', { hasText: prompt });
-    await until('the ask on the card', async () => {
-      await tour.panel();
-      const row = db.byPrompt(prompt);
-      assert.ok(!row || !['completed', 'failed'].includes(row.status), `the task ended without asking: ${row?.status} ${row?.failure_reason ?? ''}`);
-      return (await card.locator('[data-testid="ask"]').count()) > 0;
-    }, 180_000);
+    await until(
+      'the ask on the card',
+      async () => {
+        await tour.panel();
+        const row = db.byPrompt(prompt);
+        assert.ok(
+          !row || !['completed', 'failed'].includes(row.status),
+          `the task ended without asking: ${row?.status} ${row?.failure_reason ?? ''}`,
+        );
+        return (await card.locator('[data-testid="ask"]').count()) > 0;
+      },
+      180_000,
+    );
     const tool = await card.locator('[data-testid="ask-tool"]').innerText();
     const question = await card.locator('[data-testid="ask-question"]').innerText();
     assert.equal(tool.trim(), 'Bash');
@@ -240,30 +283,55 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
     assert.equal(existsSync(path.join(workspaceOne, file)), false, 'nothing ran before the answer');
     await tour.shot(`claude-needs-input-${decision}`);
     await card.locator(`[data-testid="ask-${decision}"]`).click();
-    await until(`the ${decision} task to end`, async () => {
-      await tour.panel();
-      const row = db.byPrompt(prompt);
-      return row && ['completed', 'failed'].includes(row.status) ? row : undefined;
-    }, 180_000);
+    await until(
+      `the ${decision} task to end`,
+      async () => {
+        await tour.panel();
+        const row = db.byPrompt(prompt);
+        return row && ['completed', 'failed'].includes(row.status) ? row : undefined;
+      },
+      180_000,
+    );
     const done = db.byPrompt(prompt)!;
     assert.equal(done.status, 'completed', `failed: ${done.failure_reason}`);
     assert.equal(db.agentOf(done.id), 'claude-code', 'the task ran with Claude Code');
     const mcpConfig = path.join(db.segmentDirs(done.id)[0], 'claude-mcp.json');
     assert.match(readFileSync(mcpConfig, 'utf8'), /permission-mcp\.js/, "Claude Code was given the extension's permission MCP server");
-    assert.equal(existsSync(path.join(workspaceOne, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
+    assert.equal(
+      existsSync(path.join(workspaceOne, file)),
+      decision === 'allow',
+      `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`,
+    );
     // The tasks run one after the other: the last tool result the model saw is this task's.
-    const result = upstream.messageRequests().flatMap(blocksOf).filter((b) => b.type === 'tool_result').at(-1);
+    const result = upstream
+      .messageRequests()
+      .flatMap(blocksOf)
+      .filter((b) => b.type === 'tool_result')
+      .at(-1);
     assert.ok(result, 'the model saw the tool result');
-    assert.equal(result.is_error === true, decision === 'deny', `the model was told the command ${decision === 'deny' ? 'was refused' : 'ran'}`);
+    assert.equal(
+      result.is_error === true,
+      decision === 'deny',
+      `the model was told the command ${decision === 'deny' ? 'was refused' : 'ran'}`,
+    );
     await tour.phaseOf(prompt, 'Completed');
     // A refused write stays visible on the finished card, not a plain "Completed" (docs/flows.md#questions-park-the-task).
     const refusals = tour.card(prompt).locator('[data-testid="refusals"]');
-    if (decision === 'deny') await until('the card to say the write was denied', async () => /1 action denied/.test((await refusals.allInnerTexts()).join(' ')), 30_000);
+    if (decision === 'deny')
+      await until(
+        'the card to say the write was denied',
+        async () => /1 action denied/.test((await refusals.allInnerTexts()).join(' ')),
+        30_000,
+      );
     else assert.equal(await refusals.count(), 0, 'nothing was denied on the Allow card');
     await tour.shot(`claude-${decision}-completed`);
-    log(`Claude Code: ${decision} clicked on "${tool}: ${question}"; ${file} ${decision === 'allow' ? 'written' : 'not written'}; the task completed`);
+    log(
+      `Claude Code: ${decision} clicked on "${tool}: ${question}"; ${file} ${decision === 'allow' ? 'written' : 'not written'}; the task completed`,
+    );
   }
-  log('Claude Code in "Ask before edits and commands": Allow let its command write the file, Deny refused it and its card says "1 action denied"; both tasks completed');
+  log(
+    'Claude Code in "Ask before edits and commands": Allow let its command write the file, Deny refused it and its card says "1 action denied"; both tasks completed',
+  );
 
   // --- 5. A wrong API key: refused (401), with the button that sets another -----------------
   await setApiKey(page, 'opk-wrong-key-0000');

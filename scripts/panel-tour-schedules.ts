@@ -31,7 +31,7 @@ function stepOf(request: RecordedRequest): 'A' | 'B' | undefined {
 }
 
 runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, openPanel, stopLater }) => {
-  const { workspace, git } = gitWorkspace(stateDir, { 'README.md': '# the tour\'s repository\n' });
+  const { workspace, git } = gitWorkspace(stateDir, { 'README.md': "# the tour's repository\n" });
 
   const upstream = await FakeAnthropicUpstream.start();
   stopLater(() => upstream.close());
@@ -40,7 +40,12 @@ runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, ope
     if (!step) return { kind: 'text', text: 'Nothing to do.' };
     if (lastMessageHasToolResult(request.body)) return { kind: 'text', text: `Step ${step} done.` };
     const file = step === 'A' ? 'a.txt' : 'b.txt';
-    return { kind: 'tool_use', name: 'write_file', input: { path: file, content: `step ${step}\n` }, ...(step === 'A' ? { delayMs: STEP_A_HOLD_MS } : {}) };
+    return {
+      kind: 'tool_use',
+      name: 'write_file',
+      input: { path: file, content: `step ${step}\n` },
+      ...(step === 'A' ? { delayMs: STEP_A_HOLD_MS } : {}),
+    };
   });
   const gw = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url], { OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' });
   const server = await codeServer({
@@ -59,7 +64,9 @@ runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, ope
   assert.equal((await form().locator('[data-testid="submit"]').innerText()).trim(), 'Create schedule');
   await tour.shot('form-repeat-daily');
   await form().locator('[data-testid="submit"]').click();
-  const nightly = tour.frame.locator('li.schedule-row', { has: tour.frame.locator('[data-testid="schedule-title"]', { hasText: 'Nightly deps' }) });
+  const nightly = tour.frame.locator('li.schedule-row', {
+    has: tour.frame.locator('[data-testid="schedule-title"]', { hasText: 'Nightly deps' }),
+  });
   await nightly.waitFor({ timeout: 30_000 });
   assert.equal(await nightly.locator('[data-testid="schedule-rule"]').innerText(), 'Every day at 02:00');
   const next = await nightly.locator('[data-testid="schedule-next"]').innerText();
@@ -78,14 +85,20 @@ runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, ope
   await tour.typePrompt(STEP_B);
   await tour.choose('permission-mode', 'Accept edits');
   // The After list opens downwards: brought to the middle of the panel first, its options are not under the status bar.
-  await form().locator('[data-testid="after-task"]').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+  await form()
+    .locator('[data-testid="after-task"]')
+    .evaluate((el) => el.scrollIntoView({ block: 'center' }));
   // A snapshot arriving while the list is open (A's state changes as it starts) can swallow the
   // pick: picked again until the form shows "Continue in its branch" (shown once a task is chosen).
-  await until('"After" set to Step A', async () => {
-    if ((await form().locator('[data-testid="continue-in-branch"]').count()) > 0) return true;
-    await tour.choose('after-task', STEP_A).catch(() => undefined);
-    return false;
-  }, 90_000);
+  await until(
+    '"After" set to Step A',
+    async () => {
+      if ((await form().locator('[data-testid="continue-in-branch"]').count()) > 0) return true;
+      await tour.choose('after-task', STEP_A).catch(() => undefined);
+      return false;
+    },
+    90_000,
+  );
   const inBranch = form().locator('[data-testid="continue-in-branch"] input');
   assert.ok(await inBranch.isChecked(), '"Continue in its branch" starts checked');
   await tour.shot('form-after-step-a');
@@ -98,10 +111,20 @@ runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, ope
   await tour.phaseOf(STEP_A, 'Completed', 240_000);
   await tour.phaseOf(STEP_B, 'Completed', 240_000);
   const seqs = (step: 'A' | 'B') => upstream.requests.filter((r) => stepOf(r) === step).map((r) => r.seq);
-  assert.ok(Math.max(...seqs('A')) < Math.min(...seqs('B')), `A's model requests (${seqs('A').join(', ')}) all come before B's (${seqs('B').join(', ')})`);
+  assert.ok(
+    Math.max(...seqs('A')) < Math.min(...seqs('B')),
+    `A's model requests (${seqs('A').join(', ')}) all come before B's (${seqs('B').join(', ')})`,
+  );
   // One worktree, on one offpeak/ branch, holds both steps' files (B continued in A's branch).
-  const worktreesNow = () => git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).map((l) => l.slice('worktree '.length)).filter((p) => path.resolve(p) !== path.resolve(workspace));
-  const both = await until('a worktree with a.txt and b.txt', () => worktreesNow().find((p) => existsSync(path.join(p, 'a.txt')) && existsSync(path.join(p, 'b.txt'))));
+  const worktreesNow = () =>
+    git('worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '))
+      .map((l) => l.slice('worktree '.length))
+      .filter((p) => path.resolve(p) !== path.resolve(workspace));
+  const both = await until('a worktree with a.txt and b.txt', () =>
+    worktreesNow().find((p) => existsSync(path.join(p, 'a.txt')) && existsSync(path.join(p, 'b.txt'))),
+  );
   const worktrees = worktreesNow();
   assert.equal(worktrees.length, 1, `one worktree for the chain: ${worktrees.join(', ')}`);
   assert.ok(!existsSync(path.join(workspace, 'a.txt')), "the steps ran in their branch's worktree, not in the user's folder");
@@ -111,5 +134,11 @@ runTour('panel-tour-schedules', async ({ stateDir, log, gateway, codeServer, ope
   // --- 3. The layout at 1400 and 500 px ------------------------------------------------------
   // The tasks' notifications may cover the panel: gone for the layout shots.
   await runCommand(page, 'Notifications: Clear All Notifications');
-  await checkLayout(page, () => tour.panel(), (name) => tour.shot(name), 'schedules', log);
+  await checkLayout(
+    page,
+    () => tour.panel(),
+    (name) => tour.shot(name),
+    'schedules',
+    log,
+  );
 });

@@ -46,7 +46,12 @@ function interactiveResumes(sessionId: string): { pid: number; argv: string[]; c
       const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
       const at = argv.indexOf('--resume');
       if (at < 0 || argv[at + 1] !== sessionId || argv.includes('-p')) continue;
-      const env = Object.fromEntries(readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+      const env = Object.fromEntries(
+        readFileSync(`/proc/${entry}/environ`, 'utf8')
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
       found.push({ pid: Number(entry), argv, cwd: readlinkSync(`/proc/${entry}/cwd`), env });
     } catch {
       // gone meanwhile, or not ours to read
@@ -65,7 +70,10 @@ runTour('panel-tour-sessions', async ({ stateDir, userData, log, gateway, codeSe
   upstream.setDefaultReply((request) => {
     if (!isMain(request)) return { kind: 'text', text: 'ok' }; // Claude Code's titles and summaries
     const last = texts(request).at(-1) ?? '';
-    return { kind: 'text', text: /code word/i.test(last) && /Which/.test(last) ? 'The code word was PELICAN.' : 'Noted: the code word is PELICAN.' };
+    return {
+      kind: 'text',
+      text: /code word/i.test(last) && /Which/.test(last) ? 'The code word was PELICAN.' : 'Noted: the code word is PELICAN.',
+    };
   });
   const gw = await gateway(['--log-level', 'warn', '--upstream-url', upstream.url], { OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' });
   const server = await codeServer({
@@ -90,7 +98,10 @@ runTour('panel-tour-sessions', async ({ stateDir, userData, log, gateway, codeSe
   await form.locator('[data-testid="follow-up-submit"]').click();
   const followTitle = 'Follow-up: Which code word did I give you?';
   await tour.card(followTitle).waitFor({ timeout: 30_000 });
-  assert.match(await tour.card(followTitle).locator('[data-testid="follow-up-of"]').innerText(), /follow-up of Sessions one: remember the code word PELICAN/);
+  assert.match(
+    await tour.card(followTitle).locator('[data-testid="follow-up-of"]').innerText(),
+    /follow-up of Sessions one: remember the code word PELICAN/,
+  );
   await tour.phaseOf(followTitle, 'Completed', 120_000);
   const followRow = db.byPrompt('Which code word did I give you?')!;
   assert.notEqual(followRow.id, firstRow.id, 'a task of its own');
@@ -98,14 +109,19 @@ runTour('panel-tour-sessions', async ({ stateDir, userData, log, gateway, codeSe
   assert.equal(db.tickets(followRow.id).length, 1, 'its own ticket');
   assert.notEqual(db.tickets(followRow.id)[0].ticket_id, db.tickets(firstRow.id)[0].ticket_id);
   const said = texts(upstream.messageRequests().filter(isMain)[mainBefore]);
-  assert.ok(said.includes(`user: ${first}`) && said.includes('assistant: Noted: the code word is PELICAN.'), `the model saw the first task's turns: ${JSON.stringify(said)}`);
+  assert.ok(
+    said.includes(`user: ${first}`) && said.includes('assistant: Noted: the code word is PELICAN.'),
+    `the model saw the first task's turns: ${JSON.stringify(said)}`,
+  );
   const followHistory = tour.frame.locator('.history-row', { hasText: followTitle });
   await followHistory.locator('[data-testid="follow-up-of"]').waitFor();
   await tour.click(followTitle, 'expand');
   const details = tour.card(followTitle).locator('[data-testid="details"]');
   await details.locator('[data-testid="follow-up-of"]', { hasText: `follow-up of ${first}` }).waitFor();
   await tour.shot('reference-follow-up-completed');
-  log(`reference agent: Follow up… made task ${followRow.id}, which resumed session ${followRow.session_id} of ${firstRow.id} and completed`);
+  log(
+    `reference agent: Follow up… made task ${followRow.id}, which resumed session ${followRow.session_id} of ${firstRow.id} and completed`,
+  );
 
   // --- 2. Claude Code: Open session, and Follow Up on Task… from the palette ------------------
   await setSettingInUi(page, 'offPeak.agent', 'Claude Code', PANEL_TAB, { remote: true, userData }); // a machine setting (a workspace cannot choose the agent); the drop-down shows the value's label
@@ -119,16 +135,24 @@ runTour('panel-tour-sessions', async ({ stateDir, userData, log, gateway, codeSe
   await tour.click(claudeTask, 'open-session');
   const running = await until('an interactive `claude --resume <session>`', () => interactiveResumes(claudeRow.session_id!)[0], 60_000);
   assert.equal(running.argv[0], claude, 'the program itself, no shell');
-  assert.deepEqual(running.argv.slice(1), ['--resume', claudeRow.session_id, '--setting-sources', 'user', '--strict-mcp-config'], 'the setting sources its segments ran with');
+  assert.deepEqual(
+    running.argv.slice(1),
+    ['--resume', claudeRow.session_id, '--setting-sources', 'user', '--strict-mcp-config'],
+    'the setting sources its segments ran with',
+  );
   assert.equal(realpathSync(running.cwd), realpathSync(workspace), "in the task's folder");
   assert.notEqual(running.env.ANTHROPIC_AUTH_TOKEN, PROXY_DUMMY_TOKEN, "not the proxy's token");
   assert.ok(!/127\.0\.0\.1/.test(running.env.ANTHROPIC_BASE_URL ?? ''), 'not the loopback proxy');
   // What the user's own Claude Code shows (without network here: that it cannot reach ITS endpoint, not the proxy).
   const rows = page.locator('.part.panel .xterm-rows:visible').first();
-  const shown = await until('Claude Code drawing its first screen', async () => {
-    const text = (await rows.innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
-    return /Claude Code/.test(text) && text.length > 40 ? text : undefined;
-  }, 30_000).catch(async () => (await rows.innerText().catch(() => '')).replace(/\s+/g, ' ').trim());
+  const shown = await until(
+    'Claude Code drawing its first screen',
+    async () => {
+      const text = (await rows.innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+      return /Claude Code/.test(text) && text.length > 40 ? text : undefined;
+    },
+    30_000,
+  ).catch(async () => (await rows.innerText().catch(() => '')).replace(/\s+/g, ' ').trim());
   await tour.shot('claude-open-session-terminal');
   log(`Open session: pid ${running.pid} runs ${running.argv.join(' ')} in ${running.cwd}; it shows: ${shown.slice(0, 200)}`);
   // Close it before following up: a window refuses a follow-up while its own Claude Code runs on the session.
@@ -150,7 +174,13 @@ runTour('panel-tour-sessions', async ({ stateDir, userData, log, gateway, codeSe
   await runCommand(page, 'Open Off-Peak Tasks');
   await tour.panel();
   await tour.phaseOf('Follow-up: Which code word did I give you, Claude?', 'Completed', 180_000);
-  assert.equal(db.byPrompt('Which code word did I give you, Claude?')!.session_id, claudeRow.session_id, 'the Claude Code follow-up resumed the same session');
+  assert.equal(
+    db.byPrompt('Which code word did I give you, Claude?')!.session_id,
+    claudeRow.session_id,
+    'the Claude Code follow-up resumed the same session',
+  );
   await tour.shot('claude-follow-up-completed');
-  log(`Claude Code: Open session ran claude --resume ${claudeRow.session_id}; the palette follow-up ${claudeFollow.id} resumed it and completed`);
+  log(
+    `Claude Code: Open session ran claude --resume ${claudeRow.session_id}; the palette follow-up ${claudeFollow.id} resumed it and completed`,
+  );
 });

@@ -15,12 +15,20 @@ import { runTour, until, type Tour } from './vscode/tour';
 import { NARROW_PANEL, WIDE_WINDOW } from './vscode/panel-checks';
 import { runCommand, STEP_TIMEOUT_MS } from './vscode/workbench';
 
-const STEPS = { mode: 'Personal or team', agent: 'Agent and credential', hours: 'When tasks run', firstTask: 'Queue a first task', morning: 'The morning: review and merge' };
+const STEPS = {
+  mode: 'Personal or team',
+  agent: 'Agent and credential',
+  hours: 'When tasks run',
+  firstTask: 'Queue a first task',
+  morning: 'The morning: review and merge',
+};
 
 /** The walkthrough's steps that VS Code shows checked (its step buttons' aria-checked), by title. */
 async function completeSteps(page: Page): Promise<string[]> {
   return page.evaluate(() =>
-    [...document.querySelectorAll('.getting-started-step[aria-checked="true"]')].map((s) => (s.querySelector('.step-title')?.textContent ?? s.textContent ?? '').trim()),
+    [...document.querySelectorAll('.getting-started-step[aria-checked="true"]')].map((s) =>
+      (s.querySelector('.step-title')?.textContent ?? s.textContent ?? '').trim(),
+    ),
   );
 }
 
@@ -57,14 +65,21 @@ runTour('panel-tour-walkthrough', async ({ stateDir, log, gateway, codeServer, o
   await line.waitFor();
   const text = (await line.textContent()) ?? '';
   log(`setup line: ${text}`);
-  assert.match(text, /^Team gateway 127\.0\.0\.1:\d+ · Reference agent · the gateway's account \(your gateway API key\) · tasks run when the gateway admits them/);
+  assert.match(
+    text,
+    /^Team gateway 127\.0\.0\.1:\d+ · Reference agent · the gateway's account \(your gateway API key\) · tasks run when the gateway admits them/,
+  );
   await tour.shot('empty-panel-with-setup-line');
   await tour.frame.locator('[data-testid="open-walkthrough"]').click();
   await page.getByText('Off-Peak Tasks: first run').first().waitFor({ timeout: STEP_TIMEOUT_MS });
-  await until('the mode and credential steps complete', async () => {
-    const done = await completeSteps(page);
-    return done.some((t) => t.includes(STEPS.mode)) && done.some((t) => t.includes(STEPS.agent));
-  }, STEP_TIMEOUT_MS);
+  await until(
+    'the mode and credential steps complete',
+    async () => {
+      const done = await completeSteps(page);
+      return done.some((t) => t.includes(STEPS.mode)) && done.some((t) => t.includes(STEPS.agent));
+    },
+    STEP_TIMEOUT_MS,
+  );
   log(`complete after the key: ${(await completeSteps(page)).join(' | ')}`);
   await shotAtWidths(page, tour, 'walkthrough-key-set');
 
@@ -78,12 +93,19 @@ runTour('panel-tour-walkthrough', async ({ stateDir, log, gateway, codeServer, o
   await runCommand(page, 'Welcome: Open Walkthrough');
   await page.locator('.quick-input-widget').getByText('Off-Peak Tasks: first run').first().click();
   await page.getByText('Off-Peak Tasks: first run').first().waitFor({ timeout: STEP_TIMEOUT_MS });
-  await until('the first task and morning steps complete', async () => {
-    const done = await completeSteps(page);
-    return done.some((t) => t.includes(STEPS.firstTask)) && done.some((t) => t.includes(STEPS.morning));
-  }, STEP_TIMEOUT_MS);
+  await until(
+    'the first task and morning steps complete',
+    async () => {
+      const done = await completeSteps(page);
+      return done.some((t) => t.includes(STEPS.firstTask)) && done.some((t) => t.includes(STEPS.morning));
+    },
+    STEP_TIMEOUT_MS,
+  );
   const done = await completeSteps(page);
   log(`complete after the first task: ${done.join(' | ')}`);
-  assert.ok(done.some((t) => t.includes(STEPS.hours)), 'the hours step is complete in team mode (the gateway decides)');
+  assert.ok(
+    done.some((t) => t.includes(STEPS.hours)),
+    'the hours step is complete in team mode (the gateway decides)',
+  );
   await shotAtWidths(page, tour, 'walkthrough-after-first-task');
 });

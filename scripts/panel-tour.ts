@@ -63,7 +63,10 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
     await tour.phaseOf(prompt, 'In queue');
   }
   const rows = [one, two, three].map((p) => tour.db.byPrompt(p));
-  assert.ok(rows.every((r) => r?.status === 'queued'), 'three queued tasks in the DB');
+  assert.ok(
+    rows.every((r) => r?.status === 'queued'),
+    'three queued tasks in the DB',
+  );
   for (const r of rows) assert.equal(await gatewayState(closed, r!.server_ticket_id!), 'queued', 'each ticket queued on the gateway');
   log('queued three tasks by clicks: queued in the panel, the DB and on the gateway');
   await tour.shot('light-three-queued');
@@ -90,7 +93,11 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
     return Number(found[1] ?? 0) * 60 + Number(found[2]);
   };
   assert.ok(secondsIn(second) < secondsIn(first), `the countdown ticks (${first} → ${second})`);
-  assert.equal(await tour.frame.locator('[data-testid="submit"]').evaluate((b) => (b as HTMLButtonElement).disabled), true, 'create is disabled');
+  assert.equal(
+    await tour.frame.locator('[data-testid="submit"]').evaluate((b) => (b as HTMLButtonElement).disabled),
+    true,
+    'create is disabled',
+  );
   assert.equal(tour.db.byPrompt(four), undefined, 'no task row for the refused take');
   const secondsLeft = secondsIn(second);
   log(`3103: "${(await error.innerText()).trim()}"; countdown "${first}" → "${second}"`);
@@ -161,7 +168,13 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
   await tour.card(one).locator('[data-testid="segment"]').first().waitFor();
   assert.equal(await tour.card(one).locator('[data-testid="segment"]').count(), 1);
   await tour.shot('light-expanded-segments');
-  await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'light-queued-expanded', log);
+  await checkLayout(
+    page,
+    () => tour.panel(),
+    (n) => tour.shot(n),
+    'light-queued-expanded',
+    log,
+  );
   await checkContrast(tour.frame, 'Light Modern, queued cards', log);
   await tour.click(one, 'expand');
 
@@ -172,8 +185,10 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
     'both remaining tasks to complete on the open gateway',
     async () => {
       await tour.panel();
-      return (await tour.card(one).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0 &&
-        (await tour.card(four).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0;
+      return (
+        (await tour.card(one).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0 &&
+        (await tour.card(four).locator('[data-testid="phase"]', { hasText: 'Completed' }).count()) > 0
+      );
     },
     180_000,
   );
@@ -187,7 +202,11 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
   const historyOne = tour.frame.locator('.history-row', { hasText: one });
   await historyOne.locator('.status', { hasText: 'Succeeded' }).waitFor();
   await historyOne.locator('[data-testid="session"]').click();
-  await page.locator('.part.panel').getByText(/Off-Peak:/).first().waitFor({ timeout: 15_000 });
+  await page
+    .locator('.part.panel')
+    .getByText(/Off-Peak:/)
+    .first()
+    .waitFor({ timeout: 15_000 });
   await tour.shot('dark-session-terminal');
   // The History filter box (docs/flows.md#archive): typing asks the host for the matching rows.
   const historyFour = tour.frame.locator('.history-row', { hasText: four });
@@ -228,12 +247,21 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
           if (answered.length === 0) {
             await tour.shot(`dark-needs-input-${decision}`);
             if (decision === 'allow') {
-              await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'dark-needs-input', log);
+              await checkLayout(
+                page,
+                () => tour.panel(),
+                (n) => tour.shot(n),
+                'dark-needs-input',
+                log,
+              );
               await checkContrast(await tour.panel(), 'Dark Modern, a card that needs input', log);
             }
           }
           // The question's notification in this window: a progress notification that closes itself once answered.
-          const toast = page.locator('.notifications-toasts .notification-list-item').filter({ hasText: `"${prompt}"` }).filter({ hasText: `asks to use ${tool}` });
+          const toast = page
+            .locator('.notifications-toasts .notification-list-item')
+            .filter({ hasText: `"${prompt}"` })
+            .filter({ hasText: `asks to use ${tool}` });
           if (decision === 'deny' && answered.length === 0) {
             // Answered from the notification: its Deny link (a command link carrying the input's digest).
             await toast.first().waitFor({ timeout: 15_000 });
@@ -241,17 +269,33 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
             const expand = toast.first().locator('.codicon-notifications-expand');
             if ((await expand.count()) > 0) await expand.first().click();
             const links = await toast.first().locator('a').allInnerTexts();
-            assert.ok(links.includes('Deny') && (links.includes('Allow') || links.includes('Review in panel')), `the notification's links: ${links.join(', ')}`);
+            assert.ok(
+              links.includes('Deny') && (links.includes('Allow') || links.includes('Review in panel')),
+              `the notification's links: ${links.join(', ')}`,
+            );
             await tour.shot('dark-question-notification');
             log(`the question's notification: "${(await toast.first().innerText()).replace(/\s+/g, ' ').slice(0, 200)}"`);
-            await toast.first().locator('a', { hasText: /^Deny$/ }).click();
-            await until('the question answered from the notification to leave the card', async () => (await card.locator('[data-testid="ask-tool"]', { hasText: tool }).count()) === 0, 15_000);
+            await toast
+              .first()
+              .locator('a', { hasText: /^Deny$/ })
+              .click();
+            await until(
+              'the question answered from the notification to leave the card',
+              async () => (await card.locator('[data-testid="ask-tool"]', { hasText: tool }).count()) === 0,
+              15_000,
+            );
           } else {
             await card.locator(`[data-testid="ask-${decision}"]`).click();
-            await tour.frame.locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' }).waitFor({ timeout: 15_000 });
+            await tour.frame
+              .locator('[data-testid="message"]', { hasText: decision === 'allow' ? 'Allowed' : 'Denied' })
+              .waitFor({ timeout: 15_000 });
             // Until the card drops it, the answered question is still shown: read again, its buttons
             // would answer the next question (which replaces it any moment) under the old one's name.
-            await until('the answered question to leave the card', async () => (await card.locator('[data-testid="ask-question"]', { hasText: question }).count()) === 0, 15_000);
+            await until(
+              'the answered question to leave the card',
+              async () => (await card.locator('[data-testid="ask-question"]', { hasText: question }).count()) === 0,
+              15_000,
+            );
           }
           // Answered anywhere: its notification does not stay with stale buttons.
           await toast.first().waitFor({ state: 'detached', timeout: 15_000 });
@@ -262,22 +306,44 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
       180_000,
     );
     log(`${decision} clicked on ${answered.length} question(s): ${answered.join(' | ')}`);
-    assert.ok(answered.some((a) => a.startsWith('write_file')), 'the file write was asked on the card');
-    assert.equal(existsSync(path.join(workspace, file)), decision === 'allow', `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`);
+    assert.ok(
+      answered.some((a) => a.startsWith('write_file')),
+      'the file write was asked on the card',
+    );
+    assert.equal(
+      existsSync(path.join(workspace, file)),
+      decision === 'allow',
+      `${file} ${decision === 'allow' ? 'written after Allow' : 'not written after Deny'}`,
+    );
     await tour.phaseOf(prompt, 'Completed');
   }
-  log('needs input by clicks: Allow let the agent write its file, Deny refused it (the first question by the Deny link of its notification); every question notification closed once answered; both tasks completed');
+  log(
+    'needs input by clicks: Allow let the agent write its file, Deny refused it (the first question by the Deny link of its notification); every question notification closed once answered; both tasks completed',
+  );
 
   // --- Finished cards in every bundled theme: layout and contrast ----------------------------
   const finishedCard = tour.card('Tour allow');
   await finishedCard.locator('[data-testid="expand"]').click();
   await finishedCard.locator('[data-testid="segment"]').first().waitFor();
-  await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'dark-finished', log);
+  await checkLayout(
+    page,
+    () => tour.panel(),
+    (n) => tour.shot(n),
+    'dark-finished',
+    log,
+  );
   for (const theme of ['Light Modern', 'Dark High Contrast', 'Light High Contrast', 'Solarized Light', 'Dark Modern']) {
     await setColorTheme(page, theme);
     await page.waitForTimeout(1000);
     await checkContrast(await tour.panel(), `${theme}, finished cards and History`, log);
-    if (theme === 'Light Modern') await checkLayout(page, () => tour.panel(), (n) => tour.shot(n), 'light-finished', log);
+    if (theme === 'Light Modern')
+      await checkLayout(
+        page,
+        () => tour.panel(),
+        (n) => tour.shot(n),
+        'light-finished',
+        log,
+      );
     await tour.shot(`theme-${theme.toLowerCase().replace(/\s+/g, '-')}`);
   }
   log('layout and contrast: every title readable at both widths, every text WCAG AA in five bundled themes');

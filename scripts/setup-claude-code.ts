@@ -22,7 +22,9 @@ export function claudeBinaryPath(): string {
 
 function installedVersion(): string | null {
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(CLAUDE_CODE_DIR, 'node_modules', '@anthropic-ai', 'claude-code', 'package.json'), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(
+      fs.readFileSync(path.join(CLAUDE_CODE_DIR, 'node_modules', '@anthropic-ai', 'claude-code', 'package.json'), 'utf8'),
+    ) as { version?: string };
     return pkg.version ?? null;
   } catch {
     return null;
@@ -30,7 +32,11 @@ function installedVersion(): string | null {
 }
 
 function works(binary: string): boolean {
-  const r = spawnSync(binary, ['--version'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } });
+  const r = spawnSync(binary, ['--version'], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' },
+  });
   return r.status === 0 && /\d+\.\d+\.\d+/.test(r.stdout);
 }
 
@@ -40,7 +46,10 @@ export function ensureClaudeCode(log: (line: string) => void = (l) => process.st
   if (installedVersion() === CLAUDE_CODE_VERSION && fs.existsSync(binary) && works(binary)) return binary;
   fs.mkdirSync(CLAUDE_CODE_DIR, { recursive: true });
   if (!fs.existsSync(path.join(CLAUDE_CODE_DIR, 'package.json'))) {
-    fs.writeFileSync(path.join(CLAUDE_CODE_DIR, 'package.json'), JSON.stringify({ name: 'offpeak-tools-claude-code', private: true }, null, 2) + '\n');
+    fs.writeFileSync(
+      path.join(CLAUDE_CODE_DIR, 'package.json'),
+      JSON.stringify({ name: 'offpeak-tools-claude-code', private: true }, null, 2) + '\n',
+    );
   }
   log(`installing @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} into ${CLAUDE_CODE_DIR} (about 250 MB)…`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -49,7 +58,8 @@ export function ensureClaudeCode(log: (line: string) => void = (l) => process.st
     stdio: ['ignore', 'inherit', 'inherit'],
     timeout: 15 * 60_000,
   });
-  if (r.status !== 0) throw new Error(`npm install of @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} failed (exit ${r.status ?? r.signal})`);
+  if (r.status !== 0)
+    throw new Error(`npm install of @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} failed (exit ${r.status ?? r.signal})`);
   if (!works(binary)) throw new Error(`Claude Code was installed but ${binary} --version does not run`);
   return binary;
 }

@@ -44,7 +44,8 @@ async function waitForModelKey(frame: Frame): Promise<string> {
   for (;;) {
     text = ((await line.textContent({ timeout: STEP_TIMEOUT_MS }).catch(() => '')) ?? '').trim();
     if (/your model API key(?! \(not set\))/.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`the user's window does not have the model API key the start handed over (its panel says: "${text}")`);
+    if (Date.now() > deadline)
+      throw new Error(`the user's window does not have the model API key the start handed over (its panel says: "${text}")`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -68,7 +69,10 @@ export async function checkWorkbench(options: CheckOptions): Promise<void> {
     if (options.gateway) await step('set the demo API key from the command palette', () => setApiKey(page, DEMO_KEY));
     await step('open the panel with "Open Off-Peak Tasks"', async () => {
       await runCommand(page, 'Open Off-Peak Tasks');
-      await page.locator('.tabs-container .tab', { hasText: 'Off-Peak Tasks' }).first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
+      await page
+        .locator('.tabs-container .tab', { hasText: 'Off-Peak Tasks' })
+        .first()
+        .waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
     });
     log('check: "Open Off-Peak Tasks" opened the Off-Peak Tasks panel');
     if (!options.gateway && !personal) return;
@@ -85,7 +89,9 @@ export async function checkWorkbench(options: CheckOptions): Promise<void> {
       await frame.locator('[data-testid="availability"]').waitFor({ state: 'detached', timeout: STEP_TIMEOUT_MS });
       await frame.locator('[data-testid="submit"]').click();
     });
-    await step('see the card go to Completed', () => card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 2 * STEP_TIMEOUT_MS }));
+    await step('see the card go to Completed', () =>
+      card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 2 * STEP_TIMEOUT_MS }),
+    );
     log('check: clicked "Queue task"; the card went to Completed');
     // The form's defaults on the demo repository: the task ran on its own branch.
     const branch = (await card.locator('[data-testid="branch"]').textContent({ timeout: 10_000 }))?.trim() ?? '';
@@ -123,7 +129,9 @@ async function keepFailure(browser: Browser, options: CheckOptions): Promise<voi
   const page = browser.contexts()[0]?.pages()[0];
   await page?.screenshot({ path: path.join(dir, `${mode}-failure.png`) }).catch(() => undefined);
   const logs = path.join(options.userData, 'logs');
-  const extensionLog = existsSync(logs) ? readdirSync(logs, { recursive: true, encoding: 'utf8' }).find((f) => f.endsWith('Off-Peak Tasks.log')) : undefined;
+  const extensionLog = existsSync(logs)
+    ? readdirSync(logs, { recursive: true, encoding: 'utf8' }).find((f) => f.endsWith('Off-Peak Tasks.log'))
+    : undefined;
   if (extensionLog) cpSync(path.join(logs, extensionLog), path.join(dir, `${mode}-failure-extension.log`));
   options.log(`check: failed; its screenshot and the extension's log are in ${path.relative(REPO_ROOT, dir)}`);
 }
@@ -136,14 +144,22 @@ async function keepFailure(browser: Browser, options: CheckOptions): Promise<voi
 async function checkPersonal(personal: PersonalCheck, userData: string, log: (msg: string) => void): Promise<void> {
   const keys = personal.modelRequestKeys?.();
   if (keys) {
-    if (keys.length === 0 || keys.some((key) => key !== personal.modelApiKey)) throw new Error(`the scripted model API did not get the handed-over key with every request (${keys.length} requests)`);
+    if (keys.length === 0 || keys.some((key) => key !== personal.modelApiKey))
+      throw new Error(`the scripted model API did not get the handed-over key with every request (${keys.length} requests)`);
     log(`check: the scripted model API got the handed-over key with each of its ${keys.length} model request(s)`);
   }
   const db = await TaskDb.open(userData, { personal: true });
-  if (existsSync(modelKeyHandoverPath(db.storageDir))) throw new Error('the model API key hand-over file is still there after the first window started');
+  if (existsSync(modelKeyHandoverPath(db.storageDir)))
+    throw new Error('the model API key hand-over file is still there after the first window started');
   const windows = db.windows();
-  if (windows.length !== 1) throw new Error(`${windows.length} windows are registered on the task database (expected only the user's window): ${windows.map((w) => `pid ${w.pid}`).join(', ')}`);
+  if (windows.length !== 1)
+    throw new Error(
+      `${windows.length} windows are registered on the task database (expected only the user's window): ${windows.map((w) => `pid ${w.pid}`).join(', ')}`,
+    );
   const lease = db.lease();
-  if (lease?.pid !== undefined && lease.pid !== windows[0]!.pid) throw new Error(`the task lease is held by pid ${lease.pid}, not by the user's window (pid ${windows[0]!.pid})`);
-  log(`check: the hand-over file is gone; the user's window (extension host pid ${windows[0]!.pid}) is the only window and holds the lease`);
+  if (lease?.pid !== undefined && lease.pid !== windows[0]!.pid)
+    throw new Error(`the task lease is held by pid ${lease.pid}, not by the user's window (pid ${windows[0]!.pid})`);
+  log(
+    `check: the hand-over file is gone; the user's window (extension host pid ${windows[0]!.pid}) is the only window and holds the lease`,
+  );
 }

@@ -9,9 +9,7 @@ import { randomBytes } from 'node:crypto';
 /** The environment variables the key may come from, in order. */
 export const MODEL_KEY_ENV = ['OFFPEAK_MODEL_API_KEY', 'ANTHROPIC_API_KEY'] as const;
 
-export type PersonalStart =
-  | { ok: true; upstreamUrl: string; modelApiKey: string }
-  | { ok: false; message: string };
+export type PersonalStart = { ok: true; upstreamUrl: string; modelApiKey: string } | { ok: false; message: string };
 
 export const PERSONAL_USAGE = [
   'npm start -- --personal needs the model API to send tasks to:',
@@ -46,7 +44,8 @@ export function personalStart(upstreamUrl: string | undefined, env: NodeJS.Proce
   } catch {
     return { ok: false, message: `--upstream-url ${upstreamUrl} is not a URL.\n${PERSONAL_USAGE}` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, message: `--upstream-url must be http(s).\n${PERSONAL_USAGE}` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { ok: false, message: `--upstream-url must be http(s).\n${PERSONAL_USAGE}` };
   if (/\s/.test(modelApiKey!)) return { ok: false, message: 'the API key has spaces in it' };
   return { ok: true, upstreamUrl: url.href.replace(/\/+$/, ''), modelApiKey: modelApiKey! };
 }
@@ -63,10 +62,11 @@ export async function scriptedModelApi(): Promise<Required<PersonalModelApi>> {
   return {
     upstreamUrl: upstream.url,
     modelApiKey: `sk-check-${randomBytes(18).toString('hex')}`,
-    modelRequestKeys: () => upstream.messageRequests().map((r) => {
-      const key = r.headers['x-api-key'];
-      return Array.isArray(key) ? key.join(',') : key;
-    }),
+    modelRequestKeys: () =>
+      upstream.messageRequests().map((r) => {
+        const key = r.headers['x-api-key'];
+        return Array.isArray(key) ? key.join(',') : key;
+      }),
     stop: () => upstream.close(),
   };
 }

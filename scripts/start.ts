@@ -59,7 +59,9 @@ const GATEWAY_HOST = '127.0.0.1';
 async function startDemoGateway(extraArgs: string[] = []): Promise<GatewayProcess | undefined> {
   try {
     // Show its banner (URL, demo API key) and keep printing what it says: admissions and errors.
-    return await startGateway(GATEWAY_HOST, extraArgs, (text) => process.stdout.write(prefixLines('[gateway] ', text.endsWith('\n') ? text : `${text}\n`)));
+    return await startGateway(GATEWAY_HOST, extraArgs, (text) =>
+      process.stdout.write(prefixLines('[gateway] ', text.endsWith('\n') ? text : `${text}\n`)),
+    );
   } catch (err) {
     log(`reference gateway demo mode is not available (${(err as Error).message.split('\n')[0]}): starting VS Code without a gateway`);
     return undefined;
@@ -79,7 +81,9 @@ async function personalModelApi(): Promise<PersonalModelApi> {
   if (opts.check && !opts['upstream-url']) {
     for (const name of MODEL_KEY_ENV) delete process.env[name]; // never sent to a stand-in, nor inherited
     const scripted = await scriptedModelApi();
-    log(`check: the model API is a scripted stand-in at ${scripted.upstreamUrl} (TEST FIXTURE test/fixtures/fake-anthropic-upstream.ts, not a model); its key is made for this check`);
+    log(
+      `check: the model API is a scripted stand-in at ${scripted.upstreamUrl} (TEST FIXTURE test/fixtures/fake-anthropic-upstream.ts, not a model); its key is made for this check`,
+    );
     return scripted;
   }
   // Checked before anything is built or started; the key leaves process.env here.
@@ -96,7 +100,10 @@ async function main(): Promise<void> {
   // What this start started, stopped in reverse order on Ctrl+C, at the end of a check, or when a step fails.
   const stops: (() => Promise<void> | void)[] = [];
   const stopAll = async (): Promise<void> => {
-    for (const stop of stops.splice(0).reverse()) await Promise.resolve().then(stop).catch(() => undefined);
+    for (const stop of stops.splice(0).reverse())
+      await Promise.resolve()
+        .then(stop)
+        .catch(() => undefined);
   };
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -138,7 +145,8 @@ async function main(): Promise<void> {
     const workspace = path.resolve(opts.folder ?? path.join(stateDir, 'workspace'));
     mkdirSync(workspace, { recursive: true });
     // The demo folder is a repository of its own (a folder --folder names is the user's, as it is).
-    if (!opts.folder && (await ensureDemoRepository(workspace)) === 'made') log(`made ${workspace} a git repository with a first commit (tasks there run on their own branch)`);
+    if (!opts.folder && (await ensureDemoRepository(workspace)) === 'made')
+      log(`made ${workspace} a git repository with a first commit (tasks there run on their own branch)`);
     const extensionId = installExtension(path.join(stateDir, 'extensions'));
     log(`installed ${extensionId} from ${REPO_ROOT} into ${path.join(stateDir, 'extensions')}`);
     const storageDir = extensionStorageDir(stateDir, extensionId);
@@ -168,7 +176,12 @@ async function main(): Promise<void> {
       // The demo model's script uses the reference agent's tools: the demo pins that agent (`auto`
       // would pick an installed Claude Code), and so does the check against the scripted stand-in.
       machineSettings: personal
-        ? { 'offPeak.mode': 'personal', 'offPeak.personal.baseUrl': personal.upstreamUrl, 'offPeak.personal.modelCredential': 'apiKey', ...(personal.stop ? { 'offPeak.agent': 'reference' } : {}) }
+        ? {
+            'offPeak.mode': 'personal',
+            'offPeak.personal.baseUrl': personal.upstreamUrl,
+            'offPeak.personal.modelCredential': 'apiKey',
+            ...(personal.stop ? { 'offPeak.agent': 'reference' } : {}),
+          }
         : gateway
           ? { 'offPeak.gatewayUrl': gateway.url, 'offPeak.agent': 'reference' }
           : undefined,
@@ -183,20 +196,31 @@ async function main(): Promise<void> {
     console.log(`Off-Peak Tasks is running in VS Code (code-server). Open this URL in a browser:`);
     console.log(`  ${url}`);
     console.log(`Password (new at every start; the login page asks for it): ${server.password}`);
-    if (!isLoopback(host)) console.log(`Listening on ${host}: anyone who can reach it gets the login page, and the password crosses the network unencrypted (plain HTTP). Prefer --host 127.0.0.1 with an SSH tunnel.`);
+    if (!isLoopback(host))
+      console.log(
+        `Listening on ${host}: anyone who can reach it gets the login page, and the password crosses the network unencrypted (plain HTTP). Prefer --host 127.0.0.1 with an SSH tunnel.`,
+      );
     console.log(
       personal
         ? `Personal mode: no gateway; tasks are queued by a local authority on this machine and sent to ${personal.upstreamUrl}. The model API key goes to the first window you open, which keeps it in its SecretStorage.`
         : gateway
-        ? `Reference gateway (demo mode): ${gateway.url}; give the extension its demo API key (printed above) with "Off-Peak: Set Gateway API Key…".`
-        : 'No gateway running: set offPeak.gatewayUrl in the settings.',
+          ? `Reference gateway (demo mode): ${gateway.url}; give the extension its demo API key (printed above) with "Off-Peak: Set Gateway API Key…".`
+          : 'No gateway running: set offPeak.gatewayUrl in the settings.',
     );
     console.log('Then run "Off-Peak: Open Off-Peak Tasks" from the command palette (F1). Press Ctrl+C to stop.');
     console.log('');
 
     if (opts.check) {
       step = 'pass the check';
-      await checkWorkbench({ tools, url, password: server.password, userData: path.join(stateDir, 'user-data'), log, gateway: gateway !== undefined, personal: personal && { modelApiKey: personal.modelApiKey, modelRequestKeys: personal.modelRequestKeys } });
+      await checkWorkbench({
+        tools,
+        url,
+        password: server.password,
+        userData: path.join(stateDir, 'user-data'),
+        log,
+        gateway: gateway !== undefined,
+        personal: personal && { modelApiKey: personal.modelApiKey, modelRequestKeys: personal.modelRequestKeys },
+      });
       await stopAll();
       rmSync(stateDir, { recursive: true, force: true });
       return;

@@ -96,7 +96,12 @@ function runScript(script: string, live: boolean): Promise<StepResult> {
     child.on('error', reject);
     child.on('close', (code) => {
       if (!live) process.stdout.write(`\n> ${script}\n${buffered}`);
-      const lastLine = tail.split('\n').map((line) => line.trim()).filter(Boolean).pop() ?? '';
+      const lastLine =
+        tail
+          .split('\n')
+          .map((line) => line.trim())
+          .filter(Boolean)
+          .pop() ?? '';
       resolve({ script, code, ms: Date.now() - started, lastLine });
     });
   });
@@ -109,7 +114,9 @@ function printTimes(results: readonly StepResult[], wallMs: number): void {
     const busy = r.busy === undefined ? '' : `  cores ${Math.round(r.busy * 100)}% busy`;
     process.stdout.write(`  ${(r.ms / 1000).toFixed(1).padStart(8)} s  ${r.script.padEnd(20)} ${status.padEnd(6)}${busy}\n`);
   }
-  process.stdout.write(`  ${(wallMs / 1000).toFixed(1).padStart(8)} s  in all (wall clock: the streams overlap; "busy" is the whole machine's)\n`);
+  process.stdout.write(
+    `  ${(wallMs / 1000).toFixed(1).padStart(8)} s  in all (wall clock: the streams overlap; "busy" is the whole machine's)\n`,
+  );
 }
 
 /** What to run: everything, or only the suites named (`npm test -- lint test:e2e`), each where the plan has it. */

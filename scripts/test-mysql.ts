@@ -15,8 +15,12 @@ if (!mariadbAvailable()) {
   process.exit(0);
 }
 
-const run = spawnSync(process.execPath, ['node_modules/mocha/bin/mocha.js', '--config', 'test/.mocharc.mysql.json', ...process.argv.slice(2)], {
-  stdio: 'inherit',
-  env: { ...process.env, OFFPEAK_GATEWAY_TEST_STORES: 'mysql' },
-});
+const run = spawnSync(
+  process.execPath,
+  ['node_modules/mocha/bin/mocha.js', '--config', 'test/.mocharc.mysql.json', ...process.argv.slice(2)],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, OFFPEAK_GATEWAY_TEST_STORES: 'mysql' },
+  },
+);
 process.exit(run.status ?? 1);

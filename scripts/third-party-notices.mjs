@@ -27,7 +27,10 @@ export function noticeOf(dir) {
   const text = file
     ? readFileSync(path.join(dir, file), 'utf8').trim()
     : `The package ships no license text. Its package.json says: license ${license}${author ? `, author ${author}` : ''}.`;
-  const from = pkg.homepage ?? (typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url) ?? `https://www.npmjs.com/package/${pkg.name}`;
+  const from =
+    pkg.homepage ??
+    (typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url) ??
+    `https://www.npmjs.com/package/${pkg.name}`;
   return { name: pkg.name, text: `${pkg.name} ${pkg.version} (${license})\n${from}\n\n${text}\n` };
 }
 

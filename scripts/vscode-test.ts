@@ -98,7 +98,12 @@ function readResults(file: string): VsCodeTestResults | undefined {
   }
 }
 
-async function runWithElectron(extensionTestsPath: string, hostEnv: Record<string, string>, stateDir: string, workspace: string): Promise<number> {
+async function runWithElectron(
+  extensionTestsPath: string,
+  hostEnv: Record<string, string>,
+  stateDir: string,
+  workspace: string,
+): Promise<number> {
   // Desktop machines only: downloads VS Code into .vscode-test/ (unreachable on the CI machines).
   const { runTests } = await import('@vscode/test-electron');
   try {
@@ -131,7 +136,8 @@ async function packageUnderTest(): Promise<string | undefined> {
   if (!opts.package) return undefined;
   const built = await buildVsix();
   console.log(`\n${path.relative(REPO_ROOT, built.file)}:\n${formatVsixEntries(built.entries)}`);
-  if (built.problems.length > 0) throw new HarnessError(`the .vsix breaks the content rule (scripts/vsix/contents.ts):\n  ${built.problems.join('\n  ')}`);
+  if (built.problems.length > 0)
+    throw new HarnessError(`the .vsix breaks the content rule (scripts/vsix/contents.ts):\n  ${built.problems.join('\n  ')}`);
   return built.file;
 }
 

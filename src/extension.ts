@@ -32,7 +32,16 @@ import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
-import { importHandedOverModelKey, missingModelKeyNotice, modelKeyStore, ownLoginOf, ownModelOf, panelSetup, registerModelKeyCommands, startPersonalAuthority } from './vscode/personal-mode';
+import {
+  importHandedOverModelKey,
+  missingModelKeyNotice,
+  modelKeyStore,
+  ownLoginOf,
+  ownModelOf,
+  panelSetup,
+  registerModelKeyCommands,
+  startPersonalAuthority,
+} from './vscode/personal-mode';
 import { openWalkthrough, WalkthroughContext } from './vscode/walkthrough';
 import { walkthroughKeys } from './panel/setup-line';
 
@@ -116,14 +125,19 @@ class OffPeakExtension implements vscode.Disposable {
     };
     context.subscriptions.push(
       this.modelKey.onDidChange(() => void recheckModelKey()),
-      vscode.workspace.onDidChangeConfiguration((e) => ['offPeak.agent', 'offPeak.claudeCodePath', 'offPeak.personal.modelCredential'].some((k) => e.affectsConfiguration(k)) && void recheckModelKey()),
+      vscode.workspace.onDidChangeConfiguration(
+        (e) =>
+          ['offPeak.agent', 'offPeak.claudeCodePath', 'offPeak.personal.modelCredential'].some((k) => e.affectsConfiguration(k)) &&
+          void recheckModelKey(),
+      ),
     );
     this.terminals = new TaskTerminals(() => this.engine?.terminalSource());
     this.statusBar = new TaskStatusBar();
     this.notifier = new Notifier({
       showPanel: () => this.panel.show(),
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
-      answerAsk: async (taskId, askId, decision, inputDigest) => (await this.engine?.answerAsk(taskId, askId, decision, inputDigest)) === 'accepted',
+      answerAsk: async (taskId, askId, decision, inputDigest) =>
+        (await this.engine?.answerAsk(taskId, askId, decision, inputDigest)) === 'accepted',
     });
     this.desktop = new DesktopNotifications(this.storageDir, this.windowId, (l) => this.output.info(l));
     context.subscriptions.push(this.notifier, this.desktop);
@@ -149,8 +163,17 @@ class OffPeakExtension implements vscode.Disposable {
     const sessions = new SessionTerminals(this.terminals);
     this.sessions = sessions;
     context.subscriptions.push(sessions);
-    registerSessionCommands(context, { whenStarted: () => this.api.whenStarted(), terminals: this.terminals, sessions, showPanel: () => void this.panel.show() });
-    registerReview(context, () => this.api.whenStarted(), () => this.engine);
+    registerSessionCommands(context, {
+      whenStarted: () => this.api.whenStarted(),
+      terminals: this.terminals,
+      sessions,
+      showPanel: () => void this.panel.show(),
+    });
+    registerReview(
+      context,
+      () => this.api.whenStarted(),
+      () => this.engine,
+    );
     context.subscriptions.push(
       this.output,
       this.apiKey,
@@ -186,7 +209,12 @@ class OffPeakExtension implements vscode.Disposable {
     if (!this.panelInstance) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { TasksPanel } = require('./vscode/panel') as typeof import('./vscode/panel');
-      this.panelInstance = new TasksPanel(this.context.extensionUri, () => this.backend, systemClock, (l) => this.output.info(l));
+      this.panelInstance = new TasksPanel(
+        this.context.extensionUri,
+        () => this.backend,
+        systemClock,
+        (l) => this.output.info(l),
+      );
       this.panelInstance.setUnseenResults(this.unseenResults);
     }
     return this.panelInstance;
@@ -208,10 +236,17 @@ class OffPeakExtension implements vscode.Disposable {
       // Personal mode: this machine's local authority (started here, or another window's).
       const personal =
         settings.mode === 'personal'
-          ? await startPersonalAuthority({ storageDir: this.storageDir, wasmPath: path.join(dist, 'sql-wasm.wasm'), modelKey: this.modelKey, log: (l) => this.output.info(l), onMoved: () => this.restartEngine(), onProblem: (problem) => {
+          ? await startPersonalAuthority({
+              storageDir: this.storageDir,
+              wasmPath: path.join(dist, 'sql-wasm.wasm'),
+              modelKey: this.modelKey,
+              log: (l) => this.output.info(l),
+              onMoved: () => this.restartEngine(),
+              onProblem: (problem) => {
                 this.authorityProblem = problem;
                 this.panelInstance?.refresh();
-              } })
+              },
+            })
           : undefined;
       this.authority = personal;
       // The two modes' queues never mix: personal mode's tasks have a database of their own.
@@ -266,39 +301,49 @@ class OffPeakExtension implements vscode.Disposable {
           this.output.warn(notice.message);
           if (notice.kind === 'corrupt-moved-aside') this.storeNotice = notice.message;
           // A disk that keeps failing is shown too (the store raises it at most once a minute).
-          if (notice.kind === 'corrupt-moved-aside' || notice.kind === 'io-error') void vscode.window.showWarningMessage(`Off-Peak Tasks: ${notice.message}`);
+          if (notice.kind === 'corrupt-moved-aside' || notice.kind === 'io-error')
+            void vscode.window.showWarningMessage(`Off-Peak Tasks: ${notice.message}`);
         },
         log: (line) => this.output.info(line),
       });
       this.engine = engine;
-      this.backend = createServiceBackend(engine.service, engine.store, {
-        hasApiKey: () => (personal ? Promise.resolve(true) : this.apiKey.has()),
-        setApiKey: () => this.apiKey.prompt(),
-        workspaces: () => openWorkspaces(),
-        models: () => this.allowedModels,
-        configs: () => this.clientConfigs,
-        reloadConfigs: () => this.loadClientConfigs(),
-        confirm: confirmModal,
-        confirmWithAlternative: confirmModalWithAlternative,
-        sessionTranscript: (task) => engine.deletableTranscript(task),
-        openTerminal: async (taskId) => {
-          const task = engine.service.getTask(taskId);
-          this.terminals.show(taskId, shortTaskTitle(task, taskId));
+      this.backend = createServiceBackend(
+        engine.service,
+        engine.store,
+        {
+          hasApiKey: () => (personal ? Promise.resolve(true) : this.apiKey.has()),
+          setApiKey: () => this.apiKey.prompt(),
+          workspaces: () => openWorkspaces(),
+          models: () => this.allowedModels,
+          configs: () => this.clientConfigs,
+          reloadConfigs: () => this.loadClientConfigs(),
+          confirm: confirmModal,
+          confirmWithAlternative: confirmModalWithAlternative,
+          sessionTranscript: (task) => engine.deletableTranscript(task),
+          openTerminal: async (taskId) => {
+            const task = engine.service.getTask(taskId);
+            this.terminals.show(taskId, shortTaskTitle(task, taskId));
+          },
+          openSession: async (taskId) => this.sessions.show(engine, taskId),
+          sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
+          reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
+          isolation: () => readSettings().isolation,
+          openMergeEditor: async (folder, files) => {
+            const uri = vscode.Uri.file(path.join(folder, ...files[0].split('/')));
+            // The git extension's merge editor; the file itself (with its conflict markers) where that is missing.
+            await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() =>
+              vscode.commands.executeCommand('vscode.open', uri),
+            );
+          },
+          openFolderInNewWindow: (folder) =>
+            Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
+          notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
+          setup: () => panelSetup(this.modelKey, Date.now()),
+          openWalkthrough,
         },
-        openSession: async (taskId) => this.sessions.show(engine, taskId),
-        sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
-        reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
-        isolation: () => readSettings().isolation,
-        openMergeEditor: async (folder, files) => {
-          const uri = vscode.Uri.file(path.join(folder, ...files[0].split('/')));
-          // The git extension's merge editor; the file itself (with its conflict markers) where that is missing.
-          await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() => vscode.commands.executeCommand('vscode.open', uri));
-        },
-        openFolderInNewWindow: (folder) => Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
-        notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
-        setup: () => panelSetup(this.modelKey, Date.now()),
-        openWalkthrough,
-      }, engine, engine.archive);
+        engine,
+        engine.archive,
+      );
       const refreshStatus = () => {
         const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
         this.unseenResults = unseen.length;
@@ -337,7 +382,9 @@ class OffPeakExtension implements vscode.Disposable {
       this.panelInstance?.reconnect();
       void engine.service.availability.refresh();
       void this.loadClientConfigs();
-      this.output.info(`started: ${personal ? `personal mode, local authority ${personal.socketPath}${personal.serving ? ' (run by this window)' : ''}` : `gateway ${settings.gatewayUrl}`}, storage ${this.storageDir}, leader ${engine.service.isLeader}`);
+      this.output.info(
+        `started: ${personal ? `personal mode, local authority ${personal.socketPath}${personal.serving ? ' (run by this window)' : ''}` : `gateway ${settings.gatewayUrl}`}, storage ${this.storageDir}, leader ${engine.service.isLeader}`,
+      );
       return engine;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -353,7 +400,14 @@ class OffPeakExtension implements vscode.Disposable {
     const counts = engine?.store.read((tx) => ({ lastSeenAt: tx.outcomes.lastSeenAt() }));
     const taskCount = engine?.service.listTasks().length ?? 0;
     const setup = await panelSetup(this.modelKey, Date.now());
-    this.walkthrough.update(walkthroughKeys(setup, { engineStarted: engine !== undefined, hasGatewayKey: await this.apiKey.has(), taskCount, lastSeenAt: counts?.lastSeenAt ?? null }));
+    this.walkthrough.update(
+      walkthroughKeys(setup, {
+        engineStarted: engine !== undefined,
+        hasGatewayKey: await this.apiKey.has(),
+        taskCount,
+        lastSeenAt: counts?.lastSeenAt ?? null,
+      }),
+    );
   }
 
   /** The gateway's client configs (exposure and plan for the panel) and the models it serves (the form's Model list). */

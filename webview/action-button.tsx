@@ -1,5 +1,17 @@
 // A card's or History row's action: a codicon and a label (a short one in a narrow panel).
-export function ActionButton({ testid, icon, label, short, onClick }: { testid: string; icon: string; label: string; short?: string; onClick(): void }) {
+export function ActionButton({
+  testid,
+  icon,
+  label,
+  short,
+  onClick,
+}: {
+  testid: string;
+  icon: string;
+  label: string;
+  short?: string;
+  onClick(): void;
+}) {
   return (
     <button type="button" class="action" data-testid={testid} title={label} aria-label={label} onClick={onClick}>
       <span class={`codicon codicon-${icon}`} aria-hidden="true" /> {ActionLabel({ label, short })}

@@ -22,7 +22,13 @@ import { machineTimeZone } from '../src/core/zoned-time';
 /** Cards a section shows at first, and each "Show more" adds. */
 const PAGE = 50;
 
-export function App({ channel, state, focusTick, error, onError }: {
+export function App({
+  channel,
+  state,
+  focusTick,
+  error,
+  onError,
+}: {
   channel: HostChannel;
   state: PanelState | undefined;
   focusTick: number;
@@ -35,10 +41,14 @@ export function App({ channel, state, focusTick, error, onError }: {
   const [shown, setShown] = useState<Partial<Record<string, number>>>({});
   // An answer's banner names its task's state then and goes at that task's next change.
   const [message, setMessage] = useState<{ text: string; owner?: AnswerOwner }>();
-  const showMessage = useCallback((text: string | undefined, owner?: AnswerOwner) => setMessage(text === undefined ? undefined : { text, owner }), []);
+  const showMessage = useCallback(
+    (text: string | undefined, owner?: AnswerOwner) => setMessage(text === undefined ? undefined : { text, owner }),
+    [],
+  );
   const messageOutlived = message?.owner !== undefined && state !== undefined && bannerOutlived(message.owner, state.tasks);
   // A confirmation with no task to follow goes once seen (the panel was hidden after it showed).
-  const confirmationGone = message !== undefined && message.owner === undefined && state !== undefined && confirmationSeen(state.visible ?? true);
+  const confirmationGone =
+    message !== undefined && message.owner === undefined && state !== undefined && confirmationSeen(state.visible ?? true);
   useEffect(() => {
     if (messageOutlived || confirmationGone) setMessage(undefined);
   }, [messageOutlived, confirmationGone]);
@@ -98,10 +108,24 @@ export function App({ channel, state, focusTick, error, onError }: {
   // Once per snapshot, not on every tick of the clock (the panel re-renders each second).
   const groups = useMemo(() => groupCards(state?.tasks ?? []), [state?.tasks]);
   const models = useSameList(state?.models);
-  const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE)).filter((c) => c.unseen).map((c) => c.id);
+  const onScreenUnseen = SECTIONS.flatMap(({ name }) => groups[name].slice(0, shown[name] ?? PAGE))
+    .filter((c) => c.unseen)
+    .map((c) => c.id);
   useShowingResults(onScreenUnseen, channel, state?.visible ?? true);
   const summary = useMemo(
-    () => resultsSummary((state?.tasks ?? []).map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: t.unseen, needsInput: t.ask !== null, checkFailed: t.check?.state === 'failed', scheduled: Boolean(t.scheduleRun) })), state?.lastSeenAt ?? null),
+    () =>
+      resultsSummary(
+        (state?.tasks ?? []).map((t) => ({
+          id: t.id,
+          status: t.status,
+          filesChanged: t.filesChanged,
+          isNew: t.unseen,
+          needsInput: t.ask !== null,
+          checkFailed: t.check?.state === 'failed',
+          scheduled: Boolean(t.scheduleRun),
+        })),
+        state?.lastSeenAt ?? null,
+      ),
     [state?.tasks, state?.lastSeenAt],
   );
   // A filter whose summary is gone (the panel was hidden, the results are old news) lets every card show again.
@@ -110,7 +134,12 @@ export function App({ channel, state, focusTick, error, onError }: {
   // Saving a key checks it with the gateway: the answer (accepted, refused, unreachable) is shown.
   const setApiKey = () => void act(channel.request('setApiKey', {})).then((r) => r?.check && showMessage(r.check.text));
 
-  if (!state) return <main class="loading" aria-busy="true"><vscode-progress-ring /></main>;
+  if (!state)
+    return (
+      <main class="loading" aria-busy="true">
+        <vscode-progress-ring />
+      </main>
+    );
   const a = state.availability;
   // The host's zone: schedules run on its clock (this webview may be on another machine).
   const zoneText = state.timeZone ?? machineTimeZone();
@@ -118,19 +147,39 @@ export function App({ channel, state, focusTick, error, onError }: {
   const showForm = a.kind !== 'hidden' && (!hasTasks || formOpen);
   return (
     <main>
-      {state.notice && <div class="notice" role="alert" data-testid="notice">{state.notice}</div>}
-      {error && <div class="error" role="alert" data-testid="error"><span class="codicon codicon-error" aria-hidden="true" /> {error}</div>}
-      {message && !messageOutlived && <div class="notice" role="status" data-testid="message">{message.text}</div>}
+      {state.notice && (
+        <div class="notice" role="alert" data-testid="notice">
+          {state.notice}
+        </div>
+      )}
+      {error && (
+        <div class="error" role="alert" data-testid="error">
+          <span class="codicon codicon-error" aria-hidden="true" /> {error}
+        </div>
+      )}
+      {message && !messageOutlived && (
+        <div class="notice" role="status" data-testid="message">
+          {message.text}
+        </div>
+      )}
       {!state.hasApiKey && (
         <div class="notice" data-testid="no-key">
-          No gateway API key is set. <vscode-button secondary data-testid="set-key" onClick={setApiKey}>Set API key…</vscode-button>
+          No gateway API key is set.{' '}
+          <vscode-button secondary data-testid="set-key" onClick={setApiKey}>
+            Set API key…
+          </vscode-button>
         </div>
       )}
       {state.setup && <SetupLine setup={state.setup} now={now} />}
       {summary && <ResultsSummaryBar summary={summary} now={now} active={activeFilter} onFilter={setFilter} />}
-      {(a.kind !== 'unreachable' || gatewayUnreachableShown(a, state.hasApiKey)) && <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} onSetApiKey={setApiKey} />}
+      {(a.kind !== 'unreachable' || gatewayUnreachableShown(a, state.hasApiKey)) && (
+        <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} onSetApiKey={setApiKey} />
+      )}
       {a.kind === 'hidden' ? (
-        <div class="notice" data-testid="not-exposed" role="status">{a.reason}{hasTasks ? ' Your existing tasks are listed below.' : ''}</div>
+        <div class="notice" data-testid="not-exposed" role="status">
+          {a.reason}
+          {hasTasks ? ' Your existing tasks are listed below.' : ''}
+        </div>
       ) : (
         <div class="create-area" data-testid="create-area">
           {a.kind === 'plan_locked' && <PlanLock availability={a} />}
@@ -145,7 +194,9 @@ export function App({ channel, state, focusTick, error, onError }: {
           {showForm && (
             <TaskForm
               workspaces={state.workspaces}
-              afterChoices={state.tasks.filter((t) => t.status !== 'failed' && t.status !== 'cancelled').map((t) => ({ id: t.id, title: t.title }))}
+              afterChoices={state.tasks
+                .filter((t) => t.status !== 'failed' && t.status !== 'cancelled')
+                .map((t) => ({ id: t.id, title: t.title }))}
               models={models}
               defaultModelText={state.setup?.defaultModelText}
               unansweredText={state.setup?.unansweredText}
@@ -178,7 +229,8 @@ export function App({ channel, state, focusTick, error, onError }: {
         return (
           <section key={name} class={`section ${name}`} aria-labelledby={`section-${name}`} data-testid={`section-${name}`}>
             <h2 id={`section-${name}`}>
-              <span class={`codicon codicon-${icon}`} aria-hidden="true" /> {label} <vscode-badge variant="counter">{cards.length}</vscode-badge>
+              <span class={`codicon codicon-${icon}`} aria-hidden="true" /> {label}{' '}
+              <vscode-badge variant="counter">{cards.length}</vscode-badge>
             </h2>
             {name === 'queued' && a.offPeakOpensAt !== undefined && (
               <p class="window-opens" data-testid="window-opens">
@@ -187,7 +239,18 @@ export function App({ channel, state, focusTick, error, onError }: {
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} models={models} defaultModelText={state.setup?.defaultModelText} act={act} channel={channel} onError={onError} onMessage={showMessage} />
+                <Card
+                  key={t.id}
+                  card={t}
+                  isNew={t.unseen}
+                  now={ticks(t) ? now : 0}
+                  models={models}
+                  defaultModelText={state.setup?.defaultModelText}
+                  act={act}
+                  channel={channel}
+                  onError={onError}
+                  onMessage={showMessage}
+                />
               ))}
             </ul>
             {cards.length > limit && (
@@ -201,12 +264,26 @@ export function App({ channel, state, focusTick, error, onError }: {
       {!hasTasks && a.kind !== 'hidden' && (
         <p class="empty">
           No tasks yet.{' '}
-          <button type="button" class="link" data-testid="open-walkthrough" onClick={() => void act(channel.request('openWalkthrough', {}))}>
+          <button
+            type="button"
+            class="link"
+            data-testid="open-walkthrough"
+            onClick={() => void act(channel.request('openWalkthrough', {}))}
+          >
             New here? Open the first-run walkthrough
           </button>
         </p>
       )}
-      <Schedules schedules={state.schedules ?? []} workspaces={state.workspaces} models={models} defaultModelText={state.setup?.defaultModelText} zoneText={zoneText} act={act} channel={channel} onError={onError} />
+      <Schedules
+        schedules={state.schedules ?? []}
+        workspaces={state.workspaces}
+        models={models}
+        defaultModelText={state.setup?.defaultModelText}
+        zoneText={zoneText}
+        act={act}
+        channel={channel}
+        onError={onError}
+      />
       <History state={state} now={now} act={act} channel={channel} />
     </main>
   );

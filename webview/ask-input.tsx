@@ -16,7 +16,12 @@ export function AskInput({ input }: { input: string }) {
   const lines = fields.length;
   return (
     <div class="ask-input-block">
-      <pre class="ask-input" data-testid="ask-input" tabIndex={0} aria-label={`The whole input (${lines} field${lines === 1 ? '' : 's'}, ${input.length} characters)`}>
+      <pre
+        class="ask-input"
+        data-testid="ask-input"
+        tabIndex={0}
+        aria-label={`The whole input (${lines} field${lines === 1 ? '' : 's'}, ${input.length} characters)`}
+      >
         {fields.map((field, i) => (
           <span key={i} class="ask-field" data-testid="ask-field">
             {field}

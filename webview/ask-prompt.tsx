@@ -7,7 +7,14 @@ import { answerOutcomeText, askDeadlineText } from './format';
 import type { HostChannel } from './host-channel';
 
 /** The agent's question (untrusted model text, rendered as text) with Allow / Deny. */
-export function AskPrompt({ ask, taskId, now, act, channel, onMessage }: {
+export function AskPrompt({
+  ask,
+  taskId,
+  now,
+  act,
+  channel,
+  onMessage,
+}: {
   ask: CardAsk;
   taskId: string;
   now: number;
@@ -30,14 +37,23 @@ export function AskPrompt({ ask, taskId, now, act, channel, onMessage }: {
       <span class="codicon codicon-question" aria-hidden="true" />
       <div class="ask-body">
         <p class="ask-question" id={questionId}>
-          <span class="ask-tool" data-testid="ask-tool">{ask.tool}</span>: <span data-testid="ask-question">{ask.question}</span>
+          <span class="ask-tool" data-testid="ask-tool">
+            {ask.tool}
+          </span>
+          : <span data-testid="ask-question">{ask.question}</span>
         </p>
         <AskInput input={ask.input} />
-        <p class="hint" data-testid="ask-deadline">{askDeadlineText(ask, now || Date.now())}</p>
+        <p class="hint" data-testid="ask-deadline">
+          {askDeadlineText(ask, now || Date.now())}
+        </p>
       </div>
       <span class="ask-buttons">
-        <vscode-button data-testid="ask-allow" disabled={busy} onClick={() => answer('allow')}>Allow</vscode-button>
-        <vscode-button secondary data-testid="ask-deny" disabled={busy} onClick={() => answer('deny')}>Deny</vscode-button>
+        <vscode-button data-testid="ask-allow" disabled={busy} onClick={() => answer('allow')}>
+          Allow
+        </vscode-button>
+        <vscode-button secondary data-testid="ask-deny" disabled={busy} onClick={() => answer('deny')}>
+          Deny
+        </vscode-button>
       </span>
     </div>
   );

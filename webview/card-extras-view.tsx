@@ -17,9 +17,18 @@ export function GatewayOutageLine({ since }: { since: number | null }) {
 export function ScheduleRunLine({ run }: { run: TaskCard['scheduleRun'] }) {
   if (!run) return null;
   return (
-    <div class="schedule-run" data-testid="schedule-run" title={run.catchUp ? 'A catch-up run: the machine was asleep or VS Code closed when it was due' : 'Queued by this schedule'}>
+    <div
+      class="schedule-run"
+      data-testid="schedule-run"
+      title={run.catchUp ? 'A catch-up run: the machine was asleep or VS Code closed when it was due' : 'Queued by this schedule'}
+    >
       <span class="codicon codicon-calendar" aria-hidden="true" /> {run.scheduleTitle} · {run.dueText}
-      {run.catchUp && <span class="catch-up" data-testid="catch-up"> (catch-up)</span>}
+      {run.catchUp && (
+        <span class="catch-up" data-testid="catch-up">
+          {' '}
+          (catch-up)
+        </span>
+      )}
     </div>
   );
 }
@@ -49,5 +58,9 @@ export function UsageTotal({ usage, testid = 'usage' }: { usage: UsageView | nul
 /** One segment's tokens in the expanded card's table. */
 export function SegmentUsageCell({ usage }: { usage: UsageView | null }) {
   if (!usage) return <td data-testid="segment-usage">—</td>;
-  return <td data-testid="segment-usage" title={usageDetail(usage)}>{usageSummary(usage)}</td>;
+  return (
+    <td data-testid="segment-usage" title={usageDetail(usage)}>
+      {usageSummary(usage)}
+    </td>
+  );
 }

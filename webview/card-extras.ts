@@ -42,7 +42,8 @@ function trim(value: number, digits: number): string {
 /** The short line: "12.3k in · 1.2k out", with the prompt cache when it was used. */
 export function usageSummary(u: Usage): string {
   const parts = [`${formatTokens(u.inputTokens)} in`, `${formatTokens(u.outputTokens)} out`];
-  if (u.cacheReadTokens > 0 || u.cacheWriteTokens > 0) parts.push(`cache ${formatTokens(u.cacheReadTokens)} read, ${formatTokens(u.cacheWriteTokens)} written`);
+  if (u.cacheReadTokens > 0 || u.cacheWriteTokens > 0)
+    parts.push(`cache ${formatTokens(u.cacheReadTokens)} read, ${formatTokens(u.cacheWriteTokens)} written`);
   return parts.join(' · ');
 }
 
@@ -57,7 +58,11 @@ export function usageDetail(u: Usage): string {
 export function sameUsage(a: Usage | null, b: Usage | null): boolean {
   if (a === null || b === null) return a === b;
   return (
-    a.model === b.model && a.inputTokens === b.inputTokens && a.outputTokens === b.outputTokens &&
-    a.cacheReadTokens === b.cacheReadTokens && a.cacheWriteTokens === b.cacheWriteTokens && a.requests === b.requests
+    a.model === b.model &&
+    a.inputTokens === b.inputTokens &&
+    a.outputTokens === b.outputTokens &&
+    a.cacheReadTokens === b.cacheReadTokens &&
+    a.cacheWriteTokens === b.cacheWriteTokens &&
+    a.requests === b.requests
   );
 }

@@ -36,10 +36,25 @@ export interface CardProps {
 
 export function sameCard(a: TaskCard, b: TaskCard): boolean {
   for (const key of Object.keys(a) as (keyof TaskCard)[]) {
-    if (key === 'actions' || key === 'ask' || key === 'unseen' || key === 'usage' || key === 'refusals' || key === 'allowedNotRun' || key === 'check' || key === 'scheduleRun') continue;
+    if (
+      key === 'actions' ||
+      key === 'ask' ||
+      key === 'unseen' ||
+      key === 'usage' ||
+      key === 'refusals' ||
+      key === 'allowedNotRun' ||
+      key === 'check' ||
+      key === 'scheduleRun'
+    )
+      continue;
     if (a[key] !== b[key]) return false;
   }
-  if (!sameUsage(a.usage, b.usage) || JSON.stringify(a.check) !== JSON.stringify(b.check) || JSON.stringify(a.scheduleRun) !== JSON.stringify(b.scheduleRun)) return false;
+  if (
+    !sameUsage(a.usage, b.usage) ||
+    JSON.stringify(a.check) !== JSON.stringify(b.check) ||
+    JSON.stringify(a.scheduleRun) !== JSON.stringify(b.scheduleRun)
+  )
+    return false;
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
   if (a.allowedNotRun?.tool !== b.allowedNotRun?.tool || a.allowedNotRun?.summary !== b.allowedNotRun?.summary) return false;
@@ -49,7 +64,15 @@ export function sameCard(a: TaskCard, b: TaskCard): boolean {
 }
 
 function sameProps(prev: CardProps, next: CardProps): boolean {
-  return prev.now === next.now && prev.isNew === next.isNew && prev.models === next.models && prev.defaultModelText === next.defaultModelText && prev.act === next.act && prev.channel === next.channel && sameCard(prev.card, next.card);
+  return (
+    prev.now === next.now &&
+    prev.isNew === next.isNew &&
+    prev.models === next.models &&
+    prev.defaultModelText === next.defaultModelText &&
+    prev.act === next.act &&
+    prev.channel === next.channel &&
+    sameCard(prev.card, next.card)
+  );
 }
 
 /**
@@ -91,19 +114,46 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
   return (
     <li class={`card ${card.phase}`} data-testid={`card-${card.id}`} data-phase={card.phase} aria-label={`${card.title}: ${phase}`}>
       <div class="card-head">
-        <button type="button" class="icon expand" data-testid="expand" aria-expanded={expanded} aria-controls={detailsId} title={expanded ? 'Hide details' : 'Show details and segments'} onClick={() => setExpanded(!expanded)}>
+        <button
+          type="button"
+          class="icon expand"
+          data-testid="expand"
+          aria-expanded={expanded}
+          aria-controls={detailsId}
+          title={expanded ? 'Hide details' : 'Show details and segments'}
+          onClick={() => setExpanded(!expanded)}
+        >
           <span class={`codicon codicon-chevron-${expanded ? 'down' : 'right'}`} aria-hidden="true" />
         </button>
         <span class={`phase-icon codicon codicon-${PHASE_ICONS[card.phase]}`} aria-hidden="true" />
-        <span class="title" title={card.title} data-testid="title">{card.title}</span>
-        {isNew && <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">New</span>}
+        <span class="title" title={card.title} data-testid="title">
+          {card.title}
+        </span>
+        {isNew && (
+          <span class="new-mark" data-testid="new-mark" title="A result you have not seen yet">
+            New
+          </span>
+        )}
         {card.followUpOfTitle != null && <FollowUpMark title={card.followUpOfTitle} />}
-        <span class={`phase ${card.phase}`} data-testid="phase">{phase}</span>
+        <span class={`phase ${card.phase}`} data-testid="phase">
+          {phase}
+        </span>
         {card.refusals && <RefusalMark refusals={card.refusals} />}
-        {elapsed && <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>{elapsed}</span>}
+        {elapsed && (
+          <span class="elapsed" data-testid="elapsed" title={card.endedAt ? 'How long it took' : 'Running for'}>
+            {elapsed}
+          </span>
+        )}
         {card.usage && <UsageTotal usage={card.usage} />}
         <span class="actions" role="group" aria-label="Task actions">
-          {card.actions.pause && <ActionButton testid="pause" icon="debug-pause" label="Pause" onClick={() => run(channel.request('pause', { taskId: card.id }))} />}
+          {card.actions.pause && (
+            <ActionButton
+              testid="pause"
+              icon="debug-pause"
+              label="Pause"
+              onClick={() => run(channel.request('pause', { taskId: card.id }))}
+            />
+          )}
           {card.actions.continue && (
             <ActionButton
               testid="continue"
@@ -111,47 +161,106 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
               label="Continue"
               onClick={() =>
                 void act(channel.request('continue', { taskId: card.id })).then((r) => {
-                  if (r?.ticket === 'retake_pending') onMessage(`"${card.title}" is queued again, but no new ticket could be taken yet${r.error ? ` (${r.error})` : ''}; it is retried automatically.`);
+                  if (r?.ticket === 'retake_pending')
+                    onMessage(
+                      `"${card.title}" is queued again, but no new ticket could be taken yet${r.error ? ` (${r.error})` : ''}; it is retried automatically.`,
+                    );
                   else onMessage(undefined);
                 })
               }
             />
           )}
           {card.actions.edit && <ActionButton testid="edit" icon="edit" label="Edit" onClick={() => setEditing(true)} />}
-          {card.startedAt != null && <ActionButton testid="terminal" icon="terminal" label="Terminal" onClick={() => run(channel.request('openTerminal', { taskId: card.id }))} />}
+          {card.startedAt != null && (
+            <ActionButton
+              testid="terminal"
+              icon="terminal"
+              label="Terminal"
+              onClick={() => run(channel.request('openTerminal', { taskId: card.id }))}
+            />
+          )}
           {(card.actions.openSession || card.actions.followUp) && (
-            <SessionButtons taskId={card.id} openSession={card.actions.openSession} followUp={card.actions.followUp} act={act} channel={channel} onFollowUp={() => setFollowingUp(true)} />
+            <SessionButtons
+              taskId={card.id}
+              openSession={card.actions.openSession}
+              followUp={card.actions.followUp}
+              act={act}
+              channel={channel}
+              onFollowUp={() => setFollowingUp(true)}
+            />
           )}
           {card.workplace?.reviewable && <ReviewButton taskId={card.id} show act={act} channel={channel} />}
-          {card.actions.cancel && <ActionButton testid="cancel" icon="stop-circle" label="Cancel" onClick={() => run(channel.request('cancel', { taskId: card.id }))} />}
-          {card.actions.delete && <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />}
+          {card.actions.cancel && (
+            <ActionButton
+              testid="cancel"
+              icon="stop-circle"
+              label="Cancel"
+              onClick={() => run(channel.request('cancel', { taskId: card.id }))}
+            />
+          )}
+          {card.actions.delete && (
+            <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />
+          )}
         </span>
       </div>
-      {followingUp && <FollowUpForm taskId={card.id} taskTitle={card.title} act={act} channel={channel} onMessage={onMessage} onDone={() => setFollowingUp(false)} />}
+      {followingUp && (
+        <FollowUpForm
+          taskId={card.id}
+          taskTitle={card.title}
+          act={act}
+          channel={channel}
+          onMessage={onMessage}
+          onDone={() => setFollowingUp(false)}
+        />
+      )}
       {card.ask && (
-        <AskPrompt key={card.ask.id} ask={card.ask} taskId={card.id} now={now} act={act} channel={channel} onMessage={(text) => onMessage(text, { taskId: card.id, phase: card.phase, status: card.status, askId: card.ask!.id })} />
+        <AskPrompt
+          key={card.ask.id}
+          ask={card.ask}
+          taskId={card.id}
+          now={now}
+          act={act}
+          channel={channel}
+          onMessage={(text) => onMessage(text, { taskId: card.id, phase: card.phase, status: card.status, askId: card.ask!.id })}
+        />
       )}
       {card.scheduleRun && <ScheduleRunLine run={card.scheduleRun} />}
       {card.gatewayUnreachableSince !== null && <GatewayOutageLine since={card.gatewayUnreachableSince} />}
       {card.usageLimitResetAt != null && <UsageLimitLine resetAt={card.usageLimitResetAt} now={now} />}
-      {card.failureReason && <div class="failure" data-testid="failure">{card.failureReason}</div>}
+      {card.failureReason && (
+        <div class="failure" data-testid="failure">
+          {card.failureReason}
+        </div>
+      )}
       {!card.failureReason && card.lastError && <div class="last-error">{card.lastError}</div>}
-      {card.allowedNotRun && <AllowedNotRunLine notRun={card.allowedNotRun} onFollowUp={card.actions.followUp ? () => setFollowingUp(true) : undefined} />}
+      {card.allowedNotRun && (
+        <AllowedNotRunLine notRun={card.allowedNotRun} onFollowUp={card.actions.followUp ? () => setFollowingUp(true) : undefined} />
+      )}
       {card.check && <CheckLine check={card.check} />}
       {card.workplace && <WorkplaceBlock card={card} act={act} channel={channel} onMessage={(m) => onMessage(m)} />}
       {expanded && (
         <div class="details" id={detailsId} data-testid="details">
           <PromptText prompt={card.prompt} />
           <div class="meta">
-            <span title={card.workspacePath}><span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}</span>
+            <span title={card.workspacePath}>
+              <span class="codicon codicon-folder" aria-hidden="true" /> {card.workspacePath.split(/[\\/]/).pop()}
+            </span>
             {card.model && <span>{card.model}</span>}
             <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
-            {card.filesChanged != null ? <span>{card.filesChanged} files changed</span> : (card.phase === 'completed' || card.phase === 'failed') && <span>Files changed: unknown</span>}
+            {card.filesChanged != null ? (
+              <span>{card.filesChanged} files changed</span>
+            ) : (
+              (card.phase === 'completed' || card.phase === 'failed') && <span>Files changed: unknown</span>
+            )}
             <FollowUpMark title={card.followUpOfTitle} />
           </div>
           <Segments segments={segments} />
-          <QuestionList taskId={card.id} channel={channel} reloadKey={`${card.status}:${card.ask?.id ?? ''}:${card.refusals?.denied ?? 0}`} />
+          <QuestionList
+            taskId={card.id}
+            channel={channel}
+            reloadKey={`${card.status}:${card.ask?.id ?? ''}:${card.refusals?.denied ?? 0}`}
+          />
         </div>
       )}
       {editing && (
@@ -165,9 +274,16 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
             await channel.request('editTask', {
               taskId: card.id,
               patch: {
-                title: input.title, prompt: input.prompt, permissionMode: input.permissionMode, model: input.model, thoughtLevel: input.thoughtLevel,
+                title: input.title,
+                prompt: input.prompt,
+                permissionMode: input.permissionMode,
+                model: input.model,
+                thoughtLevel: input.thoughtLevel,
                 // Sent only when moved: a task that took its ticket meanwhile keeps the other edits.
-                ...(card.notBefore !== undefined && (input.notBefore === undefined ? '' : localDateTimeText(input.notBefore)) !== localDateTimeText(card.notBefore) ? { notBefore: input.notBefore ?? null } : {}),
+                ...(card.notBefore !== undefined &&
+                (input.notBefore === undefined ? '' : localDateTimeText(input.notBefore)) !== localDateTimeText(card.notBefore)
+                  ? { notBefore: input.notBefore ?? null }
+                  : {}),
               },
             });
           }}
@@ -185,7 +301,9 @@ export function PromptText({ prompt }: { prompt: string }) {
   const folded = foldPrompt(prompt);
   return (
     <>
-      <p class="prompt" data-testid="prompt-text">{all ? prompt : folded.text}</p>
+      <p class="prompt" data-testid="prompt-text">
+        {all ? prompt : folded.text}
+      </p>
       {folded.hiddenLines > 0 && (
         <button type="button" class="more" data-testid="prompt-show-all" aria-expanded={all} onClick={() => setAll(!all)}>
           {all ? 'Show less' : `Show all (${folded.hiddenLines} more lines)`}

@@ -26,14 +26,23 @@ export function CheckLine({ check }: { check: CheckView | undefined }) {
   const output = check.output;
   return (
     <div class={`check-line ${check.state}`} data-testid="check-line" data-state={check.state}>
-      <span class={`codicon codicon-${check.state === 'passed' ? 'pass' : check.state === 'failed' ? 'error' : 'beaker'}`} aria-hidden="true" />
-      <span class="check-text" data-testid="check-text">{checkText(check)}</span>
+      <span
+        class={`codicon codicon-${check.state === 'passed' ? 'pass' : check.state === 'failed' ? 'error' : 'beaker'}`}
+        aria-hidden="true"
+      />
+      <span class="check-text" data-testid="check-text">
+        {checkText(check)}
+      </span>
       {output !== null && (
         <button type="button" class="more" data-testid="check-output-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
           {open ? 'Hide output' : 'Output'}
         </button>
       )}
-      {open && output !== null && <pre class="check-output" data-testid="check-output">{output || '(no output)'}</pre>}
+      {open && output !== null && (
+        <pre class="check-output" data-testid="check-output">
+          {output || '(no output)'}
+        </pre>
+      )}
     </div>
   );
 }

@@ -1,5 +1,17 @@
 // Small display helpers for the panel (pure; unit-tested in Node).
-import { PROMPT_MAX_CHARS, type AvailabilityView, type CardAsk, type CardPhase, type HistoryRowView, type PanelParams, type PanelResult, type PanelState, type QuestionView, type SetupView, type TaskCard } from '../src/protocol/webview';
+import {
+  PROMPT_MAX_CHARS,
+  type AvailabilityView,
+  type CardAsk,
+  type CardPhase,
+  type HistoryRowView,
+  type PanelParams,
+  type PanelResult,
+  type PanelState,
+  type QuestionView,
+  type SetupView,
+  type TaskCard,
+} from '../src/protocol/webview';
 
 /** A duration as people read it: "42s", "3m 07s", "2h 05m". */
 export function formatDuration(ms: number): string {
@@ -26,7 +38,15 @@ export function formatTime(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
-export function phaseLabel(card: Pick<TaskCard, 'phase' | 'queuePosition'> & { ask?: CardAsk | null; usageLimitResetAt?: number | null; scheduledFor?: string; afterTitle?: string | null }, now?: number): string {
+export function phaseLabel(
+  card: Pick<TaskCard, 'phase' | 'queuePosition'> & {
+    ask?: CardAsk | null;
+    usageLimitResetAt?: number | null;
+    scheduledFor?: string;
+    afterTitle?: string | null;
+  },
+  now?: number,
+): string {
   if (card.ask) return 'Needs input';
   // A segment held by the account's usage limit is not working (docs/flows.md#usage-limits).
   const held = now !== undefined && card.usageLimitResetAt != null && card.usageLimitResetAt > now;
@@ -160,9 +180,14 @@ export function ticks(card: Pick<TaskCard, 'startedAt' | 'endedAt'>): boolean {
 /** What a pending question's card says under it: when it is denied (or the task parks) if nobody answers, or that it waits parked. */
 export function askDeadlineText(ask: CardAsk, now: number): string {
   const more = ask.more > 0 ? ` (${ask.more} more waiting)` : '';
-  if (ask.interrupted && ask.parkedAt !== undefined) return `Its window closed at ${formatTime(ask.parkedAt)} before anyone answered; answer now, or the agent asks again when the task resumes${more}.`;
-  if (ask.parkedAt !== undefined) return `Waiting for your answer since ${formatTime(ask.parkedAt)}, without holding capacity; the task resumes once you answer${more}.`;
-  if (ask.onDeadline === 'park') return ask.deadlineAt > now ? `If nobody answers, the task waits without holding capacity ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Releasing the capacity…${more}`;
+  if (ask.interrupted && ask.parkedAt !== undefined)
+    return `Its window closed at ${formatTime(ask.parkedAt)} before anyone answered; answer now, or the agent asks again when the task resumes${more}.`;
+  if (ask.parkedAt !== undefined)
+    return `Waiting for your answer since ${formatTime(ask.parkedAt)}, without holding capacity; the task resumes once you answer${more}.`;
+  if (ask.onDeadline === 'park')
+    return ask.deadlineAt > now
+      ? `If nobody answers, the task waits without holding capacity ${formatCountdown(ask.deadlineAt, now)}${more}.`
+      : `Releasing the capacity…${more}`;
   return ask.deadlineAt > now ? `Denied automatically ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Denying…${more}`;
 }
 
@@ -186,21 +211,30 @@ export function questionAnswerText(q: Pick<QuestionView, 'decision' | 'answeredB
   const when = q.answeredAt !== null ? ` · ${formatTime(q.answeredAt)}` : '';
   // Its window closed (a reload, a crash, an engine restart) while it was open: kept, then the resumed session was told to ask anew.
   const closed = `its window closed${q.parkedAt !== null ? ` at ${formatTime(q.parkedAt)}` : ''} (a reload, a crash or a restart) before anyone answered`;
-  if (q.answeredBy === 'interrupted' && q.decision === null) return `Waiting for your answer: ${closed}; the agent asks again when the task resumes`;
-  if (q.answeredBy === 'asked-again') return `Not answered: ${closed}; the resumed agent was told to ask again${q.answeredAt !== null ? ` (${formatTime(q.answeredAt)})` : ''}`;
+  if (q.answeredBy === 'interrupted' && q.decision === null)
+    return `Waiting for your answer: ${closed}; the agent asks again when the task resumes`;
+  if (q.answeredBy === 'asked-again')
+    return `Not answered: ${closed}; the resumed agent was told to ask again${q.answeredAt !== null ? ` (${formatTime(q.answeredAt)})` : ''}`;
   if (q.decision === null) return q.parkedAt !== null ? `Waiting for your answer (parked ${formatTime(q.parkedAt)})` : 'Not answered yet';
   // Nobody answered: its segment ended first (the task stopped); the resumed agent asks again.
-  if (q.answeredBy === 'ended') return `Not answered: its segment ended first (the task stopped); the agent asks again when the task resumes${when}`;
+  if (q.answeredBy === 'ended')
+    return `Not answered: its segment ended first (the task stopped); the agent asks again when the task resumes${when}`;
   const verdict = q.decision === 'allow' ? 'Allowed' : 'Denied';
-  const who = q.answeredBy ? ANSWERED_BY_LABELS[q.answeredBy] ?? q.answeredBy : 'unknown';
+  const who = q.answeredBy ? (ANSWERED_BY_LABELS[q.answeredBy] ?? q.answeredBy) : 'unknown';
   return `${verdict} by ${who}${when}`;
 }
 
 /** What the panel says after Allow/Deny was clicked, by how the answer ended. */
-export function answerOutcomeText(decision: PanelParams<'answerAsk'>['decision'], outcome: PanelResult<'answerAsk'>['outcome'], tool: string, parked = false): string {
+export function answerOutcomeText(
+  decision: PanelParams<'answerAsk'>['decision'],
+  outcome: PanelResult<'answerAsk'>['outcome'],
+  tool: string,
+  parked = false,
+): string {
   switch (outcome) {
     case 'accepted':
-      if (parked) return `${decision === 'allow' ? 'Allowed' : 'Denied'}: the task is queued again and resumes its session with your answer about ${tool}.`;
+      if (parked)
+        return `${decision === 'allow' ? 'Allowed' : 'Denied'}: the task is queued again and resumes its session with your answer about ${tool}.`;
       return decision === 'allow' ? `Allowed: the agent goes on with ${tool}.` : `Denied: the agent was refused ${tool}.`;
     case 'already-answered':
       return 'This question was already answered (in the terminal, a notification, or by its deadline); your answer was not used.';
@@ -221,9 +255,18 @@ const COUNTER_FROM = 0.9;
  */
 export function promptHint(prompt: string): { counter?: string; hint?: string; blocks: boolean } {
   const n = prompt.length;
-  const counter = n >= PROMPT_MAX_CHARS * COUNTER_FROM ? `${n.toLocaleString('en-US')} / ${PROMPT_MAX_CHARS.toLocaleString('en-US')} characters` : undefined;
-  if (n > PROMPT_MAX_CHARS) return { counter, hint: `The instructions are ${(n - PROMPT_MAX_CHARS).toLocaleString('en-US')} characters too long: shorten them to queue the task.`, blocks: true };
-  if (n > 0 && prompt.trim() === '') return { counter, hint: 'The instructions are only spaces or line breaks: write what the agent should do.', blocks: true };
+  const counter =
+    n >= PROMPT_MAX_CHARS * COUNTER_FROM
+      ? `${n.toLocaleString('en-US')} / ${PROMPT_MAX_CHARS.toLocaleString('en-US')} characters`
+      : undefined;
+  if (n > PROMPT_MAX_CHARS)
+    return {
+      counter,
+      hint: `The instructions are ${(n - PROMPT_MAX_CHARS).toLocaleString('en-US')} characters too long: shorten them to queue the task.`,
+      blocks: true,
+    };
+  if (n > 0 && prompt.trim() === '')
+    return { counter, hint: 'The instructions are only spaces or line breaks: write what the agent should do.', blocks: true };
   return { counter, blocks: n === 0 };
 }
 

@@ -45,10 +45,28 @@ export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterVi
         onChange={(e) => onChange({ ...filter, status: (valueOf(e) || undefined) as HistoryFilterView['status'] })}
       >
         <vscode-option value="">Any status</vscode-option>
-        {STATUSES.map((s) => <vscode-option key={s} value={s}>{HISTORY_LABELS[s]}</vscode-option>)}
+        {STATUSES.map((s) => (
+          <vscode-option key={s} value={s}>
+            {HISTORY_LABELS[s]}
+          </vscode-option>
+        ))}
       </vscode-single-select>
-      <vscode-textfield type="date" data-testid="history-filter-from" aria-label="Triggered from" label="Triggered from" title="Triggered from" onChange={(e) => onChange({ ...filter, from: dayBound(valueOf(e), false) })} />
-      <vscode-textfield type="date" data-testid="history-filter-to" aria-label="Triggered until" label="Triggered until" title="Triggered until" onChange={(e) => onChange({ ...filter, to: dayBound(valueOf(e), true) })} />
+      <vscode-textfield
+        type="date"
+        data-testid="history-filter-from"
+        aria-label="Triggered from"
+        label="Triggered from"
+        title="Triggered from"
+        onChange={(e) => onChange({ ...filter, from: dayBound(valueOf(e), false) })}
+      />
+      <vscode-textfield
+        type="date"
+        data-testid="history-filter-to"
+        aria-label="Triggered until"
+        label="Triggered until"
+        title="Triggered until"
+        onChange={(e) => onChange({ ...filter, to: dayBound(valueOf(e), true) })}
+      />
     </div>
   );
 }

@@ -9,7 +9,12 @@ import type { HostChannel } from './host-channel';
  * panel a second time for every snapshot, 1000 cards compared again).
  */
 export function useTickingNow(state: PanelState | undefined): number {
-  const [clock] = useState(() => ({ version: undefined as number | undefined, receivedAt: Date.now(), base: state?.now ?? Date.now(), now: state?.now ?? Date.now() }));
+  const [clock] = useState(() => ({
+    version: undefined as number | undefined,
+    receivedAt: Date.now(),
+    base: state?.now ?? Date.now(),
+    now: state?.now ?? Date.now(),
+  }));
   const [, setTick] = useState(0);
   if (state && state.version !== clock.version) {
     clock.version = state.version;

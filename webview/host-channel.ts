@@ -83,7 +83,8 @@ export class HostChannel {
 /** The arrival check's test of a card or History row (src/protocol/webview.ts: an object with a string id). */
 function rowsHave(rows: unknown, key: string): rows is Record<string, unknown>[] {
   if (!Array.isArray(rows)) return false;
-  for (const row of rows) if (typeof row !== 'object' || row === null || typeof (row as Record<string, unknown>)[key] !== 'string') return false;
+  for (const row of rows)
+    if (typeof row !== 'object' || row === null || typeof (row as Record<string, unknown>)[key] !== 'string') return false;
   return true;
 }
 
@@ -102,5 +103,8 @@ export function parseHostMessage(data: unknown): ReturnType<typeof HostToWebview
   const parsed = HostToWebviewSchema.safeParse({ ...(data as object), state: { ...state, tasks: [], history: [] } });
   if (!parsed.success || parsed.data.type !== 'state') return parsed;
   // The schema returns new arrays of the same row objects: the rows are handed on as they came.
-  return { ...parsed, data: { ...parsed.data, state: { ...parsed.data.state, tasks: [...tasks], history: [...history] } } } as typeof parsed;
+  return {
+    ...parsed,
+    data: { ...parsed.data, state: { ...parsed.data.state, tasks: [...tasks], history: [...history] } },
+  } as typeof parsed;
 }

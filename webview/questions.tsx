@@ -12,7 +12,11 @@ export function RefusalMark({ refusals }: { refusals: RefusalCount | undefined }
   const text = refusalText(refusals);
   if (!text) return null;
   return (
-    <span class="refusal-mark" data-testid="refusals" title="Permission questions denied (by you, or automatically when nobody answered in time); details in the expanded card">
+    <span
+      class="refusal-mark"
+      data-testid="refusals"
+      title="Permission questions denied (by you, or automatically when nobody answered in time); details in the expanded card"
+    >
       <span class="codicon codicon-shield" aria-hidden="true" /> {text}
     </span>
   );
@@ -26,11 +30,14 @@ export function AllowedNotRunLine({ notRun, onFollowUp }: { notRun: AllowedNotRu
   if (!notRun) return null;
   return (
     <div class="allowed-not-run" data-testid="allowed-not-run">
-      <span class="codicon codicon-warning" aria-hidden="true" /> The action you allowed did not run: {notRun.tool}: {notRun.summary}. The agent finished without making that call again.
+      <span class="codicon codicon-warning" aria-hidden="true" /> The action you allowed did not run: {notRun.tool}: {notRun.summary}. The
+      agent finished without making that call again.
       {onFollowUp && (
         <>
           {' '}
-          <button type="button" class="link" data-testid="allowed-not-run-follow-up" onClick={onFollowUp}>Follow up…</button>
+          <button type="button" class="link" data-testid="allowed-not-run-follow-up" onClick={onFollowUp}>
+            Follow up…
+          </button>
         </>
       )}
     </div>
@@ -41,7 +48,11 @@ export function AllowedNotRunLine({ notRun, onFollowUp }: { notRun: AllowedNotRu
 export function AllowedNotRunMark({ notRun }: { notRun: AllowedNotRunView | undefined }) {
   if (!notRun) return null;
   return (
-    <span class="refusal-mark" data-testid="history-allowed-not-run" title={`The action you allowed did not run: ${notRun.tool}: ${notRun.summary}`}>
+    <span
+      class="refusal-mark"
+      data-testid="history-allowed-not-run"
+      title={`The action you allowed did not run: ${notRun.tool}: ${notRun.summary}`}
+    >
       <span class="codicon codicon-warning" aria-hidden="true" /> Allowed action did not run
     </span>
   );
@@ -52,13 +63,15 @@ export function sameRefusals(a: RefusalCount | undefined, b: RefusalCount | unde
   return a?.denied === b?.denied && a?.automatic === b?.automatic;
 }
 
-
 /** The expanded card's questions, loaded when it opens and again when the count of questions may have changed. */
 export function QuestionList({ taskId, channel, reloadKey }: { taskId: string; channel: HostChannel; reloadKey: string }) {
   const [questions, setQuestions] = useState<QuestionView[] | undefined>();
   useEffect(() => {
     let live = true;
-    channel.request('questions', { taskId }).then((r) => live && setQuestions(r.questions), () => live && setQuestions([]));
+    channel.request('questions', { taskId }).then(
+      (r) => live && setQuestions(r.questions),
+      () => live && setQuestions([]),
+    );
     return () => {
       live = false;
     };

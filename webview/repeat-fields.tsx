@@ -60,7 +60,19 @@ export function choiceOf(rule: ScheduleRule): RepeatChoice {
 }
 
 /** `once`: a schedule being edited cannot become one task (delete it instead). */
-export function RepeatFields({ choice, onChange, zoneText, once = true, timeId }: { choice: RepeatChoice; onChange(choice: RepeatChoice): void; zoneText: string; once?: boolean; timeId: string }) {
+export function RepeatFields({
+  choice,
+  onChange,
+  zoneText,
+  once = true,
+  timeId,
+}: {
+  choice: RepeatChoice;
+  onChange(choice: RepeatChoice): void;
+  zoneText: string;
+  once?: boolean;
+  timeId: string;
+}) {
   const set = (patch: Partial<RepeatChoice>) => onChange({ ...choice, ...patch });
   const toggleDay = (day: Weekday, on: boolean) => set({ days: on ? [...choice.days, day] : choice.days.filter((d) => d !== day) });
   return (
@@ -69,21 +81,40 @@ export function RepeatFields({ choice, onChange, zoneText, once = true, timeId }
         <div>
           <vscode-label>Repeat</vscode-label>
           <vscode-single-select data-testid="repeat" value={choice.kind} onChange={(e) => set({ kind: valueOf(e) as RepeatKind })}>
-            {KIND_LABELS.filter((k) => once || k.value !== 'once').map((k) => <vscode-option key={k.value} value={k.value}>{k.label}</vscode-option>)}
+            {KIND_LABELS.filter((k) => once || k.value !== 'once').map((k) => (
+              <vscode-option key={k.value} value={k.value}>
+                {k.label}
+              </vscode-option>
+            ))}
           </vscode-single-select>
         </div>
         {choice.kind === 'weekly' && (
           <div>
             <vscode-label>Day</vscode-label>
-            <vscode-single-select data-testid="repeat-day" value={String(choice.day)} onChange={(e) => set({ day: Number(valueOf(e)) as Weekday })}>
-              {WEEK.map((d) => <vscode-option key={d} value={String(d)}>{WEEKDAY_LONG[d]}</vscode-option>)}
+            <vscode-single-select
+              data-testid="repeat-day"
+              value={String(choice.day)}
+              onChange={(e) => set({ day: Number(valueOf(e)) as Weekday })}
+            >
+              {WEEK.map((d) => (
+                <vscode-option key={d} value={String(d)}>
+                  {WEEKDAY_LONG[d]}
+                </vscode-option>
+              ))}
             </vscode-single-select>
           </div>
         )}
         {choice.kind !== 'once' && (
           <div>
             <vscode-label for={timeId}>At</vscode-label>
-            <vscode-textfield id={timeId} type="time" data-testid="repeat-time" value={choice.time} onInput={(e) => set({ time: valueOf(e) })} onChange={(e) => set({ time: valueOf(e) })} />
+            <vscode-textfield
+              id={timeId}
+              type="time"
+              data-testid="repeat-time"
+              value={choice.time}
+              onInput={(e) => set({ time: valueOf(e) })}
+              onChange={(e) => set({ time: valueOf(e) })}
+            />
           </div>
         )}
       </div>
@@ -92,14 +123,20 @@ export function RepeatFields({ choice, onChange, zoneText, once = true, timeId }
           <legend class="hint">On</legend>
           {WEEK.map((d) => (
             <label key={d} data-testid={`repeat-day-${d}`}>
-              <input type="checkbox" checked={choice.days.includes(d)} onChange={(e) => toggleDay(d, (e.target as HTMLInputElement).checked)} /> {WEEKDAY_SHORT[d]}
+              <input
+                type="checkbox"
+                checked={choice.days.includes(d)}
+                onChange={(e) => toggleDay(d, (e.target as HTMLInputElement).checked)}
+              />{' '}
+              {WEEKDAY_SHORT[d]}
             </label>
           ))}
         </fieldset>
       )}
       {choice.kind !== 'once' && (
         <span class="hint" data-testid="repeat-hint">
-          On this machine's clock ({zoneText}). Each run is one task, through the usual queue and hours; a run still going when the next is due makes that one skip.
+          On this machine's clock ({zoneText}). Each run is one task, through the usual queue and hours; a run still going when the next is
+          due makes that one skip.
         </span>
       )}
     </div>

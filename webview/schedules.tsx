@@ -21,7 +21,16 @@ export function lastRunLabel(lastRun: ScheduleView['lastRun']): string | null {
   return lastRun ? `Last: ${lastRun.text}` : null;
 }
 
-export function Schedules({ schedules, workspaces, models, defaultModelText, zoneText, act, channel, onError }: {
+export function Schedules({
+  schedules,
+  workspaces,
+  models,
+  defaultModelText,
+  zoneText,
+  act,
+  channel,
+  onError,
+}: {
   schedules: ScheduleView[];
   workspaces: PanelState['workspaces'];
   models: string[];
@@ -36,25 +45,57 @@ export function Schedules({ schedules, workspaces, models, defaultModelText, zon
   return (
     <section class="section schedules" aria-labelledby="section-schedules" data-testid="schedules">
       <h2 id="section-schedules">
-        <span class="codicon codicon-calendar" aria-hidden="true" /> <span class="heading-text">Schedules</span> <vscode-badge variant="counter">{schedules.length}</vscode-badge>
+        <span class="codicon codicon-calendar" aria-hidden="true" /> <span class="heading-text">Schedules</span>{' '}
+        <vscode-badge variant="counter">{schedules.length}</vscode-badge>
       </h2>
       <ul class="schedule-rows" role="list">
         {schedules.map((s) => {
           const last = lastRunLabel(s.lastRun);
           return (
-            <li key={s.id} class={`schedule-row${s.paused ? ' paused' : ''}`} data-testid={`schedule-${s.id}`} aria-label={`${s.title}: ${s.ruleText}, ${nextRunLabel(s)}`}>
+            <li
+              key={s.id}
+              class={`schedule-row${s.paused ? ' paused' : ''}`}
+              data-testid={`schedule-${s.id}`}
+              aria-label={`${s.title}: ${s.ruleText}, ${nextRunLabel(s)}`}
+            >
               <div class="schedule-head">
-                <span class="title" title={s.title} data-testid="schedule-title">{s.title}</span>
-                <span class="rule" data-testid="schedule-rule">{s.ruleText}</span>
-                <span class="next" data-testid="schedule-next">{nextRunLabel(s)}</span>
+                <span class="title" title={s.title} data-testid="schedule-title">
+                  {s.title}
+                </span>
+                <span class="rule" data-testid="schedule-rule">
+                  {s.ruleText}
+                </span>
+                <span class="next" data-testid="schedule-next">
+                  {nextRunLabel(s)}
+                </span>
                 <span class="actions" role="group" aria-label="Schedule actions">
                   {s.paused ? (
-                    <ActionButton testid="schedule-resume" icon="debug-continue" label="Resume" onClick={() => void act(channel.request('pauseSchedule', { id: s.id, paused: false }))} />
+                    <ActionButton
+                      testid="schedule-resume"
+                      icon="debug-continue"
+                      label="Resume"
+                      onClick={() => void act(channel.request('pauseSchedule', { id: s.id, paused: false }))}
+                    />
                   ) : (
-                    <ActionButton testid="schedule-pause" icon="debug-pause" label="Pause" onClick={() => void act(channel.request('pauseSchedule', { id: s.id, paused: true }))} />
+                    <ActionButton
+                      testid="schedule-pause"
+                      icon="debug-pause"
+                      label="Pause"
+                      onClick={() => void act(channel.request('pauseSchedule', { id: s.id, paused: true }))}
+                    />
                   )}
-                  <ActionButton testid="schedule-edit" icon="edit" label="Edit" onClick={() => setEditing(editing === s.id ? undefined : s.id)} />
-                  <ActionButton testid="schedule-delete" icon="trash" label="Delete" onClick={() => void act(channel.request('deleteSchedule', { id: s.id }))} />
+                  <ActionButton
+                    testid="schedule-edit"
+                    icon="edit"
+                    label="Edit"
+                    onClick={() => setEditing(editing === s.id ? undefined : s.id)}
+                  />
+                  <ActionButton
+                    testid="schedule-delete"
+                    icon="trash"
+                    label="Delete"
+                    onClick={() => void act(channel.request('deleteSchedule', { id: s.id }))}
+                  />
                 </span>
               </div>
               {last && (

@@ -16,7 +16,21 @@ const MODES: { value: Mode | ''; label: string }[] = [
   { value: 'bypassPermissions', label: 'Bypass permissions' },
 ];
 
-function Button({ testid, icon, label, short, title, onClick }: { testid: string; icon: string; label: string; short: string; title: string; onClick(): void }) {
+function Button({
+  testid,
+  icon,
+  label,
+  short,
+  title,
+  onClick,
+}: {
+  testid: string;
+  icon: string;
+  label: string;
+  short: string;
+  title: string;
+  onClick(): void;
+}) {
   return (
     <button type="button" class="action" data-testid={testid} title={title} aria-label={title} onClick={onClick}>
       <span class={`codicon codicon-${icon}`} aria-hidden="true" /> <ActionLabel label={label} short={short} />
@@ -25,7 +39,16 @@ function Button({ testid, icon, label, short, title, onClick }: { testid: string
 }
 
 /** The two buttons; `onFollowUp` opens the form (its place in the row is the caller's). */
-export function SessionButtons({ taskId, openSession, followUp, act, channel, onFollowUp, sessionLabel = 'Open session', sessionTestId = 'open-session' }: {
+export function SessionButtons({
+  taskId,
+  openSession,
+  followUp,
+  act,
+  channel,
+  onFollowUp,
+  sessionLabel = 'Open session',
+  sessionTestId = 'open-session',
+}: {
   taskId: string;
   openSession: boolean;
   followUp: boolean;
@@ -47,7 +70,16 @@ export function SessionButtons({ taskId, openSession, followUp, act, channel, on
           onClick={() => void act(channel.request('openSession', { taskId }))}
         />
       )}
-      {followUp && <Button testid="follow-up" icon="reply" label="Follow up…" short="Follow up" title="New instructions that continue this task's session as a new off-peak task" onClick={onFollowUp} />}
+      {followUp && (
+        <Button
+          testid="follow-up"
+          icon="reply"
+          label="Follow up…"
+          short="Follow up"
+          title="New instructions that continue this task's session as a new off-peak task"
+          onClick={onFollowUp}
+        />
+      )}
     </>
   );
 }
@@ -63,7 +95,14 @@ export function FollowUpMark({ title }: { title: string | null | undefined }) {
 }
 
 /** The follow-up's instructions (and, optionally, another permission mode). */
-export function FollowUpForm({ taskId, taskTitle, act, channel, onDone, onMessage }: {
+export function FollowUpForm({
+  taskId,
+  taskTitle,
+  act,
+  channel,
+  onDone,
+  onMessage,
+}: {
   taskId: string;
   taskTitle: string;
   act: Act;
@@ -101,11 +140,23 @@ export function FollowUpForm({ taskId, taskTitle, act, channel, onDone, onMessag
         onInput={(e) => setPrompt((e.currentTarget as unknown as { value: string }).value ?? '')}
       />
       <div class="buttons">
-        <vscode-single-select data-testid="follow-up-mode" value={mode} onChange={(e) => setMode(((e.currentTarget as unknown as { value: string }).value ?? '') as Mode | '')}>
-          {MODES.map((m) => <vscode-option key={m.value} value={m.value}>{m.label}</vscode-option>)}
+        <vscode-single-select
+          data-testid="follow-up-mode"
+          value={mode}
+          onChange={(e) => setMode(((e.currentTarget as unknown as { value: string }).value ?? '') as Mode | '')}
+        >
+          {MODES.map((m) => (
+            <vscode-option key={m.value} value={m.value}>
+              {m.label}
+            </vscode-option>
+          ))}
         </vscode-single-select>
-        <vscode-button data-testid="follow-up-submit" disabled={!canSubmit} onClick={submit}>Queue follow-up</vscode-button>
-        <vscode-button secondary data-testid="follow-up-discard" onClick={() => onDone()}>Cancel</vscode-button>
+        <vscode-button data-testid="follow-up-submit" disabled={!canSubmit} onClick={submit}>
+          Queue follow-up
+        </vscode-button>
+        <vscode-button secondary data-testid="follow-up-discard" onClick={() => onDone()}>
+          Cancel
+        </vscode-button>
       </div>
     </form>
   );

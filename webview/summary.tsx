@@ -11,7 +11,12 @@ export interface CardFilter {
   taskIds: ReadonlySet<string>;
 }
 
-export function ResultsSummaryBar({ summary, now, active, onFilter }: {
+export function ResultsSummaryBar({
+  summary,
+  now,
+  active,
+  onFilter,
+}: {
   summary: ResultsSummary;
   now: number;
   active: CardFilter | undefined;
@@ -22,14 +27,23 @@ export function ResultsSummaryBar({ summary, now, active, onFilter }: {
       <span class="codicon codicon-bell-dot" aria-hidden="true" /> <span data-testid="summary-since">{sinceText(summary.since, now)}:</span>
       {summary.parts.map((part, i) => (
         <Fragment key={part.filter}>
-          {i > 0 && <span class="separator" aria-hidden="true"> · </span>}
+          {i > 0 && (
+            <span class="separator" aria-hidden="true">
+              {' '}
+              ·{' '}
+            </span>
+          )}
           <button
             type="button"
             class={`summary-part ${part.filter}`}
             data-testid={`summary-${part.filter}`}
             aria-pressed={active?.filter === part.filter}
             title={`Show only these ${part.filter === 'files_changed' ? 'tasks' : 'cards'}`}
-            onClick={() => onFilter(active?.filter === part.filter ? undefined : { filter: part.filter, text: part.text, taskIds: new Set(part.taskIds) })}
+            onClick={() =>
+              onFilter(
+                active?.filter === part.filter ? undefined : { filter: part.filter, text: part.text, taskIds: new Set(part.taskIds) },
+              )
+            }
           >
             {part.text}
           </button>
@@ -38,7 +52,9 @@ export function ResultsSummaryBar({ summary, now, active, onFilter }: {
       {active && (
         <>
           {' '}
-          <button type="button" class="summary-clear" data-testid="summary-clear" onClick={() => onFilter(undefined)}>Show all tasks</button>
+          <button type="button" class="summary-clear" data-testid="summary-clear" onClick={() => onFilter(undefined)}>
+            Show all tasks
+          </button>
         </>
       )}
     </div>

@@ -10,13 +10,21 @@ import { choiceOf, REPEAT_ONCE, RepeatFields, ruleOf, type ScheduleRule } from '
 import { OwnBranchToggle } from './workplace';
 
 export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
-  { value: 'default', label: 'Ask before edits and commands', detail: 'The agent asks before it changes a file or runs a command; an ask nobody answers parks the task or is denied, as Off-Peak: Unanswered Question says.' },
+  {
+    value: 'default',
+    label: 'Ask before edits and commands',
+    detail:
+      'The agent asks before it changes a file or runs a command; an ask nobody answers parks the task or is denied, as Off-Peak: Unanswered Question says.',
+  },
   { value: 'acceptEdits', label: 'Accept edits', detail: 'File edits in the workspace go ahead without asking; commands still ask.' },
   { value: 'plan', label: 'Plan only (read-only)', detail: 'The agent reads and plans but changes nothing.' },
-  { value: 'bypassPermissions', label: 'Bypass permissions', detail: 'Edits and commands run without asking. Use only in a workspace you can restore.' },
+  {
+    value: 'bypassPermissions',
+    label: 'Bypass permissions',
+    detail: 'Edits and commands run without asking. Use only in a workspace you can restore.',
+  },
 ];
 export const THOUGHT_LEVELS = ['', 'low', 'medium', 'high'];
-
 
 /** A `datetime-local` field's "2026-12-08T02:00" as epoch ms on this machine's clock; undefined when empty or unreadable. */
 export function localDateTimeMs(text: string): number | undefined {
@@ -35,10 +43,27 @@ export function localDateTimeText(ms: number): string {
 
 /** A mode's help; "Ask before edits" says what an unanswered ask does under the settings in force. */
 export function permissionDetail(mode: (typeof PERMISSION_MODE_CHOICES)[number], unansweredText: string | undefined): string {
-  return mode.value === 'default' && unansweredText ? `The agent asks before it changes a file or runs a command; ${unansweredText}.` : mode.detail;
+  return mode.value === 'default' && unansweredText
+    ? `The agent asks before it changes a file or runs a command; ${unansweredText}.`
+    : mode.detail;
 }
 
-export function TaskForm({ workspaces, models, defaultModelText, unansweredText, blockedText, focusTick, submit, onError, initial, onDone, afterChoices = [], submitSchedule, schedule, zoneText = 'local time' }: {
+export function TaskForm({
+  workspaces,
+  models,
+  defaultModelText,
+  unansweredText,
+  blockedText,
+  focusTick,
+  submit,
+  onError,
+  initial,
+  onDone,
+  afterChoices = [],
+  submitSchedule,
+  schedule,
+  zoneText = 'local time',
+}: {
   workspaces: PanelState['workspaces'];
   /** The tasks a new one may wait for ("After", docs/flows.md#schedules-and-chains): not failed or cancelled. */
   afterChoices?: { id: string; title: string }[];
@@ -67,7 +92,9 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   const [title, setTitle] = useState(initial && !initial.autoTitle ? initial.title : (draft?.title ?? ''));
   const [prompt, setPrompt] = useState(initial?.prompt ?? draft?.prompt ?? '');
   const [workspacePath, setWorkspace] = useState(initial?.workspacePath ?? draft?.workspacePath ?? workspaces[0]?.path ?? '');
-  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(initial?.permissionMode ?? draft?.permissionMode ?? 'default');
+  const [permissionMode, setMode] = useState<CreateTaskForm['permissionMode']>(
+    initial?.permissionMode ?? draft?.permissionMode ?? 'default',
+  );
   const [model, setModel] = useState(initial?.model ?? draft?.model ?? '');
   const [thoughtLevel, setThought] = useState(initial?.thoughtLevel ?? draft?.thoughtLevel ?? '');
   const [ownBranch, setOwnBranch] = useState<boolean | undefined>(draft?.ownBranch);
@@ -104,15 +131,23 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
       const startAt = localDateTimeMs(notBefore);
       // What a task and a schedule's saved task both carry; "not before" and "after" belong to one task.
       const fields: ScheduleDraft = {
-        title, prompt, workspacePath, permissionMode, model: model || null, thoughtLevel: thoughtLevel || null,
+        title,
+        prompt,
+        workspacePath,
+        permissionMode,
+        model: model || null,
+        thoughtLevel: thoughtLevel || null,
         ...(chosen === undefined ? {} : { ownBranch: chosen }),
         ...(!editing && checkCommand.trim() ? { checkCommand: checkCommand.trim() } : {}),
       };
-      const done = typeof rule === 'object' && rule !== null && submitSchedule ? await submitSchedule(fields, rule) : await submit({
-        ...fields,
-        ...(startAt === undefined ? {} : { notBefore: startAt }),
-        ...(afterTaskId ? { afterTaskId, continueInBranch: inItsBranch } : {}),
-      });
+      const done =
+        typeof rule === 'object' && rule !== null && submitSchedule
+          ? await submitSchedule(fields, rule)
+          : await submit({
+              ...fields,
+              ...(startAt === undefined ? {} : { notBefore: startAt }),
+              ...(afterTaskId ? { afterTaskId, continueInBranch: inItsBranch } : {}),
+            });
       onError(undefined);
       if (done === false) return;
       if (!editing && !schedule) {
@@ -139,8 +174,17 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
   };
   const mode = PERMISSION_MODE_CHOICES.find((m) => m.value === permissionMode);
   return (
-    <form class="task-form" onSubmit={onSubmit} data-testid={editing ? 'edit-form' : schedule ? 'schedule-form' : 'create-form'} aria-label={editing ? 'Edit task' : schedule ? 'Edit schedule' : 'New task'}>
-      {!editing && !schedule && <h2><span class="codicon codicon-add" aria-hidden="true" /> New task</h2>}
+    <form
+      class="task-form"
+      onSubmit={onSubmit}
+      data-testid={editing ? 'edit-form' : schedule ? 'schedule-form' : 'create-form'}
+      aria-label={editing ? 'Edit task' : schedule ? 'Edit schedule' : 'New task'}
+    >
+      {!editing && !schedule && (
+        <h2>
+          <span class="codicon codicon-add" aria-hidden="true" /> New task
+        </h2>
+      )}
       <vscode-label for={fieldId('title')}>Title</vscode-label>
       <vscode-textfield
         id={fieldId('title')}
@@ -163,7 +207,11 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
       />
       {(promptState.counter || promptState.hint) && (
         <p class="hint prompt-hint" data-testid="prompt-hint" role="status">
-          {promptState.counter && <span class="counter" data-testid="prompt-counter">{promptState.counter}</span>}
+          {promptState.counter && (
+            <span class="counter" data-testid="prompt-counter">
+              {promptState.counter}
+            </span>
+          )}
           {promptState.counter && promptState.hint && ' · '}
           {promptState.hint}
         </p>
@@ -172,45 +220,92 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
         <div>
           <vscode-label>Workspace</vscode-label>
           <vscode-single-select data-testid="workspace" value={workspacePath} disabled={editing} onChange={(e) => setWorkspace(valueOf(e))}>
-            {workspaces.map((w) => <vscode-option key={w.path} value={w.path} selected={w.path === workspacePath}>{w.name}</vscode-option>)}
+            {workspaces.map((w) => (
+              <vscode-option key={w.path} value={w.path} selected={w.path === workspacePath}>
+                {w.name}
+              </vscode-option>
+            ))}
           </vscode-single-select>
         </div>
         <div>
           <vscode-label>Permissions</vscode-label>
-          <vscode-single-select data-testid="permission-mode" value={permissionMode} onChange={(e) => setMode(valueOf(e) as CreateTaskForm['permissionMode'])}>
-            {PERMISSION_MODE_CHOICES.map((m) => <vscode-option key={m.value} value={m.value} description={m.detail}>{m.label}</vscode-option>)}
+          <vscode-single-select
+            data-testid="permission-mode"
+            value={permissionMode}
+            onChange={(e) => setMode(valueOf(e) as CreateTaskForm['permissionMode'])}
+          >
+            {PERMISSION_MODE_CHOICES.map((m) => (
+              <vscode-option key={m.value} value={m.value} description={m.detail}>
+                {m.label}
+              </vscode-option>
+            ))}
           </vscode-single-select>
         </div>
         <div>
           <vscode-label>Model</vscode-label>
           <vscode-single-select data-testid="model" value={model} onChange={(e) => setModel(valueOf(e))}>
-            <vscode-option value="" selected={model === ''}>{defaultModelText ?? 'Gateway default'}</vscode-option>
-            {models.map((m) => <vscode-option key={m} value={m} selected={m === model}>{m}</vscode-option>)}
+            <vscode-option value="" selected={model === ''}>
+              {defaultModelText ?? 'Gateway default'}
+            </vscode-option>
+            {models.map((m) => (
+              <vscode-option key={m} value={m} selected={m === model}>
+                {m}
+              </vscode-option>
+            ))}
           </vscode-single-select>
         </div>
         <div>
           <vscode-label>Thinking</vscode-label>
           <vscode-single-select data-testid="thought-level" value={thoughtLevel} onChange={(e) => setThought(valueOf(e))}>
-            {THOUGHT_LEVELS.map((l) => <vscode-option key={l} value={l}>{l || 'Default'}</vscode-option>)}
+            {THOUGHT_LEVELS.map((l) => (
+              <vscode-option key={l} value={l}>
+                {l || 'Default'}
+              </vscode-option>
+            ))}
           </vscode-single-select>
         </div>
       </div>
-      {mode && <p class="hint permission-detail" data-testid="permission-detail">{permissionDetail(mode, unansweredText)}</p>}
-      {!editing && submitSchedule && <RepeatFields choice={repeat} onChange={setRepeat} zoneText={zoneText} once={!schedule} timeId={fieldId('repeat-time')} />}
-      {typeof rule === 'string' && <p class="hint" data-testid="repeat-problem" role="status">{rule}</p>}
+      {mode && (
+        <p class="hint permission-detail" data-testid="permission-detail">
+          {permissionDetail(mode, unansweredText)}
+        </p>
+      )}
+      {!editing && submitSchedule && (
+        <RepeatFields choice={repeat} onChange={setRepeat} zoneText={zoneText} once={!schedule} timeId={fieldId('repeat-time')} />
+      )}
+      {typeof rule === 'string' && (
+        <p class="hint" data-testid="repeat-problem" role="status">
+          {rule}
+        </p>
+      )}
       {/* A task still waiting for its time can move it (cleared: it takes its ticket now). */}
       {(editing ? initial.notBefore != null : !asSchedule) && (
         <div class="not-before">
           <vscode-label for={fieldId('not-before')}>Not before</vscode-label>
-          <vscode-textfield id={fieldId('not-before')} type="datetime-local" data-testid="not-before" value={notBefore} onInput={(e) => setNotBefore(valueOf(e))} onChange={(e) => setNotBefore(valueOf(e))} />
+          <vscode-textfield
+            id={fieldId('not-before')}
+            type="datetime-local"
+            data-testid="not-before"
+            value={notBefore}
+            onInput={(e) => setNotBefore(valueOf(e))}
+            onChange={(e) => setNotBefore(valueOf(e))}
+          />
           <span class="hint">Optional: its ticket is taken then, so its place in the queue counts from then.</span>
         </div>
       )}
       {!editing && (
         <div class="check-command">
           <vscode-label for={fieldId('check-command')}>Check command</vscode-label>
-          <vscode-textfield id={fieldId('check-command')} data-testid="check-command" placeholder="e.g. npm test" value={checkCommand} onInput={(e) => setCheck(valueOf(e))} />
-          <span class="hint">Optional: runs in the task's folder after the agent's turn; if it fails, the agent gets its output and tries again.</span>
+          <vscode-textfield
+            id={fieldId('check-command')}
+            data-testid="check-command"
+            placeholder="e.g. npm test"
+            value={checkCommand}
+            onInput={(e) => setCheck(valueOf(e))}
+          />
+          <span class="hint">
+            Optional: runs in the task's folder after the agent's turn; if it fails, the agent gets its output and tries again.
+          </span>
         </div>
       )}
       {!editing && !asSchedule && afterChoices.length > 0 && (
@@ -218,25 +313,50 @@ export function TaskForm({ workspaces, models, defaultModelText, unansweredText,
           <vscode-label>After</vscode-label>
           <vscode-single-select data-testid="after-task" value={afterTaskId} onChange={(e) => setAfter(valueOf(e))}>
             {/* `selected` on the option, not only `value`: a changed list re-reads the options and would show the first. */}
-            <vscode-option value="" selected={afterTaskId === ''}>No other task</vscode-option>
-            {afterChoices.map((t) => <vscode-option key={t.id} value={t.id} selected={t.id === afterTaskId}>{t.title}</vscode-option>)}
+            <vscode-option value="" selected={afterTaskId === ''}>
+              No other task
+            </vscode-option>
+            {afterChoices.map((t) => (
+              <vscode-option key={t.id} value={t.id} selected={t.id === afterTaskId}>
+                {t.title}
+              </vscode-option>
+            ))}
           </vscode-single-select>
           {afterTaskId && (
             <label class="in-its-branch" data-testid="continue-in-branch">
-              <input type="checkbox" checked={inItsBranch} onChange={(e) => setInItsBranch((e.target as HTMLInputElement).checked)} /> Continue in its branch
+              <input type="checkbox" checked={inItsBranch} onChange={(e) => setInItsBranch((e.target as HTMLInputElement).checked)} />{' '}
+              Continue in its branch
               <span class="hint"> (taken once it completed; skipped if it fails)</span>
             </label>
           )}
         </div>
       )}
-      {!editing && branchDefault !== undefined && <OwnBranchToggle checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)} cannot={folder?.noOwnBranch} onChange={setOwnBranch} />}
+      {!editing && branchDefault !== undefined && (
+        <OwnBranchToggle
+          checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)}
+          cannot={folder?.noOwnBranch}
+          onChange={setOwnBranch}
+        />
+      )}
       <div class="buttons">
         <vscode-button data-testid={editing ? 'save' : 'submit'} disabled={!canSubmit} onClick={onSubmit}>
           {editing ? 'Save' : schedule ? 'Save schedule' : asSchedule ? 'Create schedule' : 'Queue task'}
         </vscode-button>
-        {onDone && <vscode-button secondary data-testid="discard" onClick={() => onDone()}>{editing ? 'Discard' : 'Close'}</vscode-button>}
-        {blocked && <span class="hint" data-testid="availability" role="status">{blockedText}</span>}
-        {schedule && <span class="hint" data-testid="future-runs">Applies to its future runs; a run already queued keeps what it had.</span>}
+        {onDone && (
+          <vscode-button secondary data-testid="discard" onClick={() => onDone()}>
+            {editing ? 'Discard' : 'Close'}
+          </vscode-button>
+        )}
+        {blocked && (
+          <span class="hint" data-testid="availability" role="status">
+            {blockedText}
+          </span>
+        )}
+        {schedule && (
+          <span class="hint" data-testid="future-runs">
+            Applies to its future runs; a run already queued keeps what it had.
+          </span>
+        )}
       </div>
     </form>
   );

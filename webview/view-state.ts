@@ -24,7 +24,9 @@ export class PanelViewState {
   constructor(private readonly store: StateStore) {
     const saved = store.getState() as Partial<Saved> | undefined;
     this.scroll = typeof saved?.scrollY === 'number' && Number.isFinite(saved.scrollY) && saved.scrollY > 0 ? saved.scrollY : 0;
-    this.expanded = new Set(Array.isArray(saved?.expanded) ? saved.expanded.filter((id): id is string => typeof id === 'string').slice(-MAX_EXPANDED) : []);
+    this.expanded = new Set(
+      Array.isArray(saved?.expanded) ? saved.expanded.filter((id): id is string => typeof id === 'string').slice(-MAX_EXPANDED) : [],
+    );
   }
 
   get scrollY(): number {

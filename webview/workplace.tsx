@@ -14,7 +14,14 @@ export function ReviewButton({ taskId, show, act, channel }: { taskId: string; s
   if (!show) return null;
   const title = "Open the task's changes in the diff editor";
   return (
-    <button type="button" class="action" data-testid="review-changes" title={title} aria-label={title} onClick={() => void act(channel.request('reviewChanges', { taskId }))}>
+    <button
+      type="button"
+      class="action"
+      data-testid="review-changes"
+      title={title}
+      aria-label={title}
+      onClick={() => void act(channel.request('reviewChanges', { taskId }))}
+    >
       <span class="codicon codicon-diff-multiple" aria-hidden="true" /> <ActionLabel label="Review changes" short="Review" />
     </button>
   );
@@ -25,46 +32,106 @@ const count = (n: number | null, sign: string) => (n === null ? '' : `${sign}${n
 /** A long list shows its first files and a button for the rest. */
 const FIRST_FILES = 10;
 
-export function WorkplaceBlock({ card, act, channel, onMessage }: { card: TaskCard; act: Act; channel: HostChannel; onMessage(message: string): void }) {
+export function WorkplaceBlock({
+  card,
+  act,
+  channel,
+  onMessage,
+}: {
+  card: TaskCard;
+  act: Act;
+  channel: HostChannel;
+  onMessage(message: string): void;
+}) {
   const [allFiles, setAllFiles] = useState(false);
   const w = card.workplace;
   if (!w) return null;
   const shown = w.changes && !allFiles ? w.changes.slice(0, FIRST_FILES) : (w.changes ?? []);
   return (
     <div class="workplace" data-testid="workplace">
-      {w.waitingFor !== null && <div class="waiting" data-testid="waiting-for-folder">Waiting for {w.waitingFor} to finish in this folder</div>}
-      {w.missing && <div class="failure" data-testid="worktree-missing">Its worktree {w.worktreePath} was removed; the branch {w.branch} is kept in the repository.</div>}
+      {w.waitingFor !== null && (
+        <div class="waiting" data-testid="waiting-for-folder">
+          Waiting for {w.waitingFor} to finish in this folder
+        </div>
+      )}
+      {w.missing && (
+        <div class="failure" data-testid="worktree-missing">
+          Its worktree {w.worktreePath} was removed; the branch {w.branch} is kept in the repository.
+        </div>
+      )}
       {w.branch && !w.missing && (
         <div class="branch" data-testid="branch" title={w.worktreePath ?? undefined}>
           <span class="codicon codicon-git-branch" aria-hidden="true" /> {w.branch}
         </div>
       )}
-      {w.note && <div class="hint" data-testid="isolation-note">{w.note}</div>}
-      {w.mode === 'inPlace' && w.changes && w.changes.length > 0 && (
-        <div class="hint" data-testid="in-place-changes">Ran in the folder itself: these are the folder's changes since the task first started, yours during the run included.</div>
+      {w.note && (
+        <div class="hint" data-testid="isolation-note">
+          {w.note}
+        </div>
       )}
-      {w.discardedAt != null && <div class="hint" data-testid="discarded">Changes discarded {formatTime(w.discardedAt)}.</div>}
-      {w.mergedAt != null && <div class="hint" data-testid="merged">Merged into the folder's branch {formatTime(w.mergedAt)}.</div>}
-      {w.appliedAt != null && <div class="hint" data-testid="applied">Applied to the folder as uncommitted changes {formatTime(w.appliedAt)}.</div>}
+      {w.mode === 'inPlace' && w.changes && w.changes.length > 0 && (
+        <div class="hint" data-testid="in-place-changes">
+          Ran in the folder itself: these are the folder's changes since the task first started, yours during the run included.
+        </div>
+      )}
+      {w.discardedAt != null && (
+        <div class="hint" data-testid="discarded">
+          Changes discarded {formatTime(w.discardedAt)}.
+        </div>
+      )}
+      {w.mergedAt != null && (
+        <div class="hint" data-testid="merged">
+          Merged into the folder's branch {formatTime(w.mergedAt)}.
+        </div>
+      )}
+      {w.appliedAt != null && (
+        <div class="hint" data-testid="applied">
+          Applied to the folder as uncommitted changes {formatTime(w.appliedAt)}.
+        </div>
+      )}
       {(w.canOpen || w.canDiscard || w.canMerge) && (
         <div class="bring-home" role="group" aria-label="What to do with the task's branch">
           {w.canMerge && (
-            <button type="button" class="action" data-testid="merge-changes" title="Merge the task's branch into the branch checked out in the folder (asks first)" onClick={() => void act(channel.request('mergeChanges', { taskId: card.id }))}>
+            <button
+              type="button"
+              class="action"
+              data-testid="merge-changes"
+              title="Merge the task's branch into the branch checked out in the folder (asks first)"
+              onClick={() => void act(channel.request('mergeChanges', { taskId: card.id }))}
+            >
               <span class="codicon codicon-git-merge" aria-hidden="true" /> <span class="label">Merge</span>
             </button>
           )}
           {w.canMerge && (
-            <button type="button" class="action" data-testid="apply-changes" title="Write the task's changes into the folder as uncommitted changes (asks first)" onClick={() => void act(channel.request('applyChanges', { taskId: card.id }))}>
+            <button
+              type="button"
+              class="action"
+              data-testid="apply-changes"
+              title="Write the task's changes into the folder as uncommitted changes (asks first)"
+              onClick={() => void act(channel.request('applyChanges', { taskId: card.id }))}
+            >
               <span class="codicon codicon-git-pull-request-create" aria-hidden="true" /> <span class="label">Apply</span>
             </button>
           )}
           {w.canOpen && (
-            <button type="button" class="action" data-testid="open-worktree" title="Open the task's worktree in a new window" onClick={() => void act(channel.request('openWorktree', { taskId: card.id }))}>
+            <button
+              type="button"
+              class="action"
+              data-testid="open-worktree"
+              title="Open the task's worktree in a new window"
+              onClick={() => void act(channel.request('openWorktree', { taskId: card.id }))}
+            >
               <span class="codicon codicon-empty-window" aria-hidden="true" /> <ActionLabel label="Open worktree" short="Open" />
             </button>
           )}
           {w.canDiscard && (
-            <button type="button" class="action" data-testid="discard-changes" title="Remove the task's worktree and branch (asks first)" onClick={() => void act(channel.request('discardChanges', { taskId: card.id })).then((r) => r?.report && onMessage(r.report))}>
+            <button
+              type="button"
+              class="action"
+              data-testid="discard-changes"
+              title="Remove the task's worktree and branch (asks first)"
+              onClick={() => void act(channel.request('discardChanges', { taskId: card.id })).then((r) => r?.report && onMessage(r.report))}
+            >
               <span class="codicon codicon-discard" aria-hidden="true" /> <span class="label">Discard</span>
             </button>
           )}
@@ -74,10 +141,17 @@ export function WorkplaceBlock({ card, act, channel, onMessage }: { card: TaskCa
         <ul class="changed-files" role="list" data-testid="changed-files">
           {shown.map((c) => (
             <li key={c.path}>
-              <button type="button" class="link" title={`Open the diff of ${c.path}`} disabled={!w.reviewable} onClick={() => void act(channel.request('reviewChanges', { taskId: card.id, path: c.path }))}>
+              <button
+                type="button"
+                class="link"
+                title={`Open the diff of ${c.path}`}
+                disabled={!w.reviewable}
+                onClick={() => void act(channel.request('reviewChanges', { taskId: card.id, path: c.path }))}
+              >
                 {c.path}
               </button>{' '}
-              <span class={`change ${c.status}`}>{c.status}</span> <span class="added">{count(c.added, '+')}</span> <span class="removed">{count(c.removed, '−')}</span>
+              <span class={`change ${c.status}`}>{c.status}</span> <span class="added">{count(c.added, '+')}</span>{' '}
+              <span class="removed">{count(c.removed, '−')}</span>
             </li>
           ))}
           {shown.length < w.changes.length && (
@@ -97,11 +171,20 @@ export function WorkplaceBlock({ card, act, channel, onMessage }: { card: TaskCa
 export function OwnBranchToggle({ checked, cannot, onChange }: { checked: boolean; cannot?: string; onChange(value: boolean): void }) {
   return (
     <label class="own-branch" data-testid="own-branch">
-      <input type="checkbox" checked={checked} disabled={cannot !== undefined} onChange={(e) => onChange((e.target as HTMLInputElement).checked)} /> Run on its own branch
+      <input
+        type="checkbox"
+        checked={checked}
+        disabled={cannot !== undefined}
+        onChange={(e) => onChange((e.target as HTMLInputElement).checked)}
+      />{' '}
+      Run on its own branch
       {cannot === undefined ? (
         <span class="hint"> (a worktree on a new offpeak/… branch; your working copy is not touched)</span>
       ) : (
-        <span class="hint" data-testid="no-own-branch"> Not for this folder: {cannot}. The task runs in the folder itself.</span>
+        <span class="hint" data-testid="no-own-branch">
+          {' '}
+          Not for this folder: {cannot}. The task runs in the folder itself.
+        </span>
       )}
     </label>
   );

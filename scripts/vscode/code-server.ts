@@ -171,10 +171,14 @@ export function installVsix(tools: VsCodeTools, stateDir: string, vsix: string):
   const result = spawnSync(tools.node24, args, { env: isolatedEnv(dirs), encoding: 'utf8', timeout: 120_000 });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.trim();
   if (result.error) throw new Error(`code-server --install-extension: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`code-server --install-extension ${vsix} exited with ${result.status ?? result.signal}:\n${output}`);
+  if (result.status !== 0)
+    throw new Error(`code-server --install-extension ${vsix} exited with ${result.status ?? result.signal}:\n${output}`);
   // A fresh extensions dir: the one new directory is the installed extension.
   const added = readdirSync(dirs.extensions).filter((name) => !before.has(name) && !name.startsWith('.') && name !== 'extensions.json');
-  if (added.length !== 1) throw new Error(`expected one new extension in ${dirs.extensions} after installing ${vsix}, found: ${added.join(', ') || 'none'}\n${output}`);
+  if (added.length !== 1)
+    throw new Error(
+      `expected one new extension in ${dirs.extensions} after installing ${vsix}, found: ${added.join(', ') || 'none'}\n${output}`,
+    );
   return path.join(dirs.extensions, added[0]);
 }
 
@@ -217,11 +221,16 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
 
   const args = [
     options.tools.codeServerEntry,
-    '--bind-addr', `${host}:${port}`,
-    '--auth', 'password', // the password itself only in the environment (PASSWORD), which code-server clears
-    '--user-data-dir', dirs.userData,
-    '--extensions-dir', dirs.extensions,
-    '--config', path.join(options.stateDir, 'config.yaml'),
+    '--bind-addr',
+    `${host}:${port}`,
+    '--auth',
+    'password', // the password itself only in the environment (PASSWORD), which code-server clears
+    '--user-data-dir',
+    dirs.userData,
+    '--extensions-dir',
+    dirs.extensions,
+    '--config',
+    path.join(options.stateDir, 'config.yaml'),
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-workspace-trust',

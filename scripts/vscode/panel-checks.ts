@@ -65,7 +65,13 @@ async function layoutProblems(frame: Frame): Promise<LayoutReport> {
  * Checks the layout with the window `WIDE_WINDOW` px wide, with the panel about `NARROW_PANEL` px
  * wide and with the window `NARROW_PANEL` px wide (a screenshot of each), then puts the window back.
  */
-export async function checkLayout(page: Page, frameOf: () => Promise<Frame>, shot: (name: string) => Promise<void>, stage: string, log: TourLog): Promise<void> {
+export async function checkLayout(
+  page: Page,
+  frameOf: () => Promise<Frame>,
+  shot: (name: string) => Promise<void>,
+  stage: string,
+  log: TourLog,
+): Promise<void> {
   const before = page.viewportSize() ?? { width: 1280, height: 900 };
   try {
     await page.setViewportSize({ width: WIDE_WINDOW, height: before.height });
@@ -84,7 +90,9 @@ export async function checkLayout(page: Page, frameOf: () => Promise<Frame>, sho
     const tiny = await layoutProblems(await frameOf());
     await shot(`${stage}-${NARROW_PANEL}px-window`);
     const problems = [...wide.problems, ...narrow.problems, ...tiny.problems];
-    log(`layout (${stage}): ${wide.cards} cards, panel ${wide.panelWidth} px, ${narrow.panelWidth} px and ${tiny.panelWidth} px: ${problems.length} problems`);
+    log(
+      `layout (${stage}): ${wide.cards} cards, panel ${wide.panelWidth} px, ${narrow.panelWidth} px and ${tiny.panelWidth} px: ${problems.length} problems`,
+    );
     assert.ok(narrow.panelWidth <= NARROW_PANEL + 20, `the narrow panel is ${narrow.panelWidth} px`);
     assert.deepEqual(problems, [], `layout problems (${stage})`);
   } finally {

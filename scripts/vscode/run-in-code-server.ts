@@ -21,18 +21,26 @@ export interface SuiteRun {
 }
 
 export type SuiteOutcome =
-  | { kind: 'exited'; hostExitCode: number }
-  | { kind: 'timeout'; detail: string }
-  | { kind: 'error'; detail: string };
+  { kind: 'exited'; hostExitCode: number } | { kind: 'timeout'; detail: string } | { kind: 'error'; detail: string };
 
 // The workbench's own log arrives through the same hook as the extension host's console; this is
 // its routine chatter (no internet here, no GitHub auth, startup timings), hidden unless --verbose.
 const WORKBENCH_NOISE = new RegExp(
   [
-    'ENOTFOUND', 'getaddrinfo', 'open-vsx\\.org', 'authentication provider', '^Creating a socket',
-    'connection token', '^\\[AccountPolicyGate\\]', '^\\[ChatModelSelection\\]', '^\\[AgentHost',
-    '^\\[reconnection-grace-time\\]', '^\\[Service Worker\\]', '^Creation of workbench contribution',
-    '^Updating additional builtin extensions cache', 'Extension Host Process exited with code 0',
+    'ENOTFOUND',
+    'getaddrinfo',
+    'open-vsx\\.org',
+    'authentication provider',
+    '^Creating a socket',
+    'connection token',
+    '^\\[AccountPolicyGate\\]',
+    '^\\[ChatModelSelection\\]',
+    '^\\[AgentHost',
+    '^\\[reconnection-grace-time\\]',
+    '^\\[Service Worker\\]',
+    '^Creation of workbench contribution',
+    '^Updating additional builtin extensions cache',
+    'Extension Host Process exited with code 0',
   ].join('|'),
 );
 

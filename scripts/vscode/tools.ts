@@ -96,7 +96,8 @@ function isInstalled(stamp: string): boolean {
 // into our own npm install: npm reads npm_config_* from the environment as configuration, so the
 // parent's user agent ("node/v20") would fail code-server's Node 24 check, and its prefixes would
 // point the install at the repository. Registry settings (cafile, proxy, cache, userconfig) stay.
-const INHERITED_NPM_RUN_VARS = /^(npm_config_(user_agent|local_prefix|prefix|global_prefix|npm_version|node_gyp|nodedir)|npm_package_.*|npm_lifecycle_.*|npm_execpath|npm_node_execpath|npm_command|NODE)$/i;
+const INHERITED_NPM_RUN_VARS =
+  /^(npm_config_(user_agent|local_prefix|prefix|global_prefix|npm_version|node_gyp|nodedir)|npm_package_.*|npm_lifecycle_.*|npm_execpath|npm_node_execpath|npm_command|NODE)$/i;
 
 function withoutEnclosingNpmRun(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !INHERITED_NPM_RUN_VARS.test(name)));
@@ -211,9 +212,7 @@ function sleepSync(ms: number): void {
 export function ensureVsCodeTools(options: { browser: boolean } = { browser: true }): VsCodeTools {
   // chromium only where a headless browser drives the workbench (npm start: the user brings their
   // own); the build packages only until code-server's native modules are built.
-  ensureDebianPackages(
-    DEBIAN_NEEDS.filter((need) => (need.pkg === 'chromium' ? options.browser : !codeServerInstalled())),
-  );
+  ensureDebianPackages(DEBIAN_NEEDS.filter((need) => (need.pkg === 'chromium' ? options.browser : !codeServerInstalled())));
   return withSetupLock(() => {
     const node24 = ensureNode24();
     const codeServerEntry = ensureCodeServer(node24);

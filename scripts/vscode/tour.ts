@@ -15,7 +15,17 @@ import { personalTasksDir } from '../../src/personal/other-queue';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ensureVsCodeTools, REPO_ROOT, type VsCodeTools } from './tools';
 import { startCodeServer, type CodeServerOptions, type RunningCodeServer } from './code-server';
-import { answerDialog, installExtension, launchBrowser, openWorkbench, panelFrame, runCommand, setApiKey, startGateway, type GatewayProcess } from './workbench';
+import {
+  answerDialog,
+  installExtension,
+  launchBrowser,
+  openWorkbench,
+  panelFrame,
+  runCommand,
+  setApiKey,
+  startGateway,
+  type GatewayProcess,
+} from './workbench';
 
 export const DEMO_KEY = 'opk-demo-key-0000';
 const TOUR_HOST = '127.0.0.1';
@@ -166,7 +176,11 @@ export class TaskDb {
  */
 const RELOADED_UNDER_PROBE = /Frame was detached|Execution context was destroyed/;
 
-export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let reloaded = ''; ; reloaded = '') {
     const value = await Promise.resolve()
@@ -272,7 +286,11 @@ export class Tour {
 export function gitWorkspace(stateDir: string, files: Record<string, string>): { workspace: string; git(...args: string[]): string } {
   const workspace = path.join(stateDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=tour@example.invalid', '-c', 'user.name=tour', ...args], { cwd: workspace, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.email=tour@example.invalid', '-c', 'user.name=tour', ...args], {
+      cwd: workspace,
+      encoding: 'utf8',
+    }).trim();
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(workspace, name), text);
   git('init', '-q', '-b', 'main');
   git('add', '.');

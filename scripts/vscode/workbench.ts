@@ -36,7 +36,14 @@ export function installExtension(extensionsDir: string): string {
  */
 export const STEP_TIMEOUT_MS = 120_000;
 
-export const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const BROWSER_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function launchBrowser(tools: VsCodeTools): Promise<Browser> {
   return chromium.launch({ executablePath: tools.chromium, headless: true, args: BROWSER_ARGS });
@@ -56,7 +63,10 @@ export async function logIn(page: Page, url: string, password: string, options: 
   try {
     await page.waitForURL((u) => !u.pathname.endsWith('/login'), { timeout: STEP_TIMEOUT_MS });
   } catch {
-    const why = await page.locator('.error').textContent().catch(() => null);
+    const why = await page
+      .locator('.error')
+      .textContent()
+      .catch(() => null);
     throw new Error(`the code-server login did not go through${why ? `: ${why.trim()}` : ''}`);
   }
 }
@@ -89,17 +99,30 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   for (;;) {
     await page.keyboard.press('F1');
-    if (await input.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false)) {
+    if (
+      await input.waitFor({ state: 'visible', timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      )
+    ) {
       // The palette can close again under the fill (a terminal or an editor taking focus as it
       // opens): that is a retry, not a failure.
-      const filled = await input.fill(`>${title}`, { timeout: 5000 }).then(() => true, () => false);
+      const filled = await input.fill(`>${title}`, { timeout: 5000 }).then(
+        () => true,
+        () => false,
+      );
       if (!filled) {
         if (Date.now() > deadline) throw new Error(`the command palette kept closing before "${title}" could be typed`);
         continue;
       }
       // The matching row, not the first one: fuzzy matching may rank another command higher.
       const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
-      if (await row.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) {
+      if (
+        await row.waitFor({ state: 'visible', timeout: 3000 }).then(
+          () => true,
+          () => false,
+        )
+      ) {
         await row.click();
         return;
       }
@@ -127,7 +150,13 @@ export async function panelFrame(page: Page, selector = 'main', timeoutMs = 30_0
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     for (const frame of page.frames()) {
-      if ((await frame.locator(`#root ${selector}`).count().catch(() => 0)) > 0) return frame;
+      if (
+        (await frame
+          .locator(`#root ${selector}`)
+          .count()
+          .catch(() => 0)) > 0
+      )
+        return frame;
     }
     if (Date.now() > deadline) throw new Error(`the panel never rendered ${selector}`);
     await page.waitForTimeout(250);
@@ -155,7 +184,12 @@ export interface GatewayProcess {
  * gets what it prints (the banner, admissions and errors); `env` is added to its environment
  * (e.g. OFFPEAK_UPSTREAM_API_KEY, which is never a flag).
  */
-export async function startGateway(host: string, extraArgs: string[], onOutput?: (text: string) => void, env: Record<string, string> = {}): Promise<GatewayProcess> {
+export async function startGateway(
+  host: string,
+  extraArgs: string[],
+  onOutput?: (text: string) => void,
+  env: Record<string, string> = {},
+): Promise<GatewayProcess> {
   const bundle = path.join(REPO_ROOT, 'dist', 'gateway.js');
   if (!existsSync(bundle)) throw new Error('dist/gateway.js is missing: run npm run build');
   const port = await freePort(host);
@@ -209,7 +243,13 @@ function settingOnDisk(file: string, id: string): unknown {
  * is in its settings.json (the editor writes after a debounce, which a loaded machine stretches;
  * closing it sooner can drop the write).
  */
-export async function setSettingInUi(page: Page, id: string, value: string, backToTab: string, options: { remote?: boolean; userData: string }): Promise<void> {
+export async function setSettingInUi(
+  page: Page,
+  id: string,
+  value: string,
+  backToTab: string,
+  options: { remote?: boolean; userData: string },
+): Promise<void> {
   const file = path.join(options.userData, options.remote ? 'Machine' : 'User', 'settings.json');
   const before = JSON.stringify(settingOnDisk(file, id));
   await focusWorkbench(page);
@@ -237,7 +277,12 @@ export async function setSettingInUi(page: Page, id: string, value: string, back
   // Recent workbenches show Settings as a modal over the editors: close it, then show the tab.
   await page.keyboard.press('Escape');
   const settings = page.locator('.settings-editor');
-  if (!(await settings.waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false))) {
+  if (
+    !(await settings.waitFor({ state: 'hidden', timeout: 3000 }).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     await runCommand(page, 'View: Close Editor');
     await settings.waitFor({ state: 'hidden', timeout: 10_000 });
   }

@@ -103,8 +103,6 @@ export function checkVsixEntries(entries: readonly VsixEntry[]): string[] {
 /** The list as printed after packaging: size, then path, sorted by path. */
 export function formatVsixEntries(entries: readonly VsixEntry[]): string {
   const total = entries.reduce((sum, e) => sum + e.bytes, 0);
-  const lines = [...entries]
-    .sort((a, b) => a.path.localeCompare(b.path))
-    .map((e) => `${String(e.bytes).padStart(10)}  ${e.path}`);
+  const lines = [...entries].sort((a, b) => a.path.localeCompare(b.path)).map((e) => `${String(e.bytes).padStart(10)}  ${e.path}`);
   return [...lines, `${String(total).padStart(10)}  (${entries.length} files, uncompressed)`].join('\n');
 }

@@ -18,9 +18,12 @@ const PRIMARY_KEYS = ['command', 'file_path', 'path', 'pattern', 'url'];
  * part of the input can be hidden.
  */
 export function visibleControls(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return text.replace(INVISIBLE_CONTROLS, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
 }
+
+/** Controls, zero-width and direction marks: what `visibleControls` shows as `\u{…}`. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const INVISIBLE_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]/g;
 
 /** What stands for a newline and a tab inside a field, and what starts a field in a terminal. */
 export const NEWLINE_MARK = '⏎';

@@ -28,7 +28,9 @@ export function questionNotification(title: string, ask: { tool: string; input: 
   // run. `$(name)` is icon syntax a notification may render or drop (`echo $(reboot)` would read
   // as `echo `), so an input holding it is not shown there either.
   const whole =
-    ask.input.length <= NOTIFICATION_INPUT_MAX_CHARS && plainNotificationText(ask.input, NOTIFICATION_INPUT_MAX_CHARS) === ask.input && !ask.input.includes('$(');
+    ask.input.length <= NOTIFICATION_INPUT_MAX_CHARS &&
+    plainNotificationText(ask.input, NOTIFICATION_INPUT_MAX_CHARS) === ask.input &&
+    !ask.input.includes('$(');
   // The input ends the text: nothing of ours follows it that it could seem to be part of.
   if (whole) return { message: `Off-Peak task "${task}" asks to use ${tool} with this input: ${ask.input}`, offersAllow: true };
   const lines = ask.input.split('\n').length;
@@ -56,10 +58,18 @@ function linkArgument(askId: string, action: QuestionLinkAction): string {
  * with `[askId, action]`): Allow only when the text holds the whole input, else "Review in panel";
  * then Deny and "Show terminal". The links come after the input, so a cut could only lose them.
  */
-export function questionNotificationText(title: string, ask: { id: string; tool: string; input: string }, command: string): QuestionNotification {
+export function questionNotificationText(
+  title: string,
+  ask: { id: string; tool: string; input: string },
+  command: string,
+): QuestionNotification {
   const view = questionNotification(title, ask);
   const link = (label: string, action: QuestionLinkAction): string => `[${label}](command:${command}?${linkArgument(ask.id, action)})`;
-  const links = [view.offersAllow ? link('Allow', 'allow') : link('Review in panel', 'panel'), link('Deny', 'deny'), link('Show terminal', 'terminal')];
+  const links = [
+    view.offersAllow ? link('Allow', 'allow') : link('Review in panel', 'panel'),
+    link('Deny', 'deny'),
+    link('Show terminal', 'terminal'),
+  ];
   return { message: `${view.message} — ${links.join(' · ')}`, offersAllow: view.offersAllow };
 }
 

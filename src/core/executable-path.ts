@@ -41,7 +41,10 @@ export function envOf(host: Pick<ExecutableHost, 'platform' | 'env'>, name: stri
 
 /** The extensions a bare name may have on Windows (PATHEXT), lower case. */
 export function windowsExtensions(pathExt: string | undefined): string[] {
-  const listed = (pathExt ?? '.COM;.EXE;.BAT;.CMD').split(';').filter(Boolean).map((e) => e.toLowerCase());
+  const listed = (pathExt ?? '.COM;.EXE;.BAT;.CMD')
+    .split(';')
+    .filter(Boolean)
+    .map((e) => e.toLowerCase());
   return listed.length ? listed : ['.exe', '.cmd'];
 }
 
@@ -89,8 +92,11 @@ export function programToRun(name: string, injected?: ExecutableHost): string {
   if (file !== undefined) return file;
   const host = injected ?? systemExecutableHost();
   const folders = absolutePathFolders(host);
-  const exts = host.platform === 'win32' && path.win32.extname(name) === '' ? ` with ${windowsExtensions(envOf(host, 'PATHEXT')).join(', ')}` : '';
-  throw new Error(`${name} was not found on PATH: looked for it${exts} in ${folders.length ? folders.join(host.platform === 'win32' ? '; ' : ':') : 'no folder (PATH has no absolute folder)'}, never in the working directory`);
+  const exts =
+    host.platform === 'win32' && path.win32.extname(name) === '' ? ` with ${windowsExtensions(envOf(host, 'PATHEXT')).join(', ')}` : '';
+  throw new Error(
+    `${name} was not found on PATH: looked for it${exts} in ${folders.length ? folders.join(host.platform === 'win32' ? '; ' : ':') : 'no folder (PATH has no absolute folder)'}, never in the working directory`,
+  );
 }
 
 /** Windows' command interpreter by absolute path: ComSpec when absolute, else the system folder's. */
@@ -115,15 +121,29 @@ export interface Invocation {
  * escaped as cross-spawn does (a well-kept library; an npm shim under `node_modules\.bin` runs
  * cmd.exe again, so its meta characters are escaped twice). Everything else starts directly.
  */
-export function commandInvocation(file: string, args: readonly string[], host: Pick<ExecutableHost, 'platform' | 'env'> = systemExecutableHost()): Invocation {
+export function commandInvocation(
+  file: string,
+  args: readonly string[],
+  host: Pick<ExecutableHost, 'platform' | 'env'> = systemExecutableHost(),
+): Invocation {
   if (host.platform === 'win32' && /\.(cmd|bat)$/i.test(file)) {
     const twice = /node_modules[\\/]\.bin[\\/][^\\/]+\.cmd$/i.test(file);
     const line = [escapeCommand(path.win32.normalize(file)), ...args.map((arg) => escapeArgument(arg, twice))].join(' ');
     return { file: windowsCommandShell(host), args: ['/d', '/s', '/c', `"${line}"`], windowsVerbatimArguments: true };
   }
   if (host.platform === 'win32' && /\.ps1$/i.test(file)) {
-    const powershell = path.win32.join(envOf(host, 'SYSTEMROOT') ?? 'C:\\Windows', 'System32', 'WindowsPowerShell', 'v1.0', 'powershell.exe');
-    return { file: powershell, args: ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-File', file, ...args], windowsVerbatimArguments: false };
+    const powershell = path.win32.join(
+      envOf(host, 'SYSTEMROOT') ?? 'C:\\Windows',
+      'System32',
+      'WindowsPowerShell',
+      'v1.0',
+      'powershell.exe',
+    );
+    return {
+      file: powershell,
+      args: ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-File', file, ...args],
+      windowsVerbatimArguments: false,
+    };
   }
   return { file, args: [...args], windowsVerbatimArguments: false };
 }

@@ -62,7 +62,12 @@ export function systemProcessHost(): ProcessHost {
     run: (file, args) =>
       new Promise((resolve) => {
         // No standard input: wmic waits for it to end.
-        const child = execFile(file, [...args], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024, timeout: 60_000, windowsHide: true }, (err, stdout) => resolve(err ? undefined : stdout));
+        const child = execFile(
+          file,
+          [...args],
+          { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024, timeout: 60_000, windowsHide: true },
+          (err, stdout) => resolve(err ? undefined : stdout),
+        );
         child.stdin?.end();
       }),
     procDir: process.platform === 'linux' ? '/proc' : undefined,
@@ -268,7 +273,12 @@ export async function processTable(host: ProcessHost): Promise<ProcessRow[] | un
     if (rows) return rows;
   }
   if (host.platform === 'win32') {
-    const ps = await host.run(windowsSystemProgram(host, 'WindowsPowerShell', 'v1.0', 'powershell.exe'), ['-NoProfile', '-NonInteractive', '-Command', POWERSHELL_TABLE]);
+    const ps = await host.run(windowsSystemProgram(host, 'WindowsPowerShell', 'v1.0', 'powershell.exe'), [
+      '-NoProfile',
+      '-NonInteractive',
+      '-Command',
+      POWERSHELL_TABLE,
+    ]);
     const fromPs = ps === undefined ? undefined : parsePowerShellTable(decodeWindowsOutput(ps));
     if (fromPs) return fromPs;
     return wmicTable(host);
@@ -297,7 +307,11 @@ export function parsePowerShellTable(text: string): ProcessRow[] | undefined {
   const rows: ProcessRow[] = [];
   for (const item of list as { ProcessId?: unknown; ParentProcessId?: unknown; CommandLine?: unknown; Started?: unknown }[]) {
     if (typeof item?.ProcessId !== 'number' || typeof item.ParentProcessId !== 'number') continue;
-    const row: ProcessRow = { pid: item.ProcessId, ppid: item.ParentProcessId, command: typeof item.CommandLine === 'string' && item.CommandLine ? item.CommandLine : undefined };
+    const row: ProcessRow = {
+      pid: item.ProcessId,
+      ppid: item.ParentProcessId,
+      command: typeof item.CommandLine === 'string' && item.CommandLine ? item.CommandLine : undefined,
+    };
     if (typeof item.Started === 'number') row.startedAt = item.Started;
     rows.push(row);
   }
@@ -376,7 +390,12 @@ function readProcTable(procDir: string): ProcessRow[] | undefined {
       if (state.startsWith('Z')) continue; // a zombie: nothing left to stop
       let command: string | undefined;
       try {
-        command = fs.readFileSync(path.join(procDir, name, 'cmdline'), 'utf8').split('\0').join(' ').trim() || undefined;
+        command =
+          fs
+            .readFileSync(path.join(procDir, name, 'cmdline'), 'utf8')
+            .split('\0')
+            .join(' ')
+            .trim() || undefined;
       } catch {
         // not ours to read
       }
@@ -393,7 +412,12 @@ function readProcTable(procDir: string): ProcessRow[] | undefined {
  * Linux only (`/proc/<pid>/environ`, readable for the user's own processes); empty elsewhere.
  * A process that cleared its environment (`env -i`) is not found.
  */
-export function processesWithEnv(name: string, value: string, host: Pick<ProcessHost, 'procDir'>, options: { pgid?: number; exceptPids?: readonly number[] } = {}): number[] {
+export function processesWithEnv(
+  name: string,
+  value: string,
+  host: Pick<ProcessHost, 'procDir'>,
+  options: { pgid?: number; exceptPids?: readonly number[] } = {},
+): number[] {
   if (host.procDir === undefined) return [];
   const needle = Buffer.from(`${name}=${value}\0`);
   const except = new Set([process.pid, ...(options.exceptPids ?? [])]);
@@ -407,7 +431,8 @@ export function processesWithEnv(name: string, value: string, host: Pick<Process
       continue; // gone, or another user's process
     }
     // The first variable has no NUL before it; every later one does.
-    if (environ.subarray(0, needle.length).equals(needle) || environ.includes(Buffer.concat([Buffer.from([0]), needle]))) found.push(row.pid);
+    if (environ.subarray(0, needle.length).equals(needle) || environ.includes(Buffer.concat([Buffer.from([0]), needle])))
+      found.push(row.pid);
   }
   return found;
 }

@@ -4,16 +4,23 @@
 // Pure functions over epoch ms and a zone name: the lease holder fires, the panel shows, tests
 // pass any zone and any clock.
 import { isTerminalStatus, type TaskStatus } from './types';
-import { addDays, epochAtWallTime, formatDueTime, formatMinuteOfDay, isoDate, wallTimeAt, WEEKDAY_SHORT, type LocalDate } from './zoned-time';
+import {
+  addDays,
+  epochAtWallTime,
+  formatDueTime,
+  formatMinuteOfDay,
+  isoDate,
+  wallTimeAt,
+  WEEKDAY_SHORT,
+  type LocalDate,
+} from './zoned-time';
 
 /** 0 = Sunday … 6 = Saturday. */
 export type Weekday = 0 | 1 | 2 | 3 | 4 | 5 | 6;
 
 /** When a schedule repeats; `at` is the minute of the day (0–1439) in the schedule's time zone. */
 export type ScheduleRule =
-  | { kind: 'daily'; at: number }
-  | { kind: 'weekdays'; days: readonly Weekday[]; at: number }
-  | { kind: 'weekly'; day: Weekday; at: number };
+  { kind: 'daily'; at: number } | { kind: 'weekdays'; days: readonly Weekday[]; at: number } | { kind: 'weekly'; day: Weekday; at: number };
 
 /** A run due this late or later is a catch-up, not the on-time run (the machine slept through it). */
 export const ON_TIME_GRACE_MS = 10 * 60_000;
@@ -89,7 +96,13 @@ export interface DueOccurrence {
  * already fired or skipped (or when the schedule was created or edited): nothing at or before it
  * fires again. Of several missed occurrences only the latest runs, once, as a catch-up.
  */
-export function dueOccurrence(scheduleId: string, rule: ScheduleRule, zone: string, handledThrough: number, now: number): DueOccurrence | null {
+export function dueOccurrence(
+  scheduleId: string,
+  rule: ScheduleRule,
+  zone: string,
+  handledThrough: number,
+  now: number,
+): DueOccurrence | null {
   const latest = previousOccurrence(rule, now, zone);
   const first = nextOccurrence(rule, handledThrough, zone);
   if (first > now) return null;
@@ -120,7 +133,12 @@ export type OccurrenceDecision = { kind: 'queue' } | { kind: 'skip'; reason: str
  */
 export function occurrenceDecision(due: DueOccurrence, previous: PreviousRun | null, zone: string): OccurrenceDecision {
   if (!previous || isTerminalStatus(previous.status)) return { kind: 'queue' };
-  const what = previous.status === 'running' ? 'still running' : previous.status === 'needs_input' ? 'still waiting for an answer' : `still ${previous.status}`;
+  const what =
+    previous.status === 'running'
+      ? 'still running'
+      : previous.status === 'needs_input'
+        ? 'still waiting for an answer'
+        : `still ${previous.status}`;
   return { kind: 'skip', reason: `Skipped the ${formatDueTime(due.dueAt, due.dueAt, zone)} run: the previous run is ${what}.` };
 }
 
@@ -142,7 +160,10 @@ export function describeRule(rule: ScheduleRule): string {
 const WEEKDAY_LONG = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 
 /** The earliest next occurrence of any schedule: the one time the lease holder's schedule timer is set for. */
-export function nextWakeAt(schedules: readonly { rule: ScheduleRule; handledThrough: number; paused: boolean }[], zone: string): number | null {
+export function nextWakeAt(
+  schedules: readonly { rule: ScheduleRule; handledThrough: number; paused: boolean }[],
+  zone: string,
+): number | null {
   let best: number | null = null;
   for (const s of schedules) {
     if (s.paused) continue;

@@ -5,16 +5,7 @@
  */
 import { isTerminalStatus, type OffPeakTask, type TaskStatus } from './types';
 
-export type TaskTransition =
-  | 'pause'
-  | 'continue'
-  | 'markRunning'
-  | 'requeue'
-  | 'complete'
-  | 'fail'
-  | 'cancel'
-  | 'park'
-  | 'answerParked';
+export type TaskTransition = 'pause' | 'continue' | 'markRunning' | 'requeue' | 'complete' | 'fail' | 'cancel' | 'park' | 'answerParked';
 
 /** Extra row conditions a transition needs besides the from-state. */
 export type ClaimGuard = 'unclaimed' | 'claimed' | 'any';

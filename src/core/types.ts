@@ -10,7 +10,16 @@
  */
 export type TaskStatus = 'queued' | 'paused' | 'running' | 'awaiting' | 'needs_input' | 'completed' | 'failed' | 'cancelled';
 
-export const TASK_STATUSES: readonly TaskStatus[] = ['queued', 'paused', 'running', 'awaiting', 'needs_input', 'completed', 'failed', 'cancelled'];
+export const TASK_STATUSES: readonly TaskStatus[] = [
+  'queued',
+  'paused',
+  'running',
+  'awaiting',
+  'needs_input',
+  'completed',
+  'failed',
+  'cancelled',
+];
 /** The statuses a task never leaves: the one list every layer (store SQL, service, panel, commands) reads. */
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 
@@ -95,7 +104,8 @@ export const SETTLE_STATES: readonly SettleState[] = ['none', 'pending', 'settle
 export type TicketOrigin = 'take' | 'legacy';
 
 /** Why a ticket's segment ended. */
-export type SegmentEndReason = 'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan' | 'parked' | 'usage_limit';
+export type SegmentEndReason =
+  'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan' | 'parked' | 'usage_limit';
 
 /** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */
 /** Tokens as the model API counts them (one answer, a segment, or a whole task). */

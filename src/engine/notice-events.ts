@@ -8,17 +8,50 @@ import { notifyKeys } from '../notify/away-notifications';
 import type { NotifyEvent } from '../protocol/notify';
 import type { TaskNotice } from './task-notices';
 
-export function awayEventOf(notice: TaskNotice, task: Pick<OffPeakTask, 'workspacePath' | 'endedAt'> | undefined, check?: Pick<TaskCheck, 'command' | 'state' | 'round' | 'output'>): { key: string; event: NotifyEvent } {
+export function awayEventOf(
+  notice: TaskNotice,
+  task: Pick<OffPeakTask, 'workspacePath' | 'endedAt'> | undefined,
+  check?: Pick<TaskCheck, 'command' | 'state' | 'round' | 'output'>,
+): { key: string; event: NotifyEvent } {
   const ref = { taskId: notice.taskId, title: notice.title.slice(0, 2_000), folder: (task?.workspacePath ?? '').slice(0, 4_000) };
   switch (notice.kind) {
     case 'input-needed':
-      return { key: notifyKeys.question(notice.taskId, notice.ask.id), event: { kind: 'needs-input', ...ref, askId: notice.ask.id, tool: notice.ask.tool.slice(0, 200), question: notice.ask.summary.slice(0, 2_000) } };
+      return {
+        key: notifyKeys.question(notice.taskId, notice.ask.id),
+        event: {
+          kind: 'needs-input',
+          ...ref,
+          askId: notice.ask.id,
+          tool: notice.ask.tool.slice(0, 200),
+          question: notice.ask.summary.slice(0, 2_000),
+        },
+      };
     case 'completed': {
       const key = notifyKeys.result(notice.taskId, task?.endedAt ?? null);
-      if (check?.state === 'failed') return { key, event: { kind: 'check-failed', ...ref, command: check.command.slice(0, 2_000), rounds: Math.max(1, check.round), output: (check.output ?? '').slice(-4_000) } };
-      return { key, event: { kind: 'ready', ...ref, ...(check?.state === 'passed' ? { checks: { command: check.command.slice(0, 2_000), round: Math.max(1, check.round) } } : {}) } };
+      if (check?.state === 'failed')
+        return {
+          key,
+          event: {
+            kind: 'check-failed',
+            ...ref,
+            command: check.command.slice(0, 2_000),
+            rounds: Math.max(1, check.round),
+            output: (check.output ?? '').slice(-4_000),
+          },
+        };
+      return {
+        key,
+        event: {
+          kind: 'ready',
+          ...ref,
+          ...(check?.state === 'passed' ? { checks: { command: check.command.slice(0, 2_000), round: Math.max(1, check.round) } } : {}),
+        },
+      };
     }
     case 'failed':
-      return { key: notifyKeys.result(notice.taskId, task?.endedAt ?? null), event: { kind: 'failed', ...ref, reason: notice.reason.slice(0, 4_000) } };
+      return {
+        key: notifyKeys.result(notice.taskId, task?.endedAt ?? null),
+        event: { kind: 'failed', ...ref, reason: notice.reason.slice(0, 4_000) },
+      };
   }
 }

@@ -24,7 +24,10 @@ export class SharedAsks {
   private readonly log: (line: string) => void;
   private readonly changes = new Emitter<void>((e) => this.log(`asks: a listener failed: ${e instanceof Error ? e.message : String(e)}`));
   private readonly subscriptions: DisposableLike[] = [];
-  private readonly publishing = new CoalescingRun(() => this.publishOnce(), (e) => this.log(`asks: could not publish: ${e instanceof Error ? e.message : String(e)}`));
+  private readonly publishing = new CoalescingRun(
+    () => this.publishOnce(),
+    (e) => this.log(`asks: could not publish: ${e instanceof Error ? e.message : String(e)}`),
+  );
   private stopped = false;
 
   constructor(private readonly options: SharedAsksOptions) {
@@ -54,7 +57,16 @@ export class SharedAsks {
     const remote = this.othersOpen()
       .filter((a) => a.answer === null && !localIds.has(a.id) && (taskId === undefined || a.taskId === taskId))
       // The digest is this window's own, of the input it will show: an answer here is for that text.
-      .map(({ id, taskId: t, tool, summary, input, askedAt, deadlineAt }) => ({ id, taskId: t, tool, summary, input, inputDigest: askInputDigest(input), askedAt, deadlineAt }));
+      .map(({ id, taskId: t, tool, summary, input, askedAt, deadlineAt }) => ({
+        id,
+        taskId: t,
+        tool,
+        summary,
+        input,
+        inputDigest: askInputDigest(input),
+        askedAt,
+        deadlineAt,
+      }));
     return [...local, ...remote].sort((a, b) => a.askedAt - b.askedAt);
   }
 
@@ -65,7 +77,8 @@ export class SharedAsks {
    * the question's is refused here, and again by the asking window against its own record.
    */
   async answer(taskId: string, askId: string, decision: AskDecision, inputDigest: string): Promise<AnswerResult> {
-    if (this.options.runtime.pendingAsks(taskId).some((a) => a.id === askId)) return this.options.runtime.answerAsk(taskId, askId, decision, inputDigest);
+    if (this.options.runtime.pendingAsks(taskId).some((a) => a.id === askId))
+      return this.options.runtime.answerAsk(taskId, askId, decision, inputDigest);
     const shared = this.othersOpen().find((a) => a.id === askId && a.taskId === taskId);
     if (!shared) return 'unknown';
     if (!digestMatches(shared.input, inputDigest)) return 'input-mismatch';
@@ -81,7 +94,9 @@ export class SharedAsks {
     this.stopped = true;
     for (const sub of this.subscriptions.splice(0)) sub.dispose();
     await this.publishing.idle();
-    await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, [])).catch((e: unknown) => this.log(`asks: ${String(e)}`));
+    await this.options.store
+      .mutate((tx) => tx.asks.publish(this.options.windowId, []))
+      .catch((e: unknown) => this.log(`asks: ${String(e)}`));
   }
 
   /**
@@ -92,7 +107,12 @@ export class SharedAsks {
     try {
       return this.options.store.read((tx) => {
         const here = os.hostname();
-        const live = new Set(tx.windows.list().filter((w) => w.host !== here || isProcessAlive(w.pid)).map((w) => w.windowId));
+        const live = new Set(
+          tx.windows
+            .list()
+            .filter((w) => w.host !== here || isProcessAlive(w.pid))
+            .map((w) => w.windowId),
+        );
         return tx.asks.list().filter((a) => a.windowId !== this.options.windowId && live.has(a.windowId));
       });
     } catch {
@@ -126,7 +146,9 @@ export class SharedAsks {
   }
 
   private async publishOnce(): Promise<void> {
-    const open = this.options.runtime.pendingAsks().map(({ id, taskId, tool, summary, input, askedAt, deadlineAt }) => ({ id, taskId, tool, summary, input, askedAt, deadlineAt }));
+    const open = this.options.runtime
+      .pendingAsks()
+      .map(({ id, taskId, tool, summary, input, askedAt, deadlineAt }) => ({ id, taskId, tool, summary, input, askedAt, deadlineAt }));
     await this.options.store.mutate((tx) => tx.asks.publish(this.options.windowId, open));
   }
 

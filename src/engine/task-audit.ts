@@ -71,9 +71,17 @@ export class TaskAuditLog {
       case 'input-needed':
         return this.line(title, `asks: ${plainNotificationText(event.ask.tool, 60)}: ${plainNotificationText(event.ask.summary, 120)}`);
       case 'input-answered':
-        return this.line(title, `question answered: ${event.decision === 'allow' ? 'allowed' : 'denied'} ${ANSWERED_BY[event.by] ?? event.by}`);
+        return this.line(
+          title,
+          `question answered: ${event.decision === 'allow' ? 'allowed' : 'denied'} ${ANSWERED_BY[event.by] ?? event.by}`,
+        );
       case 'usage-limit':
-        return this.line(title, event.resetAt === null ? 'usage limit lifted: its requests go on' : `usage limit reached: its requests wait for the reset at ${clockTime(event.resetAt)}${event.park ? '; the task parks until then' : ''}`);
+        return this.line(
+          title,
+          event.resetAt === null
+            ? 'usage limit lifted: its requests go on'
+            : `usage limit reached: its requests wait for the reset at ${clockTime(event.resetAt)}${event.park ? '; the task parks until then' : ''}`,
+        );
       case 'segment-ended':
         return this.line(title, `segment ended: ${SEGMENT_END[event.outcome.kind] ?? event.outcome.kind}`);
       default:

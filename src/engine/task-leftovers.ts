@@ -55,7 +55,12 @@ export interface PruneOptions {
  * session is deleted too (here, or in another window that left the mark). Returns what was
  * there. Never throws.
  */
-export function pruneTaskLeftovers(where: TaskFileLocations, task: Pick<OffPeakTask, 'id' | 'sessionId'>, options: PruneOptions, log: (line: string) => void = () => {}): string[] {
+export function pruneTaskLeftovers(
+  where: TaskFileLocations,
+  task: Pick<OffPeakTask, 'id' | 'sessionId'>,
+  options: PruneOptions,
+  log: (line: string) => void = () => {},
+): string[] {
   const targets = taskLeftovers(where, { id: task.id, sessionId: null });
   const transcript = transcriptPath(where, task.sessionId);
   if (transcript) {

@@ -65,7 +65,10 @@ export class TaskNotices {
   private readonly log: (line: string) => void;
   private subscription: { dispose(): void } | undefined;
   private graceTimer: TimerHandle | undefined;
-  private readonly scans = new CoalescingRun(() => this.scanOnce(), (e) => this.log(`notices: ${e instanceof Error ? e.message : String(e)}`));
+  private readonly scans = new CoalescingRun(
+    () => this.scanOnce(),
+    (e) => this.log(`notices: ${e instanceof Error ? e.message : String(e)}`),
+  );
   private disposed = false;
   /** When this window started: results that ended earlier are not the lease holder's to notify. */
   private readonly startedAt: number;
@@ -140,7 +143,8 @@ export class TaskNotices {
     }
     this.timers.clearTimeout(this.graceTimer);
     this.graceTimer = undefined;
-    if (nextDue !== undefined && !this.disposed) this.graceTimer = this.timers.setTimeout(() => this.scan(), Math.max(0, nextDue - clock.now()));
+    if (nextDue !== undefined && !this.disposed)
+      this.graceTimer = this.timers.setTimeout(() => this.scan(), Math.max(0, nextDue - clock.now()));
   }
 
   private emit(notice: TaskNotice): void {

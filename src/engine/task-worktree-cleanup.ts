@@ -9,8 +9,16 @@ export async function pruneTaskWorktree(store: TaskStore, taskId: string, log: (
   try {
     const isolation = store.read((tx) => tx.isolation.get(taskId));
     if (!isolation) return;
-    if (isolation.worktreePath && isolation.branch && store.read((tx) => tx.isolation.sharersOf(isolation.worktreePath!, taskId)).length === 0) {
-      const { problems } = await removeTaskWorktree({ repoPath: isolation.repoPath, worktreePath: isolation.worktreePath, branch: isolation.branch });
+    if (
+      isolation.worktreePath &&
+      isolation.branch &&
+      store.read((tx) => tx.isolation.sharersOf(isolation.worktreePath!, taskId)).length === 0
+    ) {
+      const { problems } = await removeTaskWorktree({
+        repoPath: isolation.repoPath,
+        worktreePath: isolation.worktreePath,
+        branch: isolation.branch,
+      });
       if (problems.length > 0) log(`could not remove ${problems.join(' and ')} of the deleted task ${taskId}`);
     }
     await store.mutate((tx) => tx.isolation.forget(taskId));
@@ -27,18 +35,34 @@ export async function pruneTaskWorktree(store: TaskStore, taskId: string, log: (
  */
 export async function discardTaskWorktree(store: TaskStore, taskId: string): Promise<string[]> {
   const isolation = store.read((tx) => tx.isolation.get(taskId));
-  if (!isolation || isolation.mode !== 'worktree' || !isolation.worktreePath || !isolation.branch) throw new Error('This task has no branch of its own to discard.');
+  if (!isolation || isolation.mode !== 'worktree' || !isolation.worktreePath || !isolation.branch)
+    throw new Error('This task has no branch of its own to discard.');
   if (isolation.broughtHome?.kind === 'discarded') return [];
   const users = store.read((tx) => [taskId, ...tx.isolation.sharersOf(isolation.worktreePath!, taskId)].map((id) => tx.tasks.get(id)));
   const live = users.find((t) => t && !['completed', 'failed', 'cancelled'].includes(t.status));
-  if (live) throw new Error(`Cannot discard now: "${live.title || live.id}" still works on ${isolation.branch}; cancel it or wait until it has finished.`);
+  if (live)
+    throw new Error(
+      `Cannot discard now: "${live.title || live.id}" still works on ${isolation.branch}; cancel it or wait until it has finished.`,
+    );
   // A task that waits to continue in this branch has no worktree row of its own yet (it gets one when
   // its chain says go), so the sharers above do not name it: it must not find the branch gone.
   const userIds = new Set(users.flatMap((t) => (t ? [t.id] : [])));
-  const waiter = store.read((tx) => tx.tasks.list({ status: NON_TERMINAL_STATUSES, hasTicket: false }).find((t) => t.continueInBranch && t.afterTaskId && userIds.has(t.afterTaskId)));
-  if (waiter) throw new Error(`Cannot discard now: "${waiter.title || waiter.id}" waits to continue on ${isolation.branch}; delete it or discard once it has finished.`);
-  const { removed, problems } = await removeTaskWorktree({ repoPath: isolation.repoPath, worktreePath: isolation.worktreePath, branch: isolation.branch });
-  if (problems.length > 0) throw new Error(`Could not remove ${problems.join(' and ')}${removed.length > 0 ? ` (removed ${removed.join(' and ')})` : ''}.`);
+  const waiter = store.read((tx) =>
+    tx.tasks
+      .list({ status: NON_TERMINAL_STATUSES, hasTicket: false })
+      .find((t) => t.continueInBranch && t.afterTaskId && userIds.has(t.afterTaskId)),
+  );
+  if (waiter)
+    throw new Error(
+      `Cannot discard now: "${waiter.title || waiter.id}" waits to continue on ${isolation.branch}; delete it or discard once it has finished.`,
+    );
+  const { removed, problems } = await removeTaskWorktree({
+    repoPath: isolation.repoPath,
+    worktreePath: isolation.worktreePath,
+    branch: isolation.branch,
+  });
+  if (problems.length > 0)
+    throw new Error(`Could not remove ${problems.join(' and ')}${removed.length > 0 ? ` (removed ${removed.join(' and ')})` : ''}.`);
   await store.mutate((tx) => {
     for (const t of users) if (t) tx.isolation.recordBroughtHome(t.id, 'discarded');
   });

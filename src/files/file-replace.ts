@@ -18,7 +18,21 @@ import path from 'node:path';
  */
 export type StoreFs = Pick<
   typeof fs,
-  'openSync' | 'readSync' | 'fstatSync' | 'statSync' | 'closeSync' | 'readFileSync' | 'writeSync' | 'fdatasyncSync' | 'fsyncSync' | 'futimesSync' | 'renameSync' | 'linkSync' | 'unlink' | 'rmSync' | 'existsSync'
+  | 'openSync'
+  | 'readSync'
+  | 'fstatSync'
+  | 'statSync'
+  | 'closeSync'
+  | 'readFileSync'
+  | 'writeSync'
+  | 'fdatasyncSync'
+  | 'fsyncSync'
+  | 'futimesSync'
+  | 'renameSync'
+  | 'linkSync'
+  | 'unlink'
+  | 'rmSync'
+  | 'existsSync'
 >;
 
 /**
@@ -53,7 +67,15 @@ function pauseBefore(n: number): number {
 
 type Outcome = 'renamed' | 'refused' | { retryIn: number };
 
-function tryRename(fsys: Pick<StoreFs, 'renameSync'>, from: string, to: string, wait: RenameWait, started: number, n: number, budgetMs: number): Outcome {
+function tryRename(
+  fsys: Pick<StoreFs, 'renameSync'>,
+  from: string,
+  to: string,
+  wait: RenameWait,
+  started: number,
+  n: number,
+  budgetMs: number,
+): Outcome {
   if (wait.beforeRename && !wait.beforeRename()) return 'refused';
   try {
     fsys.renameSync(from, to);
@@ -67,7 +89,12 @@ function tryRename(fsys: Pick<StoreFs, 'renameSync'>, from: string, to: string, 
 }
 
 /** Renames `from` over `to`, waiting (without blocking) while another handle holds `to`. False: `beforeRename` said no. */
-export async function renameReplacing(fsys: Pick<StoreFs, 'renameSync'>, from: string, to: string, wait: RenameWait = {}): Promise<boolean> {
+export async function renameReplacing(
+  fsys: Pick<StoreFs, 'renameSync'>,
+  from: string,
+  to: string,
+  wait: RenameWait = {},
+): Promise<boolean> {
   const budgetMs = wait.budgetMs ?? RENAME_WAIT_BUDGET_MS;
   const started = Date.now();
   for (let n = 1; ; n++) {

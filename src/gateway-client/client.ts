@@ -192,7 +192,10 @@ export class GatewayClient {
 
   /** Status of 1..100 tickets; `waitMs` long-polls until one of them changes. */
   /** `knownStates`: what the caller last saw per ticket, so a long-poll answers at once if it is stale. */
-  async status(ticketIds: readonly string[], options: { waitMs?: number; knownStates?: Record<string, TicketStatusState>; signal?: AbortSignal } = {}): Promise<StatusResult> {
+  async status(
+    ticketIds: readonly string[],
+    options: { waitMs?: number; knownStates?: Record<string, TicketStatusState>; signal?: AbortSignal } = {},
+  ): Promise<StatusResult> {
     if (ticketIds.length < 1 || ticketIds.length > MAX_STATUS_IDS) {
       throw new RangeError(`status takes 1..${MAX_STATUS_IDS} ticket ids, got ${ticketIds.length}`);
     }
@@ -201,7 +204,10 @@ export class GatewayClient {
       endpoint: 'status',
       method: 'POST',
       path: GatewayPaths.status,
-      json: waitMs === undefined ? { ticket_ids: ticketIds } : { ticket_ids: ticketIds, wait_ms: waitMs, ...(options.knownStates ? { known_states: options.knownStates } : {}) },
+      json:
+        waitMs === undefined
+          ? { ticket_ids: ticketIds }
+          : { ticket_ids: ticketIds, wait_ms: waitMs, ...(options.knownStates ? { known_states: options.knownStates } : {}) },
       timeoutMs: this.timeouts.statusMs + (waitMs ?? 0),
       schema: StatusResponseSchema,
       signal: options.signal,

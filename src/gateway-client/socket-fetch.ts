@@ -18,16 +18,26 @@ export function socketFetch(socketPath: string): (input: Request | URL | string,
     if (body) headers['content-length'] = String(body.length);
     return new Promise<Response>((resolve, reject) => {
       // A connection per call (no keep-alive): one that outlived a take-over would only fail.
-      const req = http.request({ socketPath, agent: false, method: request.method, path: url.pathname + url.search, headers, signal: init?.signal ?? request.signal }, (res) => {
-        const answerHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) answerHeaders.append(name, v);
-        }
-        const status = res.statusCode ?? 502;
-        const stream = NULL_BODY.has(status) || request.method === 'HEAD' ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-        if (stream === null) res.resume();
-        resolve(new Response(stream, { status, statusText: res.statusMessage, headers: answerHeaders }));
-      });
+      const req = http.request(
+        {
+          socketPath,
+          agent: false,
+          method: request.method,
+          path: url.pathname + url.search,
+          headers,
+          signal: init?.signal ?? request.signal,
+        },
+        (res) => {
+          const answerHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) answerHeaders.append(name, v);
+          }
+          const status = res.statusCode ?? 502;
+          const stream = NULL_BODY.has(status) || request.method === 'HEAD' ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+          if (stream === null) res.resume();
+          resolve(new Response(stream, { status, statusText: res.statusMessage, headers: answerHeaders }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

@@ -16,10 +16,16 @@ export interface LaunchedGateway {
 }
 
 export async function launchGateway(config: GatewayConfig, options: { clock: Clock; log: Logger }): Promise<LaunchedGateway> {
-  const demoModel = usesDemoModel(config) ? await startDemoModel({ script: config.demoScript, stepMs: config.demoStepMs, activeWindowMs: config.activeWindowMs }) : undefined;
+  const demoModel = usesDemoModel(config)
+    ? await startDemoModel({ script: config.demoScript, stepMs: config.demoStepMs, activeWindowMs: config.activeWindowMs })
+    : undefined;
   let gateway: GatewayServer;
   try {
-    gateway = await GatewayServer.start({ config: demoModel ? { ...config, upstreamUrl: demoModel.url } : config, clock: options.clock, log: options.log });
+    gateway = await GatewayServer.start({
+      config: demoModel ? { ...config, upstreamUrl: demoModel.url } : config,
+      clock: options.clock,
+      log: options.log,
+    });
   } catch (error) {
     await demoModel?.close();
     throw error;

@@ -47,11 +47,17 @@ async function main(): Promise<void> {
 
   const lines = [`Off-Peak Gateway listening on ${gateway.url}`];
   lines.push(`  windows: ${gateway.authority.windows.describe()}`);
-  lines.push(`  store: ${config.store === 'sqlite' ? `sqlite ${config.db}` : config.store === 'mysql' ? `mysql ${config.mysqlUrl}` : 'memory (tickets are lost on exit)'}`);
+  lines.push(
+    `  store: ${config.store === 'sqlite' ? `sqlite ${config.db}` : config.store === 'mysql' ? `mysql ${config.mysqlUrl}` : 'memory (tickets are lost on exit)'}`,
+  );
   if (config.demo) {
     lines.push('  DEMO MODE: off-peak windows always open (unless set), memory store (unless set)');
     lines.push(`  Demo API key: ${config.demoKey}`);
-    lines.push(useDemoModel ? '  model upstream: built-in DEMO MODEL (scripted replies, not a real model)' : `  model upstream: ${config.upstreamUrl}`);
+    lines.push(
+      useDemoModel
+        ? '  model upstream: built-in DEMO MODEL (scripted replies, not a real model)'
+        : `  model upstream: ${config.upstreamUrl}`,
+    );
     if (useDemoModel && config.demoScript === 'work') {
       lines.push(
         `  demo pacing: ${config.queueHoldMs / 1000} s in the queue, ${config.admissionHoldMs / 1000} s waiting for admission, ` +

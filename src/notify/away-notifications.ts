@@ -70,7 +70,10 @@ export class AwayNotifications {
   private readonly timers: Timers;
   private readonly log: (line: string) => void;
   private readonly delays: readonly number[];
-  private readonly drains = new CoalescingRun(() => this.drainOnce(), (e) => this.log(`notify: ${e instanceof Error ? e.message : String(e)}`));
+  private readonly drains = new CoalescingRun(
+    () => this.drainOnce(),
+    (e) => this.log(`notify: ${e instanceof Error ? e.message : String(e)}`),
+  );
   private subscription: { dispose(): void } | undefined;
   private timer: TimerHandle | undefined;
   private timerAt: number | undefined;
@@ -152,14 +155,22 @@ export class AwayNotifications {
 
   /** A usage-limit hold starts one event; when nothing waits for it any more, its end another. */
   private async watchUsageLimit(): Promise<void> {
-    const { until, holds, ends } = this.options.store.read((tx) => ({ until: heldUntil(tx), holds: tx.notify.keysLike('limit-hold:'), ends: new Set(tx.notify.keysLike('limit-end:')) }));
+    const { until, holds, ends } = this.options.store.read((tx) => ({
+      until: heldUntil(tx),
+      holds: tx.notify.keysLike('limit-hold:'),
+      ends: new Set(tx.notify.keysLike('limit-end:')),
+    }));
     const open = holds.map((k) => Number(k.slice('limit-hold:'.length))).filter((at) => !ends.has(notifyKeys.usageLimitEnd(at)));
-    if (until !== null && !holds.includes(notifyKeys.usageLimitHold(until))) await this.enqueue(notifyKeys.usageLimitHold(until), { kind: 'usage-limit-hold', resetAt: until });
+    if (until !== null && !holds.includes(notifyKeys.usageLimitHold(until)))
+      await this.enqueue(notifyKeys.usageLimitHold(until), { kind: 'usage-limit-hold', resetAt: until });
     // Ended: nothing waits for it (it reset, or a later reset replaced it: that one's end is told, not this one's).
     for (const at of open.filter((at) => at !== until)) {
       const replaced = until !== null || open.some((other) => other > at);
       await this.enqueue(notifyKeys.usageLimitEnd(at), { kind: 'usage-limit-end', resetAt: at });
-      if (replaced) await this.options.store.mutate((tx) => tx.notify.finish(notifyKeys.usageLimitEnd(at), 'dropped', this.options.windowId, 'a later usage limit replaced it'));
+      if (replaced)
+        await this.options.store.mutate((tx) =>
+          tx.notify.finish(notifyKeys.usageLimitEnd(at), 'dropped', this.options.windowId, 'a later usage limit replaced it'),
+        );
     }
     if (until !== null) this.wakeAt(until + 1_000);
   }
@@ -202,7 +213,9 @@ export class AwayNotifications {
     }
     const final = !result.retryable || attempt > this.delays.length;
     await store.mutate((tx) => tx.notify.attemptFailed(row.key, result.error, final, windowId));
-    this.log(`notify: the ${event.kind} notification (attempt ${attempt}) failed: ${result.error}; ${final ? 'given up' : `retrying in ${Math.round((retryAt - clock.now()) / 1000)} s`}`);
+    this.log(
+      `notify: the ${event.kind} notification (attempt ${attempt}) failed: ${result.error}; ${final ? 'given up' : `retrying in ${Math.round((retryAt - clock.now()) / 1000)} s`}`,
+    );
   }
 
   private timeZone(): string {
@@ -219,10 +232,13 @@ export class AwayNotifications {
     if (this.disposed || (this.timerAt !== undefined && this.timerAt <= at && this.timerAt > this.options.clock.now())) return;
     this.timers.clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = this.timers.setTimeout(() => {
-      this.timerAt = undefined;
-      this.kick();
-    }, Math.max(0, at - this.options.clock.now()));
+    this.timer = this.timers.setTimeout(
+      () => {
+        this.timerAt = undefined;
+        this.kick();
+      },
+      Math.max(0, at - this.options.clock.now()),
+    );
   }
 }
 
@@ -231,7 +247,10 @@ function stillTrue(tx: StoreReadTx, event: NotifyEvent): boolean {
   if (event.kind === 'needs-input') {
     const task = tx.tasks.get(event.taskId);
     if (!task || isTerminalStatus(task.status)) return false;
-    return tx.asks.list().some((a) => a.id === event.askId && a.answer === null) || tx.questions.parkedOpen([event.taskId]).some((q) => q.askId === event.askId);
+    return (
+      tx.asks.list().some((a) => a.id === event.askId && a.answer === null) ||
+      tx.questions.parkedOpen([event.taskId]).some((q) => q.askId === event.askId)
+    );
   }
   if (event.kind === 'usage-limit-hold') return heldUntil(tx) === event.resetAt;
   return true;

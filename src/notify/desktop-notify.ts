@@ -36,10 +36,17 @@ export function desktopNotifyCommand(title: string, body: string, host: Executab
   const b = plainNotificationText(body, 300);
   switch (host.platform) {
     case 'darwin':
-      return { command: '/usr/bin/osascript', args: ['-e', 'on run argv', '-e', 'display notification (item 2 of argv) with title (item 1 of argv)', '-e', 'end run', t, b] };
+      return {
+        command: '/usr/bin/osascript',
+        args: ['-e', 'on run argv', '-e', 'display notification (item 2 of argv) with title (item 1 of argv)', '-e', 'end run', t, b],
+      };
     case 'win32': {
       const root = envOf(host, 'SYSTEMROOT') ?? 'C:\\Windows';
-      return { command: path.win32.join(root, 'System32', 'WindowsPowerShell', 'v1.0', 'powershell.exe'), args: ['-NoProfile', '-NonInteractive', '-Command', WINDOWS_TOAST_SCRIPT], env: { OFFPEAK_TOAST_TITLE: t, OFFPEAK_TOAST_BODY: b } };
+      return {
+        command: path.win32.join(root, 'System32', 'WindowsPowerShell', 'v1.0', 'powershell.exe'),
+        args: ['-NoProfile', '-NonInteractive', '-Command', WINDOWS_TOAST_SCRIPT],
+        env: { OFFPEAK_TOAST_TITLE: t, OFFPEAK_TOAST_BODY: b },
+      };
     }
     default: {
       const notifySend = findOnPath('notify-send', host);
@@ -83,7 +90,9 @@ export class WindowFocus {
   private read(): { windowId: string; pid: number; focused: boolean } | undefined {
     try {
       const v = JSON.parse(fs.readFileSync(this.file, 'utf8')) as { windowId?: unknown; pid?: unknown; focused?: unknown };
-      return typeof v.windowId === 'string' && typeof v.pid === 'number' ? { windowId: v.windowId, pid: v.pid, focused: v.focused === true } : undefined;
+      return typeof v.windowId === 'string' && typeof v.pid === 'number'
+        ? { windowId: v.windowId, pid: v.pid, focused: v.focused === true }
+        : undefined;
     } catch {
       return undefined;
     }

@@ -15,4 +15,10 @@ export interface NotifyInclude {
   checkCommand: boolean;
 }
 
-export const INCLUDE_NOTHING: NotifyInclude = { taskTitle: false, folder: false, question: false, failureReason: false, checkCommand: false };
+export const INCLUDE_NOTHING: NotifyInclude = {
+  taskTitle: false,
+  folder: false,
+  question: false,
+  failureReason: false,
+  checkCommand: false,
+};

@@ -4,10 +4,17 @@
 // failure reason or a check's output may quote code) unless its `offPeak.notify.include.*`
 // setting is on. Every text that does go out is flattened to plain text first.
 import { plainNotificationText } from '../core/untrusted-text';
-import { DiscordPayloadSchema, NtfyPayloadSchema, SlackPayloadSchema, WebhookPayloadSchema, type NotifyEvent, type NotifyTarget, type WebhookPayload } from '../protocol/notify';
+import {
+  DiscordPayloadSchema,
+  NtfyPayloadSchema,
+  SlackPayloadSchema,
+  WebhookPayloadSchema,
+  type NotifyEvent,
+  type NotifyTarget,
+  type WebhookPayload,
+} from '../protocol/notify';
 import type { NotifyInclude } from './notify-include';
 import { ntfyEndpoint } from './notify-target';
-
 
 /** One message, before it is shaped for a receiver. `fields`: what the generic webhook gets besides the text. */
 export interface NotifyMessage {
@@ -31,8 +38,22 @@ export function messageOf(event: NotifyEvent, include: NotifyInclude, formatTime
     const at = formatTime(event.resetAt);
     const reset_at = new Date(event.resetAt).toISOString();
     return event.kind === 'usage-limit-hold'
-      ? { event: event.kind, title: 'Off-Peak: usage limit reached', text: `The account's usage limit is reached; held tasks resume at ${at}.`, tags: ['hourglass'], priority: 3, fields: { reset_at } }
-      : { event: event.kind, title: 'Off-Peak: usage limit over', text: `The account's usage limit has reset (${at}); held tasks go on.`, tags: ['arrow_forward'], priority: 3, fields: { reset_at } };
+      ? {
+          event: event.kind,
+          title: 'Off-Peak: usage limit reached',
+          text: `The account's usage limit is reached; held tasks resume at ${at}.`,
+          tags: ['hourglass'],
+          priority: 3,
+          fields: { reset_at },
+        }
+      : {
+          event: event.kind,
+          title: 'Off-Peak: usage limit over',
+          text: `The account's usage limit has reset (${at}); held tasks go on.`,
+          tags: ['arrow_forward'],
+          priority: 3,
+          fields: { reset_at },
+        };
   }
   const id = event.taskId.slice(0, SHORT_ID);
   const title = include.taskTitle && event.title ? plain(event.title, 120) : undefined;
@@ -43,27 +64,64 @@ export function messageOf(event: NotifyEvent, include: NotifyInclude, formatTime
     case 'needs-input': {
       const tool = toolName(event.tool);
       const question = include.question && event.question ? plain(event.question) : undefined;
-      return { event: event.kind, title: 'Off-Peak: a task needs your answer', text: `${task} asks before running ${tool}${question ? `: ${question}` : ''}.`, tags: ['question'], priority: 4, fields: { ...fields, tool, ...(question ? { question } : {}) } };
+      return {
+        event: event.kind,
+        title: 'Off-Peak: a task needs your answer',
+        text: `${task} asks before running ${tool}${question ? `: ${question}` : ''}.`,
+        tags: ['question'],
+        priority: 4,
+        fields: { ...fields, tool, ...(question ? { question } : {}) },
+      };
     }
     case 'ready': {
-      const checks = event.checks ? ` · checks pass${include.checkCommand ? ` (${plain(event.checks.command, 120)}, round ${event.checks.round})` : ` (round ${event.checks.round})`}` : '';
-      return { event: event.kind, title: 'Off-Peak: ready for review', text: `${task} is ready for review${checks}.`, tags: ['white_check_mark'], priority: 3, fields };
+      const checks = event.checks
+        ? ` · checks pass${include.checkCommand ? ` (${plain(event.checks.command, 120)}, round ${event.checks.round})` : ` (round ${event.checks.round})`}`
+        : '';
+      return {
+        event: event.kind,
+        title: 'Off-Peak: ready for review',
+        text: `${task} is ready for review${checks}.`,
+        tags: ['white_check_mark'],
+        priority: 3,
+        fields,
+      };
     }
     case 'check-failed': {
       const command = include.checkCommand ? ` (${plain(event.command, 120)})` : '';
       const output = include.failureReason && event.output ? plain(event.output) : undefined;
-      return { event: event.kind, title: 'Off-Peak: check failed', text: `${task}: check failed after ${event.rounds} round${event.rounds === 1 ? '' : 's'}${command}${output ? `: ${output}` : ''}.`, tags: ['x'], priority: 4, fields: { ...fields, ...(output ? { reason: output } : {}) } };
+      return {
+        event: event.kind,
+        title: 'Off-Peak: check failed',
+        text: `${task}: check failed after ${event.rounds} round${event.rounds === 1 ? '' : 's'}${command}${output ? `: ${output}` : ''}.`,
+        tags: ['x'],
+        priority: 4,
+        fields: { ...fields, ...(output ? { reason: output } : {}) },
+      };
     }
     case 'failed': {
       const reason = include.failureReason && event.reason ? plain(event.reason) : undefined;
-      return { event: event.kind, title: 'Off-Peak: a task failed', text: `${task} failed${reason ? `: ${reason}` : ''}.`, tags: ['warning'], priority: 4, fields: { ...fields, ...(reason ? { reason } : {}) } };
+      return {
+        event: event.kind,
+        title: 'Off-Peak: a task failed',
+        text: `${task} failed${reason ? `: ${reason}` : ''}.`,
+        tags: ['warning'],
+        priority: 4,
+        fields: { ...fields, ...(reason ? { reason } : {}) },
+      };
     }
   }
 }
 
 /** What "Send Test Notification" sends: no task, nothing of the user's. */
 export function testMessage(): NotifyMessage {
-  return { event: 'test', title: 'Off-Peak: test notification', text: 'Off-Peak Tasks can reach you here. Questions, results and usage limits will arrive like this.', tags: ['bell'], priority: 3, fields: {} };
+  return {
+    event: 'test',
+    title: 'Off-Peak: test notification',
+    text: 'Off-Peak Tasks can reach you here. Questions, results and usage limits will arrive like this.',
+    tags: ['bell'],
+    priority: 3,
+    fields: {},
+  };
 }
 
 /** Slack's text is markup: `&`, `<` and `>` are escaped so no text can mention a channel or form a link. */
@@ -76,13 +134,38 @@ export function requestFor(target: NotifyTarget, message: NotifyMessage, sentAt:
   switch (target.kind) {
     case 'ntfy': {
       const { publishUrl, topic } = ntfyEndpoint(target.url);
-      return { url: publishUrl, body: NtfyPayloadSchema.parse({ topic, title: message.title, message: message.text, tags: message.tags, priority: message.priority }) };
+      return {
+        url: publishUrl,
+        body: NtfyPayloadSchema.parse({
+          topic,
+          title: message.title,
+          message: message.text,
+          tags: message.tags,
+          priority: message.priority,
+        }),
+      };
     }
     case 'slack':
       return { url: target.url, body: SlackPayloadSchema.parse({ text: slackText(`*${message.title}*\n${message.text}`) }) };
     case 'discord':
-      return { url: target.url, body: DiscordPayloadSchema.parse({ content: `**${message.title}**\n${message.text}`.slice(0, 2_000), allowed_mentions: { parse: [] } }) };
+      return {
+        url: target.url,
+        body: DiscordPayloadSchema.parse({
+          content: `**${message.title}**\n${message.text}`.slice(0, 2_000),
+          allowed_mentions: { parse: [] },
+        }),
+      };
     case 'webhook':
-      return { url: target.url, body: WebhookPayloadSchema.parse({ source: 'off-peak-tasks', event: message.event, title: message.title, text: message.text, ...message.fields, sent_at: new Date(sentAt).toISOString() }) };
+      return {
+        url: target.url,
+        body: WebhookPayloadSchema.parse({
+          source: 'off-peak-tasks',
+          event: message.event,
+          title: message.title,
+          text: message.text,
+          ...message.fields,
+          sent_at: new Date(sentAt).toISOString(),
+        }),
+      };
   }
 }

@@ -29,7 +29,8 @@ export function parseTargetUrl(text: string): URL {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
     throw new NotifyTargetError('The URL must start with https:// (plain http only to this machine: localhost, 127.0.0.1).');
   }
-  if (url.username || url.password) throw new NotifyTargetError('Put no user name or password in the URL; use a secret topic or webhook URL.');
+  if (url.username || url.password)
+    throw new NotifyTargetError('Put no user name or password in the URL; use a secret topic or webhook URL.');
   if (url.hash) throw new NotifyTargetError('The URL must not have a #fragment.');
   return url;
 }

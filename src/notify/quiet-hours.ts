@@ -10,7 +10,10 @@ export class QuietHoursError extends Error {}
 export function parseQuietHours(text: string): string[] {
   const trimmed = text.trim();
   if (trimmed === '' || /^none$/i.test(trimmed)) return [];
-  const ranges = trimmed.split(/[,;]/).map((s) => s.trim()).filter(Boolean);
+  const ranges = trimmed
+    .split(/[,;]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const range of ranges) {
     try {
       parseDailyRange(range);

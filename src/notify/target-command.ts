@@ -14,7 +14,11 @@ export async function sendTestNotification(target: NotifyTarget, now: number, po
   try {
     request = requestFor(target, testMessage(), now);
   } catch (e) {
-    return { ok: false, retryable: false, error: e instanceof NotifyTargetError ? e.message : 'the message could not be made for this target' };
+    return {
+      ok: false,
+      retryable: false,
+      error: e instanceof NotifyTargetError ? e.message : 'the message could not be made for this target',
+    };
   }
   return post(request);
 }

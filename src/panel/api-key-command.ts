@@ -41,7 +41,11 @@ export async function setApiKeyFromArgument(
 }
 
 /** The handler of `offPeak.setModelApiKey`: a key argument is stored as `setApiKeyFromArgument` says; without one, the password box asks. */
-export async function setModelApiKeyCommand(slot: ApiKeySlot & { prompt(): Promise<boolean> }, key: unknown, confirm: (question: Confirmation) => Promise<boolean>): Promise<boolean> {
+export async function setModelApiKeyCommand(
+  slot: ApiKeySlot & { prompt(): Promise<boolean> },
+  key: unknown,
+  confirm: (question: Confirmation) => Promise<boolean>,
+): Promise<boolean> {
   if (typeof key === 'string') return setApiKeyFromArgument(slot, key, confirm, REPLACE_MODEL_KEY_CONFIRMATION);
   return slot.prompt();
 }

@@ -43,15 +43,21 @@ export function deleteConfirmation(task: OffPeakTask, transcript = false): Confi
   const kept = transcript ? " The agent's session transcript (its whole conversation) is kept unless you also delete the session." : '';
   if (isFinished(task)) {
     if (!transcript) return undefined;
-    return { message: `Delete "${named(task)}"?`, detail: `The task and its History row are removed.${kept}`, action: 'Delete Task', ...session };
+    return {
+      message: `Delete "${named(task)}"?`,
+      detail: `The task and its History row are removed.${kept}`,
+      action: 'Delete Task',
+      ...session,
+    };
   }
   return {
     message: `Delete "${named(task)}"?`,
-    detail: (isLive(task)
-      ? 'The agent running this task is stopped now, and the task and its History row are removed. This cannot be undone.'
-      : task.status === 'needs_input'
-        ? 'The task waiting for your answer is removed with its question and History row. This cannot be undone.'
-        : 'The task leaves the gateway queue (its ticket is given back) and is removed. This cannot be undone.') + kept,
+    detail:
+      (isLive(task)
+        ? 'The agent running this task is stopped now, and the task and its History row are removed. This cannot be undone.'
+        : task.status === 'needs_input'
+          ? 'The task waiting for your answer is removed with its question and History row. This cannot be undone.'
+          : 'The task leaves the gateway queue (its ticket is given back) and is removed. This cannot be undone.') + kept,
     action: 'Delete Task',
     ...session,
   };

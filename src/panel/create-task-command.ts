@@ -30,7 +30,8 @@ export function parseCreateTaskArgs(raw: unknown): CreateTaskCommandArgs {
 /** The palette's input box check: a message for a prompt that cannot be queued, else undefined. */
 export function promptProblem(prompt: string): string | undefined {
   if (prompt.trim() === '') return 'The instructions are empty';
-  if (prompt.length > MAX_PROMPT_CHARS) return `The instructions are too long (${prompt.length.toLocaleString('en-US')} characters; at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')})`;
+  if (prompt.length > MAX_PROMPT_CHARS)
+    return `The instructions are too long (${prompt.length.toLocaleString('en-US')} characters; at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')})`;
   return undefined;
 }
 

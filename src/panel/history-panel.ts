@@ -14,8 +14,20 @@ import type { CheckView } from '../protocol/check-view';
 export type LiveHistory = () => (HistoryRow & Partial<Pick<HistoryRowView, 'followUpOfId' | 'followUpOfTitle' | 'reviewable'>>)[];
 
 /** A History row as the panel shows it: its tokens summed from its ledger rows, what it was refused, and an allowed action that did not run. */
-export function historyRowView(row: HistoryRow & Partial<HistoryRowView>, tickets: readonly TicketRecord[], refusals: RefusalCount | undefined, notRun?: AllowedNotRunView, check?: CheckView): HistoryRowView {
-  return { ...row, usage: totalUsage(tickets), ...(refusals && refusals.denied > 0 ? { refusals } : {}), ...(notRun && row.status === 'succeeded' ? { allowedNotRun: notRun } : {}), ...(check ? { check } : {}) };
+export function historyRowView(
+  row: HistoryRow & Partial<HistoryRowView>,
+  tickets: readonly TicketRecord[],
+  refusals: RefusalCount | undefined,
+  notRun?: AllowedNotRunView,
+  check?: CheckView,
+): HistoryRowView {
+  return {
+    ...row,
+    usage: totalUsage(tickets),
+    ...(refusals && refusals.denied > 0 ? { refusals } : {}),
+    ...(notRun && row.status === 'succeeded' ? { allowedNotRun: notRun } : {}),
+    ...(check ? { check } : {}),
+  };
 }
 
 function withLink<T extends HistoryRow>(row: T, link: FollowUpLink | undefined): T {
@@ -31,7 +43,13 @@ export function historyPager(store: TaskStore, archive: HistoryArchive | undefin
     const checks = store.read((tx) => tx.checks.all());
     const liveView = (row: HistoryRow) => {
       const check = checks.get(row.taskId);
-      return historyRowView(row, store.read((tx) => tx.tickets.forTask(row.taskId)), denials.get(row.taskId), notRun.get(row.taskId), check && checkViewOf(check));
+      return historyRowView(
+        row,
+        store.read((tx) => tx.tickets.forTask(row.taskId)),
+        denials.get(row.taskId),
+        notRun.get(row.taskId),
+        check && checkViewOf(check),
+      );
     };
     if (!archive) {
       const matching = liveRows.filter((r) => matchesHistoryFilter(r, filter));
@@ -41,7 +59,11 @@ export function historyPager(store: TaskStore, archive: HistoryArchive | undefin
     const rows = page.rows.map(({ row, archived }) => {
       if (!archived) return liveView(row);
       const view = withLink(row, archived.link);
-      return { ...historyRowView(view, archived.tickets, archived.denials), ...(reviewable(archived.task, archived.isolation) ? { reviewable: true } : {}), archived: true };
+      return {
+        ...historyRowView(view, archived.tickets, archived.denials),
+        ...(reviewable(archived.task, archived.isolation) ? { reviewable: true } : {}),
+        archived: true,
+      };
     });
     return { rows, total: page.total };
   };

@@ -154,7 +154,20 @@ export class PanelController extends Disposable {
     const runs = this.backend.scheduleRuns?.(now, zone) ?? new Map<string, ScheduleRunMark>();
     const tasks = this.backend.listTasks().map((t) => {
       const run = runs.get(t.id);
-      const card = { ...toTaskCard(t, tickets.get(t.id) ?? [], asks.get(t.id), unseen.has(t.id), links.get(t.id), refusals.get(t.id), notRun.get(t.id), checks.get(t.id)), ...scheduledForOf(t, now, zone), ...(run ? { scheduleRun: run } : {}) };
+      const card = {
+        ...toTaskCard(
+          t,
+          tickets.get(t.id) ?? [],
+          asks.get(t.id),
+          unseen.has(t.id),
+          links.get(t.id),
+          refusals.get(t.id),
+          notRun.get(t.id),
+          checks.get(t.id),
+        ),
+        ...scheduledForOf(t, now, zone),
+        ...(run ? { scheduleRun: run } : {}),
+      };
       const workplace = workplaces.get(t.id);
       return workplace ? { ...card, workplace } : card;
     });
@@ -164,7 +177,11 @@ export class PanelController extends Disposable {
       tasks,
       // History shows each task's total tokens, summed from its ledger rows like the card's, and what it was refused.
       // The first page only: the panel asks for more (`historyPage`, docs/flows.md#archive).
-      history: history.slice(0, HISTORY_PAGE_ROWS).map((row) => historyRowView(row, tickets.get(row.taskId) ?? [], refusals.get(row.taskId), notRun.get(row.taskId), checks.get(row.taskId))),
+      history: history
+        .slice(0, HISTORY_PAGE_ROWS)
+        .map((row) =>
+          historyRowView(row, tickets.get(row.taskId) ?? [], refusals.get(row.taskId), notRun.get(row.taskId), checks.get(row.taskId)),
+        ),
       historyTotal: history.length,
       historyArchived: this.backend.historyArchived?.() ?? false,
       availability: this.backend.availability(),
@@ -194,9 +211,10 @@ export class PanelController extends Disposable {
     if (!parsed.success) {
       const why = describeInvalidMessage(parsed.error);
       this.log(`panel: refused a malformed webview message (${why})`);
-      const requestId = typeof raw === 'object' && raw !== null && typeof (raw as { requestId?: unknown }).requestId === 'string'
-        ? (raw as { requestId: string }).requestId
-        : undefined;
+      const requestId =
+        typeof raw === 'object' && raw !== null && typeof (raw as { requestId?: unknown }).requestId === 'string'
+          ? (raw as { requestId: string }).requestId
+          : undefined;
       if (requestId) this.post({ type: 'result', requestId: requestId.slice(0, 64), ok: false, error: `Invalid request: ${why}` });
       return;
     }

@@ -20,7 +20,10 @@ export function repeatChoices(now: number, zone: string): { label: string; rule:
   return [
     { label: 'Every day', rule: (at) => ({ kind: 'daily', at }) },
     { label: 'Monday to Friday', rule: (at) => ({ kind: 'weekdays', days: WORKDAYS, at }) },
-    { label: describeRule({ kind: 'weekly', day: today, at: 0 }).replace(/ at 00:00$/, ''), rule: (at) => ({ kind: 'weekly', day: today, at }) },
+    {
+      label: describeRule({ kind: 'weekly', day: today, at: 0 }).replace(/ at 00:00$/, ''),
+      rule: (at) => ({ kind: 'weekly', day: today, at }),
+    },
   ];
 }
 
@@ -34,4 +37,3 @@ export function schedulePickItem(s: ScheduleRecord, now: number, zone: string): 
   const next = s.paused ? 'Paused' : `Next: ${formatDueTime(nextOccurrence(s.rule, Math.max(s.handledThrough, now), s.zone), now, zone)}`;
   return { label: s.title, description: `${describeRule(s.rule)} · ${next}`, detail: s.workspacePath };
 }
-

@@ -55,7 +55,15 @@ function lastRunView(tx: StoreReadTx, run: ScheduleRunRecord | undefined): Sched
 }
 
 function draftView(s: ScheduleRecord): ScheduleDraft {
-  const draft: ScheduleDraft = { title: s.title, prompt: s.prompt, workspacePath: s.workspacePath, permissionMode: s.permissionMode, model: s.model, thoughtLevel: s.thoughtLevel, ownBranch: s.isolation === 'worktree' };
+  const draft: ScheduleDraft = {
+    title: s.title,
+    prompt: s.prompt,
+    workspacePath: s.workspacePath,
+    permissionMode: s.permissionMode,
+    model: s.model,
+    thoughtLevel: s.thoughtLevel,
+    ownBranch: s.isolation === 'worktree',
+  };
   if (s.checkCommand) draft.checkCommand = s.checkCommand;
   return draft;
 }
@@ -87,7 +95,15 @@ export function scheduleRunMarks(store: TaskStore, now: number, zone: string): M
     if (runs.size === 0) return new Map();
     const titles = tx.schedules.titles();
     return new Map(
-      [...runs].map(([taskId, run]) => [taskId, { scheduleId: run.scheduleId, scheduleTitle: titles.get(run.scheduleId) ?? '', dueText: formatDueTime(run.dueAt, now, zone), catchUp: run.catchUp }]),
+      [...runs].map(([taskId, run]) => [
+        taskId,
+        {
+          scheduleId: run.scheduleId,
+          scheduleTitle: titles.get(run.scheduleId) ?? '',
+          dueText: formatDueTime(run.dueAt, now, zone),
+          catchUp: run.catchUp,
+        },
+      ]),
     );
   });
 }
@@ -107,7 +123,12 @@ export function scheduleHandlers(service: TaskService, host: ScheduleHostBits): 
   const draftOf = async (draft: ScheduleDraft, wasBypass: boolean): Promise<ScheduleDraftRecord | null> => {
     const workspacePath = host.checkFolder(draft.workspacePath);
     const isolation = (await host.isolationOf(draft.ownBranch, workspacePath)) ?? null;
-    if (draft.permissionMode === 'bypassPermissions' && !wasBypass && !(await host.confirm(bypassConfirmation(workspacePath, 'create', isolation === 'worktree' ? null : undefined)))) return null;
+    if (
+      draft.permissionMode === 'bypassPermissions' &&
+      !wasBypass &&
+      !(await host.confirm(bypassConfirmation(workspacePath, 'create', isolation === 'worktree' ? null : undefined)))
+    )
+      return null;
     const { ownBranch: _ownBranch, checkCommand, ...rest } = draft;
     return { ...rest, workspacePath, workspaceIdentity: host.identityOf(workspacePath), isolation, checkCommand: checkCommand ?? null };
   };

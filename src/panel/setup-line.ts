@@ -50,8 +50,14 @@ const REMOTE_NAMES: Record<string, string> = {
  */
 export function machineSettingKeys(packageJson: unknown): string[] {
   const configuration = (packageJson as { contributes?: { configuration?: unknown } } | undefined)?.contributes?.configuration;
-  const sections = (Array.isArray(configuration) ? configuration : [configuration]) as ({ properties?: Record<string, { scope?: string }> } | undefined)[];
-  return sections.flatMap((section) => Object.entries(section?.properties ?? {}).filter(([, p]) => p.scope === 'machine' || p.scope === 'machine-overridable').map(([key]) => key));
+  const sections = (Array.isArray(configuration) ? configuration : [configuration]) as (
+    { properties?: Record<string, { scope?: string }> } | undefined
+  )[];
+  return sections.flatMap((section) =>
+    Object.entries(section?.properties ?? {})
+      .filter(([, p]) => p.scope === 'machine' || p.scope === 'machine-overridable')
+      .map(([key]) => key),
+  );
 }
 
 /** The setup line's words for a remote window that runs on the defaults (none of its machine settings set there). */
@@ -77,7 +83,8 @@ export function setupView(i: SetupInputs): SetupView {
 
 function modeView(i: SetupInputs): SetupView {
   const agentName = AGENT_NAMES[i.agent];
-  const agentText = i.agentSetting !== 'auto' ? agentName : i.agent === 'claude-code' ? 'Claude Code (found)' : 'Reference agent (Claude Code not found)';
+  const agentText =
+    i.agentSetting !== 'auto' ? agentName : i.agent === 'claude-code' ? 'Claude Code (found)' : 'Reference agent (Claude Code not found)';
   if (i.mode === 'gateway') {
     return {
       mode: 'team',
@@ -126,7 +133,10 @@ export interface WalkthroughKeys {
   resultSeen: boolean;
 }
 
-export function walkthroughKeys(setup: SetupView, state: { engineStarted: boolean; hasGatewayKey: boolean; taskCount: number; lastSeenAt: number | null }): WalkthroughKeys {
+export function walkthroughKeys(
+  setup: SetupView,
+  state: { engineStarted: boolean; hasGatewayKey: boolean; taskCount: number; lastSeenAt: number | null },
+): WalkthroughKeys {
   const team = setup.mode === 'team';
   return {
     modeReady: state.engineStarted && (!team || state.hasGatewayKey),

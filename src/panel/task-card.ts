@@ -37,7 +37,11 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
 }
 
 /** "Tue 02:00": when a task that waits for its "not before" time takes its ticket, in `zone` (docs/flows.md#schedules-and-chains). */
-export function scheduledForOf(task: OffPeakTask, now: number, zone: string): { scheduledFor: string; notBefore: number } | Record<string, never> {
+export function scheduledForOf(
+  task: OffPeakTask,
+  now: number,
+  zone: string,
+): { scheduledFor: string; notBefore: number } | Record<string, never> {
   if (task.notBefore == null || task.serverTicketId || isTerminalStatus(task.status)) return {};
   return { scheduledFor: formatDueTime(task.notBefore, now, zone), notBefore: task.notBefore };
 }
@@ -48,10 +52,21 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
   const live = task.status === 'running' || task.status === 'awaiting' || task.status === 'needs_input';
   // A question kept across its window's close waits on a queued (or paused) task until the resume.
   const waiting = task.status === 'queued' || task.status === 'paused';
-  const open = asks.filter((a) => a.taskId === task.id && (a.interrupted ? waiting : live && (task.status === 'needs_input') === (a.parkedAt !== undefined)));
+  const open = asks.filter(
+    (a) => a.taskId === task.id && (a.interrupted ? waiting : live && (task.status === 'needs_input') === (a.parkedAt !== undefined)),
+  );
   const first = open.reduce<PendingAsk | undefined>((oldest, a) => (oldest && oldest.askedAt <= a.askedAt ? oldest : a), undefined);
   if (!first) return null;
-  const card: CardAsk = { id: first.id, tool: first.tool, question: first.summary, input: first.input, inputDigest: first.inputDigest, askedAt: first.askedAt, deadlineAt: first.deadlineAt, more: open.length - 1 };
+  const card: CardAsk = {
+    id: first.id,
+    tool: first.tool,
+    question: first.summary,
+    input: first.input,
+    inputDigest: first.inputDigest,
+    askedAt: first.askedAt,
+    deadlineAt: first.deadlineAt,
+    more: open.length - 1,
+  };
   if (first.onDeadline) card.onDeadline = first.onDeadline;
   if (first.parkedAt !== undefined) card.parkedAt = first.parkedAt;
   if (first.interrupted) card.interrupted = true;
@@ -65,12 +80,17 @@ export function cardAskOf(task: OffPeakTask, asks: readonly PendingAsk[]): CardA
 export function usageLimitResetOf(task: OffPeakTask, tickets: readonly TicketRecord[]): number | null {
   if (isTerminalStatus(task.status)) return null;
   let latest: number | null = null;
-  for (const t of tickets) if (t.usageLimitResetAt != null && (latest === null || t.usageLimitResetAt > latest)) latest = t.usageLimitResetAt;
+  for (const t of tickets)
+    if (t.usageLimitResetAt != null && (latest === null || t.usageLimitResetAt > latest)) latest = t.usageLimitResetAt;
   return latest;
 }
 
 /** The account's state for the status bar: the latest reset a live task waits for, when it is still ahead; else null. */
-export function accountUsageLimitResetAt(tasks: readonly OffPeakTask[], ticketsOf: (taskId: string) => readonly TicketRecord[], now: number): number | null {
+export function accountUsageLimitResetAt(
+  tasks: readonly OffPeakTask[],
+  ticketsOf: (taskId: string) => readonly TicketRecord[],
+  now: number,
+): number | null {
   let latest: number | null = null;
   for (const task of tasks) {
     if (isTerminalStatus(task.status)) continue;
@@ -89,7 +109,16 @@ export function checkViewOf(check: TaskCheck): CheckView {
   return { command: check.command, state: check.state, round: check.round, exitCode: check.exitCode, output: check.output };
 }
 
-export function toTaskCard(task: OffPeakTask, tickets: readonly TicketRecord[], asks: readonly PendingAsk[] = [], unseen = false, followUp?: FollowUpLink, refusals?: RefusalCount, notRun?: AllowedNotRunView, check?: CheckView): TaskCard {
+export function toTaskCard(
+  task: OffPeakTask,
+  tickets: readonly TicketRecord[],
+  asks: readonly PendingAsk[] = [],
+  unseen = false,
+  followUp?: FollowUpLink,
+  refusals?: RefusalCount,
+  notRun?: AllowedNotRunView,
+  check?: CheckView,
+): TaskCard {
   const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {

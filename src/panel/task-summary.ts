@@ -55,7 +55,12 @@ export interface AccountLimitView {
 }
 
 /** The status bar item: "N need input" first (and highlighted), then running, queued and new; the account's usage limit while it holds tasks. */
-export function statusBarView(counts: TaskCounts, summary: ResultsSummary | undefined, unseenResults: number, limit?: AccountLimitView | null): StatusBarView {
+export function statusBarView(
+  counts: TaskCounts,
+  summary: ResultsSummary | undefined,
+  unseenResults: number,
+  limit?: AccountLimitView | null,
+): StatusBarView {
   const held = limit && limit.resetAt > limit.now ? clockTime(limit.resetAt) : null;
   const parts = [
     held ? `usage limit until ${held}` : '',
@@ -73,7 +78,9 @@ export function statusBarView(counts: TaskCounts, summary: ResultsSummary | unde
     counts.needsInput > 0 ? `${counts.needsInput} task(s) wait for your answer (Allow or Deny on the card).` : undefined,
     held ? `Your usage limit is reached: tasks wait for its reset at ${held} and resume their sessions then.` : undefined,
     'Click to open the panel.',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
   return { visible, text: `$(${icon}) Off-Peak: ${parts.join(', ')}`, tooltip, highlight: counts.needsInput > 0 };
 }
 
@@ -116,14 +123,29 @@ export function resultsSummary(cards: readonly SummaryCard[], since: number | nu
   const files = changing.reduce((n, c) => n + (c.filesChanged ?? 0), 0);
   const parts: ResultsSummary['parts'] = [];
   const ids = (list: readonly SummaryCard[]) => list.map((c) => c.id);
-  if (completed.length > 0) parts.push({ filter: 'completed', count: completed.length, text: `${completed.length} ready`, taskIds: ids(completed) });
-  if (checkFailed.length > 0) parts.push({ filter: 'check_failed', count: checkFailed.length, text: `${checkFailed.length} check failed`, taskIds: ids(checkFailed) });
-  if (asking.length > 0) parts.push({ filter: 'needs_input', count: asking.length, text: `${asking.length} need${asking.length === 1 ? 's' : ''} input`, taskIds: ids(asking) });
+  if (completed.length > 0)
+    parts.push({ filter: 'completed', count: completed.length, text: `${completed.length} ready`, taskIds: ids(completed) });
+  if (checkFailed.length > 0)
+    parts.push({
+      filter: 'check_failed',
+      count: checkFailed.length,
+      text: `${checkFailed.length} check failed`,
+      taskIds: ids(checkFailed),
+    });
+  if (asking.length > 0)
+    parts.push({
+      filter: 'needs_input',
+      count: asking.length,
+      text: `${asking.length} need${asking.length === 1 ? 's' : ''} input`,
+      taskIds: ids(asking),
+    });
   if (failed.length > 0) parts.push({ filter: 'failed', count: failed.length, text: `${failed.length} failed`, taskIds: ids(failed) });
-  if (files > 0) parts.push({ filter: 'files_changed', count: files, text: `${files} file${files === 1 ? '' : 's'} changed`, taskIds: ids(changing) });
+  if (files > 0)
+    parts.push({ filter: 'files_changed', count: files, text: `${files} file${files === 1 ? '' : 's'} changed`, taskIds: ids(changing) });
   // Of the new results, those a schedule queued: what ran by itself overnight.
   const scheduled = fresh.filter((c) => c.scheduled);
-  if (scheduled.length > 0) parts.push({ filter: 'scheduled', count: scheduled.length, text: `${scheduled.length} by schedule`, taskIds: ids(scheduled) });
+  if (scheduled.length > 0)
+    parts.push({ filter: 'scheduled', count: scheduled.length, text: `${scheduled.length} by schedule`, taskIds: ids(scheduled) });
   return { since, parts };
 }
 
@@ -152,7 +174,15 @@ export function hostStatusView(
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
   const summary = resultsSummary(
-    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, isNew: fresh.has(t.id), needsInput: needsInput(t, asking), checkFailed: t.checkFailed, scheduled: t.scheduled })),
+    tasks.map((t) => ({
+      id: t.id,
+      status: t.status,
+      filesChanged: t.filesChanged,
+      isNew: fresh.has(t.id),
+      needsInput: needsInput(t, asking),
+      checkFailed: t.checkFailed,
+      scheduled: t.scheduled,
+    })),
     lastSeenAt,
   );
   return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);

@@ -19,7 +19,12 @@ export function looksLikeGitFolder(folder: string): boolean {
 }
 
 /** The isolation a new task asks for: the form's choice, else the machine setting for a git folder. */
-export function isolationFor(ownBranch: boolean | undefined, folder: string, setting: IsolationMode, isGit: (folder: string) => boolean = looksLikeGitFolder): IsolationMode {
+export function isolationFor(
+  ownBranch: boolean | undefined,
+  folder: string,
+  setting: IsolationMode,
+  isGit: (folder: string) => boolean = looksLikeGitFolder,
+): IsolationMode {
   if (ownBranch !== undefined) return ownBranch ? 'worktree' : 'inPlace';
   return setting === 'worktree' && isGit(folder) ? 'worktree' : 'inPlace';
 }
@@ -49,11 +54,16 @@ export class FolderFits {
     return fit;
   }
 
-  async views(folders: readonly { name: string; path: string }[], setting: IsolationMode): Promise<{ name: string; path: string; ownBranch: boolean; noOwnBranch?: string }[]> {
+  async views(
+    folders: readonly { name: string; path: string }[],
+    setting: IsolationMode,
+  ): Promise<{ name: string; path: string; ownBranch: boolean; noOwnBranch?: string }[]> {
     return Promise.all(
       folders.map(async ({ name, path: folder }) => {
         const fit = await this.of(folder);
-        return fit.kind === 'fits' ? { name, path: folder, ownBranch: setting === 'worktree' } : { name, path: folder, ownBranch: false, noOwnBranch: fit.reason };
+        return fit.kind === 'fits'
+          ? { name, path: folder, ownBranch: setting === 'worktree' }
+          : { name, path: folder, ownBranch: false, noOwnBranch: fit.reason };
       }),
     );
   }
@@ -61,7 +71,10 @@ export class FolderFits {
   /** The isolation of a task queued from the form; refused (with the way out) when it asks for a branch the folder cannot have. */
   async isolationOf(ownBranch: boolean | undefined, folder: string, setting: IsolationMode): Promise<IsolationMode> {
     const fit = await this.fit(folder);
-    if (ownBranch && fit.kind === 'in-place') throw new Error(`This folder cannot run on its own branch: ${fit.reason}. Uncheck "Run on its own branch" to run the task in the folder itself.`);
+    if (ownBranch && fit.kind === 'in-place')
+      throw new Error(
+        `This folder cannot run on its own branch: ${fit.reason}. Uncheck "Run on its own branch" to run the task in the folder itself.`,
+      );
     return isolationFor(ownBranch, folder, setting, () => fit.kind === 'fits');
   }
 }
@@ -78,8 +91,17 @@ export function reviewable(task: Pick<OffPeakTask, 'status'>, isolation: TaskIso
  * and Apply a finished task's branch not brought home yet; Discard it, or the worktree a merge
  * or apply left; Open the worktree while it is there.
  */
-export function workplaceOffers(task: Pick<OffPeakTask, 'status'>, row: TaskIsolation): { canMerge: boolean; canOpen: boolean; canDiscard: boolean } {
-  const withChanges = row.mode === 'worktree' && row.worktreePath !== null && row.branch !== null && row.missingAt === null && (row.changes?.length ?? 0) > 0 && row.broughtHome?.kind !== 'discarded';
+export function workplaceOffers(
+  task: Pick<OffPeakTask, 'status'>,
+  row: TaskIsolation,
+): { canMerge: boolean; canOpen: boolean; canDiscard: boolean } {
+  const withChanges =
+    row.mode === 'worktree' &&
+    row.worktreePath !== null &&
+    row.branch !== null &&
+    row.missingAt === null &&
+    (row.changes?.length ?? 0) > 0 &&
+    row.broughtHome?.kind !== 'discarded';
   const finished = isTerminalStatus(task.status);
   return { canMerge: withChanges && finished && row.broughtHome === null, canOpen: withChanges, canDiscard: withChanges && finished };
 }
@@ -158,10 +180,20 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
  * Deleting a finished task removes its worktree and branch: asked first when the branch holds
  * commits or changes merged nowhere (undefined: nothing to lose, no question).
  */
-export async function deleteWorktreeConfirmation(task: OffPeakTask, isolation: TaskIsolation | undefined, sharedWith: number): Promise<Confirmation | undefined> {
-  if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || sharedWith > 0 || isolation.broughtHome !== null) return undefined;
+export async function deleteWorktreeConfirmation(
+  task: OffPeakTask,
+  isolation: TaskIsolation | undefined,
+  sharedWith: number,
+): Promise<Confirmation | undefined> {
+  if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || sharedWith > 0 || isolation.broughtHome !== null)
+    return undefined;
   if (!isTerminalStatus(task.status) && task.status !== 'paused' && task.status !== 'queued') return undefined;
-  const lost = await unmergedWork({ repoPath: isolation.repoPath, branch: isolation.branch, baseCommit: isolation.baseCommit, changedFiles: isolation.changes?.length ?? 0 });
+  const lost = await unmergedWork({
+    repoPath: isolation.repoPath,
+    branch: isolation.branch,
+    baseCommit: isolation.baseCommit,
+    changedFiles: isolation.changes?.length ?? 0,
+  });
   if (!lost) return undefined;
   const title = task.title || task.prompt.split('\n')[0];
   return {
@@ -184,17 +216,29 @@ export interface ReviewEntry {
  * (or only `file`), or why there is nothing to open. A worktree task compares its worktree with
  * its base commit; an in-place task compares its folder with its first start.
  */
-export function reviewPlan(task: OffPeakTask, isolation: TaskIsolation | undefined, file?: string): { title: string; entries: ReviewEntry[] } | { problem: string } {
-  if (!isolation?.changes) return { problem: 'No changed files were recorded for this task (it has not finished a segment, or it was created before reviews existed).' };
+export function reviewPlan(
+  task: OffPeakTask,
+  isolation: TaskIsolation | undefined,
+  file?: string,
+): { title: string; entries: ReviewEntry[] } | { problem: string } {
+  if (!isolation?.changes)
+    return {
+      problem: 'No changed files were recorded for this task (it has not finished a segment, or it was created before reviews existed).',
+    };
   if (isolation.mode === 'worktree' && (isolation.missingAt !== null || !isolation.worktreePath)) {
-    return { problem: `The task's worktree ${isolation.worktreePath ?? ''} is gone, so its changes cannot be shown; its branch ${isolation.branch ?? ''} may still hold them.` };
+    return {
+      problem: `The task's worktree ${isolation.worktreePath ?? ''} is gone, so its changes cannot be shown; its branch ${isolation.branch ?? ''} may still hold them.`,
+    };
   }
   const folder = isolation.mode === 'worktree' ? isolation.worktreePath! : task.workspacePath;
   const changes = isolation.changes.filter((c) => file === undefined || c.path === file);
   if (changes.length === 0) return { problem: file ? `${file} is not among the task's changed files.` : 'The task changed no files.' };
   const name = task.title || task.prompt.split('\n')[0].slice(0, 60);
   // In place the folder is compared with its first start: edits anyone made there meanwhile are in it too.
-  const against = isolation.mode === 'worktree' ? `${isolation.branch} vs ${isolation.baseCommit?.slice(0, 8)}` : 'in place, vs the folder at its first start: your own edits since are included';
+  const against =
+    isolation.mode === 'worktree'
+      ? `${isolation.branch} vs ${isolation.baseCommit?.slice(0, 8)}`
+      : 'in place, vs the folder at its first start: your own edits since are included';
   return {
     title: `${name}: ${changes.length} changed file${changes.length === 1 ? '' : 's'} (${against})`,
     entries: changes.map((c) => ({

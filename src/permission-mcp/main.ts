@@ -23,23 +23,27 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 function askHost(url: string, request: PermissionRelayRequest, signal?: AbortSignal): Promise<PermissionRelayAnswer> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify(request);
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, signal }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-        if (text.length > MAX_ANSWER_BYTES) req.destroy(new Error('answer too large'));
-      });
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new Error(`the host answered HTTP ${res.statusCode}`));
-        try {
-          resolve(PermissionRelayAnswerSchema.parse(JSON.parse(text)));
-        } catch {
-          reject(new Error('the host sent a malformed answer'));
-        }
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, signal },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.length > MAX_ANSWER_BYTES) req.destroy(new Error('answer too large'));
+        });
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`the host answered HTTP ${res.statusCode}`));
+          try {
+            resolve(PermissionRelayAnswerSchema.parse(JSON.parse(text)));
+          } catch {
+            reject(new Error('the host sent a malformed answer'));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

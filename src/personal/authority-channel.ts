@@ -39,7 +39,11 @@ export const AUTHORITY_URL = 'http://offpeak-local-authority.invalid';
 
 const keyDigest = (localKey: string) => createHash('sha256').update(`offpeak channel\0${localKey}`).digest('hex');
 
-export function authorityChannels(personalDir: string, localKey: string, host: ChannelPlatform = systemChannelPlatform()): AuthorityChannels {
+export function authorityChannels(
+  personalDir: string,
+  localKey: string,
+  host: ChannelPlatform = systemChannelPlatform(),
+): AuthorityChannels {
   if (host.platform === 'win32') {
     const base = `\\\\.\\pipe\\offpeak-${keyDigest(localKey).slice(0, 40)}`;
     return { api: `${base}-authority`, presence: `${base}-presence` };

@@ -17,7 +17,14 @@ import { silentLogger } from '../gateway/http/logger';
 import { GatewayServer } from '../gateway/http/server';
 import { SqliteTicketStore } from '../gateway/stores/sqlite-store';
 import { FileLock, type LockHandle } from '../store/db/file-lock';
-import { AUTHORITY_URL, authorityChannels, clearStaleSocket, isOwnChannel, movedChannel, type AuthorityChannels } from './authority-channel';
+import {
+  AUTHORITY_URL,
+  authorityChannels,
+  clearStaleSocket,
+  isOwnChannel,
+  movedChannel,
+  type AuthorityChannels,
+} from './authority-channel';
 import { authorityPaths, readDiscovery, readOrCreateLocalKey, writeDiscovery, type AuthorityPaths } from './authority-files';
 import { personalGatewayConfig } from './personal-config';
 import { SqlJsFileDatabase } from './sqljs-database';
@@ -138,12 +145,18 @@ export class LocalAuthority {
         return;
       }
       const found = readDiscovery(this.paths);
-      if (found && isOwnChannel(found.address, this.channels) && isOwnChannel(found.presence, this.channels) && (await this.follow(found.presence))) {
+      if (
+        found &&
+        isOwnChannel(found.address, this.channels) &&
+        isOwnChannel(found.presence, this.channels) &&
+        (await this.follow(found.presence))
+      ) {
         this.address = found.address;
         this.setProblem(undefined);
         return;
       }
-      if (Date.now() > deadline) throw new Error(`the local authority did not start within ${this.options.readyTimeoutMs ?? 10_000} ms (lock ${this.paths.lock})`);
+      if (Date.now() > deadline)
+        throw new Error(`the local authority did not start within ${this.options.readyTimeoutMs ?? 10_000} ms (lock ${this.paths.lock})`);
       await sleep(20);
     }
   }
@@ -163,8 +176,12 @@ export class LocalAuthority {
         this.gateway = await this.startGateway(settings, moved);
         this.address = moved;
       }
-      const presence = await this.listenPresence(this.channels.presence).catch(() => this.listenPresence(movedChannel(this.channels.presence)));
-      writeDiscovery(this.paths, { version: 2, address: this.address, presence, pid: process.pid, startedAt: Date.now() }, () => handle.isHeld());
+      const presence = await this.listenPresence(this.channels.presence).catch(() =>
+        this.listenPresence(movedChannel(this.channels.presence)),
+      );
+      writeDiscovery(this.paths, { version: 2, address: this.address, presence, pid: process.pid, startedAt: Date.now() }, () =>
+        handle.isHeld(),
+      );
       this.log(`local authority: serving on ${this.url}${takeover ? ' (taken over from a closed window)' : ''}`);
       this.setProblem(undefined);
       this.options.onServing?.({ at: Date.now(), takeover });
@@ -180,7 +197,16 @@ export class LocalAuthority {
     const db = await SqlJsFileDatabase.open(this.paths.store, { durable: this.options.durable, wasmPath: this.options.wasmPath });
     const store = new SqliteTicketStore(this.paths.store, db as unknown as ConstructorParameters<typeof SqliteTicketStore>[1]);
     return GatewayServer.start({
-      config: { ...personalGatewayConfig({ localKey: this.key, port: 0, hours: settings.hours, modelBaseUrl: settings.modelBaseUrl, stopAtUtilization: settings.stopAtUtilization }), ...this.options.gatewayOverrides },
+      config: {
+        ...personalGatewayConfig({
+          localKey: this.key,
+          port: 0,
+          hours: settings.hours,
+          modelBaseUrl: settings.modelBaseUrl,
+          stopAtUtilization: settings.stopAtUtilization,
+        }),
+        ...this.options.gatewayOverrides,
+      },
       store,
       clock: this.options.clock ?? systemClock,
       log: silentLogger,
@@ -236,7 +262,8 @@ export class LocalAuthority {
   private takeOver(): void {
     this.ensure(true).catch((error: unknown) => {
       this.log(`local authority: take-over failed (${(error as Error).message}); trying again in 5 s`);
-      if (!this.disposed) this.setProblem(`Personal mode's local authority cannot start (${(error as Error).message}); trying again every 5 s.`);
+      if (!this.disposed)
+        this.setProblem(`Personal mode's local authority cannot start (${(error as Error).message}); trying again every 5 s.`);
       if (!this.disposed) setTimeout(() => !this.disposed && this.takeOver(), 5_000).unref();
     });
   }

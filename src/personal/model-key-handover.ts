@@ -24,7 +24,8 @@ export function modelKeyHandoverPath(storageDir: string): string {
 
 function checkKey(key: string): string {
   const trimmed = key.trim();
-  if (trimmed === '' || /\s/.test(trimmed) || trimmed.length > MAX_KEY_CHARS) throw new Error('the handed-over model API key is empty, has spaces or is too long');
+  if (trimmed === '' || /\s/.test(trimmed) || trimmed.length > MAX_KEY_CHARS)
+    throw new Error('the handed-over model API key is empty, has spaces or is too long');
   return trimmed;
 }
 

@@ -24,7 +24,10 @@ export class PersonalSettingError extends Error {}
 export function parsePersonalHours(text: string): { alwaysOpen: true } | { offPeak: string[] } {
   const trimmed = text.trim();
   if (trimmed === '' || /^always$/i.test(trimmed)) return { alwaysOpen: true };
-  const ranges = trimmed.split(/[,;]/).map((s) => s.trim()).filter(Boolean);
+  const ranges = trimmed
+    .split(/[,;]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const range of ranges) {
     try {
       parseDailyRange(range);
@@ -77,9 +80,14 @@ export function parseModelBaseUrl(text: string | undefined): string {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PersonalSettingError('offPeak.personal.baseUrl: use an http(s) URL');
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new PersonalSettingError('offPeak.personal.baseUrl: use https (plain http:// only to this machine, e.g. http://127.0.0.1:4000): your model key or login would travel in clear');
+    throw new PersonalSettingError(
+      'offPeak.personal.baseUrl: use https (plain http:// only to this machine, e.g. http://127.0.0.1:4000): your model key or login would travel in clear',
+    );
   }
-  if (url.username || url.password) throw new PersonalSettingError('offPeak.personal.baseUrl: no user name or password in the URL (the key is set with "Off-Peak: Set Model API Key")');
+  if (url.username || url.password)
+    throw new PersonalSettingError(
+      'offPeak.personal.baseUrl: no user name or password in the URL (the key is set with "Off-Peak: Set Model API Key")',
+    );
   return url.href.replace(/\/+$/, '');
 }
 

@@ -13,11 +13,24 @@ const TaskRef = z.object({ taskId: z.string().min(1).max(200), title: z.string()
  */
 export const NotifyEventSchema = z.discriminatedUnion('kind', [
   /** The agent asks before a tool runs: the tool's name always, its one-line summary only when opted in. */
-  TaskRef.extend({ kind: z.literal('needs-input'), askId: z.string().min(1).max(200), tool: z.string().max(200), question: z.string().max(2_000) }),
+  TaskRef.extend({
+    kind: z.literal('needs-input'),
+    askId: z.string().min(1).max(200),
+    tool: z.string().max(200),
+    question: z.string().max(2_000),
+  }),
   /** The agent ended its turn (and the task's checks passed, when it has any). */
-  TaskRef.extend({ kind: z.literal('ready'), checks: z.object({ command: z.string().max(2_000), round: z.number().int().min(1) }).optional() }),
+  TaskRef.extend({
+    kind: z.literal('ready'),
+    checks: z.object({ command: z.string().max(2_000), round: z.number().int().min(1) }).optional(),
+  }),
   /** The task's checks still failed after its fix rounds. */
-  TaskRef.extend({ kind: z.literal('check-failed'), command: z.string().max(2_000), rounds: z.number().int().min(1), output: z.string().max(4_000) }),
+  TaskRef.extend({
+    kind: z.literal('check-failed'),
+    command: z.string().max(2_000),
+    rounds: z.number().int().min(1),
+    output: z.string().max(4_000),
+  }),
   TaskRef.extend({ kind: z.literal('failed'), reason: z.string().max(4_000) }),
   /** The account's usage limit holds tasks until `resetAt` (docs/flows.md#usage-limits). */
   z.object({ kind: z.literal('usage-limit-hold'), resetAt: z.number().int() }),

@@ -4,7 +4,11 @@ import { z } from 'zod';
 import type { ScheduleRule } from '../core/schedule-rules';
 import { TASK_DRAFT_SHAPE } from './task-form';
 
-const minuteOfDay = z.number().int().min(0).max(24 * 60 - 1);
+const minuteOfDay = z
+  .number()
+  .int()
+  .min(0)
+  .max(24 * 60 - 1);
 const weekday = z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(5), z.literal(6)]);
 
 /** `ScheduleRule` of src/core/schedule-rules.ts: `at` is the minute of the day (02:00 = 120) in the machine's zone; weekdays 0 = Sunday. */
@@ -41,7 +45,12 @@ export const ScheduleViewSchema = z.object({
 export type ScheduleView = z.infer<typeof ScheduleViewSchema>;
 
 /** A task a schedule queued: its card says "Nightly deps · Tue 02:00 (catch-up)". */
-export const ScheduleRunMarkSchema = z.object({ scheduleId: z.string(), scheduleTitle: z.string(), dueText: z.string(), catchUp: z.boolean() });
+export const ScheduleRunMarkSchema = z.object({
+  scheduleId: z.string(),
+  scheduleTitle: z.string(),
+  dueText: z.string(),
+  catchUp: z.boolean(),
+});
 export type ScheduleRunMark = z.infer<typeof ScheduleRunMarkSchema>;
 
 const scheduleId = z.string().min(1).max(200);
@@ -49,9 +58,15 @@ const scheduleId = z.string().min(1).max(200);
 /** The Schedules section's requests (part of `PanelRequests` in src/protocol/webview.ts). */
 export const ScheduleRequests = {
   /** `scheduleId` null: the user declined the Bypass permissions confirmation; nothing was saved. */
-  createSchedule: { params: z.object({ draft: ScheduleDraftSchema, rule: ScheduleRuleSchema }).strict(), result: z.object({ scheduleId: z.string().nullable() }) },
+  createSchedule: {
+    params: z.object({ draft: ScheduleDraftSchema, rule: ScheduleRuleSchema }).strict(),
+    result: z.object({ scheduleId: z.string().nullable() }),
+  },
   /** Future occurrences only: a run already queued keeps the task it was queued with. `done` false: declined. */
-  editSchedule: { params: z.object({ id: scheduleId, draft: ScheduleDraftSchema, rule: ScheduleRuleSchema }).strict(), result: z.object({ done: z.boolean() }) },
+  editSchedule: {
+    params: z.object({ id: scheduleId, draft: ScheduleDraftSchema, rule: ScheduleRuleSchema }).strict(),
+    result: z.object({ done: z.boolean() }),
+  },
   /** Paused: no occurrence fires, none is caught up on resume. */
   pauseSchedule: { params: z.object({ id: scheduleId, paused: z.boolean() }).strict(), result: z.object({}) },
   /** After a confirmation; a run already queued stays as an ordinary task. */

@@ -40,7 +40,10 @@ export interface AgentRunOptions {
   signal: AbortSignal;
 }
 
-export type AgentRunResult = { kind: 'completed'; text: string; turns: number } | { kind: 'failed'; error: string; turns: number } | { kind: 'interrupted'; turns: number };
+export type AgentRunResult =
+  | { kind: 'completed'; text: string; turns: number }
+  | { kind: 'failed'; error: string; turns: number }
+  | { kind: 'interrupted'; turns: number };
 
 const THINKING_BUDGET: Record<ThoughtLevel, number> = { none: 0, low: 2048, medium: 8192, high: 24_576 };
 const OUTPUT_TOKENS = 8192;
@@ -48,8 +51,8 @@ const OUTPUT_TOKENS = 8192;
 function systemPrompt(workspace: string, mode: PermissionMode): string {
   const modeText: Record<PermissionMode, string> = {
     plan: 'You are in PLAN mode: you may only read and list files. Do not attempt changes; describe the plan instead.',
-    default: 'File changes and commands need the user\'s approval; a denied tool call means: do not do that, find another way or stop.',
-    acceptEdits: 'File edits are approved automatically; commands need the user\'s approval.',
+    default: "File changes and commands need the user's approval; a denied tool call means: do not do that, find another way or stop.",
+    acceptEdits: "File edits are approved automatically; commands need the user's approval.",
     bypassPermissions: 'All tools are approved automatically.',
   };
   return [
@@ -71,7 +74,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
   const before = session.messages.length;
   if (opts.resume) session.repairDanglingToolUses();
   opts.emit({ type: 'session', session_id: session.id, resumed: opts.resume, messages: before });
-  out.write(`● ${opts.resume ? 'resuming' : 'new'} session ${session.id}${opts.resume ? ` (${before} messages)` : ''} · ${opts.model} · ${opts.permissionMode}\n`);
+  out.write(
+    `● ${opts.resume ? 'resuming' : 'new'} session ${session.id}${opts.resume ? ` (${before} messages)` : ''} · ${opts.model} · ${opts.permissionMode}\n`,
+  );
   if (opts.prompt) {
     session.appendUserText(opts.prompt);
     out.write(`\n> ${opts.prompt.replace(/\n/g, '\n  ')}\n\n`);
@@ -98,7 +103,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
         {
           onText: (t) => out.write(t),
           onThinking: (t) => out.write(t),
-          onRetry: (attempt, waitMs, reason) => out.write(`\n[retry ${attempt}/${opts.retry.maxRetries} in ${Math.round(waitMs / 100) / 10} s: ${reason}]\n`),
+          onRetry: (attempt, waitMs, reason) =>
+            out.write(`\n[retry ${attempt}/${opts.retry.maxRetries} in ${Math.round(waitMs / 100) / 10} s: ${reason}]\n`),
         },
         opts.signal,
       );
@@ -143,7 +149,12 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
   const decision = risk ? permissionFor(opts.permissionMode, risk) : 'allow';
   if (decision === 'deny') {
     out.write('  ⎿ refused: plan mode is read-only\n');
-    return { type: 'tool_result', tool_use_id: use.id, content: 'Refused: plan mode is read-only; no changes or commands are allowed.', is_error: true };
+    return {
+      type: 'tool_result',
+      tool_use_id: use.id,
+      content: 'Refused: plan mode is read-only; no changes or commands are allowed.',
+      is_error: true,
+    };
   }
   if (decision === 'ask') {
     const deadline = Date.now() + opts.askTimeoutMs;
@@ -156,11 +167,20 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
     const answer = await opts.asker.ask(use.id, question, askInputDigest(input), opts.askTimeoutMs, opts.signal, opts.askParkMs);
     opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });
     if (!answer.allowed) {
-      const why = answer.by === 'timeout' ? 'nobody answered the permission prompt in time' : answer.by === 'interrupt' ? 'the run was interrupted' : 'the user denied it';
+      const why =
+        answer.by === 'timeout'
+          ? 'nobody answered the permission prompt in time'
+          : answer.by === 'interrupt'
+            ? 'the run was interrupted'
+            : 'the user denied it';
       return { type: 'tool_result', tool_use_id: use.id, content: `Not allowed: ${why}. Do not retry the same action.`, is_error: true };
     }
   }
-  const result = await runTool(use.name, use.input, { workspace: opts.workspace, signal: opts.signal, commandTimeoutMs: opts.commandTimeoutMs });
+  const result = await runTool(use.name, use.input, {
+    workspace: opts.workspace,
+    signal: opts.signal,
+    commandTimeoutMs: opts.commandTimeoutMs,
+  });
   const preview = result.content.split('\n').slice(0, 6).join('\n    ');
   out.write(`  ⎿ ${result.isError ? '✗ ' : ''}${preview}\n`);
   opts.emit({ type: 'tool', tool: use.name, summary, ok: !result.isError });
@@ -174,7 +194,8 @@ export function printTranscript(session: SessionTranscript, stream: Writable): v
     for (const block of message.content) {
       if (block.type === 'text') out.write(message.role === 'user' ? `> ${block.text}\n\n` : `${block.text}\n\n`);
       else if (block.type === 'tool_use') out.write(`⏺ ${block.name}: ${summarizeTool(block.name, block.input)}\n`);
-      else if (block.type === 'tool_result') out.write(`  ⎿ ${block.is_error ? '✗ ' : ''}${block.content.split('\n').slice(0, 3).join('\n    ')}\n`);
+      else if (block.type === 'tool_result')
+        out.write(`  ⎿ ${block.is_error ? '✗ ' : ''}${block.content.split('\n').slice(0, 3).join('\n    ')}\n`);
     }
   }
 }

@@ -59,7 +59,8 @@ function positiveInt(value: string | undefined, name: string, fallback: number):
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string, fallback: T): T {
   if (value === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UsageError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
   return value as T;
 }
 
@@ -101,9 +102,11 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  if (!values['session-id'] === !values.resume) throw new UsageError('give exactly one of --session-id <id> (new session) or --resume <id>');
+  if (!values['session-id'] === !values.resume)
+    throw new UsageError('give exactly one of --session-id <id> (new session) or --resume <id>');
   const resume = values.resume !== undefined;
-  if (values.interactive && (!resume || values.prompt !== undefined || values['prompt-file'] !== undefined)) throw new UsageError('--interactive continues a session: give --resume <id> and no prompt');
+  if (values.interactive && (!resume || values.prompt !== undefined || values['prompt-file'] !== undefined))
+    throw new UsageError('--interactive continues a session: give --resume <id> and no prompt');
   const prompt = values['prompt-file'] !== undefined ? fs.readFileSync(values['prompt-file'], 'utf8') : (values.prompt ?? '');
   if (!resume && !prompt.trim()) throw new UsageError('a new session needs a prompt (-p or --prompt-file)');
   const baseUrl = process.env.ANTHROPIC_BASE_URL;
@@ -129,7 +132,9 @@ async function main(argv: string[]): Promise<number> {
       answers.unref(); // an open channel must not keep a finished agent alive
     } catch (err) {
       // The terminal and the deadline still answer; only the host's answers are lost.
-      process.stderr.write(`reference-agent: --answers-fd ${answersFd} cannot be read (${(err as Error).message}); questions are answered in the terminal only\n`);
+      process.stderr.write(
+        `reference-agent: --answers-fd ${answersFd} cannot be read (${(err as Error).message}); questions are answered in the terminal only\n`,
+      );
     }
   }
   const terminal = new PermissionAsker({ input: process.stdin, output: process.stdout, echo: !process.stdin.isTTY, answers });
@@ -161,30 +166,31 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const sessionId = (values['session-id'] ?? values.resume) as string;
-  const run = (turnPrompt: string) => runAgent({
-    endpoint: { baseUrl, authToken: process.env.ANTHROPIC_AUTH_TOKEN || undefined, apiKey: process.env.ANTHROPIC_API_KEY || undefined },
-    workspace,
-    sessionsDir,
-    sessionId,
-    resume,
-    prompt: turnPrompt,
-    permissionMode: oneOf<PermissionMode>(values['permission-mode'], PERMISSION_MODES, '--permission-mode', 'default'),
-    model: values.model ?? process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
-    thoughtLevel: oneOf<ThoughtLevel>(values['thought-level'], THOUGHT_LEVELS, '--thought-level', 'none'),
-    maxTurns: positiveInt(values['max-turns'], '--max-turns', 200),
-    askTimeoutMs: positiveInt(values['ask-timeout-ms'], '--ask-timeout-ms', 300_000),
-    askParkMs: values['ask-park-ms'] !== undefined ? positiveInt(values['ask-park-ms'], '--ask-park-ms', 0) : undefined,
-    commandTimeoutMs: positiveInt(values['command-timeout-ms'], '--command-timeout-ms', 120_000),
-    retry: {
-      maxRetries: positiveInt(values['max-retries'], '--max-retries', 4),
-      baseDelayMs: positiveInt(process.env.OFFPEAK_AGENT_RETRY_BASE_MS, 'OFFPEAK_AGENT_RETRY_BASE_MS', 1000),
-      maxDelayMs: 30_000,
-    },
-    out: process.stdout,
-    asker: terminal,
-    emit,
-    signal: controller.signal,
-  });
+  const run = (turnPrompt: string) =>
+    runAgent({
+      endpoint: { baseUrl, authToken: process.env.ANTHROPIC_AUTH_TOKEN || undefined, apiKey: process.env.ANTHROPIC_API_KEY || undefined },
+      workspace,
+      sessionsDir,
+      sessionId,
+      resume,
+      prompt: turnPrompt,
+      permissionMode: oneOf<PermissionMode>(values['permission-mode'], PERMISSION_MODES, '--permission-mode', 'default'),
+      model: values.model ?? process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5',
+      thoughtLevel: oneOf<ThoughtLevel>(values['thought-level'], THOUGHT_LEVELS, '--thought-level', 'none'),
+      maxTurns: positiveInt(values['max-turns'], '--max-turns', 200),
+      askTimeoutMs: positiveInt(values['ask-timeout-ms'], '--ask-timeout-ms', 300_000),
+      askParkMs: values['ask-park-ms'] !== undefined ? positiveInt(values['ask-park-ms'], '--ask-park-ms', 0) : undefined,
+      commandTimeoutMs: positiveInt(values['command-timeout-ms'], '--command-timeout-ms', 120_000),
+      retry: {
+        maxRetries: positiveInt(values['max-retries'], '--max-retries', 4),
+        baseDelayMs: positiveInt(process.env.OFFPEAK_AGENT_RETRY_BASE_MS, 'OFFPEAK_AGENT_RETRY_BASE_MS', 1000),
+        maxDelayMs: 30_000,
+      },
+      out: process.stdout,
+      asker: terminal,
+      emit,
+      signal: controller.signal,
+    });
 
   if (values.interactive) {
     // The user's own conversation (docs/flows.md#open-session): one instruction a line, each run to the end of the model's turn.

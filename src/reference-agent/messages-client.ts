@@ -79,7 +79,12 @@ export async function createMessage(
   }
 }
 
-async function streamOnce(endpoint: Endpoint, request: MessagesRequest, callbacks: StreamCallbacks, signal: AbortSignal): Promise<AssistantTurn> {
+async function streamOnce(
+  endpoint: Endpoint,
+  request: MessagesRequest,
+  callbacks: StreamCallbacks,
+  signal: AbortSignal,
+): Promise<AssistantTurn> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'text/event-stream',
@@ -111,7 +116,8 @@ async function errorFromResponse(res: Response): Promise<ApiError> {
     // not JSON: keep the raw text
   }
   const shouldRetry = res.headers.get('x-should-retry');
-  const retryable = shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : [408, 409, 429].includes(res.status) || res.status >= 500;
+  const retryable =
+    shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : [408, 409, 429].includes(res.status) || res.status >= 500;
   const retryAfter = Number(res.headers.get('retry-after'));
   const retryAfterMs = Number.isFinite(retryAfter) && retryAfter >= 0 && res.headers.has('retry-after') ? retryAfter * 1000 : null;
   return new ApiError(`API error ${res.status}: ${detail}`, res.status, retryable, retryAfterMs);
@@ -177,7 +183,11 @@ export async function readEventStream(body: ReadableStream<Uint8Array>, callback
         break;
       case 'error': {
         const type = String(event.error?.type ?? 'error');
-        throw new ApiError(`stream error: ${type}: ${event.error?.message ?? ''}`, null, type === 'overloaded_error' || type === 'api_error');
+        throw new ApiError(
+          `stream error: ${type}: ${event.error?.message ?? ''}`,
+          null,
+          type === 'overloaded_error' || type === 'api_error',
+        );
       }
       default:
         break; // message_start, ping, unknown future events

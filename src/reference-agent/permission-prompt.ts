@@ -84,9 +84,19 @@ export class PermissionAsker {
    * `question` shows the whole input whose sha256 is `inputDigest`; it is written with control
    * sequences removed. With `parkMs` nobody answering parks the task (the host stops this agent).
    */
-  async ask(askId: string, question: string, inputDigest: string, timeoutMs: number, signal: AbortSignal, parkMs?: number): Promise<AskAnswer> {
+  async ask(
+    askId: string,
+    question: string,
+    inputDigest: string,
+    timeoutMs: number,
+    signal: AbortSignal,
+    parkMs?: number,
+  ): Promise<AskAnswer> {
     const { output } = this.options;
-    const unanswered = parkMs !== undefined ? `the task waits for your answer without holding capacity after ${Math.round(parkMs / 1000)} s` : `denied automatically in ${Math.round(timeoutMs / 1000)} s`;
+    const unanswered =
+      parkMs !== undefined
+        ? `the task waits for your answer without holding capacity after ${Math.round(parkMs / 1000)} s`
+        : `denied automatically in ${Math.round(timeoutMs / 1000)} s`;
     output.write(`${terminalSafeText(question)} [y/N] (${unanswered}; type y or n, then Enter) `);
     const answer = await new Promise<AskAnswer>((resolve) => {
       const finish = (result: AskAnswer): void => {

@@ -65,7 +65,10 @@ export function resolveInWorkspace(workspace: string, given: string): string {
     current = path.join(current, part);
     const stat = fs.lstatSync(current, { throwIfNoEntry: false });
     if (!stat) break; // the rest does not exist yet (a file or directories to create)
-    if (stat.isSymbolicLink()) throw new ToolInputError(`path ${given} goes through a symbolic link (${path.relative(root, current)}); the agent does not follow links`);
+    if (stat.isSymbolicLink())
+      throw new ToolInputError(
+        `path ${given} goes through a symbolic link (${path.relative(root, current)}); the agent does not follow links`,
+      );
   }
   return target;
 }
@@ -111,7 +114,9 @@ function writeWorkspaceFile(workspace: string, given: string, file: string, cont
 }
 
 function truncate(text: string): string {
-  return text.length <= MAX_OUTPUT_CHARS ? text : text.slice(0, MAX_OUTPUT_CHARS) + `\n… [${text.length - MAX_OUTPUT_CHARS} more characters truncated]`;
+  return text.length <= MAX_OUTPUT_CHARS
+    ? text
+    : text.slice(0, MAX_OUTPUT_CHARS) + `\n… [${text.length - MAX_OUTPUT_CHARS} more characters truncated]`;
 }
 
 const tools: Tool[] = [
@@ -194,8 +199,7 @@ const tools: Tool[] = [
     risk: 'edit',
     definition: {
       name: 'edit_file',
-      description:
-        'Replace old_string with new_string in a workspace file. old_string must occur exactly once unless replace_all is true.',
+      description: 'Replace old_string with new_string in a workspace file. old_string must occur exactly once unless replace_all is true.',
       input_schema: {
         type: 'object',
         properties: {
@@ -215,7 +219,8 @@ const tools: Tool[] = [
       if (!oldString) throw new ToolInputError('old_string must not be empty');
       const { count, result } = replaceKeepingLineEndings(readWorkspaceFile(file), oldString, newString);
       if (count === 0) throw new ToolInputError('old_string not found in the file');
-      if (count > 1 && input.replace_all !== true) throw new ToolInputError(`old_string occurs ${count} times; make it unique or set replace_all`);
+      if (count > 1 && input.replace_all !== true)
+        throw new ToolInputError(`old_string occurs ${count} times; make it unique or set replace_all`);
       writeWorkspaceFile(ctx.workspace, str(input, 'path'), file, result);
       return `replaced ${count} occurrence(s) in ${str(input, 'path')}`;
     },
@@ -224,7 +229,7 @@ const tools: Tool[] = [
     risk: 'command',
     definition: {
       name: 'run_command',
-      description: "Run a shell command in the workspace directory and return its exit code and output.",
+      description: 'Run a shell command in the workspace directory and return its exit code and output.',
       input_schema: {
         type: 'object',
         properties: { command: { type: 'string' }, timeout_ms: { type: 'number' } },
@@ -332,7 +337,13 @@ export function runShellCommand(command: string, ctx: ToolContext, timeoutMs: nu
   const shell = shellInvocation(command);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANTHROPIC_')));
   return new Promise((resolve, reject) => {
-    const child = spawn(shell.file, shell.args, { cwd: ctx.workspace, env, stdio: ['ignore', 'pipe', 'pipe'], windowsVerbatimArguments: shell.windowsVerbatimArguments, windowsHide: true });
+    const child = spawn(shell.file, shell.args, {
+      cwd: ctx.workspace,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsVerbatimArguments: shell.windowsVerbatimArguments,
+      windowsHide: true,
+    });
     let output = '';
     const collect = (chunk: Buffer): void => {
       if (output.length < MAX_OUTPUT_CHARS * 2) output += chunk.toString('utf8');

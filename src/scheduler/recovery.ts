@@ -17,7 +17,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TaskStore } from '../store';
 import { isProcessAlive } from '../core/process-alive';
-import { killLeftovers, killTree, processesWithEnv, processTable, systemProcessHost, type ProcessHost, type ProcessRow } from '../core/process-control';
+import {
+  killLeftovers,
+  killTree,
+  processesWithEnv,
+  processTable,
+  systemProcessHost,
+  type ProcessHost,
+  type ProcessRow,
+} from '../core/process-control';
 
 export interface RecoveryReport {
   requeued: string[];
@@ -121,7 +129,11 @@ async function judgeRecord(file: string, record: PidRecord, options: RecoveryOpt
     // command line; where the table tells no command line (Wine), its parent is still the dead
     // window's pid (Windows keeps a parent's id). An agent that cannot be verified is left alone.
     if (isOurAgent(record, await agentRow(), processes) && (await killTree(record.pid, processes)).length > 0) killed = record.pid;
-  } else if (record.pid && groupHoldsAgentRemnants(record.pid, record, processes) && (await killLeftovers(record.pid, processes)).length > 0) {
+  } else if (
+    record.pid &&
+    groupHoldsAgentRemnants(record.pid, record, processes) &&
+    (await killLeftovers(record.pid, processes)).length > 0
+  ) {
     // The agent ended, but its group still holds something it started (the group's id cannot
     // have been reused while no process has that pid and the group is not empty).
     killed = record.pid;
@@ -137,9 +149,17 @@ function isOurAgent(record: PidRecord, row: ProcessRow | undefined, processes: P
 }
 
 /** Whether the window that spawned the record's agent still runs (and so will apply its outcome). */
-async function hostLives(record: PidRecord, agentRow: () => Promise<ProcessRow | undefined>, agentAlive: boolean, options: RecoveryOptions): Promise<boolean> {
+async function hostLives(
+  record: PidRecord,
+  agentRow: () => Promise<ProcessRow | undefined>,
+  agentAlive: boolean,
+  options: RecoveryOptions,
+): Promise<boolean> {
   if (record.hostPid === undefined) return false;
-  const registered = record.windowId !== undefined && record.windowId !== options.windowId && (options.isLiveWindow?.(record.windowId, record.hostPid) ?? false);
+  const registered =
+    record.windowId !== undefined &&
+    record.windowId !== options.windowId &&
+    (options.isLiveWindow?.(record.windowId, record.hostPid) ?? false);
   // A window of this very process: only another, registered one is alive for us.
   if (record.hostPid === process.pid) return registered;
   if (!isProcessAlive(record.hostPid)) return false;

@@ -61,7 +61,6 @@ export interface TickReport {
   releasedZombies: number;
 }
 
-
 /**
  * The due tasks that may be claimed now: an in-place task (docs/flows.md#isolation) waits while
  * another in-place task runs (or is claimed) in its folder; a task on its own branch never waits.
@@ -194,7 +193,13 @@ export class Scheduler {
     if (!this.options.isLeader()) return { ...report, skipped: 'not_leader' };
     // Reading first keeps an idle scheduler from taking the file lock and writing every tick.
     const store = this.options.store;
-    if (this.quiet && !store.checkForExternalChange() && this.quiet.generation === store.generation && this.options.clock.now() < this.quiet.until) return report;
+    if (
+      this.quiet &&
+      !store.checkForExternalChange() &&
+      this.quiet.generation === store.generation &&
+      this.options.clock.now() < this.quiet.until
+    )
+      return report;
     this.quiet = undefined;
     const zombie = { zombieAfterMs: this.zombieAfterMs };
     const idle = store.read((tx) => {
@@ -256,7 +261,9 @@ export class Scheduler {
           tx.tasks.releaseClaim(task.id, { error: result.error });
           return tx.dispatch.recordFailure(task.id, result.error, (failures) => backoffDelay(this.backoff, failures));
         });
-        this.log(`scheduler: dispatch of ${task.id} failed (${result.error}); retry after ${new Date(backoff.nextDispatchAt).toISOString()}`);
+        this.log(
+          `scheduler: dispatch of ${task.id} failed (${result.error}); retry after ${new Date(backoff.nextDispatchAt).toISOString()}`,
+        );
         // The backoff's end is a time-based due: plan for it now, not at whatever tick comes next.
         if (!this.tickRunning) this.planNext();
       } else {

@@ -84,7 +84,11 @@ export class WindowRegistry {
   remoteHosts(): WindowHost[] {
     const others = this.options.store.read((tx) => tx.windows.list()).filter((w) => w.windowId !== this.options.windowId);
     const alive = others.filter((w) => w.host === os.hostname() && this.isAlive(w.pid));
-    return alive.map((w) => ({ windowId: w.windowId, workspaceKeys: () => w.workspaceKeys, runTask: (task: OffPeakTask) => this.handOff(w.windowId, task) }));
+    return alive.map((w) => ({
+      windowId: w.windowId,
+      workspaceKeys: () => w.workspaceKeys,
+      runTask: (task: OffPeakTask) => this.handOff(w.windowId, task),
+    }));
   }
 
   private async register(): Promise<void> {
@@ -203,4 +207,3 @@ export class WindowRegistry {
     }
   }
 }
-

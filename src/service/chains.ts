@@ -38,9 +38,14 @@ export function afterLinkOf(tx: StoreReadTx, taskId: string, input: AfterInput):
   const of = tx.tasks.get(input.afterTaskId);
   if (!of) throw new ServiceError('not_found', `Cannot wait for task ${input.afterTaskId}: there is no such task.`);
   const gate = chainGate({ title: nameOf(of), status: of.status, check: checkOf(tx, of.id) });
-  if (gate.kind === 'skip') throw new ServiceError('not_allowed', `Cannot wait for "${nameOf(of)}": ${gate.reason.replace(/^Skipped: /, '')}`);
+  if (gate.kind === 'skip')
+    throw new ServiceError('not_allowed', `Cannot wait for "${nameOf(of)}": ${gate.reason.replace(/^Skipped: /, '')}`);
   const cycle = chainCycle(taskId, of.id, (id) => tx.tasks.get(id)?.afterTaskId);
-  if (cycle) throw new ServiceError('not_allowed', `Cannot wait for "${nameOf(of)}": the chain would come back to this task (${cycle.join(' → ')}).`);
+  if (cycle)
+    throw new ServiceError(
+      'not_allowed',
+      `Cannot wait for "${nameOf(of)}": the chain would come back to this task (${cycle.join(' → ')}).`,
+    );
   return { taskId: of.id, title: nameOf(of), continueInBranch: input.continueInBranch === true };
 }
 
@@ -53,7 +58,8 @@ export function chainGateOf(tx: StoreReadTx, task: OffPeakTask): ChainGate {
   if (!task.afterTaskId) return { kind: 'go' };
   const of = tx.tasks.get(task.afterTaskId);
   if (!of) return chainGate(null);
-  if (of.status === 'cancelled' && of.afterTaskId && of.failureReason?.startsWith('Skipped: ')) return { kind: 'skip', reason: of.failureReason };
+  if (of.status === 'cancelled' && of.afterTaskId && of.failureReason?.startsWith('Skipped: '))
+    return { kind: 'skip', reason: of.failureReason };
   return chainGate({ title: task.afterTitle || nameOf(of), status: of.status, check: checkOf(tx, of.id) });
 }
 
@@ -75,7 +81,15 @@ export function applyChainGate(tx: StoreTx, taskId: string): ChainGate | undefin
       tx.tasks.cancel(taskId, { failureReason: skip.reason });
       return skip;
     }
-    if (of) tx.isolation.insert({ taskId, mode: of.mode, repoPath: of.repoPath, worktreePath: of.worktreePath, branch: of.branch, baseCommit: of.baseCommit });
+    if (of)
+      tx.isolation.insert({
+        taskId,
+        mode: of.mode,
+        repoPath: of.repoPath,
+        worktreePath: of.worktreePath,
+        branch: of.branch,
+        baseCommit: of.baseCommit,
+      });
   }
   return gate;
 }

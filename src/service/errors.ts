@@ -51,7 +51,9 @@ export function serviceErrorFromGateway(action: string, e: GatewayError): Servic
       return new ServiceError('gateway_rejected', `Cannot ${action}: ${e.reason}.`, { cause: e });
     default:
       // Worded for the panel's banner (e.reason: no endpoint, no raw error code); the log keeps e.message.
-      return new ServiceError('gateway_unavailable', `Cannot ${action} now: ${e.reason}. Try again once the gateway answers.`, { cause: e });
+      return new ServiceError('gateway_unavailable', `Cannot ${action} now: ${e.reason}. Try again once the gateway answers.`, {
+        cause: e,
+      });
   }
 }
 

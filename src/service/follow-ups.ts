@@ -25,12 +25,15 @@ export function planFollowUp(tx: StoreReadTx, ofTaskId: string, input: FollowUpI
   const bad = (m: string) => new ServiceError('invalid_input', m);
   if (!input || typeof input.prompt !== 'string' || input.prompt.trim() === '') throw bad('The follow-up instructions must not be empty.');
   if (input.title !== undefined && typeof input.title !== 'string') throw bad('The title must be a string.');
-  if (input.permissionMode !== undefined && !PERMISSION_MODES.includes(input.permissionMode)) throw bad(`The permission mode must be one of ${PERMISSION_MODES.join(', ')}.`);
+  if (input.permissionMode !== undefined && !PERMISSION_MODES.includes(input.permissionMode))
+    throw bad(`The permission mode must be one of ${PERMISSION_MODES.join(', ')}.`);
   const of = tx.tasks.get(ofTaskId);
   if (!of) throw new ServiceError('not_found', `No task ${ofTaskId}.`);
   const name = of.title || of.prompt.split('\n')[0].slice(0, 80);
-  if (!isTerminalStatus(of.status)) throw new ServiceError('not_allowed', `Cannot follow up "${name}" yet: it is ${of.status}; a follow-up continues a finished task.`);
-  if (!of.sessionId) throw new ServiceError('not_allowed', `Cannot follow up "${name}": it never started, so it has no session to continue.`);
+  if (!isTerminalStatus(of.status))
+    throw new ServiceError('not_allowed', `Cannot follow up "${name}" yet: it is ${of.status}; a follow-up continues a finished task.`);
+  if (!of.sessionId)
+    throw new ServiceError('not_allowed', `Cannot follow up "${name}": it never started, so it has no session to continue.`);
   const agent = tx.runtime.get(of.id)?.agent;
   if (!agent) throw new ServiceError('not_allowed', `Cannot follow up "${name}": which agent ran its session is not recorded.`);
   checkSessionFree(tx, of.sessionId);
@@ -77,7 +80,14 @@ export function linkFollowUp(tx: StoreTx, taskId: string, link: FollowUpLinkInpu
 export function isolateTask(tx: StoreTx, taskId: string, form: CreateTaskInput, followUp?: FollowUpLinkInput): void {
   const of = followUp ? tx.isolation.get(followUp.followUpOf) : undefined;
   if (of) {
-    tx.isolation.insert({ taskId, mode: of.mode, repoPath: of.repoPath, worktreePath: of.worktreePath, branch: of.branch, baseCommit: of.baseCommit });
+    tx.isolation.insert({
+      taskId,
+      mode: of.mode,
+      repoPath: of.repoPath,
+      worktreePath: of.worktreePath,
+      branch: of.branch,
+      baseCommit: of.baseCommit,
+    });
   } else if (!followUp && form.isolation) {
     tx.isolation.insert({ taskId, mode: form.isolation, repoPath: form.workspacePath });
   }

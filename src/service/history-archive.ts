@@ -73,7 +73,10 @@ export interface HistoryPage {
 }
 
 export function clampKeep(keep: HistoryKeep): HistoryKeep {
-  return { keepDays: Math.max(1, Math.floor(keep.keepDays) || DEFAULT_HISTORY_KEEP.keepDays), keepCount: Math.max(0, Math.floor(keep.keepCount) || 0) };
+  return {
+    keepDays: Math.max(1, Math.floor(keep.keepDays) || DEFAULT_HISTORY_KEEP.keepDays),
+    keepCount: Math.max(0, Math.floor(keep.keepCount) || 0),
+  };
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -93,7 +96,12 @@ export class HistoryArchive {
   /** The archive file (prepared on first use; nothing is read until asked). */
   archiveFile(): Promise<ArchiveFile> {
     if (this.file) return Promise.resolve(this.file);
-    this.opening ??= ArchiveFile.open({ directory: this.options.store.directory, wasmPath: this.options.wasmPath, durable: this.options.durable, fs: this.options.fs }).then((f) => (this.file = f));
+    this.opening ??= ArchiveFile.open({
+      directory: this.options.store.directory,
+      wasmPath: this.options.wasmPath,
+      durable: this.options.durable,
+      fs: this.options.fs,
+    }).then((f) => (this.file = f));
     return this.opening;
   }
 
@@ -145,10 +153,13 @@ export class HistoryArchive {
     const plan = store.read((tx) => tx.archive.duePlan(rule));
     const planned = new Set(plan.flat());
     const size = Math.max(1, this.options.batchSize ?? 200);
-    for (let next = 0; next < plan.length; ) {
+    for (let next = 0; next < plan.length;) {
       const batch: string[] = [];
       while (next < plan.length && (batch.length === 0 || batch.length + plan[next].length <= size)) batch.push(...plan[next++]);
-      const { schema, copies } = store.read((tx) => ({ schema: tx.archive.schema(), copies: tx.archive.rowsOf(tx.archive.stillMovable(batch, planned)) }));
+      const { schema, copies } = store.read((tx) => ({
+        schema: tx.archive.schema(),
+        copies: tx.archive.rowsOf(tx.archive.stillMovable(batch, planned)),
+      }));
       if (copies.size === 0) continue;
       await file.put(schema, copies, { last_run_at: String(now) });
       // A task that changed meanwhile stays (its change kept): the next run copies it again.
@@ -213,7 +224,10 @@ export class HistoryArchive {
    * the archive's, both matching `filter`. The archive is read only when the page reaches past
    * the task DB's rows, or to count them.
    */
-  async page(live: readonly HistoryRow[], query: { offset: number; limit: number; filter?: HistoryFilter; countArchived?: boolean }): Promise<HistoryPage> {
+  async page(
+    live: readonly HistoryRow[],
+    query: { offset: number; limit: number; filter?: HistoryFilter; countArchived?: boolean },
+  ): Promise<HistoryPage> {
     const liveRows = live.filter((r) => matchesHistoryFilter(r, query.filter));
     const end = query.offset + query.limit;
     const rows: HistoryPageRow[] = liveRows.slice(query.offset, end).map((row) => ({ row }));

@@ -14,7 +14,18 @@
  *     expired, completed, failed, cancelled, deleted), used by the runtime and the user actions
  *     alike; the service runs the follow-up work it announces (settles, retakes).
  */
-export { TaskService, DEFAULT_SYNC_CONFIG, type TaskServiceOptions, type CreateTaskInput, type SyncConfig, type SyncReport, type ContinueOutcome, type DeleteOptions, type ServiceEvents, type TaskDeletion } from './task-service';
+export {
+  TaskService,
+  DEFAULT_SYNC_CONFIG,
+  type TaskServiceOptions,
+  type CreateTaskInput,
+  type SyncConfig,
+  type SyncReport,
+  type ContinueOutcome,
+  type DeleteOptions,
+  type ServiceEvents,
+  type TaskDeletion,
+} from './task-service';
 export { ServiceError, type ServiceErrorCode } from './errors';
 export type { FollowUpInput } from './follow-ups';
 export { AvailabilitySnapshot, type AvailabilityState, type AvailabilityOptions } from './availability';

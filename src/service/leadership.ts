@@ -115,7 +115,8 @@ export class Leadership {
       this.token = result.held ? result.lease.token : undefined;
       // A follower tries again as soon as the holder's lease runs out (a SIGKILLed holder is
       // replaced within its ttl), and otherwise at the usual pace.
-      if (!result.held && result.current) nextMs = Math.min(this.tickMs, Math.max(1, result.current.expiresAt - this.clock.now() + LEASE_EXPIRY_MARGIN_MS));
+      if (!result.held && result.current)
+        nextMs = Math.min(this.tickMs, Math.max(1, result.current.expiresAt - this.clock.now() + LEASE_EXPIRY_MARGIN_MS));
     } catch {
       held = false; // store busy or broken: act as a follower until the next tick
     }

@@ -81,7 +81,10 @@ export class Retaker {
     }
     if (outcome === 'dead' || outcome === 'conflict') {
       if (outcome === 'dead') outbox.settleSoon([take.ticketId]);
-      return this.fail(taskId, new Error(`the gateway answered the take with a ${outcome === 'dead' ? `${take.state} ticket` : 'ticket already retired'}`));
+      return this.fail(
+        taskId,
+        new Error(`the gateway answered the take with a ${outcome === 'dead' ? `${take.state} ticket` : 'ticket already retired'}`),
+      );
     }
     this.notBefore.delete(taskId);
     if (outcome === 'ready') this.options.onReady(taskId);
@@ -96,7 +99,9 @@ export class Retaker {
       // is paused, saying why, until the user continues it (docs/flows.md#sync).
       this.notBefore.delete(taskId);
       const text = `${RETAKE_FAILED} ${errorText(e)}. It is not taken again until you Continue it.`;
-      await store.mutate((tx) => tx.tasks.pause(taskId) && tx.tasks.setLastError(taskId, text, { onlyWithoutTicket: true })).catch(() => undefined);
+      await store
+        .mutate((tx) => tx.tasks.pause(taskId) && tx.tasks.setLastError(taskId, text, { onlyWithoutTicket: true }))
+        .catch(() => undefined);
       this.options.log(`${taskId}: ${text}`);
       return { ok: false, error: e };
     }

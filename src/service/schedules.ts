@@ -22,7 +22,7 @@ export interface ScheduleActionsOptions {
 
 function validDraft(draft: ScheduleDraftRecord, rule: ScheduleRule, zone: string): ScheduleDraftRecord {
   const bad = (m: string) => new ServiceError('invalid_input', m);
-  if (!draft || typeof draft !== 'object') throw bad('The schedule\'s task is missing.');
+  if (!draft || typeof draft !== 'object') throw bad("The schedule's task is missing.");
   if (typeof draft.prompt !== 'string' || draft.prompt.trim() === '') throw bad('The prompt must not be empty.');
   if (typeof draft.workspacePath !== 'string' || draft.workspacePath.trim() === '') throw bad('The workspace path must not be empty.');
   if (!PERMISSION_MODES.includes(draft.permissionMode)) throw bad(`The permission mode must be one of ${PERMISSION_MODES.join(', ')}.`);
@@ -30,7 +30,11 @@ function validDraft(draft: ScheduleDraftRecord, rule: ScheduleRule, zone: string
   if (problem) throw bad(`The schedule's rule is not usable: ${problem}.`);
   if (!isKnownTimeZone(zone)) throw bad(`Unknown time zone ${zone}.`);
   // A schedule without a title is named by its prompt's first line (its runs add their date).
-  return { ...draft, title: shortTaskTitle({ title: (draft.title ?? '').trim(), prompt: draft.prompt }, 'Schedule', 60), checkCommand: draft.checkCommand?.trim() || null };
+  return {
+    ...draft,
+    title: shortTaskTitle({ title: (draft.title ?? '').trim(), prompt: draft.prompt }, 'Schedule', 60),
+    checkCommand: draft.checkCommand?.trim() || null,
+  };
 }
 
 export class ScheduleActions {
@@ -56,7 +60,11 @@ export class ScheduleActions {
 
   /** Paused: nothing fires; resumed: the next occurrence after now, no catch-up for the paused stretch. */
   setPaused(id: string, paused: boolean): Promise<ScheduleRecord> {
-    return this.write(paused ? 'pause the schedule' : 'resume the schedule', (tx) => (tx.schedules.setPaused(id, paused) ? tx.schedules.get(id) : undefined), id);
+    return this.write(
+      paused ? 'pause the schedule' : 'resume the schedule',
+      (tx) => (tx.schedules.setPaused(id, paused) ? tx.schedules.get(id) : undefined),
+      id,
+    );
   }
 
   /** Fires no more; a run already queued stays as an ordinary task. */
@@ -64,7 +72,11 @@ export class ScheduleActions {
     await this.write('delete the schedule', (tx) => (tx.schedules.delete(id) ? true : undefined), id);
   }
 
-  private async write<T>(what: string, fn: (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) => T | undefined, id?: string): Promise<T> {
+  private async write<T>(
+    what: string,
+    fn: (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) => T | undefined,
+    id?: string,
+  ): Promise<T> {
     let result: T | undefined;
     try {
       result = await this.options.store.mutate(fn);

@@ -57,7 +57,9 @@ export class SettleOutbox {
     const seen = new Set<string>();
     for (let round = 0; round < 50; round++) {
       const rows = store.read((tx) =>
-        only ? only.map((id) => tx.tickets.get(id)).filter((t): t is TicketRecord => t !== undefined && t.settleState === 'pending') : tx.tickets.pendingSettles(100),
+        only
+          ? only.map((id) => tx.tickets.get(id)).filter((t): t is TicketRecord => t !== undefined && t.settleState === 'pending')
+          : tx.tickets.pendingSettles(100),
       );
       const todo = rows.filter((r) => !seen.has(r.ticketId) && !this.inflight.has(r.ticketId));
       if (todo.length === 0) break;
@@ -75,7 +77,9 @@ export class SettleOutbox {
             acked += 1;
           } else {
             const at = clock.now() + backoff(config.settleBackoffMs, config.settleBackoffMaxMs, row.settleAttempts);
-            await store.mutate((tx) => tx.tickets.recordSettleFailure(row.ticketId, `settle failed: ${errorText(e)}`, at)).catch(() => undefined);
+            await store
+              .mutate((tx) => tx.tickets.recordSettleFailure(row.ticketId, `settle failed: ${errorText(e)}`, at))
+              .catch(() => undefined);
             if (isTransportFailure(e)) {
               this.inflight.delete(row.ticketId);
               return { attempts, acked, transportFailure: e };

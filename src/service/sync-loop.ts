@@ -128,7 +128,8 @@ export class SyncLoop {
     // Another window's write (a create, a cancel) may add work: the leader re-plans.
     this.disposables.push(
       store.onDidChange((change) => {
-        if (change.origin === 'external' && changeConcerns(change, 'tasks', 'tickets') && leadership.isLeader) this.plan({ restartLongPoll: true });
+        if (change.origin === 'external' && changeConcerns(change, 'tasks', 'tickets') && leadership.isLeader)
+          this.plan({ restartLongPoll: true });
       }),
     );
   }
@@ -198,7 +199,8 @@ export class SyncLoop {
   /** The schedules' next occurrence, computed again only when the DB changed (the idle lease tick reads no schedule). */
   private scheduleWake(tx: StoreReadTx): number | null {
     const generation = this.options.store.generation;
-    if (this.scheduleWakeMemo && this.scheduleWakeMemo.generation === generation && generation !== undefined) return this.scheduleWakeMemo.at;
+    if (this.scheduleWakeMemo && this.scheduleWakeMemo.generation === generation && generation !== undefined)
+      return this.scheduleWakeMemo.at;
     const at = scheduleWakeAt(tx);
     this.scheduleWakeMemo = { generation, at };
     return at;
@@ -244,7 +246,9 @@ export class SyncLoop {
 
   /** Whether a live ticket exists that the long-poll in flight does not watch (cheap: one read). */
   private liveTicketOutsideLongPoll(): boolean {
-    return this.options.store.read((tx) => tx.tickets.list({ settleState: 'none', serverState: [...LIVE_TICKET_STATES] }).some((t) => !this.longPollIds.has(t.ticketId)));
+    return this.options.store.read((tx) =>
+      tx.tickets.list({ settleState: 'none', serverState: [...LIVE_TICKET_STATES] }).some((t) => !this.longPollIds.has(t.ticketId)),
+    );
   }
 
   private clearCycleTimer(): void {
@@ -272,7 +276,8 @@ export class SyncLoop {
       const scheduleWake = store.read((tx) => this.scheduleWake(tx));
       if (scheduleWake !== null && scheduleWake <= now && store.read((tx) => anyScheduleDue(tx, now))) {
         const fired = await store.mutate((tx) => fireDueSchedules(tx, this.options.newTaskId));
-        for (const f of fired) this.options.log(`schedule ${f.scheduleId}: ${f.occurrenceKey} ${f.outcome}${f.taskId ? ` as task ${f.taskId}` : ''}`);
+        for (const f of fired)
+          this.options.log(`schedule ${f.scheduleId}: ${f.occurrenceKey} ${f.outcome}${f.taskId ? ` as task ${f.taskId}` : ''}`);
       }
       const horizon = now + config.coalesceMs;
       let liveAtStart = new Set<string>();
@@ -293,7 +298,8 @@ export class SyncLoop {
               continue;
             }
             const isLive = live.has(task.serverTicketId) || !tx.tickets.get(task.serverTicketId);
-            if (isLive && (task.nextPollAt ?? 0) <= horizon) dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });
+            if (isLive && (task.nextPollAt ?? 0) <= horizon)
+              dueList.push({ taskId: task.id, ticketId: task.serverTicketId, knownState: live.get(task.serverTicketId)?.serverState });
           } else if (task.status === 'queued') {
             const gate = chainGateOf(tx, task).kind;
             if (gate === 'skip' || (gate === 'go' && task.afterTaskId)) chainedList.push(task.id);
@@ -305,10 +311,19 @@ export class SyncLoop {
       if (chained.length > 0) {
         // A chain that broke skips its task; one that goes may take its ticket now (docs/flows.md#schedules-and-chains).
         const going = await store.mutate((tx) => chained.filter((id) => applyChainGate(tx, id)?.kind === 'go'));
-        retakes.push(...store.read((tx) => going.filter((id) => { const t = tx.tasks.get(id); return t !== undefined && takeDueAt(t, retaker, now) <= now; })));
+        retakes.push(
+          ...store.read((tx) =>
+            going.filter((id) => {
+              const t = tx.tasks.get(id);
+              return t !== undefined && takeDueAt(t, retaker, now) <= now;
+            }),
+          ),
+        );
       }
       if (stale.length > 0) {
-        const cleared = await store.mutate((tx) => stale.filter((st) => detachDeadTicket(tx, st.taskId, st.ticketId)).map((st) => st.taskId));
+        const cleared = await store.mutate((tx) =>
+          stale.filter((st) => detachDeadTicket(tx, st.taskId, st.ticketId)).map((st) => st.taskId),
+        );
         retakes.push(...cleared);
       }
 
@@ -334,7 +349,12 @@ export class SyncLoop {
           if (restart) this.longPollIds = liveAtStart;
           let answer: Awaited<ReturnType<SyncLoop['statusWithFallback']>>;
           try {
-            answer = await this.statusWithFallback(batch.map((b) => b.ticketId), waitMs, known, restart?.signal);
+            answer = await this.statusWithFallback(
+              batch.map((b) => b.ticketId),
+              waitMs,
+              known,
+              restart?.signal,
+            );
           } catch (e) {
             // Restarted on purpose (a ticket appeared): not a failure; the next cycle starts at once.
             if (restart?.signal.aborted && !this.options.signal().aborted) break;
@@ -396,7 +416,12 @@ export class SyncLoop {
     return report;
   }
 
-  private async statusWithFallback(ids: string[], waitMs: number | undefined, knownStates: Record<string, ServerTicketState>, restart?: AbortSignal) {
+  private async statusWithFallback(
+    ids: string[],
+    waitMs: number | undefined,
+    knownStates: Record<string, ServerTicketState>,
+    restart?: AbortSignal,
+  ) {
     const { gateway, pacing } = this.options;
     const signal = this.options.signal();
     try {

@@ -21,7 +21,15 @@ import type { SettleOutbox } from './settle-outbox';
 import { errorText, type BackgroundWork } from './sync-config';
 import type { SyncLoop } from './sync-loop';
 import type { TaskLifecycle } from './task-lifecycle';
-import { continueTask, insertTakenTask, insertWaitingTask, keepCheck, ledgerRowOfTake, orphanTicket, type CreateTaskInput } from './ticket-rules';
+import {
+  continueTask,
+  insertTakenTask,
+  insertWaitingTask,
+  keepCheck,
+  ledgerRowOfTake,
+  orphanTicket,
+  type CreateTaskInput,
+} from './ticket-rules';
 
 /** `scheduled`: the task takes no ticket before its "not before" time; it is taken then. */
 export type ContinueOutcome = 'reused' | 'retaken' | 'retake_pending' | 'scheduled';
@@ -76,7 +84,8 @@ export class TaskActions {
     if (!availability.isFresh()) await availability.refresh();
     const a = availability.state;
     if (a.status === 'disabled') {
-      if (a.reason === 'not_eligible') throw new ServiceError('not_eligible', 'Cannot create the task: your plan is not eligible for off-peak tasks.');
+      if (a.reason === 'not_eligible')
+        throw new ServiceError('not_eligible', 'Cannot create the task: your plan is not eligible for off-peak tasks.');
       throw new ServiceError(
         'limit_reached',
         `Cannot create the task: no off-peak ticket can be taken${a.nextTakeAt ? ` until ${new Date(a.nextTakeAt).toISOString()}` : ' right now'}.`,
@@ -84,7 +93,10 @@ export class TaskActions {
       );
     }
     if (a.status === 'error' || a.status === 'unknown') {
-      throw new ServiceError('gateway_unavailable', `Cannot create the task now: ${a.status === 'error' ? a.message : 'availability unknown'}`);
+      throw new ServiceError(
+        'gateway_unavailable',
+        `Cannot create the task now: ${a.status === 'error' ? a.message : 'availability unknown'}`,
+      );
     }
 
     const taskId = this.makeTaskId();
@@ -105,7 +117,11 @@ export class TaskActions {
       const owner = this.safeOwnerOf(take.ticketId);
       if (owner !== undefined && owner !== taskId) {
         // The answer names a ticket another task holds: never settle someone else's ticket.
-        throw new ServiceError('gateway_rejected', `Cannot create the task: the gateway answered with ticket ${take.ticketId}, which belongs to another task.`, { cause: e });
+        throw new ServiceError(
+          'gateway_rejected',
+          `Cannot create the task: the gateway answered with ticket ${take.ticketId}, which belongs to another task.`,
+          { cause: e },
+        );
       }
       background.track(outbox.settleUnrecorded(take.ticketId));
       throw toServiceError('create the task', e);
@@ -121,7 +137,9 @@ export class TaskActions {
         return inserted;
       });
     } catch (e) {
-      await store.mutate((tx) => orphanTicket(tx, take.ticketId, errorText(e))).catch(() => background.track(outbox.settleUnrecorded(take.ticketId)));
+      await store
+        .mutate((tx) => orphanTicket(tx, take.ticketId, errorText(e)))
+        .catch(() => background.track(outbox.settleUnrecorded(take.ticketId)));
       outbox.settleSoon([take.ticketId]);
       throw toServiceError('create the task', e);
     }
@@ -177,7 +195,8 @@ export class TaskActions {
     const { store, gateway, sync, retaker } = this.options;
     const task = this.getTask(taskId);
     if (!task) throw new ServiceError('not_found', `No task ${taskId}.`);
-    if (task.status !== 'paused') throw new ServiceError('not_allowed', `Cannot continue a ${task.status} task: only a paused task can be continued.`);
+    if (task.status !== 'paused')
+      throw new ServiceError('not_allowed', `Cannot continue a ${task.status} task: only a paused task can be continued.`);
 
     const ticketId = task.serverTicketId;
     const ledger = ticketId ? store.read((tx) => tx.tickets.get(ticketId)) : undefined;
@@ -227,7 +246,8 @@ export class TaskActions {
     } catch (e) {
       throw toServiceError('edit the task', e);
     }
-    if (!ok && patch.notBefore !== undefined && this.getTask(taskId)?.serverTicketId) throw new ServiceError('not_allowed', 'Its ticket was taken meanwhile: its start time can no longer be moved.');
+    if (!ok && patch.notBefore !== undefined && this.getTask(taskId)?.serverTicketId)
+      throw new ServiceError('not_allowed', 'Its ticket was taken meanwhile: its start time can no longer be moved.');
     if (!ok) throw this.refusal(taskId, 'edit', 'only a queued or paused task can be edited');
     // A moved start time moves the sync's one timer (this window's own write wakes nothing else).
     if (patch.notBefore !== undefined) this.options.sync.plan();
@@ -262,7 +282,9 @@ export class TaskActions {
    * and ledger are untouched). Idempotent, keeping the first time; nothing is written for a task
    * that never started (it has no History row).
    */
-  async deleteFromHistory(taskId: string): Promise<{ hidden: boolean; historyDeletedAt: number | null; reason?: 'never_started' | 'already_hidden' }> {
+  async deleteFromHistory(
+    taskId: string,
+  ): Promise<{ hidden: boolean; historyDeletedAt: number | null; reason?: 'never_started' | 'already_hidden' }> {
     const written = await this.options.store.mutate((tx) => tx.tasks.deleteHistory(taskId));
     const task = this.getTask(taskId);
     if (!task) throw new ServiceError('not_found', `No task ${taskId}.`);
@@ -307,7 +329,8 @@ function validateCreate(input: CreateTaskInput): void {
   if (typeof input.title !== 'string') throw bad('The title must be a string.');
   if (typeof input.workspacePath !== 'string' || input.workspacePath.trim() === '') throw bad('The workspace path must not be empty.');
   if (!PERMISSION_MODES.includes(input.permissionMode)) throw bad(`The permission mode must be one of ${PERMISSION_MODES.join(', ')}.`);
-  if (input.isolation !== undefined && input.isolation !== 'worktree' && input.isolation !== 'inPlace') throw bad('The isolation must be "worktree" or "inPlace".');
+  if (input.isolation !== undefined && input.isolation !== 'worktree' && input.isolation !== 'inPlace')
+    throw bad('The isolation must be "worktree" or "inPlace".');
   // Checked before the take, so bad input never spends a ticket.
   for (const [name, value] of [
     ['model', input.model],

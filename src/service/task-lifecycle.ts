@@ -129,7 +129,12 @@ export class TaskLifecycle {
    * in needs_input (docs/flows.md#questions-park-the-task). An answer given while the agent stopped
    * requeues it at once instead (and retakes).
    */
-  async park(taskId: string, ticketId: string, question: ParkQuestion, answer?: { decision: 'allow' | 'deny'; by: QuestionAnsweredBy }): Promise<ParkResult> {
+  async park(
+    taskId: string,
+    ticketId: string,
+    question: ParkQuestion,
+    answer?: { decision: 'allow' | 'deny'; by: QuestionAnsweredBy },
+  ): Promise<ParkResult> {
     const result = await this.store.mutate((tx) => parkSegment(tx, taskId, ticketId, question, answer));
     this.emit({ kind: 'settle', ticketIds: [ticketId] });
     if (result === 'requeued') this.retakeInBackground(taskId);
@@ -140,7 +145,12 @@ export class TaskLifecycle {
    * The first answer to a parked question (any window): recorded, and the task is queued and
    * takes a new ticket; the same session resumes with the decision.
    */
-  async answerParked(taskId: string, askId: string, decision: 'allow' | 'deny', by: QuestionAnsweredBy = 'host'): Promise<'accepted' | 'already-answered' | 'unknown'> {
+  async answerParked(
+    taskId: string,
+    askId: string,
+    decision: 'allow' | 'deny',
+    by: QuestionAnsweredBy = 'host',
+  ): Promise<'accepted' | 'already-answered' | 'unknown'> {
     const { result, ticketless } = await this.store.mutate((tx) => {
       const result = answerParkedQuestion(tx, taskId, askId, decision, by);
       // A question kept across its window's close leaves its queued task with the ticket it has.
@@ -187,7 +197,8 @@ export class TaskLifecycle {
 
   /** Asks the service to retake for the task; a failure is left to the sync, which keeps retrying. */
   private retakeInBackground(taskId: string): void {
-    for (const pending of this.emit({ kind: 'retake', taskId })) pending.catch((e: unknown) => this.log(`retake of ${taskId} failed: ${e instanceof Error ? e.message : String(e)}`));
+    for (const pending of this.emit({ kind: 'retake', taskId }))
+      pending.catch((e: unknown) => this.log(`retake of ${taskId} failed: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   /** A listener's failure must never break the change that was already written. Returns the listeners' pending work. */

@@ -120,23 +120,67 @@ export class TaskService {
     const onWake = (taskId: string) => this.notify('wake', taskId);
     // The loops call each other through these arrows: queued work re-plans the sync loop.
     this.outbox = new SettleOutbox({
-      store, gateway, clock, config: this.config, availability: this.availability, background: this.background, signal, log,
+      store,
+      gateway,
+      clock,
+      config: this.config,
+      availability: this.availability,
+      background: this.background,
+      signal,
+      log,
       onQueued: () => this.sync.plan(),
     });
-    this.retaker = new Retaker({ store, gateway, clock, config: this.config, availability: this.availability, outbox: this.outbox, pollDelay: pacing.delay, onReady: onWake, log });
+    this.retaker = new Retaker({
+      store,
+      gateway,
+      clock,
+      config: this.config,
+      availability: this.availability,
+      outbox: this.outbox,
+      pollDelay: pacing.delay,
+      onReady: onWake,
+      log,
+    });
     this.sync = new SyncLoop({
-      store, gateway, clock, timers: this.timers, config: this.config, leadership: this.leadership, availability: this.availability, pacing,
-      outbox: this.outbox, retaker: this.retaker, signal, onWake, log, newTaskId: options.newTaskId ?? newTaskId,
+      store,
+      gateway,
+      clock,
+      timers: this.timers,
+      config: this.config,
+      leadership: this.leadership,
+      availability: this.availability,
+      pacing,
+      outbox: this.outbox,
+      retaker: this.retaker,
+      signal,
+      onWake,
+      log,
+      newTaskId: options.newTaskId ?? newTaskId,
       onSyncError: (error) => this.notify('syncError', error),
       onSynced: (report) => this.notify('synced', report),
     });
     this.actions = new TaskActions({
-      store, gateway, clock, availability: this.availability, lifecycle: this.lifecycle, outbox: this.outbox, retaker: this.retaker, sync: this.sync,
-      background: this.background, newTaskId: options.newTaskId, log, onWake,
+      store,
+      gateway,
+      clock,
+      availability: this.availability,
+      lifecycle: this.lifecycle,
+      outbox: this.outbox,
+      retaker: this.retaker,
+      sync: this.sync,
+      background: this.background,
+      newTaskId: options.newTaskId,
+      log,
+      onWake,
       stopAgent: (taskId) => this.stopAgentBestEffort(taskId),
       onDeleted: (deletion) => this.notify('deleted', deletion),
     });
-    this.schedules = new ScheduleActions({ store, timeZone: options.timeZone ?? machineTimeZone, newScheduleId: newTaskId, plan: () => this.sync.plan() });
+    this.schedules = new ScheduleActions({
+      store,
+      timeZone: options.timeZone ?? machineTimeZone,
+      newScheduleId: newTaskId,
+      plan: () => this.sync.plan(),
+    });
     // Whoever wrote the change (a user action or the runtime), its follow-up work runs here.
     this.lifecycle.onDidQueueWork((work) => this.onLifecycleWork(work));
   }

@@ -1,6 +1,23 @@
 /** Public surface of the task store. */
-export { TaskStore, DB_FILE_NAME, changeConcerns, type TaskStoreOptions, type StoreTx, type StoreReadTx, type StoreChange, type StoreStats } from './task-store';
-export { TaskRepo, ZOMBIE_CLAIM_MS, type NewTaskInput, type TaskEdit, type TaskFilter, type TicketSnapshot, type TerminalDetails } from './repos/task-repo';
+export {
+  TaskStore,
+  DB_FILE_NAME,
+  changeConcerns,
+  type TaskStoreOptions,
+  type StoreTx,
+  type StoreReadTx,
+  type StoreChange,
+  type StoreStats,
+} from './task-store';
+export {
+  TaskRepo,
+  ZOMBIE_CLAIM_MS,
+  type NewTaskInput,
+  type TaskEdit,
+  type TaskFilter,
+  type TicketSnapshot,
+  type TerminalDetails,
+} from './repos/task-repo';
 export { TicketRepo, type NewTicketInput, type TicketStatePatch, type TicketFilter } from './repos/ticket-repo';
 export { leaseFileFor, type LeaseHolding, type LeaseResult } from './db/lease-file';
 export { WindowRepo, type WindowRecord } from './repos/window-repo';
@@ -9,10 +26,23 @@ export { RuntimeRepo, type TaskRuntimeRecord } from './repos/runtime-repo';
 export { OutcomeRepo, type UnnotifiedOutcome } from './repos/outcome-repo';
 export { NotifyRepo, type NotifyRow, type NotifyState } from './repos/notify-repo';
 export { AskRepo, type SharedAsk } from './questions/ask-repo';
-export { QuestionRepo, type QuestionRecord, type QuestionDecision, type QuestionAnsweredBy, type DenialCount, type AllowedNotRun } from './questions/question-repo';
+export {
+  QuestionRepo,
+  type QuestionRecord,
+  type QuestionDecision,
+  type QuestionAnsweredBy,
+  type DenialCount,
+  type AllowedNotRun,
+} from './questions/question-repo';
 export { FollowUpRepo, type FollowUpLink } from './repos/follow-up-repo';
 export { IsolationRepo, type TaskIsolation, type IsolationMode, type ChangedFile, type BroughtHome } from './repos/isolation-repo';
-export { ScheduleRepo, type ScheduleDraftRecord, type ScheduleRecord, type ScheduleRunRecord, type ScheduleRunOutcome } from './repos/schedule-repo';
+export {
+  ScheduleRepo,
+  type ScheduleDraftRecord,
+  type ScheduleRecord,
+  type ScheduleRunRecord,
+  type ScheduleRunOutcome,
+} from './repos/schedule-repo';
 export { CheckRepo, type TaskCheck, type CheckState, type CheckProgress } from './repos/check-repo';
 export { isIoError, type StoreFs } from './db/db-file';
 export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';

@@ -81,7 +81,10 @@ export interface StoreReadTx {
   readonly runtime: Pick<RuntimeRepo, 'get'>;
   readonly outcomes: Pick<OutcomeRepo, 'unnotified' | 'notifiedBy' | 'unseen' | 'lastSeenAt'>;
   readonly asks: Pick<AskRepo, 'list'>;
-  readonly questions: Pick<QuestionRepo, 'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'interruptedOpen' | 'denials' | 'allowedNotRun'>;
+  readonly questions: Pick<
+    QuestionRepo,
+    'get' | 'forTask' | 'parkedOpen' | 'storedDecision' | 'unstated' | 'interruptedOpen' | 'denials' | 'allowedNotRun'
+  >;
   readonly followUps: Pick<FollowUpRepo, 'get' | 'all' | 'liveUsersOfSession' | 'sessionInUse'>;
   readonly isolation: Pick<IsolationRepo, 'get' | 'all' | 'sharersOf' | 'inPlaceHolder'>;
   readonly notify: Pick<NotifyRepo, 'get' | 'all' | 'due' | 'nextAttemptAt' | 'keysLike'>;

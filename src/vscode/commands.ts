@@ -27,10 +27,20 @@ export interface CommandDeps {
 }
 
 const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
-  { label: 'Ask before edits and commands', description: 'default', detail: 'Unanswered questions are denied after a while so a night run goes on.', mode: 'default' },
+  {
+    label: 'Ask before edits and commands',
+    description: 'default',
+    detail: 'Unanswered questions are denied after a while so a night run goes on.',
+    mode: 'default',
+  },
   { label: 'Accept edits', description: 'acceptEdits', detail: 'Edits files without asking; asks before commands.', mode: 'acceptEdits' },
   { label: 'Plan only', description: 'plan', detail: 'Read-only: the agent only reads and proposes.', mode: 'plan' },
-  { label: 'Bypass permissions', description: 'bypassPermissions', detail: 'Never asks. Only for workspaces you can restore.', mode: 'bypassPermissions' },
+  {
+    label: 'Bypass permissions',
+    description: 'bypassPermissions',
+    detail: 'Never asks. Only for workspaces you can restore.',
+    mode: 'bypassPermissions',
+  },
 ];
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
@@ -71,7 +81,12 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     // The panel's question, as a modal: cancelling cannot be undone.
     if (task && engine && (await confirmModal(cancelConfirmation(task)))) await engine.service.cancel(task.id);
   });
-  registerScheduleCommands({ whenStarted: () => deps.whenStarted(), permissionPicks: PERMISSION_PICKS, register, showPanel: () => void deps.panel.show() });
+  registerScheduleCommands({
+    whenStarted: () => deps.whenStarted(),
+    permissionPicks: PERMISSION_PICKS,
+    register,
+    showPanel: () => void deps.panel.show(),
+  });
 }
 
 /** A key was just saved: says whether the gateway accepted it (a refusal offers to set it again). */
@@ -88,19 +103,31 @@ async function checkApiKey(deps: CommandDeps): Promise<void> {
   }
 }
 
-async function pickTask(deps: CommandDeps, filter: (t: ReturnType<HostEngine['service']['listTasks']>[number]) => boolean, placeHolder: string) {
+async function pickTask(
+  deps: CommandDeps,
+  filter: (t: ReturnType<HostEngine['service']['listTasks']>[number]) => boolean,
+  placeHolder: string,
+) {
   const engine = await deps.whenStarted();
   if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
   const asking = new Set(engine.pendingAsks().map((a) => a.taskId));
   // Tasks waiting for an answer first: they are what the user most likely came for.
-  const tasks = engine.service.listTasks().filter(filter).sort((a, b) => Number(asking.has(b.id)) - Number(asking.has(a.id)));
+  const tasks = engine.service
+    .listTasks()
+    .filter(filter)
+    .sort((a, b) => Number(asking.has(b.id)) - Number(asking.has(a.id)));
   if (tasks.length === 0) {
     void vscode.window.showInformationMessage('No matching off-peak tasks.');
     return undefined;
   }
   // A task whose agent waits for an answer says "needs input", as the status bar and the panel do.
   const pick = await vscode.window.showQuickPick(
-    tasks.map((t) => ({ label: t.title || t.prompt.slice(0, 60), description: taskStateWord(t, asking), detail: t.workspacePath, task: t })),
+    tasks.map((t) => ({
+      label: t.title || t.prompt.slice(0, 60),
+      description: taskStateWord(t, asking),
+      detail: t.workspacePath,
+      task: t,
+    })),
     { placeHolder },
   );
   return pick?.task;
@@ -129,10 +156,18 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     workspacePath =
       workspaces.length === 1
         ? workspaces[0].path
-        : (await vscode.window.showQuickPick(workspaces.map((w) => ({ label: w.name, description: w.path, path: w.path })), { placeHolder: 'Run the task in which folder?' }))?.path;
+        : (
+            await vscode.window.showQuickPick(
+              workspaces.map((w) => ({ label: w.name, description: w.path, path: w.path })),
+              { placeHolder: 'Run the task in which folder?' },
+            )
+          )?.path;
     if (!workspacePath) return undefined;
   }
-  workspacePath = checkWorkspaceFolder(workspacePath, workspaces.map((w) => w.path));
+  workspacePath = checkWorkspaceFolder(
+    workspacePath,
+    workspaces.map((w) => w.path),
+  );
   // "Run on its own branch" is asked only interactively, on a folder committed in its repository
   // (docs/flows.md#isolation); elsewhere a worktree task runs in place, its card saying why.
   const { isolationFor, looksLikeGitFolder } = await import('../panel/workplace-panel');
@@ -153,16 +188,26 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   if (!prompt) return undefined;
   const permissionMode =
     args.permissionMode ??
-    (await vscode.window.showQuickPick(PERMISSION_PICKS, { title: `Queue Off-Peak Task (2/${steps})`, placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true }))?.mode;
+    (
+      await vscode.window.showQuickPick(PERMISSION_PICKS, {
+        title: `Queue Off-Peak Task (2/${steps})`,
+        placeHolder: 'What may the agent do without asking?',
+        ignoreFocusOut: true,
+      })
+    )?.mode;
   if (!permissionMode) return undefined;
   if (permissionMode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(workspacePath)))) return undefined;
   const workspace = workspaces.find((w) => w.path === workspacePath);
   const checkCommand = askCheck
     ? await vscode.window.showInputBox({
         title: `Queue Off-Peak Task (3/${steps})`,
-        prompt: "A command to run in the task's folder after the agent's turn (optional). If it fails, the agent gets its output and tries again.",
+        prompt:
+          "A command to run in the task's folder after the agent's turn (optional). If it fails, the agent gets its output and tries again.",
         placeHolder: 'e.g. npm test (leave empty for none)',
-        value: args.checkCommand ?? engine.store.read((tx) => tx.checks.lastCommandFor(workspaceKeyOf(workspacePath, workspace?.identity))) ?? '',
+        value:
+          args.checkCommand ??
+          engine.store.read((tx) => tx.checks.lastCommandFor(workspaceKeyOf(workspacePath, workspace?.identity))) ??
+          '',
         ignoreFocusOut: true,
       })
     : undefined;
@@ -171,10 +216,19 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   if (askBranch) {
     const branchFirst = readSettings().isolation === 'worktree';
     const picks = [
-      { label: 'Run on its own branch', detail: 'In its own worktree on a new offpeak/… branch: your working copy and other tasks are not touched. Review, then merge or discard.', own: true },
+      {
+        label: 'Run on its own branch',
+        detail:
+          'In its own worktree on a new offpeak/… branch: your working copy and other tasks are not touched. Review, then merge or discard.',
+        own: true,
+      },
       { label: 'Run in the folder itself', detail: 'Edits your working copy; waits while another task runs in this folder.', own: false },
     ];
-    const pick = await vscode.window.showQuickPick(branchFirst ? picks : picks.reverse(), { title: `Queue Off-Peak Task (${steps}/${steps})`, placeHolder: 'Where should the agent work?', ignoreFocusOut: true });
+    const pick = await vscode.window.showQuickPick(branchFirst ? picks : picks.reverse(), {
+      title: `Queue Off-Peak Task (${steps}/${steps})`,
+      placeHolder: 'Where should the agent work?',
+      ignoreFocusOut: true,
+    });
     if (!pick) return undefined;
     ownBranch = pick.own;
   }
@@ -189,9 +243,12 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     isolation: isolationFor(ownBranch, workspacePath, readSettings().isolation, looksLikeGitFolder),
     checkCommand,
     // docs/flows.md#schedules-and-chains: given by a command link or keybinding, never asked for
-    notBefore: args.notBefore, afterTaskId: args.afterTaskId, continueInBranch: args.continueInBranch,
+    notBefore: args.notBefore,
+    afterTaskId: args.afterTaskId,
+    continueInBranch: args.continueInBranch,
   });
-  void vscode.window.showInformationMessage(queuedNoticeText(plainNotificationText(task.title, 80)), 'Open Tasks').then((c) => c && deps.panel.show());
+  void vscode.window
+    .showInformationMessage(queuedNoticeText(plainNotificationText(task.title, 80)), 'Open Tasks')
+    .then((c) => c && deps.panel.show());
   return task.id;
 }
-

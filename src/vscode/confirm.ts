@@ -9,7 +9,14 @@ export async function confirmModal(question: Confirmation): Promise<boolean> {
 }
 
 /** The same dialog with the question's second button: which of the two the user chose. */
-export async function confirmModalWithAlternative(question: Confirmation & { alternative: string }): Promise<'action' | 'alternative' | undefined> {
-  const choice = await vscode.window.showWarningMessage(question.message, { modal: true, detail: question.detail }, question.action, question.alternative);
+export async function confirmModalWithAlternative(
+  question: Confirmation & { alternative: string },
+): Promise<'action' | 'alternative' | undefined> {
+  const choice = await vscode.window.showWarningMessage(
+    question.message,
+    { modal: true, detail: question.detail },
+    question.action,
+    question.alternative,
+  );
   return choice === question.action ? 'action' : choice === question.alternative ? 'alternative' : undefined;
 }

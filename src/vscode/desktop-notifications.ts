@@ -25,7 +25,11 @@ export class DesktopNotifications implements vscode.Disposable {
   private readonly focus: WindowFocus;
   private readonly subscription: vscode.Disposable;
 
-  constructor(storageDir: string, windowId: string, private readonly log: (line: string) => void) {
+  constructor(
+    storageDir: string,
+    windowId: string,
+    private readonly log: (line: string) => void,
+  ) {
     this.focus = new WindowFocus(path.join(storageDir, 'window-focus.json'), windowId);
     this.focus.changed(vscode.window.state.focused);
     this.subscription = vscode.window.onDidChangeWindowState((state) => this.focus.changed(state.focused));

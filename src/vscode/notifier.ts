@@ -27,7 +27,6 @@ interface Shown {
   inputDigest: string;
 }
 
-
 export class Notifier implements vscode.Disposable {
   private readonly toasts = new QuestionToasts();
   /** The questions of open notifications, by question id. */
@@ -35,7 +34,9 @@ export class Notifier implements vscode.Disposable {
   private readonly command: vscode.Disposable;
 
   constructor(private readonly actions: NotifierActions) {
-    this.command = vscode.commands.registerCommand(ANSWER_FROM_NOTIFICATION_COMMAND, (askId: unknown, action: unknown) => this.onLink(askId, action));
+    this.command = vscode.commands.registerCommand(ANSWER_FROM_NOTIFICATION_COMMAND, (askId: unknown, action: unknown) =>
+      this.onLink(askId, action),
+    );
   }
 
   /** The title and every text the agent produced go in as plain text: notifications render links. */
@@ -56,12 +57,18 @@ export class Notifier implements vscode.Disposable {
         // A completed task that was refused something says so: "completed" alone would hide it.
         const denied = refusalSentence(notice.refusals);
         const show = denied ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-        void show(`Off-Peak task "${title}" completed${denied ? `; ${denied}` : ''}.`, 'Open Tasks').then((c) => c && this.actions.showPanel());
+        void show(`Off-Peak task "${title}" completed${denied ? `; ${denied}` : ''}.`, 'Open Tasks').then(
+          (c) => c && this.actions.showPanel(),
+        );
         return;
       }
       case 'failed':
         void vscode.window
-          .showErrorMessage(`Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}${notice.refusals ? ` (${refusalSentence(notice.refusals)})` : ''}`, 'Show Terminal', 'Open Tasks')
+          .showErrorMessage(
+            `Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}${notice.refusals ? ` (${refusalSentence(notice.refusals)})` : ''}`,
+            'Show Terminal',
+            'Open Tasks',
+          )
           .then((c) => (c === 'Show Terminal' ? this.actions.showTerminal(notice.taskId, rawTitle) : c && this.actions.showPanel()));
         return;
     }
@@ -89,7 +96,8 @@ export class Notifier implements vscode.Disposable {
     const shown = typeof askId === 'string' ? this.shown.get(askId) : undefined;
     if (!shown || typeof askId !== 'string') {
       // Answered (anywhere) since the notification showed it, or not a question of this window.
-      if (action === 'allow' || action === 'deny') void vscode.window.showInformationMessage('Off-Peak Tasks: that question was already answered; your answer was not used.');
+      if (action === 'allow' || action === 'deny')
+        void vscode.window.showInformationMessage('Off-Peak Tasks: that question was already answered; your answer was not used.');
       return;
     }
     if (action === 'terminal') return this.actions.showTerminal(shown.taskId, shown.rawTitle);
@@ -97,7 +105,9 @@ export class Notifier implements vscode.Disposable {
     // The answer is for the input this notification showed; the first answer wins (the terminal,
     // the panel or the deadline may have answered already).
     if (this.toasts.wasAnswered(askId) || !(await this.actions.answerAsk(shown.taskId, askId, action, shown.inputDigest))) {
-      void vscode.window.showInformationMessage(`Off-Peak task "${plainNotificationText(shown.rawTitle, 80)}": that question was already answered; your answer was not used.`);
+      void vscode.window.showInformationMessage(
+        `Off-Peak task "${plainNotificationText(shown.rawTitle, 80)}": that question was already answered; your answer was not used.`,
+      );
     }
   }
 }

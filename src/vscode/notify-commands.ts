@@ -70,13 +70,17 @@ export class NotifyTargetStore implements vscode.Disposable {
 async function showKindInSettings(kind: NotifyTargetKind | ''): Promise<void> {
   const config = vscode.workspace.getConfiguration('offPeak');
   if ((config.inspect<string>('notify.target')?.globalValue ?? '') === kind) return;
-  await Promise.resolve(config.update('notify.target', kind === '' ? undefined : kind, vscode.ConfigurationTarget.Global)).catch(() => undefined);
+  await Promise.resolve(config.update('notify.target', kind === '' ? undefined : kind, vscode.ConfigurationTarget.Global)).catch(
+    () => undefined,
+  );
 }
 
 /** `offPeak.notify.include.*` and `offPeak.notify.quietHours`, read at each send. */
 export function readNotifySettings(): { include: NotifyInclude; quietHours: string } {
   const c = vscode.workspace.getConfiguration('offPeak.notify');
-  const include = Object.fromEntries(Object.keys(INCLUDE_NOTHING).map((k) => [k, c.get<boolean>(`include.${k}`, false) === true])) as unknown as NotifyInclude;
+  const include = Object.fromEntries(
+    Object.keys(INCLUDE_NOTHING).map((k) => [k, c.get<boolean>(`include.${k}`, false) === true]),
+  ) as unknown as NotifyInclude;
   return { include, quietHours: c.get<string>('quietHours', '') };
 }
 
@@ -84,30 +88,47 @@ export function registerNotifyCommands(context: vscode.ExtensionContext, targets
   context.subscriptions.push(
     targets,
     vscode.commands.registerCommand('offPeak.setNotificationTarget', async () => {
-      const [{ NOTIFY_TARGET_LABELS }, { setNotificationTarget }, { NOTIFY_TARGET_KINDS }] = await Promise.all([targetRules(), targetCommand(), import('../protocol/notify')]);
+      const [{ NOTIFY_TARGET_LABELS }, { setNotificationTarget }, { NOTIFY_TARGET_KINDS }] = await Promise.all([
+        targetRules(),
+        targetCommand(),
+        import('../protocol/notify'),
+      ]);
       const outcome = await setNotificationTarget({
         askUrl: () =>
           Promise.resolve(
             vscode.window.showInputBox({
               title: 'Off-Peak: notification target',
-              prompt: 'An ntfy topic URL, a Slack- or Discord-compatible incoming webhook, or a JSON webhook. Kept in SecretStorage. Empty removes it.',
+              prompt:
+                'An ntfy topic URL, a Slack- or Discord-compatible incoming webhook, or a JSON webhook. Kept in SecretStorage. Empty removes it.',
               password: true,
               ignoreFocusOut: true,
             }),
           ),
         pickKind: async (guess) => {
-          const items = [guess, ...NOTIFY_TARGET_KINDS.filter((k) => k !== guess)].map((target) => ({ label: NOTIFY_TARGET_LABELS[target], target }));
+          const items = [guess, ...NOTIFY_TARGET_KINDS.filter((k) => k !== guess)].map((target) => ({
+            label: NOTIFY_TARGET_LABELS[target],
+            target,
+          }));
           return (await vscode.window.showQuickPick(items, { title: 'Which kind of receiver is it?', ignoreFocusOut: true }))?.target;
         },
-        keepAfterFailure: async (error) => (await vscode.window.showWarningMessage(`Off-Peak: the test notification did not arrive (${error}). Keep this target anyway?`, { modal: true }, 'Keep')) === 'Keep',
+        keepAfterFailure: async (error) =>
+          (await vscode.window.showWarningMessage(
+            `Off-Peak: the test notification did not arrive (${error}). Keep this target anyway?`,
+            { modal: true },
+            'Keep',
+          )) === 'Keep',
         save: (t) => targets.save(t),
         remove: () => targets.remove(),
         now: () => Date.now(),
       });
       if (outcome.kind === 'invalid') void vscode.window.showErrorMessage(`Off-Peak: ${outcome.error}`);
       else if (outcome.kind === 'removed') void vscode.window.showInformationMessage('Off-Peak: notification target removed.');
-      else if (outcome.kind === 'saved') void vscode.window.showInformationMessage(`Off-Peak: notification target set (${outcome.target})${outcome.test.ok ? '; the test notification arrived.' : '.'}`);
-      if (outcome.kind === 'saved' || outcome.kind === 'not-saved') log(`notify: test notification ${outcome.test.ok ? 'sent' : `failed: ${outcome.test.error}`}`);
+      else if (outcome.kind === 'saved')
+        void vscode.window.showInformationMessage(
+          `Off-Peak: notification target set (${outcome.target})${outcome.test.ok ? '; the test notification arrived.' : '.'}`,
+        );
+      if (outcome.kind === 'saved' || outcome.kind === 'not-saved')
+        log(`notify: test notification ${outcome.test.ok ? 'sent' : `failed: ${outcome.test.error}`}`);
     }),
     vscode.commands.registerCommand('offPeak.sendTestNotification', async () => {
       const target = await targets.get();
@@ -123,12 +144,18 @@ export function registerNotifyCommands(context: vscode.ExtensionContext, targets
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       // Emptied in the Settings editor: the target goes.
-      if (e.affectsConfiguration('offPeak.notify.target') && !vscode.workspace.getConfiguration('offPeak').get<string>('notify.target') && targets.isSet) void targets.remove();
+      if (
+        e.affectsConfiguration('offPeak.notify.target') &&
+        !vscode.workspace.getConfiguration('offPeak').get<string>('notify.target') &&
+        targets.isSet
+      )
+        void targets.remove();
       if (e.affectsConfiguration('offPeak.notify.quietHours')) {
         try {
           parseQuietHours(readNotifySettings().quietHours);
         } catch (error) {
-          if (error instanceof QuietHoursError) void vscode.window.showWarningMessage(`Off-Peak: ${error.message}; until it is fixed, notifications are not held.`);
+          if (error instanceof QuietHoursError)
+            void vscode.window.showWarningMessage(`Off-Peak: ${error.message}; until it is fixed, notifications are not held.`);
         }
       }
     }),

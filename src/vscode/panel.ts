@@ -102,7 +102,11 @@ export class TasksPanel implements vscode.Disposable {
     const backend = this.backend();
     if (!backend) return undefined;
     return new PanelController(
-      { postMessage: (m) => panel.webview.postMessage(m), onDidReceiveMessage: (l) => panel.webview.onDidReceiveMessage(l), visible: () => panel.visible },
+      {
+        postMessage: (m) => panel.webview.postMessage(m),
+        onDidReceiveMessage: (l) => panel.webview.onDidReceiveMessage(l),
+        visible: () => panel.visible,
+      },
       backend,
       this.clock,
       this.log,

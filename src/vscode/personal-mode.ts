@@ -61,7 +61,15 @@ export async function startPersonalAuthority(options: {
   };
   settings(); // checked before anything starts
   const { LocalAuthority } = await import('../personal/local-authority');
-  return LocalAuthority.start({ storageDir: options.storageDir, wasmPath: options.wasmPath, settings, modelApiKey: () => options.modelKey.get(), log: options.log, onMoved: options.onMoved, onProblem: options.onProblem });
+  return LocalAuthority.start({
+    storageDir: options.storageDir,
+    wasmPath: options.wasmPath,
+    settings,
+    modelApiKey: () => options.modelKey.get(),
+    log: options.log,
+    onMoved: options.onMoved,
+    onProblem: options.onProblem,
+  });
 }
 
 /** The user's own model API and key: "Open session" continues a reference-agent session with them (docs/flows.md#open-session). */
@@ -77,7 +85,10 @@ export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<stri
   const settings = readSettings();
   const { agent } = currentAgent(settings);
   if (settings.mode !== 'personal' || ownLoginOf(agent) || (await modelKey.has())) return undefined;
-  const who = agent === 'reference' ? 'The reference agent has no login of its own: in personal mode it' : 'With "Model Credential" set to apiKey, every agent';
+  const who =
+    agent === 'reference'
+      ? 'The reference agent has no login of its own: in personal mode it'
+      : 'With "Model Credential" set to apiKey, every agent';
   return `${who} uses a model API key, and none is set: run "Off-Peak: Set Model API Key…" (kept in SecretStorage), or choose Claude Code to use your Claude Code login.`;
 }
 

@@ -33,7 +33,11 @@ export class TaskOriginals implements vscode.TextDocumentContentProvider {
 export async function reviewTaskChanges(engine: HostEngine, taskId: string, file?: string): Promise<void> {
   const task = engine.service.getTask(taskId);
   if (!task) throw new Error('This task no longer exists.');
-  const plan = reviewPlan(task, engine.store.read((tx) => tx.isolation.get(taskId)), file);
+  const plan = reviewPlan(
+    task,
+    engine.store.read((tx) => tx.isolation.get(taskId)),
+    file,
+  );
   if ('problem' in plan) {
     void vscode.window.showInformationMessage(plan.problem);
     return;
@@ -58,7 +62,11 @@ export async function reviewTaskChanges(engine: HostEngine, taskId: string, file
   );
 }
 
-export function registerReview(context: vscode.ExtensionContext, whenStarted: () => Promise<HostEngine | undefined>, engine: () => HostEngine | undefined): void {
+export function registerReview(
+  context: vscode.ExtensionContext,
+  whenStarted: () => Promise<HostEngine | undefined>,
+  engine: () => HostEngine | undefined,
+): void {
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, new TaskOriginals(engine)),
     vscode.commands.registerCommand('offPeak.reviewChanges', async (taskId?: unknown, file?: unknown) => {
@@ -74,7 +82,11 @@ export function registerReview(context: vscode.ExtensionContext, whenStarted: ()
             return;
           }
           const pick = await vscode.window.showQuickPick(
-            tasks.map((t) => ({ label: (t.title || t.prompt.split('\n')[0]).slice(0, 80), description: `${rows.get(t.id)!.changes!.length} changed files`, id: t.id })),
+            tasks.map((t) => ({
+              label: (t.title || t.prompt.split('\n')[0]).slice(0, 80),
+              description: `${rows.get(t.id)!.changes!.length} changed files`,
+              id: t.id,
+            })),
             { placeHolder: 'Review the changes of which task?' },
           );
           id = pick?.id;

@@ -35,7 +35,13 @@ const timeProblem = (text: string) => {
 };
 
 async function askTime(title: string, value: string): Promise<number | undefined> {
-  const text = await vscode.window.showInputBox({ title, prompt: `At what time (HH:MM, this machine's time zone, ${machineTimeZone()})?`, value, ignoreFocusOut: true, validateInput: timeProblem });
+  const text = await vscode.window.showInputBox({
+    title,
+    prompt: `At what time (HH:MM, this machine's time zone, ${machineTimeZone()})?`,
+    value,
+    ignoreFocusOut: true,
+    validateInput: timeProblem,
+  });
   const parsed = text === undefined ? undefined : parseTimeOfDay(text);
   return typeof parsed === 'number' ? parsed : undefined;
 }
@@ -48,7 +54,10 @@ async function pickSchedule(engine: HostEngine, placeHolder: string): Promise<Sc
   }
   const now = Date.now();
   const zone = machineTimeZone();
-  const pick = await vscode.window.showQuickPick(schedules.map((s) => ({ ...schedulePickItem(s, now, zone), schedule: s })), { placeHolder });
+  const pick = await vscode.window.showQuickPick(
+    schedules.map((s) => ({ ...schedulePickItem(s, now, zone), schedule: s })),
+    { placeHolder },
+  );
   return pick?.schedule;
 }
 
@@ -58,16 +67,37 @@ async function newSchedule(deps: ScheduleCommandDeps): Promise<string | undefine
   const workspaces = openWorkspaces();
   if (workspaces.length === 0) throw new Error('open a folder first: a scheduled task runs in a workspace folder');
   const title = 'New Off-Peak Schedule';
-  const prompt = await vscode.window.showInputBox({ title: `${title} (1/4)`, prompt: 'What should the agent do each time?', placeHolder: 'e.g. Update the dependencies and fix what breaks', ignoreFocusOut: true, validateInput: (t) => (t.trim() ? undefined : 'The prompt is empty') });
+  const prompt = await vscode.window.showInputBox({
+    title: `${title} (1/4)`,
+    prompt: 'What should the agent do each time?',
+    placeHolder: 'e.g. Update the dependencies and fix what breaks',
+    ignoreFocusOut: true,
+    validateInput: (t) => (t.trim() ? undefined : 'The prompt is empty'),
+  });
   if (!prompt) return undefined;
-  const repeat = await vscode.window.showQuickPick(repeatChoices(Date.now(), machineTimeZone()), { title: `${title} (2/4)`, placeHolder: 'How often?', ignoreFocusOut: true });
+  const repeat = await vscode.window.showQuickPick(repeatChoices(Date.now(), machineTimeZone()), {
+    title: `${title} (2/4)`,
+    placeHolder: 'How often?',
+    ignoreFocusOut: true,
+  });
   if (!repeat) return undefined;
   const at = await askTime(`${title} (3/4)`, '02:00');
   if (at === undefined) return undefined;
-  const permission = await vscode.window.showQuickPick(deps.permissionPicks, { title: `${title} (4/4)`, placeHolder: 'What may the agent do without asking?', ignoreFocusOut: true });
+  const permission = await vscode.window.showQuickPick(deps.permissionPicks, {
+    title: `${title} (4/4)`,
+    placeHolder: 'What may the agent do without asking?',
+    ignoreFocusOut: true,
+  });
   if (!permission) return undefined;
   const workspace =
-    workspaces.length === 1 ? workspaces[0] : (await vscode.window.showQuickPick(workspaces.map((w) => ({ label: w.name, description: w.path, w })), { placeHolder: 'Run it in which folder?' }))?.w;
+    workspaces.length === 1
+      ? workspaces[0]
+      : (
+          await vscode.window.showQuickPick(
+            workspaces.map((w) => ({ label: w.name, description: w.path, w })),
+            { placeHolder: 'Run it in which folder?' },
+          )
+        )?.w;
   if (!workspace) return undefined;
   if (permission.mode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(workspace.path)))) return undefined;
   const { isolationFor, looksLikeGitFolder } = await import('../panel/workplace-panel');
@@ -85,7 +115,9 @@ async function newSchedule(deps: ScheduleCommandDeps): Promise<string | undefine
     },
     repeat.rule(at),
   );
-  void vscode.window.showInformationMessage(`Off-Peak Tasks: schedule "${plainNotificationText(schedule.title, 60)}" saved.`, 'Open Tasks').then((c) => c && deps.showPanel());
+  void vscode.window
+    .showInformationMessage(`Off-Peak Tasks: schedule "${plainNotificationText(schedule.title, 60)}" saved.`, 'Open Tasks')
+    .then((c) => c && deps.showPanel());
   return schedule.id;
 }
 
@@ -101,7 +133,12 @@ export function registerScheduleCommands(deps: ScheduleCommandDeps): void {
     const engine = await engineOf(deps);
     const s = await pickSchedule(engine, 'Edit which schedule? (future runs only)');
     if (!s) return;
-    const prompt = await vscode.window.showInputBox({ title: `Edit "${plainNotificationText(s.title, 60)}" (1/2)`, value: s.prompt, ignoreFocusOut: true, validateInput: (t) => (t.trim() ? undefined : 'The prompt is empty') });
+    const prompt = await vscode.window.showInputBox({
+      title: `Edit "${plainNotificationText(s.title, 60)}" (1/2)`,
+      value: s.prompt,
+      ignoreFocusOut: true,
+      validateInput: (t) => (t.trim() ? undefined : 'The prompt is empty'),
+    });
     if (!prompt) return;
     const at = await askTime(`Edit "${plainNotificationText(s.title, 60)}" (2/2)`, formatMinuteOfDay(s.rule.at));
     if (at === undefined) return;

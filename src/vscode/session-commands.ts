@@ -48,7 +48,14 @@ export class SessionTerminals implements vscode.Disposable {
     }
     const { name, shellPath, shellArgs, cwd, env } = view.terminal;
     // shellPath + shellArgs: VS Code runs the program with this argv; no shell parses anything.
-    const terminal = vscode.window.createTerminal({ name, shellPath, shellArgs, cwd, env, iconPath: new vscode.ThemeIcon('comment-discussion') });
+    const terminal = vscode.window.createTerminal({
+      name,
+      shellPath,
+      shellArgs,
+      cwd,
+      env,
+      iconPath: new vscode.ThemeIcon('comment-discussion'),
+    });
     this.open.set(task!.sessionId!, { terminal, close: view.close });
     terminal.show();
     return 'interactive';
@@ -65,7 +72,6 @@ export class SessionTerminals implements vscode.Disposable {
     for (const open of this.open.values()) open.close?.();
   }
 }
-
 
 export function registerSessionCommands(context: vscode.ExtensionContext, deps: SessionCommandDeps): void {
   const register = (id: string, fn: (...args: unknown[]) => unknown) =>
@@ -97,7 +103,7 @@ export function registerSessionCommands(context: vscode.ExtensionContext, deps: 
         ? instructions
         : await vscode.window.showInputBox({
             title: `Follow up "${plainNotificationText(shortTaskTitle(of, of.id), 60)}"`,
-            prompt: 'New instructions. They run as a new off-peak task that continues this task\'s session, in the same folder.',
+            prompt: "New instructions. They run as a new off-peak task that continues this task's session, in the same folder.",
             ignoreFocusOut: true,
             validateInput: (v) => (v.trim() ? undefined : 'The instructions must not be empty.'),
           });
@@ -106,7 +112,10 @@ export function registerSessionCommands(context: vscode.ExtensionContext, deps: 
     if (mode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(of.workspacePath)))) return undefined;
     const task = await engine.service.followUp(of.id, { prompt, permissionMode: mode });
     void vscode.window
-      .showInformationMessage(`Queued "${plainNotificationText(task.title, 80)}", a follow-up of "${plainNotificationText(shortTaskTitle(of, of.id), 60)}".`, 'Open Tasks')
+      .showInformationMessage(
+        `Queued "${plainNotificationText(task.title, 80)}", a follow-up of "${plainNotificationText(shortTaskTitle(of, of.id), 60)}".`,
+        'Open Tasks',
+      )
       .then((c) => c && deps.showPanel());
     return task.id;
   });
@@ -118,7 +127,12 @@ async function started(deps: SessionCommandDeps): Promise<HostEngine> {
   return engine;
 }
 
-async function taskArg(engine: HostEngine, taskId: unknown, filter: (t: OffPeakTask) => boolean, placeHolder: string): Promise<OffPeakTask | undefined> {
+async function taskArg(
+  engine: HostEngine,
+  taskId: unknown,
+  filter: (t: OffPeakTask) => boolean,
+  placeHolder: string,
+): Promise<OffPeakTask | undefined> {
   if (typeof taskId === 'string') {
     const task = engine.service.getTask(taskId);
     if (!task) throw new Error('This task no longer exists.');
@@ -130,7 +144,12 @@ async function taskArg(engine: HostEngine, taskId: unknown, filter: (t: OffPeakT
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(
-    tasks.map((t) => ({ label: plainNotificationText(shortTaskTitle(t, t.id, 60), 80), description: t.status, detail: t.workspacePath, task: t })),
+    tasks.map((t) => ({
+      label: plainNotificationText(shortTaskTitle(t, t.id, 60), 80),
+      description: t.status,
+      detail: t.workspacePath,
+      task: t,
+    })),
     { placeHolder },
   );
   return pick?.task;

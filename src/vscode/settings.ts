@@ -1,9 +1,22 @@
 // Typed reads of the extension's settings (package.json `contributes.configuration`).
 import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
-import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type AgentKind, type ClaudeSettingSources } from '../agent/runtime/adapters';
+import {
+  CLAUDE_SETTING_SOURCES,
+  DEFAULT_CLAUDE_SETTING_SOURCES,
+  type AgentKind,
+  type ClaudeSettingSources,
+} from '../agent/runtime/adapters';
 import { machineSettingKeys, type RemoteWindow } from '../panel/setup-line';
-import { AGENT_SETTINGS, DEFAULT_CLAUDE_COMMAND, engineAgentChoice, resolveAgent, systemLocateHost, type AgentSetting, type ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
+import {
+  AGENT_SETTINGS,
+  DEFAULT_CLAUDE_COMMAND,
+  engineAgentChoice,
+  resolveAgent,
+  systemLocateHost,
+  type AgentSetting,
+  type ClaudeCodeLocation,
+} from '../agent/runtime/claude-code-locate';
 
 export interface OffPeakSettings {
   gatewayUrl: string;
@@ -48,7 +61,10 @@ export function readSettings(): OffPeakSettings {
     askTimeoutMinutes: Math.max(1, c.get<number>('askTimeoutMinutes', 10)),
     unansweredQuestion: c.get<string>('unansweredQuestion', 'park') === 'deny' ? 'deny' : 'park',
     askParkMinutes: Math.max(1, c.get<number>('askParkMinutes', 10)),
-    check: { timeoutMinutes: Math.max(1, c.get<number>('check.timeoutMinutes', 15)), maxRounds: Math.max(1, Math.floor(c.get<number>('check.maxRounds', 2))) },
+    check: {
+      timeoutMinutes: Math.max(1, c.get<number>('check.timeoutMinutes', 15)),
+      maxRounds: Math.max(1, Math.floor(c.get<number>('check.maxRounds', 2))),
+    },
     isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
     stopAtUtilization: fraction(c.get<unknown>('personal.stopAtUtilization', null)),
     mode: resolveMode(c.get<string>('mode', 'auto'), gatewayUrl),
@@ -57,7 +73,10 @@ export function readSettings(): OffPeakSettings {
       modelCredential: c.get<string>('personal.modelCredential', 'claudeLogin') === 'apiKey' ? 'apiKey' : 'claudeLogin',
       baseUrl: c.get<string>('personal.baseUrl', DEFAULT_MODEL_BASE_URL),
     },
-    history: { keepDays: Math.max(1, c.get<number>('history.keepDays', 90)), keepCount: Math.max(0, c.get<number>('history.keepCount', 500)) },
+    history: {
+      keepDays: Math.max(1, c.get<number>('history.keepDays', 90)),
+      keepCount: Math.max(0, c.get<number>('history.keepCount', 500)),
+    },
   };
 }
 

@@ -68,7 +68,11 @@ export class TaskTerminals implements vscode.Disposable {
       // Keystrokes go to the running agent (e.g. answering a permission prompt).
       handleInput: (data) => feed.input(data),
     };
-    const terminal = vscode.window.createTerminal({ name: `Off-Peak: ${title}`.slice(0, 60), pty, iconPath: new vscode.ThemeIcon('watch') });
+    const terminal = vscode.window.createTerminal({
+      name: `Off-Peak: ${title}`.slice(0, 60),
+      pty,
+      iconPath: new vscode.ThemeIcon('watch'),
+    });
     const entry = { terminal, feed };
     this.terminals.set(taskId, entry);
     return entry;

@@ -40,7 +40,9 @@ describe('auto agent detection (host engine, real gateway)', function () {
   };
 
   /** One task queued with the form's defaults in a window whose engine picks the agent with `choice`. */
-  async function runOneTask(choice: ReturnType<typeof engineAgentChoice>): Promise<{ status: string; failure: string; agent: string | undefined }> {
+  async function runOneTask(
+    choice: ReturnType<typeof engineAgentChoice>,
+  ): Promise<{ status: string; failure: string; agent: string | undefined }> {
     engine = await startTestEngine({
       storageDir: path.join(world.root, 'globalStorage'),
       gatewayUrl: world.gateway.url,
@@ -51,11 +53,21 @@ describe('auto agent detection (host engine, real gateway)', function () {
     });
     const live = engine;
     await live.service.availability.refresh();
-    const task = await live.service.create({ title: 'auto', prompt: 'say hi', permissionMode: 'plan', workspacePath: makeGitWorkspace(world.root), model: null });
-    const done = await waitFor(() => {
-      const t = live.service.getTask(task.id);
-      return t && isTerminalStatus(t.status) ? t : undefined;
-    }, 'the task to finish', 90_000);
+    const task = await live.service.create({
+      title: 'auto',
+      prompt: 'say hi',
+      permissionMode: 'plan',
+      workspacePath: makeGitWorkspace(world.root),
+      model: null,
+    });
+    const done = await waitFor(
+      () => {
+        const t = live.service.getTask(task.id);
+        return t && isTerminalStatus(t.status) ? t : undefined;
+      },
+      'the task to finish',
+      90_000,
+    );
     const agent = live.store.read((tx) => tx.runtime.get(task.id)?.agent);
     return { status: done.status, failure: done.failureReason ?? '', agent };
   }
@@ -73,7 +85,7 @@ describe('auto agent detection (host engine, real gateway)', function () {
     assert.equal(world.upstream.messageRequests().length, 0, 'the reference agent did not run');
   });
 
-  it('Claude Code not found (nothing on PATH or in the installers\' places): the reference agent runs the task', async () => {
+  it("Claude Code not found (nothing on PATH or in the installers' places): the reference agent runs the task", async () => {
     const host = (): LocateHost => ({ ...systemLocateHost(), env: { PATH: folder('empty-bin') }, homedir: folder('home') });
     const ran = await runOneTask(engineAgentChoice(AUTO, host));
     assert.equal(ran.status, 'completed', ran.failure);
@@ -90,7 +102,8 @@ describe('auto agent detection (host engine, real gateway)', function () {
     fs.mkdirSync(path.dirname(onDisk(cliJs)), { recursive: true });
     fs.writeFileSync(onDisk(cliJs), '// Claude Code itself would be here\n');
     // The shim npm writes for a package's bin on Windows.
-    const shim = '@SETLOCAL\r\n@IF EXIST "%~dp0\\node.exe" (\r\n  "%~dp0\\node.exe"  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n) ELSE (\r\n  node  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n)\r\n';
+    const shim =
+      '@SETLOCAL\r\n@IF EXIST "%~dp0\\node.exe" (\r\n  "%~dp0\\node.exe"  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n) ELSE (\r\n  node  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n)\r\n';
     fs.writeFileSync(onDisk(`${npm}\\claude.cmd`), shim);
     const windows = (): LocateHost => ({
       platform: 'win32',

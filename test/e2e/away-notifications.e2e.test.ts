@@ -33,7 +33,8 @@ describe('away notifications across three windows (three host engines on one glo
     enabled: () => true,
     retryDelaysMs: [200, 200],
   });
-  const open = (id: string, workspaces: string[]) => startWindow(world, id, workspaces, { noticeGraceMs: 200, lease: { tickMs: 300 }, notify: notify() });
+  const open = (id: string, workspaces: string[]) =>
+    startWindow(world, id, workspaces, { noticeGraceMs: 200, lease: { tickMs: 300 }, notify: notify() });
   const received = () => receiver.posts.filter((p) => p.status === 200).map((p) => WebhookPayloadSchema.parse(p.json));
 
   it('each event is posted once, by the lease holder; a 500 is retried; no prompt text, question input or key in any payload; the next holder takes over', async () => {
@@ -47,25 +48,55 @@ describe('away notifications across three windows (three host engines on one glo
 
     // Ready: runs in window B. Needs input: runs in window C, answered there.
     receiver.failNext(500);
-    const done = await a.engine.service.create({ title: 'Create hello.txt PROMPTMARK', prompt: 'Create hello.txt.', permissionMode: 'bypassPermissions', workspacePath: wsB });
-    const ask = await a.engine.service.create({ title: 'node ASKMARK', prompt: 'Check the node version.', permissionMode: 'default', workspacePath: wsC });
-    const asked = await waitFor(() => c.notices.find((n) => n.taskId === ask.id && n.kind === 'input-needed'), 'the question in window C', 90_000);
-    assert.equal(asked.kind === 'input-needed' && (await c.engine.answerAsk(ask.id, asked.ask.id, 'deny', asked.ask.inputDigest)), 'accepted');
+    const done = await a.engine.service.create({
+      title: 'Create hello.txt PROMPTMARK',
+      prompt: 'Create hello.txt.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: wsB,
+    });
+    const ask = await a.engine.service.create({
+      title: 'node ASKMARK',
+      prompt: 'Check the node version.',
+      permissionMode: 'default',
+      workspacePath: wsC,
+    });
+    const asked = await waitFor(
+      () => c.notices.find((n) => n.taskId === ask.id && n.kind === 'input-needed'),
+      'the question in window C',
+      90_000,
+    );
+    assert.equal(
+      asked.kind === 'input-needed' && (await c.engine.answerAsk(ask.id, asked.ask.id, 'deny', asked.ask.inputDigest)),
+      'accepted',
+    );
     // Failed: a fourth window finishes a task and goes away before notifying it; the holder does.
     const gone = await TaskStore.open({ directory: world.storageDir, clock: systemClock, watch: false });
     await gone.mutate((tx) => {
-      tx.tasks.insert({ id: 'orphan-failed', title: 'orphan FAILMARK', prompt: 'p', permissionMode: 'plan', workspacePath: world.root, serverTicketId: 'tk-orphan', schedulable: true });
+      tx.tasks.insert({
+        id: 'orphan-failed',
+        title: 'orphan FAILMARK',
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: world.root,
+        serverTicketId: 'tk-orphan',
+        schedulable: true,
+      });
       tx.tasks.claim('orphan-failed', {});
       tx.tasks.markRunning('orphan-failed', { sessionId: 's' });
       tx.tasks.fail('orphan-failed', { failureReason: 'REASONMARK the agent exited with code 1' });
     });
     await gone.close();
 
-    const want = (events: ReturnType<typeof received>, taskId: string, event: string) => events.filter((e) => e.task?.id === taskId && e.event === event).length;
-    await waitFor(() => {
-      const got = received();
-      return want(got, done.id, 'ready') > 0 && want(got, ask.id, 'needs-input') > 0 && want(got, 'orphan-failed', 'failed') > 0;
-    }, 'the three events at the receiver', 90_000);
+    const want = (events: ReturnType<typeof received>, taskId: string, event: string) =>
+      events.filter((e) => e.task?.id === taskId && e.event === event).length;
+    await waitFor(
+      () => {
+        const got = received();
+        return want(got, done.id, 'ready') > 0 && want(got, ask.id, 'needs-input') > 0 && want(got, 'orphan-failed', 'failed') > 0;
+      },
+      'the three events at the receiver',
+      90_000,
+    );
     await a.engine.service.cancel(ask.id);
     // Time for a second post of any of them (retries, scans of the other windows) to arrive.
     await new Promise((r) => setTimeout(r, 1_500));
@@ -74,14 +105,35 @@ describe('away notifications across three windows (three host engines on one glo
     const rows = a.engine.store.read((tx) => tx.notify.all());
     // Each event in the outbox (one row per key, whoever wrote it) reached the receiver exactly once.
     const sentEvents = rows.filter((r) => r.state === 'sent').map((r) => JSON.parse(r.event) as { kind: string; taskId: string });
-    assert.deepEqual(got.map((e) => `${e.event} ${e.task?.id}`).sort(), sentEvents.map((e) => `${e.kind} ${e.taskId}`).sort(), 'each event once');
+    assert.deepEqual(
+      got.map((e) => `${e.event} ${e.task?.id}`).sort(),
+      sentEvents.map((e) => `${e.kind} ${e.taskId}`).sort(),
+      'each event once',
+    );
     assert.deepEqual([want(got, done.id, 'ready'), want(got, 'orphan-failed', 'failed')], [1, 1]);
-    assert.ok(rows.every((r) => r.state === 'sent'), JSON.stringify(rows.map((r) => [r.key, r.state])));
-    assert.deepEqual(receiver.posts.map((p) => p.status).filter((s) => s !== 200), [500], 'the first post got the scripted 500');
+    assert.ok(
+      rows.every((r) => r.state === 'sent'),
+      JSON.stringify(rows.map((r) => [r.key, r.state])),
+    );
+    assert.deepEqual(
+      receiver.posts.map((p) => p.status).filter((s) => s !== 200),
+      [500],
+      'the first post got the scripted 500',
+    );
     assert.equal(receiver.posts.length, got.length + 1, 'and its event was posted again, once');
     assert.equal(got.find((e) => e.event === 'needs-input')?.tool, 'run_command', 'the question names its tool');
     for (const post of receiver.posts) {
-      for (const secret of ['PROMPTMARK', 'ASKMARK', 'FAILMARK', 'REASONMARK', 'hello.txt', 'node --version', world.apiKey, SECRET_PATH, world.root]) {
+      for (const secret of [
+        'PROMPTMARK',
+        'ASKMARK',
+        'FAILMARK',
+        'REASONMARK',
+        'hello.txt',
+        'node --version',
+        world.apiKey,
+        SECRET_PATH,
+        world.root,
+      ]) {
         assert.ok(!post.raw.includes(secret), `"${secret}" in a payload: ${post.raw}`);
       }
     }
@@ -92,12 +144,20 @@ describe('away notifications across three windows (three host engines on one glo
     await a.engine.dispose();
     world.engines.splice(world.engines.indexOf(a.engine), 1);
     const holder = await waitFor(() => [b, c].find((w) => w.engine.service.isLeader), 'a new lease holder', 30_000);
-    const next = await holder.engine.service.create({ title: 'again', prompt: 'Create hello.txt.', permissionMode: 'bypassPermissions', workspacePath: wsB });
+    const next = await holder.engine.service.create({
+      title: 'again',
+      prompt: 'Create hello.txt.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: wsB,
+    });
     await waitFor(() => received().some((e) => e.task?.id === next.id), 'the next event from the new holder', 90_000);
     await new Promise((r) => setTimeout(r, 1_000));
     for (const w of [b, c]) await w.engine.away.idle();
     assert.equal(receiver.posts.length, before + 1, 'one more post, and none of the earlier events again');
     assert.equal(received().at(-1)?.event, 'ready');
-    assert.equal(holder.engine.store.read((tx) => tx.notify.all().find((r) => r.event.includes(next.id))?.doneBy), holder === b ? 'window-b' : 'window-c');
+    assert.equal(
+      holder.engine.store.read((tx) => tx.notify.all().find((r) => r.event.includes(next.id))?.doneBy),
+      holder === b ? 'window-b' : 'window-c',
+    );
   });
 });

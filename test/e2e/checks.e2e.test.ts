@@ -30,7 +30,8 @@ function userTexts(body: unknown): string[] {
 function commitFile(ws: string, name: string, text: string): void {
   fs.mkdirSync(path.dirname(path.join(ws, name)), { recursive: true });
   fs.writeFileSync(path.join(ws, name), text);
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', ...args], { cwd: ws, stdio: 'ignore' });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', ...args], { cwd: ws, stdio: 'ignore' });
   git('add', name);
   git('commit', '-q', '-m', `add ${name}`);
 }
@@ -53,10 +54,14 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
     return engine;
   };
   const finished = (taskId: string) =>
-    waitFor(() => {
-      const t = engine!.service.getTask(taskId);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-    }, 'the task to finish', 120_000);
+    waitFor(
+      () => {
+        const t = engine!.service.getTask(taskId);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      },
+      'the task to finish',
+      120_000,
+    );
   const checkOf = (taskId: string) => engine!.store.read((tx) => tx.checks.get(taskId));
 
   afterEach(async () => {
@@ -74,7 +79,13 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
       { kind: 'tool_use', name: 'write_file', input: { path: 'fixed.txt', content: 'fixed\n' } },
       { kind: 'text', text: 'Fixed: fixed.txt now exists.' },
     );
-    const task = await engine!.service.create({ title: 'fix me', prompt: 'make the tests pass', permissionMode: 'acceptEdits', workspacePath: ws, checkCommand: 'node check.js' });
+    const task = await engine!.service.create({
+      title: 'fix me',
+      prompt: 'make the tests pass',
+      permissionMode: 'acceptEdits',
+      workspacePath: ws,
+      checkCommand: 'node check.js',
+    });
     const done = await finished(task.id);
 
     assert.equal(done.status, 'completed', done.failureReason ?? '');
@@ -103,7 +114,13 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
     const ws = makeGitWorkspace(world.root);
     commitFile(ws, 'check.js', CHECK_JS);
     world.upstream.enqueue({ kind: 'text', text: 'Done.' }, { kind: 'text', text: 'I could not fix it.' });
-    const task = await engine!.service.create({ title: 'never', prompt: 'make the tests pass', permissionMode: 'plan', workspacePath: ws, checkCommand: 'node check.js' });
+    const task = await engine!.service.create({
+      title: 'never',
+      prompt: 'make the tests pass',
+      permissionMode: 'plan',
+      workspacePath: ws,
+      checkCommand: 'node check.js',
+    });
     const done = await finished(task.id);
 
     assert.equal(done.status, 'completed', 'the agent finished; its check did not pass');
@@ -118,9 +135,19 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
     await start({ activeWindowMs: 3_000 });
     const ws = makeGitWorkspace(world.root);
     // Slow enough that the ticket's 3 s active window ends while it runs.
-    commitFile(ws, 'slow-check.js', `require('node:fs').appendFileSync('check-runs.txt', 'run\\n'); setTimeout(() => process.exit(0), 6000);\n`);
+    commitFile(
+      ws,
+      'slow-check.js',
+      `require('node:fs').appendFileSync('check-runs.txt', 'run\\n'); setTimeout(() => process.exit(0), 6000);\n`,
+    );
     world.upstream.enqueue({ kind: 'text', text: 'Done.' });
-    const task = await engine!.service.create({ title: 'straddle', prompt: 'finish', permissionMode: 'plan', workspacePath: ws, checkCommand: 'node slow-check.js' });
+    const task = await engine!.service.create({
+      title: 'straddle',
+      prompt: 'finish',
+      permissionMode: 'plan',
+      workspacePath: ws,
+      checkCommand: 'node slow-check.js',
+    });
     const done = await finished(task.id);
 
     assert.equal(done.status, 'completed', done.failureReason ?? '');
@@ -128,7 +155,11 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
     assert.deepEqual([check.state, check.round], ['passed', 1], 'the re-run is the same round');
     assert.equal(fs.readFileSync(path.join(ws, 'check-runs.txt'), 'utf8'), 'run\nrun\n', 'cut once, run again after the retake');
     const tickets = engine!.service.ticketsOf(task.id);
-    assert.deepEqual(tickets.map((t) => t.endReason), ['expired', 'completed'], 'the first segment ended, the second finished the check');
+    assert.deepEqual(
+      tickets.map((t) => t.endReason),
+      ['expired', 'completed'],
+      'the first segment ended, the second finished the check',
+    );
     assert.equal(world.upstream.messageRequests().length, 1, 'the agent was not resumed for a cut check');
     assert.equal(engine!.service.history().length, 1);
   });
@@ -136,9 +167,19 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
   it('cancel during a check stops the check command and what it started', async () => {
     await start();
     const ws = makeGitWorkspace(world.root);
-    commitFile(ws, 'hang-check.js', `const fs = require('node:fs'); fs.writeFileSync('check.pid', String(process.pid)); setTimeout(() => fs.writeFileSync('check-ended.txt', 'ended'), 8000);\n`);
+    commitFile(
+      ws,
+      'hang-check.js',
+      `const fs = require('node:fs'); fs.writeFileSync('check.pid', String(process.pid)); setTimeout(() => fs.writeFileSync('check-ended.txt', 'ended'), 8000);\n`,
+    );
     world.upstream.enqueue({ kind: 'text', text: 'Done.' });
-    const task = await engine!.service.create({ title: 'cancel', prompt: 'finish', permissionMode: 'plan', workspacePath: ws, checkCommand: 'node hang-check.js' });
+    const task = await engine!.service.create({
+      title: 'cancel',
+      prompt: 'finish',
+      permissionMode: 'plan',
+      workspacePath: ws,
+      checkCommand: 'node hang-check.js',
+    });
     const pidFile = path.join(ws, 'check.pid');
     const pid = await waitFor(() => fs.existsSync(pidFile) && Number(fs.readFileSync(pidFile, 'utf8')), 'the check to run', 60_000);
     assert.equal(checkOf(task.id)!.state, 'checking');
@@ -155,7 +196,11 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
     await start();
     const ws = makeGitWorkspace(world.root);
     commitFile(ws, 'pwn.js', `require('node:fs').writeFileSync('pwned.txt', 'ran');\n`);
-    commitFile(ws, '.vscode/settings.json', JSON.stringify({ 'offPeak.check.command': 'node pwn.js', 'offPeak.checkCommand': 'node pwn.js', 'offPeak.check.maxRounds': 9 }));
+    commitFile(
+      ws,
+      '.vscode/settings.json',
+      JSON.stringify({ 'offPeak.check.command': 'node pwn.js', 'offPeak.checkCommand': 'node pwn.js', 'offPeak.check.maxRounds': 9 }),
+    );
     world.upstream.enqueue({ kind: 'text', text: 'Done.' });
     const task = await engine!.service.create({ title: 'plain', prompt: 'finish', permissionMode: 'plan', workspacePath: ws });
     const done = await finished(task.id);
@@ -163,12 +208,28 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
     assert.equal(done.status, 'completed', done.failureReason ?? '');
     assert.equal(checkOf(task.id), undefined, 'no check');
     assert.equal(fs.existsSync(path.join(ws, 'pwned.txt')), false, 'nothing from the repository ran');
-    assert.equal(engine!.store.read((tx) => tx.checks.lastCommandFor(done.workspaceKey)), null, 'the form is offered nothing for this folder');
+    assert.equal(
+      engine!.store.read((tx) => tx.checks.lastCommandFor(done.workspaceKey)),
+      null,
+      'the form is offered nothing for this folder',
+    );
     // The extension reads no check command from any setting, and its check settings are the machine's only.
-    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { scope?: string }> } } };
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+    };
     const settings = Object.entries(manifest.contributes.configuration.properties);
-    assert.deepEqual(settings.filter(([key]) => key.startsWith('offPeak.check')).map(([key, value]) => [key, value.scope]), [['offPeak.check.timeoutMinutes', 'machine'], ['offPeak.check.maxRounds', 'machine']]);
+    assert.deepEqual(
+      settings.filter(([key]) => key.startsWith('offPeak.check')).map(([key, value]) => [key, value.scope]),
+      [
+        ['offPeak.check.timeoutMinutes', 'machine'],
+        ['offPeak.check.maxRounds', 'machine'],
+      ],
+    );
     // (offPeak.notify.include.checkCommand only says whether a notification may quote it.)
-    assert.deepEqual(settings.filter(([key]) => /command/i.test(key) && !key.startsWith('offPeak.notify.include.')), [], 'no setting names a command to run');
+    assert.deepEqual(
+      settings.filter(([key]) => /command/i.test(key) && !key.startsWith('offPeak.notify.include.')),
+      [],
+      'no setting names a command to run',
+    );
   });
 });

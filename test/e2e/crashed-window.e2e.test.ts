@@ -31,27 +31,56 @@ describe('a crashed window that is not the lease holder (real processes end to e
 
   it("item 1: the dead window's agent group is stopped (its watchdog) and its task is requeued with its session; a window opened afterwards completes it in the same session, no step run twice", async () => {
     world = await startWorld();
-    place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] };
+    place = {
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      engines: [] as HostEngine[],
+    };
     const ws = makeGitWorkspace(world.root);
     // The command leaves a process behind in the agent's group that is not its descendant (it
     // double-forks), as a build server or a watcher would.
     world.upstream.enqueue(
-      { kind: 'tool_use', name: 'run_command', input: { command: 'echo step >> steps.txt; (sleep 300 >/dev/null 2>&1 & echo $! > straggler.pid); sleep 60' } },
+      {
+        kind: 'tool_use',
+        name: 'run_command',
+        input: { command: 'echo step >> steps.txt; (sleep 300 >/dev/null 2>&1 & echo $! > straggler.pid); sleep 60' },
+      },
       { kind: 'text', text: 'Resumed after the crash and finished.' },
     );
 
     // The lease holder has no folder open. Its lease tick is driven by the test: one call is one tick.
     const holder = await startWindow(place, 'window-holder', [], { lease: { ttlMs: 3_600_000, tickMs: 3_600_000 } });
     assert.equal(holder.engine.service.isLeader, true);
-    const b = spawnHost({ storageDir: place.storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', windowId: 'window-B', workspaceKeys: [ws] });
+    const b = spawnHost({
+      storageDir: place.storageDir,
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      windowId: 'window-B',
+      workspaceKeys: [ws],
+    });
     children.push(b.child);
     await waitFor(() => holder.engine.windows.remoteHosts().some((h) => h.windowId === 'window-B'), 'window B to register', 60_000);
 
     await holder.engine.service.availability.refresh();
-    const task = await holder.engine.service.create({ title: 'crash', prompt: 'long work', permissionMode: 'bypassPermissions', workspacePath: ws });
-    const started = await waitFor(() => b.lines.find((l) => l.event?.type === 'segment-started' && l.event.taskId === task.id)?.event, 'the segment in window B', 60_000);
+    const task = await holder.engine.service.create({
+      title: 'crash',
+      prompt: 'long work',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
+    const started = await waitFor(
+      () => b.lines.find((l) => l.event?.type === 'segment-started' && l.event.taskId === task.id)?.event,
+      'the segment in window B',
+      60_000,
+    );
     const stragglerFile = path.join(ws, 'straggler.pid');
-    await waitFor(() => fs.existsSync(stragglerFile) && fs.readFileSync(stragglerFile, 'utf8').trim().length > 0, 'the command to run', 30_000);
+    await waitFor(
+      () => fs.existsSync(stragglerFile) && fs.readFileSync(stragglerFile, 'utf8').trim().length > 0,
+      'the command to run',
+      30_000,
+    );
     straggler = Number(fs.readFileSync(stragglerFile, 'utf8').trim());
     assert.ok(processAlive(straggler));
 
@@ -68,16 +97,28 @@ describe('a crashed window that is not the lease holder (real processes end to e
 
     // One lease tick of the holder.
     await holder.engine.service.leadership.tick();
-    await waitFor(() => holder.engine.service.getTask(task.id)!.status !== 'running' || undefined, 'the holder to requeue the task', 20_000);
+    await waitFor(
+      () => holder.engine.service.getTask(task.id)!.status !== 'running' || undefined,
+      'the holder to requeue the task',
+      20_000,
+    );
     assert.equal(holder.engine.service.isLeader, true, 'the holder stayed the holder');
 
-    const resumed = await waitFor(() => c.events.find((e) => e.type === 'segment-started' && e.taskId === task.id), 'window C to resume the task', 60_000);
+    const resumed = await waitFor(
+      () => c.events.find((e) => e.type === 'segment-started' && e.taskId === task.id),
+      'window C to resume the task',
+      60_000,
+    );
     assert.equal(resumed.type === 'segment-started' && resumed.resume, true);
     assert.equal(resumed.type === 'segment-started' && resumed.sessionId, started.sessionId, 'the same session');
-    const done = await waitFor(() => {
-      const t = holder.engine.service.getTask(task.id);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-    }, 'the task to finish', 60_000);
+    const done = await waitFor(
+      () => {
+        const t = holder.engine.service.getTask(task.id);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      },
+      'the task to finish',
+      60_000,
+    );
     assert.equal(done.status, 'completed', done.failureReason ?? '');
     assert.equal(done.sessionId, started.sessionId);
     assert.ok(!holder.events.some((e) => e.type === 'segment-started'), 'the holder ran nothing itself');
@@ -96,18 +137,40 @@ describe('a crashed window that is not the lease holder (real processes end to e
 
   it("an answer left for a crashed window's question is carried over (POSIX only: the window is frozen with SIGSTOP): recovery records it, the resumed session's repeat is answered from it, the command runs once and nobody is asked again", async () => {
     world = await startWorld();
-    place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] };
+    place = {
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      engines: [] as HostEngine[],
+    };
     const ws = makeGitWorkspace(world.root);
     const command = { command: 'echo ran >> ran.txt' };
     // The scripted model (a fixture) asks to run the command; after the resume it makes the call again, then finishes.
-    world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: command }, { kind: 'tool_use', name: 'run_command', input: command }, { kind: 'text', text: 'Done.' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'run_command', input: command },
+      { kind: 'tool_use', name: 'run_command', input: command },
+      { kind: 'text', text: 'Done.' },
+    );
 
     const holder = await startWindow(place, 'window-holder', [], { lease: { ttlMs: 3_600_000, tickMs: 3_600_000 }, askParkMs: 600_000 });
-    const b = spawnHost({ storageDir: place.storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', windowId: 'window-B', workspaceKeys: [ws], askParkMs: 600_000 });
+    const b = spawnHost({
+      storageDir: place.storageDir,
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      windowId: 'window-B',
+      workspaceKeys: [ws],
+      askParkMs: 600_000,
+    });
     children.push(b.child);
     await waitFor(() => holder.engine.windows.remoteHosts().some((h) => h.windowId === 'window-B'), 'window B to register', 60_000);
     await holder.engine.service.availability.refresh();
-    const task = await holder.engine.service.create({ title: 'crash with an answer left', prompt: 'append ran to ran.txt', permissionMode: 'default', workspacePath: ws });
+    const task = await holder.engine.service.create({
+      title: 'crash with an answer left',
+      prompt: 'append ran to ran.txt',
+      permissionMode: 'default',
+      workspacePath: ws,
+    });
     const ask = await waitFor(() => holder.engine.pendingAsks(task.id)[0], "window B's question, listed in the holder", 60_000);
 
     // Window B freezes (it cannot apply what is left for it), the user answers in the holder, then B dies.
@@ -118,17 +181,28 @@ describe('a crashed window that is not the lease holder (real processes end to e
 
     // One lease tick of the holder: B's registration goes, its task is recovered and runs in the holder.
     await holder.engine.service.leadership.tick();
-    const end = await waitFor(() => {
-      const t = holder.engine.service.getTask(task.id)!;
-      if (['completed', 'failed', 'cancelled'].includes(t.status)) return t.status;
-      // Without the answer, the resumed session is told to make the call again and it is asked anew.
-      return holder.engine.store.read((tx) => tx.questions.get(ask.id))?.answeredBy === 'asked-again' && 'asked again';
-    }, 'the task to finish or ask again', 90_000);
+    const end = await waitFor(
+      () => {
+        const t = holder.engine.service.getTask(task.id)!;
+        if (['completed', 'failed', 'cancelled'].includes(t.status)) return t.status;
+        // Without the answer, the resumed session is told to make the call again and it is asked anew.
+        return holder.engine.store.read((tx) => tx.questions.get(ask.id))?.answeredBy === 'asked-again' && 'asked again';
+      },
+      'the task to finish or ask again',
+      90_000,
+    );
     assert.equal(end, 'completed', 'the answer left before the crash answered the repeated call');
     assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran once');
     const record = holder.engine.store.read((tx) => tx.questions.forTask(task.id));
     const first = record.find((q) => q.askId === ask.id);
-    assert.deepEqual([first?.decision, first?.answeredBy], ['allow', 'other-window'], "the record keeps the answer left for the crashed window's question");
-    assert.ok(record.every((q) => q.answeredBy !== 'asked-again' && q.answeredBy !== 'host'), 'nobody was asked again');
+    assert.deepEqual(
+      [first?.decision, first?.answeredBy],
+      ['allow', 'other-window'],
+      "the record keeps the answer left for the crashed window's question",
+    );
+    assert.ok(
+      record.every((q) => q.answeredBy !== 'asked-again' && q.answeredBy !== 'host'),
+      'nobody was asked again',
+    );
   });
 });

@@ -24,7 +24,12 @@ describe('permission questions across windows (two host engines on one globalSto
       const ws = makeGitWorkspace(world.root, `ws-${decision}`);
       const b = await startWindow(world, 'window-b', [ws]);
       await a.engine.service.availability.refresh();
-      const task = await a.engine.service.create({ title: decision, prompt: 'Check the node version.', permissionMode: 'default', workspacePath: ws });
+      const task = await a.engine.service.create({
+        title: decision,
+        prompt: 'Check the node version.',
+        permissionMode: 'default',
+        workspacePath: ws,
+      });
 
       const ask = await waitFor(() => a.engine.pendingAsks(task.id)[0], 'the question to show in window A', 60_000);
       assert.match(ask.summary, /node --version/);
@@ -34,10 +39,22 @@ describe('permission questions across windows (two host engines on one globalSto
       assert.equal(await a.engine.answerAsk(task.id, ask.id, 'allow', askInputDigest('command: echo harmless')), 'input-mismatch');
       assert.equal(await a.engine.answerAsk(task.id, ask.id, decision, ask.inputDigest), 'accepted');
 
-      const answered = await waitFor(() => b.events.find((e): e is Answered => e.type === 'input-answered' && e.ask.id === ask.id), 'window B to apply the answer', 20_000);
+      const answered = await waitFor(
+        () => b.events.find((e): e is Answered => e.type === 'input-answered' && e.ask.id === ask.id),
+        'window B to apply the answer',
+        20_000,
+      );
       assert.deepEqual([answered.decision, answered.by], [decision, 'other-window'], 'recorded as answered in another window');
-      await waitFor(() => a.engine.pendingAsks(task.id).every((q) => q.id !== ask.id) || undefined, 'the question to leave window A', 20_000);
-      assert.notEqual(await a.engine.answerAsk(task.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest), 'accepted', 'a second answer changes nothing');
+      await waitFor(
+        () => a.engine.pendingAsks(task.id).every((q) => q.id !== ask.id) || undefined,
+        'the question to leave window A',
+        20_000,
+      );
+      assert.notEqual(
+        await a.engine.answerAsk(task.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest),
+        'accepted',
+        'a second answer changes nothing',
+      );
       await a.engine.service.cancel(task.id);
     });
   }

@@ -26,8 +26,17 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
     const ws = makeGitWorkspace(world.root, `ws-${title}`);
     const { engine: b, events: eventsB } = await startWindow(world, 'window-b', [ws]);
     await a.service.availability.refresh();
-    const task = await a.service.create({ title, prompt: 'Review this workspace and create notes.md.', permissionMode: 'bypassPermissions', workspacePath: ws });
-    const started = await waitFor(() => eventsB.find((e): e is Started => e.type === 'segment-started' && e.taskId === task.id), 'the agent to start in window B', 60_000);
+    const task = await a.service.create({
+      title,
+      prompt: 'Review this workspace and create notes.md.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
+    const started = await waitFor(
+      () => eventsB.find((e): e is Started => e.type === 'segment-started' && e.taskId === task.id),
+      'the agent to start in window B',
+      60_000,
+    );
     // Working, not just launched: its first model call was admitted.
     await waitFor(() => eventsB.some((e) => e.type === 'admitted' && e.taskId === task.id), 'the first model call to be admitted', 30_000);
     assert.ok(processAlive(started.pid), 'the agent process runs');
@@ -52,13 +61,21 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
     await a.service.cancel(task.id);
 
     await waitFor(() => !processAlive(started.pid) || undefined, 'the agent process in window B to exit', 20_000);
-    const ended = await waitFor(() => eventsB.find((e) => e.type === 'segment-ended' && e.taskId === task.id), "window B's segment to end", 10_000);
+    const ended = await waitFor(
+      () => eventsB.find((e) => e.type === 'segment-ended' && e.taskId === task.id),
+      "window B's segment to end",
+      10_000,
+    );
     assert.equal(ended.type === 'segment-ended' && ended.outcome.kind, 'cancelled', 'the segment closed as cancelled');
     assert.equal(b.service.getTask(task.id)?.status, 'cancelled');
-    const ticket = await waitFor(() => {
-      const t = a.service.ticketsOf(task.id).find((r) => r.ticketId === started.ticketId);
-      return t?.settleState === 'settled' ? t : undefined;
-    }, 'the ticket to be settled', 20_000);
+    const ticket = await waitFor(
+      () => {
+        const t = a.service.ticketsOf(task.id).find((r) => r.ticketId === started.ticketId);
+        return t?.settleState === 'settled' ? t : undefined;
+      },
+      'the ticket to be settled',
+      20_000,
+    );
     assert.equal(ticket.endReason, 'cancelled');
     assert.equal(a.service.ticketsOf(task.id).length, 1, 'one ticket, no retake after the cancel');
     assert.equal(await ticketStateOnGateway(started.ticketId), 'settled', 'the gateway released the ticket');
@@ -71,7 +88,11 @@ describe('cross-window cancel and delete (two host engines on one globalStorage)
     assert.equal(await a.service.delete(task.id, { deleteSession: true }), true);
 
     await waitFor(() => !processAlive(started.pid) || undefined, 'the agent process in window B to exit', 20_000);
-    const ended = await waitFor(() => eventsB.find((e) => e.type === 'segment-ended' && e.taskId === task.id), "window B's segment to end", 10_000);
+    const ended = await waitFor(
+      () => eventsB.find((e) => e.type === 'segment-ended' && e.taskId === task.id),
+      "window B's segment to end",
+      10_000,
+    );
     assert.equal(ended.type === 'segment-ended' && ended.outcome.kind, 'cancelled', 'stopped by the delete, not by a refused model call');
     assert.equal(b.service.getTask(task.id), undefined, 'the task row is gone in window B too');
     await waitFor(() => b.runtime.runningTaskIds.length === 0 || undefined, "window B's runtime to let the segment go", 10_000);

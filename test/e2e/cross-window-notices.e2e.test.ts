@@ -37,13 +37,21 @@ describe('notified once across windows (two host engines on one globalStorage)',
     const b = await startWindow(world, 'window-b', [ws], { noticeGraceMs: GRACE_MS });
     assert.equal(a.engine.service.isLeader, true);
     await a.engine.service.availability.refresh();
-    const task = await a.engine.service.create({ title: 'done', prompt: 'Create hello.txt.', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const task = await a.engine.service.create({
+      title: 'done',
+      prompt: 'Create hello.txt.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
     await waitFor(() => b.notices.some((n) => n.taskId === task.id) || undefined, 'the notice in window B', 60_000);
     await graceOver(a, b);
     assert.equal(a.engine.service.getTask(task.id)?.status, 'completed');
     assert.deepEqual(ofTask(b.notices, task.id), ['completed'], 'window B (it ran the agent) notified once');
     assert.deepEqual(ofTask(a.notices, task.id), [], 'the lease holder did not notify it again');
-    assert.equal(a.engine.store.read((tx) => tx.outcomes.notifiedBy(task.id)), 'window-b');
+    assert.equal(
+      a.engine.store.read((tx) => tx.outcomes.notifiedBy(task.id)),
+      'window-b',
+    );
   });
 
   it('a failure before the agent started (its binary is missing) is notified once, by the window that tried to start it', async () => {
@@ -58,7 +66,10 @@ describe('notified once across windows (two host engines on one globalStorage)',
     await waitFor(() => b.notices.some((n) => n.taskId === task.id) || undefined, 'the notice in window B', 60_000);
     await graceOver(a, b);
     const failed = b.notices.filter((n) => n.taskId === task.id);
-    assert.deepEqual(failed.map((n) => n.kind), ['failed']);
+    assert.deepEqual(
+      failed.map((n) => n.kind),
+      ['failed'],
+    );
     assert.match(failed[0].kind === 'failed' ? failed[0].reason : '', /could not start the reference agent/);
     assert.equal(b.events.filter((e) => e.type === 'segment-started').length, 0, 'the agent never started');
     assert.deepEqual(ofTask(a.notices, task.id), []);
@@ -70,7 +81,15 @@ describe('notified once across windows (two host engines on one globalStorage)',
     // A third window finishes a task and goes away before claiming its notice (as if it crashed).
     const gone = await TaskStore.open({ directory: world.storageDir, clock: systemClock, watch: false });
     await gone.mutate((tx) => {
-      tx.tasks.insert({ id: 'orphan-result', title: 'orphan', prompt: 'p', permissionMode: 'plan', workspacePath: world.root, serverTicketId: 'tk-orphan', schedulable: true });
+      tx.tasks.insert({
+        id: 'orphan-result',
+        title: 'orphan',
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: world.root,
+        serverTicketId: 'tk-orphan',
+        schedulable: true,
+      });
       tx.tasks.claim('orphan-result', {});
       tx.tasks.markRunning('orphan-result', { sessionId: 's' });
       tx.tasks.fail('orphan-result', { failureReason: 'the agent exited with code 1' });
@@ -85,7 +104,15 @@ describe('notified once across windows (two host engines on one globalStorage)',
   it('a result that finished while no window was open is not notified when windows open; it keeps its unseen mark', async () => {
     const before = await TaskStore.open({ directory: world.storageDir, clock: systemClock, watch: false });
     await before.mutate((tx) => {
-      tx.tasks.insert({ id: 'while-away', title: 'away', prompt: 'p', permissionMode: 'plan', workspacePath: world.root, serverTicketId: 'tk-away', schedulable: true });
+      tx.tasks.insert({
+        id: 'while-away',
+        title: 'away',
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: world.root,
+        serverTicketId: 'tk-away',
+        schedulable: true,
+      });
       tx.tasks.claim('while-away', {});
       tx.tasks.markRunning('while-away', { sessionId: 's' });
       tx.tasks.complete('while-away', {});
@@ -96,7 +123,10 @@ describe('notified once across windows (two host engines on one globalStorage)',
     assert.equal(a.engine.service.isLeader, true);
     await graceOver(a, b);
     assert.deepEqual([...a.notices, ...b.notices], [], 'no toast for it in any window');
-    assert.deepEqual(a.engine.store.read((tx) => [tx.outcomes.notifiedBy('while-away'), tx.outcomes.unseen()]), [null, ['while-away']]);
+    assert.deepEqual(
+      a.engine.store.read((tx) => [tx.outcomes.notifiedBy('while-away'), tx.outcomes.unseen()]),
+      [null, ['while-away']],
+    );
   });
 
   it('a permission question is notified once, in the window whose agent asks', async () => {
@@ -105,10 +135,22 @@ describe('notified once across windows (two host engines on one globalStorage)',
     const b = await startWindow(world, 'window-b', [ws], { noticeGraceMs: GRACE_MS });
     await a.engine.service.availability.refresh();
     // "Ask before edits and commands": the DEMO model's `node --version` needs an answer.
-    const task = await a.engine.service.create({ title: 'ask', prompt: 'Check the node version.', permissionMode: 'default', workspacePath: ws });
-    const asked = await waitFor(() => b.notices.find((n) => n.taskId === task.id && n.kind === 'input-needed'), 'the question in window B', 60_000);
+    const task = await a.engine.service.create({
+      title: 'ask',
+      prompt: 'Check the node version.',
+      permissionMode: 'default',
+      workspacePath: ws,
+    });
+    const asked = await waitFor(
+      () => b.notices.find((n) => n.taskId === task.id && n.kind === 'input-needed'),
+      'the question in window B',
+      60_000,
+    );
     assert.equal(asked.kind, 'input-needed');
-    assert.equal(asked.kind === 'input-needed' && (await b.engine.answerAsk(task.id, asked.ask.id, 'deny', asked.ask.inputDigest)), 'accepted');
+    assert.equal(
+      asked.kind === 'input-needed' && (await b.engine.answerAsk(task.id, asked.ask.id, 'deny', asked.ask.inputDigest)),
+      'accepted',
+    );
     await a.engine.service.cancel(task.id);
     await graceOver(a, b);
     assert.deepEqual(ofTask(b.notices, task.id), ['input-needed']);

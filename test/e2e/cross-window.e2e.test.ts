@@ -16,7 +16,12 @@ describe('cross-window dispatch (two host engines on one globalStorage)', functi
 
   beforeEach(async () => {
     world = await startWorld();
-    place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] };
+    place = {
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      engines: [] as HostEngine[],
+    };
   });
   afterEach(async () => {
     for (const e of place.engines.splice(0)) await e.dispose();
@@ -32,12 +37,19 @@ describe('cross-window dispatch (two host engines on one globalStorage)', functi
 
     await leader.service.availability.refresh();
     const task = await leader.service.create({ title: 'cross', prompt: 'say hi', permissionMode: 'plan', workspacePath: ws });
-    const done = await waitFor(() => {
-      const t = leader.service.getTask(task.id);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-    }, 'the task to finish', 60_000);
+    const done = await waitFor(
+      () => {
+        const t = leader.service.getTask(task.id);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      },
+      'the task to finish',
+      60_000,
+    );
     assert.equal(done.status, 'completed', done.failureReason ?? '');
-    assert.ok(otherEvents.some((e) => e.type === 'segment-started' && e.taskId === task.id), 'the agent ran in the window with the workspace');
+    assert.ok(
+      otherEvents.some((e) => e.type === 'segment-started' && e.taskId === task.id),
+      'the agent ran in the window with the workspace',
+    );
     assert.ok(!leaderEvents.some((e) => e.type === 'segment-started'), 'the lease holder ran nothing');
     assert.equal(leader.service.history().filter((h) => h.taskId === task.id).length, 1);
   });
@@ -50,11 +62,18 @@ describe('cross-window dispatch (two host engines on one globalStorage)', functi
     await closing.dispose(); // unregisters its window
     await leader.service.availability.refresh();
     const task = await leader.service.create({ title: 'fallback', prompt: 'say hi', permissionMode: 'plan', workspacePath: ws });
-    const done = await waitFor(() => {
-      const t = leader.service.getTask(task.id);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-    }, 'the task to finish', 60_000);
+    const done = await waitFor(
+      () => {
+        const t = leader.service.getTask(task.id);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      },
+      'the task to finish',
+      60_000,
+    );
     assert.equal(done.status, 'completed', done.failureReason ?? '');
-    assert.ok(leaderEvents.some((e) => e.type === 'segment-started' && e.taskId === task.id), 'the lease holder ran it');
+    assert.ok(
+      leaderEvents.some((e) => e.type === 'segment-started' && e.taskId === task.id),
+      'the lease holder ran it',
+    );
   });
 });

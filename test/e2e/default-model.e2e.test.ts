@@ -49,10 +49,14 @@ describe('default model (host engine, real gateway)', function () {
     await live.service.availability.refresh();
     const ws = makeGitWorkspace(world.root);
     const task = await live.service.create({ title: 'no model', prompt: 'say hi', permissionMode: 'plan', workspacePath: ws, model: null });
-    const done = await waitFor(() => {
-      const t = live.service.getTask(task.id);
-      return t && isTerminalStatus(t.status) ? t : undefined;
-    }, 'the task to finish', 60_000);
+    const done = await waitFor(
+      () => {
+        const t = live.service.getTask(task.id);
+        return t && isTerminalStatus(t.status) ? t : undefined;
+      },
+      'the task to finish',
+      60_000,
+    );
     assert.equal(done.status, 'completed', `failure: ${done.failureReason ?? ''}`);
     const models = world.upstream.messageRequests().map((r) => (r.body as { model?: string }).model);
     assert.ok(models.length > 0, 'the agent reached the model');

@@ -19,7 +19,9 @@ interface Body {
 /** Every text of a request's conversation, in order ("role: text"). */
 function texts(body: unknown): string[] {
   return (body as Body).messages.flatMap((m) =>
-    typeof m.content === 'string' ? [`${m.role}: ${m.content}`] : m.content.filter((c) => c.type === 'text').map((c) => `${m.role}: ${c.text}`),
+    typeof m.content === 'string'
+      ? [`${m.role}: ${m.content}`]
+      : m.content.filter((c) => c.type === 'text').map((c) => `${m.role}: ${c.text}`),
   );
 }
 
@@ -35,16 +37,29 @@ describe('follow-up end to end (real gateway, fake upstream, reference agent pro
 
   async function boot(): Promise<HostEngine> {
     world = await startWorld({});
-    host = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference' });
+    host = await startTestEngine({
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+    });
     await waitFor(() => host!.service.isLeader, 'the lease');
     return host;
   }
 
   it('a follow-up resumes the finished task session: the agent sees the first task turns; own ticket, card and History row, linked', async () => {
     const h = await boot();
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } }, { kind: 'text', text: 'Wrote hello.txt as asked.' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } },
+      { kind: 'text', text: 'Wrote hello.txt as asked.' },
+    );
     const ws = makeGitWorkspace(world.root);
-    const first = await h.service.create({ title: 'hello', prompt: 'write hello.txt', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const first = await h.service.create({
+      title: 'hello',
+      prompt: 'write hello.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
     await waitFor(() => h.service.getTask(first.id)!.status === 'completed', 'the first task completed');
     const firstSession = h.service.getTask(first.id)!.sessionId!;
     assert.ok(firstSession);
@@ -64,20 +79,36 @@ describe('follow-up end to end (real gateway, fake upstream, reference agent pro
     assert.equal(said.at(-1), 'user: now add a second line to hello.txt', 'the follow-up instructions come last');
     // The same session (one transcript holding both), which the follow-up task records as its own.
     assert.equal(h.service.getTask(follow.id)!.sessionId, firstSession);
-    const transcript = fs.readFileSync(path.join(engineDirs(path.join(world.root, 'globalStorage')).referenceSessionsDir, `${firstSession}.jsonl`), 'utf8');
+    const transcript = fs.readFileSync(
+      path.join(engineDirs(path.join(world.root, 'globalStorage')).referenceSessionsDir, `${firstSession}.jsonl`),
+      'utf8',
+    );
     assert.match(transcript, /write hello\.txt/);
     assert.match(transcript, /now add a second line/);
     assert.match(transcript, /Added a second line\./);
 
     // Its own ticket (settled), its own History row; the first task's row and ticket unchanged.
-    await waitFor(() => [first.id, follow.id].every((id) => h.service.ticketsOf(id).every((t) => t.settleState === 'settled')), 'both tickets settled');
+    await waitFor(
+      () => [first.id, follow.id].every((id) => h.service.ticketsOf(id).every((t) => t.settleState === 'settled')),
+      'both tickets settled',
+    );
     assert.equal(h.service.ticketsOf(follow.id).length, 1);
     assert.notEqual(h.service.ticketsOf(follow.id)[0].ticketId, h.service.ticketsOf(first.id)[0].ticketId);
-    assert.deepEqual(h.service.history().map((r) => r.taskId).sort(), [first.id, follow.id].sort());
+    assert.deepEqual(
+      h.service
+        .history()
+        .map((r) => r.taskId)
+        .sort(),
+      [first.id, follow.id].sort(),
+    );
 
     // Its own card, marked as a follow-up of the first.
     const backend = createServiceBackend(h.service, h.store, BARE_HOST, h);
-    const panel = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, backend, systemClock);
+    const panel = new PanelController(
+      { postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) },
+      backend,
+      systemClock,
+    );
     const snapshot = await panel.snapshot();
     panel.dispose();
     const card = snapshot.tasks.find((c) => c.id === follow.id)!;

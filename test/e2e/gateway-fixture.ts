@@ -78,7 +78,9 @@ type Body = { messages?: { role: string; content: string | { type: string; text?
 
 /** The request body's messages as "role:type+type" strings, for asserting on resumed conversations. */
 export function shape(body: unknown): string[] {
-  return ((body as Body).messages ?? []).map((m) => `${m.role}:${typeof m.content === 'string' ? 'text' : m.content.map((c) => c.type).join('+')}`);
+  return ((body as Body).messages ?? []).map(
+    (m) => `${m.role}:${typeof m.content === 'string' ? 'text' : m.content.map((c) => c.type).join('+')}`,
+  );
 }
 
 export function toolUseIds(body: unknown): string[] {

@@ -42,11 +42,29 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
   /** The gateway on `port` (0: any) over the same SQLite file every time. */
   async function startGatewayProcess(port: number): Promise<RunningGateway> {
     const args = [
-      '--port', String(port), '--store', 'sqlite', '--db', dir.file('gateway.sqlite'), '--always-open',
-      '--promote-interval-ms', '100', '--queued-poll-ms', '200', '--max-poll-ms', '1000', '--status-max-wait-ms', '2000',
-      '--upstream-url', upstream.url, '--log-level', 'silent',
+      '--port',
+      String(port),
+      '--store',
+      'sqlite',
+      '--db',
+      dir.file('gateway.sqlite'),
+      '--always-open',
+      '--promote-interval-ms',
+      '100',
+      '--queued-poll-ms',
+      '200',
+      '--max-poll-ms',
+      '1000',
+      '--status-max-wait-ms',
+      '2000',
+      '--upstream-url',
+      upstream.url,
+      '--log-level',
+      'silent',
     ];
-    const g = await spawnGateway(args, { env: { OFFPEAK_GATEWAY_USERS: `e2e-user:${USER_KEY}`, OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' } });
+    const g = await spawnGateway(args, {
+      env: { OFFPEAK_GATEWAY_USERS: `e2e-user:${USER_KEY}`, OFFPEAK_UPSTREAM_API_KEY: 'upstream-secret' },
+    });
     gateways.push(g);
     return g;
   }
@@ -57,18 +75,36 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
   }
 
   /** A task whose one tool call waits for `marker`, so the test decides when its next model request is made. */
-  async function startTask(gatewayUrl: string, outageMaxWaitMs?: number): Promise<{ h: HostEngine; taskId: string; ws: string; marker: string }> {
-    host = await startTestEngine({ storageDir: dir.file('globalStorage'), gatewayUrl, apiKey: USER_KEY, agent: 'reference', outageMaxWaitMs });
+  async function startTask(
+    gatewayUrl: string,
+    outageMaxWaitMs?: number,
+  ): Promise<{ h: HostEngine; taskId: string; ws: string; marker: string }> {
+    host = await startTestEngine({
+      storageDir: dir.file('globalStorage'),
+      gatewayUrl,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      outageMaxWaitMs,
+    });
     const h = host;
     await waitFor(() => h.service.isLeader, 'the lease');
     const ws = makeGitWorkspace(dir.path);
     const marker = path.join(dir.path, 'go-on');
     const started = path.join(dir.path, 'tool-started');
     upstream.enqueue(
-      { kind: 'tool_use', name: 'run_command', input: { command: `touch '${started}'; while [ ! -f '${marker}' ]; do sleep 0.1; done; echo step > step.txt` } },
+      {
+        kind: 'tool_use',
+        name: 'run_command',
+        input: { command: `touch '${started}'; while [ ! -f '${marker}' ]; do sleep 0.1; done; echo step > step.txt` },
+      },
       { kind: 'text', text: 'Finished after the outage.' },
     );
-    const created = await h.service.create({ title: 'outage', prompt: 'do the step', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const created = await h.service.create({
+      title: 'outage',
+      prompt: 'do the step',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
     // The agent got the first answer and runs its tool; its next model request comes once the marker exists.
     await waitFor(() => fs.existsSync(started), 'the tool to run', 60_000);
     await waitFor(() => h.service.ticketsOf(created.id)[0]?.activeAt != null, 'the first admitted request in the ledger');
@@ -122,8 +158,15 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
     assert.equal(requests.length, 2, 'the held request reached the model once, after the restart');
     assert.deepEqual(shape(requests[1].body), ['user:text', 'assistant:tool_use', 'user:tool_result']);
     const tickets = h.service.ticketsOf(taskId);
-    assert.deepEqual(tickets.map((t) => [t.endReason, t.gatewayUnreachableSince]), [['completed', null]], 'one segment on one ticket, no outage left on it');
-    await waitFor(() => h.service.ticketsOf(taskId).every((t) => t.settleState === 'settled'), 'the ticket settled with the restarted gateway');
+    assert.deepEqual(
+      tickets.map((t) => [t.endReason, t.gatewayUnreachableSince]),
+      [['completed', null]],
+      'one segment on one ticket, no outage left on it',
+    );
+    await waitFor(
+      () => h.service.ticketsOf(taskId).every((t) => t.settleState === 'settled'),
+      'the ticket settled with the restarted gateway',
+    );
   });
 
   it('item 4: a gateway that stays away past the bound fails the task, saying why; the agent is stopped', async () => {
@@ -136,10 +179,16 @@ describe('gateway outage under a running task (real gateway process on a SQLite 
     await waitFor(() => h.service.getTask(taskId)!.status !== 'running', 'the task to end', 60_000);
     const failed = h.service.getTask(taskId)!;
     assert.equal(failed.status, 'failed');
-    assert.match(failed.failureReason ?? '', /^The off-peak gateway could not be reached from \d\d:\d\d to \d\d:\d\d \(2 s, the longest a task waits for it\), so the task stopped\. Last error: .*ECONNREFUSED/);
+    assert.match(
+      failed.failureReason ?? '',
+      /^The off-peak gateway could not be reached from \d\d:\d\d to \d\d:\d\d \(2 s, the longest a task waits for it\), so the task stopped\. Last error: .*ECONNREFUSED/,
+    );
     assert.equal(processAlive(pid), false, 'the agent was stopped');
     assert.deepEqual(h.runtime.runningTaskIds, []);
     assert.equal(upstream.messageRequests().length, 1);
-    assert.deepEqual(h.service.ticketsOf(taskId).map((t) => [t.endReason, t.gatewayUnreachableSince]), [['failed', null]]);
+    assert.deepEqual(
+      h.service.ticketsOf(taskId).map((t) => [t.endReason, t.gatewayUnreachableSince]),
+      [['failed', null]],
+    );
   });
 });

@@ -31,7 +31,8 @@ describe('a window killed mid-segment takes its agent along (real processes end 
 
   afterEach(async () => {
     for (const h of hosts) if (h.exitCode === null && h.signalCode === null) h.kill('SIGKILL');
-    if (agentGroup !== undefined && groupAlive(agentGroup)) process.kill(process.platform === 'win32' ? agentGroup : -agentGroup, 'SIGKILL');
+    if (agentGroup !== undefined && groupAlive(agentGroup))
+      process.kill(process.platform === 'win32' ? agentGroup : -agentGroup, 'SIGKILL');
     await world.close();
   });
 

@@ -35,7 +35,11 @@ async function main(): Promise<void> {
   // A window started right after a crash finds the dead window's lease until it takes it over;
   // the engine recovers once it holds the lease. Report what its recoveries did (none after 6 s: not the leader).
   for (let i = 0; i < 240 && engine.recoveries.length === 0; i++) await pause(25);
-  const recovery = { requeued: engine.recoveries.flatMap((r) => r.requeued), stillRunning: engine.recoveries.flatMap((r) => r.stillRunning), killedOrphans: engine.recoveries.flatMap((r) => r.killedOrphans) };
+  const recovery = {
+    requeued: engine.recoveries.flatMap((r) => r.requeued),
+    stillRunning: engine.recoveries.flatMap((r) => r.stillRunning),
+    killedOrphans: engine.recoveries.flatMap((r) => r.killedOrphans),
+  };
   print({ ready: true, recovery });
   // The service's timers are unref'd (they must not keep an extension host alive); a window
   // process lives until it is closed, so keep this one alive until SIGTERM.

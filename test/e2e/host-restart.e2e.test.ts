@@ -35,7 +35,11 @@ describe('host process killed mid-run (real processes end to end)', function () 
       apiKey: USER_KEY,
       agent: 'reference',
     };
-    const first = spawnHost({ ...common, windowId: 'window-A', create: { title: 'survive', prompt: 'long work', permissionMode: 'bypassPermissions', workspacePath: ws } });
+    const first = spawnHost({
+      ...common,
+      windowId: 'window-A',
+      create: { title: 'survive', prompt: 'long work', permissionMode: 'bypassPermissions', workspacePath: ws },
+    });
     hosts.push(first.child);
     const started = await waitFor(() => first.lines.find((l) => l.event?.type === 'segment-started')?.event, 'the first segment', 60_000);
     await waitFor(() => fs.existsSync(path.join(ws, 'started.txt')), 'the command to run', 30_000);
@@ -53,7 +57,11 @@ describe('host process killed mid-run (real processes end to end)', function () 
     hosts.push(second.child);
     const ready = await waitFor(() => second.lines.find((l) => l.ready), 'the second host', 60_000);
     assert.deepEqual(ready.recovery!.requeued, [taskId]);
-    const resumedSegment = await waitFor(() => second.lines.find((l) => l.event?.type === 'segment-started')?.event, 'the resumed segment', 60_000);
+    const resumedSegment = await waitFor(
+      () => second.lines.find((l) => l.event?.type === 'segment-started')?.event,
+      'the resumed segment',
+      60_000,
+    );
     assert.equal(resumedSegment.resume, true);
     assert.equal(resumedSegment.sessionId, started.sessionId);
     await waitFor(() => store!.read((tx) => tx.tasks.get(taskId))!.status === 'completed', 'completed', 60_000);
@@ -63,13 +71,21 @@ describe('host process killed mid-run (real processes end to end)', function () 
     assert.equal(task.sessionId, started.sessionId);
     const history = deriveHistoryRow(task, Date.now());
     assert.equal(history?.status, 'succeeded');
-    await waitFor(() => store!.read((tx) => tx.tickets.forTask(taskId)).every((t) => t.settleState === 'settled'), 'the ticket settled', 30_000);
+    await waitFor(
+      () => store!.read((tx) => tx.tickets.forTask(taskId)).every((t) => t.settleState === 'settled'),
+      'the ticket settled',
+      30_000,
+    );
     const tickets = store.read((tx) => tx.tickets.forTask(taskId));
     assert.equal(tickets.length, 1, 'the still-active ticket was reused: no new take');
     assert.equal(tickets[0].settleReason, 'completed');
     const requests = world.upstream.messageRequests();
     assert.equal(requests.length, 2);
-    assert.equal(tickets[0].endReason, 'completed', 'the segment resumed on the same ticket records its real end, not the crash in between');
+    assert.equal(
+      tickets[0].endReason,
+      'completed',
+      'the segment resumed on the same ticket records its real end, not the crash in between',
+    );
     assert.deepEqual(shape(requests[1].body), ['user:text', 'assistant:tool_use', 'user:tool_result+text']);
     const firstToolUseId = /"type":"tool_use","id":"(toolu_[^"]+)"/.exec(requests[0].sentBody.toString('utf8'))?.[1];
     assert.deepEqual(toolUseIds(requests[1].body), [firstToolUseId]);

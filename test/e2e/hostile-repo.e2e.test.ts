@@ -44,17 +44,20 @@ describe('hostile repositories (real gateway, fake upstream, reference agent pro
     return h.service.getTask(created.id)!;
   }
 
-  it('item 6: a core.fsmonitor command in the repository\'s .git/config is not run by the files-changed count', async () => {
+  it("item 6: a core.fsmonitor command in the repository's .git/config is not run by the files-changed count", async () => {
     const h = await boot();
     const ws = makeGitWorkspace(world.root);
     const marker = path.join(world.root, 'fsmonitor-ran');
     // What a model could have written into .git/config during an earlier task or segment.
     execFileSync('git', ['config', 'core.fsmonitor', `touch '${marker}'; false`], { cwd: ws });
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } }, { kind: 'text', text: 'Wrote it.' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } },
+      { kind: 'text', text: 'Wrote it.' },
+    );
     const done = await runToEnd(h, ws, 'bypassPermissions');
     assert.equal(done.status, 'completed', done.failureReason ?? '');
     assert.equal(done.filesChanged, 1);
-    assert.equal(fs.existsSync(marker), false, 'git ran the repository\'s fsmonitor command in the extension host');
+    assert.equal(fs.existsSync(marker), false, "git ran the repository's fsmonitor command in the extension host");
   });
 
   it('item 6: in Accept edits a write to .git/config asks like a command (denied here at its deadline) and the file stays as it was', async () => {
@@ -77,7 +80,7 @@ describe('hostile repositories (real gateway, fake upstream, reference agent pro
     assert.equal(fs.readFileSync(path.join(ws, 'src', 'ok.txt'), 'utf8'), 'fine\n', 'an ordinary edit still needs no question');
   });
 
-  it('item 4 (issue 20): a folder inside a git-ignored directory (npm start\'s .tools/) counts the files the agent wrote', async () => {
+  it("item 4 (issue 20): a folder inside a git-ignored directory (npm start's .tools/) counts the files the agent wrote", async () => {
     const h = await boot();
     const clone = makeGitWorkspace(world.root, 'clone');
     fs.writeFileSync(path.join(clone, '.gitignore'), '.tools/\n');
@@ -104,7 +107,10 @@ describe('hostile repositories (real gateway, fake upstream, reference agent pro
       for (const dir of [storage, ...oldFiles.map((f) => path.join(storage, path.dirname(f)))]) fs.chmodSync(dir, 0o755);
     });
     const ws = makeGitWorkspace(world.root);
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } }, { kind: 'text', text: 'Wrote it.' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } },
+      { kind: 'text', text: 'Wrote it.' },
+    );
     const done = await runToEnd(h, ws, 'bypassPermissions');
     assert.equal(done.status, 'completed', done.failureReason ?? '');
     const storage = path.join(world.root, 'globalStorage');
@@ -117,7 +123,10 @@ describe('hostile repositories (real gateway, fake upstream, reference agent pro
     walk(storage);
     assert.deepEqual(readableByOthers, []);
     const logs = fs.readdirSync(path.join(storage, 'runtime', 'tasks', done.id));
-    assert.ok(logs.some((d) => fs.existsSync(path.join(storage, 'runtime', 'tasks', done.id, d, 'agent.log'))), 'the new segment wrote its log');
+    assert.ok(
+      logs.some((d) => fs.existsSync(path.join(storage, 'runtime', 'tasks', done.id, d, 'agent.log'))),
+      'the new segment wrote its log',
+    );
     assert.ok(fs.existsSync(path.join(storage, 'reference-agent-sessions', `${done.sessionId}.jsonl`)), 'the new transcript exists');
   });
 });

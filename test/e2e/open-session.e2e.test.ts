@@ -39,9 +39,20 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
 
   /** A window whose first task completed with the reference agent; `ownModel` as personal mode would give it. */
   async function finishedTask(ownModel?: TestEngineOptions['ownModel']): Promise<string> {
-    engine = await startTestEngine({ storageDir: `${world.root}/globalStorage`, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', ownModel });
+    engine = await startTestEngine({
+      storageDir: `${world.root}/globalStorage`,
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      ownModel,
+    });
     world.upstream.enqueue({ kind: 'text', text: 'Looked around; nothing to change.' });
-    const created = await engine.service.create({ title: 'look around', prompt: 'look at the workspace', permissionMode: 'default', workspacePath: makeGitWorkspace(world.root) });
+    const created = await engine.service.create({
+      title: 'look around',
+      prompt: 'look at the workspace',
+      permissionMode: 'default',
+      workspacePath: makeGitWorkspace(world.root),
+    });
     await waitFor(() => engine!.service.getTask(created.id)?.status === 'completed', 'the task to complete', 90_000);
     return created.id;
   }
@@ -66,7 +77,7 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
     try {
       await waitFor(() => out.includes('› '), 'the prompt for an instruction', 60_000);
       child.stdin!.write('what did you do?\n');
-      await waitFor(() => out.includes('Earlier I looked around the workspace.'), 'the model\'s answer in the terminal', 60_000);
+      await waitFor(() => out.includes('Earlier I looked around the workspace.'), "the model's answer in the terminal", 60_000);
       await waitFor(() => out.split('› ').length > 2, 'the next prompt', 30_000);
       child.stdin!.write('exit\n');
       assert.equal(await exited, 0, out);
@@ -76,7 +87,7 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
 
     const [asked] = world.upstream.messageRequests().slice(before);
     assert.equal(asked.headers['x-api-key'], OWN_KEY, 'the route added the own model key');
-    assert.equal(asked.headers['x-offpeak-ticket'], undefined, 'no ticket: the user\'s own conversation');
+    assert.equal(asked.headers['x-offpeak-ticket'], undefined, "no ticket: the user's own conversation");
     const texts = JSON.stringify(asked.body);
     assert.ok(texts.includes('look at the workspace') && texts.includes('what did you do?'), 'the same session, continued');
 
@@ -90,7 +101,12 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
     const id = await finishedTask({ baseUrl: world.upstream.url, apiKey: async () => undefined });
     assert.deepEqual(await engine!.sessionView(id), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_KEY });
     await engine!.dispose();
-    engine = await startTestEngine({ storageDir: `${world.root}/globalStorage`, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference' });
+    engine = await startTestEngine({
+      storageDir: `${world.root}/globalStorage`,
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+    });
     assert.deepEqual(await engine.sessionView(id), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_OWN_MODEL });
     assert.match(REFERENCE_SESSION_NEEDS_OWN_MODEL, /off-peak ticket/, 'the UI says a conversation would need a ticket in team mode');
   });

@@ -44,11 +44,21 @@ describe('personal mode: a missing credential or an unreachable model API fails 
   });
 
   async function failedTask(upstreamUrl: string, modelApiKey: string | undefined): Promise<{ reason: string; ms: number }> {
-    window = await startPersonalTestEngine({ storageDir: path.join(root, 'globalStorage'), agent: 'reference', personal: { upstreamUrl, modelApiKey } });
+    window = await startPersonalTestEngine({
+      storageDir: path.join(root, 'globalStorage'),
+      agent: 'reference',
+      personal: { upstreamUrl, modelApiKey },
+    });
     const { engine } = window;
     await waitFor(() => engine.service.isLeader, 'the lease');
     const started = Date.now();
-    const task = await engine.service.create({ title: 'hello', prompt: 'create hello.txt', permissionMode: 'bypassPermissions', workspacePath: makeGitWorkspace(root), isolation: 'inPlace' });
+    const task = await engine.service.create({
+      title: 'hello',
+      prompt: 'create hello.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: makeGitWorkspace(root),
+      isolation: 'inPlace',
+    });
     await waitFor(() => ['failed', 'completed'].includes(engine.service.getTask(task.id)!.status), 'the task finished', 90_000);
     const ms = Date.now() - started;
     const failed = engine.service.getTask(task.id)!;
@@ -59,7 +69,11 @@ describe('personal mode: a missing credential or an unreachable model API fails 
   it('no model API key (and no login of its own): the task fails after one model request, naming "Set Model API Key"', async () => {
     const { reason, ms } = await failedTask(upstream.url, undefined);
     assert.match(reason, /^No model API key is set .*"Off-Peak: Set Model API Key"/);
-    assert.doesNotMatch(reason, /API error|temporary|127\.0\.0\.1/, "the gateway's sentence, not the agent's retry report or an internal address");
+    assert.doesNotMatch(
+      reason,
+      /API error|temporary|127\.0\.0\.1/,
+      "the gateway's sentence, not the agent's retry report or an internal address",
+    );
     assert.equal(upstream.requests.length, 0, 'nothing reached the model API');
     console.log(`      (failed ${ms} ms after it was queued)`);
   });

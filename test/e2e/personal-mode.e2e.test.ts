@@ -87,7 +87,12 @@ describe('personal mode: one local authority for all windows (real processes end
     return { upstreamUrl: upstream.url, modelApiKey: 'sk-ant-api03-model-key-of-the-test', gateway: { segmentCapacity: 1 }, ...over };
   }
 
-  function window(windowId: string, workspaces: string[], over: Partial<PersonalTestOptions> = {}, env: Record<string, string> = {}): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
+  function window(
+    windowId: string,
+    workspaces: string[],
+    over: Partial<PersonalTestOptions> = {},
+    env: Record<string, string> = {},
+  ): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
     const w = spawnHost({ storageDir, agent: 'reference', windowId, workspaceKeys: workspaces, personal: personal(over) }, env);
     children.push(w.child);
     return w;
@@ -104,7 +109,7 @@ describe('personal mode: one local authority for all windows (real processes end
     return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
   };
 
-  it('two windows share one local authority: one listener (the first window), both windows\' tasks admitted FIFO by it, the model key added upstream', async () => {
+  it("two windows share one local authority: one listener (the first window), both windows' tasks admitted FIFO by it, the model key added upstream", async () => {
     const wsA = makeGitWorkspace(root, 'wsA');
     const wsB = makeGitWorkspace(root, 'wsB');
     const a = window('window-A', [wsA]);
@@ -120,14 +125,32 @@ describe('personal mode: one local authority for all windows (real processes end
     await waitFor(() => c.windows.remoteHosts().length >= 2 || undefined, 'both windows to register');
     upstream.enqueue({ kind: 'text', text: 'A done.', delayMs: 500 }, { kind: 'text', text: 'B done.' });
     await c.service.availability.refresh();
-    const first = await c.service.create({ title: 'in A', prompt: 'work in A', permissionMode: 'bypassPermissions', workspacePath: wsA, isolation: 'inPlace' });
-    const second = await c.service.create({ title: 'in B', prompt: 'work in B', permissionMode: 'bypassPermissions', workspacePath: wsB, isolation: 'inPlace' });
+    const first = await c.service.create({
+      title: 'in A',
+      prompt: 'work in A',
+      permissionMode: 'bypassPermissions',
+      workspacePath: wsA,
+      isolation: 'inPlace',
+    });
+    const second = await c.service.create({
+      title: 'in B',
+      prompt: 'work in B',
+      permissionMode: 'bypassPermissions',
+      workspacePath: wsB,
+      isolation: 'inPlace',
+    });
     const doneA = await waitFor(finished(c, first.id), 'the first task');
     const doneB = await waitFor(finished(c, second.id), 'the second task');
     assert.equal(doneA.status, 'completed', doneA.failureReason ?? '');
     assert.equal(doneB.status, 'completed', doneB.failureReason ?? '');
-    assert.ok(a.lines.some((l) => l.event?.type === 'segment-started' && l.event.taskId === first.id), 'window A ran its task');
-    assert.ok(b.lines.some((l) => l.event?.type === 'segment-started' && l.event.taskId === second.id), 'window B ran its task');
+    assert.ok(
+      a.lines.some((l) => l.event?.type === 'segment-started' && l.event.taskId === first.id),
+      'window A ran its task',
+    );
+    assert.ok(
+      b.lines.some((l) => l.event?.type === 'segment-started' && l.event.taskId === second.id),
+      'window B ran its task',
+    );
     // FIFO with one segment at a time: the second task's model call came after the first's.
     const requests = upstream.messageRequests();
     assert.equal(requests.length, 2);
@@ -156,23 +179,46 @@ describe('personal mode: one local authority for all windows (real processes end
       { kind: 'text', text: 'The queued one finished too.' },
     );
     await c.service.availability.refresh();
-    const running = await c.service.create({ title: 'running', prompt: 'long work', permissionMode: 'bypassPermissions', workspacePath: wsB, isolation: 'inPlace' });
-    const queued = await c.service.create({ title: 'queued', prompt: 'queued work', permissionMode: 'bypassPermissions', workspacePath: wsC, isolation: 'inPlace' });
-    const started = await waitFor(() => b.lines.find((l) => l.event?.type === 'segment-started' && l.event.taskId === running.id)?.event, 'the segment in window B');
+    const running = await c.service.create({
+      title: 'running',
+      prompt: 'long work',
+      permissionMode: 'bypassPermissions',
+      workspacePath: wsB,
+      isolation: 'inPlace',
+    });
+    const queued = await c.service.create({
+      title: 'queued',
+      prompt: 'queued work',
+      permissionMode: 'bypassPermissions',
+      workspacePath: wsC,
+      isolation: 'inPlace',
+    });
+    const started = await waitFor(
+      () => b.lines.find((l) => l.event?.type === 'segment-started' && l.event.taskId === running.id)?.event,
+      'the segment in window B',
+    );
     await waitFor(() => fs.existsSync(path.join(wsB, 'steps.txt')), 'the command to run');
     assert.equal(c.service.getTask(queued.id)!.status, 'queued', 'the second task waits for the one segment');
 
     // Close the window running the authority (SIGTERM: the window's clean shutdown).
     a.child.kill('SIGTERM');
     await a.exited;
-    await waitFor(() => b.lines.some((l) => l.serving?.takeover) || inProcess[0].authority.serving || undefined, 'another window to take the authority over', 20_000);
+    await waitFor(
+      () => b.lines.some((l) => l.serving?.takeover) || inProcess[0].authority.serving || undefined,
+      'another window to take the authority over',
+      20_000,
+    );
 
     const doneRunning = await waitFor(finished(c, running.id), 'the running task');
     const doneQueued = await waitFor(finished(c, queued.id), 'the queued task');
     assert.equal(doneRunning.status, 'completed', doneRunning.failureReason ?? '');
     assert.equal(doneQueued.status, 'completed', doneQueued.failureReason ?? '');
     assert.equal(doneRunning.sessionId, started.sessionId, 'the same session');
-    assert.equal(b.lines.filter((l) => l.event?.type === 'segment-started' && l.event.taskId === running.id).length, 1, 'one segment: held through the hand-over, not restarted');
+    assert.equal(
+      b.lines.filter((l) => l.event?.type === 'segment-started' && l.event.taskId === running.id).length,
+      1,
+      'one segment: held through the hand-over, not restarted',
+    );
     assert.equal(fs.readFileSync(path.join(wsB, 'steps.txt'), 'utf8'), 'step\n', 'no step run twice');
     assert.equal(upstream.messageRequests().length, 3);
     for (const id of [running.id, queued.id]) assert.equal(c.service.history().filter((h) => h.taskId === id).length, 1, 'one History row');
@@ -187,9 +233,18 @@ describe('personal mode: one local authority for all windows (real processes end
     const stderr: string[] = [];
     a.child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
     const c = await inProcessWindow('window-C', []);
-    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'sleep 2; echo ok > ok.txt' } }, { kind: 'text', text: 'Done with my own login.' });
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'run_command', input: { command: 'sleep 2; echo ok > ok.txt' } },
+      { kind: 'text', text: 'Done with my own login.' },
+    );
     await c.service.availability.refresh();
-    const task = await c.service.create({ title: 'login', prompt: 'use my login', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
+    const task = await c.service.create({
+      title: 'login',
+      prompt: 'use my login',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'inPlace',
+    });
     await waitFor(() => a.lines.find((l) => l.event?.type === 'segment-started' && l.event.taskId === task.id), 'the segment');
     await waitFor(() => upstream.messageRequests().length >= 1 || undefined, 'the first model call');
     // While the agent runs: no spawned process of the window carries the token in its argv.
@@ -225,7 +280,10 @@ describe('personal mode: one local authority for all windows (real processes end
       assert.ok(!bytes.includes(FAKE_LOGIN), `${path.relative(root, file)} holds no login`);
     }
     const scanned = filesUnder(root).map((f) => path.relative(root, f));
-    assert.ok(scanned.some((f) => f.endsWith('agent.log')) && scanned.some((f) => f.endsWith('tasks-index.sqlite')), 'the scan saw the segment log and the task database');
+    assert.ok(
+      scanned.some((f) => f.endsWith('agent.log')) && scanned.some((f) => f.endsWith('tasks-index.sqlite')),
+      'the scan saw the segment log and the task database',
+    );
     const output = [...a.lines.map((l) => JSON.stringify(l)), ...stderr].join('\n');
     assert.ok(!output.includes(FAKE_LOGIN), 'no log line carries the login');
   });
@@ -237,11 +295,23 @@ describe('personal mode without a model credential (real processes end to end)',
   it('the reference agent (no login of its own) with no model API key set: the task fails saying to set the model API key, and nothing reached the model API', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-personal-nokey-'));
     const upstream = await FakeAnthropicUpstream.start();
-    const w = await startPersonalTestEngine({ storageDir: path.join(root, 'globalStorage'), agent: 'reference', windowId: 'window-A', workspaceKeys: [], personal: { upstreamUrl: upstream.url } });
+    const w = await startPersonalTestEngine({
+      storageDir: path.join(root, 'globalStorage'),
+      agent: 'reference',
+      windowId: 'window-A',
+      workspaceKeys: [],
+      personal: { upstreamUrl: upstream.url },
+    });
     try {
       const ws = makeGitWorkspace(root, 'ws');
       await w.engine.service.availability.refresh();
-      const task = await w.engine.service.create({ title: 'no key', prompt: 'anything', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
+      const task = await w.engine.service.create({
+        title: 'no key',
+        prompt: 'anything',
+        permissionMode: 'bypassPermissions',
+        workspacePath: ws,
+        isolation: 'inPlace',
+      });
       const done = await waitFor(() => {
         const t = w.engine.service.getTask(task.id);
         return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;

@@ -52,14 +52,20 @@ describe('personal mode on a shared machine: credentials go only to listeners pr
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  for (const [how, signal] of [['crashes (SIGKILL)', 'SIGKILL'], ['closes cleanly (SIGTERM)', 'SIGTERM']] as const) {
+  for (const [how, signal] of [
+    ['crashes (SIGKILL)', 'SIGKILL'],
+    ['closes cleanly (SIGTERM)', 'SIGTERM'],
+  ] as const) {
     it(`item 1: while the window running the authority ${how}, a listener of another local user at the authority's old address receives no request, so no credential; the task goes on in the same session`, async () => {
       const wsB = makeGitWorkspace(root, 'wsB');
       const personal = { upstreamUrl: upstream.url, gateway: { segmentCapacity: 1 } };
       const a = spawnHost({ storageDir, agent: 'reference', windowId: 'window-A', workspaceKeys: [], personal });
       children.push(a.child);
       await waitFor(() => a.lines.find((l) => l.authority?.serving), 'window A to run the authority');
-      const b = spawnHost({ storageDir, agent: 'reference', windowId: 'window-B', workspaceKeys: [wsB], personal: { ...personal, referenceOwnLogin: true } }, { OFFPEAK_TEST_AGENT_TOKEN: FAKE_LOGIN });
+      const b = spawnHost(
+        { storageDir, agent: 'reference', windowId: 'window-B', workspaceKeys: [wsB], personal: { ...personal, referenceOwnLogin: true } },
+        { OFFPEAK_TEST_AGENT_TOKEN: FAKE_LOGIN },
+      );
       children.push(b.child);
       await waitFor(() => b.lines.find((l) => l.ready), 'window B');
       const c = await startPersonalTestEngine({ storageDir, agent: 'reference', windowId: 'window-C', workspaceKeys: [], personal });
@@ -68,12 +74,27 @@ describe('personal mode on a shared machine: credentials go only to listeners pr
       // Where the authority listens, as its discovery file names it: the other user tries it from now on.
       const discovery = JSON.parse(fs.readFileSync(authorityPaths(storageDir).discovery, 'utf8')) as { port?: number; address?: string };
       listener = startOtherUserListener(discovery.port !== undefined ? { port: discovery.port } : { path: discovery.address! });
-      await waitFor(() => listener!.refusals().length > 0 || undefined, 'the other user to try the address (refused while the authority holds it)');
+      await waitFor(
+        () => listener!.refusals().length > 0 || undefined,
+        'the other user to try the address (refused while the authority holds it)',
+      );
 
-      upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo step >> steps.txt; sleep 3' } }, { kind: 'text', text: 'Done after the hand-over.' });
+      upstream.enqueue(
+        { kind: 'tool_use', name: 'run_command', input: { command: 'echo step >> steps.txt; sleep 3' } },
+        { kind: 'text', text: 'Done after the hand-over.' },
+      );
       await c.engine.service.availability.refresh();
-      const task = await c.engine.service.create({ title: 'login', prompt: 'use my login', permissionMode: 'bypassPermissions', workspacePath: wsB, isolation: 'inPlace' });
-      const started = await waitFor(() => b.lines.find((l) => l.event?.type === 'segment-started' && l.event.taskId === task.id)?.event, 'the segment in window B');
+      const task = await c.engine.service.create({
+        title: 'login',
+        prompt: 'use my login',
+        permissionMode: 'bypassPermissions',
+        workspacePath: wsB,
+        isolation: 'inPlace',
+      });
+      const started = await waitFor(
+        () => b.lines.find((l) => l.event?.type === 'segment-started' && l.event.taskId === task.id)?.event,
+        'the segment in window B',
+      );
       await waitFor(() => fs.existsSync(path.join(wsB, 'steps.txt')), 'the command to run');
 
       a.child.kill(signal);
@@ -84,13 +105,22 @@ describe('personal mode on a shared machine: credentials go only to listeners pr
       }, 'the task to end');
 
       const received = listener.requests();
-      const carried = received.filter((r) => JSON.stringify(r.headers).includes(FAKE_LOGIN) || JSON.stringify(r.headers).includes('opk-local-'));
-      assert.deepEqual(carried.map((r) => r.url), [], `requests that reached the other ${listener.asOtherUser ? 'uid (65534)' : 'stand-in listener'} with a credential`);
+      const carried = received.filter(
+        (r) => JSON.stringify(r.headers).includes(FAKE_LOGIN) || JSON.stringify(r.headers).includes('opk-local-'),
+      );
+      assert.deepEqual(
+        carried.map((r) => r.url),
+        [],
+        `requests that reached the other ${listener.asOtherUser ? 'uid (65534)' : 'stand-in listener'} with a credential`,
+      );
       assert.equal(received.length, 0, 'nothing reached it at all');
       assert.equal(done.status, 'completed', done.failureReason ?? '');
       assert.equal(done.sessionId, started.sessionId, 'the same session');
       const requests = upstream.messageRequests();
-      assert.ok(requests.length >= 2 && requests.every((r) => r.headers.authorization === `Bearer ${FAKE_LOGIN}`), 'the login went to the model API only');
+      assert.ok(
+        requests.length >= 2 && requests.every((r) => r.headers.authorization === `Bearer ${FAKE_LOGIN}`),
+        'the login went to the model API only',
+      );
     });
   }
 });

@@ -24,7 +24,7 @@ describe('platform: globalStorage behind a symbolic link (Linux; as macOS /var a
     await world?.close();
   });
 
-  it('platform: through a symlinked home folder the lease, the task DB, its lock and a task\'s worktree all work: the task runs on its branch, a follow-up reuses the worktree, Merge and Delete work', async () => {
+  it("platform: through a symlinked home folder the lease, the task DB, its lock and a task's worktree all work: the task runs on its branch, a follow-up reuses the worktree, Merge and Delete work", async () => {
     world = await startWorld({});
     const realHome = path.join(world.root, 'real-home');
     const linkedHome = path.join(world.root, 'home');
@@ -35,19 +35,37 @@ describe('platform: globalStorage behind a symbolic link (Linux; as macOS /var a
     await waitFor(() => h.service.isLeader, 'the lease');
 
     const ws = makeGitWorkspace(world.root);
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'first.txt', content: '1\n' } }, { kind: 'text', text: 'first done' });
-    const first = await h.service.create({ title: 'first', prompt: 'write first.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'first.txt', content: '1\n' } },
+      { kind: 'text', text: 'first done' },
+    );
+    const first = await h.service.create({
+      title: 'first',
+      prompt: 'write first.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
     await waitFor(() => ['completed', 'failed'].includes(h.service.getTask(first.id)!.status), 'the task finished', 90_000);
     assert.equal(h.service.getTask(first.id)!.failureReason, null);
     assert.equal(h.service.getTask(first.id)!.status, 'completed');
     const iso = h.store.read((tx) => tx.isolation.get(first.id))!;
-    assert.ok(iso.worktreePath!.startsWith(storageDir + path.sep), `the worktree is under globalStorage as the window names it: ${iso.worktreePath}`);
+    assert.ok(
+      iso.worktreePath!.startsWith(storageDir + path.sep),
+      `the worktree is under globalStorage as the window names it: ${iso.worktreePath}`,
+    );
     assert.equal(fs.readFileSync(path.join(iso.worktreePath!, 'first.txt'), 'utf8'), '1\n');
-    assert.deepEqual(iso.changes!.map((c) => c.path), ['first.txt']);
+    assert.deepEqual(
+      iso.changes!.map((c) => c.path),
+      ['first.txt'],
+    );
     assert.ok(!fs.existsSync(path.join(ws, 'first.txt')), "the user's folder is not touched");
 
     // A follow-up finds the same worktree again (its identity asked of git, not compared as a path string).
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'second.txt', content: '2\n' } }, { kind: 'text', text: 'second done' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'second.txt', content: '2\n' } },
+      { kind: 'text', text: 'second done' },
+    );
     const follow = await h.service.followUp(first.id, { prompt: 'write second.txt' });
     await waitFor(() => ['completed', 'failed'].includes(h.service.getTask(follow.id)!.status), 'the follow-up finished', 90_000);
     assert.equal(h.service.getTask(follow.id)!.failureReason, null);
@@ -61,12 +79,24 @@ describe('platform: globalStorage behind a symbolic link (Linux; as macOS /var a
     assert.ok(h.service.isLeader, 'the window still holds the lease');
 
     const backend = createServiceBackend(h.service, h.store, BARE_HOST, h);
-    assert.deepEqual(await backend.mergeChanges({ taskId: follow.id }), { outcome: 'merged', into: git(ws, 'symbolic-ref', '--short', 'HEAD') });
+    assert.deepEqual(await backend.mergeChanges({ taskId: follow.id }), {
+      outcome: 'merged',
+      into: git(ws, 'symbolic-ref', '--short', 'HEAD'),
+    });
     assert.equal(fs.readFileSync(path.join(ws, 'second.txt'), 'utf8'), '2\n');
 
     assert.deepEqual(await backend.delete({ taskId: follow.id }), { done: true });
     assert.deepEqual(await backend.delete({ taskId: first.id }), { done: true });
-    await waitFor(() => !fs.existsSync(iso.worktreePath!) && git(ws, 'branch', '--list', 'offpeak/*') === '', 'the worktree and its branch go with the last task using them');
-    assert.equal(git(ws, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, "git knows only the user's own checkout");
+    await waitFor(
+      () => !fs.existsSync(iso.worktreePath!) && git(ws, 'branch', '--list', 'offpeak/*') === '',
+      'the worktree and its branch go with the last task using them',
+    );
+    assert.equal(
+      git(ws, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      1,
+      "git knows only the user's own checkout",
+    );
   });
 });

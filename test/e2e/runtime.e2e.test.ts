@@ -24,7 +24,12 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
 
   const storageDir = () => path.join(world.root, 'globalStorage');
 
-  async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = [], hostOptions: Partial<TestEngineOptions> = {}, onEvent?: (event: RuntimeEvent) => void): Promise<HostEngine> {
+  async function boot(
+    config: Parameters<typeof startWorld>[0] = {},
+    events: RuntimeEvent[] = [],
+    hostOptions: Partial<TestEngineOptions> = {},
+    onEvent?: (event: RuntimeEvent) => void,
+  ): Promise<HostEngine> {
     world = await startWorld(config);
     host = await startTestEngine({
       storageDir: storageDir(),
@@ -47,23 +52,37 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
   async function occupyCapacity(): Promise<{ release(): void }> {
     const client = new GatewayClient({ baseUrl: world.gateway.url, apiKey: async () => USER_KEY, clock: systemClock });
     const ticket = (await client.take('blocker-task')).ticketId;
-    for (let i = 0; i < 200 && (await client.status([ticket])).tickets[0].state !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && (await client.status([ticket])).tickets[0].state !== 'ready'; i++)
+      await new Promise((r) => setTimeout(r, 50));
     const abort = new AbortController();
     void fetch(`${world.gateway.url}/api/anthropic/v1/messages`, {
       method: 'POST',
       signal: abort.signal,
       headers: { authorization: `Bearer ${USER_KEY}`, 'x-off-peak-ticket-id': ticket, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'BLOCKER' }] }),
-    }).then((r) => r.text(), () => undefined).catch(() => undefined);
+    })
+      .then(
+        (r) => r.text(),
+        () => undefined,
+      )
+      .catch(() => undefined);
     await world.upstream.waitForMessageRequest(1);
     return { release: () => abort.abort() };
   }
 
   it('one segment: queued -> ready -> run -> completed; one History row; ticket settled', async () => {
     const h = await boot();
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } }, { kind: 'text', text: 'Wrote hello.txt.' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } },
+      { kind: 'text', text: 'Wrote hello.txt.' },
+    );
     const ws = makeGitWorkspace(world.root);
-    const created = await h.service.create({ title: 'hello', prompt: 'write hello.txt', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const created = await h.service.create({
+      title: 'hello',
+      prompt: 'write hello.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
     await waitFor(() => task(h, created.id).status === 'completed', 'completed');
     const done = task(h, created.id);
     assert.equal(done.failureReason, null);
@@ -87,7 +106,14 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
   function terminalFeed(h: HostEngine, taskId: string): { feed: TaskTerminalFeed; shown: () => string } {
     let shown = '';
     const source = h.terminalSource();
-    return { feed: new TaskTerminalFeed(taskId, (text) => (shown += text), () => source), shown: () => shown };
+    return {
+      feed: new TaskTerminalFeed(
+        taskId,
+        (text) => (shown += text),
+        () => source,
+      ),
+      shown: () => shown,
+    };
   }
 
   it('3102 mid-task: requeue, new ticket, the SAME session resumes, completed; one History row; two tickets settled; the terminal shows both segments live and replays them later', async () => {
@@ -105,13 +131,24 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
       { kind: 'text', text: 'All steps done after resuming.' },
     );
     const ws = makeGitWorkspace(world.root);
-    const created = await h.service.create({ title: 'long', prompt: 'do the long task', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const created = await h.service.create({
+      title: 'long',
+      prompt: 'do the long task',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
     await waitFor(() => task(h, created.id).status === 'completed', 'completed', 90_000);
     assert.equal(h.service.history().length, 1);
     assert.equal(h.service.history()[0].status, 'succeeded');
-    await waitFor(() => h.service.ticketsOf(created.id).length === 2 && h.service.ticketsOf(created.id).every((t) => t.settleState === 'settled'), 'both tickets settled');
+    await waitFor(
+      () => h.service.ticketsOf(created.id).length === 2 && h.service.ticketsOf(created.id).every((t) => t.settleState === 'settled'),
+      'both tickets settled',
+    );
     const tickets = h.service.ticketsOf(created.id);
-    assert.deepEqual(tickets.map((t) => t.endReason), ['expired', 'completed']);
+    assert.deepEqual(
+      tickets.map((t) => t.endReason),
+      ['expired', 'completed'],
+    );
     assert.notEqual(tickets[0].ticketId, tickets[1].ticketId);
 
     // What the model saw: request 1 (segment 1), request 2 refused by the gateway (3102, never
@@ -131,11 +168,17 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
 
     // Live: segment 1's output, its end, then segment 2 resuming, in one terminal.
     const liveText = live!.shown();
-    assert.match(liveText, /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*\[off-peak\] Segment 1 ended \(time limit\); the task resumes with a new ticket\.[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*\[off-peak\] Task completed\./);
+    assert.match(
+      liveText,
+      /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*\[off-peak\] Segment 1 ended \(time limit\); the task resumes with a new ticket\.[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*\[off-peak\] Task completed\./,
+    );
     // After a reload (a new terminal, nothing running): both segments from their logs, in order, with how each ended.
     const replayed = terminalFeed(h, created.id);
     await replayed.feed.sync();
-    assert.match(replayed.shown(), /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*Segment 1 ended \(time limit\); the task resumes with a new ticket[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*Segment 2 ended: the task completed/);
+    assert.match(
+      replayed.shown(),
+      /──── Segment 1 · ticket 1[\s\S]*sleep 3[\s\S]*Segment 1 ended \(time limit\); the task resumes with a new ticket[\s\S]*──── Segment 2 · ticket 2[\s\S]*All steps done after resuming\.[\s\S]*Segment 2 ended: the task completed/,
+    );
     replayed.feed.input('y');
     assert.match(replayed.shown(), /typing does nothing\.\n$/);
   });
@@ -193,17 +236,26 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
   it('a permission ask in default mode keeps the task running, tells the host, and the answer is applied', async () => {
     const events: RuntimeEvent[] = [];
     const h = await boot({}, events);
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'yes' } }, { kind: 'text', text: 'Done.' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'asked.txt', content: 'yes' } },
+      { kind: 'text', text: 'Done.' },
+    );
     const ws = makeGitWorkspace(world.root);
     const created = await h.service.create({ title: 'ask', prompt: 'write asked.txt', permissionMode: 'default', workspacePath: ws });
     const needed = await waitFor(() => events.find((e) => e.type === 'input-needed'), 'the input-needed event');
     assert.match(needed.type === 'input-needed' ? needed.ask.summary : '', /asked\.txt/);
-    assert.deepEqual(h.runtime.pendingAsks(created.id).map((a) => a.tool), ['write_file']);
+    assert.deepEqual(
+      h.runtime.pendingAsks(created.id).map((a) => a.tool),
+      ['write_file'],
+    );
     assert.equal(task(h, created.id).status, 'running');
     const seen: string[] = [];
     h.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
     // The question shows the tool call's whole input (the content to be written included) before [y/N].
-    await waitFor(() => /\? Allow write_file with this input\?\n {6}│ path: asked\.txt\n {6}│ content: yes\n.*\[y\/N\]/.test(seen.join('')), 'the question in the attached terminal');
+    await waitFor(
+      () => /\? Allow write_file with this input\?\n {6}│ path: asked\.txt\n {6}│ content: yes\n.*\[y\/N\]/.test(seen.join('')),
+      'the question in the attached terminal',
+    );
     h.runtime.writeInput(created.id, 'y\r');
     await waitFor(() => task(h, created.id).status === 'completed', 'completed');
     assert.equal(fs.readFileSync(path.join(ws, 'asked.txt'), 'utf8'), 'yes');
@@ -213,17 +265,29 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     it(`a permission ask answered through the runtime API (${decision}): the agent ${decision === 'allow' ? 'runs the command' : 'is refused'}, the task completes`, async () => {
       const events: RuntimeEvent[] = [];
       const h = await boot({}, events);
-      world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } }, { kind: 'text', text: 'Done.' });
+      world.upstream.enqueue(
+        { kind: 'tool_use', name: 'run_command', input: { command: 'echo ran > ran.txt' } },
+        { kind: 'text', text: 'Done.' },
+      );
       const ws = makeGitWorkspace(world.root);
       const created = await h.service.create({ title: 'ask', prompt: 'run it', permissionMode: 'default', workspacePath: ws });
-      const [ask] = await waitFor(() => h.runtime.pendingAsks(created.id).length === 1 && h.runtime.pendingAsks(created.id), 'the pending ask');
+      const [ask] = await waitFor(
+        () => h.runtime.pendingAsks(created.id).length === 1 && h.runtime.pendingAsks(created.id),
+        'the pending ask',
+      );
       assert.equal(ask.tool, 'run_command');
       assert.equal(task(h, created.id).status, 'running');
       assert.equal(h.runtime.answerAsk(created.id, ask.id, decision, ask.inputDigest), 'accepted');
-      assert.equal(h.runtime.answerAsk(created.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest), 'already-answered', 'a second answer is ignored');
+      assert.equal(
+        h.runtime.answerAsk(created.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest),
+        'already-answered',
+        'a second answer is ignored',
+      );
       await waitFor(() => task(h, created.id).status === 'completed', 'completed');
       assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), decision === 'allow');
-      const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.ask.id, e.decision, e.by]);
+      const answered = events
+        .filter((e) => e.type === 'input-answered')
+        .map((e) => e.type === 'input-answered' && [e.ask.id, e.decision, e.by]);
       assert.deepEqual(answered, [[ask.id, decision, 'host']]);
     });
   }
@@ -231,7 +295,10 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
   it('with offPeak.unansweredQuestion = deny, an unanswered permission ask is denied at its deadline and the run goes on', async () => {
     const events: RuntimeEvent[] = [];
     const h = await boot({}, events, { askTimeoutMs: 1_000, unansweredQuestion: 'deny' });
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } }, { kind: 'text', text: 'Gave up.' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'never.txt', content: 'no' } },
+      { kind: 'text', text: 'Gave up.' },
+    );
     const ws = makeGitWorkspace(world.root);
     const created = await h.service.create({ title: 'ask', prompt: 'write it', permissionMode: 'default', workspacePath: ws });
     await waitFor(() => task(h, created.id).status === 'completed', 'completed');

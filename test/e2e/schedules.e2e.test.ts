@@ -33,7 +33,12 @@ describe('repeating schedules, three windows on one task DB (real gateway, refer
 
   beforeEach(async () => {
     world = await startWorld();
-    place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] };
+    place = {
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      engines: [] as HostEngine[],
+    };
   });
   afterEach(async () => {
     for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -63,25 +68,40 @@ describe('repeating schedules, three windows on one task DB (real gateway, refer
   }
 
   async function runEnds(engine: HostEngine, scheduleId: string) {
-    return waitFor(() => {
-      const task = runsOf(engine, scheduleId).tasks[0];
-      return task && ENDED.includes(task.status) ? task : undefined;
-    }, 'the scheduled run to end', 150_000);
+    return waitFor(
+      () => {
+        const task = runsOf(engine, scheduleId).tasks[0];
+        return task && ENDED.includes(task.status) ? task : undefined;
+      },
+      'the scheduled run to end',
+      150_000,
+    );
   }
 
   it("a schedule's occurrence is queued exactly once across three windows, even when every window fires at the due time", async () => {
     const ws = makeGitWorkspace(world.root, 'ws');
     for (let i = 0; i < 4; i++) world.upstream.enqueue({ kind: 'text', text: 'Done.' });
     const windows: HostEngine[] = [];
-    for (const [id, folders] of [['window-1', []], ['window-2', [ws]], ['window-3', []]] as const) windows.push((await startWindow(place, id, [...folders])).engine);
-    assert.deepEqual(windows.map((w) => w.service.isLeader), [true, false, false], 'one lease holder');
+    for (const [id, folders] of [
+      ['window-1', []],
+      ['window-2', [ws]],
+      ['window-3', []],
+    ] as const)
+      windows.push((await startWindow(place, id, [...folders])).engine);
+    assert.deepEqual(
+      windows.map((w) => w.service.isLeader),
+      [true, false, false],
+      'one lease holder',
+    );
 
     const { dueAt, at } = nextMinute(8_000);
     const schedule = await windows[2]!.service.schedules.create(draft(ws), { kind: 'daily', at });
     while (Date.now() < dueAt) await sleep(Math.min(500, Math.max(1, dueAt - Date.now())));
     // Besides the lease holder's own firing, every window's store tries the same occurrence at once.
     let n = 0;
-    await Promise.all(windows.map((w) => w.store.mutate((tx) => fireDueSchedules(tx, () => `extra-${w.service.leadership.holderId}-${++n}`))));
+    await Promise.all(
+      windows.map((w) => w.store.mutate((tx) => fireDueSchedules(tx, () => `extra-${w.service.leadership.holderId}-${++n}`))),
+    );
 
     const done = await runEnds(windows[0]!, schedule.id);
     assert.equal(done.status, 'completed', done.failureReason ?? '');
@@ -102,7 +122,14 @@ describe('repeating schedules, three windows on one task DB (real gateway, refer
     const ws = makeGitWorkspace(world.root, 'ws');
     for (let i = 0; i < 4; i++) world.upstream.enqueue({ kind: 'text', text: 'Done.' });
     // The lease holder is a process of its own, started first.
-    const holder = spawnHost({ storageDir: place.storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', windowId: 'window-holder', workspaceKeys: [] });
+    const holder = spawnHost({
+      storageDir: place.storageDir,
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      windowId: 'window-holder',
+      workspaceKeys: [],
+    });
     children.push(holder.child);
     await waitFor(() => holder.lines.some((l) => l.ready), 'the holder window to start', 60_000);
     const second = (await startWindow(place, 'window-2', [ws], { lease: { tickMs: 1_000 } })).engine;

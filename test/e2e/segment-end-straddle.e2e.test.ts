@@ -23,22 +23,35 @@ describe('a segment whose last model request straddles its end (real engine end 
     world = await startWorld({ activeWindowMs: 3_000 });
     const ws = makeGitWorkspace(world.root);
     world.upstream.enqueue({ kind: 'text', text: 'Finished just after the segment ended.', delayMs: 7_000 });
-    engine = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference' });
+    engine = await startTestEngine({
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+    });
     await engine.service.availability.refresh();
     const task = await engine.service.create({ title: 'straddle', prompt: 'one long answer', permissionMode: 'plan', workspacePath: ws });
 
     // While the answer is still on its way, the sync learns that the ticket's active window ended.
-    const ticketId = await waitFor(() => {
-      const t = engine!.service.getTask(task.id);
-      const row = t?.serverTicketId ? engine!.service.ticketsOf(task.id).find((r) => r.ticketId === t.serverTicketId) : undefined;
-      return t?.status === 'running' && row && ['expired', 'settled'].includes(row.serverState) ? row.ticketId : undefined;
-    }, 'the sync to see the ticket end while the task runs', 30_000);
+    const ticketId = await waitFor(
+      () => {
+        const t = engine!.service.getTask(task.id);
+        const row = t?.serverTicketId ? engine!.service.ticketsOf(task.id).find((r) => r.ticketId === t.serverTicketId) : undefined;
+        return t?.status === 'running' && row && ['expired', 'settled'].includes(row.serverState) ? row.ticketId : undefined;
+      },
+      'the sync to see the ticket end while the task runs',
+      30_000,
+    );
     assert.equal(world.upstream.messageRequests().filter((r) => r.completed).length, 0, 'the answer had not arrived yet');
 
-    const done = await waitFor(() => {
-      const t = engine!.service.getTask(task.id);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-    }, 'the task to finish', 60_000);
+    const done = await waitFor(
+      () => {
+        const t = engine!.service.getTask(task.id);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      },
+      'the task to finish',
+      60_000,
+    );
     assert.equal(done.status, 'completed', done.failureReason ?? '');
     await waitFor(() => engine!.service.ticketsOf(task.id).every((r) => r.settleState === 'settled'), 'the ticket settled', 30_000);
     const tickets = engine.service.ticketsOf(task.id);

@@ -15,8 +15,14 @@ export interface HostLine {
 }
 
 /** `env`: added to the window's environment (e.g. a secret that must stay out of argv). */
-export function spawnHost(options: object, env: Record<string, string> = {}): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+export function spawnHost(
+  options: object,
+  env: Record<string, string> = {},
+): { child: ChildProcess; lines: HostLine[]; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [...tsNodeArgv('test/e2e/host-process.ts'), JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const lines: HostLine[] = [];
   let buffer = '';
   child.stdout!.on('data', (chunk: Buffer) => {

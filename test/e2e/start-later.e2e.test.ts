@@ -25,7 +25,12 @@ describe('start later, three windows on one task DB (real gateway, reference age
 
   beforeEach(async () => {
     world = await startWorld();
-    place = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, engines: [] as HostEngine[] };
+    place = {
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      engines: [] as HostEngine[],
+    };
   });
   afterEach(async () => {
     for (const e of place.engines.splice(0)) await e.dispose();
@@ -35,7 +40,11 @@ describe('start later, three windows on one task DB (real gateway, reference age
   async function threeWindows(): Promise<HostEngine[]> {
     const windows: HostEngine[] = [];
     for (const id of ['window-1', 'window-2', 'window-3']) windows.push((await startWindow(place, id, [])).engine);
-    assert.deepEqual(windows.map((w) => w.service.isLeader), [true, false, false], 'one lease holder');
+    assert.deepEqual(
+      windows.map((w) => w.service.isLeader),
+      [true, false, false],
+      'one lease holder',
+    );
     return windows;
   }
 
@@ -51,10 +60,14 @@ describe('start later, three windows on one task DB (real gateway, reference age
       for (const w of place.engines) assert.equal(w.store.read((tx) => tx.tickets.forTask(task.id)).length, 0, 'no ticket before its time');
       await new Promise((r) => setTimeout(r, 500));
     }
-    const done = await waitFor(() => {
-      const t = holder!.service.getTask(task.id);
-      return t && ENDED.includes(t.status) ? t : undefined;
-    }, 'the task to end', 90_000);
+    const done = await waitFor(
+      () => {
+        const t = holder!.service.getTask(task.id);
+        return t && ENDED.includes(t.status) ? t : undefined;
+      },
+      'the task to end',
+      90_000,
+    );
     assert.equal(done.status, 'completed', done.failureReason ?? '');
     const ledger = holder!.store.read((tx) => tx.tickets.forTask(task.id));
     assert.equal(ledger.length, 1, 'one ticket, taken once across the three windows');
@@ -71,13 +84,35 @@ describe('start later, three windows on one task DB (real gateway, reference age
         kind: 'handler',
         handle: (request) => {
           prompts.push(promptOf(request));
-          return promptOf(request) === 'step a' ? { kind: 'error', status: 400, message: 'scripted: this step cannot be done' } : { kind: 'text', text: 'Done.' };
+          return promptOf(request) === 'step a'
+            ? { kind: 'error', status: 400, message: 'scripted: this step cannot be done' }
+            : { kind: 'text', text: 'Done.' };
         },
       });
     }
-    const a = await holder!.service.create({ title: 'A', prompt: 'step a', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
-    const b = await second!.service.create({ title: 'B', prompt: 'step b', permissionMode: 'bypassPermissions', workspacePath: ws, afterTaskId: a.id, continueInBranch: true });
-    const c = await third!.service.create({ title: 'C', prompt: 'step c', permissionMode: 'bypassPermissions', workspacePath: ws, afterTaskId: b.id, continueInBranch: true });
+    const a = await holder!.service.create({
+      title: 'A',
+      prompt: 'step a',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
+    const b = await second!.service.create({
+      title: 'B',
+      prompt: 'step b',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      afterTaskId: a.id,
+      continueInBranch: true,
+    });
+    const c = await third!.service.create({
+      title: 'C',
+      prompt: 'step c',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      afterTaskId: b.id,
+      continueInBranch: true,
+    });
     await waitFor(() => [a, b, c].every((t) => ENDED.includes(holder!.service.getTask(t.id)!.status)), 'the chain to end', 120_000);
 
     const [ta, tb, tc] = [a, b, c].map((t) => holder!.service.getTask(t.id)!);

@@ -73,7 +73,12 @@ describe('dispatch: a task whose start cannot be saved', function () {
             fault.taskId = running.id;
             fault.agentPid ??= agentPidOf(runtimeDir, running.id);
             fault.refused += 1;
-            throw Object.assign(new Error(`EIO: injected fault, rename '${String(to)}'`), { code: 'EIO', errno: -5, syscall: 'rename', path: String(to) });
+            throw Object.assign(new Error(`EIO: injected fault, rename '${String(to)}'`), {
+              code: 'EIO',
+              errno: -5,
+              syscall: 'rename',
+              path: String(to),
+            });
           }
           const released = fault.taskId !== undefined && rows.find((r) => r.id === fault.taskId && !r.claimed);
           if (released && !fault.release) fault.release = { agentAlive: processAlive(fault.agentPid) };
@@ -85,7 +90,13 @@ describe('dispatch: a task whose start cannot be saved', function () {
     await waitFor(() => h.service.isLeader, 'the lease');
     const ws = path.join(world.root, 'ws');
     fs.mkdirSync(ws);
-    const task = await h.service.create({ title: 'never marked', prompt: 'say hi', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
+    const task = await h.service.create({
+      title: 'never marked',
+      prompt: 'say hi',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'inPlace',
+    });
 
     const release = await waitFor(() => fault.release, 'the claim released after the refused start', 90_000);
     assert.equal(fault.taskId, task.id);

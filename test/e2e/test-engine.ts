@@ -80,13 +80,23 @@ export interface PersonalTestOptions {
 
 /** A window in personal mode: starts or follows the local authority, then the engine on its URL and key. */
 export async function startPersonalTestEngine(
-  options: Omit<TestEngineOptions, 'gatewayUrl' | 'apiKey'> & { personal: PersonalTestOptions; onServing?: LocalAuthorityOptions['onServing'] },
+  options: Omit<TestEngineOptions, 'gatewayUrl' | 'apiKey'> & {
+    personal: PersonalTestOptions;
+    onServing?: LocalAuthorityOptions['onServing'];
+  },
 ): Promise<{ engine: HostEngine; authority: LocalAuthority }> {
   const authority = await LocalAuthority.start({
     storageDir: options.storageDir,
     settings: () => ({ hours: options.personal.hours ?? 'always', modelBaseUrl: options.personal.upstreamUrl }),
     modelApiKey: async () => options.personal.modelApiKey,
-    gatewayOverrides: { promoteIntervalMs: 100, queuedPollMs: 200, maxPollMs: 1_000, statusMaxWaitMs: 2_000, busyRetryAfterMs: 1_000, ...options.personal.gateway },
+    gatewayOverrides: {
+      promoteIntervalMs: 100,
+      queuedPollMs: 200,
+      maxPollMs: 1_000,
+      statusMaxWaitMs: 2_000,
+      busyRetryAfterMs: 1_000,
+      ...options.personal.gateway,
+    },
     durable: false,
     clock: options.personal.clock,
     log: options.log,
@@ -99,7 +109,8 @@ export async function startPersonalTestEngine(
     gatewayUrl: authority.url,
     gatewaySocketPath: authority.socketPath,
     apiKey: authority.key,
-    ownLogin: (agent) => (agent === 'claude-code' ? options.personal.claudeOwnLogin !== false : options.personal.referenceOwnLogin === true),
+    ownLogin: (agent) =>
+      agent === 'claude-code' ? options.personal.claudeOwnLogin !== false : options.personal.referenceOwnLogin === true,
   });
   return { engine, authority };
 }
@@ -124,7 +135,11 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     windowId: options.windowId ?? `window-${process.pid}`,
     workspaceKeys: () => workspaceKeys,
     agent: options.agentChoice?.agent ?? (() => options.agent),
-    referenceAgent: { command: process.execPath, argsPrefix: referenceAgentArgv(), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv } },
+    referenceAgent: {
+      command: process.execPath,
+      argsPrefix: referenceAgentArgv(),
+      env: { OFFPEAK_AGENT_RETRY_BASE_MS: '50', ...options.referenceAgentEnv },
+    },
     ownLogin: options.ownLogin,
     ownModel: options.ownModel,
     claudeCommand: options.agentChoice?.claudeCommand ?? (() => options.claudeCommand ?? 'claude'),
@@ -136,11 +151,30 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     checks: options.checks,
     onNotice: options.onNotice,
     keepAwake: () => false,
-    sync: { fallbackPollMs: 300, coalesceMs: 300, longPollMs: 2_000, backoffMs: 300, backoffMaxMs: 2_000, settleBackoffMs: 300, retakeBackoffMs: 300, retakeBackoffMaxMs: 2_000 },
+    sync: {
+      fallbackPollMs: 300,
+      coalesceMs: 300,
+      longPollMs: 2_000,
+      backoffMs: 300,
+      backoffMaxMs: 2_000,
+      settleBackoffMs: 300,
+      retakeBackoffMs: 300,
+      retakeBackoffMaxMs: 2_000,
+    },
     lease: { ttlMs: 3_000, tickMs: 500 },
     storeTuning: { durable: false, watch: { pollMs: 200 }, fs: options.storeFs },
     schedulerTuning: { idleTickMs: 250 },
-    runtimeTuning: { proxyTimings: { holdDefaultMs: 200, holdMaxMs: options.holdMaxMs ?? 300, outageRetryMs: 100, outageRetryMaxMs: 400, outageMaxWaitMs: options.outageMaxWaitMs, usageLimitParkMs: options.usageLimitParkMs }, stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 } },
+    runtimeTuning: {
+      proxyTimings: {
+        holdDefaultMs: 200,
+        holdMaxMs: options.holdMaxMs ?? 300,
+        outageRetryMs: 100,
+        outageRetryMaxMs: 400,
+        outageMaxWaitMs: options.outageMaxWaitMs,
+        usageLimitParkMs: options.usageLimitParkMs,
+      },
+      stopTimings: { sigintGraceMs: 3_000, sigtermGraceMs: 2_000 },
+    },
     onRuntimeEvent: options.onEvent,
     log: options.log,
   });
@@ -155,4 +189,3 @@ export async function waitFor<T>(probe: () => T | undefined | false, what: strin
     await new Promise((r) => setTimeout(r, 25));
   }
 }
-

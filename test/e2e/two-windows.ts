@@ -30,7 +30,15 @@ export interface DemoWorld extends SharedStorage {
 /** The working DEMO model without the human pacing (no queue or admission hold) unless `pacing` says otherwise. */
 export async function startDemoWorld(pacing: Partial<GatewayConfig>): Promise<DemoWorld> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-two-windows-'));
-  const config = resolveGatewayConfig({ demo: true, port: 0, logLevel: 'silent', queueHoldMs: 0, admissionHoldMs: 0, promoteIntervalMs: 100, ...pacing });
+  const config = resolveGatewayConfig({
+    demo: true,
+    port: 0,
+    logLevel: 'silent',
+    queueHoldMs: 0,
+    admissionHoldMs: 0,
+    promoteIntervalMs: 100,
+    ...pacing,
+  });
   const gateway = await launchGateway(config, { clock: systemClock, log: silentLogger });
   const engines: HostEngine[] = [];
   return {

@@ -35,7 +35,8 @@ function sameReset(seen: number | null | undefined, sentMs: number): void {
   assert.ok(typeof seen === 'number' && Math.abs(seen - sent) < 1_000, `reset ${seen} is the one sent (${sent})`);
 }
 
-const hasToolResult = (request: RecordedRequest) => ((request.body as Messages).messages ?? []).some((m) => typeof m.content !== 'string' && m.content.some((c) => c.type === 'tool_result'));
+const hasToolResult = (request: RecordedRequest) =>
+  ((request.body as Messages).messages ?? []).some((m) => typeof m.content !== 'string' && m.content.some((c) => c.type === 'tool_result'));
 
 describe('usage limits are holds, not failures (reference agent, real gateway with account limits)', function () {
   let world: GatewayWorld;
@@ -53,7 +54,14 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
     events = [];
     clock = new OffsetClock(systemClock);
     world = await startWorld({ accountLimits: true, segmentCapacity: 3, ...gateway }, clock);
-    engine = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', usageLimitParkMs, onEvent: (e) => events.push(e) });
+    engine = await startTestEngine({
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      usageLimitParkMs,
+      onEvent: (e) => events.push(e),
+    });
     const h = engine;
     await waitFor(() => h.service.isLeader, 'the lease');
     return h;
@@ -71,7 +79,13 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
     });
   }
 
-  const create = (h: HostEngine, letter: string, ws: string) => h.service.create({ title: `task ${letter}`, prompt: `task ${letter}: run the step`, permissionMode: 'bypassPermissions', workspacePath: ws });
+  const create = (h: HostEngine, letter: string, ws: string) =>
+    h.service.create({
+      title: `task ${letter}`,
+      prompt: `task ${letter}: run the step`,
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
   const steps = (ws: string) => fs.readFileSync(path.join(ws, 'steps.log'), 'utf8').trim().split('\n');
 
   it('a rejected 5-hour window (reset 20 s ahead) holds every running task and promotes nothing; the upstream sees one request during the hold; at the reset the same sessions resume and complete, no step run twice', async () => {
@@ -81,48 +95,87 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
     const gateB = path.join(world.root, 'gate-b');
     let resetAt = 0;
     let refusedAt = 0;
-    script((request) => {
-      // Task A's request after its step: the account's 5-hour window is used up.
-      if (refusedAt === 0 && taskLetter(request) === 'A' && hasToolResult(request)) {
-        refusedAt = request.seq;
-        resetAt = clock.now() + 20_000;
-        return usageLimitRejected({ reset5hAt: resetAt, status5h: 'rejected', reset7dAt: clock.now() + 5 * 86_400_000, status7d: 'allowed', claim: 'five_hour' });
-      }
-      return undefined;
-    }, { A: gateA, B: gateB });
+    script(
+      (request) => {
+        // Task A's request after its step: the account's 5-hour window is used up.
+        if (refusedAt === 0 && taskLetter(request) === 'A' && hasToolResult(request)) {
+          refusedAt = request.seq;
+          resetAt = clock.now() + 20_000;
+          return usageLimitRejected({
+            reset5hAt: resetAt,
+            status5h: 'rejected',
+            reset7dAt: clock.now() + 5 * 86_400_000,
+            status7d: 'allowed',
+            claim: 'five_hour',
+          });
+        }
+        return undefined;
+      },
+      { A: gateA, B: gateB },
+    );
     const a = await create(h, 'A', wsA);
     const b = await create(h, 'B', wsB);
     // Both agents asked once and wait in their steps: no request of B can cross A's refusal.
-    await waitFor(() => new Set(world.upstream.messageRequests().map(taskLetter)).size === 2 || undefined, 'the first request of each task', 60_000);
+    await waitFor(
+      () => new Set(world.upstream.messageRequests().map(taskLetter)).size === 2 || undefined,
+      'the first request of each task',
+      60_000,
+    );
     fs.writeFileSync(gateA, '');
-    await waitFor(() => refusedAt > 0 && events.some((e) => e.type === 'usage-limit' && e.taskId === a.id && e.resetAt !== null), 'task A held by the usage limit', 60_000);
+    await waitFor(
+      () => refusedAt > 0 && events.some((e) => e.type === 'usage-limit' && e.taskId === a.id && e.resetAt !== null),
+      'task A held by the usage limit',
+      60_000,
+    );
     const seenAtRefusal = world.upstream.messageRequests().length;
     assert.equal(seenAtRefusal, refusedAt, 'the refusal is the last request the upstream saw');
 
     // Task B's step finishes during the hold: its next request is held at the gateway, not sent.
     fs.writeFileSync(gateB, '');
-    await waitFor(() => events.some((e) => e.type === 'usage-limit' && e.taskId === b.id && e.resetAt !== null), 'task B held by the usage limit', 60_000);
+    await waitFor(
+      () => events.some((e) => e.type === 'usage-limit' && e.taskId === b.id && e.resetAt !== null),
+      'task B held by the usage limit',
+      60_000,
+    );
     // A task queued during the hold is not promoted, though capacity is free.
     const c = await create(h, 'C', wsC);
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal(h.service.getTask(c.id)?.status, 'queued');
     assert.equal(h.service.ticketsOf(c.id)[0]?.serverState, 'queued');
     // The queued task's card says until when too (from its ticket's status), and so does the status bar's account state.
-    const cCard = await waitFor(() => { const card = toTaskCard(h.service.getTask(c.id)!, h.service.ticketsOf(c.id)); return card.usageLimitResetAt != null && card; }, 'the queued card to show the reset', 30_000);
+    const cCard = await waitFor(
+      () => {
+        const card = toTaskCard(h.service.getTask(c.id)!, h.service.ticketsOf(c.id));
+        return card.usageLimitResetAt != null && card;
+      },
+      'the queued card to show the reset',
+      30_000,
+    );
     sameReset(cCard.usageLimitResetAt, resetAt);
-    sameReset(accountUsageLimitResetAt(h.service.listTasks(), (id) => h.service.ticketsOf(id), clock.now()), resetAt);
+    sameReset(
+      accountUsageLimitResetAt(h.service.listTasks(), (id) => h.service.ticketsOf(id), clock.now()),
+      resetAt,
+    );
     assert.equal(world.upstream.messageRequests().length, seenAtRefusal, 'nothing went upstream during the hold');
     for (const id of [a.id, b.id]) {
       assert.equal(h.service.getTask(id)?.status, 'running', 'held, not failed');
       const card = toTaskCard(h.service.getTask(id)!, h.service.ticketsOf(id));
       sameReset(card.usageLimitResetAt, resetAt);
-      assert.match(usageLimitText(card.usageLimitResetAt!, clock.now()) ?? '', /^Waiting for your usage limit to reset at \d\d:\d\d · in 1 min$/);
+      assert.match(
+        usageLimitText(card.usageLimitResetAt!, clock.now()) ?? '',
+        /^Waiting for your usage limit to reset at \d\d:\d\d · in 1 min$/,
+      );
     }
     const sessions = [a.id, b.id].map((id) => h.service.getTask(id)?.sessionId);
 
     clock.advance(Math.ceil(resetAt / 1000) * 1000 - clock.now());
-    for (const id of [a.id, b.id, c.id]) await waitFor(() => h.service.getTask(id)?.status === 'completed' && h.service.getTask(id), `task ${id} to complete`, 60_000);
-    assert.deepEqual([a.id, b.id].map((id) => h.service.getTask(id)?.sessionId), sessions, 'the same sessions went on');
+    for (const id of [a.id, b.id, c.id])
+      await waitFor(() => h.service.getTask(id)?.status === 'completed' && h.service.getTask(id), `task ${id} to complete`, 60_000);
+    assert.deepEqual(
+      [a.id, b.id].map((id) => h.service.getTask(id)?.sessionId),
+      sessions,
+      'the same sessions went on',
+    );
     assert.deepEqual([steps(wsA), steps(wsB), steps(wsC)], [['A'], ['B'], ['C']], 'each step ran once');
     for (const id of [a.id, b.id]) {
       const tickets = h.service.ticketsOf(id);
@@ -161,7 +214,9 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
 
     clock.advance(Math.ceil(resetAt / 1000) * 1000 - clock.now());
     await waitFor(() => h.service.getTask(task.id)?.status === 'completed', 'the task to complete after the reset', 60_000);
-    const started = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-started' }> => e.type === 'segment-started' && e.taskId === task.id);
+    const started = events.filter(
+      (e): e is Extract<RuntimeEvent, { type: 'segment-started' }> => e.type === 'segment-started' && e.taskId === task.id,
+    );
     assert.equal(started.length, 2);
     assert.equal(started[1].resume, true);
     assert.equal(started[1].sessionId, started[0].sessionId, 'the same session resumed');
@@ -176,7 +231,18 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
       // Task A's first answer reports 85 % of the 5-hour window used.
       if (resetAt === 0 && taskLetter(request) === 'A') {
         resetAt = clock.now() + 20_000;
-        return { kind: 'tool_use', name: 'run_command', input: { command: 'echo A >> steps.log' }, headers: unifiedLimitHeaders({ status: 'allowed_warning', utilization5h: 0.85, reset5hAt: resetAt, utilization7d: 0.3, reset7dAt: clock.now() + 86_400_000 }) };
+        return {
+          kind: 'tool_use',
+          name: 'run_command',
+          input: { command: 'echo A >> steps.log' },
+          headers: unifiedLimitHeaders({
+            status: 'allowed_warning',
+            utilization5h: 0.85,
+            reset5hAt: resetAt,
+            utilization7d: 0.3,
+            reset7dAt: clock.now() + 86_400_000,
+          }),
+        };
       }
       return undefined;
     });
@@ -189,7 +255,14 @@ describe('usage limits are holds, not failures (reference agent, real gateway wi
     assert.equal(h.service.ticketsOf(b.id)[0]?.serverState, 'queued', 'no new task starts above the threshold');
     assert.equal(h.service.getTask(b.id)?.startedAt, null);
     // Its card says until when, from the gateway's status of its queued ticket.
-    const card = await waitFor(() => { const c = toTaskCard(h.service.getTask(b.id)!, h.service.ticketsOf(b.id)); return c.usageLimitResetAt != null && c; }, 'the queued card to show the reset', 30_000);
+    const card = await waitFor(
+      () => {
+        const c = toTaskCard(h.service.getTask(b.id)!, h.service.ticketsOf(b.id));
+        return c.usageLimitResetAt != null && c;
+      },
+      'the queued card to show the reset',
+      30_000,
+    );
     sameReset(card.usageLimitResetAt, resetAt);
     clock.advance(Math.ceil(resetAt / 1000) * 1000 - clock.now());
     await waitFor(() => h.service.getTask(b.id)?.status === 'completed', 'the next task after the reset', 60_000);

@@ -44,9 +44,18 @@ describe('tokens per segment and per task (real gateway, scripted upstream with 
     world = undefined;
   });
 
-  async function boot(config: Parameters<typeof startWorld>[0], options: (root: string) => Partial<TestEngineOptions> = () => ({})): Promise<HostEngine> {
+  async function boot(
+    config: Parameters<typeof startWorld>[0],
+    options: (root: string) => Partial<TestEngineOptions> = () => ({}),
+  ): Promise<HostEngine> {
     world = await startWorld(config);
-    const h = await startTestEngine({ storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', ...options(world.root) });
+    const h = await startTestEngine({
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      ...options(world.root),
+    });
     host = h;
     await waitFor(() => h.service.isLeader, 'the lease');
     link = connect({ service: h.service, store: h.store, clock: systemClock, hasApiKey: () => true, asks: h.runtime });
@@ -71,23 +80,45 @@ describe('tokens per segment and per task (real gateway, scripted upstream with 
   it('reference agent over two segments (a 3102 between them): each segment, the card and History carry the counts the upstream reported; totals equal the sums', async () => {
     // Active window 2 s; the tool runs 3 s, so the next model request meets a real 3102 and the task resumes on a new ticket.
     const h = await boot({ activeWindowMs: 2_000 });
-    const first = { model: 'claude-test-first', usage: { input_tokens: 1234, output_tokens: 56, cache_read_input_tokens: 7000, cache_creation_input_tokens: 890 } };
-    const second = { model: 'claude-test-second', usage: { input_tokens: 2345, output_tokens: 67, cache_read_input_tokens: 0, cache_creation_input_tokens: 1200 } };
+    const first = {
+      model: 'claude-test-first',
+      usage: { input_tokens: 1234, output_tokens: 56, cache_read_input_tokens: 7000, cache_creation_input_tokens: 890 },
+    };
+    const second = {
+      model: 'claude-test-second',
+      usage: { input_tokens: 2345, output_tokens: 67, cache_read_input_tokens: 0, cache_creation_input_tokens: 1200 },
+    };
     world!.upstream.enqueue(
       { kind: 'tool_use', name: 'run_command', input: { command: 'sleep 3' }, ...first },
       { kind: 'text', text: 'Done after resuming.', ...second },
     );
     const ws = makeGitWorkspace(world!.root);
-    const created = await h.service.create({ title: 'tokens', prompt: 'count my tokens', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const created = await h.service.create({
+      title: 'tokens',
+      prompt: 'count my tokens',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
     await waitFor(() => h.service.getTask(created.id)?.status === 'completed', 'completed', 90_000);
     assert.equal(world!.upstream.messageRequests().length, 2, 'two answers, one per segment');
 
     const tickets = h.service.ticketsOf(created.id);
-    assert.deepEqual(tickets.map((t) => t.endReason), ['expired', 'completed']);
-    assert.deepEqual(tickets.map((t) => t.usage), [sum([first]), sum([second])], 'each segment its own answer, on its ledger row');
+    assert.deepEqual(
+      tickets.map((t) => t.endReason),
+      ['expired', 'completed'],
+    );
+    assert.deepEqual(
+      tickets.map((t) => t.usage),
+      [sum([first]), sum([second])],
+      'each segment its own answer, on its ledger row',
+    );
 
     const { card, history, segments } = await panelOf(created.id);
-    assert.deepEqual(segments.map((s) => s.usage), [sum([first]), sum([second])], 'the expanded card lists each segment');
+    assert.deepEqual(
+      segments.map((s) => s.usage),
+      [sum([first]), sum([second])],
+      'the expanded card lists each segment',
+    );
     const total = sum([first, second]);
     assert.deepEqual(card.usage, total);
     assert.deepEqual(history.usage, total);
@@ -108,7 +139,12 @@ describe('tokens per segment and per task (real gateway, scripted upstream with 
       /** Read once, then finish; auxiliary requests (no tools) get a short text. Every answer reports distinct counts. */
       const scripted = (request: RecordedRequest): ScriptedReply => {
         n += 1;
-        const usage: ReplyUsage = { input_tokens: 1000 + n, output_tokens: 10 + n, cache_read_input_tokens: 100 * n, cache_creation_input_tokens: n % 2 === 0 ? 50 : 0 };
+        const usage: ReplyUsage = {
+          input_tokens: 1000 + n,
+          output_tokens: 10 + n,
+          cache_read_input_tokens: 100 * n,
+          cache_creation_input_tokens: n % 2 === 0 ? 50 : 0,
+        };
         const body = request.body as { model?: string; tools?: { name: string }[]; messages?: { content: unknown }[] };
         answered.push({ usage, model: body.model ?? 'fake-model' });
         const hasTools = (body.tools ?? []).some((t) => t.name === 'Read');
@@ -116,11 +152,21 @@ describe('tokens per segment and per task (real gateway, scripted upstream with 
         if (JSON.stringify(body.messages ?? []).includes('tool_result')) return { kind: 'text', text: 'I read the README; done.', usage };
         return { kind: 'tool_use', name: 'Read', input: { file_path: path.join(ws, 'README.md') }, usage };
       };
-      const h = await boot({}, (root) => ({ agent: 'claude-code', claudeCommand: claude, claudeConfigDir: path.join(root, 'claude-config') }));
+      const h = await boot({}, (root) => ({
+        agent: 'claude-code',
+        claudeCommand: claude,
+        claudeConfigDir: path.join(root, 'claude-config'),
+      }));
       world!.upstream.setDefaultReply(scripted);
       const ws = makeGitWorkspace(world!.root);
       const model = world!.gateway.config.defaultModel ?? world!.gateway.config.models[0]?.id ?? null;
-      const created = await h.service.create({ title: 'claude tokens', prompt: 'Read README.md and say done.', permissionMode: 'bypassPermissions', workspacePath: ws, model });
+      const created = await h.service.create({
+        title: 'claude tokens',
+        prompt: 'Read README.md and say done.',
+        permissionMode: 'bypassPermissions',
+        workspacePath: ws,
+        model,
+      });
       await waitFor(() => ['completed', 'failed'].includes(h.service.getTask(created.id)!.status), 'the end of the task', 180_000);
       const done = h.service.getTask(created.id)!;
       assert.equal(done.status, 'completed', `failure: ${done.failureReason}`);
@@ -132,7 +178,10 @@ describe('tokens per segment and per task (real gateway, scripted upstream with 
       assert.equal(tickets.length, 1);
       assert.deepEqual(tickets[0].usage, expected);
       const { card, history, segments } = await panelOf(created.id);
-      assert.deepEqual(segments.map((s) => s.usage), [expected]);
+      assert.deepEqual(
+        segments.map((s) => s.usage),
+        [expected],
+      );
       assert.deepEqual(card.usage, expected);
       assert.deepEqual(history.usage, expected);
     });

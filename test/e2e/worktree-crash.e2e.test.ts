@@ -31,8 +31,17 @@ describe('a worktree task whose host is killed mid-run (real processes, real git
       { kind: 'tool_use', name: 'run_command', input: { command: 'pwd > after-crash.txt' } },
       { kind: 'text', text: 'Resumed after the restart and finished.' },
     );
-    const common = { storageDir: path.join(world.root, 'globalStorage'), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference' };
-    const first = spawnHost({ ...common, windowId: 'window-A', create: { title: 'survive', prompt: 'long work', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' } });
+    const common = {
+      storageDir: path.join(world.root, 'globalStorage'),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+    };
+    const first = spawnHost({
+      ...common,
+      windowId: 'window-A',
+      create: { title: 'survive', prompt: 'long work', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' },
+    });
     hosts.push(first.child);
     const started = await waitFor(() => first.lines.find((l) => l.event?.type === 'segment-started')?.event, 'the first segment', 60_000);
     store = await TaskStore.open({ directory: common.storageDir, watch: false });
@@ -47,19 +56,33 @@ describe('a worktree task whose host is killed mid-run (real processes, real git
     hosts.push(second.child);
     const ready = await waitFor(() => second.lines.find((l) => l.ready), 'the second host', 60_000);
     assert.deepEqual(ready.recovery!.requeued, [started.taskId]);
-    const resumed = await waitFor(() => second.lines.find((l) => l.event?.type === 'segment-started')?.event, 'the resumed segment', 60_000);
+    const resumed = await waitFor(
+      () => second.lines.find((l) => l.event?.type === 'segment-started')?.event,
+      'the resumed segment',
+      60_000,
+    );
     assert.deepEqual([resumed.resume, resumed.sessionId], [true, started.sessionId]);
-    await waitFor(() => {
-      store!.checkForExternalChange();
-      return store!.read((tx) => tx.tasks.get(started.taskId))!.status === 'completed';
-    }, 'completed', 60_000);
+    await waitFor(
+      () => {
+        store!.checkForExternalChange();
+        return store!.read((tx) => tx.tasks.get(started.taskId))!.status === 'completed';
+      },
+      'completed',
+      60_000,
+    );
 
     const real = fs.realpathSync(worktree);
     assert.equal(fs.readFileSync(path.join(worktree, 'before-crash.txt'), 'utf8').trim(), real);
-    assert.equal(fs.readFileSync(path.join(worktree, 'after-crash.txt'), 'utf8').trim(), real, 'the resumed segment ran in the same worktree');
+    assert.equal(
+      fs.readFileSync(path.join(worktree, 'after-crash.txt'), 'utf8').trim(),
+      real,
+      'the resumed segment ran in the same worktree',
+    );
     assert.equal(store.read((tx) => tx.isolation.get(started.taskId))!.worktreePath, worktree, 'the same worktree recorded');
     assert.ok(!fs.existsSync(path.join(ws, 'before-crash.txt')) && !fs.existsSync(path.join(ws, 'after-crash.txt')));
-    const worktrees = execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: ws, encoding: 'utf8' }).split('\n').filter((l) => l.startsWith('worktree '));
+    const worktrees = execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: ws, encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.startsWith('worktree '));
     assert.equal(worktrees.length, 2, "the user's folder and the task's one worktree");
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0);

@@ -25,7 +25,9 @@ function conversation(request: RecordedRequest): { prompt: string; toolCalls: nu
   const messages = (request.body as Body).messages;
   const first = messages[0].content;
   const prompt = typeof first === 'string' ? first : (first.find((c) => c.type === 'text')?.text ?? '');
-  const toolCalls = messages.filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((c) => c.type === 'tool_use')).length;
+  const toolCalls = messages.filter(
+    (m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((c) => c.type === 'tool_use'),
+  ).length;
   return { prompt, toolCalls };
 }
 
@@ -58,12 +60,18 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
 
   async function boot(config: Parameters<typeof startWorld>[0] = {}, events: RuntimeEvent[] = []): Promise<HostEngine> {
     world = await startWorld(config);
-    host = await startTestEngine({ storageDir: storageDir(), gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', onEvent: (e) => events.push(e) });
+    host = await startTestEngine({
+      storageDir: storageDir(),
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      onEvent: (e) => events.push(e),
+    });
     await waitFor(() => host!.service.isLeader, 'the lease');
     return host;
   }
 
-  it('two tasks on one repository at the same time, with the user\'s uncommitted edit: each branch holds only its own task\'s changes; the working copy is untouched, also by Discard and Delete, which remove the branch', async () => {
+  it("two tasks on one repository at the same time, with the user's uncommitted edit: each branch holds only its own task's changes; the working copy is untouched, also by Discard and Delete, which remove the branch", async () => {
     const h = await boot();
     const ws = makeGitWorkspace(world.root, 'repo');
     // The user's own work in progress: an edited tracked file and a new untracked one.
@@ -74,7 +82,8 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     const rendezvous = path.join(world.root, 'rendezvous');
     fs.mkdirSync(rendezvous);
     // Each agent waits, inside its first command, until the other one runs too: both run at once.
-    const meet = (me: string, other: string) => `touch ${rendezvous}/${me}; while [ ! -f ${rendezvous}/${other} ]; do sleep 0.05; done; pwd > where-${me}.txt`;
+    const meet = (me: string, other: string) =>
+      `touch ${rendezvous}/${me}; while [ ! -f ${rendezvous}/${other} ]; do sleep 0.05; done; pwd > where-${me}.txt`;
     const steps: Record<string, ScriptedReply[]> = {
       'task A: add a.txt': [
         { kind: 'tool_use', name: 'run_command', input: { command: meet('a', 'b') } },
@@ -89,30 +98,63 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
       ],
     };
     for (let i = 0; i < 12; i++) world.upstream.enqueue(scripted(steps));
-    const a = await h.service.create({ title: 'Task A', prompt: 'task A: add a.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
-    const b = await h.service.create({ title: 'Task B', prompt: 'task B: rewrite README.md and add b.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
+    const a = await h.service.create({
+      title: 'Task A',
+      prompt: 'task A: add a.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
+    const b = await h.service.create({
+      title: 'Task B',
+      prompt: 'task B: rewrite README.md and add b.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
     await waitFor(() => [a, b].every((t) => h.service.getTask(t.id)!.status === 'completed'), 'both tasks completed', 120_000);
 
     // The user's working copy: same HEAD, same branch, same edits, none of the tasks' files.
     assert.equal(git(ws, 'rev-parse', 'HEAD'), head);
     assert.equal(git(ws, 'status', '--porcelain'), statusBefore);
     assert.equal(fs.readFileSync(path.join(ws, 'README.md'), 'utf8'), '# workspace\nthe user is editing this line\n');
-    for (const f of ['a.txt', 'b.txt', 'where-a.txt', 'where-b.txt']) assert.ok(!fs.existsSync(path.join(ws, f)), `${f} is not in the user's folder`);
+    for (const f of ['a.txt', 'b.txt', 'where-a.txt', 'where-b.txt'])
+      assert.ok(!fs.existsSync(path.join(ws, f)), `${f} is not in the user's folder`);
 
     const isoA = h.store.read((tx) => tx.isolation.get(a.id))!;
     const isoB = h.store.read((tx) => tx.isolation.get(b.id))!;
-    for (const [iso, me] of [[isoA, 'a'], [isoB, 'b']] as const) {
+    for (const [iso, me] of [
+      [isoA, 'a'],
+      [isoB, 'b'],
+    ] as const) {
       assert.equal(iso.mode, 'worktree');
-      assert.equal(iso.baseCommit, head, 'the branch starts at the folder\'s HEAD');
+      assert.equal(iso.baseCommit, head, "the branch starts at the folder's HEAD");
       assert.match(iso.branch!, /^offpeak\/task-[ab]-[a-z0-9]+$/);
       assert.ok(iso.worktreePath!.startsWith(path.join(storageDir(), 'worktrees')), 'the worktree lives in globalStorage');
       assert.equal(git(ws, 'rev-parse', `refs/heads/${iso.branch}`), head, 'the branch exists in the repository');
-      assert.equal(fs.readFileSync(path.join(iso.worktreePath!, `where-${me}.txt`), 'utf8').trim(), fs.realpathSync(iso.worktreePath!), 'the agent ran in its worktree');
+      assert.equal(
+        fs.readFileSync(path.join(iso.worktreePath!, `where-${me}.txt`), 'utf8').trim(),
+        fs.realpathSync(iso.worktreePath!),
+        'the agent ran in its worktree',
+      );
     }
     assert.notEqual(isoA.worktreePath, isoB.worktreePath);
     // Each worktree holds only its own task's changes (and never the user's uncommitted edit).
-    assert.deepEqual(isoA.changes!.map((c) => [c.path, c.status, c.added, c.removed]), [['a.txt', 'added', 1, 0], ['where-a.txt', 'added', 1, 0]]);
-    assert.deepEqual(isoB.changes!.map((c) => [c.path, c.status, c.added, c.removed]), [['README.md', 'modified', 1, 1], ['b.txt', 'added', 2, 0], ['where-b.txt', 'added', 1, 0]]);
+    assert.deepEqual(
+      isoA.changes!.map((c) => [c.path, c.status, c.added, c.removed]),
+      [
+        ['a.txt', 'added', 1, 0],
+        ['where-a.txt', 'added', 1, 0],
+      ],
+    );
+    assert.deepEqual(
+      isoB.changes!.map((c) => [c.path, c.status, c.added, c.removed]),
+      [
+        ['README.md', 'modified', 1, 1],
+        ['b.txt', 'added', 2, 0],
+        ['where-b.txt', 'added', 1, 0],
+      ],
+    );
     assert.equal(fs.readFileSync(path.join(isoA.worktreePath!, 'README.md'), 'utf8'), '# workspace\n');
     assert.ok(!fs.existsSync(path.join(isoA.worktreePath!, 'b.txt')) && !fs.existsSync(path.join(isoB.worktreePath!, 'a.txt')));
     assert.ok(!fs.existsSync(path.join(isoA.worktreePath!, 'notes.txt')), "the user's untracked file stays in the user's folder");
@@ -124,7 +166,10 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: false });
     assert.ok(fs.existsSync(isoB.worktreePath!));
     answer = true;
-    assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: true, report: `Removed the worktree ${isoB.worktreePath} and the branch ${isoB.branch}.` });
+    assert.deepEqual(await backend.discardChanges({ taskId: b.id }), {
+      done: true,
+      report: `Removed the worktree ${isoB.worktreePath} and the branch ${isoB.branch}.`,
+    });
     assert.ok(!fs.existsSync(isoB.worktreePath!));
     assert.equal(git(ws, 'branch', '--list', isoB.branch!), '');
     const cardB = backend.workplaces!().get(b.id)!;
@@ -137,8 +182,17 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     const asking = createServiceBackend(h.service, h.store, { ...hostBits, confirm: async (q) => (asked.push(q.message), true) }, h);
     assert.deepEqual(await asking.delete({ taskId: a.id }), { done: true });
     assert.deepEqual(asked, ['Delete "Task A" and its branch?']);
-    await waitFor(() => !fs.existsSync(isoA.worktreePath!) && git(ws, 'branch', '--list', isoA.branch!) === '', 'the worktree and branch of A are gone');
-    assert.equal(git(ws, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, 'only the user\'s folder is left');
+    await waitFor(
+      () => !fs.existsSync(isoA.worktreePath!) && git(ws, 'branch', '--list', isoA.branch!) === '',
+      'the worktree and branch of A are gone',
+    );
+    assert.equal(
+      git(ws, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      1,
+      "only the user's folder is left",
+    );
     assert.equal(git(ws, 'status', '--porcelain'), statusBefore);
   });
 
@@ -152,20 +206,41 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
       { kind: 'text', text: 'Both steps done.' },
     );
     const ws = makeGitWorkspace(world.root);
-    const created = await h.service.create({ title: 'long', prompt: 'do the long task', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
+    const created = await h.service.create({
+      title: 'long',
+      prompt: 'do the long task',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
     await waitFor(() => h.service.getTask(created.id)!.status === 'completed', 'completed', 90_000);
-    assert.deepEqual(h.service.ticketsOf(created.id).map((t) => t.endReason), ['expired', 'completed']);
+    assert.deepEqual(
+      h.service.ticketsOf(created.id).map((t) => t.endReason),
+      ['expired', 'completed'],
+    );
     const iso = h.store.read((tx) => tx.isolation.get(created.id))!;
     const where = fs.realpathSync(iso.worktreePath!);
     assert.equal(fs.readFileSync(path.join(iso.worktreePath!, 'segment1.txt'), 'utf8').trim(), where);
-    assert.equal(fs.readFileSync(path.join(iso.worktreePath!, 'segment2.txt'), 'utf8').trim(), where, 'the resumed segment ran in the same worktree');
+    assert.equal(
+      fs.readFileSync(path.join(iso.worktreePath!, 'segment2.txt'), 'utf8').trim(),
+      where,
+      'the resumed segment ran in the same worktree',
+    );
     assert.ok(!fs.existsSync(path.join(ws, 'segment1.txt')) && !fs.existsSync(path.join(ws, 'segment2.txt')));
     const started = events.filter((e) => e.type === 'segment-started');
-    assert.deepEqual(started.map((e) => e.resume), [false, true]);
+    assert.deepEqual(
+      started.map((e) => e.resume),
+      [false, true],
+    );
     assert.equal(new Set(started.map((e) => e.sessionId)).size, 1, 'one session');
     assert.deepEqual(fs.readdirSync(engineDirs(storageDir()).referenceSessionsDir), [`${h.service.getTask(created.id)!.sessionId}.jsonl`]);
     // One worktree for the task: git lists the user's folder and this one only.
-    assert.equal(git(ws, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 2);
+    assert.equal(
+      git(ws, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      2,
+    );
   });
 
   it('in-place tasks in one folder never overlap: the second waits until the first has finished', async () => {
@@ -173,14 +248,36 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     const h = await boot({}, events);
     const ws = makeGitWorkspace(world.root);
     const steps: Record<string, ScriptedReply[]> = {
-      'first in place': [{ kind: 'tool_use', name: 'run_command', input: { command: 'sleep 1; echo one > one.txt' } }, { kind: 'text', text: 'one done' }],
-      'second in place': [{ kind: 'tool_use', name: 'run_command', input: { command: 'sleep 1; echo two > two.txt' } }, { kind: 'text', text: 'two done' }],
+      'first in place': [
+        { kind: 'tool_use', name: 'run_command', input: { command: 'sleep 1; echo one > one.txt' } },
+        { kind: 'text', text: 'one done' },
+      ],
+      'second in place': [
+        { kind: 'tool_use', name: 'run_command', input: { command: 'sleep 1; echo two > two.txt' } },
+        { kind: 'text', text: 'two done' },
+      ],
     };
     for (let i = 0; i < 8; i++) world.upstream.enqueue(scripted(steps));
-    const one = await h.service.create({ title: 'one', prompt: 'first in place', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
-    const two = await h.service.create({ title: 'two', prompt: 'second in place', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
+    const one = await h.service.create({
+      title: 'one',
+      prompt: 'first in place',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'inPlace',
+    });
+    const two = await h.service.create({
+      title: 'two',
+      prompt: 'second in place',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'inPlace',
+    });
     // While one runs, the other's card says what it waits for.
-    const panel = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, createServiceBackend(h.service, h.store, hostBits, h), systemClock);
+    const panel = new PanelController(
+      { postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) },
+      createServiceBackend(h.service, h.store, hostBits, h),
+      systemClock,
+    );
     let waiting: { running: string; waiting: string } | undefined;
     for (const start = Date.now(); !waiting; await new Promise((r) => setTimeout(r, 25))) {
       if (Date.now() - start > 60_000) throw new Error('timed out waiting for a card waiting for the folder');
@@ -193,7 +290,9 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     assert.deepEqual([waiting.running, waiting.waiting].sort(), ['one', 'two']);
     await waitFor(() => [one, two].every((t) => h.service.getTask(t.id)!.status === 'completed'), 'both completed', 120_000);
     // The segments, in the order they started and ended: never two at once in the folder.
-    const timeline = events.flatMap((e) => (e.type === 'segment-started' ? [`start ${e.taskId}`] : e.type === 'segment-ended' ? [`end ${e.taskId}`] : []));
+    const timeline = events.flatMap((e) =>
+      e.type === 'segment-started' ? [`start ${e.taskId}`] : e.type === 'segment-ended' ? [`end ${e.taskId}`] : [],
+    );
     const firstId = timeline[0].slice('start '.length);
     const secondId = firstId === one.id ? two.id : one.id;
     assert.deepEqual(timeline, [`start ${firstId}`, `end ${firstId}`, `start ${secondId}`, `end ${secondId}`]);
@@ -203,11 +302,20 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
 
   it("Merge on the card: the task's work is committed on its branch and merged into the folder's checked-out branch; the card says so", async () => {
     const h = await boot();
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'feature.txt', content: 'feature\n' } }, { kind: 'text', text: 'done' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'feature.txt', content: 'feature\n' } },
+      { kind: 'text', text: 'done' },
+    );
     const ws = makeGitWorkspace(world.root);
     const branchOfFolder = git(ws, 'symbolic-ref', '--short', 'HEAD');
     fs.writeFileSync(path.join(ws, 'README.md'), '# workspace\nuser edit\n');
-    const task = await h.service.create({ title: 'Add feature', prompt: 'add feature.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
+    const task = await h.service.create({
+      title: 'Add feature',
+      prompt: 'add feature.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
     await waitFor(() => h.service.getTask(task.id)!.status === 'completed', 'completed');
     const iso = h.store.read((tx) => tx.isolation.get(task.id))!;
     const backend = createServiceBackend(h.service, h.store, hostBits, h);
@@ -224,13 +332,25 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
 
   it('a worktree removed by hand is reported on the task, not a crash; a follow-up of a worktree task runs in the same worktree', async () => {
     const h = await boot();
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'first.txt', content: '1\n' } }, { kind: 'text', text: 'first done' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'first.txt', content: '1\n' } },
+      { kind: 'text', text: 'first done' },
+    );
     const ws = makeGitWorkspace(world.root);
-    const first = await h.service.create({ title: 'first', prompt: 'write first.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
+    const first = await h.service.create({
+      title: 'first',
+      prompt: 'write first.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
     await waitFor(() => h.service.getTask(first.id)!.status === 'completed', 'first completed');
     const iso = h.store.read((tx) => tx.isolation.get(first.id))!;
 
-    world.upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'second.txt', content: '2\n' } }, { kind: 'text', text: 'second done' });
+    world.upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'second.txt', content: '2\n' } },
+      { kind: 'text', text: 'second done' },
+    );
     const follow = await h.service.followUp(first.id, { prompt: 'write second.txt' });
     await waitFor(() => h.service.getTask(follow.id)!.status === 'completed', 'the follow-up completed');
     assert.equal(h.store.read((tx) => tx.isolation.get(follow.id))!.worktreePath, iso.worktreePath, 'the same worktree');

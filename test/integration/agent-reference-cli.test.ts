@@ -73,7 +73,11 @@ describe('reference agent CLI (real process, fake upstream)', function () {
       { kind: 'tool_use', name: 'run_command', input: { command: 'cat notes/a.txt; echo "key=${ANTHROPIC_AUTH_TOKEN:-unset}"' } },
       { kind: 'text', text: 'All done here.' },
     );
-    const run = await startAgent(['--session-id', 's1', '-p', 'write a note', '--permission-mode', 'bypassPermissions', ...common()], env, workspace).done;
+    const run = await startAgent(
+      ['--session-id', 's1', '-p', 'write a note', '--permission-mode', 'bypassPermissions', ...common()],
+      env,
+      workspace,
+    ).done;
     assert.equal(run.code, 0, run.stderr + run.stdout);
     assert.equal(fs.readFileSync(path.join(workspace, 'notes/a.txt'), 'utf8'), 'hello\n');
     const requests = upstream.messageRequests();
@@ -145,7 +149,10 @@ describe('reference agent CLI (real process, fake upstream)', function () {
   });
 
   it('denies an unanswered ask after the configured time so the run goes on', async () => {
-    upstream.enqueue({ kind: 'tool_use', name: 'edit_file', input: { path: 'f.txt', old_string: 'a', new_string: 'b' } }, { kind: 'text', text: 'gave up' });
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'edit_file', input: { path: 'f.txt', old_string: 'a', new_string: 'b' } },
+      { kind: 'text', text: 'gave up' },
+    );
     fs.writeFileSync(path.join(workspace, 'f.txt'), 'a');
     const run = await startAgent(['--session-id', 's5', '-p', 'go', '--ask-timeout-ms', '300', ...common()], env, workspace).done;
     assert.equal(run.code, 0, run.stderr);
@@ -160,11 +167,18 @@ describe('reference agent CLI (real process, fake upstream)', function () {
       { kind: 'tool_use', name: 'run_command', input: { command: 'touch ran.txt' } },
       { kind: 'text', text: 'ok' },
     );
-    const run = await startAgent(['--session-id', 's6', '-p', 'go', '--permission-mode', 'acceptEdits', '--ask-timeout-ms', '200', ...common()], env, workspace).done;
+    const run = await startAgent(
+      ['--session-id', 's6', '-p', 'go', '--permission-mode', 'acceptEdits', '--ask-timeout-ms', '200', ...common()],
+      env,
+      workspace,
+    ).done;
     assert.equal(run.code, 0, run.stderr);
     assert.equal(fs.readFileSync(path.join(workspace, 'f.txt'), 'utf8'), 'alpha gamma');
     assert.equal(fs.existsSync(path.join(workspace, 'ran.txt')), false);
-    assert.deepEqual(run.events.filter((e) => e.type === 'input_needed').map((e) => e.tool), ['run_command']);
+    assert.deepEqual(
+      run.events.filter((e) => e.type === 'input_needed').map((e) => e.tool),
+      ['run_command'],
+    );
   });
 
   it('SIGINT ends cleanly mid-request and the session resumes with the tool results kept', async () => {

@@ -39,7 +39,17 @@ describe('segment runner (reference agent, real processes)', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  function start(segment: string, overrides: { resume?: boolean; prompt?: string; permissionMode?: 'default' | 'bypassPermissions'; processes?: ProcessHost; sigintGraceMs?: number } = {}, events: TicketProxyEvent[] = []) {
+  function start(
+    segment: string,
+    overrides: {
+      resume?: boolean;
+      prompt?: string;
+      permissionMode?: 'default' | 'bypassPermissions';
+      processes?: ProcessHost;
+      sigintGraceMs?: number;
+    } = {},
+    events: TicketProxyEvent[] = [],
+  ) {
     return SegmentRun.start({
       adapter,
       spec: {
@@ -63,7 +73,10 @@ describe('segment runner (reference agent, real processes)', () => {
   }
 
   it('completes: output reaches the log file and an attached view; the agent saw only the proxy', async () => {
-    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'out.txt', content: 'x' } }, { kind: 'text', text: 'Task complete.' });
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'out.txt', content: 'x' } },
+      { kind: 'text', text: 'Task complete.' },
+    );
     const run = await start('1');
     const seen: string[] = [];
     let ended: SegmentOutcome | undefined;
@@ -80,7 +93,10 @@ describe('segment runner (reference agent, real processes)', () => {
   });
 
   it('maps 3102 to segment-expired, and the next segment resumes the same session', async () => {
-    upstream.enqueue({ kind: 'tool_use', name: 'write_file', input: { path: 'a.txt', content: 'a' } }, { kind: 'error', status: 400, code: '3102' });
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'write_file', input: { path: 'a.txt', content: 'a' } },
+      { kind: 'error', status: 400, code: '3102' },
+    );
     const events: TicketProxyEvent[] = [];
     const first = await start('1', {}, events);
     assert.deepEqual(await first.done, { kind: 'segment-expired' });
@@ -91,7 +107,10 @@ describe('segment runner (reference agent, real processes)', () => {
     const resumed = upstream.messageRequests()[2];
     assert.equal(resumed.headers['x-off-peak-ticket-id'], 'T-2');
     const messages = (resumed.body as { messages: { role: string; content: { type: string }[] }[] }).messages;
-    assert.deepEqual(messages.map((m) => m.content.map((c) => c.type).join('+')), ['text', 'tool_use', 'tool_result+text']);
+    assert.deepEqual(
+      messages.map((m) => m.content.map((c) => c.type).join('+')),
+      ['text', 'tool_use', 'tool_result+text'],
+    );
     assert.ok(fs.existsSync(path.join(workspace, 'a.txt')));
   });
 
@@ -130,7 +149,9 @@ describe('segment runner (reference agent, real processes)', () => {
       run: async (file) => {
         if (!/powershell\.exe$/.test(file)) return undefined;
         const rows = (await processTable(real)) ?? [];
-        return Buffer.from(JSON.stringify(rows.map((r) => ({ ProcessId: r.pid, ParentProcessId: r.ppid, CommandLine: r.command ?? null }))));
+        return Buffer.from(
+          JSON.stringify(rows.map((r) => ({ ProcessId: r.pid, ParentProcessId: r.ppid, CommandLine: r.command ?? null }))),
+        );
       },
     };
     const marker = path.join(root, 'command.pid');
@@ -173,7 +194,9 @@ describe('segment runner (reference agent, real processes)', () => {
         }
         if (!/powershell\.exe$/.test(file)) return undefined;
         const rows = (await processTable(real)) ?? [];
-        return Buffer.from(JSON.stringify(rows.map((r) => ({ ProcessId: r.pid, ParentProcessId: r.ppid, CommandLine: r.command ?? null }))));
+        return Buffer.from(
+          JSON.stringify(rows.map((r) => ({ ProcessId: r.pid, ParentProcessId: r.ppid, CommandLine: r.command ?? null }))),
+        );
       },
     };
     return { host, steps };
@@ -255,7 +278,7 @@ describe('segment runner (reference agent, real processes)', () => {
     }
   });
 
-  it('item 10: commands that left the agent\'s process group (setsid, setpgid) are killed when the segment ends (Linux: found by the segment\'s tag)', async () => {
+  it("item 10: commands that left the agent's process group (setsid, setpgid) are killed when the segment ends (Linux: found by the segment's tag)", async () => {
     const setsidPid = path.join(root, 'setsid.pid');
     const setpgidPid = path.join(root, 'setpgid.pid');
     const detach =
@@ -305,7 +328,16 @@ describe('segment runner (reference agent, real processes)', () => {
     broker.onEvent((e) => events.push(e));
     const run = await SegmentRun.start({
       adapter,
-      spec: { taskId: 't', sessionId: `s-${name}`, resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
+      spec: {
+        taskId: 't',
+        sessionId: `s-${name}`,
+        resume: false,
+        prompt: 'p',
+        permissionMode: 'default',
+        model: null,
+        thoughtLevel: null,
+        workspacePath: workspace,
+      },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
       ticketId: 'T',
       segmentDir: path.join(root, 'segments', name),
@@ -340,13 +372,18 @@ describe('segment runner (reference agent, real processes)', () => {
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'asked.txt'), 'utf8'), 'ok');
     // eslint-disable-next-line no-control-regex -- the echo of Backspace is the point
-    assert.match(seen.join(""), /\[y\/N\] \(denied automatically in 60 s; type y or n, then Enter\) x\x08 \x08y\n {4}→ allowed\n/, `the typed answer was echoed: ${JSON.stringify(seen.join(""))}`);
+    const echoed = /\[y\/N\] \(denied automatically in 60 s; type y or n, then Enter\) x\x08 \x08y\n {4}→ allowed\n/;
+    assert.match(seen.join(''), echoed, `the typed answer was echoed: ${JSON.stringify(seen.join(''))}`);
     assert.deepEqual(answers(), [['allow', 'terminal']]);
     assert.deepEqual(broker.pending(), []);
   });
 
   it('keys typed before the question do not answer it (no stale "y" or Enter)', async () => {
-    upstream.enqueue({ kind: 'tool_use', name: 'list_files', input: {} }, { kind: 'tool_use', name: 'write_file', input: { path: 'late.txt', content: 'ok' } }, { kind: 'text', text: 'done' });
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'list_files', input: {} },
+      { kind: 'tool_use', name: 'write_file', input: { path: 'late.txt', content: 'ok' } },
+      { kind: 'text', text: 'done' },
+    );
     const { run, broker } = await startAsking('stale');
     // Typed while the agent works and asks nothing: an Enter and a "n" that must not answer the question.
     run.writeInput('n\r');
@@ -401,7 +438,16 @@ describe('segment runner (reference agent, real processes)', () => {
     await assert.rejects(
       SegmentRun.start({
         adapter: missing,
-        spec: { taskId: 't', sessionId: 's', resume: false, prompt: 'p', permissionMode: 'plan', model: null, thoughtLevel: null, workspacePath: workspace },
+        spec: {
+          taskId: 't',
+          sessionId: 's',
+          resume: false,
+          prompt: 'p',
+          permissionMode: 'plan',
+          model: null,
+          thoughtLevel: null,
+          workspacePath: workspace,
+        },
         gateway: { anthropicBaseUrl: upstream.url, apiKey: 'k' },
         ticketId: 'T',
         segmentDir: path.join(root, 'segments', 'missing'),

@@ -57,7 +57,16 @@ describe('questions show their whole input; answers are bound to it; terminal te
   async function start(adapter: AgentAdapter, name: string) {
     const run = await SegmentRun.start({
       adapter,
-      spec: { taskId: 't', sessionId: `s-${name}`, resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: workspace },
+      spec: {
+        taskId: 't',
+        sessionId: `s-${name}`,
+        resume: false,
+        prompt: 'p',
+        permissionMode: 'default',
+        model: null,
+        thoughtLevel: null,
+        workspacePath: workspace,
+      },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'k' },
       ticketId: 'T',
       segmentDir: path.join(root, 'segments', name),
@@ -74,7 +83,12 @@ describe('questions show their whole input; answers are bound to it; terminal te
   }
 
   const reference = () =>
-    new ReferenceAgentAdapter({ command: process.execPath, argsPrefix: referenceAgentArgv(), sessionsDir: path.join(root, 'sessions'), askTimeoutMs: 60_000 });
+    new ReferenceAgentAdapter({
+      command: process.execPath,
+      argsPrefix: referenceAgentArgv(),
+      sessionsDir: path.join(root, 'sessions'),
+      askTimeoutMs: 60_000,
+    });
 
   /**
    * Stands in for the claude CLI: stream-json lines, then the permission-prompt requests our MCP
@@ -101,7 +115,11 @@ describe('questions show their whole input; answers are bound to it; terminal te
       launch: (spec) => ({
         command: process.execPath,
         args: ['-e', script],
-        env: { STAND_IN_RELAY_URL: spec.proxyBaseUrl + PERMISSION_RELAY_PATH, STAND_IN_REQUESTS: JSON.stringify(Array.isArray(requests) ? requests : [requests]), STAND_IN_LINES: JSON.stringify(lines) },
+        env: {
+          STAND_IN_RELAY_URL: spec.proxyBaseUrl + PERMISSION_RELAY_PATH,
+          STAND_IN_REQUESTS: JSON.stringify(Array.isArray(requests) ? requests : [requests]),
+          STAND_IN_LINES: JSON.stringify(lines),
+        },
         eventsOnFd3: false,
         stdin: { file: writePrivateFile(spec.segmentDir, 'prompt.txt', spec.prompt) },
       }),
@@ -119,7 +137,10 @@ describe('questions show their whole input; answers are bound to it; terminal te
     assert.ok(card.input.includes(LONG_COMMAND), 'the card shows the command exactly as it would run');
     await waitUntil(() => terminal().includes('[y/N]'), 'the question in the terminal');
     const question = terminal().slice(terminal().lastIndexOf('? Allow'));
-    assert.ok(question.indexOf(HIDDEN) >= 0 && question.indexOf(HIDDEN) < question.indexOf('[y/N]'), `the terminal shows the tail before [y/N]: ${JSON.stringify(question)}`);
+    assert.ok(
+      question.indexOf(HIDDEN) >= 0 && question.indexOf(HIDDEN) < question.indexOf('[y/N]'),
+      `the terminal shows the tail before [y/N]: ${JSON.stringify(question)}`,
+    );
     const notification = questionNotification('release notes', ask);
     assert.equal(notification.offersAllow, false, 'a notification that cannot hold the whole input offers no Allow');
     assert.doesNotMatch(notification.message, /Formatting the release notes/, 'and it does not show a benign-looking part alone');
@@ -168,14 +189,20 @@ describe('questions show their whole input; answers are bound to it; terminal te
   });
 
   it("item 5: the reference agent's long command is shown whole at the host and in its terminal, and a mismatched answer does not run it", async () => {
-    upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: { command: `${BENIGN} ${'x'.repeat(600)} && ${HIDDEN}` } }, { kind: 'text', text: 'done' });
+    upstream.enqueue(
+      { kind: 'tool_use', name: 'run_command', input: { command: `${BENIGN} ${'x'.repeat(600)} && ${HIDDEN}` } },
+      { kind: 'text', text: 'done' },
+    );
     const { run, terminal } = await start(reference(), 'reference-long');
     await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
     const [ask] = broker.pending('t');
     assert.ok(cardAskOf(RUNNING_TASK, [ask])!.input.includes(HIDDEN), `the card shows the tail: ${JSON.stringify(ask.input).slice(-200)}`);
     await waitUntil(() => terminal().includes('[y/N]'), 'the question in the terminal');
     const question = terminal().slice(terminal().lastIndexOf('? Allow'));
-    assert.ok(question.indexOf(HIDDEN) >= 0 && question.indexOf(HIDDEN) < question.indexOf('[y/N]'), 'the terminal shows the tail before [y/N]');
+    assert.ok(
+      question.indexOf(HIDDEN) >= 0 && question.indexOf(HIDDEN) < question.indexOf('[y/N]'),
+      'the terminal shows the tail before [y/N]',
+    );
     assert.equal(broker.answer('t', ask.id, 'allow', askInputDigest(`command: ${BENIGN}`)), 'input-mismatch');
     assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
     assert.equal((await run.done).kind, 'completed');
@@ -200,10 +227,21 @@ describe('questions show their whole input; answers are bound to it; terminal te
 
   it("item 7: Claude Code's output reaches the terminal without escape sequences or carriage returns", async () => {
     const lines = [
-      { type: 'assistant', message: { content: [{ type: 'text', text: `Checking.${REDRAW}\x1b]0;title\x07` }, { type: 'tool_use', name: 'Bash', input: { command: `touch x${REDRAW}` } }] } },
+      {
+        type: 'assistant',
+        message: {
+          content: [
+            { type: 'text', text: `Checking.${REDRAW}\x1b]0;title\x07` },
+            { type: 'tool_use', name: 'Bash', input: { command: `touch x${REDRAW}` } },
+          ],
+        },
+      },
       { type: 'user', message: { content: [{ type: 'tool_result', content: `\x1b[31mred\x1b[0m\rout` }] } },
     ];
-    const { run, terminal } = await start(claudeStandIn({ tool_name: 'Bash', input: { command: `touch x${REDRAW}` } }, lines), 'claude-redraw');
+    const { run, terminal } = await start(
+      claudeStandIn({ tool_name: 'Bash', input: { command: `touch x${REDRAW}` } }, lines),
+      'claude-redraw',
+    );
     await waitUntil(() => broker.pending('t').length === 1, 'the relayed question');
     const [ask] = broker.pending('t');
     assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
@@ -211,6 +249,10 @@ describe('questions show their whole input; answers are bound to it; terminal te
     const text = terminal();
     assert.doesNotMatch(text, CONTROL, `no control character reached the terminal: ${JSON.stringify(text)}`);
     assert.match(text, /Checking\./);
-    assert.match(text, /command: touch x\\u\{1b\}\[2K\\u\{d\}\? Allow run npm test\?/, "the question's input shows the redraw attempt as inert text");
+    assert.match(
+      text,
+      /command: touch x\\u\{1b\}\[2K\\u\{d\}\? Allow run npm test\?/,
+      "the question's input shows the redraw attempt as inert text",
+    );
   });
 });

@@ -29,7 +29,8 @@ function scriptedModel(request: RecordedRequest): ScriptedReply {
   const body = request.body as Body;
   if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
   if (lastMessageHasToolResult(body)) return { kind: 'text', text: 'Fixed: greet.js says Hello now.' };
-  if (userText(body).includes(FEEDBACK)) return { kind: 'tool_use', name: 'Bash', input: { command: `echo "console.log('Hello')" > greet.js`, description: 'fix greet.js' } };
+  if (userText(body).includes(FEEDBACK))
+    return { kind: 'tool_use', name: 'Bash', input: { command: `echo "console.log('Hello')" > greet.js`, description: 'fix greet.js' } };
   return { kind: 'text', text: 'Done, I think.' };
 }
 
@@ -56,12 +57,22 @@ describe('Claude Code with a check (real claude CLI, real gateway, real check co
     host = await startClaudeHost(world, claude, events, { checks: { timeoutMs: () => 60_000, maxRounds: () => 2 } });
     const ws = makeGitWorkspace(world.root);
     fs.writeFileSync(path.join(ws, 'greet.js'), "console.log('Goodbye')\n");
-    fs.writeFileSync(path.join(ws, 'test.js'), "const out = require('node:fs').readFileSync('greet.js', 'utf8');\nif (out.includes('Hello')) { console.log('1 passing'); process.exit(0); }\nconsole.log('1 failing: expected greet.js to say Hello');\nprocess.exit(1);\n");
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', ...args], { cwd: ws, stdio: 'ignore' });
+    fs.writeFileSync(
+      path.join(ws, 'test.js'),
+      "const out = require('node:fs').readFileSync('greet.js', 'utf8');\nif (out.includes('Hello')) { console.log('1 passing'); process.exit(0); }\nconsole.log('1 failing: expected greet.js to say Hello');\nprocess.exit(1);\n",
+    );
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.email=e2e@example.invalid', '-c', 'user.name=e2e', ...args], { cwd: ws, stdio: 'ignore' });
     git('add', '.');
     git('commit', '-q', '-m', 'greet and its test');
 
-    const created = await host.service.create({ title: 'greet', prompt: 'Make greet.js say Hello.', permissionMode: 'bypassPermissions', workspacePath: ws, checkCommand: 'node test.js' });
+    const created = await host.service.create({
+      title: 'greet',
+      prompt: 'Make greet.js say Hello.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      checkCommand: 'node test.js',
+    });
     const done = await finished(host, created.id);
     assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
     const check = host.store.read((tx) => tx.checks.get(created.id))!;
@@ -69,7 +80,11 @@ describe('Claude Code with a check (real claude CLI, real gateway, real check co
     assert.match(check.output ?? '', /1 passing/);
     assert.match(fs.readFileSync(path.join(ws, 'greet.js'), 'utf8'), /Hello/);
 
-    const fed = world.upstream.messageRequests().map((r) => userText(r.body as Body)).find((t) => t.includes(FEEDBACK)) ?? '';
+    const fed =
+      world.upstream
+        .messageRequests()
+        .map((r) => userText(r.body as Body))
+        .find((t) => t.includes(FEEDBACK)) ?? '';
     assert.match(fed, /Command: node test\.js/);
     assert.match(fed, /exited with code 1/);
     assert.match(fed, /1 failing: expected greet\.js to say Hello/, "the check's output reached the resumed session");

@@ -29,7 +29,8 @@ function scriptedModel(request: RecordedRequest): ScriptedReply {
   const body = request.body as Body;
   const hasBash = (body.tools ?? []).some((t) => t.name === 'Bash');
   if (!hasBash) return { kind: 'text', text: 'ok' }; // auxiliary requests (titles, summaries)
-  if (blocks(body).some((b) => b.type === 'tool_result') || lastMessageHasToolResult(body)) return { kind: 'text', text: 'Step one is done; the task is complete.' };
+  if (blocks(body).some((b) => b.type === 'tool_result') || lastMessageHasToolResult(body))
+    return { kind: 'text', text: 'Step one is done; the task is complete.' };
   return { kind: 'tool_use', name: 'Bash', input: { command: 'sleep 9; echo step1 > step1.txt', description: 'step one' } };
 }
 
@@ -56,21 +57,35 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
     const events: RuntimeEvent[] = [];
     host = await startClaudeHost(world, claude, events);
     const ws = makeGitWorkspace(world.root);
-    const created = await host.service.create({ title: 'claude task', prompt: 'Run step one with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws });
+    const created = await host.service.create({
+      title: 'claude task',
+      prompt: 'Run step one with Bash.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+    });
     const done = await finished(host, created.id);
     assert.equal(done.failureReason, null, `failed: ${done.failureReason}`);
     assert.equal(done.status, 'completed');
     assert.ok(fs.existsSync(path.join(ws, 'step1.txt')), 'the Bash tool of segment 1 ran');
 
     const starts = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-started' }> => e.type === 'segment-started');
-    assert.deepEqual(starts.map((s) => s.resume), [false, true]);
+    assert.deepEqual(
+      starts.map((s) => s.resume),
+      [false, true],
+    );
     assert.equal(starts[1].sessionId, starts[0].sessionId, 'the second segment resumed the same session');
     assert.equal(done.sessionId, starts[0].sessionId);
-    const ended = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-ended' }> => e.type === 'segment-ended').map((e) => e.outcome.kind);
+    const ended = events
+      .filter((e): e is Extract<RuntimeEvent, { type: 'segment-ended' }> => e.type === 'segment-ended')
+      .map((e) => e.outcome.kind);
     assert.deepEqual(ended, ['segment-expired', 'completed']);
 
     assert.equal(host.service.history().length, 1);
-    await waitFor(() => host!.service.ticketsOf(created.id).length === 2 && host!.service.ticketsOf(created.id).every((t) => t.settleState === 'settled'), 'both tickets settled');
+    await waitFor(
+      () =>
+        host!.service.ticketsOf(created.id).length === 2 && host!.service.ticketsOf(created.id).every((t) => t.settleState === 'settled'),
+      'both tickets settled',
+    );
 
     // The model saw segment 1's tool call again in the resumed conversation, on the new ticket.
     const main = world.upstream.messageRequests().filter((r) => ((r.body as Body).tools ?? []).some((t) => t.name === 'Bash'));
@@ -105,16 +120,25 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       const events: RuntimeEvent[] = [];
       host = await startClaudeHost(world, claude, events);
       const ws = makeGitWorkspace(world.root);
-      const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt with Bash.', permissionMode: mode, workspacePath: ws });
+      const created = await host.service.create({
+        title: 'ask',
+        prompt: 'Write asked.txt with Bash.',
+        permissionMode: mode,
+        workspacePath: ws,
+      });
       // Stops waiting when the task ended instead (the assertion below then says why).
       const asked = await waitFor(
-        () => host!.runtime.pendingAsks(created.id)[0] ?? (['completed', 'failed'].includes(host!.service.getTask(created.id)!.status) && 'ended'),
+        () =>
+          host!.runtime.pendingAsks(created.id)[0] ??
+          (['completed', 'failed'].includes(host!.service.getTask(created.id)!.status) && 'ended'),
         'the pending ask',
         180_000,
       ).catch((err: Error) => {
         const t = host!.service.getTask(created.id)!;
         const segment = host!.runtime.segment(created.id);
-        throw new Error(`${err.message} (task ${t.status}, tickets ${JSON.stringify(host!.service.ticketsOf(created.id).map((k) => k.serverState))}); the agent's log so far: ${segment ? fs.readFileSync(segment.logFile, 'utf8').slice(-2_000) : '(no segment running)'}`);
+        throw new Error(
+          `${err.message} (task ${t.status}, tickets ${JSON.stringify(host!.service.ticketsOf(created.id).map((k) => k.serverState))}); the agent's log so far: ${segment ? fs.readFileSync(segment.logFile, 'utf8').slice(-2_000) : '(no segment running)'}`,
+        );
       });
       assert.notEqual(asked, 'ended', `the task ended without asking: ${host.service.getTask(created.id)!.failureReason}`);
       const ask = asked as PendingAsk;
@@ -133,7 +157,10 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       host.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
       if (via === 'host') assert.equal(host.runtime.answerAsk(created.id, ask.id, decision, ask.inputDigest), 'accepted');
       else {
-        await waitFor(() => seen.join('').includes(`? Allow Bash with this input?\n    ${FIELD_BOUNDARY} command: ${ASKED_COMMAND}\n`), 'the question in the terminal');
+        await waitFor(
+          () => seen.join('').includes(`? Allow Bash with this input?\n    ${FIELD_BOUNDARY} command: ${ASKED_COMMAND}\n`),
+          'the question in the terminal',
+        );
         for (const key of ['y', '\r']) host.runtime.writeInput(created.id, key);
       }
       const done = await finished(host, created.id);
@@ -142,7 +169,10 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
       assert.deepEqual(answered, [[decision, via]]);
       if (via === 'terminal') assert.match(seen.join(''), /\[y\/N\] [^\n]*\) y\n {4}→ allowed\n/, 'the typed answer was echoed');
-      const last = world.upstream.messageRequests().filter((r) => blocks(r.body).some((b) => b.type === 'tool_result')).at(-1);
+      const last = world.upstream
+        .messageRequests()
+        .filter((r) => blocks(r.body).some((b) => b.type === 'tool_result'))
+        .at(-1);
       assert.ok(last, 'the model saw the tool result');
       const result = blocks(last.body).find((b) => b.type === 'tool_result') as Block & { is_error?: boolean; content?: unknown };
       if (decision === 'deny') {
@@ -157,28 +187,54 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
   // the resume; in the second case it rewords the call's description as a real model may: the
   // stored decision still answers it (docs/flows.md#questions-park-the-task).
   for (const reword of [false, true]) {
-    it(`park (docs/flows.md#questions-park-the-task): Claude Code's unanswered Bash question parks the task and releases its ticket; Allow from another window resumes the same session and the command runs once${reword ? ', though the resumed model rewords the call\'s description' : ''}`, async function () {
+    it(`park (docs/flows.md#questions-park-the-task): Claude Code's unanswered Bash question parks the task and releases its ticket; Allow from another window resumes the same session and the command runs once${reword ? ", though the resumed model rewords the call's description" : ''}`, async function () {
       const PARK_COMMAND = `node -e "require('fs').appendFileSync('ran.txt', 'ran\\n')"`;
       world = await startWorld({ segmentCapacity: 1 });
       world.upstream.setDefaultReply((request) => {
         type Said = Block & { text?: string; is_error?: boolean };
         const body = request.body as { tools?: { name: string }[]; messages?: { role: string; content: string | Said[] }[] };
         if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
-        const all: Said[] = (body.messages ?? []).flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content));
+        const all: Said[] = (body.messages ?? []).flatMap((m) =>
+          typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content,
+        );
         if (all.some((b) => b.type === 'tool_result' && b.is_error !== true)) return { kind: 'text', text: 'Finished.' };
         const allowed = all.some((b) => b.type === 'text' && /ALLOWED: Bash/.test(b.text ?? ''));
-        if (!all.some((b) => b.type === 'tool_use')) return { kind: 'tool_use', name: 'Bash', input: { command: PARK_COMMAND, description: 'append to ran.txt' } };
-        if (allowed) return { kind: 'tool_use', name: 'Bash', input: { command: PARK_COMMAND, description: reword ? 'Run the command the user allowed' : 'append to ran.txt' } };
+        if (!all.some((b) => b.type === 'tool_use'))
+          return { kind: 'tool_use', name: 'Bash', input: { command: PARK_COMMAND, description: 'append to ran.txt' } };
+        if (allowed)
+          return {
+            kind: 'tool_use',
+            name: 'Bash',
+            input: { command: PARK_COMMAND, description: reword ? 'Run the command the user allowed' : 'append to ran.txt' },
+          };
         return { kind: 'text', text: 'Stopped without the command.' };
       });
       const events: RuntimeEvent[] = [];
       const storageDir = path.join(world.root, 'globalStorage');
       host = await startClaudeHost(world, claude, events, { windowId: 'window-a', unansweredQuestion: 'park', askParkMs: 4_000 });
-      const other = await startTestEngine({ storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'claude-code', claudeCommand: claude, windowId: 'window-b' });
+      const other = await startTestEngine({
+        storageDir,
+        gatewayUrl: world.gateway.url,
+        apiKey: USER_KEY,
+        agent: 'claude-code',
+        claudeCommand: claude,
+        windowId: 'window-b',
+      });
       try {
         const ws = makeGitWorkspace(world.root);
-        const created = await host.service.create({ title: 'park', prompt: 'Append ran to ran.txt with Bash.', permissionMode: 'default', workspacePath: ws });
-        await waitFor(() => host!.service.getTask(created.id)!.status === 'needs_input' || ['completed', 'failed'].includes(host!.service.getTask(created.id)!.status), 'the park', 180_000);
+        const created = await host.service.create({
+          title: 'park',
+          prompt: 'Append ran to ran.txt with Bash.',
+          permissionMode: 'default',
+          workspacePath: ws,
+        });
+        await waitFor(
+          () =>
+            host!.service.getTask(created.id)!.status === 'needs_input' ||
+            ['completed', 'failed'].includes(host!.service.getTask(created.id)!.status),
+          'the park',
+          180_000,
+        );
         const parked = host.service.getTask(created.id)!;
         assert.equal(parked.status, 'needs_input', `not parked: ${parked.failureReason}`);
         assert.equal(fs.existsSync(path.join(ws, 'ran.txt')), false, 'nothing ran before the answer');
@@ -193,12 +249,24 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
         assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
         assert.equal(done.sessionId, parked.sessionId, 'the same Claude Code session');
         assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran exactly once');
-        assert.deepEqual(host.service.ticketsOf(created.id).map((t) => t.endReason), ['parked', 'completed']);
+        assert.deepEqual(
+          host.service.ticketsOf(created.id).map((t) => t.endReason),
+          ['parked', 'completed'],
+        );
         const answers = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && e.by);
         assert.deepEqual(answers, ['stored'], 'the resumed call was answered from the stored decision, without asking');
         // Claude Code drops the parked call from the resumed conversation: the continuation prompt carries its whole input.
-        const prompts = world.upstream.messageRequests().flatMap((r) => ((r.body as Body).messages ?? []).flatMap((m) => (typeof m.content === 'string' ? [m.content] : m.content.map((b) => (b as Block & { text?: string }).text ?? ''))));
-        assert.ok(prompts.some((t) => t.includes(`ALLOWED: Bash`) && t.includes(`<<<tool input\ncommand: ${PARK_COMMAND}\n`)), 'the allowed call\'s whole input was in the resumed prompt');
+        const prompts = world.upstream
+          .messageRequests()
+          .flatMap((r) =>
+            ((r.body as Body).messages ?? []).flatMap((m) =>
+              typeof m.content === 'string' ? [m.content] : m.content.map((b) => (b as Block & { text?: string }).text ?? ''),
+            ),
+          );
+        assert.ok(
+          prompts.some((t) => t.includes(`ALLOWED: Bash`) && t.includes(`<<<tool input\ncommand: ${PARK_COMMAND}\n`)),
+          "the allowed call's whole input was in the resumed prompt",
+        );
       } finally {
         await other.dispose();
       }

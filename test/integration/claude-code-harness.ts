@@ -11,7 +11,12 @@ import { startTestEngine, waitFor, type TestEngineOptions } from '../e2e/test-en
 export const claudeConfigDir = (world: GatewayWorld): string => path.join(world.root, 'claude-config');
 
 /** A host running Claude Code (`claude`) against the world's gateway, once it holds the lease; events go to `events`. */
-export async function startClaudeHost(world: GatewayWorld, claude: string, events: RuntimeEvent[], extra: Partial<TestEngineOptions> = {}): Promise<HostEngine> {
+export async function startClaudeHost(
+  world: GatewayWorld,
+  claude: string,
+  events: RuntimeEvent[],
+  extra: Partial<TestEngineOptions> = {},
+): Promise<HostEngine> {
   const host = await startTestEngine({
     storageDir: path.join(world.root, 'globalStorage'),
     gatewayUrl: world.gateway.url,

@@ -18,7 +18,9 @@ import { waitUntil } from './runtime-helpers';
 /** Every text the model was sent in one request (system prompt aside). */
 function userText(request: RecordedRequest): string {
   const body = request.body as { messages?: { content: string | { type: string; text?: string }[] }[] };
-  return (body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : m.content.map((c) => c.text ?? '').join(''))).join('\n');
+  return (body.messages ?? [])
+    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((c) => c.text ?? '').join('')))
+    .join('\n');
 }
 
 describe('Claude Code launch (real claude CLI, local ticket proxy)', function () {
@@ -44,10 +46,23 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  function start(segment: string, prompt: string, over: { permissionMode?: PermissionMode; settingSources?: ClaudeSettingSources; processes?: ProcessHost } = {}) {
+  function start(
+    segment: string,
+    prompt: string,
+    over: { permissionMode?: PermissionMode; settingSources?: ClaudeSettingSources; processes?: ProcessHost } = {},
+  ) {
     return SegmentRun.start({
       adapter: new ClaudeCodeAdapter({ command: claude, configDir: path.join(root, 'claude-config'), settingSources: over.settingSources }),
-      spec: { taskId: 'task-1', sessionId: crypto.randomUUID(), resume: false, prompt, permissionMode: over.permissionMode ?? 'default', model: 'fake-model', thoughtLevel: null, workspacePath: workspace },
+      spec: {
+        taskId: 'task-1',
+        sessionId: crypto.randomUUID(),
+        resume: false,
+        prompt,
+        permissionMode: over.permissionMode ?? 'default',
+        model: 'fake-model',
+        thoughtLevel: null,
+        workspacePath: workspace,
+      },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-key' },
       ticketId: `T-${segment}`,
       segmentDir: path.join(root, 'segments', segment),
@@ -77,10 +92,15 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     }
   });
 
-  it("platform: Windows: the prompt file reaches Claude Code whole through a pipe, not as an inherited file (pipes only give the agent a console of its own for the graceful Ctrl+C; injected platform)", async function () {
+  it('platform: Windows: the prompt file reaches Claude Code whole through a pipe, not as an inherited file (pipes only give the agent a console of its own for the graceful Ctrl+C; injected platform)', async function () {
     const real = systemProcessHost();
     // Windows' spawn rules on this machine (no process group); no process table, so no tree to read.
-    const windowsRules: ProcessHost = { platform: 'win32', env: {}, kill: (pid, signal) => real.kill(pid, signal === 0 ? 0 : 'SIGKILL'), run: async () => undefined };
+    const windowsRules: ProcessHost = {
+      platform: 'win32',
+      env: {},
+      kill: (pid, signal) => real.kill(pid, signal === 0 ? 0 : 'SIGKILL'),
+      run: async () => undefined,
+    };
     const prompt = 'Read this whole prompt through a pipe. '.repeat(2_000) + 'END-OF-PROMPT';
     upstream.setDefaultReply({ kind: 'text', text: 'Understood; nothing to change.' });
     const run = await start('1', prompt, { processes: windowsRules });
@@ -105,7 +125,7 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     return { hookMarker, mcpMarker };
   }
 
-  it('item 8: a repository\'s hooks (.claude/settings*.json) and MCP servers (.mcp.json) do not run under a plan-mode task', async function () {
+  it("item 8: a repository's hooks (.claude/settings*.json) and MCP servers (.mcp.json) do not run under a plan-mode task", async function () {
     const { hookMarker, mcpMarker } = hostileRepository();
     upstream.setDefaultReply({ kind: 'text', text: 'Nothing to do.' });
     const run = await start('1', 'Say hello.', { permissionMode: 'plan' });
@@ -113,16 +133,16 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     assert.equal((await run.done).kind, 'completed');
     assert.equal(fs.existsSync(hookMarker), false, 'a repository hook ran');
     assert.equal(fs.existsSync(mcpMarker), false, 'a repository MCP server was started');
-    assert.equal(cmdline[cmdline.indexOf('--setting-sources') + 1], 'user', 'only the user\'s own settings are loaded');
+    assert.equal(cmdline[cmdline.indexOf('--setting-sources') + 1], 'user', "only the user's own settings are loaded");
     assert.ok(cmdline.includes('--strict-mcp-config'), 'only the MCP servers the extension names');
   });
 
-  it('item 8: the same repository\'s hooks do run when the user opts in to project settings (so the test above can fail)', async function () {
+  it("item 8: the same repository's hooks do run when the user opts in to project settings (so the test above can fail)", async function () {
     const { hookMarker } = hostileRepository();
     upstream.setDefaultReply({ kind: 'text', text: 'Nothing to do.' });
     const run = await start('1', 'Say hello.', { permissionMode: 'plan', settingSources: 'user,project,local' });
     assert.equal((await run.done).kind, 'completed');
-    assert.equal(fs.existsSync(hookMarker), true, 'with project settings Claude Code runs the repository\'s hooks');
+    assert.equal(fs.existsSync(hookMarker), true, "with project settings Claude Code runs the repository's hooks");
   });
 
   it('item 4: Claude Code does not wait for stdin at start (no "no stdin data received" warning)', async function () {

@@ -61,16 +61,31 @@ describe('Claude Code through personal mode (real claude CLI, local authority)',
       agent: 'claude-code',
       claudeCommand: claude,
       claudeConfigDir: path.join(root, 'claude-config'),
-      claudeEnv: login === 'own' ? { ANTHROPIC_AUTH_TOKEN: LOGIN } : login === 'none' ? { HOME: fs.mkdtempSync(path.join(root, 'home-')) } : undefined,
+      claudeEnv:
+        login === 'own'
+          ? { ANTHROPIC_AUTH_TOKEN: LOGIN }
+          : login === 'none'
+            ? { HOME: fs.mkdtempSync(path.join(root, 'home-')) }
+            : undefined,
       workspaceKeys: [ws],
       personal: { upstreamUrl: upstream.url, modelApiKey: login === 'key' ? MODEL_KEY : undefined, claudeOwnLogin: login !== 'key' },
     });
     await running.engine.service.availability.refresh();
-    const task = await running.engine.service.create({ title: 'personal', prompt: 'Write personal.txt', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'inPlace' });
-    const done = await waitFor(() => {
-      const t = running!.engine.service.getTask(task.id)!;
-      return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-    }, 'the task to end', 180_000);
+    const task = await running.engine.service.create({
+      title: 'personal',
+      prompt: 'Write personal.txt',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'inPlace',
+    });
+    const done = await waitFor(
+      () => {
+        const t = running!.engine.service.getTask(task.id)!;
+        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
+      },
+      'the task to end',
+      180_000,
+    );
     return { status: done.status, failureReason: done.failureReason, ws };
   }
 
@@ -107,7 +122,10 @@ describe('Claude Code through personal mode (real claude CLI, local authority)',
     this.timeout(240_000);
     const done = await endedTask('none');
     assert.equal(done.status, 'failed');
-    assert.match(done.failureReason ?? '', /^Claude Code is not logged in \(it said: .*Not logged in.*\)\. Run `claude` once in a terminal to log in, or set .*Model Credential.* to apiKey/);
+    assert.match(
+      done.failureReason ?? '',
+      /^Claude Code is not logged in \(it said: .*Not logged in.*\)\. Run `claude` once in a terminal to log in, or set .*Model Credential.* to apiKey/,
+    );
     assert.equal(upstream.messageRequests().length, 0);
   });
 });

@@ -58,7 +58,12 @@ describe('Claude Code sessions (real claude CLI, real gateway, local ticket prox
     host = await startClaudeHost(world, claude, events);
     const ws = makeGitWorkspace(world.root);
 
-    const first = await host.service.create({ title: 'remember', prompt: 'Remember the code word PELICAN. Reply briefly.', permissionMode: 'plan', workspacePath: ws });
+    const first = await host.service.create({
+      title: 'remember',
+      prompt: 'Remember the code word PELICAN. Reply briefly.',
+      permissionMode: 'plan',
+      workspacePath: ws,
+    });
     const done = await finished(host, first.id);
     assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
     const session = done.sessionId!;
@@ -69,13 +74,28 @@ describe('Claude Code sessions (real claude CLI, real gateway, local ticket prox
     assert.equal(followDone.status, 'completed', `failed: ${followDone.failureReason}`);
 
     const starts = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-started' }> => e.type === 'segment-started');
-    assert.deepEqual(starts.map((s) => [s.taskId, s.sessionId, s.resume]), [[first.id, session, false], [follow.id, session, true]]);
+    assert.deepEqual(
+      starts.map((s) => [s.taskId, s.sessionId, s.resume]),
+      [
+        [first.id, session, false],
+        [follow.id, session, true],
+      ],
+    );
     const request = world.upstream.messageRequests().filter(isMain)[mainBefore];
     const said = texts(request.body);
-    assert.ok(said.some((t) => t.startsWith('user: Remember the code word PELICAN')), `the first task's prompt is in the resumed conversation: ${JSON.stringify(said)}`);
+    assert.ok(
+      said.some((t) => t.startsWith('user: Remember the code word PELICAN')),
+      `the first task's prompt is in the resumed conversation: ${JSON.stringify(said)}`,
+    );
     assert.ok(said.includes('assistant: Noted: the code word is PELICAN.'), 'and its answer');
     assert.match(said.at(-1)!, /^user: Which code word did I give you\?/);
-    assert.deepEqual(host.service.history().map((r) => r.taskId).sort(), [first.id, follow.id].sort());
+    assert.deepEqual(
+      host.service
+        .history()
+        .map((r) => r.taskId)
+        .sort(),
+      [first.id, follow.id].sort(),
+    );
     assert.notEqual(host.service.ticketsOf(follow.id)[0].ticketId, host.service.ticketsOf(first.id)[0].ticketId);
 
     // Open session: Claude Code keeps the session under the folder that made it, where the terminal starts.
@@ -83,7 +103,11 @@ describe('Claude Code sessions (real claude CLI, real gateway, local ticket prox
     assert.equal(view.kind, 'interactive');
     if (view.kind !== 'interactive') return;
     assert.equal(view.terminal.shellPath, claude);
-    assert.deepEqual(view.terminal.shellArgs, ['--resume', session, '--setting-sources', 'user', '--strict-mcp-config'], 'the setting sources its segments ran with');
+    assert.deepEqual(
+      view.terminal.shellArgs,
+      ['--resume', session, '--setting-sources', 'user', '--strict-mcp-config'],
+      'the setting sources its segments ran with',
+    );
     assert.equal(view.terminal.cwd, ws);
     assert.equal(view.terminal.env.CLAUDE_CONFIG_DIR, configDir, 'the config dir the segments used');
     assert.equal(view.terminal.env.ANTHROPIC_AUTH_TOKEN, null, "the proxy's dummy token is removed");

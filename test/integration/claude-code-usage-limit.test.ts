@@ -24,7 +24,8 @@ type Block = { type: string };
 type Body = { tools?: { name: string }[]; messages?: { role: string; content: string | Block[] }[] };
 
 const isMain = (r: RecordedRequest) => ((r.body as Body).tools ?? []).some((t) => t.name === 'Bash');
-const hasToolResult = (r: RecordedRequest) => ((r.body as Body).messages ?? []).some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result'));
+const hasToolResult = (r: RecordedRequest) =>
+  ((r.body as Body).messages ?? []).some((m) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result'));
 
 describe('Claude Code over a usage-limit reset in personal mode (real claude CLI, local authority, model API key)', function () {
   let claude: string;
@@ -58,7 +59,13 @@ describe('Claude Code over a usage-limit reset in personal mode (real claude CLI
         if (hasToolResult(request)) {
           if (resetAt === 0) {
             resetAt = clock.now() + 20_000;
-            return usageLimitRejected({ reset5hAt: resetAt, status5h: 'rejected', reset7dAt: clock.now() + 86_400_000, status7d: 'allowed', claim: 'five_hour' });
+            return usageLimitRejected({
+              reset5hAt: resetAt,
+              status5h: 'rejected',
+              reset7dAt: clock.now() + 86_400_000,
+              status7d: 'allowed',
+              claim: 'five_hour',
+            });
           }
           return { kind: 'text', text: 'The step is done; the task is complete.' };
         }
@@ -78,29 +85,60 @@ describe('Claude Code over a usage-limit reset in personal mode (real claude CLI
       const h = host;
       await waitFor(() => h.service.isLeader, 'the lease');
       const ws = makeGitWorkspace(root);
-      const created = await h.service.create({ title: 'limit', prompt: 'Run the step with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws });
+      const created = await h.service.create({
+        title: 'limit',
+        prompt: 'Run the step with Bash.',
+        permissionMode: 'bypassPermissions',
+        workspacePath: ws,
+      });
 
-      if (parks) await waitFor(() => h.service.ticketsOf(created.id)[1]?.serverState === 'queued', 'the parked task waiting in the queue with a new ticket', 180_000);
-      else await waitFor(() => events.some((e) => e.type === 'usage-limit' && e.resetAt !== null), 'the request held by the usage limit', 180_000);
+      if (parks)
+        await waitFor(
+          () => h.service.ticketsOf(created.id)[1]?.serverState === 'queued',
+          'the parked task waiting in the queue with a new ticket',
+          180_000,
+        );
+      else
+        await waitFor(
+          () => events.some((e) => e.type === 'usage-limit' && e.resetAt !== null),
+          'the request held by the usage limit',
+          180_000,
+        );
       const seen = up.messageRequests().length;
       await new Promise((r) => setTimeout(r, 1_000));
       assert.equal(up.messageRequests().length, seen, 'nothing goes upstream during the hold');
       assert.equal(h.service.getTask(created.id)?.status, parks ? 'queued' : 'running', 'held, not failed');
 
       clock.advance(Math.ceil(resetAt / 1000) * 1000 - clock.now());
-      const done = await waitFor(() => {
-        const t = h.service.getTask(created.id)!;
-        return t.status === 'completed' || t.status === 'failed' ? t : undefined;
-      }, 'a terminal state', 180_000);
+      const done = await waitFor(
+        () => {
+          const t = h.service.getTask(created.id)!;
+          return t.status === 'completed' || t.status === 'failed' ? t : undefined;
+        },
+        'a terminal state',
+        180_000,
+      );
       assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
       const starts = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-started' }> => e.type === 'segment-started');
-      assert.deepEqual(starts.map((s) => s.resume), parks ? [false, true] : [false]);
-      assert.ok(starts.every((s) => s.sessionId === starts[0].sessionId) && done.sessionId === starts[0].sessionId, 'one session throughout');
-      assert.deepEqual(h.service.ticketsOf(created.id).map((t) => t.endReason), parks ? ['usage_limit', 'completed'] : ['completed']);
+      assert.deepEqual(
+        starts.map((s) => s.resume),
+        parks ? [false, true] : [false],
+      );
+      assert.ok(
+        starts.every((s) => s.sessionId === starts[0].sessionId) && done.sessionId === starts[0].sessionId,
+        'one session throughout',
+      );
+      assert.deepEqual(
+        h.service.ticketsOf(created.id).map((t) => t.endReason),
+        parks ? ['usage_limit', 'completed'] : ['completed'],
+      );
       assert.deepEqual(fs.readFileSync(path.join(ws, 'steps.log'), 'utf8').trim().split('\n'), ['step'], 'the Bash step ran once');
       const last = up.messageRequests().filter(isMain).at(-1)!;
       assert.ok(hasToolResult(last), "the resumed conversation carries the step's result");
-      assert.ok(up.messageRequests().every((r) => r.headers['x-api-key'] === MODEL_KEY), 'every model request carried the model API key the authority adds');
+      assert.ok(
+        up.messageRequests().every((r) => r.headers['x-api-key'] === MODEL_KEY),
+        'every model request carried the model API key the authority adds',
+      );
     });
   }
 });

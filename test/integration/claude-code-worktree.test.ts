@@ -20,7 +20,9 @@ type Body = { tools?: { name: string }[]; messages?: { role: string; content: st
 function scriptedModel(request: RecordedRequest): ScriptedReply {
   const body = request.body as Body;
   if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { kind: 'text', text: 'ok' };
-  const results = (body.messages ?? []).flatMap((m) => (typeof m.content === 'string' ? [] : m.content)).some((b) => b.type === 'tool_result');
+  const results = (body.messages ?? [])
+    .flatMap((m) => (typeof m.content === 'string' ? [] : m.content))
+    .some((b) => b.type === 'tool_result');
   if (results || lastMessageHasToolResult(body)) return { kind: 'text', text: 'Step one is done; the task is complete.' };
   return { kind: 'tool_use', name: 'Bash', input: { command: 'sleep 9; pwd > step1.txt', description: 'step one' } };
 }
@@ -48,22 +50,41 @@ describe('Claude Code on its own branch (real claude CLI, real gateway, real git
     const configDir = claudeConfigDir(world);
     host = await startClaudeHost(world, claude, events);
     const ws = makeGitWorkspace(world.root);
-    const created = await host.service.create({ title: 'claude worktree', prompt: 'Run step one with Bash.', permissionMode: 'bypassPermissions', workspacePath: ws, isolation: 'worktree' });
+    const created = await host.service.create({
+      title: 'claude worktree',
+      prompt: 'Run step one with Bash.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: ws,
+      isolation: 'worktree',
+    });
     const done = await finished(host, created.id);
     assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
-    assert.deepEqual(host.service.ticketsOf(created.id).map((t) => t.endReason), ['expired', 'completed']);
+    assert.deepEqual(
+      host.service.ticketsOf(created.id).map((t) => t.endReason),
+      ['expired', 'completed'],
+    );
 
     const iso = host.store.read((tx) => tx.isolation.get(created.id))!;
-    assert.equal(fs.readFileSync(path.join(iso.worktreePath!, 'step1.txt'), 'utf8').trim(), fs.realpathSync(iso.worktreePath!), 'Bash ran in the worktree');
+    assert.equal(
+      fs.readFileSync(path.join(iso.worktreePath!, 'step1.txt'), 'utf8').trim(),
+      fs.realpathSync(iso.worktreePath!),
+      'Bash ran in the worktree',
+    );
     assert.ok(!fs.existsSync(path.join(ws, 'step1.txt')), "not in the user's folder");
     const starts = events.filter((e): e is Extract<RuntimeEvent, { type: 'segment-started' }> => e.type === 'segment-started');
-    assert.deepEqual(starts.map((s) => s.resume), [false, true]);
+    assert.deepEqual(
+      starts.map((s) => s.resume),
+      [false, true],
+    );
     assert.equal(new Set(starts.map((s) => s.sessionId)).size, 1, 'one session');
     // Claude Code keeps sessions per working directory: the one session file is under the worktree's
     // (it may keep other things, like its memory folder, under the main repository's).
-    const sessions = fs
-      .readdirSync(path.join(configDir, 'projects'))
-      .flatMap((p) => fs.readdirSync(path.join(configDir, 'projects', p)).filter((f) => f.endsWith('.jsonl')).map((f) => `${p}/${f}`));
+    const sessions = fs.readdirSync(path.join(configDir, 'projects')).flatMap((p) =>
+      fs
+        .readdirSync(path.join(configDir, 'projects', p))
+        .filter((f) => f.endsWith('.jsonl'))
+        .map((f) => `${p}/${f}`),
+    );
     assert.deepEqual(sessions, [`${iso.worktreePath!.replace(/[^A-Za-z0-9]/g, '-')}/${done.sessionId}.jsonl`]);
 
     const view = await host.sessionView(created.id, { ...process.env, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN });

@@ -29,12 +29,19 @@ function startEngine(storageDir: string, extra: Partial<Parameters<typeof HostEn
   });
 }
 
-
 /** Finished reference-agent tasks, each with a segment log and a session transcript on disk. */
 async function finishedTasksWithFiles(engine: HostEngine, where: ReturnType<typeof engineDirs>, ids: string[]): Promise<OffPeakTask[]> {
   const tasks = await engine.store.mutate((tx) =>
     ids.map((id) => {
-      tx.tasks.insert({ id, title: id, prompt: 'p', permissionMode: 'default', workspacePath: where.runtimeDir, serverTicketId: `tk-${id}`, schedulable: true });
+      tx.tasks.insert({
+        id,
+        title: id,
+        prompt: 'p',
+        permissionMode: 'default',
+        workspacePath: where.runtimeDir,
+        serverTicketId: `tk-${id}`,
+        schedulable: true,
+      });
       tx.tasks.claim(id);
       tx.tasks.markRunning(id, { sessionId: `session-${id}` });
       tx.tasks.complete(id);
@@ -65,16 +72,28 @@ describe('host engine: leftovers of deleted tasks', function () {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('deleting a task removes runtime/tasks/<id>/ and keeps its session transcript unless the session is deleted too; other tasks\' files stay; storage is 0700', async () => {
+  it("deleting a task removes runtime/tasks/<id>/ and keeps its session transcript unless the session is deleted too; other tasks' files stay; storage is 0700", async () => {
     const storageDir = path.join(root, 'globalStorage');
     engine = await startEngine(storageDir);
     const where = engineDirs(storageDir);
     const tasks = await finishedTasksWithFiles(engine, where, ['kept-session', 'gone-session', 'other']);
     assert.equal(await engine.service.delete('kept-session'), true);
-    assert.deepEqual(taskLeftovers(where, tasks[0]).map((p) => fs.existsSync(p)), [false, true], 'its segment logs go, its session transcript stays');
+    assert.deepEqual(
+      taskLeftovers(where, tasks[0]).map((p) => fs.existsSync(p)),
+      [false, true],
+      'its segment logs go, its session transcript stays',
+    );
     assert.equal(await engine.service.delete('gone-session', { deleteSession: true }), true);
-    assert.deepEqual(taskLeftovers(where, tasks[1]).map((p) => fs.existsSync(p)), [false, false], 'asked to, the session transcript goes too');
-    assert.deepEqual(taskLeftovers(where, tasks[2]).map((p) => fs.existsSync(p)), [true, true], 'the other task\'s files stay');
+    assert.deepEqual(
+      taskLeftovers(where, tasks[1]).map((p) => fs.existsSync(p)),
+      [false, false],
+      'asked to, the session transcript goes too',
+    );
+    assert.deepEqual(
+      taskLeftovers(where, tasks[2]).map((p) => fs.existsSync(p)),
+      [true, true],
+      "the other task's files stay",
+    );
     assert.equal((fs.statSync(storageDir).mode & 0o777).toString(8), '700');
     assert.equal((fs.statSync(where.runtimeDir).mode & 0o777).toString(8), '700');
   });
@@ -87,22 +106,39 @@ describe('host engine: leftovers of deleted tasks', function () {
     fs.rmSync(taskLeftovers(where, tasks[2])[1]); // a Claude Code task: its session lives in Claude Code's folder
     const asked: Confirmation[] = [];
     const answers: ('action' | 'alternative')[] = ['action', 'alternative'];
-    const backend = createServiceBackend(engine.service, engine.store, {
-      ...BARE_HOST,
-      confirm: async () => assert.fail('Delete asks with its second choice'),
-      confirmWithAlternative: async (question) => (asked.push(question), answers.shift()),
-      sessionTranscript: (task) => engine!.deletableTranscript(task),
-    }, NO_ASKS, engine.archive);
+    const backend = createServiceBackend(
+      engine.service,
+      engine.store,
+      {
+        ...BARE_HOST,
+        confirm: async () => assert.fail('Delete asks with its second choice'),
+        confirmWithAlternative: async (question) => (asked.push(question), answers.shift()),
+        sessionTranscript: (task) => engine!.deletableTranscript(task),
+      },
+      NO_ASKS,
+      engine.archive,
+    );
     assert.deepEqual(await backend.delete({ taskId: 'keep' }), { done: true });
     assert.equal(asked[0]?.action, 'Delete Task');
     assert.equal(asked[0]?.alternative, 'Delete Task and Session');
     assert.match(asked[0]!.detail, /session transcript .*is kept unless/);
-    assert.deepEqual(taskLeftovers(where, tasks[0]).map((p) => fs.existsSync(p)), [false, true], '"Delete Task" keeps the transcript');
+    assert.deepEqual(
+      taskLeftovers(where, tasks[0]).map((p) => fs.existsSync(p)),
+      [false, true],
+      '"Delete Task" keeps the transcript',
+    );
     assert.deepEqual(await backend.delete({ taskId: 'drop' }), { done: true });
-    assert.deepEqual(taskLeftovers(where, tasks[1]).map((p) => fs.existsSync(p)), [false, false], '"Delete Task and Session" removes it');
+    assert.deepEqual(
+      taskLeftovers(where, tasks[1]).map((p) => fs.existsSync(p)),
+      [false, false],
+      '"Delete Task and Session" removes it',
+    );
     assert.deepEqual(await backend.delete({ taskId: 'claude' }), { done: true });
     assert.equal(asked.length, 2, 'nothing to choose for a task without a transcript of ours');
-    assert.deepEqual(engine.service.listTasks().map((t) => t.id), []);
+    assert.deepEqual(
+      engine.service.listTasks().map((t) => t.id),
+      [],
+    );
   });
 
   it('issue 22: an archived task keeps its files until Delete from the panel (with its session), which brings it back, removes its files and leaves nothing in either file', async () => {
@@ -111,7 +147,15 @@ describe('host engine: leftovers of deleted tasks', function () {
     const where = engineDirs(storageDir);
     for (const id of ['old', 'new']) {
       await engine.store.mutate((tx) => {
-        tx.tasks.insert({ id, title: id, prompt: 'p', permissionMode: 'default', workspacePath: root, serverTicketId: `tk-${id}`, schedulable: true });
+        tx.tasks.insert({
+          id,
+          title: id,
+          prompt: 'p',
+          permissionMode: 'default',
+          workspacePath: root,
+          serverTicketId: `tk-${id}`,
+          schedulable: true,
+        });
         tx.tasks.claim(id);
         tx.tasks.markRunning(id, { sessionId: `session-${id}` });
         tx.tasks.complete(id);
@@ -126,18 +170,35 @@ describe('host engine: leftovers of deleted tasks', function () {
     fs.writeFileSync(transcript, '{}\n');
     assert.equal((await engine.archive.run()).moved, 1);
     assert.equal(engine.service.getTask('old'), undefined);
-    assert.deepEqual(taskLeftovers(where, task).map((p) => fs.existsSync(p)), [true, true], 'an archived task keeps its files');
-    const backend = createServiceBackend(engine.service, engine.store, {
-      ...BARE_HOST,
-      confirm: async () => assert.fail('a finished task is deleted without a yes/no question'),
-      confirmWithAlternative: async () => 'alternative',
-      sessionTranscript: (t) => engine!.deletableTranscript(t),
-    }, NO_ASKS, engine.archive);
+    assert.deepEqual(
+      taskLeftovers(where, task).map((p) => fs.existsSync(p)),
+      [true, true],
+      'an archived task keeps its files',
+    );
+    const backend = createServiceBackend(
+      engine.service,
+      engine.store,
+      {
+        ...BARE_HOST,
+        confirm: async () => assert.fail('a finished task is deleted without a yes/no question'),
+        confirmWithAlternative: async () => 'alternative',
+        sessionTranscript: (t) => engine!.deletableTranscript(t),
+      },
+      NO_ASKS,
+      engine.archive,
+    );
     assert.deepEqual(await backend.delete({ taskId: 'old' }), { done: true });
     assert.equal(engine.service.getTask('old'), undefined);
     assert.equal(await engine.archive.isArchived('old'), false);
-    assert.deepEqual(taskLeftovers(where, task).map((p) => fs.existsSync(p)), [false, false], 'its files went with it');
-    assert.deepEqual((await backend.historyPage({ offset: 0, limit: 50 })).rows.map((r) => r.taskId), ['new']);
+    assert.deepEqual(
+      taskLeftovers(where, task).map((p) => fs.existsSync(p)),
+      [false, false],
+      'its files went with it',
+    );
+    assert.deepEqual(
+      (await backend.historyPage({ offset: 0, limit: 50 })).rows.map((r) => r.taskId),
+      ['new'],
+    );
   });
 
   it('names that are not a single safe path segment are never turned into paths', () => {

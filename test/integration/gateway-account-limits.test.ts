@@ -5,7 +5,22 @@ import assert from 'node:assert/strict';
 import { GatewayErrorSchema, LIMIT_RESET_HEADER, readLimitResetAt } from '../../src/protocol/gateway';
 import { unifiedLimitHeaders, usageLimitRejected } from '../fixtures/fake-anthropic-upstream';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { errorOf, GATEWAY_TEST_STORES, GatewayTestClient, gatewaySuite, KEYS, longPollsWaiting, spawnGateway, startTestGateway, storeLabel, TempDir, ticketIdOf, useGatewayStore, type RunningGateway, type TestGateway } from './gateway-helpers';
+import {
+  errorOf,
+  GATEWAY_TEST_STORES,
+  GatewayTestClient,
+  gatewaySuite,
+  KEYS,
+  longPollsWaiting,
+  spawnGateway,
+  startTestGateway,
+  storeLabel,
+  TempDir,
+  ticketIdOf,
+  useGatewayStore,
+  type RunningGateway,
+  type TestGateway,
+} from './gateway-helpers';
 
 /** Epoch ms as the headers carry them (whole seconds, rounded up). */
 const asSent = (ms: number) => Math.ceil(ms / 1000) * 1000;
@@ -28,7 +43,15 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
       assert.deepEqual([await stateOf(t, a), await stateOf(t, b, 'bob'), await stateOf(t, c)], ['ready', 'ready', 'queued']);
 
       const reset = t.clock.now() + 20_000;
-      suite.upstream.enqueue(usageLimitRejected({ reset5hAt: reset, status5h: 'rejected', reset7dAt: t.clock.now() + 3 * 86_400_000, status7d: 'allowed', claim: 'five_hour' }));
+      suite.upstream.enqueue(
+        usageLimitRejected({
+          reset5hAt: reset,
+          status5h: 'rejected',
+          reset7dAt: t.clock.now() + 3 * 86_400_000,
+          status7d: 'allowed',
+          claim: 'five_hour',
+        }),
+      );
       const first = await t.alice.message(a);
       assert.equal(first.status, 429);
       assert.equal(errorOf(first).code, '3105');
@@ -68,19 +91,36 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
       const polling = t.bob.status([c], 60_000);
       await longPollsWaiting(t.gateway);
       const reset = t.clock.now() + 600_000;
-      suite.upstream.enqueue(usageLimitRejected({ reset5hAt: reset, status5h: 'rejected', reset7dAt: t.clock.now() + 3 * 86_400_000, status7d: 'allowed', claim: 'five_hour' }));
+      suite.upstream.enqueue(
+        usageLimitRejected({
+          reset5hAt: reset,
+          status5h: 'rejected',
+          reset7dAt: t.clock.now() + 3 * 86_400_000,
+          status7d: 'allowed',
+          claim: 'five_hour',
+        }),
+      );
       assert.equal((await t.alice.message(a)).status, 429);
       const answer = await polling;
       assert.equal(answer.status, 200);
       assert.equal(answer.body.tickets[0].state, 'queued');
-      assert.equal(answer.body.tickets[0].promotion_held_until, asSent(reset), "bob's window learns of the hold from the poll it was waiting on");
+      assert.equal(
+        answer.body.tickets[0].promotion_held_until,
+        asSent(reset),
+        "bob's window learns of the hold from the poll it was waiting on",
+      );
     });
 
     it('a 429 without the unified "rejected" status is passed through and holds nothing', async () => {
       const t = await suite.start();
       const a = ticketIdOf(await t.alice.take('task-a'));
       await t.gateway.tick();
-      suite.upstream.enqueue({ kind: 'error', status: 429, retryAfterSeconds: 3, headers: unifiedLimitHeaders({ status: 'allowed', reset5hAt: t.clock.now() + 60_000 }) });
+      suite.upstream.enqueue({
+        kind: 'error',
+        status: 429,
+        retryAfterSeconds: 3,
+        headers: unifiedLimitHeaders({ status: 'allowed', reset5hAt: t.clock.now() + 60_000 }),
+      });
       const plain = await t.alice.message(a);
       assert.equal(plain.status, 429);
       assert.equal(errorOf(plain).code, undefined, "upstream's own error body, not a gateway 3105");
@@ -89,13 +129,23 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
       assert.equal(suite.upstream.messageRequests().length, 2);
     });
 
-    it('stopAtUtilization: an allowed_warning answer above the threshold stops promotion until its window resets, while the running segment\'s requests go on', async () => {
+    it("stopAtUtilization: an allowed_warning answer above the threshold stops promotion until its window resets, while the running segment's requests go on", async () => {
       const t = await suite.start({ segmentCapacity: 1, stopAtUtilization: 0.8 });
       const a = ticketIdOf(await t.alice.take('task-a'));
       const b = ticketIdOf(await t.bob.take('task-b'));
       await t.gateway.tick();
       const reset = t.clock.now() + 60_000;
-      suite.upstream.enqueue({ kind: 'text', text: 'ok', headers: unifiedLimitHeaders({ status: 'allowed_warning', utilization5h: 0.85, reset5hAt: reset, utilization7d: 0.4, reset7dAt: t.clock.now() + 86_400_000 }) });
+      suite.upstream.enqueue({
+        kind: 'text',
+        text: 'ok',
+        headers: unifiedLimitHeaders({
+          status: 'allowed_warning',
+          utilization5h: 0.85,
+          reset5hAt: reset,
+          utilization7d: 0.4,
+          reset7dAt: t.clock.now() + 86_400_000,
+        }),
+      });
       assert.equal((await t.alice.message(a)).status, 200);
       assert.equal((await t.alice.message(a)).status, 200, 'the running segment goes on');
       assert.equal(suite.upstream.messageRequests().length, 2);
@@ -122,7 +172,11 @@ for (const kind of GATEWAY_TEST_STORES.filter((k) => k !== 'mysql')) {
         await t.close();
         suite.current = undefined;
 
-        const again = await startTestGateway(suite.dir.file('tickets.sqlite'), { upstreamUrl: suite.upstream.url, accountLimits: true, upstreamApiKey: 'sk-upstream-secret', segmentCapacity: 1 }, t.clock);
+        const again = await startTestGateway(
+          suite.dir.file('tickets.sqlite'),
+          { upstreamUrl: suite.upstream.url, accountLimits: true, upstreamApiKey: 'sk-upstream-secret', segmentCapacity: 1 },
+          t.clock,
+        );
         suite.current = again;
         await again.gateway.tick();
         assert.equal(await stateOf(again, b, 'bob'), 'queued', 'nothing promoted after the restart');
@@ -177,11 +231,32 @@ describe('reference gateway process: a usage-limit hold survives SIGKILL (--acco
 
   const start = async () => {
     const g = await spawnGateway(
-      ['--port', '0', '--store', 'sqlite', '--db', dir.file('gateway.sqlite'), '--always-open', '--promote-interval-ms', '0', '--account-limits', '--test-hooks', '--upstream-url', upstream.url, '--log-level', 'silent'],
+      [
+        '--port',
+        '0',
+        '--store',
+        'sqlite',
+        '--db',
+        dir.file('gateway.sqlite'),
+        '--always-open',
+        '--promote-interval-ms',
+        '0',
+        '--account-limits',
+        '--test-hooks',
+        '--upstream-url',
+        upstream.url,
+        '--log-level',
+        'silent',
+      ],
       { env: { OFFPEAK_GATEWAY_USERS: `alice:${KEYS.alice}`, OFFPEAK_UPSTREAM_API_KEY: 'sk-upstream-secret' } },
     );
     running.push(g);
-    return { g, alice: new GatewayTestClient(g.url, KEYS.alice), hook: (path: string, body: unknown = {}) => fetch(g.url + path, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ server_time: number }>) };
+    return {
+      g,
+      alice: new GatewayTestClient(g.url, KEYS.alice),
+      hook: (path: string, body: unknown = {}) =>
+        fetch(g.url + path, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ server_time: number }>),
+    };
   };
 
   it('the process is killed during a hold; started again on the same file it still holds requests and promotion until the reset', async () => {

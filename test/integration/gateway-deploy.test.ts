@@ -10,7 +10,15 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { npmCli } from '../../scripts/test-all';
-import { buildGatewayBundle, GatewayTestClient, killGateways, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
+import {
+  buildGatewayBundle,
+  GatewayTestClient,
+  killGateways,
+  spawnGateway,
+  TempDir,
+  ticketIdOf,
+  type RunningGateway,
+} from './gateway-helpers';
 
 const root = path.resolve(__dirname, '../..');
 const healthcheck = path.join(root, 'deploy/gateway-healthcheck.mjs');
@@ -18,7 +26,11 @@ const KEY = 'alice-key-0123456789';
 
 function run(argv: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, argv, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -63,10 +75,15 @@ describe('the reference gateway deploys on its own (README.md#deploy-it)', funct
     // From npm's cache where it has the packages (the project's own install filled it). Install
     // scripts are skipped: the one that matters, better-sqlite3's native build, would compile
     // SQLite for minutes; its result for this same locked version and this Node is copied instead.
-    const install = await run([npmCli(), 'ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app });
+    const install = await run([npmCli(), 'ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: app,
+    });
     assert.equal(install.code, 0, install.out);
     for (const runtime of ['better-sqlite3', 'mysql2']) {
-      assert.ok(existsSync(path.join(app, 'node_modules', runtime, 'package.json')), `the production install lacks ${runtime}, which dist/gateway.js loads at run time`);
+      assert.ok(
+        existsSync(path.join(app, 'node_modules', runtime, 'package.json')),
+        `the production install lacks ${runtime}, which dist/gateway.js loads at run time`,
+      );
     }
     assert.ok(!existsSync(path.join(app, 'node_modules/esbuild')), 'a dev dependency was installed: not a production install');
     const native = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
@@ -81,7 +98,19 @@ describe('the reference gateway deploys on its own (README.md#deploy-it)', funct
     assert.match(help.out, /--ops-listen/);
 
     const db = dir.file('gateway.sqlite');
-    const args = ['--port', '0', '--db', db, '--user', `alice:${KEY}`, '--always-open', '--promote-interval-ms', '50', '--log-level', 'warn'];
+    const args = [
+      '--port',
+      '0',
+      '--db',
+      db,
+      '--user',
+      `alice:${KEY}`,
+      '--always-open',
+      '--promote-interval-ms',
+      '50',
+      '--log-level',
+      'warn',
+    ];
     const first = await spawnGateway(args, { bundle });
     running.push(first);
     const id = ticketIdOf(await new GatewayTestClient(first.url, KEY).take('deployed-task'));
@@ -98,9 +127,12 @@ describe('the reference gateway deploys on its own (README.md#deploy-it)', funct
   it('the health check passes on the ops address with the ops token and fails without it, on a wrong token or with nothing listening', async () => {
     const port = await freePort();
     const token = 'ops-token-0123456789abcdef';
-    const g = await spawnGateway(['--port', '0', '--store', 'memory', '--user', `alice:${KEY}`, '--ops-listen', `127.0.0.1:${port}`, '--log-level', 'silent'], {
-      env: { OFFPEAK_GATEWAY_OPS_TOKEN: token },
-    });
+    const g = await spawnGateway(
+      ['--port', '0', '--store', 'memory', '--user', `alice:${KEY}`, '--ops-listen', `127.0.0.1:${port}`, '--log-level', 'silent'],
+      {
+        env: { OFFPEAK_GATEWAY_OPS_TOKEN: token },
+      },
+    );
     running.push(g);
     const check = (env: NodeJS.ProcessEnv) => run([healthcheck], { cwd: root, env: { OFFPEAK_GATEWAY_OPS_TOKEN: '', ...env } });
     // The image's wildcard listen address (0.0.0.0) is checked on loopback.
@@ -108,7 +140,10 @@ describe('the reference gateway deploys on its own (README.md#deploy-it)', funct
     assert.deepEqual([healthy.code, healthy.out.trim()], [0, 'healthz 200']);
     const noToken = await check({ OFFPEAK_GATEWAY_OPS_LISTEN: `127.0.0.1:${port}` });
     assert.deepEqual([noToken.code, noToken.out.trim()], [1, 'healthz 401']);
-    const wrongToken = await check({ OFFPEAK_GATEWAY_OPS_LISTEN: `127.0.0.1:${port}`, OFFPEAK_GATEWAY_OPS_TOKEN: 'not-the-token-0123456789' });
+    const wrongToken = await check({
+      OFFPEAK_GATEWAY_OPS_LISTEN: `127.0.0.1:${port}`,
+      OFFPEAK_GATEWAY_OPS_TOKEN: 'not-the-token-0123456789',
+    });
     assert.equal(wrongToken.code, 1, wrongToken.out);
     assert.equal(await stop(g), 0);
     const gone = await check({ OFFPEAK_GATEWAY_OPS_LISTEN: `127.0.0.1:${port}`, OFFPEAK_GATEWAY_OPS_TOKEN: token });
@@ -122,8 +157,14 @@ describe('the reference gateway deploys on its own (README.md#deploy-it)', funct
     const stages = lines.filter((line) => /^FROM /.test(line));
     assert.ok(stages.length >= 1 && stages.every((line) => /^FROM node:20/.test(line)), stages.join('\n'));
     const runtime = lines.slice(lines.lastIndexOf(stages[stages.length - 1]!));
-    assert.ok(lines.some((line) => /npm ci --omit=dev/.test(line)), 'production dependencies only');
-    assert.ok(runtime.some((line) => /^COPY dist\/gateway\.js /.test(line)), 'the bundle is copied into the final image');
+    assert.ok(
+      lines.some((line) => /npm ci --omit=dev/.test(line)),
+      'production dependencies only',
+    );
+    assert.ok(
+      runtime.some((line) => /^COPY dist\/gateway\.js /.test(line)),
+      'the bundle is copied into the final image',
+    );
     const user = runtime.filter((line) => /^USER /.test(line)).pop();
     assert.ok(user && !/^USER (root|0)(:|\s*$)/.test(user), `the final image runs as a non-root user: ${user}`);
     assert.ok(runtime.indexOf(user) < runtime.findIndex((line) => /^ENTRYPOINT /.test(line)), 'USER comes before ENTRYPOINT');
@@ -135,7 +176,10 @@ describe('the reference gateway deploys on its own (README.md#deploy-it)', funct
     // context's ignore file lets it through.
     const ignore = readFileSync(path.join(root, 'deploy/gateway.Dockerfile.dockerignore'), 'utf8');
     for (const line of lines.filter((l) => /^COPY (?!--from)/.test(l))) {
-      const sources = line.replace(/^COPY\s+/, '').split(/\s+/).slice(0, -1);
+      const sources = line
+        .replace(/^COPY\s+/, '')
+        .split(/\s+/)
+        .slice(0, -1);
       for (const source of sources) {
         assert.ok(source === 'dist/gateway.js' || existsSync(path.join(root, source)), `${source} is in the repository`);
         assert.ok(ignore.split('\n').includes(`!${source}`), `${source} is let into the build context`);

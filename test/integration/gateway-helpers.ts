@@ -28,10 +28,12 @@ export const KEYS = {
 export type TestStoreKind = 'sqlite' | 'memory' | 'mysql';
 
 /** The stores the gateway suites run against: OFFPEAK_GATEWAY_TEST_STORES, else SQLite and memory. */
-export const GATEWAY_TEST_STORES: readonly TestStoreKind[] = (process.env.OFFPEAK_GATEWAY_TEST_STORES ?? 'sqlite,memory').split(',').map((kind) => {
-  if (kind !== 'sqlite' && kind !== 'memory' && kind !== 'mysql') throw new Error(`OFFPEAK_GATEWAY_TEST_STORES: unknown store ${kind}`);
-  return kind;
-});
+export const GATEWAY_TEST_STORES: readonly TestStoreKind[] = (process.env.OFFPEAK_GATEWAY_TEST_STORES ?? 'sqlite,memory')
+  .split(',')
+  .map((kind) => {
+    if (kind !== 'sqlite' && kind !== 'memory' && kind !== 'mysql') throw new Error(`OFFPEAK_GATEWAY_TEST_STORES: unknown store ${kind}`);
+    return kind;
+  });
 
 let currentStore: TestStoreKind = 'sqlite';
 /** Databases made for the MySQL runs, by the SQLite path a test names (a restart reopens the same one). */
@@ -103,7 +105,12 @@ export class GatewayTestClient {
     readonly key: string,
   ) {}
 
-  async request<T = Record<string, unknown>>(method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+  async request<T = Record<string, unknown>>(
+    method: string,
+    pathname: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer<T>> {
     const res = await fetch(this.baseUrl + pathname, {
       method,
       headers: { authorization: `Bearer ${this.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
@@ -129,11 +136,15 @@ export class GatewayTestClient {
     return this.request('POST', GatewayPaths.take, { task_id: taskId });
   }
   status(ticketIds: string[], waitMs?: number, knownStates?: Record<string, string>) {
-    return this.request<{ server_time: number; tickets: Record<string, unknown>[]; next_poll_after_ms: number | null }>('POST', GatewayPaths.status, {
-      ticket_ids: ticketIds,
-      ...(waitMs !== undefined ? { wait_ms: waitMs } : {}),
-      ...(knownStates !== undefined ? { known_states: knownStates } : {}),
-    });
+    return this.request<{ server_time: number; tickets: Record<string, unknown>[]; next_poll_after_ms: number | null }>(
+      'POST',
+      GatewayPaths.status,
+      {
+        ticket_ids: ticketIds,
+        ...(waitMs !== undefined ? { wait_ms: waitMs } : {}),
+        ...(knownStates !== undefined ? { known_states: knownStates } : {}),
+      },
+    );
   }
   async stateOf(ticketId: string): Promise<Record<string, unknown>> {
     const answer = await this.status([ticketId]);
@@ -144,7 +155,11 @@ export class GatewayTestClient {
     return this.request('POST', GatewayPaths.settle(ticketId), { reason });
   }
   /** A non-streaming model request with the ticket header. */
-  message(ticketId: string | undefined, body: Record<string, unknown> = { model: 'm', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, query = '?beta=true') {
+  message(
+    ticketId: string | undefined,
+    body: Record<string, unknown> = { model: 'm', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+    query = '?beta=true',
+  ) {
     return this.request('POST', `${GatewayPaths.anthropicMessages}${query}`, body, {
       'anthropic-version': '2023-06-01',
       ...(ticketId !== undefined ? { [TICKET_HEADER]: ticketId } : {}),
@@ -161,8 +176,16 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(dbPath: string, overrides: Partial<GatewayConfig> = {}, clock = new ManualClock(MORNING_SHANGHAI)): Promise<TestGateway> {
-  const gateway = await GatewayServer.start({ config: testConfig(dbPath, { ...(await storeSettings(dbPath)), ...overrides }), clock, log: silentLogger });
+export async function startTestGateway(
+  dbPath: string,
+  overrides: Partial<GatewayConfig> = {},
+  clock = new ManualClock(MORNING_SHANGHAI),
+): Promise<TestGateway> {
+  const gateway = await GatewayServer.start({
+    config: testConfig(dbPath, { ...(await storeSettings(dbPath)), ...overrides }),
+    clock,
+    log: silentLogger,
+  });
   return {
     gateway,
     clock,
@@ -198,7 +221,11 @@ export function gatewaySuite(defaults: Partial<GatewayConfig> = {}): GatewaySuit
     },
     current: undefined,
     async start(overrides = {}, clock) {
-      suite.current = await startTestGateway(suite.dir.file('tickets.sqlite'), { upstreamUrl: suite.upstream.url, ...defaults, ...overrides }, clock);
+      suite.current = await startTestGateway(
+        suite.dir.file('tickets.sqlite'),
+        { upstreamUrl: suite.upstream.url, ...defaults, ...overrides },
+        clock,
+      );
       return suite.current;
     },
   };
@@ -232,7 +259,13 @@ export function ticketIdOf(answer: Answer): string {
   return id;
 }
 
-export function errorOf(answer: Answer): { type: string; code: string; message: string; next_take_at?: number | null; retry_after_ms?: number } {
+export function errorOf(answer: Answer): {
+  type: string;
+  code: string;
+  message: string;
+  next_take_at?: number | null;
+  retry_after_ms?: number;
+} {
   return (answer.body as { error: { type: string; code: string; message: string } }).error;
 }
 
@@ -240,7 +273,17 @@ const gatewaySourceEntry = path.resolve(__dirname, '../../src/gateway/main.ts');
 
 /** Bundles the gateway as esbuild.mjs bundles dist/gateway.js (better-sqlite3 and mysql2 external). */
 export async function buildGatewayBundle(outfile: string): Promise<void> {
-  await esbuild.build({ entryPoints: [gatewaySourceEntry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['better-sqlite3', 'mysql2'], mainFields: ['module', 'main'], logLevel: 'silent' });
+  await esbuild.build({
+    entryPoints: [gatewaySourceEntry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['better-sqlite3', 'mysql2'],
+    mainFields: ['module', 'main'],
+    logLevel: 'silent',
+  });
 }
 
 export interface RunningGateway {
@@ -262,7 +305,11 @@ export async function killGateways(gateways: RunningGateway[]): Promise<void> {
 /** Spawns the gateway (argv, no shell) and waits for its "listening on" line. */
 export async function spawnGateway(args: string[], options: { bundle?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningGateway> {
   const argv = options.bundle ? [options.bundle, ...args] : ['--import', 'tsx', gatewaySourceEntry, ...args];
-  const child = spawn(process.execPath, argv, { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, argv, {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
@@ -285,4 +332,3 @@ export async function spawnGateway(args: string[], options: { bundle?: string; e
   });
   return { child, url, stdout: () => out, stderr: () => err, exited };
 }
-

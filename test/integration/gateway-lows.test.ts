@@ -7,7 +7,19 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
-import { errorOf, GATEWAY_TEST_STORES, gatewaySuite, GatewayTestClient, KEYS, spawnGateway, storeLabel, TempDir, ticketIdOf, useGatewayStore, type RunningGateway } from './gateway-helpers';
+import {
+  errorOf,
+  GATEWAY_TEST_STORES,
+  gatewaySuite,
+  GatewayTestClient,
+  KEYS,
+  spawnGateway,
+  storeLabel,
+  TempDir,
+  ticketIdOf,
+  useGatewayStore,
+  type RunningGateway,
+} from './gateway-helpers';
 
 function connect(url: string): Promise<net.Socket> {
   const { hostname, port } = new URL(url);
@@ -60,119 +72,145 @@ function rawPost(url: string, headers: Record<string, string>, body: string): Pr
   });
 }
 
-const configsRequest = (key: string) => `GET ${GatewayPaths.clientConfigs} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\n\r\n`;
+const configsRequest = (key: string) =>
+  `GET ${GatewayPaths.clientConfigs} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\n\r\n`;
 
-for (const kind of GATEWAY_TEST_STORES) describe(`reference gateway: Trust II lows (real server, fake upstream fixture, ${storeLabel(kind)})`, () => {
-  useGatewayStore(kind);
-  const suite = gatewaySuite({ upstreamApiKey: 'sk-upstream-secret' });
-  const sockets: net.Socket[] = [];
-  afterEach(() => {
-    for (const socket of sockets.splice(0)) socket.destroy();
+for (const kind of GATEWAY_TEST_STORES)
+  describe(`reference gateway: Trust II lows (real server, fake upstream fixture, ${storeLabel(kind)})`, () => {
+    useGatewayStore(kind);
+    const suite = gatewaySuite({ upstreamApiKey: 'sk-upstream-secret' });
+    const sockets: net.Socket[] = [];
+    afterEach(() => {
+      for (const socket of sockets.splice(0)) socket.destroy();
+    });
+    const readyTicket = async () => {
+      const g = suite.current!;
+      const id = ticketIdOf(await g.alice.take('task-alice'));
+      await g.gateway.tick();
+      return id;
+    };
+
+    it('item 12: of the anthropic-* headers only the named ones reach upstream (no organization, workspace or key headers)', async () => {
+      const g = await suite.start();
+      const ticket = await readyTicket();
+      const answer = await rawPost(
+        `${g.gateway.url}${GatewayPaths.anthropicMessages}?beta=true`,
+        {
+          authorization: `Bearer ${KEYS.alice}`,
+          [TICKET_HEADER]: ticket,
+          'anthropic-version': '2023-06-01',
+          'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14',
+          'anthropic-organization-id': 'org-chosen-by-the-user',
+          'anthropic-workspace-id': 'wrkspc-chosen-by-the-user',
+          'anthropic-api-key': 'sk-someone-else',
+          'anthropic-anything-new': 'x',
+        },
+        JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [] }),
+      );
+      assert.equal(answer.status, 200, answer.text);
+      const seen = suite.upstream.messageRequests()[0].headers;
+      assert.equal(seen['anthropic-version'], '2023-06-01');
+      assert.equal(seen['anthropic-beta'], 'fine-grained-tool-streaming-2025-05-14');
+      const anthropic = Object.keys(seen)
+        .filter((name) => name.startsWith('anthropic-'))
+        .sort();
+      assert.deepEqual(anthropic, ['anthropic-beta', 'anthropic-version']);
+    });
+
+    it('item 12: a body naming a top-level key twice is a 400 (model request and take): nothing reaches upstream, nothing is taken or activated', async () => {
+      const g = await suite.start();
+      const ticket = await readyTicket();
+      const headers = { authorization: `Bearer ${KEYS.alice}`, [TICKET_HEADER]: ticket, 'anthropic-version': '2023-06-01' };
+      const url = `${g.gateway.url}${GatewayPaths.anthropicMessages}`;
+      for (const body of [
+        '{"model":"claude-haiku-4-5","max_tokens":5,"messages":[],"model":"claude-opus-4-1"}',
+        '{"model":"claude-haiku-4-5","max_tokens":5,"messages":[],"mod\\u0065l":"claude-opus-4-1"}',
+      ]) {
+        const answer = await rawPost(url, headers, body);
+        assert.equal(answer.status, 400, body);
+        assert.match((JSON.parse(answer.text) as { error: { message: string } }).error.message, /"model" appears twice/);
+      }
+      assert.equal(suite.upstream.messageRequests().length, 0);
+      assert.equal((await g.alice.stateOf(ticket)).state, 'ready', 'a refused request activates nothing');
+      // The same key in nested objects is ordinary JSON (every content block has a "type").
+      const nested = JSON.stringify({
+        model: 'claude-haiku-4-5',
+        max_tokens: 5,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'a' },
+              { type: 'text', text: 'b' },
+            ],
+          },
+        ],
+      });
+      assert.equal((await rawPost(url, headers, nested)).status, 200);
+
+      const take = await rawPost(
+        `${g.gateway.url}${GatewayPaths.take}`,
+        { authorization: `Bearer ${KEYS.bob}` },
+        '{"task_id":"one","task_id":"two"}',
+      );
+      assert.equal(take.status, 400);
+      assert.match((JSON.parse(take.text) as { error: { message: string } }).error.message, /"task_id" appears twice/);
+      for (const task of ['one', 'two'])
+        assert.equal((await g.bob.take(task)).body.reused, false, `the refused take gave bob no ticket for ${task}`);
+    });
+
+    it('item 12: outside --demo, /metrics and /healthz answer nobody unless an ops token or ops address is set; in --demo they answer', async () => {
+      const g = await suite.start();
+      for (const path of [GatewayPaths.metrics, GatewayPaths.healthz]) {
+        const answer = await fetch(g.gateway.url + path);
+        assert.equal(answer.status, 401, path);
+        assert.match(((await answer.json()) as { error: { message: string } }).error.message, /OFFPEAK_GATEWAY_OPS_TOKEN|--ops-listen/);
+        assert.equal(
+          (await fetch(g.gateway.url + path, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status,
+          401,
+          `${path} with a user key`,
+        );
+      }
+      await g.close();
+      const demo = await suite.start({ demo: true });
+      for (const path of [GatewayPaths.metrics, GatewayPaths.healthz])
+        assert.equal((await fetch(demo.gateway.url + path)).status, 200, `${path} in --demo`);
+    });
+
+    it('item 12: sockets that never finish their headers are closed after the headers timeout and leave the connection cap free', async function () {
+      this.timeout(60_000);
+      const g = await suite.start({ headersTimeoutMs: 500, maxConnections: 3 });
+      const stalled = await Promise.all([0, 1, 2].map(() => connect(g.gateway.url)));
+      sockets.push(...stalled);
+      for (const socket of stalled) {
+        socket.resume(); // read what the gateway answers, so its close is seen
+        socket.write(`GET ${GatewayPaths.clientConfigs} HTTP/1.1\r\nhost: 127.0.0.1\r\n`); // never the blank line
+      }
+      await until(() => g.gateway.openConnections === 3, 'three connections');
+      const allClosed = await within(Promise.all(stalled.map(closed)), 20_000);
+      assert.ok(allClosed, 'the gateway closed the sockets that never finished their headers');
+      const fresh = await connect(g.gateway.url);
+      sockets.push(fresh);
+      assert.match(await answerOrClose(fresh, configsRequest(KEYS.alice)), /^HTTP\/1\.1 200 /, 'the cap has room again');
+    });
+
+    it('item 12: one address holds at most its cap of connections that showed no key; one that authenticates stops counting', async function () {
+      this.timeout(60_000);
+      const g = await suite.start({ maxUnauthenticatedPerAddress: 2, maxConnections: 100 });
+      const first = await connect(g.gateway.url);
+      const second = await connect(g.gateway.url);
+      sockets.push(first, second);
+      await until(() => g.gateway.openConnections === 2, 'two connections');
+      const third = await connect(g.gateway.url);
+      sockets.push(third);
+      assert.equal(await answerOrClose(third, configsRequest(KEYS.alice)), '', 'a third connection without a key is closed unanswered');
+
+      assert.match(await answerOrClose(first, configsRequest(KEYS.alice)), /^HTTP\/1\.1 200 /, 'a connection inside the cap is served');
+      const fourth = await connect(g.gateway.url);
+      sockets.push(fourth);
+      assert.match(await answerOrClose(fourth, configsRequest(KEYS.bob)), /^HTTP\/1\.1 200 /, 'room again once the first showed its key');
+    });
   });
-  const readyTicket = async () => {
-    const g = suite.current!;
-    const id = ticketIdOf(await g.alice.take('task-alice'));
-    await g.gateway.tick();
-    return id;
-  };
-
-  it('item 12: of the anthropic-* headers only the named ones reach upstream (no organization, workspace or key headers)', async () => {
-    const g = await suite.start();
-    const ticket = await readyTicket();
-    const answer = await rawPost(
-      `${g.gateway.url}${GatewayPaths.anthropicMessages}?beta=true`,
-      {
-        authorization: `Bearer ${KEYS.alice}`,
-        [TICKET_HEADER]: ticket,
-        'anthropic-version': '2023-06-01',
-        'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14',
-        'anthropic-organization-id': 'org-chosen-by-the-user',
-        'anthropic-workspace-id': 'wrkspc-chosen-by-the-user',
-        'anthropic-api-key': 'sk-someone-else',
-        'anthropic-anything-new': 'x',
-      },
-      JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [] }),
-    );
-    assert.equal(answer.status, 200, answer.text);
-    const seen = suite.upstream.messageRequests()[0].headers;
-    assert.equal(seen['anthropic-version'], '2023-06-01');
-    assert.equal(seen['anthropic-beta'], 'fine-grained-tool-streaming-2025-05-14');
-    const anthropic = Object.keys(seen).filter((name) => name.startsWith('anthropic-')).sort();
-    assert.deepEqual(anthropic, ['anthropic-beta', 'anthropic-version']);
-  });
-
-  it('item 12: a body naming a top-level key twice is a 400 (model request and take): nothing reaches upstream, nothing is taken or activated', async () => {
-    const g = await suite.start();
-    const ticket = await readyTicket();
-    const headers = { authorization: `Bearer ${KEYS.alice}`, [TICKET_HEADER]: ticket, 'anthropic-version': '2023-06-01' };
-    const url = `${g.gateway.url}${GatewayPaths.anthropicMessages}`;
-    for (const body of [
-      '{"model":"claude-haiku-4-5","max_tokens":5,"messages":[],"model":"claude-opus-4-1"}',
-      '{"model":"claude-haiku-4-5","max_tokens":5,"messages":[],"mod\\u0065l":"claude-opus-4-1"}',
-    ]) {
-      const answer = await rawPost(url, headers, body);
-      assert.equal(answer.status, 400, body);
-      assert.match((JSON.parse(answer.text) as { error: { message: string } }).error.message, /"model" appears twice/);
-    }
-    assert.equal(suite.upstream.messageRequests().length, 0);
-    assert.equal((await g.alice.stateOf(ticket)).state, 'ready', 'a refused request activates nothing');
-    // The same key in nested objects is ordinary JSON (every content block has a "type").
-    const nested = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }] });
-    assert.equal((await rawPost(url, headers, nested)).status, 200);
-
-    const take = await rawPost(`${g.gateway.url}${GatewayPaths.take}`, { authorization: `Bearer ${KEYS.bob}` }, '{"task_id":"one","task_id":"two"}');
-    assert.equal(take.status, 400);
-    assert.match((JSON.parse(take.text) as { error: { message: string } }).error.message, /"task_id" appears twice/);
-    for (const task of ['one', 'two']) assert.equal((await g.bob.take(task)).body.reused, false, `the refused take gave bob no ticket for ${task}`);
-  });
-
-  it('item 12: outside --demo, /metrics and /healthz answer nobody unless an ops token or ops address is set; in --demo they answer', async () => {
-    const g = await suite.start();
-    for (const path of [GatewayPaths.metrics, GatewayPaths.healthz]) {
-      const answer = await fetch(g.gateway.url + path);
-      assert.equal(answer.status, 401, path);
-      assert.match(((await answer.json()) as { error: { message: string } }).error.message, /OFFPEAK_GATEWAY_OPS_TOKEN|--ops-listen/);
-      assert.equal((await fetch(g.gateway.url + path, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 401, `${path} with a user key`);
-    }
-    await g.close();
-    const demo = await suite.start({ demo: true });
-    for (const path of [GatewayPaths.metrics, GatewayPaths.healthz]) assert.equal((await fetch(demo.gateway.url + path)).status, 200, `${path} in --demo`);
-  });
-
-  it('item 12: sockets that never finish their headers are closed after the headers timeout and leave the connection cap free', async function () {
-    this.timeout(60_000);
-    const g = await suite.start({ headersTimeoutMs: 500, maxConnections: 3 });
-    const stalled = await Promise.all([0, 1, 2].map(() => connect(g.gateway.url)));
-    sockets.push(...stalled);
-    for (const socket of stalled) {
-      socket.resume(); // read what the gateway answers, so its close is seen
-      socket.write(`GET ${GatewayPaths.clientConfigs} HTTP/1.1\r\nhost: 127.0.0.1\r\n`); // never the blank line
-    }
-    await until(() => g.gateway.openConnections === 3, 'three connections');
-    const allClosed = await within(Promise.all(stalled.map(closed)), 20_000);
-    assert.ok(allClosed, 'the gateway closed the sockets that never finished their headers');
-    const fresh = await connect(g.gateway.url);
-    sockets.push(fresh);
-    assert.match(await answerOrClose(fresh, configsRequest(KEYS.alice)), /^HTTP\/1\.1 200 /, 'the cap has room again');
-  });
-
-  it('item 12: one address holds at most its cap of connections that showed no key; one that authenticates stops counting', async function () {
-    this.timeout(60_000);
-    const g = await suite.start({ maxUnauthenticatedPerAddress: 2, maxConnections: 100 });
-    const first = await connect(g.gateway.url);
-    const second = await connect(g.gateway.url);
-    sockets.push(first, second);
-    await until(() => g.gateway.openConnections === 2, 'two connections');
-    const third = await connect(g.gateway.url);
-    sockets.push(third);
-    assert.equal(await answerOrClose(third, configsRequest(KEYS.alice)), '', 'a third connection without a key is closed unanswered');
-
-    assert.match(await answerOrClose(first, configsRequest(KEYS.alice)), /^HTTP\/1\.1 200 /, 'a connection inside the cap is served');
-    const fourth = await connect(g.gateway.url);
-    sockets.push(fourth);
-    assert.match(await answerOrClose(fourth, configsRequest(KEYS.bob)), /^HTTP\/1\.1 200 /, 'room again once the first showed its key');
-  });
-});
 
 describe('reference gateway: users and keys on the command line (real process)', function () {
   this.timeout(120_000);

@@ -46,7 +46,16 @@ describe('the Model list: what the model API serves', function () {
 
   async function teamGateway(config: Partial<GatewayConfig> = {}): Promise<{ gateway: GatewayServer; client: GatewayClient }> {
     const gateway = await GatewayServer.start({
-      config: { port: 0, store: 'memory', promoteIntervalMs: 0, users: [{ id: 'u1', apiKey: USER_KEY, plan: 'coding' }], upstreamUrl: upstream.url, upstreamApiKey: UPSTREAM_KEY, models: [], ...config },
+      config: {
+        port: 0,
+        store: 'memory',
+        promoteIntervalMs: 0,
+        users: [{ id: 'u1', apiKey: USER_KEY, plan: 'coding' }],
+        upstreamUrl: upstream.url,
+        upstreamApiKey: UPSTREAM_KEY,
+        models: [],
+        ...config,
+      },
       clock: new ManualClock(Date.UTC(2026, 11, 2, 2, 0)),
       log,
     });
@@ -62,7 +71,10 @@ describe('the Model list: what the model API serves', function () {
     const { gateway, client } = await teamGateway();
     const configs = await client.configs();
     const choices = await modelChoices(client, configs);
-    assert.deepEqual(choices, SERVED.map((m) => m.id));
+    assert.deepEqual(
+      choices,
+      SERVED.map((m) => m.id),
+    );
     assert.deepEqual(await client.models(), SERVED);
     const [ask] = modelAsks();
     assert.equal(ask.headers['x-api-key'], UPSTREAM_KEY, "the gateway's own key goes upstream");
@@ -79,13 +91,27 @@ describe('the Model list: what the model API serves', function () {
       clock: world.clock,
       hasApiKey: () => true,
       models: () => choices,
-      setup: async () => setupView({ mode: 'gateway', gatewayUrl: gateway.url, agentSetting: 'reference', agent: 'reference', modelCredential: 'claudeLogin', baseUrl: '', hasModelKey: false, hours: 'always', hoursOpenAt: null }),
+      setup: async () =>
+        setupView({
+          mode: 'gateway',
+          gatewayUrl: gateway.url,
+          agentSetting: 'reference',
+          agent: 'reference',
+          modelCredential: 'claudeLogin',
+          baseUrl: '',
+          hasModelKey: false,
+          hours: 'always',
+          hoursOpenAt: null,
+        }),
     });
     closing.push(async () => link.close());
     link.webview.channel.ready();
     for (let i = 0; i < 400 && !link.webview.states.at(-1)?.setup; i++) await new Promise((r) => setTimeout(r, 5));
     const state = link.webview.states.at(-1);
-    assert.deepEqual(state?.models, SERVED.map((m) => m.id));
+    assert.deepEqual(
+      state?.models,
+      SERVED.map((m) => m.id),
+    );
     assert.equal(state?.setup?.defaultModelText, 'Gateway default');
   });
 
@@ -96,7 +122,10 @@ describe('the Model list: what the model API serves', function () {
     assert.equal(anonymous.status, 401);
     const wrong = new GatewayClient({ baseUrl: gateway.url, apiKey: () => 'sk-offpeak-not-a-user', clock: systemClock });
     await assert.rejects(wrong.models(), /401|unknown API key/);
-    const posted = await fetch(gateway.url + GatewayPaths.clientModels, { method: 'POST', headers: { authorization: `Bearer ${USER_KEY}` } });
+    const posted = await fetch(gateway.url + GatewayPaths.clientModels, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${USER_KEY}` },
+    });
     assert.equal(posted.status, 405);
     assert.equal(modelAsks().length, 0);
   });
@@ -157,7 +186,12 @@ describe('the Model list: what the model API serves', function () {
     afterEach(() => fs.rmSync(storageDir, { recursive: true, force: true }));
 
     async function authority(modelKey: () => string | undefined): Promise<GatewayClient> {
-      const a = await LocalAuthority.start({ storageDir, settings: () => ({ hours: 'always', modelBaseUrl: upstream.url }), modelApiKey: async () => modelKey(), durable: false });
+      const a = await LocalAuthority.start({
+        storageDir,
+        settings: () => ({ hours: 'always', modelBaseUrl: upstream.url }),
+        modelApiKey: async () => modelKey(),
+        durable: false,
+      });
       closing.push(() => a.dispose());
       return new GatewayClient({ baseUrl: a.url, socketPath: a.socketPath, apiKey: () => a.key, clock: systemClock });
     }
@@ -165,7 +199,10 @@ describe('the Model list: what the model API serves', function () {
     it("the local authority asks the configured model API's GET /v1/models with the user's model API key", async () => {
       upstream.setModelList({ status: 200, body: anthropicModelList(SERVED) });
       const client = await authority(() => 'sk-ant-users-own-key');
-      assert.deepEqual(await modelChoices(client, await client.configs()), SERVED.map((m) => m.id));
+      assert.deepEqual(
+        await modelChoices(client, await client.configs()),
+        SERVED.map((m) => m.id),
+      );
       const [ask] = modelAsks();
       assert.equal(ask.headers['x-api-key'], 'sk-ant-users-own-key');
     });
@@ -177,7 +214,10 @@ describe('the Model list: what the model API serves', function () {
       assert.deepEqual(await modelChoices(client, await client.configs()), []);
       assert.equal(modelAsks().length, 0);
       modelKey.value = 'sk-ant-set-later';
-      assert.deepEqual(await modelChoices(client, await client.configs()), SERVED.map((m) => m.id));
+      assert.deepEqual(
+        await modelChoices(client, await client.configs()),
+        SERVED.map((m) => m.id),
+      );
     });
   });
 });

@@ -23,7 +23,16 @@ describe('gateway: passClientCredential', function () {
     upstream = await FakeAnthropicUpstream.start();
     upstream.setDefaultReply({ kind: 'text', text: 'ok' });
     gateway = await startGateway({
-      config: { port: 0, store: 'memory', alwaysOpen: true, promoteIntervalMs: 0, users: [{ id: 'me', apiKey: LOCAL_KEY }], upstreamUrl: upstream.url, passClientCredential: true, logLevel: 'silent' },
+      config: {
+        port: 0,
+        store: 'memory',
+        alwaysOpen: true,
+        promoteIntervalMs: 0,
+        users: [{ id: 'me', apiKey: LOCAL_KEY }],
+        upstreamUrl: upstream.url,
+        passClientCredential: true,
+        logLevel: 'silent',
+      },
       upstreamApiKey: async () => 'sk-ant-api03-model-key',
     });
   });
@@ -40,7 +49,11 @@ describe('gateway: passClientCredential', function () {
   }
 
   const messages = (headers: Record<string, string>) =>
-    fetch(`${gateway.url}/api/anthropic/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-beta': 'oauth-2025-04-20', ...headers }, body: JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
+    fetch(`${gateway.url}/api/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-beta': 'oauth-2025-04-20', ...headers },
+      body: JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    });
 
   it("x-offpeak-key + the agent's own Authorization: the login goes upstream unchanged (with its betas), no model key and no local key", async () => {
     const ticket = await admittedTicket('t1');

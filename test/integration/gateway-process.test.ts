@@ -7,7 +7,15 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GatewayPaths, TICKET_HEADER } from '../../src/protocol/gateway';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
-import { buildGatewayBundle, GatewayTestClient, killGateways, spawnGateway, TempDir, ticketIdOf, type RunningGateway } from './gateway-helpers';
+import {
+  buildGatewayBundle,
+  GatewayTestClient,
+  killGateways,
+  spawnGateway,
+  TempDir,
+  ticketIdOf,
+  type RunningGateway,
+} from './gateway-helpers';
 
 const root = path.resolve(__dirname, '../..');
 const sourceEntry = path.join(root, 'src/gateway/main.ts');
@@ -60,7 +68,12 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
       if (state !== 'ready') await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(state, 'ready');
-    const answer = await client.message(id, { model: 'claude-x', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hello demo' }] });
+    const answer = await client.message(id, {
+      model: 'claude-x',
+      max_tokens: 50,
+      stream: true,
+      messages: [{ role: 'user', content: 'hello demo' }],
+    });
     assert.equal(answer.status, 200);
     assert.match(String(answer.body), /Off-Peak demo model/);
     assert.match(String(answer.body), /event: message_stop/);
@@ -72,7 +85,21 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
     const upstream = await FakeAnthropicUpstream.start();
     try {
       const db = dir.file('gateway.sqlite');
-      const args = ['--port', '0', '--db', db, '--user', 'alice:alice-key-123456', '--always-open', '--promote-interval-ms', '50', '--upstream-url', upstream.url, '--log-level', 'silent'];
+      const args = [
+        '--port',
+        '0',
+        '--db',
+        db,
+        '--user',
+        'alice:alice-key-123456',
+        '--always-open',
+        '--promote-interval-ms',
+        '50',
+        '--upstream-url',
+        upstream.url,
+        '--log-level',
+        'silent',
+      ];
       const first = await spawnGateway(args);
       running.push(first);
       const client = new GatewayTestClient(first.url, 'alice-key-123456');
@@ -98,7 +125,10 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
       const again = new GatewayTestClient(second.url, 'alice-key-123456');
       const states = (await again.status(before)).body.tickets;
       assert.equal(states[0].state, 'active', 'the streamed ticket stayed active across the restart');
-      assert.ok(states.slice(1).every((s) => s.state === 'ready' || s.state === 'queued'), JSON.stringify(states));
+      assert.ok(
+        states.slice(1).every((s) => s.state === 'ready' || s.state === 'queued'),
+        JSON.stringify(states),
+      );
       assert.equal(ticketIdOf(await again.take('streaming')), streaming, 'take stays retry-safe after the restart');
       second.child.kill('SIGINT');
       assert.equal(await second.exited, 0);
@@ -108,7 +138,22 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
   });
 
   it('test hooks move the clock and run a promote tick (for end-to-end tests of long windows)', async () => {
-    const g = await spawnGateway(['--port', '0', '--store', 'memory', '--user', 'alice:alice-key-123456', '--always-open', '--promote-interval-ms', '0', '--ready-ttl-ms', '60000', '--test-hooks', '--log-level', 'silent']);
+    const g = await spawnGateway([
+      '--port',
+      '0',
+      '--store',
+      'memory',
+      '--user',
+      'alice:alice-key-123456',
+      '--always-open',
+      '--promote-interval-ms',
+      '0',
+      '--ready-ttl-ms',
+      '60000',
+      '--test-hooks',
+      '--log-level',
+      'silent',
+    ]);
     running.push(g);
     const client = new GatewayTestClient(g.url, 'alice-key-123456');
     const id = ticketIdOf(await client.take('t'));
@@ -134,8 +179,18 @@ describe('reference gateway as a process (CLI, demo mode, signals)', function ()
 
   it('a config file and env combine (env beats the file); bad input exits 2 with a clear message', async () => {
     const config = dir.file('gateway.json');
-    writeFileSync(config, JSON.stringify({ users: [{ id: 'carol', apiKey: 'carol-key-123456', plan: 'coding' }], timeZone: 'Europe/Berlin', peak: ['09:00-17:00'], store: 'memory' }));
-    const g = await spawnGateway(['--config', config, '--port', '0', '--log-level', 'silent'], { env: { OFFPEAK_GATEWAY_TIME_ZONE: 'America/New_York' } });
+    writeFileSync(
+      config,
+      JSON.stringify({
+        users: [{ id: 'carol', apiKey: 'carol-key-123456', plan: 'coding' }],
+        timeZone: 'Europe/Berlin',
+        peak: ['09:00-17:00'],
+        store: 'memory',
+      }),
+    );
+    const g = await spawnGateway(['--config', config, '--port', '0', '--log-level', 'silent'], {
+      env: { OFFPEAK_GATEWAY_TIME_ZONE: 'America/New_York' },
+    });
     running.push(g);
     const configs = await new GatewayTestClient(g.url, 'carol-key-123456').configs();
     const offPeak = (configs.body as { off_peak: { time_zone: string; description: string } }).off_peak;

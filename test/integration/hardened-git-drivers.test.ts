@@ -10,9 +10,10 @@ import { driverOverrides } from '../../src/agent/workplace/hardened-git';
 import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/workplace/task-merge';
 import { createTaskWorktree, type TaskWorktree } from '../../src/agent/workplace/task-worktree';
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 
-describe('hardened git: a repository\'s drivers and signing program do not run (real git)', () => {
+describe("hardened git: a repository's drivers and signing program do not run (real git)", () => {
   let root: string;
   let repo: string;
   let markers: string;
@@ -54,9 +55,12 @@ describe('hardened git: a repository\'s drivers and signing program do not run (
     return made as TaskWorktree;
   }
 
-  it('the fixture is hostile: plain git runs the repository\'s smudge filter on checkout', () => {
+  it("the fixture is hostile: plain git runs the repository's smudge filter on checkout", () => {
     try {
-      execFileSync('git', ['worktree', 'add', '--quiet', '-b', 'control', path.join(root, 'control'), 'HEAD'], { cwd: repo, stdio: 'pipe' });
+      execFileSync('git', ['worktree', 'add', '--quiet', '-b', 'control', path.join(root, 'control'), 'HEAD'], {
+        cwd: repo,
+        stdio: 'pipe',
+      });
     } catch {
       // The process filter does not speak git's protocol, so the checkout fails after running it.
     }
@@ -73,7 +77,7 @@ describe('hardened git: a repository\'s drivers and signing program do not run (
     assert.deepEqual(ran(), []);
   });
 
-  it('item 4: a repository\'s merge.verifySignatures neither refuses the Merge nor runs its gpg program', async () => {
+  it("item 4: a repository's merge.verifySignatures neither refuses the Merge nor runs its gpg program", async () => {
     git(repo, 'config', 'merge.verifySignatures', 'true');
     const wt = await worktree();
     write(wt.worktreePath, 'b.txt', 'b\nsigned by nobody\n');
@@ -86,14 +90,28 @@ describe('hardened git: a repository\'s drivers and signing program do not run (
     const wt = await worktree();
     write(wt.worktreePath, 'a.txt', 'one\nTASK\n');
     write(repo, 'a.txt', 'one\nUSER\n');
-    git(repo, '-c', 'commit.gpgSign=false', '-c', 'filter.evil.clean=', '-c', 'filter.evil.process=', '-c', 'filter.evil.required=false', 'commit', '-q', '-am', 'the user changed a');
+    git(
+      repo,
+      '-c',
+      'commit.gpgSign=false',
+      '-c',
+      'filter.evil.clean=',
+      '-c',
+      'filter.evil.process=',
+      '-c',
+      'filter.evil.required=false',
+      'commit',
+      '-q',
+      '-am',
+      'the user changed a',
+    );
     const result = await mergeTaskBranch({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
     assert.deepEqual(result, { kind: 'conflict', into: 'main', files: ['a.txt'] });
     assert.match(read(repo, 'a.txt'), /<<<<<<< ours\n[\s\S]*USER[\s\S]*TASK[\s\S]*>>>>>>> theirs/);
     assert.deepEqual(ran(), []);
   });
 
-  it('Apply writes the task\'s changes into the folder without running a filter', async () => {
+  it("Apply writes the task's changes into the folder without running a filter", async () => {
     const wt = await worktree();
     write(wt.worktreePath, 'b.txt', 'b\nby the task\n');
     const result = await applyTaskChanges({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') });
@@ -105,8 +123,12 @@ describe('hardened git: a repository\'s drivers and signing program do not run (
   it('driver names git could not take back from -c make the run fail instead of running unguarded', () => {
     assert.equal(driverOverrides('filter.a=b.smudge\nx\0'), null);
     assert.deepEqual(driverOverrides('filter.my.dots.clean\ncat\0merge.m.driver\nx\0core.bare\nfalse\0'), [
-      'filter.my.dots.smudge=', 'filter.my.dots.clean=', 'filter.my.dots.process=', 'filter.my.dots.required=false',
-      'merge.m.driver=git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B', 'merge.m.recursive=',
+      'filter.my.dots.smudge=',
+      'filter.my.dots.clean=',
+      'filter.my.dots.process=',
+      'filter.my.dots.required=false',
+      'merge.m.driver=git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B',
+      'merge.m.recursive=',
     ]);
   });
 });
@@ -130,7 +152,10 @@ describe('hardened git: drivers a conditional include names for the new worktree
     git(repo, 'add', '.');
     git(repo, 'commit', '-q', '-m', 'init');
     const mark = (name: string) => `touch '${path.join(markers, name)}'`;
-    fs.writeFileSync(path.join(repo, '.git', 'cond.inc'), `[filter "cond"]\n\tsmudge = ${mark('smudge')}; cat\n\tclean = ${mark('clean')}; cat\n\trequired = true\n`);
+    fs.writeFileSync(
+      path.join(repo, '.git', 'cond.inc'),
+      `[filter "cond"]\n\tsmudge = ${mark('smudge')}; cat\n\tclean = ${mark('clean')}; cat\n\trequired = true\n`,
+    );
     fs.appendFileSync(path.join(repo, '.git', 'config'), `[includeIf "${condition}"]\n\tpath = cond.inc\n`);
   }
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -153,18 +178,30 @@ describe('hardened git: drivers a conditional include names for the new worktree
   for (const condition of ['onbranch:offpeak/**', 'gitdir:**/worktrees/**']) {
     it(`the fixture is hostile: plain git runs the filter of [includeIf "${condition}"] when it adds an offpeak/ worktree`, () => {
       hostileRepo(condition);
-      execFileSync('git', ['worktree', 'add', '--quiet', '-b', 'offpeak/control', path.join(root, 'control'), 'HEAD'], { cwd: repo, stdio: 'pipe' });
+      execFileSync('git', ['worktree', 'add', '--quiet', '-b', 'offpeak/control', path.join(root, 'control'), 'HEAD'], {
+        cwd: repo,
+        stdio: 'pipe',
+      });
       assert.deepEqual(ran(), ['smudge']);
     });
 
     it(`item 4: the filter of [includeIf "${condition}"] does not run at worktree add; the files are checked out as committed`, async () => {
       hostileRepo(condition);
-      const made = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'cond1234', title: 'Conditional' });
+      const made = await createTaskWorktree({
+        folder: repo,
+        worktreesDir: path.join(root, 'wt'),
+        taskId: 'cond1234',
+        title: 'Conditional',
+      });
       assert.equal(made.kind, 'created', 'the worktree was created');
       const wt = made as TaskWorktree;
       assert.deepEqual(ran(), [], 'no filter ran');
       assert.equal(fs.readFileSync(path.join(wt.worktreePath, 'a.txt'), 'utf8'), 'one\n');
-      assert.equal(git(wt.worktreePath, '-c', 'filter.cond.clean=', '-c', 'filter.cond.required=false', 'status', '--porcelain'), '', 'the worktree is clean: index and files match its branch');
+      assert.equal(
+        git(wt.worktreePath, '-c', 'filter.cond.clean=', '-c', 'filter.cond.required=false', 'status', '--porcelain'),
+        '',
+        'the worktree is clean: index and files match its branch',
+      );
       assert.deepEqual(ran(), [], 'no filter ran (git status neither)');
     });
   }

@@ -23,7 +23,8 @@ function renameFaults(target: string): { fs: StoreFs; failing: boolean } {
   state.fs = {
     ...fs,
     renameSync: (from: fs.PathLike, to: fs.PathLike) => {
-      if (state.failing && path.basename(String(to)) === target) throw Object.assign(new Error(`EIO: injected fault, rename '${String(to)}'`), { code: 'EIO', syscall: 'rename' });
+      if (state.failing && path.basename(String(to)) === target)
+        throw Object.assign(new Error(`EIO: injected fault, rename '${String(to)}'`), { code: 'EIO', syscall: 'rename' });
       fs.renameSync(from, to);
     },
   } as StoreFs;
@@ -48,10 +49,22 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
   }
 
   /** A task that ran at `at` for a minute and completed; its ticket settled (or only asked to be). */
-  async function finished(id: string, at: number, options: { settled?: boolean; title?: string; prompt?: string; status?: 'completed' | 'failed' } = {}): Promise<void> {
+  async function finished(
+    id: string,
+    at: number,
+    options: { settled?: boolean; title?: string; prompt?: string; status?: 'completed' | 'failed' } = {},
+  ): Promise<void> {
     clock.set(at);
     await store.mutate((tx) => {
-      tx.tasks.insert({ id, title: options.title ?? `Task ${id}`, prompt: options.prompt ?? `Do ${id}`, permissionMode: 'acceptEdits', workspacePath: '/w', serverTicketId: `k-${id}`, schedulable: true });
+      tx.tasks.insert({
+        id,
+        title: options.title ?? `Task ${id}`,
+        prompt: options.prompt ?? `Do ${id}`,
+        permissionMode: 'acceptEdits',
+        workspacePath: '/w',
+        serverTicketId: `k-${id}`,
+        schedulable: true,
+      });
       tx.tickets.insert({ ticketId: `k-${id}`, taskId: id, serverState: 'ready' });
       assert.ok(tx.tasks.claim(id));
       assert.ok(tx.tasks.markRunning(id, { conversationId: `c-${id}`, sessionId: `s-${id}` }));
@@ -72,7 +85,8 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
       .read((tx) => tx.tasks.list({ historyVisible: true }))
       .map((t) => deriveHistoryRow(t, clock.now())!)
       .sort((a, b) => b.triggeredAt - a.triggeredAt);
-  const historyIds = async (filter?: Parameters<HistoryArchive['page']>[1]['filter']) => (await archive.page(liveHistory(), { offset: 0, limit: 1000, filter })).rows.map((r) => r.row.taskId);
+  const historyIds = async (filter?: Parameters<HistoryArchive['page']>[1]['filter']) =>
+    (await archive.page(liveHistory(), { offset: 0, limit: 1000, filter })).rows.map((r) => r.row.taskId);
   const archivedIds = async () => [...(await archive.archiveFile()).rowsOf(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']).keys()].sort();
 
   beforeEach(async () => {
@@ -92,7 +106,15 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
   it('keepCount: all but the N most recent finished tasks move with their ledger, runtime and question rows; History pages the live rows, then the archived ones, newest first', async () => {
     for (const [i, id] of ['a', 'b', 'c', 'd', 'e'].entries()) await finished(id, T0 + i * 1000 * 60 * 5);
     await store.mutate((tx) => {
-      tx.questions.recordAsked({ askId: 'q1', taskId: 'a', tool: 'Bash', summary: 'rm -rf build', input: '{}', callDigest: null, askedAt: T0 });
+      tx.questions.recordAsked({
+        askId: 'q1',
+        taskId: 'a',
+        tool: 'Bash',
+        summary: 'rm -rf build',
+        input: '{}',
+        callDigest: null,
+        askedAt: T0,
+      });
       tx.questions.recordAnswer('q1', 'deny', 'timeout');
     });
     keep = { keepDays: 90, keepCount: 2 };
@@ -105,11 +127,24 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     const rows = file.rowsOf(['a']).get('a')!;
     assert.deepEqual(Object.keys(rows).sort(), ['off_peak_task_questions', 'off_peak_task_runtime', 'off_peak_tasks', 'off_peak_tickets']);
     const archivedA = (await archive.page(liveHistory(), { offset: 4, limit: 1 })).rows[0];
-    assert.deepEqual([archivedA.row.taskId, archivedA.archived?.denials, archivedA.archived?.tickets.length], ['a', { denied: 1, automatic: 1 }, 1], 'its decision record and ledger row came along');
+    assert.deepEqual(
+      [archivedA.row.taskId, archivedA.archived?.denials, archivedA.archived?.tickets.length],
+      ['a', { denied: 1, automatic: 1 }, 1],
+      'its decision record and ledger row came along',
+    );
     assert.equal(store.read((tx) => tx.tickets.forTask('a')).length, 0, 'the settled ledger row moved along');
     assert.deepEqual(await historyIds(), ['e', 'd', 'c', 'b', 'a']);
     const page2 = await archive.page(liveHistory(), { offset: 1, limit: 2 });
-    assert.deepEqual([page2.rows.map((r) => [r.row.taskId, r.archived !== undefined]), page2.total], [[['d', false], ['c', true]], 5]);
+    assert.deepEqual(
+      [page2.rows.map((r) => [r.row.taskId, r.archived !== undefined]), page2.total],
+      [
+        [
+          ['d', false],
+          ['c', true],
+        ],
+        5,
+      ],
+    );
     assert.equal((await archive.run()).moved, 0, 'a second run finds nothing more to move');
   });
 
@@ -165,7 +200,9 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     await finished('a', T0);
     await finished('b', T0 + 60_000 * 10);
     clock.set(T0 + 60_000 * 11);
-    await store.mutate((tx) => tx.followUps.insert({ taskId: 'b', followUpOf: 'a', ofTitle: 'Task a', sessionId: 's-a', agent: 'reference' }));
+    await store.mutate((tx) =>
+      tx.followUps.insert({ taskId: 'b', followUpOf: 'a', ofTitle: 'Task a', sessionId: 's-a', agent: 'reference' }),
+    );
     await finished('c', T0 + 60_000 * 20);
     keep = { keepDays: 90, keepCount: 2 }; // 'a' is due, its follow-up 'b' is not
     await archive.run();
@@ -176,7 +213,11 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.ok(report.batches >= 1);
     assert.equal(await archive.restore('a'), true);
     assert.deepEqual([liveIds(), await archivedIds()], [['a', 'b'], ['c']], 'Open session on the first task brings its follow-up back too');
-    assert.equal(store.read((tx) => tx.followUps.sessionInUse('s-a', 'a')), true, "so deleting one never removes the other's transcript");
+    assert.equal(
+      store.read((tx) => tx.followUps.sessionInUse('s-a', 'a')),
+      true,
+      "so deleting one never removes the other's transcript",
+    );
   });
 
   it('a follow-up made while a run goes on keeps the task it continues in the task DB (each batch is checked again before it moves)', async () => {
@@ -184,20 +225,29 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     keep = { keepDays: 90, keepCount: 0 };
     // Fault injection: right after the first batch reaches the archive, the user follows up on 'c'.
     let followUp: Promise<unknown> | undefined;
-    const archiveFs = { ...fs, renameSync: (from: fs.PathLike, to: fs.PathLike) => {
-      fs.renameSync(from, to);
-      if (path.basename(String(to)) === ARCHIVE_FILE_NAME) {
-        followUp ??= store.mutate((tx) => {
-          tx.tasks.insert({ id: 'd', title: 'More on c', prompt: 'More', permissionMode: 'acceptEdits', workspacePath: '/w' });
-          tx.followUps.insert({ taskId: 'd', followUpOf: 'c', ofTitle: 'Task c', sessionId: 's-c', agent: 'reference' });
-        });
-      }
-    } } as StoreFs;
+    const archiveFs = {
+      ...fs,
+      renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+        fs.renameSync(from, to);
+        if (path.basename(String(to)) === ARCHIVE_FILE_NAME) {
+          followUp ??= store.mutate((tx) => {
+            tx.tasks.insert({ id: 'd', title: 'More on c', prompt: 'More', permissionMode: 'acceptEdits', workspacePath: '/w' });
+            tx.followUps.insert({ taskId: 'd', followUpOf: 'c', ofTitle: 'Task c', sessionId: 's-c', agent: 'reference' });
+          });
+        }
+      },
+    } as StoreFs;
     await archive.close();
     archive = new HistoryArchive({ store, clock, keep: () => keep, durable: false, fs: archiveFs, batchSize: 1 });
     await archive.run();
     await followUp;
-    assert.deepEqual([liveIds(), await archivedIds()], [['c', 'd'], ['a', 'b']]);
+    assert.deepEqual(
+      [liveIds(), await archivedIds()],
+      [
+        ['c', 'd'],
+        ['a', 'b'],
+      ],
+    );
   });
 
   it('crash after the archive write, before the task DB delete: reopened, each task shows once (the task DB copy), and the next run finishes the move without duplicates', async () => {
@@ -228,7 +278,13 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     await assert.rejects(archive.run(), /EIO/);
     faults.failing = false;
     await reopen();
-    assert.deepEqual([liveIds(), await archivedIds()], [['d', 'e'], ['a', 'b', 'c']]);
+    assert.deepEqual(
+      [liveIds(), await archivedIds()],
+      [
+        ['d', 'e'],
+        ['a', 'b', 'c'],
+      ],
+    );
     assert.deepEqual(await historyIds(), ['e', 'd', 'c', 'b', 'a']);
     await archive.run();
     assert.deepEqual([liveIds(), await archivedIds()], [[], ['a', 'b', 'c', 'd', 'e']]);
@@ -258,10 +314,13 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     keep = { keepDays: 90, keepCount: 1 };
     // Fault injection: right after the archive file is renamed into place, the user removes 'a' from History.
     let hide: Promise<unknown> | undefined;
-    const archiveFs = { ...fs, renameSync: (from: fs.PathLike, to: fs.PathLike) => {
-      fs.renameSync(from, to);
-      if (path.basename(String(to)) === ARCHIVE_FILE_NAME) hide ??= store.mutate((tx) => tx.tasks.deleteHistory('a'));
-    } } as StoreFs;
+    const archiveFs = {
+      ...fs,
+      renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+        fs.renameSync(from, to);
+        if (path.basename(String(to)) === ARCHIVE_FILE_NAME) hide ??= store.mutate((tx) => tx.tasks.deleteHistory('a'));
+      },
+    } as StoreFs;
     await reopen({ archiveFs });
     const report = await archive.run();
     await hide;
@@ -277,10 +336,13 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     await finished('b', T0 + 1000);
     keep = { keepDays: 90, keepCount: 0 };
     const archivePath = path.join(dir, ARCHIVE_FILE_NAME);
-    fs.writeFileSync(archivePath, 'not a database, but someone\'s bytes all the same');
-    await assert.rejects(archive.run(), (e: Error & { code?: string }) => e.code === 'UNREADABLE' && /history archive .* cannot be read/.test(e.message));
+    fs.writeFileSync(archivePath, "not a database, but someone's bytes all the same");
+    await assert.rejects(
+      archive.run(),
+      (e: Error & { code?: string }) => e.code === 'UNREADABLE' && /history archive .* cannot be read/.test(e.message),
+    );
     assert.deepEqual(liveIds(), ['a', 'b']);
-    assert.equal(fs.readFileSync(archivePath, 'utf8'), 'not a database, but someone\'s bytes all the same');
+    assert.equal(fs.readFileSync(archivePath, 'utf8'), "not a database, but someone's bytes all the same");
     await assert.rejects(archive.page(liveHistory(), { offset: 0, limit: 50 }), /cannot be read/);
   });
 
@@ -335,4 +397,3 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.deepEqual([liveIds(), await archivedIds()], [['c'], ['a', 'b']]);
   });
 });
-

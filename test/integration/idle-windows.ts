@@ -17,7 +17,9 @@ import { TSX_IMPORT } from './runtime-helpers';
 import { referenceAgentArgv } from '../support/source-bundle';
 
 const WORKER = path.join(__dirname, 'engine-workers', 'idle-window.ts');
-const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '.repeat(9).slice(0, 800);
+const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '
+  .repeat(9)
+  .slice(0, 800);
 
 export interface WindowReport {
   windowId: string;
@@ -56,8 +58,23 @@ function seedSchedules(tx: StoreTx, schedules: number): void {
   const nowMinute = wallTimeAt(tx.now, zone).minuteOfDay;
   for (let i = 0; i < schedules; i++) {
     const at = (nowMinute + 6 * 60 + i) % (24 * 60);
-    const draft = { title: `Nightly ${i}`, prompt: `${i} ${PROMPT}`, workspacePath: `/ws/project-${i % 7}`, workspaceIdentity: null, permissionMode: 'acceptEdits' as const, model: null, thoughtLevel: null, isolation: null, checkCommand: null };
-    tx.schedules.insert(`schedule-${i}`, draft, i % 3 === 0 ? { kind: 'weekdays', days: [1, 2, 3, 4, 5], at } : { kind: 'daily', at }, zone);
+    const draft = {
+      title: `Nightly ${i}`,
+      prompt: `${i} ${PROMPT}`,
+      workspacePath: `/ws/project-${i % 7}`,
+      workspaceIdentity: null,
+      permissionMode: 'acceptEdits' as const,
+      model: null,
+      thoughtLevel: null,
+      isolation: null,
+      checkCommand: null,
+    };
+    tx.schedules.insert(
+      `schedule-${i}`,
+      draft,
+      i % 3 === 0 ? { kind: 'weekdays', days: [1, 2, 3, 4, 5], at } : { kind: 'daily', at },
+      zone,
+    );
   }
 }
 
@@ -69,7 +86,15 @@ async function seed(storageDir: string, tasks: number, schedules = 0): Promise<v
       seedSchedules(tx, schedules);
       for (let i = 0; i < tasks; i++) {
         const id = `done-${i}`;
-        tx.tasks.insert({ id, title: `Task ${i}`, prompt: `${i} ${PROMPT}`, permissionMode: 'acceptEdits', workspacePath: `/ws/project-${i % 7}`, serverTicketId: `tk-${i}`, schedulable: true });
+        tx.tasks.insert({
+          id,
+          title: `Task ${i}`,
+          prompt: `${i} ${PROMPT}`,
+          permissionMode: 'acceptEdits',
+          workspacePath: `/ws/project-${i % 7}`,
+          serverTicketId: `tk-${i}`,
+          schedulable: true,
+        });
         if (i % 4 === 3) {
           tx.tasks.cancel(id);
         } else {
@@ -110,10 +135,20 @@ function ask<T>(child: ChildProcess, cmd: string, key: string): Promise<T> {
  * makes that take longer; it cannot start the measurement in the middle of a late reload.
  */
 async function settle(children: ChildProcess[]): Promise<void> {
-  const counters = async () => JSON.stringify((await Promise.all(children.map((c) => ask<WindowReport>(c, 'report', 'windowId')))).map((r) => [r.isLeader, r.persists, r.reloads, r.leaseWrites, r.leaseRenewals, r.panelSnapshots]));
+  const counters = async () =>
+    JSON.stringify(
+      (await Promise.all(children.map((c) => ask<WindowReport>(c, 'report', 'windowId')))).map((r) => [
+        r.isLeader,
+        r.persists,
+        r.reloads,
+        r.leaseWrites,
+        r.leaseRenewals,
+        r.panelSnapshots,
+      ]),
+    );
   let last = await counters();
   // Bounded: windows that never go quiet are measured anyway, and the measurement shows it.
-  for (let quiet = 0, deadline = Date.now() + 60_000; quiet < 3 && Date.now() < deadline; ) {
+  for (let quiet = 0, deadline = Date.now() + 60_000; quiet < 3 && Date.now() < deadline;) {
     await sleep(1000);
     const now = await counters();
     quiet = now === last ? quiet + 1 : 0;
@@ -125,7 +160,15 @@ async function settle(children: ChildProcess[]): Promise<void> {
 async function bundleWorker(outDir: string): Promise<string> {
   const esbuild = await import('esbuild');
   const outfile = path.join(outDir, 'idle-window.js');
-  await esbuild.build({ entryPoints: [WORKER], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile, logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [WORKER],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile,
+    logLevel: 'error',
+  });
   fs.copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), path.join(outDir, 'sql-wasm.wasm'));
   return outfile;
 }
@@ -156,7 +199,10 @@ export async function runIdleWindows(options: {
     const loader = options.bundled ? [] : ['--import', TSX_IMPORT];
     const agentArgv = JSON.stringify(referenceAgentArgv());
     for (let i = 0; i < options.windows; i++) {
-      const child = fork(entry, [storageDir, `window-${i}`, agentArgv, world.gateway.url, USER_KEY], { execArgv: [...loader, ...(options.nodeFlags ?? [])], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      const child = fork(entry, [storageDir, `window-${i}`, agentArgv, world.gateway.url, USER_KEY], {
+        execArgv: [...loader, ...(options.nodeFlags ?? [])],
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      });
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       children.push(child);
       await new Promise<void>((resolve, reject) => {
@@ -183,11 +229,17 @@ export async function runIdleWindows(options: {
       const old = readLeader();
       if (!old) throw new Error('no lease file while a window held the lease');
       let current = old;
-      for (const deadline = Date.now() + 120_000; current?.holder === old.holder && Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 120_000; current?.holder === old.holder && Date.now() < deadline;) {
         await sleep(50);
         current = readLeader() ?? current;
       }
-      run.handover = { killed: reports[holderIndex].windowId, newHolder: current?.holder ?? '', killedAt, oldExpiresAt: old.expiresAt, acquiredAt: current?.acquiredAt ?? NaN };
+      run.handover = {
+        killed: reports[holderIndex].windowId,
+        newHolder: current?.holder ?? '',
+        killedAt,
+        oldExpiresAt: old.expiresAt,
+        acquiredAt: current?.acquiredAt ?? NaN,
+      };
     }
     run.stderr = stderr;
     return run;

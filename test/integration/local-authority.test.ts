@@ -29,7 +29,13 @@ describe('the local authority of personal mode', function () {
   });
 
   async function start(hours = 'always', over: Partial<LocalAuthorityOptions> = {}): Promise<LocalAuthority> {
-    const a = await LocalAuthority.start({ storageDir, settings: () => ({ hours, modelBaseUrl: 'http://127.0.0.1:9' }), modelApiKey: async () => undefined, durable: false, ...over });
+    const a = await LocalAuthority.start({
+      storageDir,
+      settings: () => ({ hours, modelBaseUrl: 'http://127.0.0.1:9' }),
+      modelApiKey: async () => undefined,
+      durable: false,
+      ...over,
+    });
     running.push(a);
     return a;
   }
@@ -40,7 +46,12 @@ describe('the local authority of personal mode', function () {
     const endsAt = new Date(startsAt.getTime() + 3_600_000);
     const hours = `${pad(startsAt.getHours())}:${pad(startsAt.getMinutes())}-${pad(endsAt.getHours())}:${pad(endsAt.getMinutes())}`;
     const authority = await start(hours);
-    const client = new GatewayClient({ baseUrl: authority.url, socketPath: authority.socketPath, apiKey: () => authority.key, clock: systemClock });
+    const client = new GatewayClient({
+      baseUrl: authority.url,
+      socketPath: authority.socketPath,
+      apiKey: () => authority.key,
+      clock: systemClock,
+    });
     const availability = await client.availability();
     assert.equal(availability.offPeakWindow.open, false);
     const opensAt = availability.offPeakWindow.open ? 0 : (availability.offPeakWindow.opensAt ?? 0);
@@ -50,15 +61,29 @@ describe('the local authority of personal mode', function () {
   it('"always" keeps the window open; a wrong range is refused saying what is expected', async () => {
     assert.deepEqual(parsePersonalHours('always'), { alwaysOpen: true });
     assert.deepEqual(parsePersonalHours(' 22:00-02:00, 12:00 - 13:00 '), { offPeak: ['22:00-02:00', '12:00-13:00'] });
-    assert.throws(() => parsePersonalHours('nightly'), (e: Error) => e instanceof PersonalSettingError && /offPeak\.personal\.hours: invalid time range "nightly": expected HH:MM-HH:MM/.test(e.message));
+    assert.throws(
+      () => parsePersonalHours('nightly'),
+      (e: Error) =>
+        e instanceof PersonalSettingError && /offPeak\.personal\.hours: invalid time range "nightly": expected HH:MM-HH:MM/.test(e.message),
+    );
     const authority = await start('always');
-    const client = new GatewayClient({ baseUrl: authority.url, socketPath: authority.socketPath, apiKey: () => authority.key, clock: systemClock });
+    const client = new GatewayClient({
+      baseUrl: authority.url,
+      socketPath: authority.socketPath,
+      apiKey: () => authority.key,
+      clock: systemClock,
+    });
     assert.deepEqual((await client.availability()).offPeakWindow, { open: true });
   });
 
   it('only the local key gets in; the ticket file is a real SQLite file reopened by the next runner with the same tickets; authority.json and the key are private (file modes: POSIX only)', async () => {
     const first = await start();
-    const wrong = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => 'opk-local-not-the-key', clock: systemClock });
+    const wrong = new GatewayClient({
+      baseUrl: first.url,
+      socketPath: first.socketPath,
+      apiKey: () => 'opk-local-not-the-key',
+      clock: systemClock,
+    });
     await assert.rejects(wrong.availability(), /401|unknown API key/);
     const client = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => first.key, clock: systemClock });
     const take = await client.take('task-1');
@@ -76,7 +101,9 @@ describe('the local authority of personal mode', function () {
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the same ticket, from the file');
     const paths = authorityPaths(storageDir);
     assert.equal(fs.readFileSync(paths.store).subarray(0, 15).toString(), 'SQLite format 3');
-    if (process.platform !== 'win32') for (const file of [paths.key, paths.discovery, paths.store]) assert.equal(fs.statSync(file).mode & 0o077, 0, `${path.basename(file)} is private`);
+    if (process.platform !== 'win32')
+      for (const file of [paths.key, paths.discovery, paths.store])
+        assert.equal(fs.statSync(file).mode & 0o077, 0, `${path.basename(file)} is private`);
     assert.equal(readDiscovery(paths)?.pid, process.pid);
     assert.ok(!fs.readFileSync(paths.discovery, 'utf8').includes(first.key), 'authority.json holds no key');
   });

@@ -22,7 +22,12 @@ describe('model route of an interactive session (real listener, fake upstream)',
   const ask = (baseUrl: string) =>
     fetch(`${baseUrl}/v1/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer offpeak-proxy-dummy', 'x-api-key': 'agent-chosen', 'anthropic-version': '2023-06-01' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer offpeak-proxy-dummy',
+        'x-api-key': 'agent-chosen',
+        'anthropic-version': '2023-06-01',
+      },
       body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
     });
 
@@ -34,7 +39,10 @@ describe('model route of an interactive session (real listener, fake upstream)',
     key = 'sk-own-2';
     assert.equal((await ask(route.baseUrl)).status, 200);
     const [first, second] = upstream.messageRequests();
-    assert.deepEqual([first.headers['x-api-key'], first.headers.authorization, second.headers['x-api-key']], ['sk-own-1', undefined, 'sk-own-2']);
+    assert.deepEqual(
+      [first.headers['x-api-key'], first.headers.authorization, second.headers['x-api-key']],
+      ['sk-own-1', undefined, 'sk-own-2'],
+    );
 
     key = undefined;
     const refused = await ask(route.baseUrl);

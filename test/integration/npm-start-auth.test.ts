@@ -45,10 +45,14 @@ describe('npm start (scripts/start.ts, real code-server)', function () {
 
   it('item 9: the workbench answers only after a login with the password npm start printed, which is in no argv', async () => {
     const port = await freePort();
-    child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts', 'start.ts'), '--no-build', '--port', String(port), '--state', stateDir], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(repoRoot, 'scripts', 'start.ts'), '--no-build', '--port', String(port), '--state', stateDir],
+      {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
@@ -68,7 +72,11 @@ describe('npm start (scripts/start.ts, real code-server)', function () {
     const anonymous = await fetch(url, { redirect: 'manual' });
     assert.equal(anonymous.status, 302, `the workbench answered without a login:\n${output}`);
     assert.match(anonymous.headers.get('location') ?? '', /login/);
-    const wrong = await fetch(`${origin}/login`, { method: 'POST', redirect: 'manual', body: new URLSearchParams({ password: 'not-the-password' }) });
+    const wrong = await fetch(`${origin}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams({ password: 'not-the-password' }),
+    });
     assert.notEqual(wrong.status, 302, 'a wrong password does not log in');
 
     const login = await fetch(`${origin}/login`, { method: 'POST', redirect: 'manual', body: new URLSearchParams({ password }) });
@@ -79,7 +87,11 @@ describe('npm start (scripts/start.ts, real code-server)', function () {
     assert.equal(workbench.status, 200);
     assert.match(await workbench.text(), /workbench/i);
 
-    assert.deepEqual(allCommandLines().filter((line) => line.includes(password)), [], 'the password is in no process argv');
+    assert.deepEqual(
+      allCommandLines().filter((line) => line.includes(password)),
+      [],
+      'the password is in no process argv',
+    );
     // The demo gateway (its demo key is printed and public) listens on loopback.
     assert.match(output, /Reference gateway \(demo mode\): http:\/\/127\.0\.0\.1:\d+/);
   });

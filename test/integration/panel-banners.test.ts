@@ -31,7 +31,12 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
     // The snapshot's own re-check after a failed check is an hour away: a banner that goes sooner went because something else saw the gateway answer.
     world = await World.start({ availability: { errorBackoffMs: 3_600_000, errorBackoffMaxMs: 3_600_000 } });
     await world.openWindow();
-    link = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined });
+    link = connect({
+      service: world.windows[0].service,
+      store: world.windows[0].store,
+      clock: world.clock,
+      hasApiKey: () => world.apiKey !== undefined,
+    });
     link.webview.channel.ready();
     await until('the first snapshot', () => last());
   });
@@ -47,12 +52,19 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
     assert.match(down.availability.reason ?? '', /^The gateway could not be reached \(the connection was (refused|reset|closed)\)\.$/);
     assert.ok(gatewayUnreachableShown(down.availability, down.hasApiKey), 'with a key set, the outage banner shows');
 
-    const error = await link.webview.channel.request('createTask', { input: { title: 't', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'default', model: null, thoughtLevel: null } }).then(
-      () => assert.fail('created while the gateway was down'),
-      (e: Error & { code?: string }) => e,
-    );
+    const error = await link.webview.channel
+      .request('createTask', {
+        input: { title: 't', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'default', model: null, thoughtLevel: null },
+      })
+      .then(
+        () => assert.fail('created while the gateway was down'),
+        (e: Error & { code?: string }) => e,
+      );
     assert.doesNotMatch(error.message, RAW);
-    assert.match(error.message, /^Cannot create the task now: the gateway could not be reached \(the connection was (refused|reset|closed)\)/);
+    assert.match(
+      error.message,
+      /^Cannot create the task now: the gateway could not be reached \(the connection was (refused|reset|closed)\)/,
+    );
     assert.equal(error.code, 'gateway_unavailable');
     const failure = { at: world.clock.now(), code: error.code };
     assert.equal(failureOutlived(failure, down.availability), false, 'still true while the gateway is down');
@@ -62,7 +74,11 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
     await link.webview.channel.request('refresh', {});
     const back = await until('the gateway answering again', () => last()?.availability.kind === 'enabled' && last());
     assert.equal(failureOutlived(failure, back.availability), true, 'the take error banner goes');
-    assert.equal(failureOutlived({ at: failure.at, code: 'invalid_input' }, back.availability), false, 'an error the gateway coming back does not change stays');
+    assert.equal(
+      failureOutlived({ at: failure.at, code: 'invalid_input' }, back.availability),
+      false,
+      'an error the gateway coming back does not change stays',
+    );
   });
 
   it('the gateway going down while a task waits in its queue shows "cannot be reached" with no refresh asked (the sync finds it), and the banner goes at the sync\'s next answer', async () => {
@@ -84,7 +100,7 @@ describe('panel banners tell the truth (real gateway, webview channel)', functio
     await world.proxy.comeUp();
     await world.advance(60_000);
     await until('the gateway answering again in the snapshot', () => last()?.availability.kind === 'enabled');
-    assert.ok(world.clock.now() < down.availability.nextCheckAt!, 'before the snapshot\'s own re-check');
+    assert.ok(world.clock.now() < down.availability.nextCheckAt!, "before the snapshot's own re-check");
   });
 
   it('no "gateway cannot be reached" while the only problem is a missing key', async () => {

@@ -14,7 +14,12 @@ describe('webview protocol: Edit moves a task\'s "not before" time', () => {
   beforeEach(async () => {
     world = await World.start();
     await world.openWindow();
-    link = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined });
+    link = connect({
+      service: world.windows[0].service,
+      store: world.windows[0].store,
+      clock: world.clock,
+      hasApiKey: () => world.apiKey !== undefined,
+    });
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
   });
@@ -29,13 +34,21 @@ describe('webview protocol: Edit moves a task\'s "not before" time', () => {
       if (card && ok(card)) return card;
       await new Promise((r) => setTimeout(r, 5));
     }
-    throw new Error(`no snapshot with the card as expected: ${JSON.stringify(link.webview.states.at(-1)?.tasks.find((t) => t.id === taskId))}`);
+    throw new Error(
+      `no snapshot with the card as expected: ${JSON.stringify(link.webview.states.at(-1)?.tasks.find((t) => t.id === taskId))}`,
+    );
   }
 
   it('the card carries its time for the form; a moved time is stored and shown; cleared, the task takes its ticket now', async () => {
     const { service } = world.windows[0];
     const at = world.clock.now() + 5 * HOUR;
-    const task = await service.create({ title: 'later', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', notBefore: at });
+    const task = await service.create({
+      title: 'later',
+      prompt: 'p',
+      workspacePath: PANEL_WORKSPACE,
+      permissionMode: 'plan',
+      notBefore: at,
+    });
     const takes = world.takeRequests();
     const card = await cardOf(task.id, (c) => c.notBefore === at);
     assert.ok(card.scheduledFor, 'it says when');
@@ -55,13 +68,22 @@ describe('webview protocol: Edit moves a task\'s "not before" time', () => {
     assert.equal(world.takeRequests(), takes + 1);
     await cardOf(task.id, (c) => c.notBefore === undefined && c.scheduledFor === undefined);
 
-    await assert.rejects(link.webview.channel.request('editTask', { taskId: task.id, patch: { notBefore: at } }), /ticket was taken meanwhile/);
+    await assert.rejects(
+      link.webview.channel.request('editTask', { taskId: task.id, patch: { notBefore: at } }),
+      /ticket was taken meanwhile/,
+    );
   });
 
   it('a malformed time is refused by the protocol and changes nothing', async () => {
     const { service } = world.windows[0];
     const at = world.clock.now() + 5 * HOUR;
-    const task = await service.create({ title: 'later', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', notBefore: at });
+    const task = await service.create({
+      title: 'later',
+      prompt: 'p',
+      workspacePath: PANEL_WORKSPACE,
+      permissionMode: 'plan',
+      notBefore: at,
+    });
     await assert.rejects(link.webview.channel.request('editTask', { taskId: task.id, patch: { notBefore: -5 } as never }));
     await assert.rejects(link.webview.channel.request('editTask', { taskId: task.id, patch: { notBefore: 'tomorrow' } as never }));
     assert.equal(service.getTask(task.id)?.notBefore, at);

@@ -15,7 +15,12 @@ describe('webview protocol: Follow up… and Open session', () => {
   beforeEach(async () => {
     world = await World.start();
     await world.openWindow();
-    link = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined });
+    link = connect({
+      service: world.windows[0].service,
+      store: world.windows[0].store,
+      clock: world.clock,
+      hasApiKey: () => world.apiKey !== undefined,
+    });
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
   });
@@ -45,13 +50,23 @@ describe('webview protocol: Follow up… and Open session', () => {
     const firstId = await finishedTask('plan');
     const takes = world.takeRequests();
     link.host.confirmAnswers.push(false);
-    assert.deepEqual(await link.webview.channel.request('followUp', { taskId: firstId, prompt: 'now do it', permissionMode: 'bypassPermissions' }), { taskId: null });
+    assert.deepEqual(
+      await link.webview.channel.request('followUp', { taskId: firstId, prompt: 'now do it', permissionMode: 'bypassPermissions' }),
+      { taskId: null },
+    );
     assert.equal(world.takeRequests(), takes, 'declined: no ticket taken');
 
-    const { taskId } = await link.webview.channel.request('followUp', { taskId: firstId, prompt: 'now do it\nin detail', permissionMode: 'acceptEdits' });
+    const { taskId } = await link.webview.channel.request('followUp', {
+      taskId: firstId,
+      prompt: 'now do it\nin detail',
+      permissionMode: 'acceptEdits',
+    });
     assert.ok(taskId);
     const follow = world.windows[0].service.getTask(taskId)!;
-    assert.deepEqual([follow.workspacePath, follow.permissionMode, follow.title, follow.status], [PANEL_WORKSPACE, 'acceptEdits', 'Follow-up: now do it', 'queued']);
+    assert.deepEqual(
+      [follow.workspacePath, follow.permissionMode, follow.title, follow.status],
+      [PANEL_WORKSPACE, 'acceptEdits', 'Follow-up: now do it', 'queued'],
+    );
     assert.equal(world.takeRequests(), takes + 1, 'its own ticket');
     const card = await (async () => {
       for (let i = 0; i < 400; i++) {
@@ -71,9 +86,15 @@ describe('webview protocol: Follow up… and Open session', () => {
   it('refuses a follow-up of an unfinished task, and empty or malformed instructions, with a clear error', async () => {
     const { service } = world.windows[0];
     const queued = await service.create({ title: 'q', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan' });
-    await assert.rejects(link.webview.channel.request('followUp', { taskId: queued.id, prompt: 'more' }), /Cannot follow up "q" yet: it is queued/);
+    await assert.rejects(
+      link.webview.channel.request('followUp', { taskId: queued.id, prompt: 'more' }),
+      /Cannot follow up "q" yet: it is queued/,
+    );
     await assert.rejects(link.webview.channel.request('followUp', { taskId: queued.id, prompt: '' }), /Invalid request/);
-    await assert.rejects(link.webview.channel.request('followUp', { taskId: queued.id, prompt: 'x', permissionMode: 'yolo' } as never), /Invalid request/);
+    await assert.rejects(
+      link.webview.channel.request('followUp', { taskId: queued.id, prompt: 'x', permissionMode: 'yolo' } as never),
+      /Invalid request/,
+    );
   });
 
   it("refuses a follow-up while the user's own Claude Code runs on the session in a terminal of this window, and takes no ticket", async () => {

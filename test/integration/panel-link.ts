@@ -37,7 +37,11 @@ export interface PanelParts {
 }
 
 /** No agent runs in this window: nothing ever asks. */
-export const NO_ASKS: PanelAskSource = { pendingAsks: () => [], answerAsk: () => 'unknown', onAsksChange: () => ({ dispose: () => undefined }) };
+export const NO_ASKS: PanelAskSource = {
+  pendingAsks: () => [],
+  answerAsk: () => 'unknown',
+  onAsksChange: () => ({ dispose: () => undefined }),
+};
 
 /** A host with nothing open, no key prompt and every confirmation accepted: tests spread it and override what they look at. */
 export const BARE_HOST: PanelHostBits = {
@@ -68,26 +72,38 @@ export interface Webview {
   raw: MessagePort;
 }
 
-export function connect(parts: PanelParts): { controller: PanelController; webview: Webview; host: Host; close(): void; setVisible(visible: boolean): void } {
+export function connect(parts: PanelParts): {
+  controller: PanelController;
+  webview: Webview;
+  host: Host;
+  close(): void;
+  setVisible(visible: boolean): void;
+} {
   const { port1, port2 } = new MessageChannel();
   const host: Host = { confirmAnswers: [], asked: [], configs: undefined, configLoads: 0 };
-  const backend = createServiceBackend(parts.service, parts.store, {
-    hasApiKey: async () => parts.hasApiKey(),
-    setApiKey: async () => (parts.setApiKey ? parts.setApiKey() : undefined),
-    workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
-    models: parts.models ?? (() => ['claude-sonnet-4-5']),
-    configs: () => host.configs,
-    reloadConfigs: async () => host.configLoads++,
-    openTerminal: async () => undefined,
-    confirm: async (question) => {
-      host.asked.push(question);
-      const answer = host.confirmAnswers.shift();
-      assert.ok(answer !== undefined, `an unexpected confirmation: ${question.message}`);
-      return answer;
+  const backend = createServiceBackend(
+    parts.service,
+    parts.store,
+    {
+      hasApiKey: async () => parts.hasApiKey(),
+      setApiKey: async () => (parts.setApiKey ? parts.setApiKey() : undefined),
+      workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
+      models: parts.models ?? (() => ['claude-sonnet-4-5']),
+      configs: () => host.configs,
+      reloadConfigs: async () => host.configLoads++,
+      openTerminal: async () => undefined,
+      confirm: async (question) => {
+        host.asked.push(question);
+        const answer = host.confirmAnswers.shift();
+        assert.ok(answer !== undefined, `an unexpected confirmation: ${question.message}`);
+        return answer;
+      },
+      notice: () => undefined,
+      setup: parts.setup,
     },
-    notice: () => undefined,
-    setup: parts.setup,
-  }, parts.asks ?? NO_ASKS, parts.archive);
+    parts.asks ?? NO_ASKS,
+    parts.archive,
+  );
   let visible = true;
   const controller = new PanelController(
     {

@@ -15,7 +15,16 @@ import { CHROMIUM_PATH, REPO_ROOT } from '../../scripts/vscode/tools';
  */
 export async function buildPanelPage(prefix: string, postMessage: string): Promise<{ dir: string; url: string }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  await esbuild.build({ entryPoints: [path.join(REPO_ROOT, 'webview', 'main.tsx')], outfile: path.join(dir, 'main.js'), bundle: true, format: 'iife', target: 'es2022', jsx: 'automatic', jsxImportSource: 'preact', logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [path.join(REPO_ROOT, 'webview', 'main.tsx')],
+    outfile: path.join(dir, 'main.js'),
+    bundle: true,
+    format: 'iife',
+    target: 'es2022',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    logLevel: 'error',
+  });
   const codicons = createRequire(__filename).resolve('@vscode/codicons/dist/codicon.css');
   writeFileSync(
     path.join(dir, 'panel.html'),
@@ -30,5 +39,9 @@ export async function buildPanelPage(prefix: string, postMessage: string): Promi
 }
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'] });
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--allow-file-access-from-files'],
+  });
 }

@@ -31,7 +31,12 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   beforeEach(async () => {
     world = await World.start();
     await world.openWindow();
-    link = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined });
+    link = connect({
+      service: world.windows[0].service,
+      store: world.windows[0].store,
+      clock: world.clock,
+      hasApiKey: () => world.apiKey !== undefined,
+    });
   });
   afterEach(async () => {
     link.close();
@@ -56,7 +61,14 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     await until('first snapshot', () => link.webview.states.length >= 1);
     await world.windows[0].service.availability.refresh();
     const created = await link.webview.channel.request('createTask', {
-      input: { title: 'Refactor', prompt: 'Split the module', workspacePath: PANEL_WORKSPACE, permissionMode: 'acceptEdits', model: null, thoughtLevel: null },
+      input: {
+        title: 'Refactor',
+        prompt: 'Split the module',
+        workspacePath: PANEL_WORKSPACE,
+        permissionMode: 'acceptEdits',
+        model: null,
+        thoughtLevel: null,
+      },
     });
     const queued = await until('card in queue', () => lastState(link.webview)?.tasks.find((t) => t.title === 'Refactor'));
     assert.equal(created.taskId, queued.id, 'the result names the new task');
@@ -67,7 +79,15 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     );
     assert.equal(queued.phase, 'in_queue');
     assert.equal(queued.queuePosition, 1);
-    assert.deepEqual(queued.actions, { pause: true, continue: false, edit: true, cancel: true, delete: true, followUp: false, openSession: false });
+    assert.deepEqual(queued.actions, {
+      pause: true,
+      continue: false,
+      edit: true,
+      cancel: true,
+      delete: true,
+      followUp: false,
+      openSession: false,
+    });
     assert.equal(world.takeRequests(), 1, 'exactly one take reached the gateway');
 
     await world.promote();
@@ -76,7 +96,11 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     const ready = await until('card ready', () => lastState(link.webview)?.tasks.find((t) => t.id === queued.id && t.phase === 'ready'));
     assert.equal(ready.status, 'queued');
     const versions = link.webview.states.map((s) => s.version);
-    assert.deepEqual(versions, [...versions].sort((a, b) => a - b), 'snapshot versions only grow');
+    assert.deepEqual(
+      versions,
+      [...versions].sort((a, b) => a - b),
+      'snapshot versions only grow',
+    );
   });
 
   it('pause, continue (with its result), cancel and delete round-trip to the store, each asking first', async () => {
@@ -87,7 +111,11 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.equal(world.windows[0].service.getTask(task.id)?.status, 'paused');
     const paused = await until('paused card', () => lastState(link.webview)?.tasks.find((t) => t.id === task.id && t.phase === 'paused'));
     assert.equal(paused.queuePosition, 1, 'a paused card keeps its queue position');
-    assert.deepEqual(await link.webview.channel.request('continue', { taskId: task.id }), { ticket: 'reused' }, "continue's outcome reaches the webview");
+    assert.deepEqual(
+      await link.webview.channel.request('continue', { taskId: task.id }),
+      { ticket: 'reused' },
+      "continue's outcome reaches the webview",
+    );
     assert.equal(world.windows[0].service.getTask(task.id)?.status, 'queued');
 
     link.host.confirmAnswers.push(false);
@@ -97,7 +125,9 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     link.host.confirmAnswers.push(true);
     assert.deepEqual(await link.webview.channel.request('cancel', { taskId: task.id }), { done: true });
     assert.equal(world.windows[0].service.getTask(task.id)?.status, 'cancelled');
-    const cancelled = await until('cancelled card', () => lastState(link.webview)?.tasks.find((t) => t.id === task.id && t.phase === 'cancelled'));
+    const cancelled = await until('cancelled card', () =>
+      lastState(link.webview)?.tasks.find((t) => t.id === task.id && t.phase === 'cancelled'),
+    );
     assert.equal(cancelled.actions.cancel, false);
     // Delete of a finished task asks nothing (confirmAnswers is empty: a question would fail the test).
     assert.deepEqual(await link.webview.channel.request('delete', { taskId: task.id }), { done: true });
@@ -122,7 +152,14 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('create with Bypass permissions asks first; declined, nothing reaches the gateway', async () => {
     link.webview.channel.ready();
     await world.windows[0].service.availability.refresh();
-    const input = { title: '', prompt: 'p', workspacePath: PANEL_WORKSPACE, permissionMode: 'bypassPermissions' as const, model: null, thoughtLevel: null };
+    const input = {
+      title: '',
+      prompt: 'p',
+      workspacePath: PANEL_WORKSPACE,
+      permissionMode: 'bypassPermissions' as const,
+      model: null,
+      thoughtLevel: null,
+    };
     link.host.confirmAnswers.push(false, true);
     assert.deepEqual(await link.webview.channel.request('createTask', { input }), { taskId: null });
     assert.equal(world.takeRequests(), 0);
@@ -136,7 +173,10 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     await world.windows[0].service.availability.refresh();
     const task = await world.windows[0].service.create({ title: 'E', prompt: 'p', permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
     link.host.confirmAnswers.push(false, true);
-    assert.deepEqual(await link.webview.channel.request('editTask', { taskId: task.id, patch: { permissionMode: 'bypassPermissions', prompt: 'p2' } }), { title: 'E', prompt: 'p' });
+    assert.deepEqual(
+      await link.webview.channel.request('editTask', { taskId: task.id, patch: { permissionMode: 'bypassPermissions', prompt: 'p2' } }),
+      { title: 'E', prompt: 'p' },
+    );
     assert.equal(world.windows[0].service.getTask(task.id)?.permissionMode, 'plan', 'declined: the mode is unchanged');
     assert.equal(world.windows[0].service.getTask(task.id)?.prompt, 'p', 'declined: nothing of the edit is applied');
     assert.match(link.host.asked[0].detail, /never asks/);
@@ -174,7 +214,12 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     await world.windows[0].service.availability.refresh();
     link.host.configs = { exposed: false, planEligible: true, upgradeHint: null, upgradeUrl: null };
     assert.equal((await link.controller.snapshot()).availability.kind, 'hidden');
-    link.host.configs = { exposed: true, planEligible: false, upgradeHint: 'Upgrade to Coding', upgradeUrl: 'https://example.test/upgrade' };
+    link.host.configs = {
+      exposed: true,
+      planEligible: false,
+      upgradeHint: 'Upgrade to Coding',
+      upgradeUrl: 'https://example.test/upgrade',
+    };
     const locked = (await link.controller.snapshot()).availability;
     assert.deepEqual(
       { kind: locked.kind, canCreate: locked.canCreate, hint: locked.upgradeHint, url: locked.upgradeUrl },
@@ -186,7 +231,10 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     link.close();
     let nextKey: string | undefined;
     link = connect({
-      service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => world.apiKey !== undefined,
+      service: world.windows[0].service,
+      store: world.windows[0].store,
+      clock: world.clock,
+      hasApiKey: () => world.apiKey !== undefined,
       setApiKey: async () => {
         if (nextKey === undefined) return false;
         world.apiKey = nextKey;
@@ -206,7 +254,10 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.deepEqual(await link.webview.channel.request('setApiKey', {}), { saved: false });
     nextKey = 'opk-another-wrong-key';
     const again = await link.webview.channel.request('setApiKey', {});
-    assert.deepEqual(again, { saved: true, check: { accepted: false, text: 'The gateway refused the API key (401). Check the key and set it again.' } });
+    assert.deepEqual(again, {
+      saved: true,
+      check: { accepted: false, text: 'The gateway refused the API key (401). Check the key and set it again.' },
+    });
     nextKey = goodKey;
     const accepted = await link.webview.channel.request('setApiKey', {});
     assert.deepEqual(accepted, { saved: true, check: { accepted: true, text: 'The gateway accepted the API key.' } });
@@ -249,13 +300,27 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     const first = await until('first snapshot', () => lastState(link.webview));
     assert.deepEqual([first.history.map((h) => h.taskId), first.historyTotal, first.historyArchived], [[ids[2]], 1, true]);
     const all = await link.webview.channel.request('historyPage', { offset: 0, limit: 50 });
-    assert.deepEqual(all.rows.map((r) => [r.title, r.archived ?? false]), [['New feature', false], ['Old docs', true], ['Old parser fix', true]]);
+    assert.deepEqual(
+      all.rows.map((r) => [r.title, r.archived ?? false]),
+      [
+        ['New feature', false],
+        ['Old docs', true],
+        ['Old parser fix', true],
+      ],
+    );
     assert.equal(all.total, 3);
     const page2 = await link.webview.channel.request('historyPage', { offset: 1, limit: 1 });
     assert.deepEqual([page2.rows.map((r) => r.title), page2.total], [['Old docs'], 3]);
-    const found = await link.webview.channel.request('historyPage', { offset: 0, limit: 50, filter: { text: 'parser', status: 'succeeded' } });
+    const found = await link.webview.channel.request('historyPage', {
+      offset: 0,
+      limit: 50,
+      filter: { text: 'parser', status: 'succeeded' },
+    });
     assert.deepEqual([found.rows.map((r) => r.taskId), found.total], [[ids[0]], 1]);
-    await assert.rejects(link.webview.channel.request('historyPage', { offset: 0, limit: 50, filter: { text: 'x', color: 'red' } as never }), /Invalid request/);
+    await assert.rejects(
+      link.webview.channel.request('historyPage', { offset: 0, limit: 50, filter: { text: 'x', color: 'red' } as never }),
+      /Invalid request/,
+    );
 
     assert.deepEqual(await link.webview.channel.request('openSession', { taskId: ids[1] }), { opened: 'transcript' });
     assert.equal(service.getTask(ids[1])?.sessionId, `s-${ids[1]}`, 'Open session brought the archived task back to the task DB');
@@ -265,7 +330,10 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
     assert.equal(service.getTask(ids[0]), undefined);
     assert.equal((await archive.archiveFile()).rowsOf([ids[0]]).size, 0, 'gone from the archive too');
     const after = await link.webview.channel.request('historyPage', { offset: 0, limit: 50 });
-    assert.deepEqual(after.rows.map((r) => r.title), ['New feature', 'Old docs']);
+    assert.deepEqual(
+      after.rows.map((r) => r.title),
+      ['New feature', 'Old docs'],
+    );
     await archive.close();
   });
 
@@ -288,13 +356,61 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       { type: 'request', method: 'nope', requestId: 'x1', params: {} },
       { type: 'request', method: 'pause', requestId: 'x2', params: {} },
       { type: 'request', method: 'pause', requestId: 'x3', params: { taskId: 17 } },
-      { type: 'request', method: 'createTask', requestId: 'x4', params: { input: { prompt: '', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
-      { type: 'request', method: 'createTask', requestId: 'x5', params: { input: { prompt: 'x', workspacePath: PANEL_WORKSPACE, permissionMode: 'rm -rf /', title: '', model: null, thoughtLevel: null } } },
+      {
+        type: 'request',
+        method: 'createTask',
+        requestId: 'x4',
+        params: {
+          input: { prompt: '', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null },
+        },
+      },
+      {
+        type: 'request',
+        method: 'createTask',
+        requestId: 'x5',
+        params: {
+          input: { prompt: 'x', workspacePath: PANEL_WORKSPACE, permissionMode: 'rm -rf /', title: '', model: null, thoughtLevel: null },
+        },
+      },
       { type: 'request', method: 'editTask', requestId: 'x6', params: { taskId: 't', patch: { workspacePath: '/elsewhere' } } },
-      { type: 'request', method: 'createTask', requestId: 'x7', params: { input: { prompt: 'x'.repeat(200_001), workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
+      {
+        type: 'request',
+        method: 'createTask',
+        requestId: 'x7',
+        params: {
+          input: {
+            prompt: 'x'.repeat(200_001),
+            workspacePath: PANEL_WORKSPACE,
+            permissionMode: 'plan',
+            title: '',
+            model: null,
+            thoughtLevel: null,
+          },
+        },
+      },
       { type: 'request', method: 'pause', requestId: 'x8', params: { taskId: 'no-such-task' } },
-      { type: 'request', method: 'createTask', requestId: 'x9', params: { input: { prompt: 'x', workspacePath: PANEL_WORKSPACE, permissionMode: 'plan', title: '', model: null, thoughtLevel: null, workspaceIdentity: 'forged' } } },
-      { type: 'request', method: 'createTask', requestId: 'x10', params: { input: { prompt: 'x', workspacePath: '/etc', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } } },
+      {
+        type: 'request',
+        method: 'createTask',
+        requestId: 'x9',
+        params: {
+          input: {
+            prompt: 'x',
+            workspacePath: PANEL_WORKSPACE,
+            permissionMode: 'plan',
+            title: '',
+            model: null,
+            thoughtLevel: null,
+            workspaceIdentity: 'forged',
+          },
+        },
+      },
+      {
+        type: 'request',
+        method: 'createTask',
+        requestId: 'x10',
+        params: { input: { prompt: 'x', workspacePath: '/etc', permissionMode: 'plan', title: '', model: null, thoughtLevel: null } },
+      },
     ];
     for (const m of hostile) link.webview.raw.postMessage(m);
     const results = await until('results for every message with a request id', () => {
@@ -329,7 +445,13 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
         answerAsk: (taskId, askId, decision, inputDigest) => broker.answer(taskId, askId, decision, inputDigest),
         onAsksChange: (listener) => broker.onEvent(() => listener()),
       };
-      asked = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => true, asks });
+      asked = connect({
+        service: world.windows[0].service,
+        store: world.windows[0].store,
+        clock: world.clock,
+        hasApiKey: () => true,
+        asks,
+      });
     });
     afterEach(() => asked.close());
     /** Lets the pushes that opening the panel causes (its availability re-check) arrive first. */
@@ -341,7 +463,9 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       await openingPushesDone();
       const before = asked.webview.states.length;
       const delivered: AskDecision[] = [];
-      const ask = broker.ask('t1', { tool: 'run_command', summary: 'run: echo hi', input: 'command: echo hi' }, (decision) => delivered.push(decision));
+      const ask = broker.ask('t1', { tool: 'run_command', summary: 'run: echo hi', input: 'command: echo hi' }, (decision) =>
+        delivered.push(decision),
+      );
       await until('a snapshot pushed for the new question', () => asked.webview.states.length > before);
       assert.deepEqual(
         await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: ask.inputDigest }),
@@ -349,10 +473,25 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       );
       assert.deepEqual(delivered, ['allow'], 'the decision reached the agent side once');
       assert.deepEqual(broker.pending(), []);
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'already-answered' });
+      assert.deepEqual(
+        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }),
+        { outcome: 'already-answered' },
+      );
       assert.deepEqual(delivered, ['allow'], 'a second answer is not delivered');
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't2', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'unknown' }, "another task's id does not answer it");
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: 'no-such-question', decision: 'deny', inputDigest: ask.inputDigest }), { outcome: 'unknown' });
+      assert.deepEqual(
+        await asked.webview.channel.request('answerAsk', { taskId: 't2', askId: ask.id, decision: 'deny', inputDigest: ask.inputDigest }),
+        { outcome: 'unknown' },
+        "another task's id does not answer it",
+      );
+      assert.deepEqual(
+        await asked.webview.channel.request('answerAsk', {
+          taskId: 't1',
+          askId: 'no-such-question',
+          decision: 'deny',
+          inputDigest: ask.inputDigest,
+        }),
+        { outcome: 'unknown' },
+      );
     });
 
     it('item 5: the card carries the whole input and its digest; an answer through the panel protocol for another input is refused and the question stays open', async () => {
@@ -361,15 +500,23 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       await openingPushesDone();
       const delivered: AskDecision[] = [];
       const command = `echo "${'release notes '.repeat(20)}" && node -e "require('fs').writeFileSync('p','x')"`;
-      const ask = broker.ask('t1', { tool: 'Bash', summary: command.slice(0, 117) + '...', input: `command: ${command}` }, (decision) => delivered.push(decision));
+      const ask = broker.ask('t1', { tool: 'Bash', summary: command.slice(0, 117) + '...', input: `command: ${command}` }, (decision) =>
+        delivered.push(decision),
+      );
       // The card of a running task with this question (the projection the host pushes to the panel).
       const card = cardAskOf({ id: 't1', status: 'running' } as OffPeakTask, broker.pending())!;
       assert.equal(card.input, `command: ${command}`, 'the card gets the whole input, the tail included');
       assert.equal(card.inputDigest, askInputDigest(card.input));
       const other = askInputDigest(`command: echo "${'release notes '.repeat(20)}"`);
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: other }), { outcome: 'input-mismatch' });
+      assert.deepEqual(
+        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: other }),
+        { outcome: 'input-mismatch' },
+      );
       assert.deepEqual(delivered, []);
-      assert.deepEqual(await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny', inputDigest: card.inputDigest }), { outcome: 'accepted' });
+      assert.deepEqual(
+        await asked.webview.channel.request('answerAsk', { taskId: 't1', askId: ask.id, decision: 'deny', inputDigest: card.inputDigest }),
+        { outcome: 'accepted' },
+      );
       assert.deepEqual(delivered, ['deny']);
     });
 
@@ -377,7 +524,9 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       asked.webview.channel.ready();
       await until('first snapshot', () => asked.webview.states.length >= 1);
       const delivered: AskDecision[] = [];
-      const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', input: 'path: a.txt' }, (decision) => delivered.push(decision));
+      const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', input: 'path: a.txt' }, (decision) =>
+        delivered.push(decision),
+      );
       const inputDigest = ask.inputDigest;
       const malformed: [string, unknown][] = [
         ['y1', { taskId: 't1', askId: ask.id, decision: 'yes', inputDigest }],
@@ -387,7 +536,8 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
         ['y5', { taskId: 't1', askId: ask.id, decision: 'allow' }],
         ['y6', { taskId: 't1', askId: ask.id, decision: 'allow', inputDigest: 'not-a-digest' }],
       ];
-      for (const [requestId, params] of malformed) asked.webview.raw.postMessage({ type: 'request', method: 'answerAsk', requestId, params });
+      for (const [requestId, params] of malformed)
+        asked.webview.raw.postMessage({ type: 'request', method: 'answerAsk', requestId, params });
       const results = await until('six refusals', () => {
         const r = asked.webview.received.filter((m): m is Extract<HostToWebview, { type: 'result' }> => m.type === 'result');
         return r.length >= 6 ? r : undefined;
@@ -400,16 +550,28 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
       assert.match(errors.get('y5')!, /^Invalid request: inputDigest/, 'an answer must name the input it was given for');
       assert.match(errors.get('y6')!, /^Invalid request: inputDigest/);
       assert.deepEqual(delivered, [], 'nothing was answered');
-      assert.deepEqual(broker.pending().map((a) => a.id), [ask.id], 'the question is still open');
+      assert.deepEqual(
+        broker.pending().map((a) => a.id),
+        [ask.id],
+        'the question is still open',
+      );
     });
   });
 
   it("the webview rejects a result that does not match its method's result schema", async () => {
     const sent: { requestId: string }[] = [];
-    const channel = new HostChannel({ postMessage: (m) => sent.push(m as { requestId: string }) }, { onState: () => undefined, onFocusForm: () => undefined, onInvalidMessage: () => undefined });
+    const channel = new HostChannel(
+      { postMessage: (m) => sent.push(m as { requestId: string }) },
+      { onState: () => undefined, onFocusForm: () => undefined, onInvalidMessage: () => undefined },
+    );
     const good = channel.request('continue', { taskId: 't1' });
     const bad = channel.request('continue', { taskId: 't2' });
-    channel.receive({ type: 'result', requestId: sent[0].requestId, ok: true, result: { ticket: 'retake_pending', error: 'gateway down' } });
+    channel.receive({
+      type: 'result',
+      requestId: sent[0].requestId,
+      ok: true,
+      result: { ticket: 'retake_pending', error: 'gateway down' },
+    });
     channel.receive({ type: 'result', requestId: sent[1].requestId, ok: true, result: { ticket: 'maybe' } });
     assert.deepEqual(await good, { ticket: 'retake_pending', error: 'gateway down' });
     await assert.rejects(bad, /unexpected result/);
@@ -418,7 +580,10 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
   it('the webview refuses a snapshot with a card or History row without its id, and shows the rows it was given', async () => {
     const shown: unknown[][] = [];
     const refused: string[] = [];
-    const channel = new HostChannel({ postMessage: () => undefined }, { onState: (s) => shown.push(s.tasks), onFocusForm: () => undefined, onInvalidMessage: (why) => refused.push(why) });
+    const channel = new HostChannel(
+      { postMessage: () => undefined },
+      { onState: (s) => shown.push(s.tasks), onFocusForm: () => undefined, onInvalidMessage: (why) => refused.push(why) },
+    );
     const snapshot = await link.controller.snapshot();
     const card = { id: 'c1', title: 'kept as sent', extra: 1 };
     channel.receive({ type: 'state', state: { ...snapshot, version: 1, tasks: [{ title: 'no id' }] } });
@@ -431,7 +596,10 @@ describe('webview protocol (host controller <-> webview channel over a MessageCh
 
   it('the webview ignores a snapshot older than the one it shows', async () => {
     const shown: number[] = [];
-    const channel = new HostChannel({ postMessage: () => undefined }, { onState: (s) => shown.push(s.version), onFocusForm: () => undefined, onInvalidMessage: () => undefined });
+    const channel = new HostChannel(
+      { postMessage: () => undefined },
+      { onState: (s) => shown.push(s.version), onFocusForm: () => undefined, onInvalidMessage: () => undefined },
+    );
     const snapshot = await link.controller.snapshot();
     channel.receive({ type: 'state', state: { ...snapshot, version: 5 } });
     channel.receive({ type: 'state', state: { ...snapshot, version: 4 } });

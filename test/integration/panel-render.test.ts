@@ -30,7 +30,7 @@ interface ActionSeen {
   pastCard: number;
 }
 
-describe('panel rendered in Chromium: card actions by width, the forms\' default model', function () {
+describe("panel rendered in Chromium: card actions by width, the forms' default model", function () {
   this.timeout(120_000);
   let world: World;
   let dir: string;
@@ -45,7 +45,12 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     // Its check failed after its rounds (docs/flows.md#checks), with a long output line.
     await w.store.mutate((tx) => {
       tx.checks.insert(finished.id, 'npm test -- --reporter spec', finished.workspaceKey);
-      tx.checks.record(finished.id, { state: 'failed', round: 2, exitCode: 1, output: `1 failing\n  AssertionError: ${'expected-a-very-long-value-'.repeat(12)}\n` });
+      tx.checks.record(finished.id, {
+        state: 'failed',
+        round: 2,
+        exitCode: 1,
+        output: `1 failing\n  AssertionError: ${'expected-a-very-long-value-'.repeat(12)}\n`,
+      });
     });
     const running = await w.service.create(taskInput({ title: 'A running task with a long title that takes room' }));
     await world.promote();
@@ -58,19 +63,39 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     // docs/flows.md#schedules-and-chains: waits for its time, which its Edit form can move.
     scheduledAt = world.clock.now() + 5 * 3_600_000;
     await w.service.create(taskInput({ title: 'A scheduled task', notBefore: scheduledAt }));
-    const backend = createServiceBackend(w.service, w.store, {
-      hasApiKey: async () => true,
-      setApiKey: async () => undefined,
-      workspaces: () => [{ name: 'ws', path: world.dir, identity: null }],
-      models: () => [],
-      configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
-      reloadConfigs: async () => undefined,
-      openTerminal: async () => undefined,
-      confirm: async () => true,
-      notice: () => undefined,
-      setup: async () => setupView({ mode: 'personal', gatewayUrl: '', agentSetting: 'auto', agent: 'claude-code', modelCredential: 'claudeLogin', baseUrl: 'https://api.anthropic.com', hasModelKey: false, hours: 'always', hoursOpenAt: null }),
-    }, NO_ASKS);
-    const controller = new PanelController({ postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) }, backend, world.clock);
+    const backend = createServiceBackend(
+      w.service,
+      w.store,
+      {
+        hasApiKey: async () => true,
+        setApiKey: async () => undefined,
+        workspaces: () => [{ name: 'ws', path: world.dir, identity: null }],
+        models: () => [],
+        configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
+        reloadConfigs: async () => undefined,
+        openTerminal: async () => undefined,
+        confirm: async () => true,
+        notice: () => undefined,
+        setup: async () =>
+          setupView({
+            mode: 'personal',
+            gatewayUrl: '',
+            agentSetting: 'auto',
+            agent: 'claude-code',
+            modelCredential: 'claudeLogin',
+            baseUrl: 'https://api.anthropic.com',
+            hasModelKey: false,
+            hours: 'always',
+            hoursOpenAt: null,
+          }),
+      },
+      NO_ASKS,
+    );
+    const controller = new PanelController(
+      { postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) },
+      backend,
+      world.clock,
+    );
     state = await controller.snapshot();
     controller.dispose();
 
@@ -121,12 +146,18 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
         const line = page.locator('li.card [data-testid="check-line"]');
         assert.equal(await line.count(), 1);
         assert.equal(await page.locator('[data-testid="check-line"]').count(), 2, 'on the card and on its History row');
-        assert.equal(await line.locator('[data-testid="check-text"]').innerText(), 'Check failed after 2 rounds (npm test -- --reporter spec, exit code 1)');
+        assert.equal(
+          await line.locator('[data-testid="check-text"]').innerText(),
+          'Check failed after 2 rounds (npm test -- --reporter spec, exit code 1)',
+        );
         assert.equal(await line.locator('[data-testid="check-output"]').count(), 0, 'the output is one click away, not shown at first');
         await line.locator('[data-testid="check-output-toggle"]').click();
         const output = line.locator('[data-testid="check-output"]');
         assert.match(await output.innerText(), /^1 failing\n {2}AssertionError: expected-a-very-long-value-/);
-        const [card, pre] = await Promise.all([line.evaluate((el) => el.closest('li.card')!.getBoundingClientRect().right), output.evaluate((el) => el.getBoundingClientRect().right)]);
+        const [card, pre] = await Promise.all([
+          line.evaluate((el) => el.closest('li.card')!.getBoundingClientRect().right),
+          output.evaluate((el) => el.getBoundingClientRect().right),
+        ]);
         assert.ok(pre <= card + 0.5, `the output ends ${pre - card} px past its card at ${width} px`);
       } finally {
         await page.close();
@@ -134,12 +165,23 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     });
   }
 
-  const SHORT: Record<string, string> = { 'open-session': 'Session', 'follow-up': 'Follow up', terminal: 'Terminal', delete: 'Delete', cancel: 'Cancel', edit: 'Edit', pause: 'Pause' };
+  const SHORT: Record<string, string> = {
+    'open-session': 'Session',
+    'follow-up': 'Follow up',
+    terminal: 'Terminal',
+    delete: 'Delete',
+    cancel: 'Cancel',
+    edit: 'Edit',
+    pause: 'Pause',
+  };
 
   for (const width of [500, 260]) {
     it(`a ${width} px panel: every card action shows its short label, on one line, inside its card`, async () => {
       const seen = await actionsAt(width);
-      assert.ok(['open-session', 'follow-up', 'terminal', 'cancel', 'edit'].every((id) => seen.some((a) => a.testid === id)), `the cards offer ${seen.map((a) => a.testid).join(', ')}`);
+      assert.ok(
+        ['open-session', 'follow-up', 'terminal', 'cancel', 'edit'].every((id) => seen.some((a) => a.testid === id)),
+        `the cards offer ${seen.map((a) => a.testid).join(', ')}`,
+      );
       for (const a of seen) {
         const where = `${a.testid} on "${a.card}" at ${width} px`;
         assert.equal(a.text, SHORT[a.testid] ?? a.text, `${where} reads "${a.text}"`);
@@ -164,21 +206,29 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
       assert.equal(await form.locator('[data-testid="not-before"]').getAttribute('type'), 'datetime-local');
       const options = await form.locator('[data-testid="after-task"] vscode-option').allTextContents();
       assert.equal(options[0], 'No other task');
-      assert.ok(options.includes('A queued task') && options.includes('A running task with a long title that takes room'), options.join(' | '));
+      assert.ok(
+        options.includes('A queued task') && options.includes('A running task with a long title that takes room'),
+        options.join(' | '),
+      );
     } finally {
       await page.close();
     }
   });
 
-  it("a scheduled card's Edit form shows its \"not before\" time to move; a queued card's has none", async () => {
+  it('a scheduled card\'s Edit form shows its "not before" time to move; a queued card\'s has none', async () => {
     const page = await panelAt(1000);
     try {
       await page.locator('li.card', { hasText: 'A scheduled task' }).locator('[data-testid="edit"]').click();
-      const field = page.locator('li.card', { hasText: 'A scheduled task' }).locator('[data-testid="edit-form"] [data-testid="not-before"]');
+      const field = page
+        .locator('li.card', { hasText: 'A scheduled task' })
+        .locator('[data-testid="edit-form"] [data-testid="not-before"]');
       assert.equal(await field.getAttribute('type'), 'datetime-local');
       assert.equal(await field.evaluate((el) => (el as HTMLInputElement).value), localDateTimeText(scheduledAt));
       await page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="edit"]').click();
-      assert.equal(await page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="edit-form"] [data-testid="not-before"]').count(), 0);
+      assert.equal(
+        await page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="edit-form"] [data-testid="not-before"]').count(),
+        0,
+      );
     } finally {
       await page.close();
     }
@@ -188,7 +238,10 @@ describe('panel rendered in Chromium: card actions by width, the forms\' default
     const page = await panelAt(1000);
     try {
       await page.locator('[data-testid="new-task"]').click();
-      assert.equal(await page.locator('[data-testid="create-form"] [data-testid="model"] vscode-option').first().textContent(), "Claude Code's default model");
+      assert.equal(
+        await page.locator('[data-testid="create-form"] [data-testid="model"] vscode-option').first().textContent(),
+        "Claude Code's default model",
+      );
       await page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="edit"]').click();
       const first = page.locator('li.card', { hasText: 'A queued task' }).locator('[data-testid="model"] vscode-option').first();
       assert.equal(await first.textContent(), "Claude Code's default model");

@@ -39,7 +39,8 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
   /** Answers for the host's next confirmations (true: the user chose the action). */
   const confirmAnswers: boolean[] = [];
 
-  const row = (title: string) => page.locator('li.schedule-row', { has: page.locator('[data-testid="schedule-title"]', { hasText: title }) });
+  const row = (title: string) =>
+    page.locator('li.schedule-row', { has: page.locator('[data-testid="schedule-title"]', { hasText: title }) });
   const lastSent = (method: string) => [...sent].reverse().find((m) => m.method === method)?.params;
 
   /** Picks an option of a vscode-single-select by its label. */
@@ -60,16 +61,21 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     world = await World.start();
     w = await world.openWindow();
     await w.service.create(taskInput({ title: 'A queued task', workspacePath: world.dir }));
-    const backend = createServiceBackend(w.service, w.store, {
-      ...BARE_HOST,
-      workspaces: () => [{ name: 'ws', path: world.dir, identity: null }],
-      configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
-      confirm: async (question) => {
-        const answer = confirmAnswers.shift();
-        assert.ok(answer !== undefined, `an unexpected confirmation: ${question.message}`);
-        return answer;
+    const backend = createServiceBackend(
+      w.service,
+      w.store,
+      {
+        ...BARE_HOST,
+        workspaces: () => [{ name: 'ws', path: world.dir, identity: null }],
+        configs: () => ({ exposed: true, planEligible: true, upgradeHint: null, upgradeUrl: null }),
+        confirm: async (question) => {
+          const answer = confirmAnswers.shift();
+          assert.ok(answer !== undefined, `an unexpected confirmation: ${question.message}`);
+          return answer;
+        },
       },
-    }, NO_ASKS);
+      NO_ASKS,
+    );
 
     ({ dir } = await buildPanelPage('offpeak-schedules-', 'window.toHost(m);'));
     browser = await launchChromium();
@@ -84,7 +90,8 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     controller = new PanelController(
       {
         visible: () => true,
-        postMessage: (m) => void page.evaluate((data) => window.dispatchEvent(new MessageEvent('message', { data })), m).catch(() => undefined),
+        postMessage: (m) =>
+          void page.evaluate((data) => window.dispatchEvent(new MessageEvent('message', { data })), m).catch(() => undefined),
         onDidReceiveMessage: (listener) => {
           listeners.push(listener);
           return { dispose: () => listeners.splice(listeners.indexOf(listener), 1) };
@@ -193,12 +200,12 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
   it('a 106 px and a 260 px panel: the Schedules rows stay inside the panel (nothing scrolls sideways), every action inside its row; so does the form as a schedule at 106 px', async () => {
     for (const width of [106, 260]) {
       await page.setViewportSize({ width, height: 1400 });
-      const seen = await page.evaluate(`(() => {
+      const seen = (await page.evaluate(`(() => {
         const width = document.documentElement.clientWidth;
         const rows = [...document.querySelectorAll('li.schedule-row')];
         const past = rows.flatMap((r) => [...r.querySelectorAll('button.action, .title, .rule, .next, .last-run')].filter((el) => el.getBoundingClientRect().right > r.getBoundingClientRect().right + 0.5).map((el) => el.className + ' ' + el.textContent));
         return { rows: rows.length, sideways: document.documentElement.scrollWidth - width, past };
-      })()`) as { rows: number; sideways: number; past: string[] };
+      })()`)) as { rows: number; sideways: number; past: string[] };
       assert.equal(seen.rows, 2);
       assert.deepEqual(seen.past, [], `at ${width} px`);
       assert.equal(seen.sideways, 0, `the panel scrolls ${seen.sideways} px sideways at ${width} px`);
@@ -261,7 +268,10 @@ describe('panel schedules in Chromium against the real host: Repeat, the Schedul
     const options = form.locator('[data-testid="after-task"] vscode-option');
     const before = await options.count();
     await w.service.create(taskInput({ title: 'Queued meanwhile', workspacePath: world.dir }));
-    await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel as string).length > (n as number), ['[data-testid="create-form"] [data-testid="after-task"] vscode-option', before] as const);
+    await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel as string).length > (n as number), [
+      '[data-testid="create-form"] [data-testid="after-task"] vscode-option',
+      before,
+    ] as const);
     const shown = await form.locator('[data-testid="after-task"]').evaluate((el) => (el as HTMLSelectElement).value);
     assert.equal(shown, queued.id, 'the select still shows the task picked');
     await form.locator('[data-testid="submit"]').click();

@@ -8,7 +8,15 @@ import { connect, PANEL_WORKSPACE, until, type Webview } from './panel-link';
 import { World } from './service-harness';
 
 const lastState = (w: Webview): PanelState | undefined => w.states[w.states.length - 1];
-const DRAFT = { title: 'Nightly deps', prompt: 'Update the dependencies', workspacePath: PANEL_WORKSPACE, permissionMode: 'acceptEdits' as const, model: null, thoughtLevel: null, checkCommand: 'npm test' };
+const DRAFT = {
+  title: 'Nightly deps',
+  prompt: 'Update the dependencies',
+  workspacePath: PANEL_WORKSPACE,
+  permissionMode: 'acceptEdits' as const,
+  model: null,
+  thoughtLevel: null,
+  checkCommand: 'npm test',
+};
 
 describe('panel: schedules (host controller <-> webview channel over a MessageChannel)', () => {
   let world: World;
@@ -30,7 +38,10 @@ describe('panel: schedules (host controller <-> webview channel over a MessageCh
     assert.deepEqual(lastState(link.webview)?.schedules, [], 'none yet');
     const zone = machineTimeZone();
     const at = (wallTimeAt(world.clock.now(), zone).minuteOfDay + 120) % 1440;
-    const { scheduleId } = await link.webview.channel.request('createSchedule', { draft: DRAFT, rule: { kind: 'weekdays', days: [1, 3, 5], at } });
+    const { scheduleId } = await link.webview.channel.request('createSchedule', {
+      draft: DRAFT,
+      rule: { kind: 'weekdays', days: [1, 3, 5], at },
+    });
     assert.ok(scheduleId);
     const view = await until('the schedule in a snapshot', () => lastState(link.webview)?.schedules?.find((s) => s.id === scheduleId));
     assert.equal(view.title, 'Nightly deps');
@@ -44,10 +55,19 @@ describe('panel: schedules (host controller <-> webview channel over a MessageCh
     assert.equal(stored.workspaceIdentity, `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}`, "the folder's identity comes from the host");
 
     await link.webview.channel.request('pauseSchedule', { id: scheduleId, paused: true });
-    const paused = await until('paused in a snapshot', () => lastState(link.webview)?.schedules?.find((s) => s.id === scheduleId && s.paused));
+    const paused = await until('paused in a snapshot', () =>
+      lastState(link.webview)?.schedules?.find((s) => s.id === scheduleId && s.paused),
+    );
     assert.equal(paused.nextRunAt, null);
 
-    assert.deepEqual(await link.webview.channel.request('editSchedule', { id: scheduleId, draft: { ...DRAFT, prompt: 'Only the lock file' }, rule: { kind: 'daily', at } }), { done: true });
+    assert.deepEqual(
+      await link.webview.channel.request('editSchedule', {
+        id: scheduleId,
+        draft: { ...DRAFT, prompt: 'Only the lock file' },
+        rule: { kind: 'daily', at },
+      }),
+      { done: true },
+    );
     assert.equal(world.windows[0].service.schedules.list()[0]!.prompt, 'Only the lock file');
 
     link.host.confirmAnswers.push(false);
@@ -65,7 +85,9 @@ describe('panel: schedules (host controller <-> webview channel over a MessageCh
     const at = (wallTimeAt(start, zone).minuteOfDay + 2) % 1440;
     const { scheduleId } = await link.webview.channel.request('createSchedule', { draft: DRAFT, rule: { kind: 'daily', at } });
     await world.advance(3 * 60_000);
-    const card = await until('the run in a snapshot', () => lastState(link.webview)?.tasks.find((t) => t.scheduleRun?.scheduleId === scheduleId));
+    const card = await until('the run in a snapshot', () =>
+      lastState(link.webview)?.tasks.find((t) => t.scheduleRun?.scheduleId === scheduleId),
+    );
     assert.deepEqual(card.scheduleRun, { scheduleId, scheduleTitle: 'Nightly deps', dueText: card.scheduleRun!.dueText, catchUp: false });
     assert.match(card.scheduleRun!.dueText, /^[A-Z][a-z]{2} \d\d:\d\d$/);
     assert.match(card.title, /^Nightly deps \d{4}-\d{2}-\d{2}$/);
@@ -74,9 +96,18 @@ describe('panel: schedules (host controller <-> webview channel over a MessageCh
   });
 
   it('refuses a malformed rule, a folder not open in the window and an unknown schedule, saying why', async () => {
-    await assert.rejects(link.webview.channel.request('createSchedule', { draft: DRAFT, rule: { kind: 'weekdays', days: [], at: 120 } } as never), /Invalid request: rule/);
-    await assert.rejects(link.webview.channel.request('createSchedule', { draft: DRAFT, rule: { kind: 'daily', at: 1440 } } as never), /Invalid request: rule/);
-    await assert.rejects(link.webview.channel.request('createSchedule', { draft: { ...DRAFT, workspacePath: '/not/open' }, rule: { kind: 'daily', at: 120 } }), /folder/i);
+    await assert.rejects(
+      link.webview.channel.request('createSchedule', { draft: DRAFT, rule: { kind: 'weekdays', days: [], at: 120 } } as never),
+      /Invalid request: rule/,
+    );
+    await assert.rejects(
+      link.webview.channel.request('createSchedule', { draft: DRAFT, rule: { kind: 'daily', at: 1440 } } as never),
+      /Invalid request: rule/,
+    );
+    await assert.rejects(
+      link.webview.channel.request('createSchedule', { draft: { ...DRAFT, workspacePath: '/not/open' }, rule: { kind: 'daily', at: 120 } }),
+      /folder/i,
+    );
     await assert.rejects(link.webview.channel.request('pauseSchedule', { id: 'nope', paused: true }), /there is no schedule nope/);
     assert.equal(world.windows[0].service.schedules.list().length, 0, 'nothing was saved');
   });

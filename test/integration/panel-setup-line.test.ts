@@ -36,12 +36,28 @@ describe('panel: the mode / agent / credential line', () => {
   });
 
   async function lineFor(inputs: SetupInputs): Promise<SetupView> {
-    link = connect({ service: world.windows[0].service, store: world.windows[0].store, clock: world.clock, hasApiKey: () => true, setup: async () => setupView(inputs) });
+    link = connect({
+      service: world.windows[0].service,
+      store: world.windows[0].store,
+      clock: world.clock,
+      hasApiKey: () => true,
+      setup: async () => setupView(inputs),
+    });
     link.webview.channel.ready();
     return until('a snapshot with the line', () => link!.webview.states.at(-1)?.setup);
   }
 
-  const base: SetupInputs = { mode: 'gateway', gatewayUrl: '', agentSetting: 'auto', agent: 'reference', modelCredential: 'claudeLogin', baseUrl: 'https://api.anthropic.com', hasModelKey: false, hours: 'always', hoursOpenAt: null };
+  const base: SetupInputs = {
+    mode: 'gateway',
+    gatewayUrl: '',
+    agentSetting: 'auto',
+    agent: 'reference',
+    modelCredential: 'claudeLogin',
+    baseUrl: 'https://api.anthropic.com',
+    hasModelKey: false,
+    hours: 'always',
+    hoursOpenAt: null,
+  };
 
   it("team mode: the gateway's host, the agent auto chose, the gateway's account; the Model list's first choice is the gateway's default", async () => {
     const setup = await lineFor({ ...base, gatewayUrl: world.gateway.url });
@@ -58,7 +74,14 @@ describe('panel: the mode / agent / credential line', () => {
     const now = Date.UTC(2026, 11, 1, 21, 48); // 21:48 UTC; the hours open at 01:00 UTC
     const hoursOpenAt = hoursNextOpening('01:00-07:00', now, 'UTC');
     assert.equal(hoursOpenAt, Date.UTC(2026, 11, 2, 1, 0));
-    const setup = await lineFor({ ...base, mode: 'personal', agent: 'claude-code', baseUrl: 'https://models.example.com/v1', hours: '01:00-07:00', hoursOpenAt });
+    const setup = await lineFor({
+      ...base,
+      mode: 'personal',
+      agent: 'claude-code',
+      baseUrl: 'https://models.example.com/v1',
+      hours: '01:00-07:00',
+      hoursOpenAt,
+    });
     assert.equal(setup.mode, 'personal');
     assert.equal(setup.modeText, 'Personal mode');
     assert.equal(setup.agentText, 'Claude Code (found)');
@@ -80,13 +103,19 @@ describe('panel: the mode / agent / credential line', () => {
     assert.equal(setupRunsText(setup, 0), 'tasks run any time');
   });
 
-  it("platform: a remote window whose remote has none of the machine settings set says it runs there with default settings and where they come from; one setting set there, or a local window, says nothing of it", async () => {
+  it('platform: a remote window whose remote has none of the machine settings set says it runs there with default settings and where they come from; one setting set there, or a local window, says nothing of it', async () => {
     const setup = await lineFor({ ...base, gatewayUrl: world.gateway.url, remote: { name: 'ssh-remote', machineSettingsSet: false } });
-    assert.equal(setup.remoteText, "Remote-SSH window: Off-Peak runs on the remote machine with default settings. Its machine settings come from the remote's settings (Preferences: Open Remote Settings), not your local ones.");
+    assert.equal(
+      setup.remoteText,
+      "Remote-SSH window: Off-Peak runs on the remote machine with default settings. Its machine settings come from the remote's settings (Preferences: Open Remote Settings), not your local ones.",
+    );
     assert.equal(setup.modeText, `Team gateway ${new URL(world.gateway.url).host}`, 'the rest of the line as in a local window');
     assert.equal(setupView({ ...base, remote: { name: 'wsl', machineSettingsSet: true } }).remoteText, undefined);
     assert.equal(setupView(base).remoteText, undefined);
-    assert.match(setupView({ ...base, remote: { name: 'some-new-remote', machineSettingsSet: false } }).remoteText ?? '', /^some-new-remote window: /);
+    assert.match(
+      setupView({ ...base, remote: { name: 'some-new-remote', machineSettingsSet: false } }).remoteText ?? '',
+      /^some-new-remote window: /,
+    );
     // The settings looked at are package.json's machine-scoped ones.
     const keys = machineSettingKeys(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')));
     assert.ok(keys.includes('offPeak.gatewayUrl') && keys.includes('offPeak.mode') && keys.includes('offPeak.agent'), keys.join(', '));

@@ -36,7 +36,12 @@ describe('unseen results on the cards (two windows, a panel each, over MessageCh
   });
 
   async function createTask(title: string): Promise<string> {
-    const task = await world.windows[0].service.create({ title, prompt: `do ${title}`, permissionMode: 'plan', workspacePath: PANEL_WORKSPACE });
+    const task = await world.windows[0].service.create({
+      title,
+      prompt: `do ${title}`,
+      permissionMode: 'plan',
+      workspacePath: PANEL_WORKSPACE,
+    });
     return task.id;
   }
 
@@ -66,7 +71,10 @@ describe('unseen results on the cards (two windows, a panel each, over MessageCh
     assert.deepEqual(await a.webview.channel.request('showing', { taskIds: [id] }), { held: 1 });
     // While the panel is open the card keeps its mark, and the store (the status bar's count) agrees.
     assert.equal((await a.controller.snapshot()).tasks.find((t) => t.id === id)?.unseen, true);
-    assert.deepEqual(world.windows[0].store.read((tx) => tx.outcomes.unseen()), [id]);
+    assert.deepEqual(
+      world.windows[0].store.read((tx) => tx.outcomes.unseen()),
+      [id],
+    );
     const lookedAt = world.clock.now();
     a.setVisible(false);
     await until('seen in the store once the panel is hidden', () => world.windows[0].store.read((tx) => tx.outcomes.unseen()).length === 0);

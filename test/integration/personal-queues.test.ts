@@ -25,35 +25,73 @@ describe('personal mode and team mode keep their own queues', function () {
     const ws = path.join(world.root, 'ws');
     fs.mkdirSync(ws);
 
-    const team = await startTestEngine({ storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', workspaceKeys: [ws] });
+    const team = await startTestEngine({
+      storageDir,
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'reference',
+      workspaceKeys: [ws],
+    });
     await team.service.availability.refresh();
-    const teamTask = await team.service.create({ title: 'team', prompt: 'team work', permissionMode: 'plan', workspacePath: ws, isolation: 'inPlace' });
+    const teamTask = await team.service.create({
+      title: 'team',
+      prompt: 'team work',
+      permissionMode: 'plan',
+      workspacePath: ws,
+      isolation: 'inPlace',
+    });
     const teamTicket = team.service.getTask(teamTask.id)!.serverTicketId;
     assert.ok(teamTicket, 'the team task took a ticket from the gateway');
     await team.dispose();
 
     // Switch to personal mode.
-    const personal = await startPersonalTestEngine({ storageDir, agent: 'reference', workspaceKeys: [ws], personal: { upstreamUrl: world.upstream.url, hours: '03:00-03:01' } });
+    const personal = await startPersonalTestEngine({
+      storageDir,
+      agent: 'reference',
+      workspaceKeys: [ws],
+      personal: { upstreamUrl: world.upstream.url, hours: '03:00-03:01' },
+    });
     try {
       assert.equal(personal.engine.service.getTask(teamTask.id), undefined, 'personal mode does not list the team task');
       assert.equal(personal.engine.service.listTasks().length, 0);
       const ticketsAtGateway = await world.gateway.authority.counts();
-      assert.match((await otherQueueNotice(storageDir, 'personal')) ?? '', /^1 unfinished task of your team's gateway waits there, untouched/);
+      assert.match(
+        (await otherQueueNotice(storageDir, 'personal')) ?? '',
+        /^1 unfinished task of your team's gateway waits there, untouched/,
+      );
       await personal.engine.service.availability.refresh();
-      const personalTask = await personal.engine.service.create({ title: 'mine', prompt: 'my work', permissionMode: 'plan', workspacePath: ws, isolation: 'inPlace' });
-      assert.ok(personal.engine.service.getTask(personalTask.id)!.serverTicketId, 'the personal task took its ticket from the local authority');
+      const personalTask = await personal.engine.service.create({
+        title: 'mine',
+        prompt: 'my work',
+        permissionMode: 'plan',
+        workspacePath: ws,
+        isolation: 'inPlace',
+      });
+      assert.ok(
+        personal.engine.service.getTask(personalTask.id)!.serverTicketId,
+        'the personal task took its ticket from the local authority',
+      );
       assert.deepEqual(await world.gateway.authority.counts(), ticketsAtGateway, "the team's gateway saw no ticket of personal mode");
       await personal.engine.dispose();
       await personal.authority.dispose();
 
       // Back to team mode: the team task is there as it was; the personal one waits in its own queue.
-      const back = await startTestEngine({ storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', workspaceKeys: [ws] });
+      const back = await startTestEngine({
+        storageDir,
+        gatewayUrl: world.gateway.url,
+        apiKey: USER_KEY,
+        agent: 'reference',
+        workspaceKeys: [ws],
+      });
       try {
         const again = back.service.getTask(teamTask.id);
         assert.equal(again?.status, 'queued');
         assert.equal(again?.serverTicketId, teamTicket, 'the same ticket of the same gateway');
         assert.equal(back.service.getTask(personalTask.id), undefined, 'team mode does not list the personal task');
-        assert.match((await otherQueueNotice(storageDir, 'gateway')) ?? '', /^1 unfinished task of personal mode waits on this machine, untouched/);
+        assert.match(
+          (await otherQueueNotice(storageDir, 'gateway')) ?? '',
+          /^1 unfinished task of personal mode waits on this machine, untouched/,
+        );
       } finally {
         await back.dispose();
       }

@@ -19,9 +19,15 @@ const TASKS = IN_WINDOWS_LANE ? 200 : 1_000;
 const RUNS = Number(process.env.OFFPEAK_SCHEDULER_PAIR_RUNS) || 3;
 const RUN_TASKS = IN_WINDOWS_LANE ? 10 : 50;
 
-function runWorker(dbDir: string, log: string, name: string): Promise<{ name: string; rounds: number; claimRounds: number; dispatched: number }> {
+function runWorker(
+  dbDir: string,
+  log: string,
+  name: string,
+): Promise<{ name: string; rounds: number; claimRounds: number; dispatched: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...tsNodeArgv('test/integration/scheduler-worker.ts'), dbDir, log, name], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...tsNodeArgv('test/integration/scheduler-worker.ts'), dbDir, log, name], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -40,7 +46,14 @@ describe('scheduler: two processes on one DB', function () {
     const store = await TaskStore.open({ directory: dbDir, clock: systemClock, durable: false, watch: false });
     await store.mutate((tx) => {
       for (let i = 0; i < tasks; i++) {
-        tx.tasks.insert({ title: `t${i}`, prompt: 'p', permissionMode: 'plan', workspacePath: '/w', serverTicketId: `T-${i}`, schedulable: true });
+        tx.tasks.insert({
+          title: `t${i}`,
+          prompt: 'p',
+          permissionMode: 'plan',
+          workspacePath: '/w',
+          serverTicketId: `T-${i}`,
+          schedulable: true,
+        });
       }
     });
     const [a, b] = await Promise.all([runWorker(dbDir, log, 'A'), runWorker(dbDir, log, 'B')]);
@@ -64,7 +77,10 @@ describe('scheduler: two processes on one DB', function () {
     assert.ok(a.rounds + b.rounds >= TASKS, `at least ${TASKS} claim rounds`);
     assert.ok(a.dispatched > 0 && b.dispatched > 0, `both processes took part (A ${a.dispatched}, B ${b.dispatched})`);
     assert.equal(running.length, TASKS);
-    assert.ok(running.every((t) => !t.claimRunning), 'no claim left behind');
+    assert.ok(
+      running.every((t) => !t.claimRunning),
+      'no claim left behind',
+    );
   });
 
   // Under Windows' sharing rules (the Windows lane) a rename over the DB while the other process

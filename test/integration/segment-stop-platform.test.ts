@@ -39,8 +39,22 @@ describe("platform: a segment's graceful stop (real reference agent, this platfo
       },
     };
     const run = await SegmentRun.start({
-      adapter: new ReferenceAgentAdapter({ command: process.execPath, argsPrefix: referenceAgentArgv(), sessionsDir: path.join(root, 'sessions'), env: { OFFPEAK_AGENT_RETRY_BASE_MS: '20' } }),
-      spec: { taskId: 'task-1', sessionId: 'sess-1', resume: false, prompt: 'do the task', permissionMode: 'bypassPermissions', model: 'fake-model', thoughtLevel: null, workspacePath: path.join(root, 'ws') },
+      adapter: new ReferenceAgentAdapter({
+        command: process.execPath,
+        argsPrefix: referenceAgentArgv(),
+        sessionsDir: path.join(root, 'sessions'),
+        env: { OFFPEAK_AGENT_RETRY_BASE_MS: '20' },
+      }),
+      spec: {
+        taskId: 'task-1',
+        sessionId: 'sess-1',
+        resume: false,
+        prompt: 'do the task',
+        permissionMode: 'bypassPermissions',
+        model: 'fake-model',
+        thoughtLevel: null,
+        workspacePath: path.join(root, 'ws'),
+      },
       gateway: { anthropicBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-key' },
       ticketId: 'T-1',
       segmentDir: path.join(root, 'segments', '1'),
@@ -54,6 +68,9 @@ describe("platform: a segment's graceful stop (real reference agent, this platfo
     await run.interrupt();
     assert.deepEqual(await run.done, { kind: 'interrupted' });
     assert.match(fs.readFileSync(run.logFile, 'utf8'), /\[SIGINT: stopping; the session stays resumable\]/);
-    assert.ok(!forced.includes(`SIGKILL ${pid}`) && !forced.includes(`SIGTERM ${pid}`), `the agent was not stopped by force: ${forced.join(', ')}`);
+    assert.ok(
+      !forced.includes(`SIGKILL ${pid}`) && !forced.includes(`SIGTERM ${pid}`),
+      `the agent was not stopped by force: ${forced.join(', ')}`,
+    );
   });
 });

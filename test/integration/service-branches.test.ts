@@ -6,7 +6,6 @@ import { ServiceError } from '../../src/service';
 import { USER, World, taskInput, startRunning, API_KEY } from './service-harness';
 import { editDbFile } from '../fixtures/edit-db-file';
 
-
 async function rejects(p: Promise<unknown>, code: string): Promise<ServiceError> {
   try {
     await p;
@@ -70,7 +69,10 @@ describe('service: the flows against the real gateway', function () {
       const { service } = await world.openWindow();
       await rejects(service.create(taskInput()), 'not_eligible');
       assert.equal(world.takeRequests(), 0);
-      assert.deepEqual(world.proxy.forwarded().map((r) => r.path), ['/api/v1/off-peak/ticket/availability']);
+      assert.deepEqual(
+        world.proxy.forwarded().map((r) => r.path),
+        ['/api/v1/off-peak/ticket/availability'],
+      );
       assert.equal(service.listTasks().length, 0);
       assert.equal(world.store0().read((tx) => tx.tickets.list()).length, 0);
 
@@ -129,7 +131,10 @@ describe('service: the flows against the real gateway', function () {
       assert.equal(t.schedulable, true);
       assert.deepEqual(woke, [fixedId]);
       const ledger = world.store0().read((tx) => tx.tickets.forTask(fixedId));
-      assert.deepEqual(ledger.map((l) => [l.ticketId, l.serverState, l.settleState]), [[first.ticketId, 'ready', 'none']]);
+      assert.deepEqual(
+        ledger.map((l) => [l.ticketId, l.serverState, l.settleState]),
+        [[first.ticketId, 'ready', 'none']],
+      );
       const takes = world.proxy.forwarded().filter((r) => r.path === '/api/v1/off-peak/ticket');
       assert.equal(takes.length, 1);
       assert.equal((takes[0].gatewayBody as { state: string; reused: boolean }).state, 'ready');
@@ -143,7 +148,16 @@ describe('service: the flows against the real gateway', function () {
       assert.equal(world.proxy.seen.length, 0, 'no key: nothing sent at all');
       world.apiKey = API_KEY;
       // 3103 straight from take (the availability snapshot is bypassed by a fresh enabled state)
-      world.proxy.enqueue({ kind: 'respond', response: { status: 200, body: JSON.stringify({ server_time: world.clock.now(), can_take: true, can_take_number: 1, next_take_at: null, reason: null }) } }, { match: (_m, p) => p.includes('/availability') });
+      world.proxy.enqueue(
+        {
+          kind: 'respond',
+          response: {
+            status: 200,
+            body: JSON.stringify({ server_time: world.clock.now(), can_take: true, can_take_number: 1, next_take_at: null, reason: null }),
+          },
+        },
+        { match: (_m, p) => p.includes('/availability') },
+      );
       await rejects(w.service.create(taskInput()), 'limit_reached');
       assert.equal(world.takeRequests(), 1);
       assert.equal(w.service.listTasks().length, 0);
@@ -159,7 +173,16 @@ describe('service: the flows against the real gateway', function () {
       assert.equal(w2.store.read((tx) => tx.tickets.list()).length, 0);
       assert.equal(world.takeRequests(), 0, 'the gateway saw no take');
       // 3101 on the take itself
-      world.proxy.enqueue({ kind: 'respond', response: { status: 403, body: JSON.stringify({ type: 'error', error: { type: 'permission_error', code: '3101', message: 'plan' } }) } }, { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' });
+      world.proxy.enqueue(
+        {
+          kind: 'respond',
+          response: {
+            status: 403,
+            body: JSON.stringify({ type: 'error', error: { type: 'permission_error', code: '3101', message: 'plan' } }),
+          },
+        },
+        { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' },
+      );
       await rejects(w2.service.create(taskInput()), 'not_eligible');
       assert.equal(w2.service.listTasks().length, 0);
     });
@@ -188,7 +211,17 @@ describe('service: the flows against the real gateway', function () {
             kind: 'respond-with',
             respond: ({ body }) => ({
               status: 200,
-              body: JSON.stringify({ server_time: world.clock.now(), ticket_id: 'ghost-ticket', task_id: (body as { task_id: string }).task_id, state: abnormal, position: null, ready_deadline: null, active_until: null, next_poll_after_ms: 1000, reused: false }),
+              body: JSON.stringify({
+                server_time: world.clock.now(),
+                ticket_id: 'ghost-ticket',
+                task_id: (body as { task_id: string }).task_id,
+                state: abnormal,
+                position: null,
+                ready_deadline: null,
+                active_until: null,
+                next_poll_after_ms: 1000,
+                reused: false,
+              }),
             }),
           },
           { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' },
@@ -223,7 +256,17 @@ describe('service: the flows against the real gateway', function () {
           kind: 'respond-with',
           respond: ({ body }) => ({
             status: 200,
-            body: JSON.stringify({ server_time: world.clock.now(), ticket_id: 'active-ticket', task_id: (body as { task_id: string }).task_id, state: 'active', position: null, ready_deadline: null, active_until: world.clock.now() + 3_600_000, next_poll_after_ms: 1000, reused: true }),
+            body: JSON.stringify({
+              server_time: world.clock.now(),
+              ticket_id: 'active-ticket',
+              task_id: (body as { task_id: string }).task_id,
+              state: 'active',
+              position: null,
+              ready_deadline: null,
+              active_until: world.clock.now() + 3_600_000,
+              next_poll_after_ms: 1000,
+              reused: true,
+            }),
           }),
         },
         { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' },
@@ -235,7 +278,10 @@ describe('service: the flows against the real gateway', function () {
       assert.equal(t.serverTicketId, 'active-ticket');
       assert.deepEqual(woke, [t.id]);
       assert.deepEqual(
-        world.store0().read((tx) => tx.tickets.forTask(t.id)).map((l) => [l.ticketId, l.serverState, l.settleState]),
+        world
+          .store0()
+          .read((tx) => tx.tickets.forTask(t.id))
+          .map((l) => [l.ticketId, l.serverState, l.settleState]),
         [['active-ticket', 'active', 'none']],
       );
       assert.equal(world.proxy.seen.filter((r) => r.path === '/api/v1/off-peak/ticket').length, 1, 'one take, answered active');
@@ -245,7 +291,11 @@ describe('service: the flows against the real gateway', function () {
       world = await World.start({});
       const { service, store } = await world.openWindow();
       // the disk "fills up" for task rows only: the INSERT fails, the ledger write does not
-      await editDbFile(store.filePath, (db) => db.exec("CREATE TRIGGER simulate_full BEFORE INSERT ON off_peak_tasks BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END;"));
+      await editDbFile(store.filePath, (db) =>
+        db.exec(
+          "CREATE TRIGGER simulate_full BEFORE INSERT ON off_peak_tasks BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END;",
+        ),
+      );
       const err = await rejects(service.create(taskInput()), 'store_failed');
       assert.match(err.message, /disk is full/);
       await world.settle();
@@ -255,7 +305,11 @@ describe('service: the flows against the real gateway', function () {
       assert.deepEqual(settles[0].body, { reason: 'orphan' });
       const ticketId = settles[0].path.split('/')[5];
       assert.equal((await world.gatewayStates([ticketId])).get(ticketId), 'settled');
-      assert.deepEqual(store.read((tx) => tx.tickets.list()), [], 'settled, the ticket of no task goes');
+      assert.deepEqual(
+        store.read((tx) => tx.tickets.list()),
+        [],
+        'settled, the ticket of no task goes',
+      );
     });
   });
 
@@ -335,7 +389,10 @@ describe('service: the flows against the real gateway', function () {
       // and nobody polls dead tickets again
       const before = world.statusRequests();
       await world.advance(10 * 60_000);
-      const polledAfter = world.proxy.forwarded({ pathIncludes: '/status' }).slice(before).flatMap((x) => (x.body as { ticket_ids: string[] }).ticket_ids);
+      const polledAfter = world.proxy
+        .forwarded({ pathIncludes: '/status' })
+        .slice(before)
+        .flatMap((x) => (x.body as { ticket_ids: string[] }).ticket_ids);
       assert.ok(!polledAfter.includes(p.serverTicketId!) && !polledAfter.includes(r.serverTicketId!));
     });
 
@@ -458,7 +515,10 @@ describe('service: the flows against the real gateway', function () {
       const second = await service.syncNow();
       assert.deepEqual([...second.woke].sort(), [a.id, b.id].sort(), 'both tickets are in the next long-poll');
       const last = world.proxy.forwarded({ pathIncludes: '/status' }).at(-1)!;
-      assert.deepEqual(Object.keys((last.body as { known_states: Record<string, string> }).known_states).sort(), [a.serverTicketId!, b.serverTicketId!].sort());
+      assert.deepEqual(
+        Object.keys((last.body as { known_states: Record<string, string> }).known_states).sort(),
+        [a.serverTicketId!, b.serverTicketId!].sort(),
+      );
     });
 
     it('a gateway that refuses wait_ms gets plain polls from then on', async () => {
@@ -473,7 +533,13 @@ describe('service: the flows against the real gateway', function () {
           respond: ({ body }) => {
             if (!('wait_ms' in (body as object))) throw new Error('expected wait_ms');
             refused += 1;
-            return { status: 400, body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_request', message: 'unknown field wait_ms' } }) };
+            return {
+              status: 400,
+              body: JSON.stringify({
+                type: 'error',
+                error: { type: 'invalid_request_error', code: 'invalid_request', message: 'unknown field wait_ms' },
+              }),
+            };
           },
         },
         { match: (_m, p) => p.includes('/status') },
@@ -513,7 +579,10 @@ describe('service: the flows against the real gateway', function () {
       assert.equal(world.takeRequests(), 0);
       assert.equal(world.statusRequests(), 1);
       assert.deepEqual(
-        world.store0().read((tx) => tx.tickets.forTask(a.id)).map((l) => [l.ticketId, l.serverState, l.settleState]),
+        world
+          .store0()
+          .read((tx) => tx.tickets.forTask(a.id))
+          .map((l) => [l.ticketId, l.serverState, l.settleState]),
         [[a.serverTicketId, 'queued', 'none']],
         'no new ticket, nothing settled',
       );
@@ -610,7 +679,10 @@ describe('service: the flows against the real gateway', function () {
       const l = store.read((tx) => tx.tickets.get(a.serverTicketId!))!;
       assert.deepEqual([l.endReason, l.settleState, l.settleReason, l.settleAttempts], ['completed', 'settled', 'completed', 1]);
       assert.ok(l.segmentStartedAt && l.segmentEndedAt);
-      assert.deepEqual(world.settleRequests().map((r) => r.body), [{ reason: 'completed' }]);
+      assert.deepEqual(
+        world.settleRequests().map((r) => r.body),
+        [{ reason: 'completed' }],
+      );
       assert.equal((await world.gatewayStates([a.serverTicketId!])).get(a.serverTicketId!), 'settled');
       // a late result cannot overwrite the terminal state
       assert.equal(await service.lifecycle.fail(a.id, { failureReason: 'late' }), false);
@@ -671,7 +743,10 @@ describe('service: the flows against the real gateway', function () {
       assert.equal(c.status, 'cancelled');
       assert.equal(statusWhenStopped, 'cancelled', 'terminal before the agent is stopped');
       await world.settle();
-      assert.deepEqual(world.settleRequests().map((r) => r.body), [{ reason: 'cancelled' }]);
+      assert.deepEqual(
+        world.settleRequests().map((r) => r.body),
+        [{ reason: 'cancelled' }],
+      );
       const l = w.store.read((tx) => tx.tickets.get(a.serverTicketId!))!;
       assert.deepEqual([l.endReason, l.settleState], ['cancelled', 'settled']);
       // cancel again: idempotent, nothing more sent
@@ -695,9 +770,16 @@ describe('service: the flows against the real gateway', function () {
       assert.equal(l.settleReason, 'cancelled');
       await world.proxy.comeUp();
       await world.advance(60_000);
-      assert.equal(w.store.read((tx) => tx.tickets.get(a.serverTicketId!)), undefined, 'acknowledged, the ledger row of the deleted task goes');
+      assert.equal(
+        w.store.read((tx) => tx.tickets.get(a.serverTicketId!)),
+        undefined,
+        'acknowledged, the ledger row of the deleted task goes',
+      );
       assert.equal((await world.gatewayStates([a.serverTicketId!])).get(a.serverTicketId!), 'settled');
-      assert.deepEqual(world.settleRequests().map((r) => [r.path.split('/')[5], r.body]), [[a.serverTicketId, { reason: 'cancelled' }]]);
+      assert.deepEqual(
+        world.settleRequests().map((r) => [r.path.split('/')[5], r.body]),
+        [[a.serverTicketId, { reason: 'cancelled' }]],
+      );
       // delete of a terminal task: straight delete
       await w.service.cancel(done.id);
       assert.equal(await w.service.delete(done.id), true);
@@ -715,7 +797,10 @@ describe('service: the flows against the real gateway', function () {
       await startRunning(w, ran.id);
       await w.service.lifecycle.complete(ran.id);
       await world.settle();
-      assert.deepEqual(w.service.history().map((h) => [h.taskId, h.status]), [[ran.id, 'succeeded']]);
+      assert.deepEqual(
+        w.service.history().map((h) => [h.taskId, h.status]),
+        [[ran.id, 'succeeded']],
+      );
 
       const seenBefore = world.proxy.seen.length;
       const ledgerBefore = JSON.stringify(w.store.read((tx) => tx.tickets.list()));
@@ -736,7 +821,11 @@ describe('service: the flows against the real gateway', function () {
       const row = w.service.getTask(ran.id)!;
       assert.equal(row.status, 'completed', 'the task itself is untouched');
       assert.equal(row.sessionId, `session-${ran.id}`);
-      assert.equal(JSON.stringify(w.store.read((tx) => tx.tickets.list()).filter((l) => l.taskId === ran.id)), JSON.stringify(JSON.parse(ledgerBefore).filter((l: { taskId: string }) => l.taskId === ran.id)), 'the ledger is untouched');
+      assert.equal(
+        JSON.stringify(w.store.read((tx) => tx.tickets.list()).filter((l) => l.taskId === ran.id)),
+        JSON.stringify(JSON.parse(ledgerBefore).filter((l: { taskId: string }) => l.taskId === ran.id)),
+        'the ledger is untouched',
+      );
     });
   });
 });

@@ -86,7 +86,13 @@ describe('service: "after <task>" chains (docs/flows.md#schedules-and-chains)', 
     const w = await world.openWindow();
     const a = await w.service.create(taskInput({ title: 'A' }));
     await finish(w, a.id, 'fail');
-    await assert.rejects(w.service.create(taskInput({ afterTaskId: a.id })), (e) => e instanceof ServiceError && /Cannot wait for "A": A failed/.test(e.message));
-    await assert.rejects(w.service.create(taskInput({ afterTaskId: 'no-such-task' })), (e) => e instanceof ServiceError && e.code === 'not_found');
+    await assert.rejects(
+      w.service.create(taskInput({ afterTaskId: a.id })),
+      (e) => e instanceof ServiceError && /Cannot wait for "A": A failed/.test(e.message),
+    );
+    await assert.rejects(
+      w.service.create(taskInput({ afterTaskId: 'no-such-task' })),
+      (e) => e instanceof ServiceError && e.code === 'not_found',
+    );
   });
 });

@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { USER, World, oneRunningTask } from './service-harness';
 
-
 describe('service: recovery and segment ends (Trust II)', function () {
   this.timeout(60_000);
   let world: World;
@@ -53,7 +52,11 @@ describe('service: recovery and segment ends (Trust II)', function () {
 
     const during = store.read((tx) => tx.tickets.get(ticket1))!;
     assert.equal(service.getTask(t.id)!.status, 'running');
-    assert.deepEqual([during.endReason, during.segmentEndedAt, during.settleState, during.settleReason], [null, null, 'none', null], 'the sync neither ended the segment nor settled the ticket');
+    assert.deepEqual(
+      [during.endReason, during.segmentEndedAt, during.settleState, during.settleReason],
+      [null, null, 'none', null],
+      'the sync neither ended the segment nor settled the ticket',
+    );
     assert.equal(during.serverState, 'expired', 'the sync recorded what the gateway said');
 
     await request.release(); // the answer arrives after the end
@@ -64,7 +67,11 @@ describe('service: recovery and segment ends (Trust II)', function () {
     assert.equal(task.status, 'completed');
     assert.equal(service.history()[0].status, 'succeeded');
     const row = store.read((tx) => tx.tickets.get(ticket1))!;
-    assert.deepEqual([row.endReason, row.settleReason, row.settleState], ['completed', 'completed', 'settled'], 'ledger, end reason and settle reason say completed');
+    assert.deepEqual(
+      [row.endReason, row.settleReason, row.settleState],
+      ['completed', 'completed', 'settled'],
+      'ledger, end reason and settle reason say completed',
+    );
     const settles = world.settleRequests().filter((r) => r.path.includes(ticket1));
     assert.equal(settles.length, 1);
     assert.equal((settles[0].body as { reason?: string }).reason, 'completed');

@@ -70,7 +70,10 @@ export class World {
     return world;
   }
 
-  async openWindow(name = `w${this.windows.length + 1}`, extra: { stopAgent?: (taskId: string) => void | Promise<void>; newTaskId?: () => string } = {}): Promise<Window> {
+  async openWindow(
+    name = `w${this.windows.length + 1}`,
+    extra: { stopAgent?: (taskId: string) => void | Promise<void>; newTaskId?: () => string } = {},
+  ): Promise<Window> {
     // durable: false skips the fsyncs only (the store's own crash tests cover durability); the
     // lock, reload, transaction and atomic rename are the real thing. watch: false because the
     // leader re-reads the DB on every lease tick anyway, and simulated time must drive everything.
@@ -133,7 +136,8 @@ export class World {
   }
 
   takeRequests(): number {
-    return this.proxy.forwarded({ method: 'POST', pathIncludes: '/off-peak/ticket' }).filter((r) => r.path === '/api/v1/off-peak/ticket').length;
+    return this.proxy.forwarded({ method: 'POST', pathIncludes: '/off-peak/ticket' }).filter((r) => r.path === '/api/v1/off-peak/ticket')
+      .length;
   }
 
   settleRequests(): { path: string; body: unknown }[] {
@@ -199,7 +203,9 @@ export async function startRunning(w: Window, taskId: string): Promise<string> {
  * One new window and one task in it, promoted, past the first poll and running (claimed, marked
  * running, its segment started): the window, the task and its first ticket.
  */
-export async function oneRunningTask(world: World): Promise<{ w: Window; t: Awaited<ReturnType<Window['service']['create']>>; ticket1: string }> {
+export async function oneRunningTask(
+  world: World,
+): Promise<{ w: Window; t: Awaited<ReturnType<Window['service']['create']>>; ticket1: string }> {
   const w = await world.openWindow();
   const t = await w.service.create(taskInput());
   await world.promote();

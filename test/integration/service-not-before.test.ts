@@ -45,7 +45,10 @@ describe('service: "not before" takes the ticket at that time (docs/flows.md#sch
     assert.ok(ledger[0]!.takenAt >= notBefore, 'the ticket is not older than its time');
     const behind = holder.store.read((tx) => tx.tickets.forTask(between.id))[0]!;
     assert.ok(behind.takenAt < ledger[0]!.takenAt);
-    assert.ok((taken.queuePosition ?? 0) > (holder.service.getTask(between.id)!.queuePosition ?? Infinity), 'its FIFO place counts from its time: behind the task queued in between');
+    assert.ok(
+      (taken.queuePosition ?? 0) > (holder.service.getTask(between.id)!.queuePosition ?? Infinity),
+      'its FIFO place counts from its time: behind the task queued in between',
+    );
   });
 
   it('the lease holder closes before the time: the next holder takes the ticket at the time, once', async () => {
@@ -85,6 +88,10 @@ describe('service: "not before" takes the ticket at that time (docs/flows.md#sch
     await world.advance(HOUR);
     assert.equal(world.takeRequests(), 1);
     assert.ok(holder.service.getTask(a.id)?.serverTicketId, 'the moved one took its ticket at its new time');
-    await assert.rejects(other.service.edit(a.id, { notBefore: world.clock.now() + HOUR }), /ticket was taken meanwhile: its start time can no longer be moved/, 'its time cannot move once its ticket is taken, and it says why');
+    await assert.rejects(
+      other.service.edit(a.id, { notBefore: world.clock.now() + HOUR }),
+      /ticket was taken meanwhile: its start time can no longer be moved/,
+      'its time cannot move once its ticket is taken, and it says why',
+    );
   });
 });

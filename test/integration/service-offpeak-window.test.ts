@@ -41,7 +41,7 @@ describe('service: the off-peak window opening time from the real gateway', func
     assert.deepEqual(service.availability.offPeakWindow, { open: true }, 'past the opening time it reads as open');
   });
 
-  it('a queued ticket\'s status updates the projection without an availability check', async () => {
+  it("a queued ticket's status updates the projection without an availability check", async () => {
     world = await World.start({ gateway: peakNow });
     const opensAt = world.clock.now() + 3 * HOUR;
     const { service } = await world.openWindow();

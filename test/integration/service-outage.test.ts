@@ -10,7 +10,14 @@ import { World, taskInput, startRunning } from './service-harness';
 type Outage = 'down' | '5xx' | 'timeout';
 
 const faults: Record<Exclude<Outage, 'down'>, FaultRule> = {
-  '5xx': { kind: 'respond', response: { status: 503, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', code: 'internal', message: 'maintenance' } }) } },
+  '5xx': {
+    kind: 'respond',
+    response: {
+      status: 503,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', code: 'internal', message: 'maintenance' } }),
+    },
+  },
   timeout: { kind: 'hang' },
 };
 
@@ -75,7 +82,10 @@ describe('service: gateway outage for 5 simulated minutes', function () {
       const duringOutage = world.proxy.seen.length - seenBefore;
       if (outage !== 'down') assert.ok(duringOutage <= 20, `requests during the outage: ${duringOutage}`);
       const onGateway = await world.gatewayStates(finished.map((t) => t.serverTicketId!));
-      assert.ok([...onGateway.values()].every((s) => s !== 'settled'), 'the gateway has not heard of any settle yet');
+      assert.ok(
+        [...onGateway.values()].every((s) => s !== 'settled'),
+        'the gateway has not heard of any settle yet',
+      );
 
       // ---- the gateway is back
       if (outage === 'down') await world.proxy.comeUp();
@@ -87,7 +97,12 @@ describe('service: gateway outage for 5 simulated minutes', function () {
       const ledgerIds = new Set(ledger.map((t) => t.ticketId));
       // A deleted task's ticket leaves the ledger once its settle is acknowledged (docs/flows.md#ticket-ledger).
       const deleted = new Set([tasks[0].serverTicketId!, tasks[5].serverTicketId!]);
-      for (const id of issued) assert.equal(ledgerIds.has(id), !deleted.has(id), `ticket ${id} issued by the gateway is in the ledger unless its task was deleted`);
+      for (const id of issued)
+        assert.equal(
+          ledgerIds.has(id),
+          !deleted.has(id),
+          `ticket ${id} issued by the gateway is in the ledger unless its task was deleted`,
+        );
       const states = await world.gatewayStates(issued);
       for (const t of finished) {
         assert.equal(states.get(t.serverTicketId!), 'settled', `${t.title}'s ticket settled on the gateway`);
@@ -120,7 +135,9 @@ describe('service: gateway outage for 5 simulated minutes', function () {
     world.proxy.enqueue({ kind: 'slow', delayMs: 1_000 }, { match: (m, p) => m === 'POST' && p === '/api/v1/off-peak/ticket' });
     const b = await w.service.create(taskInput());
     await new Promise((r) => setTimeout(r, 1_200)); // let the late answer land (and be ignored)
-    const takes = world.proxy.forwarded().filter((r) => r.path === '/api/v1/off-peak/ticket' && (r.body as { task_id: string }).task_id === b.id);
+    const takes = world.proxy
+      .forwarded()
+      .filter((r) => r.path === '/api/v1/off-peak/ticket' && (r.body as { task_id: string }).task_id === b.id);
     assert.equal(takes.length, 2, 'timed out once, retried once');
     assert.deepEqual(
       new Set(takes.map((r) => (r.gatewayBody as { ticket_id: string }).ticket_id)),

@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { USER, World, oneRunningTask, startRunning } from './service-harness';
 
-
 describe('service: runtime hooks', function () {
   this.timeout(60_000);
   let world: World;
@@ -38,7 +37,10 @@ describe('service: runtime hooks', function () {
       ],
     );
     const takes = world.proxy.forwarded().filter((r) => r.path === '/api/v1/off-peak/ticket');
-    assert.deepEqual(takes.map((r) => r.body), [{ task_id: t.id }]);
+    assert.deepEqual(
+      takes.map((r) => r.body),
+      [{ task_id: t.id }],
+    );
     const states = await world.gatewayStates([ticket1, after.serverTicketId!]);
     assert.deepEqual([states.get(ticket1), states.get(after.serverTicketId!)], ['settled', 'queued']);
     // one History row however many segments

@@ -109,7 +109,10 @@ describe('service: repeating schedules (docs/flows.md#schedules-and-chains)', fu
     world = await World.start();
     const holder = await world.openWindow('holder');
     const zone = machineTimeZone();
-    const s = await holder.service.schedules.create(draft(1), { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 5) % 1440 });
+    const s = await holder.service.schedules.create(draft(1), {
+      kind: 'daily',
+      at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 5) % 1440,
+    });
     await world.advance(6 * MINUTE);
     const [first] = holder.service.listTasks();
     assert.ok(first?.serverTicketId, 'the first run took its ticket');
@@ -118,7 +121,10 @@ describe('service: repeating schedules (docs/flows.md#schedules-and-chains)', fu
     await startRunning(holder, first.id);
     await world.advance(24 * 60 * MINUTE);
     const runs = holder.store.read((tx) => tx.schedules.runsOf(s.id));
-    assert.deepEqual(runs.map((r) => r.outcome), ['skipped', 'queued']);
+    assert.deepEqual(
+      runs.map((r) => r.outcome),
+      ['skipped', 'queued'],
+    );
     assert.match(runs[0]!.note ?? '', /^Skipped the .+ run: the previous run is still running\.$/);
     assert.equal(runs[0]!.taskId, null);
     assert.equal(holder.service.listTasks().length, 1, 'no second task');
@@ -129,7 +135,10 @@ describe('service: repeating schedules (docs/flows.md#schedules-and-chains)', fu
     world = await World.start();
     const first = await world.openWindow('first');
     const zone = machineTimeZone();
-    const s = await first.service.schedules.create(draft(1), { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 60) % 1440 });
+    const s = await first.service.schedules.create(draft(1), {
+      kind: 'daily',
+      at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 60) % 1440,
+    });
     await first.service.stop();
     world.clock.set(world.clock.now() + 3 * 24 * 60 * MINUTE);
     const next = await world.openWindow('next');
@@ -155,7 +164,10 @@ describe('service: repeating schedules (docs/flows.md#schedules-and-chains)', fu
       await service.start();
       assert.equal(service.isLeader, true);
       const zone = machineTimeZone();
-      const s = await service.schedules.create(draft(1), { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 10) % 1440 });
+      const s = await service.schedules.create(draft(1), {
+        kind: 'daily',
+        at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 10) % 1440,
+      });
       await timers.advance(MINUTE, settle);
       timers.sleep(3 * 60 * MINUTE);
       // Awake again for one lease tick (30 s): the sync timer, pushed 3 h out by the sleep, has not fired.
@@ -185,7 +197,11 @@ describe('service: repeating schedules (docs/flows.md#schedules-and-chains)', fu
     await world.advance(MINUTE);
     assert.equal(holder.service.listTasks().length, 0, 'resumed: the paused occurrence is not caught up');
 
-    await w2.service.schedules.edit(s.id, { ...draft(1), prompt: 'edited' }, { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 5) % 1440 });
+    await w2.service.schedules.edit(
+      s.id,
+      { ...draft(1), prompt: 'edited' },
+      { kind: 'daily', at: (wallTimeAt(world.clock.now(), zone).minuteOfDay + 5) % 1440 },
+    );
     await world.advance(6 * MINUTE);
     const [run] = holder.service.listTasks();
     assert.equal(run?.prompt, 'edited', 'the edited draft queues the next run');

@@ -35,7 +35,12 @@ describe('service: several windows on one DB file', function () {
     assert.equal(three.status, one.status);
     assert.equal(three.leaders, 1, 'exactly one window holds the lease');
     // every window sees the same rows
-    const rows = three.world.windows.map((w) => w.service.listTasks().map((t) => `${t.id}:${t.serverTicketId}:${t.schedulable}`).join('|'));
+    const rows = three.world.windows.map((w) =>
+      w.service
+        .listTasks()
+        .map((t) => `${t.id}:${t.serverTicketId}:${t.schedulable}`)
+        .join('|'),
+    );
     assert.equal(new Set(rows).size, 1);
   });
 

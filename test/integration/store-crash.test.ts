@@ -104,7 +104,8 @@ async function verify(dir: string, runs: Run[], seed: number): Promise<void> {
       }
       if (doubt?.kind === 'create' && !model.has(doubt.id)) {
         const seen = store.read((tx) => observe(tx, doubt.id));
-        if (seen) assert.deepEqual(comparableObserved(seen), comparable(applyToModel(undefined, doubt)), 'an in-flight create is all or nothing');
+        if (seen)
+          assert.deepEqual(comparableObserved(seen), comparable(applyToModel(undefined, doubt)), 'an in-flight create is all or nothing');
       }
     }
   } finally {
@@ -119,7 +120,15 @@ describe('store crash safety', function () {
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'offpeak-store-crash-'));
     bundle = path.join(dir, 'crash-writer.cjs');
-    await esbuild.build({ entryPoints: [WRITER], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: bundle, logLevel: 'warning' });
+    await esbuild.build({
+      entryPoints: [WRITER],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile: bundle,
+      logLevel: 'warning',
+    });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

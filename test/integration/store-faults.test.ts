@@ -20,7 +20,17 @@ const OPS = process.env.OFFPEAK_WINDOWS_LANE === '1' ? 100 : 500;
 /** Per faultable call: about a third of all attempts meet a fault, a few operations fail every retry. */
 const FAULT_RATE = 0.08;
 
-interface Line { t: string; seq?: number; op?: Op; applied?: boolean; expected?: boolean; code?: string; stats?: Record<string, number>; injected?: Record<string, number>; notices?: string[] }
+interface Line {
+  t: string;
+  seq?: number;
+  op?: Op;
+  applied?: boolean;
+  expected?: boolean;
+  code?: string;
+  stats?: Record<string, number>;
+  injected?: Record<string, number>;
+  notices?: string[];
+}
 
 function runWorker(dir: string, prefix: string, seed: number): Promise<WorkerRun<Line>> {
   return runJsonLinesWorker<Line>(WORKER, [dir, prefix, String(OPS), String(seed), String(FAULT_RATE)]);
@@ -45,14 +55,34 @@ describe('store on a failing disk', function () {
       const injected: Record<string, number> = {};
       for (const [i, r] of results.entries()) {
         const ctx = `worker ${prefixes[i]} (STORE_FAULT_SEED=${seedBase})`;
-        assert.equal(r.code, 0, `${ctx} exited ${r.code}: ${r.stderr.slice(-2000)} ${JSON.stringify(r.lines.filter((l) => l.t === 'error'))}`);
-        assert.deepEqual(r.lines.filter((l) => l.t === 'lost' || l.t === 'error'), [], `${ctx}: a read right after an ack showed the acknowledged state`);
+        assert.equal(
+          r.code,
+          0,
+          `${ctx} exited ${r.code}: ${r.stderr.slice(-2000)} ${JSON.stringify(r.lines.filter((l) => l.t === 'error'))}`,
+        );
+        assert.deepEqual(
+          r.lines.filter((l) => l.t === 'lost' || l.t === 'error'),
+          [],
+          `${ctx}: a read right after an ack showed the acknowledged state`,
+        );
         const outcomes = r.lines.filter((l) => l.t === 'ack' || l.t === 'failed');
-        assert.deepEqual(outcomes.map((l) => l.seq), Array.from({ length: OPS }, (_, k) => k), `${ctx}: every operation was answered exactly once`);
+        assert.deepEqual(
+          outcomes.map((l) => l.seq),
+          Array.from({ length: OPS }, (_, k) => k),
+          `${ctx}: every operation was answered exactly once`,
+        );
         const failed = outcomes.filter((l) => l.t === 'failed');
-        assert.deepEqual([...new Set(failed.map((l) => l.code))].filter((c) => c !== 'IO'), [], `${ctx}: failures are reported as store I/O errors`);
+        assert.deepEqual(
+          [...new Set(failed.map((l) => l.code))].filter((c) => c !== 'IO'),
+          [],
+          `${ctx}: failures are reported as store I/O errors`,
+        );
         const acks = outcomes.filter((l) => l.t === 'ack');
-        assert.deepEqual(acks.filter((a) => a.applied !== a.expected), [], `${ctx}: applied/refused as the state machine says`);
+        assert.deepEqual(
+          acks.filter((a) => a.applied !== a.expected),
+          [],
+          `${ctx}: applied/refused as the state machine says`,
+        );
         failedTotal += failed.length;
         ackedTotal += acks.length;
         const done = r.lines.find((l) => l.t === 'done')!;
@@ -68,8 +98,13 @@ describe('store on a failing disk', function () {
         const own = store.read((tx) => tx.tasks.list().filter((t) => t.id.startsWith(`${prefixes[i]}-`)));
         assert.equal(own.length, [...model.values()].filter((m) => !m.deleted).length, `${ctx}: no row of a failed create, none missing`);
       }
-      assert.deepEqual(readdirSync(dir).filter((name) => name.includes('.corrupt-')), [], 'no file was moved aside');
-      for (const call of ['read', 'write', 'rename', 'open']) assert.ok((injected[call] ?? 0) > 0, `faults were injected into ${call} (${JSON.stringify(injected)})`);
+      assert.deepEqual(
+        readdirSync(dir).filter((name) => name.includes('.corrupt-')),
+        [],
+        'no file was moved aside',
+      );
+      for (const call of ['read', 'write', 'rename', 'open'])
+        assert.ok((injected[call] ?? 0) > 0, `faults were injected into ${call} (${JSON.stringify(injected)})`);
       assert.ok(failedTotal > 0, 'some operations met faults on every retry and were reported failed');
       assert.ok(ackedTotal > WORKERS * OPS * 0.8, `most operations got through their retries (${ackedTotal})`);
     } finally {

@@ -14,13 +14,28 @@ const WORKER = path.join(__dirname, 'store-workers', 'lease-worker.ts');
 const TTL = 700;
 const TICK = 120;
 
-interface Holding { holder: string; token: string; start: number; end: number; released: boolean }
-interface Worker { name: string; child: ChildProcess; lines: Array<Record<string, unknown>>; exited: Promise<void> }
+interface Holding {
+  holder: string;
+  token: string;
+  start: number;
+  end: number;
+  released: boolean;
+}
+interface Worker {
+  name: string;
+  child: ChildProcess;
+  lines: Array<Record<string, unknown>>;
+  exited: Promise<void>;
+}
 
 function startWorker(dir: string, name: string, durationMs: number, releaseChance: number): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, dir, name, String(TTL), String(TICK), String(durationMs), String(releaseChance)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', WORKER, dir, name, String(TTL), String(TICK), String(durationMs), String(releaseChance)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const w: Worker = { name, child, lines: [], exited: new Promise((r) => child.on('close', () => r())) };
   let buf = '';
   child.stdout!.on('data', (d: Buffer) => {
@@ -89,7 +104,10 @@ describe('leader lease across processes', function () {
     const b = startWorker(dir, 'B', 60_000, 0.2);
     workers.push(a, b);
     // contend until the lease changed hands a few times
-    await until(() => new Set(holdings(workers).map((h) => h.holder)).size === 2 && holdings(workers).length >= 6, 'the lease to change hands');
+    await until(
+      () => new Set(holdings(workers).map((h) => h.holder)).size === 2 && holdings(workers).length >= 6,
+      'the lease to change hands',
+    );
     const before = holdings(workers);
     assertNoOverlap(before);
 
@@ -101,7 +119,9 @@ describe('leader lease across processes', function () {
     const killedAt = Date.now();
     victim.child.kill('SIGKILL');
     await victim.exited;
-    const dead = holdings([victim]).filter((h) => h.holder === victim.name).pop()!;
+    const dead = holdings([victim])
+      .filter((h) => h.holder === victim.name)
+      .pop()!;
     await until(() => holdings([survivor]).some((h) => h.start >= dead.start && h.token !== dead.token), 'the survivor to take over');
     const takeover = holdings([survivor]).find((h) => h.start >= dead.start && h.token !== dead.token)!;
     assert.ok(takeover.start >= killedAt, `takeover at ${takeover.start} only after the holder was killed at ${killedAt}`);
@@ -111,12 +131,20 @@ describe('leader lease across processes', function () {
     const all = holdings(workers);
     // the killed holder held until it died (its process gone, its lease may be taken before expiry)
     assertNoOverlap(all.map((h) => (h.token === dead.token ? { ...h, end: Math.min(h.end, killedAt) } : h)));
-    for (const w of workers) assert.deepEqual(w.lines.filter((l) => l.t === 'error'), [], `${w.name} had no errors`);
+    for (const w of workers)
+      assert.deepEqual(
+        w.lines.filter((l) => l.t === 'error'),
+        [],
+        `${w.name} had no errors`,
+      );
     const store = await TaskStore.open({ directory: dir, watch: false });
     try {
       const row = store.readLease('leader');
       assert.ok(row, 'the lease row exists');
-      assert.ok(all.some((h) => h.token === row.token), 'the row is one of the reported holdings');
+      assert.ok(
+        all.some((h) => h.token === row.token),
+        'the row is one of the reported holdings',
+      );
     } finally {
       await store.close();
     }

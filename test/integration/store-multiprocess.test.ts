@@ -19,7 +19,14 @@ const WORKERS = 4;
 const OPS = 500;
 const SHARED = 15;
 
-interface Line { t: string; seq?: number; op?: Op; applied?: boolean; expected?: boolean; [k: string]: unknown }
+interface Line {
+  t: string;
+  seq?: number;
+  op?: Op;
+  applied?: boolean;
+  expected?: boolean;
+  [k: string]: unknown;
+}
 
 function runWorker(dir: string, prefix: string, seed: number): Promise<WorkerRun<Line>> {
   return runJsonLinesWorker<Line>(WORKER, [dir, prefix, String(OPS), String(seed), String(SHARED)]);
@@ -41,7 +48,15 @@ describe('store across processes', function () {
       for (let n = 0; n < SHARED; n++) {
         for (const kind of ['running', 'ready']) {
           const id = `shared-${kind}-${n}`;
-          tx.tasks.insert({ id, title: id, prompt: `shared ${id}`, permissionMode: 'default', workspacePath: '/shared', serverTicketId: `${id}#1`, schedulable: true });
+          tx.tasks.insert({
+            id,
+            title: id,
+            prompt: `shared ${id}`,
+            permissionMode: 'default',
+            workspacePath: '/shared',
+            serverTicketId: `${id}#1`,
+            schedulable: true,
+          });
           if (kind === 'running') assert.ok(tx.tasks.claim(id) && tx.tasks.markRunning(id, { sessionId: 'setup' }));
         }
       }
@@ -56,12 +71,19 @@ describe('store across processes', function () {
       const kinds = new Set<string>();
       for (const [i, r] of results.entries()) {
         const ctx = `worker ${prefixes[i]} (STORE_MP_SEED=${seedBase})`;
-        assert.equal(r.code, 0, `${ctx} exited ${r.code}: ${r.stderr.slice(-2000)} ${JSON.stringify(r.lines.filter((l) => l.t === 'error'))}`);
+        assert.equal(
+          r.code,
+          0,
+          `${ctx} exited ${r.code}: ${r.stderr.slice(-2000)} ${JSON.stringify(r.lines.filter((l) => l.t === 'error'))}`,
+        );
         const problems = r.lines.filter((l) => l.t === 'lost' || l.t === 'regressed' || l.t === 'error');
         assert.deepEqual(problems, [], `${ctx} saw lost writes or regressions`);
         const allAcks = r.lines.filter((l) => l.t === 'ack');
         assert.equal(allAcks.length, OPS, `${ctx} acknowledged every operation`);
-        assert.deepEqual(allAcks.map((a) => a.seq), Array.from({ length: OPS }, (_, k) => k));
+        assert.deepEqual(
+          allAcks.map((a) => a.seq),
+          Array.from({ length: OPS }, (_, k) => k),
+        );
         sharedAcks.push(...allAcks.filter((a) => a.shared).map((a) => ({ ...a, worker: prefixes[i] })));
         const acks = allAcks.filter((a) => !a.shared);
         const mismatched = acks.filter((a) => a.applied !== a.expected);
@@ -96,9 +118,14 @@ describe('store across processes', function () {
           assert.ok(winners.length <= 1, `${id}: ${winners.length} winners ${JSON.stringify(winners)}`);
           if (attempts.length > 0) assert.equal(winners.length, 1, `${id}: the first attempt always wins`);
           const row = store.read((tx) => tx.tasks.get(id))!;
-          const want = winners.length === 0
-            ? (kind === 'running' ? 'running' : 'queued')
-            : ({ complete: 'completed', fail: 'failed', cancel: 'cancelled', start: 'running' } as Record<string, string>)[winners[0].op!.kind];
+          const want =
+            winners.length === 0
+              ? kind === 'running'
+                ? 'running'
+                : 'queued'
+              : ({ complete: 'completed', fail: 'failed', cancel: 'cancelled', start: 'running' } as Record<string, string>)[
+                  winners[0].op!.kind
+                ];
           assert.equal(row.status, want, `${id} shows the winner's transition`);
           if (kind === 'ready' && winners.length === 1) assert.equal(row.sessionId, `session-${winners[0].worker}`);
         }
@@ -107,7 +134,10 @@ describe('store across processes', function () {
       assert.ok(sharedAcks.length > 0, 'the shared races happened');
       assert.equal(totalAcks, WORKERS * OPS);
       assert.ok(appliedCount > WORKERS * OPS * 0.3, `a meaningful share of operations applied (${appliedCount})`);
-      assert.ok(['create', 'edit', 'delete', 'retake', 'settle', 'start', 'complete', 'cancel'].every((k) => kinds.has(k)), 'all operation kinds exercised');
+      assert.ok(
+        ['create', 'edit', 'delete', 'retake', 'settle', 'start', 'complete', 'cancel'].every((k) => kinds.has(k)),
+        'all operation kinds exercised',
+      );
     } finally {
       await store.close();
     }

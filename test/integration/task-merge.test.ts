@@ -8,7 +8,8 @@ import path from 'node:path';
 import { applyTaskChanges, mergeTaskBranch } from '../../src/agent/workplace/task-merge';
 import { createTaskWorktree, type TaskWorktree } from '../../src/agent/workplace/task-worktree';
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 
 describe('merging a task branch into the folder (real git)', () => {
   let root: string;
@@ -57,7 +58,7 @@ describe('merging a task branch into the folder (real git)', () => {
     assert.equal(git(wt.worktreePath, 'status', '--porcelain'), '', "the worktree's index follows its branch");
   });
 
-  it('a conflict leaves the merge in progress with the conflicted files named; the user\'s other uncommitted edit is kept', async () => {
+  it("a conflict leaves the merge in progress with the conflicted files named; the user's other uncommitted edit is kept", async () => {
     write(wt.worktreePath, 'a.txt', 'one\nTASK\n');
     write(repo, 'a.txt', 'one\nUSER\n');
     git(repo, 'commit', '-q', '-am', 'the user changed a meanwhile');

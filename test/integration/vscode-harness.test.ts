@@ -39,7 +39,7 @@ describe('VS Code test harness (scripts/vscode-test.ts)', function () {
     assert.match(output, /fails on purpose: 1 \+ 1 is not 3/);
   });
 
-  it('stops with code-server\'s reason when --vsix is not a package it can install', async () => {
+  it("stops with code-server's reason when --vsix is not a package it can install", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-harness-vsix-'));
     try {
       const notAPackage = path.join(dir, 'broken.vsix');

@@ -20,21 +20,33 @@ const keyOf = (user: number) => `key-user${user}-0123456789`;
 
 function gatewayArgs(url: string, upstreamUrl: string, extra: string[] = []): string[] {
   const args = [
-    '--store', 'mysql',
-    '--mysql-url', url,
-    '--port', '0',
+    '--store',
+    'mysql',
+    '--mysql-url',
+    url,
+    '--port',
+    '0',
     '--always-open',
-    '--promote-interval-ms', '50',
-    '--segment-capacity', String(CAPACITY),
-    '--quota-takes', String(QUOTA),
-    '--max-live-tickets', String(LIVE_LIMIT),
-    '--max-model-concurrency', String(MODEL_CONCURRENCY),
-    '--ready-ttl-ms', '60000',
-    '--upstream-url', upstreamUrl,
-    '--log-level', 'warn',
+    '--promote-interval-ms',
+    '50',
+    '--segment-capacity',
+    String(CAPACITY),
+    '--quota-takes',
+    String(QUOTA),
+    '--max-live-tickets',
+    String(LIVE_LIMIT),
+    '--max-model-concurrency',
+    String(MODEL_CONCURRENCY),
+    '--ready-ttl-ms',
+    '60000',
+    '--upstream-url',
+    upstreamUrl,
+    '--log-level',
+    'warn',
     // Every simulated user connects from 127.0.0.1, 500 at once: the per-address cap on connections
     // that have not shown a key yet is for strangers, not for this crowd behind one address.
-    '--max-unauthenticated-per-address', '10000',
+    '--max-unauthenticated-per-address',
+    '10000',
     ...extra,
   ];
   for (let u = 0; u < USERS + SPARE_USERS; u++) args.push('--user', `user${u}:${keyOf(u)}:coding`);
@@ -42,7 +54,11 @@ function gatewayArgs(url: string, upstreamUrl: string, extra: string[] = []): st
 }
 
 /** The request, retried on another instance when the one asked is gone (what a load balancer does). */
-async function onAny<T>(clients: GatewayTestClient[], start: number, call: (client: GatewayTestClient) => Promise<Answer<T>>): Promise<Answer<T>> {
+async function onAny<T>(
+  clients: GatewayTestClient[],
+  start: number,
+  call: (client: GatewayTestClient) => Promise<Answer<T>>,
+): Promise<Answer<T>> {
   let lastError: unknown;
   for (let i = 0; i < clients.length; i++) {
     try {
@@ -82,7 +98,10 @@ describe('gateway scale-out: three instances on one MariaDB', function () {
 
   it('migrations ran once although three instances started together', async () => {
     const [rows] = await db.query<mysql.RowDataPacket[]>('SELECT version FROM schema_migrations');
-    assert.deepEqual(rows.map((r) => Number(r.version)), [1]);
+    assert.deepEqual(
+      rows.map((r) => Number(r.version)),
+      [1],
+    );
   });
 
   it('20 users x 25 concurrent takes across instances, long-polls, model requests, settles, one instance SIGKILLed midway: FIFO, capacity, one ticket per task, quotas and every settle hold', async () => {
@@ -119,7 +138,10 @@ describe('gateway scale-out: three instances on one MariaDB', function () {
       ),
     );
     for (const [key, ids] of takeAnswers) assert.equal(new Set(ids).size, 1, `one ticket for ${key}, got ${ids.join(', ')}`);
-    assert.ok(refusals.every((code) => code === '3103'), `only limit refusals: ${refusals.join(',')}`);
+    assert.ok(
+      refusals.every((code) => code === '3103'),
+      `only limit refusals: ${refusals.join(',')}`,
+    );
     const [perUser] = await db.query<mysql.RowDataPacket[]>('SELECT user_id, COUNT(*) AS n FROM tickets GROUP BY user_id');
     for (const row of perUser) assert.ok(Number(row.n) <= LIVE_LIMIT, `${row.user_id} holds ${row.n} live tickets > ${LIVE_LIMIT}`);
 
@@ -173,7 +195,9 @@ describe('gateway scale-out: three instances on one MariaDB', function () {
     assert.ok(samples > 10, 'capacity was sampled while the run went on');
     assert.ok(maxHolding <= CAPACITY, `ready + active reached ${maxHolding} > ${CAPACITY}`);
 
-    const [tickets] = await db.query<mysql.RowDataPacket[]>('SELECT ticket_id, seq, user_id, task_id, state, ready_at, settle_reason FROM tickets ORDER BY seq');
+    const [tickets] = await db.query<mysql.RowDataPacket[]>(
+      'SELECT ticket_id, seq, user_id, task_id, state, ready_at, settle_reason FROM tickets ORDER BY seq',
+    );
     // Every settle answered 200 is recorded with its reason.
     const byId = new Map(tickets.map((t) => [t.ticket_id as string, t]));
     for (const [id, reason] of settled) assert.equal(byId.get(id)?.settle_reason, reason, `settle of ${id} recorded`);
@@ -190,7 +214,10 @@ describe('gateway scale-out: three instances on one MariaDB', function () {
     // FIFO: promotion times follow take order.
     const promoted = tickets.filter((t) => t.ready_at !== null);
     for (let i = 1; i < promoted.length; i++) {
-      assert.ok(Number(promoted[i - 1].ready_at) <= Number(promoted[i].ready_at), `seq ${promoted[i - 1].seq} promoted after seq ${promoted[i].seq}`);
+      assert.ok(
+        Number(promoted[i - 1].ready_at) <= Number(promoted[i].ready_at),
+        `seq ${promoted[i - 1].seq} promoted after seq ${promoted[i].seq}`,
+      );
     }
     assert.equal(settled.size, tickets.length, 'every ticket was worked to its settle');
     // The dead instance's model slots and registration are swept by the survivors.
@@ -239,7 +266,12 @@ describe('gateway scale-out: three instances on one MariaDB', function () {
       void fetch(`${client.baseUrl}/api/anthropic/v1/messages`, {
         method: 'POST',
         signal: controller.signal,
-        headers: { authorization: `Bearer ${client.key}`, 'content-type': 'application/json', 'x-off-peak-ticket-id': id, 'anthropic-version': '2023-06-01' },
+        headers: {
+          authorization: `Bearer ${client.key}`,
+          'content-type': 'application/json',
+          'x-off-peak-ticket-id': id,
+          'anthropic-version': '2023-06-01',
+        },
         body: JSON.stringify({ model: 'm', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
       }).catch(() => undefined);
       return controller;

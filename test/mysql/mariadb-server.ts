@@ -54,7 +54,11 @@ export class MariadbServer {
     const dataDir = path.join(dir, 'data');
     // mariadbd refuses to run as root unless told to; as anyone else it runs as that user.
     const asUser = process.getuid?.() === 0 ? ['--user=root'] : [];
-    const install = spawnSync(installDb, [`--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--no-defaults', ...asUser], { encoding: 'utf8' });
+    const install = spawnSync(
+      installDb,
+      [`--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--no-defaults', ...asUser],
+      { encoding: 'utf8' },
+    );
     if (install.status !== 0) throw new Error(`mariadb-install-db failed: ${install.stderr || install.stdout}`);
     const port = await freePort();
     let output = '';

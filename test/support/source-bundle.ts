@@ -25,7 +25,15 @@ export function bundledEntryArgv(entry: string): string[] {
       outDir = dir;
     }
     bundle = path.join(outDir, `${bundles.size}-${path.basename(source).replace(/\.ts$/, '')}.js`);
-    buildSync({ entryPoints: [source], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
+    buildSync({
+      entryPoints: [source],
+      outfile: bundle,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      logLevel: 'silent',
+    });
     bundles.set(source, bundle);
   }
   return [bundle];

@@ -31,7 +31,7 @@ function alive(pid: number | undefined): boolean {
 }
 
 describe('agent adapters', () => {
-  it('item 8: Claude Code loads only the user\'s own settings and only the relay\'s MCP server unless the user opts in to project settings', () => {
+  it("item 8: Claude Code loads only the user's own settings and only the relay's MCP server unless the user opts in to project settings", () => {
     const flagValue = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
     for (const mode of ['plan', 'default', 'acceptEdits', 'bypassPermissions'] as const) {
       const args = new ClaudeCodeAdapter({ command: '/bin/claude' }).launch(spec({ permissionMode: mode })).args;
@@ -49,7 +49,9 @@ describe('agent adapters', () => {
     const first = adapter.launch(s);
     assert.deepEqual(first.args.slice(0, 3), ['-p', '--session-id', s.sessionId]);
     assert.ok(first.args.includes('stream-json') && first.args.includes('--verbose'));
-    const settings = JSON.parse(fs.readFileSync(first.args[first.args.indexOf('--settings') + 1], 'utf8')) as { env: Record<string, string> };
+    const settings = JSON.parse(fs.readFileSync(first.args[first.args.indexOf('--settings') + 1], 'utf8')) as {
+      env: Record<string, string>;
+    };
     assert.equal(settings.env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:5/secret');
     assert.equal(settings.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, '1');
     assert.equal(settings.env.MAX_THINKING_TOKENS, '31999');
@@ -79,7 +81,15 @@ describe('agent adapters', () => {
     const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader();
     const lines = [
       { type: 'system', subtype: 'init', session_id: 'S', model: 'm' },
-      { type: 'assistant', message: { content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', name: 'Bash', input: { command: 'ls' } }] } },
+      {
+        type: 'assistant',
+        message: {
+          content: [
+            { type: 'text', text: 'Looking.' },
+            { type: 'tool_use', name: 'Bash', input: { command: 'ls' } },
+          ],
+        },
+      },
       { type: 'user', message: { content: [{ type: 'tool_result', content: 'a\nb' }] } },
       { type: 'result', subtype: 'success', is_error: false, result: 'All done', num_turns: 2 },
     ].map((l) => JSON.stringify(l) + '\n');
@@ -94,12 +104,15 @@ describe('agent adapters', () => {
 
   it('item 6 (issue 20): Claude Code\'s API error for the proxy\'s segment end reads "Segment ended (time limit); the task resumes with a new ticket", not "✗ API Error"', () => {
     const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader();
-    const refusal = 'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket"}}';
+    const refusal =
+      'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"off-peak segment ended (ticket expired, code 3102); the task resumes with a new ticket"}}';
     const shown = reader.stdout(
       [
         { type: 'assistant', message: { content: [{ type: 'text', text: refusal }] } },
         { type: 'result', subtype: 'success', is_error: true, result: refusal, num_turns: 3 },
-      ].map((l) => JSON.stringify(l) + '\n').join(''),
+      ]
+        .map((l) => JSON.stringify(l) + '\n')
+        .join(''),
     );
     assert.equal((shown.match(/■ Segment ended \(time limit\); the task resumes with a new ticket/g) ?? []).length, 2);
     assert.doesNotMatch(shown, /API Error|✗/);
@@ -120,7 +133,8 @@ describe('agent adapters', () => {
 });
 
 describe('files_changed from snapshots (hardened git)', () => {
-  const git = (ws: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
+  const git = (ws: string, ...args: string[]) =>
+    execFileSync('git', ['-c', 'user.email=x@y.z', '-c', 'user.name=x', ...args], { cwd: ws, stdio: 'ignore' });
 
   it('counts created, modified, deleted and committed files since the first start, ignored ones included; pre-existing changes are not counted', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-'));
@@ -191,7 +205,7 @@ describe('files_changed from snapshots (hardened git)', () => {
     }
   });
 
-  it('item 6: neither the repository\'s config (fsmonitor, clean filter, textconv, hooks) nor GIT_* variables of the host make the count run a program', async () => {
+  it("item 6: neither the repository's config (fsmonitor, clean filter, textconv, hooks) nor GIT_* variables of the host make the count run a program", async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-hostile-'));
     const ws = path.join(root, 'ws');
     fs.mkdirSync(ws);
@@ -222,9 +236,14 @@ describe('files_changed from snapshots (hardened git)', () => {
       fs.writeFileSync(path.join(ws, 'a.txt'), '2');
       fs.writeFileSync(path.join(ws, 'b.txt'), 'new');
       assert.equal(await countFilesChanged(ws, taskDir), 2);
-      assert.deepEqual(fs.readdirSync(root).filter((f) => f.endsWith('-ran')), [], 'no configured program ran');
+      assert.deepEqual(
+        fs.readdirSync(root).filter((f) => f.endsWith('-ran')),
+        [],
+        'no configured program ran',
+      );
     } finally {
-      for (const key of ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0', 'GIT_DIR']) delete process.env[key];
+      for (const key of ['GIT_CONFIG_GLOBAL', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0', 'GIT_DIR'])
+        delete process.env[key];
       Object.assign(process.env, saved);
       fs.rmSync(root, { recursive: true, force: true });
     }

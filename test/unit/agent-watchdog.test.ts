@@ -11,7 +11,7 @@ import { watchdogCommand } from '../../src/agent/runtime/agent-watchdog';
 import { isAlive, systemProcessHost, treeSpawnOptions } from '../../src/core/process-control';
 
 async function until(what: string, done: () => boolean, ms = 60_000): Promise<void> {
-  for (const end = Date.now() + ms; !done(); ) {
+  for (const end = Date.now() + ms; !done();) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -19,7 +19,11 @@ async function until(what: string, done: () => boolean, ms = 60_000): Promise<vo
 
 describe('the agent watchdog command', () => {
   it('item 1: Unix: the runtime as Node with the agent group, nothing of the window environment', () => {
-    const cmd = watchdogCommand(4242, { platform: 'darwin', execPath: '/Applications/Code.app/helper', env: { ANTHROPIC_API_KEY: 'sk-secret', PATH: '/usr/bin' } });
+    const cmd = watchdogCommand(4242, {
+      platform: 'darwin',
+      execPath: '/Applications/Code.app/helper',
+      env: { ANTHROPIC_API_KEY: 'sk-secret', PATH: '/usr/bin' },
+    });
     assert.equal(cmd.command, '/Applications/Code.app/helper');
     assert.equal(cmd.args[0], '-e');
     assert.deepEqual(cmd.args.slice(2), ['4242'], 'the agent group: no tree kill command');
@@ -27,7 +31,11 @@ describe('the agent watchdog command', () => {
   });
 
   it('platform: Windows: the tree is stopped with taskkill /PID <agent> /T /F, taskkill from SystemRoot\\System32, not PATH (injected platform)', () => {
-    const cmd = watchdogCommand(77, { platform: 'win32', execPath: 'C:\\Code\\Code.exe', env: { SystemRoot: 'D:\\Win', PATH: 'C:\\evil' } });
+    const cmd = watchdogCommand(77, {
+      platform: 'win32',
+      execPath: 'C:\\Code\\Code.exe',
+      env: { SystemRoot: 'D:\\Win', PATH: 'C:\\evil' },
+    });
     assert.deepEqual(cmd.args.slice(2), ['77', 'D:\\Win\\System32\\taskkill.exe', '/PID', '77', '/T', '/F']);
     assert.deepEqual(cmd.env, { ELECTRON_RUN_AS_NODE: '1', SystemRoot: 'D:\\Win' });
   });

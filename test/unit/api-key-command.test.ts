@@ -1,7 +1,13 @@
 // `offPeak.setApiKey <key>` and `offPeak.setModelApiKey <key>`: what they do to the stored key. The slot is an in-memory stand-in for
 // VS Code's SecretStorage; the confirm function stands in for the modal and records each question.
 import assert from 'node:assert/strict';
-import { REPLACE_KEY_CONFIRMATION, REPLACE_MODEL_KEY_CONFIRMATION, setApiKeyFromArgument, setModelApiKeyCommand, type ApiKeySlot } from '../../src/panel/api-key-command';
+import {
+  REPLACE_KEY_CONFIRMATION,
+  REPLACE_MODEL_KEY_CONFIRMATION,
+  setApiKeyFromArgument,
+  setModelApiKeyCommand,
+  type ApiKeySlot,
+} from '../../src/panel/api-key-command';
 import type { Confirmation } from '../../src/panel/confirmations';
 
 function slot(initial?: string): ApiKeySlot & { value: string | undefined } {
@@ -51,7 +57,8 @@ describe('offPeak.setApiKey with a key argument', () => {
 });
 
 describe('offPeak.setModelApiKey with a key argument', () => {
-  const modelSlot = (initial?: string) => Object.assign(slot(initial), { prompt: async () => assert.fail('no password box for a key argument') });
+  const modelSlot = (initial?: string) =>
+    Object.assign(slot(initial), { prompt: async () => assert.fail('no password box for a key argument') });
 
   it('item 5: replacing a different stored model API key asks first (as the gateway key does); declined, the stored key stays', async () => {
     const keys = modelSlot('sk-ant-mine');

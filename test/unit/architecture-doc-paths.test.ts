@@ -45,11 +45,12 @@ export function missingPaths(markdown: string, tree: readonly string[]): string[
     for (const [, name] of line.matchAll(/`([^`\s<]+)`/g)) {
       if (RUN_TIME.test(name!) || !(SOURCE_FILE.test(name!) || FOLDER.test(name!))) continue;
       const bare = name!.replace(/\/$/, '');
-      const candidates = bare.includes('/') || !SOURCE_FILE.test(name!)
-        ? [bare, `src/${bare}`, `src/agent/${bare}`, ...(folder ? [`${folder}/${bare}`] : [])]
-        : folder
-          ? [`${folder}/${bare}`]
-          : undefined;
+      const candidates =
+        bare.includes('/') || !SOURCE_FILE.test(name!)
+          ? [bare, `src/${bare}`, `src/agent/${bare}`, ...(folder ? [`${folder}/${bare}`] : [])]
+          : folder
+            ? [`${folder}/${bare}`]
+            : undefined;
       const found = candidates
         ? candidates.some((candidate) => [...existing].some((file) => matcher(candidate).test(file)))
         : [...existing].some((file) => matcher(bare).test(path.posix.basename(file)));

@@ -12,29 +12,51 @@ const ROOT = path.resolve(__dirname, '../..');
  * to every layer but each other's order: `protocol/` uses `core/`, `core/` and `files/` use nothing.
  */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  'core': [],
-  'files': [],
-  'protocol': ['core'],
-  'store': [],
+  core: [],
+  files: [],
+  protocol: ['core'],
+  store: [],
   'gateway-client': [],
-  'gateway': [],
+  gateway: [],
   'reference-agent': [],
   'permission-mcp': [],
-  'scheduler': ['store'],
-  'service': ['gateway-client', 'store'],
+  scheduler: ['store'],
+  service: ['gateway-client', 'store'],
   'agent/questions': ['store'],
   'agent/proxy': ['store'],
   'agent/workplace': ['store'],
   'agent/runtime': ['agent/proxy', 'agent/questions', 'agent/workplace', 'scheduler', 'store'],
-  'personal': ['gateway', 'store'],
-  'notify': ['gateway', 'store'],
-  'engine': ['notify', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'scheduler', 'service', 'store', 'gateway-client'],
-  'panel': ['engine', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
-  'vscode': ['notify', 'panel', 'engine', 'personal', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
+  personal: ['gateway', 'store'],
+  notify: ['gateway', 'store'],
+  engine: [
+    'notify',
+    'agent/runtime',
+    'agent/proxy',
+    'agent/questions',
+    'agent/workplace',
+    'scheduler',
+    'service',
+    'store',
+    'gateway-client',
+  ],
+  panel: ['engine', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
+  vscode: [
+    'notify',
+    'panel',
+    'engine',
+    'personal',
+    'agent/runtime',
+    'agent/proxy',
+    'agent/questions',
+    'agent/workplace',
+    'service',
+    'store',
+    'gateway-client',
+  ],
   'extension.ts': ['notify', 'vscode', 'panel', 'engine', 'personal', 'service', 'store'],
   // The webview is bundled for the browser: it takes the shared wording of the morning summary and
   // nothing else of the host side.
-  'webview': [],
+  webview: [],
 };
 const OPEN_TO_ALL = ['core', 'protocol', 'files'];
 const WEBVIEW_MAY_IMPORT_FILES = ['src/panel/task-summary.ts'];
@@ -147,7 +169,16 @@ describe('architecture: the layer order and no import cycles (docs/architecture.
   });
 
   it('the cycle finder finds a cycle (a two-file knot and a self-import)', () => {
-    assert.deepEqual(cyclesOf(new Map([['a', ['b']], ['b', ['a']], ['c', []]])), [['a', 'b']]);
+    assert.deepEqual(
+      cyclesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', ['a']],
+          ['c', []],
+        ]),
+      ),
+      [['a', 'b']],
+    );
     assert.deepEqual(cyclesOf(new Map([['a', ['a']]])), [['a']]);
   });
 

@@ -20,7 +20,8 @@ describe('permission asks (AskBroker)', () => {
     broker.onEvent((e) => events.push(e));
   });
 
-  const open = (taskId = 't1', summary = 'Bash: rm -rf build') => broker.ask(taskId, { tool: 'Bash', summary, input: `command: ${summary}` }, (d, by) => delivered.push([d, by]));
+  const open = (taskId = 't1', summary = 'Bash: rm -rf build') =>
+    broker.ask(taskId, { tool: 'Bash', summary, input: `command: ${summary}` }, (d, by) => delivered.push([d, by]));
   const answers = () => events.flatMap((e) => (e.type === 'answered' ? [[e.ask.id, e.decision, e.by]] : []));
 
   it('holds an ask per task with id, tool, summary, asked_at and deadline until answered', () => {
@@ -45,8 +46,10 @@ describe('permission asks (AskBroker)', () => {
     assert.equal(broker.answer('t1', 'no-such-ask', 'allow', ask.inputDigest), 'unknown');
   });
 
-  it('an unanswered ask is denied at its deadline (the agent\'s own deadline when it gives one)', async () => {
-    const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', input: 'path: a.txt', deadlineAt: 1_005_000 }, (d, by) => delivered.push([d, by]));
+  it("an unanswered ask is denied at its deadline (the agent's own deadline when it gives one)", async () => {
+    const ask = broker.ask('t1', { tool: 'write_file', summary: 'write a.txt', input: 'path: a.txt', deadlineAt: 1_005_000 }, (d, by) =>
+      delivered.push([d, by]),
+    );
     await timers.advanceTo(1_004_999);
     assert.equal(broker.pending().length, 1);
     await timers.advanceTo(1_005_000);
@@ -69,7 +72,7 @@ describe('permission asks (AskBroker)', () => {
     ]);
   });
 
-  it('the end of a segment denies its task\'s open asks only; the summary is one plain bounded line', () => {
+  it("the end of a segment denies its task's open asks only; the summary is one plain bounded line", () => {
     const a = open('t1', 'Bash: echo [click](command:evil)\n\u001b[31mred\u202e' + 'x'.repeat(2_000));
     const b = open('t2');
     broker.endTask('t1');

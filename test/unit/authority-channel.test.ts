@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { authorityChannels, clearStaleSocket, isOwnChannel, movedChannel, type ChannelPlatform } from '../../src/personal/authority-channel';
+import {
+  authorityChannels,
+  clearStaleSocket,
+  isOwnChannel,
+  movedChannel,
+  type ChannelPlatform,
+} from '../../src/personal/authority-channel';
 
 const KEY = `opk-local-${'ab'.repeat(32)}`;
 
@@ -40,7 +46,10 @@ describe('the local authority channel on each platform', () => {
     fs.chmodSync(dir, 0o755);
     assert.throws(() => authorityChannels(long, KEY, unix('darwin')), /is not a private folder of this user/);
     fs.chmodSync(dir, 0o700);
-    assert.throws(() => authorityChannels(long, KEY, { ...unix('darwin'), uid: (process.getuid?.() ?? 0) + 1 }), /is not a private folder of this user/);
+    assert.throws(
+      () => authorityChannels(long, KEY, { ...unix('darwin'), uid: (process.getuid?.() ?? 0) + 1 }),
+      /is not a private folder of this user/,
+    );
   });
 
   it('item 1: Windows: named pipes named after the local key (nobody else can guess them), nothing on disk', () => {
@@ -48,7 +57,11 @@ describe('the local authority channel on each platform', () => {
     assert.match(channels.api, /^\\\\\.\\pipe\\offpeak-[0-9a-f]{40}-authority$/);
     assert.match(channels.presence, /^\\\\\.\\pipe\\offpeak-[0-9a-f]{40}-presence$/);
     assert.ok(!channels.api.includes(KEY.slice(10, 30)), 'the key itself is not in the name');
-    const other = authorityChannels(path.join(tmp, 'personal'), `opk-local-${'cd'.repeat(32)}`, { platform: 'win32', tmpdir: tmp, uid: undefined });
+    const other = authorityChannels(path.join(tmp, 'personal'), `opk-local-${'cd'.repeat(32)}`, {
+      platform: 'win32',
+      tmpdir: tmp,
+      uid: undefined,
+    });
     assert.notEqual(other.api, channels.api);
     const moved = movedChannel(channels.api, { platform: 'win32', tmpdir: tmp, uid: undefined });
     assert.equal(isOwnChannel(moved, channels, { platform: 'win32', tmpdir: tmp, uid: undefined }), true);

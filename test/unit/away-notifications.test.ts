@@ -10,7 +10,14 @@ import { ManualClock } from '../../src/core/clock';
 import type { Timers } from '../../src/core/timers';
 import { AwayNotifications, notifyKeys, type AwayNotificationsOptions } from '../../src/notify/away-notifications';
 import { INCLUDE_NOTHING, type NotifyInclude } from '../../src/notify/notify-include';
-import { DiscordPayloadSchema, NtfyPayloadSchema, SlackPayloadSchema, WebhookPayloadSchema, type NotifyEvent, type NotifyTarget } from '../../src/protocol/notify';
+import {
+  DiscordPayloadSchema,
+  NtfyPayloadSchema,
+  SlackPayloadSchema,
+  WebhookPayloadSchema,
+  type NotifyEvent,
+  type NotifyTarget,
+} from '../../src/protocol/notify';
 import { TaskStore } from '../../src/store';
 import { startNotifyReceiver, type NotifyReceiver } from '../fixtures/notify-receiver';
 
@@ -46,7 +53,9 @@ describe('away notifications: outbox, lease holder, receiver', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function window(over: Partial<AwayNotificationsOptions> & { leader?: () => boolean; target?: () => Promise<NotifyTarget | undefined> } = {}) {
+  async function window(
+    over: Partial<AwayNotificationsOptions> & { leader?: () => boolean; target?: () => Promise<NotifyTarget | undefined> } = {},
+  ) {
     const store = await TaskStore.open({ directory: dir, clock, watch: false, durable: false });
     stores.push(store);
     const away = new AwayNotifications({
@@ -106,7 +115,8 @@ describe('away notifications: outbox, lease holder, receiver', function () {
       await away.idle();
       const post = receiver.posts.at(-1)!;
       assert.ok(post.raw.includes(marker), `${field} on: "${marker}" is sent`);
-      for (const [other, otherMarker] of fields) if (other !== field) assert.ok(!post.raw.includes(otherMarker), `${other} off: "${otherMarker}" is not sent`);
+      for (const [other, otherMarker] of fields)
+        if (other !== field) assert.ok(!post.raw.includes(otherMarker), `${other} off: "${otherMarker}" is not sent`);
     }
     assert.equal(receiver.posts.length, fields.length);
   });
@@ -142,7 +152,11 @@ describe('away notifications: outbox, lease holder, receiver', function () {
       away.kick();
     }
     await away.idle();
-    assert.deepEqual(pick(store.read((tx) => tx.notify.get('k'))!), { state: 'failed', attempts: 3 }, 'three attempts: the first and two retries');
+    assert.deepEqual(
+      pick(store.read((tx) => tx.notify.get('k'))!),
+      { state: 'failed', attempts: 3 },
+      'three attempts: the first and two retries',
+    );
     assert.match(logs.at(-1)!, /attempt 3\) failed: HTTP 503; given up/);
     await away.enqueue('k2', failed);
     await away.idle();
@@ -193,7 +207,17 @@ describe('away notifications: outbox, lease holder, receiver', function () {
     night.setHours(23, 0, 0, 0);
     clock.set(night.getTime());
     const { store, away } = await window({ quietHours: () => '22:00-07:00' });
-    await store.mutate((tx) => tx.tasks.insert({ id: ref.taskId, title: 't', prompt: 'p', permissionMode: 'default', workspacePath: '/w', serverTicketId: 'tk', schedulable: true }));
+    await store.mutate((tx) =>
+      tx.tasks.insert({
+        id: ref.taskId,
+        title: 't',
+        prompt: 'p',
+        permissionMode: 'default',
+        workspacePath: '/w',
+        serverTicketId: 'tk',
+        schedulable: true,
+      }),
+    );
     await away.enqueue(notifyKeys.question(ref.taskId, 'ask-1'), asked);
     await away.enqueue(notifyKeys.result(ref.taskId, 1), failed);
     await away.idle();
@@ -201,19 +225,37 @@ describe('away notifications: outbox, lease holder, receiver', function () {
     const morning = new Date(night);
     morning.setDate(morning.getDate() + 1);
     morning.setHours(7, 0, 0, 0);
-    assert.deepEqual(store.read((tx) => tx.notify.all().map((r) => r.heldUntil)), [morning.getTime(), morning.getTime()]);
+    assert.deepEqual(
+      store.read((tx) => tx.notify.all().map((r) => r.heldUntil)),
+      [morning.getTime(), morning.getTime()],
+    );
     clock.set(morning.getTime());
     away.kick();
     await away.idle();
-    assert.deepEqual(receiver.posts.map((p) => WebhookPayloadSchema.parse(p.json).event), ['failed']);
-    assert.equal(store.read((tx) => tx.notify.get(notifyKeys.question(ref.taskId, 'ask-1')))?.state, 'dropped', 'the question is no longer open');
+    assert.deepEqual(
+      receiver.posts.map((p) => WebhookPayloadSchema.parse(p.json).event),
+      ['failed'],
+    );
+    assert.equal(
+      store.read((tx) => tx.notify.get(notifyKeys.question(ref.taskId, 'ask-1')))?.state,
+      'dropped',
+      'the question is no longer open',
+    );
   });
 
-  it("tells a usage-limit hold once (lease holder, from the ledger) and its end once, when nothing waits for it any more", async () => {
+  it('tells a usage-limit hold once (lease holder, from the ledger) and its end once, when nothing waits for it any more', async () => {
     const { store, away } = await window();
     const resetAt = clock.now() + 3_600_000;
     await store.mutate((tx) => {
-      tx.tasks.insert({ id: 'held', title: 't', prompt: 'p', permissionMode: 'default', workspacePath: '/w', serverTicketId: 'tk', schedulable: true });
+      tx.tasks.insert({
+        id: 'held',
+        title: 't',
+        prompt: 'p',
+        permissionMode: 'default',
+        workspacePath: '/w',
+        serverTicketId: 'tk',
+        schedulable: true,
+      });
       tx.tickets.insert({ ticketId: 'tk', taskId: 'held', serverState: 'active' });
       tx.tickets.markUsageLimit('tk', resetAt);
     });
@@ -221,13 +263,19 @@ describe('away notifications: outbox, lease holder, receiver', function () {
     await away.idle();
     away.kick();
     await away.idle();
-    assert.deepEqual(receiver.posts.map((p) => WebhookPayloadSchema.parse(p.json)).map((b) => [b.event, b.reset_at]), [['usage-limit-hold', new Date(resetAt).toISOString()]]);
+    assert.deepEqual(
+      receiver.posts.map((p) => WebhookPayloadSchema.parse(p.json)).map((b) => [b.event, b.reset_at]),
+      [['usage-limit-hold', new Date(resetAt).toISOString()]],
+    );
     clock.set(resetAt + 1);
     away.kick();
     await away.idle();
     away.kick();
     await away.idle();
-    assert.deepEqual(receiver.posts.map((p) => WebhookPayloadSchema.parse(p.json).event), ['usage-limit-hold', 'usage-limit-end']);
+    assert.deepEqual(
+      receiver.posts.map((p) => WebhookPayloadSchema.parse(p.json).event),
+      ['usage-limit-hold', 'usage-limit-end'],
+    );
   });
 
   it('shapes the post for each kind of receiver (ntfy JSON publish to the root with the topic, Slack text escaped, Discord with no mentions)', async () => {

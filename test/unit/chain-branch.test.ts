@@ -12,7 +12,8 @@ import { discardTaskWorktree } from '../../src/engine/task-worktree-cleanup';
 import { applyChainGate } from '../../src/service/chains';
 import { TaskStore } from '../../src/store';
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 
 describe('chains: the followed task’s branch', () => {
   let root: string;
@@ -32,12 +33,34 @@ describe('chains: the followed task’s branch', () => {
     worktreePath = made.worktreePath;
     store = await TaskStore.open({ directory: path.join(root, 'db'), clock: new ManualClock(1_000), durable: false, watch: false });
     await store.mutate((tx) => {
-      tx.tasks.insert({ id: 'A', title: 'Step A', prompt: 'a', permissionMode: 'plan', workspacePath: repo, serverTicketId: 'T-A', schedulable: true });
-      tx.isolation.insert({ taskId: 'A', mode: 'worktree', repoPath: repo, worktreePath: made.worktreePath, branch: made.branch, baseCommit: made.baseCommit });
+      tx.tasks.insert({
+        id: 'A',
+        title: 'Step A',
+        prompt: 'a',
+        permissionMode: 'plan',
+        workspacePath: repo,
+        serverTicketId: 'T-A',
+        schedulable: true,
+      });
+      tx.isolation.insert({
+        taskId: 'A',
+        mode: 'worktree',
+        repoPath: repo,
+        worktreePath: made.worktreePath,
+        branch: made.branch,
+        baseCommit: made.baseCommit,
+      });
       tx.tasks.claim('A');
       tx.tasks.markRunning('A');
       tx.tasks.complete('A', {});
-      tx.tasks.insert({ id: 'B', title: 'Step B', prompt: 'b', permissionMode: 'plan', workspacePath: repo, after: { taskId: 'A', title: 'Step A', continueInBranch: true } });
+      tx.tasks.insert({
+        id: 'B',
+        title: 'Step B',
+        prompt: 'b',
+        permissionMode: 'plan',
+        workspacePath: repo,
+        after: { taskId: 'A', title: 'Step A', continueInBranch: true },
+      });
     });
   });
   afterEach(async () => {
@@ -66,6 +89,10 @@ describe('chains: the followed task’s branch', () => {
     const b = store.read((tx) => tx.tasks.get('B'));
     assert.equal(b?.status, 'cancelled');
     assert.equal(b?.failureReason, 'Skipped: the branch of Step A was discarded.');
-    assert.equal(store.read((tx) => tx.isolation.get('B')), undefined, 'no worktree row borrowed from the discarded branch');
+    assert.equal(
+      store.read((tx) => tx.isolation.get('B')),
+      undefined,
+      'no worktree row borrowed from the discarded branch',
+    );
   });
 });

@@ -6,7 +6,13 @@ import type { OffPeakTask } from '../../src/core/types';
 import { applyConfirmation, mergeConfirmation } from '../../src/panel/workplace-panel';
 import type { TaskCheck, TaskIsolation } from '../../src/store';
 
-const view = (state: CheckView['state'], round: number, exitCode: number | null = null): CheckView => ({ command: 'npm test -- --grep "api"', state, round, exitCode, output: 'out' });
+const view = (state: CheckView['state'], round: number, exitCode: number | null = null): CheckView => ({
+  command: 'npm test -- --grep "api"',
+  state,
+  round,
+  exitCode,
+  output: 'out',
+});
 
 describe('check line wording', () => {
   it('says ready with the command whole and the round it passed in, or how many rounds failed and how the last ended', () => {
@@ -22,11 +28,22 @@ describe('check line wording', () => {
 describe('Merge and Apply of a task whose check failed', () => {
   const task = { title: 'fix it', prompt: 'p', workspacePath: '/w/repo' } as OffPeakTask;
   const isolation = { branch: 'offpeak/fix-it' } as TaskIsolation;
-  const row = (state: TaskCheck['state']): TaskCheck => ({ taskId: 't', command: 'npm test', state, round: 2, exitCode: 1, output: '', updatedAt: 0 });
+  const row = (state: TaskCheck['state']): TaskCheck => ({
+    taskId: 't',
+    command: 'npm test',
+    state,
+    round: 2,
+    exitCode: 1,
+    output: '',
+    updatedAt: 0,
+  });
 
   it('stay available and say the check failed in their confirmation; a passed check adds nothing', () => {
     for (const confirm of [mergeConfirmation, applyConfirmation]) {
-      assert.match(confirm(task, isolation, row('failed')).detail ?? '', /^Its check did not pass: "npm test" still failed after 2 rounds \(exit code 1\)\. /);
+      assert.match(
+        confirm(task, isolation, row('failed')).detail ?? '',
+        /^Its check did not pass: "npm test" still failed after 2 rounds \(exit code 1\)\. /,
+      );
       assert.equal(confirm(task, isolation, row('passed')).detail, confirm(task, isolation).detail);
     }
   });

@@ -29,7 +29,13 @@ describe('offPeak.agent auto: finding Claude Code', () => {
   // Real files, but only those under the temp folder: a claude installed on this machine is not seen.
   const linuxHost = (pathDirs: string[], home: string): LocateHost => {
     const real = systemLocateHost();
-    return { ...real, platform: 'linux', env: { PATH: pathDirs.join(':') }, homedir: home, isFile: (f) => f.startsWith(root + path.sep) && real.isFile(f) };
+    return {
+      ...real,
+      platform: 'linux',
+      env: { PATH: pathDirs.join(':') },
+      homedir: home,
+      isFile: (f) => f.startsWith(root + path.sep) && real.isFile(f),
+    };
   };
 
   it('found on PATH: auto runs Claude Code, from the file found', () => {
@@ -68,8 +74,12 @@ describe('offPeak.agent auto: finding Claude Code', () => {
     const npm = 'C:\\Users\\ana\\AppData\\Roaming\\npm';
     const shim = `${npm}\\claude.cmd`;
     const exe = `${npm}\\node_modules\\@anthropic-ai\\claude-code\\bin\\claude.exe`;
-    const shimText = '@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n"%dp0%\\node_modules\\@anthropic-ai\\claude-code\\bin\\claude.exe"   %*\r\n';
-    const host = fakeHost('win32', { Path: `C:\\Windows\\system32;${npm}`, PATHEXT: '.COM;.EXE;.BAT;.CMD' }, 'C:\\Users\\ana', { [shim]: shimText, [exe]: '' });
+    const shimText =
+      '@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n"%dp0%\\node_modules\\@anthropic-ai\\claude-code\\bin\\claude.exe"   %*\r\n';
+    const host = fakeHost('win32', { Path: `C:\\Windows\\system32;${npm}`, PATHEXT: '.COM;.EXE;.BAT;.CMD' }, 'C:\\Users\\ana', {
+      [shim]: shimText,
+      [exe]: '',
+    });
     const found = locateClaudeCode('claude', host);
     assert.deepEqual(found, { found: shim, command: exe, argsPrefix: [] });
     assert.equal(chooseAgent('auto', found), 'claude-code');
@@ -79,14 +89,26 @@ describe('offPeak.agent auto: finding Claude Code', () => {
     const npm = 'C:\\Users\\ana\\AppData\\Roaming\\npm';
     const shim = `${npm}\\claude.cmd`;
     const script = `${npm}\\node_modules\\@anthropic-ai\\claude-code\\cli.js`;
-    const shimText = '@SETLOCAL\r\n@IF EXIST "%~dp0\\node.exe" (\r\n  "%~dp0\\node.exe"  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n) ELSE (\r\n  node  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n)\r\n';
+    const shimText =
+      '@SETLOCAL\r\n@IF EXIST "%~dp0\\node.exe" (\r\n  "%~dp0\\node.exe"  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n) ELSE (\r\n  node  "%~dp0\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*\r\n)\r\n';
     // Not on Path: found in npm's global folder (APPDATA), one of the installers' places.
-    const host = fakeHost('win32', { PATH: 'C:\\Windows', APPDATA: 'C:\\Users\\ana\\AppData\\Roaming' }, 'C:\\Users\\ana', { [shim]: shimText, [script]: '' });
+    const host = fakeHost('win32', { PATH: 'C:\\Windows', APPDATA: 'C:\\Users\\ana\\AppData\\Roaming' }, 'C:\\Users\\ana', {
+      [shim]: shimText,
+      [script]: '',
+    });
     const found = locateClaudeCode('claude', host, 'C:\\VSCode\\Code.exe');
     assert.deepEqual(found, { found: shim, command: 'C:\\VSCode\\Code.exe', argsPrefix: [script], env: { ELECTRON_RUN_AS_NODE: '1' } });
     const launch = new ClaudeCodeAdapter({ command: found!.command, argsPrefix: found!.argsPrefix, env: found!.env }).launch({
-      taskId: 't', sessionId: '0b7c3a52-6a3c-4d1e-9a43-9a1c2c7f3e10', resume: false, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null,
-      workspacePath: root, proxyBaseUrl: 'http://127.0.0.1:1/s', segmentDir: path.join(root, 'seg'),
+      taskId: 't',
+      sessionId: '0b7c3a52-6a3c-4d1e-9a43-9a1c2c7f3e10',
+      resume: false,
+      prompt: 'p',
+      permissionMode: 'default',
+      model: null,
+      thoughtLevel: null,
+      workspacePath: root,
+      proxyBaseUrl: 'http://127.0.0.1:1/s',
+      segmentDir: path.join(root, 'seg'),
     });
     assert.equal(launch.command, 'C:\\VSCode\\Code.exe');
     assert.deepEqual(launch.args.slice(0, 2), [script, '-p']);
@@ -99,7 +121,7 @@ describe('offPeak.agent auto: finding Claude Code', () => {
     assert.equal(chooseAgent('auto', locateClaudeCode('claude', host)), 'reference');
   });
 
-  it('macOS: Homebrew\'s /opt/homebrew/bin/claude is found when PATH (a GUI app\'s) lacks it', () => {
+  it("macOS: Homebrew's /opt/homebrew/bin/claude is found when PATH (a GUI app's) lacks it", () => {
     const host = fakeHost('darwin', { PATH: '/usr/bin:/bin' }, '/Users/ana', { '/opt/homebrew/bin/claude': '' });
     assert.equal(locateClaudeCode('claude', host)?.command, '/opt/homebrew/bin/claude');
     assert.equal(locateClaudeCode('claude', { ...host, platform: 'linux' }), undefined, 'a Homebrew place only on macOS');
@@ -114,7 +136,10 @@ describe('Claude Code without a login (personal mode, its own login)', () => {
     reader.stdout(said);
     const result = reader.result();
     assert.equal(result?.ok, false);
-    assert.match(result.ok ? '' : result.error, /not logged in.*Run `claude` once in a terminal to log in.*Model Credential.*Set Model API Key/s);
+    assert.match(
+      result.ok ? '' : result.error,
+      /not logged in.*Run `claude` once in a terminal to log in.*Model Credential.*Set Model API Key/s,
+    );
   });
 
   it('a plain-text "Not logged in" line before any result counts the same', () => {
@@ -123,7 +148,7 @@ describe('Claude Code without a login (personal mode, its own login)', () => {
     assert.match(JSON.stringify(reader.result()), /Run `claude` once/);
   });
 
-  it('with the proxy\'s token (not its own login) the same words are not about its login', () => {
+  it("with the proxy's token (not its own login) the same words are not about its login", () => {
     const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader({ ownLogin: false });
     reader.stdout(said);
     assert.deepEqual(reader.result(), { ok: false, error: 'Invalid API key · Please run /login' });

@@ -8,19 +8,26 @@ import path from 'node:path';
 import type { ExecutableHost } from '../../src/core/executable-path';
 import { desktopNotifyCommand, WindowFocus } from '../../src/notify/desktop-notify';
 
-const host = (platform: NodeJS.Platform, files: string[] = [], env: Record<string, string> = {}): ExecutableHost => ({ platform, env, isFile: (f) => files.includes(f) });
+const host = (platform: NodeJS.Platform, files: string[] = [], env: Record<string, string> = {}): ExecutableHost => ({
+  platform,
+  env,
+  isFile: (f) => files.includes(f),
+});
 const HOSTILE_TITLE = 'x" & calc.exe & "$(touch /tmp/pwned)`';
 
 describe('desktop notifications: the OS notifier of each platform', () => {
   it('Linux: notify-send from PATH, the title and body as their own arguments after --; none without notify-send', () => {
     const linux = host('linux', ['/usr/bin/notify-send'], { PATH: '/usr/bin:.' });
-    assert.deepEqual(desktopNotifyCommand(HOSTILE_TITLE, 'body\nline', linux), { command: '/usr/bin/notify-send', args: ['--app-name=Visual Studio Code', '--', HOSTILE_TITLE, 'body line'] });
+    assert.deepEqual(desktopNotifyCommand(HOSTILE_TITLE, 'body\nline', linux), {
+      command: '/usr/bin/notify-send',
+      args: ['--app-name=Visual Studio Code', '--', HOSTILE_TITLE, 'body line'],
+    });
     assert.equal(desktopNotifyCommand('t', 'b', host('linux', [], { PATH: '/usr/bin' })), undefined);
     // A notify-send in a relative PATH entry (e.g. a task's repository) is never used.
     assert.equal(desktopNotifyCommand('t', 'b', host('linux', ['notify-send', './notify-send'], { PATH: '.' })), undefined);
   });
 
-  it('macOS: osascript by its full path, the text passed as the script\'s argv (never inside the script)', () => {
+  it("macOS: osascript by its full path, the text passed as the script's argv (never inside the script)", () => {
     const cmd = desktopNotifyCommand(HOSTILE_TITLE, 'the body', host('darwin'))!;
     assert.equal(cmd.command, '/usr/bin/osascript');
     assert.deepEqual(cmd.args.slice(-2), [HOSTILE_TITLE, 'the body']);
@@ -41,7 +48,7 @@ describe('desktop notifications: which window has focus', () => {
   beforeEach(() => (dir = mkdtempSync(path.join(tmpdir(), 'offpeak-focus-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a window sees another window\'s focus; a late blur of the window that lost focus does not hide the one that gained it', () => {
+  it("a window sees another window's focus; a late blur of the window that lost focus does not hide the one that gained it", () => {
     const file = path.join(dir, 'window-focus.json');
     const alive = () => true;
     const a = new WindowFocus(file, 'a', 1, alive);

@@ -33,7 +33,14 @@ const alice: GatewayUser = { id: 'alice', plan: 'coding', exposure: true };
 function authority(overrides: Partial<AuthorityPolicy> = {}) {
   const clock = new ManualClock(1_000_000);
   let n = 0;
-  const a = new TicketAuthority(new MemoryTicketStore(), clock, new OffPeakWindows('UTC', { kind: 'always' }), { ...policy, ...overrides }, undefined, () => `tkt_${++n}`);
+  const a = new TicketAuthority(
+    new MemoryTicketStore(),
+    clock,
+    new OffPeakWindows('UTC', { kind: 'always' }),
+    { ...policy, ...overrides },
+    undefined,
+    () => `tkt_${++n}`,
+  );
   return { a, clock };
 }
 
@@ -53,11 +60,19 @@ describe('gateway ticket authority (memory store)', () => {
     await same();
     await a.tick();
     await same();
-    assert.deepEqual(JSON.parse(await a.statusJson(alice, all)).tickets.map((t: { state: string }) => t.state), ['active', 'expired', 'settled', 'ready', 'not_found']);
+    assert.deepEqual(
+      JSON.parse(await a.statusJson(alice, all)).tickets.map((t: { state: string }) => t.state),
+      ['active', 'expired', 'settled', 'ready', 'not_found'],
+    );
   });
 
   it('property: under any sequence of operations, ready + active never exceeds capacity and promotion is FIFO', async () => {
-    type Op = { kind: 'take' } | { kind: 'tick' } | { kind: 'admit'; pick: number } | { kind: 'settle'; pick: number } | { kind: 'advance'; ms: number };
+    type Op =
+      | { kind: 'take' }
+      | { kind: 'tick' }
+      | { kind: 'admit'; pick: number }
+      | { kind: 'settle'; pick: number }
+      | { kind: 'advance'; ms: number };
     const op = fc.oneof(
       fc.constant<Op>({ kind: 'take' }),
       fc.constant<Op>({ kind: 'tick' }),
@@ -89,14 +104,20 @@ describe('gateway ticket authority (memory store)', () => {
         }
         // FIFO: tickets were promoted in the order they were taken (settled-while-queued ones skipped).
         const order = promoted.map((id) => taken.indexOf(id));
-        assert.deepEqual(order, [...order].sort((x, y) => x - y));
+        assert.deepEqual(
+          order,
+          [...order].sort((x, y) => x - y),
+        );
       }),
       { numRuns: 150 },
     );
   });
 
   it('the take quota refusal (3103) says its window in words that fit it: "1 ticket per 20 s", "2 tickets per 60 min"', async () => {
-    for (const [takesPerWindow, quotaWindowMs, words] of [[1, 20_000, 'at most 1 ticket per 20 s'], [2, 3_600_000, 'at most 2 tickets per 60 min']] as const) {
+    for (const [takesPerWindow, quotaWindowMs, words] of [
+      [1, 20_000, 'at most 1 ticket per 20 s'],
+      [2, 3_600_000, 'at most 2 tickets per 60 min'],
+    ] as const) {
       const { a } = authority({ takesPerWindow, quotaWindowMs });
       for (let i = 0; i < takesPerWindow; i++) await a.take(alice, `task-${i}`);
       await assert.rejects(a.take(alice, 'one more'), (e: GatewayHttpError) => e.code === '3103' && e.message === words);

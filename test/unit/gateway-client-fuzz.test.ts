@@ -35,10 +35,16 @@ describe('gateway client fuzz', function () {
     let current: HostileAnswer | undefined;
     const fetch: FetchLike = async () => {
       const a = current!;
-      if (a.kind === 'reset') throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
+      if (a.kind === 'reset')
+        throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
       return new Response(a.body, { status: a.status, headers: a.headers });
     };
-    const client = new GatewayClient({ baseUrl: 'http://gateway.test', apiKey: () => 'k', clock: new ManualClock(1_800_000_000_000), fetch });
+    const client = new GatewayClient({
+      baseUrl: 'http://gateway.test',
+      apiKey: () => 'k',
+      clock: new ManualClock(1_800_000_000_000),
+      fetch,
+    });
     const tally = new Map<string, number>();
     let runs = 0;
 

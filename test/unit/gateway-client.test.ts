@@ -15,13 +15,21 @@ interface Canned {
   headers?: Record<string, string>;
 }
 
-function clientAnswering(answer: Canned | ((url: string, init?: RequestInit) => Canned | Promise<Canned>), opts: { key?: string | undefined; skew?: number } = {}) {
+function clientAnswering(
+  answer: Canned | ((url: string, init?: RequestInit) => Canned | Promise<Canned>),
+  opts: { key?: string | undefined; skew?: number } = {},
+) {
   const clock = new ManualClock(NOW);
   const calls: { url: string; method: string; body: unknown; auth: string | null }[] = [];
   const fetch: FetchLike = async (input, init) => {
     const request = input instanceof Request ? input : new Request(String(input), init);
     const text = await request.text();
-    calls.push({ url: request.url, method: request.method, body: text ? JSON.parse(text) : undefined, auth: request.headers.get('authorization') });
+    calls.push({
+      url: request.url,
+      method: request.method,
+      body: text ? JSON.parse(text) : undefined,
+      auth: request.headers.get('authorization'),
+    });
     const a = typeof answer === 'function' ? await answer(request.url, init) : answer;
     return new Response(a.body, { status: a.status, headers: { 'content-type': 'application/json', ...a.headers } });
   };
@@ -36,7 +44,11 @@ function clientAnswering(answer: Canned | ((url: string, init?: RequestInit) => 
 }
 
 const errorBody = (code: string, extra: Record<string, unknown> = {}, serverTime = NOW) =>
-  JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', code, message: `m-${code}`, ...extra }, server_time: serverTime });
+  JSON.stringify({
+    type: 'error',
+    error: { type: 'invalid_request_error', code, message: `m-${code}`, ...extra },
+    server_time: serverTime,
+  });
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -59,7 +71,18 @@ async function failure(p: Promise<unknown>): Promise<GatewayError> {
 }
 
 const takeAnswer = (o: Record<string, unknown> = {}) =>
-  JSON.stringify({ server_time: NOW, ticket_id: 't-1', task_id: 'task-1', state: 'queued', position: 3, ready_deadline: null, active_until: null, next_poll_after_ms: 5000, reused: false, ...o });
+  JSON.stringify({
+    server_time: NOW,
+    ticket_id: 't-1',
+    task_id: 'task-1',
+    state: 'queued',
+    position: 3,
+    ready_deadline: null,
+    active_until: null,
+    next_poll_after_ms: 5000,
+    reused: false,
+    ...o,
+  });
 
 describe('gateway client: answers and error mapping', () => {
   it('sends the caller key as a Bearer token and parses a take', async () => {
@@ -132,7 +155,10 @@ describe('gateway client: answers and error mapping', () => {
   });
 
   it('a 200 with the wrong shape names the field', async () => {
-    const { client } = clientAnswering({ status: 200, body: JSON.stringify({ server_time: NOW, can_take: 'yes', can_take_number: 1, next_take_at: null, reason: null }) });
+    const { client } = clientAnswering({
+      status: 200,
+      body: JSON.stringify({ server_time: NOW, can_take: 'yes', can_take_number: 1, next_take_at: null, reason: null }),
+    });
     const e = await failure(client.availability());
     assert.equal(e.kind, 'bad_response');
     assert.match(e.message, /can_take/);
@@ -163,7 +189,14 @@ describe('gateway client: answers and error mapping', () => {
   it('status with wait_ms sends it and allows for it in the timeout', async () => {
     const { client, calls } = clientAnswering(async () => {
       await new Promise((r) => setTimeout(r, 300)); // longer than statusMs alone
-      return { status: 200, body: JSON.stringify({ server_time: NOW, tickets: [{ ticket_id: 'a', state: 'not_found', next_poll_after_ms: null }], next_poll_after_ms: null }) };
+      return {
+        status: 200,
+        body: JSON.stringify({
+          server_time: NOW,
+          tickets: [{ ticket_id: 'a', state: 'not_found', next_poll_after_ms: null }],
+          next_poll_after_ms: null,
+        }),
+      };
     });
     await client.status(['a'], { waitMs: 400 });
     assert.deepEqual(calls[0].body, { ticket_ids: ['a'], wait_ms: 400 });
@@ -177,14 +210,28 @@ describe('gateway client: answers and error mapping', () => {
 
   it('a refused connection is kind network', async () => {
     const port = await closedPort();
-    const client = new GatewayClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: () => 'k', clock: new ManualClock(NOW), timeouts: { settleMs: 2000 } });
+    const client = new GatewayClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: () => 'k',
+      clock: new ManualClock(NOW),
+      timeouts: { settleMs: 2000 },
+    });
     const e = await failure(client.settle('t-1', 'completed'));
     assert.equal(e.kind, 'network');
     assert.match(e.message, /ECONNREFUSED|fetch failed/);
   });
 
   it('tracks server clock skew from server_time', async () => {
-    const { client } = clientAnswering({ status: 200, body: JSON.stringify({ server_time: NOW - 30_000, can_take: false, can_take_number: 0, next_take_at: NOW - 30_000 + 90_000, reason: 'quota' }) });
+    const { client } = clientAnswering({
+      status: 200,
+      body: JSON.stringify({
+        server_time: NOW - 30_000,
+        can_take: false,
+        can_take_number: 0,
+        next_take_at: NOW - 30_000 + 90_000,
+        reason: 'quota',
+      }),
+    });
     const a = await client.availability();
     assert.equal(client.serverClock.skewMs, -30_000);
     assert.equal(a.nextTakeAt, NOW + 90_000);
@@ -194,7 +241,14 @@ describe('gateway client: answers and error mapping', () => {
   it('a long-poll answer (stamped when the server answered, seconds after the request) does not move the skew estimate; a plain status does', async () => {
     const { client, clock } = clientAnswering(async () => {
       clock.advance(10_000); // the long-poll waited 10 s; the server and this machine agree on the time
-      return { status: 200, body: JSON.stringify({ server_time: clock.now(), tickets: [{ ticket_id: 'a', state: 'not_found', next_poll_after_ms: null }], next_poll_after_ms: null }) };
+      return {
+        status: 200,
+        body: JSON.stringify({
+          server_time: clock.now(),
+          tickets: [{ ticket_id: 'a', state: 'not_found', next_poll_after_ms: null }],
+          next_poll_after_ms: null,
+        }),
+      };
     });
     await client.status(['a'], { waitMs: 10_000 });
     assert.equal(client.serverClock.skewMs, 0, 'the midpoint of a long-poll would have said +5 s');

@@ -12,7 +12,9 @@ function conversation(prompt: string, turns: number, resumeAfter?: number): Msg[
   const messages: Msg[] = [{ role: 'user', content: prompt }];
   for (let i = 0; i < turns; i++) {
     messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${i}`, name: 'list_files', input: {} }] });
-    const result: Record<string, unknown>[] = [{ type: 'tool_result', tool_use_id: `t${i}`, content: i === 2 ? 'exit code 0\nv24.1.0' : 'README.md' }];
+    const result: Record<string, unknown>[] = [
+      { type: 'tool_result', tool_use_id: `t${i}`, content: i === 2 ? 'exit code 0\nv24.1.0' : 'README.md' },
+    ];
     if (resumeAfter === i) result.push({ type: 'text', text: 'The previous working segment of this task was interrupted.' });
     messages.push({ role: 'user', content: result });
   }
@@ -22,16 +24,26 @@ function conversation(prompt: string, turns: number, resumeAfter?: number): Msg[
 describe('gateway DEMO model script', () => {
   it('explores first: list, read the README it found, run node --version, then keeps reviewing', () => {
     const steps = [0, 1, 2, 3].map((n) => demoTurn({ messages: conversation('create hello.txt', n), tools: REFERENCE_TOOLS }, pacing)!);
-    assert.deepEqual(steps.map((s) => s.tool?.name), ['list_files', 'read_file', 'run_command', 'list_files']);
+    assert.deepEqual(
+      steps.map((s) => s.tool?.name),
+      ['list_files', 'read_file', 'run_command', 'list_files'],
+    );
     assert.deepEqual(steps[1].tool?.input, { path: 'README.md' });
     assert.deepEqual(steps[2].tool?.input, { command: 'node --version' });
-    assert.ok(steps.every((s) => s.text.startsWith('[Off-Peak demo model]')), 'every reply is labelled');
+    assert.ok(
+      steps.every((s) => s.text.startsWith('[Off-Peak demo model]')),
+      'every reply is labelled',
+    );
   });
 
   it('after the resume: writes the file the prompt names (with the node version it saw), checks it, and finishes', () => {
     const at = (extra: number) => {
       const messages = conversation('Please create hello.txt', 4, 3);
-      for (let i = 0; i < extra; i++) messages.push({ role: 'assistant', content: [{ type: 'text', text: 'x' }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'ok' }] });
+      for (let i = 0; i < extra; i++)
+        messages.push(
+          { role: 'assistant', content: [{ type: 'text', text: 'x' }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'ok' }] },
+        );
       return demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!;
     };
     const write = at(0);
@@ -49,20 +61,62 @@ describe('gateway DEMO model script', () => {
     const write = demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!;
     assert.equal(write.tool?.name, 'write_file');
     messages.push(
-      { role: 'assistant', content: [{ type: 'text', text: write.text }, { type: 'tool_use', id: 'w1', ...write.tool }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'w1', content: 'The tool did not run: the session was interrupted before it could.', is_error: true }, { type: 'text', text: 'The user has answered:\n- ALLOWED: write_file: hello.txt. Make exactly this tool call again now' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: write.text },
+          { type: 'tool_use', id: 'w1', ...write.tool },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'w1',
+            content: 'The tool did not run: the session was interrupted before it could.',
+            is_error: true,
+          },
+          { type: 'text', text: 'The user has answered:\n- ALLOWED: write_file: hello.txt. Make exactly this tool call again now' },
+        ],
+      },
     );
     const repeat = demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!;
     assert.equal(repeat.tool?.name, 'write_file');
     assert.deepEqual(repeat.tool?.input, write.tool?.input, 'the very call that was allowed');
-    messages.push({ role: 'assistant', content: [{ type: 'text', text: repeat.text }, { type: 'tool_use', id: 'w2', ...repeat.tool }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'w2', content: 'wrote hello.txt' }] });
-    assert.equal(demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!.tool?.name, 'read_file', 'then it checks the file, as after a write');
+    messages.push(
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: repeat.text },
+          { type: 'tool_use', id: 'w2', ...repeat.tool },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'w2', content: 'wrote hello.txt' }] },
+    );
+    assert.equal(
+      demoTurn({ messages, tools: REFERENCE_TOOLS }, pacing)!.tool?.name,
+      'read_file',
+      'then it checks the file, as after a write',
+    );
   });
 
   it('a parked command allowed in the first segment runs again after the resume before the script writes its file; a denied one is not repeated', () => {
     const messages = conversation('create hello.txt', 2);
-    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'run_command', input: { command: 'node --version' } }] });
-    const answered = (decision: string) => [...messages, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'did not run', is_error: true }, { type: 'text', text: `The user has answered:\n- ${decision}: run_command: node --version. …` }] }];
+    messages.push({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'c1', name: 'run_command', input: { command: 'node --version' } }],
+    });
+    const answered = (decision: string) => [
+      ...messages,
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'c1', content: 'did not run', is_error: true },
+          { type: 'text', text: `The user has answered:\n- ${decision}: run_command: node --version. …` },
+        ],
+      },
+    ];
     const allowed = demoTurn({ messages: answered('ALLOWED'), tools: REFERENCE_TOOLS }, pacing)!;
     assert.deepEqual(allowed.tool, { name: 'run_command', input: { command: 'node --version' } });
     assert.equal(demoTurn({ messages: answered('DENIED'), tools: REFERENCE_TOOLS }, pacing)!.tool?.name, 'write_file');

@@ -23,16 +23,27 @@ describe('fake Anthropic upstream (test fixture)', () => {
     assert.equal(first.headers.get('content-type'), 'text/event-stream');
     const events = parseSse(await first.text());
     assert.deepEqual(events.map((e) => e.event).slice(0, 2), ['message_start', 'ping']);
-    const toolStart = events.find((e) => e.event === 'content_block_start' && (e.data as { content_block: { type: string } }).content_block.type === 'tool_use');
+    const toolStart = events.find(
+      (e) => e.event === 'content_block_start' && (e.data as { content_block: { type: string } }).content_block.type === 'tool_use',
+    );
     assert.ok(toolStart, 'a tool_use block is streamed');
     const json = events
       .filter((e) => e.event === 'content_block_delta' && (e.data as { delta: { type: string } }).delta.type === 'input_json_delta')
       .map((e) => (e.data as { delta: { partial_json: string } }).delta.partial_json)
       .join('');
     assert.deepEqual(JSON.parse(json), { command: 'ls' });
-    assert.equal((events.find((e) => e.event === 'message_delta')?.data as { delta: { stop_reason: string } }).delta.stop_reason, 'tool_use');
+    assert.equal(
+      (events.find((e) => e.event === 'message_delta')?.data as { delta: { stop_reason: string } }).delta.stop_reason,
+      'tool_use',
+    );
 
-    const second = await post(`${upstream.url}/v1/messages`, { model: 'm', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'x' }] });
+    const second = await post(`${upstream.url}/v1/messages`, {
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'x' },
+      ],
+    });
     const message = (await second.json()) as { content: { text: string }[]; stop_reason: string };
     assert.equal(message.content[0].text, 'all done');
     assert.equal(message.stop_reason, 'end_turn');
@@ -65,14 +76,21 @@ describe('fake Anthropic upstream (test fixture)', () => {
     const res = await post(`${upstream.url}/v1/messages`, { stream: true, messages: [] });
     assert.equal(res.status, 200);
     const events = parseSse(await res.text());
-    assert.deepEqual(events.map((e) => e.event), ['message_start', 'ping', 'content_block_start', 'content_block_delta', 'error']);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['message_start', 'ping', 'content_block_start', 'content_block_delta', 'error'],
+    );
     assert.equal((events.at(-1)?.data as { error: { type: string } }).error.type, 'overloaded_error');
   });
 
   it('notices a client that hangs up on a hanging stream', async () => {
     upstream.enqueue({ kind: 'hang' });
     const controller = new AbortController();
-    const res = await fetch(`${upstream.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ stream: true }), signal: controller.signal });
+    const res = await fetch(`${upstream.url}/v1/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ stream: true }),
+      signal: controller.signal,
+    });
     assert.equal(res.status, 200);
     controller.abort();
     await upstream.waitFor((requests) => requests[0]?.clientClosed === true);

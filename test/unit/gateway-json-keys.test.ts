@@ -16,7 +16,14 @@ function write(value: Json): string {
 const key = fc.constantFrom('model', 'a', 'mod\u0065l', 'x:y', '"', '\\', 'ticket_ids');
 const text = fc.constantFrom('', ':', 'a:b', '"q":', '\\":', 'plain');
 const { tree } = fc.letrec<{ tree: Json; pairs: { pairs: [string, Json][] } }>((tie) => ({
-  tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, text, fc.integer(), fc.constant(null), fc.array(tie('tree'), { maxLength: 3 }), tie('pairs')),
+  tree: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    text,
+    fc.integer(),
+    fc.constant(null),
+    fc.array(tie('tree'), { maxLength: 3 }),
+    tie('pairs'),
+  ),
   pairs: fc.record({ pairs: fc.array(fc.tuple(key, tie('tree')), { maxLength: 4 }) }),
 }));
 const body = fc.record({ pairs: fc.array(fc.tuple(key, tree), { maxLength: 5 }) }).map(write);

@@ -43,7 +43,10 @@ async function checkTransactions(store: TicketStore): Promise<void> {
   await Promise.all([held, next]);
   assert.deepEqual(order, ['held end', 'next']);
   // A failed transaction rejects and the next one still runs.
-  await assert.rejects(store.transaction(() => Promise.reject(new Error('boom'))), /boom/);
+  await assert.rejects(
+    store.transaction(() => Promise.reject(new Error('boom'))),
+    /boom/,
+  );
   assert.equal(await store.transaction(() => Promise.resolve(7)), 7);
 }
 

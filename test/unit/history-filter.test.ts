@@ -29,7 +29,16 @@ describe('History filter box', () => {
   });
 
   it('a live row matches by text in the title or prompt (any case), status and the day range, all together', () => {
-    const row: HistoryRow = { taskId: 't', title: 'Fix Parser', prompt: 'Split the LEXER', triggeredAt: 1000, status: 'failure', durationMs: 5, sessionId: null, failureReason: null };
+    const row: HistoryRow = {
+      taskId: 't',
+      title: 'Fix Parser',
+      prompt: 'Split the LEXER',
+      triggeredAt: 1000,
+      status: 'failure',
+      durationMs: 5,
+      sessionId: null,
+      failureReason: null,
+    };
     assert.equal(matchesHistoryFilter(row, { text: 'parser' }), true);
     assert.equal(matchesHistoryFilter(row, { text: 'lexer' }), true);
     assert.equal(matchesHistoryFilter(row, { text: 'docs' }), false);
@@ -39,8 +48,8 @@ describe('History filter box', () => {
   });
 });
 
-describe('a History row\'s duration', () => {
-  it('counts on with the panel\'s clock while the task is in progress, as its card does; a finished row keeps what it took', () => {
+describe("a History row's duration", () => {
+  it("counts on with the panel's clock while the task is in progress, as its card does; a finished row keeps what it took", () => {
     const row = { triggeredAt: 10_000, durationMs: 5_000 };
     assert.equal(historyRowDuration({ ...row, status: 'in_progress' }, 60_000), 50_000, 'not frozen at the snapshot');
     assert.equal(historyRowDuration({ ...row, status: 'succeeded' }, 60_000), 5_000);
@@ -63,27 +72,43 @@ describe('a task that failed before its first segment has its History row (real 
   it('a Failure row with its reason, triggered when it failed, found by the Failure filter; a task cancelled before it started has a Skipped row saying so; Remove hides the rows', async () => {
     await store.mutate((tx) => {
       tx.tasks.insert({ id: 'F', title: 'folder gone', prompt: 'p', permissionMode: 'default', workspacePath: '/gone', schedulable: true });
-      tx.tasks.insert({ id: 'C', title: 'cancelled early', prompt: 'p', permissionMode: 'default', workspacePath: '/w', schedulable: true });
+      tx.tasks.insert({
+        id: 'C',
+        title: 'cancelled early',
+        prompt: 'p',
+        permissionMode: 'default',
+        workspacePath: '/w',
+        schedulable: true,
+      });
     });
     clock.advance(5_000);
     await store.mutate((tx) => {
-      assert.equal(tx.tasks.fail('F', { failureReason: 'The task\'s folder /gone no longer exists.' }), true);
+      assert.equal(tx.tasks.fail('F', { failureReason: "The task's folder /gone no longer exists." }), true);
       assert.equal(tx.tasks.cancel('C'), true);
     });
     const live = () => store.read((tx) => tx.tasks.list({ historyVisible: true })).flatMap((t) => deriveHistoryRow(t, clock.now()) ?? []);
     const page = historyPager(store, undefined, live);
 
     const all = await page({ offset: 0, limit: 20 });
+    assert.deepEqual(all.rows.map((r) => [r.taskId, r.status, r.triggeredAt, r.durationMs, r.failureReason]).sort(), [
+      ['C', 'skipped', 1_005_000, 0, 'Cancelled before it started.'],
+      ['F', 'failure', 1_005_000, 0, "The task's folder /gone no longer exists."],
+    ]);
     assert.deepEqual(
-      all.rows.map((r) => [r.taskId, r.status, r.triggeredAt, r.durationMs, r.failureReason]).sort(),
-      [
-        ['C', 'skipped', 1_005_000, 0, 'Cancelled before it started.'],
-        ['F', 'failure', 1_005_000, 0, 'The task\'s folder /gone no longer exists.'],
-      ],
+      (await page({ offset: 0, limit: 20, filter: { status: 'failure' } })).rows.map((r) => r.taskId),
+      ['F'],
+      'the Failure filter finds it',
     );
-    assert.deepEqual((await page({ offset: 0, limit: 20, filter: { status: 'failure' } })).rows.map((r) => r.taskId), ['F'], 'the Failure filter finds it');
-    assert.deepEqual((await page({ offset: 0, limit: 20, filter: { status: 'skipped' } })).rows.map((r) => r.taskId), ['C'], 'the Skipped filter finds the cancelled one');
-    assert.deepEqual((await page({ offset: 0, limit: 20, filter: { status: 'failure', from: 1_005_000, to: 1_005_000 } })).rows.map((r) => r.taskId), ['F'], 'on the day it failed');
+    assert.deepEqual(
+      (await page({ offset: 0, limit: 20, filter: { status: 'skipped' } })).rows.map((r) => r.taskId),
+      ['C'],
+      'the Skipped filter finds the cancelled one',
+    );
+    assert.deepEqual(
+      (await page({ offset: 0, limit: 20, filter: { status: 'failure', from: 1_005_000, to: 1_005_000 } })).rows.map((r) => r.taskId),
+      ['F'],
+      'on the day it failed',
+    );
 
     assert.equal(await store.mutate((tx) => tx.tasks.deleteHistory('F') && tx.tasks.deleteHistory('C')), true, 'Remove hides their rows');
     assert.deepEqual((await page({ offset: 0, limit: 20 })).rows, []);

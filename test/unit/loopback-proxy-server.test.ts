@@ -10,7 +10,12 @@ describe("a window's loopback proxy listener (shared by its segments)", () => {
   const proxies: TicketProxy[] = [];
 
   const segment = async (ticketId: string) => {
-    const proxy = await TicketProxy.start({ upstreamBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-secret-key', ticketId, listener });
+    const proxy = await TicketProxy.start({
+      upstreamBaseUrl: `${upstream.url}/api/anthropic`,
+      apiKey: 'user-secret-key',
+      ticketId,
+      listener,
+    });
     proxies.push(proxy);
     return proxy;
   };
@@ -44,7 +49,11 @@ describe("a window's loopback proxy listener (shared by its segments)", () => {
       assert.equal(res.status, 200);
       await res.text();
     }
-    assert.deepEqual(upstream.messageRequests().map((r) => r.headers['x-off-peak-ticket-id']), ['T-1', 'T-2'], "each secret carries its own segment's ticket");
+    assert.deepEqual(
+      upstream.messageRequests().map((r) => r.headers['x-off-peak-ticket-id']),
+      ['T-1', 'T-2'],
+      "each secret carries its own segment's ticket",
+    );
   });
 
   it("a segment that ended has its secret refused (404, never forwarded), while another segment's still works", async () => {

@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { modelKeyHandoverPath, removeModelKeyHandover, takeModelKeyHandover, writeModelKeyHandover } from '../../src/personal/model-key-handover';
+import {
+  modelKeyHandoverPath,
+  removeModelKeyHandover,
+  takeModelKeyHandover,
+  writeModelKeyHandover,
+} from '../../src/personal/model-key-handover';
 
 const KEY = 'sk-ant-api03-handover-test-0123456789';
 

@@ -12,15 +12,34 @@ const time = () => '07:00';
 
 describe('away notifications: notices and check outcomes as events', () => {
   it('a completed task without a check is ready for review; with a passed check it says so and the round', () => {
-    assert.deepEqual(awayEventOf(completed, task).event, { kind: 'ready', taskId: 'task-abcdef123', title: 'Fix the parser', folder: '/home/me/project' });
+    assert.deepEqual(awayEventOf(completed, task).event, {
+      kind: 'ready',
+      taskId: 'task-abcdef123',
+      title: 'Fix the parser',
+      folder: '/home/me/project',
+    });
     const passed = awayEventOf(completed, task, { command: 'npm test', state: 'passed', round: 2, output: 'ok' });
-    assert.deepEqual(passed.event, { kind: 'ready', taskId: 'task-abcdef123', title: 'Fix the parser', folder: '/home/me/project', checks: { command: 'npm test', round: 2 } });
+    assert.deepEqual(passed.event, {
+      kind: 'ready',
+      taskId: 'task-abcdef123',
+      title: 'Fix the parser',
+      folder: '/home/me/project',
+      checks: { command: 'npm test', round: 2 },
+    });
     assert.equal(messageOf(passed.event, INCLUDE_NOTHING, time).text, 'Task task-abc is ready for review · checks pass (round 2).');
-    assert.equal(messageOf(passed.event, { ...INCLUDE_NOTHING, checkCommand: true }, time).text, 'Task task-abc is ready for review · checks pass (npm test, round 2).');
+    assert.equal(
+      messageOf(passed.event, { ...INCLUDE_NOTHING, checkCommand: true }, time).text,
+      'Task task-abc is ready for review · checks pass (npm test, round 2).',
+    );
   });
 
   it('a completed task whose check never passed is "check failed", its command and output sent only when opted in', () => {
-    const failed = awayEventOf(completed, task, { command: 'npm test -- --token=CMDSECRET', state: 'failed', round: 2, output: 'AssertionError at src/secret.ts OUTPUTSECRET' });
+    const failed = awayEventOf(completed, task, {
+      command: 'npm test -- --token=CMDSECRET',
+      state: 'failed',
+      round: 2,
+      output: 'AssertionError at src/secret.ts OUTPUTSECRET',
+    });
     assert.equal(failed.event.kind, 'check-failed');
     assert.equal(failed.key, awayEventOf(completed, task).key, 'one key per result, whatever its check says');
     const quiet = messageOf(failed.event, INCLUDE_NOTHING, time);

@@ -69,7 +69,12 @@ describe('notification target command (core)', () => {
 
   it('guesses the kind from the URL (Slack, Discord, ntfy, else a JSON webhook)', () => {
     assert.deepEqual(
-      ['https://hooks.slack.com/services/T/B/x', 'https://discord.com/api/webhooks/1/x', 'https://ntfy.sh/topic', 'https://example.com/hook'].map((u) => guessTargetKind(parseTargetUrl(u))),
+      [
+        'https://hooks.slack.com/services/T/B/x',
+        'https://discord.com/api/webhooks/1/x',
+        'https://ntfy.sh/topic',
+        'https://example.com/hook',
+      ].map((u) => guessTargetKind(parseTargetUrl(u))),
       ['slack', 'discord', 'ntfy', 'webhook'],
     );
   });

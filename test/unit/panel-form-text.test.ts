@@ -36,7 +36,10 @@ describe('prompt texts in the panel', () => {
 
 describe('the form says what an unanswered question does under the settings in force', () => {
   it('park: it waits without holding capacity after the park minutes; deny: it is denied after the timeout minutes (never "denied" while the policy parks)', () => {
-    assert.equal(unansweredQuestionText('park', 15), 'an ask nobody answers within 15 min parks the task: it waits for your answer without holding capacity');
+    assert.equal(
+      unansweredQuestionText('park', 15),
+      'an ask nobody answers within 15 min parks the task: it waits for your answer without holding capacity',
+    );
     assert.doesNotMatch(unansweredQuestionText('park', 15), /denied/);
     assert.equal(unansweredQuestionText('deny', 3), 'an ask nobody answers within 3 min is denied and the agent goes on without it');
   });

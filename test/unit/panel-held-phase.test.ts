@@ -7,7 +7,10 @@ describe('card phase during a usage-limit hold', () => {
 
   it('a running (or not yet admitted) segment held until a reset ahead reads "Held: usage limit"', () => {
     assert.equal(phaseLabel({ phase: 'running', queuePosition: null, usageLimitResetAt: now + 60_000 }, now), 'Held: usage limit');
-    assert.equal(phaseLabel({ phase: 'waiting_for_admission', queuePosition: null, usageLimitResetAt: now + 60_000 }, now), 'Held: usage limit');
+    assert.equal(
+      phaseLabel({ phase: 'waiting_for_admission', queuePosition: null, usageLimitResetAt: now + 60_000 }, now),
+      'Held: usage limit',
+    );
   });
 
   it('after the reset, or without one, it is Running again; a queued card keeps its own label', () => {

@@ -20,7 +20,10 @@ describe('panel view state (kept across a window reload)', () => {
     // The reload: a new webview, the same stored state.
     const after = new PanelViewState(memoryStore(JSON.parse(JSON.stringify(store.saved))));
     assert.equal(after.scrollY, 412);
-    assert.deepEqual(['t1', 't2', 't3'].map((id) => after.isExpanded(id)), [true, false, true]);
+    assert.deepEqual(
+      ['t1', 't2', 't3'].map((id) => after.isExpanded(id)),
+      [true, false, true],
+    );
     after.keepOnly(new Set(['t3']));
     assert.equal(after.isExpanded('t1'), false, 'a deleted task is forgotten');
   });

@@ -37,7 +37,13 @@ describe('personal mode settings', () => {
   });
 
   it('the local authority: loopback only, one user by the hash of the local key (never the key), passthrough on, the hours as off-peak windows, a valid gateway configuration', () => {
-    const settings = personalGatewayConfig({ localKey: 'opk-local-abc', port: 0, hours: '01:00-07:00', modelBaseUrl: 'https://api.anthropic.com', timeZone: 'Europe/Berlin' });
+    const settings = personalGatewayConfig({
+      localKey: 'opk-local-abc',
+      port: 0,
+      hours: '01:00-07:00',
+      modelBaseUrl: 'https://api.anthropic.com',
+      timeZone: 'Europe/Berlin',
+    });
     const config = resolveGatewayConfig(settings);
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.passClientCredential, true);

@@ -20,7 +20,7 @@ import { windowsSharingFs } from '../fixtures/windows-sharing-fs';
 const input = (id: string) => ({ id, title: id, prompt: `prompt ${id}`, permissionMode: 'default' as const, workspacePath: '/w' });
 const HOLD_MS = 1500;
 
-describe('platform: files replaced under every platform\'s sharing rules', () => {
+describe("platform: files replaced under every platform's sharing rules", () => {
   let dir: string;
   const open: Array<{ close(): Promise<void> }> = [];
   const openStore = async (fsys?: StoreFs) => {
@@ -90,7 +90,10 @@ describe('platform: files replaced under every platform\'s sharing rules', () =>
     assert.equal(sharing.opens.get(path.basename(generationMarkerFor(reader.filePath))), 100, 'one look at the marker per read');
     // Another window's write is still seen at the next read.
     await writer.mutate((tx) => tx.tasks.insert(input('b')));
-    assert.equal(reader.read((tx) => tx.tasks.count()), 2);
+    assert.equal(
+      reader.read((tx) => tx.tasks.count()),
+      2,
+    );
   });
 
   it('platform: a folder at the DB path is moved aside (Windows: a folder opens like a file and reads size 0; injected)', async () => {
@@ -99,8 +102,14 @@ describe('platform: files replaced under every platform\'s sharing rules', () =>
     const store = await openStore(sharing.fs);
     await store.mutate((tx) => tx.tasks.insert(input('a')));
     assert.ok(fs.statSync(store.filePath).isFile(), 'a database file is there now');
-    assert.deepEqual(store.notices.map((n) => n.kind), ['corrupt-moved-aside']);
-    assert.ok(fs.readdirSync(dir).some((name) => name.startsWith('tasks-index.sqlite.corrupt-') && fs.statSync(path.join(dir, name)).isDirectory()), 'the folder kept aside');
+    assert.deepEqual(
+      store.notices.map((n) => n.kind),
+      ['corrupt-moved-aside'],
+    );
+    assert.ok(
+      fs.readdirSync(dir).some((name) => name.startsWith('tasks-index.sqlite.corrupt-') && fs.statSync(path.join(dir, name)).isDirectory()),
+      'the folder kept aside',
+    );
   });
 
   it("platform: a folder at the DB path is moved aside (this platform's own rules)", async () => {
@@ -108,7 +117,10 @@ describe('platform: files replaced under every platform\'s sharing rules', () =>
     const store = await openStore();
     await store.mutate((tx) => tx.tasks.insert(input('a')));
     assert.ok(fs.statSync(store.filePath).isFile());
-    assert.deepEqual(store.notices.map((n) => n.kind), ['corrupt-moved-aside']);
+    assert.deepEqual(
+      store.notices.map((n) => n.kind),
+      ['corrupt-moved-aside'],
+    );
   });
 
   it(`platform: a lease file held open by another handle for ${HOLD_MS / 1000} s: taking the lease waits and succeeds (Windows sharing rules injected)`, async () => {
@@ -168,7 +180,14 @@ describe('platform: files replaced under every platform\'s sharing rules', () =>
 
   it('platform: a rename that stays refused gives up after its budget and leaves the file as it was (Windows sharing rules injected)', async () => {
     const sharing = windowsSharingFs();
-    const store = await TaskStore.open({ directory: dir, clock: systemClock, durable: false, watch: false, fs: sharing.fs, ioRetry: { attempts: 1 } });
+    const store = await TaskStore.open({
+      directory: dir,
+      clock: systemClock,
+      durable: false,
+      watch: false,
+      fs: sharing.fs,
+      ioRetry: { attempts: 1 },
+    });
     open.push(store);
     await store.mutate((tx) => tx.tasks.insert(input('a')));
     const release = sharing.hold(store.filePath);
@@ -180,7 +199,11 @@ describe('platform: files replaced under every platform\'s sharing rules', () =>
     } finally {
       release();
     }
-    assert.deepEqual(store.read((tx) => tx.tasks.list({}).map((t) => t.id)), ['a'], 'memory went back to the file');
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list({}).map((t) => t.id)),
+      ['a'],
+      'memory went back to the file',
+    );
     assert.deepEqual(await tasksOnDisk(), ['a']);
     assert.ok(!fs.readdirSync(dir).some((name) => name.endsWith('.tmp')), 'no temp file left');
   });

@@ -8,10 +8,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { hardenedGitArgs, keptUserSettings, runGit } from '../../src/agent/workplace/hardened-git';
 import { commitWorktree } from '../../src/agent/workplace/task-merge';
-import { createTaskWorktree, isWorktreeAt, removeTaskWorktree, worktreeWorkFolder, type TaskWorktree } from '../../src/agent/workplace/task-worktree';
+import {
+  createTaskWorktree,
+  isWorktreeAt,
+  removeTaskWorktree,
+  worktreeWorkFolder,
+  type TaskWorktree,
+} from '../../src/agent/workplace/task-worktree';
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
-const worktreeCount = (repo: string) => git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length;
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+const worktreeCount = (repo: string) =>
+  git(repo, 'worktree', 'list', '--porcelain')
+    .split('\n')
+    .filter((l) => l.startsWith('worktree ')).length;
 
 function makeRepo(root: string, files: Record<string, string> = { 'a.txt': 'one\ntwo\n' }): string {
   const repo = path.join(root, 'repo');
@@ -51,7 +61,7 @@ describe('platform: task worktrees and git', () => {
     assert.equal((await runGit(['config', '--get', 'core.longPaths'], { cwd: wt.worktreePath, platform: 'win32' }))?.trim(), 'true');
   });
 
-  it('platform: a worktree is recognised by git\'s answer, not its path string: reached through a symbolic link it is the worktree (and its subfolder its counterpart); a subfolder or a plain folder is not a worktree', async () => {
+  it("platform: a worktree is recognised by git's answer, not its path string: reached through a symbolic link it is the worktree (and its subfolder its counterpart); a subfolder or a plain folder is not a worktree", async () => {
     const repo = makeRepo(root);
     const realStorage = path.join(root, 'real-storage');
     fs.mkdirSync(realStorage);
@@ -63,12 +73,23 @@ describe('platform: task worktrees and git', () => {
     assert.equal(await isWorktreeAt(fs.realpathSync(wt.worktreePath)), true, 'and by its real path');
     assert.equal(await isWorktreeAt(path.join(wt.worktreePath, 'pkg')), false, 'a subfolder is not the top');
     assert.equal(await isWorktreeAt(linkedStorage), false, 'a plain folder');
-    assert.equal(path.resolve((await worktreeWorkFolder(path.join(repo, 'pkg'), wt.worktreePath)) ?? 'none'), path.join(wt.worktreePath, 'pkg'));
+    assert.equal(
+      path.resolve((await worktreeWorkFolder(path.join(repo, 'pkg'), wt.worktreePath)) ?? 'none'),
+      path.join(wt.worktreePath, 'pkg'),
+    );
   });
 
   it('platform: worktree folders are short: <worktreesDir>/<the first 8 letters of the task id>, whatever the title', async () => {
     const repo = makeRepo(root);
-    const result = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: '9f3a2c1b-77aa-4bbb-8ccc-0123456789ab', title: 'A rather long title that says a lot about the task' }, { userConfigFile });
+    const result = await createTaskWorktree(
+      {
+        folder: repo,
+        worktreesDir: path.join(root, 'wt'),
+        taskId: '9f3a2c1b-77aa-4bbb-8ccc-0123456789ab',
+        title: 'A rather long title that says a lot about the task',
+      },
+      { userConfigFile },
+    );
     assert.equal(result.kind === 'created' && result.worktreePath, path.join(root, 'wt', '9f3a2c1b'));
     assert.equal(result.kind === 'created' && result.branch, 'offpeak/a-rather-long-title-that-says-a-lot-abou-9f3a2c1b');
   });
@@ -76,7 +97,10 @@ describe('platform: task worktrees and git', () => {
   it("platform: task worktrees are locked, so another checkout's `git worktree prune` (one that cannot reach them: the other side of WSL or a container) keeps them; removal unlocks and removes them", async () => {
     const repo = makeRepo(root);
     const wt = await made(repo, path.join(root, 'wt'), 'lock1234', { userConfigFile });
-    assert.match(git(repo, 'worktree', 'list', '--porcelain'), new RegExp(`worktree ${fs.realpathSync(wt.worktreePath)}\\n(?:.*\\n)*?locked`));
+    assert.match(
+      git(repo, 'worktree', 'list', '--porcelain'),
+      new RegExp(`worktree ${fs.realpathSync(wt.worktreePath)}\\n(?:.*\\n)*?locked`),
+    );
     // The other side: the worktree's folder is out of its reach while it prunes.
     const away = path.join(root, 'out-of-reach');
     fs.renameSync(wt.worktreePath, away);
@@ -103,7 +127,10 @@ describe('platform: task worktrees and git', () => {
     assert.equal(git(repo, 'branch', '--list', wt.branch), '');
     const listed = git(repo, 'worktree', 'list', '--porcelain');
     assert.ok(!listed.includes(fs.realpathSync(path.join(root, 'wt'))), "the task's record is gone");
-    assert.ok(listed.includes(`worktree ${path.join(fs.realpathSync(root), 'users-worktree')}`), "the user's worktree is still known to git");
+    assert.ok(
+      listed.includes(`worktree ${path.join(fs.realpathSync(root), 'users-worktree')}`),
+      "the user's worktree is still known to git",
+    );
   });
 
   it('platform: a start that crashed after `git worktree add`, its folder removed since: the locked record is cleared and the worktree made again on the same branch', async () => {
@@ -116,7 +143,7 @@ describe('platform: task worktrees and git', () => {
     assert.equal(fs.readFileSync(path.join(again.worktreePath, 'a.txt'), 'utf8'), 'one\ntwo\n');
   });
 
-  it('a start that crashed after an earlier version\'s `git worktree add` (its folder named <slug>-<short id>) finds that worktree by git\'s list and reuses it; once that folder is gone, its record is cleared and the worktree made at the short name', async () => {
+  it("a start that crashed after an earlier version's `git worktree add` (its folder named <slug>-<short id>) finds that worktree by git's list and reuses it; once that folder is gone, its record is cleared and the worktree made at the short name", async () => {
     const repo = makeRepo(root);
     const wtDir = path.join(root, 'wt');
     const branch = 'offpeak/a-task-older123';
@@ -142,21 +169,31 @@ describe('platform: task worktrees and git', () => {
     fs.writeFileSync(path.join(wt.worktreePath, 'b.txt'), 'new\r\nfile\r\n');
     const privateDir = path.join(root, 'private');
     fs.mkdirSync(privateDir);
-    const commit = await commitWorktree({ ...wt, message: 'task work', privateDir }, { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' }, { userConfigFile });
+    const commit = await commitWorktree(
+      { ...wt, message: 'task work', privateDir },
+      { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' },
+      { userConfigFile },
+    );
     assert.equal(git(repo, 'cat-file', 'blob', `${commit}:b.txt`), 'new\nfile', 'committed with LF');
     assert.equal(git(repo, 'diff', '--name-only', wt.baseCommit, commit), 'b.txt', 'a.txt is unchanged: its CRLF is only the checkout');
 
     git(repo, 'config', 'core.autocrlf', 'false');
     const own = await made(repo, path.join(root, 'wt'), 'lf123456', { userConfigFile });
-    assert.equal(fs.readFileSync(path.join(own.worktreePath, 'a.txt'), 'utf8'), 'one\ntwo\n', "the repository's own core.autocrlf=false wins");
+    assert.equal(
+      fs.readFileSync(path.join(own.worktreePath, 'a.txt'), 'utf8'),
+      'one\ntwo\n',
+      "the repository's own core.autocrlf=false wins",
+    );
   });
 
-  it("platform: core.autocrlf is read as git reads it: its booleans, `input`, a bare key, the last value given", () => {
+  it('platform: core.autocrlf is read as git reads it: its booleans, `input`, a bare key, the last value given', () => {
     const listing = (...records: string[]) => records.map((r) => r + '\0').join('');
     assert.deepEqual(keptUserSettings(listing('core.autocrlf\nyes')), ['core.autocrlf=true']);
     assert.deepEqual(keptUserSettings(listing('core.autocrlf\nInput')), ['core.autocrlf=input']);
     assert.deepEqual(keptUserSettings(listing('core.autocrlf')), ['core.autocrlf=true']);
-    assert.deepEqual(keptUserSettings(listing('core.autocrlf\ntrue', 'filter.lfs.clean\ngit-lfs clean -- %f', 'core.autocrlf\noff')), ['core.autocrlf=false']);
+    assert.deepEqual(keptUserSettings(listing('core.autocrlf\ntrue', 'filter.lfs.clean\ngit-lfs clean -- %f', 'core.autocrlf\noff')), [
+      'core.autocrlf=false',
+    ]);
     assert.deepEqual(keptUserSettings(listing('filter.lfs.clean\ngit-lfs clean -- %f')), []);
   });
 });

@@ -40,7 +40,15 @@ describe("platform: two machines' records in one globalStorage", () => {
 
   async function runningTask(id: string): Promise<void> {
     await store.mutate((tx) => {
-      tx.tasks.insert({ id, title: id, prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: `T-${id}`, schedulable: true });
+      tx.tasks.insert({
+        id,
+        title: id,
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: '/ws',
+        serverTicketId: `T-${id}`,
+        schedulable: true,
+      });
       tx.tasks.claim(id);
       tx.tasks.markRunning(id, { sessionId: `session-${id}` });
     });
@@ -69,7 +77,13 @@ describe("platform: two machines' records in one globalStorage", () => {
     // Both windows' pids are not running HERE; only the one on this machine is known to be gone.
     const farRecord = writeRecord('far', { pid: farAgent, hostPid: deadPid(), windowId: 'w-far', host: OTHER_HOST });
     writeRecord('near', { pid: deadPid(), hostPid: deadPid(), windowId: 'w-near', host: THIS_HOST });
-    const report = await recoverInterrupted(store, runtimeDir(), (ids) => new TaskLifecycle(store).requeueInterrupted(ids), () => false, { windowId: 'w-here', host: THIS_HOST });
+    const report = await recoverInterrupted(
+      store,
+      runtimeDir(),
+      (ids) => new TaskLifecycle(store).requeueInterrupted(ids),
+      () => false,
+      { windowId: 'w-here', host: THIS_HOST },
+    );
     assert.deepEqual(report.requeued, ['near']);
     assert.deepEqual(report.stillRunning, ['far']);
     assert.deepEqual(report.killedOrphans, []);
@@ -81,18 +95,35 @@ describe("platform: two machines' records in one globalStorage", () => {
 
   it("platform: two hosts' window registrations: another host's window is never dropped as dead; this host's dead one is", async () => {
     await store.mutate((tx) => {
-      tx.windows.register({ windowId: 'w-far', workspaceKeys: ['/far'], pid: deadPid(), host: os.hostname() === OTHER_HOST ? 'host-c' : OTHER_HOST });
+      tx.windows.register({
+        windowId: 'w-far',
+        workspaceKeys: ['/far'],
+        pid: deadPid(),
+        host: os.hostname() === OTHER_HOST ? 'host-c' : OTHER_HOST,
+      });
       tx.windows.register({ windowId: 'w-near-dead', workspaceKeys: ['/near'], pid: deadPid(), host: os.hostname() });
     });
-    const registry = new WindowRegistry({ store, windowId: 'w-here', workspaceKeys: () => [], clock: systemClock, runLocal: async () => ({ status: 'started' }) });
+    const registry = new WindowRegistry({
+      store,
+      windowId: 'w-here',
+      workspaceKeys: () => [],
+      clock: systemClock,
+      runLocal: async () => ({ status: 'started' }),
+    });
     assert.deepEqual(await registry.dropDeadWindows(), ['w-near-dead']);
-    assert.deepEqual(store.read((tx) => tx.windows.list().map((w) => w.windowId)), ['w-far']);
+    assert.deepEqual(
+      store.read((tx) => tx.windows.list().map((w) => w.windowId)),
+      ['w-far'],
+    );
     assert.equal(registry.isLive('w-far'), false, 'and it is not offered as a window of this machine either');
   });
 
   it("platform: two hosts' leases: an unexpired lease of another host's holder is refused though its pid is not running here; this host's is taken", async () => {
     const writeLease = (host: string) =>
-      fs.writeFileSync(store.leasePath, JSON.stringify({ holder: 'other-window', token: 'tok', acquiredAt: 1_000, ttlMs: 600_000, pid: deadPid(), host }));
+      fs.writeFileSync(
+        store.leasePath,
+        JSON.stringify({ holder: 'other-window', token: 'tok', acquiredAt: 1_000, ttlMs: 600_000, pid: deadPid(), host }),
+      );
     writeLease(os.hostname() === OTHER_HOST ? 'host-c' : OTHER_HOST);
     fs.utimesSync(store.leasePath, new Date(), new Date());
     const refused = await store.acquireLease('leader', 'this-window', 600_000);

@@ -37,7 +37,8 @@ async function firstLine(child: ChildProcess): Promise<string> {
 }
 
 async function gone(pid: number, ms = 15_000): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) if (!isProcessAlive(pid)) return true;
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50)))
+    if (!isProcessAlive(pid)) return true;
   return false;
 }
 
@@ -92,7 +93,8 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
 
   it("platform: the graceful step reaches the agent's own handler (this platform's own: POSIX SIGINT; Windows Ctrl+C to the agent's console through ctrlc-windows' helper)", async () => {
     const host = systemProcessHost();
-    const onInterrupt = "process.on('SIGINT', () => { console.log('interrupted'); process.exit(7); }); console.log('ready'); setInterval(() => {}, 1000);";
+    const onInterrupt =
+      "process.on('SIGINT', () => { console.log('interrupted'); process.exit(7); }); console.log('ready'); setInterval(() => {}, 1000);";
     // Pipes only: on Windows the agent's console is its own (treeSpawnOptions).
     const agent = spawn(process.execPath, ['-e', onInterrupt], { stdio: ['pipe', 'pipe', 'ignore'], ...treeSpawnOptions(host) });
     started.push(agent.pid!);
@@ -115,7 +117,10 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     // On Windows the child gets a console of its own: Wine ends the processes sharing a console
     // with its owner (a real Windows does not); its parent id still names the agent either way.
     const orphaning = WITH_CHILD.replace("{ stdio: 'ignore' }", "{ stdio: 'ignore', detached: process.platform === 'win32' }");
-    const agent = spawn(process.execPath, ['-e', `${orphaning} setTimeout(() => process.exit(0), 300);`], { stdio: ['ignore', 'pipe', 'ignore'], ...treeSpawnOptions(host) });
+    const agent = spawn(process.execPath, ['-e', `${orphaning} setTimeout(() => process.exit(0), 300);`], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      ...treeSpawnOptions(host),
+    });
     const childPid = Number(await firstLine(agent));
     started.push(childPid);
     if (agent.exitCode === null) await new Promise((r) => agent.once('exit', r));
@@ -140,7 +145,10 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     runs.length = 0;
     kills.length = 0;
     assert.deepEqual(await killTree(42, host), [42, 50, 51]);
-    assert.deepEqual(kills.map(([pid]) => pid), [42, 50, 51]);
+    assert.deepEqual(
+      kills.map(([pid]) => pid),
+      [42, 50, 51],
+    );
   });
 
   it('platform: Windows without a process table (no PowerShell, no wmic) stops the tree with taskkill /T /F from the system folder (injected platform)', async () => {
@@ -148,7 +156,10 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     await killTree(42, host);
     assert.deepEqual(runs.at(-1), ['C:\\Windows\\System32\\taskkill.exe', ['/PID', '42', '/T', '/F']]);
     assert.deepEqual(kills, [[42, 'SIGKILL']], 'and the root is terminated too, in case taskkill could not');
-    assert.ok(runs.every(([file]) => /^C:\\Windows\\System32\\/.test(file)), 'every tool by absolute path');
+    assert.ok(
+      runs.every(([file]) => /^C:\\Windows\\System32\\/.test(file)),
+      'every tool by absolute path',
+    );
   });
 
   it("platform: Windows: an ended agent's leftovers are not looked for when its pid now belongs to another process (injected platform)", async () => {
@@ -179,11 +190,19 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
 
   it('platform: POSIX: SIGINT, then SIGTERM to the agent alone, and the forced stop to its process group (injected platform)', async () => {
     const kills: [number, NodeJS.Signals | 0][] = [];
-    const host: ProcessHost = { platform: 'darwin', env: {}, kill: (pid, signal) => void kills.push([pid, signal]), run: async () => undefined };
+    const host: ProcessHost = {
+      platform: 'darwin',
+      env: {},
+      kill: (pid, signal) => void kills.push([pid, signal]),
+      run: async () => undefined,
+    };
     assert.deepEqual(gracefulSignals(host), ['SIGINT', 'SIGTERM']);
     assert.equal(await signalAgent(42, 'SIGINT', host), 'sent');
     await killTree(42, host);
-    assert.deepEqual(kills, [[42, 'SIGINT'], [-42, 'SIGKILL']]);
+    assert.deepEqual(kills, [
+      [42, 'SIGINT'],
+      [-42, 'SIGKILL'],
+    ]);
   });
 
   it('platform: macOS has no /proc: the table comes from /bin/ps (injected platform, scripted ps output)', async () => {
@@ -194,7 +213,9 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
       kill: () => undefined,
       run: async (file) => {
         runs.push(file);
-        return Buffer.from('    1     0     1 /sbin/launchd\n  420     1   420 /Applications/Code.app/Contents/MacOS/Electron --type=extensionHost\n  421   420   421 claude -p --session-id s1\n');
+        return Buffer.from(
+          '    1     0     1 /sbin/launchd\n  420     1   420 /Applications/Code.app/Contents/MacOS/Electron --type=extensionHost\n  421   420   421 claude -p --session-id s1\n',
+        );
       },
     };
     const rows = await processTable(host);
@@ -238,7 +259,7 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     assert.deepEqual(descendantsOf(500, rows!), [701, 702]);
   });
 
-  it('platform: a wmic that refuses the CreationDate column (as Wine 8\'s does) is asked without it, and only once per process (injected wmic)', async () => {
+  it("platform: a wmic that refuses the CreationDate column (as Wine 8's does) is asked without it, and only once per process (injected wmic)", async () => {
     const runs: string[][] = [];
     const host: ProcessHost = {
       platform: 'win32',
@@ -253,11 +274,16 @@ describe('platform: one process-control module (start, stop, find orphans)', () 
     assert.deepEqual(await processTable(host), [{ pid: 500, ppid: 4, command: 'node.exe' }]);
     assert.deepEqual(await processTable(host), [{ pid: 500, ppid: 4, command: 'node.exe' }]);
     const wmicColumns = runs.filter((args) => args[0] === 'process').map((args) => args[2]);
-    assert.deepEqual(wmicColumns, ['CommandLine,CreationDate,ParentProcessId,ProcessId', 'CommandLine,ParentProcessId,ProcessId', 'CommandLine,ParentProcessId,ProcessId']);
+    assert.deepEqual(wmicColumns, [
+      'CommandLine,CreationDate,ParentProcessId,ProcessId',
+      'CommandLine,ParentProcessId,ProcessId',
+      'CommandLine,ParentProcessId,ProcessId',
+    ]);
   });
 
   it("platform: wmic's UTF-16 table (as Windows and Wine write it to a file or pipe) is read: the command line, then parent and process ids", () => {
-    const text = '\uFEFFCommandLine                                  ParentProcessId  ProcessId  \r\r\n                                              0                32         \r\r\nC:\\Windows\\node.exe -e "x 5" session-1       32               284        \r\r\n';
+    const text =
+      '\uFEFFCommandLine                                  ParentProcessId  ProcessId  \r\r\n                                              0                32         \r\r\nC:\\Windows\\node.exe -e "x 5" session-1       32               284        \r\r\n';
     const rows = parseWmicTable(decodeWindowsOutput(Buffer.from(text, 'utf16le')));
     assert.deepEqual(rows, [
       { pid: 32, ppid: 0, command: undefined },

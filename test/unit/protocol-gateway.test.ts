@@ -28,19 +28,48 @@ describe('gateway protocol schemas', () => {
       tickets: [
         { ticket_id: 'a', task_id: 'x', state: 'queued', position: 1, taken_at: 1, next_poll_after_ms: 1000 },
         { ticket_id: 'b', task_id: 'x', state: 'ready', taken_at: 1, ready_at: 2, ready_deadline: 3, next_poll_after_ms: 1000 },
-        { ticket_id: 'c', task_id: 'x', state: 'active', taken_at: 1, ready_at: 2, active_at: 3, active_until: 4, next_poll_after_ms: 1000 },
+        {
+          ticket_id: 'c',
+          task_id: 'x',
+          state: 'active',
+          taken_at: 1,
+          ready_at: 2,
+          active_at: 3,
+          active_until: 4,
+          next_poll_after_ms: 1000,
+        },
         { ticket_id: 'd', task_id: 'x', state: 'expired', taken_at: 1, expired_at: 5, expired_from: 'ready', next_poll_after_ms: null },
         { ticket_id: 'e', task_id: 'x', state: 'settled', taken_at: 1, settled_at: 5, reason: 'completed', next_poll_after_ms: null },
         { ticket_id: 'f', state: 'not_found', next_poll_after_ms: null },
       ],
     };
     const parsed = StatusResponseSchema.parse(answer);
-    assert.deepEqual(parsed.tickets.map((t) => t.state), ['queued', 'ready', 'active', 'expired', 'settled', 'not_found']);
-    assert.equal(StatusResponseSchema.safeParse({ ...answer, tickets: [{ ticket_id: 'a', task_id: 'x', state: 'queued', taken_at: 1, next_poll_after_ms: 1 }] }).success, false, 'queued needs a position');
+    assert.deepEqual(
+      parsed.tickets.map((t) => t.state),
+      ['queued', 'ready', 'active', 'expired', 'settled', 'not_found'],
+    );
+    assert.equal(
+      StatusResponseSchema.safeParse({
+        ...answer,
+        tickets: [{ ticket_id: 'a', task_id: 'x', state: 'queued', taken_at: 1, next_poll_after_ms: 1 }],
+      }).success,
+      false,
+      'queued needs a position',
+    );
   });
 
   it('a take answer is only ever a live state', () => {
-    const take = { server_time: 1, ticket_id: 't', task_id: 'x', state: 'queued', position: 3, ready_deadline: null, active_until: null, next_poll_after_ms: 5000, reused: false };
+    const take = {
+      server_time: 1,
+      ticket_id: 't',
+      task_id: 'x',
+      state: 'queued',
+      position: 3,
+      ready_deadline: null,
+      active_until: null,
+      next_poll_after_ms: 5000,
+      reused: false,
+    };
     assert.equal(TakeResponseSchema.safeParse(take).success, true);
     assert.equal(TakeResponseSchema.safeParse({ ...take, state: 'expired' }).success, false);
   });

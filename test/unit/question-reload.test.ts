@@ -27,20 +27,36 @@ describe('a question open when its window closes: the ask broker', () => {
     const b = new AskBroker({ clock, timers, timeoutMs: () => 60_000, unanswered: () => 'park', parkAfterMs: () => 30_000 });
     b.onEvent((e) => events.push(e));
     const input = { command: 'make' };
-    const a = b.ask('t1', { tool: 'Bash', summary: 'make', input: renderToolInput(input), call: input }, (d, by) => delivered.push([d, by]));
+    const a = b.ask('t1', { tool: 'Bash', summary: 'make', input: renderToolInput(input), call: input }, (d, by) =>
+      delivered.push([d, by]),
+    );
     const other = b.ask('t2', { tool: 'Bash', summary: 'other', input: 'x' }, (d, by) => delivered.push([d, by]));
 
-    assert.deepEqual(b.holdTask('t1').map((x) => x.id), [a.id]);
+    assert.deepEqual(
+      b.holdTask('t1').map((x) => x.id),
+      [a.id],
+    );
     await timers.advanceTo(1_100_000); // past the park deadline: a held ask does not park
     assert.equal(events.filter((e) => e.type === 'parking' && e.ask.id === a.id).length, 0);
     assert.equal(b.answer('t1', a.id, 'allow', a.inputDigest), 'accepted');
     b.settle(a.id, 'deny', 'ended'); // the stopping agent reports its interruption: ignored
     b.endTask('t1');
-    assert.deepEqual(delivered.filter(([, by]) => by !== 'timeout'), [], 'nothing reached the stopping agent');
+    assert.deepEqual(
+      delivered.filter(([, by]) => by !== 'timeout'),
+      [],
+      'nothing reached the stopping agent',
+    );
     assert.deepEqual(b.takeParkingAnswer(a.id), { decision: 'allow', by: 'host' });
-    assert.ok(events.some((e) => e.type === 'parked' && e.ask.id === a.id), 'it left the runtime as kept');
+    assert.ok(
+      events.some((e) => e.type === 'parked' && e.ask.id === a.id),
+      'it left the runtime as kept',
+    );
     assert.ok(!events.some((e) => e.type === 'answered' && e.ask.id === a.id && !e.parking), 'no answer was recorded for it');
-    assert.deepEqual(b.pending('t2').map((x) => x.id), [other.id], 'another task\'s ask is not held');
+    assert.deepEqual(
+      b.pending('t2').map((x) => x.id),
+      [other.id],
+      "another task's ask is not held",
+    );
   });
 });
 
@@ -62,7 +78,15 @@ describe('a question open when its window closes: the decision record and the re
     recorder = new QuestionRecorder(store);
     await store.mutate((tx) => {
       tx.tickets.insert({ ticketId: 'K1', taskId: 'T', serverState: 'active' });
-      tx.tasks.insert({ id: 'T', title: 't', prompt: 'p', permissionMode: 'default', workspacePath: '/ws', serverTicketId: 'K1', schedulable: true });
+      tx.tasks.insert({
+        id: 'T',
+        title: 't',
+        prompt: 'p',
+        permissionMode: 'default',
+        workspacePath: '/ws',
+        serverTicketId: 'K1',
+        schedulable: true,
+      });
       tx.tasks.claim('T');
       tx.questions.recordAsked({ ...question, taskId: 'T' });
     });
@@ -80,21 +104,37 @@ describe('a question open when its window closes: the decision record and the re
     assert.equal(store.read((tx) => tx.tasks.get('T'))!.status, 'queued');
     assert.equal(store.read((tx) => tx.tasks.get('T'))!.serverTicketId, 'K1', 'the same live ticket');
     assert.deepEqual([q().decision, q().answeredBy, q().parkedAt], [null, 'interrupted', 1_005_000]);
-    assert.deepEqual(store.read((tx) => tx.questions.parkedOpen(['T'])).map((x) => x.askId), ['A1'], 'answerable from any window');
-    assert.equal(questionAnswerText(q()), `Waiting for your answer: its window closed at ${formatTime(1_005_000)} (a reload, a crash or a restart) before anyone answered; the agent asks again when the task resumes`);
+    assert.deepEqual(
+      store.read((tx) => tx.questions.parkedOpen(['T'])).map((x) => x.askId),
+      ['A1'],
+      'answerable from any window',
+    );
+    assert.equal(
+      questionAnswerText(q()),
+      `Waiting for your answer: its window closed at ${formatTime(1_005_000)} (a reload, a crash or a restart) before anyone answered; the agent asks again when the task resumes`,
+    );
 
     const told = recorder.decisionsToState('T');
-    assert.match(told.text, /NOT ANSWERED: run_command: echo ran\. The call did not run\. If it is still needed, make exactly this tool call again now; the user is asked again:\n<<<tool input\ncommand: echo ran >> ran\.txt\ntool input>>>/);
+    assert.match(
+      told.text,
+      /NOT ANSWERED: run_command: echo ran\. The call did not run\. If it is still needed, make exactly this tool call again now; the user is asked again:\n<<<tool input\ncommand: echo ran >> ran\.txt\ntool input>>>/,
+    );
     assert.doesNotMatch(told.text, /ALLOWED|DENIED/);
     assert.deepEqual([told.askIds, told.askedAgain], [[], ['A1']]);
     clock.advance(2_000);
     await recorder.markStated(told.askIds, told.askedAgain);
     assert.deepEqual([q().decision, q().answeredBy, q().answeredAt], [null, 'asked-again', 1_007_000]);
     assert.equal(await lifecycle.answerParked('T', 'A1', 'allow'), 'unknown', 'closed once the resumed session asks anew');
-    assert.deepEqual(store.read((tx) => tx.questions.parkedOpen(['T'])), []);
+    assert.deepEqual(
+      store.read((tx) => tx.questions.parkedOpen(['T'])),
+      [],
+    );
     assert.equal(recorder.decisionsToState('T').text, '', 'told once');
     const words = questionAnswerText(q());
-    assert.match(words, /^Not answered: its window closed at .* \(a reload, a crash or a restart\) before anyone answered; the resumed agent was told to ask again/);
+    assert.match(
+      words,
+      /^Not answered: its window closed at .* \(a reload, a crash or a restart\) before anyone answered; the resumed agent was told to ask again/,
+    );
     assert.doesNotMatch(words, /nobody|time limit/);
   });
 
@@ -118,7 +158,9 @@ describe('a question open when its window closes: the decision record and the re
     await store.mutate((tx) => {
       tx.tasks.claim('T');
       tx.questions.recordAsked({ ...question, taskId: 'T', askId: 'A2', askedAt: 1_000_001 });
-      tx.asks.publish('window-a', [{ id: 'A2', taskId: 'T', tool: 'run_command', summary: 'echo ran', input, askedAt: 1_000_001, deadlineAt: 2_000_000 }]);
+      tx.asks.publish('window-a', [
+        { id: 'A2', taskId: 'T', tool: 'run_command', summary: 'echo ran', input, askedAt: 1_000_001, deadlineAt: 2_000_000 },
+      ]);
       tx.asks.leaveAnswer('A2', 'allow', askInputDigest(input));
     });
     assert.equal(await lifecycle.markStarted('T', 'K1', 'S1'), true);

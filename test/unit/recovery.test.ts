@@ -39,7 +39,15 @@ describe('recovery of tasks a window left running', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recovery-'));
     store = await TaskStore.open({ directory: dir, clock: new ManualClock(1_000), durable: false, watch: false });
     await store.mutate((tx) => {
-      tx.tasks.insert({ id: 't1', title: 't', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: 'T1', schedulable: true });
+      tx.tasks.insert({
+        id: 't1',
+        title: 't',
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: '/ws',
+        serverTicketId: 'T1',
+        schedulable: true,
+      });
       tx.tasks.claim('t1');
       tx.tasks.markRunning('t1', { sessionId: 'session-1' });
     });
@@ -69,7 +77,7 @@ describe('recovery of tasks a window left running', () => {
   const requeue = (ids: readonly string[]) => new TaskLifecycle(store).requeueInterrupted(ids);
   const status = () => store.read((tx) => tx.tasks.get('t1'))!.status;
 
-  it("item 1: a task whose agent already ended under a live window is left to that window (it is about to write the outcome)", async () => {
+  it('item 1: a task whose agent already ended under a live window is left to that window (it is about to write the outcome)', async () => {
     const window = await spawned(spawn(process.execPath, ['-e', idleScript], { stdio: 'ignore' }));
     cleanup.push(window.pid!);
     const file = writeRecord({ pid: await deadPid(), hostPid: window.pid, windowId: 'window-b' });
@@ -84,11 +92,18 @@ describe('recovery of tasks a window left running', () => {
     // The "agent": its own process group (as the runtime spawns it), starting a child that leaves
     // its tree (the child carries the window's marker in its environment), then ending.
     const agent = await spawned(
-      spawn(process.execPath, ['-e', `const c = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(idleScript)}], { stdio: 'ignore' }); console.log(c.pid); c.unref();`], {
-        detached: true,
-        stdio: ['ignore', 'pipe', 'ignore'],
-        env: { ...process.env, OFFPEAK_AGENT_PARENT_PID: String(host) },
-      }),
+      spawn(
+        process.execPath,
+        [
+          '-e',
+          `const c = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(idleScript)}], { stdio: 'ignore' }); console.log(c.pid); c.unref();`,
+        ],
+        {
+          detached: true,
+          stdio: ['ignore', 'pipe', 'ignore'],
+          env: { ...process.env, OFFPEAK_AGENT_PARENT_PID: String(host) },
+        },
+      ),
     );
     let out = '';
     agent.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -111,11 +126,18 @@ describe('recovery of tasks a window left running', () => {
     const host = await deadPid();
     // Same shape, but the child does not carry the dead window's marker: it is not ours to stop.
     const agent = await spawned(
-      spawn(process.execPath, ['-e', `const c = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(idleScript)}], { stdio: 'ignore' }); console.log(c.pid); c.unref();`], {
-        detached: true,
-        stdio: ['ignore', 'pipe', 'ignore'],
-        env: { ...process.env, OFFPEAK_AGENT_PARENT_PID: 'someone-else' },
-      }),
+      spawn(
+        process.execPath,
+        [
+          '-e',
+          `const c = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(idleScript)}], { stdio: 'ignore' }); console.log(c.pid); c.unref();`,
+        ],
+        {
+          detached: true,
+          stdio: ['ignore', 'pipe', 'ignore'],
+          env: { ...process.env, OFFPEAK_AGENT_PARENT_PID: 'someone-else' },
+        },
+      ),
     );
     let out = '';
     agent.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -130,7 +152,8 @@ describe('recovery of tasks a window left running', () => {
 
   it('item 1: on the holder tick a running task with no pid record is requeued only when the rule says so (the previous tick saw it too)', async () => {
     let seenBefore = false;
-    const tick = () => recoverInterrupted(store, runtimeDir(), requeue, () => false, { windowId: 'window-holder', requeueUnrecorded: () => seenBefore });
+    const tick = () =>
+      recoverInterrupted(store, runtimeDir(), requeue, () => false, { windowId: 'window-holder', requeueUnrecorded: () => seenBefore });
     assert.deepEqual((await tick()).requeued, [], 'the first tick only notes it');
     assert.equal(status(), 'running');
     seenBefore = true;
@@ -138,8 +161,10 @@ describe('recovery of tasks a window left running', () => {
     assert.equal(status(), 'queued');
   });
 
-  it('item 1: a window of this same process is alive only while registered; this window\'s own records are orphans unless its runtime runs them', async () => {
-    const agent = await spawned(spawn(process.execPath, ['-e', idleScript, '--', '--session-id', 'session-1'], { detached: true, stdio: 'ignore' }));
+  it("item 1: a window of this same process is alive only while registered; this window's own records are orphans unless its runtime runs them", async () => {
+    const agent = await spawned(
+      spawn(process.execPath, ['-e', idleScript, '--', '--session-id', 'session-1'], { detached: true, stdio: 'ignore' }),
+    );
     cleanup.push(agent.pid!);
     writeRecord({ pid: agent.pid, hostPid: process.pid, windowId: 'window-b' });
     const registered = new Set(['window-b']);

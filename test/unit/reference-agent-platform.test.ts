@@ -18,7 +18,15 @@ describe('platform: the reference agent on Windows (its shell and its edits)', (
   it('platform: a multi-line edit written with LF matches a CRLF file, and the file stays CRLF throughout', async () => {
     const file = path.join(ws, 'Program.cs');
     fs.writeFileSync(file, 'class A\r\n{\r\n    int x = 1;\r\n    int y = 2;\r\n}\r\n');
-    const edit = await runTool('edit_file', { path: 'Program.cs', old_string: '    int x = 1;\n    int y = 2;\n', new_string: '    int x = 10;\n    int z = 3;\n    int y = 20;\n' }, ctx);
+    const edit = await runTool(
+      'edit_file',
+      {
+        path: 'Program.cs',
+        old_string: '    int x = 1;\n    int y = 2;\n',
+        new_string: '    int x = 10;\n    int z = 3;\n    int y = 20;\n',
+      },
+      ctx,
+    );
     assert.equal(edit.isError, false, edit.content);
     assert.equal(fs.readFileSync(file, 'utf8'), 'class A\r\n{\r\n    int x = 10;\r\n    int z = 3;\r\n    int y = 20;\r\n}\r\n');
   });
@@ -31,7 +39,7 @@ describe('platform: the reference agent on Windows (its shell and its edits)', (
     assert.equal(fs.readFileSync(file, 'utf8'), 'uno\ndos\nthree\n');
   });
 
-  it('platform: a file\'s line ending is the one most of its lines end with; an old_string sent with CRLF still matches as given', () => {
+  it("platform: a file's line ending is the one most of its lines end with; an old_string sent with CRLF still matches as given", () => {
     assert.equal(lineEndingOf('a\r\nb\r\nc\n'), '\r\n');
     assert.equal(lineEndingOf('a\nb\nc\r\n'), '\n');
     assert.equal(lineEndingOf('no line end'), '\n');
@@ -47,8 +55,15 @@ describe('platform: the reference agent on Windows (its shell and its edits)', (
       windowsVerbatimArguments: true,
     });
     // A relative ComSpec would mean the working directory (the task's repository): the system folder instead.
-    assert.equal(shellInvocation('dir', { platform: 'win32', env: { COMSPEC: 'cmd.exe', SystemRoot: 'D:\\Win' } }).file, 'D:\\Win\\System32\\cmd.exe');
-    assert.deepEqual(shellInvocation('ls "a b"', { platform: 'linux', env: { SHELL: '/bin/bash' } }), { file: '/bin/bash', args: ['-c', 'ls "a b"'], windowsVerbatimArguments: false });
+    assert.equal(
+      shellInvocation('dir', { platform: 'win32', env: { COMSPEC: 'cmd.exe', SystemRoot: 'D:\\Win' } }).file,
+      'D:\\Win\\System32\\cmd.exe',
+    );
+    assert.deepEqual(shellInvocation('ls "a b"', { platform: 'linux', env: { SHELL: '/bin/bash' } }), {
+      file: '/bin/bash',
+      args: ['-c', 'ls "a b"'],
+      windowsVerbatimArguments: false,
+    });
   });
 
   it('platform: the system prompt names the operating system and the shell (Windows: cmd.exe; macOS and Linux: the POSIX shell; injected platform)', () => {

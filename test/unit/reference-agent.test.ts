@@ -68,7 +68,10 @@ describe('reference agent internals', () => {
   });
 
   it('treats a stream that ends before message_stop as a retryable error', async () => {
-    await assert.rejects(readEventStream(streamOf(ev('message_start', {})), {}), (e: Error & { retryable?: boolean }) => e.retryable === true);
+    await assert.rejects(
+      readEventStream(streamOf(ev('message_start', {})), {}),
+      (e: Error & { retryable?: boolean }) => e.retryable === true,
+    );
   });
 
   it('keeps a session across a torn last line and merges user text so roles alternate', () => {
@@ -95,16 +98,25 @@ describe('reference agent internals', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('item 6: an edit under a git directory (.git in any case or with trailing dots, a submodule\'s, a bare repository\'s) is a command', () => {
+  it("item 6: an edit under a git directory (.git in any case or with trailing dots, a submodule's, a bare repository's) is a command", () => {
     const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'gitdir-'));
     fs.mkdirSync(path.join(ws, 'vendor', 'repo.git', 'objects'), { recursive: true });
     fs.writeFileSync(path.join(ws, 'vendor', 'repo.git', 'HEAD'), 'ref: refs/heads/main\n');
     fs.writeFileSync(path.join(ws, 'vendor', 'repo.git', 'config'), '[core]\n');
-    for (const p of ['.git/config', '.GIT/hooks/pre-commit', 'sub/.git./config', 'sub\\.git\\config', '.git', 'vendor/repo.git/config', 'vendor/repo.git/hooks/post-checkout']) {
+    for (const p of [
+      '.git/config',
+      '.GIT/hooks/pre-commit',
+      'sub/.git./config',
+      'sub\\.git\\config',
+      '.git',
+      'vendor/repo.git/config',
+      'vendor/repo.git/hooks/post-checkout',
+    ]) {
       assert.equal(toolRisk('write_file', { path: p }, ws), 'command', p);
       assert.equal(toolRisk('edit_file', { path: p }, ws), 'command', p);
     }
-    for (const p of ['src/git.ts', '.gitignore', '.github/workflows/ci.yml', 'vendor/readme.md']) assert.equal(toolRisk('write_file', { path: p }, ws), 'edit', p);
+    for (const p of ['src/git.ts', '.gitignore', '.github/workflows/ci.yml', 'vendor/readme.md'])
+      assert.equal(toolRisk('write_file', { path: p }, ws), 'edit', p);
     assert.equal(permissionFor('acceptEdits', toolRisk('write_file', { path: '.git/config' }, ws)!), 'ask');
     fs.rmSync(ws, { recursive: true, force: true });
   });

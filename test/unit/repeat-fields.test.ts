@@ -13,7 +13,11 @@ describe('Repeat fields: the rule the form sends', () => {
 
   it('daily, chosen weekdays (Monday first) and weekly, at the minute of the day', () => {
     assert.deepEqual(ruleOf({ ...REPEAT_ONCE, kind: 'daily', time: '02:00' }), { kind: 'daily', at: 120 });
-    assert.deepEqual(ruleOf({ ...REPEAT_ONCE, kind: 'weekdays', time: '07:30', days: [5, 0, 1] }), { kind: 'weekdays', days: [1, 5, 0], at: 450 });
+    assert.deepEqual(ruleOf({ ...REPEAT_ONCE, kind: 'weekdays', time: '07:30', days: [5, 0, 1] }), {
+      kind: 'weekdays',
+      days: [1, 5, 0],
+      at: 450,
+    });
     assert.deepEqual(ruleOf({ ...REPEAT_ONCE, kind: 'weekly', time: '23:59', day: 0 }), { kind: 'weekly', day: 0, at: 1439 });
     for (const kind of ['daily', 'weekdays', 'weekly'] as const) {
       const rule = ruleOf({ ...REPEAT_ONCE, kind, time: '02:00' });
@@ -29,7 +33,11 @@ describe('Repeat fields: the rule the form sends', () => {
   });
 
   it("Edit fills the fields from a schedule's rule, and they say the same rule again", () => {
-    for (const rule of [{ kind: 'daily', at: 195 }, { kind: 'weekdays', days: [1, 3, 5], at: 450 }, { kind: 'weekly', day: 6, at: 0 }] as const) {
+    for (const rule of [
+      { kind: 'daily', at: 195 },
+      { kind: 'weekdays', days: [1, 3, 5], at: 450 },
+      { kind: 'weekly', day: 6, at: 0 },
+    ] as const) {
       const again = ruleOf(choiceOf(rule));
       assert.deepEqual(again, rule);
       assert.equal(describeRule(again as typeof rule), describeRule(rule));
@@ -40,6 +48,9 @@ describe('Repeat fields: the rule the form sends', () => {
     assert.equal(nextRunLabel({ paused: true, nextRunText: null }), 'Paused');
     assert.equal(nextRunLabel({ paused: false, nextRunText: 'Thu 02:00' }), 'Next: Thu 02:00');
     assert.equal(lastRunLabel(null), null);
-    assert.equal(lastRunLabel({ taskId: null, at: 0, text: 'Missed 3, caught up · Completed', catchUp: true }), 'Last: Missed 3, caught up · Completed');
+    assert.equal(
+      lastRunLabel({ taskId: null, at: 0, text: 'Missed 3, caught up · Completed', catchUp: true }),
+      'Last: Missed 3, caught up · Completed',
+    );
   });
 });

@@ -52,19 +52,39 @@ describe('schedules: store and firing (schema v20)', () => {
     await store.mutate((tx) => tx.schedules.insert('s1', DRAFT, DAILY_0200, ZONE));
     clock.set(berlin(2, 120) + 1_000);
     const first = await store.mutate((tx) => fireDueSchedules(tx, newId));
-    assert.deepEqual(first.map((f) => [f.occurrenceKey, f.outcome, f.taskId]), [['s1@2026-12-02T02:00', 'queued', 'run-1']]);
+    assert.deepEqual(
+      first.map((f) => [f.occurrenceKey, f.outcome, f.taskId]),
+      [['s1@2026-12-02T02:00', 'queued', 'run-1']],
+    );
     // Another window that read the schedule before this write fires the same occurrence: the key refuses it.
-    const again = await store.mutate((tx) => tx.schedules.insertRun({ occurrenceKey: 's1@2026-12-02T02:00', scheduleId: 's1', dueAt: berlin(2, 120), taskId: 'run-other', outcome: 'queued', catchUp: false, missedCount: 0, note: null }));
+    const again = await store.mutate((tx) =>
+      tx.schedules.insertRun({
+        occurrenceKey: 's1@2026-12-02T02:00',
+        scheduleId: 's1',
+        dueAt: berlin(2, 120),
+        taskId: 'run-other',
+        outcome: 'queued',
+        catchUp: false,
+        missedCount: 0,
+        note: null,
+      }),
+    );
     assert.equal(again, false);
     assert.equal(store.read((tx) => tx.schedules.getRun('s1@2026-12-02T02:00'))?.taskId, 'run-1');
     // Firing again at the same time finds nothing due and queues nothing.
     assert.deepEqual(await store.mutate((tx) => fireDueSchedules(tx, newId)), []);
-    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => t.id)), ['run-1']);
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['run-1'],
+    );
   });
 
   it('a due occurrence queues an ordinary ticketless task in the same transaction: not before its due time, dated title, its check and own branch', async () => {
     await store.mutate((tx) => tx.schedules.insert('s1', DRAFT, DAILY_0200, ZONE));
-    assert.equal(store.read((tx) => scheduleWakeAt(tx)), berlin(2, 120));
+    assert.equal(
+      store.read((tx) => scheduleWakeAt(tx)),
+      berlin(2, 120),
+    );
     clock.set(berlin(2, 120) + 30_000);
     await store.mutate((tx) => fireDueSchedules(tx, newId));
     const task = store.read((tx) => tx.tasks.get('run-1'))!;
@@ -77,7 +97,10 @@ describe('schedules: store and firing (schema v20)', () => {
     const run = store.read((tx) => tx.schedules.runsByTask().get('run-1'))!;
     assert.deepEqual([run.scheduleId, run.outcome, run.catchUp, run.missedCount], ['s1', 'queued', false, 0]);
     // The one timer moves on to the next night.
-    assert.equal(store.read((tx) => scheduleWakeAt(tx)), berlin(3, 120));
+    assert.equal(
+      store.read((tx) => scheduleWakeAt(tx)),
+      berlin(3, 120),
+    );
   });
 
   it('skips an occurrence while the previous run has not ended (still queued), and says so; queues again once it ended', async () => {
@@ -86,14 +109,23 @@ describe('schedules: store and firing (schema v20)', () => {
     await store.mutate((tx) => fireDueSchedules(tx, newId));
     clock.set(berlin(3, 121));
     const skipped = await store.mutate((tx) => fireDueSchedules(tx, newId));
-    assert.deepEqual(skipped.map((f) => [f.outcome, f.taskId]), [['skipped', null]]);
+    assert.deepEqual(
+      skipped.map((f) => [f.outcome, f.taskId]),
+      [['skipped', null]],
+    );
     const note = store.read((tx) => tx.schedules.getRun('s1@2026-12-03T02:00'))?.note ?? '';
     assert.match(note, /^Skipped the Thu 02:00 run: the previous run is still queued/);
-    assert.equal(store.read((tx) => tx.tasks.list().length), 1);
+    assert.equal(
+      store.read((tx) => tx.tasks.list().length),
+      1,
+    );
     await store.mutate((tx) => tx.tasks.cancel('run-1'));
     clock.set(berlin(4, 121));
     const queued = await store.mutate((tx) => fireDueSchedules(tx, newId));
-    assert.deepEqual(queued.map((f) => f.outcome), ['queued']);
+    assert.deepEqual(
+      queued.map((f) => f.outcome),
+      ['queued'],
+    );
   });
 
   it('a missed stretch (six nights asleep) gives one catch-up run, the latest, with the missed count', async () => {
@@ -104,18 +136,27 @@ describe('schedules: store and firing (schema v20)', () => {
     const run = store.read((tx) => tx.schedules.getRun(fired[0]!.occurrenceKey))!;
     assert.deepEqual([run.occurrenceKey, run.catchUp, run.missedCount, run.outcome], ['s1@2026-12-08T02:00', true, 6, 'queued']);
     assert.deepEqual(await store.mutate((tx) => fireDueSchedules(tx, newId)), []);
-    assert.equal(store.read((tx) => tx.tasks.list().length), 1);
+    assert.equal(
+      store.read((tx) => tx.tasks.list().length),
+      1,
+    );
   });
 
   it('a paused schedule fires nothing and has no wake time; resumed, the paused stretch is not caught up', async () => {
     await store.mutate((tx) => tx.schedules.insert('s1', DRAFT, DAILY_0200, ZONE));
     await store.mutate((tx) => tx.schedules.setPaused('s1', true));
-    assert.equal(store.read((tx) => scheduleWakeAt(tx)), null);
+    assert.equal(
+      store.read((tx) => scheduleWakeAt(tx)),
+      null,
+    );
     clock.set(berlin(4, 12 * 60));
     assert.deepEqual(await store.mutate((tx) => fireDueSchedules(tx, newId)), []);
     await store.mutate((tx) => tx.schedules.setPaused('s1', false));
     assert.deepEqual(await store.mutate((tx) => fireDueSchedules(tx, newId)), []);
-    assert.equal(store.read((tx) => scheduleWakeAt(tx)), berlin(5, 120));
+    assert.equal(
+      store.read((tx) => scheduleWakeAt(tx)),
+      berlin(5, 120),
+    );
   });
 
   it('an edit applies to future occurrences only: the queued run keeps its draft; a deleted schedule fires no more and its run stays', async () => {
@@ -131,8 +172,22 @@ describe('schedules: store and firing (schema v20)', () => {
     await store.mutate((tx) => tx.schedules.delete('s1'));
     clock.set(berlin(5, 181));
     assert.deepEqual(await store.mutate((tx) => fireDueSchedules(tx, newId)), []);
-    assert.equal(store.read((tx) => scheduleWakeAt(tx)), null);
-    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => t.id).sort()), ['run-1', 'run-2']);
-    assert.equal(store.read((tx) => tx.schedules.titles().get('s1')), 'Nightly deps');
+    assert.equal(
+      store.read((tx) => scheduleWakeAt(tx)),
+      null,
+    );
+    assert.deepEqual(
+      store.read((tx) =>
+        tx.tasks
+          .list()
+          .map((t) => t.id)
+          .sort(),
+      ),
+      ['run-1', 'run-2'],
+    );
+    assert.equal(
+      store.read((tx) => tx.schedules.titles().get('s1')),
+      'Nightly deps',
+    );
   });
 });

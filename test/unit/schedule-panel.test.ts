@@ -14,7 +14,17 @@ import { TaskStore, type ScheduleDraftRecord } from '../../src/store';
 
 const ZONE = 'Europe/Berlin';
 const berlin = (day: number, minute: number) => epochAtWallTime({ year: 2026, month: 12, day }, minute, ZONE);
-const DRAFT: ScheduleDraftRecord = { title: 'Nightly deps', prompt: 'p', workspacePath: '/w', workspaceIdentity: null, permissionMode: 'plan', model: null, thoughtLevel: null, isolation: 'worktree', checkCommand: null };
+const DRAFT: ScheduleDraftRecord = {
+  title: 'Nightly deps',
+  prompt: 'p',
+  workspacePath: '/w',
+  workspaceIdentity: null,
+  permissionMode: 'plan',
+  model: null,
+  thoughtLevel: null,
+  isolation: 'worktree',
+  checkCommand: null,
+};
 
 describe('schedules: what the Schedules section and a run card say', () => {
   let dir: string;
@@ -36,18 +46,36 @@ describe('schedules: what the Schedules section and a run card say', () => {
     await store.mutate((tx) => tx.schedules.insert('s1', DRAFT, { kind: 'daily', at: 120 }, ZONE));
     let [view] = scheduleViews(store, clock.now(), ZONE);
     assert.deepEqual([view!.ruleText, view!.nextRunText, view!.lastRun], ['Every day at 02:00', 'Wed 02:00', null]);
-    assert.deepEqual(view!.draft, { title: 'Nightly deps', prompt: 'p', workspacePath: '/w', permissionMode: 'plan', model: null, thoughtLevel: null, ownBranch: true });
+    assert.deepEqual(view!.draft, {
+      title: 'Nightly deps',
+      prompt: 'p',
+      workspacePath: '/w',
+      permissionMode: 'plan',
+      model: null,
+      thoughtLevel: null,
+      ownBranch: true,
+    });
 
     clock.set(berlin(8, 9 * 60)); // a week asleep
     await fire();
     [view] = scheduleViews(store, clock.now(), ZONE);
     assert.deepEqual(view!.lastRun, { taskId: 'run-1', at: berlin(8, 120), text: 'Missed 6, caught up · Queued', catchUp: true });
-    assert.deepEqual(scheduleRunMarks(store, clock.now(), ZONE).get('run-1'), { scheduleId: 's1', scheduleTitle: 'Nightly deps', dueText: 'Tue 02:00', catchUp: true });
+    assert.deepEqual(scheduleRunMarks(store, clock.now(), ZONE).get('run-1'), {
+      scheduleId: 's1',
+      scheduleTitle: 'Nightly deps',
+      dueText: 'Tue 02:00',
+      catchUp: true,
+    });
 
     clock.set(berlin(9, 121));
     await fire();
     [view] = scheduleViews(store, clock.now(), ZONE);
-    assert.deepEqual(view!.lastRun, { taskId: null, at: berlin(9, 120), text: 'Skipped the Wed 02:00 run: the previous run is still queued.', catchUp: false });
+    assert.deepEqual(view!.lastRun, {
+      taskId: null,
+      at: berlin(9, 120),
+      text: 'Skipped the Wed 02:00 run: the previous run is still queued.',
+      catchUp: false,
+    });
 
     await store.mutate((tx) => tx.tasks.cancel('run-1'));
     clock.set(berlin(10, 121));

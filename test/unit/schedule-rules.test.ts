@@ -39,36 +39,64 @@ describe('schedule rules: occurrences in a time zone (docs/flows.md#schedules-an
   it('daily 02:00 in Berlin across the spring change: one run a day, the skipped 02:00 runs at 03:00 summer time', () => {
     const rule: ScheduleRule = { kind: 'daily', at: at(2) };
     const runs = walk(rule, Date.UTC(2026, 2, 27, 12), 3, BERLIN);
-    assert.deepEqual(runs.map((t) => wall(t, BERLIN)), ['2026-03-28 02:00', '2026-03-29 03:00', '2026-03-30 02:00']);
-    assert.deepEqual(runs.map((t) => new Date(t).toISOString()), ['2026-03-28T01:00:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-30T00:00:00.000Z']);
+    assert.deepEqual(
+      runs.map((t) => wall(t, BERLIN)),
+      ['2026-03-28 02:00', '2026-03-29 03:00', '2026-03-30 02:00'],
+    );
+    assert.deepEqual(
+      runs.map((t) => new Date(t).toISOString()),
+      ['2026-03-28T01:00:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-30T00:00:00.000Z'],
+    );
   });
 
   it('daily 02:30 in Berlin across the autumn change: the hour shown twice runs once, at its first showing', () => {
     const rule: ScheduleRule = { kind: 'daily', at: at(2, 30) };
     const runs = walk(rule, Date.UTC(2026, 9, 24, 12), 3, BERLIN);
-    assert.deepEqual(runs.map((t) => new Date(t).toISOString()), ['2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z', '2026-10-27T01:30:00.000Z']);
-    assert.deepEqual(runs.map((t) => wall(t, BERLIN)), ['2026-10-25 02:30', '2026-10-26 02:30', '2026-10-27 02:30']);
+    assert.deepEqual(
+      runs.map((t) => new Date(t).toISOString()),
+      ['2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z', '2026-10-27T01:30:00.000Z'],
+    );
+    assert.deepEqual(
+      runs.map((t) => wall(t, BERLIN)),
+      ['2026-10-25 02:30', '2026-10-26 02:30', '2026-10-27 02:30'],
+    );
   });
 
   it('daily in New York across both changes: 02:30 in the spring gap runs at 03:30, 01:30 shown twice in autumn runs once', () => {
     const spring = walk({ kind: 'daily', at: at(2, 30) }, Date.UTC(2026, 2, 7, 12), 2, NEW_YORK);
-    assert.deepEqual(spring.map((t) => wall(t, NEW_YORK)), ['2026-03-08 03:30', '2026-03-09 02:30']);
+    assert.deepEqual(
+      spring.map((t) => wall(t, NEW_YORK)),
+      ['2026-03-08 03:30', '2026-03-09 02:30'],
+    );
     assert.equal(spring[1]! - spring[0]!, 23 * HOUR, 'the next night is 23 h later: the gap hour was not run twice');
     const autumn = walk({ kind: 'daily', at: at(1, 30) }, Date.UTC(2026, 9, 31, 12), 2, NEW_YORK);
-    assert.deepEqual(autumn.map((t) => new Date(t).toISOString()), ['2026-11-01T05:30:00.000Z', '2026-11-02T06:30:00.000Z']);
+    assert.deepEqual(
+      autumn.map((t) => new Date(t).toISOString()),
+      ['2026-11-01T05:30:00.000Z', '2026-11-02T06:30:00.000Z'],
+    );
   });
 
   it('chosen weekdays keep their local time across a DST change (New York, Mon/Wed/Fri 09:00)', () => {
     const rule: ScheduleRule = { kind: 'weekdays', days: [1, 3, 5], at: at(9) };
     const runs = walk(rule, Date.UTC(2026, 2, 3, 12), 4, NEW_YORK); // from Tue 3 Mar
-    assert.deepEqual(runs.map((t) => wall(t, NEW_YORK)), ['2026-03-04 09:00', '2026-03-06 09:00', '2026-03-09 09:00', '2026-03-11 09:00']);
-    assert.deepEqual(runs.map((t) => new Date(t).getUTCHours()), [14, 14, 13, 13], 'UTC moves an hour at the change, the wall clock does not');
+    assert.deepEqual(
+      runs.map((t) => wall(t, NEW_YORK)),
+      ['2026-03-04 09:00', '2026-03-06 09:00', '2026-03-09 09:00', '2026-03-11 09:00'],
+    );
+    assert.deepEqual(
+      runs.map((t) => new Date(t).getUTCHours()),
+      [14, 14, 13, 13],
+      'UTC moves an hour at the change, the wall clock does not',
+    );
   });
 
   it('weekly on the change day itself (Berlin, Sunday 02:00): the gap night runs at 03:00, the next Sunday at 02:00', () => {
     const rule: ScheduleRule = { kind: 'weekly', day: 0, at: at(2) };
     const runs = walk(rule, Date.UTC(2026, 2, 23), 3, BERLIN);
-    assert.deepEqual(runs.map((t) => wall(t, BERLIN)), ['2026-03-29 03:00', '2026-04-05 02:00', '2026-04-12 02:00']);
+    assert.deepEqual(
+      runs.map((t) => wall(t, BERLIN)),
+      ['2026-03-29 03:00', '2026-04-05 02:00', '2026-04-12 02:00'],
+    );
     assert.equal(previousOccurrence(rule, runs[1]! - 1, BERLIN), runs[0]);
   });
 
@@ -162,6 +190,12 @@ describe('schedule rules: which occurrence is due now (docs/flows.md#schedules-a
       { rule: { kind: 'weekly', day: 3, at: at(2) } as ScheduleRule, handledThrough: from, paused: false },
     ];
     assert.equal(wall(nextWakeAt(schedules, BERLIN)!, BERLIN), '2026-12-02 02:00');
-    assert.equal(nextWakeAt(schedules.map((s) => ({ ...s, paused: true })), BERLIN), null);
+    assert.equal(
+      nextWakeAt(
+        schedules.map((s) => ({ ...s, paused: true })),
+        BERLIN,
+      ),
+      null,
+    );
   });
 });

@@ -132,8 +132,15 @@ describe('scheduler', () => {
     await round();
     assert.equal(dispatched.length, 3);
     assert.equal(get('a').status, 'running');
-    assert.equal(store.read((tx) => tx.dispatch.get('a')), undefined, 'backoff cleared after a start');
-    assert.deepEqual([1, 2, 3, 5, 6, 10].map((n) => backoffDelay(DEFAULT_BACKOFF, n)), [30_000, 60_000, 120_000, 480_000, 900_000, 900_000]);
+    assert.equal(
+      store.read((tx) => tx.dispatch.get('a')),
+      undefined,
+      'backoff cleared after a start',
+    );
+    assert.deepEqual(
+      [1, 2, 3, 5, 6, 10].map((n) => backoffDelay(DEFAULT_BACKOFF, n)),
+      [30_000, 60_000, 120_000, 480_000, 900_000, 900_000],
+    );
   });
 
   it('releases a zombie claim after 10 minutes, not before', async () => {
@@ -164,7 +171,17 @@ describe('scheduler', () => {
 
     const otherWindow = await TaskStore.open({ directory: dir, clock, durable: false, watch: false });
     try {
-      await otherWindow.mutate((tx) => tx.tasks.insert({ id: 'new', title: 'new', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: 'T-new', schedulable: true }));
+      await otherWindow.mutate((tx) =>
+        tx.tasks.insert({
+          id: 'new',
+          title: 'new',
+          prompt: 'p',
+          permissionMode: 'plan',
+          workspacePath: '/ws',
+          serverTicketId: 'T-new',
+          schedulable: true,
+        }),
+      );
     } finally {
       await otherWindow.close();
     }
@@ -236,7 +253,10 @@ describe('scheduler', () => {
       tx.tickets.updateServerState('T-late-ready', { serverState: 'ready', readyDeadline: clock.now() + 1_000 });
     });
     clock.advance(1_000);
-    assert.deepEqual(store.read((tx) => tx.tasks.dueForDispatch().map((t) => t.id)), []);
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.dueForDispatch().map((t) => t.id)),
+      [],
+    );
     await round();
     assert.deepEqual(dispatched, ['r']);
     assert.equal(await store.mutate((tx) => tx.tasks.claim('late')), false);
@@ -277,7 +297,15 @@ describe('start-up recovery of orphaned agents', () => {
     const clock = new ManualClock(1_000);
     const store = await TaskStore.open({ directory: dir, clock, durable: false, watch: false });
     await store.mutate((tx) => {
-      tx.tasks.insert({ id: 't1', title: 't', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: 'T1', schedulable: true });
+      tx.tasks.insert({
+        id: 't1',
+        title: 't',
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: '/ws',
+        serverTicketId: 'T1',
+        schedulable: true,
+      });
       tx.tasks.claim('t1');
       tx.tasks.markRunning('t1', { sessionId: 'session-orphan-1' });
     });
@@ -291,7 +319,10 @@ describe('start-up recovery of orphaned agents', () => {
     const segment = (name: string, pid: number) => {
       const d = path.join(dir, 'runtime', 'tasks', 't1', name);
       fs.mkdirSync(d, { recursive: true });
-      fs.writeFileSync(path.join(d, 'agent.pid'), JSON.stringify({ pid, hostPid: deadHost.pid, sessionId: 'session-orphan-1', taskId: 't1' }));
+      fs.writeFileSync(
+        path.join(d, 'agent.pid'),
+        JSON.stringify({ pid, hostPid: deadHost.pid, sessionId: 'session-orphan-1', taskId: 't1' }),
+      );
     };
     segment('segment-1', orphan.pid!);
     segment('segment-2', stranger.pid!);
@@ -311,17 +342,36 @@ describe('start-up recovery of orphaned agents', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recover-own-'));
     const store = await TaskStore.open({ directory: dir, clock: new ManualClock(1_000), durable: false, watch: false });
     await store.mutate((tx) => {
-      tx.tasks.insert({ id: 't1', title: 't', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws', serverTicketId: 'T1', schedulable: true });
+      tx.tasks.insert({
+        id: 't1',
+        title: 't',
+        prompt: 'p',
+        permissionMode: 'plan',
+        workspacePath: '/ws',
+        serverTicketId: 'T1',
+        schedulable: true,
+      });
       tx.tasks.claim('t1');
       tx.tasks.markRunning('t1', { sessionId: 'session-own-1' });
     });
     // This process is the host: its pid record names process.pid, as a window's own agent does.
-    const agent = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '--', '--resume session-own-1'], { detached: true, stdio: 'ignore' });
+    const agent = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '--', '--resume session-own-1'], {
+      detached: true,
+      stdio: 'ignore',
+    });
     await new Promise((r) => agent.once('spawn', r));
     const segmentDir = path.join(dir, 'runtime', 'tasks', 't1', 'segment-1');
     fs.mkdirSync(segmentDir, { recursive: true });
-    fs.writeFileSync(path.join(segmentDir, 'agent.pid'), JSON.stringify({ pid: agent.pid, hostPid: process.pid, sessionId: 'session-own-1', taskId: 't1' }));
-    const report = await recoverInterrupted(store, path.join(dir, 'runtime'), (ids) => new TaskLifecycle(store).requeueInterrupted(ids), (id) => id === 't1');
+    fs.writeFileSync(
+      path.join(segmentDir, 'agent.pid'),
+      JSON.stringify({ pid: agent.pid, hostPid: process.pid, sessionId: 'session-own-1', taskId: 't1' }),
+    );
+    const report = await recoverInterrupted(
+      store,
+      path.join(dir, 'runtime'),
+      (ids) => new TaskLifecycle(store).requeueInterrupted(ids),
+      (id) => id === 't1',
+    );
     assert.deepEqual(report, { requeued: [], stillRunning: ['t1'], killedOrphans: [] });
     assert.equal(store.read((tx) => tx.tasks.get('t1'))!.status, 'running');
     assert.equal(agent.exitCode === null && agent.signalCode === null, true, "the window's own agent is still running");

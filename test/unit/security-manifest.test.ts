@@ -15,14 +15,23 @@ describe('extension manifest: what a workspace can change', () => {
   it('item 5: the gateway URL and the Claude Code path are machine settings, never read from a workspace', () => {
     const properties = manifest.contributes.configuration.properties;
     for (const key of ['offPeak.gatewayUrl', 'offPeak.claudeCodePath']) {
-      assert.ok(['machine', 'application'].includes(properties[key]?.scope ?? 'window'), `${key} has scope ${properties[key]?.scope ?? '(none: window)'}`);
+      assert.ok(
+        ['machine', 'application'].includes(properties[key]?.scope ?? 'window'),
+        `${key} has scope ${properties[key]?.scope ?? '(none: window)'}`,
+      );
     }
   });
 
-  it('item 8: the agent and the Claude Code setting sources are machine settings; the default loads only the user\'s own Claude Code settings', () => {
-    const properties = manifest.contributes.configuration.properties as Record<string, { scope?: string; default?: unknown; enum?: unknown[] }>;
+  it("item 8: the agent and the Claude Code setting sources are machine settings; the default loads only the user's own Claude Code settings", () => {
+    const properties = manifest.contributes.configuration.properties as Record<
+      string,
+      { scope?: string; default?: unknown; enum?: unknown[] }
+    >;
     for (const key of ['offPeak.agent', 'offPeak.claudeCodeSettingSources']) {
-      assert.ok(['machine', 'application'].includes(properties[key]?.scope ?? 'window'), `${key} has scope ${properties[key]?.scope ?? '(none: window)'}`);
+      assert.ok(
+        ['machine', 'application'].includes(properties[key]?.scope ?? 'window'),
+        `${key} has scope ${properties[key]?.scope ?? '(none: window)'}`,
+      );
     }
     assert.equal(properties['offPeak.claudeCodeSettingSources'].default, DEFAULT_CLAUDE_SETTING_SOURCES);
     assert.equal(DEFAULT_CLAUDE_SETTING_SOURCES, 'user');
@@ -54,13 +63,25 @@ function whenHolds(when: string, context: Record<string, string>): boolean {
 }
 
 describe('extension manifest: commands by mode (docs/flows.md#what-the-panel-says)', () => {
-  const palette = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { menus: { commandPalette: { command: string; when: string }[] } } }).contributes.menus.commandPalette;
-  const shown = (context: Record<string, string>) => palette.filter((m) => whenHolds(m.when, context)).map((m) => m.command).sort();
+  const palette = (
+    JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { menus: { commandPalette: { command: string; when: string }[] } };
+    }
+  ).contributes.menus.commandPalette;
+  const shown = (context: Record<string, string>) =>
+    palette
+      .filter((m) => whenHolds(m.when, context))
+      .map((m) => m.command)
+      .sort();
   const gatewayKeys = ['offPeak.clearApiKey', 'offPeak.setApiKey'];
   const modelKeys = ['offPeak.clearModelApiKey', 'offPeak.setModelApiKey'];
 
   it('the gateway key commands show in team mode only, the model key commands in personal mode only', () => {
-    assert.deepEqual(shown({ 'config.offPeak.mode': 'auto', 'config.offPeak.gatewayUrl': '' }), modelKeys, 'auto without a gateway URL is personal');
+    assert.deepEqual(
+      shown({ 'config.offPeak.mode': 'auto', 'config.offPeak.gatewayUrl': '' }),
+      modelKeys,
+      'auto without a gateway URL is personal',
+    );
     assert.deepEqual(shown({ 'config.offPeak.mode': 'auto', 'config.offPeak.gatewayUrl': 'http://gw:8787' }), gatewayKeys);
     assert.deepEqual(shown({ 'config.offPeak.mode': 'personal', 'config.offPeak.gatewayUrl': 'http://gw:8787' }), modelKeys);
     assert.deepEqual(shown({ 'config.offPeak.mode': 'gateway', 'config.offPeak.gatewayUrl': '' }), gatewayKeys);

@@ -34,7 +34,12 @@ describe('segment logs', () => {
     const segments = await listSegmentLogs(runtimeDir, TASK);
     assert.deepEqual(
       segments.map((s) => [s.ordinal, s.startedAt, s.bytes]),
-      [[1, 9_000, 3], [2, 2_000, 5], [2, 3_000, 5], [10, 5_000, 3]],
+      [
+        [1, 9_000, 3],
+        [2, 2_000, 5],
+        [2, 3_000, 5],
+        [10, 5_000, 3],
+      ],
     );
     assert.deepEqual(await listSegmentLogs(runtimeDir, 'no-such-task'), []);
   });
@@ -44,11 +49,31 @@ describe('segment logs', () => {
     writeSegment(1, 2_000, 'after a reload\n');
     writeSegment(2, 3_000, 'resumed with ticket 2\n');
     const replay = new SegmentLogReplay({ runtimeDir, taskId: TASK, hostPid: -1 });
-    const text = await replay.next([{ ordinal: 1, endReason: 'expired' }, { ordinal: 2, endReason: 'completed' }]);
-    const order = ['Segment 1 · ticket 1', 'first segment output', 'Segment 1 ended: interrupted', 'Segment 2 · ticket 1', 'after a reload', 'Segment 2 ended (time limit); the task resumes with a new ticket', 'Segment 3 · ticket 2', 'resumed with ticket 2', 'Segment 3 ended: the task completed'];
+    const text = await replay.next([
+      { ordinal: 1, endReason: 'expired' },
+      { ordinal: 2, endReason: 'completed' },
+    ]);
+    const order = [
+      'Segment 1 · ticket 1',
+      'first segment output',
+      'Segment 1 ended: interrupted',
+      'Segment 2 · ticket 1',
+      'after a reload',
+      'Segment 2 ended (time limit); the task resumes with a new ticket',
+      'Segment 3 · ticket 2',
+      'resumed with ticket 2',
+      'Segment 3 ended: the task completed',
+    ];
     const positions = order.map((needle) => text.indexOf(needle));
-    assert.ok(positions.every((p) => p >= 0), `every part present in:\n${text}`);
-    assert.deepEqual([...positions].sort((a, b) => a - b), positions, 'in running order');
+    assert.ok(
+      positions.every((p) => p >= 0),
+      `every part present in:\n${text}`,
+    );
+    assert.deepEqual(
+      [...positions].sort((a, b) => a - b),
+      positions,
+      'in running order',
+    );
     assert.equal(await replay.next(), '', 'nothing new: nothing shown twice');
   });
 
@@ -114,7 +139,10 @@ class LiveSegment {
   running = true;
   readonly views = new Set<TerminalView>();
   readonly input: string[] = [];
-  constructor(readonly logFile: string, private readonly soFar: string) {}
+  constructor(
+    readonly logFile: string,
+    private readonly soFar: string,
+  ) {}
   attach(view: TerminalView): () => void {
     if (this.soFar) view.write(this.soFar);
     this.views.add(view);
@@ -138,7 +166,10 @@ describe('task terminal feed', () => {
   afterEach(() => fs.rmSync(runtimeDir, { recursive: true, force: true }));
 
   function setup() {
-    const state: { segment?: LiveSegment; status: TaskStatus; tickets: { ordinal: number; endReason: SegmentEndReason | null }[] } = { status: 'completed', tickets: [] };
+    const state: { segment?: LiveSegment; status: TaskStatus; tickets: { ordinal: number; endReason: SegmentEndReason | null }[] } = {
+      status: 'completed',
+      tickets: [],
+    };
     const source: TerminalFeedSource = {
       runtimeDir,
       segment: () => state.segment,
@@ -146,20 +177,34 @@ describe('task terminal feed', () => {
       tickets: () => state.tickets,
     };
     let shown = '';
-    const feed = new TaskTerminalFeed(TASK, (t) => (shown += t), () => source, { hostPid: process.pid });
+    const feed = new TaskTerminalFeed(
+      TASK,
+      (t) => (shown += t),
+      () => source,
+      { hostPid: process.pid },
+    );
     return { state, feed, shown: () => shown };
   }
 
   it('a finished task: replays its segments and is read-only (typing says so, once)', async () => {
-    for (const [ordinal, at, text] of [[1, 1_000, 'segment one\n'], [2, 2_000, 'segment two\n']] as const) {
+    for (const [ordinal, at, text] of [
+      [1, 1_000, 'segment one\n'],
+      [2, 2_000, 'segment two\n'],
+    ] as const) {
       const dir = segmentDirOf(runtimeDir, TASK, ordinal, at);
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(path.join(dir, 'agent.log'), text);
     }
     const { state, feed, shown } = setup();
-    state.tickets = [{ ordinal: 1, endReason: 'expired' }, { ordinal: 2, endReason: 'completed' }];
+    state.tickets = [
+      { ordinal: 1, endReason: 'expired' },
+      { ordinal: 2, endReason: 'completed' },
+    ];
     await feed.sync();
-    assert.match(shown(), /Segment 1 · ticket 1[\s\S]*segment one[\s\S]*Segment 2 · ticket 2[\s\S]*segment two[\s\S]*Segment 2 ended: the task completed/);
+    assert.match(
+      shown(),
+      /Segment 1 · ticket 1[\s\S]*segment one[\s\S]*Segment 2 · ticket 2[\s\S]*segment two[\s\S]*Segment 2 ended: the task completed/,
+    );
     feed.input('y');
     feed.input('\r');
     assert.equal(shown().match(/typing does nothing/g)?.length, 1);
@@ -177,12 +222,18 @@ describe('task terminal feed', () => {
     fs.writeFileSync(path.join(second, 'agent.pid'), JSON.stringify({ pid: 1, hostPid: process.pid }));
     const { state, feed, shown } = setup();
     state.status = 'running';
-    state.tickets = [{ ordinal: 1, endReason: 'expired' }, { ordinal: 2, endReason: null }];
+    state.tickets = [
+      { ordinal: 1, endReason: 'expired' },
+      { ordinal: 2, endReason: null },
+    ];
     const live = new LiveSegment(path.join(second, 'agent.log'), 'resumed so far\n');
     state.segment = live;
     await feed.sync();
     live.output('live line\n');
-    assert.match(shown(), /before the segment end\n──── Segment 1 ended \(time limit\); the task resumes with a new ticket[\s\S]*Segment 2 · ticket 2[\s\S]*resumed so far\nlive line\n$/);
+    assert.match(
+      shown(),
+      /before the segment end\n──── Segment 1 ended \(time limit\); the task resumes with a new ticket[\s\S]*Segment 2 · ticket 2[\s\S]*resumed so far\nlive line\n$/,
+    );
     assert.equal(shown().match(/resumed so far/g)?.length, 1, 'the live segment is not also replayed from disk');
     feed.input('y\r');
     assert.deepEqual(live.input, ['y\n']);

@@ -68,7 +68,10 @@ describe('SerialRestarts (the window engine across setting changes; docs/archite
     assert.deepEqual([...state.running], [], 'nothing runs');
     assert.equal(restarts.liveCount, 0);
     assert.equal(state.starts, 1, 'only the first start: the restart under way stopped it and started none');
-    assert.deepEqual(state.stops.filter((id) => id !== undefined), [1]);
+    assert.deepEqual(
+      state.stops.filter((id) => id !== undefined),
+      [1],
+    );
   });
 
   it('a start that failed is not counted as running, is still stopped (it may have half started), and the next restart starts again', async () => {

@@ -47,7 +47,16 @@ describe('service: availability snapshot', function () {
     timers = new ManualTimers(clock);
     gateway = await GatewayServer.start({
       clock,
-      config: { port: 0, store: 'memory', alwaysOpen: true, promoteIntervalMs: 0, takesPerWindow: 1, quotaWindowMs: 600_000, users: [{ id: 'u', apiKey: KEY, plan: 'coding' }], logLevel: 'silent' },
+      config: {
+        port: 0,
+        store: 'memory',
+        alwaysOpen: true,
+        promoteIntervalMs: 0,
+        takesPerWindow: 1,
+        quotaWindowMs: 600_000,
+        users: [{ id: 'u', apiKey: KEY, plan: 'coding' }],
+        logLevel: 'silent',
+      },
     });
     client = new GatewayClient({ baseUrl: gateway.url, apiKey: () => KEY, clock });
     snapshot = new AvailabilitySnapshot(client, clock, timers);
@@ -78,7 +87,17 @@ describe('service: availability snapshot', function () {
     assert.equal(s.status, 'error');
     assert.equal(snapshot.canCreate, false);
     assert.equal(timers.nextDueAt(), clock.now() + 10_000);
-    gateway = await GatewayServer.start({ clock, config: { port, store: 'memory', alwaysOpen: true, promoteIntervalMs: 0, users: [{ id: 'u', apiKey: KEY, plan: 'coding' }], logLevel: 'silent' } });
+    gateway = await GatewayServer.start({
+      clock,
+      config: {
+        port,
+        store: 'memory',
+        alwaysOpen: true,
+        promoteIntervalMs: 0,
+        users: [{ id: 'u', apiKey: KEY, plan: 'coding' }],
+        logLevel: 'silent',
+      },
+    });
     await timers.advanceTo(clock.now() + 10_000, () => snapshot.idle());
     await snapshot.idle();
     assert.equal(snapshot.state.status, 'enabled');
@@ -91,7 +110,17 @@ describe('service: availability snapshot', function () {
     snapshot.noteGatewayUnreachable();
     await snapshot.idle();
     assert.equal(snapshot.state.status, 'error', 'the failure reached the snapshot');
-    gateway = await GatewayServer.start({ clock, config: { port, store: 'memory', alwaysOpen: true, promoteIntervalMs: 0, users: [{ id: 'u', apiKey: KEY, plan: 'coding' }], logLevel: 'silent' } });
+    gateway = await GatewayServer.start({
+      clock,
+      config: {
+        port,
+        store: 'memory',
+        alwaysOpen: true,
+        promoteIntervalMs: 0,
+        users: [{ id: 'u', apiKey: KEY, plan: 'coding' }],
+        logLevel: 'silent',
+      },
+    });
     clock.advance(ANSWERED_RECHECK_MS - 1);
     snapshot.noteGatewayAnswered();
     await snapshot.idle();
@@ -105,7 +134,19 @@ describe('service: availability snapshot', function () {
   it('next_take_at is corrected for clock skew (gateway clock 2 h ahead)', async () => {
     await gateway.close(0);
     const ahead = { now: () => clock.now() + 2 * 3_600_000 };
-    gateway = await GatewayServer.start({ clock: ahead, config: { port: 0, store: 'memory', alwaysOpen: true, promoteIntervalMs: 0, takesPerWindow: 1, quotaWindowMs: 600_000, users: [{ id: 'u', apiKey: KEY, plan: 'coding' }], logLevel: 'silent' } });
+    gateway = await GatewayServer.start({
+      clock: ahead,
+      config: {
+        port: 0,
+        store: 'memory',
+        alwaysOpen: true,
+        promoteIntervalMs: 0,
+        takesPerWindow: 1,
+        quotaWindowMs: 600_000,
+        users: [{ id: 'u', apiKey: KEY, plan: 'coding' }],
+        logLevel: 'silent',
+      },
+    });
     client = new GatewayClient({ baseUrl: gateway.url, apiKey: () => KEY, clock });
     snapshot.dispose();
     snapshot = new AvailabilitySnapshot(client, clock, timers);

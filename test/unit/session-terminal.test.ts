@@ -10,7 +10,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClaudeCodeAdapter, CLAUDE_SETTING_SOURCES, PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/adapters';
-import { claudeSessionTerminal, REFERENCE_SESSION_NEEDS_OWN_MODEL, sessionViewOf, type InteractiveSessionTerminal } from '../../src/agent/runtime/session-terminal';
+import {
+  claudeSessionTerminal,
+  REFERENCE_SESSION_NEEDS_OWN_MODEL,
+  sessionViewOf,
+  type InteractiveSessionTerminal,
+} from '../../src/agent/runtime/session-terminal';
 
 const SESSION = '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e';
 const PROXY_PORT = 41234;
@@ -32,11 +37,15 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-open-session-'));
     // A stand-in for `claude`, labelled as such: it prints its argv, cwd and environment.
     fakeClaude = path.join(dir, 'claude');
-    fs.writeFileSync(fakeClaude, `#!${process.execPath}\nprocess.stdout.write(JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), env: process.env }));\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      fakeClaude,
+      `#!${process.execPath}\nprocess.stdout.write(JSON.stringify({ argv: process.argv.slice(2), cwd: process.cwd(), env: process.env }));\n`,
+      { mode: 0o755 },
+    );
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('runs `claude --resume <session id>` as argv in the task folder, with the user\'s settings and none of the off-peak proxy', () => {
+  it("runs `claude --resume <session id>` as argv in the task folder, with the user's settings and none of the off-peak proxy", () => {
     const ws = fs.mkdirSync(path.join(dir, 'my project; rm -rf ~'), { recursive: true })!;
     const hostEnv = {
       PATH: process.env.PATH,
@@ -48,14 +57,25 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
       ANTHROPIC_MODEL: 'claude-sonnet-4-5',
       HTTPS_PROXY: 'http://corp-proxy.example:3128',
     };
-    const options = claudeSessionTerminal({ command: fakeClaude, sessionId: SESSION, cwd: ws, title: 'Fix the $(whoami) bug\n\u001b[31m', hostEnv, proxyPort: PROXY_PORT });
+    const options = claudeSessionTerminal({
+      command: fakeClaude,
+      sessionId: SESSION,
+      cwd: ws,
+      title: 'Fix the $(whoami) bug\n\u001b[31m',
+      hostEnv,
+      proxyPort: PROXY_PORT,
+    });
     assert.equal(options.shellPath, fakeClaude);
     assert.deepEqual(options.shellArgs, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config']);
     assert.equal(options.cwd, ws);
     assert.deepEqual(options.env, { ANTHROPIC_BASE_URL: null, ANTHROPIC_AUTH_TOKEN: null });
     assert.equal(options.name, 'Claude Code: Fix the $(whoami) bug [31m', 'one plain line: no control characters');
 
-    const run = spawnSync(options.shellPath, options.shellArgs, { cwd: options.cwd, env: terminalEnv(hostEnv, options.env), encoding: 'utf8' });
+    const run = spawnSync(options.shellPath, options.shellArgs, {
+      cwd: options.cwd,
+      env: terminalEnv(hostEnv, options.env),
+      encoding: 'utf8',
+    });
     assert.equal(run.status, 0, run.stderr);
     const seen = JSON.parse(run.stdout) as { argv: string[]; cwd: string; env: Record<string, string> };
     assert.deepEqual(seen.argv, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config']);
@@ -84,19 +104,52 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
 
   it('item 5: starts `claude --resume` with the setting sources the task ran with, so a .claude/settings.json the model wrote in the folder runs no hook in your session', () => {
     // The part of a segment's argv that decides which setting files and MCP servers load.
-    const settingArgs = (args: string[]) => args.slice(args.indexOf('--setting-sources')).filter((a, i) => i < 2 || a === '--strict-mcp-config');
+    const settingArgs = (args: string[]) =>
+      args.slice(args.indexOf('--setting-sources')).filter((a, i) => i < 2 || a === '--strict-mcp-config');
     for (const settingSources of CLAUDE_SETTING_SOURCES) {
       const segment = new ClaudeCodeAdapter({ command: fakeClaude, settingSources }).launch({
-        taskId: 't', sessionId: SESSION, resume: true, prompt: 'p', permissionMode: 'default', model: null, thoughtLevel: null, workspacePath: dir,
-        proxyBaseUrl: 'http://127.0.0.1:5/secret', segmentDir: fs.mkdtempSync(path.join(dir, 'seg-')),
+        taskId: 't',
+        sessionId: SESSION,
+        resume: true,
+        prompt: 'p',
+        permissionMode: 'default',
+        model: null,
+        thoughtLevel: null,
+        workspacePath: dir,
+        proxyBaseUrl: 'http://127.0.0.1:5/secret',
+        segmentDir: fs.mkdtempSync(path.join(dir, 'seg-')),
       });
-      const options = claudeSessionTerminal({ command: fakeClaude, sessionId: SESSION, cwd: dir, title: 't', hostEnv: { PATH: process.env.PATH }, proxyPort: PROXY_PORT, settingSources });
+      const options = claudeSessionTerminal({
+        command: fakeClaude,
+        sessionId: SESSION,
+        cwd: dir,
+        title: 't',
+        hostEnv: { PATH: process.env.PATH },
+        proxyPort: PROXY_PORT,
+        settingSources,
+      });
       assert.deepEqual(options.shellArgs, ['--resume', SESSION, ...settingArgs(segment.args)], settingSources);
-      const run = spawnSync(options.shellPath, options.shellArgs, { cwd: options.cwd, env: terminalEnv({ PATH: process.env.PATH }, options.env), encoding: 'utf8' });
+      const run = spawnSync(options.shellPath, options.shellArgs, {
+        cwd: options.cwd,
+        env: terminalEnv({ PATH: process.env.PATH }, options.env),
+        encoding: 'utf8',
+      });
       assert.deepEqual((JSON.parse(run.stdout) as { argv: string[] }).argv, options.shellArgs, 'the terminal runs exactly this argv');
     }
-    const byDefault = claudeSessionTerminal({ command: fakeClaude, sessionId: SESSION, cwd: dir, title: 't', hostEnv: {}, proxyPort: 0, settingSources: 'user' });
-    assert.deepEqual(byDefault.shellArgs, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config'], 'the default: your own settings only, no project MCP server');
+    const byDefault = claudeSessionTerminal({
+      command: fakeClaude,
+      sessionId: SESSION,
+      cwd: dir,
+      title: 't',
+      hostEnv: {},
+      proxyPort: 0,
+      settingSources: 'user',
+    });
+    assert.deepEqual(
+      byDefault.shellArgs,
+      ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config'],
+      'the default: your own settings only, no project MCP server',
+    );
   });
 
   it('refuses a session id that is not a UUID, a missing folder and an empty command, with a clear error', () => {
@@ -113,12 +166,34 @@ describe('Open session: the Claude Code terminal (vscode-free)', () => {
     const task = { title: 'x', prompt: 'p', status: 'completed' as const, sessionId: SESSION, workspacePath: dir };
     const view = sessionViewOf(task, 'claude-code', claude, false);
     assert.equal(view.kind, 'interactive');
-    assert.deepEqual(view.kind === 'interactive' && view.terminal.shellArgs, ['--resume', SESSION, '--setting-sources', 'user', '--strict-mcp-config']);
+    assert.deepEqual(view.kind === 'interactive' && view.terminal.shellArgs, [
+      '--resume',
+      SESSION,
+      '--setting-sources',
+      'user',
+      '--strict-mcp-config',
+    ]);
     assert.deepEqual(sessionViewOf(task, 'reference', claude, false), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_OWN_MODEL });
     const route = { command: process.execPath, argsPrefix: ['agent.js'], sessionsDir: '/sessions', baseUrl: 'http://127.0.0.1:1/secret' };
     const reference = sessionViewOf(task, 'reference', claude, false, route);
-    assert.deepEqual(reference.kind === 'interactive' && reference.terminal.shellArgs, ['agent.js', '--resume', SESSION, '--interactive', '--cwd', dir, '--permission-mode', 'default', '--sessions-dir', '/sessions']);
-    assert.deepEqual(reference.kind === 'interactive' && reference.terminal.env, { ANTHROPIC_BASE_URL: route.baseUrl, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN, ANTHROPIC_API_KEY: null, ELECTRON_RUN_AS_NODE: '1' });
+    assert.deepEqual(reference.kind === 'interactive' && reference.terminal.shellArgs, [
+      'agent.js',
+      '--resume',
+      SESSION,
+      '--interactive',
+      '--cwd',
+      dir,
+      '--permission-mode',
+      'default',
+      '--sessions-dir',
+      '/sessions',
+    ]);
+    assert.deepEqual(reference.kind === 'interactive' && reference.terminal.env, {
+      ANTHROPIC_BASE_URL: route.baseUrl,
+      ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN,
+      ANTHROPIC_API_KEY: null,
+      ELECTRON_RUN_AS_NODE: '1',
+    });
     assert.deepEqual(sessionViewOf({ ...task, status: 'running' }, 'reference', claude, false, route), { kind: 'transcript' });
     assert.deepEqual(sessionViewOf({ ...task, status: 'running' }, 'claude-code', claude, false), { kind: 'transcript' });
     assert.deepEqual(sessionViewOf(task, 'claude-code', claude, true), { kind: 'transcript' }, 'a follow-up works on the session');

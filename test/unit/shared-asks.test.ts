@@ -19,7 +19,15 @@ describe('shared asks: questions of other windows', () => {
   let dir: string;
   let store: TaskStore;
   let asks: SharedAsks;
-  const question = (id: string) => ({ id, taskId: 't1', tool: 'run_command', summary: `run ${id}`, input: `command: ${id}`, askedAt: 1, deadlineAt: 600_001 });
+  const question = (id: string) => ({
+    id,
+    taskId: 't1',
+    tool: 'run_command',
+    summary: `run ${id}`,
+    input: `command: ${id}`,
+    askedAt: 1,
+    deadlineAt: 600_001,
+  });
 
   beforeEach(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'offpeak-shared-asks-'));
@@ -34,7 +42,8 @@ describe('shared asks: questions of other windows', () => {
     const broker = new AskBroker({ clock: new ManualClock(1_000), timeoutMs: () => 600_000 });
     const runtime = {
       pendingAsks: (taskId?: string) => broker.pending(taskId),
-      answerAsk: (taskId: string, askId: string, decision: 'allow' | 'deny', inputDigest: string) => broker.answer(taskId, askId, decision, inputDigest),
+      answerAsk: (taskId: string, askId: string, decision: 'allow' | 'deny', inputDigest: string) =>
+        broker.answer(taskId, askId, decision, inputDigest),
       onAsksChange: (listener: () => void) => broker.onEvent(() => listener()),
     };
     asks = new SharedAsks({ store, windowId: 'here', runtime });
@@ -93,7 +102,10 @@ describe('shared asks: questions of other windows', () => {
     await other.close();
     store.checkForExternalChange();
     await until(() => logged.some((l) => l.includes('an answer from another window')));
-    assert.deepEqual(logged.filter((l) => l.includes('an answer from another window')), ['asks: an answer from another window for t1: input-mismatch']);
+    assert.deepEqual(
+      logged.filter((l) => l.includes('an answer from another window')),
+      ['asks: an answer from another window for t1: input-mismatch'],
+    );
     assert.deepEqual(delivered, [], 'nothing was allowed');
     assert.equal(broker.pending('t1').length, 1, 'the question is still open');
     await asking.stop();

@@ -53,7 +53,10 @@ describe('CoalescingRun', () => {
     finishers[0](new Error('disk busy'));
     await new Promise((r) => setImmediate(r));
     assert.equal(finishers.length, 2, 'the two requests made meanwhile became one more run');
-    assert.deepEqual(errors.map((e) => (e as Error).message), ['disk busy']);
+    assert.deepEqual(
+      errors.map((e) => (e as Error).message),
+      ['disk busy'],
+    );
     let idled = false;
     const idle = run.idle().then(() => (idled = true));
     await Promise.resolve();

@@ -13,7 +13,12 @@ describe('npm start -- --personal (scripts/start.ts argument handling)', () => {
     const env = { ...process.env };
     delete env.ANTHROPIC_API_KEY;
     delete env.OFFPEAK_MODEL_API_KEY;
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--personal'], { cwd: repoRoot, env, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--personal'], {
+      cwd: repoRoot,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(run.status, 2, run.stderr);
     assert.match(run.stderr, /--upstream-url is not set; no API key in OFFPEAK_MODEL_API_KEY or ANTHROPIC_API_KEY\./);
     assert.match(run.stderr, /--upstream-url https:\/\/api\.anthropic\.com/);
@@ -30,7 +35,11 @@ describe('npm start -- --personal (scripts/start.ts argument handling)', () => {
 
   it('with both: the upstream URL and the key, the key gone from the environment', () => {
     const env: NodeJS.ProcessEnv = { OFFPEAK_MODEL_API_KEY: 'sk-ant-api03-k', ANTHROPIC_API_KEY: 'other' };
-    assert.deepEqual(personalStart('http://127.0.0.1:9999/', env), { ok: true, upstreamUrl: 'http://127.0.0.1:9999', modelApiKey: 'sk-ant-api03-k' });
+    assert.deepEqual(personalStart('http://127.0.0.1:9999/', env), {
+      ok: true,
+      upstreamUrl: 'http://127.0.0.1:9999',
+      modelApiKey: 'sk-ant-api03-k',
+    });
     assert.deepEqual(env, {});
   });
 });

@@ -38,10 +38,16 @@ describe('store: follow-up links (schema v8)', () => {
     assert.equal(store.migration!.fromVersion, 4);
     assert.ok(store.migration!.toVersion >= 8);
     assert.equal(store.read((tx) => tx.tasks.get('old'))?.status, 'completed');
-    assert.equal(store.read((tx) => tx.followUps.get('old')), undefined);
+    assert.equal(
+      store.read((tx) => tx.followUps.get('old')),
+      undefined,
+    );
     await store.close();
     const onDisk = new SqlDb(new SQL.Database(readFileSync(path.join(dir, 'tasks-index.sqlite'))));
-    assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_follow_ups)').map((c) => c.name), ['task_id', 'follow_up_of', 'of_title', 'session_id', 'agent', 'created_at']);
+    assert.deepEqual(
+      onDisk.all('PRAGMA table_info(off_peak_follow_ups)').map((c) => c.name),
+      ['task_id', 'follow_up_of', 'of_title', 'session_id', 'agent', 'created_at'],
+    );
     onDisk.raw.close();
   });
 
@@ -61,17 +67,36 @@ describe('store: follow-up links (schema v8)', () => {
       insertTask(tx, 'second');
       return tx.followUps.insert({ taskId: 'second', followUpOf: 'first', ofTitle: 'first', sessionId: SESSION, agent: 'reference' });
     });
-    assert.deepEqual(store.read((tx) => tx.followUps.get('second')), { taskId: 'second', followUpOf: 'first', ofTitle: 'first', sessionId: SESSION, agent: 'reference', createdAt: 10_000 });
+    assert.deepEqual(
+      store.read((tx) => tx.followUps.get('second')),
+      { taskId: 'second', followUpOf: 'first', ofTitle: 'first', sessionId: SESSION, agent: 'reference', createdAt: 10_000 },
+    );
     assert.ok(topics.at(-1)!.includes('tasks'));
     // The queued follow-up uses the session; the finished first task does not count as live.
-    assert.deepEqual(store.read((tx) => tx.followUps.liveUsersOfSession(SESSION)), ['second']);
-    assert.deepEqual(store.read((tx) => tx.followUps.liveUsersOfSession(SESSION, 'second')), []);
-    assert.equal(store.read((tx) => tx.followUps.sessionInUse(SESSION, 'first')), true, 'the follow-up still needs the session');
+    assert.deepEqual(
+      store.read((tx) => tx.followUps.liveUsersOfSession(SESSION)),
+      ['second'],
+    );
+    assert.deepEqual(
+      store.read((tx) => tx.followUps.liveUsersOfSession(SESSION, 'second')),
+      [],
+    );
+    assert.equal(
+      store.read((tx) => tx.followUps.sessionInUse(SESSION, 'first')),
+      true,
+      'the follow-up still needs the session',
+    );
 
     await store.mutate((tx) => tx.tasks.cancel('second', { failureReason: 'x' }));
     await store.mutate((tx) => tx.tasks.delete('second'));
-    assert.equal(store.read((tx) => tx.followUps.get('second')), undefined);
-    assert.equal(store.read((tx) => tx.followUps.sessionInUse(SESSION, 'first')), false);
+    assert.equal(
+      store.read((tx) => tx.followUps.get('second')),
+      undefined,
+    );
+    assert.equal(
+      store.read((tx) => tx.followUps.sessionInUse(SESSION, 'first')),
+      false,
+    );
     await store.close();
   });
 });

@@ -23,7 +23,7 @@ describe('store: ticket ledger and settle outbox', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('numbers a task\'s tickets 1, 2, 3 in take order; a retried take returns the same row', async () => {
+  it("numbers a task's tickets 1, 2, 3 in take order; a retried take returns the same row", async () => {
     const a = await store.mutate((tx) => tx.tickets.insert({ ticketId: 'A', taskId: 't', serverState: 'queued', queuePosition: 4 }));
     clock.advance(10);
     const b = await store.mutate((tx) => tx.tickets.insert({ ticketId: 'B', taskId: 't', serverState: 'ready' }));
@@ -31,15 +31,27 @@ describe('store: ticket ledger and settle outbox', () => {
     assert.deepEqual([a.inserted, a.ticket.ordinal, a.ticket.queuePosition, a.ticket.takenAt], [true, 1, 4, 1_000_000]);
     assert.deepEqual([b.ticket.ordinal, b.ticket.readyAt], [2, 1_000_010]);
     assert.deepEqual([again.inserted, again.ticket.serverState], [false, 'queued']);
-    await assert.rejects(store.mutate((tx) => tx.tickets.insert({ ticketId: 'A', taskId: 'other', serverState: 'queued' })), /belongs to task t/);
-    await assert.rejects(store.mutate((tx) => tx.tickets.insert({ ticketId: 'C', taskId: 't', serverState: 'lost' as never })), (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT');
-    assert.deepEqual(store.read((tx) => tx.tickets.forTask('t').map((x) => x.ticketId)), ['A', 'B']);
+    await assert.rejects(
+      store.mutate((tx) => tx.tickets.insert({ ticketId: 'A', taskId: 'other', serverState: 'queued' })),
+      /belongs to task t/,
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tickets.insert({ ticketId: 'C', taskId: 't', serverState: 'lost' as never })),
+      (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT',
+    );
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.forTask('t').map((x) => x.ticketId)),
+      ['A', 'B'],
+    );
   });
 
   it('status updates keep first-seen times and never touch a settled ticket', async () => {
     await store.mutate((tx) => tx.tickets.insert({ ticketId: 'A', taskId: 't', serverState: 'queued' }));
     clock.set(2000);
-    assert.equal(await store.mutate((tx) => tx.tickets.updateServerState('A', { serverState: 'ready', readyDeadline: 9000, queuePosition: null })), true);
+    assert.equal(
+      await store.mutate((tx) => tx.tickets.updateServerState('A', { serverState: 'ready', readyDeadline: 9000, queuePosition: null })),
+      true,
+    );
     clock.set(3000);
     assert.equal(await store.mutate((tx) => tx.tickets.updateServerState('A', { serverState: 'ready' })), true);
     clock.set(4000);
@@ -49,44 +61,78 @@ describe('store: ticket ledger and settle outbox', () => {
     clock.set(6000);
     await store.mutate((tx) => tx.tickets.updateServerState('A', { serverState: 'active', expiresAt: 6000 + 3 * 3600_000 }));
     let t = store.read((tx) => tx.tickets.get('A'))!;
-    assert.deepEqual([t.serverState, t.readyAt, t.readyDeadline, t.segmentStartedAt, t.activeAt, t.expiresAt, t.lastStatusAt], [
-      'active', 2000, 9000, 4000, 5000, 6000 + 3 * 3600_000, 6000,
-    ]);
+    assert.deepEqual(
+      [t.serverState, t.readyAt, t.readyDeadline, t.segmentStartedAt, t.activeAt, t.expiresAt, t.lastStatusAt],
+      ['active', 2000, 9000, 4000, 5000, 6000 + 3 * 3600_000, 6000],
+    );
     clock.set(7000);
     assert.equal(await store.mutate((tx) => tx.tickets.endSegment('A', 'expired', '3102')), true);
     assert.equal(await store.mutate((tx) => tx.tickets.endSegment('A', 'failed')), false, 'a segment ends once');
     assert.equal(await store.mutate((tx) => tx.tickets.markSettled('A')), true);
     assert.equal(await store.mutate((tx) => tx.tickets.updateServerState('A', { serverState: 'active' })), false);
     t = store.read((tx) => tx.tickets.get('A'))!;
-    assert.deepEqual([t.serverState, t.endReason, t.segmentEndedAt, t.lastError, t.settleState, t.settledAt], ['settled', 'expired', 7000, '3102', 'settled', 7000]);
+    assert.deepEqual(
+      [t.serverState, t.endReason, t.segmentEndedAt, t.lastError, t.settleState, t.settledAt],
+      ['settled', 'expired', 7000, '3102', 'settled', 7000],
+    );
   });
 
   it('settle outbox: pending until acknowledged, retried at the next time, abandon is explicit', async () => {
     await store.mutate((tx) => {
       for (const id of ['A', 'B', 'C', 'D']) tx.tickets.insert({ ticketId: id, taskId: `task-${id}`, serverState: 'active' });
     });
-    assert.deepEqual(store.read((tx) => tx.tickets.live().map((t) => t.ticketId)), ['A', 'B', 'C', 'D']);
-    assert.deepEqual(await store.mutate((tx) => ['A', 'B', 'C'].map((id) => tx.tickets.requestSettle(id, 'completed'))), [true, true, true]);
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.live().map((t) => t.ticketId)),
+      ['A', 'B', 'C', 'D'],
+    );
+    assert.deepEqual(await store.mutate((tx) => ['A', 'B', 'C'].map((id) => tx.tickets.requestSettle(id, 'completed'))), [
+      true,
+      true,
+      true,
+    ]);
     assert.equal(await store.mutate((tx) => tx.tickets.requestSettle('A', 'again')), false);
-    assert.deepEqual(store.read((tx) => tx.tickets.pendingSettles().map((t) => t.ticketId)), ['A', 'B', 'C']);
-    assert.deepEqual(store.read((tx) => tx.tickets.live().map((t) => t.ticketId)), ['D']);
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.pendingSettles().map((t) => t.ticketId)),
+      ['A', 'B', 'C'],
+    );
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.live().map((t) => t.ticketId)),
+      ['D'],
+    );
     await store.mutate((tx) => tx.tickets.recordSettleFailure('B', 'HTTP 503', clock.now() + 60_000));
     await store.mutate((tx) => tx.tickets.markSettled('A'));
     await store.mutate((tx) => tx.tickets.abandonSettle('C', 'gateway does not know it'));
-    assert.deepEqual(store.read((tx) => tx.tickets.pendingSettles().map((t) => t.ticketId)), [], 'B is not due yet');
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.pendingSettles().map((t) => t.ticketId)),
+      [],
+      'B is not due yet',
+    );
     clock.advance(60_000);
     const due = store.read((tx) => tx.tickets.pendingSettles());
-    assert.deepEqual(due.map((t) => [t.ticketId, t.settleAttempts, t.lastError]), [['B', 1, 'HTTP 503']]);
+    assert.deepEqual(
+      due.map((t) => [t.ticketId, t.settleAttempts, t.lastError]),
+      [['B', 1, 'HTTP 503']],
+    );
     assert.equal(await store.mutate((tx) => tx.tickets.markSettled('C')), false, 'abandoned stays abandoned');
-    assert.deepEqual(store.read((tx) => tx.tickets.list({ settleState: ['settled', 'abandoned'] }).map((t) => [t.ticketId, t.settleState])), [
-      ['A', 'settled'], ['C', 'abandoned'],
-    ]);
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.list({ settleState: ['settled', 'abandoned'] }).map((t) => [t.ticketId, t.settleState])),
+      [
+        ['A', 'settled'],
+        ['C', 'abandoned'],
+      ],
+    );
   });
 
   it('a file from before v13 loses the settled and abandoned tickets of its deleted tasks when opened; a pending one, and any of a task that exists, stay', async () => {
     await store.mutate((tx) => {
       tx.tasks.insert({ id: 'kept', title: 't', prompt: 'p', permissionMode: 'default', workspacePath: '/ws' });
-      for (const [ticketId, taskId] of [['S', 'gone'], ['A', 'gone'], ['P', 'gone'], ['K', 'kept']]) tx.tickets.insert({ ticketId, taskId, serverState: 'queued' });
+      for (const [ticketId, taskId] of [
+        ['S', 'gone'],
+        ['A', 'gone'],
+        ['P', 'gone'],
+        ['K', 'kept'],
+      ])
+        tx.tickets.insert({ ticketId, taskId, serverState: 'queued' });
       for (const id of ['S', 'P', 'K']) tx.tickets.requestSettle(id, 'deleted');
       tx.tickets.markSettled('S');
       tx.tickets.markSettled('K');
@@ -97,7 +143,13 @@ describe('store: ticket ledger and settle outbox', () => {
     await editDbFile(file, (db) => db.exec('PRAGMA user_version = 12'));
     store = await TaskStore.open({ directory: dir, clock, watch: false });
     assert.equal(store.migration?.fromVersion, 12);
-    assert.deepEqual(store.read((tx) => tx.tickets.list().map((t) => [t.ticketId, t.settleState])), [['P', 'pending'], ['K', 'settled']]);
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.list().map((t) => [t.ticketId, t.settleState])),
+      [
+        ['P', 'pending'],
+        ['K', 'settled'],
+      ],
+    );
   });
 
   it('100 ticket snapshot changes are one transaction and one persist', async () => {
@@ -109,12 +161,19 @@ describe('store: ticket ledger and settle outbox', () => {
     });
     const persists = store.stats.persists;
     const applied = await store.batch(
-      Array.from({ length: 100 }, (_, i) => (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) =>
-        tx.tasks.applySnapshot(`t${i}`, `tk${i}`, { schedulable: true, queuePosition: null }) && tx.tickets.updateServerState(`tk${i}`, { serverState: 'ready' })),
+      Array.from(
+        { length: 100 },
+        (_, i) => (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) =>
+          tx.tasks.applySnapshot(`t${i}`, `tk${i}`, { schedulable: true, queuePosition: null }) &&
+          tx.tickets.updateServerState(`tk${i}`, { serverState: 'ready' }),
+      ),
     );
     assert.equal(applied.filter(Boolean).length, 100);
     assert.equal(store.stats.persists, persists + 1);
-    assert.equal(store.read((tx) => tx.tasks.list({ status: 'queued' }).filter((t) => t.schedulable).length), 100);
+    assert.equal(
+      store.read((tx) => tx.tasks.list({ status: 'queued' }).filter((t) => t.schedulable).length),
+      100,
+    );
   });
 });
 
@@ -150,7 +209,7 @@ describe('store: leader lease', () => {
     const taken = await b.acquireLease('leader', 'window-b', 5000);
     assert.ok(taken.held && taken.acquired && taken.lease.acquiredAt === 19_000);
     assert.equal((await a.renewLease('leader', tokenA, 5000)).held, false, 'the expired holder cannot renew');
-    assert.equal(await a.releaseLease('leader', tokenA), false, 'nor release someone else\'s lease');
+    assert.equal(await a.releaseLease('leader', tokenA), false, "nor release someone else's lease");
     assert.equal(a.readLease('leader')!.holder, 'window-b');
   });
 
@@ -165,7 +224,7 @@ describe('store: leader lease', () => {
     await assert.rejects(a.acquireLease('leader', 'window-a', 0), /positive/);
   });
 
-  it('Leadership (the service\'s keeper of this lease) elects one window; the other takes over when the leader stops renewing (at expiry) or stops (at once)', async () => {
+  it("Leadership (the service's keeper of this lease) elects one window; the other takes over when the leader stops renewing (at expiry) or stops (at once)", async () => {
     const timers = new ManualTimers(clock);
     const la = new Leadership(a, timers, 'A', { ttlMs: 3000, tickMs: 60_000, clock });
     const lb = new Leadership(b, timers, 'B', { ttlMs: 3000, tickMs: 60_000, clock });

@@ -5,7 +5,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { StoreError, TaskStore } from '../../src/store';
-import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS, SCHEMA_V1_SQL, SCHEMA_V2_SQL, TASK_COLUMNS, TOPIC_TABLES } from '../../src/store/migrations/schema';
+import {
+  LATEST_SCHEMA_VERSION,
+  migrate,
+  MIGRATIONS,
+  SCHEMA_V1_SQL,
+  SCHEMA_V2_SQL,
+  TASK_COLUMNS,
+  TOPIC_TABLES,
+} from '../../src/store/migrations/schema';
 import { SqlDb } from '../../src/store/db/sql';
 import { loadSqlJs } from '../../src/store/db/sqljs';
 import { READABLE_BY } from '../../src/store/db/schema-mark';
@@ -16,14 +24,48 @@ const FIXTURE = path.join(__dirname, '..', 'fixtures', 'v1-tasks-index.sqlite');
 
 // The 30 columns of the v1 schema, written out here independently of schema.ts.
 const SEED_COLUMNS = [
-  'off_peak_task_id', 'title', 'prompt', 'permission_mode', 'model', 'thought_level',
-  'workspace_key', 'workspace_path', 'workspace_identity', 'conversation_id', 'session_id',
-  'status', 'queued_at', 'started_at', 'ended_at', 'failure_reason', 'files_changed',
-  'server_ticket_id', 'registered_at', 'schedulable', 'queue_position', 'next_poll_at',
-  'claim_running', 'claimed_at', 'attempt_count', 'last_error', 'settled_at', 'history_deleted_at',
-  'created_at', 'updated_at',
+  'off_peak_task_id',
+  'title',
+  'prompt',
+  'permission_mode',
+  'model',
+  'thought_level',
+  'workspace_key',
+  'workspace_path',
+  'workspace_identity',
+  'conversation_id',
+  'session_id',
+  'status',
+  'queued_at',
+  'started_at',
+  'ended_at',
+  'failure_reason',
+  'files_changed',
+  'server_ticket_id',
+  'registered_at',
+  'schedulable',
+  'queue_position',
+  'next_poll_at',
+  'claim_running',
+  'claimed_at',
+  'attempt_count',
+  'last_error',
+  'settled_at',
+  'history_deleted_at',
+  'created_at',
+  'updated_at',
 ];
-const SEED_NOT_NULL = ['title', 'prompt', 'permission_mode', 'workspace_key', 'workspace_path', 'status', 'queued_at', 'created_at', 'updated_at'];
+const SEED_NOT_NULL = [
+  'title',
+  'prompt',
+  'permission_mode',
+  'workspace_key',
+  'workspace_path',
+  'status',
+  'queued_at',
+  'created_at',
+  'updated_at',
+];
 
 async function rawDb(bytes?: Uint8Array): Promise<SqlDb> {
   const SQL = await loadSqlJs();
@@ -41,10 +83,22 @@ describe('store: schema and migrations', () => {
     const db = await rawDb();
     db.exec(SCHEMA_V1_SQL);
     const cols = db.all('PRAGMA table_info(off_peak_tasks)');
-    assert.deepEqual(cols.map((c) => c.name), SEED_COLUMNS);
+    assert.deepEqual(
+      cols.map((c) => c.name),
+      SEED_COLUMNS,
+    );
     assert.deepEqual([...TASK_COLUMNS], SEED_COLUMNS);
-    assert.deepEqual(cols.filter((c) => c.notnull === 1).map((c) => c.name).sort(), [...SEED_NOT_NULL].sort());
-    assert.deepEqual(cols.filter((c) => c.pk === 1).map((c) => c.name), ['off_peak_task_id']);
+    assert.deepEqual(
+      cols
+        .filter((c) => c.notnull === 1)
+        .map((c) => c.name)
+        .sort(),
+      [...SEED_NOT_NULL].sort(),
+    );
+    assert.deepEqual(
+      cols.filter((c) => c.pk === 1).map((c) => c.name),
+      ['off_peak_task_id'],
+    );
     const defaults = Object.fromEntries(cols.filter((c) => c.dflt_value !== null).map((c) => [c.name, c.dflt_value]));
     assert.deepEqual(defaults, { schedulable: '0', claim_running: '0', attempt_count: '0' });
     for (const c of cols) {
@@ -60,16 +114,45 @@ describe('store: schema and migrations', () => {
     const db = await rawDb(readFileSync(path.join(dir, 'tasks-index.sqlite')));
     assert.equal(db.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
     const ticketCols = db.all('PRAGMA table_info(off_peak_tickets)').map((c) => c.name);
-    for (const c of ['ticket_id', 'task_id', 'ordinal', 'server_state', 'taken_at', 'ready_at', 'active_at', 'expires_at', 'segment_started_at',
-      'segment_ended_at', 'end_reason', 'last_error', 'settle_state', 'settle_attempts', 'next_settle_at', 'settled_at', 'settle_reason']) {
+    for (const c of [
+      'ticket_id',
+      'task_id',
+      'ordinal',
+      'server_state',
+      'taken_at',
+      'ready_at',
+      'active_at',
+      'expires_at',
+      'segment_started_at',
+      'segment_ended_at',
+      'end_reason',
+      'last_error',
+      'settle_state',
+      'settle_attempts',
+      'next_settle_at',
+      'settled_at',
+      'settle_reason',
+    ]) {
       assert.ok(ticketCols.includes(c), `off_peak_tickets.${c}`);
     }
     assert.deepEqual(db.all('PRAGMA foreign_key_list(off_peak_tickets)'), [], 'no foreign key, so no cascade delete');
     assert.deepEqual(db.all('PRAGMA table_info(off_peak_leases)'), [], 'the lease lives in its own file');
-    assert.deepEqual(db.all('PRAGMA table_info(off_peak_windows)').map((c) => c.name), ['window_id', 'workspace_keys', 'pid', 'host', 'registered_at']);
-    assert.deepEqual(db.all('PRAGMA table_info(off_peak_dispatch_requests)').map((c) => c.name), ['task_id', 'window_id', 'requested_at', 'result']);
-    assert.deepEqual(db.all('PRAGMA table_info(off_peak_dispatch_backoff)').map((c) => c.name), ['task_id', 'failures', 'next_dispatch_at', 'last_error', 'updated_at']);
-    assert.deepEqual(db.all('PRAGMA table_info(off_peak_task_runtime)').map((c) => c.name), ['task_id', 'agent', 'base_commit', 'created_at']);
+    assert.deepEqual(
+      db.all('PRAGMA table_info(off_peak_windows)').map((c) => c.name),
+      ['window_id', 'workspace_keys', 'pid', 'host', 'registered_at'],
+    );
+    assert.deepEqual(
+      db.all('PRAGMA table_info(off_peak_dispatch_requests)').map((c) => c.name),
+      ['task_id', 'window_id', 'requested_at', 'result'],
+    );
+    assert.deepEqual(
+      db.all('PRAGMA table_info(off_peak_dispatch_backoff)').map((c) => c.name),
+      ['task_id', 'failures', 'next_dispatch_at', 'last_error', 'updated_at'],
+    );
+    assert.deepEqual(
+      db.all('PRAGMA table_info(off_peak_task_runtime)').map((c) => c.name),
+      ['task_id', 'agent', 'base_commit', 'created_at'],
+    );
     db.raw.close();
   });
 
@@ -96,28 +179,36 @@ describe('store: schema and migrations', () => {
       assert.equal(t.status, row.status === 'awaiting' ? 'running' : row.status, `status of ${t.id}`);
     }
     const aw = byId.get('v1-awaiting')!;
-    assert.deepEqual([aw.status, aw.sessionId, aw.startedAt, aw.updatedAt], ['running', 'sess-aw', V1_FIXTURE_ROWS[3].started_at, clock.now()]);
+    assert.deepEqual(
+      [aw.status, aw.sessionId, aw.startedAt, aw.updatedAt],
+      ['running', 'sess-aw', V1_FIXTURE_ROWS[3].started_at, clock.now()],
+    );
 
     const tickets = store.read((tx) => tx.tickets.list());
-    assert.deepEqual(
-      tickets.map((t) => [t.ticketId, t.taskId, t.ordinal, t.origin, t.serverState, t.settleState]).sort(),
-      [
-        ['tk-awaiting', 'v1-awaiting', 0, 'legacy', 'active', 'none'],
-        ['tk-completed', 'v1-completed', 0, 'legacy', 'settled', 'settled'],
-        ['tk-failed', 'v1-failed', 0, 'legacy', 'active', 'pending'],
-        ['tk-paused', 'v1-paused', 0, 'legacy', 'queued', 'none'],
-        ['tk-queued', 'v1-queued', 0, 'legacy', 'queued', 'none'],
-        ['tk-ready', 'v1-ready', 0, 'legacy', 'ready', 'none'],
-        ['tk-remote', 'v1-remote', 0, 'legacy', 'queued', 'none'],
-        ['tk-running', 'v1-running', 0, 'legacy', 'active', 'none'],
-      ],
-    );
+    assert.deepEqual(tickets.map((t) => [t.ticketId, t.taskId, t.ordinal, t.origin, t.serverState, t.settleState]).sort(), [
+      ['tk-awaiting', 'v1-awaiting', 0, 'legacy', 'active', 'none'],
+      ['tk-completed', 'v1-completed', 0, 'legacy', 'settled', 'settled'],
+      ['tk-failed', 'v1-failed', 0, 'legacy', 'active', 'pending'],
+      ['tk-paused', 'v1-paused', 0, 'legacy', 'queued', 'none'],
+      ['tk-queued', 'v1-queued', 0, 'legacy', 'queued', 'none'],
+      ['tk-ready', 'v1-ready', 0, 'legacy', 'ready', 'none'],
+      ['tk-remote', 'v1-remote', 0, 'legacy', 'queued', 'none'],
+      ['tk-running', 'v1-running', 0, 'legacy', 'active', 'none'],
+    ]);
     // the failed, never-acknowledged ticket is in the settle outbox right away
-    assert.deepEqual(store.read((tx) => tx.tickets.pendingSettles().map((t) => t.ticketId)), ['tk-failed']);
+    assert.deepEqual(
+      store.read((tx) => tx.tickets.pendingSettles().map((t) => t.ticketId)),
+      ['tk-failed'],
+    );
     const queued = store.read((tx) => tx.tickets.get('tk-queued'))!;
-    assert.deepEqual([queued.takenAt, queued.queuePosition, queued.nextPollAt], [V1_FIXTURE_ROWS[0].registered_at, 3, V1_FIXTURE_ROWS[0].next_poll_at]);
+    assert.deepEqual(
+      [queued.takenAt, queued.queuePosition, queued.nextPollAt],
+      [V1_FIXTURE_ROWS[0].registered_at, 3, V1_FIXTURE_ROWS[0].next_poll_at],
+    );
     // a new take after the upgrade gets ordinal 1, after the legacy row
-    const { ticket } = await store.mutate((tx) => tx.tickets.insert({ ticketId: 'tk-queued-2', taskId: 'v1-queued', serverState: 'queued' }));
+    const { ticket } = await store.mutate((tx) =>
+      tx.tickets.insert({ ticketId: 'tk-queued-2', taskId: 'v1-queued', serverState: 'queued' }),
+    );
     assert.equal(ticket.ordinal, 1);
     await store.close();
 
@@ -127,7 +218,12 @@ describe('store: schema and migrations', () => {
     v3.raw.close();
     const before = readFileSync(file);
     const again = await TaskStore.open({ directory: dir, clock, watch: false });
-    assert.deepEqual(again.migration, { fromVersion: LATEST_SCHEMA_VERSION, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(again.migration, {
+      fromVersion: LATEST_SCHEMA_VERSION,
+      toVersion: LATEST_SCHEMA_VERSION,
+      awaitingMigrated: 0,
+      ticketsBackfilled: 0,
+    });
     assert.equal(again.stats.persists, 0, 'an up-to-date file is not rewritten');
     await again.close();
     assert.ok(readFileSync(file).equals(before));
@@ -145,7 +241,10 @@ describe('store: schema and migrations', () => {
     // another window reading the file must find the latest tables
     const other = await TaskStore.open({ directory: dir, watch: false });
     assert.equal(other.migration!.fromVersion, LATEST_SCHEMA_VERSION);
-    assert.deepEqual(other.read((tx) => [tx.tickets.list(), tx.windows.list()]), [[], []]);
+    assert.deepEqual(
+      other.read((tx) => [tx.tickets.list(), tx.windows.list()]),
+      [[], []],
+    );
     await store.close();
     await other.close();
     const onDisk = await rawDb(readFileSync(file));
@@ -189,7 +288,12 @@ describe('store: schema and migrations', () => {
     // idempotent re-open: nothing to do, nothing written
     const before = readFileSync(file);
     const again = await TaskStore.open({ directory: dir, watch: false });
-    assert.deepEqual(again.migration, { fromVersion: LATEST_SCHEMA_VERSION, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(again.migration, {
+      fromVersion: LATEST_SCHEMA_VERSION,
+      toVersion: LATEST_SCHEMA_VERSION,
+      awaitingMigrated: 0,
+      ticketsBackfilled: 0,
+    });
     assert.equal(again.stats.persists, 0);
     await again.close();
     assert.ok(readFileSync(file).equals(before), 'the file is byte for byte the same');
@@ -216,17 +320,29 @@ describe('store: schema and migrations', () => {
     const clock = new ManualClock(50_000);
     const store = await TaskStore.open({ directory: dir, clock, watch: false });
     assert.deepEqual(store.migration, { fromVersion: 3, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
-    assert.deepEqual(store.read((tx) => [tx.outcomes.unnotified(), tx.outcomes.unseen(), tx.outcomes.notifiedBy('old-done')]), [[], [], 'before-v4']);
+    assert.deepEqual(
+      store.read((tx) => [tx.outcomes.unnotified(), tx.outcomes.unseen(), tx.outcomes.notifiedBy('old-done')]),
+      [[], [], 'before-v4'],
+    );
     await store.mutate((tx) => {
       tx.tasks.claim('still-queued', {});
       return tx.tasks.fail('still-queued', { failureReason: 'agent missing' });
     });
-    assert.deepEqual(store.read((tx) => [tx.outcomes.unnotified().map((o) => o.taskId), tx.outcomes.unseen()]), [['still-queued'], ['still-queued']]);
+    assert.deepEqual(
+      store.read((tx) => [tx.outcomes.unnotified().map((o) => o.taskId), tx.outcomes.unseen()]),
+      [['still-queued'], ['still-queued']],
+    );
     await store.close();
     const onDisk = await rawDb(readFileSync(file));
     assert.equal(onDisk.scalar('PRAGMA user_version'), LATEST_SCHEMA_VERSION);
-    assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_task_outcomes)').map((c) => c.name), ['task_id', 'outcome', 'notified_by', 'notified_at', 'seen_at']);
-    assert.deepEqual(onDisk.all('PRAGMA table_info(off_peak_pending_asks)').map((c) => c.name), ['ask_id', 'task_id', 'window_id', 'tool', 'summary', 'asked_at', 'deadline_at', 'answer', 'answered_at', 'input', 'answer_digest']);
+    assert.deepEqual(
+      onDisk.all('PRAGMA table_info(off_peak_task_outcomes)').map((c) => c.name),
+      ['task_id', 'outcome', 'notified_by', 'notified_at', 'seen_at'],
+    );
+    assert.deepEqual(
+      onDisk.all('PRAGMA table_info(off_peak_pending_asks)').map((c) => c.name),
+      ['ask_id', 'task_id', 'window_id', 'tool', 'summary', 'asked_at', 'deadline_at', 'answer', 'answered_at', 'input', 'answer_digest'],
+    );
     assert.deepEqual(onDisk.all('SELECT task_id, notified_at, seen_at FROM off_peak_task_outcomes ORDER BY task_id'), [
       { task_id: 'old-bad', notified_at: 50_000, seen_at: 50_000 },
       { task_id: 'old-done', notified_at: 50_000, seen_at: 50_000 },
@@ -249,7 +365,10 @@ describe('store: schema and migrations', () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     assert.equal(store.migration!.fromVersion, 4);
     const ticket = store.read((tx) => tx.tickets.get('tk-1'))!;
-    assert.deepEqual([ticket.serverState, ticket.segmentStartedAt, ticket.gatewayUnreachableSince, ticket.usage], ['active', 20, null, null]);
+    assert.deepEqual(
+      [ticket.serverState, ticket.segmentStartedAt, ticket.gatewayUnreachableSince, ticket.usage],
+      ['active', 20, null, null],
+    );
     assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 500)), true);
     assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 500)), false, 'the same mark writes nothing');
     assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.gatewayUnreachableSince, 500);
@@ -258,13 +377,30 @@ describe('store: schema and migrations', () => {
     assert.equal(await store.mutate((tx) => tx.tickets.markGatewayUnreachable('tk-1', 600)), false, 'only an open segment is marked');
 
     // Token usage: added up per segment, models merged in the order first seen.
-    const answer = (model: string, input: number) => ({ model, inputTokens: input, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, requests: 1 });
+    const answer = (model: string, input: number) => ({
+      model,
+      inputTokens: input,
+      outputTokens: 2,
+      cacheReadTokens: 3,
+      cacheWriteTokens: 4,
+      requests: 1,
+    });
     assert.equal(await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-a', 10))), true);
     await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-b', 20)));
     await store.mutate((tx) => tx.tickets.addUsage('tk-1', answer('model-a', 30)));
-    assert.deepEqual(store.read((tx) => tx.tickets.get('tk-1'))!.usage, { model: 'model-a, model-b', inputTokens: 60, outputTokens: 6, cacheReadTokens: 9, cacheWriteTokens: 12, requests: 3 });
+    assert.deepEqual(store.read((tx) => tx.tickets.get('tk-1'))!.usage, {
+      model: 'model-a, model-b',
+      inputTokens: 60,
+      outputTokens: 6,
+      cacheReadTokens: 9,
+      cacheWriteTokens: 12,
+      requests: 3,
+    });
     assert.equal(await store.mutate((tx) => tx.tickets.addUsage('unknown', answer('m', 1))), false);
-    await assert.rejects(store.mutate((tx) => tx.tickets.addUsage('tk-1', { ...answer('m', -1) })), (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT');
+    await assert.rejects(
+      store.mutate((tx) => tx.tickets.addUsage('tk-1', { ...answer('m', -1) })),
+      (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT',
+    );
     assert.equal(store.read((tx) => tx.tickets.get('tk-1'))!.usage!.inputTokens, 60, 'bad input loses nothing');
     await store.close();
   });
@@ -277,7 +413,10 @@ describe('store: schema and migrations', () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     assert.equal(store.migration!.fromVersion, 1);
     assert.equal(store.migration!.ticketsBackfilled, 8);
-    assert.equal(store.read((tx) => tx.tasks.count()), V1_FIXTURE_ROWS.length);
+    assert.equal(
+      store.read((tx) => tx.tasks.count()),
+      V1_FIXTURE_ROWS.length,
+    );
     await store.close();
   });
 
@@ -285,11 +424,17 @@ describe('store: schema and migrations', () => {
     const db = await rawDb(readFileSync(FIXTURE));
     const report = migrate(db, 1000);
     assert.equal(report.ticketsBackfilled, 8);
-    const snapshot = () => JSON.stringify([db.all('SELECT * FROM off_peak_tasks ORDER BY 1'), db.all('SELECT * FROM off_peak_tickets ORDER BY 1')]);
+    const snapshot = () =>
+      JSON.stringify([db.all('SELECT * FROM off_peak_tasks ORDER BY 1'), db.all('SELECT * FROM off_peak_tickets ORDER BY 1')]);
     const before = snapshot();
     for (const step of MIGRATIONS) step.up(db, 2000); // as if user_version had not been saved
     assert.equal(snapshot(), before);
-    assert.deepEqual(migrate(db, 3000), { fromVersion: LATEST_SCHEMA_VERSION, toVersion: LATEST_SCHEMA_VERSION, awaitingMigrated: 0, ticketsBackfilled: 0 });
+    assert.deepEqual(migrate(db, 3000), {
+      fromVersion: LATEST_SCHEMA_VERSION,
+      toVersion: LATEST_SCHEMA_VERSION,
+      awaitingMigrated: 0,
+      ticketsBackfilled: 0,
+    });
     assert.equal(snapshot(), before);
     db.raw.close();
   });
@@ -298,7 +443,9 @@ describe('store: schema and migrations', () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     await store.mutate((tx) => tx.tasks.insert({ id: 'old', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' }));
     await store.close();
-    await editDbFile(store.filePath, (db) => db.run("UPDATE off_peak_tasks SET status = 'awaiting', started_at = 5 WHERE off_peak_task_id = 'old'"));
+    await editDbFile(store.filePath, (db) =>
+      db.run("UPDATE off_peak_tasks SET status = 'awaiting', started_at = 5 WHERE off_peak_task_id = 'old'"),
+    );
     const reopened = await TaskStore.open({ directory: dir, watch: false });
     assert.equal(reopened.migration!.awaitingMigrated, 1);
     assert.equal(reopened.read((tx) => tx.tasks.get('old'))!.status, 'running');
@@ -308,7 +455,16 @@ describe('store: schema and migrations', () => {
   it('conversation_id holds the session id the Session entry opens: written when a task starts, filled at the upgrade for tasks that started before', async () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     await store.mutate((tx) => {
-      for (const id of ['old', 'new']) tx.tasks.insert({ id, title: id, prompt: 'p', permissionMode: 'default', workspacePath: '/w', serverTicketId: `tk-${id}`, schedulable: true });
+      for (const id of ['old', 'new'])
+        tx.tasks.insert({
+          id,
+          title: id,
+          prompt: 'p',
+          permissionMode: 'default',
+          workspacePath: '/w',
+          serverTicketId: `tk-${id}`,
+          schedulable: true,
+        });
       tx.tasks.claim('old');
       tx.tasks.markRunning('old', { sessionId: 'session-old' });
     });
@@ -327,19 +483,25 @@ describe('store: schema and migrations', () => {
 
   // A newer build writes the oldest schema version that still reads its file (docs/flows.md#task-database-versions).
   const markNewerBuild = (db: SqlDb, version: number, readableBy: number, release: string) => {
-    db.exec('CREATE TABLE IF NOT EXISTS off_peak_schema_mark (id INTEGER PRIMARY KEY CHECK (id = 1), readable_by INTEGER NOT NULL, readable_by_release TEXT NOT NULL)');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS off_peak_schema_mark (id INTEGER PRIMARY KEY CHECK (id = 1), readable_by INTEGER NOT NULL, readable_by_release TEXT NOT NULL)',
+    );
     db.run('INSERT OR REPLACE INTO off_peak_schema_mark (id, readable_by, readable_by_release) VALUES (1, ?, ?)', [readableBy, release]);
     db.exec(`PRAGMA user_version = ${version}`);
   };
 
   it('an older build opens a newer task DB whose changes since are additive (readable by its version), works in it and leaves the newer schema as it was', async () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
-    await store.mutate((tx) => tx.tasks.insert({ id: 'before', title: 'before', prompt: 'p', permissionMode: 'default', workspacePath: '/w' }));
+    await store.mutate((tx) =>
+      tx.tasks.insert({ id: 'before', title: 'before', prompt: 'p', permissionMode: 'default', workspacePath: '/w' }),
+    );
     await store.close();
     const newer = LATEST_SCHEMA_VERSION + 1;
     await editDbFile(store.filePath, (db) => {
       // what a newer build's additive step might do: a new column, a new table
-      db.exec("ALTER TABLE off_peak_tasks ADD COLUMN newer_note TEXT; CREATE TABLE off_peak_newer_things (task_id TEXT PRIMARY KEY, note TEXT);");
+      db.exec(
+        'ALTER TABLE off_peak_tasks ADD COLUMN newer_note TEXT; CREATE TABLE off_peak_newer_things (task_id TEXT PRIMARY KEY, note TEXT);',
+      );
       db.run("UPDATE off_peak_tasks SET newer_note = 'kept' WHERE off_peak_task_id = 'before'");
       markNewerBuild(db, newer, LATEST_SCHEMA_VERSION, '9.0.0');
     });
@@ -350,7 +512,13 @@ describe('store: schema and migrations', () => {
       tx.tasks.insert({ id: 'after', title: 'after', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
       tx.tasks.cancel('before');
     });
-    assert.deepEqual(older.read((tx) => tx.tasks.list({})).map((t) => [t.id, t.status]), [['before', 'cancelled'], ['after', 'queued']]);
+    assert.deepEqual(
+      older.read((tx) => tx.tasks.list({})).map((t) => [t.id, t.status]),
+      [
+        ['before', 'cancelled'],
+        ['after', 'queued'],
+      ],
+    );
     await older.close();
     const db = await rawDb(readFileSync(store.filePath));
     assert.equal(db.scalar('PRAGMA user_version'), newer, 'the newer version stays');
@@ -375,7 +543,10 @@ describe('store: schema and migrations', () => {
     const store = await TaskStore.open({ directory: dir, watch: false });
     await store.close();
     const db = await rawDb(readFileSync(store.filePath));
-    assert.deepEqual(db.get('SELECT readable_by, readable_by_release FROM off_peak_schema_mark'), { readable_by: READABLE_BY.version, readable_by_release: READABLE_BY.release });
+    assert.deepEqual(db.get('SELECT readable_by, readable_by_release FROM off_peak_schema_mark'), {
+      readable_by: READABLE_BY.version,
+      readable_by_release: READABLE_BY.release,
+    });
     assert.ok(READABLE_BY.version <= LATEST_SCHEMA_VERSION);
     db.raw.close();
   });
@@ -388,7 +559,10 @@ describe('store: schema and migrations', () => {
     db.raw.close();
     const file = path.join(dir, 'tasks-index.sqlite');
     writeFileSync(file, bytes);
-    await assert.rejects(TaskStore.open({ directory: dir, watch: false }), (e: unknown) => e instanceof StoreError && e.code === 'NEWER_SCHEMA' && /99/.test(e.message));
+    await assert.rejects(
+      TaskStore.open({ directory: dir, watch: false }),
+      (e: unknown) => e instanceof StoreError && e.code === 'NEWER_SCHEMA' && /99/.test(e.message),
+    );
     assert.ok(readFileSync(file).equals(Buffer.from(bytes)));
   });
   it('every migration step gives each change-topic table that exists after it its counting triggers', async () => {
@@ -401,7 +575,8 @@ describe('store: schema and migrations', () => {
       const triggers = new Set(db.all("SELECT name FROM sqlite_master WHERE type = 'trigger'").map((r) => String(r.name)));
       if (step.version < 3) continue; // change counting starts at v3
       for (const table of topicTables.filter((t) => tables.has(t))) {
-        for (const op of ['insert', 'update', 'delete']) if (!triggers.has(`${table}_${op}_counts`)) missing.push(`v${step.version}: ${table}_${op}_counts`);
+        for (const op of ['insert', 'update', 'delete'])
+          if (!triggers.has(`${table}_${op}_counts`)) missing.push(`v${step.version}: ${table}_${op}_counts`);
       }
     }
     assert.deepEqual(missing, []);

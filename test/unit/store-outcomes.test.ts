@@ -7,7 +7,15 @@ import { ManualClock } from '../../src/core/clock';
 import { TaskStore, type StoreChange, type StoreTx } from '../../src/store';
 
 function finish(tx: StoreTx, id: string, outcome: 'completed' | 'failed' | 'cancelled'): void {
-  tx.tasks.insert({ id, title: `t-${id}`, prompt: `do ${id}`, permissionMode: 'default', workspacePath: '/w', serverTicketId: `tk-${id}`, schedulable: true });
+  tx.tasks.insert({
+    id,
+    title: `t-${id}`,
+    prompt: `do ${id}`,
+    permissionMode: 'default',
+    workspacePath: '/w',
+    serverTicketId: `tk-${id}`,
+    schedulable: true,
+  });
   if (outcome === 'cancelled') {
     tx.tasks.cancel(id);
     return;
@@ -45,7 +53,10 @@ describe('store: task outcomes (notification claim, unseen mark)', () => {
       tx.tasks.insert({ id: 'wait', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
     });
     const unnotified = store.read((tx) => tx.outcomes.unnotified());
-    assert.deepEqual(unnotified.map((o) => [o.taskId, o.outcome, o.failureReason]).sort(), [['bad', 'failed', 'boom'], ['done', 'completed', null]]);
+    assert.deepEqual(unnotified.map((o) => [o.taskId, o.outcome, o.failureReason]).sort(), [
+      ['bad', 'failed', 'boom'],
+      ['done', 'completed', null],
+    ]);
     assert.deepEqual(store.read((tx) => tx.outcomes.unseen()).sort(), ['bad', 'done']);
   });
 
@@ -53,12 +64,25 @@ describe('store: task outcomes (notification claim, unseen mark)', () => {
     const a = await open();
     const b = await open();
     await a.mutate((tx) => finish(tx, 'done', 'completed'));
-    const [fromA, fromB] = await Promise.all([a.mutate((tx) => tx.outcomes.claimNotice('done', 'window-a')), b.mutate((tx) => tx.outcomes.claimNotice('done', 'window-b'))]);
+    const [fromA, fromB] = await Promise.all([
+      a.mutate((tx) => tx.outcomes.claimNotice('done', 'window-a')),
+      b.mutate((tx) => tx.outcomes.claimNotice('done', 'window-b')),
+    ]);
     assert.equal(Number(fromA) + Number(fromB), 1, 'one claim wins');
     const winner = fromA ? 'window-a' : 'window-b';
-    assert.equal(b.read((tx) => tx.outcomes.notifiedBy('done')), winner);
-    assert.equal(await a.mutate((tx) => tx.outcomes.claimNotice('done', 'window-a')), false, 'a second claim, even by the winner, is refused');
-    assert.deepEqual(a.read((tx) => tx.outcomes.unnotified()), []);
+    assert.equal(
+      b.read((tx) => tx.outcomes.notifiedBy('done')),
+      winner,
+    );
+    assert.equal(
+      await a.mutate((tx) => tx.outcomes.claimNotice('done', 'window-a')),
+      false,
+      'a second claim, even by the winner, is refused',
+    );
+    assert.deepEqual(
+      a.read((tx) => tx.outcomes.unnotified()),
+      [],
+    );
   });
 
   it('refuses to claim the notification of a task that is not finished or does not exist', async () => {
@@ -67,7 +91,14 @@ describe('store: task outcomes (notification claim, unseen mark)', () => {
       tx.tasks.insert({ id: 'wait', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
       finish(tx, 'stop', 'cancelled');
     });
-    assert.deepEqual(await store.mutate((tx) => [tx.outcomes.claimNotice('wait', 'w'), tx.outcomes.claimNotice('stop', 'w'), tx.outcomes.claimNotice('nope', 'w')]), [false, false, false]);
+    assert.deepEqual(
+      await store.mutate((tx) => [
+        tx.outcomes.claimNotice('wait', 'w'),
+        tx.outcomes.claimNotice('stop', 'w'),
+        tx.outcomes.claimNotice('nope', 'w'),
+      ]),
+      [false, false, false],
+    );
   });
 
   it('markSeen clears the unseen mark for every window and fires an outcomes change; claiming the notice later keeps it seen', async () => {
@@ -81,12 +112,21 @@ describe('store: task outcomes (notification claim, unseen mark)', () => {
     b.onDidChange((c) => changes.push(c));
     assert.equal(await a.mutate((tx) => tx.outcomes.markSeen(['one', 'ghost'])), 1, 'only the finished task counts');
     assert.ok(b.checkForExternalChange());
-    assert.deepEqual(b.read((tx) => tx.outcomes.unseen()), ['two']);
+    assert.deepEqual(
+      b.read((tx) => tx.outcomes.unseen()),
+      ['two'],
+    );
     await new Promise((resolve) => setImmediate(resolve)); // change events are delivered asynchronously
-    assert.ok(changes.some((c) => c.topics.has('outcomes')), 'the other window hears an outcomes change');
+    assert.ok(
+      changes.some((c) => c.topics.has('outcomes')),
+      'the other window hears an outcomes change',
+    );
     assert.equal(await a.mutate((tx) => tx.outcomes.markSeen(['one'])), 0, 'seen once stays seen (nothing written)');
     assert.equal(await b.mutate((tx) => tx.outcomes.claimNotice('one', 'window-b')), true, 'seen but not yet notified: still claimable');
-    assert.deepEqual(b.read((tx) => tx.outcomes.unseen()), ['two']);
+    assert.deepEqual(
+      b.read((tx) => tx.outcomes.unseen()),
+      ['two'],
+    );
   });
 
   it("a deleted task's outcome row goes with it", async () => {
@@ -99,6 +139,9 @@ describe('store: task outcomes (notification claim, unseen mark)', () => {
     await store.mutate((tx) => tx.tasks.delete('done'));
     // The same id used again (tests, or a retried create) starts with no marks.
     await store.mutate((tx) => finish(tx, 'done', 'completed'));
-    assert.deepEqual(store.read((tx) => [tx.outcomes.notifiedBy('done'), tx.outcomes.unseen()]), [null, ['done']]);
+    assert.deepEqual(
+      store.read((tx) => [tx.outcomes.notifiedBy('done'), tx.outcomes.unseen()]),
+      [null, ['done']],
+    );
   });
 });

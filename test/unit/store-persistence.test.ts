@@ -64,7 +64,10 @@ describe('store: files, lock, generations and change events', () => {
     assert.match(notice.message, /kept as tasks-index\.sqlite\.corrupt-.*new, empty database/);
     await store.mutate((tx) => tx.tasks.insert(input('after')));
     const reopened = await openStore();
-    assert.deepEqual(reopened.read((tx) => tx.tasks.list().map((t) => t.id)), ['after']);
+    assert.deepEqual(
+      reopened.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['after'],
+    );
     assert.equal(reopened.notices.length, 0);
   });
 
@@ -72,12 +75,19 @@ describe('store: files, lock, generations and change events', () => {
     const store = await openStore();
     await store.mutate((tx) => tx.tasks.insert(input('kept')));
     writeFileSync(file, Buffer.alloc(8192, 7)); // another writer scribbled over it
-    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => t.id)), ['kept'], 'reads keep serving the last good copy');
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['kept'],
+      'reads keep serving the last good copy',
+    );
     await store.mutate((tx) => tx.tasks.insert(input('new')));
     const notice = store.notices.find((n) => n.kind === 'corrupt-moved-aside');
     assert.ok(notice && notice.kind === 'corrupt-moved-aside' && existsSync(notice.movedTo));
     const other = await openStore();
-    assert.deepEqual(other.read((tx) => tx.tasks.list().map((t) => t.id)), ['kept', 'new']);
+    assert.deepEqual(
+      other.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['kept', 'new'],
+    );
   });
 
   it('an unreadable path (a directory where the file should be) is moved aside too', async () => {
@@ -94,7 +104,9 @@ describe('store: files, lock, generations and change events', () => {
     const store = await openStore();
     const gen0 = readGeneration(file);
     const persists = store.stats.persists;
-    await store.batch(Array.from({ length: 100 }, (_, i) => (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) => tx.tasks.insert(input(`b${i}`))));
+    await store.batch(
+      Array.from({ length: 100 }, (_, i) => (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) => tx.tasks.insert(input(`b${i}`))),
+    );
     assert.equal(store.stats.persists, persists + 1);
     const gen1 = readGeneration(file);
     assert.equal(Number(gen1.split(':')[0]), Number(gen0.split(':')[0]) + 1);
@@ -103,14 +115,23 @@ describe('store: files, lock, generations and change events', () => {
     assert.equal(readGeneration(file), gen1);
   });
 
-  it('reads and writes of one store see another process\'s writes (generation check, reload)', async () => {
+  it("reads and writes of one store see another process's writes (generation check, reload)", async () => {
     const a = await openStore();
     const b = await openStore();
     await a.mutate((tx) => tx.tasks.insert(input('from-a')));
-    assert.deepEqual(b.read((tx) => tx.tasks.list().map((t) => t.id)), ['from-a']);
+    assert.deepEqual(
+      b.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['from-a'],
+    );
     await b.mutate((tx) => tx.tasks.insert(input('from-b')));
     await a.mutate((tx) => tx.tasks.pause('from-b'));
-    assert.deepEqual(b.read((tx) => tx.tasks.list().map((t) => [t.id, t.status])), [['from-a', 'queued'], ['from-b', 'paused']]);
+    assert.deepEqual(
+      b.read((tx) => tx.tasks.list().map((t) => [t.id, t.status])),
+      [
+        ['from-a', 'queued'],
+        ['from-b', 'paused'],
+      ],
+    );
     const reloadsBefore = b.stats.reloads;
     b.read((tx) => tx.tasks.count());
     assert.equal(b.stats.reloads, reloadsBefore, 'no reload when nothing changed');
@@ -128,26 +149,38 @@ describe('store: files, lock, generations and change events', () => {
     assert.equal(seenB[0].origin, 'external');
     assert.equal(seenB[0].generation, readGeneration(file));
     assert.equal(b.read((tx) => tx.tasks.get('x'))?.prompt, 'prompt x', 'already reloaded when the event fired');
-    assert.deepEqual(seenA.map((c) => c.origin), ['local']);
+    assert.deepEqual(
+      seenA.map((c) => c.origin),
+      ['local'],
+    );
     sub.dispose();
     await a.mutate((tx) => tx.tasks.insert(input('y')));
     await sleep(400);
     assert.equal(seenB.length, 1, 'disposed listeners hear nothing');
   });
 
-  it('a read or a write that picks up another window\'s change fires the external event too (watch off)', async () => {
+  it("a read or a write that picks up another window's change fires the external event too (watch off)", async () => {
     const a = await openStore();
     const b = await openStore();
     const seen: StoreChange[] = [];
     b.onDidChange((c) => seen.push(c));
     await a.mutate((tx) => tx.tasks.insert(input('one')));
-    assert.equal(b.read((tx) => tx.tasks.count()), 1);
+    assert.equal(
+      b.read((tx) => tx.tasks.count()),
+      1,
+    );
     await Promise.resolve();
-    assert.deepEqual(seen.map((c) => c.origin), ['external']);
+    assert.deepEqual(
+      seen.map((c) => c.origin),
+      ['external'],
+    );
     await a.mutate((tx) => tx.tasks.insert(input('two')));
     await b.mutate((tx) => tx.tasks.pause('two'));
     await Promise.resolve();
-    assert.deepEqual(seen.map((c) => c.origin), ['external', 'external', 'local']);
+    assert.deepEqual(
+      seen.map((c) => c.origin),
+      ['external', 'external', 'local'],
+    );
     b.read((tx) => tx.tasks.count());
     await Promise.resolve();
     assert.equal(seen.length, 3, 'nothing new, no event');
@@ -187,9 +220,16 @@ describe('store: files, lock, generations and change events', () => {
     writeFileSync(owner, JSON.stringify({ token: 'remote2', pid: 1, hostname: 'another-host', acquiredAt: Date.now() }));
     const fresh = new Date();
     utimesSync(owner, fresh, fresh);
-    await assert.rejects(impatient.mutate((tx) => tx.tasks.insert(input('never'))), (e: unknown) => e instanceof StoreError && e.code === 'LOCK_TIMEOUT');
+    await assert.rejects(
+      impatient.mutate((tx) => tx.tasks.insert(input('never'))),
+      (e: unknown) => e instanceof StoreError && e.code === 'LOCK_TIMEOUT',
+    );
     rmSync(owner, { force: true });
-    assert.equal(impatient.read((tx) => tx.tasks.get('never')), undefined, 'nothing half-written');
+    assert.equal(
+      impatient.read((tx) => tx.tasks.get('never')),
+      undefined,
+      'nothing half-written',
+    );
   });
 
   it('a write whose lock was taken over before the persist is not persisted but retried, and nothing is lost', async () => {
@@ -206,7 +246,10 @@ describe('store: files, lock, generations and change events', () => {
     });
     assert.equal(attempts, 2, 'the mutation ran again after reloading');
     assert.ok(store.notices.some((n) => n.kind === 'lock-compromised'));
-    assert.deepEqual(other.read((tx) => tx.tasks.list().map((t) => t.id)), ['mine-2']);
+    assert.deepEqual(
+      other.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['mine-2'],
+    );
   });
 
   it('a heartbeat that finds its lock taken over marks the handle compromised and reports it, without throwing', async () => {
@@ -232,7 +275,10 @@ describe('store: files, lock, generations and change events', () => {
     const young = `${file}.99999.2.tmp`;
     writeFileSync(young, 'in flight');
     await openStore();
-    assert.deepEqual(leftovers.map((f) => existsSync(f)), [false, false]);
+    assert.deepEqual(
+      leftovers.map((f) => existsSync(f)),
+      [false, false],
+    );
     assert.equal(existsSync(young), true, 'a temp file that may belong to a live writer is left alone');
   });
 
@@ -240,22 +286,35 @@ describe('store: files, lock, generations and change events', () => {
     const store = await openStore();
     await store.mutate((tx) => tx.tasks.insert(input('before')));
     rmSync(dir, { recursive: true, force: true });
-    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => t.id)), ['before'], 'reads keep the last copy');
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['before'],
+      'reads keep the last copy',
+    );
     await store.mutate((tx) => tx.tasks.insert(input('after')));
     const other = await openStore();
-    assert.deepEqual(other.read((tx) => tx.tasks.list().map((t) => t.id)), ['before', 'after']);
+    assert.deepEqual(
+      other.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['before', 'after'],
+    );
   });
 
   it('refuses use after close with a typed error', async () => {
     const store = await openStore();
     await store.close();
-    assert.throws(() => store.read((tx) => tx.tasks.count()), (e: unknown) => e instanceof StoreError && e.code === 'CLOSED');
-    await assert.rejects(store.mutate((tx) => tx.tasks.count()), (e: unknown) => e instanceof StoreError && e.code === 'CLOSED');
+    assert.throws(
+      () => store.read((tx) => tx.tasks.count()),
+      (e: unknown) => e instanceof StoreError && e.code === 'CLOSED',
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.count()),
+      (e: unknown) => e instanceof StoreError && e.code === 'CLOSED',
+    );
   });
 
   // ---- store v3: the lease file, writes only on change, change topics, integrity-checked reloads, disk errors, file modes
 
-  it('the lease lives in tasks-index.lease: acquiring never rewrites the DB file, renewing only sets the lease file\'s mtime, a follower\'s check writes nothing', async () => {
+  it("the lease lives in tasks-index.lease: acquiring never rewrites the DB file, renewing only sets the lease file's mtime, a follower's check writes nothing", async () => {
     const clock = new ManualClock(1_000_000);
     const a = await openStore({ clock });
     const b = await openStore({ clock });
@@ -275,7 +334,10 @@ describe('store: files, lock, generations and change events', () => {
     }
     assert.equal(b.stats.leaseWrites + b.stats.leaseRenewals, 0, 'the follower only read the lease file');
     assert.deepEqual([a.stats.leaseWrites, a.stats.leaseRenewals], [1, 20], 'one new holding, then renewals');
-    assert.ok(fs.readFileSync(leaseFile).equals(leaseBytes) && fs.statSync(leaseFile).ino === leaseInode, 'a renewal writes no data: only the mtime moves');
+    assert.ok(
+      fs.readFileSync(leaseFile).equals(leaseBytes) && fs.statSync(leaseFile).ino === leaseInode,
+      'a renewal writes no data: only the mtime moves',
+    );
     assert.equal(fs.statSync(leaseFile).mtimeMs, clock.now());
     assert.equal(readGeneration(file), generation);
     assert.ok(fs.readFileSync(file).equals(bytes), 'the DB file is byte for byte the same');
@@ -305,7 +367,7 @@ describe('store: files, lock, generations and change events', () => {
     assert.equal(store.stats.leaseRenewals, 1);
   });
 
-  it('a lease whose holder process is gone is taken at once, before its ttl runs out; a live holder\'s is not', async () => {
+  it("a lease whose holder process is gone is taken at once, before its ttl runs out; a live holder's is not", async () => {
     const clock = new ManualClock(5_000_000);
     let alive = true;
     const holderProcess = await openStore({ clock });
@@ -362,15 +424,30 @@ describe('store: files, lock, generations and change events', () => {
     await a.mutate((tx) => tx.windows.register({ windowId: 'w', workspaceKeys: ['/x'], pid: 1, host: 'h' }));
     b.read((tx) => tx.tasks.count());
     await Promise.resolve();
-    assert.deepEqual(topics(external), ['dispatch+tasks+tickets+windows', 'windows'], 'a reload reports what differs from the copy it replaced');
-    assert.deepEqual(external.map((c) => c.origin), ['external', 'external']);
+    assert.deepEqual(
+      topics(external),
+      ['dispatch+tasks+tickets+windows', 'windows'],
+      'a reload reports what differs from the copy it replaced',
+    );
+    assert.deepEqual(
+      external.map((c) => c.origin),
+      ['external', 'external'],
+    );
   });
 
   it('a reload runs the integrity check: a file damaged beyond page 1 by another writer is not loaded, and the next write moves it aside', async () => {
     const a = await openStore();
     const b = await openStore();
-    await a.batch(Array.from({ length: 200 }, (_, i) => (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) => tx.tasks.insert(paddedInput(`t${i}`))));
-    assert.equal(b.read((tx) => tx.tasks.count()), 200);
+    await a.batch(
+      Array.from(
+        { length: 200 },
+        (_, i) => (tx: Parameters<Parameters<TaskStore['mutate']>[0]>[0]) => tx.tasks.insert(paddedInput(`t${i}`)),
+      ),
+    );
+    assert.equal(
+      b.read((tx) => tx.tasks.count()),
+      200,
+    );
     const reloads = b.stats.reloads;
     // page 1 (header and schema) intact, a new change counter, the rest scribbled over
     const bytes = fs.readFileSync(file);
@@ -379,12 +456,20 @@ describe('store: files, lock, generations and change events', () => {
     bytes.writeUInt32BE(bytes.readUInt32BE(24) + 5, 24);
     bytes.writeUInt32BE(bytes.readUInt32BE(24), 92);
     fs.writeFileSync(file, bytes);
-    assert.equal(b.read((tx) => tx.tasks.count()), 200, 'reads keep serving the last good copy');
+    assert.equal(
+      b.read((tx) => tx.tasks.count()),
+      200,
+      'reads keep serving the last good copy',
+    );
     assert.equal(b.stats.reloads, reloads, 'the damaged file was not loaded');
     await b.mutate((tx) => tx.tasks.insert(paddedInput('after')));
     const notice = b.notices.find((n) => n.kind === 'corrupt-moved-aside');
     assert.ok(notice && notice.kind === 'corrupt-moved-aside' && /integrity|malformed/.test(notice.reason), JSON.stringify(b.notices));
-    assert.equal(a.read((tx) => tx.tasks.count()), 201, 'the last good copy came back with the new change');
+    assert.equal(
+      a.read((tx) => tx.tasks.count()),
+      201,
+      'the last good copy came back with the new change',
+    );
   });
 
   it('EBUSY while reading the file is retried, not taken for corruption: the change is saved and nothing is moved aside', async () => {
@@ -404,8 +489,14 @@ describe('store: files, lock, generations and change events', () => {
     await b.mutate((tx) => tx.tasks.insert(paddedInput('from-b')));
     assert.ok(b.stats.ioRetries >= 3);
     assert.deepEqual(b.notices, []);
-    assert.deepEqual(fs.readdirSync(dir).filter((n) => n.includes('corrupt')), []);
-    assert.deepEqual(a.read((tx) => tx.tasks.list().map((t) => t.id)), ['from-a', 'second', 'from-b']);
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((n) => n.includes('corrupt')),
+      [],
+    );
+    assert.deepEqual(
+      a.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['from-a', 'second', 'from-b'],
+    );
   });
 
   it('a disk that keeps failing: the mutation fails with StoreError IO, the file is untouched, memory keeps no trace, one notice', async () => {
@@ -421,15 +512,35 @@ describe('store: files, lock, generations and change events', () => {
     await store.mutate((tx) => tx.tasks.insert(paddedInput('kept')));
     const before = fs.readFileSync(file);
     failing = true;
-    await assert.rejects(store.mutate((tx) => tx.tasks.insert(paddedInput('lost'))), (e: unknown) => e instanceof StoreError && e.code === 'IO' && /EIO/.test(e.message));
-    await assert.rejects(store.mutate((tx) => tx.tasks.pause('kept')), (e: unknown) => e instanceof StoreError && e.code === 'IO');
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.insert(paddedInput('lost'))),
+      (e: unknown) => e instanceof StoreError && e.code === 'IO' && /EIO/.test(e.message),
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.pause('kept')),
+      (e: unknown) => e instanceof StoreError && e.code === 'IO',
+    );
     assert.ok(fs.readFileSync(file).equals(before), 'the file on disk is exactly the last acknowledged version');
-    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => [t.id, t.status])), [['kept', 'queued']], 'memory went back too');
-    assert.deepEqual(store.notices.map((n) => n.kind), ['io-error'], 'one notice for a burst of failures');
-    assert.deepEqual(fs.readdirSync(dir).filter((n) => n.includes('corrupt') || n.endsWith('.tmp')), []);
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list().map((t) => [t.id, t.status])),
+      [['kept', 'queued']],
+      'memory went back too',
+    );
+    assert.deepEqual(
+      store.notices.map((n) => n.kind),
+      ['io-error'],
+      'one notice for a burst of failures',
+    );
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((n) => n.includes('corrupt') || n.endsWith('.tmp')),
+      [],
+    );
     failing = false;
     await store.mutate((tx) => tx.tasks.insert(paddedInput('later')));
-    assert.deepEqual(store.read((tx) => tx.tasks.list().map((t) => t.id)), ['kept', 'later']);
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list().map((t) => t.id)),
+      ['kept', 'later'],
+    );
   });
 
   it('deleting a task drops what other parts kept about it (backoff, runtime record, hand-off request); the ledger stays', async () => {
@@ -442,7 +553,15 @@ describe('store: files, lock, generations and change events', () => {
       tx.windows.requestHandOff('gone', 'w2');
     });
     assert.equal(await store.mutate((tx) => tx.tasks.cancel('gone') && tx.tasks.delete('gone')), true);
-    assert.deepEqual(store.read((tx) => [tx.dispatch.get('gone'), tx.runtime.get('gone'), tx.windows.pendingHandOffs('w2'), tx.tickets.forTask('gone').length]), [undefined, undefined, [], 1]);
+    assert.deepEqual(
+      store.read((tx) => [
+        tx.dispatch.get('gone'),
+        tx.runtime.get('gone'),
+        tx.windows.pendingHandOffs('w2'),
+        tx.tickets.forTask('gone').length,
+      ]),
+      [undefined, undefined, [], 1],
+    );
   });
 
   it('creates its directory 0700 and its files (DB, lease) 0600', async () => {

@@ -23,26 +23,46 @@ const APPLIES_FROM: Record<Op, TaskStatus[]> = {
   answerParked: ['needs_input'],
 };
 const TARGET: Record<Op, TaskStatus> = {
-  pause: 'paused', continue: 'queued', markRunning: 'running', requeue: 'queued', complete: 'completed', fail: 'failed', cancel: 'cancelled',
-  park: 'needs_input', answerParked: 'queued',
+  pause: 'paused',
+  continue: 'queued',
+  markRunning: 'running',
+  requeue: 'queued',
+  complete: 'completed',
+  fail: 'failed',
+  cancel: 'cancelled',
+  park: 'needs_input',
+  answerParked: 'queued',
 };
 
 function apply(tx: StoreTx, op: Op, id: string): boolean {
   switch (op) {
-    case 'pause': return tx.tasks.pause(id);
-    case 'continue': return tx.tasks.continue(id);
-    case 'markRunning': return tx.tasks.markRunning(id, { sessionId: 'sess-new', conversationId: 'conv-new' });
-    case 'requeue': return tx.tasks.requeue(id);
-    case 'complete': return tx.tasks.complete(id, { filesChanged: 2 });
-    case 'fail': return tx.tasks.fail(id, { failureReason: 'boom' });
-    case 'cancel': return tx.tasks.cancel(id);
-    case 'park': return tx.tasks.park(id);
-    case 'answerParked': return tx.tasks.answerParked(id);
+    case 'pause':
+      return tx.tasks.pause(id);
+    case 'continue':
+      return tx.tasks.continue(id);
+    case 'markRunning':
+      return tx.tasks.markRunning(id, { sessionId: 'sess-new', conversationId: 'conv-new' });
+    case 'requeue':
+      return tx.tasks.requeue(id);
+    case 'complete':
+      return tx.tasks.complete(id, { filesChanged: 2 });
+    case 'fail':
+      return tx.tasks.fail(id, { failureReason: 'boom' });
+    case 'cancel':
+      return tx.tasks.cancel(id);
+    case 'park':
+      return tx.tasks.park(id);
+    case 'answerParked':
+      return tx.tasks.answerParked(id);
   }
 }
 
 const input = (over: Partial<NewTaskInput> = {}): NewTaskInput => ({
-  title: 'Refactor', prompt: 'Refactor the parser', permissionMode: 'acceptEdits', workspacePath: '/repo', ...over,
+  title: 'Refactor',
+  prompt: 'Refactor the parser',
+  permissionMode: 'acceptEdits',
+  workspacePath: '/repo',
+  ...over,
 });
 
 /** Forces rows into states (the way another process or an old build could have left them). */
@@ -50,7 +70,10 @@ async function force(store: TaskStore, rows: Array<{ id: string; status: TaskSta
   await editDbFile(store.filePath, (db) => {
     for (const { id, status, claimed } of rows) {
       db.run('UPDATE off_peak_tasks SET status = ?, claim_running = ?, claimed_at = ?, schedulable = 1 WHERE off_peak_task_id = ?', [
-        status, claimed ? 1 : 0, claimed ? now : null, id,
+        status,
+        claimed ? 1 : 0,
+        claimed ? now : null,
+        id,
       ]);
     }
   });
@@ -105,7 +128,11 @@ describe('store: task transitions and guards', () => {
   it('terminal states are irreversible: no operation moves a task out of completed/failed/cancelled', async () => {
     const statuses = ['completed', 'failed', 'cancelled'] as const;
     const ids = await store.mutate((tx) => statuses.map((status) => tx.tasks.insert(input({ id: `term-${status}` })).id));
-    await force(store, ids.map((id, i) => ({ id, status: statuses[i], claimed: false })), clock.now());
+    await force(
+      store,
+      ids.map((id, i) => ({ id, status: statuses[i], claimed: false })),
+      clock.now(),
+    );
     for (const id of ids) {
       const before = store.read((tx) => tx.tasks.get(id))!;
       const results = await store.mutate((tx) => [
@@ -115,8 +142,14 @@ describe('store: task transitions and guards', () => {
         tx.tasks.applySnapshot(id, 'tk', { schedulable: true }),
         tx.tasks.claim(id),
       ]);
-      assert.deepEqual(results, results.map(() => false));
-      assert.deepEqual(store.read((tx) => tx.tasks.get(id)), before);
+      assert.deepEqual(
+        results,
+        results.map(() => false),
+      );
+      assert.deepEqual(
+        store.read((tx) => tx.tasks.get(id)),
+        before,
+      );
     }
   });
 
@@ -161,7 +194,10 @@ describe('store: task transitions and guards', () => {
     clock.advance(3 * 3600_000);
     assert.equal(await store.mutate((tx) => tx.tasks.requeue(t.id)), true);
     row = store.read((tx) => tx.tasks.get(t.id))!;
-    assert.deepEqual([row.status, row.startedAt, row.sessionId, row.queuedAt, row.schedulable], ['queued', firstStart, 'sess-1', queuedAt, false]);
+    assert.deepEqual(
+      [row.status, row.startedAt, row.sessionId, row.queuedAt, row.schedulable],
+      ['queued', firstStart, 'sess-1', queuedAt, false],
+    );
     // retake, ready again, second segment: same session, first started_at kept
     await store.mutate((tx) => tx.tasks.setTicket(t.id, 'tk2', { schedulable: true }));
     await store.mutate((tx) => tx.tasks.claim(t.id));
@@ -177,9 +213,10 @@ describe('store: task transitions and guards', () => {
     clock.advance(777);
     assert.equal(await store.mutate((tx) => tx.tasks.fail(t.id, { failureReason: 'exit 2', filesChanged: 5 })), true);
     const row = store.read((tx) => tx.tasks.get(t.id))!;
-    assert.deepEqual([row.status, row.endedAt, row.failureReason, row.filesChanged, row.claimRunning, row.schedulable], [
-      'failed', clock.now(), 'exit 2', 5, false, false,
-    ]);
+    assert.deepEqual(
+      [row.status, row.endedAt, row.failureReason, row.filesChanged, row.claimRunning, row.schedulable],
+      ['failed', clock.now(), 'exit 2', 5, false, false],
+    );
   });
 
   it('claim: queued + schedulable + unclaimed, or a zombie claim older than 10 minutes', async () => {
@@ -199,14 +236,28 @@ describe('store: task transitions and guards', () => {
 
   it('edit: only queued or paused; workspace immutable; bad input refused with nothing lost', async () => {
     const t = await store.mutate((tx) => tx.tasks.insert(input({ model: 'm1' })));
-    assert.equal(await store.mutate((tx) => tx.tasks.edit(t.id, { title: 'New', prompt: 'New prompt', model: null, thoughtLevel: 'high', permissionMode: 'plan' })), true);
+    assert.equal(
+      await store.mutate((tx) =>
+        tx.tasks.edit(t.id, { title: 'New', prompt: 'New prompt', model: null, thoughtLevel: 'high', permissionMode: 'plan' }),
+      ),
+      true,
+    );
     let row = store.read((tx) => tx.tasks.get(t.id))!;
     assert.deepEqual([row.title, row.prompt, row.model, row.thoughtLevel, row.permissionMode], ['New', 'New prompt', null, 'high', 'plan']);
     await store.mutate((tx) => tx.tasks.pause(t.id));
     assert.equal(await store.mutate((tx) => tx.tasks.edit(t.id, { prompt: 'Paused edit' })), true);
-    await assert.rejects(store.mutate((tx) => tx.tasks.edit(t.id, { workspacePath: '/elsewhere' } as never)), (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT' && /immutable/.test(e.message));
-    await assert.rejects(store.mutate((tx) => tx.tasks.edit(t.id, { prompt: '   ' })), (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT');
-    await assert.rejects(store.mutate((tx) => tx.tasks.edit(t.id, { permissionMode: 'yolo' as never })), /permission mode/);
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.edit(t.id, { workspacePath: '/elsewhere' } as never)),
+      (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT' && /immutable/.test(e.message),
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.edit(t.id, { prompt: '   ' })),
+      (e: unknown) => e instanceof StoreError && e.code === 'INVALID_INPUT',
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.edit(t.id, { permissionMode: 'yolo' as never })),
+      /permission mode/,
+    );
     row = store.read((tx) => tx.tasks.get(t.id))!;
     assert.deepEqual([row.prompt, row.workspacePath], ['Paused edit', '/repo']);
     await store.mutate((tx) => tx.tasks.cancel(t.id));
@@ -214,15 +265,33 @@ describe('store: task transitions and guards', () => {
   });
 
   it('insert: validates input, derives workspace_key, refuses a duplicate id without touching the first', async () => {
-    const t = await store.mutate((tx) => tx.tasks.insert(input({ id: 'dup', workspaceIdentity: ' ssh-remote+box ', serverTicketId: 'tk', queuePosition: 4 })));
-    assert.deepEqual([t.status, t.workspaceKey, t.serverTicketId, t.registeredAt, t.queuePosition, t.queuedAt, t.createdAt], [
-      'queued', 'ssh-remote+box', 'tk', clock.now(), 4, clock.now(), clock.now(),
-    ]);
-    await assert.rejects(store.mutate((tx) => tx.tasks.insert(input({ id: 'dup', prompt: 'other' }))), /already exists/);
-    await assert.rejects(store.mutate((tx) => tx.tasks.insert(input({ prompt: '' }))), /prompt must not be empty/);
-    await assert.rejects(store.mutate((tx) => tx.tasks.insert(input({ workspacePath: '' }))), /workspace path/);
-    await assert.rejects(store.mutate((tx) => tx.tasks.insert(input({ permissionMode: 'all' as never }))), /permission mode/);
-    assert.equal(store.read((tx) => tx.tasks.count()), 1);
+    const t = await store.mutate((tx) =>
+      tx.tasks.insert(input({ id: 'dup', workspaceIdentity: ' ssh-remote+box ', serverTicketId: 'tk', queuePosition: 4 })),
+    );
+    assert.deepEqual(
+      [t.status, t.workspaceKey, t.serverTicketId, t.registeredAt, t.queuePosition, t.queuedAt, t.createdAt],
+      ['queued', 'ssh-remote+box', 'tk', clock.now(), 4, clock.now(), clock.now()],
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.insert(input({ id: 'dup', prompt: 'other' }))),
+      /already exists/,
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.insert(input({ prompt: '' }))),
+      /prompt must not be empty/,
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.insert(input({ workspacePath: '' }))),
+      /workspace path/,
+    );
+    await assert.rejects(
+      store.mutate((tx) => tx.tasks.insert(input({ permissionMode: 'all' as never }))),
+      /permission mode/,
+    );
+    assert.equal(
+      store.read((tx) => tx.tasks.count()),
+      1,
+    );
     assert.equal(store.read((tx) => tx.tasks.get('dup'))!.prompt, 'Refactor the parser');
   });
 
@@ -236,9 +305,15 @@ describe('store: task transitions and guards', () => {
       }),
       /changed my mind/,
     );
-    assert.equal(store.read((tx) => tx.tasks.count()), 0);
+    assert.equal(
+      store.read((tx) => tx.tasks.count()),
+      0,
+    );
     assert.equal(store.stats.persists, persists);
-    await assert.rejects(store.mutate(async () => 1), (e: unknown) => e instanceof StoreError && e.code === 'ASYNC_MUTATION');
+    await assert.rejects(
+      store.mutate(async () => 1),
+      (e: unknown) => e instanceof StoreError && e.code === 'ASYNC_MUTATION',
+    );
   });
 
   it('delete: only terminal tasks; keeps the ledger rows', async () => {
@@ -248,8 +323,14 @@ describe('store: task transitions and guards', () => {
     });
     assert.equal(await store.mutate((tx) => tx.tasks.delete(t.id)), false, 'live task is not deleted');
     // docs/flows.md#cancel-delete-history: delete of a live task = cancel then delete, in one mutation
-    assert.deepEqual(await store.mutate((tx) => [tx.tasks.cancel(t.id), tx.tickets.requestSettle('tk-del', 'deleted'), tx.tasks.delete(t.id)]), [true, true, true]);
-    assert.equal(store.read((tx) => tx.tasks.get(t.id)), undefined);
+    assert.deepEqual(
+      await store.mutate((tx) => [tx.tasks.cancel(t.id), tx.tickets.requestSettle('tk-del', 'deleted'), tx.tasks.delete(t.id)]),
+      [true, true, true],
+    );
+    assert.equal(
+      store.read((tx) => tx.tasks.get(t.id)),
+      undefined,
+    );
     const ticket = store.read((tx) => tx.tickets.get('tk-del'))!;
     assert.deepEqual([ticket.taskId, ticket.settleState], ['del', 'pending']);
   });
@@ -272,7 +353,11 @@ describe('store: task transitions and guards', () => {
     const t = await store.mutate((tx) => tx.tasks.insert(input({ serverTicketId: 'tk1', queuePosition: 9 })));
     assert.equal(await store.mutate((tx) => tx.tasks.applySnapshot(t.id, 'tk1', { queuePosition: 2, nextPollAt: 123 })), true);
     assert.equal(await store.mutate((tx) => tx.tasks.setTicket(t.id, 'tk2', { queuePosition: 7 })), true);
-    assert.equal(await store.mutate((tx) => tx.tasks.applySnapshot(t.id, 'tk1', { schedulable: true })), false, 'late answer for the old ticket');
+    assert.equal(
+      await store.mutate((tx) => tx.tasks.applySnapshot(t.id, 'tk1', { schedulable: true })),
+      false,
+      'late answer for the old ticket',
+    );
     assert.equal(await store.mutate((tx) => tx.tasks.clearTicket(t.id, 'tk1')), false);
     let row = store.read((tx) => tx.tasks.get(t.id))!;
     assert.deepEqual([row.serverTicketId, row.queuePosition, row.schedulable, row.registeredAt], ['tk2', 7, false, clock.now()]);
@@ -285,10 +370,16 @@ describe('store: task transitions and guards', () => {
     const t = await store.mutate((tx) => tx.tasks.insert(input({ serverTicketId: 'tk' })));
     assert.equal(await store.mutate((tx) => tx.tasks.markSettled(t.id)), false);
     await store.mutate((tx) => tx.tasks.cancel(t.id));
-    assert.deepEqual(store.read((tx) => tx.tasks.list({ unsettledTerminal: true }).map((r) => r.id)), [t.id]);
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list({ unsettledTerminal: true }).map((r) => r.id)),
+      [t.id],
+    );
     assert.equal(await store.mutate((tx) => tx.tasks.markSettled(t.id)), true);
     assert.equal(await store.mutate((tx) => tx.tasks.markSettled(t.id)), false);
-    assert.deepEqual(store.read((tx) => tx.tasks.list({ unsettledTerminal: true })), []);
+    assert.deepEqual(
+      store.read((tx) => tx.tasks.list({ unsettledTerminal: true })),
+      [],
+    );
   });
 
   it('requeueInterrupted puts every running task back in the queue with its session (crash recovery)', async () => {
@@ -298,9 +389,14 @@ describe('store: task transitions and guards', () => {
     });
     assert.deepEqual((await store.mutate((tx) => tx.tasks.requeueInterrupted())).sort(), ['r1', 'r2']);
     const rows = store.read((tx) => tx.tasks.list());
-    assert.deepEqual(rows.map((r: OffPeakTask) => [r.id, r.status, r.sessionId]), [
-      ['q1', 'queued', null], ['r1', 'queued', 's-r1'], ['r2', 'queued', 's-r2'],
-    ]);
+    assert.deepEqual(
+      rows.map((r: OffPeakTask) => [r.id, r.status, r.sessionId]),
+      [
+        ['q1', 'queued', null],
+        ['r1', 'queued', 's-r1'],
+        ['r2', 'queued', 's-r2'],
+      ],
+    );
   });
 
   it('list filters by status, workspace, ids and ticket presence, in queue order', async () => {
@@ -321,20 +417,40 @@ describe('store: task transitions and guards', () => {
     assert.deepEqual(ids({ hasTicket: false, limit: 1 }), ['b']);
     assert.deepEqual(ids({ status: [] }), []);
     assert.throws(() => ids({ status: 'done' as never }), /unknown status/);
-    assert.equal(store.read((tx) => tx.tasks.count(['queued'])), 2);
+    assert.equal(
+      store.read((tx) => tx.tasks.count(['queued'])),
+      2,
+    );
   });
 });
 
 describe('store: random operation sequences agree with an independent model (fast-check)', () => {
   it('applied/refused and the resulting rows match the model for any sequence', async () => {
     const fc = await import('fast-check');
-    const { applyToModel, comparable, comparableObserved, expectApplied, observe, perform } = await import('../integration/store-workers/model');
+    const { applyToModel, comparable, comparableObserved, expectApplied, observe, perform } =
+      await import('../integration/store-workers/model');
     type ModelTask = import('../integration/store-workers/model').ModelTask;
     type Op = import('../integration/store-workers/model').Op;
     const dir = mkdtempSync(path.join(tmpdir(), 'offpeak-store-fc-'));
     const store = await TaskStore.open({ directory: dir, watch: false, durable: false });
     let run = 0;
-    const kinds = ['pause', 'continue', 'start', 'requeue', 'complete', 'fail', 'cancel', 'ready', 'retake', 'delete', 'settle', 'ackSettle', 'poll', 'edit', 'create'] as const;
+    const kinds = [
+      'pause',
+      'continue',
+      'start',
+      'requeue',
+      'complete',
+      'fail',
+      'cancel',
+      'ready',
+      'retake',
+      'delete',
+      'settle',
+      'ackSettle',
+      'poll',
+      'edit',
+      'create',
+    ] as const;
     try {
       await fc.assert(
         fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom(...kinds), fc.nat(3)), { minLength: 1, maxLength: 30 }), async (steps) => {
@@ -353,7 +469,8 @@ describe('store: random operation sequences agree with an independent model (fas
               if (applied) model.set(id, applyToModel(current, op));
               const seen = comparableObserved(observe(tx, id));
               const want = model.has(id) ? comparable(model.get(id)!) : undefined;
-              if (JSON.stringify(seen) !== JSON.stringify(want)) bad.push(`${kind} ${id}: row ${JSON.stringify(seen)} != model ${JSON.stringify(want)}`);
+              if (JSON.stringify(seen) !== JSON.stringify(want))
+                bad.push(`${kind} ${id}: row ${JSON.stringify(seen)} != model ${JSON.stringify(want)}`);
             });
             return bad;
           });

@@ -5,12 +5,37 @@ import { TaskAuditLog } from '../../src/engine/task-audit';
 
 function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {
   return {
-    id: 't1', title: '', prompt: 'Fix the flaky test\nand more', permissionMode: 'default', model: null, thoughtLevel: null,
-    workspaceKey: '/ws', workspacePath: '/ws', workspaceIdentity: null, conversationId: null, sessionId: null,
-    status: 'queued', queuedAt: 1, startedAt: null, endedAt: null, failureReason: null, filesChanged: null,
-    serverTicketId: 'k1', registeredAt: 1, schedulable: false, queuePosition: 3, nextPollAt: null,
-    claimRunning: false, claimedAt: null, attemptCount: 0, lastError: null, settledAt: null, historyDeletedAt: null,
-    createdAt: 1, updatedAt: 1, ...overrides,
+    id: 't1',
+    title: '',
+    prompt: 'Fix the flaky test\nand more',
+    permissionMode: 'default',
+    model: null,
+    thoughtLevel: null,
+    workspaceKey: '/ws',
+    workspacePath: '/ws',
+    workspaceIdentity: null,
+    conversationId: null,
+    sessionId: null,
+    status: 'queued',
+    queuedAt: 1,
+    startedAt: null,
+    endedAt: null,
+    failureReason: null,
+    filesChanged: null,
+    serverTicketId: 'k1',
+    registeredAt: 1,
+    schedulable: false,
+    queuePosition: 3,
+    nextPollAt: null,
+    claimRunning: false,
+    claimedAt: null,
+    attemptCount: 0,
+    lastError: null,
+    settledAt: null,
+    historyDeletedAt: null,
+    createdAt: 1,
+    updatedAt: 1,
+    ...overrides,
   };
 }
 
@@ -21,7 +46,16 @@ describe('task audit log (Output channel)', () => {
     audit.tasks([]);
     const queued = task();
     audit.tasks([queued]);
-    const ask = { id: 'q1', taskId: 't1', tool: 'write_file', summary: 'write a.txt (3 bytes)', input: 'a.txt', inputDigest: 'd', askedAt: 5, deadlineAt: 10 };
+    const ask = {
+      id: 'q1',
+      taskId: 't1',
+      tool: 'write_file',
+      summary: 'write a.txt (3 bytes)',
+      input: 'a.txt',
+      inputDigest: 'd',
+      askedAt: 5,
+      deadlineAt: 10,
+    };
     audit.runtimeEvent({ type: 'segment-started', taskId: 't1', ticketId: 'k1', sessionId: 's', resume: false, pid: 1, at: 2 }, queued);
     audit.tasks([task({ status: 'running', startedAt: 2 })]);
     audit.runtimeEvent({ type: 'admitted', taskId: 't1', ticketId: 'k1', at: 3 }, queued);
@@ -45,7 +79,10 @@ describe('task audit log (Output channel)', () => {
       'task "Fix the flaky test": completed (3 files changed)',
       'task "Fix the flaky test": deleted',
     ]);
-    assert.ok(lines.every((l) => !l.includes('k1') && !l.includes('k2')), 'no ticket id in the log');
+    assert.ok(
+      lines.every((l) => !l.includes('k1') && !l.includes('k2')),
+      'no ticket id in the log',
+    );
   });
 
   it('item 10: a title with line breaks or control sequences stays one plain line', () => {

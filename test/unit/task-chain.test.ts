@@ -7,7 +7,8 @@ const pred = (over: Partial<Predecessor>): Predecessor => ({ title: 'Refactor', 
 
 describe('task chains (docs/flows.md#schedules-and-chains)', () => {
   it('waits while the task it follows has not ended, goes once it completed', () => {
-    for (const status of ['queued', 'paused', 'running', 'needs_input'] as const) assert.deepEqual(chainGate(pred({ status })), { kind: 'wait' }, status);
+    for (const status of ['queued', 'paused', 'running', 'needs_input'] as const)
+      assert.deepEqual(chainGate(pred({ status })), { kind: 'wait' }, status);
     assert.deepEqual(chainGate(pred({})), { kind: 'go' });
     assert.deepEqual(chainGate(pred({ check: 'passed' })), { kind: 'go' });
   });
@@ -24,12 +25,22 @@ describe('task chains (docs/flows.md#schedules-and-chains)', () => {
   });
 
   it('refuses a cycle: the chain back to the task is named; a chain that ends is fine', () => {
-    const after = new Map([['A', 'B'], ['B', 'C']]);
+    const after = new Map([
+      ['A', 'B'],
+      ['B', 'C'],
+    ]);
     const afterOf = (id: string): string | undefined => after.get(id);
     assert.deepEqual(chainCycle('C', 'A', afterOf), ['C', 'A', 'B', 'C']);
     assert.deepEqual(chainCycle('A', 'A', afterOf), ['A', 'A']);
     assert.equal(chainCycle('D', 'A', afterOf), null);
-    const knot = new Map([['X', 'Y'], ['Y', 'X']]);
-    assert.equal(chainCycle('N', 'X', (id) => knot.get(id)), null, 'an older knot not through N ends the walk');
+    const knot = new Map([
+      ['X', 'Y'],
+      ['Y', 'X'],
+    ]);
+    assert.equal(
+      chainCycle('N', 'X', (id) => knot.get(id)),
+      null,
+      'an older knot not through N ends the walk',
+    );
   });
 });

@@ -14,7 +14,8 @@ import type { TaskIsolation } from '../../src/store';
 import type { OffPeakTask } from '../../src/core/types';
 import { TaskStore } from '../../src/store';
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 
 function makeRepo(root: string): string {
   const repo = path.join(root, 'repo');
@@ -39,7 +40,10 @@ describe('task isolation', () => {
     assert.equal(branchNameFor('abc', '日本語'), 'offpeak/task-abc');
     // A scheduled run's title ends with its date: the branch is named with it, also for a long title.
     assert.equal(branchNameFor('9f3a2c1b', 'Nightly deps 2026-12-02'), 'offpeak/nightly-deps-2026-12-02-9f3a2c1b');
-    assert.equal(branchNameFor('9f3a2c1b', 'Update every dependency and fix what breaks 2026-12-02'), 'offpeak/update-every-dependency-and-f-2026-12-02-9f3a2c1b');
+    assert.equal(
+      branchNameFor('9f3a2c1b', 'Update every dependency and fix what breaks 2026-12-02'),
+      'offpeak/update-every-dependency-and-f-2026-12-02-9f3a2c1b',
+    );
     for (const name of [branchNameFor('x1', 'a..b'), branchNameFor('x2', '.lock'), branchNameFor('x3', 'x'.repeat(300))]) {
       assert.doesNotThrow(() => execFileSync('git', ['check-ref-format', `refs/heads/${name}`]), name);
     }
@@ -59,8 +63,22 @@ describe('task isolation', () => {
     const store = await TaskStore.open({ directory: root, clock: new ManualClock(1_000), durable: false, watch: false });
     try {
       await store.mutate((tx) => {
-        for (const [id, ws] of [['a', '/ws'], ['b', '/ws'], ['w', '/ws'], ['c', '/other'], ['legacy', '/ws']] as const) {
-          tx.tasks.insert({ id, title: `task ${id}`, prompt: 'p', permissionMode: 'plan', workspacePath: ws, serverTicketId: `T-${id}`, schedulable: true });
+        for (const [id, ws] of [
+          ['a', '/ws'],
+          ['b', '/ws'],
+          ['w', '/ws'],
+          ['c', '/other'],
+          ['legacy', '/ws'],
+        ] as const) {
+          tx.tasks.insert({
+            id,
+            title: `task ${id}`,
+            prompt: 'p',
+            permissionMode: 'plan',
+            workspacePath: ws,
+            serverTicketId: `T-${id}`,
+            schedulable: true,
+          });
         }
         tx.isolation.insert({ taskId: 'a', mode: 'inPlace', repoPath: '/ws' });
         tx.isolation.insert({ taskId: 'b', mode: 'inPlace', repoPath: '/ws' });
@@ -95,7 +113,11 @@ describe('task isolation', () => {
     assert.equal(made.kind, 'created');
     if (made.kind !== 'created') return;
     assert.equal(made.baseCommit, git(repo, 'rev-parse', 'HEAD'));
-    assert.equal(fs.readFileSync(path.join(made.worktreePath, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n', 'the committed content, not the user edit');
+    assert.equal(
+      fs.readFileSync(path.join(made.worktreePath, 'a.txt'), 'utf8'),
+      'one\ntwo\nthree\n',
+      'the committed content, not the user edit',
+    );
     const taskDir = path.join(root, 'runtime', 'task1');
     assert.ok(await recordFilesBaseline(made.worktreePath, taskDir));
     fs.writeFileSync(path.join(made.worktreePath, 'a.txt'), 'one\n2\nthree\nfour\n');
@@ -104,13 +126,27 @@ describe('task isolation', () => {
     fs.writeFileSync(path.join(made.worktreePath, '.gitignore'), 'deps/\n');
     fs.mkdirSync(path.join(made.worktreePath, 'deps'));
     fs.writeFileSync(path.join(made.worktreePath, 'deps', 'lib.js'), 'x\n');
-    const listed = await listTaskChangesWithCount({ folder: made.worktreePath, taskDir, repo: made.worktreePath, baseCommit: made.baseCommit });
+    const listed = await listTaskChangesWithCount({
+      folder: made.worktreePath,
+      taskDir,
+      repo: made.worktreePath,
+      baseCommit: made.baseCommit,
+    });
     assert.equal(listed?.count, 4);
     fs.rmSync(path.join(made.worktreePath, '.gitignore'));
     fs.rmSync(path.join(made.worktreePath, 'deps'), { recursive: true });
     const changes = await listTaskChanges({ folder: made.worktreePath, taskDir, repo: made.worktreePath, baseCommit: made.baseCommit });
-    assert.deepEqual(listed?.changes.map((c) => c.path), ['.gitignore', 'a.txt', 'new.bin']);
-    assert.deepEqual(changes?.map((c) => [c.path, c.status, c.added, c.removed]), [['a.txt', 'modified', 2, 1], ['new.bin', 'added', null, null]]);
+    assert.deepEqual(
+      listed?.changes.map((c) => c.path),
+      ['.gitignore', 'a.txt', 'new.bin'],
+    );
+    assert.deepEqual(
+      changes?.map((c) => [c.path, c.status, c.added, c.removed]),
+      [
+        ['a.txt', 'modified', 2, 1],
+        ['new.bin', 'added', null, null],
+      ],
+    );
     assert.equal(changes![0].oldBlob, git(repo, 'rev-parse', 'HEAD:a.txt'));
 
     const where = { repoPath: repo, branch: made.branch, baseCommit: made.baseCommit };
@@ -118,20 +154,38 @@ describe('task isolation', () => {
     assert.equal(await unmergedWork({ ...where, changedFiles: 0 }), null);
     git(made.worktreePath, 'add', '.');
     git(made.worktreePath, 'commit', '-q', '-m', 'task work');
-    assert.match((await unmergedWork({ ...where, changedFiles: 2 }))!, /1 commit on offpeak\/edit-a-task1234 not merged into any other branch/);
-
-    const plan = reviewPlan(
-      { id: 't', title: 'Edit a', prompt: 'p', workspacePath: repo } as never,
-      { taskId: 't', mode: 'worktree', repoPath: repo, worktreePath: made.worktreePath, branch: made.branch, baseCommit: made.baseCommit, note: null, changes, missingAt: null, broughtHome: null, createdAt: 0 },
+    assert.match(
+      (await unmergedWork({ ...where, changedFiles: 2 }))!,
+      /1 commit on offpeak\/edit-a-task1234 not merged into any other branch/,
     );
+
+    const plan = reviewPlan({ id: 't', title: 'Edit a', prompt: 'p', workspacePath: repo } as never, {
+      taskId: 't',
+      mode: 'worktree',
+      repoPath: repo,
+      worktreePath: made.worktreePath,
+      branch: made.branch,
+      baseCommit: made.baseCommit,
+      note: null,
+      changes,
+      missingAt: null,
+      broughtHome: null,
+      createdAt: 0,
+    });
     assert.ok(!('problem' in plan));
     if ('problem' in plan) return;
-    assert.deepEqual(plan.entries.map((e) => [e.path, e.modifiedPath, e.originalBlob]), [
-      ['a.txt', path.join(made.worktreePath, 'a.txt'), changes![0].oldBlob],
-      ['new.bin', path.join(made.worktreePath, 'new.bin'), null],
-    ]);
+    assert.deepEqual(
+      plan.entries.map((e) => [e.path, e.modifiedPath, e.originalBlob]),
+      [
+        ['a.txt', path.join(made.worktreePath, 'a.txt'), changes![0].oldBlob],
+        ['new.bin', path.join(made.worktreePath, 'new.bin'), null],
+      ],
+    );
 
-    assert.deepEqual(await removeTaskWorktree({ repoPath: repo, worktreePath: made.worktreePath, branch: made.branch }), { removed: [`the worktree ${made.worktreePath}`, `the branch ${made.branch}`], problems: [] });
+    assert.deepEqual(await removeTaskWorktree({ repoPath: repo, worktreePath: made.worktreePath, branch: made.branch }), {
+      removed: [`the worktree ${made.worktreePath}`, `the branch ${made.branch}`],
+      problems: [],
+    });
     assert.ok(!fs.existsSync(made.worktreePath));
     assert.equal(git(repo, 'branch', '--list', made.branch), '');
     assert.equal(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\nTWO\nthree\nuser edit\n', "the user's edit is untouched");
@@ -151,43 +205,83 @@ describe('task isolation', () => {
   it('a folder that is not a git repository (or has no commit) runs in place, saying why', async () => {
     const plain = path.join(root, 'plain');
     fs.mkdirSync(plain);
-    assert.deepEqual(await createTaskWorktree({ folder: plain, worktreesDir: path.join(root, 'wt'), taskId: 't1', title: 'x' }), { kind: 'in-place', reason: 'the folder is not in a git repository' });
+    assert.deepEqual(await createTaskWorktree({ folder: plain, worktreesDir: path.join(root, 'wt'), taskId: 't1', title: 'x' }), {
+      kind: 'in-place',
+      reason: 'the folder is not in a git repository',
+    });
     const empty = path.join(root, 'empty');
     fs.mkdirSync(empty);
     git(empty, 'init', '-q');
-    assert.deepEqual(await createTaskWorktree({ folder: empty, worktreesDir: path.join(root, 'wt'), taskId: 't2', title: 'x' }), { kind: 'in-place', reason: 'the repository has no commit yet' });
+    assert.deepEqual(await createTaskWorktree({ folder: empty, worktreesDir: path.join(root, 'wt'), taskId: 't2', title: 'x' }), {
+      kind: 'in-place',
+      reason: 'the repository has no commit yet',
+    });
   });
 
-  it('a worktree removed by hand: removing the task prunes git\'s record and deletes the branch', async () => {
+  it("a worktree removed by hand: removing the task prunes git's record and deletes the branch", async () => {
     const repo = makeRepo(root);
     const made = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'gone1234', title: 'Gone' });
     if (made.kind !== 'created') throw new Error('no worktree');
     fs.rmSync(made.worktreePath, { recursive: true, force: true });
     const where = { repoPath: repo, worktreePath: made.worktreePath, branch: made.branch };
-    assert.deepEqual(await removeTaskWorktree(where), { removed: [`the branch ${made.branch}`], problems: [] }, 'only what was there is reported removed');
+    assert.deepEqual(
+      await removeTaskWorktree(where),
+      { removed: [`the branch ${made.branch}`], problems: [] },
+      'only what was there is reported removed',
+    );
     assert.equal(git(repo, 'branch', '--list', made.branch), '');
-    assert.equal(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+    assert.equal(
+      git(repo, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      1,
+    );
     assert.deepEqual(await removeTaskWorktree(where), { removed: [], problems: [] }, 'nothing left: nothing removed');
   });
 
   it('Discard reports what it removed, or that nothing was left', () => {
-    assert.equal(discardReport(['the worktree /w/t-1', 'the branch offpeak/t-1']), 'Removed the worktree /w/t-1 and the branch offpeak/t-1.');
+    assert.equal(
+      discardReport(['the worktree /w/t-1', 'the branch offpeak/t-1']),
+      'Removed the worktree /w/t-1 and the branch offpeak/t-1.',
+    );
     assert.equal(discardReport(['the branch offpeak/t-1']), 'Removed the branch offpeak/t-1 (its worktree was already gone).');
     assert.equal(discardReport([]), 'Nothing to remove: its worktree and branch were already gone.');
   });
 
   it('Merge, Apply, Open worktree and Discard are offered only for a finished task whose worktree is there and holds changes', () => {
     const change = { path: 'a.txt', status: 'modified' as const, added: 1, removed: 0, oldBlob: null };
-    const row = (over: Partial<TaskIsolation> = {}): TaskIsolation => ({ taskId: 't', mode: 'worktree', repoPath: '/r', worktreePath: '/w/t', branch: 'offpeak/t', baseCommit: 'c0', note: null, changes: [change], missingAt: null, broughtHome: null, createdAt: 0, ...over });
-    const offers = (status: OffPeakTask['status'], over?: Partial<TaskIsolation>) => Object.values(workplaceOffers({ status } as OffPeakTask, row(over)));
+    const row = (over: Partial<TaskIsolation> = {}): TaskIsolation => ({
+      taskId: 't',
+      mode: 'worktree',
+      repoPath: '/r',
+      worktreePath: '/w/t',
+      branch: 'offpeak/t',
+      baseCommit: 'c0',
+      note: null,
+      changes: [change],
+      missingAt: null,
+      broughtHome: null,
+      createdAt: 0,
+      ...over,
+    });
+    const offers = (status: OffPeakTask['status'], over?: Partial<TaskIsolation>) =>
+      Object.values(workplaceOffers({ status } as OffPeakTask, row(over)));
     assert.deepEqual(offers('completed'), [true, true, true], 'a worktree with changes: Merge/Apply, Open worktree, Discard');
     assert.deepEqual(offers('failed'), [true, true, true]);
     assert.deepEqual(offers('failed', { changes: [] }), [false, false, false], 'a worktree without changes: none');
     assert.deepEqual(offers('failed', { changes: null }), [false, false, false], 'changes never counted: none');
-    assert.deepEqual(offers('failed', { worktreePath: null, branch: null }), [false, false, false], 'no worktree (failed before it started): none');
+    assert.deepEqual(
+      offers('failed', { worktreePath: null, branch: null }),
+      [false, false, false],
+      'no worktree (failed before it started): none',
+    );
     assert.deepEqual(offers('completed', { missingAt: 5 }), [false, false, false], 'its worktree removed by hand: none');
     assert.deepEqual(offers('completed', { broughtHome: { kind: 'discarded', at: 5 } }), [false, false, false]);
-    assert.deepEqual(offers('completed', { broughtHome: { kind: 'merged', at: 5 } }), [false, true, true], 'merged: its worktree can still be opened and discarded');
+    assert.deepEqual(
+      offers('completed', { broughtHome: { kind: 'merged', at: 5 } }),
+      [false, true, true],
+      'merged: its worktree can still be opened and discarded',
+    );
     assert.deepEqual(offers('running'), [false, true, false], 'a running task: its worktree can be looked at');
     assert.deepEqual(offers('completed', { mode: 'inPlace', worktreePath: null, branch: null }), [false, false, false]);
   });

@@ -25,7 +25,15 @@ describe('task lifecycle (one writer for the runtime and the user actions)', () 
     lifecycle = new TaskLifecycle(store, (line) => logged.push(line));
     await store.mutate((tx) => {
       tx.tickets.insert({ ticketId: 'K1', taskId: 'T', serverState: 'ready' });
-      tx.tasks.insert({ id: 'T', title: 't', prompt: 'p', permissionMode: 'default', workspacePath: '/ws', serverTicketId: 'K1', schedulable: true });
+      tx.tasks.insert({
+        id: 'T',
+        title: 't',
+        prompt: 'p',
+        permissionMode: 'default',
+        workspacePath: '/ws',
+        serverTicketId: 'K1',
+        schedulable: true,
+      });
       tx.tasks.claim('T');
     });
   });
@@ -66,7 +74,10 @@ describe('task lifecycle (one writer for the runtime and the user actions)', () 
     await lifecycle.markStarted('T', 'K1', 'S1');
     lifecycle.onDidQueueWork((w) => (w.kind === 'retake' ? Promise.resolve(true) : undefined));
     assert.equal(await lifecycle.expireSegment('T', 'K1'), true);
-    assert.deepEqual([store.read((tx) => tx.tasks.get('T'))!.status, store.read((tx) => tx.tasks.get('T'))!.serverTicketId], ['queued', null]);
+    assert.deepEqual(
+      [store.read((tx) => tx.tasks.get('T'))!.status, store.read((tx) => tx.tasks.get('T'))!.serverTicketId],
+      ['queued', null],
+    );
   });
 
   it('an expired segment with no retake done (no listener, or it failed) resolves to false', async () => {

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { deriveHistoryRow } from '../../src/core/history';
-import { canEdit, canTransition, TASK_TRANSITIONS, terminalIsIrreversible, TRANSITIONS, type TaskTransition } from '../../src/core/task-state';
+import {
+  canEdit,
+  canTransition,
+  TASK_TRANSITIONS,
+  terminalIsIrreversible,
+  TRANSITIONS,
+  type TaskTransition,
+} from '../../src/core/task-state';
 import { TASK_STATUSES, workspaceKeyOf, type OffPeakTask, type TaskStatus } from '../../src/core/types';
 import { newTaskId } from '../../src/core/ids';
 
@@ -31,12 +38,37 @@ const EXPECTED_TO: Record<TaskTransition, TaskStatus> = {
 
 function task(overrides: Partial<OffPeakTask> = {}): OffPeakTask {
   return {
-    id: 't1', title: 'Title', prompt: 'Prompt', permissionMode: 'default', model: null, thoughtLevel: null,
-    workspaceKey: '/w', workspacePath: '/w', workspaceIdentity: null, conversationId: null, sessionId: 'sess',
-    status: 'queued', queuedAt: 1000, startedAt: null, endedAt: null, failureReason: null, filesChanged: null,
-    serverTicketId: null, registeredAt: null, schedulable: false, queuePosition: null, nextPollAt: null,
-    claimRunning: false, claimedAt: null, attemptCount: 0, lastError: null, settledAt: null, historyDeletedAt: null,
-    createdAt: 1000, updatedAt: 1000, ...overrides,
+    id: 't1',
+    title: 'Title',
+    prompt: 'Prompt',
+    permissionMode: 'default',
+    model: null,
+    thoughtLevel: null,
+    workspaceKey: '/w',
+    workspacePath: '/w',
+    workspaceIdentity: null,
+    conversationId: null,
+    sessionId: 'sess',
+    status: 'queued',
+    queuedAt: 1000,
+    startedAt: null,
+    endedAt: null,
+    failureReason: null,
+    filesChanged: null,
+    serverTicketId: null,
+    registeredAt: null,
+    schedulable: false,
+    queuePosition: null,
+    nextPollAt: null,
+    claimRunning: false,
+    claimedAt: null,
+    attemptCount: 0,
+    lastError: null,
+    settledAt: null,
+    historyDeletedAt: null,
+    createdAt: 1000,
+    updatedAt: 1000,
+    ...overrides,
   };
 }
 
@@ -94,7 +126,10 @@ describe('deriveHistoryRow (History is derived, 0 or 1 row)', () => {
   it('has no row while never started and still queued or paused, or after the user hid it', () => {
     assert.equal(deriveHistoryRow(task({ status: 'queued' }), now), undefined);
     assert.equal(deriveHistoryRow(task({ status: 'paused' }), now), undefined);
-    assert.ok(deriveHistoryRow(task({ status: 'cancelled', endedAt: 2000 }), now), 'a task cancelled before it started has its row (below)');
+    assert.ok(
+      deriveHistoryRow(task({ status: 'cancelled', endedAt: 2000 }), now),
+      'a task cancelled before it started has its row (below)',
+    );
     assert.equal(deriveHistoryRow(task({ status: 'completed', startedAt: 2000, endedAt: 3000, historyDeletedAt: 4000 }), now), undefined);
   });
 
@@ -105,7 +140,10 @@ describe('deriveHistoryRow (History is derived, 0 or 1 row)', () => {
 
   it('a task cancelled before its first segment has a Skipped row saying so, triggered when it was cancelled, lasting nothing; a queued or paused one has none', () => {
     const row = deriveHistoryRow(task({ status: 'cancelled', endedAt: 8_000 }), now)!;
-    assert.deepEqual([row.status, row.triggeredAt, row.durationMs, row.failureReason], ['skipped', 8_000, 0, 'Cancelled before it started.']);
+    assert.deepEqual(
+      [row.status, row.triggeredAt, row.durationMs, row.failureReason],
+      ['skipped', 8_000, 0, 'Cancelled before it started.'],
+    );
     assert.equal(deriveHistoryRow(task({ status: 'queued' }), now), undefined);
     assert.equal(deriveHistoryRow(task({ status: 'paused' }), now), undefined);
   });
@@ -113,7 +151,10 @@ describe('deriveHistoryRow (History is derived, 0 or 1 row)', () => {
   it('maps statuses to History statuses and durations', () => {
     assert.deepEqual(
       (['running', 'completed', 'failed', 'cancelled', 'queued'] as const).map((status) => {
-        const row = deriveHistoryRow(task({ status, startedAt: 10_000, endedAt: status === 'running' || status === 'queued' ? null : 20_000 }), now)!;
+        const row = deriveHistoryRow(
+          task({ status, startedAt: 10_000, endedAt: status === 'running' || status === 'queued' ? null : 20_000 }),
+          now,
+        )!;
         return [row.status, row.durationMs];
       }),
       [

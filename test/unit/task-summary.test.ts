@@ -1,6 +1,14 @@
 // The status bar, the terminal picker and the panel's morning summary (src/panel/task-summary.ts).
 import assert from 'node:assert/strict';
-import { hostStatusView, queuedNoticeText, resultsSummary, sinceText, summaryLine, taskCounts, taskStateWord } from '../../src/panel/task-summary';
+import {
+  hostStatusView,
+  queuedNoticeText,
+  resultsSummary,
+  sinceText,
+  summaryLine,
+  taskCounts,
+  taskStateWord,
+} from '../../src/panel/task-summary';
 
 describe('task summary (status bar, terminal picker, morning summary)', () => {
   it('item 2: tasks whose agent waits for an answer are "N need input", first and highlighted, never "running"', () => {
@@ -40,16 +48,22 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
       { id: 'q1', status: 'needs_input' as const, filesChanged: null, isNew: false, needsInput: true },
     ];
     const summary = resultsSummary(cards, null)!;
-    assert.deepEqual(summary.parts.map((p) => [p.text, p.taskIds]), [
-      ['2 ready', ['ok', 'passed']],
-      ['1 check failed', ['red']],
-      ['1 needs input', ['q1']],
-      ['1 failed', ['f1']],
-      ['4 files changed', ['ok', 'passed', 'red']],
-    ]);
+    assert.deepEqual(
+      summary.parts.map((p) => [p.text, p.taskIds]),
+      [
+        ['2 ready', ['ok', 'passed']],
+        ['1 check failed', ['red']],
+        ['1 needs input', ['q1']],
+        ['1 failed', ['f1']],
+        ['4 files changed', ['ok', 'passed', 'red']],
+      ],
+    );
     // The status bar's tooltip words the same summary from the host's tasks.
     const tasks = cards.map(({ id, status, filesChanged, checkFailed }) => ({ id, status, filesChanged, checkFailed }));
-    assert.match(hostStatusView(tasks, [], ['ok', 'passed', 'red', 'f1'], null).tooltip, /New results: 2 ready · 1 check failed · 1 needs input · 1 failed · 4 files changed/);
+    assert.match(
+      hostStatusView(tasks, [], ['ok', 'passed', 'red', 'f1'], null).tooltip,
+      /New results: 2 ready · 1 check failed · 1 needs input · 1 failed · 4 files changed/,
+    );
   });
 
   it('item 11: the summary says what happened since the user last looked, part by part, each naming its cards', () => {
@@ -63,14 +77,30 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     ];
     const since = new Date(2026, 10, 30, 18, 40).getTime();
     const summary = resultsSummary(cards, since)!;
-    assert.equal(summaryLine(summary, since + 12 * 3600_000), 'Since Nov 30, 18:40: 3 ready · 1 needs input · 1 failed · 14 files changed'.replace('18:40', new Date(since).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })));
-    assert.deepEqual(summary.parts.map((p) => [p.filter, p.taskIds]), [
-      ['completed', ['c1', 'c2', 'c3']],
-      ['needs_input', ['r1']],
-      ['failed', ['f1']],
-      ['files_changed', ['c1', 'c2']],
-    ]);
-    assert.equal(resultsSummary(cards.map((c) => ({ ...c, isNew: false })), since), undefined, 'nothing new: no summary');
+    assert.equal(
+      summaryLine(summary, since + 12 * 3600_000),
+      'Since Nov 30, 18:40: 3 ready · 1 needs input · 1 failed · 14 files changed'.replace(
+        '18:40',
+        new Date(since).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }),
+      ),
+    );
+    assert.deepEqual(
+      summary.parts.map((p) => [p.filter, p.taskIds]),
+      [
+        ['completed', ['c1', 'c2', 'c3']],
+        ['needs_input', ['r1']],
+        ['failed', ['f1']],
+        ['files_changed', ['c1', 'c2']],
+      ],
+    );
+    assert.equal(
+      resultsSummary(
+        cards.map((c) => ({ ...c, isNew: false })),
+        since,
+      ),
+      undefined,
+      'nothing new: no summary',
+    );
     assert.equal(sinceText(null), 'New results');
   });
 
@@ -84,7 +114,12 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     const summary = resultsSummary(cards, null)!;
     assert.equal(summaryLine(summary), 'New results: 2 ready · 1 failed · 2 files changed · 2 by schedule');
     assert.deepEqual(summary.parts.find((p) => p.filter === 'scheduled')?.taskIds, ['n1', 'n2']);
-    const view = hostStatusView(cards.map(({ id, status, filesChanged, scheduled }) => ({ id, status, filesChanged, scheduled })), [], ['n1', 'n2', 'hand'], null);
+    const view = hostStatusView(
+      cards.map(({ id, status, filesChanged, scheduled }) => ({ id, status, filesChanged, scheduled })),
+      [],
+      ['n1', 'n2', 'hand'],
+      null,
+    );
     assert.match(view.tooltip, /2 by schedule/);
   });
 

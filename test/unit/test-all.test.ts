@@ -12,7 +12,11 @@ describe('npm test runs every suite of README.md#running-the-tests', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const row = readme.split('\n').find((line) => line.startsWith('| `npm test` |'));
     assert.ok(row, 'README has the npm test row');
-    const listed = row.split('|')[2]!.split(', in that order')[0]!.match(/`([^`]+)`/g)!.map((name) => name.slice(1, -1));
+    const listed = row
+      .split('|')[2]!
+      .split(', in that order')[0]!
+      .match(/`([^`]+)`/g)!
+      .map((name) => name.slice(1, -1));
     assert.deepEqual(TEST_GROUPS.flat(), listed);
   });
 

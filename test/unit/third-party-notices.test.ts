@@ -8,7 +8,7 @@ import path from 'node:path';
 import { noticeOf, packageDirsOfInputs, thirdPartyNotices } from '../../scripts/third-party-notices.mjs';
 
 describe('third-party notices of the .vsix', () => {
-  it('finds each package once from bundle inputs, a nested or scoped one by its own folder, and skips the project\'s own files', () => {
+  it("finds each package once from bundle inputs, a nested or scoped one by its own folder, and skips the project's own files", () => {
     const dirs = packageDirsOfInputs(
       [
         'node_modules/preact/dist/preact.module.js',
@@ -19,7 +19,11 @@ describe('third-party notices of the .vsix', () => {
       ],
       '/repo',
     );
-    assert.deepEqual(dirs, ['/repo/node_modules/preact', '/repo/node_modules/@vscode-elements/elements', '/repo/node_modules/a/node_modules/b']);
+    assert.deepEqual(dirs, [
+      '/repo/node_modules/preact',
+      '/repo/node_modules/@vscode-elements/elements',
+      '/repo/node_modules/a/node_modules/b',
+    ]);
   });
 
   it('a notice carries the license text; a package without one says so with its package.json license and author; the file lists each package once, by name', () => {
@@ -29,9 +33,15 @@ describe('third-party notices of the .vsix', () => {
       const without = path.join(root, 'alpha');
       fs.mkdirSync(withText);
       fs.mkdirSync(without);
-      fs.writeFileSync(path.join(withText, 'package.json'), JSON.stringify({ name: 'zeta', version: '1.2.3', license: 'MIT', homepage: 'https://zeta.example' }));
+      fs.writeFileSync(
+        path.join(withText, 'package.json'),
+        JSON.stringify({ name: 'zeta', version: '1.2.3', license: 'MIT', homepage: 'https://zeta.example' }),
+      );
       fs.writeFileSync(path.join(withText, 'LICENSE.md'), 'Copyright (c) Zeta\n\nPermission is hereby granted...\n');
-      fs.writeFileSync(path.join(without, 'package.json'), JSON.stringify({ name: 'alpha', version: '0.1.0', license: 'MIT', author: 'Alpha Co <a@example.invalid>' }));
+      fs.writeFileSync(
+        path.join(without, 'package.json'),
+        JSON.stringify({ name: 'alpha', version: '0.1.0', license: 'MIT', author: 'Alpha Co <a@example.invalid>' }),
+      );
       assert.match(noticeOf(withText).text, /^zeta 1\.2\.3 \(MIT\)\nhttps:\/\/zeta\.example\n\nCopyright \(c\) Zeta/);
       assert.match(noticeOf(without).text, /ships no license text\. Its package\.json says: license MIT, author Alpha Co/);
       const file = thirdPartyNotices([withText, without, withText]);

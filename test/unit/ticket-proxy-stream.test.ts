@@ -57,7 +57,11 @@ async function streamingUpstream(): Promise<StreamingUpstream> {
     written: () => written,
     blocked: () => blocked,
     closedEarly: closed,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -83,7 +87,11 @@ describe('local ticket proxy: streaming an answer to the agent', () => {
 
   const request = (): Promise<http.IncomingMessage> =>
     new Promise((resolve, reject) => {
-      const req = http.request(`${proxy.baseUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' } }, resolve);
+      const req = http.request(
+        `${proxy.baseUrl}/v1/messages`,
+        { method: 'POST', headers: { 'content-type': 'application/json' } },
+        resolve,
+      );
       req.on('error', reject);
       req.end('{"model":"m","max_tokens":1,"stream":true,"messages":[]}');
     });
@@ -102,7 +110,10 @@ describe('local ticket proxy: streaming an answer to the agent', () => {
     assert.equal(received, upstream.written() + END.length);
     await until(() => events.some((e) => e.type === 'usage'), 'the usage event');
     const usage = events.find((e): e is Extract<TicketProxyEvent, { type: 'usage' }> => e.type === 'usage')!;
-    assert.deepEqual({ model: usage.model, usage: usage.usage }, { model: 'claude-stream', usage: { inputTokens: 11, outputTokens: 4321, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+    assert.deepEqual(
+      { model: usage.model, usage: usage.usage },
+      { model: 'claude-stream', usage: { inputTokens: 11, outputTokens: 4321, cacheReadTokens: 0, cacheWriteTokens: 0 } },
+    );
   });
 
   it('an agent that hangs up mid-answer ends the upstream request (the proxy keeps serving)', async () => {

@@ -20,7 +20,11 @@ describe('local ticket proxy', () => {
     });
   }
 
-  const post = (body: unknown = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, path = '/v1/messages?beta=true', signal?: AbortSignal) =>
+  const post = (
+    body: unknown = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+    path = '/v1/messages?beta=true',
+    signal?: AbortSignal,
+  ) =>
     fetch(proxy.baseUrl + path, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer agent-dummy', 'x-api-key': 'agent-dummy' },
@@ -101,7 +105,11 @@ describe('local ticket proxy', () => {
 
   it('reports the usage of each model answer, streamed (a 2 MB stream passed through byte for byte) and JSON', async () => {
     const usage = { input_tokens: 321, output_tokens: 45, cache_read_input_tokens: 600, cache_creation_input_tokens: 7 };
-    upstream.enqueue({ kind: 'text', text: 'streamed answer', chunkChars: 3, usage, model: 'claude-sse' }, { kind: 'large_stream', bytes: 2 * 1024 * 1024 }, { kind: 'text', text: 'json answer', usage, model: 'claude-json' });
+    upstream.enqueue(
+      { kind: 'text', text: 'streamed answer', chunkChars: 3, usage, model: 'claude-sse' },
+      { kind: 'large_stream', bytes: 2 * 1024 * 1024 },
+      { kind: 'text', text: 'json answer', usage, model: 'claude-json' },
+    );
     const streamed = await post({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] });
     assert.equal(await streamed.text(), upstream.messageRequests()[0].sentBody.toString('utf8'));
     const large = await post({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] });
@@ -113,7 +121,11 @@ describe('local ticket proxy', () => {
     const reports = events.flatMap((e) => (e.type === 'usage' ? [{ model: e.model, usage: e.usage }] : []));
     const counts = { inputTokens: 321, outputTokens: 45, cacheReadTokens: 600, cacheWriteTokens: 7 };
     assert.deepEqual(reports[0], { model: 'claude-sse', usage: counts });
-    assert.equal(reports[1].usage.outputTokens, Number(/"output_tokens":(\d+)\}\}\n\nevent: message_stop/.exec(largeBytes.toString('utf8'))?.[1]), 'the final message_delta count of the large stream');
+    assert.equal(
+      reports[1].usage.outputTokens,
+      Number(/"output_tokens":(\d+)\}\}\n\nevent: message_stop/.exec(largeBytes.toString('utf8'))?.[1]),
+      'the final message_delta count of the large stream',
+    );
     assert.deepEqual(reports[2], { model: 'claude-json', usage: counts });
   });
 
@@ -128,7 +140,10 @@ describe('local ticket proxy', () => {
     assert.equal(res.status, 200);
     assert.match(await res.text(), /admitted at last/);
     const holds = events.filter((e): e is Extract<TicketProxyEvent, { type: 'holding' }> => e.type === 'holding');
-    assert.deepEqual(holds.map((h) => h.waitMs), [60, 40, 0]);
+    assert.deepEqual(
+      holds.map((h) => h.waitMs),
+      [60, 40, 0],
+    );
     assert.equal(upstream.messageRequests().length, 4);
     assert.ok(upstream.messageRequests().every((r) => r.rawBody === upstream.messageRequests()[0].rawBody));
     assert.equal(events.filter((e) => e.type === 'admitted').length, 1);
@@ -139,7 +154,12 @@ describe('local ticket proxy', () => {
     await startProxy({ holdDefaultMs: 1, holdMaxMs: 5_000 });
     const inTwoSeconds = new Date(Date.now() + 2_500).toUTCString();
     upstream.enqueue(
-      ...Array.from({ length: 50 }, (_, i) => ({ kind: 'error' as const, status: 429, code: '3105', headers: (i === 0 ? { 'retry-after': inTwoSeconds } : {}) as Record<string, string> })),
+      ...Array.from({ length: 50 }, (_, i) => ({
+        kind: 'error' as const,
+        status: 429,
+        code: '3105',
+        headers: (i === 0 ? { 'retry-after': inTwoSeconds } : {}) as Record<string, string>,
+      })),
       { kind: 'text', text: 'finally' },
     );
     const res = await post();
@@ -149,7 +169,10 @@ describe('local ticket proxy', () => {
     assert.equal(holds.length, 50);
     const firstWait = (holds[0] as { waitMs: number }).waitMs;
     assert.ok(firstWait > 1 && firstWait <= 2_500, `an HTTP-date Retry-After is honoured (waited ${firstWait} ms)`);
-    assert.ok(holds.slice(1).every((h) => (h as { waitMs: number }).waitMs === 1), 'no Retry-After: the default wait');
+    assert.ok(
+      holds.slice(1).every((h) => (h as { waitMs: number }).waitMs === 1),
+      'no Retry-After: the default wait',
+    );
   });
 
   it('reports state "holding" while a request is held and "waiting" has not become "admitted"', async () => {
@@ -189,7 +212,13 @@ describe('local ticket proxy', () => {
 
     async function gatedProxy(gate: Promise<void>): Promise<void> {
       await proxy.close();
-      proxy = await TicketProxy.start({ upstreamBaseUrl: `${upstream.url}/api/anthropic`, apiKey: 'user-secret-key', ticketId: 'T-1', startGate: gate, onEvent: (e) => events.push(e) });
+      proxy = await TicketProxy.start({
+        upstreamBaseUrl: `${upstream.url}/api/anthropic`,
+        apiKey: 'user-secret-key',
+        ticketId: 'T-1',
+        startGate: gate,
+        onEvent: (e) => events.push(e),
+      });
     }
 
     it('requests that wait at the gate go upstream once the runtime opens it', async () => {
@@ -225,7 +254,10 @@ describe('local ticket proxy', () => {
     assert.equal(res.status, 400);
     assert.equal(res.headers.get('x-should-retry'), 'false');
     await res.text();
-    assert.deepEqual(events.map((e) => e.type), ['segment-expired']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['segment-expired'],
+    );
     assert.equal(proxy.state, 'expired');
     const again = await post();
     assert.equal(again.status, 400);
@@ -248,7 +280,10 @@ describe('local ticket proxy', () => {
     const second = await post();
     assert.equal(second.status, 500);
     assert.match(await second.text(), /boom/);
-    assert.deepEqual(events.map((e) => e.type), ['upstream-error', 'upstream-error']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['upstream-error', 'upstream-error'],
+    );
     assert.equal(proxy.state, 'waiting');
   });
 
@@ -282,7 +317,10 @@ describe('local ticket proxy', () => {
       assert.equal(res.status, 200);
       assert.match(await res.text(), /FAKE-REPLY/);
       assert.equal(upstream.messageRequests().length, 1, 'sent once the gateway answered');
-      assert.deepEqual(events.filter((e) => e.type !== 'usage').map((e) => e.type), ['gateway-unreachable', 'gateway-reachable', 'admitted']);
+      assert.deepEqual(
+        events.filter((e) => e.type !== 'usage').map((e) => e.type),
+        ['gateway-unreachable', 'gateway-reachable', 'admitted'],
+      );
       assert.deepEqual(events[1], { type: 'gateway-reachable', at: (events[1] as { at: number }).at, since });
       assert.equal(proxy.gatewayUnreachableSince, null);
     });
@@ -293,8 +331,14 @@ describe('local ticket proxy', () => {
       assert.equal(res.status, 502);
       assert.equal(res.headers.get('x-should-retry'), 'false');
       const message = ((await res.json()) as { error: { message: string } }).error.message;
-      assert.match(message, /^The off-peak gateway could not be reached from \d\d:\d\d to \d\d:\d\d \(150 ms, the longest a task waits for it\), so the task stopped\. Last error: .*ECONNREFUSED/);
-      assert.deepEqual(events.map((e) => e.type), ['gateway-unreachable', 'gateway-outage-exceeded']);
+      assert.match(
+        message,
+        /^The off-peak gateway could not be reached from \d\d:\d\d to \d\d:\d\d \(150 ms, the longest a task waits for it\), so the task stopped\. Last error: .*ECONNREFUSED/,
+      );
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['gateway-unreachable', 'gateway-outage-exceeded'],
+      );
       assert.equal(proxy.state, 'gateway-lost');
       assert.equal(proxy.failureReason, message);
       const later = await post();
@@ -333,7 +377,10 @@ describe('local ticket proxy', () => {
     const bad = await post({ tool: 'Bash' }, '/offpeak/permission');
     assert.equal(bad.status, 400);
     assert.match(await bad.text(), /tool_name, input/);
-    const wrongSecret = await fetch(proxy.baseUrl.replace(/\/[^/]+$/, '/not-the-secret') + '/offpeak/permission', { method: 'POST', body: JSON.stringify(question) });
+    const wrongSecret = await fetch(proxy.baseUrl.replace(/\/[^/]+$/, '/not-the-secret') + '/offpeak/permission', {
+      method: 'POST',
+      body: JSON.stringify(question),
+    });
     assert.equal(wrongSecret.status, 404);
     await wrongSecret.text();
     assert.equal(upstream.messageRequests().length, 0, 'nothing reached the gateway');

@@ -52,11 +52,51 @@ function take(state: TakeResult['state'], ticketId = 'K1', extra: Partial<TakeRe
   return { ticketId, taskId: 'T', state, position: state === 'queued' ? 3 : null, nextPollAfterMs: 1_000, reused: false, ...extra };
 }
 
-const queued = (ticketId: string, position = 2, hint: number | null = 500): TicketStatusEntry => ({ ticket_id: ticketId, task_id: 'T', state: 'queued', position, taken_at: 1, next_poll_after_ms: hint });
-const ready = (ticketId: string): TicketStatusEntry => ({ ticket_id: ticketId, task_id: 'T', state: 'ready', taken_at: 1, ready_at: 2, ready_deadline: NOW + 60_000, next_poll_after_ms: 500 });
-const active = (ticketId: string): TicketStatusEntry => ({ ticket_id: ticketId, task_id: 'T', state: 'active', taken_at: 1, ready_at: 2, active_at: 3, active_until: NOW + 3_600_000, next_poll_after_ms: 500 });
-const expired = (ticketId: string): TicketStatusEntry => ({ ticket_id: ticketId, task_id: 'T', state: 'expired', taken_at: 1, expired_at: 2, expired_from: 'active', next_poll_after_ms: null });
-const settled = (ticketId: string): TicketStatusEntry => ({ ticket_id: ticketId, task_id: 'T', state: 'settled', taken_at: 1, settled_at: 2, reason: 'completed', next_poll_after_ms: null });
+const queued = (ticketId: string, position = 2, hint: number | null = 500): TicketStatusEntry => ({
+  ticket_id: ticketId,
+  task_id: 'T',
+  state: 'queued',
+  position,
+  taken_at: 1,
+  next_poll_after_ms: hint,
+});
+const ready = (ticketId: string): TicketStatusEntry => ({
+  ticket_id: ticketId,
+  task_id: 'T',
+  state: 'ready',
+  taken_at: 1,
+  ready_at: 2,
+  ready_deadline: NOW + 60_000,
+  next_poll_after_ms: 500,
+});
+const active = (ticketId: string): TicketStatusEntry => ({
+  ticket_id: ticketId,
+  task_id: 'T',
+  state: 'active',
+  taken_at: 1,
+  ready_at: 2,
+  active_at: 3,
+  active_until: NOW + 3_600_000,
+  next_poll_after_ms: 500,
+});
+const expired = (ticketId: string): TicketStatusEntry => ({
+  ticket_id: ticketId,
+  task_id: 'T',
+  state: 'expired',
+  taken_at: 1,
+  expired_at: 2,
+  expired_from: 'active',
+  next_poll_after_ms: null,
+});
+const settled = (ticketId: string): TicketStatusEntry => ({
+  ticket_id: ticketId,
+  task_id: 'T',
+  state: 'settled',
+  taken_at: 1,
+  settled_at: 2,
+  reason: 'completed',
+  next_poll_after_ms: null,
+});
 const notFound = (ticketId: string): TicketStatusEntry => ({ ticket_id: ticketId, state: 'not_found', next_poll_after_ms: null });
 
 describe('ticket rules (pure functions over a store transaction)', () => {
@@ -78,7 +118,15 @@ describe('ticket rules (pure functions over a store transaction)', () => {
   const ticket = (id = 'K1'): TicketRecord | undefined => store.read((r) => r.tickets.get(id));
 
   /** A queued task holding ticket `ticketId` (in `serverState`), optionally moved on to `status`. */
-  async function givenTask(options: { id?: string; ticketId?: string; serverState?: TicketRecord['serverState']; schedulable?: boolean; status?: 'paused' | 'running' | 'completed' | 'cancelled' } = {}): Promise<void> {
+  async function givenTask(
+    options: {
+      id?: string;
+      ticketId?: string;
+      serverState?: TicketRecord['serverState'];
+      schedulable?: boolean;
+      status?: 'paused' | 'running' | 'completed' | 'cancelled';
+    } = {},
+  ): Promise<void> {
     const id = options.id ?? 'T';
     const ticketId = options.ticketId ?? 'K1';
     await tx((t) => {
@@ -108,8 +156,12 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     });
 
     it('settleAcknowledgedBy: auth, timeout, rate-limit, 5xx, non-4xx and status-less failures are retried', () => {
-      const e = (status: number | undefined) => new GatewayError(status && status >= 500 ? 'server_error' : 'rejected', 'settle', undefined, { status });
-      assert.deepEqual([401, 403, 408, 429, 500, 302, undefined].map((s) => settleAcknowledgedBy(e(s))), [false, false, false, false, false, false, false]);
+      const e = (status: number | undefined) =>
+        new GatewayError(status && status >= 500 ? 'server_error' : 'rejected', 'settle', undefined, { status });
+      assert.deepEqual(
+        [401, 403, 408, 429, 500, 302, undefined].map((s) => settleAcknowledgedBy(e(s))),
+        [false, false, false, false, false, false, false],
+      );
     });
 
     it('settleReasonOf: a stored reason the protocol knows is sent as it is', () => {
@@ -122,7 +174,9 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
     it('settleReasonForEndedTask: deleted (no row), completed, failed, and cancelled for any other state', () => {
       assert.deepEqual(
-        [undefined, { status: 'completed' as const }, { status: 'failed' as const }, { status: 'cancelled' as const }].map((t) => settleReasonForEndedTask(t)),
+        [undefined, { status: 'completed' as const }, { status: 'failed' as const }, { status: 'cancelled' as const }].map((t) =>
+          settleReasonForEndedTask(t),
+        ),
         ['deleted', 'completed', 'failed', 'cancelled'],
       );
     });
@@ -146,9 +200,18 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
     it('insertTakenTask: a queued take gives a queued, unschedulable task holding the ticket, with the form as typed', async () => {
       await tx((t) => t.tickets.insert(ledgerRowOfTake(t, 'T', take('queued'), ctx.pollDelay)));
-      const inserted = await tx((t) => insertTakenTask(t, 'T', { ...FORM, model: 'm1', thoughtLevel: 'high', workspaceIdentity: 'wid' }, take('queued'), ctx.pollDelay));
+      const inserted = await tx((t) =>
+        insertTakenTask(t, 'T', { ...FORM, model: 'm1', thoughtLevel: 'high', workspaceIdentity: 'wid' }, take('queued'), ctx.pollDelay),
+      );
       assert.deepEqual(
-        [inserted.status, inserted.serverTicketId, inserted.registeredAt, inserted.schedulable, inserted.queuePosition, inserted.nextPollAt],
+        [
+          inserted.status,
+          inserted.serverTicketId,
+          inserted.registeredAt,
+          inserted.schedulable,
+          inserted.queuePosition,
+          inserted.nextPollAt,
+        ],
         ['queued', 'K1', NOW, false, 3, NOW + 2_000],
       );
       assert.deepEqual([inserted.model, inserted.thoughtLevel, inserted.workspaceIdentity], ['m1', 'high', 'wid']);
@@ -157,7 +220,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     it('insertTakenTask: a ready take gives a schedulable task; unset optional fields are stored as null', async () => {
       await tx((t) => t.tickets.insert(ledgerRowOfTake(t, 'T', take('ready'), ctx.pollDelay)));
       const inserted = await tx((t) => insertTakenTask(t, 'T', FORM, take('ready'), ctx.pollDelay));
-      assert.deepEqual([inserted.schedulable, inserted.queuePosition, inserted.model, inserted.thoughtLevel, inserted.workspaceIdentity], [true, null, null, null, null]);
+      assert.deepEqual(
+        [inserted.schedulable, inserted.queuePosition, inserted.model, inserted.thoughtLevel, inserted.workspaceIdentity],
+        [true, null, null, null, null],
+      );
     });
 
     it('insertTakenTask: a dead take gives a ticketless task and retires the ticket (settle requested)', async () => {
@@ -170,7 +236,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     it('orphanTicket: a ticket whose task row could not be written ends as an orphan and goes to the outbox', async () => {
       await tx((t) => t.tickets.insert({ ticketId: 'K1', taskId: 'T', serverState: 'queued' }));
       await tx((t) => orphanTicket(t, 'K1', 'disk full'));
-      assert.deepEqual([ticket()!.endReason, ticket()!.lastError, ticket()!.settleState, ticket()!.settleReason], ['orphan', 'disk full', 'pending', 'orphan']);
+      assert.deepEqual(
+        [ticket()!.endReason, ticket()!.lastError, ticket()!.settleState, ticket()!.settleReason],
+        ['orphan', 'disk full', 'pending', 'orphan'],
+      );
     });
   });
 
@@ -195,7 +264,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       assert.equal(task()!.nextPollAt, NOW + 2 * ctx.fallbackPollMs);
     });
 
-    it('queued, not the task\'s current ticket: only the ledger records it', async () => {
+    it("queued, not the task's current ticket: only the ledger records it", async () => {
       await givenTask();
       await tx((t) => t.tickets.insert({ ticketId: 'OLD', taskId: 'T', serverState: 'queued' }));
       await tx((t) => applyStatusEntry(t, 'T', queued('OLD', 9), ctx));
@@ -275,7 +344,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
         await givenTask({ status: 'running' });
         assert.equal(await tx((t) => applyStatusEntry(t, 'T', entry('K1'), ctx)), 'none');
         assert.deepEqual([task()!.status, task()!.serverTicketId, task()!.nextPollAt], ['running', 'K1', null]);
-        assert.deepEqual([ticket()!.serverState, ticket()!.endReason, ticket()!.segmentEndedAt, ticket()!.settleState], [name, null, null, 'none']);
+        assert.deepEqual(
+          [ticket()!.serverState, ticket()!.endReason, ticket()!.segmentEndedAt, ticket()!.settleState],
+          [name, null, null, 'none'],
+        );
         // The agent finished after all: the ticket ends and settles as completed.
         await tx((t) => finishTask(t, 'T', 'completed', {}));
         assert.deepEqual([ticket()!.endReason, ticket()!.settleReason], ['completed', 'completed']);
@@ -303,22 +375,34 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
     it('settled: the gateway released it already, so the outbox row is settled without a request', async () => {
       await tx((t) => retireDeadTicket(t, 'K1', 'settled'));
-      assert.deepEqual([ticket()!.serverState, ticket()!.settleState, ticket()!.endReason, ticket()!.nextPollAt], ['settled', 'settled', 'retaken', null]);
+      assert.deepEqual(
+        [ticket()!.serverState, ticket()!.settleState, ticket()!.endReason, ticket()!.nextPollAt],
+        ['settled', 'settled', 'retaken', null],
+      );
     });
 
     it('not_found: nothing left to release, the settle is abandoned', async () => {
       await tx((t) => retireDeadTicket(t, 'K1', 'not_found'));
-      assert.deepEqual([ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason, ticket()!.endReason], ['not_found', 'abandoned', 'not_found', 'retaken']);
+      assert.deepEqual(
+        [ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason, ticket()!.endReason],
+        ['not_found', 'abandoned', 'not_found', 'retaken'],
+      );
     });
 
     it('expired: settled through the outbox, the segment ended by expiry', async () => {
       await tx((t) => retireDeadTicket(t, 'K1', 'expired'));
-      assert.deepEqual([ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason, ticket()!.endReason], ['expired', 'pending', 'segment_end', 'expired']);
+      assert.deepEqual(
+        [ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason, ticket()!.endReason],
+        ['expired', 'pending', 'segment_end', 'expired'],
+      );
     });
 
     it('state unknown: settled through the outbox to be sure, server state left as it was', async () => {
       await tx((t) => retireDeadTicket(t, 'K1', undefined));
-      assert.deepEqual([ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason, ticket()!.endReason], ['active', 'pending', 'segment_end', 'retaken']);
+      assert.deepEqual(
+        [ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason, ticket()!.endReason],
+        ['active', 'pending', 'segment_end', 'retaken'],
+      );
     });
   });
 
@@ -373,7 +457,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     it('queued answer: attached, position and paced poll recorded, the retake error cleared', async () => {
       await ticketless();
       assert.equal(await tx((t) => attachRetakenTicket(t, 'T', take('queued'), ctx.pollDelay)), 'attached');
-      assert.deepEqual([task()!.serverTicketId, task()!.queuePosition, task()!.nextPollAt, task()!.lastError], ['K1', 3, NOW + 2_000, null]);
+      assert.deepEqual(
+        [task()!.serverTicketId, task()!.queuePosition, task()!.nextPollAt, task()!.lastError],
+        ['K1', 3, NOW + 2_000, null],
+      );
     });
 
     it('ready answer for a queued task: attached and schedulable, the scheduler should look', async () => {
@@ -407,7 +494,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
         t.tasks.clearTicket('T', 'K1');
       });
       assert.equal(await tx((t) => attachRetakenTicket(t, 'T', take('queued', 'K1'), ctx.pollDelay)), 'attached');
-      assert.deepEqual([ticket()!.settleState, ticket()!.endReason, ticket()!.serverState, task()!.serverTicketId], ['none', null, 'queued', 'K1']);
+      assert.deepEqual(
+        [ticket()!.settleState, ticket()!.endReason, ticket()!.serverState, task()!.serverTicketId],
+        ['none', null, 'queued', 'K1'],
+      );
     });
 
     it("another task's retired ticket: conflict, nothing attached", async () => {
@@ -459,7 +549,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       });
       const ids = await tx((t) => queueSettlesForTask(t, 'T', 'completed'));
       assert.deepEqual(ids.sort(), ['K0', 'K1']);
-      assert.deepEqual([ticket()!.endReason, ticket()!.settleReason, ticket('K0')!.settleReason], ['completed', 'completed', 'segment_end']);
+      assert.deepEqual(
+        [ticket()!.endReason, ticket()!.settleReason, ticket('K0')!.settleReason],
+        ['completed', 'completed', 'segment_end'],
+      );
     });
 
     it("queueSettlesForTask: a non-terminal reason ends the open segment as 'interrupted'", async () => {
@@ -493,7 +586,7 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       assert.equal(task()!.settledAt, null);
     });
 
-    it('acknowledgeSettle: a deleted task\'s ticket goes once settled, with its other finished ones; one still pending stays', async () => {
+    it("acknowledgeSettle: a deleted task's ticket goes once settled, with its other finished ones; one still pending stays", async () => {
       await tx((t) => {
         t.tickets.insert({ ticketId: 'K1', taskId: 'GONE', serverState: 'queued' });
         t.tickets.insert({ ticketId: 'K2', taskId: 'GONE', serverState: 'queued' });
@@ -525,7 +618,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     it('interruptSegment: back to queued with the same session and ticket, the segment ended as interrupted', async () => {
       await givenTask({ status: 'running' });
       assert.equal(await tx((t) => interruptSegment(t, 'T', 'K1')), true);
-      assert.deepEqual([task()!.status, task()!.sessionId, task()!.serverTicketId, ticket()!.endReason, ticket()!.settleState], ['queued', 'S1', 'K1', 'interrupted', 'none']);
+      assert.deepEqual(
+        [task()!.status, task()!.sessionId, task()!.serverTicketId, ticket()!.endReason, ticket()!.settleState],
+        ['queued', 'S1', 'K1', 'interrupted', 'none'],
+      );
     });
 
     it("interruptSegment without a ticket named (start-up recovery): the task's own ticket ends its segment", async () => {
@@ -538,7 +634,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       await givenTask({ status: 'running' });
       await tx((t) => interruptSegment(t, 'T', 'K1'));
       await run();
-      assert.deepEqual([task()!.status, ticket()!.segmentStartedAt, ticket()!.segmentEndedAt, ticket()!.endReason], ['running', NOW, null, null]);
+      assert.deepEqual(
+        [task()!.status, ticket()!.segmentStartedAt, ticket()!.segmentEndedAt, ticket()!.endReason],
+        ['running', NOW, null, null],
+      );
       await tx((t) => t.tickets.endSegment('K1', 'completed'));
       assert.equal(ticket()!.endReason, 'completed');
     });
@@ -567,7 +666,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       await givenTask({ status: 'running' });
       assert.equal(await tx((t) => expireSegment(t, 'T', 'K1')), true);
       assert.deepEqual([task()!.status, task()!.serverTicketId, task()!.sessionId, task()!.startedAt], ['queued', null, 'S1', NOW]);
-      assert.deepEqual([ticket()!.endReason, ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason], ['expired', 'expired', 'pending', 'segment_end']);
+      assert.deepEqual(
+        [ticket()!.endReason, ticket()!.serverState, ticket()!.settleState, ticket()!.settleReason],
+        ['expired', 'expired', 'pending', 'segment_end'],
+      );
     });
 
     it('expireSegment: a terminal task is left alone; the ticket still goes to the outbox', async () => {
@@ -597,7 +699,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
 
     it('finishTask failed: a queued task that cannot run fails with its reason', async () => {
       await givenTask();
-      assert.deepEqual(await tx((t) => finishTask(t, 'T', 'failed', { failureReason: 'workspace gone' })), { applied: true, settles: ['K1'] });
+      assert.deepEqual(await tx((t) => finishTask(t, 'T', 'failed', { failureReason: 'workspace gone' })), {
+        applied: true,
+        settles: ['K1'],
+      });
       assert.deepEqual([task()!.status, task()!.failureReason, ticket()!.settleReason], ['failed', 'workspace gone', 'failed']);
     });
 
@@ -609,7 +714,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
     it('recoverInterruptedTask: a task with a live ticket is requeued on it (dispatched again at once)', async () => {
       await givenTask({ status: 'running', serverState: 'active' });
       assert.deepEqual(await tx((t) => recoverInterruptedTask(t, 'T')), { kind: 'requeued' });
-      assert.deepEqual([task()!.status, task()!.serverTicketId, ticket()!.endReason, ticket()!.settleState], ['queued', 'K1', 'interrupted', 'none']);
+      assert.deepEqual(
+        [task()!.status, task()!.serverTicketId, ticket()!.endReason, ticket()!.settleState],
+        ['queued', 'K1', 'interrupted', 'none'],
+      );
     });
 
     for (const [why, given] of [
@@ -657,7 +765,10 @@ describe('ticket rules (pure functions over a store transaction)', () => {
       });
       assert.deepEqual(await tx((t) => deleteTask(t, 'T')), { settles: ['K1', 'K2'], deleted: true });
       assert.equal(task(), undefined);
-      assert.deepEqual([ticket('K1')!.settleReason, ticket('K2')!.settleState, ticket('K2')!.settleReason], ['cancelled', 'pending', 'deleted']);
+      assert.deepEqual(
+        [ticket('K1')!.settleReason, ticket('K2')!.settleState, ticket('K2')!.settleReason],
+        ['cancelled', 'pending', 'deleted'],
+      );
     });
 
     it('deleteTask: its tickets that need nothing more (settled, abandoned) go with it', async () => {

@@ -36,7 +36,11 @@ describe('untrusted text in notifications and command arguments', () => {
     assert.throws(() => parseCreateTaskArgs({ title: 't'.repeat(10_000) }), /"title"/);
     assert.throws(() => parseCreateTaskArgs('just a string'), /invalid task arguments/);
     // docs/flows.md#schedules-and-chains: a time and a task to wait for, checked for shape like the rest
-    assert.deepEqual(parseCreateTaskArgs({ notBefore: 1_800_000_000_000, afterTaskId: 't1', continueInBranch: true }), { notBefore: 1_800_000_000_000, afterTaskId: 't1', continueInBranch: true });
+    assert.deepEqual(parseCreateTaskArgs({ notBefore: 1_800_000_000_000, afterTaskId: 't1', continueInBranch: true }), {
+      notBefore: 1_800_000_000_000,
+      afterTaskId: 't1',
+      continueInBranch: true,
+    });
     assert.throws(() => parseCreateTaskArgs({ notBefore: 'tonight' }), /"notBefore"/);
   });
 

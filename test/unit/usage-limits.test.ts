@@ -9,7 +9,13 @@ import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TaskStore } from '../../src/store';
 import { TicketProxy, type TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy';
-import { AccountLimits, MAX_HOLD_MS, personalAccountLimits, readUsageLimit, UNKNOWN_RESET_HOLD_MS } from '../../src/gateway/model/account-limit';
+import {
+  AccountLimits,
+  MAX_HOLD_MS,
+  personalAccountLimits,
+  readUsageLimit,
+  UNKNOWN_RESET_HOLD_MS,
+} from '../../src/gateway/model/account-limit';
 import { MemoryAccountLimitStore } from '../../src/gateway/model/account-limit-store';
 import { ConfigError, loadGatewayConfig, resolveGatewayConfig } from '../../src/gateway/config';
 import { toTaskCard } from '../../src/panel/task-card';
@@ -24,36 +30,80 @@ const sec = (ms: number) => Math.ceil(ms / 1000) * 1000;
 
 describe('usage limits: the unified rate-limit headers', () => {
   it('a rejected 5-hour window: the 5-hour reset, not the 7-day one that is still allowed', () => {
-    const h = unifiedLimitHeaders({ status: 'rejected', status5h: 'rejected', reset5hAt: NOW + 20_000, status7d: 'allowed', reset7dAt: NOW + 5 * 86_400_000, claim: 'five_hour' });
+    const h = unifiedLimitHeaders({
+      status: 'rejected',
+      status5h: 'rejected',
+      reset5hAt: NOW + 20_000,
+      status7d: 'allowed',
+      reset7dAt: NOW + 5 * 86_400_000,
+      claim: 'five_hour',
+    });
     const r = readUsageLimit(429, h, NOW, null);
     assert.deepEqual([r.rejected, r.resetAt, r.window], [true, sec(NOW + 20_000), 'five_hour']);
   });
 
   it('both windows rejected: the latest reset wins', () => {
-    const h = unifiedLimitHeaders({ status: 'rejected', status5h: 'rejected', reset5hAt: NOW + 20_000, status7d: 'rejected', reset7dAt: NOW + 86_400_000 });
+    const h = unifiedLimitHeaders({
+      status: 'rejected',
+      status5h: 'rejected',
+      reset5hAt: NOW + 20_000,
+      status7d: 'rejected',
+      reset7dAt: NOW + 86_400_000,
+    });
     assert.equal(readUsageLimit(429, h, NOW, null).resetAt, sec(NOW + 86_400_000));
   });
 
   it('without per-window statuses: the unified reset, then the representative claim, then Retry-After, then a short default', () => {
-    assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected', resetAt: NOW + 60_000, reset7dAt: NOW + 86_400_000 }), NOW, null).resetAt, sec(NOW + 60_000));
-    assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected', claim: 'seven_day', reset5hAt: NOW + 1_000, reset7dAt: NOW + 86_400_000 }), NOW, null).resetAt, sec(NOW + 86_400_000));
-    assert.equal(readUsageLimit(429, { ...unifiedLimitHeaders({ status: 'rejected' }), 'retry-after': '90' }, NOW, null).resetAt, NOW + 90_000);
+    assert.equal(
+      readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected', resetAt: NOW + 60_000, reset7dAt: NOW + 86_400_000 }), NOW, null)
+        .resetAt,
+      sec(NOW + 60_000),
+    );
+    assert.equal(
+      readUsageLimit(
+        429,
+        unifiedLimitHeaders({ status: 'rejected', claim: 'seven_day', reset5hAt: NOW + 1_000, reset7dAt: NOW + 86_400_000 }),
+        NOW,
+        null,
+      ).resetAt,
+      sec(NOW + 86_400_000),
+    );
+    assert.equal(
+      readUsageLimit(429, { ...unifiedLimitHeaders({ status: 'rejected' }), 'retry-after': '90' }, NOW, null).resetAt,
+      NOW + 90_000,
+    );
     assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected' }), NOW, null).resetAt, NOW + UNKNOWN_RESET_HOLD_MS);
   });
 
   it('a reset beyond the longest window (a bad header) holds at most 8 days; a reset that is not a number is no reset', () => {
-    assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected', resetAt: NOW + 400 * 86_400_000 }), NOW, null).resetAt, NOW + MAX_HOLD_MS);
-    assert.equal(readUsageLimit(429, { 'anthropic-ratelimit-unified-status': 'rejected', 'anthropic-ratelimit-unified-reset': '1e99' }, NOW, null).resetAt, NOW + UNKNOWN_RESET_HOLD_MS);
+    assert.equal(
+      readUsageLimit(429, unifiedLimitHeaders({ status: 'rejected', resetAt: NOW + 400 * 86_400_000 }), NOW, null).resetAt,
+      NOW + MAX_HOLD_MS,
+    );
+    assert.equal(
+      readUsageLimit(429, { 'anthropic-ratelimit-unified-status': 'rejected', 'anthropic-ratelimit-unified-reset': '1e99' }, NOW, null)
+        .resetAt,
+      NOW + UNKNOWN_RESET_HOLD_MS,
+    );
   });
 
   it('a 429 without the rejected status, and a 200, are no refusal', () => {
     assert.equal(readUsageLimit(429, { 'retry-after': '5' }, NOW, null).rejected, false);
-    assert.equal(readUsageLimit(429, unifiedLimitHeaders({ status: 'allowed_warning', reset5hAt: NOW + 1_000 }), NOW, null).rejected, false);
+    assert.equal(
+      readUsageLimit(429, unifiedLimitHeaders({ status: 'allowed_warning', reset5hAt: NOW + 1_000 }), NOW, null).rejected,
+      false,
+    );
     assert.equal(readUsageLimit(200, unifiedLimitHeaders({ status: 'rejected', reset5hAt: NOW + 1_000 }), NOW, null).rejected, false);
   });
 
   it('utilization at or above stopAtUtilization names the window and its reset; below it, or with no threshold, nothing', () => {
-    const h = unifiedLimitHeaders({ status: 'allowed_warning', utilization5h: 0.85, reset5hAt: NOW + 60_000, utilization7d: 0.5, reset7dAt: NOW + 86_400_000 });
+    const h = unifiedLimitHeaders({
+      status: 'allowed_warning',
+      utilization5h: 0.85,
+      reset5hAt: NOW + 60_000,
+      utilization7d: 0.5,
+      reset7dAt: NOW + 86_400_000,
+    });
     assert.deepEqual(readUsageLimit(200, h, NOW, 0.8).over, [{ window: 'five_hour', utilization: 0.85, resetAt: sec(NOW + 60_000) }]);
     assert.deepEqual(readUsageLimit(200, h, NOW, 0.9).over, []);
     assert.deepEqual(readUsageLimit(200, h, NOW, null).over, []);
@@ -70,14 +120,20 @@ describe('usage limits: the gateway hold', () => {
     assert.equal(limits.heldUntil(NOW + 2), sec(NOW + 60_000), 'an earlier reset does not shorten the hold');
     assert.equal(new AccountLimits(store, { stopAtUtilization: null }).heldUntil(NOW + 2), sec(NOW + 60_000));
     const error = limits.heldError(NOW + 10_000)!;
-    assert.deepEqual([error.status, error.extra.limit_reset_at, error.extra.retry_after_ms], [429, sec(NOW + 60_000), sec(NOW + 60_000) - NOW - 10_000]);
+    assert.deepEqual(
+      [error.status, error.extra.limit_reset_at, error.extra.retry_after_ms],
+      [429, sec(NOW + 60_000), sec(NOW + 60_000) - NOW - 10_000],
+    );
     assert.equal(limits.heldUntil(sec(NOW + 60_000)), null, 'over at the reset');
     assert.equal(limits.heldError(sec(NOW + 60_000)), undefined);
   });
 
   it('headroom blocks promotion only, until its window resets', () => {
     const limits = new AccountLimits(new MemoryAccountLimitStore(), { stopAtUtilization: 0.8 });
-    assert.equal(limits.observe(200, unifiedLimitHeaders({ status: 'allowed_warning', utilization5h: 0.9, reset5hAt: NOW + 60_000 }), NOW), undefined);
+    assert.equal(
+      limits.observe(200, unifiedLimitHeaders({ status: 'allowed_warning', utilization5h: 0.9, reset5hAt: NOW + 60_000 }), NOW),
+      undefined,
+    );
     assert.equal(limits.heldUntil(NOW), null);
     assert.equal(limits.promotionBlockedUntil(NOW), sec(NOW + 60_000));
     assert.equal(limits.promotionBlockedUntil(sec(NOW + 60_000)), null);
@@ -87,10 +143,23 @@ describe('usage limits: the gateway hold', () => {
     const users = ['--user', 'a:key-aaaaaaaa'];
     const { config } = loadGatewayConfig([...users, '--account-limits', '--stop-at-utilization', '0.8'], {});
     assert.deepEqual([config.accountLimits, config.stopAtUtilization], [true, 0.8]);
-    assert.deepEqual([resolveGatewayConfig({ demo: true }).accountLimits, resolveGatewayConfig({ demo: true }).stopAtUtilization], [false, null], 'off by default: team mode unchanged');
-    assert.throws(() => loadGatewayConfig([...users, '--account-limits', '--stop-at-utilization', '1.5'], {}), (e: Error) => e instanceof ConfigError && /0 to 1/.test(e.message));
-    assert.throws(() => loadGatewayConfig([...users, '--stop-at-utilization', '0.5'], {}), (e: Error) => e instanceof ConfigError && /needs --account-limits/.test(e.message));
-    assert.throws(() => resolveGatewayConfig({ demo: true, store: 'mysql', mysqlUrl: 'mysql://u@h/db', accountLimits: true }), (e: Error) => e instanceof ConfigError && /mysql/.test(e.message));
+    assert.deepEqual(
+      [resolveGatewayConfig({ demo: true }).accountLimits, resolveGatewayConfig({ demo: true }).stopAtUtilization],
+      [false, null],
+      'off by default: team mode unchanged',
+    );
+    assert.throws(
+      () => loadGatewayConfig([...users, '--account-limits', '--stop-at-utilization', '1.5'], {}),
+      (e: Error) => e instanceof ConfigError && /0 to 1/.test(e.message),
+    );
+    assert.throws(
+      () => loadGatewayConfig([...users, '--stop-at-utilization', '0.5'], {}),
+      (e: Error) => e instanceof ConfigError && /needs --account-limits/.test(e.message),
+    );
+    assert.throws(
+      () => resolveGatewayConfig({ demo: true, store: 'mysql', mysqlUrl: 'mysql://u@h/db', accountLimits: true }),
+      (e: Error) => e instanceof ConfigError && /mysql/.test(e.message),
+    );
     // Personal mode's gateway: limits on, the machine setting's headroom when it is a fraction.
     assert.deepEqual(personalAccountLimits(0.8), { accountLimits: true, stopAtUtilization: 0.8 });
     assert.deepEqual(personalAccountLimits(null), { accountLimits: true, stopAtUtilization: null });
@@ -116,12 +185,40 @@ describe('usage limits: the ticket proxy holds until the reset', () => {
   /** The 3105 a gateway with account limits answers while the account is held (server time: now). */
   const held = (resetInMs: number) => {
     const now = Date.now();
-    return { kind: 'error' as const, status: 429, code: BusinessCode.NotAdmitted, body: { type: 'error', error: { type: 'rate_limit_error', code: '3105', message: 'usage limit', retry_after_ms: resetInMs, limit_reset_at: now + resetInMs }, server_time: now }, headers: { [SERVER_TIME_HEADER]: String(now), 'retry-after': String(Math.ceil(resetInMs / 1000)) } };
+    return {
+      kind: 'error' as const,
+      status: 429,
+      code: BusinessCode.NotAdmitted,
+      body: {
+        type: 'error',
+        error: {
+          type: 'rate_limit_error',
+          code: '3105',
+          message: 'usage limit',
+          retry_after_ms: resetInMs,
+          limit_reset_at: now + resetInMs,
+        },
+        server_time: now,
+      },
+      headers: { [SERVER_TIME_HEADER]: String(now), 'retry-after': String(Math.ceil(resetInMs / 1000)) },
+    };
   };
-  const post = () => fetch(proxy!.baseUrl + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
+  const post = () =>
+    fetch(proxy!.baseUrl + '/v1/messages', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    });
 
   it('a near reset: held (not parked) and reported, sent again after it; the next answer reports it lifted', async () => {
-    proxy = await TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'k', ticketId: 'T', holdMaxMs: 100, usageLimitParkMs: 60_000, onEvent: (e) => events.push(e) });
+    proxy = await TicketProxy.start({
+      upstreamBaseUrl: upstream.url,
+      apiKey: 'k',
+      ticketId: 'T',
+      holdMaxMs: 100,
+      usageLimitParkMs: 60_000,
+      onEvent: (e) => events.push(e),
+    });
     upstream.enqueue(held(400), held(300), { kind: 'text', text: 'ok' });
     const res = await post();
     assert.equal(res.status, 200);
@@ -133,7 +230,14 @@ describe('usage limits: the ticket proxy holds until the reset', () => {
   });
 
   it('a reset past the park bound reports park (the runtime then stops the agent and parks the task)', async () => {
-    proxy = await TicketProxy.start({ upstreamBaseUrl: upstream.url, apiKey: 'k', ticketId: 'T', holdMaxMs: 100, usageLimitParkMs: 1_000, onEvent: (e) => events.push(e) });
+    proxy = await TicketProxy.start({
+      upstreamBaseUrl: upstream.url,
+      apiKey: 'k',
+      ticketId: 'T',
+      holdMaxMs: 100,
+      usageLimitParkMs: 1_000,
+      onEvent: (e) => events.push(e),
+    });
     upstream.setDefaultReply(held(3_600_000));
     const abort = new AbortController();
     const pending = fetch(proxy.baseUrl + '/v1/messages', { method: 'POST', body: '{}', signal: abort.signal }).catch(() => undefined);
@@ -177,7 +281,10 @@ describe('usage limits: what the card and the status bar say', () => {
 
   it("the card carries the ledger's latest reset while the task is not finished", () => {
     const task = { id: 't', status: 'queued', title: 't', prompt: 'p' } as unknown as OffPeakTask;
-    const rows = [{ ticketId: 'a', usageLimitResetAt: NOW + 1_000 }, { ticketId: 'b', usageLimitResetAt: null }] as unknown as TicketRecord[];
+    const rows = [
+      { ticketId: 'a', usageLimitResetAt: NOW + 1_000 },
+      { ticketId: 'b', usageLimitResetAt: null },
+    ] as unknown as TicketRecord[];
     assert.equal(toTaskCard(task, rows).usageLimitResetAt, NOW + 1_000);
     assert.equal(toTaskCard({ ...task, status: 'completed' }, rows).usageLimitResetAt, null);
   });
@@ -186,6 +293,9 @@ describe('usage limits: what the card and the status bar say', () => {
     const view = statusBarView({ needsInput: 0, running: 1, queued: 0 }, undefined, 0, { resetAt: NOW + 60_000, now: NOW });
     assert.match(view.text, /usage limit until \d\d:\d\d, 1 running/);
     assert.match(view.tooltip, /Your usage limit is reached/);
-    assert.doesNotMatch(statusBarView({ needsInput: 0, running: 1, queued: 0 }, undefined, 0, { resetAt: NOW, now: NOW }).text, /usage limit/);
+    assert.doesNotMatch(
+      statusBarView({ needsInput: 0, running: 1, queued: 0 }, undefined, 0, { resetAt: NOW, now: NOW }).text,
+      /usage limit/,
+    );
   });
 });

@@ -11,11 +11,21 @@ import { sseEvent } from '../fixtures/fake-anthropic-upstream';
 function stream(): string {
   return [
     sseEvent('message_start', {
-      message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test-1', content: [], usage: { input_tokens: 1500, output_tokens: 1, cache_read_input_tokens: 4000, cache_creation_input_tokens: 250 } },
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-test-1',
+        content: [],
+        usage: { input_tokens: 1500, output_tokens: 1, cache_read_input_tokens: 4000, cache_creation_input_tokens: 250 },
+      },
     }),
     sseEvent('ping', {}),
     sseEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-    sseEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'a "usage": {"output_tokens": 999} lookalike in text ü€' } }),
+    sseEvent('content_block_delta', {
+      index: 0,
+      delta: { type: 'text_delta', text: 'a "usage": {"output_tokens": 999} lookalike in text ü€' },
+    }),
     sseEvent('content_block_stop', { index: 0 }),
     sseEvent('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 321 } }),
     sseEvent('message_stop', {}),
@@ -66,7 +76,11 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
       for (const size of [5, 79, 80, 81, 1000, 4096, 65536]) {
         const meter = UsageMeter.forContentType('text/event-stream')!;
         for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
-        assert.deepEqual(meter.finish(), { model: 'claude-test-1', usage: { inputTokens: 7, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 } }, `chunks of ${size} bytes, line ends ${JSON.stringify(lineEnd)}`);
+        assert.deepEqual(
+          meter.finish(),
+          { model: 'claude-test-1', usage: { inputTokens: 7, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 } },
+          `chunks of ${size} bytes, line ends ${JSON.stringify(lineEnd)}`,
+        );
       }
     }
   });
@@ -81,14 +95,23 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
     ].join('');
     const bytes = Buffer.from(big);
     const usage = { model: 'claude-test-1', usage: { inputTokens: 3, outputTokens: 60, cacheReadTokens: 0, cacheWriteTokens: 0 } };
-    for (const sizes of [[1, 300, 5000, 3, 63, 64, 65, 2047, 2048, 2049], [2049, 1, 1, 1, 200], [9000, 7, 120], [64, 63]]) {
+    for (const sizes of [
+      [1, 300, 5000, 3, 63, 64, 65, 2047, 2048, 2049],
+      [2049, 1, 1, 1, 200],
+      [9000, 7, 120],
+      [64, 63],
+    ]) {
       const meter = UsageMeter.forContentType('text/event-stream')!;
       for (let i = 0, k = 0; i < bytes.length; i += sizes[k++ % sizes.length]) meter.feed(bytes.subarray(i, i + sizes[k % sizes.length]));
       assert.deepEqual(meter.finish(), usage, `chunk sizes ${sizes.join(',')}`);
     }
     // The usage events themselves in tiny and mid-size pieces by turns: their bytes stay in order.
     const delta = bytes.indexOf('event: message_delta');
-    for (const [tiny, mid] of [[1, 100], [5, 64], [63, 70]]) {
+    for (const [tiny, mid] of [
+      [1, 100],
+      [5, 64],
+      [63, 70],
+    ]) {
       const meter = UsageMeter.forContentType('text/event-stream')!;
       meter.feed(bytes.subarray(0, delta - 250));
       for (let i = delta - 250, k = 0; i < bytes.length; k++) {
@@ -110,7 +133,11 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
     for (const size of [1000, 16384]) {
       const meter = UsageMeter.forContentType('text/event-stream')!;
       for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
-      assert.deepEqual(meter.finish(), { model: 'claude-test-3', usage: { inputTokens: 5, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0 } }, `chunks of ${size} bytes`);
+      assert.deepEqual(
+        meter.finish(),
+        { model: 'claude-test-3', usage: { inputTokens: 5, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0 } },
+        `chunks of ${size} bytes`,
+      );
     }
   });
 
@@ -130,8 +157,15 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
   it('later message_delta counts replace earlier ones (they are cumulative), input included when reported', () => {
     const meter = UsageMeter.forContentType('text/event-stream')!;
     meter.feed(Buffer.from(stream().replace(sseEvent('message_stop', {}), '')));
-    meter.feed(Buffer.from(sseEvent('message_delta', { delta: {}, usage: { output_tokens: 400, input_tokens: 1600 } }) + sseEvent('message_stop', {})));
-    assert.deepEqual(meter.finish(), { model: 'claude-test-1', usage: { inputTokens: 1600, outputTokens: 400, cacheReadTokens: 4000, cacheWriteTokens: 250 } });
+    meter.feed(
+      Buffer.from(
+        sseEvent('message_delta', { delta: {}, usage: { output_tokens: 400, input_tokens: 1600 } }) + sseEvent('message_stop', {}),
+      ),
+    );
+    assert.deepEqual(meter.finish(), {
+      model: 'claude-test-1',
+      usage: { inputTokens: 1600, outputTokens: 400, cacheReadTokens: 4000, cacheWriteTokens: 250 },
+    });
   });
 
   it('reads events without `event:` lines and CRLF line ends', () => {
@@ -147,15 +181,29 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
   it('a stream cut after message_start still counts its input side', () => {
     const meter = UsageMeter.forContentType('text/event-stream')!;
     meter.feed(Buffer.from(stream().slice(0, stream().indexOf('event: ping'))));
-    assert.deepEqual(meter.finish(), { model: 'claude-test-1', usage: { inputTokens: 1500, outputTokens: 1, cacheReadTokens: 4000, cacheWriteTokens: 250 } });
+    assert.deepEqual(meter.finish(), {
+      model: 'claude-test-1',
+      usage: { inputTokens: 1500, outputTokens: 1, cacheReadTokens: 4000, cacheWriteTokens: 250 },
+    });
   });
 
   it('reads a JSON answer whole, in pieces', () => {
-    const json = Buffer.from(JSON.stringify({ id: 'm', type: 'message', model: 'claude-test-2', content: [], usage: { input_tokens: 10, output_tokens: 20, cache_read_input_tokens: 30, cache_creation_input_tokens: 40 } }));
+    const json = Buffer.from(
+      JSON.stringify({
+        id: 'm',
+        type: 'message',
+        model: 'claude-test-2',
+        content: [],
+        usage: { input_tokens: 10, output_tokens: 20, cache_read_input_tokens: 30, cache_creation_input_tokens: 40 },
+      }),
+    );
     const meter = UsageMeter.forContentType('application/json')!;
     meter.feed(json.subarray(0, 17));
     meter.feed(json.subarray(17));
-    assert.deepEqual(meter.finish(), { model: 'claude-test-2', usage: { inputTokens: 10, outputTokens: 20, cacheReadTokens: 30, cacheWriteTokens: 40 } });
+    assert.deepEqual(meter.finish(), {
+      model: 'claude-test-2',
+      usage: { inputTokens: 10, outputTokens: 20, cacheReadTokens: 30, cacheWriteTokens: 40 },
+    });
   });
 
   it('gives no usage (and throws nothing) for answers that report none or are not what they claim', () => {
@@ -180,9 +228,23 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
     let segment = addAnswerUsage(null, 'model-a', one);
     segment = addAnswerUsage(segment, 'model-b', one);
     segment = addAnswerUsage(segment, 'model-a', one);
-    assert.deepEqual(segment, { model: 'model-a, model-b', inputTokens: 3, outputTokens: 6, cacheReadTokens: 9, cacheWriteTokens: 12, requests: 3 });
+    assert.deepEqual(segment, {
+      model: 'model-a, model-b',
+      inputTokens: 3,
+      outputTokens: 6,
+      cacheReadTokens: 9,
+      cacheWriteTokens: 12,
+      requests: 3,
+    });
     const other = addAnswerUsage(null, null, { inputTokens: 10, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
-    assert.deepEqual(totalUsage([{ usage: segment }, { usage: null }, { usage: other }]), { model: 'model-a, model-b', inputTokens: 13, outputTokens: 6, cacheReadTokens: 9, cacheWriteTokens: 12, requests: 4 });
+    assert.deepEqual(totalUsage([{ usage: segment }, { usage: null }, { usage: other }]), {
+      model: 'model-a, model-b',
+      inputTokens: 13,
+      outputTokens: 6,
+      cacheReadTokens: 9,
+      cacheWriteTokens: 12,
+      requests: 4,
+    });
     assert.equal(totalUsage([{ usage: null }]), null);
   });
 });
@@ -225,7 +287,11 @@ describe('usage recorder (answers summed into ledger writes)', () => {
     assert.deepEqual(written, [], 'the write failed');
     recorder.add('T1', 'model-b', one);
     await recorder.flush();
-    assert.deepEqual(written, [['T1', { model: 'model-b', inputTokens: 200, outputTokens: 20, cacheReadTokens: 10, cacheWriteTokens: 2, requests: 2 }]], 'nothing lost');
+    assert.deepEqual(
+      written,
+      [['T1', { model: 'model-b', inputTokens: 200, outputTokens: 20, cacheReadTokens: 10, cacheWriteTokens: 2, requests: 2 }]],
+      'nothing lost',
+    );
     assert.equal(timers.pending, 0, 'a flush clears the interval timer');
   });
 });

@@ -50,6 +50,8 @@ describe('.vsix content rule', () => {
     const budget = BUNDLE_BUDGET_BYTES[extensionJs];
     const withSize = (bytes: number) => shipped.map((e) => (e.path === extensionJs ? { ...e, bytes } : e));
     assert.deepEqual(checkVsixEntries(withSize(budget)), []);
-    assert.deepEqual(checkVsixEntries(withSize(budget + 1)), [`over budget: ${extensionJs} is ${budget + 1} bytes, the budget is ${budget}`]);
+    assert.deepEqual(checkVsixEntries(withSize(budget + 1)), [
+      `over budget: ${extensionJs} is ${budget + 1} bytes, the budget is ${budget}`,
+    ]);
   });
 });

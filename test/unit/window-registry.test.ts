@@ -14,10 +14,23 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
   const stores: TaskStore[] = [];
   const registries: WindowRegistry[] = [];
 
-  async function open(windowId: string, keys: string[], runLocal: (t: OffPeakTask) => Promise<DispatchResult>, extra: Partial<ConstructorParameters<typeof WindowRegistry>[0]> = {}) {
+  async function open(
+    windowId: string,
+    keys: string[],
+    runLocal: (t: OffPeakTask) => Promise<DispatchResult>,
+    extra: Partial<ConstructorParameters<typeof WindowRegistry>[0]> = {},
+  ) {
     const store = await TaskStore.open({ directory: dir, clock: systemClock, durable: false, watch: { pollMs: 50 } });
     stores.push(store);
-    const registry = new WindowRegistry({ store, windowId, workspaceKeys: () => keys, clock: systemClock, runLocal, handoffPollMs: 20, ...extra });
+    const registry = new WindowRegistry({
+      store,
+      windowId,
+      workspaceKeys: () => keys,
+      clock: systemClock,
+      runLocal,
+      handoffPollMs: 20,
+      ...extra,
+    });
     registries.push(registry);
     await registry.start();
     return { store, registry };
@@ -30,7 +43,7 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('hands a task to the window that registered its workspace and returns that window\'s answer', async () => {
+  it("hands a task to the window that registered its workspace and returns that window's answer", async () => {
     const ran: string[] = [];
     const a = await open('A', [], async () => ({ status: 'failed', error: 'A must not run it' }));
     await open('B', ['/ws/b'], async (t) => {
@@ -39,11 +52,18 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     });
     const task = await a.store.mutate((tx) => tx.tasks.insert({ title: 't', prompt: 'p', permissionMode: 'plan', workspacePath: '/ws/b' }));
     const hosts = a.registry.remoteHosts();
-    assert.deepEqual(hosts.map((h) => [h.windowId, [...h.workspaceKeys()]]), [['B', ['/ws/b']]]);
+    assert.deepEqual(
+      hosts.map((h) => [h.windowId, [...h.workspaceKeys()]]),
+      [['B', ['/ws/b']]],
+    );
     const result = await hosts[0].runTask(task);
     assert.deepEqual(result, { status: 'started' });
     assert.deepEqual(ran, [task.id]);
-    assert.deepEqual(a.store.read((tx) => [tx.windows.handOffAnswer(task.id), tx.windows.pendingHandOffs('B')]), [undefined, []], 'the request row is cleaned up');
+    assert.deepEqual(
+      a.store.read((tx) => [tx.windows.handOffAnswer(task.id), tx.windows.pendingHandOffs('B')]),
+      [undefined, []],
+      'the request row is cleaned up',
+    );
   });
 
   it("item 1: the lease holder's tick drops the registration of a window whose process is gone; a live one stays", async () => {
@@ -57,13 +77,16 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     dead.add(999_999_1);
     assert.equal(a.registry.isLive('B', 999_999_1), false);
     assert.deepEqual(await a.registry.dropDeadWindows(), ['B']);
-    assert.deepEqual(a.store.read((tx) => tx.windows.list().map((w) => w.windowId)), ['A']);
+    assert.deepEqual(
+      a.store.read((tx) => tx.windows.list().map((w) => w.windowId)),
+      ['A'],
+    );
   });
 
   it('does not offer a window whose process is gone, nor one that unregistered', async () => {
     const a = await open('A', [], async () => ({ status: 'started' }), { isAlive: () => false });
     await open('B', ['/ws/b'], async () => ({ status: 'started' }));
-    assert.deepEqual(a.registry.remoteHosts(), [], 'B\'s pid is reported dead');
+    assert.deepEqual(a.registry.remoteHosts(), [], "B's pid is reported dead");
     const c = await open('C', [], async () => ({ status: 'started' }));
     const d = await open('D', ['/ws/d'], async () => ({ status: 'started' }));
     assert.ok(c.registry.remoteHosts().some((h) => h.windowId === 'D'));
@@ -78,7 +101,9 @@ describe('window registry (cross-window hand-off through the shared DB)', () => 
     await before.mutate((tx) => {
       tx.tasks.insert({ id: 't1', title: '', prompt: 'p', permissionMode: 'default', workspacePath: '/w' });
       tx.windows.register({ windowId: 'Z', workspaceKeys: ['/w'], pid: 999_999, host: os.hostname() });
-      tx.asks.publish('Z', [{ id: 'q1', taskId: 't1', tool: 'run_command', summary: 'run ls', input: 'command: ls', askedAt: 1, deadlineAt: 600_001 }]);
+      tx.asks.publish('Z', [
+        { id: 'q1', taskId: 't1', tool: 'run_command', summary: 'run ls', input: 'command: ls', askedAt: 1, deadlineAt: 600_001 },
+      ]);
     });
     const a = await open('A', [], async () => ({ status: 'started' }), { isAlive: (pid) => pid !== 999_999 });
     const left = a.store.read((tx) => ({ windows: tx.windows.list().map((w) => w.windowId), asks: tx.asks.list().map((q) => q.id) }));

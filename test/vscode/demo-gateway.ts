@@ -13,7 +13,11 @@ export interface DemoGateway {
   child: ChildProcess;
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -30,7 +34,19 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
  * acting as Node on desktop).
  */
 export function startDemoGateway(extensionPath: string, demoKey: string, extraArgs: string[] = []): Promise<DemoGateway> {
-  const args = [path.join(extensionPath, 'dist', 'gateway.js'), '--demo', '--demo-script', 'echo', ...extraArgs, '--port', '0', '--demo-key', demoKey, '--log-level', 'silent'];
+  const args = [
+    path.join(extensionPath, 'dist', 'gateway.js'),
+    '--demo',
+    '--demo-script',
+    'echo',
+    ...extraArgs,
+    '--port',
+    '0',
+    '--demo-key',
+    demoKey,
+    '--log-level',
+    'silent',
+  ];
   const child = spawn(process.execPath, args, { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';

@@ -17,10 +17,12 @@ function extension(): vscode.Extension<unknown> {
 }
 
 function tasksPanelTabs(): vscode.Tab[] {
-  return vscode.window.tabGroups.all
-    .flatMap((group) => group.tabs)
-    // Extension webviews carry a host-specific prefix on their viewType (e.g. "mainThreadWebview-").
-    .filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith('offPeak.tasks'));
+  return (
+    vscode.window.tabGroups.all
+      .flatMap((group) => group.tabs)
+      // Extension webviews carry a host-specific prefix on their viewType (e.g. "mainThreadWebview-").
+      .filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith('offPeak.tasks'))
+  );
 }
 
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {

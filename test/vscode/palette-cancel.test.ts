@@ -38,10 +38,16 @@ async function cancelFromPalette(api: typeof vscode, taskId: string, answer: str
   const window = api.window as unknown as Record<'showQuickPick' | 'showWarningMessage', unknown>;
   const original = { showQuickPick: window.showQuickPick, showWarningMessage: window.showWarningMessage };
   const asked: Asked[] = [];
-  window.showQuickPick = async (items: readonly { task?: { id: string } }[] | Promise<readonly { task?: { id: string } }[]>) => (await items).find((i) => i.task?.id === taskId);
+  window.showQuickPick = async (items: readonly { task?: { id: string } }[] | Promise<readonly { task?: { id: string } }[]>) =>
+    (await items).find((i) => i.task?.id === taskId);
   window.showWarningMessage = (message: string, options: vscode.MessageOptions | string | undefined, ...items: string[]) => {
     const opts = typeof options === 'object' ? options : {};
-    asked.push({ message, modal: opts.modal === true, detail: opts.detail, items: typeof options === 'string' ? [options, ...items] : items });
+    asked.push({
+      message,
+      modal: opts.modal === true,
+      detail: opts.detail,
+      items: typeof options === 'string' ? [options, ...items] : items,
+    });
     return Promise.resolve(answer);
   };
   try {
@@ -70,7 +76,10 @@ describe('Off-Peak Tasks: Cancel from the command palette (real VS Code, demo ga
   it('item 12: Cancel from the command palette asks like the panel does, and only "Cancel Task" cancels', async function () {
     this.timeout(120_000);
     const engine = await connectToGateway(api, gateway!, DEMO_KEY);
-    const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', { prompt: 'Wait in the queue until cancelled.', permissionMode: 'plan' });
+    const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', {
+      prompt: 'Wait in the queue until cancelled.',
+      permissionMode: 'plan',
+    });
     assert.equal(engine.service.getTask(taskId)?.status, 'queued');
 
     const dismissed = await cancelFromPalette(theirs, taskId, undefined);

@@ -49,15 +49,20 @@ describe('Off-Peak Tasks in personal mode in a real VS Code (local authority, sc
     const personalDir = path.join(api.storageDir, 'personal');
     const discovery = JSON.parse(fs.readFileSync(path.join(personalDir, 'authority.json'), 'utf8')) as { pid: number; port: number };
     assert.equal(discovery.pid, process.pid, 'this extension host runs the authority');
-    for (const file of ['local-key', 'authority.json', 'gateway.sqlite']) assert.equal(fs.statSync(path.join(personalDir, file)).mode & 0o077, 0, `${file} is private`);
+    for (const file of ['local-key', 'authority.json', 'gateway.sqlite'])
+      assert.equal(fs.statSync(path.join(personalDir, file)).mode & 0o077, 0, `${file} is private`);
 
     await waitFor('the availability snapshot', async () => (await engine.service.availability.refresh()).status === 'enabled');
     const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', { prompt: 'Say hello.', permissionMode: 'plan' });
     assert.equal(typeof taskId, 'string');
-    const done = await waitFor('the task to end', () => {
-      const t = engine.service.getTask(taskId);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-    }, 90_000);
+    const done = await waitFor(
+      'the task to end',
+      () => {
+        const t = engine.service.getTask(taskId);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      },
+      90_000,
+    );
     assert.equal(done.status, 'completed', `failure: ${done.failureReason ?? ''}`);
     const requests = upstream!.messageRequests();
     assert.ok(requests.length >= 1);

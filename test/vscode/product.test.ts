@@ -40,10 +40,14 @@ describe('Off-Peak Tasks end to end in a real VS Code (demo gateway, reference a
     assert.equal(created.workspacePath, folder.uri.fsPath);
     assert.ok(created.serverTicketId, 'a ticket was taken before the row was inserted');
 
-    const done = await waitFor('the task to reach a terminal state', () => {
-      const t = engine.service.getTask(taskId);
-      return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
-    }, 90_000);
+    const done = await waitFor(
+      'the task to reach a terminal state',
+      () => {
+        const t = engine.service.getTask(taskId);
+        return t && ['completed', 'failed', 'cancelled'].includes(t.status) ? t : undefined;
+      },
+      90_000,
+    );
     assert.equal(done.status, 'completed', `failure: ${done.failureReason ?? ''}`);
     assert.ok(done.startedAt !== null && done.endedAt !== null);
 
@@ -52,7 +56,10 @@ describe('Off-Peak Tasks end to end in a real VS Code (demo gateway, reference a
     assert.equal(history[0].status, 'succeeded');
 
     // The agent's output went to the task's integrated terminal and its segment log.
-    assert.ok(vscode.window.terminals.some((t) => t.name.startsWith('Off-Peak:')), 'an Off-Peak terminal exists');
+    assert.ok(
+      vscode.window.terminals.some((t) => t.name.startsWith('Off-Peak:')),
+      'an Off-Peak terminal exists',
+    );
     const segmentLogs = fs.readdirSync(path.join(api.storageDir, 'runtime', 'tasks', taskId));
     assert.ok(segmentLogs.length >= 1, 'a segment directory with its log');
 
@@ -61,8 +68,11 @@ describe('Off-Peak Tasks end to end in a real VS Code (demo gateway, reference a
 
     // item 10: the terminal is named after the task's title, and deleting the task closes it.
     const terminalName = `Off-Peak: ${done.title}`.slice(0, 60);
-    assert.ok(vscode.window.terminals.some((t) => t.name === terminalName), `a terminal named "${terminalName}": ${vscode.window.terminals.map((t) => t.name).join(', ')}`);
+    assert.ok(
+      vscode.window.terminals.some((t) => t.name === terminalName),
+      `a terminal named "${terminalName}": ${vscode.window.terminals.map((t) => t.name).join(', ')}`,
+    );
     await engine.service.delete(taskId);
-    await waitFor('the deleted task\'s terminal to close', () => !vscode.window.terminals.some((t) => t.name === terminalName), 15_000);
+    await waitFor("the deleted task's terminal to close", () => !vscode.window.terminals.some((t) => t.name === terminalName), 15_000);
   });
 });

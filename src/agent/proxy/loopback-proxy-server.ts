@@ -115,7 +115,13 @@ export class LoopbackProxyServer {
 }
 
 /** An error in the Anthropic API's shape, which both agents understand. */
-export function sendError(res: http.ServerResponse, status: number, type: string, message: string, extra: Record<string, string> = {}): void {
+export function sendError(
+  res: http.ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
   const json = JSON.stringify({ type: 'error', error: { type, message } });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...extra });
   res.end(json);

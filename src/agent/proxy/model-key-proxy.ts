@@ -27,7 +27,9 @@ export async function openModelKeyRoute(listener: LoopbackProxyServer, options: 
     const key = (await options.apiKey())?.trim();
     if (!key) {
       req.resume();
-      return sendError(res, 401, 'authentication_error', 'no model API key is set: run "Off-Peak: Set Model API Key…"', { 'x-should-retry': 'false' });
+      return sendError(res, 401, 'authentication_error', 'no model API key is set: run "Off-Peak: Set Model API Key…"', {
+        'x-should-retry': 'false',
+      });
     }
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {

@@ -13,7 +13,11 @@ export const USAGE_LIMIT_PARK_AFTER_MS = 5 * 60_000;
 const AFTER_RESET_MS = 50;
 
 /** When a 3105's usage limit resets on this machine's clock, and how long until then; null for any other 3105. */
-export function usageLimitWait(errorBody: string, headers: http.IncomingHttpHeaders, now: number): { resetAt: number; waitMs: number } | null {
+export function usageLimitWait(
+  errorBody: string,
+  headers: http.IncomingHttpHeaders,
+  now: number,
+): { resetAt: number; waitMs: number } | null {
   const resetAt = readLimitResetAt(errorBody);
   if (resetAt === undefined) return null;
   const raw = headers[SERVER_TIME_HEADER];

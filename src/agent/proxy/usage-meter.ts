@@ -197,7 +197,10 @@ class SseUsageMeter extends UsageMeter {
 
 function parseEvent(data: string): { message?: { model?: unknown; usage?: ApiUsage }; usage?: ApiUsage } | null {
   try {
-    return JSON.parse(Buffer.from(data, 'latin1').toString('utf8')) as { message?: { model?: unknown; usage?: ApiUsage }; usage?: ApiUsage };
+    return JSON.parse(Buffer.from(data, 'latin1').toString('utf8')) as {
+      message?: { model?: unknown; usage?: ApiUsage };
+      usage?: ApiUsage;
+    };
   } catch {
     return null;
   }
@@ -208,7 +211,7 @@ function parseEvent(data: string): { message?: { model?: unknown; usage?: ApiUsa
  * a line end that is followed by another line end, i.e. at the second of the two; -1 when none.
  */
 function afterFirstBlankLine(bytes: Buffer): number {
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const lf = bytes.indexOf(LF, i);
     const cr = bytes.indexOf(CR, i);
     const end = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);

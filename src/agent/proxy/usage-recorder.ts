@@ -14,7 +14,10 @@ export const USAGE_FLUSH_MS = 30_000;
 export class UsageRecorder {
   private pending = new Map<string, SegmentUsage>();
   private timer: TimerHandle | undefined;
-  private readonly writes = new CoalescingRun(() => this.writeOnce(), (e) => this.log(`usage: ${e instanceof Error ? e.message : String(e)}`));
+  private readonly writes = new CoalescingRun(
+    () => this.writeOnce(),
+    (e) => this.log(`usage: ${e instanceof Error ? e.message : String(e)}`),
+  );
 
   constructor(
     /** Adds `usage` to the ticket's ledger row (the lifecycle's `recordUsage`). */

@@ -107,8 +107,14 @@ const INCIDENTAL_CALL_FIELDS: ReadonlySet<string> = new Set(['description']);
  * path and its content), keys in a stable order. A stored decision answers a call with the same digest.
  */
 export function toolCallDigest(tool: string, input: unknown): string {
-  const decisive = input && typeof input === 'object' && !Array.isArray(input) ? Object.fromEntries(Object.entries(input).filter(([key]) => !INCIDENTAL_CALL_FIELDS.has(key))) : input;
-  return crypto.createHash('sha256').update(`${tool}\n${stableStringify(decisive ?? null)}`).digest('hex');
+  const decisive =
+    input && typeof input === 'object' && !Array.isArray(input)
+      ? Object.fromEntries(Object.entries(input).filter(([key]) => !INCIDENTAL_CALL_FIELDS.has(key)))
+      : input;
+  return crypto
+    .createHash('sha256')
+    .update(`${tool}\n${stableStringify(decisive ?? null)}`)
+    .digest('hex');
 }
 
 /** What an agent asks: its tool, a one-line headline and the tool call's whole input as text. */
@@ -170,7 +176,10 @@ export class AskBroker {
     const input = visibleControls(request.input);
     const onDeadline = this.options.unanswered?.() ?? 'deny';
     // The agent keeps its own deadline; in park mode the host's comes first (the agent's is later).
-    const deadlineAt = onDeadline === 'park' ? now + (this.options.parkAfterMs?.() ?? DEFAULT_ASK_PARK_MS) : (request.deadlineAt ?? now + this.options.timeoutMs());
+    const deadlineAt =
+      onDeadline === 'park'
+        ? now + (this.options.parkAfterMs?.() ?? DEFAULT_ASK_PARK_MS)
+        : (request.deadlineAt ?? now + this.options.timeoutMs());
     const callDigest = toolCallDigest(request.tool, request.call ?? request.input);
     const ask: PendingAsk = {
       id: crypto.randomUUID(),
@@ -223,7 +232,13 @@ export class AskBroker {
    * it carries (`inputDigest`: of the text shown where it was given). The first answer wins; a
    * later one is ignored; one for another input is refused and the question stays open.
    */
-  answer(taskId: string, askId: string, decision: AskDecision, inputDigest: string, by: 'host' | 'terminal' | 'other-window' = 'host'): AnswerResult {
+  answer(
+    taskId: string,
+    askId: string,
+    decision: AskDecision,
+    inputDigest: string,
+    by: 'host' | 'terminal' | 'other-window' = 'host',
+  ): AnswerResult {
     const entry = this.open.get(askId);
     if (!entry || entry.ask.taskId !== taskId) {
       const done = this.answered.get(askId);
@@ -304,7 +319,14 @@ export class AskBroker {
         // the agent is gone; nothing left to tell
       }
     }
-    this.emit({ type: 'answered', ask: entry.ask, decision, by, at: this.options.clock.now(), ...(entry.storedFrom ? { storedFrom: entry.storedFrom } : {}) });
+    this.emit({
+      type: 'answered',
+      ask: entry.ask,
+      decision,
+      by,
+      at: this.options.clock.now(),
+      ...(entry.storedFrom ? { storedFrom: entry.storedFrom } : {}),
+    });
   }
 
   private emit(event: AskEvent): void {

@@ -25,7 +25,14 @@ function callBlock(input: string): string {
 
 /** What the decision record keeps of a question the task parks on or holds across its window's close. */
 export function parkQuestionOf(ask: PendingAsk): ParkQuestion {
-  return { askId: ask.id, tool: ask.tool, summary: ask.summary, input: ask.input, callDigest: ask.callDigest ?? null, askedAt: ask.askedAt };
+  return {
+    askId: ask.id,
+    tool: ask.tool,
+    summary: ask.summary,
+    input: ask.input,
+    callDigest: ask.callDigest ?? null,
+    askedAt: ask.askedAt,
+  };
 }
 
 export class QuestionRecorder {
@@ -42,7 +49,17 @@ export class QuestionRecorder {
     broker.onEvent((event) => {
       if (event.type === 'asked') {
         const { ask } = event;
-        this.write((tx) => tx.questions.recordAsked({ askId: ask.id, taskId: ask.taskId, tool: ask.tool, summary: ask.summary, input: ask.input, callDigest: ask.callDigest ?? null, askedAt: ask.askedAt }));
+        this.write((tx) =>
+          tx.questions.recordAsked({
+            askId: ask.id,
+            taskId: ask.taskId,
+            tool: ask.tool,
+            summary: ask.summary,
+            input: ask.input,
+            callDigest: ask.callDigest ?? null,
+            askedAt: ask.askedAt,
+          }),
+        );
       } else if (event.type === 'answered' && !event.parking) {
         // An answer given while the task parks is the park's to record (TaskLifecycle.park).
         const { ask, decision, by, at, storedFrom } = event;
@@ -85,7 +102,8 @@ export class QuestionRecorder {
         : `- DENIED: ${q.tool}: ${q.summary}. Do not make this call; find another way or stop. Its input was:\n${callBlock(q.input)}`,
     );
     const open = unanswered.map(
-      (q) => `- NOT ANSWERED: ${q.tool}: ${q.summary}. The call did not run. If it is still needed, make exactly this tool call again now; the user is asked again:\n${callBlock(q.input)}`,
+      (q) =>
+        `- NOT ANSWERED: ${q.tool}: ${q.summary}. The call did not run. If it is still needed, make exactly this tool call again now; the user is asked again:\n${callBlock(q.input)}`,
     );
     const text = [
       'The previous working segment of this task stopped while your permission question waited for the user (to hold no capacity, or because the VS Code window closed).',

@@ -6,7 +6,10 @@ import type { AskAnsweredBy, PendingAsk } from './asks';
 
 /** The question as the terminal shows it: the tool, its whole input indented, and what happens if nobody answers. */
 export function relayQuestionText(ask: PendingAsk, secondsLeft: number): string {
-  const unanswered = ask.onDeadline === 'park' ? `the task waits for the answer without holding capacity after ${secondsLeft} s` : `denied automatically in ${secondsLeft} s`;
+  const unanswered =
+    ask.onDeadline === 'park'
+      ? `the task waits for the answer without holding capacity after ${secondsLeft} s`
+      : `denied automatically in ${secondsLeft} s`;
   return `\n? Allow ${ask.tool} with this input?\n${indentedQuestionInput(ask.input, '    ')}\n  [y/N] (type y or n, then Enter, here or answer in VS Code; ${unanswered}) `;
 }
 

@@ -203,7 +203,8 @@ export class ReferenceAgentAdapter implements AgentAdapter {
       end: () => '',
       event: (event) => {
         if (event.type === 'result') {
-          result = event.ok === true ? { ok: true, summary: String(event.text ?? '') } : { ok: false, error: String(event.error ?? 'failed') };
+          result =
+            event.ok === true ? { ok: true, summary: String(event.text ?? '') } : { ok: false, error: String(event.error ?? 'failed') };
         } else if (event.type === 'input_needed' && typeof event.ask_id === 'string') {
           reader.onAsk?.({
             agentAskId: event.ask_id,
@@ -347,7 +348,14 @@ export class ClaudeCodeAdapter implements AgentAdapter {
     const processEnv: Record<string, string> = { ...this.options.env, ...env };
     if (this.options.configDir) processEnv.CLAUDE_CONFIG_DIR = this.options.configDir;
     if ((this.options.isRoot ?? process.getuid?.() === 0) && spec.permissionMode === 'bypassPermissions') processEnv.IS_SANDBOX = '1';
-    return { command: this.options.command, args, env: processEnv, unsetEnv: credentialEnv(spec).unsetEnv, eventsOnFd3: false, stdin: { file: promptFile } };
+    return {
+      command: this.options.command,
+      args,
+      env: processEnv,
+      unsetEnv: credentialEnv(spec).unsetEnv,
+      eventsOnFd3: false,
+      stdin: { file: promptFile },
+    };
   }
 
   /** Sessions live in <config>/projects/<cwd with every non-alphanumeric as '-'>/<uuid>.jsonl. */
@@ -385,7 +393,8 @@ export class ClaudeCodeAdapter implements AgentAdapter {
           let out = '';
           for (const block of event.message?.content ?? []) {
             // Claude Code words the proxy's segment-end refusal as an API error: it is the normal course of a long task.
-            if (block.type === 'text') out += typeof block.text === 'string' && isSegmentEndError(block.text) ? `■ ${segmentEndedText()}\n` : `${block.text}\n`;
+            if (block.type === 'text')
+              out += typeof block.text === 'string' && isSegmentEndError(block.text) ? `■ ${segmentEndedText()}\n` : `${block.text}\n`;
             else if (block.type === 'tool_use') out += `⏺ ${block.name}: ${summarizeInput(block.input)}\n`;
           }
           return out;
@@ -405,7 +414,12 @@ export class ClaudeCodeAdapter implements AgentAdapter {
           const said = String(event.result || event.subtype || 'Claude Code reported an error');
           result = ok
             ? { ok: true, summary: String(event.result ?? '') }
-            : { ok: false, error: loginMissing(said) ? claudeLoginMissingText(said) : said + (event.api_error_status ? ` (API status ${event.api_error_status})` : '') };
+            : {
+                ok: false,
+                error: loginMissing(said)
+                  ? claudeLoginMissingText(said)
+                  : said + (event.api_error_status ? ` (API status ${event.api_error_status})` : ''),
+              };
           if (ok) return `\n✓ finished (${event.num_turns ?? '?'} turns)\n`;
           return !result.ok && isSegmentEndError(result.error) ? `\n■ ${segmentEndedText()}\n` : `\n✗ ${result.ok ? '' : result.error}\n`;
         }

@@ -47,7 +47,10 @@ export interface WatchdogPlatform {
 const systemPlatform = (): WatchdogPlatform => ({ platform: process.platform, execPath: process.execPath, env: process.env });
 
 /** What runs the watchdog of the agent `agentPid` (its process group leader on Unix). */
-export function watchdogCommand(agentPid: number, host: WatchdogPlatform = systemPlatform()): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+export function watchdogCommand(
+  agentPid: number,
+  host: WatchdogPlatform = systemPlatform(),
+): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   const windows = host.platform === 'win32';
   // taskkill from the system folder, never from PATH or the working directory.
   const treeKill = windows ? windowsTreeKillCommand(agentPid, host).flat() : [];

@@ -9,7 +9,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { envOf } from '../../core/executable-path';
-import { killLeftovers, killTree, systemProcessHost, treeSpawnOptions, windowsSystemProgram, type ProcessHost } from '../../core/process-control';
+import {
+  killLeftovers,
+  killTree,
+  systemProcessHost,
+  treeSpawnOptions,
+  windowsSystemProgram,
+  type ProcessHost,
+} from '../../core/process-control';
 import { terminalSafeText } from '../../core/untrusted-text';
 
 /** How much of the output the task keeps (the card, the fed-back tail): its end, where failures are. */
@@ -26,11 +33,18 @@ export interface CheckResult {
 }
 
 /** The platform shell and its arguments for one command line, as a terminal would run it. */
-export function shellInvocation(command: string, host: Pick<ProcessHost, 'platform' | 'env'>): { file: string; args: string[]; windowsVerbatimArguments: boolean } {
+export function shellInvocation(
+  command: string,
+  host: Pick<ProcessHost, 'platform' | 'env'>,
+): { file: string; args: string[]; windowsVerbatimArguments: boolean } {
   if (host.platform === 'win32') {
     // cmd.exe by its absolute path (never from the working folder); /s /c "…" keeps the line as typed.
     const comspec = envOf(host, 'COMSPEC');
-    return { file: comspec && /^[a-z]:\\/i.test(comspec) ? comspec : windowsSystemProgram(host, 'cmd.exe'), args: ['/d', '/s', '/c', `"${command}"`], windowsVerbatimArguments: true };
+    return {
+      file: comspec && /^[a-z]:\\/i.test(comspec) ? comspec : windowsSystemProgram(host, 'cmd.exe'),
+      args: ['/d', '/s', '/c', `"${command}"`],
+      windowsVerbatimArguments: true,
+    };
   }
   return { file: '/bin/sh', args: ['-c', command], windowsVerbatimArguments: false };
 }
@@ -72,7 +86,14 @@ export class CheckCommandRun {
         clearTimeout(timer);
         // What it started and left running (a watcher, a server) does not outlive the check.
         const leftovers = child.pid ? killLeftovers(child.pid, processes).catch(() => []) : Promise.resolve([]);
-        void leftovers.then(() => resolve({ passed: this.stopReason === null && code === 0, exitCode: this.stopReason ? null : code, stopped: this.stopReason, output: this.tail }));
+        void leftovers.then(() =>
+          resolve({
+            passed: this.stopReason === null && code === 0,
+            exitCode: this.stopReason ? null : code,
+            stopped: this.stopReason,
+            output: this.tail,
+          }),
+        );
       });
     });
   }

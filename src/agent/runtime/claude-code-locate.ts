@@ -93,7 +93,11 @@ export interface AgentSettings {
 }
 
 /** The agent new tasks run now, and where Claude Code was found (undefined: not found). */
-export function resolveAgent(settings: AgentSettings, host: LocateHost, node?: string): { agent: AgentKind; claudeCode: ClaudeCodeLocation | undefined } {
+export function resolveAgent(
+  settings: AgentSettings,
+  host: LocateHost,
+  node?: string,
+): { agent: AgentKind; claudeCode: ClaudeCodeLocation | undefined } {
   const claudeCode = locateClaudeCode(settings.claudeCodePath, host, node);
   return { agent: chooseAgent(settings.agentSetting, claudeCode), claudeCode };
 }
@@ -103,7 +107,11 @@ export function resolveAgent(settings: AgentSettings, host: LocateHost, node?: s
  * changed or a Claude Code installed applies without a reload): the agent, and how to start
  * Claude Code (where it was found, a Windows npm shim resolved to what it runs; else the setting).
  */
-export function engineAgentChoice(read: () => AgentSettings, host: () => LocateHost, node?: string): { agent: () => AgentKind; claudeCommand: () => string | ClaudeCodeLocation } {
+export function engineAgentChoice(
+  read: () => AgentSettings,
+  host: () => LocateHost,
+  node?: string,
+): { agent: () => AgentKind; claudeCommand: () => string | ClaudeCodeLocation } {
   return {
     agent: () => resolveAgent(read(), host(), node).agent,
     claudeCommand: () => {
@@ -123,7 +131,12 @@ function installerPlaces(host: LocateHost): string[] {
     return [p.join(home, '.local', 'bin', 'claude'), p.join(appData, 'npm', 'claude')];
   }
   const p = path.posix;
-  const places = [p.join(home, '.local', 'bin', 'claude'), p.join(home, '.claude', 'local', 'claude'), p.join(home, '.npm-global', 'bin', 'claude'), '/usr/local/bin/claude'];
+  const places = [
+    p.join(home, '.local', 'bin', 'claude'),
+    p.join(home, '.claude', 'local', 'claude'),
+    p.join(home, '.npm-global', 'bin', 'claude'),
+    '/usr/local/bin/claude',
+  ];
   if (host.platform === 'darwin') places.push('/opt/homebrew/bin/claude');
   return places;
 }

@@ -21,7 +21,16 @@ export function inhibitorFor(platform: NodeJS.Platform, hostPid: number): Inhibi
     case 'linux':
       return {
         command: 'systemd-inhibit',
-        args: ['--what=idle:sleep', '--who=Off-Peak Tasks', '--why=An off-peak task is running', '--mode=block', 'tail', `--pid=${hostPid}`, '-f', '/dev/null'],
+        args: [
+          '--what=idle:sleep',
+          '--who=Off-Peak Tasks',
+          '--why=An off-peak task is running',
+          '--mode=block',
+          'tail',
+          `--pid=${hostPid}`,
+          '-f',
+          '/dev/null',
+        ],
       };
     case 'darwin':
       return { command: 'caffeinate', args: ['-i', '-w', String(hostPid)] };

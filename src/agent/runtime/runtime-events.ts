@@ -5,7 +5,16 @@ import type { SegmentOutcome } from './segment-runner';
 
 export type RuntimeEvent =
   /** `startup`: when its start-up steps ended (the bench's breakdown); `at`: when its start was recorded. */
-  | { type: 'segment-started'; taskId: string; ticketId: string; sessionId: string; resume: boolean; pid: number | undefined; at: number; startup?: SegmentStartup }
+  | {
+      type: 'segment-started';
+      taskId: string;
+      ticketId: string;
+      sessionId: string;
+      resume: boolean;
+      pid: number | undefined;
+      at: number;
+      startup?: SegmentStartup;
+    }
   | { type: 'admitted'; taskId: string; ticketId: string; at: number }
   | { type: 'holding'; taskId: string; ticketId: string; waitMs: number; at: number }
   /** The segment's model requests cannot reach the gateway since `since` and are held (null: they can again). */

@@ -49,8 +49,16 @@ export interface SegmentWorkOptions {
 const REPLAY_CHARS = 200_000;
 
 /** The message a fix round resumes the session with: the user's command, what it answered, and the end of its output. */
-export function checkFeedbackPrompt(command: string, round: number, maxRounds: number, result: Pick<CheckResult, 'exitCode' | 'stopped' | 'output'>): string {
-  const how = result.stopped === 'timeout' ? 'it did not finish within its time limit and was stopped' : `it exited with code ${result.exitCode ?? 'unknown'}`;
+export function checkFeedbackPrompt(
+  command: string,
+  round: number,
+  maxRounds: number,
+  result: Pick<CheckResult, 'exitCode' | 'stopped' | 'output'>,
+): string {
+  const how =
+    result.stopped === 'timeout'
+      ? 'it did not finish within its time limit and was stopped'
+      : `it exited with code ${result.exitCode ?? 'unknown'}`;
   return [
     `The check the user set for this task failed (round ${round} of ${maxRounds}): ${how}.`,
     `Command: ${command}`,
@@ -208,7 +216,12 @@ export class SegmentWork {
       this.check = await CheckCommandRun.start({ command: check.command, cwd: check.cwd, timeoutMs: check.timeoutMs, onOutput: write });
       const run = this.check;
       watchAgent(run); // a window that crashes does not leave it running
-      writeSegmentPidRecord(this.pidFile, { pid: run.pid, windowId: this.options.windowId, sessionId: this.options.sessionId, taskId: this.options.taskId });
+      writeSegmentPidRecord(this.pidFile, {
+        pid: run.pid,
+        windowId: this.options.windowId,
+        sessionId: this.options.sessionId,
+        taskId: this.options.taskId,
+      });
       // Stopped meanwhile (a cancel between the steps): it does not run on.
       if (this.stopReason) void run.stop(this.stopReason);
       poll = setInterval(() => check.segmentOver() && void run.stop('segment-ended'), this.options.segmentPollMs ?? 1_000);
@@ -273,10 +286,17 @@ export function segmentCheckOf(
     record: async (progress) => void (await store.mutate((tx) => tx.checks.record(taskId, progress))),
     segmentOver: () => {
       const ticket = store.read((tx) => tx.tickets.get(ticketId));
-      return !ticket || ['expired', 'settled', 'not_found'].includes(ticket.serverState) || (ticket.expiresAt !== null && clock.now() >= ticket.expiresAt);
+      return (
+        !ticket ||
+        ['expired', 'settled', 'not_found'].includes(ticket.serverState) ||
+        (ticket.expiresAt !== null && clock.now() >= ticket.expiresAt)
+      );
     },
   };
-  const fixPrompt = row.state === 'fixing' ? checkFeedbackPrompt(row.command, row.round, maxRounds, { exitCode: row.exitCode, stopped: null, output: row.output ?? '' }) : null;
+  const fixPrompt =
+    row.state === 'fixing'
+      ? checkFeedbackPrompt(row.command, row.round, maxRounds, { exitCode: row.exitCode, stopped: null, output: row.output ?? '' })
+      : null;
   return { check, startsWithCheck: row.state === 'checking', fixPrompt };
 }
 

@@ -61,13 +61,27 @@ export interface ReferenceSessionInput {
 }
 
 /** The terminal options of the reference agent continuing `sessionId` with the user, one instruction a line. */
-export function referenceSessionTerminal(input: ReferenceSessionInput & { sessionId: string; cwd: string; title: string }): InteractiveSessionTerminal {
-  if (!fs.statSync(input.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`The task's folder ${input.cwd} no longer exists.`);
+export function referenceSessionTerminal(
+  input: ReferenceSessionInput & { sessionId: string; cwd: string; title: string },
+): InteractiveSessionTerminal {
+  if (!fs.statSync(input.cwd, { throwIfNoEntry: false })?.isDirectory())
+    throw new Error(`The task's folder ${input.cwd} no longer exists.`);
   return {
     name: `Reference agent: ${plainNotificationText(input.title, 40)}`,
     shellPath: input.command,
     // The user is there: every edit and command is asked in the terminal, whatever the task's mode.
-    shellArgs: [...input.argsPrefix, '--resume', input.sessionId, '--interactive', '--cwd', input.cwd, '--permission-mode', 'default', '--sessions-dir', input.sessionsDir],
+    shellArgs: [
+      ...input.argsPrefix,
+      '--resume',
+      input.sessionId,
+      '--interactive',
+      '--cwd',
+      input.cwd,
+      '--permission-mode',
+      'default',
+      '--sessions-dir',
+      input.sessionsDir,
+    ],
     cwd: input.cwd,
     // The dummy token, never the key: the route adds it. ELECTRON_RUN_AS_NODE: the host's execPath is Electron.
     env: { ANTHROPIC_BASE_URL: input.baseUrl, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN, ANTHROPIC_API_KEY: null, ELECTRON_RUN_AS_NODE: '1' },
@@ -106,7 +120,8 @@ function isProxyValue(value: string, proxyPort: number): boolean {
 export function claudeSessionTerminal(input: ClaudeSessionInput): InteractiveSessionTerminal {
   if (!isSessionUuid(input.sessionId)) throw new Error('This task has no Claude Code session to open (its session id is not a UUID).');
   if (!input.command.trim()) throw new Error('The Claude Code path setting (offPeak.claudeCodePath) is empty.');
-  if (!fs.statSync(input.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`The task's folder ${input.cwd} no longer exists, and Claude Code finds the session only from it.`);
+  if (!fs.statSync(input.cwd, { throwIfNoEntry: false })?.isDirectory())
+    throw new Error(`The task's folder ${input.cwd} no longer exists, and Claude Code finds the session only from it.`);
   // The user's own Claude Code: no --settings of ours, and nothing of the off-peak proxy.
   const env: Record<string, string | null> = {};
   for (const [name, value] of Object.entries(input.hostEnv)) {
@@ -160,6 +175,9 @@ export function sessionViewOf(
   if (!sessionIsFree(task, sessionBusy) || (agent !== 'claude-code' && agent !== 'reference')) return { kind: 'transcript' };
   const title = task.title || task.prompt.split('\n')[0];
   const at = { sessionId: task.sessionId, cwd: task.workspacePath, title };
-  if (agent === 'reference') return 'why' in reference ? { kind: 'transcript', why: reference.why } : { kind: 'interactive', terminal: referenceSessionTerminal({ ...reference, ...at }) };
+  if (agent === 'reference')
+    return 'why' in reference
+      ? { kind: 'transcript', why: reference.why }
+      : { kind: 'interactive', terminal: referenceSessionTerminal({ ...reference, ...at }) };
   return { kind: 'interactive', terminal: claudeSessionTerminal({ ...claude, ...at }) };
 }

@@ -43,8 +43,10 @@ export function outcomeLine(outcome: SegmentOutcome, segmentNumber?: number): st
   return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${terminalSafeText(outcome.reason)}` : ''}\n`;
 }
 
-const READ_ONLY_NOTICE = '\n[off-peak] Nothing runs for this task in this window: this terminal only shows its output, and typing does nothing.\n';
-const ELSEWHERE_NOTICE = '\n[off-peak] This task runs in another VS Code window; its terminal there is live and takes input. Showing the output so far (open Terminal again for more).\n';
+const READ_ONLY_NOTICE =
+  '\n[off-peak] Nothing runs for this task in this window: this terminal only shows its output, and typing does nothing.\n';
+const ELSEWHERE_NOTICE =
+  '\n[off-peak] This task runs in another VS Code window; its terminal there is live and takes input. Showing the output so far (open Terminal again for more).\n';
 const NO_OUTPUT_NOTICE = '[off-peak] No output yet: this task has not run.\n';
 
 export class TaskTerminalFeed {
@@ -65,7 +67,9 @@ export class TaskTerminalFeed {
 
   /** Catch up: replay what the logs hold that this terminal has not shown, then attach live. Serialized. */
   sync(): Promise<void> {
-    this.chain = this.chain.then(() => this.syncNow()).catch((err: unknown) => this.emit(`\n[off-peak] could not read this task's logs: ${(err as Error).message}\n`));
+    this.chain = this.chain
+      .then(() => this.syncNow())
+      .catch((err: unknown) => this.emit(`\n[off-peak] could not read this task's logs: ${(err as Error).message}\n`));
     return this.chain;
   }
 
@@ -92,7 +96,12 @@ export class TaskTerminalFeed {
   private async syncNow(): Promise<void> {
     const source = this.source();
     if (!source || this.disposed) return;
-    this.replay ??= new SegmentLogReplay({ runtimeDir: source.runtimeDir, taskId: this.taskId, maxBytes: this.options.maxReplayBytes, hostPid: this.options.hostPid });
+    this.replay ??= new SegmentLogReplay({
+      runtimeDir: source.runtimeDir,
+      taskId: this.taskId,
+      maxBytes: this.options.maxReplayBytes,
+      hostPid: this.options.hostPid,
+    });
     const segment = source.segment(this.taskId);
     const status = source.taskStatus(this.taskId);
     if ((status === 'running' || status === 'awaiting') && !segment && !this.elsewhereNoticeShown) {

@@ -85,14 +85,20 @@ async function listFiles(root: string, maxEntries: number): Promise<string[] | n
  * `<name>.index` is kept: a later snapshot that starts `from` it hashes only the files whose size,
  * times or inode changed (git's stat cache), not the whole folder again.
  */
-export async function snapshotTree(workspace: string, snapshotDir: string, name: string, options: GitOptions & { from?: string } = {}): Promise<string | null> {
+export async function snapshotTree(
+  workspace: string,
+  snapshotDir: string,
+  name: string,
+  options: GitOptions & { from?: string } = {},
+): Promise<string | null> {
   const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
   const gitDir = path.resolve(snapshotDir);
   await fs.mkdir(gitDir, { recursive: true, mode: 0o700 });
   const base = { timeoutMs, gitCommand: options.gitCommand };
   // A private bare repository without templates (no sample hooks), 0700/0600; its config is git's default.
   if (!(await fs.stat(path.join(gitDir, 'HEAD')).catch(() => null))) {
-    if ((await runGit(['init', '--quiet', '--bare', '--template=', '--shared=0600', gitDir], { ...base, cwd: gitDir })) === null) return null;
+    if ((await runGit(['init', '--quiet', '--bare', '--template=', '--shared=0600', gitDir], { ...base, cwd: gitDir })) === null)
+      return null;
   }
   const files = await listFiles(workspace, options.maxEntries ?? MAX_SNAPSHOT_ENTRIES);
   if (!files) return null;
@@ -108,7 +114,12 @@ export async function snapshotTree(workspace: string, snapshotDir: string, name:
     const present = new Set(files);
     const gone = indexed.split('\0').filter((f) => f && !present.has(f));
     if (gone.length > 0) {
-      const removed = await runGit([...pathChecks, 'update-index', '--force-remove', '-z', '--stdin'], { ...base, cwd: workspace, gitEnv, input: gone.map((f) => f + '\0').join('') });
+      const removed = await runGit([...pathChecks, 'update-index', '--force-remove', '-z', '--stdin'], {
+        ...base,
+        cwd: workspace,
+        gitEnv,
+        input: gone.map((f) => f + '\0').join(''),
+      });
       if (removed === null) return null;
     }
   }

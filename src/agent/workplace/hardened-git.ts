@@ -108,7 +108,12 @@ export function driverOverrides(configListing: string): string[] | null {
     names[match[1].toLowerCase() as 'filter' | 'merge'].add(name);
   }
   return [
-    ...[...names.filter].flatMap((n) => [`filter.${n}.smudge=`, `filter.${n}.clean=`, `filter.${n}.process=`, `filter.${n}.required=false`]),
+    ...[...names.filter].flatMap((n) => [
+      `filter.${n}.smudge=`,
+      `filter.${n}.clean=`,
+      `filter.${n}.process=`,
+      `filter.${n}.required=false`,
+    ]),
     ...[...names.merge].flatMap((n) => [`merge.${n}.driver=${SAFE_MERGE_DRIVER}`, `merge.${n}.recursive=`]),
   ];
 }
@@ -169,7 +174,14 @@ export function keptUserSettings(configListing: string): string[] {
     if (key.toLowerCase() !== 'core.autocrlf') continue;
     // git's booleans (a key with no value is true), or `input`; anything else git itself refuses.
     const word = (value ?? 'true').trim().toLowerCase();
-    autocrlf = word === 'input' ? 'input' : ['true', 'yes', 'on', '1'].includes(word) ? 'true' : ['false', 'no', 'off', '0', ''].includes(word) ? 'false' : autocrlf;
+    autocrlf =
+      word === 'input'
+        ? 'input'
+        : ['true', 'yes', 'on', '1'].includes(word)
+          ? 'true'
+          : ['false', 'no', 'off', '0', ''].includes(word)
+            ? 'false'
+            : autocrlf;
   }
   return autocrlf === undefined ? [] : [`core.autocrlf=${autocrlf}`];
 }
@@ -195,7 +207,11 @@ export async function runGitBuffer(args: readonly string[], options: HardenedGit
   if (options.gitEnv?.GIT_DIR === undefined && mayRunDrivers(args)) {
     // Exit 1 with no output: the repository's config names no driver.
     // The user's global and system config are read here too: for their core.autocrlf.
-    const listing = await execGit(['config', '-z', '--get-regexp', '^(filter|merge)\\.|^core\\.autocrlf$'], { ...options, gitEnv: userConfigEnv(options) }, undefined);
+    const listing = await execGit(
+      ['config', '-z', '--get-regexp', '^(filter|merge)\\.|^core\\.autocrlf$'],
+      { ...options, gitEnv: userConfigEnv(options) },
+      undefined,
+    );
     if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
     const found = driverOverrides(listing.stdout.toString('utf8'));
     if (found === null) return null;
@@ -210,7 +226,19 @@ export async function runGitBuffer(args: readonly string[], options: HardenedGit
  * apply: they skip the config read. Everything else (worktree add/remove, merge, apply,
  * diff-index, status, update-index, ...) gets the driver overrides.
  */
-const DRIVER_FREE = new Set(['rev-parse', 'diff-tree', 'config', 'init', 'commit-tree', 'update-ref', 'symbolic-ref', 'merge-base', 'check-ignore', 'write-tree', 'ls-tree']);
+const DRIVER_FREE = new Set([
+  'rev-parse',
+  'diff-tree',
+  'config',
+  'init',
+  'commit-tree',
+  'update-ref',
+  'symbolic-ref',
+  'merge-base',
+  'check-ignore',
+  'write-tree',
+  'ls-tree',
+]);
 
 function mayRunDrivers(args: readonly string[]): boolean {
   let i = 0;
@@ -220,7 +248,11 @@ function mayRunDrivers(args: readonly string[]): boolean {
   return !DRIVER_FREE.has(command ?? '');
 }
 
-function execGit(args: readonly string[], options: HardenedGitOptions, input: string | Buffer | undefined): Promise<{ code: number | null; stdout: Buffer }> {
+function execGit(
+  args: readonly string[],
+  options: HardenedGitOptions,
+  input: string | Buffer | undefined,
+): Promise<{ code: number | null; stdout: Buffer }> {
   // From PATH only, never the repository it runs in (Windows would look there first).
   const git = options.gitCommand ?? programOnPath('git');
   if (git === undefined) return Promise.resolve({ code: null, stdout: Buffer.alloc(0) });

@@ -51,7 +51,12 @@ export async function readBlobs(cwd: string, blobs: string[], options: GitOption
   const found = new Map<string, Buffer>();
   const unique = [...new Set(blobs)];
   if (unique.length === 0) return found;
-  const out = await runGitBuffer(['cat-file', '--batch'], { cwd, input: unique.map((b) => b + '\n').join(''), timeoutMs: options.timeoutMs, gitCommand: options.gitCommand });
+  const out = await runGitBuffer(['cat-file', '--batch'], {
+    cwd,
+    input: unique.map((b) => b + '\n').join(''),
+    timeoutMs: options.timeoutMs,
+    gitCommand: options.gitCommand,
+  });
   if (!out) return found;
   let at = 0;
   while (at < out.length) {
@@ -102,7 +107,9 @@ export interface ChangesPlace {
 }
 
 async function objectsDirOf(repo: string, options: GitOptions): Promise<string | null> {
-  const common = (await runGit(['rev-parse', '--git-common-dir'], { cwd: repo, timeoutMs: options.timeoutMs, gitCommand: options.gitCommand }))?.trim();
+  const common = (
+    await runGit(['rev-parse', '--git-common-dir'], { cwd: repo, timeoutMs: options.timeoutMs, gitCommand: options.gitCommand })
+  )?.trim();
   return common ? path.resolve(repo, common, 'objects') : null;
 }
 
@@ -119,7 +126,10 @@ export async function listTaskChanges(place: ChangesPlace, options: GitOptions =
  * `files-changed.ts` counts them). The list leaves out what git ignores in a repository (a
  * build output, an installed node_modules: not part of a branch) and stops at MAX_LISTED_FILES.
  */
-export async function listTaskChangesWithCount(place: ChangesPlace, options: GitOptions = {}): Promise<{ changes: ChangedFile[]; count: number } | null> {
+export async function listTaskChangesWithCount(
+  place: ChangesPlace,
+  options: GitOptions = {},
+): Promise<{ changes: ChangedFile[]; count: number } | null> {
   const git = { timeoutMs: options.timeoutMs, gitCommand: options.gitCommand };
   const dir = snapshotDirOf(place.taskDir);
   const objects = place.repo ? await objectsDirOf(place.repo, options) : null;
@@ -138,18 +148,32 @@ export async function listTaskChangesWithCount(place: ChangesPlace, options: Git
   // The private snapshot directory, borrowing (read only) the repository's objects for the base tree.
   const gitEnv: Record<string, string> = { GIT_DIR: path.resolve(dir) };
   if (objects) gitEnv.GIT_ALTERNATE_OBJECT_DIRECTORIES = objects;
-  const raw = await runGit(['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', baseline, now], { ...git, cwd: dir, gitEnv });
+  const raw = await runGit(['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-ext-diff', '--no-textconv', baseline, now], {
+    ...git,
+    cwd: dir,
+    gitEnv,
+  });
   if (raw === null) return null;
   const all = parseRaw(raw).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   let entries = all;
   if (repo && all.length > 0) {
     // Which of them git ignores (read from .gitignore files; no file content is read).
-    const ignored = await runGit(['check-ignore', '-z', '--stdin'], { ...git, cwd: place.folder, input: all.map((e) => e.path + '\0').join('') });
+    const ignored = await runGit(['check-ignore', '-z', '--stdin'], {
+      ...git,
+      cwd: place.folder,
+      input: all.map((e) => e.path + '\0').join(''),
+    });
     const skip = new Set((ignored ?? '').split('\0').filter(Boolean));
     entries = all.filter((e) => !skip.has(e.path));
   }
   entries = entries.slice(0, MAX_LISTED_FILES);
-  const olds = repo ? await readBlobs(repo, entries.flatMap((e) => (e.oldBlob ? [e.oldBlob] : [])), options) : new Map<string, Buffer>();
+  const olds = repo
+    ? await readBlobs(
+        repo,
+        entries.flatMap((e) => (e.oldBlob ? [e.oldBlob] : [])),
+        options,
+      )
+    : new Map<string, Buffer>();
   const changes = await Promise.all(
     entries.map(async (e): Promise<ChangedFile> => {
       const oldText = e.oldBlob ? (olds.get(e.oldBlob) ?? undefined) : null;

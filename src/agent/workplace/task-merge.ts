@@ -51,15 +51,21 @@ async function copyNewObjects(fromObjects: string, toObjects: string): Promise<v
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
     await fs.mkdir(path.join(toObjects, dir), { recursive: true });
     for (const file of await fs.readdir(path.join(fromObjects, dir))) {
-      await fs.copyFile(path.join(fromObjects, dir, file), path.join(toObjects, dir, file), fs.constants.COPYFILE_EXCL).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== 'EEXIST') throw e;
-      });
+      await fs
+        .copyFile(path.join(fromObjects, dir, file), path.join(toObjects, dir, file), fs.constants.COPYFILE_EXCL)
+        .catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'EEXIST') throw e;
+        });
     }
   }
 }
 
 /** Commits the worktree's files on the task's branch (step 1); the branch's tip after it. */
-export async function commitWorktree(input: Omit<MergeInput, 'folder'>, identity: Record<string, string>, options: Pick<HardenedGitOptions, 'userConfigFile'> = {}): Promise<string> {
+export async function commitWorktree(
+  input: Omit<MergeInput, 'folder'>,
+  identity: Record<string, string>,
+  options: Pick<HardenedGitOptions, 'userConfigFile'> = {},
+): Promise<string> {
   const wt = input.worktreePath;
   const tip = (await runGit(['rev-parse', '--verify', '--quiet', `refs/heads/${input.branch}^{commit}`], { cwd: wt }))?.trim();
   if (!tip) throw new Error(`the branch ${input.branch} is gone`);
@@ -76,20 +82,33 @@ export async function commitWorktree(input: Omit<MergeInput, 'folder'>, identity
   const gitDir = path.resolve(input.privateDir, 'commit-objects');
   await fs.rm(gitDir, { recursive: true, force: true });
   await fs.mkdir(gitDir, { recursive: true, mode: 0o700 });
-  if ((await runGit(['init', '--quiet', '--bare', '--template=', gitDir], { cwd: gitDir })) === null) throw new Error('a private git directory could not be made');
-  const gitEnv = { GIT_DIR: gitDir, GIT_WORK_TREE: wt, GIT_INDEX_FILE: path.join(gitDir, 'commit.index'), GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
+  if ((await runGit(['init', '--quiet', '--bare', '--template=', gitDir], { cwd: gitDir })) === null)
+    throw new Error('a private git directory could not be made');
+  const gitEnv = {
+    GIT_DIR: gitDir,
+    GIT_WORK_TREE: wt,
+    GIT_INDEX_FILE: path.join(gitDir, 'commit.index'),
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: objects,
+  };
   // The private git directory's config is not the repository's: the line endings git would use there are passed.
   const lineEndings = await keptUserSettingsAt(wt, options);
-  const added = await runGit([...PATH_CHECKS, ...lineEndings, 'update-index', '--add', '-z', '--stdin'], { cwd: wt, gitEnv, input: present.map((f) => f + '\0').join('') });
+  const added = await runGit([...PATH_CHECKS, ...lineEndings, 'update-index', '--add', '-z', '--stdin'], {
+    cwd: wt,
+    gitEnv,
+    input: present.map((f) => f + '\0').join(''),
+  });
   if (added === null) throw new Error("the worktree's files could not be read");
   const tree = (await runGit([...PATH_CHECKS, 'write-tree'], { cwd: wt, gitEnv }))?.trim();
   if (!tree) throw new Error('the tree could not be written');
   const tipTree = (await runGit(['rev-parse', `${tip}^{tree}`], { cwd: wt }))?.trim();
   if (tree === tipTree) return tip;
-  const commit = (await runGit(['commit-tree', tree, '-p', tip, '-m', input.message], { cwd: wt, gitEnv: { ...gitEnv, ...identity } }))?.trim();
+  const commit = (
+    await runGit(['commit-tree', tree, '-p', tip, '-m', input.message], { cwd: wt, gitEnv: { ...gitEnv, ...identity } })
+  )?.trim();
   if (!commit) throw new Error('the commit could not be made');
   await copyNewObjects(path.join(gitDir, 'objects'), objects);
-  if ((await runGit(['update-ref', '-m', 'off-peak: the task work', `refs/heads/${input.branch}`, commit, tip], { cwd: wt })) === null) throw new Error(`the branch ${input.branch} moved meanwhile`);
+  if ((await runGit(['update-ref', '-m', 'off-peak: the task work', `refs/heads/${input.branch}`, commit, tip], { cwd: wt })) === null)
+    throw new Error(`the branch ${input.branch} moved meanwhile`);
   // The worktree's index follows its branch (no file is read or written).
   await runGit(['read-tree', 'HEAD'], { cwd: wt });
   await fs.rm(gitDir, { recursive: true, force: true });
@@ -102,15 +121,22 @@ export async function mergeTaskBranch(input: MergeInput): Promise<MergeResult> {
   const git = (args: string[], gitEnv?: Record<string, string>) => runGit(args, { cwd: top, gitEnv });
   const into = (await git(['symbolic-ref', '--quiet', '--short', 'HEAD']))?.trim();
   if (!into) return { kind: 'refused', reason: 'The folder has no branch checked out (a detached HEAD): check one out first.' };
-  if ((await git(['rev-parse', '--verify', '--quiet', 'MERGE_HEAD'])) !== null) return { kind: 'refused', reason: 'A merge is already in progress in the folder: finish or abort it first.' };
+  if ((await git(['rev-parse', '--verify', '--quiet', 'MERGE_HEAD'])) !== null)
+    return { kind: 'refused', reason: 'A merge is already in progress in the folder: finish or abort it first.' };
   const identity = await identityEnv(top);
   const tip = await commitWorktree(input, identity);
   // Never at the cost of the user's uncommitted work: the task's files must be clean in the folder.
   const taskFiles = new Set(ZERO_SPLIT(await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', input.baseCommit, tip])));
-  const dirty = [...ZERO_SPLIT(await git([...PATH_CHECKS, 'diff-index', '-z', '--name-only', 'HEAD'])), ...ZERO_SPLIT(await git([...PATH_CHECKS, 'ls-files', '-z', '--others']))];
+  const dirty = [
+    ...ZERO_SPLIT(await git([...PATH_CHECKS, 'diff-index', '-z', '--name-only', 'HEAD'])),
+    ...ZERO_SPLIT(await git([...PATH_CHECKS, 'ls-files', '-z', '--others'])),
+  ];
   const clash = dirty.filter((f) => taskFiles.has(f));
   if (clash.length > 0) {
-    return { kind: 'refused', reason: `Merging would overwrite your uncommitted changes to ${clash.slice(0, 5).join(', ')}${clash.length > 5 ? ` and ${clash.length - 5} more` : ''}: commit or stash them first.` };
+    return {
+      kind: 'refused',
+      reason: `Merging would overwrite your uncommitted changes to ${clash.slice(0, 5).join(', ')}${clash.length > 5 ? ` and ${clash.length - 5} more` : ''}: commit or stash them first.`,
+    };
   }
   const merged = await git(['merge', '--no-ff', '--no-edit', '-m', `Merge ${input.branch} (off-peak task)`, input.branch], identity);
   if (merged !== null) return { kind: 'merged', into, commit: (await git(['rev-parse', 'HEAD']))!.trim() };
@@ -135,13 +161,23 @@ export async function applyTaskChanges(input: MergeInput): Promise<ApplyResult> 
   const taskFiles = ZERO_SPLIT(await git(['diff-tree', '-r', '-z', '--name-only', '--no-renames', input.baseCommit, tip]));
   if (taskFiles.length === 0) return { kind: 'refused', reason: 'The task changed no files.' };
   const files = new Set(taskFiles);
-  const dirty = [...ZERO_SPLIT(await git([...PATH_CHECKS, 'diff-index', '-z', '--name-only', 'HEAD'])), ...ZERO_SPLIT(await git([...PATH_CHECKS, 'ls-files', '-z', '--others']))];
+  const dirty = [
+    ...ZERO_SPLIT(await git([...PATH_CHECKS, 'diff-index', '-z', '--name-only', 'HEAD'])),
+    ...ZERO_SPLIT(await git([...PATH_CHECKS, 'ls-files', '-z', '--others'])),
+  ];
   const clash = dirty.filter((f) => files.has(f));
-  if (clash.length > 0) return { kind: 'refused', reason: `Applying would overwrite your uncommitted changes to ${clash.slice(0, 5).join(', ')}${clash.length > 5 ? ` and ${clash.length - 5} more` : ''}: commit or stash them first.` };
+  if (clash.length > 0)
+    return {
+      kind: 'refused',
+      reason: `Applying would overwrite your uncommitted changes to ${clash.slice(0, 5).join(', ')}${clash.length > 5 ? ` and ${clash.length - 5} more` : ''}: commit or stash them first.`,
+    };
   const patch = await git(['diff', '--binary', '--no-ext-diff', '--no-textconv', '--no-renames', input.baseCommit, tip]);
   if (patch === null) return { kind: 'refused', reason: "The task's changes could not be read." };
   if ((await git(['apply', '--whitespace=nowarn', '-'], { input: patch })) === null) {
-    return { kind: 'refused', reason: "The task's changes do not apply cleanly to what the folder holds now; nothing was changed. Use Merge instead." };
+    return {
+      kind: 'refused',
+      reason: "The task's changes do not apply cleanly to what the folder holds now; nothing was changed. Use Merge instead.",
+    };
   }
   return { kind: 'applied', files: taskFiles };
 }

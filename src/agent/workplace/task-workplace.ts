@@ -21,14 +21,25 @@ export interface Workplace {
 
 export type WorkplaceResult = { kind: 'ready'; place: Workplace } | { kind: 'failed'; reason: string } | { kind: 'wait'; reason: string };
 
-export async function resolveWorkplace(store: TaskStore, task: OffPeakTask, worktreesDir: string, options: WorktreeGitOptions = {}): Promise<WorkplaceResult> {
+export async function resolveWorkplace(
+  store: TaskStore,
+  task: OffPeakTask,
+  worktreesDir: string,
+  options: WorktreeGitOptions = {},
+): Promise<WorkplaceResult> {
   let isolation = store.read((tx) => tx.isolation.get(task.id));
-  const inPlace = (): WorkplaceResult => ({ kind: 'ready', place: { folder: task.workspacePath, changes: { folder: task.workspacePath, repo: task.workspacePath }, isolation } });
+  const inPlace = (): WorkplaceResult => ({
+    kind: 'ready',
+    place: { folder: task.workspacePath, changes: { folder: task.workspacePath, repo: task.workspacePath }, isolation },
+  });
   if (!isolation || isolation.mode !== 'worktree') return inPlace();
   if (isolation.worktreePath === null) {
     let made;
     try {
-      made = await createTaskWorktree({ folder: task.workspacePath, worktreesDir, taskId: task.id, title: task.title || task.prompt }, options);
+      made = await createTaskWorktree(
+        { folder: task.workspacePath, worktreesDir, taskId: task.id, title: task.title || task.prompt },
+        options,
+      );
     } catch (err) {
       return { kind: 'failed', reason: `Could not give the task its own branch: ${(err as Error).message}.` };
     }

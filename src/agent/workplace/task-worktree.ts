@@ -45,13 +45,19 @@ export function branchNameFor(taskId: string, title: string): string {
     .replace(/^-+|-+$/g, '');
   const date = TRAILING_DATE.exec(words)?.[1];
   const cut = (text: string, max: number) => text.slice(0, max).replace(/-+$/g, '');
-  const slug = date && words.length > 40 ? `${cut(words.slice(0, -date.length - 1), 40 - date.length - 1)}-${date}`.replace(/^-/, '') : cut(words, 40);
+  const slug =
+    date && words.length > 40 ? `${cut(words.slice(0, -date.length - 1), 40 - date.length - 1)}-${date}`.replace(/^-/, '') : cut(words, 40);
   return `offpeak/${slug || 'task'}-${shortTaskId(taskId)}`;
 }
 
 /** The task id's first 8 letters and digits: the branch's suffix and the worktree's folder name. */
 function shortTaskId(taskId: string): string {
-  return taskId.replace(/[^A-Za-z0-9]/g, '').slice(0, 8).toLowerCase() || 'task';
+  return (
+    taskId
+      .replace(/[^A-Za-z0-9]/g, '')
+      .slice(0, 8)
+      .toLowerCase() || 'task'
+  );
 }
 
 /**
@@ -143,7 +149,8 @@ export async function createTaskWorktree(
   }
   if (!(await isWorktreeAt(dir, options))) {
     for (const gone of new Set([listed ?? dir, dir])) await forgetWorktreeRecord(top, gone, options);
-    if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', LOCKED, dir, branch], options)) === null) throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
+    if ((await git(top, ['worktree', 'add', '--quiet', '--no-checkout', LOCKED, dir, branch], options)) === null)
+      throw new Error(`git could not add a worktree for the branch ${branch} at ${dir}`);
   }
   await checkOutOnce(dir, branch, options);
   return { kind: 'created', worktreePath: dir, branch, baseCommit: base };
@@ -169,7 +176,8 @@ async function worktreeOfBranch(top: string, branch: string, options: WorktreeGi
 async function checkOutOnce(dir: string, branch: string, options: WorktreeGitOptions): Promise<void> {
   const index = (await git(dir, ['rev-parse', '--git-path', 'index'], options))?.trim();
   if (index && (await fs.stat(path.resolve(dir, index)).catch(() => null))) return;
-  if ((await git(dir, ['reset', '--hard', '--quiet', 'HEAD'], options)) === null) throw new Error(`git could not check out the branch ${branch} in ${dir}`);
+  if ((await git(dir, ['reset', '--hard', '--quiet', 'HEAD'], options)) === null)
+    throw new Error(`git could not check out the branch ${branch} in ${dir}`);
 }
 
 /**
@@ -188,7 +196,11 @@ export async function isWorktreeAt(dir: string, options: WorktreeGitOptions = {}
  * The folder the agent works in: the worktree's counterpart of the task's folder (the folder may
  * be a subfolder of its repository), or null when the worktree is gone.
  */
-export async function worktreeWorkFolder(repoFolder: string, worktreePath: string, options: WorktreeGitOptions = {}): Promise<string | null> {
+export async function worktreeWorkFolder(
+  repoFolder: string,
+  worktreePath: string,
+  options: WorktreeGitOptions = {},
+): Promise<string | null> {
   if (!(await isWorktreeAt(worktreePath, options))) return null;
   const prefix = (await git(repoFolder, ['rev-parse', '--show-prefix'], options))?.trim() ?? '';
   return prefix ? path.join(worktreePath, prefix) : worktreePath;
@@ -220,9 +232,13 @@ export async function unmergedWork(
   const others = refs.split('\n').filter((r) => r && r !== `refs/heads/${where.branch}`);
   const own = await git(where.repoPath, ['rev-list', '--count', `refs/heads/${where.branch}`, '--not', ...others], options);
   const commits = Number(own?.trim() ?? 'NaN');
-  if (Number.isFinite(commits) && commits > 0) return `${commits} commit${commits === 1 ? '' : 's'} on ${where.branch} not merged into any other branch`;
-  const ahead = Number((await git(where.repoPath, ['rev-list', '--count', `${where.baseCommit}..refs/heads/${where.branch}`], options))?.trim() ?? 'NaN');
-  if (where.changedFiles > 0 && ahead === 0) return `${where.changedFiles} changed file${where.changedFiles === 1 ? '' : 's'} not committed anywhere`;
+  if (Number.isFinite(commits) && commits > 0)
+    return `${commits} commit${commits === 1 ? '' : 's'} on ${where.branch} not merged into any other branch`;
+  const ahead = Number(
+    (await git(where.repoPath, ['rev-list', '--count', `${where.baseCommit}..refs/heads/${where.branch}`], options))?.trim() ?? 'NaN',
+  );
+  if (where.changedFiles > 0 && ahead === 0)
+    return `${where.changedFiles} changed file${where.changedFiles === 1 ? '' : 's'} not committed anywhere`;
   if (!Number.isFinite(commits)) return 'the branch could not be read';
   return null;
 }
@@ -237,7 +253,10 @@ export interface WorktreeRemoval {
  * Removes the task's worktree and branch (unlocking it first). A worktree folder already removed
  * by hand is taken off git's list (that record only, not reported as removed).
  */
-export async function removeTaskWorktree(where: { repoPath: string; worktreePath: string; branch: string }, options: WorktreeGitOptions = {}): Promise<WorktreeRemoval> {
+export async function removeTaskWorktree(
+  where: { repoPath: string; worktreePath: string; branch: string },
+  options: WorktreeGitOptions = {},
+): Promise<WorktreeRemoval> {
   const removed: string[] = [];
   const problems: string[] = [];
   const folderThere = fsSync.existsSync(where.worktreePath);
@@ -245,12 +264,15 @@ export async function removeTaskWorktree(where: { repoPath: string; worktreePath
   await git(top, ['worktree', 'unlock', where.worktreePath], options);
   if (await isWorktreeAt(where.worktreePath, options)) {
     if ((await git(top, ['worktree', 'remove', '--force', where.worktreePath], options)) === null) {
-      await fs.rm(where.worktreePath, { recursive: true, force: true }).catch((e: Error) => problems.push(`the folder ${where.worktreePath}: ${e.message}`));
+      await fs
+        .rm(where.worktreePath, { recursive: true, force: true })
+        .catch((e: Error) => problems.push(`the folder ${where.worktreePath}: ${e.message}`));
     }
   } else {
     await fs.rm(where.worktreePath, { recursive: true, force: true }).catch(() => undefined);
   }
-  if (problems.length > 0) await git(top, ['worktree', 'lock', where.worktreePath], options); // still there: guarded again
+  if (problems.length > 0)
+    await git(top, ['worktree', 'lock', where.worktreePath], options); // still there: guarded again
   // The folder is gone now; git's record of it too (a no-op when `worktree remove` took it).
   else await forgetWorktreeRecord(top, where.worktreePath, options);
   if (folderThere && !fsSync.existsSync(where.worktreePath)) removed.push(`the worktree ${where.worktreePath}`);

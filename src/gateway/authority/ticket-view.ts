@@ -56,7 +56,14 @@ export class TicketStatusView {
   private entryOf(t: GatewayTicketRow, now: number, position: number): TicketStatusEntry {
     switch (t.state) {
       case 'queued': {
-        const entry: QueuedTicketStatus = { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'queued', position, next_poll_after_ms: this.queuedPollMs(now) };
+        const entry: QueuedTicketStatus = {
+          ticket_id: t.ticketId,
+          task_id: t.taskId,
+          taken_at: t.takenAt,
+          state: 'queued',
+          position,
+          next_poll_after_ms: this.queuedPollMs(now),
+        };
         const opensAt = this.windows.opensAt(now);
         if (opensAt !== undefined) entry.window_opens_at = opensAt;
         const held = this.promotionHeldUntil(now);
@@ -85,9 +92,25 @@ export class TicketStatusView {
           next_poll_after_ms: this.untilPoll(t.activeUntil as number, now),
         };
       case 'expired':
-        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'expired', expired_at: t.expiredAt as number, expired_from: t.expiredFrom ?? 'ready', next_poll_after_ms: null };
+        return {
+          ticket_id: t.ticketId,
+          task_id: t.taskId,
+          taken_at: t.takenAt,
+          state: 'expired',
+          expired_at: t.expiredAt as number,
+          expired_from: t.expiredFrom ?? 'ready',
+          next_poll_after_ms: null,
+        };
       case 'settled':
-        return { ticket_id: t.ticketId, task_id: t.taskId, taken_at: t.takenAt, state: 'settled', settled_at: t.settledAt as number, reason: t.settleReason as SettleReason, next_poll_after_ms: null };
+        return {
+          ticket_id: t.ticketId,
+          task_id: t.taskId,
+          taken_at: t.takenAt,
+          state: 'settled',
+          settled_at: t.settledAt as number,
+          reason: t.settleReason as SettleReason,
+          next_poll_after_ms: null,
+        };
     }
   }
 }

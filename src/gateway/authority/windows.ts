@@ -25,7 +25,8 @@ export function parseDailyRange(text: string): DailyRange {
   const [sh, sm, eh, em] = match.slice(1).map(Number);
   const start = sh * 60 + sm;
   const end = eh * 60 + em;
-  if (sh > 23 || sm > 59 || em > 59 || end > MINUTES_PER_DAY) throw new Error(`invalid time range "${text}": hours 00-23 (24:00 as an end), minutes 00-59`);
+  if (sh > 23 || sm > 59 || em > 59 || end > MINUTES_PER_DAY)
+    throw new Error(`invalid time range "${text}": hours 00-23 (24:00 as an end), minutes 00-59`);
   if (start === end) throw new Error(`invalid time range "${text}": start equals end`);
   return { startMinute: start, endMinute: end };
 }
@@ -47,7 +48,8 @@ export class OffPeakWindows {
     readonly timeZone: string,
     readonly spec: WindowSpec,
   ) {
-    if (!isKnownTimeZone(timeZone)) throw new Error(`unknown time zone "${timeZone}": use an IANA name such as Asia/Shanghai or Europe/Berlin`);
+    if (!isKnownTimeZone(timeZone))
+      throw new Error(`unknown time zone "${timeZone}": use an IANA name such as Asia/Shanghai or Europe/Berlin`);
   }
 
   /** Seconds since local midnight in the zone (for minute-precision window checks). */

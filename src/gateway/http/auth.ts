@@ -69,11 +69,16 @@ export class GatewayAuth {
    */
   checkOpsToken(req: http.IncomingMessage): void {
     if (this.opsClosed) {
-      throw errors.unauthorized('/metrics and /healthz are closed: give the gateway an operations token (OFFPEAK_GATEWAY_OPS_TOKEN) or address (--ops-listen)');
+      throw errors.unauthorized(
+        '/metrics and /healthz are closed: give the gateway an operations token (OFFPEAK_GATEWAY_OPS_TOKEN) or address (--ops-listen)',
+      );
     }
     if (this.opsTokenDigest) {
-      const given = createHash('sha256').update(bearerToken(req) ?? '').digest();
-      if (!timingSafeEqual(given, this.opsTokenDigest)) throw errors.unauthorized('this endpoint needs the operations token: Authorization: Bearer <token>');
+      const given = createHash('sha256')
+        .update(bearerToken(req) ?? '')
+        .digest();
+      if (!timingSafeEqual(given, this.opsTokenDigest))
+        throw errors.unauthorized('this endpoint needs the operations token: Authorization: Bearer <token>');
     }
     this.onAuthenticated(req.socket);
   }

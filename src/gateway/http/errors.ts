@@ -36,10 +36,15 @@ export const errors = {
       ...(nextTakeAt !== null ? { retry_after_ms: Math.max(0, nextTakeAt - now) } : {}),
     }),
   notAdmitted: (message: string, retryAfterMs: number) =>
-    new GatewayHttpError(429, 'rate_limit_error', BusinessCode.NotAdmitted, message, { retry_after_ms: Math.max(0, Math.round(retryAfterMs)) }),
+    new GatewayHttpError(429, 'rate_limit_error', BusinessCode.NotAdmitted, message, {
+      retry_after_ms: Math.max(0, Math.round(retryAfterMs)),
+    }),
   /** The account's usage limit is reached upstream: held (3105) until `resetAt` (docs/flows.md#usage-limits). */
   usageLimited: (message: string, resetAt: number, now: number) =>
-    new GatewayHttpError(429, 'rate_limit_error', BusinessCode.NotAdmitted, message, { retry_after_ms: Math.max(0, resetAt - now), limit_reset_at: resetAt }),
+    new GatewayHttpError(429, 'rate_limit_error', BusinessCode.NotAdmitted, message, {
+      retry_after_ms: Math.max(0, resetAt - now),
+      limit_reset_at: resetAt,
+    }),
   invalidRequest: (message: string) => new GatewayHttpError(400, 'invalid_request_error', GeneralErrorCode.InvalidRequest, message),
   unauthorized: (message: string) => new GatewayHttpError(401, 'authentication_error', GeneralErrorCode.Unauthorized, message),
   notFound: (message: string) => new GatewayHttpError(404, 'not_found_error', GeneralErrorCode.NotFound, message),
@@ -48,6 +53,7 @@ export const errors = {
   requestTimeout: (message: string) => new GatewayHttpError(408, 'invalid_request_error', GeneralErrorCode.RequestTimeout, message),
   upstreamUnavailable: (message: string) => new GatewayHttpError(502, 'api_error', GeneralErrorCode.UpstreamUnavailable, message),
   upstreamNotConfigured: (message: string) => new GatewayHttpError(503, 'api_error', GeneralErrorCode.UpstreamNotConfigured, message),
-  shuttingDown: () => new GatewayHttpError(503, 'overloaded_error', GeneralErrorCode.ShuttingDown, 'the gateway is shutting down', { retry_after_ms: 5000 }),
+  shuttingDown: () =>
+    new GatewayHttpError(503, 'overloaded_error', GeneralErrorCode.ShuttingDown, 'the gateway is shutting down', { retry_after_ms: 5000 }),
   internal: (message: string) => new GatewayHttpError(500, 'api_error', GeneralErrorCode.Internal, message),
 };

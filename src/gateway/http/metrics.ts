@@ -6,7 +6,9 @@ type Labels = Record<string, string>;
 function labelKey(labels: Labels | undefined): string {
   if (!labels) return '';
   const entries = Object.entries(labels).sort(([a], [b]) => a.localeCompare(b));
-  return entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
+  return entries.length === 0
+    ? ''
+    : `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
 }
 
 export class Counter {
@@ -67,31 +69,83 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 
 export class GatewayMetrics {
   readonly httpRequests = new Counter('offpeak_http_requests_total', 'HTTP requests answered, by route and status.');
-  readonly errors = new Counter('offpeak_errors_total', 'Error answers by business or general code (3102, 3105, 3101, 3103, invalid_request, ...).');
-  readonly takes = new Counter('offpeak_tickets_taken_total', 'New tickets taken (retried takes that got the same ticket are not counted).');
+  readonly errors = new Counter(
+    'offpeak_errors_total',
+    'Error answers by business or general code (3102, 3105, 3101, 3103, invalid_request, ...).',
+  );
+  readonly takes = new Counter(
+    'offpeak_tickets_taken_total',
+    'New tickets taken (retried takes that got the same ticket are not counted).',
+  );
   readonly promotions = new Counter('offpeak_tickets_promoted_total', 'Tickets promoted queued -> ready by the promote timer.');
   readonly expirations = new Counter('offpeak_tickets_expired_total', 'Tickets expired, by the state they expired from.');
   readonly settles = new Counter('offpeak_tickets_settled_total', 'Tickets settled (repeated settles not counted).');
   readonly admissions = new Counter('offpeak_model_admissions_total', 'Model requests admitted and forwarded upstream.');
-  readonly upstreamErrors = new Counter('offpeak_upstream_errors_total', 'Model requests that failed to reach upstream or broke mid-stream.');
-  readonly clientAborts = new Counter('offpeak_model_client_aborts_total', 'Model requests whose client hung up before the answer was complete (upstream aborted).');
-  readonly longPollRechecks = new Counter('offpeak_long_poll_rechecks_total', 'Waiting status long-polls re-read because a ticket they watch changed.');
-  readonly longPollsOverCap = new Counter('offpeak_long_polls_over_cap_total', 'Status long-polls answered at once because their user already held the most allowed.');
-  readonly upstreamHeaders = new Histogram('offpeak_upstream_response_seconds', 'Time from admission to upstream response headers.', LATENCY_BUCKETS);
-  readonly upstreamTotal = new Histogram('offpeak_upstream_duration_seconds', 'Time from admission to the end of the upstream response.', LATENCY_BUCKETS);
+  readonly upstreamErrors = new Counter(
+    'offpeak_upstream_errors_total',
+    'Model requests that failed to reach upstream or broke mid-stream.',
+  );
+  readonly clientAborts = new Counter(
+    'offpeak_model_client_aborts_total',
+    'Model requests whose client hung up before the answer was complete (upstream aborted).',
+  );
+  readonly longPollRechecks = new Counter(
+    'offpeak_long_poll_rechecks_total',
+    'Waiting status long-polls re-read because a ticket they watch changed.',
+  );
+  readonly longPollsOverCap = new Counter(
+    'offpeak_long_polls_over_cap_total',
+    'Status long-polls answered at once because their user already held the most allowed.',
+  );
+  readonly upstreamHeaders = new Histogram(
+    'offpeak_upstream_response_seconds',
+    'Time from admission to upstream response headers.',
+    LATENCY_BUCKETS,
+  );
+  readonly upstreamTotal = new Histogram(
+    'offpeak_upstream_duration_seconds',
+    'Time from admission to the end of the upstream response.',
+    LATENCY_BUCKETS,
+  );
 
   /** Hot path: one call per HTTP request; route labels are fixed strings, so no escaping needed. */
   countRequest(route: string, status: number): void {
     this.httpRequests.incRendered(`{route="${route}",status="${status}"}`);
   }
 
-  render(gauges: { byState: Record<string, number>; queueLength: number; inFlight: number; windowsOpen: boolean; longPolls: number }): string {
+  render(gauges: {
+    byState: Record<string, number>;
+    queueLength: number;
+    inFlight: number;
+    windowsOpen: boolean;
+    longPolls: number;
+  }): string {
     const sections = [
-      ['# HELP offpeak_tickets Tickets by state.', '# TYPE offpeak_tickets gauge', ...Object.entries(gauges.byState).map(([state, n]) => `offpeak_tickets{state="${state}"} ${n}`)].join('\n'),
-      ['# HELP offpeak_queue_length Queued tickets waiting for promotion.', '# TYPE offpeak_queue_length gauge', `offpeak_queue_length ${gauges.queueLength}`].join('\n'),
-      ['# HELP offpeak_model_requests_in_flight Model requests being forwarded now.', '# TYPE offpeak_model_requests_in_flight gauge', `offpeak_model_requests_in_flight ${gauges.inFlight}`].join('\n'),
-      ['# HELP offpeak_window_open 1 while the off-peak windows are open.', '# TYPE offpeak_window_open gauge', `offpeak_window_open ${gauges.windowsOpen ? 1 : 0}`].join('\n'),
-      ['# HELP offpeak_long_polls Status long-polls waiting now.', '# TYPE offpeak_long_polls gauge', `offpeak_long_polls ${gauges.longPolls}`].join('\n'),
+      [
+        '# HELP offpeak_tickets Tickets by state.',
+        '# TYPE offpeak_tickets gauge',
+        ...Object.entries(gauges.byState).map(([state, n]) => `offpeak_tickets{state="${state}"} ${n}`),
+      ].join('\n'),
+      [
+        '# HELP offpeak_queue_length Queued tickets waiting for promotion.',
+        '# TYPE offpeak_queue_length gauge',
+        `offpeak_queue_length ${gauges.queueLength}`,
+      ].join('\n'),
+      [
+        '# HELP offpeak_model_requests_in_flight Model requests being forwarded now.',
+        '# TYPE offpeak_model_requests_in_flight gauge',
+        `offpeak_model_requests_in_flight ${gauges.inFlight}`,
+      ].join('\n'),
+      [
+        '# HELP offpeak_window_open 1 while the off-peak windows are open.',
+        '# TYPE offpeak_window_open gauge',
+        `offpeak_window_open ${gauges.windowsOpen ? 1 : 0}`,
+      ].join('\n'),
+      [
+        '# HELP offpeak_long_polls Status long-polls waiting now.',
+        '# TYPE offpeak_long_polls gauge',
+        `offpeak_long_polls ${gauges.longPolls}`,
+      ].join('\n'),
       this.httpRequests.render(),
       this.errors.render(),
       this.takes.render(),

@@ -36,7 +36,9 @@ export class SqliteAccountLimitStore implements AccountLimitStore {
 
   load(): AccountLimitState | null {
     const row = this.get.get(ACCOUNT);
-    return row ? { heldUntil: row.held_until, heldSince: row.held_since, heldWindow: row.held_window, promoteAfter: row.promote_after } : null;
+    return row
+      ? { heldUntil: row.held_until, heldSince: row.held_since, heldWindow: row.held_window, promoteAfter: row.promote_after }
+      : null;
   }
 
   save(state: AccountLimitState): void {

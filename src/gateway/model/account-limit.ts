@@ -18,7 +18,6 @@ import type { Logger } from '../http/logger';
 import type { TicketStore } from '../stores/store';
 import type { AccountLimitState, AccountLimitStore } from './account-limit-store';
 
-
 const EMPTY: AccountLimitState = { heldUntil: null, heldSince: null, heldWindow: null, promoteAfter: null };
 /** A rejected answer that names no reset at all holds this long (then one request probes again). */
 export const UNKNOWN_RESET_HOLD_MS = 60_000;
@@ -66,7 +65,12 @@ export interface UsageLimitReading {
  * the latest of the windows that say `rejected`; without per-window statuses, the unified reset,
  * then the representative claim's window, then Retry-After.
  */
-export function readUsageLimit(status: number, headers: http.IncomingHttpHeaders, now: number, stopAtUtilization: number | null): UsageLimitReading {
+export function readUsageLimit(
+  status: number,
+  headers: http.IncomingHttpHeaders,
+  now: number,
+  stopAtUtilization: number | null,
+): UsageLimitReading {
   const unified = header(headers, `${PREFIX}status`);
   const rejected = status === 429 && unified === 'rejected';
   let resetAt: number | null = null;
@@ -97,7 +101,8 @@ export function readUsageLimit(status: number, headers: http.IncomingHttpHeaders
     for (const w of WINDOWS) {
       const utilization = Number(header(headers, `${PREFIX}${w.key}-utilization`));
       const at = epochMs(header(headers, `${PREFIX}${w.key}-reset`));
-      if (Number.isFinite(utilization) && utilization >= stopAtUtilization && at !== undefined && at > now) over.push({ window: w.name, utilization, resetAt: Math.min(at, now + MAX_HOLD_MS) });
+      if (Number.isFinite(utilization) && utilization >= stopAtUtilization && at !== undefined && at > now)
+        over.push({ window: w.name, utilization, resetAt: Math.min(at, now + MAX_HOLD_MS) });
     }
   }
   return { rejected, resetAt, window, over };
@@ -137,7 +142,11 @@ export class AccountLimits {
   heldError(now: number): GatewayHttpError | undefined {
     const until = this.heldUntil(now);
     if (until === null) return undefined;
-    return errors.usageLimited(`the account's usage limit is reached (${this.state.heldWindow ?? 'unified'} window); requests wait until ${new Date(until).toISOString()}`, until, now);
+    return errors.usageLimited(
+      `the account's usage limit is reached (${this.state.heldWindow ?? 'unified'} window); requests wait until ${new Date(until).toISOString()}`,
+      until,
+      now,
+    );
   }
 
   /**
@@ -172,7 +181,11 @@ export class AccountLimits {
  * The admission checks of a model request while limits are on: a ticket that cannot go on still
  * gets its own answer (3102), any other request of a held account gets the hold's 3105.
  */
-export async function admissibleUnlessHeld(limits: AccountLimits | undefined, now: number, admissible: () => Promise<unknown>): Promise<void> {
+export async function admissibleUnlessHeld(
+  limits: AccountLimits | undefined,
+  now: number,
+  admissible: () => Promise<unknown>,
+): Promise<void> {
   const held = limits?.heldError(now);
   try {
     await admissible();
@@ -197,9 +210,18 @@ export function personalAccountLimits(stopAtUtilization: unknown): Pick<GatewayC
 }
 
 /** The account's limits when the configuration turns them on, kept in `store`; else undefined. */
-export function openAccountLimits(config: Pick<GatewayConfig, 'accountLimits' | 'stopAtUtilization'>, store: TicketStore, log: Logger, onChange?: () => void): AccountLimits | undefined {
+export function openAccountLimits(
+  config: Pick<GatewayConfig, 'accountLimits' | 'stopAtUtilization'>,
+  store: TicketStore,
+  log: Logger,
+  onChange?: () => void,
+): AccountLimits | undefined {
   if (!config.accountLimits) return undefined;
   const kept = store.accountLimitStore?.();
   if (!kept) throw new Error('--account-limits: this ticket store cannot keep a usage-limit hold (use --store sqlite or memory)');
-  return new AccountLimits(kept, { stopAtUtilization: config.stopAtUtilization, log: (message, fields) => log.warn(message, fields), onChange });
+  return new AccountLimits(kept, {
+    stopAtUtilization: config.stopAtUtilization,
+    log: (message, fields) => log.warn(message, fields),
+    onChange,
+  });
 }

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export const DEMO_MODEL_NOTICE = '[Off-Peak demo model] This reply is scripted by the gateway\'s demo mode; no real model was called.';
+export const DEMO_MODEL_NOTICE = "[Off-Peak demo model] This reply is scripted by the gateway's demo mode; no real model was called.";
 const SHORT_NOTICE = '[Off-Peak demo model]';
 
 export interface DemoModelOptions {
@@ -42,7 +42,11 @@ const DEFAULT_FILE = 'off-peak-demo.md';
 
 function blocksOf(message: Message | undefined): Block[] {
   if (!message) return [];
-  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : Array.isArray(message.content) ? message.content : [];
+  return typeof message.content === 'string'
+    ? [{ type: 'text', text: message.content }]
+    : Array.isArray(message.content)
+      ? message.content
+      : [];
 }
 
 function textOf(block: Block): string {
@@ -78,10 +82,16 @@ const REPEAT_TEXT = `${SHORT_NOTICE} Making the call you allowed again:`;
  */
 function allowedRepeat(messages: Message[], promptAt: number): DemoTurn | null {
   if (promptAt < 0) return null;
-  const prompt = blocksOf(messages[promptAt]).filter((b) => b.type === 'text').map(textOf).join('\n');
+  const prompt = blocksOf(messages[promptAt])
+    .filter((b) => b.type === 'text')
+    .map(textOf)
+    .join('\n');
   const allowed = [...prompt.matchAll(/^- ALLOWED: ([^:\s]+):/gm)].map((m) => m[1]);
   if (allowed.length === 0) return null;
-  const asked = messages.slice(0, promptAt).filter((m) => m.role === 'assistant').pop();
+  const asked = messages
+    .slice(0, promptAt)
+    .filter((m) => m.role === 'assistant')
+    .pop();
   const calls = blocksOf(asked).filter((b) => b.type === 'tool_use' && b.name !== undefined && allowed.includes(b.name));
   const repeated = messages.slice(promptAt).filter((m) => m.role === 'assistant').length;
   const call = calls[repeated];
@@ -98,7 +108,10 @@ export function demoTurn(body: MessagesBody, options: { stepMs: number; activeWi
   const tools = new Set((body.tools ?? []).map((t) => t.name));
   if (!tools.has('list_files') || !tools.has('read_file')) return null;
   const messages = body.messages ?? [];
-  const prompt = blocksOf(messages[0]).filter((b) => b.type === 'text').map(textOf).join('\n');
+  const prompt = blocksOf(messages[0])
+    .filter((b) => b.type === 'text')
+    .map(textOf)
+    .join('\n');
   // A later user message with text (not only tool results) is the agent's continuation prompt.
   const isPrompt = (m: Message, i: number) => i > 0 && m.role === 'user' && blocksOf(m).some((b) => b.type === 'text' && textOf(b).trim());
   const resumedAt = messages.findIndex(isPrompt);
@@ -106,21 +119,38 @@ export function demoTurn(body: MessagesBody, options: { stepMs: number; activeWi
   const repeat = allowedRepeat(messages, promptsAt[promptsAt.length - 1] ?? -1);
   if (repeat) return repeat;
   // The script's own turns: a repeat of an allowed call is not a step of it.
-  const assistantTurns = (from: number) => messages.slice(from).filter((m) => m.role === 'assistant' && !blocksOf(m).some((b) => b.type === 'text' && textOf(b).startsWith(REPEAT_TEXT))).length;
+  const assistantTurns = (from: number) =>
+    messages
+      .slice(from)
+      .filter((m) => m.role === 'assistant' && !blocksOf(m).some((b) => b.type === 'text' && textOf(b).startsWith(REPEAT_TEXT))).length;
   const reviewTurns = Math.min(MAX_REVIEW_TURNS, Math.ceil(options.activeWindowMs / Math.max(1, options.stepMs)) + 2);
   const done = assistantTurns(0);
-  const results = messages.flatMap((m) => (m.role === 'user' ? blocksOf(m).filter((b) => b.type === 'tool_result').map(textOf) : []));
+  const results = messages.flatMap((m) =>
+    m.role === 'user'
+      ? blocksOf(m)
+          .filter((b) => b.type === 'tool_result')
+          .map(textOf)
+      : [],
+  );
   const target = demoTargetFile(prompt);
 
   if (resumedAt < 0 && done < reviewTurns) {
-    if (done === 0) return { text: `${DEMO_MODEL_NOTICE} Scripted demo task: looking at the workspace first.`, tool: { name: 'list_files', input: { path: '.' } } };
+    if (done === 0)
+      return {
+        text: `${DEMO_MODEL_NOTICE} Scripted demo task: looking at the workspace first.`,
+        tool: { name: 'list_files', input: { path: '.' } },
+      };
     if (done === 1) {
       const listing = results[0] ?? '';
       const readme = /^(README(?:\.md)?)$/im.exec(listing)?.[1] ?? /\b(README\.md)\b/.exec(listing)?.[1];
       if (readme) return { text: `${SHORT_NOTICE} Reading ${readme}.`, tool: { name: 'read_file', input: { path: readme } } };
-      return { text: `${SHORT_NOTICE} No README here; looking one level deeper.`, tool: { name: 'list_files', input: { path: '.', recursive: true } } };
+      return {
+        text: `${SHORT_NOTICE} No README here; looking one level deeper.`,
+        tool: { name: 'list_files', input: { path: '.', recursive: true } },
+      };
     }
-    if (done === 2 && tools.has('run_command')) return { text: `${SHORT_NOTICE} Running a harmless command.`, tool: { name: 'run_command', input: { command: 'node --version' } } };
+    if (done === 2 && tools.has('run_command'))
+      return { text: `${SHORT_NOTICE} Running a harmless command.`, tool: { name: 'run_command', input: { command: 'node --version' } } };
     return {
       text: `${SHORT_NOTICE} Still reviewing. (This demo's segments are short on purpose: this one ends soon, and the task resumes the same session with a new ticket.)`,
       tool: { name: 'list_files', input: { path: '.' } },
@@ -131,7 +161,9 @@ export function demoTurn(body: MessagesBody, options: { stepMs: number; activeWi
   const step = assistantTurns(resumedAt >= 0 ? resumedAt : 0) - (resumedAt >= 0 ? 0 : reviewTurns);
   const resumedNote = resumedAt >= 0 ? 'Resumed the same session after the segment ended. ' : '';
   if (!tools.has('write_file')) {
-    return { text: `${SHORT_NOTICE} ${resumedNote}This task may not write files (plan mode), so the demo ends here: it would have written ${target}.` };
+    return {
+      text: `${SHORT_NOTICE} ${resumedNote}This task may not write files (plan mode), so the demo ends here: it would have written ${target}.`,
+    };
   }
   const nodeVersion = results.map((r) => /\bv\d+\.\d+\.\d+\b/.exec(r)?.[0]).find(Boolean);
   if (step === 0) {
@@ -146,7 +178,9 @@ export function demoTurn(body: MessagesBody, options: { stepMs: number; activeWi
     return { text: `${SHORT_NOTICE} ${resumedNote}Writing ${target}.`, tool: { name: 'write_file', input: { path: target, content } } };
   }
   if (step === 1) return { text: `${SHORT_NOTICE} Checking the result.`, tool: { name: 'read_file', input: { path: target } } };
-  return { text: `${SHORT_NOTICE} Done: wrote ${target}. This was a scripted demo; with a real model configured (--upstream-url and OFFPEAK_UPSTREAM_API_KEY), the agent does the task you describe.` };
+  return {
+    text: `${SHORT_NOTICE} Done: wrote ${target}. This was a scripted demo; with a real model configured (--upstream-url and OFFPEAK_UPSTREAM_API_KEY), the agent does the task you describe.`,
+  };
 }
 
 let sequence = 0;
@@ -171,7 +205,16 @@ function reply(res: http.ServerResponse, body: MessagesBody, rawLength: number, 
   if (turn.tool) content.push({ type: 'tool_use', id: id('toolu'), name: turn.tool.name, input: turn.tool.input });
   const stopReason = turn.tool ? 'tool_use' : 'end_turn';
   const usage = { input_tokens: Math.ceil(rawLength / 4), output_tokens: Math.ceil(JSON.stringify(content).length / 4) };
-  const message = { id: id('msg'), type: 'message', role: 'assistant', model, content: [] as unknown[], stop_reason: null as string | null, stop_sequence: null, usage };
+  const message = {
+    id: id('msg'),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [] as unknown[],
+    stop_reason: null as string | null,
+    stop_sequence: null,
+    usage,
+  };
   const later = (send: () => void) => {
     const timer = setTimeout(() => {
       if (!res.destroyed) send(); // else the agent stopped waiting (e.g. its segment ended)
@@ -191,14 +234,17 @@ function reply(res: http.ServerResponse, body: MessagesBody, rawLength: number, 
     content.forEach((block, index) => {
       if (block.type === 'text') {
         res.write(sse('content_block_start', { index, content_block: { type: 'text', text: '' } }));
-        for (const piece of (block.text as string).match(/.{1,60}/gs) ?? []) res.write(sse('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
+        for (const piece of (block.text as string).match(/.{1,60}/gs) ?? [])
+          res.write(sse('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
       } else {
         res.write(sse('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
         res.write(sse('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } }));
       }
       res.write(sse('content_block_stop', { index }));
     });
-    res.write(sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
+    res.write(
+      sse('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }),
+    );
     res.end(sse('message_stop', {}));
   });
 }
@@ -232,7 +278,11 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string
 
 /** Starts the demo model on a loopback port; the gateway forwards to it like to any upstream. */
 export async function startDemoModel(options: DemoModelOptions = {}): Promise<{ url: string; close(): Promise<void> }> {
-  const resolved: Required<DemoModelOptions> = { script: options.script ?? 'work', stepMs: options.stepMs ?? 5_000, activeWindowMs: options.activeWindowMs ?? 25_000 };
+  const resolved: Required<DemoModelOptions> = {
+    script: options.script ?? 'work',
+    stepMs: options.stepMs ?? 5_000,
+    activeWindowMs: options.activeWindowMs ?? 25_000,
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

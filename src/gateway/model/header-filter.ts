@@ -20,7 +20,16 @@ const TO_UPSTREAM = new Set([
 ]);
 const TO_UPSTREAM_PREFIXES = ['x-stainless-'];
 
-const TO_USER = new Set(['content-type', 'content-encoding', 'content-length', 'cache-control', 'request-id', 'x-request-id', 'retry-after', 'x-should-retry']);
+const TO_USER = new Set([
+  'content-type',
+  'content-encoding',
+  'content-length',
+  'cache-control',
+  'request-id',
+  'x-request-id',
+  'retry-after',
+  'x-should-retry',
+]);
 /** When a rate limit lifts is worth showing; the limit and what is left describe the shared key. */
 const RATE_LIMIT_RESET = /^anthropic-ratelimit-[a-z0-9-]+-reset$/;
 /** Response headers carrying the account behind the gateway's key. */
@@ -30,7 +39,12 @@ const ACCOUNT = /^anthropic-organization/;
 function connectionNamed(headers: http.IncomingHttpHeaders): Set<string> {
   const value = headers.connection;
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
-  return new Set(text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    text
+      .split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 function filter(headers: http.IncomingHttpHeaders, allowed: (name: string) => boolean): http.OutgoingHttpHeaders {

@@ -21,7 +21,8 @@ export function applyModelAllowList(body: Buffer, policy: ModelAllowList): Buffe
   } catch {
     throw errors.invalidRequest('model request body is not valid JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw errors.invalidRequest('model request body must be a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw errors.invalidRequest('model request body must be a JSON object');
   const request = parsed as { model?: unknown };
   if (typeof request.model === 'string' && policy.models.some((m) => m.id === request.model)) return body;
   const allowed = policy.models.map((m) => m.id).join(', ');

@@ -67,7 +67,11 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
       if (finished) return;
       finished = true;
       // A shared slot's release is a database write: the exchange is over either way.
-      admission.release().catch((error: unknown) => log.warn('model slot release failed', { ticket_id: admission.ticket.ticketId, error: (error as Error).message }));
+      admission
+        .release()
+        .catch((error: unknown) =>
+          log.warn('model slot release failed', { ticket_id: admission.ticket.ticketId, error: (error as Error).message }),
+        );
       resolve();
     };
 
@@ -112,7 +116,9 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
       if (finished || res.destroyed) return;
       metrics.upstreamErrors.inc();
       log.warn('upstream request failed', { ticket_id: admission.ticket.ticketId, target: target.origin, error: error.message });
-      const message = upstream.unreachableFix ? `The model API ${target.origin} cannot be reached (${error.message}): ${upstream.unreachableFix}` : `model upstream unreachable: ${error.message}`;
+      const message = upstream.unreachableFix
+        ? `The model API ${target.origin} cannot be reached (${error.message}): ${upstream.unreachableFix}`
+        : `model upstream unreachable: ${error.message}`;
       if (!res.headersSent) ctx.sendError(errors.upstreamUnavailable(message));
       else res.destroy(error);
     });

@@ -20,8 +20,12 @@ export function mysqlConnectionOptions(url: string, password: string | null | un
   } catch {
     throw new Error(`invalid --mysql-url ${JSON.stringify(url)}: expected mysql://user@host:port/database`);
   }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') throw new Error(`invalid --mysql-url: the scheme must be mysql:// (got ${parsed.protocol})`);
-  if (parsed.password) throw new Error('invalid --mysql-url: it must not hold a password; set OFFPEAK_GATEWAY_MYSQL_PASSWORD or mysqlPassword in the config file');
+  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:')
+    throw new Error(`invalid --mysql-url: the scheme must be mysql:// (got ${parsed.protocol})`);
+  if (parsed.password)
+    throw new Error(
+      'invalid --mysql-url: it must not hold a password; set OFFPEAK_GATEWAY_MYSQL_PASSWORD or mysqlPassword in the config file',
+    );
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
   if (!database) throw new Error('invalid --mysql-url: name the database, e.g. mysql://offpeak@db:3306/offpeak');
   return {

@@ -61,7 +61,9 @@ export async function migrateMysql(pool: mysql.Pool, now: () => number): Promise
     const [locked] = await connection.query<mysql.RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS got', [MIGRATION_LOCK, MIGRATION_LOCK_WAIT_S]);
     if (Number(locked[0].got) !== 1) throw new Error(`another gateway held the migration lock for ${MIGRATION_LOCK_WAIT_S} s`);
     try {
-      await connection.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB');
+      await connection.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB',
+      );
       const [done] = await connection.query<mysql.RowDataPacket[]>('SELECT version FROM schema_migrations');
       const applied = new Set(done.map((r) => Number(r.version)));
       const newest = Math.max(0, ...applied);

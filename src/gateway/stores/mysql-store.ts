@@ -27,7 +27,16 @@ import type { TicketState } from '../../protocol/gateway';
 import { loadMysql2, mysqlConnectionOptions } from './mysql-connection';
 import { appliedMysqlMigrations, migrateMysql } from './mysql-schema';
 import { fromRow, liveKey, TICKET_COLUMNS, type TicketRow } from './mysql-tickets';
-import { newQueuedTicket, LiveTicketExists, type ModelSlots, type NewTicket, type TicketPatch, type GatewayTicketRow, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
+import {
+  newQueuedTicket,
+  LiveTicketExists,
+  type ModelSlots,
+  type NewTicket,
+  type TicketPatch,
+  type GatewayTicketRow,
+  type TicketStore,
+  TICKET_PATCH_COLUMNS,
+} from './store';
 
 /** An instance that has not beaten its heartbeat this long is dead: its model slots stop counting. */
 export const INSTANCE_TTL_MS = 5000;
@@ -123,9 +132,15 @@ export class MysqlTicketStore implements TicketStore {
   }
 
   private async heartbeat(): Promise<void> {
-    await this.pool.execute(`INSERT INTO gateway_instances (instance_id, heartbeat_at) VALUES (?, ${DB_NOW_MS}) ON DUPLICATE KEY UPDATE heartbeat_at = VALUES(heartbeat_at)`, [this.instanceId]);
+    await this.pool.execute(
+      `INSERT INTO gateway_instances (instance_id, heartbeat_at) VALUES (?, ${DB_NOW_MS}) ON DUPLICATE KEY UPDATE heartbeat_at = VALUES(heartbeat_at)`,
+      [this.instanceId],
+    );
     // Whoever beats also sweeps what dead instances left behind.
-    await this.pool.execute(`DELETE s FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at < ${DB_NOW_MS} - ?`, [INSTANCE_TTL_MS]);
+    await this.pool.execute(
+      `DELETE s FROM model_slots s JOIN gateway_instances i ON i.instance_id = s.instance_id WHERE i.heartbeat_at < ${DB_NOW_MS} - ?`,
+      [INSTANCE_TTL_MS],
+    );
     await this.pool.execute(`DELETE FROM gateway_instances WHERE heartbeat_at < ${DB_NOW_MS} - ?`, [INSTANCE_TTL_MS]);
   }
 
@@ -179,7 +194,9 @@ export class MysqlTicketStore implements TicketStore {
         const result = await this.context.run(ctx, fn);
         // Announce the change in the same commit, last, so the feed row is locked only briefly.
         if (ctx.wrote) {
-          const [bump] = await connection.execute<mysql.ResultSetHeader>('UPDATE gateway_feed SET seq = LAST_INSERT_ID(seq + 1) WHERE id = 1');
+          const [bump] = await connection.execute<mysql.ResultSetHeader>(
+            'UPDATE gateway_feed SET seq = LAST_INSERT_ID(seq + 1) WHERE id = 1',
+          );
           ctx.bumpedTo = Number(bump.insertId);
           this.ownBumps.add(ctx.bumpedTo);
         }
@@ -191,7 +208,8 @@ export class MysqlTicketStore implements TicketStore {
         if (ctx.bumpedTo !== undefined) this.ownBumps.delete(ctx.bumpedTo);
         await connection.query('ROLLBACK').catch(() => undefined);
         // Deadlocks and lock-wait timeouts are the database choosing a victim: run it again.
-        const retry = (errorCode(error) === 'ER_LOCK_DEADLOCK' || errorCode(error) === 'ER_LOCK_WAIT_TIMEOUT') && attempt < TRANSACTION_ATTEMPTS;
+        const retry =
+          (errorCode(error) === 'ER_LOCK_DEADLOCK' || errorCode(error) === 'ER_LOCK_WAIT_TIMEOUT') && attempt < TRANSACTION_ATTEMPTS;
         if (!retry) throw error;
       } finally {
         connection.release();
@@ -211,7 +229,9 @@ export class MysqlTicketStore implements TicketStore {
   }
 
   async lockPromoter(): Promise<boolean> {
-    const [rows] = await this.db.execute<mysql.RowDataPacket[]>("SELECT name FROM gateway_locks WHERE name = 'promoter' FOR UPDATE SKIP LOCKED");
+    const [rows] = await this.db.execute<mysql.RowDataPacket[]>(
+      "SELECT name FROM gateway_locks WHERE name = 'promoter' FOR UPDATE SKIP LOCKED",
+    );
     return rows.length === 1;
   }
 
@@ -219,18 +239,15 @@ export class MysqlTicketStore implements TicketStore {
     return this.write(async () => {
       await this.db.execute("SELECT name FROM gateway_locks WHERE name = 'queue_tail' FOR UPDATE");
       try {
-        const [result] = await this.db.execute<mysql.ResultSetHeader>('INSERT INTO tickets (ticket_id, user_id, task_id, live_key, state, taken_at) VALUES (?, ?, ?, ?, ?, ?)', [
-          ticket.ticketId,
-          ticket.userId,
-          ticket.taskId,
-          liveKey(ticket.userId, ticket.taskId),
-          'queued',
-          ticket.takenAt,
-        ]);
+        const [result] = await this.db.execute<mysql.ResultSetHeader>(
+          'INSERT INTO tickets (ticket_id, user_id, task_id, live_key, state, taken_at) VALUES (?, ?, ?, ?, ?, ?)',
+          [ticket.ticketId, ticket.userId, ticket.taskId, liveKey(ticket.userId, ticket.taskId), 'queued', ticket.takenAt],
+        );
         this.markWritten();
         return newQueuedTicket(ticket, Number(result.insertId));
       } catch (error) {
-        if (errorCode(error) === 'ER_DUP_ENTRY' && /tickets_live_task/.test((error as Error).message)) throw new LiveTicketExists(`task ${ticket.taskId} has a live ticket`);
+        if (errorCode(error) === 'ER_DUP_ENTRY' && /tickets_live_task/.test((error as Error).message))
+          throw new LiveTicketExists(`task ${ticket.taskId} has a live ticket`);
         throw error;
       }
     });
@@ -246,11 +263,10 @@ export class MysqlTicketStore implements TicketStore {
       const sets = keys.map((k) => `${COLUMNS[k]} = ?`);
       // A ticket leaving the live states frees its (user, task) for a new take.
       if (patch.state !== undefined && !LIVE_STATES.includes(patch.state)) sets.push('live_key = NULL');
-      const [result] = await this.db.execute<mysql.ResultSetHeader>(`UPDATE tickets SET ${sets.join(', ')} WHERE ticket_id = ? AND state IN (${fromStates.map(() => '?').join(',')})`, [
-        ...keys.map((k) => patch[k] as string | number | null),
-        ticketId,
-        ...fromStates,
-      ]);
+      const [result] = await this.db.execute<mysql.ResultSetHeader>(
+        `UPDATE tickets SET ${sets.join(', ')} WHERE ticket_id = ? AND state IN (${fromStates.map(() => '?').join(',')})`,
+        [...keys.map((k) => patch[k] as string | number | null), ticketId, ...fromStates],
+      );
       if (result.affectedRows !== 1) return undefined;
       this.markWritten();
       return this.get(ticketId);
@@ -262,17 +278,24 @@ export class MysqlTicketStore implements TicketStore {
   }
 
   liveForUser(userId: string): Promise<GatewayTicketRow[]> {
-    return this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE user_id = ? AND state IN ('queued', 'ready', 'active') ORDER BY seq`, [userId]);
+    return this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE user_id = ? AND state IN ('queued', 'ready', 'active') ORDER BY seq`, [
+      userId,
+    ]);
   }
 
   queued(limit: number): Promise<GatewayTicketRow[]> {
     // Inside the promoter's transaction the read locks the rows it will promote.
     const lock = this.context.getStore() ? ' FOR UPDATE' : '';
-    return this.rows(`SELECT ${TICKET_COLUMNS} FROM tickets WHERE state = 'queued' ORDER BY seq LIMIT ${Math.max(0, Math.floor(limit))}${lock}`, []);
+    return this.rows(
+      `SELECT ${TICKET_COLUMNS} FROM tickets WHERE state = 'queued' ORDER BY seq LIMIT ${Math.max(0, Math.floor(limit))}${lock}`,
+      [],
+    );
   }
 
   async queuePosition(ticket: GatewayTicketRow): Promise<number> {
-    const [rows] = await this.db.execute<mysql.RowDataPacket[]>("SELECT COUNT(*) AS n FROM tickets WHERE state = 'queued' AND seq <= ?", [ticket.seq]);
+    const [rows] = await this.db.execute<mysql.RowDataPacket[]>("SELECT COUNT(*) AS n FROM tickets WHERE state = 'queued' AND seq <= ?", [
+      ticket.seq,
+    ]);
     return Number(rows[0].n);
   }
 
@@ -289,12 +312,18 @@ export class MysqlTicketStore implements TicketStore {
 
   async hasTicketForTask(userId: string, taskId: string): Promise<boolean> {
     // One user's rows through the (user_id, ...) keys; no index of its own (only asked while the rollout is off).
-    const [rows] = await this.db.execute<mysql.RowDataPacket[]>('SELECT 1 FROM tickets WHERE user_id = ? AND task_id = ? LIMIT 1', [userId, taskId]);
+    const [rows] = await this.db.execute<mysql.RowDataPacket[]>('SELECT 1 FROM tickets WHERE user_id = ? AND task_id = ? LIMIT 1', [
+      userId,
+      taskId,
+    ]);
     return rows.length > 0;
   }
 
   async takeTimesSince(userId: string, since: number): Promise<number[]> {
-    const [rows] = await this.db.execute<mysql.RowDataPacket[]>('SELECT taken_at FROM tickets WHERE user_id = ? AND taken_at >= ? ORDER BY taken_at', [userId, since]);
+    const [rows] = await this.db.execute<mysql.RowDataPacket[]>(
+      'SELECT taken_at FROM tickets WHERE user_id = ? AND taken_at >= ? ORDER BY taken_at',
+      [userId, since],
+    );
     return rows.map((r) => Number(r.taken_at));
   }
 
@@ -308,7 +337,12 @@ export class MysqlTicketStore implements TicketStore {
     });
   }
 
-  private async tryAcquireSlot(userId: string, ticketId: string, max: number, maxPerUser: number): Promise<(() => Promise<void>) | 'total' | 'user'> {
+  private async tryAcquireSlot(
+    userId: string,
+    ticketId: string,
+    max: number,
+    maxPerUser: number,
+  ): Promise<(() => Promise<void>) | 'total' | 'user'> {
     const slotId = await this.transaction(async () => {
       const db = this.db;
       // The lock row makes count-then-insert one step across instances.
@@ -319,7 +353,10 @@ export class MysqlTicketStore implements TicketStore {
       );
       if (Number(rows[0].n) >= max) return 'total' as const;
       if (Number(rows[0].mine) >= maxPerUser) return 'user' as const;
-      const [result] = await db.execute<mysql.ResultSetHeader>('INSERT INTO model_slots (instance_id, user_id, ticket_id) VALUES (?, ?, ?)', [this.instanceId, userId, ticketId]);
+      const [result] = await db.execute<mysql.ResultSetHeader>(
+        'INSERT INTO model_slots (instance_id, user_id, ticket_id) VALUES (?, ?, ?)',
+        [this.instanceId, userId, ticketId],
+      );
       return Number(result.insertId);
     });
     if (typeof slotId === 'string') return slotId;

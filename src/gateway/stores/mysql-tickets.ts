@@ -22,7 +22,8 @@ export interface TicketRow {
   settled_from: 'queued' | 'ready' | 'active' | 'expired' | null;
 }
 
-export const TICKET_COLUMNS = 'ticket_id, seq, user_id, task_id, state, taken_at, ready_at, ready_deadline, active_at, active_until, expired_at, expired_from, settled_at, settle_reason, settled_from';
+export const TICKET_COLUMNS =
+  'ticket_id, seq, user_id, task_id, state, taken_at, ready_at, ready_deadline, active_at, active_until, expired_at, expired_from, settled_at, settle_reason, settled_from';
 
 function num(value: number | string | null): number | null {
   return value === null ? null : Number(value);

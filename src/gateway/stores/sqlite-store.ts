@@ -5,7 +5,17 @@ import type Database from 'better-sqlite3';
 import type { SettleReason, TicketState } from '../../protocol/gateway';
 import type { AccountLimitStore } from '../model/account-limit-store';
 import { SqliteAccountLimitStore } from '../model/account-limit-sqlite';
-import { IndexedTicketStore, newQueuedTicket, LiveTicketExists, LiveTicketIndex, type NewTicket, type TicketPatch, type GatewayTicketRow, type TicketStore, TICKET_PATCH_COLUMNS } from './store';
+import {
+  IndexedTicketStore,
+  newQueuedTicket,
+  LiveTicketExists,
+  LiveTicketIndex,
+  type NewTicket,
+  type TicketPatch,
+  type GatewayTicketRow,
+  type TicketStore,
+  TICKET_PATCH_COLUMNS,
+} from './store';
 
 const SCHEMA_VERSION = 1;
 
@@ -72,7 +82,10 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   private readonly updateStatements = new Map<string, Database.Statement>();
 
   /** `opened`: a database handle with better-sqlite3's API to use instead (personal mode's sql.js file). */
-  constructor(readonly path: string, opened?: Database.Database) {
+  constructor(
+    readonly path: string,
+    opened?: Database.Database,
+  ) {
     super();
     try {
       this.db = opened ?? new (loadBetterSqlite3())(path, { timeout: 2000 });
@@ -97,14 +110,18 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
       takeTimes: this.db.prepare('SELECT taken_at FROM tickets WHERE user_id = ? AND taken_at >= ? ORDER BY taken_at'),
       taskSeen: this.db.prepare('SELECT 1 AS seen FROM tickets WHERE user_id = ? AND task_id = ? LIMIT 1'),
       counts: this.db.prepare('SELECT state, COUNT(*) AS n FROM tickets GROUP BY state'),
-      prune: this.db.prepare("DELETE FROM tickets WHERE state IN ('expired', 'settled') AND COALESCE(settled_at, expired_at) < ? AND taken_at < ?"),
+      prune: this.db.prepare(
+        "DELETE FROM tickets WHERE state IN ('expired', 'settled') AND COALESCE(settled_at, expired_at) < ? AND taken_at < ?",
+      ),
     };
     this.loadLiveIndex();
   }
 
   private loadLiveIndex(): void {
     this.index = new LiveTicketIndex();
-    for (const row of this.db.prepare("SELECT * FROM tickets WHERE state IN ('queued', 'ready', 'active') ORDER BY seq").all() as TicketRow[]) {
+    for (const row of this.db
+      .prepare("SELECT * FROM tickets WHERE state IN ('queued', 'ready', 'active') ORDER BY seq")
+      .all() as TicketRow[]) {
       this.index.put(fromRow(row));
     }
   }
@@ -140,7 +157,8 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   }
 
   insert(ticket: NewTicket): Promise<GatewayTicketRow> {
-    if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
+    if (this.index.liveForTask(ticket.userId, ticket.taskId))
+      return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
     const result = this.statements.insert.run(ticket.ticketId, ticket.userId, ticket.taskId, 'queued', ticket.takenAt);
     const record = newQueuedTicket(ticket, Number(result.lastInsertRowid));
     this.index.put(record);

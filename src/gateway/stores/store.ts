@@ -299,10 +299,12 @@ export abstract class IndexedTicketStore {
     // Nested calls run inside the outer transaction.
     if (this.inTransaction.getStore()) return fn();
     this.openTransactions += 1;
-    return this.mutex.run(() => this.inTransaction.run(true, () => this.atomically(fn))).finally(() => {
-      this.openTransactions -= 1;
-      if (this.openTransactions === 0) this.inTransaction.disable();
-    });
+    return this.mutex
+      .run(() => this.inTransaction.run(true, () => this.atomically(fn)))
+      .finally(() => {
+        this.openTransactions -= 1;
+        if (this.openTransactions === 0) this.inTransaction.disable();
+      });
   }
 
   /** Runs `fn` as one unit of the underlying storage. */
@@ -333,7 +335,8 @@ export class MemoryTicketStore extends IndexedTicketStore implements TicketStore
 
   insert(ticket: NewTicket): Promise<GatewayTicketRow> {
     if (this.all.has(ticket.ticketId)) return Promise.reject(new Error(`duplicate ticket id ${ticket.ticketId}`));
-    if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
+    if (this.index.liveForTask(ticket.userId, ticket.taskId))
+      return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
     const record = newQueuedTicket(ticket, this.nextSeq++);
     this.all.set(record.ticketId, record);
     this.index.put(record);

@@ -53,7 +53,10 @@ export class ArchiveFile {
   /** Archive writes so far (tests and the bench count them). */
   writes = 0;
 
-  private constructor(private readonly SQL: SqlJsStatic, options: ArchiveFileOptions) {
+  private constructor(
+    private readonly SQL: SqlJsStatic,
+    options: ArchiveFileOptions,
+  ) {
     this.filePath = path.join(path.resolve(options.directory), ARCHIVE_FILE_NAME);
     this.fsys = options.fs ?? fs;
     this.durable = options.durable ?? true;
@@ -107,7 +110,8 @@ export class ArchiveFile {
       mirror(db, schema);
       const tables = perTaskTables(db);
       for (const [taskId, rows] of copies) writeTaskRows(db, tables, taskId, rows);
-      for (const [key, value] of Object.entries(meta)) db.run(`INSERT OR REPLACE INTO ${META_TABLE} (key, value) VALUES (?, ?)`, [key, value]);
+      for (const [key, value] of Object.entries(meta))
+        db.run(`INSERT OR REPLACE INTO ${META_TABLE} (key, value) VALUES (?, ?)`, [key, value]);
     });
   }
 
@@ -162,14 +166,21 @@ export class ArchiveFile {
       const verdict = String(raw.exec('PRAGMA quick_check')[0]?.values[0]?.[0] ?? '');
       if (verdict !== 'ok') throw new Error(`integrity check failed: ${verdict}`);
     } catch (err) {
-      throw new StoreError('UNREADABLE', `the history archive ${this.filePath} cannot be read (${(err as Error).message}); it was left as it is`, { cause: err });
+      throw new StoreError(
+        'UNREADABLE',
+        `the history archive ${this.filePath} cannot be read (${(err as Error).message}); it was left as it is`,
+        { cause: err },
+      );
     }
     const db = new SqlDb(raw);
     db.exec(PRAGMAS);
     const version = Number(db.scalar('PRAGMA user_version') ?? 0);
     if (version > ARCHIVE_SCHEMA_VERSION) {
       raw.close();
-      throw new StoreError('NEWER_SCHEMA', `the history archive ${this.filePath} has version ${version}, newer than this build understands (${ARCHIVE_SCHEMA_VERSION})`);
+      throw new StoreError(
+        'NEWER_SCHEMA',
+        `the history archive ${this.filePath} has version ${version}, newer than this build understands (${ARCHIVE_SCHEMA_VERSION})`,
+      );
     }
     return db;
   }
@@ -258,7 +269,10 @@ export class ArchiveFile {
 /** Creates the task DB's per-task tables in the archive, and adds the columns it gained since. */
 function mirror(db: SqlDb, schema: readonly PerTaskTable[]): void {
   for (const { table, taskColumn, columns } of schema) {
-    const pk = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+    const pk = columns
+      .filter((c) => c.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((c) => c.name);
     const defs = columns.map((c) => `${c.name} ${c.type}`.trim());
     db.exec(`CREATE TABLE IF NOT EXISTS ${table} (${defs.join(', ')}${pk.length > 0 ? `, PRIMARY KEY (${pk.join(', ')})` : ''})`);
     db.exec(`CREATE INDEX IF NOT EXISTS ${table}_archive_task ON ${table} (${taskColumn})`);

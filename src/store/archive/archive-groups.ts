@@ -75,8 +75,22 @@ export function stillMovable(db: SqlDb, ids: readonly string[], planned: Readonl
        AND NOT EXISTS (SELECT 1 FROM off_peak_tickets k WHERE k.task_id = t.off_peak_task_id AND k.settle_state NOT IN ('settled', 'abandoned'))`,
     ids,
   );
-  const sessions = [...new Set(rows.flatMap((r) => [r.s1, r.s2]).filter((v) => v !== null && v !== undefined).map(String))];
-  const worktrees = [...new Set(rows.map((r) => r.w).filter((v) => v !== null && v !== undefined).map(String))];
+  const sessions = [
+    ...new Set(
+      rows
+        .flatMap((r) => [r.s1, r.s2])
+        .filter((v) => v !== null && v !== undefined)
+        .map(String),
+    ),
+  ];
+  const worktrees = [
+    ...new Set(
+      rows
+        .map((r) => r.w)
+        .filter((v) => v !== null && v !== undefined)
+        .map(String),
+    ),
+  ];
   const blocked = new Set<string>();
   for (const r of db.all(
     `SELECT t.off_peak_task_id AS id, t.session_id AS s1, ${s2} AS s2, ${w} AS w FROM ${TASKS_TABLE} t ${join}

@@ -50,20 +50,29 @@ export function archivedHistoryIds(db: SqlDb, filter: HistoryFilter | undefined)
     where.push(`${HISTORY_TRIGGERED_AT_SQL} <= ?`);
     params.push(filter.to);
   }
-  const rows = db.all(`SELECT off_peak_task_id AS id FROM off_peak_tasks WHERE ${where.join(' AND ')} ORDER BY ${HISTORY_TRIGGERED_AT_SQL} DESC, off_peak_task_id`, params);
+  const rows = db.all(
+    `SELECT off_peak_task_id AS id FROM off_peak_tasks WHERE ${where.join(' AND ')} ORDER BY ${HISTORY_TRIGGERED_AT_SQL} DESC, off_peak_task_id`,
+    params,
+  );
   return rows.map((r) => String(r.id));
 }
 
 /** The archived tasks with these ids, in the order given. */
 export function archivedEntries(db: SqlDb, ids: readonly string[], now: number): ArchivedEntry[] {
   if (ids.length === 0) return [];
-  const tasks = new Map(db.all(`SELECT * FROM off_peak_tasks WHERE off_peak_task_id IN (${placeholders(ids.length)})`, ids).map((r) => [String(r.off_peak_task_id), taskFromRow(r)]));
+  const tasks = new Map(
+    db
+      .all(`SELECT * FROM off_peak_tasks WHERE off_peak_task_id IN (${placeholders(ids.length)})`, ids)
+      .map((r) => [String(r.off_peak_task_id), taskFromRow(r)]),
+  );
   const tickets = new TicketRepo(db, now);
   const followUps = new FollowUpRepo(db, now);
   const isolation = new IsolationRepo(db, now);
   const denials = new QuestionRepo(db, now).denials();
   return ids.flatMap((id) => {
     const task = tasks.get(id);
-    return task ? [{ task, tickets: tickets.forTask(id), link: followUps.get(id), isolation: isolation.get(id), denials: denials.get(id) }] : [];
+    return task
+      ? [{ task, tickets: tickets.forTask(id), link: followUps.get(id), isolation: isolation.get(id), denials: denials.get(id) }]
+      : [];
   });
 }

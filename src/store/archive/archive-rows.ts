@@ -25,7 +25,9 @@ export function perTaskTables(db: SqlDb): PerTaskTable[] {
     .filter((name) => name !== CHANGES_TABLE);
   const tables: PerTaskTable[] = [];
   for (const table of names) {
-    const columns = db.all(`PRAGMA table_info(${table})`).map((c) => ({ name: String(c.name), type: String(c.type ?? ''), pk: Number(c.pk ?? 0) }));
+    const columns = db
+      .all(`PRAGMA table_info(${table})`)
+      .map((c) => ({ name: String(c.name), type: String(c.type ?? ''), pk: Number(c.pk ?? 0) }));
     const taskColumn = table === TASKS_TABLE ? 'off_peak_task_id' : columns.some((c) => c.name === 'task_id') ? 'task_id' : undefined;
     if (taskColumn) tables.push({ table, taskColumn, columns });
   }
@@ -70,7 +72,11 @@ export function writeTaskRows(db: SqlDb, tables: readonly PerTaskTable[], taskId
     const have = new Set(columns.map((c) => c.name));
     const names = Object.keys(list[0]).filter((n) => have.has(n));
     const sql = `INSERT OR REPLACE INTO ${table} (${names.join(', ')}) VALUES (${placeholders(names.length)})`;
-    for (const row of list) db.run(sql, names.map((n) => (row[n] ?? null) as SqlParam));
+    for (const row of list)
+      db.run(
+        sql,
+        names.map((n) => (row[n] ?? null) as SqlParam),
+      );
   }
 }
 

@@ -75,7 +75,12 @@ export function readGeneration(file: string, fsys: StoreFs = fs): Generation {
   return readOpenFile(fsys, file, MISSING, (fd) => {
     const stat = fsys.fstatSync(fd);
     // Windows opens a folder like a file and gives it size 0: say what it is, as POSIX's read would.
-    if (stat.isDirectory()) throw Object.assign(new Error(`EISDIR: a folder is where the file should be, ${file}`), { code: 'EISDIR', syscall: 'open', path: file });
+    if (stat.isDirectory())
+      throw Object.assign(new Error(`EISDIR: a folder is where the file should be, ${file}`), {
+        code: 'EISDIR',
+        syscall: 'open',
+        path: file,
+      });
     const size = stat.size;
     if (size < HEADER_BYTES) return generationKey(-1, size);
     const buf = Buffer.alloc(4);

@@ -56,7 +56,6 @@ export interface LockHandle {
 /** A lock file with no readable owner is judged by age after this long at most. */
 const OWNERLESS_GRACE_MS = 2000;
 
-
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class FileLock {
@@ -87,7 +86,10 @@ export class FileLock {
       const handle = this.tryAcquire();
       if (handle) return handle;
       if (Date.now() >= deadline) {
-        throw new StoreError('LOCK_TIMEOUT', `timed out after ${this.acquireTimeoutMs} ms waiting for ${this.lockPath} (held by ${this.describeOwner()})`);
+        throw new StoreError(
+          'LOCK_TIMEOUT',
+          `timed out after ${this.acquireTimeoutMs} ms waiting for ${this.lockPath} (held by ${this.describeOwner()})`,
+        );
       }
       await sleep(1 + Math.random() * delay);
       delay = Math.min(this.maxRetryDelayMs, delay * 2);
@@ -230,5 +232,4 @@ export class FileLock {
   sweepLeftovers(): void {
     sweepSiblings(this.lockPath, (suffix) => suffix.startsWith('.stale-'), this.staleMs);
   }
-
 }

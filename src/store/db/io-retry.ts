@@ -49,7 +49,13 @@ export class IoRetry {
           const now = this.clock.now();
           if (now - this.lastNoticeAt >= IO_NOTICE_INTERVAL_MS) {
             this.lastNoticeAt = now;
-            this.notify({ kind: 'io-error', file: this.file, code: err.code ?? 'EIO', at: now, message: `The off-peak task database could not be accessed: ${message}` });
+            this.notify({
+              kind: 'io-error',
+              file: this.file,
+              code: err.code ?? 'EIO',
+              at: now,
+              message: `The off-peak task database could not be accessed: ${message}`,
+            });
           }
           throw new StoreError('IO', message, { cause: err });
         }

@@ -103,7 +103,13 @@ export function readLeaseFile(fsys: StoreFs, file: string, name: string): LeaseH
  * lock), waiting while another window's read holds it (Windows). False (nothing written) when
  * `beforeRename` says no (the lock was lost).
  */
-export async function writeLeaseFile(fsys: StoreFs, file: string, content: LeaseContent, now: number, beforeRename: () => boolean): Promise<boolean> {
+export async function writeLeaseFile(
+  fsys: StoreFs,
+  file: string,
+  content: LeaseContent,
+  now: number,
+  beforeRename: () => boolean,
+): Promise<boolean> {
   const temp = tempPathFor(file);
   let renamed = false;
   const fd = fsys.openSync(temp, 'w', 0o600);
@@ -126,7 +132,15 @@ export async function writeLeaseFile(fsys: StoreFs, file: string, content: Lease
  * written. Refused when the token is not the file's, the lease expired, or fewer than `marginMs`
  * remain (then the caller re-acquires under the lock, where a takeover cannot race it).
  */
-export function touchLease(fsys: StoreFs, file: string, name: string, token: string, ttlMs: number, now: number, marginMs: number): LeaseResult {
+export function touchLease(
+  fsys: StoreFs,
+  file: string,
+  name: string,
+  token: string,
+  ttlMs: number,
+  now: number,
+  marginMs: number,
+): LeaseResult {
   let fd: number;
   try {
     fd = fsys.openSync(file, 'r+');
@@ -159,7 +173,12 @@ export function holderGone(current: LeaseHolding, isProcessAlive: (pid: number) 
  * The acquire rule: an unexpired lease of a live holder is extended for that holder and refused
  * to anyone else; a free or expired lease, or one whose holder's process is gone, is taken.
  */
-export function acquireDecision(current: LeaseHolding | undefined, holder: string, now: number, isProcessAlive: (pid: number) => boolean): 'refuse' | 'extend' | 'take' {
+export function acquireDecision(
+  current: LeaseHolding | undefined,
+  holder: string,
+  now: number,
+  isProcessAlive: (pid: number) => boolean,
+): 'refuse' | 'extend' | 'take' {
   if (current && current.expiresAt > now && !holderGone(current, isProcessAlive)) return current.holder === holder ? 'extend' : 'refuse';
   return 'take';
 }

@@ -43,7 +43,10 @@ export function writeSchemaMark(db: SqlDb): void {
   db.exec(SCHEMA_MARK_SQL);
   const current = readSchemaMark(db);
   if (current?.readableBy === READABLE_BY.version && current.release === READABLE_BY.release) return;
-  db.run(`INSERT OR REPLACE INTO ${SCHEMA_MARK_TABLE} (id, readable_by, readable_by_release) VALUES (1, ?, ?)`, [READABLE_BY.version, READABLE_BY.release]);
+  db.run(`INSERT OR REPLACE INTO ${SCHEMA_MARK_TABLE} (id, readable_by, readable_by_release) VALUES (1, ?, ?)`, [
+    READABLE_BY.version,
+    READABLE_BY.release,
+  ]);
 }
 
 /**
@@ -53,8 +56,6 @@ export function writeSchemaMark(db: SqlDb): void {
 export function newerFileRefusal(db: SqlDb, fileVersion: number, ownVersion: number): string | undefined {
   const mark = readSchemaMark(db);
   if (mark && mark.readableBy <= ownVersion) return undefined;
-  const needs = mark
-    ? `it needs Off-Peak Tasks ${mark.release} or later (schema ${mark.readableBy})`
-    : 'it needs a newer Off-Peak Tasks';
+  const needs = mark ? `it needs Off-Peak Tasks ${mark.release} or later (schema ${mark.readableBy})` : 'it needs a newer Off-Peak Tasks';
   return `tasks-index.sqlite has schema version ${fileVersion}, newer than this build understands (${ownVersion}): ${needs}; update the extension`;
 }

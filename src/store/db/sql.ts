@@ -9,7 +9,8 @@ import type { Database, SqlValue, Statement } from 'sql.js';
 export type SqlParam = string | number | null | Uint8Array;
 export type SqlRow = Record<string, SqlValue>;
 
-const WRITE_STAMP_SQL = 'SELECT total_changes(), (SELECT schema_version FROM pragma_schema_version), (SELECT user_version FROM pragma_user_version)';
+const WRITE_STAMP_SQL =
+  'SELECT total_changes(), (SELECT schema_version FROM pragma_schema_version), (SELECT user_version FROM pragma_user_version)';
 
 export class SqlDb {
   /** Fixed SQL of the write path, prepared once for this Database. */
@@ -118,7 +119,10 @@ export function placeholders(n: number): string {
  * `column = ?` assignments for the fields of a partial update that are given; a field left
  * undefined keeps its column as it is (null is a value: it clears the column).
  */
-export function assignmentsOf<P extends object>(patch: P, columns: { readonly [K in keyof P]?: string }): { sets: string[]; params: SqlParam[] } {
+export function assignmentsOf<P extends object>(
+  patch: P,
+  columns: { readonly [K in keyof P]?: string },
+): { sets: string[]; params: SqlParam[] } {
   const sets: string[] = [];
   const params: SqlParam[] = [];
   for (const field of Object.keys(columns) as (keyof P)[]) {
@@ -131,7 +135,13 @@ export function assignmentsOf<P extends object>(patch: P, columns: { readonly [K
 }
 
 /** A list query: `SELECT *` with the given conditions (ANDed), order and optional limit. */
-export function listQuery(table: string, where: readonly string[], params: readonly SqlParam[], orderBy: string, limit?: number): [string, SqlParam[]] {
+export function listQuery(
+  table: string,
+  where: readonly string[],
+  params: readonly SqlParam[],
+  orderBy: string,
+  limit?: number,
+): [string, SqlParam[]] {
   let sql = `SELECT * FROM ${table}`;
   if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
   sql += ` ORDER BY ${orderBy}`;

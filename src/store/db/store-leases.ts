@@ -8,7 +8,17 @@
 import type { Clock } from '../../core/clock';
 import type { StoreFs } from './db-file';
 import { StoreError } from '../errors';
-import { acquireDecision, checkTtl, leaseFileFor, newLeaseContent, readLeaseFile, touchLease, writeLeaseFile, type LeaseHolding, type LeaseResult } from './lease-file';
+import {
+  acquireDecision,
+  checkTtl,
+  leaseFileFor,
+  newLeaseContent,
+  readLeaseFile,
+  touchLease,
+  writeLeaseFile,
+  type LeaseHolding,
+  type LeaseResult,
+} from './lease-file';
 import type { StoreStats } from '../store-types';
 
 /** A holder renews without the lock only while more than this share of its ttl remains. */
@@ -74,7 +84,11 @@ export class StoreLeases {
       }
       const content = newLeaseContent(holder, ttlMs, now2);
       if (await writeLeaseFile(fsys, file, content, now2, () => true)) this.store.stats.leaseWrites += 1;
-      return { held: true, lease: { name, holder, token: content.token, acquiredAt: now2, renewedAt: now2, expiresAt: now2 + ttlMs }, acquired: true };
+      return {
+        held: true,
+        lease: { name, holder, token: content.token, acquiredAt: now2, renewedAt: now2, expiresAt: now2 + ttlMs },
+        acquired: true,
+      };
     });
   }
 
@@ -82,7 +96,15 @@ export class StoreLeases {
   renew(name: string, token: string, ttlMs: number): Promise<LeaseResult> {
     return this.store.inTurn('renewing the leader lease', () => {
       checkTtl(ttlMs);
-      const result = touchLease(this.store.fsys, leaseFileFor(this.store.dbFile, name), name, token, ttlMs, this.store.clock.now(), ttlMs * LOCKLESS_RENEW_MARGIN);
+      const result = touchLease(
+        this.store.fsys,
+        leaseFileFor(this.store.dbFile, name),
+        name,
+        token,
+        ttlMs,
+        this.store.clock.now(),
+        ttlMs * LOCKLESS_RENEW_MARGIN,
+      );
       if (result.held) this.store.stats.leaseRenewals += 1;
       return result;
     });

@@ -48,7 +48,9 @@ export class AskRepo {
   /** Every published question, oldest first (`windowId`: only that window's). */
   list(windowId?: string): SharedAsk[] {
     const where = windowId === undefined ? '' : ' WHERE window_id = ?';
-    return this.db.all(`SELECT * FROM ${ASKS_TABLE}${where} ORDER BY asked_at, ask_id`, windowId === undefined ? [] : [windowId]).map(toAsk);
+    return this.db
+      .all(`SELECT * FROM ${ASKS_TABLE}${where} ORDER BY asked_at, ask_id`, windowId === undefined ? [] : [windowId])
+      .map(toAsk);
   }
 
   /**
@@ -98,7 +100,12 @@ export class AskRepo {
    */
   leaveAnswer(askId: string, decision: 'allow' | 'deny', inputDigest: string): boolean {
     return (
-      this.db.run(`UPDATE ${ASKS_TABLE} SET answer = ?, answer_digest = ?, answered_at = ? WHERE ask_id = ? AND answer IS NULL`, [decision, inputDigest, this.now, askId]) === 1
+      this.db.run(`UPDATE ${ASKS_TABLE} SET answer = ?, answer_digest = ?, answered_at = ? WHERE ask_id = ? AND answer IS NULL`, [
+        decision,
+        inputDigest,
+        this.now,
+        askId,
+      ]) === 1
     );
   }
 }

@@ -19,7 +19,16 @@ export type QuestionDecision = 'allow' | 'deny';
  * again, so it asks anew (docs/flows.md#a-question-across-a-reload).
  */
 export type QuestionAnsweredBy = 'host' | 'terminal' | 'other-window' | 'timeout' | 'stored' | 'ended' | 'interrupted' | 'asked-again';
-const ANSWERED_BY: readonly QuestionAnsweredBy[] = ['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended', 'interrupted', 'asked-again'];
+const ANSWERED_BY: readonly QuestionAnsweredBy[] = [
+  'host',
+  'terminal',
+  'other-window',
+  'timeout',
+  'stored',
+  'ended',
+  'interrupted',
+  'asked-again',
+];
 /** A held question (`parked_at`) still waiting for its answer: parked, or kept across its window's close. */
 const WAITING = `parked_at IS NOT NULL AND decision IS NULL AND (answered_by IS NULL OR answered_by = 'interrupted')`;
 
@@ -79,7 +88,15 @@ export class QuestionRepo {
   ) {}
 
   /** A question was asked (kept once: a repeated record of the same ask changes nothing). */
-  recordAsked(q: { askId: string; taskId: string; tool: string; summary: string; input: string; callDigest: string | null; askedAt: number }): boolean {
+  recordAsked(q: {
+    askId: string;
+    taskId: string;
+    tool: string;
+    summary: string;
+    input: string;
+    callDigest: string | null;
+    askedAt: number;
+  }): boolean {
     return (
       this.db.run(
         `INSERT OR IGNORE INTO ${QUESTIONS_TABLE} (ask_id, task_id, tool, summary, input, call_digest, asked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -113,16 +130,23 @@ export class QuestionRepo {
    * kept, answerable from any window, until the resumed session is told about it.
    */
   markInterrupted(askId: string): boolean {
-    return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET parked_at = ?, answered_by = 'interrupted' WHERE ask_id = ? AND parked_at IS NULL AND decision IS NULL`, [this.now, askId]) === 1;
+    return (
+      this.db.run(
+        `UPDATE ${QUESTIONS_TABLE} SET parked_at = ?, answered_by = 'interrupted' WHERE ask_id = ? AND parked_at IS NULL AND decision IS NULL`,
+        [this.now, askId],
+      ) === 1
+    );
   }
 
   /** The first answer to a waiting held question wins; false when it already has one (or is not held, or was asked again). */
   answerParked(askId: string, decision: QuestionDecision, by: QuestionAnsweredBy): boolean {
     return (
-      this.db.run(
-        `UPDATE ${QUESTIONS_TABLE} SET decision = ?, answered_by = ?, answered_at = ? WHERE ask_id = ? AND ${WAITING}`,
-        [decision, by, this.now, askId],
-      ) === 1
+      this.db.run(`UPDATE ${QUESTIONS_TABLE} SET decision = ?, answered_by = ?, answered_at = ? WHERE ask_id = ? AND ${WAITING}`, [
+        decision,
+        by,
+        this.now,
+        askId,
+      ]) === 1
     );
   }
 
@@ -163,19 +187,28 @@ export class QuestionRepo {
   /** Answered parked questions the next segment's continuation prompt has not stated yet. */
   unstated(taskId: string): QuestionRecord[] {
     return this.db
-      .all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? AND parked_at IS NOT NULL AND decision IS NOT NULL AND stated_at IS NULL ORDER BY asked_at`, [taskId])
+      .all(
+        `SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? AND parked_at IS NOT NULL AND decision IS NOT NULL AND stated_at IS NULL ORDER BY asked_at`,
+        [taskId],
+      )
       .map(toQuestion);
   }
 
   markStated(askIds: readonly string[]): number {
     if (askIds.length === 0) return 0;
-    return this.db.run(`UPDATE ${QUESTIONS_TABLE} SET stated_at = ? WHERE stated_at IS NULL AND ask_id IN (${placeholders(askIds.length)})`, [this.now, ...askIds]);
+    return this.db.run(
+      `UPDATE ${QUESTIONS_TABLE} SET stated_at = ? WHERE stated_at IS NULL AND ask_id IN (${placeholders(askIds.length)})`,
+      [this.now, ...askIds],
+    );
   }
 
   /** Questions left open when their window closed, not answered since and not yet told to a resumed session. */
   interruptedOpen(taskId: string): QuestionRecord[] {
     return this.db
-      .all(`SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? AND ${WAITING} AND answered_by = 'interrupted' AND stated_at IS NULL ORDER BY asked_at`, [taskId])
+      .all(
+        `SELECT * FROM ${QUESTIONS_TABLE} WHERE task_id = ? AND ${WAITING} AND answered_by = 'interrupted' AND stated_at IS NULL ORDER BY asked_at`,
+        [taskId],
+      )
       .map(toQuestion);
   }
 

@@ -27,7 +27,6 @@ export interface TaskCheck {
   updatedAt: number;
 }
 
-
 const STATES: readonly CheckState[] = ['pending', 'checking', 'fixing', 'passed', 'failed'];
 
 function toCheck(r: SqlRow): TaskCheck {
@@ -53,8 +52,16 @@ export class CheckRepo {
 
   /** The task's check, in the transaction that inserts the task; the folder's last command becomes this one. */
   insert(taskId: string, command: string, workspaceKey: string): void {
-    this.db.run(`INSERT OR REPLACE INTO ${CHECKS_TABLE} (task_id, command, state, round, updated_at) VALUES (?, ?, 'pending', 0, ?)`, [taskId, command, this.now]);
-    this.db.run(`INSERT OR REPLACE INTO ${CHECK_COMMANDS_TABLE} (workspace_key, command, used_at) VALUES (?, ?, ?)`, [workspaceKey, command, this.now]);
+    this.db.run(`INSERT OR REPLACE INTO ${CHECKS_TABLE} (task_id, command, state, round, updated_at) VALUES (?, ?, 'pending', 0, ?)`, [
+      taskId,
+      command,
+      this.now,
+    ]);
+    this.db.run(`INSERT OR REPLACE INTO ${CHECK_COMMANDS_TABLE} (workspace_key, command, used_at) VALUES (?, ?, ?)`, [
+      workspaceKey,
+      command,
+      this.now,
+    ]);
   }
 
   get(taskId: string): TaskCheck | undefined {

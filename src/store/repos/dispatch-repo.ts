@@ -21,7 +21,12 @@ export class DispatchRepo {
   get(taskId: string): DispatchBackoffRecord | undefined {
     const row = this.db.get(`SELECT * FROM ${DISPATCH_TABLE} WHERE task_id = ?`, [taskId]);
     if (!row) return undefined;
-    return { taskId, failures: Number(row.failures), nextDispatchAt: Number(row.next_dispatch_at), lastError: (row.last_error as string | null) ?? null };
+    return {
+      taskId,
+      failures: Number(row.failures),
+      nextDispatchAt: Number(row.next_dispatch_at),
+      lastError: (row.last_error as string | null) ?? null,
+    };
   }
 
   /** One more failed dispatch; `delayFor(failures)` says how long to wait. */

@@ -40,14 +40,10 @@ export class FollowUpRepo {
   /** Links a follow-up task (in the transaction that inserts it); false if it already has a link. */
   insert(link: Omit<FollowUpLink, 'createdAt'>): boolean {
     return (
-      this.db.run(`INSERT OR IGNORE INTO ${FOLLOW_UPS_TABLE} (task_id, follow_up_of, of_title, session_id, agent, created_at) VALUES (?, ?, ?, ?, ?, ?)`, [
-        link.taskId,
-        link.followUpOf,
-        link.ofTitle,
-        link.sessionId,
-        link.agent,
-        this.now,
-      ]) === 1
+      this.db.run(
+        `INSERT OR IGNORE INTO ${FOLLOW_UPS_TABLE} (task_id, follow_up_of, of_title, session_id, agent, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+        [link.taskId, link.followUpOf, link.ofTitle, link.sessionId, link.agent, this.now],
+      ) === 1
     );
   }
 

@@ -66,7 +66,10 @@ function toIsolation(r: SqlRow): TaskIsolation {
     note: text(r.note),
     changes: parseChanges(r.changes_json),
     missingAt: r.missing_at === null || r.missing_at === undefined ? null : Number(r.missing_at),
-    broughtHome: r.brought_home === 'discarded' || r.brought_home === 'merged' || r.brought_home === 'applied' ? { kind: r.brought_home, at: Number(r.brought_home_at) } : null,
+    broughtHome:
+      r.brought_home === 'discarded' || r.brought_home === 'merged' || r.brought_home === 'applied'
+        ? { kind: r.brought_home, at: Number(r.brought_home_at) }
+        : null,
     createdAt: Number(r.created_at),
   };
 }
@@ -78,7 +81,9 @@ export class IsolationRepo {
   ) {}
 
   /** At creation: the mode asked for (a follow-up passes its first task's worktree along). */
-  insert(row: Pick<TaskIsolation, 'taskId' | 'mode' | 'repoPath'> & Partial<Pick<TaskIsolation, 'worktreePath' | 'branch' | 'baseCommit'>>): boolean {
+  insert(
+    row: Pick<TaskIsolation, 'taskId' | 'mode' | 'repoPath'> & Partial<Pick<TaskIsolation, 'worktreePath' | 'branch' | 'baseCommit'>>,
+  ): boolean {
     return (
       this.db.run(
         `INSERT OR IGNORE INTO ${ISOLATION_TABLE} (task_id, mode, repo_path, worktree_path, branch, base_commit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -100,32 +105,44 @@ export class IsolationRepo {
   /** The first start made the worktree (only once: a later call changes nothing). */
   recordWorktree(taskId: string, where: { worktreePath: string; branch: string; baseCommit: string }): boolean {
     return (
-      this.db.run(`UPDATE ${ISOLATION_TABLE} SET worktree_path = ?, branch = ?, base_commit = ?, missing_at = NULL WHERE task_id = ? AND worktree_path IS NULL`, [
-        where.worktreePath,
-        where.branch,
-        where.baseCommit,
-        taskId,
-      ]) === 1
+      this.db.run(
+        `UPDATE ${ISOLATION_TABLE} SET worktree_path = ?, branch = ?, base_commit = ?, missing_at = NULL WHERE task_id = ? AND worktree_path IS NULL`,
+        [where.worktreePath, where.branch, where.baseCommit, taskId],
+      ) === 1
     );
   }
 
   /** A task asked to run on its own branch runs in place after all (its folder is not a git repository). */
   fallBackInPlace(taskId: string, note: string): boolean {
-    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET mode = 'inPlace', note = ? WHERE task_id = ? AND worktree_path IS NULL`, [note, taskId]) === 1;
+    return (
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET mode = 'inPlace', note = ? WHERE task_id = ? AND worktree_path IS NULL`, [
+        note,
+        taskId,
+      ]) === 1
+    );
   }
 
   /** The task's worktree was removed before its agent ever started: a later start makes a new one. */
   forgetWorktree(taskId: string): boolean {
-    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET worktree_path = NULL, branch = NULL, base_commit = NULL WHERE task_id = ?`, [taskId]) === 1;
+    return (
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET worktree_path = NULL, branch = NULL, base_commit = NULL WHERE task_id = ?`, [taskId]) === 1
+    );
   }
 
   recordChanges(taskId: string, changes: ChangedFile[] | null): boolean {
-    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET changes_json = ? WHERE task_id = ?`, [changes === null ? null : JSON.stringify(changes), taskId]) === 1;
+    return (
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET changes_json = ? WHERE task_id = ?`, [
+        changes === null ? null : JSON.stringify(changes),
+        taskId,
+      ]) === 1
+    );
   }
 
   /** The user discarded the task's branch (its worktree and branch are gone; the list of changes stays) or merged it. */
   recordBroughtHome(taskId: string, kind: BroughtHome): boolean {
-    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET brought_home = ?, brought_home_at = ? WHERE task_id = ?`, [kind, this.now, taskId]) === 1;
+    return (
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET brought_home = ?, brought_home_at = ? WHERE task_id = ?`, [kind, this.now, taskId]) === 1
+    );
   }
 
   markMissing(taskId: string): boolean {

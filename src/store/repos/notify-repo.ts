@@ -66,7 +66,14 @@ export class NotifyRepo {
 
   /** Adds an event once: false (nothing written) when its key is there already. `notBefore`: held until then (quiet hours). */
   enqueue(key: string, event: string, notBefore = this.now): boolean {
-    return this.db.run(`INSERT OR IGNORE INTO ${NOTIFY_OUTBOX_TABLE} (event_key, event, created_at, next_attempt_at) VALUES (?, ?, ?, ?)`, [key, event, this.now, notBefore]) === 1;
+    return (
+      this.db.run(`INSERT OR IGNORE INTO ${NOTIFY_OUTBOX_TABLE} (event_key, event, created_at, next_attempt_at) VALUES (?, ?, ?, ?)`, [
+        key,
+        event,
+        this.now,
+        notBefore,
+      ]) === 1
+    );
   }
 
   get(key: string): NotifyRow | undefined {
@@ -81,7 +88,12 @@ export class NotifyRepo {
 
   /** Pending events whose next attempt may start now, oldest first. */
   due(limit = 20): NotifyRow[] {
-    return this.db.all(`SELECT * FROM ${NOTIFY_OUTBOX_TABLE} WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY created_at, event_key LIMIT ?`, [this.now, limit]).map(rowOf);
+    return this.db
+      .all(`SELECT * FROM ${NOTIFY_OUTBOX_TABLE} WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY created_at, event_key LIMIT ?`, [
+        this.now,
+        limit,
+      ])
+      .map(rowOf);
   }
 
   /** When the next pending event may be tried, if one waits. */
@@ -92,7 +104,13 @@ export class NotifyRepo {
 
   /** Quiet hours: the event waits until `until` (no attempt counted). */
   hold(key: string, until: number): boolean {
-    return this.db.run(`UPDATE ${NOTIFY_OUTBOX_TABLE} SET held_until = ?, next_attempt_at = ? WHERE event_key = ? AND state = 'pending'`, [until, until, key]) === 1;
+    return (
+      this.db.run(`UPDATE ${NOTIFY_OUTBOX_TABLE} SET held_until = ?, next_attempt_at = ? WHERE event_key = ? AND state = 'pending'`, [
+        until,
+        until,
+        key,
+      ]) === 1
+    );
   }
 
   /**
@@ -101,7 +119,12 @@ export class NotifyRepo {
    * longer pending or not due (another holder took it).
    */
   beginAttempt(key: string, retryAt: number): boolean {
-    return this.db.run(`UPDATE ${NOTIFY_OUTBOX_TABLE} SET attempts = attempts + 1, next_attempt_at = ? WHERE event_key = ? AND state = 'pending' AND next_attempt_at <= ?`, [retryAt, key, this.now]) === 1;
+    return (
+      this.db.run(
+        `UPDATE ${NOTIFY_OUTBOX_TABLE} SET attempts = attempts + 1, next_attempt_at = ? WHERE event_key = ? AND state = 'pending' AND next_attempt_at <= ?`,
+        [retryAt, key, this.now],
+      ) === 1
+    );
   }
 
   /** The attempt failed; `final`: no attempt is left (the row ends `failed`). */
@@ -114,12 +137,22 @@ export class NotifyRepo {
 
   /** The message went (or is dropped on purpose): never tried again. */
   finish(key: string, state: 'sent' | 'dropped', by: string, note: string | null = null): boolean {
-    return this.db.run(`UPDATE ${NOTIFY_OUTBOX_TABLE} SET state = ?, done_at = ?, done_by = ?, last_error = COALESCE(?, last_error) WHERE event_key = ? AND state = 'pending'`, [state, this.now, by, note, key]) === 1;
+    return (
+      this.db.run(
+        `UPDATE ${NOTIFY_OUTBOX_TABLE} SET state = ?, done_at = ?, done_by = ?, last_error = COALESCE(?, last_error) WHERE event_key = ? AND state = 'pending'`,
+        [state, this.now, by, note, key],
+      ) === 1
+    );
   }
 
   /** Keys of events with `prefix` (e.g. every usage-limit hold), oldest first. */
   keysLike(prefix: string): string[] {
-    return this.db.all(`SELECT event_key FROM ${NOTIFY_OUTBOX_TABLE} WHERE substr(event_key, 1, ?) = ? ORDER BY created_at, event_key`, [prefix.length, prefix]).map((r) => String(r.event_key));
+    return this.db
+      .all(`SELECT event_key FROM ${NOTIFY_OUTBOX_TABLE} WHERE substr(event_key, 1, ?) = ? ORDER BY created_at, event_key`, [
+        prefix.length,
+        prefix,
+      ])
+      .map((r) => String(r.event_key));
   }
 
   /** Forgets finished rows older than `before`; returns how many. */

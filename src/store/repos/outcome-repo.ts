@@ -54,12 +54,21 @@ export class OutcomeRepo {
     const task = this.db.get(`SELECT status FROM ${TASKS_TABLE} t WHERE t.off_peak_task_id = ? AND ${FINISHED}`, [taskId]);
     if (!task) return false;
     this.db.run(`INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome) VALUES (?, ?)`, [taskId, String(task.status)]);
-    return this.db.run(`UPDATE ${OUTCOMES_TABLE} SET notified_by = ?, notified_at = ? WHERE task_id = ? AND notified_at IS NULL`, [windowId, this.now, taskId]) === 1;
+    return (
+      this.db.run(`UPDATE ${OUTCOMES_TABLE} SET notified_by = ?, notified_at = ? WHERE task_id = ? AND notified_at IS NULL`, [
+        windowId,
+        this.now,
+        taskId,
+      ]) === 1
+    );
   }
 
   /** The window that claimed a task's notification, if any. */
   notifiedBy(taskId: string): string | null {
-    return (this.db.scalar(`SELECT notified_by FROM ${OUTCOMES_TABLE} WHERE task_id = ? AND notified_at IS NOT NULL`, [taskId]) as string | undefined) ?? null;
+    return (
+      (this.db.scalar(`SELECT notified_by FROM ${OUTCOMES_TABLE} WHERE task_id = ? AND notified_at IS NOT NULL`, [taskId]) as
+        string | undefined) ?? null
+    );
   }
 
   /** Ids of finished tasks (completed or failed) the panel has not shown yet. */
@@ -86,6 +95,9 @@ export class OutcomeRepo {
        SELECT off_peak_task_id, status FROM ${TASKS_TABLE} t WHERE t.off_peak_task_id IN (${placeholders(ids.length)}) AND ${FINISHED}`,
       ids,
     );
-    return this.db.run(`UPDATE ${OUTCOMES_TABLE} SET seen_at = ? WHERE seen_at IS NULL AND task_id IN (${placeholders(ids.length)})`, [this.now, ...ids]);
+    return this.db.run(`UPDATE ${OUTCOMES_TABLE} SET seen_at = ? WHERE seen_at IS NULL AND task_id IN (${placeholders(ids.length)})`, [
+      this.now,
+      ...ids,
+    ]);
   }
 }

@@ -1,5 +1,15 @@
 /** Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records. */
-import type { OffPeakTask, PermissionMode, SegmentEndReason, SegmentUsage, ServerTicketState, SettleState, TaskStatus, TicketOrigin, TicketRecord } from '../../core/types';
+import type {
+  OffPeakTask,
+  PermissionMode,
+  SegmentEndReason,
+  SegmentUsage,
+  ServerTicketState,
+  SettleState,
+  TaskStatus,
+  TicketOrigin,
+  TicketRecord,
+} from '../../core/types';
 import type { SqlRow } from '../db/sql';
 
 const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));

@@ -92,7 +92,17 @@ function toRun(r: SqlRow): ScheduleRunRecord {
   };
 }
 
-const draftParams = (d: ScheduleDraftRecord) => [d.title, d.prompt, d.workspacePath, d.workspaceIdentity, d.permissionMode, d.model, d.thoughtLevel, d.isolation, d.checkCommand];
+const draftParams = (d: ScheduleDraftRecord) => [
+  d.title,
+  d.prompt,
+  d.workspacePath,
+  d.workspaceIdentity,
+  d.permissionMode,
+  d.model,
+  d.thoughtLevel,
+  d.isolation,
+  d.checkCommand,
+];
 
 export class ScheduleRepo {
   constructor(
@@ -140,18 +150,22 @@ export class ScheduleRepo {
   /** Paused, or resumed: occurrences of the paused stretch never fire (no catch-up for them). */
   setPaused(id: string, paused: boolean): boolean {
     return (
-      this.db.run(`UPDATE ${SCHEDULES_TABLE} SET paused = ?, handled_through = MAX(handled_through, ?), updated_at = ? WHERE schedule_id = ? AND deleted_at IS NULL`, [
-        paused ? 1 : 0,
-        this.now,
-        this.now,
-        id,
-      ]) === 1
+      this.db.run(
+        `UPDATE ${SCHEDULES_TABLE} SET paused = ?, handled_through = MAX(handled_through, ?), updated_at = ? WHERE schedule_id = ? AND deleted_at IS NULL`,
+        [paused ? 1 : 0, this.now, this.now, id],
+      ) === 1
     );
   }
 
   /** Deleted: it fires no more; its runs' tasks stay ordinary tasks. */
   delete(id: string): boolean {
-    return this.db.run(`UPDATE ${SCHEDULES_TABLE} SET deleted_at = ?, updated_at = ? WHERE schedule_id = ? AND deleted_at IS NULL`, [this.now, this.now, id]) === 1;
+    return (
+      this.db.run(`UPDATE ${SCHEDULES_TABLE} SET deleted_at = ?, updated_at = ? WHERE schedule_id = ? AND deleted_at IS NULL`, [
+        this.now,
+        this.now,
+        id,
+      ]) === 1
+    );
   }
 
   /** The occurrence at `dueAt` and all before it are handled. */
@@ -179,12 +193,17 @@ export class ScheduleRepo {
 
   /** A schedule's runs, latest due first. */
   runsOf(scheduleId: string, limit = 20): ScheduleRunRecord[] {
-    return this.db.all(`SELECT * FROM ${SCHEDULE_RUNS_TABLE} WHERE schedule_id = ? ORDER BY due_at DESC, fired_at DESC LIMIT ?`, [scheduleId, limit]).map(toRun);
+    return this.db
+      .all(`SELECT * FROM ${SCHEDULE_RUNS_TABLE} WHERE schedule_id = ? ORDER BY due_at DESC, fired_at DESC LIMIT ?`, [scheduleId, limit])
+      .map(toRun);
   }
 
   /** The latest run that queued a task (the previous run an occurrence waits on). */
   lastQueued(scheduleId: string): ScheduleRunRecord | undefined {
-    const row = this.db.get(`SELECT * FROM ${SCHEDULE_RUNS_TABLE} WHERE schedule_id = ? AND outcome = 'queued' ORDER BY due_at DESC LIMIT 1`, [scheduleId]);
+    const row = this.db.get(
+      `SELECT * FROM ${SCHEDULE_RUNS_TABLE} WHERE schedule_id = ? AND outcome = 'queued' ORDER BY due_at DESC LIMIT 1`,
+      [scheduleId],
+    );
     return row ? toRun(row) : undefined;
   }
 

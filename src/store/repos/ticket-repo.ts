@@ -4,7 +4,15 @@
  * ledger, never a second source of queue truth. Rows have no cascade from tasks: a deleted task's
  * unsettled tickets stay until acknowledged or explicitly abandoned, then go (`deleteFinished`).
  */
-import { SERVER_TICKET_STATES, SETTLE_STATES, type SegmentEndReason, type SegmentUsage, type ServerTicketState, type SettleState, type TicketRecord } from '../../core/types';
+import {
+  SERVER_TICKET_STATES,
+  SETTLE_STATES,
+  type SegmentEndReason,
+  type SegmentUsage,
+  type ServerTicketState,
+  type SettleState,
+  type TicketRecord,
+} from '../../core/types';
 import { addSegmentUsage } from '../../core/usage';
 import { invalidInput } from '../errors';
 import { ticketFromRow } from './rows';
@@ -63,7 +71,8 @@ export class TicketRepo {
     const state = checkServerState(input.serverState);
     const existing = this.get(input.ticketId);
     if (existing) {
-      if (existing.taskId !== input.taskId) throw invalidInput(`ticket ${input.ticketId} belongs to task ${existing.taskId}, not ${input.taskId}`);
+      if (existing.taskId !== input.taskId)
+        throw invalidInput(`ticket ${input.ticketId} belongs to task ${existing.taskId}, not ${input.taskId}`);
       return { ticket: existing, inserted: false };
     }
     const ordinal = Number(this.db.scalar('SELECT COALESCE(MAX(ordinal), 0) + 1 FROM off_peak_tickets WHERE task_id = ?', [input.taskId]));
@@ -73,8 +82,17 @@ export class TicketRepo {
          ready_at, next_poll_at, last_status_at, settle_state, settle_attempts, created_at, updated_at)
        VALUES (?, ?, ?, 'take', ?, ?, ?, ?, ?, ?, 'none', 0, ?, ?)`,
       [
-        input.ticketId, input.taskId, ordinal, state, input.queuePosition ?? null, takenAt,
-        state === 'ready' ? takenAt : null, input.nextPollAt ?? null, takenAt, this.now, this.now,
+        input.ticketId,
+        input.taskId,
+        ordinal,
+        state,
+        input.queuePosition ?? null,
+        takenAt,
+        state === 'ready' ? takenAt : null,
+        input.nextPollAt ?? null,
+        takenAt,
+        this.now,
+        this.now,
       ],
     );
     return { ticket: this.get(input.ticketId)!, inserted: true };
@@ -120,7 +138,13 @@ export class TicketRepo {
    */
   updateServerState(ticketId: string, patch: TicketStatePatch): boolean {
     const state = checkServerState(patch.serverState);
-    const optional = assignmentsOf(patch, { queuePosition: 'queue_position', readyDeadline: 'ready_deadline', expiresAt: 'expires_at', nextPollAt: 'next_poll_at', lastError: 'last_error' });
+    const optional = assignmentsOf(patch, {
+      queuePosition: 'queue_position',
+      readyDeadline: 'ready_deadline',
+      expiresAt: 'expires_at',
+      nextPollAt: 'next_poll_at',
+      lastError: 'last_error',
+    });
     const sets = [
       'server_state = ?',
       'last_status_at = ?',
@@ -131,7 +155,10 @@ export class TicketRepo {
     ];
     const params: SqlParam[] = [state, this.now, state, this.now, state, this.now, ...optional.params, this.now];
     return (
-      this.db.run(`UPDATE off_peak_tickets SET ${sets.join(', ')} WHERE ticket_id = ? AND server_state <> 'settled'`, [...params, ticketId]) === 1
+      this.db.run(`UPDATE off_peak_tickets SET ${sets.join(', ')} WHERE ticket_id = ? AND server_state <> 'settled'`, [
+        ...params,
+        ticketId,
+      ]) === 1
     );
   }
 
@@ -182,7 +209,12 @@ export class TicketRepo {
 
   /** The account's usage limit holds the segment's requests until `resetAt` (null: it lifted); written only when it changes. */
   markUsageLimit(ticketId: string, resetAt: number | null): boolean {
-    return this.db.run(`UPDATE off_peak_tickets SET usage_limit_reset_at = ?, updated_at = ? WHERE ticket_id = ? AND usage_limit_reset_at IS NOT ?`, [resetAt, this.now, ticketId, resetAt]) === 1;
+    return (
+      this.db.run(
+        `UPDATE off_peak_tickets SET usage_limit_reset_at = ?, updated_at = ? WHERE ticket_id = ? AND usage_limit_reset_at IS NOT ?`,
+        [resetAt, this.now, ticketId, resetAt],
+      ) === 1
+    );
   }
 
   /**

@@ -63,7 +63,11 @@ export class WindowRepo {
 
   /** Leader side: asks `windowId` to run a task (replaces an earlier request for the task). */
   requestHandOff(taskId: string, windowId: string): void {
-    this.db.run(`INSERT OR REPLACE INTO ${HANDOFF_TABLE} (task_id, window_id, requested_at, result) VALUES (?, ?, ?, NULL)`, [taskId, windowId, this.now]);
+    this.db.run(`INSERT OR REPLACE INTO ${HANDOFF_TABLE} (task_id, window_id, requested_at, result) VALUES (?, ?, ?, NULL)`, [
+      taskId,
+      windowId,
+      this.now,
+    ]);
   }
 
   /** The answer written by the window, if any (raw JSON text). */
@@ -76,7 +80,9 @@ export class WindowRepo {
 
   /** Window side: the tasks handed to this window and not answered yet. */
   pendingHandOffs(windowId: string): string[] {
-    return this.db.all(`SELECT task_id FROM ${HANDOFF_TABLE} WHERE window_id = ? AND result IS NULL ORDER BY requested_at, task_id`, [windowId]).map((r) => String(r.task_id));
+    return this.db
+      .all(`SELECT task_id FROM ${HANDOFF_TABLE} WHERE window_id = ? AND result IS NULL ORDER BY requested_at, task_id`, [windowId])
+      .map((r) => String(r.task_id));
   }
 
   answerHandOff(taskId: string, windowId: string, resultJson: string): boolean {

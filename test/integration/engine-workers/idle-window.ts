@@ -24,7 +24,13 @@ interface IoCounters {
 
 function ioCounters(): IoCounters | undefined {
   try {
-    const fields = Object.fromEntries(fs.readFileSync('/proc/self/io', 'utf8').trim().split('\n').map((l) => l.split(': ')));
+    const fields = Object.fromEntries(
+      fs
+        .readFileSync('/proc/self/io', 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(': ')),
+    );
     return { storage: Number(fields.write_bytes), syscalls: Number(fields.wchar) };
   } catch {
     return undefined; // not Linux
@@ -58,23 +64,37 @@ async function main(): Promise<void> {
       return { dispose: () => undefined };
     },
   };
-  const backend = createServiceBackend(engine.service, engine.store, {
-    hasApiKey: async () => true,
-    setApiKey: async () => undefined,
-    workspaces: () => [{ name: windowId, path: `/ws/${windowId}`, identity: null }],
-    models: () => [],
-    configs: () => undefined,
-    reloadConfigs: async () => undefined,
-    confirm: async () => false,
-    openTerminal: async () => undefined,
-    notice: () => undefined,
-  }, engine);
+  const backend = createServiceBackend(
+    engine.service,
+    engine.store,
+    {
+      hasApiKey: async () => true,
+      setApiKey: async () => undefined,
+      workspaces: () => [{ name: windowId, path: `/ws/${windowId}`, identity: null }],
+      models: () => [],
+      configs: () => undefined,
+      reloadConfigs: async () => undefined,
+      confirm: async () => false,
+      openTerminal: async () => undefined,
+      notice: () => undefined,
+    },
+    engine,
+  );
   const panel = new PanelController(port, backend, systemClock);
   receive({ type: 'ready' }); // the webview is open and showing the panel
   await engine.service.availability.refresh(); // as the extension does at start
   const keepAlive = setInterval(() => undefined, 60_000);
 
-  let mark = { persists: 0, reloads: 0, leaseWrites: 0, leaseRenewals: 0, snapshots: 0, cpu: process.cpuUsage(), io: ioCounters(), at: Date.now() };
+  let mark = {
+    persists: 0,
+    reloads: 0,
+    leaseWrites: 0,
+    leaseRenewals: 0,
+    snapshots: 0,
+    cpu: process.cpuUsage(),
+    io: ioCounters(),
+    at: Date.now(),
+  };
   process.on('message', (msg: { cmd: string }) => {
     if (msg.cmd === 'mark') {
       const { persists, reloads, leaseWrites, leaseRenewals } = engine.store.stats;

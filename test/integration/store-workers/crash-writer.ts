@@ -12,7 +12,12 @@ async function main(): Promise<void> {
   const [dir, runId, seedArg] = process.argv.slice(2);
   const rand = rng(Number(seedArg));
   const out = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
-  const store = await TaskStore.open({ directory: dir, watch: false, wasmPath: process.env.OFFPEAK_SQL_WASM, lock: { acquireTimeoutMs: 60_000 } });
+  const store = await TaskStore.open({
+    directory: dir,
+    watch: false,
+    wasmPath: process.env.OFFPEAK_SQL_WASM,
+    lock: { acquireTimeoutMs: 60_000 },
+  });
   out({ t: 'ready' });
   const model = new Map<string, ModelTask>();
   for (let seq = 0; seq < 100_000; seq++) {

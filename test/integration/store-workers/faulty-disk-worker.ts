@@ -15,11 +15,21 @@ async function main(): Promise<void> {
   const [dir, prefix, opsArg, seedArg, rateArg] = process.argv.slice(2);
   const ops = Number(opsArg);
   const rand = rng(Number(seedArg));
-  const disk = faultyFs({ rate: Number(rateArg), codes: ['EBUSY', 'EIO', 'EMFILE', 'EPERM', 'ENOSPC'], random: rng(Number(seedArg) + 7919) });
+  const disk = faultyFs({
+    rate: Number(rateArg),
+    codes: ['EBUSY', 'EIO', 'EMFILE', 'EPERM', 'ENOSPC'],
+    random: rng(Number(seedArg) + 7919),
+  });
   const out = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
   disk.enabled = false;
   // 4 attempts (not the default 6): at this fault rate a few operations exhaust them and must fail loudly.
-  const store = await TaskStore.open({ directory: dir, watch: false, fs: disk.fs, ioRetry: { attempts: 4, baseDelayMs: 5 }, lock: { acquireTimeoutMs: 60_000 } });
+  const store = await TaskStore.open({
+    directory: dir,
+    watch: false,
+    fs: disk.fs,
+    ioRetry: { attempts: 4, baseDelayMs: 5 },
+    lock: { acquireTimeoutMs: 60_000 },
+  });
   disk.enabled = true;
   const model = new Map<string, ModelTask>();
   for (let seq = 0; seq < ops; seq++) {

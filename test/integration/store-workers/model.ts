@@ -28,7 +28,23 @@ export interface ModelTask {
 
 export type Op =
   | { kind: 'create'; id: string }
-  | { kind: 'pause' | 'continue' | 'start' | 'requeue' | 'complete' | 'fail' | 'cancel' | 'ready' | 'retake' | 'delete' | 'settle' | 'ackSettle' | 'poll'; id: string }
+  | {
+      kind:
+        | 'pause'
+        | 'continue'
+        | 'start'
+        | 'requeue'
+        | 'complete'
+        | 'fail'
+        | 'cancel'
+        | 'ready'
+        | 'retake'
+        | 'delete'
+        | 'settle'
+        | 'ackSettle'
+        | 'poll';
+      id: string;
+    }
   | { kind: 'edit'; id: string; title: string; prompt: string };
 
 const TERMINAL: ModelStatus[] = ['completed', 'failed', 'cancelled'];
@@ -37,8 +53,16 @@ const isTerminal = (s: ModelStatus) => TERMINAL.includes(s);
 export function newModelTask(id: string): ModelTask {
   const ticket = `${id}#1`;
   return {
-    id, status: 'queued', title: `title ${id}`, prompt: `prompt ${id} `.padEnd(200, '.'), claimed: false, schedulable: false,
-    ticket, ticketCount: 1, deleted: false, tickets: { [ticket]: { serverState: 'queued', settleState: 'none' } },
+    id,
+    status: 'queued',
+    title: `title ${id}`,
+    prompt: `prompt ${id} `.padEnd(200, '.'),
+    claimed: false,
+    schedulable: false,
+    ticket,
+    ticketCount: 1,
+    deleted: false,
+    tickets: { [ticket]: { serverState: 'queued', settleState: 'none' } },
   };
 }
 
@@ -47,25 +71,38 @@ export function expectApplied(t: ModelTask | undefined, op: Op): boolean {
   if (op.kind === 'create') return t === undefined;
   if (!t || t.deleted) return false;
   switch (op.kind) {
-    case 'pause': return t.status === 'queued' && !t.claimed;
-    case 'continue': return t.status === 'paused';
+    case 'pause':
+      return t.status === 'queued' && !t.claimed;
+    case 'continue':
+      return t.status === 'paused';
     // dispatchable: the gateway said ready, or the current ticket is still ready/active and live (an interrupted segment)
     case 'start': {
       const cur = t.ticket ? t.tickets[t.ticket] : undefined;
       const liveTicket = cur !== undefined && (cur.serverState === 'ready' || cur.serverState === 'active') && cur.settleState === 'none';
       return t.status === 'queued' && !t.claimed && (t.schedulable || liveTicket);
     }
-    case 'requeue': return t.status === 'running';
-    case 'complete': return t.status === 'running';
-    case 'fail': return t.status === 'running' || t.status === 'queued';
-    case 'cancel': return !isTerminal(t.status);
-    case 'edit': return t.status === 'queued' || t.status === 'paused';
-    case 'ready': return !isTerminal(t.status) && t.ticket !== null;
-    case 'retake': return !isTerminal(t.status);
-    case 'delete': return true;
-    case 'settle': return t.ticket !== null && t.tickets[t.ticket].settleState === 'none';
-    case 'ackSettle': return t.ticket !== null && t.tickets[t.ticket].settleState !== 'settled';
-    case 'poll': return t.ticket !== null && t.tickets[t.ticket].serverState !== 'settled';
+    case 'requeue':
+      return t.status === 'running';
+    case 'complete':
+      return t.status === 'running';
+    case 'fail':
+      return t.status === 'running' || t.status === 'queued';
+    case 'cancel':
+      return !isTerminal(t.status);
+    case 'edit':
+      return t.status === 'queued' || t.status === 'paused';
+    case 'ready':
+      return !isTerminal(t.status) && t.ticket !== null;
+    case 'retake':
+      return !isTerminal(t.status);
+    case 'delete':
+      return true;
+    case 'settle':
+      return t.ticket !== null && t.tickets[t.ticket].settleState === 'none';
+    case 'ackSettle':
+      return t.ticket !== null && t.tickets[t.ticket].settleState !== 'settled';
+    case 'poll':
+      return t.ticket !== null && t.tickets[t.ticket].serverState !== 'settled';
   }
 }
 
@@ -75,27 +112,59 @@ export function applyToModel(t: ModelTask | undefined, op: Op): ModelTask {
   const m: ModelTask = structuredClone(t!);
   const cur = m.ticket ? m.tickets[m.ticket] : undefined;
   switch (op.kind) {
-    case 'pause': m.status = 'paused'; break;
-    case 'continue': m.status = 'queued'; break;
-    case 'start': m.status = 'running'; m.claimed = false; if (cur && (cur.serverState === 'queued' || cur.serverState === 'ready')) cur.serverState = 'active'; break;
-    case 'requeue': m.status = 'queued'; m.schedulable = false; m.claimed = false; break;
-    case 'complete': case 'fail': case 'cancel':
-      m.status = op.kind === 'complete' ? 'completed' : op.kind === 'fail' ? 'failed' : 'cancelled';
-      m.claimed = false; m.schedulable = false;
+    case 'pause':
+      m.status = 'paused';
       break;
-    case 'edit': m.title = op.title; m.prompt = op.prompt; break;
-    case 'ready': m.schedulable = true; if (cur && cur.serverState !== 'settled') cur.serverState = 'ready'; break;
+    case 'continue':
+      m.status = 'queued';
+      break;
+    case 'start':
+      m.status = 'running';
+      m.claimed = false;
+      if (cur && (cur.serverState === 'queued' || cur.serverState === 'ready')) cur.serverState = 'active';
+      break;
+    case 'requeue':
+      m.status = 'queued';
+      m.schedulable = false;
+      m.claimed = false;
+      break;
+    case 'complete':
+    case 'fail':
+    case 'cancel':
+      m.status = op.kind === 'complete' ? 'completed' : op.kind === 'fail' ? 'failed' : 'cancelled';
+      m.claimed = false;
+      m.schedulable = false;
+      break;
+    case 'edit':
+      m.title = op.title;
+      m.prompt = op.prompt;
+      break;
+    case 'ready':
+      m.schedulable = true;
+      if (cur && cur.serverState !== 'settled') cur.serverState = 'ready';
+      break;
     case 'retake': {
       m.ticketCount += 1;
       const id = `${m.id}#${m.ticketCount}`;
       m.tickets[id] = { serverState: 'queued', settleState: 'none' };
-      m.ticket = id; m.schedulable = false;
+      m.ticket = id;
+      m.schedulable = false;
       break;
     }
-    case 'delete': m.deleted = true; m.status = isTerminal(m.status) ? m.status : 'cancelled'; break;
-    case 'settle': cur!.settleState = 'pending'; break;
-    case 'ackSettle': cur!.settleState = 'settled'; cur!.serverState = 'settled'; break;
-    case 'poll': cur!.serverState = cur!.serverState === 'queued' ? 'queued' : cur!.serverState; break;
+    case 'delete':
+      m.deleted = true;
+      m.status = isTerminal(m.status) ? m.status : 'cancelled';
+      break;
+    case 'settle':
+      cur!.settleState = 'pending';
+      break;
+    case 'ackSettle':
+      cur!.settleState = 'settled';
+      cur!.serverState = 'settled';
+      break;
+    case 'poll':
+      cur!.serverState = cur!.serverState === 'queued' ? 'queued' : cur!.serverState;
+      break;
   }
   return m;
 }
@@ -110,11 +179,20 @@ export function perform(tx: StoreTx, op: Op, current: ModelTask | undefined): bo
       if (tx.tasks.get(id) || tx.tickets.get(ticket)) return false;
       tx.tickets.insert({ ticketId: ticket, taskId: id, serverState: 'queued' });
       const m = newModelTask(id);
-      tx.tasks.insert({ id, title: m.title, prompt: m.prompt, permissionMode: 'acceptEdits', workspacePath: `/ws/${id.split('-')[0]}`, serverTicketId: ticket });
+      tx.tasks.insert({
+        id,
+        title: m.title,
+        prompt: m.prompt,
+        permissionMode: 'acceptEdits',
+        workspacePath: `/ws/${id.split('-')[0]}`,
+        serverTicketId: ticket,
+      });
       return true;
     }
-    case 'pause': return tx.tasks.pause(id);
-    case 'continue': return tx.tasks.continue(id);
+    case 'pause':
+      return tx.tasks.pause(id);
+    case 'continue':
+      return tx.tasks.continue(id);
     case 'start': {
       if (!tx.tasks.claim(id)) return false;
       const ok = tx.tasks.markRunning(id, { sessionId: `session-${id}` });
@@ -122,11 +200,16 @@ export function perform(tx: StoreTx, op: Op, current: ModelTask | undefined): bo
       if (ok && ticket) tx.tickets.markAdmitted(ticket);
       return ok;
     }
-    case 'requeue': return tx.tasks.requeue(id);
-    case 'complete': return tx.tasks.complete(id, { filesChanged: 1 });
-    case 'fail': return tx.tasks.fail(id, { failureReason: 'random failure' });
-    case 'cancel': return tx.tasks.cancel(id);
-    case 'edit': return tx.tasks.edit(id, { title: op.title, prompt: op.prompt });
+    case 'requeue':
+      return tx.tasks.requeue(id);
+    case 'complete':
+      return tx.tasks.complete(id, { filesChanged: 1 });
+    case 'fail':
+      return tx.tasks.fail(id, { failureReason: 'random failure' });
+    case 'cancel':
+      return tx.tasks.cancel(id);
+    case 'edit':
+      return tx.tasks.edit(id, { title: op.title, prompt: op.prompt });
     case 'ready': {
       const ticket = tx.tasks.get(id)?.serverTicketId;
       if (!ticket || !tx.tasks.applySnapshot(id, ticket, { schedulable: true, queuePosition: null })) return false;
@@ -163,30 +246,54 @@ export function perform(tx: StoreTx, op: Op, current: ModelTask | undefined): bo
 }
 
 /** The store's view of a task in model terms, for comparing with the model. */
-export function observe(tx: StoreReadTx, id: string): Omit<ModelTask, 'ticketCount' | 'claimed'> & { claimed: boolean } | undefined {
+export function observe(tx: StoreReadTx, id: string): (Omit<ModelTask, 'ticketCount' | 'claimed'> & { claimed: boolean }) | undefined {
   const t = tx.tasks.get(id);
   const tickets: Record<string, ModelTicket> = {};
-  for (const k of tx.tickets.forTask(id)) tickets[k.ticketId] = { serverState: k.serverState, settleState: k.settleState as ModelTicket['settleState'] };
+  for (const k of tx.tickets.forTask(id))
+    tickets[k.ticketId] = { serverState: k.serverState, settleState: k.settleState as ModelTicket['settleState'] };
   if (!t) {
     if (Object.keys(tickets).length === 0) return undefined;
     return { id, status: 'cancelled', title: '', prompt: '', claimed: false, schedulable: false, ticket: null, deleted: true, tickets };
   }
   return {
-    id, status: t.status as ModelStatus, title: t.title, prompt: t.prompt, claimed: t.claimRunning, schedulable: t.schedulable,
-    ticket: t.serverTicketId, deleted: false, tickets,
+    id,
+    status: t.status as ModelStatus,
+    title: t.title,
+    prompt: t.prompt,
+    claimed: t.claimRunning,
+    schedulable: t.schedulable,
+    ticket: t.serverTicketId,
+    deleted: false,
+    tickets,
   };
 }
 
 /** The part of a model task the store must reproduce exactly. */
 export function comparable(m: ModelTask): unknown {
   if (m.deleted) return { deleted: true, tickets: m.tickets };
-  return { status: m.status, title: m.title, prompt: m.prompt, schedulable: m.schedulable, ticket: m.ticket, claimed: m.claimed, tickets: m.tickets };
+  return {
+    status: m.status,
+    title: m.title,
+    prompt: m.prompt,
+    schedulable: m.schedulable,
+    ticket: m.ticket,
+    claimed: m.claimed,
+    tickets: m.tickets,
+  };
 }
 
 export function comparableObserved(o: ReturnType<typeof observe>): unknown {
   if (!o) return undefined;
   if (o.deleted) return { deleted: true, tickets: o.tickets };
-  return { status: o.status, title: o.title, prompt: o.prompt, schedulable: o.schedulable, ticket: o.ticket, claimed: o.claimed, tickets: o.tickets };
+  return {
+    status: o.status,
+    title: o.title,
+    prompt: o.prompt,
+    schedulable: o.schedulable,
+    ticket: o.ticket,
+    claimed: o.claimed,
+    tickets: o.tickets,
+  };
 }
 
 /** A small seeded PRNG (mulberry32) so a failing run can be replayed from its seed. */
@@ -202,8 +309,21 @@ export function rng(seed: number): () => number {
 }
 
 const KINDS: Array<[Op['kind'], number]> = [
-  ['create', 14], ['pause', 6], ['continue', 6], ['start', 8], ['requeue', 5], ['complete', 5], ['fail', 3], ['cancel', 4],
-  ['edit', 10], ['ready', 10], ['retake', 5], ['delete', 4], ['settle', 5], ['ackSettle', 5], ['poll', 10],
+  ['create', 14],
+  ['pause', 6],
+  ['continue', 6],
+  ['start', 8],
+  ['requeue', 5],
+  ['complete', 5],
+  ['fail', 3],
+  ['cancel', 4],
+  ['edit', 10],
+  ['ready', 10],
+  ['retake', 5],
+  ['delete', 4],
+  ['settle', 5],
+  ['ackSettle', 5],
+  ['poll', 10],
 ];
 const TOTAL = KINDS.reduce((s, [, w]) => s + w, 0);
 

@@ -15,6 +15,15 @@ export function runJsonLinesWorker<Line>(script: string, args: readonly string[]
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr, lines: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line) }));
+    child.on('close', (code) =>
+      resolve({
+        code,
+        stderr,
+        lines: stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Line),
+      }),
+    );
   });
 }
