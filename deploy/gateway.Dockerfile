@@ -5,7 +5,7 @@
 # (deploy/gateway.Dockerfile.dockerignore). The image holds the production dependencies alone
 # (`npm ci --omit=dev`: better-sqlite3 for the SQLite store, mysql2 for MySQL), runs as the
 # unprivileged `node` user, and keeps its SQLite file in the volume /var/lib/offpeak-gateway.
-# README.md "Deploy it" says how to run it; its options are the gateway's environment variables.
+# docs/gateway.md#deploy-it says how to run it; its options are the gateway's environment variables.
 
 FROM node:20-bookworm-slim AS production-dependencies
 WORKDIR /opt/offpeak-gateway

@@ -18,8 +18,8 @@ const OUTSIDE_REFS = [
   { pattern: /(?:\.\.\/|\/work\/)shared\b|\bshared\/reference\b/, what: 'a file under ../shared' },
 ];
 
-/** A relative path to a Markdown file, optionally with an anchor: docs/flows.md#cancel, ../README.md. */
-const MD_PATH = /(?<![\w/.-])((?:\.{1,2}\/|[\w-]+\/)[\w./-]*?[\w-]+\.md)(#[\w-]+)?/g;
+/** A relative path to a Markdown file, optionally with an anchor: docs/flows.md#cancel, ../README.md, README.md#quick-start. */
+const MD_PATH = /(?<![\w/.-])((?:\.{1,2}\/|[\w-]+\/)[\w./-]*?[\w-]+\.md|README\.md(?=#))(#[\w-]+)?/g;
 
 const MOCHA_TITLES = new Set(['describe', 'context', 'it', 'specify', 'suite', 'test']);
 

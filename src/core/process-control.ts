@@ -1,5 +1,5 @@
 /**
- * Starting and stopping a process tree on every platform (README.md#platforms): an agent, what it
+ * Starting and stopping a process tree on every platform (docs/platforms.md): an agent, what it
  * starts, and what a dead window left behind. One module, the platform injected, so each branch is
  * tested on any machine.
  *

@@ -1,5 +1,5 @@
 // Gateway configuration: defaults < demo presets < JSON config file < environment < command-line
-// flags. One table (GATEWAY_OPTIONS) drives the flags, the env names, --help and the README.
+// flags. One table (GATEWAY_OPTIONS) drives the flags, the env names, --help and docs/gateway.md.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { OffPeakWindows, parseDailyRange } from './authority/windows';

@@ -1,5 +1,5 @@
 // CLI entry of the reference Off-Peak Gateway (bundled to dist/gateway.js; better-sqlite3 and mysql2 stay
-// external). `node dist/gateway.js --help` lists every option; see the README "Reference gateway".
+// external). `node dist/gateway.js --help` lists every option; see docs/gateway.md.
 import { OffsetClock } from './authority/offset-clock';
 import { ConfigError, helpText, loadGatewayConfig, usesDemoModel } from './config';
 import { launchGateway, type LaunchedGateway } from './launch';

@@ -26,7 +26,7 @@ export interface SetupInputs {
 }
 
 /**
- * A remote window (README.md#remote-windows): VS Code's name for the remote
+ * A remote window (docs/platforms.md#remote-windows): VS Code's name for the remote
  * (`vscode.env.remoteName`: `ssh-remote`, `wsl`, `dev-container`…) and whether any of the
  * extension's machine settings is set where that window reads them (the remote's settings).
  */

@@ -1,5 +1,5 @@
 /**
- * An edit keeps the file's line endings (README.md#agent-runtime): models write `\n`, and a
+ * An edit keeps the file's line endings (docs/user-guide.md#agent-runtime): models write `\n`, and a
  * Windows checkout's files end lines with `\r\n`, so a multi-line old_string never matched a CRLF
  * file and new text came in with LF lines among CRLF ones. A file whose lines mostly end with CRLF
  * gets the edit's text with CRLF; an LF file is left exactly as it was.

@@ -1,5 +1,5 @@
 /**
- * The shell run_command hands the model's command line to, per platform (README.md#agent-runtime).
+ * The shell run_command hands the model's command line to, per platform (docs/user-guide.md#agent-runtime).
  * POSIX: the user's `$SHELL` (else /bin/sh) with `-c <command>`. Windows: `cmd.exe /d /s /c "<command>"`,
  * passed verbatim: Node would otherwise quote the command line by the C runtime's rules (`\"`),
  * which cmd.exe does not read, so every quoted argument reached the program mangled. With `/s`,

@@ -100,7 +100,7 @@ const EXTENSION_ID = 'offpeak.off-peak-tasks';
 
 /**
  * A remote window (Remote-SSH, WSL, a container, Codespaces): its name, and whether any of the
- * extension's machine settings is set there (README.md#remote-windows); undefined in a local window.
+ * extension's machine settings is set there (docs/platforms.md#remote-windows); undefined in a local window.
  */
 export function remoteWindow(): RemoteWindow | undefined {
   const name = vscode.env.remoteName;

@@ -1,4 +1,4 @@
-// globalStorage reached through a symbolic link (README.md#platforms: a symlinked `~/.vscode-server`
+// globalStorage reached through a symbolic link (docs/platforms.md: a symlinked `~/.vscode-server`
 // on a Remote-SSH host, macOS's `/var` -> `/private/var`): the REAL reference gateway (loopback) in
 // front of the scripted fake model upstream (a fixture standing in for the model API), the real
 // store/service/scheduler/runtime, real reference-agent processes and real git, in a temporary folder.

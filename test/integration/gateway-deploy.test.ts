@@ -1,4 +1,4 @@
-// The reference gateway deploys on its own (README.md "Deploy it"): a production install of this
+// The reference gateway deploys on its own (docs/gateway.md#deploy-it): a production install of this
 // repository (`npm ci --omit=dev`, no dev dependency) runs the bundle's --help and a start on
 // SQLite; the container's health check (deploy/gateway-healthcheck.mjs) passes against a real
 // gateway's ops address and fails when it should; the Dockerfile and the systemd unit have the
@@ -55,7 +55,7 @@ async function stop(gateway: RunningGateway): Promise<number | null> {
   return gateway.exited;
 }
 
-describe('the reference gateway deploys on its own (README.md#deploy-it)', function () {
+describe('the reference gateway deploys on its own (docs/gateway.md#deploy-it)', function () {
   this.timeout(300_000);
   let dir: TempDir;
   const running: RunningGateway[] = [];

@@ -1,6 +1,6 @@
 // Two scheduler PROCESSES on one sql.js DB file (real file lock, real persistence) claim and
 // dispatch 1,000 tasks, one claim per round: no task may be dispatched twice, none forgotten;
-// then shorter runs, where Windows' sharing rules apply in the Windows lane (README.md#the-windows-lane).
+// then shorter runs, where Windows' sharing rules apply in the Windows lane (docs/platforms.md#the-windows-lane).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,7 +14,7 @@ import { tsNodeArgv } from './runtime-helpers';
 const IN_WINDOWS_LANE = process.env.OFFPEAK_WINDOWS_LANE === '1';
 const TASKS = IN_WINDOWS_LANE ? 200 : 1_000;
 // How many runs: OFFPEAK_SCHEDULER_PAIR_RUNS, which the Windows lane sets (1 within its time budget;
-// 20 measured under Wine, where the double dispatch showed: README.md#the-windows-lane); else 3, on
+// 20 measured under Wine, where the double dispatch showed: docs/platforms.md#the-windows-lane); else 3, on
 // Linux, which the 1,000-task run covers.
 const RUNS = Number(process.env.OFFPEAK_SCHEDULER_PAIR_RUNS) || 3;
 const RUN_TASKS = IN_WINDOWS_LANE ? 10 : 50;

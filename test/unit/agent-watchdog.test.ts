@@ -58,7 +58,7 @@ describe('the agent watchdog command', () => {
       const watchdog = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'], env, windowsHide: true });
       watchdog.stdin!.end();
       await until('the agent to be stopped', () => !isAlive(agent.pid!, host));
-      // Windows: taskkill /T stops the child too; Wine 8's taskkill has no /T (README.md#platforms).
+      // Windows: taskkill /T stops the child too; Wine 8's taskkill has no /T (docs/platforms.md).
       if (host.platform !== 'win32') await until("the agent's child to be stopped with its group", () => !isAlive(child, host));
       await new Promise((r) => (watchdog.exitCode !== null ? r(undefined) : watchdog.once('exit', r)));
     } finally {

@@ -18,6 +18,7 @@ describe('lint rule no-outside-doc-refs', () => {
         code: '// Cancel writes the terminal state first (docs/flows.md#cancel-delete-history).\nconst a = 1;',
       },
       { name: 'relative links to READMEs that exist', filename, code: '/* see src/store/README.md and ../../README.md */ const b = 2;' },
+      { name: 'a heading of the top-level README, named bare', filename, code: '// see README.md#quick-start\nconst f = 6;' },
       { name: 'a random seed', filename, code: '// a seeded PRNG, so a failing run can be replayed from its seed\nconst c = 3;' },
       { name: 'a test title that says the behaviour', filename, code: "it('pause keeps the ticket in place', () => {});" },
       {
@@ -42,6 +43,7 @@ describe('lint rule no-outside-doc-refs', () => {
         code: '// see docs/flows.md#no-such-heading\nconst e = 5;',
         errors: 1,
       },
+      { name: 'a heading the top-level README does not have', filename, code: '// see README.md#platforms\nconst g = 7;', errors: 1 },
       { name: 'an it() title citing a section number', filename, code: "it('branch 03: ready wakes the scheduler', () => {});", errors: 1 },
       {
         name: 'a describe() template title citing a section number',

@@ -1,5 +1,5 @@
 /**
- * Item 3 of the platform guarantees (README.md#platforms): every file the product replaces (the
+ * Item 3 of the platform guarantees (docs/platforms.md): every file the product replaces (the
  * task DB, the lease, the archive, authority.json) is replaced under Windows' sharing rules too.
  * "(Windows sharing rules injected)" tests run everywhere with test/fixtures/windows-sharing-fs.ts;
  * "(this platform's own rules)" tests use node:fs as it is, so in the Windows lane

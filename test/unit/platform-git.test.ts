@@ -1,4 +1,4 @@
-// Task worktrees under every platform's git rules (README.md#platforms, docs/flows.md#isolation),
+// Task worktrees under every platform's git rules (docs/platforms.md, docs/flows.md#isolation),
 // on real git repositories in a temporary folder. Windows is injected where git's answer depends on
 // it (`core.longPaths`); Git for Windows itself is not run here (no registry reachable here has it).
 import assert from 'node:assert/strict';

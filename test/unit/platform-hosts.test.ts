@@ -1,5 +1,5 @@
 /**
- * Item 6 of the platform guarantees, records only (README.md#remote-windows): two machines can
+ * Item 6 of the platform guarantees, records only (docs/platforms.md#remote-windows): two machines can
  * share one globalStorage (Remote-SSH hosts with one NFS home). A pid means something only on the
  * machine that wrote it, so the pid records of recovery, the window registry and the leader lease
  * carry the machine, and another machine's records are never judged dead from here. The second

@@ -1,4 +1,4 @@
-// Launching an agent as the OS would (README.md#platforms): a Windows batch file (npm's `.cmd`
+// Launching an agent as the OS would (docs/platforms.md): a Windows batch file (npm's `.cmd`
 // shims, one's own wrappers) only through cmd.exe, quoted as cross-spawn quotes it; a `.ps1`
 // through PowerShell; never from the working directory. Real files and processes on this
 // platform (under the Windows lane: a real .cmd and cmd.exe), the other platforms injected.
@@ -35,7 +35,7 @@ describe('platform: launching an agent program as the OS would', () => {
       wrapper = path.join(dir, 'claude');
       fs.writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${script}" "$@"\n`, { mode: 0o755 });
     }
-    // No `%`: a batch file's %* expands it again (README.md#platforms, known limits).
+    // No `%`: a batch file's %* expands it again (docs/platforms.md, known limits).
     const args = ['-p', 'two words', 'a "quoted" word', 'amp & pipe | caret ^ <less>', ''];
     const program = commandInvocation(wrapper, args);
     const ran = spawnSync(program.file, program.args, {

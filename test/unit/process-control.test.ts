@@ -1,4 +1,4 @@
-// One process-control module for every platform (README.md#platforms): real processes on this
+// One process-control module for every platform (docs/platforms.md): real processes on this
 // platform (under the Windows lane: Windows' own), and each other platform's branch with its
 // behaviour injected (a scripted process table stands in for PowerShell, wmic or ps; labelled so).
 import assert from 'node:assert/strict';

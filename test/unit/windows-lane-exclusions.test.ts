@@ -1,4 +1,4 @@
-// What the Windows lane leaves out (.ci/windows/not-under-wine.txt, README.md#the-windows-lane):
+// What the Windows lane leaves out (.ci/windows/not-under-wine.txt, docs/platforms.md#the-windows-lane):
 // each line names tests that exist, says why Wine cannot run them, and names a twin test that
 // stands in (the platform's behaviour injected, or what Wine can run), so nothing is left out unexamined.
 import assert from 'node:assert/strict';

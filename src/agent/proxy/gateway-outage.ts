@@ -11,7 +11,7 @@
  */
 import { clockTime, durationWords, type Clock } from '../../core/clock';
 
-/** The longest a running task waits for an unreachable gateway before it fails (README "Agent runtime"). */
+/** The longest a running task waits for an unreachable gateway before it fails (docs/user-guide.md#agent-runtime). */
 export const GATEWAY_OUTAGE_MAX_WAIT_MS = 20 * 60_000;
 
 export interface GatewayOutageTimings {

@@ -26,7 +26,7 @@
  *   take back from `-c` (one holding `=`) makes the run fail rather than run unguarded.
  * Diffs always pass `--no-ext-diff --no-textconv`, so diff drivers need no switch.
  *
- * Two of the user's own settings are kept, as git would apply them (README.md#platforms): on
+ * Two of the user's own settings are kept, as git would apply them (docs/platforms.md): on
  * Windows `core.longPaths=true` (a worktree deep under globalStorage passes MAX_PATH), and the
  * `core.autocrlf` the user's global or system config sets (Git for Windows' installer writes it in
  * the system config) unless the repository sets its own: the same look-up that finds the drivers
