@@ -107,7 +107,6 @@ export type TicketOrigin = 'take' | 'legacy';
 export type SegmentEndReason =
   'completed' | 'failed' | 'cancelled' | 'expired' | 'interrupted' | 'retaken' | 'deleted' | 'orphan' | 'parked' | 'usage_limit';
 
-/** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */
 /** Tokens as the model API counts them (one answer, a segment, or a whole task). */
 export interface TokenUsage {
   inputTokens: number;
@@ -126,6 +125,7 @@ export interface SegmentUsage extends TokenUsage {
   requests: number;
 }
 
+/** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */
 export interface TicketRecord {
   ticketId: string;
   /** The task it was taken for. No foreign key: the row outlives a deleted task until settled. */

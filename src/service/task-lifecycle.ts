@@ -21,7 +21,7 @@ import {
   recoverInterruptedTask,
   startSegment,
   type CancelResult,
-} from './ticket-rules';
+} from './lifecycle-rules';
 
 /** Work a lifecycle change leaves for the service's loops. */
 export type LifecycleWork =

@@ -7,7 +7,7 @@
  * - settle-outbox: releasing tickets, retried until the gateway acknowledges them;
  * - retaker: a new ticket with the same task id for a queued task that lost its own;
  * - task-lifecycle: the one writer of lifecycle changes, shared with the runtime;
- * - ticket-rules: the pure rules all of them apply inside store transactions.
+ * - ticket-rules, lifecycle-rules: the pure rules all of them apply inside store transactions.
  *
  * vscode-free; clock, timers, gateway (base URL + key provider) and the agent stopper are injected.
  */

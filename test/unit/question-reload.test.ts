@@ -13,7 +13,7 @@ import { QuestionRecorder } from '../../src/agent/questions/question-record';
 import { askInputDigest, renderToolInput } from '../../src/core/ask-input';
 import { ManualClock } from '../../src/core/clock';
 import { ManualTimers } from '../../src/core/timers';
-import { recoverInterruptedTask } from '../../src/service/ticket-rules';
+import { recoverInterruptedTask } from '../../src/service/lifecycle-rules';
 import { TaskLifecycle } from '../../src/service/task-lifecycle';
 import { TaskStore } from '../../src/store';
 import { formatTime, questionAnswerText } from '../../webview/format';

@@ -1,5 +1,5 @@
 /**
- * The ticket rules (src/service/ticket-rules.ts), one test per rule and branch, applied inside
+ * The ticket rules (src/service/ticket-rules.ts, src/service/lifecycle-rules.ts), one test per rule and branch, applied inside
  * transactions of a real sql.js store file. No gateway: the answers are the protocol's own shapes.
  */
 import assert from 'node:assert/strict';
@@ -16,25 +16,27 @@ import {
   acknowledgeSettle,
   applyStatusEntry,
   attachRetakenTicket,
-  cancelTask,
   continueTask,
-  deleteTask,
-  expireSegment,
-  finishTask,
   insertTakenTask,
-  interruptSegment,
   ledgerRowOfTake,
   orphanTicket,
   queueSettlesForTask,
-  recoverInterruptedTask,
   retireDeadTicket,
   settleAcknowledgedBy,
   settleReasonForEndedTask,
   settleReasonOf,
-  startSegment,
   type CreateTaskInput,
   type StatusRuleContext,
 } from '../../src/service/ticket-rules';
+import {
+  cancelTask,
+  deleteTask,
+  expireSegment,
+  finishTask,
+  interruptSegment,
+  recoverInterruptedTask,
+  startSegment,
+} from '../../src/service/lifecycle-rules';
 import { TaskStore, type StoreTx } from '../../src/store';
 
 const NOW = 1_000_000;

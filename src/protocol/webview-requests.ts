@@ -1,0 +1,160 @@
+// The panel's requests (webview -> host, each answered with a result): one map of every
+// method's params and result, which types the host's handlers and the webview's client alike.
+// Part of the panel's protocol (webview.ts).
+import { z } from 'zod';
+import { ScheduleRequests } from './schedules';
+import { CreateTaskFormSchema, PermissionModeSchema, PromptSchema, TitleSchema } from './task-form';
+import { QuestionViewSchema, SegmentViewSchema } from './webview-card';
+import { HistoryFilterSchema, HistoryRowSchema } from './webview-snapshot';
+
+const taskId = z.string().min(1).max(200);
+const title = TitleSchema;
+const prompt = PromptSchema;
+
+/** What an edit changes; every field is optional. */
+export const EditTaskPatchSchema = z
+  .object({
+    title,
+    prompt,
+    permissionMode: PermissionModeSchema,
+    model: z.string().max(200).nullable(),
+    thoughtLevel: z.string().max(50).nullable(),
+    /** Only while the task has taken no ticket (null: take it now; docs/flows.md#schedules-and-chains). */
+    notBefore: z.number().int().nonnegative().nullable(),
+  })
+  .partial()
+  .strict();
+export type EditTaskPatch = z.infer<typeof EditTaskPatchSchema>;
+
+const TaskRef = z.object({ taskId }).strict();
+/** How an answer to a permission question ended: it decided, someone answered first, or the question is gone. */
+export const AnswerOutcomeSchema = z.enum(['accepted', 'already-answered', 'unknown', 'input-mismatch']);
+const Nothing = z.object({}).strict();
+/** False when the user declined the confirmation: nothing was changed. */
+const Confirmed = z.object({ done: z.boolean() });
+
+/**
+ * Every request the webview can make: its params and its result. The host's handlers
+ * (`RequestHandlers`) and the webview's client (`HostChannel.request`) are both typed from this
+ * one map, and both sides validate against it.
+ */
+export const PanelRequests = {
+  /** `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued. */
+  createTask: { params: z.object({ input: CreateTaskFormSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
+  editTask: {
+    params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(),
+    result: z.object({ title: z.string(), prompt: z.string() }),
+  },
+  pause: { params: TaskRef, result: Nothing },
+  /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why); `scheduled`: taken at its "not before" time. */
+  continue: {
+    params: TaskRef,
+    result: z.object({ ticket: z.enum(['reused', 'retaken', 'retake_pending', 'scheduled']), error: z.string().optional() }),
+  },
+  cancel: { params: TaskRef, result: Confirmed },
+  delete: { params: TaskRef, result: Confirmed },
+  deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.string().optional() }) },
+  openTerminal: { params: TaskRef, result: Nothing },
+  /**
+   * The Session entry: a Claude Code session continues interactively in a terminal; a reference
+   * agent's transcript is shown read-only in the task's terminal (docs/flows.md#open-session).
+   */
+  openSession: { params: TaskRef, result: z.object({ opened: z.enum(['interactive', 'transcript']) }) },
+  /**
+   * "Follow up…" on a finished task: a new task resuming its session (docs/flows.md#follow-up).
+   * `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued.
+   */
+  followUp: {
+    params: z.object({ taskId, prompt, title: title.optional(), permissionMode: PermissionModeSchema.optional() }).strict(),
+    result: z.object({ taskId: z.string().nullable() }),
+  },
+  segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
+  /** The task's permission questions with their answers, who answered and when (the expanded card). */
+  questions: { params: TaskRef, result: z.object({ questions: z.array(QuestionViewSchema) }) },
+  /**
+   * "Discard": removes a finished task's worktree and branch after a confirmation
+   * (docs/flows.md#bring-it-home). `report`: what it removed (only what was there).
+   */
+  discardChanges: { params: TaskRef, result: z.object({ done: z.boolean(), report: z.string().optional() }) },
+  /**
+   * "Merge": the task's branch into the folder's checked-out branch after a confirmation.
+   * `conflict`: the merge is in progress with conflicts (the merge editor opens); a refusal is an error saying why.
+   */
+  mergeChanges: {
+    params: TaskRef,
+    result: z.object({
+      outcome: z.enum(['merged', 'conflict', 'declined']),
+      into: z.string().optional(),
+      files: z.array(z.string()).optional(),
+    }),
+  },
+  /** "Apply as uncommitted changes" after a confirmation; a refusal is an error saying why. */
+  applyChanges: { params: TaskRef, result: Confirmed },
+  /** "Open worktree in new window". */
+  openWorktree: { params: TaskRef, result: Nothing },
+  /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */
+  reviewChanges: { params: z.object({ taskId, path: z.string().min(1).max(4096).optional() }).strict(), result: Nothing },
+  /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
+  answerAsk: {
+    /** `inputDigest`: the sha256 of the input the card showed; an answer for another input is refused. */
+    params: z
+      .object({
+        taskId,
+        askId: z.string().min(1).max(100),
+        decision: z.enum(['allow', 'deny']),
+        inputDigest: z.string().regex(/^[0-9a-f]{64}$/),
+      })
+      .strict(),
+    result: z.object({ outcome: AnswerOutcomeSchema }),
+  },
+  /**
+   * The panel showed these results (visible, on screen): their "New" mark and the unseen count go
+   * in every window. `marked`: how many were still unseen.
+   */
+  markSeen: {
+    params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(),
+    result: z.object({ marked: z.number().int().nonnegative() }),
+  },
+  /**
+   * These unseen results are on screen in the visible panel. They keep their "New" mark (and the
+   * status bar's count) while the user looks, and count as seen when the panel is hidden or
+   * closed: one rule for the cards, the tab title and the status bar. `held`: how many are waiting.
+   */
+  showing: {
+    params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(),
+    result: z.object({ held: z.number().int().nonnegative() }),
+  },
+  /**
+   * Asks for the key and checks it with the gateway: `saved` false when the user dismissed the box;
+   * `check` says whether the gateway accepted it (null: it could not be reached), as a sentence.
+   */
+  setApiKey: {
+    params: Nothing,
+    result: z.object({ saved: z.boolean(), check: z.object({ accepted: z.boolean().nullable(), text: z.string() }).optional() }),
+  },
+  /** Re-checks availability and the gateway's client configs. */
+  refresh: { params: Nothing, result: Nothing },
+  /** Opens the first-run walkthrough (the empty state's link; docs/flows.md#first-run). */
+  openWalkthrough: { params: Nothing, result: Nothing },
+  /**
+   * A page of History, live and archived rows, newest first (the task DB's, then the archive's),
+   * matching the filter; `total`: rows matching in all (docs/flows.md#archive).
+   */
+  historyPage: {
+    params: z
+      .object({
+        offset: z.number().int().nonnegative().max(1_000_000),
+        limit: z.number().int().min(1).max(500),
+        filter: HistoryFilterSchema.optional(),
+      })
+      .strict(),
+    result: z.object({ rows: z.array(HistoryRowSchema), total: z.number().int().nonnegative() }),
+  },
+  ...ScheduleRequests,
+} as const;
+
+export type PanelMethod = keyof typeof PanelRequests;
+export type PanelParams<M extends PanelMethod> = z.infer<(typeof PanelRequests)[M]['params']>;
+export type PanelResult<M extends PanelMethod> = z.infer<(typeof PanelRequests)[M]['result']>;
+/** The host implements one handler per request. */
+export type RequestHandlers = { [M in PanelMethod]: (params: PanelParams<M>) => Promise<PanelResult<M>> };
