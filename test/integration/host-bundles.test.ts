@@ -117,4 +117,29 @@ console.log(JSON.stringify(out));`,
       [],
     );
   });
+  it("personal.js's local authority runs on engine.js's sql.js: once it serves, engine.js has sql.js loaded already", function () {
+    this.timeout(60_000);
+    const wasm = path.join(path.dirname(require.resolve('sql.js')), 'sql-wasm.wasm');
+    const storage = mkdtempSync(path.join(dir, 'storage-'));
+    const sqljs = lazyBundles['engine.js'].indexOf('src/store/db/sqljs.ts');
+    const seen = inNode(
+      dir,
+      `(async () => {
+  const { LocalAuthority } = require('./personal.js').m0;
+  const authority = await LocalAuthority.start({
+    storageDir: ${JSON.stringify(storage)},
+    wasmPath: ${JSON.stringify(wasm)},
+    settings: () => ({ hours: 'always', modelBaseUrl: 'http://127.0.0.1:9' }),
+    modelApiKey: async () => undefined,
+    durable: false,
+  });
+  const served = { url: typeof authority.url, serving: authority.serving };
+  // Loaded by the authority through engine.js: a path that does not exist is not even looked at.
+  const again = await require('./engine.js').m${sqljs}.loadSqlJs('/nowhere/sql-wasm.wasm').then(() => 'loaded', (e) => e.message);
+  await authority.dispose();
+  console.log(JSON.stringify({ ...served, again }));
+})().catch((e) => { console.error(e); process.exit(1); });`,
+    );
+    assert.deepEqual(seen, { url: 'string', serving: true, again: 'loaded' });
+  });
 });
