@@ -1,6 +1,8 @@
-// Builds the four bundles the project ships and places sql.js's wasm and ctrlc-windows' helper
+// Builds the bundles the project ships and places sql.js's wasm and ctrlc-windows' helper
 // (dist/ctrlc-windows/<arch>/process-killer.exe) beside the extension.
-//   dist/extension.js        VS Code extension host (CJS, 'vscode' external)
+//   dist/extension.js        VS Code extension host: what activation needs (CJS, 'vscode' external)
+//   dist/engine.js           its engine, panel and command helpers, required on first use
+//   dist/personal.js         its personal-mode local authority (the reference gateway), likewise
 //   dist/webview/main.js     Preact webview (browser IIFE)
 //   dist/gateway.js          reference Off-Peak Gateway server (Node CJS)
 //   dist/reference-agent.js  bundled reference agent CLI (Node CJS)
@@ -17,6 +19,7 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { hostBundleBuild, lazyBundles } from './scripts/host-bundles.mjs';
 import { packageDirsOfInputs, thirdPartyNotices } from './scripts/third-party-notices.mjs';
 
 const require = createRequire(import.meta.url);
@@ -56,16 +59,21 @@ const vscodeTestEntries = existsSync('test/vscode')
   : [];
 
 const builds = [
-  // Personal mode runs the reference gateway in the extension host on its sql.js store: the native
-  // and MySQL stores' modules, required only when such a store opens, stay out of the bundle; the
-  // gateway's jsonc-parser needs its "module" build, as in dist/gateway.js.
-  {
-    ...node,
-    entryPoints: ['src/extension.ts'],
-    outfile: 'dist/extension.js',
-    external: ['vscode', 'better-sqlite3', 'mysql2'],
-    mainFields: ['module', 'main'],
-  },
+  // dist/extension.js and its lazy bundles (scripts/host-bundles.mjs). Personal mode runs the
+  // reference gateway in the extension host on its sql.js store: the native and MySQL stores'
+  // modules, required only when such a store opens, stay out of the bundles; the gateway's
+  // jsonc-parser needs its "module" build, as in dist/gateway.js.
+  ...['extension.js', ...Object.keys(lazyBundles)].map((bundle) => {
+    const { plugins, ...entry } = hostBundleBuild(bundle, process.cwd());
+    return {
+      ...node,
+      ...entry,
+      outfile: `dist/${bundle}`,
+      external: ['vscode', 'better-sqlite3', 'mysql2'],
+      mainFields: ['module', 'main'],
+      plugins: [...node.plugins, ...plugins],
+    };
+  }),
   // jsonc-parser's "main" is a UMD build esbuild cannot follow; its "module" build bundles.
   {
     ...node,

@@ -3,11 +3,14 @@
  *
  * vsix_bytes           size of off-peak-tasks-<version>.vsix as `npm run package` writes it
  * extension_js_bytes   dist/extension.js inside it (what the extension host loads to activate)
+ * engine_js_bytes      dist/engine.js inside it (required when the engine starts, after activate())
+ * personal_js_bytes    dist/personal.js inside it (required in personal mode, likewise)
  * webview_js_bytes     dist/webview/main.js inside it (what the panel loads)
  * activate_ms          median over runs of the time VS Code's extension host spends in activate()
  *                      (its own marks willActivateExtension -> didActivateExtension), with the .vsix
  *                      installed into a fresh code-server; the engine starts after it, in the background
  * code_load_ms         median time the host spends loading dist/extension.js before calling activate()
+ *                      (its lazy bundles are not loaded by then: activate() only registers)
  * floor_*              the same two spans for a do-nothing extension in the same host and run
  * usage: npm run bench -- vsix   (needs what npm run test:vscode needs; OFFPEAK_BENCH_VSIX_RUNS=3)
  */
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
   const result = {
     vsix_bytes: statSync(file).size,
     extension_js_bytes: bytesOf('extension/dist/extension.js'),
+    engine_js_bytes: bytesOf('extension/dist/engine.js'),
+    personal_js_bytes: bytesOf('extension/dist/personal.js'),
     webview_js_bytes: bytesOf('extension/dist/webview/main.js'),
     activate_ms: median(samples.map((s) => s.extension.activate_ms)),
     code_load_ms: median(samples.map((s) => s.extension.code_load_ms)),

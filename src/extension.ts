@@ -1,9 +1,10 @@
 // Composition root: the only place that wires VS Code to the vscode-free core. Activation
 // registers everything synchronously and starts the engine (store, service, scheduler, runtime)
 // in the background, so a slow disk or an unreachable gateway never delays VS Code. The engine's
-// code (sql.js and its wasm, the gateway client, the agent runtime) is not even evaluated until
-// then, nor is the panel's until the panel is first needed: both are imported dynamically, which
-// esbuild turns into modules initialised on first use.
+// code (sql.js and its wasm, the gateway client, the agent runtime) is not even loaded until
+// then, nor is the panel's until the panel is first needed: both are imported dynamically, and
+// the build puts them in dist/engine.js (personal mode's authority in dist/personal.js), which
+// Node loads on first use (scripts/host-bundles.mjs, docs/architecture.md#lazy-bundles).
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemClock } from './core/clock';

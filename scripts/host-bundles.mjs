@@ -1,0 +1,106 @@
+// The extension host's code in bundles of its own (docs/architecture.md#lazy-bundles): what
+// activation needs in dist/extension.js, the rest in lazy bundles that Node requires on first use.
+// esbuild splits code only for ESM, and an extension is CommonJS, so each bundle is a build of its
+// own and this plugin links them. Used by esbuild.mjs and by the test that loads the bundles.
+import path from 'node:path';
+
+/**
+ * Each module listed belongs to that bundle alone. Elsewhere a dynamic `import()` or a `require()`
+ * of it becomes a `require()` of its bundle, so the source keeps its lazy imports and runs as is
+ * under tsx; in a lazy bundle a static import of another bundle's module does too, so what holds
+ * process-wide state exists once. dist/extension.js may import lazily only what is listed here:
+ * anything else would be inlined into it, and the build fails saying so.
+ */
+export const lazyBundles = {
+  // The engine (store, service, agent runtime, gateway client, schedules, away notifications,
+  // review and merge), the panel, and what the commands load when run: required right after
+  // activation, when the engine starts in the background, or when the panel is first shown.
+  'engine.js': [
+    'src/engine/host-engine.ts',
+    'src/panel/service-backend.ts',
+    'src/personal/other-queue.ts',
+    'src/personal/model-key-handover.ts',
+    'src/vscode/panel.ts',
+    'src/panel/create-task-command.ts',
+    'src/panel/workplace-panel.ts',
+    'src/agent/workplace/task-worktree.ts',
+    'src/notify/notify-target.ts',
+    'src/notify/target-command.ts',
+    'src/protocol/notify.ts',
+    // Shared with personal.js, which reaches them here: sql.js is loaded once per process, zod's
+    // schemas are of one zod, temp file names come from one counter.
+    'src/store/db/sqljs.ts',
+    'src/files/file-replace.ts',
+    'zod',
+  ],
+  // Personal mode's local authority, the reference gateway inside the extension host.
+  'personal.js': ['src/personal/local-authority.ts'],
+};
+
+/** esbuild options for one of the host's bundles (`extension.js` or a key of lazyBundles), with `root` the checkout. */
+export function hostBundleBuild(bundle, root) {
+  const entry =
+    bundle === 'extension.js'
+      ? { entryPoints: [path.join(root, 'src/extension.ts')] }
+      : {
+          // Each module as one namespace export, `m0`, `m1`… in list order.
+          stdin: {
+            contents: lazyBundles[bundle].map((spec, i) => `export * as m${i} from ${JSON.stringify(specifier(spec))};`).join('\n'),
+            resolveDir: root,
+            sourcefile: `${bundle.replace(/\.js$/, '')}-entry.js`,
+            loader: 'js',
+          },
+        };
+  return { ...entry, plugins: [hostBundles(bundle, root)] };
+}
+
+const specifier = (spec) => (spec.startsWith('src/') ? `./${spec}` : spec);
+
+/**
+ * Sends imports of another bundle's modules to that bundle, and marks the project's own modules
+ * free of side effects (none has any at import), so that one whose exports go unused — reached
+ * only for a type, or for a function only a lazy bundle calls — stays out of the bundle.
+ */
+function hostBundles(self, root) {
+  const src = path.join(root, 'src') + path.sep;
+  let owners; // resolved path -> [bundle, index]
+  return {
+    name: 'host-bundles',
+    setup(build) {
+      const resolve = (spec, args) => build.resolve(spec, { ...args, pluginData: 'host-bundles' });
+      const ownerOf = async (resolved) => {
+        owners ??= (async () => {
+          const map = new Map();
+          for (const [bundle, specs] of Object.entries(lazyBundles))
+            for (const [i, spec] of specs.entries()) {
+              const r = await resolve(specifier(spec), { kind: 'import-statement', resolveDir: root });
+              if (r.errors.length > 0) throw new Error(`lazyBundles: cannot resolve ${spec}`);
+              map.set(r.path, [bundle, i]);
+            }
+          return map;
+        })();
+        return (await owners).get(resolved);
+      };
+      build.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData === 'host-bundles' || args.kind === 'entry-point') return undefined;
+        if (args.namespace === 'host-bundle') return { path: args.path, external: true };
+        const r = await resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir });
+        if (r.errors.length > 0) return { errors: r.errors };
+        if (r.external) return { path: r.path, external: true };
+        const lazy = args.kind === 'dynamic-import' || args.kind === 'require-call';
+        const owner = await ownerOf(r.path);
+        // Activation imports statically what it needs now; only its lazy imports go to a lazy bundle.
+        if (owner && owner[0] !== self && (self !== 'extension.js' || lazy))
+          return { path: `${owner[0]}#${owner[1]}`, namespace: 'host-bundle' };
+        if (self === 'extension.js' && lazy && r.path.startsWith(src))
+          return { errors: [{ text: `${args.path} is imported lazily but is in no lazy bundle: list it in scripts/host-bundles.mjs` }] };
+        return { path: r.path, namespace: r.namespace, suffix: r.suffix, sideEffects: r.path.startsWith(src) ? false : r.sideEffects };
+      });
+      // The module, as its bundle exports it.
+      build.onLoad({ filter: /.*/, namespace: 'host-bundle' }, (args) => {
+        const [bundle, i] = args.path.split('#');
+        return { contents: `module.exports = require(${JSON.stringify(`./${bundle}`)}).m${i};`, loader: 'js', resolveDir: root };
+      });
+    },
+  };
+}
