@@ -1,6 +1,6 @@
 // The ticket authority's rules (capacity, quotas, lifetimes, poll hints, who may take) and the
 // off-peak windows, as the gateway configuration sets them.
-import type { GatewayConfig } from '../config';
+import type { GatewayConfig } from '../config/schema';
 import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
 
 export interface AuthorityPolicy {
