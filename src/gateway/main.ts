@@ -5,7 +5,7 @@ import { ConfigError, helpText, loadGatewayConfig, usesDemoModel } from './confi
 import { launchGateway, type LaunchedGateway } from './launch';
 import { createLogger } from './http/logger';
 import { closeUpstreamAgents } from './model/model-proxy';
-import { GATEWAY_VERSION } from './http/server';
+import { GATEWAY_VERSION } from './http/ops-routes';
 import { systemClock } from '../core/clock';
 
 async function main(): Promise<void> {

@@ -1,6 +1,7 @@
 // The ticket authority's rules (capacity, quotas, lifetimes, poll hints, who may take) and the
 // off-peak windows, as the gateway configuration sets them.
-import type { GatewayConfig } from '../config';
+import type { GatewayConfig } from '../config/schema';
+import type { GatewayUser } from '../http/auth';
 import { OffPeakWindows, parseDailyRange, type WindowSpec } from './windows';
 
 export interface AuthorityPolicy {
@@ -63,6 +64,16 @@ export function authorityPolicy(c: GatewayConfig): AuthorityPolicy {
     models: c.models,
     defaultModel: c.defaultModel,
   };
+}
+
+/** Whether the user's plan includes off-peak tasks. */
+export function isEligible(policy: AuthorityPolicy, user: GatewayUser): boolean {
+  return policy.eligiblePlans.includes(user.plan);
+}
+
+/** Whether the feature is rolled out to the user (the gray-release switch and the user's own). */
+export function isExposed(policy: AuthorityPolicy, user: GatewayUser): boolean {
+  return policy.exposureEnabled && user.exposure;
 }
 
 export function windowsFromConfig(config: GatewayConfig): OffPeakWindows {

@@ -1,16 +1,25 @@
 // The gateway's ticket authority (docs/flows.md#server-ticket-states): takes, the FIFO queue, the
 // promote timer, the ready/active/expired lifecycle, quotas, settle, and per-request admission of
-// model calls.
+// model calls. The status reads are in ticket-status.ts, what a user may still take in user-room.ts.
 // No HTTP here: the server maps these calls to routes, tests can drive them with a ManualClock.
 import { randomBytes } from 'node:crypto';
 import { durationWords, type Clock } from '../../core/clock';
-import type { AvailabilityResponse, ClientConfigsResponse, SettleReason, SettleResponse, TakeResponse, TicketStatusEntry } from '../../protocol/gateway';
+import type {
+  AvailabilityResponse,
+  ClientConfigsResponse,
+  SettleReason,
+  SettleResponse,
+  TakeResponse,
+  TicketStatusEntry,
+} from '../../protocol/gateway';
 import type { GatewayUser } from '../http/auth';
-import type { AuthorityPolicy } from './authority-policy';
+import { isEligible, isExposed, type AuthorityPolicy } from './authority-policy';
 import { errors } from '../http/errors';
 import type { GatewayMetrics } from '../http/metrics';
-import { LiveTicketExists, storeGetMany, type GatewayTicketRow, type TicketStore } from '../stores/store';
+import { LiveTicketExists, type GatewayTicketRow, type TicketStore } from '../stores/store';
+import { TicketStatusReader } from './ticket-status';
 import { effectiveTicket, TicketStatusView } from './ticket-view';
+import { takeAvailability, userRoom } from './user-room';
 import type { OffPeakWindows } from './windows';
 
 export interface TickResult {
@@ -50,12 +59,6 @@ export class TicketAuthority {
   /** Demo pacing: when each ready ticket first asked for admission (entries only while admissionHoldMs > 0). */
   private readonly admissionHeldSince = new Map<string, number>();
   private readonly listeners = new Set<ChangeListener>();
-  /**
-   * Serialized status entries by ticket record (records are immutable: a change makes a new
-   * object, so identity is the version). Reused while the entry's time-dependent parts (state
-   * as of now, position, poll hint) are unchanged: JSON.stringify dominates a 100-ticket status.
-   */
-  private readonly entryJson = new WeakMap<GatewayTicketRow, { state: string; position: number; nextPoll: number | null; held: number; json: string }>();
 
   constructor(
     private readonly store: TicketStore,
@@ -66,12 +69,14 @@ export class TicketAuthority {
     private readonly makeTicketId: () => string = newTicketId,
   ) {
     this.views = new TicketStatusView(store, windows, policy, (now) => this.promotionGate?.promotionBlockedUntil(now) ?? null);
+    this.statusReader = new TicketStatusReader(store, this.views);
     // Another instance's change can answer this instance's long-polls.
     this.unwatch = store.onExternalChange(() => this.emitChange([], false, true));
   }
 
   private readonly unwatch: () => void;
   private readonly views: TicketStatusView;
+  private readonly statusReader: TicketStatusReader;
   /** The account's usage limits (docs/flows.md#usage-limits): while they say so, nothing is promoted. */
   promotionGate: { promotionBlockedUntil(now: number): number | null } | undefined;
 
@@ -100,19 +105,11 @@ export class TicketAuthority {
     for (const listener of [...this.listeners]) listener(change);
   }
 
-  private isEligible(user: GatewayUser): boolean {
-    return this.policy.eligiblePlans.includes(user.plan);
-  }
-
-  private isExposed(user: GatewayUser): boolean {
-    return this.policy.exposureEnabled && user.exposure;
-  }
-
   configs(user: GatewayUser): ClientConfigsResponse {
-    const eligible = this.isEligible(user);
+    const eligible = isEligible(this.policy, user);
     return {
       server_time: this.now(),
-      exposure: { enabled: this.isExposed(user) },
+      exposure: { enabled: isExposed(this.policy, user) },
       allowed_models: this.policy.models.map((m) => ({ id: m.id, display_name: m.display_name })),
       default_model: this.policy.defaultModel,
       plan: {
@@ -125,40 +122,12 @@ export class TicketAuthority {
     };
   }
 
-  /** Room left for `user`: quota and live-ticket limits, with when it grows again. */
-  private async room(user: GatewayUser, now: number): Promise<{ quotaLeft: number; quotaNextAt: number | null; liveLeft: number; liveNextAt: number | null }> {
-    const times = await this.store.takeTimesSince(user.id, now - this.policy.quotaWindowMs + 1);
-    const quotaLeft = Math.max(0, this.policy.takesPerWindow - times.length);
-    // The oldest take that must age out before one more fits.
-    const blocking = times[times.length - this.policy.takesPerWindow];
-    const quotaNextAt = quotaLeft === 0 && blocking !== undefined ? blocking + this.policy.quotaWindowMs : null;
-    const live = (await this.store.liveForUser(user.id)).map((t) => effectiveTicket(t, now)).filter((t) => t.state === 'queued' || t.state === 'ready' || t.state === 'active');
-    const liveLeft = Math.max(0, this.policy.maxLiveTicketsPerUser - live.length);
-    const deadlines = live.map((t) => (t.state === 'ready' ? t.readyDeadline : t.state === 'active' ? t.activeUntil : null)).filter((d): d is number => d !== null);
-    const liveNextAt = liveLeft === 0 && deadlines.length > 0 ? Math.min(...deadlines) : null;
-    return { quotaLeft, quotaNextAt, liveLeft, liveNextAt };
-  }
-
   async availability(user: GatewayUser): Promise<AvailabilityResponse> {
     const now = this.now();
-    const answer = await this.takeAvailability(user, now);
+    const answer = await takeAvailability(this.store, this.policy, user, now);
     const opensAt = this.windows.opensAt(now);
     if (opensAt !== undefined) answer.window_opens_at = opensAt;
     return answer;
-  }
-
-  private async takeAvailability(user: GatewayUser, now: number): Promise<AvailabilityResponse> {
-    if (!this.isExposed(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'disabled' };
-    if (!this.isEligible(user)) return { server_time: now, can_take: false, can_take_number: 0, next_take_at: null, reason: 'not_eligible' };
-    const room = await this.room(user, now);
-    const number = Math.min(room.quotaLeft, room.liveLeft);
-    if (number > 0) return { server_time: now, can_take: true, can_take_number: number, next_take_at: null, reason: null };
-    if (room.quotaLeft === 0) {
-      // Both limits may bind: the later of the two times is when a take can succeed.
-      const next = room.liveLeft === 0 && room.liveNextAt !== null && room.quotaNextAt !== null ? Math.max(room.quotaNextAt, room.liveNextAt) : room.liveLeft === 0 ? null : room.quotaNextAt;
-      return { server_time: now, can_take: false, can_take_number: 0, next_take_at: next, reason: 'quota' };
-    }
-    return { server_time: now, can_take: false, can_take_number: 0, next_take_at: room.liveNextAt, reason: 'live_limit' };
   }
 
   /**
@@ -168,8 +137,12 @@ export class TicketAuthority {
    */
   async take(user: GatewayUser, taskId: string): Promise<TakeResponse> {
     const now = this.now();
-    if (!this.isExposed(user) && !(await this.store.hasTicketForTask(user.id, taskId))) throw errors.notEligible('off-peak tasks are not available for this account');
-    if (!this.isEligible(user)) throw errors.notEligible(`the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`);
+    if (!isExposed(this.policy, user) && !(await this.store.hasTicketForTask(user.id, taskId)))
+      throw errors.notEligible('off-peak tasks are not available for this account');
+    if (!isEligible(this.policy, user))
+      throw errors.notEligible(
+        `the "${user.plan}" plan does not include off-peak tasks${this.policy.upgradeHint ? `: ${this.policy.upgradeHint}` : ''}`,
+      );
     let changed: string[] = [];
     // Refusals leave the transaction normally (no rollback needed) and are thrown after it.
     const result = await this.store.transaction(async (): Promise<{ ticket: GatewayTicketRow; reused: boolean } | { refusal: Error }> => {
@@ -178,12 +151,18 @@ export class TicketAuthority {
       changed = await this.expireDue(now);
       const existing = await this.store.liveForTask(user.id, taskId);
       if (existing) return { ticket: existing, reused: true };
-      const room = await this.room(user, now);
+      const room = await userRoom(this.store, this.policy, user, now);
       if (room.liveLeft === 0) {
         return { refusal: errors.limitReached(`at most ${this.policy.maxLiveTicketsPerUser} live tickets per user`, room.liveNextAt, now) };
       }
       if (room.quotaLeft === 0) {
-        return { refusal: errors.limitReached(`at most ${this.policy.takesPerWindow} ticket${this.policy.takesPerWindow === 1 ? '' : 's'} per ${durationWords(this.policy.quotaWindowMs)}`, room.quotaNextAt, now) };
+        return {
+          refusal: errors.limitReached(
+            `at most ${this.policy.takesPerWindow} ticket${this.policy.takesPerWindow === 1 ? '' : 's'} per ${durationWords(this.policy.quotaWindowMs)}`,
+            room.quotaNextAt,
+            now,
+          ),
+        };
       }
       try {
         const inserted = await this.store.insert({ ticketId: this.makeTicketId(), userId: user.id, taskId, takenAt: now });
@@ -216,54 +195,16 @@ export class TicketAuthority {
   }
 
   /** POST /ticket/status: a pure read (never promotes); unknown and foreign tickets are `not_found`. */
-  async status(user: GatewayUser, ticketIds: readonly string[]): Promise<{ server_time: number; tickets: TicketStatusEntry[]; next_poll_after_ms: number | null }> {
-    const now = this.now();
-    const { entries } = await this.ownEntries(user, ticketIds, now);
-    const tickets = ticketIds.map((id, i): TicketStatusEntry => entries[i] ?? { ticket_id: id, state: 'not_found', next_poll_after_ms: null });
-    let next: number | null = null;
-    for (const t of tickets) if (t.next_poll_after_ms !== null && (next === null || t.next_poll_after_ms < next)) next = t.next_poll_after_ms;
-    return { server_time: now, tickets, next_poll_after_ms: next };
+  status(
+    user: GatewayUser,
+    ticketIds: readonly string[],
+  ): Promise<{ server_time: number; tickets: TicketStatusEntry[]; next_poll_after_ms: number | null }> {
+    return this.statusReader.status(user, ticketIds, this.now());
   }
 
   /** The same answer as `status`, serialized (byte-identical to JSON.stringify of it). */
-  async statusJson(user: GatewayUser, ticketIds: readonly string[]): Promise<string> {
-    const now = this.now();
-    const parts: string[] = [];
-    let next: number | null = null;
-    const { stored, entries } = await this.ownEntries(user, ticketIds, now);
-    for (const [i, id] of ticketIds.entries()) {
-      const ticket = stored[i];
-      const entry = entries[i];
-      if (!ticket || !entry) {
-        parts.push(JSON.stringify({ ticket_id: id, state: 'not_found', next_poll_after_ms: null }));
-        continue;
-      }
-      const position = entry.state === 'queued' ? entry.position : 0;
-      const held = entry.state === 'queued' ? (entry.promotion_held_until ?? 0) : 0;
-      const cached = this.entryJson.get(ticket);
-      if (cached && cached.state === entry.state && cached.position === position && cached.nextPoll === entry.next_poll_after_ms && cached.held === held) {
-        parts.push(cached.json);
-      } else {
-        const json = JSON.stringify(entry);
-        this.entryJson.set(ticket, { state: entry.state, position, nextPoll: entry.next_poll_after_ms, held, json });
-        parts.push(json);
-      }
-      if (entry.next_poll_after_ms !== null && (next === null || entry.next_poll_after_ms < next)) next = entry.next_poll_after_ms;
-    }
-    return `{"server_time":${now},"tickets":[${parts.join(',')}],"next_poll_after_ms":${next}}`;
-  }
-
-  /**
-   * The stored tickets of `ticketIds` and, for the user's own, their status entries (undefined for
-   * unknown and foreign ones): one store read for all, then the queue positions in one step.
-   */
-  private async ownEntries(user: GatewayUser, ticketIds: readonly string[], now: number): Promise<{ stored: (GatewayTicketRow | undefined)[]; entries: (TicketStatusEntry | undefined)[] }> {
-    const stored = await storeGetMany(this.store, ticketIds);
-    const own = stored.filter((t): t is GatewayTicketRow => t !== undefined && t.userId === user.id);
-    const ownEntries = await this.views.entries(own, now);
-    let o = 0;
-    const entries = stored.map((t) => (t !== undefined && t.userId === user.id ? ownEntries[o++] : undefined));
-    return { stored, entries };
+  statusJson(user: GatewayUser, ticketIds: readonly string[]): Promise<string> {
+    return this.statusReader.statusJson(user, ticketIds, this.now());
   }
 
   /** POST /ticket/:id/settle: idempotent; the first settle's reason and time are the answer forever. */
@@ -277,7 +218,12 @@ export class TicketAuthority {
       const ticket = await this.store.get(ticketId);
       if (!ticket || ticket.state === 'settled') return ticket;
       const from = effectiveTicket(ticket, now).state as 'queued' | 'ready' | 'active' | 'expired';
-      const next = await this.store.update(ticketId, [ticket.state], { state: 'settled', settledAt: now, settleReason: reason, settledFrom: from });
+      const next = await this.store.update(ticketId, [ticket.state], {
+        state: 'settled',
+        settledAt: now,
+        settleReason: reason,
+        settledFrom: from,
+      });
       changed = next !== undefined;
       leftQueue = from === 'queued';
       return next;
@@ -314,7 +260,11 @@ export class TicketAuthority {
         const holdMs = this.policy.queueHoldMs ?? 0;
         for (const ticket of room > 0 ? await this.store.queued(room) : []) {
           if (now < ticket.takenAt + holdMs) break; // FIFO: the ones behind were taken later
-          const next = await this.store.update(ticket.ticketId, ['queued'], { state: 'ready', readyAt: now, readyDeadline: now + this.policy.readyTtlMs });
+          const next = await this.store.update(ticket.ticketId, ['queued'], {
+            state: 'ready',
+            readyAt: now,
+            readyDeadline: now + this.policy.readyTtlMs,
+          });
           if (next) promoted.push(next.ticketId);
         }
       }
@@ -326,7 +276,8 @@ export class TicketAuthority {
       return { expired, promoted, pruned };
     });
     this.metrics?.promotions.inc(result.promoted.length);
-    if (result.expired.length > 0 || result.promoted.length > 0) this.emitChange([...result.expired, ...result.promoted], result.promoted.length > 0);
+    if (result.expired.length > 0 || result.promoted.length > 0)
+      this.emitChange([...result.expired, ...result.promoted], result.promoted.length > 0);
     return result;
   }
 
@@ -339,14 +290,25 @@ export class TicketAuthority {
     const now = this.now();
     const ticket = await this.admissible(user, ticketId, now);
     // The slot is shared by every instance on the store: the check in `admissible` is advisory.
-    const releaseSlot = await this.store.modelSlots.tryAcquire(user.id, ticket.ticketId, this.policy.maxConcurrentModelRequests, this.policy.maxModelRequestsPerUser);
-    if (releaseSlot === 'user') throw errors.notAdmitted(`at most ${this.policy.maxModelRequestsPerUser} model requests of one user at once`, this.policy.busyRetryAfterMs);
+    const releaseSlot = await this.store.modelSlots.tryAcquire(
+      user.id,
+      ticket.ticketId,
+      this.policy.maxConcurrentModelRequests,
+      this.policy.maxModelRequestsPerUser,
+    );
+    if (releaseSlot === 'user')
+      throw errors.notAdmitted(
+        `at most ${this.policy.maxModelRequestsPerUser} model requests of one user at once`,
+        this.policy.busyRetryAfterMs,
+      );
     if (releaseSlot === 'total') throw errors.notAdmitted('no model-request capacity right now', this.policy.busyRetryAfterMs);
     let current = ticket;
     let activated = false;
     if (ticket.state === 'ready') {
       try {
-        const next = await this.store.transaction(() => this.store.update(ticket.ticketId, ['ready'], { state: 'active', activeAt: now, activeUntil: now + this.policy.activeWindowMs }));
+        const next = await this.store.transaction(() =>
+          this.store.update(ticket.ticketId, ['ready'], { state: 'active', activeAt: now, activeUntil: now + this.policy.activeWindowMs }),
+        );
         if (next) {
           current = next;
           activated = true;
@@ -420,7 +382,11 @@ export class TicketAuthority {
     for (const ticket of await this.store.holdingCapacity()) {
       const effective = effectiveTicket(ticket, now);
       if (effective.state !== 'expired') continue;
-      const next = await this.store.update(ticket.ticketId, [ticket.state], { state: 'expired', expiredAt: effective.expiredAt, expiredFrom: effective.expiredFrom });
+      const next = await this.store.update(ticket.ticketId, [ticket.state], {
+        state: 'expired',
+        expiredAt: effective.expiredAt,
+        expiredFrom: effective.expiredFrom,
+      });
       if (next) {
         expired.push(next.ticketId);
         this.metrics?.expirations.inc({ from: effective.expiredFrom ?? 'ready' });

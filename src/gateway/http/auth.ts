@@ -5,7 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
-import type { GatewayConfig } from '../config';
+import type { GatewayConfig } from '../config/schema';
 import { LOCAL_KEY_HEADER } from '../../protocol/gateway';
 import { errors } from './errors';
 

@@ -1,11 +1,13 @@
 // The status long-polls waiting for a change, indexed by the tickets they watch: a change wakes
 // only the polls of the changed tickets (plus, when the queue moved, those watching a queued
-// ticket, whose position may have changed), and each user may hold at most `maxPerUser` of them.
+// ticket, whose position may have changed), and each user may hold at most `maxPerUser` of them;
+// the status route that holds one and then answers.
 import type { ServerResponse } from 'node:http';
 import type { StatusResponse } from '../../protocol/gateway';
 import type { TicketAuthority, TicketChange } from '../authority/authority';
 import type { GatewayUser } from './auth';
 import type { Counter } from './metrics';
+import { sendSerialized } from './responses';
 import { PerUserLimit } from './user-limits';
 
 export interface LongPollWaiter {
@@ -166,4 +168,22 @@ export async function waitForStatusChange(
     res.on('close', finish);
     if (changedDuringRead) recheck();
   });
+}
+
+/**
+ * POST /ticket/status once its body is read: a long-poll of at most `maxWaitMs` (none while the
+ * gateway shuts down), then the current status.
+ */
+export async function answerStatus(
+  at: StatusWait & { maxWaitMs: number; closing: boolean },
+  res: ServerResponse,
+  user: GatewayUser,
+  ids: string[],
+  waitMs: number,
+  knownStates: Record<string, string> | undefined,
+): Promise<void> {
+  const wait = Math.min(waitMs, at.maxWaitMs);
+  if (wait > 0 && !at.closing) await waitForStatusChange(at, res, user, ids, wait, knownStates);
+  if (res.destroyed) return;
+  sendSerialized(res, 200, await at.authority.statusJson(user, ids));
 }

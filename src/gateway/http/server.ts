@@ -1,6 +1,7 @@
-// The reference Off-Peak Gateway: the HTTP routes of src/protocol/gateway.ts on node:http, the
-// promote timer, the model proxy, /healthz, /metrics (optionally on their own address, behind a
-// token) and graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
+// The reference Off-Peak Gateway: the HTTP routes of src/protocol/gateway.ts on node:http (the model
+// route in model/model-route.ts, /healthz, /metrics and the test hooks in http/ops-routes.ts), its
+// addresses (/healthz and /metrics optionally on their own, behind a token), the promote timer and
+// graceful shutdown. `startGateway` is what main.ts and the tests use; tests inject a
 // ManualClock, set promoteIntervalMs 0 and call `tick()`.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,31 +13,26 @@ import {
   SettleRequestSchema,
   StatusRequestSchema,
   TakeRequestSchema,
-  TICKET_HEADER,
-  LIMIT_RESET_HEADER,
   type ClientModelsResponse,
-  type HealthResponse,
 } from '../../protocol/gateway';
-import { admissibleUnlessHeld, openAccountLimits, type AccountLimits } from '../model/account-limit';
-import { GatewayAuth, type GatewayUser } from './auth';
+import { openAccountLimits, type AccountLimits } from '../model/account-limit';
+import { GatewayAuth } from './auth';
 import { TicketAuthority, type TickResult } from '../authority/authority';
 import { authorityPolicy, windowsFromConfig } from '../authority/authority-policy';
-import { parseListenAddress, resolveGatewayConfig, type GatewayConfig } from '../config';
+import { parseListenAddress, resolveGatewayConfig } from '../config/resolve';
+import type { GatewayConfig } from '../config/schema';
 import { ConnectionGuard } from './connection-guard';
-import { errors, GatewayHttpError } from './errors';
-import { clientCredentialOf } from '../model/header-filter';
-import { PayloadError, readBody, readJson, schemaError } from './http-body';
+import { errors } from './errors';
+import { PayloadError, readJson, schemaError } from './http-body';
 import { createLogger, type Logger } from './logger';
-import { LongPollRegistry, waitForStatusChange } from './long-polls';
+import { answerStatus, LongPollRegistry } from './long-polls';
 import { GatewayMetrics } from './metrics';
-import { applyModelAllowList } from '../model/model-allow-list';
-import { proxyModelRequest } from '../model/model-proxy';
-import { MysqlTicketStore } from '../stores/mysql-store';
+import { serveModelRequest, type ModelRouteContext } from '../model/model-route';
 import { ServedModels } from '../model/served-models';
-import { SqliteTicketStore } from '../stores/sqlite-store';
-import { MemoryTicketStore, type TicketStore } from '../stores/store';
-
-export const GATEWAY_VERSION = '0.1.0';
+import { healthz, metricsText, testHook } from './ops-routes';
+import { routeLabel, sendError, sendJson } from './responses';
+import { openTicketStore } from '../stores/open-store';
+import type { TicketStore } from '../stores/store';
 
 export interface StartGatewayOptions {
   /** Settings over the defaults (validated by resolveGatewayConfig). */
@@ -82,6 +78,8 @@ export class GatewayServer {
   readonly limits: AccountLimits | undefined;
   private readonly upstreamKey: () => Promise<string | null>;
   private readonly servedModels: ServedModels;
+  /** What the model route reads from this server. */
+  private readonly modelRoute: ModelRouteContext;
 
   private constructor(options: StartGatewayOptions, config: GatewayConfig, store: TicketStore) {
     this.config = config;
@@ -92,13 +90,7 @@ export class GatewayServer {
     const c = this.config;
     this.guard = new ConnectionGuard(c.maxUnauthenticatedPerAddress);
     this.auth = new GatewayAuth(c, (socket) => this.guard.authenticated(socket));
-    this.authority = new TicketAuthority(
-      this.store,
-      this.clock,
-      windowsFromConfig(c),
-      authorityPolicy(c),
-      this.metrics,
-    );
+    this.authority = new TicketAuthority(this.store, this.clock, windowsFromConfig(c), authorityPolicy(c), this.metrics);
     // A hold that starts or grows changes what every queued ticket's status says: their long-polls answer.
     this.limits = openAccountLimits(c, store, this.log, () => this.longPolls.notify({ ticketIds: [], queueMoved: true, unknown: false }));
     this.authority.promotionGate = this.limits;
@@ -107,7 +99,26 @@ export class GatewayServer {
     this.upstreamUrl = c.upstreamUrl;
     const readKey = options.upstreamApiKey;
     this.upstreamKey = readKey ? async () => (await readKey()) ?? null : () => Promise.resolve(c.upstreamApiKey);
-    this.servedModels = new ServedModels({ allowList: c.models, upstreamUrl: () => this.upstreamUrl, apiKey: this.upstreamKey, auth: c.upstreamAuth, clock: this.clock, log: this.log });
+    this.servedModels = new ServedModels({
+      allowList: c.models,
+      upstreamUrl: () => this.upstreamUrl,
+      apiKey: this.upstreamKey,
+      auth: c.upstreamAuth,
+      clock: this.clock,
+      log: this.log,
+    });
+    this.modelRoute = {
+      config: c,
+      auth: this.auth,
+      clock: this.clock,
+      authority: this.authority,
+      limits: this.limits,
+      upstreamUrl: () => this.upstreamUrl,
+      upstreamKey: this.upstreamKey,
+      metrics: this.metrics,
+      log: this.log,
+      sendError: (res, error) => this.sendError(res, error),
+    };
     this.server = this.createHttpServer('api');
     this.opsServer = c.opsListen === null ? undefined : this.createHttpServer('ops');
   }
@@ -222,26 +233,8 @@ export class GatewayServer {
     }
   }
 
-  private sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
-    this.sendSerialized(res, status, JSON.stringify(body), headers);
-  }
-
-  private sendSerialized(res: http.ServerResponse, status: number, json: string, headers: http.OutgoingHttpHeaders = {}): void {
-    if (res.headersSent || res.destroyed) return;
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json), ...headers });
-    res.end(json);
-  }
-
   private sendError(res: http.ServerResponse, error: unknown): void {
-    const gatewayError = error instanceof GatewayHttpError ? error : errors.internal('internal error');
-    if (!(error instanceof GatewayHttpError)) this.log.error('unhandled error', { error });
-    this.metrics.errors.inc({ code: gatewayError.code });
-    const headers: http.OutgoingHttpHeaders = { [SERVER_TIME_HEADER]: String(this.clock.now()) };
-    if (gatewayError.retryAfterSeconds !== undefined) headers['retry-after'] = String(gatewayError.retryAfterSeconds);
-    if (gatewayError.extra.limit_reset_at !== undefined) headers[LIMIT_RESET_HEADER] = String(gatewayError.extra.limit_reset_at);
-    // The rest of the body is not read: the connection cannot carry another request.
-    if (gatewayError.status === 413 || gatewayError.status === 408) headers.connection = 'close';
-    this.sendJson(res, gatewayError.status, gatewayError.body(this.clock.now()), headers);
+    sendError(res, error, { clock: this.clock, log: this.log, metrics: this.metrics });
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse, surface: Surface): void {
@@ -252,8 +245,9 @@ export class GatewayServer {
     const path = q < 0 ? url : url.slice(0, q);
     res.on('close', () => {
       this.inFlightRequests -= 1;
-      this.metrics.countRequest(this.routeLabel(path), res.statusCode);
-      if (this.debugLogging) this.log.debug('request', { method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
+      this.metrics.countRequest(routeLabel(path), res.statusCode);
+      if (this.debugLogging)
+        this.log.debug('request', { method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
     });
     this.route(req, res, path, q < 0 ? '' : url.slice(q), surface).catch((error: unknown) => {
       if (error instanceof PayloadError) {
@@ -262,18 +256,6 @@ export class GatewayServer {
       }
       this.sendError(res, error);
     });
-  }
-
-  private routeLabel(path: string): string {
-    if (path.startsWith('/api/anthropic')) return 'anthropic';
-    if (path.endsWith('/settle')) return 'settle';
-    if (path === GatewayPaths.take) return 'take';
-    if (path === GatewayPaths.status) return 'status';
-    if (path === GatewayPaths.availability) return 'availability';
-    if (path === GatewayPaths.clientConfigs) return 'configs';
-    if (path === GatewayPaths.clientModels) return 'models';
-    if (path === GatewayPaths.healthz || path === GatewayPaths.metrics) return path.slice(1);
-    return 'other';
   }
 
   private async route(req: http.IncomingMessage, res: http.ServerResponse, path: string, search: string, surface: Surface): Promise<void> {
@@ -291,7 +273,9 @@ export class GatewayServer {
     if (opsRoute) {
       expect('GET');
       this.auth.checkOpsToken(req);
-      return path === GatewayPaths.healthz ? this.healthz(res) : this.metricsText(res);
+      return path === GatewayPaths.healthz
+        ? healthz(res, { store: this.store, clock: this.clock })
+        : metricsText(res, { authority: this.authority, metrics: this.metrics, clock: this.clock, longPolls: this.longPolls.size });
     }
     const bodyTimeoutMs = this.config.bodyReadTimeoutMs;
 
@@ -301,14 +285,21 @@ export class GatewayServer {
       const parsed = StatusRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
       // A repeated id is answered (and watched) once.
-      return this.status(res, user, [...new Set(parsed.data.ticket_ids)], parsed.data.wait_ms ?? 0, parsed.data.known_states);
+      const at = {
+        authority: this.authority,
+        longPolls: this.longPolls,
+        overCap: this.metrics.longPollsOverCap,
+        maxWaitMs: this.config.statusMaxWaitMs,
+        closing: this.closing !== undefined,
+      };
+      return answerStatus(at, res, user, [...new Set(parsed.data.ticket_ids)], parsed.data.wait_ms ?? 0, parsed.data.known_states);
     }
     if (path === GatewayPaths.take) {
       expect('POST');
       const user = this.auth.user(req);
       const parsed = TakeRequestSchema.safeParse(await readJson(req, this.config.maxJsonBodyBytes, bodyTimeoutMs));
       if (!parsed.success) throw schemaError(parsed.error.issues);
-      return this.sendJson(res, 200, await this.authority.take(user, parsed.data.task_id));
+      return sendJson(res, 200, await this.authority.take(user, parsed.data.task_id));
     }
     const settle = /^\/api\/v1\/off-peak\/ticket\/([^/]+)\/settle$/.exec(path);
     if (settle) {
@@ -322,21 +313,21 @@ export class GatewayServer {
       } catch {
         throw errors.invalidRequest('malformed ticket id in the path');
       }
-      return this.sendJson(res, 200, await this.authority.settle(user, ticketId, parsed.data.reason));
+      return sendJson(res, 200, await this.authority.settle(user, ticketId, parsed.data.reason));
     }
     if (path === GatewayPaths.availability) {
       expect('GET');
-      return this.sendJson(res, 200, await this.authority.availability(this.auth.user(req)));
+      return sendJson(res, 200, await this.authority.availability(this.auth.user(req)));
     }
     if (path === GatewayPaths.clientConfigs) {
       expect('GET');
-      return this.sendJson(res, 200, this.authority.configs(this.auth.user(req)));
+      return sendJson(res, 200, this.authority.configs(this.auth.user(req)));
     }
     if (path === GatewayPaths.clientModels) {
       expect('GET');
       this.auth.user(req);
       const body: ClientModelsResponse = { server_time: this.clock.now(), models: await this.servedModels.list() };
-      return this.sendJson(res, 200, body);
+      return sendJson(res, 200, body);
     }
     if (path === GatewayPaths.anthropicBase || path === `${GatewayPaths.anthropicBase}/`) {
       // Claude Code probes its base URL with HEAD (no auth) before the first model call.
@@ -347,88 +338,11 @@ export class GatewayServer {
     }
     if (path === GatewayPaths.anthropicMessages || path === `${GatewayPaths.anthropicMessages}/count_tokens`) {
       expect('POST');
-      return this.model(req, res, path.slice(GatewayPaths.anthropicBase.length) + search);
+      return serveModelRequest(this.modelRoute, req, res, path.slice(GatewayPaths.anthropicBase.length) + search);
     }
-    if (this.config.testHooks && path.startsWith('/__test/')) return this.testHook(req, res, path);
+    if (this.config.testHooks && path.startsWith('/__test/'))
+      return testHook(req, res, path, { clock: this.clock, config: this.config, tick: () => this.tick() });
     throw errors.notFound(`no route ${method} ${path}`);
-  }
-
-  private async healthz(res: http.ServerResponse): Promise<void> {
-    await this.store.ping();
-    const body: HealthResponse = { status: 'ok', server_time: this.clock.now(), version: GATEWAY_VERSION };
-    this.sendJson(res, 200, body);
-  }
-
-  private async metricsText(res: http.ServerResponse): Promise<void> {
-    const counts = await this.authority.counts();
-    const text = this.metrics.render({ ...counts, windowsOpen: this.authority.windows.isOpen(this.clock.now()), longPolls: this.longPolls.size });
-    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text), [SERVER_TIME_HEADER]: String(this.clock.now()) });
-    res.end(text);
-  }
-
-  private async status(
-    res: http.ServerResponse,
-    user: GatewayUser,
-    ids: string[],
-    waitMs: number,
-    knownStates: Record<string, string> | undefined,
-  ): Promise<void> {
-    const wait = Math.min(waitMs, this.config.statusMaxWaitMs);
-    if (wait > 0 && !this.closing) {
-      await waitForStatusChange({ authority: this.authority, longPolls: this.longPolls, overCap: this.metrics.longPollsOverCap }, res, user, ids, wait, knownStates);
-    }
-    if (res.destroyed) return;
-    this.sendSerialized(res, 200, await this.authority.statusJson(user, ids));
-  }
-
-  private async model(req: http.IncomingMessage, res: http.ServerResponse, upstreamPathAndQuery: string): Promise<void> {
-    const user = this.auth.user(req);
-    const limit = this.config.maxModelBodyBytes;
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) throw errors.tooLarge(`model request body over ${limit} bytes`);
-    const header = req.headers[TICKET_HEADER];
-    const ticketId = Array.isArray(header) ? header[0] : header;
-    // Ticket problems first (3102/3105): nothing is read, held or activated for a request that cannot go on.
-    await admissibleUnlessHeld(this.limits, this.clock.now(), () => this.authority.admissible(user, ticketId));
-    const upstreamUrl = this.upstreamUrl;
-    if (!upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
-    // Slots are taken only once the whole body is in: a slow body holds nothing but its connection.
-    const body = applyModelAllowList(await readBody(req, limit, this.config.bodyReadTimeoutMs), this.config);
-    const clientCredential = this.config.passClientCredential ? clientCredentialOf(req) : undefined;
-    const apiKey = clientCredential ? null : await this.upstreamKey();
-    if (this.config.passClientCredential && !clientCredential && !apiKey) {
-      throw errors.upstreamNotConfigured('No model API key is set and the agent sent no login of its own: set the key with "Off-Peak: Set Model API Key", or use Claude Code with its own login');
-    }
-    const admission = await this.authority.admit(user, ticketId);
-    if (admission.activated) this.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
-    await proxyModelRequest({
-      req,
-      res,
-      upstreamPathAndQuery,
-      body,
-      admission,
-      // Personal mode's model API is the user's setting: an unreachable one names it.
-      upstream: { url: upstreamUrl, apiKey, auth: this.config.upstreamAuth, timeoutMs: this.config.upstreamTimeoutMs, clientCredential, unreachableFix: this.config.passClientCredential ? 'check offPeak.personal.baseUrl' : undefined },
-      serverTime: () => this.clock.now(),
-      metrics: this.metrics,
-      log: this.log,
-      sendError: (error) => this.sendError(res, error),
-      inspect: this.limits && ((status, headers) => this.limits?.observe(status, headers, this.clock.now())),
-    });
-  }
-
-  private async testHook(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
-    if (req.method !== 'POST') throw errors.methodNotAllowed('test hooks take POST');
-    if (path === '/__test/tick') return this.sendJson(res, 200, { server_time: this.clock.now(), ...(await this.tick()) });
-    if (path === '/__test/advance-clock') {
-      const body = (await readJson(req, this.config.maxJsonBodyBytes, this.config.bodyReadTimeoutMs)) as { ms?: unknown };
-      const clock = this.clock as Clock & { advance?: (ms: number) => number };
-      if (typeof body.ms !== 'number' || !Number.isInteger(body.ms) || body.ms < 0) throw errors.invalidRequest('ms: a non-negative integer');
-      if (typeof clock.advance !== 'function') throw errors.invalidRequest('this gateway clock cannot be advanced');
-      clock.advance(body.ms);
-      return this.sendJson(res, 200, { server_time: this.clock.now() });
-    }
-    throw errors.notFound(`no test hook ${path}`);
   }
 
   /** Status long-polls waiting for a change right now. */
@@ -456,7 +370,9 @@ export class GatewayServer {
       this.log.info('gateway shutting down', { in_flight: this.inFlightRequests });
       if (this.timer) clearInterval(this.timer);
       const closed = Promise.all(
-        [this.server, this.opsServer].map((server) => new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()))),
+        [this.server, this.opsServer].map(
+          (server) => new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve())),
+        ),
       );
       this.longPolls.finishAll();
       const deadline = Date.now() + graceMs;
@@ -469,7 +385,8 @@ export class GatewayServer {
         await new Promise((r) => setTimeout(r, 20));
       }
       closeIdle();
-      if (this.inFlightRequests > 0) this.log.warn('shutdown grace over; closing remaining connections', { in_flight: this.inFlightRequests });
+      if (this.inFlightRequests > 0)
+        this.log.warn('shutdown grace over; closing remaining connections', { in_flight: this.inFlightRequests });
       for (const socket of this.sockets) socket.destroy();
       await closed;
       this.authority.stop();
@@ -478,13 +395,6 @@ export class GatewayServer {
     })();
     return this.closing;
   }
-}
-
-/** The store the configuration names. */
-export async function openTicketStore(config: GatewayConfig): Promise<TicketStore> {
-  if (config.store === 'memory') return new MemoryTicketStore();
-  if (config.store === 'sqlite') return new SqliteTicketStore(config.db);
-  return MysqlTicketStore.open({ url: config.mysqlUrl as string, password: config.mysqlPassword, poolSize: config.mysqlPoolSize });
 }
 
 function urlOf(host: string, port: number): string {

@@ -11,7 +11,7 @@
 // store, so a gateway restart keeps a hold.
 import type http from 'node:http';
 import { BusinessCode } from '../../protocol/gateway';
-import type { GatewayConfig } from '../config';
+import type { GatewayConfig } from '../config/schema';
 import type { GatewayHttpError } from '../http/errors';
 import { errors } from '../http/errors';
 import type { Logger } from '../http/logger';

@@ -1,0 +1,84 @@
+// The model route (POST .../v1/messages and its count_tokens): the ticket's checks and the
+// account's hold before anything is read, then the body, the upstream key, a model-request slot
+// (activating a ready ticket), and the request proxied upstream.
+import type http from 'node:http';
+import type { Clock } from '../../core/clock';
+import { TICKET_HEADER } from '../../protocol/gateway';
+import type { TicketAuthority } from '../authority/authority';
+import type { GatewayConfig } from '../config/schema';
+import type { GatewayAuth } from '../http/auth';
+import { errors } from '../http/errors';
+import { readBody } from '../http/http-body';
+import type { Logger } from '../http/logger';
+import type { GatewayMetrics } from '../http/metrics';
+import { admissibleUnlessHeld, type AccountLimits } from './account-limit';
+import { clientCredentialOf } from './header-filter';
+import { applyModelAllowList } from './model-allow-list';
+import { proxyModelRequest } from './model-proxy';
+
+/** What the model route reads from its server. */
+export interface ModelRouteContext {
+  config: GatewayConfig;
+  auth: GatewayAuth;
+  clock: Clock;
+  authority: TicketAuthority;
+  limits: AccountLimits | undefined;
+  /** The model upstream now (main.ts sets it late when it starts the demo model). */
+  upstreamUrl(): string | null;
+  upstreamKey(): Promise<string | null>;
+  metrics: GatewayMetrics;
+  log: Logger;
+  sendError(res: http.ServerResponse, error: unknown): void;
+}
+
+export async function serveModelRequest(
+  at: ModelRouteContext,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  upstreamPathAndQuery: string,
+): Promise<void> {
+  const config = at.config;
+  const user = at.auth.user(req);
+  const limit = config.maxModelBodyBytes;
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw errors.tooLarge(`model request body over ${limit} bytes`);
+  const header = req.headers[TICKET_HEADER];
+  const ticketId = Array.isArray(header) ? header[0] : header;
+  // Ticket problems first (3102/3105): nothing is read, held or activated for a request that cannot go on.
+  await admissibleUnlessHeld(at.limits, at.clock.now(), () => at.authority.admissible(user, ticketId));
+  const upstreamUrl = at.upstreamUrl();
+  if (!upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
+  // Slots are taken only once the whole body is in: a slow body holds nothing but its connection.
+  const body = applyModelAllowList(await readBody(req, limit, config.bodyReadTimeoutMs), config);
+  const clientCredential = config.passClientCredential ? clientCredentialOf(req) : undefined;
+  const apiKey = clientCredential ? null : await at.upstreamKey();
+  if (config.passClientCredential && !clientCredential && !apiKey) {
+    throw errors.upstreamNotConfigured(
+      'No model API key is set and the agent sent no login of its own: set the key with "Off-Peak: Set Model API Key", or use Claude Code with its own login',
+    );
+  }
+  const admission = await at.authority.admit(user, ticketId);
+  if (admission.activated)
+    at.log.info('ticket active', { ticket_id: admission.ticket.ticketId, active_until: admission.ticket.activeUntil });
+  await proxyModelRequest({
+    req,
+    res,
+    upstreamPathAndQuery,
+    body,
+    admission,
+    // Personal mode's model API is the user's setting: an unreachable one names it.
+    upstream: {
+      url: upstreamUrl,
+      apiKey,
+      auth: config.upstreamAuth,
+      timeoutMs: config.upstreamTimeoutMs,
+      clientCredential,
+      unreachableFix: config.passClientCredential ? 'check offPeak.personal.baseUrl' : undefined,
+    },
+    serverTime: () => at.clock.now(),
+    metrics: at.metrics,
+    log: at.log,
+    sendError: (error) => at.sendError(res, error),
+    inspect: at.limits && ((status, headers) => at.limits?.observe(status, headers, at.clock.now())),
+  });
+}
