@@ -16,7 +16,7 @@ import { useSameList, useShowingResults, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
-import { resultsSummary } from '../src/panel/task-summary';
+import { summaryOfTasks } from '../src/panel/task-summary';
 import { machineTimeZone } from '../src/core/zoned-time';
 
 /** Cards a section shows at first, and each "Show more" adds. */
@@ -114,16 +114,14 @@ export function App({
   useShowingResults(onScreenUnseen, channel, state?.visible ?? true);
   const summary = useMemo(
     () =>
-      resultsSummary(
-        (state?.tasks ?? []).map((t) => ({
-          id: t.id,
-          status: t.status,
-          filesChanged: t.filesChanged,
+      summaryOfTasks(
+        state?.tasks ?? [],
+        (t) => ({
           isNew: t.unseen,
           needsInput: t.ask !== null,
           checkFailed: t.check?.state === 'failed',
           scheduled: Boolean(t.scheduleRun),
-        })),
+        }),
         state?.lastSeenAt ?? null,
       ),
     [state?.tasks, state?.lastSeenAt],
