@@ -143,6 +143,8 @@ export function App({
   const zoneText = state.timeZone ?? machineTimeZone();
   const hasTasks = state.tasks.length > 0;
   const showForm = a.kind !== 'hidden' && (!hasTasks || formOpen);
+  // What every card and the Schedules list take from the panel alike.
+  const shared = { models, defaultModelText: state.setup?.defaultModelText, act, channel, onError };
   return (
     <main>
       {state.notice && (
@@ -237,18 +239,7 @@ export function App({
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card
-                  key={t.id}
-                  card={t}
-                  isNew={t.unseen}
-                  now={ticks(t) ? now : 0}
-                  models={models}
-                  defaultModelText={state.setup?.defaultModelText}
-                  act={act}
-                  channel={channel}
-                  onError={onError}
-                  onMessage={showMessage}
-                />
+                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} {...shared} onMessage={showMessage} />
               ))}
             </ul>
             {cards.length > limit && (
@@ -272,16 +263,7 @@ export function App({
           </button>
         </p>
       )}
-      <Schedules
-        schedules={state.schedules ?? []}
-        workspaces={state.workspaces}
-        models={models}
-        defaultModelText={state.setup?.defaultModelText}
-        zoneText={zoneText}
-        act={act}
-        channel={channel}
-        onError={onError}
-      />
+      <Schedules schedules={state.schedules ?? []} workspaces={state.workspaces} zoneText={zoneText} {...shared} />
       <History state={state} now={now} act={act} channel={channel} />
     </main>
   );
