@@ -16,7 +16,7 @@ import { useSameList, useShowingResults, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
-import { resultsSummary } from '../src/panel/task-summary';
+import { summaryOfTasks } from '../src/panel/task-summary';
 import { machineTimeZone } from '../src/core/zoned-time';
 
 /** Cards a section shows at first, and each "Show more" adds. */
@@ -114,16 +114,14 @@ export function App({
   useShowingResults(onScreenUnseen, channel, state?.visible ?? true);
   const summary = useMemo(
     () =>
-      resultsSummary(
-        (state?.tasks ?? []).map((t) => ({
-          id: t.id,
-          status: t.status,
-          filesChanged: t.filesChanged,
+      summaryOfTasks(
+        state?.tasks ?? [],
+        (t) => ({
           isNew: t.unseen,
           needsInput: t.ask !== null,
           checkFailed: t.check?.state === 'failed',
           scheduled: Boolean(t.scheduleRun),
-        })),
+        }),
         state?.lastSeenAt ?? null,
       ),
     [state?.tasks, state?.lastSeenAt],
@@ -145,6 +143,8 @@ export function App({
   const zoneText = state.timeZone ?? machineTimeZone();
   const hasTasks = state.tasks.length > 0;
   const showForm = a.kind !== 'hidden' && (!hasTasks || formOpen);
+  // What every card and the Schedules list take from the panel alike.
+  const shared = { models, defaultModelText: state.setup?.defaultModelText, act, channel, onError };
   return (
     <main>
       {state.notice && (
@@ -239,18 +239,7 @@ export function App({
             )}
             <ul class="cards" role="list">
               {cards.slice(0, limit).map((t) => (
-                <Card
-                  key={t.id}
-                  card={t}
-                  isNew={t.unseen}
-                  now={ticks(t) ? now : 0}
-                  models={models}
-                  defaultModelText={state.setup?.defaultModelText}
-                  act={act}
-                  channel={channel}
-                  onError={onError}
-                  onMessage={showMessage}
-                />
+                <Card key={t.id} card={t} isNew={t.unseen} now={ticks(t) ? now : 0} {...shared} onMessage={showMessage} />
               ))}
             </ul>
             {cards.length > limit && (
@@ -274,16 +263,7 @@ export function App({
           </button>
         </p>
       )}
-      <Schedules
-        schedules={state.schedules ?? []}
-        workspaces={state.workspaces}
-        models={models}
-        defaultModelText={state.setup?.defaultModelText}
-        zoneText={zoneText}
-        act={act}
-        channel={channel}
-        onError={onError}
-      />
+      <Schedules schedules={state.schedules ?? []} workspaces={state.workspaces} zoneText={zoneText} {...shared} />
       <History state={state} now={now} act={act} channel={channel} />
     </main>
   );

@@ -54,15 +54,15 @@ export function usageDetail(u: Usage): string {
   return `Tokens: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, ${n(u.cacheWriteTokens)} cache write; ${answers}${u.model ? ` (${u.model})` : ''}`;
 }
 
+/** The same value (===) under each of `keys` in both: how a card's parts are compared across snapshots. */
+export function sameFields<T>(a: T, b: T, keys: readonly (keyof T)[]): boolean {
+  return keys.every((key) => a[key] === b[key]);
+}
+
+const USAGE_FIELDS = ['model', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'requests'] as const;
+
 /** Snapshots carry new usage objects: the same counts are the same usage (a card need not re-render). */
 export function sameUsage(a: Usage | null, b: Usage | null): boolean {
   if (a === null || b === null) return a === b;
-  return (
-    a.model === b.model &&
-    a.inputTokens === b.inputTokens &&
-    a.outputTokens === b.outputTokens &&
-    a.cacheReadTokens === b.cacheReadTokens &&
-    a.cacheWriteTokens === b.cacheWriteTokens &&
-    a.requests === b.requests
-  );
+  return sameFields(a, b, USAGE_FIELDS);
 }

@@ -7,7 +7,7 @@ import { ActionButton } from './action-button';
 import { CheckLine } from './check-line';
 import type { AnswerOwner } from './ask-input';
 import { AskPrompt } from './ask-prompt';
-import { sameUsage } from './card-extras';
+import { sameFields, sameUsage } from './card-extras';
 import { GatewayOutageLine, ScheduleRunLine, UsageLimitLine, UsageTotal } from './card-extras-view';
 import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
@@ -58,21 +58,11 @@ export function sameCard(a: TaskCard, b: TaskCard): boolean {
   // Each snapshot carries new ask objects: the same question is the same id.
   if (a.ask?.id !== b.ask?.id || a.ask?.more !== b.ask?.more || !sameRefusals(a.refusals, b.refusals)) return false;
   if (a.allowedNotRun?.tool !== b.allowedNotRun?.tool || a.allowedNotRun?.summary !== b.allowedNotRun?.summary) return false;
-  const x = a.actions;
-  const y = b.actions;
-  return x.pause === y.pause && x.continue === y.continue && x.edit === y.edit && x.cancel === y.cancel && x.delete === y.delete;
+  return sameFields(a.actions, b.actions, ['pause', 'continue', 'edit', 'cancel', 'delete']);
 }
 
 function sameProps(prev: CardProps, next: CardProps): boolean {
-  return (
-    prev.now === next.now &&
-    prev.isNew === next.isNew &&
-    prev.models === next.models &&
-    prev.defaultModelText === next.defaultModelText &&
-    prev.act === next.act &&
-    prev.channel === next.channel &&
-    sameCard(prev.card, next.card)
-  );
+  return sameFields(prev, next, ['now', 'isNew', 'models', 'defaultModelText', 'act', 'channel']) && sameCard(prev.card, next.card);
 }
 
 /**
@@ -107,7 +97,13 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
     if (expanded) loadSegments();
   }, [expanded, card.segments, card.status]);
   const elapsed = card.startedAt ? formatDuration((card.endedAt ?? now) - card.startedAt) : undefined;
-  const run = (work: Promise<unknown>) => void act(work);
+  // An action that sends one request about this card's task (its test id is the request's name unless told).
+  const requestButton = (
+    request: 'pause' | 'openTerminal' | 'cancel' | 'delete',
+    icon: string,
+    label: string,
+    testid: string = request,
+  ) => <ActionButton testid={testid} icon={icon} label={label} onClick={() => void act(channel.request(request, { taskId: card.id }))} />;
   const phase = phaseLabel(card, now || Date.now());
   // The parts a card mostly lacks are left out here rather than rendering nothing: at 1000 tasks,
   // a component per absent part on each card cost more than the cards' own elements.
@@ -146,14 +142,7 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
         )}
         {card.usage && <UsageTotal usage={card.usage} />}
         <span class="actions" role="group" aria-label="Task actions">
-          {card.actions.pause && (
-            <ActionButton
-              testid="pause"
-              icon="debug-pause"
-              label="Pause"
-              onClick={() => run(channel.request('pause', { taskId: card.id }))}
-            />
-          )}
+          {card.actions.pause && requestButton('pause', 'debug-pause', 'Pause')}
           {card.actions.continue && (
             <ActionButton
               testid="continue"
@@ -171,14 +160,7 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
             />
           )}
           {card.actions.edit && <ActionButton testid="edit" icon="edit" label="Edit" onClick={() => setEditing(true)} />}
-          {card.startedAt != null && (
-            <ActionButton
-              testid="terminal"
-              icon="terminal"
-              label="Terminal"
-              onClick={() => run(channel.request('openTerminal', { taskId: card.id }))}
-            />
-          )}
+          {card.startedAt != null && requestButton('openTerminal', 'terminal', 'Terminal', 'terminal')}
           {(card.actions.openSession || card.actions.followUp) && (
             <SessionButtons
               taskId={card.id}
@@ -190,17 +172,8 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
             />
           )}
           {card.workplace?.reviewable && <ReviewButton taskId={card.id} show act={act} channel={channel} />}
-          {card.actions.cancel && (
-            <ActionButton
-              testid="cancel"
-              icon="stop-circle"
-              label="Cancel"
-              onClick={() => run(channel.request('cancel', { taskId: card.id }))}
-            />
-          )}
-          {card.actions.delete && (
-            <ActionButton testid="delete" icon="trash" label="Delete" onClick={() => run(channel.request('delete', { taskId: card.id }))} />
-          )}
+          {card.actions.cancel && requestButton('cancel', 'stop-circle', 'Cancel')}
+          {card.actions.delete && requestButton('delete', 'trash', 'Delete')}
         </span>
       </div>
       {followingUp && (

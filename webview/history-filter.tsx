@@ -24,6 +24,17 @@ export function dayBound(value: string, end: boolean): number | undefined {
 const STATUSES = Object.keys(HISTORY_LABELS) as NonNullable<HistoryFilterView['status']>[];
 
 export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterView; onChange(next: HistoryFilterView): void }) {
+  // The range's two ends: "from" takes the day's start, "to" its last millisecond.
+  const dateField = (bound: 'from' | 'to', label: string) => (
+    <vscode-textfield
+      type="date"
+      data-testid={`history-filter-${bound}`}
+      aria-label={label}
+      label={label}
+      title={label}
+      onChange={(e) => onChange({ ...filter, [bound]: dayBound(valueOf(e), bound === 'to') })}
+    />
+  );
   return (
     <div class="history-filter" role="search" data-testid="history-filter">
       <vscode-textfield
@@ -51,22 +62,8 @@ export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterVi
           </vscode-option>
         ))}
       </vscode-single-select>
-      <vscode-textfield
-        type="date"
-        data-testid="history-filter-from"
-        aria-label="Triggered from"
-        label="Triggered from"
-        title="Triggered from"
-        onChange={(e) => onChange({ ...filter, from: dayBound(valueOf(e), false) })}
-      />
-      <vscode-textfield
-        type="date"
-        data-testid="history-filter-to"
-        aria-label="Triggered until"
-        label="Triggered until"
-        title="Triggered until"
-        onChange={(e) => onChange({ ...filter, to: dayBound(valueOf(e), true) })}
-      />
+      {dateField('from', 'Triggered from')}
+      {dateField('to', 'Triggered until')}
     </div>
   );
 }

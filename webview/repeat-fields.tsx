@@ -2,7 +2,7 @@
 // schedule's rule: daily, on chosen weekdays or weekly, at a time on this machine's clock.
 import type { Weekday } from '../src/core/schedule-rules';
 import type { ScheduleView } from '../src/protocol/schedules';
-import { formatMinuteOfDay, WEEKDAY_SHORT } from '../src/core/zoned-time';
+import { formatMinuteOfDay, parseMinuteOfDay, WEEKDAY_SHORT } from '../src/core/zoned-time';
 import { valueOf } from './field-value';
 
 /** A rule as the protocol carries it. */
@@ -32,18 +32,10 @@ const KIND_LABELS: { value: RepeatKind; label: string }[] = [
 const WEEK: Weekday[] = [1, 2, 3, 4, 5, 6, 0];
 const WEEKDAY_LONG = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 
-/** "02:00" as the minute of the day; undefined when it is not a time. */
-export function minuteOfDay(time: string): number | undefined {
-  const match = /^(\d{1,2}):(\d{2})/.exec(time);
-  if (!match) return undefined;
-  const [hour, minute] = [Number(match[1]), Number(match[2])];
-  return hour < 24 && minute < 60 ? hour * 60 + minute : undefined;
-}
-
 /** The rule the fields say, or null for Once; a string says what is missing (the form shows it and does not send). */
 export function ruleOf(choice: RepeatChoice): ScheduleRule | null | string {
   if (choice.kind === 'once') return null;
-  const at = minuteOfDay(choice.time);
+  const at = parseMinuteOfDay(choice.time);
   if (at === undefined) return 'Choose a time (HH:MM).';
   if (choice.kind === 'daily') return { kind: 'daily', at };
   if (choice.kind === 'weekly') return { kind: 'weekly', day: choice.day, at };

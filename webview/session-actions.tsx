@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PanelParams } from '../src/protocol/webview';
 import { ActionLabel } from './action-button';
 import type { HostChannel } from './host-channel';
+import { PromptArea } from './task-form';
 
 type Act = <T>(work: Promise<T>) => Promise<T | undefined>;
 type Mode = NonNullable<PanelParams<'followUp'>['permissionMode']>;
@@ -129,16 +130,7 @@ export function FollowUpForm({
   return (
     <form class="task-form follow-up-form" data-testid="follow-up-form" aria-label={`Follow up ${taskTitle}`} onSubmit={submit}>
       <vscode-label for={`follow-up-${taskId}`}>Follow-up instructions</vscode-label>
-      <vscode-textarea
-        id={`follow-up-${taskId}`}
-        ref={ref}
-        data-testid="follow-up-prompt"
-        rows={3}
-        resize="vertical"
-        placeholder="What should the agent do next, in the same session and folder?"
-        value={prompt}
-        onInput={(e) => setPrompt((e.currentTarget as unknown as { value: string }).value ?? '')}
-      />
+      <PromptArea kind="followUp" id={`follow-up-${taskId}`} areaRef={ref} value={prompt} onValue={setPrompt} />
       <div class="buttons">
         <vscode-single-select
           data-testid="follow-up-mode"

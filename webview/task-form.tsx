@@ -1,6 +1,7 @@
 // The create form (also the edit form inside a card, and a schedule's edit form): title,
 // instructions, workspace, permissions, model and thinking level; when creating, Repeat makes it a
 // schedule (docs/flows.md#schedules-and-chains).
+import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ScheduleDraft, ScheduleView } from '../src/protocol/schedules';
 import type { CreateTaskForm, PanelState, TaskCard } from '../src/protocol/webview';
@@ -46,6 +47,41 @@ export function permissionDetail(mode: (typeof PERMISSION_MODE_CHOICES)[number],
   return mode.value === 'default' && unansweredText
     ? `The agent asks before it changes a file or runs a command; ${unansweredText}.`
     : mode.detail;
+}
+
+/** The instructions field of a new or edited task and of a follow-up: its test id, height and hint. */
+const PROMPT_AREAS = {
+  task: { testid: 'prompt', rows: 5, placeholder: 'What should the agent do?' },
+  followUp: { testid: 'follow-up-prompt', rows: 3, placeholder: 'What should the agent do next, in the same session and folder?' },
+} as const;
+
+/** The instructions textarea the task form and the follow-up form share. */
+export function PromptArea({
+  kind,
+  id,
+  areaRef,
+  value,
+  onValue,
+}: {
+  kind: keyof typeof PROMPT_AREAS;
+  id: string;
+  areaRef: Ref<HTMLElement>;
+  value: string;
+  onValue(value: string): void;
+}) {
+  const { testid, rows, placeholder } = PROMPT_AREAS[kind];
+  return (
+    <vscode-textarea
+      id={id}
+      ref={areaRef}
+      data-testid={testid}
+      rows={rows}
+      resize="vertical"
+      placeholder={placeholder}
+      value={value}
+      onInput={(e) => onValue(valueOf(e))}
+    />
+  );
 }
 
 export function TaskForm({
@@ -195,16 +231,7 @@ export function TaskForm({
         onKeyDown={onTitleKey}
       />
       <vscode-label for={fieldId('prompt')}>Instructions</vscode-label>
-      <vscode-textarea
-        id={fieldId('prompt')}
-        ref={promptRef}
-        data-testid="prompt"
-        rows={5}
-        resize="vertical"
-        placeholder="What should the agent do?"
-        value={prompt}
-        onInput={(e) => setPrompt(valueOf(e))}
-      />
+      <PromptArea kind="task" id={fieldId('prompt')} areaRef={promptRef} value={prompt} onValue={setPrompt} />
       {(promptState.counter || promptState.hint) && (
         <p class="hint prompt-hint" data-testid="prompt-hint" role="status">
           {promptState.counter && (

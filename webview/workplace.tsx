@@ -32,6 +32,17 @@ const count = (n: number | null, sign: string) => (n === null ? '' : `${sign}${n
 /** A long list shows its first files and a button for the rest. */
 const FIRST_FILES = 10;
 
+/** The requests of the buttons that bring a task's branch home (or drop it). */
+type BranchRequest = 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'discardChanges';
+
+/** Each branch button's hover text: what it does, and whether it asks first. */
+const BRANCH_TITLES: Record<BranchRequest, string> = {
+  mergeChanges: "Merge the task's branch into the branch checked out in the folder (asks first)",
+  applyChanges: "Write the task's changes into the folder as uncommitted changes (asks first)",
+  openWorktree: "Open the task's worktree in a new window",
+  discardChanges: "Remove the task's worktree and branch (asks first)",
+};
+
 export function WorkplaceBlock({
   card,
   act,
@@ -47,6 +58,20 @@ export function WorkplaceBlock({
   const w = card.workplace;
   if (!w) return null;
   const shown = w.changes && !allFiles ? w.changes.slice(0, FIRST_FILES) : (w.changes ?? []);
+  // A branch button sends its request about this task; a report in the answer (Discard's) is shown.
+  const branchButton = (request: BranchRequest, testid: string, icon: string, label: string, short?: string) => (
+    <button
+      type="button"
+      class="action"
+      data-testid={testid}
+      title={BRANCH_TITLES[request]}
+      onClick={() =>
+        void act(channel.request(request, { taskId: card.id })).then((r) => r && 'report' in r && r.report && onMessage(r.report))
+      }
+    >
+      <span class={`codicon codicon-${icon}`} aria-hidden="true" /> <ActionLabel label={label} short={short} />
+    </button>
+  );
   return (
     <div class="workplace" data-testid="workplace">
       {w.waitingFor !== null && (
@@ -91,50 +116,10 @@ export function WorkplaceBlock({
       )}
       {(w.canOpen || w.canDiscard || w.canMerge) && (
         <div class="bring-home" role="group" aria-label="What to do with the task's branch">
-          {w.canMerge && (
-            <button
-              type="button"
-              class="action"
-              data-testid="merge-changes"
-              title="Merge the task's branch into the branch checked out in the folder (asks first)"
-              onClick={() => void act(channel.request('mergeChanges', { taskId: card.id }))}
-            >
-              <span class="codicon codicon-git-merge" aria-hidden="true" /> <span class="label">Merge</span>
-            </button>
-          )}
-          {w.canMerge && (
-            <button
-              type="button"
-              class="action"
-              data-testid="apply-changes"
-              title="Write the task's changes into the folder as uncommitted changes (asks first)"
-              onClick={() => void act(channel.request('applyChanges', { taskId: card.id }))}
-            >
-              <span class="codicon codicon-git-pull-request-create" aria-hidden="true" /> <span class="label">Apply</span>
-            </button>
-          )}
-          {w.canOpen && (
-            <button
-              type="button"
-              class="action"
-              data-testid="open-worktree"
-              title="Open the task's worktree in a new window"
-              onClick={() => void act(channel.request('openWorktree', { taskId: card.id }))}
-            >
-              <span class="codicon codicon-empty-window" aria-hidden="true" /> <ActionLabel label="Open worktree" short="Open" />
-            </button>
-          )}
-          {w.canDiscard && (
-            <button
-              type="button"
-              class="action"
-              data-testid="discard-changes"
-              title="Remove the task's worktree and branch (asks first)"
-              onClick={() => void act(channel.request('discardChanges', { taskId: card.id })).then((r) => r?.report && onMessage(r.report))}
-            >
-              <span class="codicon codicon-discard" aria-hidden="true" /> <span class="label">Discard</span>
-            </button>
-          )}
+          {w.canMerge && branchButton('mergeChanges', 'merge-changes', 'git-merge', 'Merge')}
+          {w.canMerge && branchButton('applyChanges', 'apply-changes', 'git-pull-request-create', 'Apply')}
+          {w.canOpen && branchButton('openWorktree', 'open-worktree', 'empty-window', 'Open worktree', 'Open')}
+          {w.canDiscard && branchButton('discardChanges', 'discard-changes', 'discard', 'Discard')}
         </div>
       )}
       {w.changes && w.changes.length > 0 && (

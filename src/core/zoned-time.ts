@@ -120,6 +120,19 @@ export function epochAtWallTime(date: LocalDate, minuteOfDay: number, zone: stri
 export const WEEKDAY_SHORT = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 const MONTH_SHORT = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
 
+/**
+ * The minute of the day a typed "02:00" or "2:00" says (0–1439), or undefined when it is not a
+ * time of day: one or two hour digits, exactly two minute digits, 00:00 to 23:59, white space
+ * around it allowed and nothing else. The one rule of the create form's time field and the
+ * palette's time prompt.
+ */
+export function parseMinuteOfDay(text: string): number | undefined {
+  const match = /^\s*(\d{1,2}):(\d{2})\s*$/.exec(text);
+  if (!match) return undefined;
+  const [hour, minute] = [Number(match[1]), Number(match[2])];
+  return hour < 24 && minute < 60 ? hour * 60 + minute : undefined;
+}
+
 /** "02:00" from a minute of the day. */
 export function formatMinuteOfDay(minuteOfDay: number): string {
   return `${String(Math.floor(minuteOfDay / 60)).padStart(2, '0')}:${String(minuteOfDay % 60).padStart(2, '0')}`;

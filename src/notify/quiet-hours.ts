@@ -2,6 +2,7 @@
 // time zone, e.g. `22:00-07:00` (a range may wrap midnight; several comma-separated), during which
 // no away notification is sent; what comes then is held until they end. The same range rules and
 // wall-clock math as `offPeak.personal.hours` (src/gateway/authority/windows.ts).
+import { checkedListItems } from '../core/setting-list';
 import { OffPeakWindows, parseDailyRange } from '../gateway/authority/windows';
 
 export class QuietHoursError extends Error {}
@@ -10,18 +11,11 @@ export class QuietHoursError extends Error {}
 export function parseQuietHours(text: string): string[] {
   const trimmed = text.trim();
   if (trimmed === '' || /^none$/i.test(trimmed)) return [];
-  const ranges = trimmed
-    .split(/[,;]/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const range of ranges) {
-    try {
-      parseDailyRange(range);
-    } catch (error) {
-      throw new QuietHoursError(`offPeak.notify.quietHours: ${(error as Error).message} (or empty for none)`);
-    }
-  }
-  return ranges;
+  return checkedListItems(
+    trimmed,
+    parseDailyRange,
+    (message) => new QuietHoursError(`offPeak.notify.quietHours: ${message} (or empty for none)`),
+  );
 }
 
 /** When the quiet hours around `now` end, or null when `now` is not in them (or the setting does not parse). */

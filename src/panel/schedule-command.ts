@@ -1,15 +1,12 @@
 // The palette's schedule commands' words and rules, vscode-free (docs/flows.md#schedules-and-chains):
 // the repeat choices, the time typed as HH:MM, and how a schedule is named in a quick pick.
 import { describeRule, nextOccurrence, type ScheduleRule, type Weekday } from '../core/schedule-rules';
-import { formatDueTime, wallTimeAt } from '../core/zoned-time';
+import { formatDueTime, parseMinuteOfDay, wallTimeAt } from '../core/zoned-time';
 import type { ScheduleRecord } from '../store';
 
-/** "02:00" or "2:00" → 120; otherwise why not. */
+/** "02:00" or "2:00" → 120 (the rule is parseMinuteOfDay's); otherwise why not. */
 export function parseTimeOfDay(text: string): number | { problem: string } {
-  const m = /^\s*(\d{1,2}):(\d{2})\s*$/.exec(text);
-  const minute = m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
-  if (!m || Number(m[1]) > 23 || Number(m[2]) > 59) return { problem: 'Type a time as HH:MM, 00:00 to 23:59.' };
-  return minute;
+  return parseMinuteOfDay(text) ?? { problem: 'Type a time as HH:MM, 00:00 to 23:59.' };
 }
 
 const WORKDAYS: readonly Weekday[] = [1, 2, 3, 4, 5];

@@ -149,6 +149,24 @@ export function resultsSummary(cards: readonly SummaryCard[], since: number | nu
   return { since, parts };
 }
 
+/** What the summary reads of a task besides its id, status and files: each caller says it from what it holds. */
+export type SummaryFacts = Pick<SummaryCard, 'isNew' | 'needsInput' | 'checkFailed' | 'scheduled'>;
+
+/**
+ * The summary of a list of tasks: the one place a task becomes a summary card, for the panel (from
+ * its cards) and the status bar (from the store) alike.
+ */
+export function summaryOfTasks<T extends SummaryTask & { filesChanged: number | null }>(
+  tasks: readonly T[],
+  factsOf: (task: T) => SummaryFacts,
+  since: number | null,
+): ResultsSummary | undefined {
+  return resultsSummary(
+    tasks.map((t) => ({ id: t.id, status: t.status, filesChanged: t.filesChanged, ...factsOf(t) })),
+    since,
+  );
+}
+
 /** "Since 18:40" (today) or "Since Nov 30, 18:40"; "New results" when the user never looked. */
 export function sinceText(since: number | null, now = Date.now()): string {
   if (since === null) return 'New results';
@@ -173,16 +191,9 @@ export function hostStatusView(
 ): StatusBarView {
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
-  const summary = resultsSummary(
-    tasks.map((t) => ({
-      id: t.id,
-      status: t.status,
-      filesChanged: t.filesChanged,
-      isNew: fresh.has(t.id),
-      needsInput: needsInput(t, asking),
-      checkFailed: t.checkFailed,
-      scheduled: t.scheduled,
-    })),
+  const summary = summaryOfTasks(
+    tasks,
+    (t) => ({ isNew: fresh.has(t.id), needsInput: needsInput(t, asking), checkFailed: t.checkFailed, scheduled: t.scheduled }),
     lastSeenAt,
   );
   return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);

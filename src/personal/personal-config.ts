@@ -2,6 +2,7 @@
 // the local authority they make: when tasks run (`offPeak.personal.hours`), which model API
 // (`offPeak.personal.baseUrl`) and which machine-local key the windows show it.
 import { createHash } from 'node:crypto';
+import { checkedListItems } from '../core/setting-list';
 import type { GatewayConfig } from '../gateway/config';
 import { OffPeakWindows, parseDailyRange } from '../gateway/authority/windows';
 import { personalAccountLimits } from '../gateway/model/account-limit';
@@ -24,17 +25,11 @@ export class PersonalSettingError extends Error {}
 export function parsePersonalHours(text: string): { alwaysOpen: true } | { offPeak: string[] } {
   const trimmed = text.trim();
   if (trimmed === '' || /^always$/i.test(trimmed)) return { alwaysOpen: true };
-  const ranges = trimmed
-    .split(/[,;]/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const range of ranges) {
-    try {
-      parseDailyRange(range);
-    } catch (error) {
-      throw new PersonalSettingError(`offPeak.personal.hours: ${(error as Error).message} (or "always")`);
-    }
-  }
+  const ranges = checkedListItems(
+    trimmed,
+    parseDailyRange,
+    (message) => new PersonalSettingError(`offPeak.personal.hours: ${message} (or "always")`),
+  );
   return { offPeak: ranges.map((r) => r.replace(/\s+/g, '')) };
 }
 

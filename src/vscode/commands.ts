@@ -14,6 +14,7 @@ import type { TasksPanel } from './panel';
 import type { TaskTerminals } from './task-terminals';
 import { openWorkspaces } from './workspaces';
 import { registerScheduleCommands } from './schedule-commands';
+import { guardedRegistrar } from './guarded-command';
 
 export interface CommandDeps {
   panel: TasksPanel;
@@ -44,18 +45,7 @@ const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
 ];
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
-  const register = (id: string, fn: (...args: unknown[]) => unknown) =>
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        try {
-          return await fn(...args);
-        } catch (e) {
-          // Messages may quote a caller's arguments or a gateway's answer: plain text only.
-          void vscode.window.showErrorMessage(`Off-Peak Tasks: ${plainNotificationText(e instanceof Error ? e.message : String(e))}`);
-          return undefined;
-        }
-      }),
-    );
+  const register = guardedRegistrar(context);
 
   register('offPeak.openPanel', () => void deps.panel.show());
   register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));

@@ -11,6 +11,7 @@ import type { HostEngine } from '../engine/host-engine';
 import { bypassConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';
 import type { TaskTerminals } from './task-terminals';
+import { guardedRegistrar } from './guarded-command';
 
 export interface SessionCommandDeps {
   whenStarted(): Promise<HostEngine | undefined>;
@@ -74,17 +75,7 @@ export class SessionTerminals implements vscode.Disposable {
 }
 
 export function registerSessionCommands(context: vscode.ExtensionContext, deps: SessionCommandDeps): void {
-  const register = (id: string, fn: (...args: unknown[]) => unknown) =>
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        try {
-          return await fn(...args);
-        } catch (e) {
-          void vscode.window.showErrorMessage(`Off-Peak Tasks: ${plainNotificationText(e instanceof Error ? e.message : String(e))}`);
-          return undefined;
-        }
-      }),
-    );
+  const register = guardedRegistrar(context);
 
   // A task id may be passed (automation, tests); otherwise a pick.
   register('offPeak.openSession', async (taskId?: unknown) => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describeRule } from '../../src/core/schedule-rules';
 import { ScheduleRuleSchema } from '../../src/protocol/schedules';
-import { choiceOf, minuteOfDay, REPEAT_ONCE, ruleOf } from '../../webview/repeat-fields';
+import { choiceOf, REPEAT_ONCE, ruleOf } from '../../webview/repeat-fields';
 import { lastRunLabel, nextRunLabel } from '../../webview/schedules';
 
 describe('Repeat fields: the rule the form sends', () => {
@@ -28,8 +28,10 @@ describe('Repeat fields: the rule the form sends', () => {
   it('says what is missing instead of a rule: no time, no weekday', () => {
     assert.equal(ruleOf({ ...REPEAT_ONCE, kind: 'daily', time: '' }), 'Choose a time (HH:MM).');
     assert.equal(ruleOf({ ...REPEAT_ONCE, kind: 'weekdays', days: [] }), 'Choose at least one weekday.');
-    assert.equal(minuteOfDay('24:00'), undefined);
-    assert.equal(minuteOfDay('9:05'), 545);
+    // The time is read by the palette's rule (parseMinuteOfDay): a whole HH:MM and nothing after it.
+    for (const bad of ['24:00', '07:60', '7:5', '02:00:30', '2:00pm'])
+      assert.equal(ruleOf({ ...REPEAT_ONCE, kind: 'daily', time: bad }), 'Choose a time (HH:MM).', bad);
+    assert.deepEqual(ruleOf({ ...REPEAT_ONCE, kind: 'daily', time: '9:05' }), { kind: 'daily', at: 545 });
   });
 
   it("Edit fills the fields from a schedule's rule, and they say the same rule again", () => {

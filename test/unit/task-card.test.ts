@@ -5,7 +5,7 @@ import { epochAtWallTime } from '../../src/core/zoned-time';
 import { localDateTimeMs } from '../../webview/task-form';
 import { availabilityView } from '../../src/panel/service-backend';
 import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
-import { gatewayOutageText } from '../../webview/card-extras';
+import { gatewayOutageText, sameFields, sameUsage } from '../../webview/card-extras';
 import { answerOutcomeText, askDeadlineText, availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';
 import type { PendingAsk } from '../../src/agent/questions/asks';
 
@@ -246,6 +246,18 @@ describe('task card', () => {
   it('an automatic title says so, a given one does not', () => {
     assert.equal(toTaskCard(task(), []).autoTitle, true);
     assert.equal(toTaskCard(task({ title: 'Mine' }), []).autoTitle, false);
+  });
+
+  it('a card re-renders only for a change: the same fields (===) are the same, new usage objects with the same counts too', () => {
+    const a = { pause: true, cancel: false, title: 't' };
+    assert.equal(sameFields(a, { ...a }, ['pause', 'cancel']), true);
+    assert.equal(sameFields(a, { ...a, cancel: true }, ['pause', 'cancel']), false);
+    assert.equal(sameFields(a, { ...a, title: 'other' }, ['pause', 'cancel']), true, 'only the named fields count');
+    const usage = { model: 'm', inputTokens: 1, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, requests: 5 };
+    assert.equal(sameUsage(usage, { ...usage }), true);
+    assert.equal(sameUsage(usage, { ...usage, requests: 6 }), false);
+    assert.equal(sameUsage(usage, null), false);
+    assert.equal(sameUsage(null, null), true);
   });
 
   it('formats durations for people', () => {

@@ -6,6 +6,7 @@ import {
   resultsSummary,
   sinceText,
   summaryLine,
+  summaryOfTasks,
   taskCounts,
   taskStateWord,
 } from '../../src/panel/task-summary';
@@ -121,6 +122,27 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
       null,
     );
     assert.match(view.tooltip, /2 by schedule/);
+  });
+
+  it('summaryOfTasks: one builder, whatever the caller holds the facts in (the panel its cards, the status bar the store)', () => {
+    const tasks = [
+      { id: 'a', status: 'completed' as const, filesChanged: 2, seen: false, red: true, byRule: true },
+      { id: 'b', status: 'running' as const, filesChanged: null, seen: true, red: false, byRule: false },
+    ];
+    const summary = summaryOfTasks(
+      tasks,
+      (t) => ({ isNew: !t.seen, needsInput: t.id === 'b', checkFailed: t.red, scheduled: t.byRule }),
+      null,
+    )!;
+    assert.deepEqual(summary, {
+      since: null,
+      parts: [
+        { filter: 'check_failed', count: 1, text: '1 check failed', taskIds: ['a'] },
+        { filter: 'needs_input', count: 1, text: '1 needs input', taskIds: ['b'] },
+        { filter: 'files_changed', count: 2, text: '2 files changed', taskIds: ['a'] },
+        { filter: 'scheduled', count: 1, text: '1 by schedule', taskIds: ['a'] },
+      ],
+    });
   });
 
   it('item 11: the status bar tooltip says the same as the panel summary', () => {
