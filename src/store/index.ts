@@ -46,7 +46,9 @@ export {
 export { CheckRepo, type TaskCheck, type CheckState, type CheckProgress } from './repos/check-repo';
 export { isIoError, type StoreFs } from './db/db-file';
 export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';
-export { LATEST_SCHEMA_VERSION, TASK_COLUMNS, STORE_TOPICS, type MigrationReport, type StoreTopic } from './migrations/schema';
+export { LATEST_SCHEMA_VERSION, type MigrationReport } from './migrations/migrate';
+export { TASK_COLUMNS } from './migrations/v01-tasks';
+export { STORE_TOPICS, type StoreTopic } from './migrations/change-counters';
 export { loadSqlJs, defaultWasmPath } from './db/sqljs';
 export { SqlDb } from './db/sql';
 export { ArchiveFile, ARCHIVE_FILE_NAME, ARCHIVE_SCHEMA_VERSION, type ArchiveFileOptions } from './archive/archive-file';

@@ -8,7 +8,7 @@ import { PERMISSION_MODES, TASK_STATUSES, TERMINAL_STATUSES, workspaceKeyOf, typ
 import { newTaskId } from '../../core/ids';
 import { invalidInput } from '../errors';
 import { taskFromRow } from './rows';
-import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from '../migrations/schema';
+import { DISPATCH_TABLE, HANDOFF_TABLE, RUNTIME_TABLE } from '../migrations/tables';
 import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from '../db/sql';
 
 // The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
