@@ -9,15 +9,9 @@ export {
   type StoreChange,
   type StoreStats,
 } from './task-store';
-export {
-  TaskRepo,
-  ZOMBIE_CLAIM_MS,
-  type NewTaskInput,
-  type TaskEdit,
-  type TaskFilter,
-  type TicketSnapshot,
-  type TerminalDetails,
-} from './repos/task-repo';
+export { TaskRepo } from './repos/task-repo';
+export { ZOMBIE_CLAIM_MS } from './repos/task-reads';
+export { type NewTaskInput, type TaskEdit, type TaskFilter, type TicketSnapshot, type TerminalDetails } from './repos/task-input';
 export { TicketRepo, type NewTicketInput, type TicketStatePatch, type TicketFilter } from './repos/ticket-repo';
 export { leaseFileFor, type LeaseHolding, type LeaseResult } from './db/lease-file';
 export { WindowRepo, type WindowRecord } from './repos/window-repo';
