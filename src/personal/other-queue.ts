@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TERMINAL_STATUSES } from '../core/types';
-import { TASKS_TABLE } from '../store/migrations/schema';
+import { TASKS_TABLE } from '../store/migrations/tables';
 import { loadSqlJs } from '../store/db/sqljs';
 import type { OffPeakMode } from './personal-config';
 

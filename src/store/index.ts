@@ -9,15 +9,9 @@ export {
   type StoreChange,
   type StoreStats,
 } from './task-store';
-export {
-  TaskRepo,
-  ZOMBIE_CLAIM_MS,
-  type NewTaskInput,
-  type TaskEdit,
-  type TaskFilter,
-  type TicketSnapshot,
-  type TerminalDetails,
-} from './repos/task-repo';
+export { TaskRepo } from './repos/task-repo';
+export { ZOMBIE_CLAIM_MS } from './repos/task-reads';
+export { type NewTaskInput, type TaskEdit, type TaskFilter, type TicketSnapshot, type TerminalDetails } from './repos/task-input';
 export { TicketRepo, type NewTicketInput, type TicketStatePatch, type TicketFilter } from './repos/ticket-repo';
 export { leaseFileFor, type LeaseHolding, type LeaseResult } from './db/lease-file';
 export { WindowRepo, type WindowRecord } from './repos/window-repo';
@@ -46,7 +40,9 @@ export {
 export { CheckRepo, type TaskCheck, type CheckState, type CheckProgress } from './repos/check-repo';
 export { isIoError, type StoreFs } from './db/db-file';
 export { StoreError, type StoreErrorCode, type StoreNotice } from './errors';
-export { LATEST_SCHEMA_VERSION, TASK_COLUMNS, STORE_TOPICS, type MigrationReport, type StoreTopic } from './migrations/schema';
+export { LATEST_SCHEMA_VERSION, type MigrationReport } from './migrations/migrate';
+export { TASK_COLUMNS } from './migrations/v01-tasks';
+export { STORE_TOPICS, type StoreTopic } from './migrations/change-counters';
 export { loadSqlJs, defaultWasmPath } from './db/sqljs';
 export { SqlDb } from './db/sql';
 export { ArchiveFile, ARCHIVE_FILE_NAME, ARCHIVE_SCHEMA_VERSION, type ArchiveFileOptions } from './archive/archive-file';

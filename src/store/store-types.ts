@@ -17,7 +17,7 @@ import type { RuntimeRepo } from './repos/runtime-repo';
 import type { IsolationRepo } from './repos/isolation-repo';
 import type { CheckRepo } from './repos/check-repo';
 import type { ScheduleRepo } from './repos/schedule-repo';
-import type { StoreTopic } from './migrations/schema';
+import type { StoreTopic } from './migrations/change-counters';
 import type { TaskRepo } from './repos/task-repo';
 import type { TicketRepo } from './repos/ticket-repo';
 import type { WindowRepo } from './repos/window-repo';

@@ -9,7 +9,9 @@
  * watcher plus a slow poll (change-watcher.ts) notice other windows' writes and fire
  * `onDidChange` with the topics that changed. The leader lease lives in its own file
  * (store-leases.ts, lease-file.ts): renewing it never touches the DB file. The in-memory copy and
- * its transactions are memory-copy.ts; retrying failed system calls is io-retry.ts.
+ * its transactions are memory-copy.ts; keeping it equal to the file (reload, a damaged file moved
+ * aside, persist) is disk-sync.ts; retrying failed system calls is io-retry.ts. This file holds the
+ * open, the queue of this window's writes under the lock, and the events.
  * Mutation functions are synchronous and may be re-run (lock lost, I/O error retried), so they
  * must only touch the repositories they are given.
  *
@@ -20,18 +22,19 @@
  */
 import * as fs from 'node:fs';
 import path from 'node:path';
-import type { Database, SqlJsStatic } from 'sql.js';
+import type { SqlJsStatic } from 'sql.js';
 import { systemClock, type Clock } from '../core/clock';
 import { isProcessAlive } from '../core/process-alive';
 import { ChangeWatcher } from './db/change-watcher';
-import { counterOfBytes, generationOfBytes, MISSING, moveAside, readGeneration, readGenerationMarker, stampGeneration, sweepTempFiles, writeGenerationMarker, type Generation, type StoreFs } from './db/db-file';
-import { writeFileAtomicAsync } from '../files/file-replace';
+import { sweepTempFiles, type Generation, type StoreFs } from './db/db-file';
+import { DiskSync } from './db/disk-sync';
 import { StoreError, type StoreNotice } from './errors';
 import { FileLock, type LockHandle } from './db/file-lock';
 import { IoRetry } from './db/io-retry';
 import { leaseFileFor, type LeaseHolding, type LeaseResult } from './db/lease-file';
 import { MemoryCopy } from './db/memory-copy';
-import { changeCounters, changedTopics, migrate, zeroCounters, NewerSchemaError, type MigrationReport, type StoreTopic } from './migrations/schema';
+import { changeCounters, changedTopics } from './migrations/change-counters';
+import { migrate, NewerSchemaError, type MigrationReport } from './migrations/migrate';
 import { loadSqlJs } from './db/sqljs';
 import { StoreLeases } from './db/store-leases';
 import { Emitter, type Event } from '../core/event';
@@ -41,8 +44,6 @@ export { changeConcerns, type StoreChange, type StoreReadTx, type StoreStats, ty
 
 export const DB_FILE_NAME = 'tasks-index.sqlite';
 
-const errCode = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
-
 export class TaskStore {
   readonly filePath: string;
   readonly directory: string;
@@ -50,21 +51,28 @@ export class TaskStore {
   readonly notices: StoreNotice[] = [];
   /** What open() did to the schema. */
   migration: MigrationReport | undefined;
-  readonly stats: StoreStats = { persists: 0, reloads: 0, mutations: 0, lockRetries: 0, ioRetries: 0, ioFailures: 0, leaseWrites: 0, leaseRenewals: 0, renameWaits: 0, renameWaitMaxMs: 0 };
+  readonly stats: StoreStats = {
+    persists: 0,
+    reloads: 0,
+    mutations: 0,
+    lockRetries: 0,
+    ioRetries: 0,
+    ioFailures: 0,
+    leaseWrites: 0,
+    leaseRenewals: 0,
+    renameWaits: 0,
+    renameWaitMaxMs: 0,
+  };
   /** The leader lease file beside the DB (tasks-index.lease). */
   readonly leasePath: string;
 
   private readonly copy: MemoryCopy;
-  /** The change counters of the in-memory copy (kept so each write or reload queries them once). */
-  private counters = zeroCounters();
+  /** The in-memory copy kept equal to the file: reloads, the damaged file moved aside, persists. */
+  private readonly disk: DiskSync;
   private readonly fsys: StoreFs;
   private readonly leases: StoreLeases;
   private readonly ioRetry: IoRetry;
-  /** Generation of the file our in-memory copy equals; undefined = unknown, reload before use. */
-  private knownGeneration: Generation | undefined;
-  private counter = 0;
   private readonly clock: Clock;
-  private readonly durable: boolean;
   private readonly lock: FileLock;
   private tail: Promise<unknown> = Promise.resolve();
   private busy = false;
@@ -79,12 +87,21 @@ export class TaskStore {
     this.filePath = path.join(this.directory, options.fileName ?? DB_FILE_NAME);
     this.leasePath = leaseFileFor(this.filePath, 'leader');
     this.clock = options.clock ?? systemClock;
-    this.durable = options.durable ?? true;
     this.fsys = options.fs ?? fs;
     this.ioRetry = new IoRetry(options.ioRetry ?? {}, this.filePath, this.clock, this.stats, (n) => this.notify(n));
     if (options.onNotice) this.noticesOut.event(options.onNotice);
     this.lock = new FileLock(`${this.filePath}.lock`, { ...options.lock, onNotice: (n) => this.notify(n) });
     this.copy = new MemoryCopy(SQL);
+    this.disk = new DiskSync(this.copy, {
+      filePath: this.filePath,
+      fsys: this.fsys,
+      clock: this.clock,
+      durable: options.durable ?? true,
+      stats: this.stats,
+      notify: (n) => this.notify(n),
+      emitChange: (change) => this.emitChange(change),
+      lookedAt: () => this.watcher?.lookedAt(),
+    });
     this.leases = new StoreLeases({
       dbFile: this.filePath,
       fsys: this.fsys,
@@ -128,7 +145,7 @@ export class TaskStore {
   read<T>(fn: (tx: StoreReadTx) => T): T {
     this.assertOpen();
     // Emits too: whoever notices another window's write first (read, watcher, mutation) tells listeners.
-    if (!this.busy) this.refreshFromDisk();
+    if (!this.busy) this.disk.refresh();
     return fn(this.copy.tx(this.clock.now()));
   }
 
@@ -138,7 +155,7 @@ export class TaskStore {
    * Call `checkForExternalChange()` first to take in another window's write.
    */
   get generation(): Generation | undefined {
-    return this.knownGeneration;
+    return this.disk.generation;
   }
 
   /** Fires after this store persisted (local) or noticed another process's write (external). */
@@ -175,9 +192,9 @@ export class TaskStore {
   /** VACUUM, then one durable write: drops the free pages that rows moved out left (docs/flows.md#archive). */
   compact(): Promise<void> {
     return this.underLock('compacting the task database', async (lock) => {
-      this.syncWithDiskLocked(false);
+      this.disk.syncLocked(false);
       this.copy.db.exec('VACUUM');
-      await this.persistLocked(lock, new Set());
+      await this.disk.persistLocked(lock, new Set());
     });
   }
 
@@ -185,7 +202,7 @@ export class TaskStore {
   checkForExternalChange(): boolean {
     this.assertOpen();
     if (this.busy) return false;
-    return this.refreshFromDisk();
+    return this.disk.refresh();
   }
 
   /** Stops watching and closes the database after pending mutations finish. */
@@ -241,134 +258,19 @@ export class TaskStore {
     queueMicrotask(() => this.changes.fire(change));
   }
 
-  /** Loads `bytes` (already checked) as our copy; returns the topics that differ from the old copy. */
-  private adopt(next: Database, bytes: Uint8Array): Set<StoreTopic> {
-    const before = this.counters;
-    this.copy.replace(next);
-    this.copy.lastGoodBytes = bytes;
-    this.knownGeneration = generationOfBytes(bytes);
-    this.counter = counterOfBytes(bytes);
-    this.counters = changeCounters(this.copy.db);
-    return changedTopics(before, this.counters);
-  }
-
-  /**
-   * Reloads the in-memory copy when the file's generation differs from ours, and tells listeners.
-   * Without the lock (reads, watcher) a bad or unreadable file is left for the next locked
-   * mutation: we keep serving the last good copy. Returns true when it loaded another process's write.
-   * Reads look at the generation marker, not the DB file (on Windows a reader holding the DB open
-   * makes a writer's rename wait); the watcher, woken by a rename of the DB file itself or by its
-   * slow poll, looks at the DB header, so a write that left no marker (an older version, a crash
-   * before the marker) is still noticed.
-   */
-  private refreshFromDisk(by: 'read' | 'watch' = 'read'): boolean {
-    this.watcher?.lookedAt();
-    let bytes: Uint8Array;
-    let next: Database;
-    try {
-      if (by === 'read') {
-        const marked = readGenerationMarker(this.filePath, this.fsys);
-        if (marked !== undefined && marked === this.knownGeneration) return false;
-      }
-      const generation = readGeneration(this.filePath, this.fsys);
-      if (generation === this.knownGeneration || generation === MISSING) return false;
-      bytes = this.fsys.readFileSync(this.filePath);
-      next = this.copy.parse(bytes);
-    } catch {
-      return false;
-    }
-    const topics = this.adopt(next, bytes);
-    this.stats.reloads += 1;
-    this.emitChange({ origin: 'external', generation: this.knownGeneration!, topics });
-    return true;
-  }
-
-  /**
-   * Under the lock: make the in-memory copy equal the file. A missing file keeps the current
-   * copy (a fresh DB at open). A file that reads whole but fails the integrity check is moved
-   * aside and reported; we go on with our last good copy (or a fresh DB at open), which the
-   * caller then persists. A failed system call is thrown (the caller retries, then reports).
-   * Returns true when the file must be (re)written even without row changes.
-   */
-  private syncWithDiskLocked(atOpen: boolean): boolean {
-    this.watcher?.lookedAt();
-    let generation: Generation;
-    try {
-      generation = readGeneration(this.filePath, this.fsys);
-    } catch (err) {
-      // A directory where the file should be is not a passing fault: it can never be read.
-      if (errCode(err) === 'EISDIR') return this.moveBadFileAside(err, atOpen);
-      throw err;
-    }
-    if (generation === MISSING) {
-      this.knownGeneration = MISSING;
-      return true;
-    }
-    // A writer that crashed between its rename and the marker (or an older version, which writes no marker) left it stale.
-    if (readGenerationMarker(this.filePath, this.fsys) !== generation) writeGenerationMarker(this.filePath, generation, this.fsys);
-    if (generation === this.knownGeneration) return false;
-    const bytes = this.fsys.readFileSync(this.filePath);
-    if (bytes.length === 0) {
-      // An empty file is an empty database (e.g. created by touch): not corruption.
-      if (atOpen) this.copy.replace();
-      this.knownGeneration = generationOfBytes(bytes);
-      return true;
-    }
-    let next: Database;
-    try {
-      next = this.copy.parse(bytes);
-    } catch (err) {
-      return this.moveBadFileAside(err, atOpen);
-    }
-    const wasKnown = this.knownGeneration !== undefined && this.knownGeneration !== MISSING;
-    const topics = this.adopt(next, bytes);
-    if (!atOpen) {
-      this.stats.reloads += 1;
-      if (wasKnown) this.emitChange({ origin: 'external', generation: this.knownGeneration!, topics });
-    }
-    return false;
-  }
-
-  private moveBadFileAside(err: unknown, atOpen: boolean): boolean {
-    const reason = err instanceof Error ? err.message : String(err);
-    let movedTo: string;
-    try {
-      movedTo = moveAside(this.filePath, this.clock.now(), this.fsys);
-    } catch (moveErr) {
-      if (errCode(moveErr) === 'ENOENT') {
-        this.knownGeneration = MISSING;
-        return true;
-      }
-      throw moveErr; // a failed rename is an I/O error like any other: retried, then reported
-    }
-    if (atOpen) this.copy.replace();
-    this.knownGeneration = MISSING;
-    this.notify({
-      kind: 'corrupt-moved-aside',
-      file: this.filePath,
-      movedTo,
-      reason,
-      at: this.clock.now(),
-      message: atOpen
-        ? `The off-peak task database could not be read (${reason}). It was kept as ${path.basename(movedTo)} and a new, empty database is used.`
-        : `The off-peak task database was damaged on disk (${reason}). It was kept as ${path.basename(movedTo)}; the last good copy held by this window was written back.`,
-    });
-    return true;
-  }
-
   private async initialise(): Promise<void> {
     await this.enqueue(() =>
       this.ioRetry.run('opening the task database', async () => {
         const lock = await this.lock.acquire();
         try {
-          const mustWrite = this.syncWithDiskLocked(true);
+          const mustWrite = this.disk.syncLocked(true);
           let report: MigrationReport | undefined;
           const changed = this.copy.transaction(() => {
             report = migrate(this.copy.db, this.clock.now());
           });
           this.migration = report;
-          this.counters = changeCounters(this.copy.db);
-          if (mustWrite || changed) await this.persistLocked(lock, new Set());
+          this.disk.counters = changeCounters(this.copy.db);
+          if (mustWrite || changed) await this.disk.persistLocked(lock, new Set());
           this.lock.sweepLeftovers();
           sweepTempFiles(this.filePath, this.lock.staleMs);
           sweepTempFiles(this.leasePath, this.lock.staleMs);
@@ -392,7 +294,7 @@ export class TaskStore {
       const lock = await this.lock.acquire();
       this.busy = true;
       try {
-        const mustWrite = this.syncWithDiskLocked(false);
+        const mustWrite = this.disk.syncLocked(false);
         let result!: T;
         let countersAfter: ReturnType<typeof changeCounters> | undefined;
         const changed = this.copy.transaction(
@@ -408,9 +310,9 @@ export class TaskStore {
         this.stats.mutations += 1;
         if (changed || mustWrite) {
           countersAfter ??= changeCounters(this.copy.db);
-          const topics = changedTopics(this.counters, countersAfter);
-          if (await this.persistLocked(lock, topics)) {
-            this.counters = countersAfter;
+          const topics = changedTopics(this.disk.counters, countersAfter);
+          if (await this.disk.persistLocked(lock, topics)) {
+            this.disk.counters = countersAfter;
           } else {
             // Our lock was broken while we worked: the file may hold someone else's newer write.
             this.notify({
@@ -419,7 +321,8 @@ export class TaskStore {
               at: this.clock.now(),
               message: 'Another window took over the task database lock during a write; the write is being retried.',
             });
-            if (attempt >= 2) throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} three times in a row; nothing was written`);
+            if (attempt >= 2)
+              throw new StoreError('LOCK_LOST', `lost the lock on ${this.filePath} three times in a row; nothing was written`);
             this.stats.lockRetries += 1;
             continue;
           }
@@ -432,39 +335,6 @@ export class TaskStore {
     }
   }
 
-  /**
-   * export() outside any transaction, stamp the next generation, atomic write. Returns false when
-   * the lock was lost before the rename. Unless the file was written, the in-memory copy goes
-   * back to the last good version: memory never holds a change the file does not.
-   */
-  private async persistLocked(lock: LockHandle, topics: Set<StoreTopic>): Promise<boolean> {
-    let written = false;
-    try {
-      const bytes = this.copy.export();
-      const nextCounter = (this.counter + 1) >>> 0 || 1;
-      const generation = stampGeneration(bytes, nextCounter);
-      written = await writeFileAtomicAsync(this.filePath, bytes, {
-        durable: this.durable,
-        beforeRename: () => lock.isHeld(),
-        fs: this.fsys,
-        onRenameWaited: (ms) => {
-          this.stats.renameWaits += 1;
-          this.stats.renameWaitMaxMs = Math.max(this.stats.renameWaitMaxMs, ms);
-        },
-      });
-      if (!written) return false;
-      writeGenerationMarker(this.filePath, generation, this.fsys);
-      this.counter = nextCounter;
-      this.knownGeneration = generation;
-      this.copy.lastGoodBytes = bytes;
-      this.stats.persists += 1;
-      this.emitChange({ origin: 'local', generation, topics });
-      return true;
-    } finally {
-      if (!written) this.copy.restoreLastGood();
-    }
-  }
-
   private startWatching(pollMs?: number): void {
     this.watcher = new ChangeWatcher({
       filePath: this.filePath,
@@ -472,7 +342,7 @@ export class TaskStore {
       check: () => {
         if (this.closed || this.busy) return;
         try {
-          this.refreshFromDisk('watch');
+          this.disk.refresh('watch');
         } catch {
           // never throw out of a timer
         }
@@ -491,5 +361,4 @@ export class TaskStore {
     this.watcher?.close();
     this.watcher = undefined;
   }
-
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TaskStore, type StoreTx } from '../../src/store';
-import { MIGRATIONS } from '../../src/store/migrations/schema';
+import { MIGRATIONS } from '../../src/store/migrations/migrate';
 import { SqlDb } from '../../src/store/db/sql';
 import { loadSqlJs } from '../../src/store/db/sqljs';
 

@@ -5,15 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { StoreError, TaskStore } from '../../src/store';
-import {
-  LATEST_SCHEMA_VERSION,
-  migrate,
-  MIGRATIONS,
-  SCHEMA_V1_SQL,
-  SCHEMA_V2_SQL,
-  TASK_COLUMNS,
-  TOPIC_TABLES,
-} from '../../src/store/migrations/schema';
+import { LATEST_SCHEMA_VERSION, migrate, MIGRATIONS } from '../../src/store/migrations/migrate';
+import { SCHEMA_V1_SQL, TASK_COLUMNS } from '../../src/store/migrations/v01-tasks';
+import { SCHEMA_V2_SQL } from '../../src/store/migrations/v02-tickets';
+import { TOPIC_TABLES } from '../../src/store/migrations/change-counters';
 import { SqlDb } from '../../src/store/db/sql';
 import { loadSqlJs } from '../../src/store/db/sqljs';
 import { READABLE_BY } from '../../src/store/db/schema-mark';
@@ -22,7 +17,7 @@ import { V1_FIXTURE_ROWS } from '../fixtures/make-v1-tasks-index';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'v1-tasks-index.sqlite');
 
-// The 30 columns of the v1 schema, written out here independently of schema.ts.
+// The 30 columns of the v1 schema, written out here independently of v01-tasks.ts.
 const SEED_COLUMNS = [
   'off_peak_task_id',
   'title',

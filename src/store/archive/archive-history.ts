@@ -9,7 +9,7 @@ import { FollowUpRepo, type FollowUpLink } from '../repos/follow-up-repo';
 import { IsolationRepo, type TaskIsolation } from '../repos/isolation-repo';
 import { QuestionRepo, type DenialCount } from '../questions/question-repo';
 import { taskFromRow } from '../repos/rows';
-import { HISTORY_TRIGGERED_AT_SQL } from '../repos/task-repo';
+import { HISTORY_TRIGGERED_AT_SQL } from '../repos/task-reads';
 import { placeholders, type SqlDb, type SqlParam } from '../db/sql';
 import { TicketRepo } from '../repos/ticket-repo';
 

@@ -4,7 +4,7 @@
  * tables are found from the schema itself (the task table, and every table with a `task_id`
  * column), so a table a later migration adds moves along without a change here.
  */
-import { CHANGES_TABLE, TASKS_TABLE } from '../migrations/schema';
+import { CHANGES_TABLE, TASKS_TABLE } from '../migrations/tables';
 import { placeholders, type SqlDb, type SqlParam, type SqlRow } from '../db/sql';
 
 /** One per-task table: its name, the column naming the task, and its columns (name, declared type, primary key order). */

@@ -4,7 +4,7 @@
  * for the running window to apply (the first answer wins there; the row is removed once it is
  * answered or gone). `summary`, `tool` and `input` are untrusted model text.
  */
-import { ASKS_TABLE, TASKS_TABLE } from '../migrations/schema';
+import { ASKS_TABLE, TASKS_TABLE } from '../migrations/tables';
 import { placeholders, type SqlDb, type SqlRow } from '../db/sql';
 
 export interface SharedAsk {

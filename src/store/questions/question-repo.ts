@@ -5,7 +5,7 @@
  * decision answers the resumed session's identical tool call once (`used_at`), and the
  * continuation prompt states it once (`stated_at`). `tool` and `summary` are untrusted model text.
  */
-import { QUESTIONS_TABLE } from '../migrations/schema';
+import { QUESTIONS_TABLE } from '../migrations/tables';
 import { placeholders, type SqlDb, type SqlRow } from '../db/sql';
 
 export type QuestionDecision = 'allow' | 'deny';

@@ -4,7 +4,7 @@
  * a check, removed with the task by a trigger. The last command used for a folder is kept apart
  * (off_peak_check_commands), so the form still offers it after that task is deleted.
  */
-import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from '../migrations/check-schema';
+import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from '../migrations/tables';
 import type { SqlDb, SqlRow } from '../db/sql';
 
 /**

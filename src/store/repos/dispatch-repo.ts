@@ -2,7 +2,7 @@
  * Per-task dispatch backoff (off_peak_dispatch_backoff): a task whose dispatch failed waits
  * before the scheduler tries it again, across restarts. The policy (delays) is the caller's.
  */
-import { DISPATCH_TABLE, TASKS_TABLE } from '../migrations/schema';
+import { DISPATCH_TABLE, TASKS_TABLE } from '../migrations/tables';
 import type { SqlDb } from '../db/sql';
 
 export interface DispatchBackoffRecord {

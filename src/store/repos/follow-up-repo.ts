@@ -3,7 +3,7 @@
  * card and History row) whose first segment resumes the agent session of a finished task with
  * new instructions (docs/flows.md#follow-up). One row per follow-up, removed with it by a trigger.
  */
-import { FOLLOW_UPS_TABLE, TASKS_TABLE } from '../migrations/schema';
+import { FOLLOW_UPS_TABLE, TASKS_TABLE } from '../migrations/tables';
 import type { SqlDb, SqlRow } from '../db/sql';
 
 export interface FollowUpLink {

@@ -7,7 +7,7 @@
  * written after each segment. The row outlives the task row on purpose: whoever removes a deleted
  * task's worktree reads it first, then forgets it (`forget`).
  */
-import { ISOLATION_TABLE, TASKS_TABLE } from '../migrations/schema';
+import { ISOLATION_TABLE, TASKS_TABLE } from '../migrations/tables';
 import type { SqlDb, SqlRow } from '../db/sql';
 
 export type IsolationMode = 'worktree' | 'inPlace';

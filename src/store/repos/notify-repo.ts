@@ -6,24 +6,7 @@
  * nor repeats a message. The delays, the attempt limit and the message are the caller's.
  */
 import type { SqlDb } from '../db/sql';
-
-export const NOTIFY_OUTBOX_TABLE = 'off_peak_notify_outbox';
-
-export const SCHEMA_V17_SQL = `
-CREATE TABLE IF NOT EXISTS ${NOTIFY_OUTBOX_TABLE} (
-  event_key       TEXT PRIMARY KEY,
-  event           TEXT NOT NULL,
-  created_at      INTEGER NOT NULL,
-  state           TEXT NOT NULL DEFAULT 'pending',
-  attempts        INTEGER NOT NULL DEFAULT 0,
-  next_attempt_at INTEGER NOT NULL,
-  held_until      INTEGER,
-  done_at         INTEGER,
-  done_by         TEXT,
-  last_error      TEXT
-);
-CREATE INDEX IF NOT EXISTS ${NOTIFY_OUTBOX_TABLE}_pending ON ${NOTIFY_OUTBOX_TABLE} (state, next_attempt_at);
-`;
+import { NOTIFY_OUTBOX_TABLE } from '../migrations/tables';
 
 /** pending: to send; sent; failed: its attempts ran out; dropped: not sent on purpose (no target, stale). */
 export type NotifyState = 'pending' | 'sent' | 'failed' | 'dropped';

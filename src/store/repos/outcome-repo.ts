@@ -4,7 +4,7 @@
  * the panel showed the result, so an unseen one carries a badge in every window until then.
  * A finished task without a row is neither notified nor seen yet.
  */
-import { OUTCOMES_TABLE, TASKS_TABLE } from '../migrations/schema';
+import { OUTCOMES_TABLE, TASKS_TABLE } from '../migrations/tables';
 import { placeholders, type SqlDb } from '../db/sql';
 
 /** A finished task whose notification nobody has claimed yet. */

@@ -2,7 +2,7 @@
  * What the agent runtime remembers per task beyond the aggregate (off_peak_task_runtime): which
  * agent ran the first segment and the git commit it started from (the base of files_changed).
  */
-import { RUNTIME_TABLE } from '../migrations/schema';
+import { RUNTIME_TABLE } from '../migrations/tables';
 import type { SqlDb } from '../db/sql';
 
 export interface TaskRuntimeRecord {

@@ -9,7 +9,7 @@ import type { ScheduleRule } from '../../core/schedule-rules';
 import type { PermissionMode } from '../../core/types';
 import type { IsolationMode } from './isolation-repo';
 import type { SqlDb, SqlRow } from '../db/sql';
-import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from '../migrations/schedule-schema';
+import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from '../migrations/tables';
 
 /** The task a schedule queues at each occurrence (the create form's fields). */
 export interface ScheduleDraftRecord {

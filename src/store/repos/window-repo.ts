@@ -3,7 +3,7 @@
  * A window's row is written only when its content changes, so an idle window never writes.
  */
 import { invalidInput } from '../errors';
-import { HANDOFF_TABLE, WINDOWS_TABLE } from '../migrations/schema';
+import { HANDOFF_TABLE, WINDOWS_TABLE } from '../migrations/tables';
 import type { SqlDb } from '../db/sql';
 
 export interface WindowRecord {

@@ -1,6 +1,10 @@
-// The tables of repeating schedules (v20; src/store/repos/schedule-repo.ts, docs/flows.md#schedules-and-chains), apart from schema.ts so the repo and the migration share them.
-export const SCHEDULES_TABLE = 'off_peak_schedules';
-export const SCHEDULE_RUNS_TABLE = 'off_peak_schedule_runs';
+/**
+ * v20: the repeating schedules and their runs (src/store/repos/schedule-repo.ts,
+ * docs/flows.md#schedules-and-chains), one run row per occurrence key; both count as the `tasks` topic.
+ */
+import { changeTriggersSql } from './change-counters';
+import type { MigrationStep } from './migration-step';
+import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from './tables';
 
 export const SCHEMA_V20_SQL = `
 CREATE TABLE IF NOT EXISTS ${SCHEDULES_TABLE} (
@@ -36,3 +40,9 @@ CREATE TABLE IF NOT EXISTS ${SCHEDULE_RUNS_TABLE} (
 CREATE INDEX IF NOT EXISTS ${SCHEDULE_RUNS_TABLE}_schedule ON ${SCHEDULE_RUNS_TABLE} (schedule_id, due_at);
 CREATE INDEX IF NOT EXISTS ${SCHEDULE_RUNS_TABLE}_task ON ${SCHEDULE_RUNS_TABLE} (task_id);
 `;
+
+export const v20: MigrationStep = {
+  version: 20,
+  description: 'repeating schedules and their runs, one row per occurrence key (docs/flows.md#schedules-and-chains)',
+  up: (db) => void [db.exec(SCHEMA_V20_SQL), db.exec(changeTriggersSql(db))],
+};
