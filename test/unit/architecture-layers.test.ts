@@ -21,7 +21,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'reference-agent': [],
   'permission-mcp': [],
   scheduler: ['store'],
-  service: ['gateway-client', 'store'],
+  service: ['gateway-client', 'agent/workplace', 'store'],
   'agent/questions': ['store'],
   'agent/proxy': ['store'],
   'agent/workplace': ['store'],
