@@ -111,7 +111,7 @@ export function createServiceBackend(
     unseenTaskIds: () => new Set(store.read((tx) => tx.outcomes.unseen())),
     lastSeenAt: () => store.read((tx) => tx.outcomes.lastSeenAt()),
     async markSeen({ taskIds }) {
-      return { marked: await store.mutate((tx) => tx.outcomes.markSeen(taskIds)) };
+      return { marked: await service.markSeen(taskIds) };
     },
     async setApiKey() {
       if ((await host.setApiKey()) === false) return { saved: false };

@@ -299,6 +299,11 @@ export class TaskService {
     return this.actions.deleteFromHistory(taskId);
   }
 
+  /** A panel showed these results: their "New" mark goes in every window. Returns how many were unseen. */
+  markSeen(taskIds: readonly string[]): Promise<number> {
+    return this.store.mutate((tx) => tx.outcomes.markSeen(taskIds));
+  }
+
   // ------------------------------------------------------------------ loops (sync-loop, settle-outbox)
 
   /** Runs one sync cycle now if this window holds the lease (single-flight). */
