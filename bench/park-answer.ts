@@ -39,10 +39,10 @@ export async function parkAnswerToAdmitted(iterations: number): Promise<number[]
       await waitFor(() => host.service.getTask(task.id)?.status === 'needs_input', 'the park', 60_000);
       // The parked ticket is settled at the gateway before the user answers (minutes later in real life).
       await waitFor(() => host.service.ticketsOf(task.id).every((t) => t.settleState === 'settled'), 'the parked ticket settled', 30_000);
-      const ask = host.pendingAsks(task.id)[0];
+      const ask = host.questions.pendingAsks(task.id)[0];
       world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: command }, { kind: 'text', text: 'done' });
       const answeredAt = Date.now();
-      const outcome = await host.answerAsk(task.id, ask.id, 'allow', ask.inputDigest);
+      const outcome = await host.questions.answerAsk(task.id, ask.id, 'allow', ask.inputDigest);
       if (outcome !== 'accepted') throw new Error(`the answer was ${outcome}`);
       const admitted = await waitFor(
         () => events.find((e) => e.type === 'admitted' && e.taskId === task.id && e.at >= answeredAt),

@@ -15,7 +15,7 @@ import { workspaceKeyOf } from './core/types';
 import type { HostEngine } from './engine/host-engine';
 import { TaskAuditLog } from './engine/task-audit';
 import { modelChoices } from './panel/model-choices';
-import type { PanelClientConfigs } from './panel/service-backend';
+import type { PanelClientConfigs } from './panel/host-bits';
 import type { PanelBackend } from './panel/panel-controller';
 import { hostStatusView } from './panel/task-summary';
 import { accountUsageLimitResetAt } from './panel/task-card';
@@ -138,7 +138,7 @@ class OffPeakExtension implements vscode.Disposable {
       showPanel: () => this.panel.show(),
       showTerminal: (taskId, title) => this.terminals.show(taskId, title),
       answerAsk: async (taskId, askId, decision, inputDigest) =>
-        (await this.engine?.answerAsk(taskId, askId, decision, inputDigest)) === 'accepted',
+        (await this.engine?.questions.answerAsk(taskId, askId, decision, inputDigest)) === 'accepted',
     });
     this.desktop = new DesktopNotifications(this.storageDir, this.windowId, (l) => this.output.info(l));
     context.subscriptions.push(this.notifier, this.desktop);
@@ -342,7 +342,7 @@ class OffPeakExtension implements vscode.Disposable {
           setup: () => panelSetup(this.modelKey, Date.now()),
           openWalkthrough,
         },
-        engine,
+        engine.questions,
         engine.archive,
       );
       const refreshStatus = () => {
@@ -350,7 +350,7 @@ class OffPeakExtension implements vscode.Disposable {
         this.unseenResults = unseen.length;
         const tasks = engine.service.listTasks();
         this.audit.tasks(tasks);
-        const asks = engine.pendingAsks();
+        const asks = engine.questions.pendingAsks();
         const now = Date.now();
         const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
         const { checks, runs } = engine.store.read((tx) => ({ checks: tx.checks.all(), runs: tx.schedules.runsByTask() }));
@@ -375,7 +375,7 @@ class OffPeakExtension implements vscode.Disposable {
         if (change.topics.has('tasks') || change.topics.has('outcomes') || change.topics.has('tickets')) refreshStatus();
       });
       // A question asked or answered in any window: "N need input" comes and goes with it.
-      const asksSub = engine.onAsksChange(refreshStatus);
+      const asksSub = engine.questions.onAsksChange(refreshStatus);
       this.context.subscriptions.push({ dispose: () => sub.dispose() }, { dispose: () => asksSub.dispose() });
       refreshStatus();
       this.personalNotice = await missingModelKeyNotice(this.modelKey);

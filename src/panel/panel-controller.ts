@@ -2,7 +2,7 @@
 // the operation, and pushes whole versioned snapshots. Nothing is posted before the webview's
 // `ready`; a webview that reloads says `ready` again and gets the current snapshot.
 import type { CheckView } from '../protocol/check-view';
-import type { PendingAsk } from '../agent/questions/asks';
+import type { PendingAsk } from '../core/ask-types';
 import type { Clock } from '../core/clock';
 import { Disposable, type DisposableLike } from '../core/disposable';
 import { machineTimeZone } from '../core/zoned-time';

@@ -1,5 +1,5 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
-import type { PendingAsk } from '../agent/questions/asks';
+import type { PendingAsk } from '../core/ask-types';
 import { canEdit, canTransition } from '../core/task-state';
 import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
 import { totalUsage } from '../core/usage';

@@ -3,8 +3,8 @@
 // default, and the question before deleting a task whose branch holds work merged nowhere.
 import fs from 'node:fs';
 import path from 'node:path';
-import { unmergedWork, worktreeFit, type WorktreeFit } from '../agent/workplace/task-worktree';
 import { systemClock, type Clock } from '../core/clock';
+import type { WorktreeFit } from '../service';
 import { isTerminalStatus, type OffPeakTask } from '../core/types';
 import type { WorkplaceView } from '../protocol/webview';
 import type { IsolationMode, StoreReadTx, TaskCheck, TaskIsolation } from '../store';
@@ -41,7 +41,7 @@ export class FolderFits {
   private readonly known = new Map<string, { at: number; fit: Promise<WorktreeFit> }>();
 
   constructor(
-    private readonly fit: (folder: string) => Promise<WorktreeFit> = (folder) => worktreeFit(folder),
+    private readonly fit: (folder: string) => Promise<WorktreeFit>,
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -180,25 +180,15 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
  * Deleting a finished task removes its worktree and branch: asked first when the branch holds
  * commits or changes merged nowhere (undefined: nothing to lose, no question).
  */
-export async function deleteWorktreeConfirmation(
+export function deleteWorktreeConfirmation(
   task: OffPeakTask,
-  isolation: TaskIsolation | undefined,
-  sharedWith: number,
-): Promise<Confirmation | undefined> {
-  if (!isolation?.worktreePath || !isolation.branch || !isolation.baseCommit || sharedWith > 0 || isolation.broughtHome !== null)
-    return undefined;
-  if (!isTerminalStatus(task.status) && task.status !== 'paused' && task.status !== 'queued') return undefined;
-  const lost = await unmergedWork({
-    repoPath: isolation.repoPath,
-    branch: isolation.branch,
-    baseCommit: isolation.baseCommit,
-    changedFiles: isolation.changes?.length ?? 0,
-  });
+  lost: { branch: string; work: string } | undefined,
+): Confirmation | undefined {
   if (!lost) return undefined;
   const title = task.title || task.prompt.split('\n')[0];
   return {
     message: `Delete "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" and its branch?`,
-    detail: `Its worktree and the branch ${isolation.branch} are removed with it, and they hold ${lost}. This cannot be undone.`,
+    detail: `Its worktree and the branch ${lost.branch} are removed with it, and they hold ${lost.work}. This cannot be undone.`,
     action: 'Delete Task and Branch',
   };
 }

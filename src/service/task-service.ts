@@ -3,6 +3,8 @@
  * facade that builds and wires the parts, each in its own module:
  *
  * - task-actions: the user's actions (create, pause, continue, edit, cancel, delete, History);
+ * - bring-home: Merge, Apply, Discard and the worktree to open of a finished task;
+ * - schedules: the user's actions on repeating schedules;
  * - sync-loop: the lease holder's status sync (long-poll, backoff, repairs);
  * - settle-outbox: releasing tickets, retried until the gateway acknowledges them;
  * - retaker: a new ticket with the same task id for a queued task that lost its own;
@@ -27,6 +29,8 @@ import { PollPacing, SyncLoop, type SyncReport } from './sync-loop';
 import { TaskActions, type ContinueOutcome, type DeleteOptions, type TaskDeletion } from './task-actions';
 import { planFollowUp, type FollowUpInput } from './follow-ups';
 import { ScheduleActions } from './schedules';
+import { BringHome } from './bring-home';
+import path from 'node:path';
 import { machineTimeZone } from '../core/zoned-time';
 import { TaskLifecycle, type LifecycleWork } from './task-lifecycle';
 import type { CreateTaskInput } from './ticket-rules';
@@ -57,6 +61,8 @@ export interface TaskServiceOptions {
   availability?: AvailabilityOptions;
   /** The zone schedules' rules are read in (default: the machine's). */
   timeZone?: () => string;
+  /** A task's private runtime folder, removed with the task (default: the engine's, `runtime/tasks/<id>` beside the DB). */
+  taskPrivateDir?: (taskId: string) => string;
   log?: (line: string) => void;
 }
 
@@ -89,6 +95,8 @@ export class TaskService {
   readonly lifecycle: TaskLifecycle;
   /** Repeating schedules: create, edit, pause, delete (the lease holder's sync fires them). */
   readonly schedules: ScheduleActions;
+  /** Bringing a finished task's work home: Merge, Apply, Discard, its worktree (docs/flows.md#bring-it-home). */
+  readonly bringHome: BringHome;
 
   private readonly store: TaskStore;
   private readonly clock: Clock;
@@ -180,6 +188,10 @@ export class TaskService {
       timeZone: options.timeZone ?? machineTimeZone,
       newScheduleId: newTaskId,
       plan: () => this.sync.plan(),
+    });
+    this.bringHome = new BringHome({
+      store,
+      privateDirOf: options.taskPrivateDir ?? ((taskId) => path.join(store.directory, 'runtime', 'tasks', taskId)),
     });
     // Whoever wrote the change (a user action or the runtime), its follow-up work runs here.
     this.lifecycle.onDidQueueWork((work) => this.onLifecycleWork(work));
@@ -285,6 +297,11 @@ export class TaskService {
 
   deleteFromHistory(taskId: string): ReturnType<TaskActions['deleteFromHistory']> {
     return this.actions.deleteFromHistory(taskId);
+  }
+
+  /** A panel showed these results: their "New" mark goes in every window. Returns how many were unseen. */
+  markSeen(taskIds: readonly string[]): Promise<number> {
+    return this.store.mutate((tx) => tx.outcomes.markSeen(taskIds));
   }
 
   // ------------------------------------------------------------------ loops (sync-loop, settle-outbox)

@@ -83,7 +83,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 async function checkApiKey(deps: CommandDeps): Promise<void> {
   const engine = deps.engine();
   if (!engine) return;
-  const { apiKeyCheck } = await import('../panel/service-backend');
+  const { apiKeyCheck } = await import('../panel/service-views');
   const check = apiKeyCheck(await engine.service.availability.recheck());
   if (check.accepted === false) {
     const again = await vscode.window.showWarningMessage(`Off-Peak Tasks: ${check.text}`, 'Set API key…');
@@ -100,7 +100,7 @@ async function pickTask(
 ) {
   const engine = await deps.whenStarted();
   if (!engine) throw new Error('the extension has not started (see the "Off-Peak Tasks" output)');
-  const asking = new Set(engine.pendingAsks().map((a) => a.taskId));
+  const asking = new Set(engine.questions.pendingAsks().map((a) => a.taskId));
   // Tasks waiting for an answer first: they are what the user most likely came for.
   const tasks = engine.service
     .listTasks()

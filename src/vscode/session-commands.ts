@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { isTerminalStatus, type OffPeakTask, type PermissionMode } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
-import { SESSION_OPEN_HERE } from '../agent/runtime/session-terminal';
+import { refuseFollowUpWhileOpen } from '../service/sessions';
 import type { HostEngine } from '../engine/host-engine';
 import { bypassConfirmation } from '../panel/confirmations';
 import { confirmModal } from './confirm';
@@ -41,7 +41,7 @@ export class SessionTerminals implements vscode.Disposable {
       running.terminal.show();
       return 'interactive';
     }
-    const view = await engine.sessionView(taskId);
+    const view = await engine.sessions.view(taskId);
     if (view.kind === 'transcript') {
       this.terminals.show(taskId, shortTaskTitle(task, taskId));
       if (view.why) void vscode.window.showInformationMessage(view.why);
@@ -88,7 +88,7 @@ export function registerSessionCommands(context: vscode.ExtensionContext, deps: 
     const engine = await started(deps);
     const of = await taskArg(engine, taskId, (t) => isTerminalStatus(t.status) && t.sessionId !== null, 'Follow up which finished task?');
     if (!of) return undefined;
-    if (of.sessionId && deps.sessions.inUse(of.sessionId)) throw new Error(SESSION_OPEN_HERE);
+    refuseFollowUpWhileOpen(of, (sessionId) => deps.sessions.inUse(sessionId));
     const prompt =
       typeof instructions === 'string'
         ? instructions

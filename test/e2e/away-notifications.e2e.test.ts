@@ -66,7 +66,7 @@ describe('away notifications across three windows (three host engines on one glo
       90_000,
     );
     assert.equal(
-      asked.kind === 'input-needed' && (await c.engine.answerAsk(ask.id, asked.ask.id, 'deny', asked.ask.inputDigest)),
+      asked.kind === 'input-needed' && (await c.engine.questions.answerAsk(ask.id, asked.ask.id, 'deny', asked.ask.inputDigest)),
       'accepted',
     );
     // Failed: a fourth window finishes a task and goes away before notifying it; the holder does.

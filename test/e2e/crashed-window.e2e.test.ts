@@ -171,11 +171,15 @@ describe('a crashed window that is not the lease holder (real processes end to e
       permissionMode: 'default',
       workspacePath: ws,
     });
-    const ask = await waitFor(() => holder.engine.pendingAsks(task.id)[0], "window B's question, listed in the holder", 60_000);
+    const ask = await waitFor(() => holder.engine.questions.pendingAsks(task.id)[0], "window B's question, listed in the holder", 60_000);
 
     // Window B freezes (it cannot apply what is left for it), the user answers in the holder, then B dies.
     b.child.kill('SIGSTOP');
-    assert.equal(await holder.engine.answerAsk(task.id, ask.id, 'allow', ask.inputDigest), 'accepted', 'the answer is left for window B');
+    assert.equal(
+      await holder.engine.questions.answerAsk(task.id, ask.id, 'allow', ask.inputDigest),
+      'accepted',
+      'the answer is left for window B',
+    );
     b.child.kill('SIGKILL');
     await b.exited;
 

@@ -31,13 +31,16 @@ describe('permission questions across windows (two host engines on one globalSto
         workspacePath: ws,
       });
 
-      const ask = await waitFor(() => a.engine.pendingAsks(task.id)[0], 'the question to show in window A', 60_000);
+      const ask = await waitFor(() => a.engine.questions.pendingAsks(task.id)[0], 'the question to show in window A', 60_000);
       assert.match(ask.summary, /node --version/);
       assert.equal(a.engine.runtime.pendingAsks().length, 0, 'window A runs no agent: the question came through the DB');
       // Issue 17 item 5: window A lists the whole input, and an answer for another input is refused there.
       assert.match(ask.input, /node --version/);
-      assert.equal(await a.engine.answerAsk(task.id, ask.id, 'allow', askInputDigest('command: echo harmless')), 'input-mismatch');
-      assert.equal(await a.engine.answerAsk(task.id, ask.id, decision, ask.inputDigest), 'accepted');
+      assert.equal(
+        await a.engine.questions.answerAsk(task.id, ask.id, 'allow', askInputDigest('command: echo harmless')),
+        'input-mismatch',
+      );
+      assert.equal(await a.engine.questions.answerAsk(task.id, ask.id, decision, ask.inputDigest), 'accepted');
 
       const answered = await waitFor(
         () => b.events.find((e): e is Answered => e.type === 'input-answered' && e.ask.id === ask.id),
@@ -46,12 +49,12 @@ describe('permission questions across windows (two host engines on one globalSto
       );
       assert.deepEqual([answered.decision, answered.by], [decision, 'other-window'], 'recorded as answered in another window');
       await waitFor(
-        () => a.engine.pendingAsks(task.id).every((q) => q.id !== ask.id) || undefined,
+        () => a.engine.questions.pendingAsks(task.id).every((q) => q.id !== ask.id) || undefined,
         'the question to leave window A',
         20_000,
       );
       assert.notEqual(
-        await a.engine.answerAsk(task.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest),
+        await a.engine.questions.answerAsk(task.id, ask.id, decision === 'allow' ? 'deny' : 'allow', ask.inputDigest),
         'accepted',
         'a second answer changes nothing',
       );

@@ -148,7 +148,7 @@ describe('notified once across windows (two host engines on one globalStorage)',
     );
     assert.equal(asked.kind, 'input-needed');
     assert.equal(
-      asked.kind === 'input-needed' && (await b.engine.answerAsk(task.id, asked.ask.id, 'deny', asked.ask.inputDigest)),
+      asked.kind === 'input-needed' && (await b.engine.questions.answerAsk(task.id, asked.ask.id, 'deny', asked.ask.inputDigest)),
       'accepted',
     );
     await a.engine.service.cancel(task.id);

@@ -143,9 +143,9 @@ describe('demo gateway end to end (DEMO model driving the real reference agent)'
     const answered = new Set<string>();
     const done = await waitFor(
       () => {
-        for (const ask of h.pendingAsks(id).filter((a) => a.parkedAt !== undefined && !answered.has(a.id))) {
+        for (const ask of h.questions.pendingAsks(id).filter((a) => a.parkedAt !== undefined && !answered.has(a.id))) {
           answered.add(ask.id);
-          answers.push(h.answerAsk(id, ask.id, 'allow', ask.inputDigest));
+          answers.push(h.questions.answerAsk(id, ask.id, 'allow', ask.inputDigest));
         }
         const t = h.service.getTask(id)!;
         return isTerminalStatus(t.status) ? t : undefined;

@@ -103,7 +103,7 @@ describe('follow-up end to end (real gateway, fake upstream, reference agent pro
     );
 
     // Its own card, marked as a follow-up of the first.
-    const backend = createServiceBackend(h.service, h.store, BARE_HOST, h);
+    const backend = createServiceBackend(h.service, h.store, BARE_HOST, h.questions);
     const panel = new PanelController(
       { postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) },
       backend,

@@ -59,7 +59,7 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
 
   it('with the own model key: the session continues in a terminal, one instruction a line, through a route that adds the key (the agent never has it); the route goes with the terminal', async () => {
     const id = await finishedTask({ baseUrl: world.upstream.url, apiKey: async () => OWN_KEY });
-    const view = await engine!.sessionView(id);
+    const view = await engine!.sessions.view(id);
     assert.equal(view.kind, 'interactive');
     if (view.kind !== 'interactive') return;
     const { shellPath, shellArgs, cwd, env } = view.terminal;
@@ -99,7 +99,7 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
 
   it('without the own model API (team mode) or without its key: the transcript, and why', async () => {
     const id = await finishedTask({ baseUrl: world.upstream.url, apiKey: async () => undefined });
-    assert.deepEqual(await engine!.sessionView(id), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_KEY });
+    assert.deepEqual(await engine!.sessions.view(id), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_KEY });
     await engine!.dispose();
     engine = await startTestEngine({
       storageDir: `${world.root}/globalStorage`,
@@ -107,7 +107,7 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
       apiKey: USER_KEY,
       agent: 'reference',
     });
-    assert.deepEqual(await engine.sessionView(id), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_OWN_MODEL });
+    assert.deepEqual(await engine.sessions.view(id), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_OWN_MODEL });
     assert.match(REFERENCE_SESSION_NEEDS_OWN_MODEL, /off-peak ticket/, 'the UI says a conversation would need a ticket in team mode');
   });
 });

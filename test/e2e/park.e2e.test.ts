@@ -48,7 +48,7 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
     engines.push(engine);
     await waitFor(() => engine.service.isLeader, 'the lease');
     link?.close();
-    link = connect({ service: engine.service, store: engine.store, clock: systemClock, hasApiKey: () => true, asks: engine });
+    link = connect({ service: engine.service, store: engine.store, clock: systemClock, hasApiKey: () => true, asks: engine.questions });
     link.webview.channel.ready();
     return engine;
   };
@@ -324,7 +324,7 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
       permissionMode: 'default',
       workspacePath: ws,
     });
-    const asked = await waitFor(() => first.pendingAsks(created.id)[0], 'the question', 60_000);
+    const asked = await waitFor(() => first.questions.pendingAsks(created.id)[0], 'the question', 60_000);
     // The scripted model (a fixture) makes the call again after the resume, then finishes.
     world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });
     await engines.shift()!.dispose(); // the window reloads
@@ -401,7 +401,7 @@ describe('an unanswered question parks the task (reference agent, real gateway)'
       permissionMode: 'default',
       workspacePath: ws,
     });
-    const asked = await waitFor(() => first.pendingAsks(created.id)[0], 'the question', 60_000);
+    const asked = await waitFor(() => first.questions.pendingAsks(created.id)[0], 'the question', 60_000);
     await waitFor(() => first.service.ticketsOf(created.id)[0].expiresAt, 'the ledger to know when the active window ends');
     const [ticket] = first.service.ticketsOf(created.id);
     world.upstream.enqueue({ kind: 'tool_use', name: 'run_command', input: COMMAND }, { kind: 'text', text: 'Done.' });

@@ -78,7 +78,7 @@ describe('platform: globalStorage behind a symbolic link (Linux; as macOS /var a
     assert.ok(stored.includes('tasks-index.sqlite'), `the task DB is there: ${stored.join(', ')}`);
     assert.ok(h.service.isLeader, 'the window still holds the lease');
 
-    const backend = createServiceBackend(h.service, h.store, BARE_HOST, h);
+    const backend = createServiceBackend(h.service, h.store, BARE_HOST, h.questions);
     assert.deepEqual(await backend.mergeChanges({ taskId: follow.id }), {
       outcome: 'merged',
       into: git(ws, 'symbolic-ref', '--short', 'HEAD'),

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentKind } from '../../src/agent/runtime/adapters';
 import type { HostEngine } from '../../src/engine/host-engine';
-import { createServiceBackend, type PanelHostBits } from '../../src/panel/service-backend';
+import { createServiceBackend } from '../../src/panel/service-backend';
+import type { PanelHostBits } from '../../src/panel/host-bits';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 import { startTestEngine, waitFor } from './test-engine';
 
@@ -127,7 +128,7 @@ describe('tasks in a folder inside a repository (real git, real gateway, agent p
     assert.equal(h.service.getTask(task.id)!.failureReason, null);
     assert.equal(h.service.getTask(task.id)!.status, 'completed');
     assert.equal(fs.readFileSync(path.join(ignored, 'hello.txt'), 'utf8'), 'hello\n', 'it ran in the folder itself');
-    const card = createServiceBackend(h.service, h.store, hostBits([ignored]), h).workplaces!().get(task.id)!;
+    const card = createServiceBackend(h.service, h.store, hostBits([ignored]), h.questions).workplaces!().get(task.id)!;
     assert.equal(card.mode, 'inPlace');
     assert.match(card.note ?? '', /^Runs in place: the folder is ignored by its git repository .*mono/);
     assert.deepEqual(leftovers(repo), { branches: '', worktrees: 1 });
@@ -138,7 +139,7 @@ describe('tasks in a folder inside a repository (real git, real gateway, agent p
     const { repo, tracked, ignored, untracked } = monorepo();
     const plain = path.join(world.root, 'plain');
     fs.mkdirSync(plain);
-    const backend = createServiceBackend(h.service, h.store, hostBits([tracked, ignored, untracked, plain]), h);
+    const backend = createServiceBackend(h.service, h.store, hostBits([tracked, ignored, untracked, plain]), h.questions);
     const views = await backend.workspaces();
     const byPath = new Map(views.map((w) => [w.path, w]));
     assert.deepEqual([byPath.get(tracked)!.ownBranch, byPath.get(tracked)!.noOwnBranch], [true, undefined]);
@@ -183,7 +184,7 @@ describe('tasks in a folder inside a repository (real git, real gateway, agent p
       h.service,
       h.store,
       { ...hostBits([tracked, ignored]), confirm: async (q) => (asked.push(q.detail), false) },
-      h,
+      h.questions,
     );
     for (const workspacePath of [tracked, ignored]) {
       assert.deepEqual(

@@ -162,7 +162,7 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
 
     // Discard on B's card: declined, nothing changes; confirmed, its worktree and branch go, the task and its list stay.
     let answer = false;
-    const backend = createServiceBackend(h.service, h.store, { ...hostBits, confirm: async () => answer }, h);
+    const backend = createServiceBackend(h.service, h.store, { ...hostBits, confirm: async () => answer }, h.questions);
     assert.deepEqual(await backend.discardChanges({ taskId: b.id }), { done: false });
     assert.ok(fs.existsSync(isoB.worktreePath!));
     answer = true;
@@ -179,7 +179,12 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
 
     // Deleting a task takes its worktree and branch along (asked first: A's changes are committed nowhere).
     const asked: string[] = [];
-    const asking = createServiceBackend(h.service, h.store, { ...hostBits, confirm: async (q) => (asked.push(q.message), true) }, h);
+    const asking = createServiceBackend(
+      h.service,
+      h.store,
+      { ...hostBits, confirm: async (q) => (asked.push(q.message), true) },
+      h.questions,
+    );
     assert.deepEqual(await asking.delete({ taskId: a.id }), { done: true });
     assert.deepEqual(asked, ['Delete "Task A" and its branch?']);
     await waitFor(
@@ -275,7 +280,7 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     // While one runs, the other's card says what it waits for.
     const panel = new PanelController(
       { postMessage: () => undefined, onDidReceiveMessage: () => ({ dispose() {} }) },
-      createServiceBackend(h.service, h.store, hostBits, h),
+      createServiceBackend(h.service, h.store, hostBits, h.questions),
       systemClock,
     );
     let waiting: { running: string; waiting: string } | undefined;
@@ -318,7 +323,7 @@ describe('tasks on their own branches (real git, real gateway, reference agent p
     });
     await waitFor(() => h.service.getTask(task.id)!.status === 'completed', 'completed');
     const iso = h.store.read((tx) => tx.isolation.get(task.id))!;
-    const backend = createServiceBackend(h.service, h.store, hostBits, h);
+    const backend = createServiceBackend(h.service, h.store, hostBits, h.questions);
     assert.equal(backend.workplaces!().get(task.id)!.canMerge, true);
     assert.deepEqual(await backend.mergeChanges({ taskId: task.id }), { outcome: 'merged', into: branchOfFolder });
     assert.equal(fs.readFileSync(path.join(ws, 'feature.txt'), 'utf8'), 'feature\n');

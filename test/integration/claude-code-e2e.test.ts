@@ -242,9 +242,9 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
         await waitFor(() => host!.service.ticketsOf(created.id)[0].settleState === 'settled', 'the parked ticket settled');
 
         // The other window lists the parked question (from the shared DB) and answers it.
-        const ask = await waitFor(() => other.pendingAsks(created.id)[0], 'the parked question in the other window');
+        const ask = await waitFor(() => other.questions.pendingAsks(created.id)[0], 'the parked question in the other window');
         assert.equal(ask.tool, 'Bash');
-        assert.equal(await other.answerAsk(created.id, ask.id, 'allow', ask.inputDigest), 'accepted');
+        assert.equal(await other.questions.answerAsk(created.id, ask.id, 'allow', ask.inputDigest), 'accepted');
         const done = await finished(host, created.id);
         assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
         assert.equal(done.sessionId, parked.sessionId, 'the same Claude Code session');

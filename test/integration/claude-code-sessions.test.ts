@@ -99,7 +99,7 @@ describe('Claude Code sessions (real claude CLI, real gateway, local ticket prox
     assert.notEqual(host.service.ticketsOf(follow.id)[0].ticketId, host.service.ticketsOf(first.id)[0].ticketId);
 
     // Open session: Claude Code keeps the session under the folder that made it, where the terminal starts.
-    const view = await host.sessionView(first.id, { ...process.env, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN });
+    const view = await host.sessions.view(first.id, { ...process.env, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN });
     assert.equal(view.kind, 'interactive');
     if (view.kind !== 'interactive') return;
     assert.equal(view.terminal.shellPath, claude);

@@ -87,7 +87,7 @@ describe('Claude Code on its own branch (real claude CLI, real gateway, real git
     );
     assert.deepEqual(sessions, [`${iso.worktreePath!.replace(/[^A-Za-z0-9]/g, '-')}/${done.sessionId}.jsonl`]);
 
-    const view = await host.sessionView(created.id, { ...process.env, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN });
+    const view = await host.sessions.view(created.id, { ...process.env, ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN });
     assert.equal(view.kind, 'interactive');
     if (view.kind === 'interactive') assert.equal(view.terminal.cwd, iso.worktreePath, 'Open session starts where the session is');
   });

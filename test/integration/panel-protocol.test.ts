@@ -8,7 +8,7 @@ import { AskBroker, type AskDecision } from '../../src/agent/questions/asks';
 import { askInputDigest } from '../../src/core/ask-input';
 import type { OffPeakTask } from '../../src/core/types';
 import { cardAskOf } from '../../src/panel/task-card';
-import type { PanelAskSource } from '../../src/panel/service-backend';
+import type { PanelAskSource } from '../../src/panel/host-bits';
 import { connect, PANEL_WORKSPACE, type Webview } from './panel-link';
 import { World } from './service-harness';
 import { HistoryArchive } from '../../src/service/history-archive';

@@ -1,6 +1,7 @@
 // The layer order of docs/architecture.md#layers, checked on the real import graph of src/ and
 // webview/: every import between folders goes down the table below, and no file imports itself
 // back through any chain (type-only imports count too: a cycle of types is still a knot to read).
+// vscode/ writes nothing to the task DB: it acts through the service (docs/architecture.md#who-writes-what).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,7 +22,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'reference-agent': [],
   'permission-mcp': [],
   scheduler: ['store'],
-  service: ['gateway-client', 'store'],
+  service: ['gateway-client', 'agent/workplace', 'store'],
   'agent/questions': ['store'],
   'agent/proxy': ['store'],
   'agent/workplace': ['store'],
@@ -39,7 +40,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
     'store',
     'gateway-client',
   ],
-  panel: ['engine', 'agent/runtime', 'agent/proxy', 'agent/questions', 'agent/workplace', 'service', 'store', 'gateway-client'],
+  // The panel maps requests to the service and rows to views: it acts through service/ only, and
+  // never reaches the runtime, the worktrees or the engine itself.
+  panel: ['service', 'store', 'gateway-client'],
   vscode: [
     'notify',
     'panel',
@@ -60,6 +63,23 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 };
 /** Folders every layer may import, left out of the diagram's arrows. */
 export const OPEN_TO_ALL = ['core', 'protocol', 'files'];
+
+/**
+ * Where a file could write the task DB: an import of store/ that is not `import type` (static or
+ * dynamic), or a `.mutate(` call. vscode/ acts through the service; it reads the store at most.
+ */
+export function storeWritesIn(file: string, text: string): string[] {
+  const wrong: string[] = [];
+  const isStore = (spec: string) => spec.startsWith('.') && layerOf(path.posix.join(path.posix.dirname(file), spec)) === 'store';
+  for (const match of text.matchAll(/\b(?:import|export)(\s+type\b)?[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/g)) {
+    if (isStore(match[2]!) && !match[1]) wrong.push(`${file}: ${match[0].replace(/\s+/g, ' ')} (store/ only with \`import type\`)`);
+  }
+  for (const match of text.matchAll(/\bimport\s*\(\s*['"]([^'"]+)['"]/g)) {
+    if (isStore(match[1]!)) wrong.push(`${file}: import('${match[1]}') (store/ only with \`import type\`)`);
+  }
+  if (/\.mutate\s*\(/.test(text)) wrong.push(`${file}: calls .mutate( (a write to the task DB)`);
+  return wrong;
+}
 const WEBVIEW_MAY_IMPORT_FILES = ['src/panel/task-summary.ts'];
 
 function sourceFiles(dir: string): string[] {
@@ -164,6 +184,29 @@ describe('architecture: the layer order and no import cycles (docs/architecture.
       }
     }
     assert.deepEqual(wrong, []);
+  });
+
+  it('vscode/ never writes the task DB: store/ only through `import type`, no `.mutate(`', () => {
+    const files = [...graph.keys()].filter((file) => layerOf(file) === 'vscode');
+    assert.ok(files.length > 5, `only ${files.length} vscode/ files read`);
+    assert.deepEqual(
+      files.flatMap((file) => storeWritesIn(file, fs.readFileSync(path.join(ROOT, file), 'utf8'))),
+      [],
+    );
+  });
+
+  it('the store-write check catches a value import of store/, a dynamic one and a mutate call, and lets a type import pass', () => {
+    const file = 'src/vscode/example.ts';
+    assert.deepEqual(
+      storeWritesIn(file, "import type { TaskRecord } from '../store';\nexport type { ScheduleRecord } from '../store';\n"),
+      [],
+    );
+    assert.equal(storeWritesIn(file, "import { TaskStore } from '../store';\n").length, 1);
+    assert.equal(storeWritesIn(file, "import {\n  type TaskRecord,\n  changeConcerns,\n} from '../store/index';\n").length, 1);
+    assert.equal(storeWritesIn(file, "const { TaskStore } = await import('../store');\n").length, 1);
+    assert.equal(storeWritesIn(file, 'await engine.store.mutate((tx) => tx.outcomes.markSeen(ids));\n').length, 1);
+    // Another layer's store is not this check's business.
+    assert.deepEqual(storeWritesIn(file, "import { x } from '../gateway/stores/store';\n"), []);
   });
 
   it('no import cycle anywhere in src/ or webview/, the gateway included', () => {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTaskWorktree } from '../../src/agent/workplace/task-worktree';
 import { ManualClock } from '../../src/core/clock';
-import { discardTaskWorktree } from '../../src/engine/task-worktree-cleanup';
+import { discardTaskWorktree } from '../../src/service/bring-home';
 import { applyChainGate } from '../../src/service/chains';
 import { TaskStore } from '../../src/store';
 

@@ -1,7 +1,7 @@
 // The panel's view of closed off-peak windows: the availability view carries the opening time,
 // and the Queued section shows it with a countdown.
 import assert from 'node:assert/strict';
-import { availabilityView, withOffPeakWindow } from '../../src/panel/service-backend';
+import { availabilityView, withOffPeakWindow } from '../../src/panel/service-views';
 import { AvailabilityViewSchema } from '../../src/protocol/webview';
 import { offPeakOpeningText } from '../../webview/format';
 

@@ -3,7 +3,7 @@ import type { OffPeakTask, TicketRecord } from '../../src/core/types';
 import { scheduledForOf, toTaskCard } from '../../src/panel/task-card';
 import { epochAtWallTime } from '../../src/core/zoned-time';
 import { localDateTimeMs } from '../../webview/task-form';
-import { availabilityView } from '../../src/panel/service-backend';
+import { availabilityView } from '../../src/panel/service-views';
 import { cancelConfirmation, deleteConfirmation } from '../../src/panel/confirmations';
 import { gatewayOutageText, sameFields, sameUsage } from '../../webview/card-extras';
 import { answerOutcomeText, askDeadlineText, availabilityText, formatDuration, groupCards, phaseLabel } from '../../webview/format';

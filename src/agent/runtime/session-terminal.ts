@@ -18,10 +18,6 @@ import { claudeSettingSourceArgs, PROXY_DUMMY_TOKEN, type ClaudeSettingSources }
 /** Claude Code names sessions with UUIDs; anything else never reaches argv. */
 const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Why a window refuses a follow-up while the user's own Claude Code runs on the session in one of its terminals. */
-export const SESSION_OPEN_HERE =
-  'An agent is open on this session in a terminal of this window (Open session): close it first, so that two agents never work on one session.';
-
 export function isSessionUuid(value: string): boolean {
   return SESSION_UUID.test(value);
 }

@@ -78,7 +78,7 @@ async function main(): Promise<void> {
       openTerminal: async () => undefined,
       notice: () => undefined,
     },
-    engine,
+    engine.questions,
   );
   const panel = new PanelController(port, backend, systemClock);
   receive({ type: 'ready' }); // the webview is open and showing the panel
