@@ -5,7 +5,9 @@
 import path from 'node:path';
 import { ensurePrivateDir, narrowPrivateTree } from '../files/private-files';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
-import { ClaudeCodeAdapter, ReferenceAgentAdapter, type AgentAdapter, type AgentKind, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/adapters';
+import type { AgentAdapter, AgentKind } from '../agent/runtime/agent-adapter';
+import { ClaudeCodeAdapter, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
+import { ReferenceAgentAdapter } from '../agent/runtime/reference-agent-adapter';
 import { KeepAwake } from '../agent/runtime/keep-awake';
 import { LoopbackProxyServer } from '../agent/proxy/loopback-proxy-server';
 import { DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../agent/questions/asks';

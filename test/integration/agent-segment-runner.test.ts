@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ReferenceAgentAdapter } from '../../src/agent/runtime/adapters';
+import { ReferenceAgentAdapter } from '../../src/agent/runtime/reference-agent-adapter';
 import { AskBroker, type AskEvent } from '../../src/agent/questions/asks';
 import { SegmentRun, type SegmentOutcome } from '../../src/agent/runtime/segment-runner';
 import { systemClock } from '../../src/core/clock';

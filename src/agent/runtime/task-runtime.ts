@@ -21,7 +21,7 @@ import type { HeldQuestion, OffPeakTask, ParkQuestion, ParkResult, SegmentEndRea
 import { createSystemTimers, type Timers } from '../../core/timers';
 import type { FollowUpLink, TaskStore, TerminalDetails } from '../../store';
 import type { DispatchResult } from '../../scheduler/scheduler';
-import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './adapters';
+import { CONTINUATION_PROMPT, type AgentAdapter, type AgentKind } from './agent-adapter';
 import { AskBroker, DEFAULT_ASK_PARK_MS, DEFAULT_ASK_TIMEOUT_MS, type AnswerResult, type AskAnsweredBy, type AskDecision, type PendingAsk, type UnansweredQuestion } from '../questions/asks';
 import { parkQuestionOf, QuestionRecorder } from '../questions/question-record';
 import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../workplace/files-changed';
