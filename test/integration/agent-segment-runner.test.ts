@@ -9,7 +9,7 @@ import { AskBroker, type AskEvent } from '../../src/agent/questions/asks';
 import { SegmentRun, type SegmentOutcome } from '../../src/agent/runtime/segment-runner';
 import { systemClock } from '../../src/core/clock';
 import { processTable, systemProcessHost, type ProcessHost } from '../../src/core/process-control';
-import type { TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy';
+import type { TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy-types';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { processAlive } from '../e2e/gateway-fixture';
 import { waitUntil } from './runtime-helpers';

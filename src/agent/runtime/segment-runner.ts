@@ -22,7 +22,8 @@ import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from '../questions/relay-ask-text';
 import { ensurePrivateDir } from '../../files/private-files';
 import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV, writeSegmentPidRecord } from './segment-processes';
-import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from '../proxy/ticket-proxy';
+import { TicketProxy } from '../proxy/ticket-proxy';
+import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy-types';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
 
 /** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */

@@ -29,7 +29,7 @@ import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { segmentDirOf, taskLogsDir } from './segment-logs';
 import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
-import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy';
+import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy-types';
 import { UsageRecorder } from '../proxy/usage-recorder';
 import { watchAgent } from './agent-watchdog';
 import { SegmentWork, segmentCheckOf, ticketDeadlineOf, type CheckSettings } from './segment-work';
