@@ -28,7 +28,9 @@ import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../wor
 import type { KeepAwake } from './keep-awake';
 import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { segmentDirOf, taskLogsDir } from './segment-logs';
-import { SegmentRun, type SegmentOutcome, type StopTimings, type TerminalView } from './segment-runner';
+import { SegmentRun } from './segment-runner';
+import type { SegmentOutcome, TerminalView } from './segment-outcome';
+import type { StopTimings } from './segment-stop';
 import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy-types';
 import { UsageRecorder } from '../proxy/usage-recorder';
 import { watchAgent } from './agent-watchdog';
