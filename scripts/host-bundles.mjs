@@ -18,6 +18,7 @@ export const lazyBundles = {
   'engine.js': [
     'src/engine/host-engine.ts',
     'src/panel/service-backend.ts',
+    'src/panel/service-views.ts',
     'src/personal/other-queue.ts',
     'src/personal/model-key-handover.ts',
     'src/vscode/panel.ts',

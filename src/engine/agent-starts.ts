@@ -1,14 +1,9 @@
 // How this window starts agents: the adapters a segment launches (the reference agent, Claude Code
 // with its path read at each launch) with the permission questions' deadlines, and what "Open
 // session" starts (docs/flows.md#open-session): the service's TaskSessions calls it with the task.
-import {
-  ClaudeCodeAdapter,
-  ReferenceAgentAdapter,
-  type AgentAdapter,
-  type AgentKind,
-  type ClaudeCodeOptions,
-  type ClaudeSettingSources,
-} from '../agent/runtime/adapters';
+import type { AgentAdapter, AgentKind } from '../agent/runtime/agent-adapter';
+import { ClaudeCodeAdapter, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
+import { ReferenceAgentAdapter } from '../agent/runtime/reference-agent-adapter';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 import { referenceSessionOf, sessionIsFree, sessionViewOf, type SessionView } from '../agent/runtime/session-terminal';
 import type { LoopbackProxyServer } from '../agent/proxy/loopback-proxy-server';

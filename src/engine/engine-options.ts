@@ -2,9 +2,11 @@
 // globalStorage.
 import path from 'node:path';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
-import type { AgentKind, ClaudeCodeOptions, ClaudeSettingSources } from '../agent/runtime/adapters';
+import type { AgentKind } from '../agent/runtime/agent-adapter';
+import type { ClaudeCodeOptions, ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
 import type { UnansweredQuestion } from '../core/ask-types';
-import type { RuntimeEvent, TaskRuntimeOptions } from '../agent/runtime/task-runtime';
+import type { RuntimeEvent } from '../agent/runtime/task-runtime';
+import type { TaskRuntimeOptions } from '../agent/runtime/task-runtime-options';
 import type { ModelKeyRouteOptions } from '../agent/proxy/model-key-proxy';
 import type { Clock } from '../core/clock';
 import type { LiveValue } from '../core/live-value';

@@ -1,7 +1,7 @@
 // Personal mode in VS Code (docs/architecture.md#personal-mode): the model API key commands, and
 // the local authority this window starts or follows, built from the machine settings.
 import * as vscode from 'vscode';
-import type { AgentKind } from '../agent/runtime/adapters';
+import type { AgentKind } from '../agent/runtime/agent-adapter';
 import type { LocalAuthority } from '../personal/local-authority';
 import { hoursNextOpening, parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
 import { setModelApiKeyCommand } from '../panel/api-key-command';

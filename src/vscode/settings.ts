@@ -1,12 +1,8 @@
 // Typed reads of the extension's settings (package.json `contributes.configuration`).
 import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
-import {
-  CLAUDE_SETTING_SOURCES,
-  DEFAULT_CLAUDE_SETTING_SOURCES,
-  type AgentKind,
-  type ClaudeSettingSources,
-} from '../agent/runtime/adapters';
+import type { AgentKind } from '../agent/runtime/agent-adapter';
+import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
 import { machineSettingKeys, type RemoteWindow } from '../panel/setup-line';
 import {
   AGENT_SETTINGS,

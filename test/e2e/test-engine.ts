@@ -2,7 +2,7 @@
 // minus VS Code) with the agents run from source and every timing shortened, so a test sees a
 // sync, a lease takeover or a hold in well under a second. Used in-process and, through
 // host-process.ts, as a separate process that a test can kill.
-import type { AgentKind } from '../../src/agent/runtime/adapters';
+import type { AgentKind } from '../../src/agent/runtime/agent-adapter';
 import type { ClaudeCodeLocation } from '../../src/agent/runtime/claude-code-locate';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import { systemClock, type Clock } from '../../src/core/clock';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AgentKind } from '../../src/agent/runtime/adapters';
+import type { AgentKind } from '../../src/agent/runtime/agent-adapter';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import type { PanelHostBits } from '../../src/panel/host-bits';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClaudeCodeAdapter, type ClaudeSettingSources } from '../../src/agent/runtime/adapters';
+import { ClaudeCodeAdapter, type ClaudeSettingSources } from '../../src/agent/runtime/claude-code-adapter';
 import type { PermissionMode } from '../../src/core/types';
 import { SegmentRun } from '../../src/agent/runtime/segment-runner';
 import { systemProcessHost, type ProcessHost } from '../../src/core/process-control';

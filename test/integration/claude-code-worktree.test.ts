@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
-import { PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/adapters';
+import { PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/agent-adapter';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { lastMessageHasToolResult, type RecordedRequest, type ScriptedReply } from '../fixtures/fake-anthropic-upstream';

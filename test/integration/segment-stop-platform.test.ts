@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ReferenceAgentAdapter } from '../../src/agent/runtime/adapters';
+import { ReferenceAgentAdapter } from '../../src/agent/runtime/reference-agent-adapter';
 import { SegmentRun } from '../../src/agent/runtime/segment-runner';
 import { systemProcessHost, type ProcessHost } from '../../src/core/process-control';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';

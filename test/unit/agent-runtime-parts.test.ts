@@ -3,7 +3,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClaudeCodeAdapter, CONTINUATION_PROMPT, ReferenceAgentAdapter, type SegmentSpec } from '../../src/agent/runtime/adapters';
+import { CONTINUATION_PROMPT, type SegmentSpec } from '../../src/agent/runtime/agent-adapter';
+import { ClaudeCodeAdapter } from '../../src/agent/runtime/claude-code-adapter';
+import { ReferenceAgentAdapter } from '../../src/agent/runtime/reference-agent-adapter';
 import { countFilesChanged, recordBaseCommit, recordFilesBaseline } from '../../src/agent/workplace/files-changed';
 import { inhibitorFor, KeepAwake } from '../../src/agent/runtime/keep-awake';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClaudeCodeAdapter } from '../../src/agent/runtime/adapters';
+import { ClaudeCodeAdapter } from '../../src/agent/runtime/claude-code-adapter';
 import { chooseAgent, locateClaudeCode, systemLocateHost, type LocateHost } from '../../src/agent/runtime/claude-code-locate';
 
 function executable(file: string): string {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES } from '../../src/agent/runtime/adapters';
+import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES } from '../../src/agent/runtime/claude-code-adapter';
 import { AGENT_SETTINGS } from '../../src/agent/runtime/claude-code-locate';
 
 interface Manifest {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { listSegmentLogs, SegmentLogReplay, segmentDirOf } from '../../src/agent/runtime/segment-logs';
-import type { SegmentOutcome, TerminalView } from '../../src/agent/runtime/segment-runner';
+import type { SegmentOutcome, TerminalView } from '../../src/agent/runtime/segment-outcome';
 import { TaskTerminalFeed, type TerminalFeedSource } from '../../src/agent/runtime/task-terminal-feed';
 import type { SegmentEndReason, TaskStatus } from '../../src/core/types';
 

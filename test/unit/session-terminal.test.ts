@@ -9,7 +9,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClaudeCodeAdapter, CLAUDE_SETTING_SOURCES, PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/adapters';
+import { PROXY_DUMMY_TOKEN } from '../../src/agent/runtime/agent-adapter';
+import { ClaudeCodeAdapter, CLAUDE_SETTING_SOURCES } from '../../src/agent/runtime/claude-code-adapter';
 import {
   claudeSessionTerminal,
   REFERENCE_SESSION_NEEDS_OWN_MODEL,

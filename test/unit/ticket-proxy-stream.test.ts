@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TicketProxy, type TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy';
+import { TicketProxy } from '../../src/agent/proxy/ticket-proxy';
+import type { TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy-types';
 
 const TOTAL = 64 * 1024 * 1024;
 const DELTA = `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(1000) } })}\n\n`;

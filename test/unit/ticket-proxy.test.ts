@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { TicketProxy, type TicketProxyEvent, type TicketProxyOptions } from '../../src/agent/proxy/ticket-proxy';
+import { TicketProxy } from '../../src/agent/proxy/ticket-proxy';
+import type { TicketProxyEvent, TicketProxyOptions } from '../../src/agent/proxy/ticket-proxy-types';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 
 describe('local ticket proxy', () => {

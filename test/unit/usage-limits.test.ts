@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/core/clock';
 import { TaskStore } from '../../src/store';
-import { TicketProxy, type TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy';
+import { TicketProxy } from '../../src/agent/proxy/ticket-proxy';
+import type { TicketProxyEvent } from '../../src/agent/proxy/ticket-proxy-types';
 import {
   AccountLimits,
   MAX_HOLD_MS,

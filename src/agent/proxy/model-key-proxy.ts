@@ -9,7 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { sendError, type LoopbackProxyServer, type ProxyRouteHandle } from './loopback-proxy-server';
-import { HOP_BY_HOP, responseHeaders } from './ticket-proxy';
+import { HOP_BY_HOP, responseHeaders } from './ticket-proxy-http';
 
 export interface ModelKeyRouteOptions {
   /** The model API base (https, or http on loopback: checked where the setting is read). */

@@ -1,15 +1,3 @@
-import http from 'node:http';
-import https from 'node:https';
-import { systemClock, type Clock } from '../../core/clock';
-import { Emitter, type Event } from '../../core/event';
-import { BusinessCode, GeneralErrorCode, LOCAL_KEY_HEADER, TICKET_HEADER, isTicketInvalidCode, readErrorCode } from '../../protocol/gateway';
-import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema, type PermissionRelayAnswer, type PermissionRelayRequest } from '../../protocol/permission-relay';
-import { GatewayOutage, type GatewayOutageTimings } from './gateway-outage';
-import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
-import { UsageMeter, type AnswerUsage } from './usage-meter';
-import { USAGE_LIMIT_PARK_AFTER_MS, UsageLimitState, usageLimitWait } from './usage-limit-hold';
-import { SEGMENT_END_MARK } from '../../core/segment-end';
-
 /**
  * The local ticket proxy (docs/architecture.md#processes): one per segment, on the window's loopback listener
  * (127.0.0.1, a random port shared by the window's segments) under the segment's own random
@@ -41,79 +29,36 @@ import { SEGMENT_END_MARK } from '../../core/segment-end';
  *  - anything else (including a plain provider 429 without 3105): passed through unchanged, so
  *    the agent's normal retry budget applies.
  */
-export type TicketProxyEvent =
-  | { type: 'holding'; at: number; status: number; waitMs: number; attempt: number; usageLimit?: boolean }
-  | { type: 'admitted'; at: number }
-  /** A model answer ended; what it used, as the API reported it. */
-  | ({ type: 'usage'; at: number } & AnswerUsage)
-  | { type: 'segment-expired'; at: number; status: number; code: string }
-  | { type: 'upstream-error'; at: number; status: number; code: string | null }
-  /** The first request that could not reach the gateway: an outage began at `since`. */
-  | { type: 'gateway-unreachable'; at: number; since: number; error: string }
-  /** The gateway answered again after an outage that began at `since`. */
-  | { type: 'gateway-reachable'; at: number; since: number }
-  /** The outage lasted past its bound: the segment is over and the task fails with `reason`. */
-  | { type: 'gateway-outage-exceeded'; at: number; since: number; reason: string }
-  /** The model API cannot be used (no credential, unreachable): the segment is over and the task fails with `reason`. */
-  | { type: 'model-api-unusable'; at: number; reason: string }
-  /**
-   * The account's usage limit holds the segment's requests until `resetAt` (this machine's clock);
-   * `park`: that is later than a hold is worth, the task should park; null `resetAt`: it lifted.
-   */
-  | { type: 'usage-limit'; at: number; resetAt: number | null; park: boolean };
-
-export type TicketProxyState = 'waiting' | 'holding' | 'admitted' | 'expired' | 'cancelled' | 'gateway-lost';
-
-/** Hold timings of a proxy (tests shorten them). */
-export interface TicketProxyTimings extends GatewayOutageTimings {
-  /** Wait before re-probing a held request when the gateway gives no Retry-After. Default 60 s. */
-  holdDefaultMs?: number;
-  /** Upper bound of one hold, whatever Retry-After says. Default 5 min. */
-  holdMaxMs?: number;
-  /** A usage limit that resets later than this parks the task (docs/flows.md#usage-limits). Default 5 min. */
-  usageLimitParkMs?: number;
-}
-
-export interface TicketProxyOptions extends TicketProxyTimings {
-  /** The gateway's Anthropic base, e.g. `http://gateway:8787/api/anthropic`. */
-  upstreamBaseUrl: string;
-  /**
-   * Reach the gateway over this Unix domain socket / Windows named pipe instead of the URL's host
-   * (personal mode: the local authority, where the agent's login goes; docs/architecture.md#personal-mode).
-   */
-  upstreamSocketPath?: string;
-  /** The user's gateway API key; sent as `Authorization: Bearer` (or x-offpeak-key, see below). */
-  apiKey: string;
-  /**
-   * The agent's own Authorization / x-api-key go on untouched (its login, personal mode) and the
-   * gateway key goes in x-offpeak-key. Never read, stored or logged here.
-   */
-  passAgentCredential?: boolean;
-  ticketId: string;
-  clock?: Clock;
-  /** Epoch ms when the ticket's time runs out (null when unknown): a gateway outage is not waited for past it. */
-  ticketDeadline?: () => number | null;
-  /** Read the token usage of model answers (`usage` events). Default true; the bench compares with it off. */
-  usageAccounting?: boolean;
-  onEvent?: (event: TicketProxyEvent) => void;
-  /**
-   * Answers Claude Code's permission questions (POST <baseUrl>/offpeak/permission from the relay
-   * MCP server): held until the host answers; the signal aborts when the relay hangs up.
-   */
-  onPermissionAsk?: (request: PermissionRelayRequest, signal: AbortSignal) => Promise<PermissionRelayAnswer>;
-  /** The window's shared loopback listener; without it the proxy opens (and closes) its own. */
-  listener?: LoopbackProxyServer;
-  /**
-   * Requests for the gateway wait until this resolves (or the segment is cancelled): the runtime
-   * starts the agent while it records the segment's start, and no model answer may reach the agent
-   * before that is done (docs/flows.md#segments).
-   */
-  startGate?: Promise<void>;
-}
-
-export const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
-const AGENT_CREDENTIALS = new Set(['authorization', 'x-api-key', TICKET_HEADER]);
-const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+import http from 'node:http';
+import https from 'node:https';
+import { systemClock, type Clock } from '../../core/clock';
+import { Emitter, type Event } from '../../core/event';
+import {
+  BusinessCode,
+  GeneralErrorCode,
+  LOCAL_KEY_HEADER,
+  TICKET_HEADER,
+  isTicketInvalidCode,
+  readErrorCode,
+} from '../../protocol/gateway';
+import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema } from '../../protocol/permission-relay';
+import { GatewayOutage } from './gateway-outage';
+import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
+import { UsageMeter, type AnswerUsage } from './usage-meter';
+import { USAGE_LIMIT_PARK_AFTER_MS, UsageLimitState, usageLimitWait } from './usage-limit-hold';
+import { SEGMENT_END_MARK } from '../../core/segment-end';
+import type { TicketProxyEvent, TicketProxyOptions, TicketProxyState } from './ticket-proxy-types';
+import {
+  AGENT_CREDENTIALS,
+  forwardAnswer,
+  HOP_BY_HOP,
+  readBody,
+  readErrorMessage,
+  responseHeaders,
+  sendGatewayLost,
+  sendSegmentOver,
+} from './ticket-proxy-http';
+import { abortableSleep, holdFor, untilOrAborted } from './ticket-proxy-hold';
 
 class Cancelled extends Error {}
 
@@ -288,12 +233,18 @@ export class TicketProxy {
         const limit = usageLimitWait(errorBody?.toString('utf8') ?? '', upstreamRes.headers, this.clock.now());
         const report = limit && this.usageLimit.held(limit.resetAt, limit.waitMs);
         if (report) this.emit({ type: 'usage-limit', at: this.clock.now(), ...report });
-        const waitMs = limit ? Math.min(limit.waitMs, this.holdMaxMs) : this.holdFor(upstreamRes.headers['retry-after']);
+        const waitMs = limit
+          ? Math.min(limit.waitMs, this.holdMaxMs)
+          : holdFor(upstreamRes.headers['retry-after'], this.clock.now(), this.holdDefaultMs, this.holdMaxMs);
         this.emit({ type: 'holding', at: this.clock.now(), status, waitMs, attempt, usageLimit: limit !== null });
         if (!(await this.hold(waitMs, signal))) return void res.destroy();
         continue;
       }
-      if (isModelCall && (code === GeneralErrorCode.UpstreamNotConfigured || (code === GeneralErrorCode.UpstreamUnavailable && this._firstAdmittedAt === null))) {
+      if (
+        isModelCall &&
+        (code === GeneralErrorCode.UpstreamNotConfigured ||
+          (code === GeneralErrorCode.UpstreamUnavailable && this._firstAdmittedAt === null))
+      ) {
         this._modelApiUnusable ??= readErrorMessage(errorBody) ?? `the model API cannot be used (${code})`;
         this.emit({ type: 'model-api-unusable', at: this.clock.now(), reason: this._modelApiUnusable });
         return sendGatewayLost(res, this._modelApiUnusable);
@@ -388,106 +339,22 @@ export class TicketProxy {
     res.end(json);
   }
 
-  /** min(Retry-After, max) when the gateway says how long; the default otherwise. */
-  private holdFor(retryAfter: string | string[] | undefined): number {
-    const raw = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
-    if (raw !== undefined && raw.trim() !== '') {
-      const seconds = Number(raw);
-      if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, this.holdMaxMs);
-      const date = Date.parse(raw);
-      if (!Number.isNaN(date)) return Math.min(Math.max(0, date - this.clock.now()), this.holdMaxMs);
-    }
-    return Math.min(this.holdDefaultMs, this.holdMaxMs);
-  }
-
-  private send(target: URL, method: string, headers: http.OutgoingHttpHeaders, body: Buffer, signal: AbortSignal): Promise<http.IncomingMessage> {
+  private send(
+    target: URL,
+    method: string,
+    headers: http.OutgoingHttpHeaders,
+    body: Buffer,
+    signal: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       const mod = target.protocol === 'https:' ? https : http;
-      const request = mod.request(target, { method, headers, agent: this.upstreamAgent, signal, socketPath: this.options.upstreamSocketPath }, resolve);
+      const request = mod.request(
+        target,
+        { method, headers, agent: this.upstreamAgent, signal, socketPath: this.options.upstreamSocketPath },
+        resolve,
+      );
       request.on('error', reject);
       request.end(body);
     });
   }
-}
-
-export function responseHeaders(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || (HOP_BY_HOP.has(name) && name !== 'content-length')) continue;
-    out[name] = value;
-  }
-  return out;
-}
-
-/** The agent must stop, not retry: 400 + `x-should-retry: false` (Claude Code honours it, so does the reference agent). */
-function sendSegmentOver(res: http.ServerResponse, message: string): void {
-  sendError(res, 400, 'invalid_request_error', message, { 'x-should-retry': 'false' });
-}
-
-/** The gateway's error message (`error.message` of its one error shape), if the body has one. */
-function readErrorMessage(body: Buffer | null): string | null {
-  try {
-    const message = (JSON.parse(body?.toString('utf8') ?? '') as { error?: { message?: unknown } }).error?.message;
-    return typeof message === 'string' && message.trim() ? message.trim() : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The outage outlasted its bound, or the model API cannot be used: the agent must stop, the segment fails with `reason`. */
-function sendGatewayLost(res: http.ServerResponse, reason: string): void {
-  sendError(res, 502, 'api_error', reason, { 'x-should-retry': 'false' });
-}
-
-async function readBody(stream: NodeJS.ReadableStream): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    size += buffer.length;
-    if (size > MAX_REQUEST_BYTES) return null;
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Resolves when `promise` does or `signal` aborts, whichever is first. */
-function untilOrAborted(promise: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  let onAbort!: () => void;
-  const aborted = new Promise<void>((resolve) => {
-    onAbort = resolve;
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
-}
-
-/**
- * Streams an answer to the agent as `pipe` would (backpressure, end), with one `data` listener
- * that also hands each chunk, once written, to the usage meter: a second listener, or a wrapper
- * around the meter, would cost more per chunk than the meter itself (bench/usage-accounting.ts).
- * The agent hanging up aborts the upstream request (`handle`), which ends this.
- */
-function forwardAnswer(answer: http.IncomingMessage, res: http.ServerResponse, meter: UsageMeter | undefined): void {
-  answer.on('data', (chunk: Buffer) => {
-    if (!res.write(chunk)) answer.pause();
-    meter?.feed(chunk);
-  });
-  res.on('drain', () => answer.resume());
-  answer.on('end', () => res.end());
 }

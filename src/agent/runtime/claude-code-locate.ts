@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { absolutePathFolders, envOf, systemExecutableHost, windowsExtensions, type ExecutableHost } from '../../core/executable-path';
-import type { AgentKind } from './adapters';
+import type { AgentKind } from './agent-adapter';
 
 /** `offPeak.agent`: a fixed agent, or `auto` (Claude Code when it is found, else the reference agent). */
 export type AgentSetting = AgentKind | 'auto';

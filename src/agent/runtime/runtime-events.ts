@@ -1,7 +1,7 @@
 // What a window's task runtime reports of its segments (TaskRuntimeOptions.onEvent): the engine
 // words them in the Output channel and passes them on to notices; tests and benches read them.
 import type { AskAnsweredBy, AskDecision, PendingAsk } from '../questions/asks';
-import type { SegmentOutcome } from './segment-runner';
+import type { SegmentOutcome } from './segment-outcome';
 
 export type RuntimeEvent =
   /** `startup`: when its start-up steps ended (the bench's breakdown); `at`: when its start was recorded. */

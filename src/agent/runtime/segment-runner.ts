@@ -1,66 +1,45 @@
 /**
- * Runs ONE segment of a task: starts the local ticket proxy, spawns the agent (argv, never a
- * shell string) in the task's workspace, streams its output to a per-segment log file and to any
- * attached terminal view, stops it with SIGINT -> SIGTERM -> SIGKILL of its tree (Windows: Ctrl+C to
- * its console, then its tree terminated; src/core/process-control.ts), and maps how it ended to a segment outcome (docs/flows.md#segments). It knows nothing about the store: the task runtime applies outcomes.
+ * Runs ONE segment of a task (docs/flows.md#segments): starts the local ticket proxy, spawns the
+ * agent in the task's workspace (segment-launch.ts), streams its output to a per-segment log file
+ * and to any attached terminal view, relays its questions (segment-questions.ts), stops it
+ * (segment-stop.ts) and maps how it ended to a segment outcome (segment-outcome.ts). It knows
+ * nothing about the store: the task runtime applies outcomes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { systemClock, type Clock } from '../../core/clock';
-import { commandInvocation, programToRun } from '../../core/executable-path';
-import { gracefulSignals, killLeftovers, killTree, signalAgent, systemProcessHost, treeSpawnOptions, type ProcessHost } from '../../core/process-control';
-import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
-import { TypedLine, isYes } from '../../core/typed-line';
-import { summarizeInput, type AgentAdapter, type AgentOutputReader, type SegmentSpec } from './adapters';
-import type { AskAnsweredBy, AskDecision, AskDelivery, AskRequest, PendingAsk } from '../questions/asks';
-import { renderToolInput } from '../../core/ask-input';
+import type { Clock } from '../../core/clock';
+import { systemProcessHost, type ProcessHost } from '../../core/process-control';
 import { terminalSafeText } from '../../core/untrusted-text';
-import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
-import { ANSWERED_BY_TEXT, DENY_MESSAGES, ENDED_ANSWER, relayQuestionText } from '../questions/relay-ask-text';
 import { ensurePrivateDir } from '../../files/private-files';
-import { killTaggedProcesses, newSegmentTag, SEGMENT_TAG_ENV, writeSegmentPidRecord } from './segment-processes';
-import { TicketProxy, type TicketProxyEvent, type TicketProxyTimings } from '../proxy/ticket-proxy';
+import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
+import { TicketProxy } from '../proxy/ticket-proxy';
+import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy-types';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
+import { ENDED_ANSWER } from '../questions/relay-ask-text';
+import type { AgentAdapter, AgentLaunch, AgentOutputReader, SegmentSpec } from './agent-adapter';
+import { spawnAgent } from './segment-launch';
+import { segmentOutcome, type SegmentOutcome, type StopReason, type TerminalView } from './segment-outcome';
+import { writeSegmentPidRecord } from './segment-processes';
+import { SegmentQuestions, type SegmentAsks } from './segment-questions';
+import { AgentStop, type StopTimings } from './segment-stop';
 
-/** What a terminal (VS Code Pseudoterminal adapter, a test, a log) sees of a running segment. */
-export interface TerminalView {
-  /** Output text as it arrives ('\n' line ends; a pty adapter converts to '\r\n'). */
-  write(text: string): void;
-  /** The segment ended; the view may show the outcome and stop accepting input. */
-  end?(outcome: SegmentOutcome): void;
-}
-
-export type SegmentOutcome =
-  /** The agent finished the task; `check`: how the task's check ended (docs/flows.md#checks). */
-  | { kind: 'completed'; summary: string; exitCode: number | null; check?: { passed: boolean; round: number } }
-  /** The gateway ended the segment (3102/3001): requeue, retake, resume later. */
-  | { kind: 'segment-expired' }
-  /** The user cancelled the task (our own state). */
-  | { kind: 'cancelled' }
-  /** The host stopped the segment (shutdown, restart): requeue, resume the same session. */
-  | { kind: 'interrupted' }
-  /** Nobody answered the agent's question in time: the task parks on it (docs/flows.md#questions-park-the-task). */
-  | { kind: 'parked'; askId: string }
-  /** The account's usage limit resets later than a hold is worth: the task waits for `resetAt` (docs/flows.md#usage-limits). */
-  | { kind: 'usage-limited'; resetAt: number }
-  | { kind: 'failed'; reason: string; exitCode: number | null };
-
-export interface StopTimings {
-  /** After SIGINT, wait this long before SIGTERM. */
-  sigintGraceMs: number;
-  /** After SIGTERM, wait this long before SIGKILL. */
-  sigtermGraceMs: number;
+/** How the segment's proxy reaches the gateway. */
+export interface SegmentGateway {
+  /** The gateway's Anthropic base (`<gateway>/api/anthropic`). */
+  anthropicBaseUrl: string;
+  /** The gateway is reached over this Unix domain socket / named pipe (personal mode). */
+  socketPath?: string;
+  /** The user's gateway key. */
+  apiKey: string;
+  /** The agent's own credential passes through (the key goes in x-offpeak-key). */
+  ownLogin?: boolean;
 }
 
 export interface SegmentRunOptions {
   adapter: AgentAdapter;
   spec: Omit<SegmentSpec, 'proxyBaseUrl' | 'segmentDir'>;
-  /** The gateway's Anthropic base (`<gateway>/api/anthropic`) and the user's key. */
-  /** `ownLogin`: the agent's own credential passes through (the key goes in x-offpeak-key). */
-  /** `socketPath`: the gateway is reached over this Unix domain socket / named pipe (personal mode). */
-  gateway: { anthropicBaseUrl: string; socketPath?: string; apiKey: string; ownLogin?: boolean };
+  gateway: SegmentGateway;
   ticketId: string;
   /** Per-segment directory: log file, prompt file, pid file. */
   segmentDir: string;
@@ -87,19 +66,10 @@ export interface SegmentRunOptions {
   holdPidFile?: boolean;
 }
 
-/** The runtime's pending asks as one segment sees them (AskBroker bound to the task). */
-export interface SegmentAsks {
-  ask(request: AskRequest, deliver: AskDelivery): PendingAsk;
-  /** An answer typed in the task's terminal, read by the host (an agent that does not read its terminal), for the input it showed. */
-  answer(askId: string, decision: AskDecision, by: 'terminal', inputDigest: string): unknown;
-  settle(askId: string, decision: AskDecision, by: AskAnsweredBy): void;
-  /** The segment ended: what is still open is denied. */
-  end(): void;
-}
-
 const REPLAY_CHARS = 200_000;
 const STDERR_TAIL_CHARS = 2_000;
 
+/** One running segment: its agent process and proxy, its output, and how it ends (`done`). */
 export class SegmentRun {
   readonly done: Promise<SegmentOutcome>;
   readonly logFile: string;
@@ -107,29 +77,16 @@ export class SegmentRun {
   private readonly views = new Set<TerminalView>();
   private replay = '';
   private stderrTail = '';
-  private stopReason: 'cancelled' | 'interrupted' | 'expired' | 'gateway-lost' | 'parked' | 'usage-limited' | null = null;
+  private stopReason: StopReason | null = null;
   private limitResetAt = 0;
   private parkedAskId: string | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
-  /** The agent's ask ids -> the broker's, while open. */
-  private readonly askIds = new Map<string, string>();
-  /** Questions relayed from an agent that does not read its terminal (Claude Code), oldest first. */
-  private readonly relayAsks: PendingAsk[] = [];
-  /** What is typed in the terminal for them: the host reads it and answers the oldest. */
-  private readonly typed = new TypedLine({
-    active: () => this.relayAsks.length > 0,
-    echo: (text) => this.show(text),
-    line: (text) => {
-      const ask = this.relayAsks[0];
-      // The terminal showed this question's whole input: the answer is for that input.
-      if (ask) this.options.asks?.answer(ask.id, isYes(text) ? 'allow' : 'deny', 'terminal', ask.inputDigest);
-    },
-  });
-  private stopping: Promise<void> | null = null;
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
   private readonly log: fs.WriteStream;
+  private readonly questions: SegmentQuestions;
+  private readonly stopper: AgentStop;
 
   private constructor(
     private readonly options: SegmentRunOptions,
@@ -137,12 +94,15 @@ export class SegmentRun {
     private readonly child: ChildProcess,
     private readonly reader: AgentOutputReader,
     private readonly tag: string,
-    private readonly stopTimings: StopTimings,
+    stopTimings: StopTimings,
   ) {
     this.logFile = path.join(options.segmentDir, 'agent.log');
     this.pidFile = path.join(options.segmentDir, 'agent.pid');
     this.log = fs.createWriteStream(this.logFile, { flags: 'a', mode: 0o600 });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    const host = { show: (text: string) => this.show(text), exited: () => this.exited };
+    this.questions = new SegmentQuestions(options.asks, { ...host, clock: options.clock });
+    this.stopper = new AgentStop(child, options.processes ?? systemProcessHost(), stopTimings, host);
   }
 
   /**
@@ -152,7 +112,9 @@ export class SegmentRun {
   static async start(options: SegmentRunOptions): Promise<SegmentRun> {
     // A missing working folder makes spawn report the program as missing (ENOENT): say what is.
     if (!fs.statSync(options.spec.workspacePath, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new Error(`could not start the ${options.adapter.kind} agent: the folder it works in, ${options.spec.workspacePath}, does not exist`);
+      throw new Error(
+        `could not start the ${options.adapter.kind} agent: the folder it works in, ${options.spec.workspacePath}, does not exist`,
+      );
     }
     // Only the user may enter: the prompt and the agent's settings (the proxy's secret URL) live here.
     ensurePrivateDir(options.segmentDir);
@@ -169,46 +131,26 @@ export class SegmentRun {
       listener: options.proxyListener,
       startGate: options.startGate,
       // The relay cannot ask before the agent runs, so the run exists by then.
-      onPermissionAsk: options.asks ? (request, signal) => relay.run?.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER) : undefined,
+      onPermissionAsk: options.asks
+        ? (request, signal) => relay.run?.questions.relayPermissionAsk(options.asks!, request, signal) ?? Promise.resolve(ENDED_ANSWER)
+        : undefined,
     });
-    const spec: SegmentSpec = { ...options.spec, proxyBaseUrl: proxy.baseUrl, segmentDir: options.segmentDir, ownLogin: options.gateway.ownLogin };
-    let launch;
+    const spec: SegmentSpec = {
+      ...options.spec,
+      proxyBaseUrl: proxy.baseUrl,
+      segmentDir: options.segmentDir,
+      ownLogin: options.gateway.ownLogin,
+    };
+    let launch: AgentLaunch;
+    let started: { child: ChildProcess; tag: string };
     try {
       launch = options.adapter.launch(spec);
+      started = await spawnAgent(options.adapter.kind, launch, spec.workspacePath, options.processes ?? systemProcessHost());
     } catch (err) {
       await proxy.close();
       throw err;
     }
-    // Every process of the segment inherits the tag, so one that left the group is found at the end.
-    const tag = newSegmentTag();
-    const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
-    for (const name of launch.unsetEnv ?? []) delete env[name];
-    let stdinFd: number | undefined;
-    let stdinText: Buffer | undefined; // Windows: a prompt file goes through a pipe (treeSpawnOptions)
-    let child: ChildProcess;
-    const processes = options.processes ?? systemProcessHost();
-    try {
-      if (launch.stdin !== 'terminal' && processes.platform === 'win32') stdinText = fs.readFileSync(launch.stdin.file);
-      else if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
-      // From PATH only, never the task's folder; a Windows .cmd/.ps1 through its interpreter, as the OS would.
-      const program = commandInvocation(programToRun(launch.command), launch.args);
-      child = spawn(program.file, program.args, {
-        windowsVerbatimArguments: program.windowsVerbatimArguments,
-        cwd: spec.workspacePath,
-        env,
-        stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe', launch.eventsOnFd3 ? 'pipe' : 'ignore', launch.answersOnFd4 ? 'pipe' : 'ignore'],
-        // POSIX: its own process group, so the final SIGKILL also reaches the agent's own children.
-        ...treeSpawnOptions(processes),
-      });
-      await once(child, 'spawn'); // rejects with the 'error' of a program that cannot start
-      child.on('error', () => undefined); // a later one (a signal that could not be sent) is not the start's
-      if (stdinText) child.stdin?.on('error', () => undefined).end(stdinText);
-    } catch (err) {
-      await proxy.close();
-      throw new Error(`could not start the ${options.adapter.kind} agent (${launch.command}): ${(err as Error).message}`);
-    } finally {
-      if (stdinFd !== undefined) fs.closeSync(stdinFd); // the child holds its own copy
-    }
+    const { child, tag } = started;
     const run = new SegmentRun(options, proxy, child, options.adapter.createReader(spec), tag, {
       sigintGraceMs: options.stopTimings?.sigintGraceMs ?? 5_000,
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
@@ -253,7 +195,7 @@ export class SegmentRun {
       return;
     }
     if (this.child.stdin?.writable) this.child.stdin.write(data);
-    else if (this.relayAsks.length > 0) this.typed.feed(data);
+    else if (this.questions.relaying) this.questions.feed(data);
     else if (!this.toldInputIgnored) {
       this.toldInputIgnored = true;
       this.show(`\n[off-peak] the ${this.options.adapter.kind} agent does not read terminal input here; Ctrl+C stops it\n`);
@@ -286,72 +228,23 @@ export class SegmentRun {
     if (this.stopReason === null) {
       this.stopReason = 'parked';
       this.parkedAskId = askId;
-      this.show(`\n[off-peak] nobody answered in time: the task waits for your answer without holding capacity, and resumes this session once it is answered\n`);
+      this.show(
+        `\n[off-peak] nobody answered in time: the task waits for your answer without holding capacity, and resumes this session once it is answered\n`,
+      );
     }
     return this.stop();
   }
 
-  /** A question from the permission relay (Claude Code): pending at the host, shown and answerable here. */
-  private relayPermissionAsk(asks: SegmentAsks, request: PermissionRelayRequest, signal: AbortSignal): Promise<PermissionRelayAnswer> {
-    if (this.exited) return Promise.resolve(ENDED_ANSWER);
-    return new Promise((resolve) => {
-      // Allow runs the tool with this whole input (`updatedInput`), so the whole input is what every surface shows.
-      const ask = asks.ask({ tool: request.tool_name, summary: summarizeInput(request.input), input: renderToolInput(request.input), call: request.input }, (decision, by) => {
-        this.closeRelayAsk(ask, `\n    → ${decision === 'allow' ? 'allowed' : 'denied'}${ANSWERED_BY_TEXT[by]}\n`);
-        resolve(decision === 'allow' ? { decision } : { decision, message: DENY_MESSAGES[by] });
-      });
-      // One question on screen at a time: the last one the terminal shows is the one a typed answer goes to.
-      if (this.relayAsks.push(ask) === 1) this.showRelayQuestion(ask);
-      signal.addEventListener(
-        'abort',
-        () => {
-          this.closeRelayAsk(ask, '');
-          asks.settle(ask.id, 'deny', 'ended');
-          resolve(ENDED_ANSWER);
-        },
-        { once: true },
-      );
-    });
-  }
-
-  private showRelayQuestion(ask: PendingAsk): void {
-    this.typed.reset();
-    const seconds = Math.max(0, Math.round((ask.deadlineAt - (this.options.clock ?? systemClock).now()) / 1000));
-    this.show(relayQuestionText(ask, seconds));
-  }
-
-  /** A relayed question is answered or ended: its line is written, and the next waiting one shows. */
-  private closeRelayAsk(ask: PendingAsk, line: string): void {
-    const i = this.relayAsks.indexOf(ask);
-    if (i < 0) return;
-    this.relayAsks.splice(i, 1);
-    if (i === 0 && line) this.show(line);
-    if (i === 0 && this.relayAsks.length > 0 && !this.exited) this.showRelayQuestion(this.relayAsks[0]);
-  }
-
   private wire(eventsOnFd3: boolean): void {
     const { child, reader } = this;
-    writeSegmentPidRecord(this.pidFile, { pid: child.pid, windowId: this.options.windowId, sessionId: this.options.spec.sessionId, taskId: this.options.spec.taskId, tag: this.tag });
-    const asks = this.options.asks;
-    if (asks) {
-      const answers = child.stdio[4] as NodeJS.WritableStream | null | undefined;
-      answers?.on('error', () => undefined); // the agent may exit with an answer in flight
-      reader.onAsk = (agentAsk) => {
-        const ask = asks.ask(agentAsk, (decision, by) => {
-          // The agent keeps its own deadline (the same one) and is gone when the segment ended.
-          if (by === 'timeout' || by === 'ended') return;
-          // The agent takes the first answer it gets; the terminal may have beaten this one.
-          // The digest names the input the answer was given for (the broker checked it); the agent refuses another.
-          if (answers && !this.exited) answers.write(JSON.stringify({ ask_id: agentAsk.agentAskId, decision, input_sha256: ask.inputDigest }) + '\n');
-        });
-        this.askIds.set(agentAsk.agentAskId, ask.id);
-      };
-      reader.onAskSettled = ({ agentAskId, decision, by }) => {
-        const askId = this.askIds.get(agentAskId);
-        this.askIds.delete(agentAskId);
-        if (askId) asks.settle(askId, decision, by);
-      };
-    }
+    writeSegmentPidRecord(this.pidFile, {
+      pid: child.pid,
+      windowId: this.options.windowId,
+      sessionId: this.options.spec.sessionId,
+      taskId: this.options.spec.taskId,
+      tag: this.tag,
+    });
+    this.questions.wireAgent(reader, child.stdio[4] as NodeJS.WritableStream | null | undefined);
     this.proxy.onEvent((event) => {
       this.options.onProxyEvent?.(event);
       if (event.type === 'segment-expired') {
@@ -419,55 +312,19 @@ export class SegmentRun {
     }
   }
 
-  private get processes(): ProcessHost {
-    return this.options.processes ?? systemProcessHost();
-  }
-
   private stop(): Promise<void> {
-    if (this.exited) return Promise.resolve();
-    this.stopping ??= (async () => {
-      const grace: Partial<Record<NodeJS.Signals, number>> = { SIGINT: this.stopTimings.sigintGraceMs, SIGTERM: this.stopTimings.sigtermGraceMs };
-      for (const signal of gracefulSignals(this.processes)) {
-        if (this.exited) return;
-        // The grace bounds the step too: one that could not be sent skips to the forced stop.
-        const graceOver = this.waitForExit(grace[signal] ?? 0);
-        if (!(await Promise.race([this.signal(signal), graceOver.then(() => true)]))) break;
-        await graceOver;
-      }
-      if (this.exited) return;
-      // The whole tree by force (Windows: found while the agent still runs).
-      if (this.child.pid) await killTree(this.child.pid, this.processes);
-      await this.waitForExit(5_000);
-    })();
-    return this.stopping;
+    return this.stopper.stop();
   }
 
-  /** A graceful signal to the agent (Windows: Ctrl+C to its console); false when it could not be sent (logged). */
-  private async signal(signal: NodeJS.Signals): Promise<boolean> {
-    const result = this.child.pid ? await signalAgent(this.child.pid, signal, this.processes) : 'gone';
-    if (result === 'failed' && !this.exited) this.show(`\n[off-peak] could not send ${this.processes.platform === 'win32' ? 'Ctrl+C' : signal} to the agent: stopping it by force\n`);
-    return result === 'sent';
-  }
-
-  private waitForExit(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.exited) return resolve();
-      const timer = setTimeout(resolve, ms);
-      this.child.once('close', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+  private signal(signal: NodeJS.Signals): Promise<boolean> {
+    return this.stopper.signal(signal);
   }
 
   private async finish(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     this.exited = true;
     this.options.asks?.end();
     this.show(this.reader.end());
-    // Whatever the agent started in its group (Windows: its tree) must not outlive the segment...
-    if (this.child.pid) await killLeftovers(this.child.pid, this.processes);
-    // ...and neither may what left the group (setsid, setpgid, a double fork): found by its tag.
-    killTaggedProcesses(this.tag, this.processes);
+    await this.stopper.killLeftovers(this.tag);
     const outcome = this.outcome(code, signal);
     await this.proxy.close();
     if (!this.options.holdPidFile) this.releasePidFile();
@@ -477,23 +334,17 @@ export class SegmentRun {
   }
 
   private outcome(code: number | null, signal: NodeJS.Signals | null): SegmentOutcome {
-    if (this.stopReason === 'cancelled') return { kind: 'cancelled' };
-    if (this.stopReason === 'interrupted') return { kind: 'interrupted' };
-    if (this.stopReason === 'parked' && this.parkedAskId) return { kind: 'parked', askId: this.parkedAskId };
-    if (this.stopReason === 'usage-limited') return { kind: 'usage-limited', resetAt: this.limitResetAt };
-    if (this.stopReason === 'expired' || this.proxy.state === 'expired') return { kind: 'segment-expired' };
-    const lost = this.proxy.failureReason;
-    if (lost !== null) return { kind: 'failed', reason: lost, exitCode: code };
-    const result = this.reader.result();
-    if (code === 0 && result?.ok) return { kind: 'completed', summary: result.summary, exitCode: code };
-    let reason: string;
-    if (this.interruptedByUser) reason = 'the agent was stopped with Ctrl+C in its terminal';
-    else if (result && !result.ok) reason = result.error;
-    else if (code === 0) reason = 'the agent exited without reporting a result';
-    else if (signal) reason = `the agent was killed by ${signal}`;
-    else reason = `the agent exited with code ${code}`;
-    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
-    if (tail && !reason.includes(tail)) reason += ` (${tail})`;
-    return { kind: 'failed', reason: reason.slice(0, 2_000), exitCode: code };
+    return segmentOutcome({
+      stopReason: this.stopReason,
+      parkedAskId: this.parkedAskId,
+      limitResetAt: this.limitResetAt,
+      proxyExpired: this.proxy.state === 'expired',
+      proxyFailure: this.proxy.failureReason,
+      result: this.reader.result(),
+      interruptedByUser: this.interruptedByUser,
+      stderrTail: this.stderrTail,
+      code,
+      signal,
+    });
   }
 }

@@ -13,7 +13,8 @@ import { plainNotificationText } from '../../core/untrusted-text';
 import { isTerminalStatus, type OffPeakTask } from '../../core/types';
 import type { LoopbackProxyServer, ProxyRouteHandle } from '../proxy/loopback-proxy-server';
 import { openModelKeyRoute, type ModelKeyRouteOptions } from '../proxy/model-key-proxy';
-import { claudeSettingSourceArgs, PROXY_DUMMY_TOKEN, type ClaudeSettingSources } from './adapters';
+import { PROXY_DUMMY_TOKEN } from './agent-adapter';
+import { claudeSettingSourceArgs, type ClaudeSettingSources } from './claude-code-adapter';
 
 /** Claude Code names sessions with UUIDs; anything else never reaches argv. */
 const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -9,7 +9,8 @@ import type { TaskStatus, TicketRecord } from '../../core/types';
 import { terminalSafeText } from '../../core/untrusted-text';
 import { segmentEndedText } from '../../core/segment-end';
 import { SegmentLogReplay } from './segment-logs';
-import type { SegmentOutcome, SegmentRun } from './segment-runner';
+import type { SegmentOutcome } from './segment-outcome';
+import type { SegmentRun } from './segment-runner';
 
 /** What the feed reads of the window's engine; undefined while the engine is (re)starting. */
 export interface TerminalFeedSource {

@@ -1,7 +1,7 @@
 /**
- * Agent adapters behind one interface (docs/flows.md#segments): how to launch a segment (first run vs resume,
- * the continuation prompt, permission mode, model, thought level) and how to read the outcome
- * from the agent's output. The segment runner does the rest (spawn, proxy, stop, outcome).
+ * Claude Code's adapter: its argv and settings file (the environment, which setting files load,
+ * the permission relay MCP server in the modes where it asks), where its sessions live, and its
+ * stream-json output rendered for the terminal and read into a result.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,228 +11,16 @@ import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, P
 import { isSegmentEndError, segmentEndedText } from '../../core/segment-end';
 import { terminalSafeText } from '../../core/untrusted-text';
 import { currentValue, type LiveValue } from '../../core/live-value';
-import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy, type AskDecision } from '../questions/asks';
-
-/** Sent as the prompt of every resumed segment: the session already holds the task itself. */
-export const CONTINUATION_PROMPT =
-  'The previous working segment of this task was interrupted (its off-peak capacity window ended or the host restarted). ' +
-  'Continue the task from where you left off: check what is already done, do not repeat finished steps, and finish the remaining work.';
-
-/** The dummy token the agent sends to the local proxy; the proxy replaces it with the user's key. */
-export const PROXY_DUMMY_TOKEN = 'offpeak-local-proxy';
-
-export interface SegmentSpec {
-  taskId: string;
-  /** The agent session: created by the first segment, resumed by every later one. */
-  sessionId: string;
-  resume: boolean;
-  /** The task's prompt (first segment) or the continuation prompt (resume). */
-  prompt: string;
-  permissionMode: PermissionMode;
-  model: string | null;
-  thoughtLevel: string | null;
-  workspacePath: string;
-  /** The local ticket proxy's base URL (holds the secret path prefix). */
-  proxyBaseUrl: string;
-  /** A per-segment scratch directory (prompt files etc.). */
-  segmentDir: string;
-  /**
-   * The agent uses its own login (personal mode, docs/architecture.md#personal-mode): no dummy
-   * token is given and its own credential variables are left alone; the proxy passes its
-   * Authorization through untouched.
-   */
-  ownLogin?: boolean;
-}
-
-/** The credential variables of a launch: the dummy token, or (own login) nothing of ours. */
-function credentialEnv(spec: SegmentSpec): { env: Record<string, string>; unsetEnv: string[] } {
-  return spec.ownLogin ? { env: {}, unsetEnv: [] } : { env: { ANTHROPIC_AUTH_TOKEN: PROXY_DUMMY_TOKEN }, unsetEnv: ['ANTHROPIC_API_KEY'] };
-}
-
-export interface AgentLaunch {
-  command: string;
-  args: string[];
-  /** Variables set on top of the host's environment. */
-  env: Record<string, string>;
-  /** Variables removed from the host's environment. */
-  unsetEnv?: string[];
-  /** The agent writes JSON events to fd 3. */
-  eventsOnFd3: boolean;
-  /** The agent reads the host's answers to its permission questions from fd 4 (JSON lines). */
-  answersOnFd4?: boolean;
-  /**
-   * Where the agent's stdin comes from: 'terminal' (a pipe the task's terminal writes to: the agent
-   * asks questions there), or a file it reads to its end (Claude Code takes its prompt this way; an
-   * open pipe nobody writes would make it wait 3 s for input at every start).
-   */
-  stdin: 'terminal' | { file: string };
-}
-
-/**
- * Writes a file only the user can read (0600) in a segment directory only the user can enter:
- * prompts and settings carry the task and the proxy's secret URL, which must not reach argv
- * (world-readable in /proc/<pid>/cmdline) nor other local users.
- */
-export function writePrivateFile(dir: string, name: string, text: string): string {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, text, { mode: 0o600 });
-  fs.chmodSync(file, 0o600); // mode applies on creation only; a leftover file is narrowed too
-  return file;
-}
-
-export type AgentResult = { ok: true; summary: string } | { ok: false; error: string };
-
-/** Reads an agent's output as it arrives: what to show in the terminal, and the result. */
-export interface AgentOutputReader {
-  /** Returns the text to show for this stdout chunk (may be reformatted). */
-  stdout(chunk: string): string;
-  /** One JSON event from fd 3 (reference agent). */
-  event?(event: Record<string, unknown>): void;
-  /** Flush any partial line at exit; returns text to show. */
-  end(): string;
-  result(): AgentResult | undefined;
-  /** The agent asks before a sensitive operation and waits (its terminal or the host answers). */
-  onAsk?: (ask: AgentAsk) => void;
-  /** How the agent's question ended on its side (its own record is final). */
-  onAskSettled?: (settled: { agentAskId: string; decision: AskDecision; by: AskAnsweredBy }) => void;
-}
-
-/** A permission question as the agent put it; `agentAskId` is the agent's own name for it. */
-export interface AgentAsk {
-  agentAskId: string;
-  tool: string;
-  summary: string;
-  /** The tool call's whole input as the agent showed it in its terminal (the answer's digest is of it; with the tool, it names the call a parked question's stored decision answers). */
-  input: string;
-  /** The tool's input as the model gave it, when the agent sends it: the stored decision's call digest is taken over it. */
-  call?: unknown;
-  deadlineAt: number | null;
-}
-
-export type AgentKind = 'reference' | 'claude-code';
-
-export interface AgentAdapter {
-  readonly kind: AgentKind;
-  launch(spec: SegmentSpec): AgentLaunch;
-  /** `spec`: the segment's launch (Claude Code words a missing login only when it uses its own). */
-  createReader(spec?: Pick<SegmentSpec, 'ownLogin'>): AgentOutputReader;
-  /**
-   * Whether the agent has this session on disk (a first segment killed before the agent wrote
-   * anything must start the session again rather than fail to resume it). Undefined: assume yes.
-   */
-  sessionExists?(sessionId: string, workspacePath: string): boolean;
-}
-
-// ------------------------------------------------------------------------------- reference
-
-export interface ReferenceAgentOptions {
-  /** How to run the bundled agent: e.g. [process.execPath, '<ext>/dist/reference-agent.js']. */
-  command: string;
-  argsPrefix: string[];
-  sessionsDir: string;
-  /** Deny an unanswered permission prompt after this long (so an unattended night run goes on). */
-  askTimeoutMs?: LiveValue<number>;
-  /** The host parks the task on an unanswered prompt after this long (the agent's prompt says so); undefined: it does not park. Read at each launch. */
-  askParkMs?: LiveValue<number | undefined>;
-  maxRetries?: number;
-  /** Extra environment (tests shorten the agent's own retry backoff). */
-  env?: Record<string, string>;
-}
-
-export class ReferenceAgentAdapter implements AgentAdapter {
-  readonly kind = 'reference' as const;
-
-  constructor(private readonly options: ReferenceAgentOptions) {}
-
-  launch(spec: SegmentSpec): AgentLaunch {
-    // The prompt goes through a file: argv is world-readable and limited in size (128 KiB per element on Linux).
-    const promptFile = writePrivateFile(spec.segmentDir, 'prompt.txt', spec.prompt);
-    const args = [
-      ...this.options.argsPrefix,
-      spec.resume ? '--resume' : '--session-id',
-      spec.sessionId,
-      '--prompt-file',
-      promptFile,
-      '--cwd',
-      spec.workspacePath,
-      '--permission-mode',
-      spec.permissionMode,
-      '--sessions-dir',
-      this.options.sessionsDir,
-      '--events-fd',
-      '3',
-      '--answers-fd',
-      '4',
-      '--ask-timeout-ms',
-      String(currentValue(this.options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS)),
-    ];
-    const askParkMs = currentValue(this.options.askParkMs);
-    if (askParkMs !== undefined) args.push('--ask-park-ms', String(askParkMs));
-    if (spec.model) args.push('--model', spec.model);
-    const thought = referenceThoughtLevel(spec.thoughtLevel);
-    if (thought) args.push('--thought-level', thought);
-    if (this.options.maxRetries !== undefined) args.push('--max-retries', String(this.options.maxRetries));
-    return {
-      command: this.options.command,
-      args,
-      env: {
-        ...this.options.env,
-        ANTHROPIC_BASE_URL: spec.proxyBaseUrl,
-        ...credentialEnv(spec).env,
-        // The extension host's execPath is Electron; this makes it behave as plain Node.
-        ELECTRON_RUN_AS_NODE: '1',
-      },
-      unsetEnv: credentialEnv(spec).unsetEnv,
-      eventsOnFd3: true,
-      answersOnFd4: true,
-      stdin: 'terminal',
-    };
-  }
-
-  sessionExists(sessionId: string): boolean {
-    return fs.existsSync(path.join(this.options.sessionsDir, `${sessionId}.jsonl`));
-  }
-
-  createReader(): AgentOutputReader {
-    let result: AgentResult | undefined;
-    const reader: AgentOutputReader = {
-      // The bundled agent removes control sequences from model and tool text itself; its own
-      // output keeps only the Backspace echo of a typed answer (reference-agent/agent.ts).
-      stdout: (chunk) => chunk,
-      end: () => '',
-      event: (event) => {
-        if (event.type === 'result') {
-          result =
-            event.ok === true ? { ok: true, summary: String(event.text ?? '') } : { ok: false, error: String(event.error ?? 'failed') };
-        } else if (event.type === 'input_needed' && typeof event.ask_id === 'string') {
-          reader.onAsk?.({
-            agentAskId: event.ask_id,
-            tool: String(event.tool ?? ''),
-            summary: String(event.summary ?? ''),
-            input: typeof event.input === 'string' ? event.input : '',
-            deadlineAt: typeof event.deadline_at === 'number' ? event.deadline_at : null,
-            ...(event.call !== undefined ? { call: event.call } : {}),
-          });
-        } else if (event.type === 'input_answered' && typeof event.ask_id === 'string') {
-          const by = REFERENCE_ANSWERED_BY[String(event.by)] ?? 'terminal';
-          reader.onAskSettled?.({ agentAskId: event.ask_id, decision: event.allowed === true ? 'allow' : 'deny', by });
-        }
-      },
-      result: () => result,
-    };
-    return reader;
-  }
-}
-
-const REFERENCE_ANSWERED_BY: Record<string, AskAnsweredBy> = { terminal: 'terminal', host: 'host', timeout: 'timeout', interrupt: 'ended' };
-
-function referenceThoughtLevel(level: string | null): string | null {
-  if (!level) return null;
-  return ['none', 'low', 'medium', 'high'].includes(level) ? level : null;
-}
-
-// ------------------------------------------------------------------------------- Claude Code
+import { DEFAULT_ASK_TIMEOUT_MS } from '../questions/asks';
+import {
+  credentialEnv,
+  writePrivateFile,
+  type AgentAdapter,
+  type AgentLaunch,
+  type AgentOutputReader,
+  type AgentResult,
+  type SegmentSpec,
+} from './agent-adapter';
 
 export interface ClaudeCodeOptions {
   /** Path of the `claude` executable (or Node, for the script a Windows npm shim runs). */
