@@ -4,9 +4,8 @@
  * (docs/flows.md#archive): deleting one of them removes the session transcript or the worktree
  * only when no other task of the same file names it, and that check sees one file.
  */
-import { tableExists } from '../migrations/migration-step';
 import { FOLLOW_UPS_TABLE, ISOLATION_TABLE, TASKS_TABLE } from '../migrations/tables';
-import type { SqlDb } from '../db/sql';
+import { tableExists, type SqlDb } from '../db/sql';
 
 /** What each task shares with others: `s:<session id>` and `w:<worktree path>`, by task id. */
 export function sharingKeys(db: SqlDb): Map<string, string[]> {

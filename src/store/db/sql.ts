@@ -110,6 +110,10 @@ export class SqlDb {
   }
 }
 
+export function tableExists(db: SqlDb, name: string): boolean {
+  return db.get("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", [name]) !== undefined;
+}
+
 /** `?, ?, ?` for an IN list. */
 export function placeholders(n: number): string {
   return new Array(n).fill('?').join(', ');

@@ -3,8 +3,7 @@
  * in the file itself, so a window that reloads another window's write knows what changed.
  */
 import type { SqlValue } from 'sql.js';
-import type { SqlDb } from '../db/sql';
-import { tableExists } from './migration-step';
+import { tableExists, type SqlDb } from '../db/sql';
 import {
   ASKS_TABLE,
   CHANGES_TABLE,

@@ -4,9 +4,9 @@
  * what each adds is listed in src/store/README.md (Schema versions) and in its `description`.
  * A new version is a new file and one more entry in MIGRATIONS.
  */
-import type { SqlDb } from '../db/sql';
+import { tableExists, type SqlDb } from '../db/sql';
 import { newerFileRefusal } from '../db/schema-mark';
-import { tableExists, type MigrationStep } from './migration-step';
+import type { MigrationStep } from './migration-step';
 import { TASKS_TABLE, TICKETS_TABLE } from './tables';
 import { v01 } from './v01-tasks';
 import { v02 } from './v02-tickets';

@@ -2,8 +2,7 @@
  * v3: the window registry, hand-off requests, dispatch backoff, runtime records and the change
  * counters with their triggers; the lease table is dropped (the lease is a file beside the DB).
  */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
+import { tablesStep } from './migration-step';
 import { CHANGES_TABLE, DISPATCH_TABLE, HANDOFF_TABLE, LEASES_TABLE, RUNTIME_TABLE, WINDOWS_TABLE } from './tables';
 
 export const SCHEMA_V3_SQL = `
@@ -40,11 +39,8 @@ CREATE TABLE IF NOT EXISTS ${CHANGES_TABLE} (
 DROP TABLE IF EXISTS ${LEASES_TABLE};
 `;
 
-export const v03: MigrationStep = {
-  version: 3,
-  description: 'window registry, hand-off requests, dispatch backoff, runtime records, change counters; lease leaves the DB',
-  up: (db) => {
-    db.exec(SCHEMA_V3_SQL);
-    db.exec(changeTriggersSql(db));
-  },
-};
+export const v03 = tablesStep(
+  3,
+  'window registry, hand-off requests, dispatch backoff, runtime records, change counters; lease leaves the DB',
+  SCHEMA_V3_SQL,
+);

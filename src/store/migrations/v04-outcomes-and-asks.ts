@@ -2,8 +2,7 @@
  * v4: the task outcomes (a notification claimed once across windows, the panel's unseen mark) and
  * the pending asks shared by every window; both are deleted with their task by a trigger.
  */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
+import { followTaskDeleteSql, tablesStep } from './migration-step';
 import { ASKS_TABLE, OUTCOMES_TABLE, TASKS_TABLE } from './tables';
 
 export const SCHEMA_V4_SQL = `
@@ -15,8 +14,7 @@ CREATE TABLE IF NOT EXISTS ${OUTCOMES_TABLE} (
   seen_at     INTEGER
 );
 -- A deleted task takes its outcome row along (the repositories of tasks need not know it).
-CREATE TRIGGER IF NOT EXISTS ${OUTCOMES_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
-  BEGIN DELETE FROM ${OUTCOMES_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+${followTaskDeleteSql(OUTCOMES_TABLE)}
 CREATE TABLE IF NOT EXISTS ${ASKS_TABLE} (
   ask_id      TEXT PRIMARY KEY,
   task_id     TEXT NOT NULL,
@@ -28,8 +26,7 @@ CREATE TABLE IF NOT EXISTS ${ASKS_TABLE} (
   answer      TEXT,
   answered_at INTEGER
 );
-CREATE TRIGGER IF NOT EXISTS ${ASKS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
-  BEGIN DELETE FROM ${ASKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+${followTaskDeleteSql(ASKS_TABLE)}
 `;
 
 /** Results that finished before v4 were seen by whoever ran them: no late toast, no badge. */
@@ -38,12 +35,9 @@ INSERT OR IGNORE INTO ${OUTCOMES_TABLE} (task_id, outcome, notified_by, notified
 SELECT off_peak_task_id, status, 'before-v4', ?, ? FROM ${TASKS_TABLE} WHERE status IN ('completed', 'failed')
 `;
 
-export const v04: MigrationStep = {
-  version: 4,
-  description: 'task outcomes (notification claimed once across windows, seen by the panel); pending asks shared by all windows',
-  up: (db, now) => {
-    db.exec(SCHEMA_V4_SQL);
-    db.exec(changeTriggersSql(db));
-    db.run(BACKFILL_V4_SQL, [now, now]);
-  },
-};
+export const v04 = tablesStep(
+  4,
+  'task outcomes (notification claimed once across windows, seen by the panel); pending asks shared by all windows',
+  SCHEMA_V4_SQL,
+  (db, now) => db.run(BACKFILL_V4_SQL, [now, now]),
+);

@@ -1,5 +1,5 @@
 /** v5: on the ledger, since when a segment cannot reach the gateway and the tokens its model answers used. */
-import { addMissingColumns, type MigrationStep } from './migration-step';
+import { columnsStep } from './migration-step';
 import { TICKETS_TABLE } from './tables';
 
 /** The columns added to the ledger (name, SQL type). */
@@ -13,8 +13,9 @@ const LEDGER_COLUMNS_V5: readonly (readonly [string, string])[] = [
   ['usage_requests', 'INTEGER'],
 ];
 
-export const v05: MigrationStep = {
-  version: 5,
-  description: 'ledger: since when the segment cannot reach the gateway; the tokens its model answers used',
-  up: (db) => addMissingColumns(db, TICKETS_TABLE, LEDGER_COLUMNS_V5),
-};
+export const v05 = columnsStep(
+  5,
+  'ledger: since when the segment cannot reach the gateway; the tokens its model answers used',
+  TICKETS_TABLE,
+  LEDGER_COLUMNS_V5,
+);

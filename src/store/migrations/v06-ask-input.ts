@@ -1,5 +1,5 @@
 /** v6: on the pending asks, the tool call's whole input and the digest of the input an answer names. */
-import { addMissingColumns, type MigrationStep } from './migration-step';
+import { columnsStep } from './migration-step';
 import { ASKS_TABLE } from './tables';
 
 /**
@@ -12,8 +12,9 @@ export const SCHEMA_V6_COLUMNS: readonly [name: string, definition: string][] = 
   ['answer_digest', 'TEXT'],
 ];
 
-export const v06: MigrationStep = {
-  version: 6,
-  description: "pending asks carry the tool call's whole input and the digest of the input an answer was given for",
-  up: (db) => addMissingColumns(db, ASKS_TABLE, SCHEMA_V6_COLUMNS),
-};
+export const v06 = columnsStep(
+  6,
+  "pending asks carry the tool call's whole input and the digest of the input an answer was given for",
+  ASKS_TABLE,
+  SCHEMA_V6_COLUMNS,
+);

@@ -1,7 +1,6 @@
 /** v7: the decision record, `off_peak_task_questions`, and its `questions` change topic. */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
-import { QUESTIONS_TABLE, TASKS_TABLE } from './tables';
+import { followTaskDeleteSql, tablesStep } from './migration-step';
+import { QUESTIONS_TABLE } from './tables';
 
 /**
  * Every permission question a task's agent asked, with its answer, who or what gave it and
@@ -27,16 +26,11 @@ CREATE TABLE IF NOT EXISTS ${QUESTIONS_TABLE} (
   stated_at    INTEGER
 );
 CREATE INDEX IF NOT EXISTS idx_${QUESTIONS_TABLE}_task ON ${QUESTIONS_TABLE}(task_id, asked_at);
-CREATE TRIGGER IF NOT EXISTS ${QUESTIONS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
-  BEGIN DELETE FROM ${QUESTIONS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+${followTaskDeleteSql(QUESTIONS_TABLE)}
 `;
 
-export const v07: MigrationStep = {
-  version: 7,
-  description:
-    'the decision record: every permission question of a task with its answer, who answered and when; a parked question waits here',
-  up: (db) => {
-    db.exec(SCHEMA_V7_SQL);
-    db.exec(changeTriggersSql(db));
-  },
-};
+export const v07 = tablesStep(
+  7,
+  'the decision record: every permission question of a task with its answer, who answered and when; a parked question waits here',
+  SCHEMA_V7_SQL,
+);

@@ -1,7 +1,6 @@
 /** v8: the follow-up links (a follow-up task, the finished task it continues, the session it resumes and its agent). */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
-import { FOLLOW_UPS_TABLE, TASKS_TABLE } from './tables';
+import { followTaskDeleteSql, tablesStep } from './migration-step';
+import { FOLLOW_UPS_TABLE } from './tables';
 
 export const SCHEMA_V8_SQL = `
 CREATE TABLE IF NOT EXISTS ${FOLLOW_UPS_TABLE} (
@@ -13,12 +12,7 @@ CREATE TABLE IF NOT EXISTS ${FOLLOW_UPS_TABLE} (
   created_at   INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${FOLLOW_UPS_TABLE}_session ON ${FOLLOW_UPS_TABLE} (session_id);
-CREATE TRIGGER IF NOT EXISTS ${FOLLOW_UPS_TABLE}_follow_task_delete AFTER DELETE ON ${TASKS_TABLE}
-  BEGIN DELETE FROM ${FOLLOW_UPS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+${followTaskDeleteSql(FOLLOW_UPS_TABLE)}
 `;
 
-export const v08: MigrationStep = {
-  version: 8,
-  description: 'follow-up tasks: the finished task each continues and the session it resumes',
-  up: (db) => void [db.exec(SCHEMA_V8_SQL), db.exec(changeTriggersSql(db))],
-};
+export const v08 = tablesStep(8, 'follow-up tasks: the finished task each continues and the session it resumes', SCHEMA_V8_SQL);

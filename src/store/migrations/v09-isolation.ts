@@ -2,8 +2,7 @@
  * v9: task isolation (own branch in a git worktree, or in place). No delete trigger: the row tells
  * whoever removes a deleted task's worktree where it is, then is removed (`tx.isolation.forget`).
  */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
+import { tablesStep } from './migration-step';
 import { ISOLATION_TABLE } from './tables';
 
 export const SCHEMA_V9_SQL = `
@@ -24,8 +23,8 @@ CREATE TABLE IF NOT EXISTS ${ISOLATION_TABLE} (
 CREATE INDEX IF NOT EXISTS ${ISOLATION_TABLE}_worktree ON ${ISOLATION_TABLE} (worktree_path);
 `;
 
-export const v09: MigrationStep = {
-  version: 9,
-  description: 'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files',
-  up: (db) => void [db.exec(SCHEMA_V9_SQL), db.exec(changeTriggersSql(db))],
-};
+export const v09 = tablesStep(
+  9,
+  'task isolation: own branch in a git worktree or in place; worktree path, branch, base commit, changed files',
+  SCHEMA_V9_SQL,
+);

@@ -8,11 +8,12 @@
  * why they were skipped. No file was ever written at 10 or 11, so nothing is lost: `migrate` runs
  * every step above a file's version, and a v9 file goes straight to v12.
  */
-import { addMissingColumns, type MigrationStep } from './migration-step';
+import { columnsStep } from './migration-step';
 import { TICKETS_TABLE } from './tables';
 
-export const v12: MigrationStep = {
-  version: 12,
-  description: "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)",
-  up: (db) => addMissingColumns(db, TICKETS_TABLE, [['usage_limit_reset_at', 'INTEGER']]),
-};
+export const v12 = columnsStep(
+  12,
+  "ledger: until when the account's usage limit holds the segment (docs/flows.md#usage-limits)",
+  TICKETS_TABLE,
+  [['usage_limit_reset_at', 'INTEGER']],
+);

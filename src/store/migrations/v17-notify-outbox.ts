@@ -2,8 +2,7 @@
  * v17: the away notifications' outbox (`off_peak_notify_outbox`, read and written by
  * src/store/repos/notify-repo.ts; docs/flows.md#away-notifications) and its `notify` change topic.
  */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
+import { tablesStep } from './migration-step';
 import { NOTIFY_OUTBOX_TABLE } from './tables';
 
 export const SCHEMA_V17_SQL = `
@@ -22,11 +21,8 @@ CREATE TABLE IF NOT EXISTS ${NOTIFY_OUTBOX_TABLE} (
 CREATE INDEX IF NOT EXISTS ${NOTIFY_OUTBOX_TABLE}_pending ON ${NOTIFY_OUTBOX_TABLE} (state, next_attempt_at);
 `;
 
-export const v17: MigrationStep = {
-  version: 17,
-  description: "the away notifications' outbox (docs/flows.md#away-notifications) and its `notify` change topic",
-  up: (db) => {
-    db.exec(SCHEMA_V17_SQL);
-    db.exec(changeTriggersSql(db));
-  },
-};
+export const v17 = tablesStep(
+  17,
+  "the away notifications' outbox (docs/flows.md#away-notifications) and its `notify` change topic",
+  SCHEMA_V17_SQL,
+);

@@ -3,9 +3,8 @@
  * state, round, last exit code and output tail, removed with the task; and the last command used
  * per folder (the form's prefill).
  */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
-import { CHECK_COMMANDS_TABLE, CHECKS_TABLE, TASKS_TABLE } from './tables';
+import { followTaskDeleteSql, tablesStep } from './migration-step';
+import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from './tables';
 
 export const SCHEMA_V18_SQL = `
 CREATE TABLE IF NOT EXISTS ${CHECKS_TABLE} (
@@ -17,8 +16,7 @@ CREATE TABLE IF NOT EXISTS ${CHECKS_TABLE} (
   output     TEXT,
   updated_at INTEGER NOT NULL
 );
-CREATE TRIGGER IF NOT EXISTS ${CHECKS_TABLE}_task_delete AFTER DELETE ON ${TASKS_TABLE}
-  BEGIN DELETE FROM ${CHECKS_TABLE} WHERE task_id = OLD.off_peak_task_id; END;
+${followTaskDeleteSql(CHECKS_TABLE, `${CHECKS_TABLE}_task_delete`)}
 CREATE TABLE IF NOT EXISTS ${CHECK_COMMANDS_TABLE} (
   workspace_key TEXT PRIMARY KEY,
   command       TEXT NOT NULL,
@@ -26,8 +24,8 @@ CREATE TABLE IF NOT EXISTS ${CHECK_COMMANDS_TABLE} (
 );
 `;
 
-export const v18: MigrationStep = {
-  version: 18,
-  description: 'checks: the command the user typed for a task, its rounds and last output; the last command used per folder',
-  up: (db) => void [db.exec(SCHEMA_V18_SQL), db.exec(changeTriggersSql(db))],
-};
+export const v18 = tablesStep(
+  18,
+  'checks: the command the user typed for a task, its rounds and last output; the last command used per folder',
+  SCHEMA_V18_SQL,
+);

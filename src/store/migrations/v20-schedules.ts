@@ -2,8 +2,7 @@
  * v20: the repeating schedules and their runs (src/store/repos/schedule-repo.ts,
  * docs/flows.md#schedules-and-chains), one run row per occurrence key; both count as the `tasks` topic.
  */
-import { changeTriggersSql } from './change-counters';
-import type { MigrationStep } from './migration-step';
+import { tablesStep } from './migration-step';
 import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from './tables';
 
 export const SCHEMA_V20_SQL = `
@@ -41,8 +40,8 @@ CREATE INDEX IF NOT EXISTS ${SCHEDULE_RUNS_TABLE}_schedule ON ${SCHEDULE_RUNS_TA
 CREATE INDEX IF NOT EXISTS ${SCHEDULE_RUNS_TABLE}_task ON ${SCHEDULE_RUNS_TABLE} (task_id);
 `;
 
-export const v20: MigrationStep = {
-  version: 20,
-  description: 'repeating schedules and their runs, one row per occurrence key (docs/flows.md#schedules-and-chains)',
-  up: (db) => void [db.exec(SCHEMA_V20_SQL), db.exec(changeTriggersSql(db))],
-};
+export const v20 = tablesStep(
+  20,
+  'repeating schedules and their runs, one row per occurrence key (docs/flows.md#schedules-and-chains)',
+  SCHEMA_V20_SQL,
+);

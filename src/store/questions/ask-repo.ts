@@ -5,7 +5,8 @@
  * answered or gone). `summary`, `tool` and `input` are untrusted model text.
  */
 import { ASKS_TABLE, TASKS_TABLE } from '../migrations/tables';
-import { placeholders, type SqlDb, type SqlRow } from '../db/sql';
+import { placeholders, type SqlRow } from '../db/sql';
+import { StoreRepo } from '../repos/store-repo';
 
 export interface SharedAsk {
   id: string;
@@ -39,12 +40,7 @@ function toAsk(r: SqlRow): SharedAsk {
   };
 }
 
-export class AskRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class AskRepo extends StoreRepo {
   /** Every published question, oldest first (`windowId`: only that window's). */
   list(windowId?: string): SharedAsk[] {
     const where = windowId === undefined ? '' : ' WHERE window_id = ?';

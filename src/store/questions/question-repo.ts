@@ -6,7 +6,9 @@
  * continuation prompt states it once (`stated_at`). `tool` and `summary` are untrusted model text.
  */
 import { QUESTIONS_TABLE } from '../migrations/tables';
-import { placeholders, type SqlDb, type SqlRow } from '../db/sql';
+import { placeholders, type SqlRow } from '../db/sql';
+import { StoreRepo } from '../repos/store-repo';
+import { numOrNull, str, strOrNull } from '../repos/rows';
 
 export type QuestionDecision = 'allow' | 'deny';
 /**
@@ -32,7 +34,8 @@ const ANSWERED_BY: readonly QuestionAnsweredBy[] = [
 /** A held question (`parked_at`) still waiting for its answer: parked, or kept across its window's close. */
 const WAITING = `parked_at IS NOT NULL AND decision IS NULL AND (answered_by IS NULL OR answered_by = 'interrupted')`;
 
-export interface QuestionRecord {
+/** A question as asked (what `recordAsked` keeps). */
+export interface AskedQuestion {
   askId: string;
   taskId: string;
   tool: string;
@@ -42,6 +45,9 @@ export interface QuestionRecord {
   /** Names the tool call: its stored decision answers the identical call once. */
   callDigest: string | null;
   askedAt: number;
+}
+
+export interface QuestionRecord extends AskedQuestion {
   parkedAt: number | null;
   decision: QuestionDecision | null;
   answeredBy: QuestionAnsweredBy | null;
@@ -69,34 +75,21 @@ function toQuestion(r: SqlRow): QuestionRecord {
     taskId: String(r.task_id),
     tool: String(r.tool),
     summary: String(r.summary),
-    input: r.input == null ? '' : String(r.input),
-    callDigest: r.call_digest == null ? null : String(r.call_digest),
+    input: str(r.input),
+    callDigest: strOrNull(r.call_digest),
     askedAt: Number(r.asked_at),
-    parkedAt: r.parked_at == null ? null : Number(r.parked_at),
+    parkedAt: numOrNull(r.parked_at),
     decision: r.decision === 'allow' || r.decision === 'deny' ? r.decision : null,
     answeredBy: ANSWERED_BY.includes(by) ? by : null,
-    answeredAt: r.answered_at == null ? null : Number(r.answered_at),
-    usedAt: r.used_at == null ? null : Number(r.used_at),
-    statedAt: r.stated_at == null ? null : Number(r.stated_at),
+    answeredAt: numOrNull(r.answered_at),
+    usedAt: numOrNull(r.used_at),
+    statedAt: numOrNull(r.stated_at),
   };
 }
 
-export class QuestionRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class QuestionRepo extends StoreRepo {
   /** A question was asked (kept once: a repeated record of the same ask changes nothing). */
-  recordAsked(q: {
-    askId: string;
-    taskId: string;
-    tool: string;
-    summary: string;
-    input: string;
-    callDigest: string | null;
-    askedAt: number;
-  }): boolean {
+  recordAsked(q: AskedQuestion): boolean {
     return (
       this.db.run(
         `INSERT OR IGNORE INTO ${QUESTIONS_TABLE} (ask_id, task_id, tool, summary, input, call_digest, asked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,

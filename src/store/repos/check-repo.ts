@@ -5,7 +5,8 @@
  * (off_peak_check_commands), so the form still offers it after that task is deleted.
  */
 import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from '../migrations/tables';
-import type { SqlDb, SqlRow } from '../db/sql';
+import type { SqlRow } from '../db/sql';
+import { StoreRepo } from './store-repo';
 
 /**
  * `pending`: the agent has not ended its first turn; `checking`: the check of `round` runs (a
@@ -44,12 +45,7 @@ function toCheck(r: SqlRow): TaskCheck {
 
 export type CheckProgress = Pick<TaskCheck, 'state' | 'round'> & Partial<Pick<TaskCheck, 'exitCode' | 'output'>>;
 
-export class CheckRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class CheckRepo extends StoreRepo {
   /** The task's check, in the transaction that inserts the task; the folder's last command becomes this one. */
   insert(taskId: string, command: string, workspaceKey: string): void {
     this.db.run(`INSERT OR REPLACE INTO ${CHECKS_TABLE} (task_id, command, state, round, updated_at) VALUES (?, ?, 'pending', 0, ?)`, [
@@ -65,13 +61,12 @@ export class CheckRepo {
   }
 
   get(taskId: string): TaskCheck | undefined {
-    const row = this.db.get(`SELECT * FROM ${CHECKS_TABLE} WHERE task_id = ?`, [taskId]);
-    return row ? toCheck(row) : undefined;
+    return this.recordOfTask(CHECKS_TABLE, taskId, toCheck);
   }
 
   /** Every task's check, by task id (one read for a panel snapshot). */
   all(): Map<string, TaskCheck> {
-    return new Map(this.db.all(`SELECT * FROM ${CHECKS_TABLE}`).map((r) => [String(r.task_id), toCheck(r)]));
+    return this.recordsByTask(CHECKS_TABLE, toCheck);
   }
 
   /** The command last used for a folder (the form's prefill), or null. */

@@ -3,7 +3,8 @@
  * before the scheduler tries it again, across restarts. The policy (delays) is the caller's.
  */
 import { DISPATCH_TABLE, TASKS_TABLE } from '../migrations/tables';
-import type { SqlDb } from '../db/sql';
+import { StoreRepo } from './store-repo';
+import { strOrNull } from './rows';
 
 export interface DispatchBackoffRecord {
   taskId: string;
@@ -12,20 +13,15 @@ export interface DispatchBackoffRecord {
   lastError: string | null;
 }
 
-export class DispatchRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class DispatchRepo extends StoreRepo {
   get(taskId: string): DispatchBackoffRecord | undefined {
-    const row = this.db.get(`SELECT * FROM ${DISPATCH_TABLE} WHERE task_id = ?`, [taskId]);
+    const row = this.rowOfTask(DISPATCH_TABLE, taskId);
     if (!row) return undefined;
     return {
       taskId,
       failures: Number(row.failures),
       nextDispatchAt: Number(row.next_dispatch_at),
-      lastError: (row.last_error as string | null) ?? null,
+      lastError: strOrNull(row.last_error),
     };
   }
 
@@ -45,7 +41,7 @@ export class DispatchRepo {
 
   /** Forgets a task's backoff; false (nothing written) when it had none. */
   clear(taskId: string): boolean {
-    return this.db.run(`DELETE FROM ${DISPATCH_TABLE} WHERE task_id = ?`, [taskId]) === 1;
+    return this.deleteRowOfTask(DISPATCH_TABLE, taskId);
   }
 
   /** The earliest backoff end in the future of a queued task (the scheduler's next timer), if any. */

@@ -4,7 +4,8 @@
  * new instructions (docs/flows.md#follow-up). One row per follow-up, removed with it by a trigger.
  */
 import { FOLLOW_UPS_TABLE, TASKS_TABLE } from '../migrations/tables';
-import type { SqlDb, SqlRow } from '../db/sql';
+import type { SqlRow } from '../db/sql';
+import { StoreRepo } from './store-repo';
 
 export interface FollowUpLink {
   /** The follow-up task. */
@@ -31,12 +32,7 @@ function toLink(r: SqlRow): FollowUpLink {
   };
 }
 
-export class FollowUpRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class FollowUpRepo extends StoreRepo {
   /** Links a follow-up task (in the transaction that inserts it); false if it already has a link. */
   insert(link: Omit<FollowUpLink, 'createdAt'>): boolean {
     return (
@@ -48,13 +44,12 @@ export class FollowUpRepo {
   }
 
   get(taskId: string): FollowUpLink | undefined {
-    const row = this.db.get(`SELECT * FROM ${FOLLOW_UPS_TABLE} WHERE task_id = ?`, [taskId]);
-    return row ? toLink(row) : undefined;
+    return this.recordOfTask(FOLLOW_UPS_TABLE, taskId, toLink);
   }
 
   /** Every link, by follow-up task id (one read for a panel snapshot). */
   all(): Map<string, FollowUpLink> {
-    return new Map(this.db.all(`SELECT * FROM ${FOLLOW_UPS_TABLE}`).map((r) => [String(r.task_id), toLink(r)]));
+    return this.recordsByTask(FOLLOW_UPS_TABLE, toLink);
   }
 
   /**

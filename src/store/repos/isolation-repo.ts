@@ -8,7 +8,9 @@
  * task's worktree reads it first, then forgets it (`forget`).
  */
 import { ISOLATION_TABLE, TASKS_TABLE } from '../migrations/tables';
-import type { SqlDb, SqlRow } from '../db/sql';
+import type { SqlRow } from '../db/sql';
+import { StoreRepo } from './store-repo';
+import { numOrNull, strOrNull } from './rows';
 
 export type IsolationMode = 'worktree' | 'inPlace';
 export type BroughtHome = 'discarded' | 'merged' | 'applied';
@@ -55,17 +57,16 @@ function parseChanges(raw: unknown): ChangedFile[] | null {
 }
 
 function toIsolation(r: SqlRow): TaskIsolation {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
   return {
     taskId: String(r.task_id),
     mode: r.mode === 'worktree' ? 'worktree' : 'inPlace',
     repoPath: String(r.repo_path),
-    worktreePath: text(r.worktree_path),
-    branch: text(r.branch),
-    baseCommit: text(r.base_commit),
-    note: text(r.note),
+    worktreePath: strOrNull(r.worktree_path),
+    branch: strOrNull(r.branch),
+    baseCommit: strOrNull(r.base_commit),
+    note: strOrNull(r.note),
     changes: parseChanges(r.changes_json),
-    missingAt: r.missing_at === null || r.missing_at === undefined ? null : Number(r.missing_at),
+    missingAt: numOrNull(r.missing_at),
     broughtHome:
       r.brought_home === 'discarded' || r.brought_home === 'merged' || r.brought_home === 'applied'
         ? { kind: r.brought_home, at: Number(r.brought_home_at) }
@@ -74,12 +75,7 @@ function toIsolation(r: SqlRow): TaskIsolation {
   };
 }
 
-export class IsolationRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class IsolationRepo extends StoreRepo {
   /** At creation: the mode asked for (a follow-up passes its first task's worktree along). */
   insert(
     row: Pick<TaskIsolation, 'taskId' | 'mode' | 'repoPath'> & Partial<Pick<TaskIsolation, 'worktreePath' | 'branch' | 'baseCommit'>>,
@@ -93,13 +89,12 @@ export class IsolationRepo {
   }
 
   get(taskId: string): TaskIsolation | undefined {
-    const row = this.db.get(`SELECT * FROM ${ISOLATION_TABLE} WHERE task_id = ?`, [taskId]);
-    return row ? toIsolation(row) : undefined;
+    return this.recordOfTask(ISOLATION_TABLE, taskId, toIsolation);
   }
 
   /** Every row, by task id (one read for a panel snapshot). */
   all(): Map<string, TaskIsolation> {
-    return new Map(this.db.all(`SELECT * FROM ${ISOLATION_TABLE}`).map((r) => [String(r.task_id), toIsolation(r)]));
+    return this.recordsByTask(ISOLATION_TABLE, toIsolation);
   }
 
   /** The first start made the worktree (only once: a later call changes nothing). */
@@ -181,6 +176,6 @@ export class IsolationRepo {
 
   /** A deleted task's row, once its worktree was dealt with. */
   forget(taskId: string): boolean {
-    return this.db.run(`DELETE FROM ${ISOLATION_TABLE} WHERE task_id = ?`, [taskId]) === 1;
+    return this.deleteRowOfTask(ISOLATION_TABLE, taskId);
   }
 }

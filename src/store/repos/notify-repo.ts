@@ -5,8 +5,9 @@
  * how many attempts it took and when the next may start, so a hand-over of the lease neither loses
  * nor repeats a message. The delays, the attempt limit and the message are the caller's.
  */
-import type { SqlDb } from '../db/sql';
 import { NOTIFY_OUTBOX_TABLE } from '../migrations/tables';
+import { StoreRepo } from './store-repo';
+import { numOrNull, strOrNull } from './rows';
 
 /** pending: to send; sent; failed: its attempts ran out; dropped: not sent on purpose (no target, stale). */
 export type NotifyState = 'pending' | 'sent' | 'failed' | 'dropped';
@@ -34,19 +35,14 @@ function rowOf(r: Record<string, unknown>): NotifyRow {
     state: String(r.state) as NotifyState,
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
-    heldUntil: (r.held_until as number | null) ?? null,
-    doneAt: (r.done_at as number | null) ?? null,
-    doneBy: (r.done_by as string | null) ?? null,
-    lastError: (r.last_error as string | null) ?? null,
+    heldUntil: numOrNull(r.held_until),
+    doneAt: numOrNull(r.done_at),
+    doneBy: strOrNull(r.done_by),
+    lastError: strOrNull(r.last_error),
   };
 }
 
-export class NotifyRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class NotifyRepo extends StoreRepo {
   /** Adds an event once: false (nothing written) when its key is there already. `notBefore`: held until then (quiet hours). */
   enqueue(key: string, event: string, notBefore = this.now): boolean {
     return (

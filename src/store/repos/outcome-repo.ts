@@ -5,7 +5,9 @@
  * A finished task without a row is neither notified nor seen yet.
  */
 import { OUTCOMES_TABLE, TASKS_TABLE } from '../migrations/tables';
-import { placeholders, type SqlDb } from '../db/sql';
+import { placeholders } from '../db/sql';
+import { StoreRepo } from './store-repo';
+import { numOrNull, strOrNull } from './rows';
 
 /** A finished task whose notification nobody has claimed yet. */
 export interface UnnotifiedOutcome {
@@ -19,12 +21,7 @@ export interface UnnotifiedOutcome {
 
 const FINISHED = "t.status IN ('completed', 'failed')";
 
-export class OutcomeRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class OutcomeRepo extends StoreRepo {
   /** Finished tasks (completed or failed) whose notification is not claimed, oldest end first. */
   unnotified(limit = 100): UnnotifiedOutcome[] {
     return this.db
@@ -40,8 +37,8 @@ export class OutcomeRepo {
         outcome: r.status === 'failed' ? 'failed' : 'completed',
         title: String(r.title),
         prompt: String(r.prompt),
-        failureReason: (r.failure_reason as string | null) ?? null,
-        endedAt: (r.ended_at as number | null) ?? null,
+        failureReason: strOrNull(r.failure_reason),
+        endedAt: numOrNull(r.ended_at),
       }));
   }
 

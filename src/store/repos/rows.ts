@@ -1,4 +1,7 @@
-/** Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records. */
+/**
+ * Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records, and
+ * the cell readers every repository's row mapping uses.
+ */
 import type {
   OffPeakTask,
   PermissionMode,
@@ -12,11 +15,16 @@ import type {
 } from '../../core/types';
 import type { SqlRow } from '../db/sql';
 
-const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const bool = (v: unknown): boolean => v !== null && v !== undefined && Number(v) !== 0;
+/** A cell as text ('' for NULL). */
+export const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
+/** A cell as text, NULL kept. */
+export const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+/** A cell as a number (0 for NULL). */
+export const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+/** A cell as a number, NULL kept. */
+export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+/** An INTEGER flag cell (NULL and 0 are false). */
+export const bool = (v: unknown): boolean => v !== null && v !== undefined && Number(v) !== 0;
 
 export function taskFromRow(r: SqlRow): OffPeakTask {
   return {

@@ -3,7 +3,8 @@
  * agent ran the first segment and the git commit it started from (the base of files_changed).
  */
 import { RUNTIME_TABLE } from '../migrations/tables';
-import type { SqlDb } from '../db/sql';
+import { StoreRepo } from './store-repo';
+import { strOrNull } from './rows';
 
 export interface TaskRuntimeRecord {
   taskId: string;
@@ -13,16 +14,11 @@ export interface TaskRuntimeRecord {
   createdAt: number;
 }
 
-export class RuntimeRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class RuntimeRepo extends StoreRepo {
   get(taskId: string): TaskRuntimeRecord | undefined {
-    const row = this.db.get(`SELECT * FROM ${RUNTIME_TABLE} WHERE task_id = ?`, [taskId]);
+    const row = this.rowOfTask(RUNTIME_TABLE, taskId);
     if (!row) return undefined;
-    return { taskId, agent: String(row.agent), baseCommit: (row.base_commit as string | null) ?? null, createdAt: Number(row.created_at) };
+    return { taskId, agent: String(row.agent), baseCommit: strOrNull(row.base_commit), createdAt: Number(row.created_at) };
   }
 
   /** First segment only: a later call keeps the first record and writes nothing (returns false). */
@@ -39,6 +35,6 @@ export class RuntimeRepo {
 
   /** Forgets a deleted task's record. */
   delete(taskId: string): boolean {
-    return this.db.run(`DELETE FROM ${RUNTIME_TABLE} WHERE task_id = ?`, [taskId]) === 1;
+    return this.deleteRowOfTask(RUNTIME_TABLE, taskId);
   }
 }

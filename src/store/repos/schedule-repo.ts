@@ -8,8 +8,10 @@
 import type { ScheduleRule } from '../../core/schedule-rules';
 import type { PermissionMode } from '../../core/types';
 import type { IsolationMode } from './isolation-repo';
-import type { SqlDb, SqlRow } from '../db/sql';
+import type { SqlRow } from '../db/sql';
 import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from '../migrations/tables';
+import { StoreRepo } from './store-repo';
+import { strOrNull } from './rows';
 
 /** The task a schedule queues at each occurrence (the create form's fields). */
 export interface ScheduleDraftRecord {
@@ -55,20 +57,18 @@ export interface ScheduleRunRecord {
   note: string | null;
 }
 
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-
 function toSchedule(r: SqlRow): ScheduleRecord {
   return {
     id: String(r.schedule_id),
     title: String(r.title),
     prompt: String(r.prompt),
     workspacePath: String(r.workspace_path),
-    workspaceIdentity: str(r.workspace_identity),
+    workspaceIdentity: strOrNull(r.workspace_identity),
     permissionMode: String(r.permission_mode) as PermissionMode,
-    model: str(r.model),
-    thoughtLevel: str(r.thought_level),
+    model: strOrNull(r.model),
+    thoughtLevel: strOrNull(r.thought_level),
     isolation: r.isolation === 'worktree' || r.isolation === 'inPlace' ? r.isolation : null,
-    checkCommand: str(r.check_command),
+    checkCommand: strOrNull(r.check_command),
     rule: JSON.parse(String(r.rule_json)) as ScheduleRule,
     zone: String(r.zone),
     paused: Number(r.paused) === 1,
@@ -84,11 +84,11 @@ function toRun(r: SqlRow): ScheduleRunRecord {
     scheduleId: String(r.schedule_id),
     dueAt: Number(r.due_at),
     firedAt: Number(r.fired_at),
-    taskId: str(r.task_id),
+    taskId: strOrNull(r.task_id),
     outcome: r.outcome === 'skipped' ? 'skipped' : 'queued',
     catchUp: Number(r.catch_up) === 1,
     missedCount: Number(r.missed_count),
-    note: str(r.note),
+    note: strOrNull(r.note),
   };
 }
 
@@ -104,12 +104,7 @@ const draftParams = (d: ScheduleDraftRecord) => [
   d.checkCommand,
 ];
 
-export class ScheduleRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class ScheduleRepo extends StoreRepo {
   /** A new schedule; its first occurrence is the first one after now. */
   insert(id: string, draft: ScheduleDraftRecord, rule: ScheduleRule, zone: string): ScheduleRecord {
     this.db.run(

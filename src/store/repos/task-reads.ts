@@ -7,8 +7,9 @@ import { TASK_STATUSES, TERMINAL_STATUSES, type OffPeakTask, type TaskStatus } f
 import { invalidInput } from '../errors';
 import { taskFromRow } from './rows';
 import { DISPATCH_TABLE } from '../migrations/tables';
-import { listQuery, placeholders, type SqlDb, type SqlParam } from '../db/sql';
+import { listQuery, placeholders, type SqlParam } from '../db/sql';
 import type { TaskFilter } from './task-input';
+import { StoreRepo } from './store-repo';
 
 // The statuses are fixed identifiers (no user text), so they are inlined rather than bound.
 export const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
@@ -37,12 +38,7 @@ export const DISPATCHABLE_SQL = `t.status = 'queued' AND t.server_ticket_id IS N
   AND (COALESCE(t.claim_running, 0) = 0 OR t.claimed_at IS NULL OR t.claimed_at < ?)
   AND NOT COALESCE((k.server_state = 'active' AND k.expires_at <= ?) OR (k.server_state = 'ready' AND k.ready_deadline <= ?), 0)`;
 
-export class TaskReads {
-  constructor(
-    protected readonly db: SqlDb,
-    protected readonly now: number,
-  ) {}
-
+export class TaskReads extends StoreRepo {
   get(id: string): OffPeakTask | undefined {
     const row = this.db.get('SELECT * FROM off_peak_tasks WHERE off_peak_task_id = ?', [id]);
     return row ? taskFromRow(row) : undefined;

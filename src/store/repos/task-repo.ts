@@ -119,8 +119,7 @@ export class TaskRepo extends TaskTransitions {
   delete(id: string): boolean {
     const deleted = this.db.run(`DELETE FROM off_peak_tasks WHERE off_peak_task_id = ? AND status IN ${TERMINAL_SQL}`, [id]) === 1;
     // What other parts kept about the task goes with it (the ledger stays: it is the settle outbox).
-    if (deleted)
-      for (const table of [DISPATCH_TABLE, RUNTIME_TABLE, HANDOFF_TABLE]) this.db.run(`DELETE FROM ${table} WHERE task_id = ?`, [id]);
+    if (deleted) for (const table of [DISPATCH_TABLE, RUNTIME_TABLE, HANDOFF_TABLE]) this.deleteRowOfTask(table, id);
     return deleted;
   }
 

@@ -16,7 +16,8 @@ import {
 import { addSegmentUsage } from '../../core/usage';
 import { invalidInput } from '../errors';
 import { ticketFromRow } from './rows';
-import { assignmentsOf, listQuery, placeholders, type SqlDb, type SqlParam } from '../db/sql';
+import { assignmentsOf, listQuery, placeholders, type SqlParam } from '../db/sql';
+import { StoreRepo } from './store-repo';
 
 export interface NewTicketInput {
   ticketId: string;
@@ -54,12 +55,7 @@ function asList<T extends string>(v: T | readonly T[]): T[] {
   return typeof v === 'string' ? [v as T] : [...(v as readonly T[])];
 }
 
-export class TicketRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class TicketRepo extends StoreRepo {
   /**
    * Records a take (write it BEFORE inserting the task, so an INSERT failure leaves an orphan the
    * settle flush can release). A take retried for the same task returns the same ticket: then

@@ -4,7 +4,7 @@
  */
 import { invalidInput } from '../errors';
 import { HANDOFF_TABLE, WINDOWS_TABLE } from '../migrations/tables';
-import type { SqlDb } from '../db/sql';
+import { StoreRepo } from './store-repo';
 
 export interface WindowRecord {
   windowId: string;
@@ -23,12 +23,7 @@ function parseKeys(text: unknown): string[] {
   }
 }
 
-export class WindowRepo {
-  constructor(
-    private readonly db: SqlDb,
-    private readonly now: number,
-  ) {}
-
+export class WindowRepo extends StoreRepo {
   get(windowId: string): WindowRecord | undefined {
     return this.list().find((w) => w.windowId === windowId);
   }
