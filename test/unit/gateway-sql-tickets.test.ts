@@ -11,12 +11,12 @@ describe('gateway SQL tickets: one layout for SQLite and MySQL', () => {
       params: ['ready', 5, 9, 't1', 'queued'],
     });
     assert.deepEqual(
-      ticketUpdate('t2', ['ready', 'active'], { state: 'settled', settledAt: 7, settleReason: 'done', expiredFrom: null }, [
+      ticketUpdate('t2', ['ready', 'active'], { state: 'settled', settledAt: 7, settleReason: 'completed', expiredFrom: null }, [
         'live_key = NULL',
       ]),
       {
         sql: 'UPDATE tickets SET state = ?, settled_at = ?, settle_reason = ?, expired_from = ?, live_key = NULL WHERE ticket_id = ? AND state IN (?,?)',
-        params: ['settled', 7, 'done', null, 't2', 'ready', 'active'],
+        params: ['settled', 7, 'completed', null, 't2', 'ready', 'active'],
       },
     );
   });

@@ -28,11 +28,13 @@ export function effectiveTicket(ticket: GatewayTicketRow, now: number): GatewayT
 }
 
 /** Every field a stored ticket's status entry may carry, with its type; which ones a state has is the protocol's. */
-type EntryFields = Partial<
-  Omit<QueuedTicketStatus & ReadyTicketStatus & ActiveTicketStatus & ExpiredTicketStatus & SettledTicketStatus, 'state'>
-> & {
-  state: TicketState;
-};
+type EntryFields = { state: TicketState } & Partial<
+  Omit<QueuedTicketStatus, 'state'> &
+    Omit<ReadyTicketStatus, 'state'> &
+    Omit<ActiveTicketStatus, 'state'> &
+    Omit<ExpiredTicketStatus, 'state'> &
+    Omit<SettledTicketStatus, 'state'>
+>;
 
 export class TicketStatusView {
   constructor(
