@@ -45,14 +45,20 @@ function authority(overrides: Partial<AuthorityPolicy> = {}) {
   return { a, clock };
 }
 
+/** Four of alice's tickets, in take order: active, ready (its TTL 1 s), settled while queued, and queued. */
+async function ticketsInFourStates() {
+  const { a, clock } = authority({ segmentCapacity: 2, readyTtlMs: 1000 });
+  const ids: string[] = [];
+  for (const task of ['t1', 't2', 't3', 't4']) ids.push((await a.take(alice, task)).ticket_id);
+  await a.tick();
+  await (await a.admit(alice, ids[0])).release();
+  await a.settle(alice, ids[2], 'cancelled');
+  return { a, clock, ids };
+}
+
 describe('gateway ticket authority (memory store)', () => {
   it('statusJson is byte-identical to JSON.stringify(status) in every state, before and after changes', async () => {
-    const { a, clock } = authority({ segmentCapacity: 2, readyTtlMs: 1000 });
-    const ids: string[] = [];
-    for (const task of ['t1', 't2', 't3', 't4']) ids.push((await a.take(alice, task)).ticket_id);
-    await a.tick();
-    await (await a.admit(alice, ids[0])).release();
-    await a.settle(alice, ids[2], 'cancelled');
+    const { a, clock, ids } = await ticketsInFourStates();
     const all = [...ids, 'tkt_unknown'];
     const same = async () => assert.equal(await a.statusJson(alice, all), JSON.stringify(await a.status(alice, all)));
     await same();
@@ -68,12 +74,7 @@ describe('gateway ticket authority (memory store)', () => {
   });
 
   it("each state's entry carries its fields in the protocol's order, polled at the deadline or never once finished", async () => {
-    const { a, clock } = authority({ segmentCapacity: 2, readyTtlMs: 1000 });
-    const ids: string[] = [];
-    for (const task of ['t1', 't2', 't3', 't4']) ids.push((await a.take(alice, task)).ticket_id);
-    await a.tick();
-    await (await a.admit(alice, ids[0])).release();
-    await a.settle(alice, ids[2], 'cancelled');
+    const { a, clock, ids } = await ticketsInFourStates();
     const read = async () =>
       (await a.status(alice, ids)).tickets.map((t) => {
         assert.ok(TicketStatusEntrySchema.safeParse(t).success, JSON.stringify(t));
