@@ -123,8 +123,8 @@ const MONTH_SHORT = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Se
 /**
  * The minute of the day a typed "02:00" or "2:00" says (0–1439), or undefined when it is not a
  * time of day: one or two hour digits, exactly two minute digits, 00:00 to 23:59, white space
- * around it allowed and nothing else. The one rule of the create form's time field and the
- * palette's time prompt.
+ * around it allowed and nothing else. The one rule of the create form's time field, the
+ * palette's time prompt and each side of the gateway's daily ranges (which add 24:00 as an end).
  */
 export function parseMinuteOfDay(text: string): number | undefined {
   const match = /^\s*(\d{1,2}):(\d{2})\s*$/.exec(text);

@@ -7,6 +7,7 @@ import type { AuthorityPolicy } from '../../src/gateway/authority/authority-poli
 import { GatewayHttpError } from '../../src/gateway/http/errors';
 import { MemoryTicketStore } from '../../src/gateway/stores/store';
 import { OffPeakWindows } from '../../src/gateway/authority/windows';
+import { TicketStatusEntrySchema } from '../../src/protocol/gateway';
 
 const policy: AuthorityPolicy = {
   segmentCapacity: 3,
@@ -44,14 +45,20 @@ function authority(overrides: Partial<AuthorityPolicy> = {}) {
   return { a, clock };
 }
 
+/** Four of alice's tickets, in take order: active, ready (its TTL 1 s), settled while queued, and queued. */
+async function ticketsInFourStates() {
+  const { a, clock } = authority({ segmentCapacity: 2, readyTtlMs: 1000 });
+  const ids: string[] = [];
+  for (const task of ['t1', 't2', 't3', 't4']) ids.push((await a.take(alice, task)).ticket_id);
+  await a.tick();
+  await (await a.admit(alice, ids[0])).release();
+  await a.settle(alice, ids[2], 'cancelled');
+  return { a, clock, ids };
+}
+
 describe('gateway ticket authority (memory store)', () => {
   it('statusJson is byte-identical to JSON.stringify(status) in every state, before and after changes', async () => {
-    const { a, clock } = authority({ segmentCapacity: 2, readyTtlMs: 1000 });
-    const ids: string[] = [];
-    for (const task of ['t1', 't2', 't3', 't4']) ids.push((await a.take(alice, task)).ticket_id);
-    await a.tick();
-    await (await a.admit(alice, ids[0])).release();
-    await a.settle(alice, ids[2], 'cancelled');
+    const { a, clock, ids } = await ticketsInFourStates();
     const all = [...ids, 'tkt_unknown'];
     const same = async () => assert.equal(await a.statusJson(alice, all), JSON.stringify(await a.status(alice, all)));
     await same();
@@ -63,6 +70,29 @@ describe('gateway ticket authority (memory store)', () => {
     assert.deepEqual(
       JSON.parse(await a.statusJson(alice, all)).tickets.map((t: { state: string }) => t.state),
       ['active', 'expired', 'settled', 'ready', 'not_found'],
+    );
+  });
+
+  it("each state's entry carries its fields in the protocol's order, polled at the deadline or never once finished", async () => {
+    const { a, clock, ids } = await ticketsInFourStates();
+    const read = async () =>
+      (await a.status(alice, ids)).tickets.map((t) => {
+        assert.ok(TicketStatusEntrySchema.safeParse(t).success, JSON.stringify(t));
+        return [t.state, Object.keys(t).join(','), t.next_poll_after_ms];
+      });
+    const head = 'ticket_id,task_id,taken_at,state';
+    assert.deepEqual(await read(), [
+      ['active', `${head},ready_at,active_at,active_until,next_poll_after_ms`, 20_000],
+      ['ready', `${head},ready_at,ready_deadline,next_poll_after_ms`, 1000],
+      ['settled', `${head},settled_at,reason,next_poll_after_ms`, null],
+      ['queued', `${head},position,next_poll_after_ms`, 15_000],
+    ]);
+    clock.advance(1000); // the ready one expires by time alone
+    assert.deepEqual((await read())[1], ['expired', `${head},expired_at,expired_from,next_poll_after_ms`, null]);
+    const expired = (await a.status(alice, [ids[1]])).tickets[0];
+    assert.deepEqual(
+      [expired.state === 'expired' && expired.expired_from, expired.state === 'expired' && expired.expired_at],
+      ['ready', 1_001_000],
     );
   });
 

@@ -56,4 +56,23 @@ describe('gateway off-peak windows (IANA zones via Intl)', () => {
     assert.throws(() => parseDailyRange('ten to six'), /HH:MM-HH:MM/);
     assert.throws(() => new OffPeakWindows('Mars/Olympus', { kind: 'always' }), /unknown time zone/);
   });
+
+  it('reads each side by the one HH:MM rule, with 24:00 allowed only as an end', () => {
+    const range = (text: string) => {
+      const r = parseDailyRange(text);
+      return [r.startMinute, r.endMinute];
+    };
+    assert.deepEqual(range('14:00-18:00'), [840, 1080]);
+    assert.deepEqual(range('7:05-9:30'), [425, 570]);
+    assert.deepEqual(range(' 22:00 - 06:00 '), [1320, 360]);
+    assert.deepEqual(range('\t22:00-\t06:00\n'), [1320, 360]);
+    assert.deepEqual(range('00:00-24:00'), [0, 1440]);
+    assert.deepEqual(range('23:59- 24:00 '), [1439, 1440]);
+    assert.deepEqual(range('00:00-23:59'), [0, 1439]);
+    for (const bad of ['24:00-06:00', '22:00-24:01', '22:00-25:00', '22:00-24:0', '22:00-024:00', '7:5-9:30', '07:60-08:00', '22:00 06:00'])
+      assert.throws(() => parseDailyRange(bad), /invalid time range .*expected HH:MM-HH:MM/, bad);
+    for (const bad of ['22:00--06:00', '-22:00-06:00', '22:00-06:00-', '22:00-06:00-08:00', '22:00', '', '22 :00-06:00', '22:00-06: 00'])
+      assert.throws(() => parseDailyRange(bad), /expected HH:MM-HH:MM/, bad);
+    assert.throws(() => parseDailyRange('0:00-00:00'), /start equals end/);
+  });
 });

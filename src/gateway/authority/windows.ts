@@ -1,6 +1,6 @@
 // Off-peak windows in a named IANA time zone: when the promote timer may move tickets to ready.
 // Wall-clock math is core/zoned-time.ts's (Intl's), so DST and odd offsets are the zone's business.
-import { formatMinuteOfDay as formatMinute, isKnownTimeZone, secondOfDayAt } from '../../core/zoned-time';
+import { formatMinuteOfDay as formatMinute, isKnownTimeZone, parseMinuteOfDay, secondOfDayAt } from '../../core/zoned-time';
 
 /** A daily range of wall-clock minutes [start, end); end may be <= start to wrap past midnight. */
 export interface DailyRange {
@@ -18,15 +18,18 @@ export type WindowSpec =
 
 const MINUTES_PER_DAY = 24 * 60;
 
-/** Parses "HH:MM-HH:MM" (24:00 allowed as an end). Throws a clear error on bad input. */
+/** A range's end: a time of day, or 24:00 (the end of the day), the one time an end may be and a start may not. */
+function parseRangeEnd(text: string): number | undefined {
+  return text.trim() === '24:00' ? MINUTES_PER_DAY : parseMinuteOfDay(text);
+}
+
+/** Parses "HH:MM-HH:MM", each side by parseMinuteOfDay's rule (24:00 allowed as an end). Throws a clear error on bad input. */
 export function parseDailyRange(text: string): DailyRange {
-  const match = /^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$/.exec(text);
-  if (!match) throw new Error(`invalid time range "${text}": expected HH:MM-HH:MM, e.g. 14:00-18:00`);
-  const [sh, sm, eh, em] = match.slice(1).map(Number);
-  const start = sh * 60 + sm;
-  const end = eh * 60 + em;
-  if (sh > 23 || sm > 59 || em > 59 || end > MINUTES_PER_DAY)
-    throw new Error(`invalid time range "${text}": hours 00-23 (24:00 as an end), minutes 00-59`);
+  const [startText, endText, ...more] = text.split('-');
+  const start = parseMinuteOfDay(startText);
+  const end = endText === undefined ? undefined : parseRangeEnd(endText);
+  if (start === undefined || end === undefined || more.length > 0)
+    throw new Error(`invalid time range "${text}": expected HH:MM-HH:MM, e.g. 14:00-18:00 (hours 00-23, 24:00 as an end; minutes 00-59)`);
   if (start === end) throw new Error(`invalid time range "${text}": start equals end`);
   return { startMinute: start, endMinute: end };
 }

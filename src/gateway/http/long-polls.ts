@@ -90,6 +90,14 @@ export interface StatusWait {
   overCap: Counter;
 }
 
+/** A status request: whose tickets, which ones (each once), how long it may wait, and the states its client last saw. */
+export interface StatusAsk {
+  user: GatewayUser;
+  ids: string[];
+  waitMs: number;
+  knownStates: Record<string, string> | undefined;
+}
+
 /**
  * Holds a status long-poll until any of `ids` changes state (or queue position) from the first
  * read, `waitMs` passes, the client hangs up, or the gateway shuts down. Answers at once when
@@ -99,10 +107,7 @@ export interface StatusWait {
 export async function waitForStatusChange(
   { authority, longPolls, overCap }: StatusWait,
   res: ServerResponse,
-  user: GatewayUser,
-  ids: string[],
-  waitMs: number,
-  knownStates: Record<string, string> | undefined,
+  { user, ids, waitMs, knownStates }: StatusAsk,
 ): Promise<void> {
   // A change during the (asynchronous) first read, another instance's included, must still
   // wake this poll: a listener notes it until the poll is in the waiter index.
@@ -177,13 +182,10 @@ export async function waitForStatusChange(
 export async function answerStatus(
   at: StatusWait & { maxWaitMs: number; closing: boolean },
   res: ServerResponse,
-  user: GatewayUser,
-  ids: string[],
-  waitMs: number,
-  knownStates: Record<string, string> | undefined,
+  ask: StatusAsk,
 ): Promise<void> {
-  const wait = Math.min(waitMs, at.maxWaitMs);
-  if (wait > 0 && !at.closing) await waitForStatusChange(at, res, user, ids, wait, knownStates);
+  const wait = Math.min(ask.waitMs, at.maxWaitMs);
+  if (wait > 0 && !at.closing) await waitForStatusChange(at, res, { ...ask, waitMs: wait });
   if (res.destroyed) return;
-  sendSerialized(res, 200, await at.authority.statusJson(user, ids));
+  sendSerialized(res, 200, await at.authority.statusJson(ask.user, ask.ids));
 }

@@ -3,6 +3,16 @@
 
 type Labels = Record<string, string>;
 
+/** The `# HELP` and `# TYPE` lines every metric's exposition opens with. */
+function header(name: string, help: string, type: 'counter' | 'gauge' | 'histogram'): string {
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}`;
+}
+
+/** A gauge's exposition: its header, then one line a sample (`labels` already rendered, '' for none). */
+function gauge(name: string, help: string, samples: [labels: string, value: number][]): string {
+  return [header(name, help, 'gauge'), ...samples.map(([labels, value]) => `${name}${labels} ${value}`)].join('\n');
+}
+
 function labelKey(labels: Labels | undefined): string {
   if (!labels) return '';
   const entries = Object.entries(labels).sort(([a], [b]) => a.localeCompare(b));
@@ -31,7 +41,7 @@ export class Counter {
     return this.values.get(labelKey(labels)) ?? 0;
   }
   render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    const lines = [header(this.name, this.help, 'counter')];
     if (this.values.size === 0) lines.push(`${this.name} 0`);
     for (const [key, value] of this.values) lines.push(`${this.name}${key} ${value}`);
     return lines.join('\n');
@@ -58,7 +68,7 @@ export class Histogram {
     return this.count;
   }
   render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    const lines = [header(this.name, this.help, 'histogram')];
     this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{le="${b}"} ${this.counts[i]}`));
     lines.push(`${this.name}_bucket{le="+Inf"} ${this.count}`, `${this.name}_sum ${this.sum}`, `${this.name}_count ${this.count}`);
     return lines.join('\n');
@@ -68,45 +78,53 @@ export class Histogram {
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 export class GatewayMetrics {
-  readonly httpRequests = new Counter('offpeak_http_requests_total', 'HTTP requests answered, by route and status.');
-  readonly errors = new Counter(
+  /** Every counter and histogram below, in the order they are declared and rendered. */
+  private readonly declared: (Counter | Histogram)[] = [];
+  readonly httpRequests = this.counter('offpeak_http_requests_total', 'HTTP requests answered, by route and status.');
+  readonly errors = this.counter(
     'offpeak_errors_total',
     'Error answers by business or general code (3102, 3105, 3101, 3103, invalid_request, ...).',
   );
-  readonly takes = new Counter(
+  readonly takes = this.counter(
     'offpeak_tickets_taken_total',
     'New tickets taken (retried takes that got the same ticket are not counted).',
   );
-  readonly promotions = new Counter('offpeak_tickets_promoted_total', 'Tickets promoted queued -> ready by the promote timer.');
-  readonly expirations = new Counter('offpeak_tickets_expired_total', 'Tickets expired, by the state they expired from.');
-  readonly settles = new Counter('offpeak_tickets_settled_total', 'Tickets settled (repeated settles not counted).');
-  readonly admissions = new Counter('offpeak_model_admissions_total', 'Model requests admitted and forwarded upstream.');
-  readonly upstreamErrors = new Counter(
+  readonly promotions = this.counter('offpeak_tickets_promoted_total', 'Tickets promoted queued -> ready by the promote timer.');
+  readonly expirations = this.counter('offpeak_tickets_expired_total', 'Tickets expired, by the state they expired from.');
+  readonly settles = this.counter('offpeak_tickets_settled_total', 'Tickets settled (repeated settles not counted).');
+  readonly admissions = this.counter('offpeak_model_admissions_total', 'Model requests admitted and forwarded upstream.');
+  readonly upstreamErrors = this.counter(
     'offpeak_upstream_errors_total',
     'Model requests that failed to reach upstream or broke mid-stream.',
   );
-  readonly clientAborts = new Counter(
+  readonly clientAborts = this.counter(
     'offpeak_model_client_aborts_total',
     'Model requests whose client hung up before the answer was complete (upstream aborted).',
   );
-  readonly longPollRechecks = new Counter(
+  readonly longPollRechecks = this.counter(
     'offpeak_long_poll_rechecks_total',
     'Waiting status long-polls re-read because a ticket they watch changed.',
   );
-  readonly longPollsOverCap = new Counter(
+  readonly longPollsOverCap = this.counter(
     'offpeak_long_polls_over_cap_total',
     'Status long-polls answered at once because their user already held the most allowed.',
   );
-  readonly upstreamHeaders = new Histogram(
-    'offpeak_upstream_response_seconds',
-    'Time from admission to upstream response headers.',
-    LATENCY_BUCKETS,
-  );
-  readonly upstreamTotal = new Histogram(
-    'offpeak_upstream_duration_seconds',
-    'Time from admission to the end of the upstream response.',
-    LATENCY_BUCKETS,
-  );
+  readonly upstreamHeaders = this.latency('offpeak_upstream_response_seconds', 'Time from admission to upstream response headers.');
+  readonly upstreamTotal = this.latency('offpeak_upstream_duration_seconds', 'Time from admission to the end of the upstream response.');
+
+  private counter(name: string, help: string): Counter {
+    return this.declare(new Counter(name, help));
+  }
+
+  /** A histogram of seconds in the latency buckets. */
+  private latency(name: string, help: string): Histogram {
+    return this.declare(new Histogram(name, help, LATENCY_BUCKETS));
+  }
+
+  private declare<M extends Counter | Histogram>(metric: M): M {
+    this.declared.push(metric);
+    return metric;
+  }
 
   /** Hot path: one call per HTTP request; route labels are fixed strings, so no escaping needed. */
   countRequest(route: string, status: number): void {
@@ -121,44 +139,16 @@ export class GatewayMetrics {
     longPolls: number;
   }): string {
     const sections = [
-      [
-        '# HELP offpeak_tickets Tickets by state.',
-        '# TYPE offpeak_tickets gauge',
-        ...Object.entries(gauges.byState).map(([state, n]) => `offpeak_tickets{state="${state}"} ${n}`),
-      ].join('\n'),
-      [
-        '# HELP offpeak_queue_length Queued tickets waiting for promotion.',
-        '# TYPE offpeak_queue_length gauge',
-        `offpeak_queue_length ${gauges.queueLength}`,
-      ].join('\n'),
-      [
-        '# HELP offpeak_model_requests_in_flight Model requests being forwarded now.',
-        '# TYPE offpeak_model_requests_in_flight gauge',
-        `offpeak_model_requests_in_flight ${gauges.inFlight}`,
-      ].join('\n'),
-      [
-        '# HELP offpeak_window_open 1 while the off-peak windows are open.',
-        '# TYPE offpeak_window_open gauge',
-        `offpeak_window_open ${gauges.windowsOpen ? 1 : 0}`,
-      ].join('\n'),
-      [
-        '# HELP offpeak_long_polls Status long-polls waiting now.',
-        '# TYPE offpeak_long_polls gauge',
-        `offpeak_long_polls ${gauges.longPolls}`,
-      ].join('\n'),
-      this.httpRequests.render(),
-      this.errors.render(),
-      this.takes.render(),
-      this.promotions.render(),
-      this.expirations.render(),
-      this.settles.render(),
-      this.admissions.render(),
-      this.upstreamErrors.render(),
-      this.clientAborts.render(),
-      this.longPollRechecks.render(),
-      this.longPollsOverCap.render(),
-      this.upstreamHeaders.render(),
-      this.upstreamTotal.render(),
+      gauge(
+        'offpeak_tickets',
+        'Tickets by state.',
+        Object.entries(gauges.byState).map(([state, n]) => [`{state="${state}"}`, n]),
+      ),
+      gauge('offpeak_queue_length', 'Queued tickets waiting for promotion.', [['', gauges.queueLength]]),
+      gauge('offpeak_model_requests_in_flight', 'Model requests being forwarded now.', [['', gauges.inFlight]]),
+      gauge('offpeak_window_open', '1 while the off-peak windows are open.', [['', gauges.windowsOpen ? 1 : 0]]),
+      gauge('offpeak_long_polls', 'Status long-polls waiting now.', [['', gauges.longPolls]]),
+      ...this.declared.map((metric) => metric.render()),
     ];
     return sections.join('\n') + '\n';
   }

@@ -292,7 +292,12 @@ export class GatewayServer {
         maxWaitMs: this.config.statusMaxWaitMs,
         closing: this.closing !== undefined,
       };
-      return answerStatus(at, res, user, [...new Set(parsed.data.ticket_ids)], parsed.data.wait_ms ?? 0, parsed.data.known_states);
+      return answerStatus(at, res, {
+        user,
+        ids: [...new Set(parsed.data.ticket_ids)],
+        waitMs: parsed.data.wait_ms ?? 0,
+        knownStates: parsed.data.known_states,
+      });
     }
     if (path === GatewayPaths.take) {
       expect('POST');

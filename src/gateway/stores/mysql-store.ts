@@ -26,7 +26,8 @@ import type mysql from 'mysql2/promise';
 import type { TicketState } from '../../protocol/gateway';
 import { loadMysql2, mysqlConnectionOptions } from './mysql-connection';
 import { appliedMysqlMigrations, migrateMysql } from './mysql-schema';
-import { fromRow, liveKey, TICKET_COLUMNS, type TicketRow } from './mysql-tickets';
+import { liveKey, TICKET_COLUMNS } from './mysql-tickets';
+import { fromRow, ticketUpdate, type SqlTicketRow } from './sql-tickets';
 import {
   newQueuedTicket,
   LiveTicketExists,
@@ -35,7 +36,6 @@ import {
   type TicketPatch,
   type GatewayTicketRow,
   type TicketStore,
-  TICKET_PATCH_COLUMNS,
 } from './store';
 
 /** An instance that has not beaten its heartbeat this long is dead: its model slots stop counting. */
@@ -45,7 +45,6 @@ const HEARTBEAT_MS = 1000;
 const DB_NOW_MS = 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)';
 const TRANSACTION_ATTEMPTS = 5;
 
-const COLUMNS = TICKET_PATCH_COLUMNS;
 const LIVE_STATES: readonly TicketState[] = ['queued', 'ready', 'active'];
 
 function errorCode(error: unknown): string | undefined {
@@ -181,7 +180,7 @@ export class MysqlTicketStore implements TicketStore {
 
   private async rows(sql: string, params: (string | number | null)[]): Promise<GatewayTicketRow[]> {
     const [rows] = await this.db.execute<mysql.RowDataPacket[]>(sql, params);
-    return (rows as TicketRow[]).map(fromRow);
+    return (rows as SqlTicketRow<number | string>[]).map(fromRow);
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
@@ -247,7 +246,7 @@ export class MysqlTicketStore implements TicketStore {
         return newQueuedTicket(ticket, Number(result.insertId));
       } catch (error) {
         if (errorCode(error) === 'ER_DUP_ENTRY' && /tickets_live_task/.test((error as Error).message))
-          throw new LiveTicketExists(`task ${ticket.taskId} has a live ticket`);
+          throw new LiveTicketExists(ticket.taskId);
         throw error;
       }
     });
@@ -259,14 +258,10 @@ export class MysqlTicketStore implements TicketStore {
 
   update(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): Promise<GatewayTicketRow | undefined> {
     return this.write(async () => {
-      const keys = (Object.keys(patch) as (keyof TicketPatch)[]).filter((k) => patch[k] !== undefined);
-      const sets = keys.map((k) => `${COLUMNS[k]} = ?`);
       // A ticket leaving the live states frees its (user, task) for a new take.
-      if (patch.state !== undefined && !LIVE_STATES.includes(patch.state)) sets.push('live_key = NULL');
-      const [result] = await this.db.execute<mysql.ResultSetHeader>(
-        `UPDATE tickets SET ${sets.join(', ')} WHERE ticket_id = ? AND state IN (${fromStates.map(() => '?').join(',')})`,
-        [...keys.map((k) => patch[k] as string | number | null), ticketId, ...fromStates],
-      );
+      const leavesLive = patch.state !== undefined && !LIVE_STATES.includes(patch.state);
+      const { sql, params } = ticketUpdate(ticketId, fromStates, patch, leavesLive ? ['live_key = NULL'] : []);
+      const [result] = await this.db.execute<mysql.ResultSetHeader>(sql, params);
       if (result.affectedRows !== 1) return undefined;
       this.markWritten();
       return this.get(ticketId);

@@ -2,7 +2,7 @@
 // Node 20) in WAL mode. The file is opened with an exclusive lock because the live index is
 // cached in memory: a second gateway on the same file would see stale queues, so it must fail.
 import type Database from 'better-sqlite3';
-import type { SettleReason, TicketState } from '../../protocol/gateway';
+import type { TicketState } from '../../protocol/gateway';
 import type { AccountLimitStore } from '../model/account-limit-store';
 import { SqliteAccountLimitStore } from '../model/account-limit-sqlite';
 import {
@@ -14,8 +14,8 @@ import {
   type TicketPatch,
   type GatewayTicketRow,
   type TicketStore,
-  TICKET_PATCH_COLUMNS,
 } from './store';
+import { fromRow, ticketUpdate, type SqlTicketRow } from './sql-tickets';
 
 const SCHEMA_VERSION = 1;
 
@@ -29,51 +29,11 @@ function loadBetterSqlite3(): typeof Database {
   return require('better-sqlite3') as typeof Database;
 }
 
-interface TicketRow {
-  ticket_id: string;
-  seq: number;
-  user_id: string;
-  task_id: string;
-  state: TicketState;
-  taken_at: number;
-  ready_at: number | null;
-  ready_deadline: number | null;
-  active_at: number | null;
-  active_until: number | null;
-  expired_at: number | null;
-  expired_from: 'ready' | 'active' | null;
-  settled_at: number | null;
-  settle_reason: SettleReason | null;
-  settled_from: 'queued' | 'ready' | 'active' | 'expired' | null;
-}
-
-const COLUMNS = TICKET_PATCH_COLUMNS;
-
-function fromRow(row: TicketRow): GatewayTicketRow {
-  return {
-    ticketId: row.ticket_id,
-    seq: row.seq,
-    userId: row.user_id,
-    taskId: row.task_id,
-    state: row.state,
-    takenAt: row.taken_at,
-    readyAt: row.ready_at,
-    readyDeadline: row.ready_deadline,
-    activeAt: row.active_at,
-    activeUntil: row.active_until,
-    expiredAt: row.expired_at,
-    expiredFrom: row.expired_from,
-    settledAt: row.settled_at,
-    settleReason: row.settle_reason,
-    settledFrom: row.settled_from,
-  };
-}
-
 export class SqliteTicketStore extends IndexedTicketStore implements TicketStore {
   private readonly db: Database.Database;
   private readonly statements: {
     insert: Database.Statement;
-    get: Database.Statement<[string], TicketRow>;
+    get: Database.Statement<[string], SqlTicketRow>;
     takeTimes: Database.Statement<[string, number], { taken_at: number }>;
     taskSeen: Database.Statement<[string, string], { seen: number }>;
     counts: Database.Statement<[], { state: TicketState; n: number }>;
@@ -121,7 +81,7 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
     this.index = new LiveTicketIndex();
     for (const row of this.db
       .prepare("SELECT * FROM tickets WHERE state IN ('queued', 'ready', 'active') ORDER BY seq")
-      .all() as TicketRow[]) {
+      .all() as SqlTicketRow[]) {
       this.index.put(fromRow(row));
     }
   }
@@ -157,8 +117,7 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   }
 
   insert(ticket: NewTicket): Promise<GatewayTicketRow> {
-    if (this.index.liveForTask(ticket.userId, ticket.taskId))
-      return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
+    if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(ticket.taskId));
     const result = this.statements.insert.run(ticket.ticketId, ticket.userId, ticket.taskId, 'queued', ticket.takenAt);
     const record = newQueuedTicket(ticket, Number(result.lastInsertRowid));
     this.index.put(record);
@@ -187,15 +146,13 @@ export class SqliteTicketStore extends IndexedTicketStore implements TicketStore
   private updateNow(ticketId: string, fromStates: readonly TicketState[], patch: TicketPatch): GatewayTicketRow | undefined {
     const current = this.getNow(ticketId);
     if (!current || !fromStates.includes(current.state)) return undefined;
-    const keys = (Object.keys(patch) as (keyof TicketPatch)[]).filter((k) => patch[k] !== undefined);
-    const sqlKey = `${keys.join(',')}|${fromStates.length}`;
-    let statement = this.updateStatements.get(sqlKey);
+    const { sql, params } = ticketUpdate(ticketId, fromStates, patch);
+    let statement = this.updateStatements.get(sql);
     if (!statement) {
-      const sets = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
-      statement = this.db.prepare(`UPDATE tickets SET ${sets} WHERE ticket_id = ? AND state IN (${fromStates.map(() => '?').join(',')})`);
-      this.updateStatements.set(sqlKey, statement);
+      statement = this.db.prepare(sql);
+      this.updateStatements.set(sql, statement);
     }
-    const changed = statement.run(...keys.map((k) => patch[k] as string | number | null), ticketId, ...fromStates).changes;
+    const changed = statement.run(...params).changes;
     if (changed !== 1) return undefined;
     const next = { ...current, ...patch };
     this.index.put(next);

@@ -30,20 +30,6 @@ export interface GatewayTicketRow {
 export type NewTicket = Pick<GatewayTicketRow, 'ticketId' | 'userId' | 'taskId' | 'takenAt'>;
 export type TicketPatch = Partial<Omit<GatewayTicketRow, 'ticketId' | 'seq' | 'userId' | 'taskId' | 'takenAt'>>;
 
-/** The SQL column of each patchable field (both SQL stores name them alike). */
-export const TICKET_PATCH_COLUMNS = {
-  state: 'state',
-  readyAt: 'ready_at',
-  readyDeadline: 'ready_deadline',
-  activeAt: 'active_at',
-  activeUntil: 'active_until',
-  expiredAt: 'expired_at',
-  expiredFrom: 'expired_from',
-  settledAt: 'settled_at',
-  settleReason: 'settle_reason',
-  settledFrom: 'settled_from',
-} as const satisfies Record<keyof TicketPatch, string>;
-
 /**
  * The gateway's storage seam. Asynchronous because a shared database (MySQL) answers over the
  * network; the embedded stores answer at once. Writes happen inside `transaction`.
@@ -118,7 +104,11 @@ export function storeQueuePositions(store: TicketStore, tickets: readonly Gatewa
 }
 
 /** Thrown by `insert` when the (user, task) already has a live ticket (the unique key held). */
-export class LiveTicketExists extends Error {}
+export class LiveTicketExists extends Error {
+  constructor(taskId: string) {
+    super(`task ${taskId} has a live ticket`);
+  }
+}
 
 /** Counts model requests forwarded upstream right now, across every instance sharing the store. */
 export interface ModelSlots {
@@ -335,8 +325,7 @@ export class MemoryTicketStore extends IndexedTicketStore implements TicketStore
 
   insert(ticket: NewTicket): Promise<GatewayTicketRow> {
     if (this.all.has(ticket.ticketId)) return Promise.reject(new Error(`duplicate ticket id ${ticket.ticketId}`));
-    if (this.index.liveForTask(ticket.userId, ticket.taskId))
-      return Promise.reject(new LiveTicketExists(`task ${ticket.taskId} has a live ticket`));
+    if (this.index.liveForTask(ticket.userId, ticket.taskId)) return Promise.reject(new LiveTicketExists(ticket.taskId));
     const record = newQueuedTicket(ticket, this.nextSeq++);
     this.all.set(record.ticketId, record);
     this.index.put(record);
