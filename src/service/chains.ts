@@ -8,6 +8,7 @@ import { chainCycle, chainGate, type ChainGate, type CheckOutcome } from '../cor
 import type { OffPeakTask } from '../core/types';
 import type { NewTaskInput, StoreReadTx, StoreTx } from '../store';
 import { ServiceError } from './errors';
+import { workWhereItRan } from './shared-workplace';
 
 /** What the create form says of the task to wait for. */
 export interface AfterInput {
@@ -81,15 +82,7 @@ export function applyChainGate(tx: StoreTx, taskId: string): ChainGate | undefin
       tx.tasks.cancel(taskId, { failureReason: skip.reason });
       return skip;
     }
-    if (of)
-      tx.isolation.insert({
-        taskId,
-        mode: of.mode,
-        repoPath: of.repoPath,
-        worktreePath: of.worktreePath,
-        branch: of.branch,
-        baseCommit: of.baseCommit,
-      });
+    workWhereItRan(tx, taskId, task.afterTaskId);
   }
   return gate;
 }

@@ -7,6 +7,7 @@
 import { PERMISSION_MODES, isTerminalStatus, type PermissionMode } from '../core/types';
 import type { FollowUpLink, StoreReadTx, StoreTx } from '../store';
 import { ServiceError } from './errors';
+import { workWhereItRan } from './shared-workplace';
 import type { CreateTaskInput } from './ticket-rules';
 
 export interface FollowUpInput {
@@ -78,17 +79,8 @@ export function linkFollowUp(tx: StoreTx, taskId: string, link: FollowUpLinkInpu
  * task as its form asked (no row: in place, as before isolation existed).
  */
 export function isolateTask(tx: StoreTx, taskId: string, form: CreateTaskInput, followUp?: FollowUpLinkInput): void {
-  const of = followUp ? tx.isolation.get(followUp.followUpOf) : undefined;
-  if (of) {
-    tx.isolation.insert({
-      taskId,
-      mode: of.mode,
-      repoPath: of.repoPath,
-      worktreePath: of.worktreePath,
-      branch: of.branch,
-      baseCommit: of.baseCommit,
-    });
-  } else if (!followUp && form.isolation) {
+  if (followUp && workWhereItRan(tx, taskId, followUp.followUpOf)) return;
+  if (!followUp && form.isolation) {
     tx.isolation.insert({ taskId, mode: form.isolation, repoPath: form.workspacePath });
   }
 }

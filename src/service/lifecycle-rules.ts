@@ -114,15 +114,7 @@ export function interruptSegment(tx: StoreTx, taskId: string, ticketId?: string 
  */
 function holdOpenQuestions(tx: StoreTx, taskId: string, held: readonly HeldQuestion[]): void {
   for (const { question: q } of held) {
-    tx.questions.recordAsked({
-      askId: q.askId,
-      taskId,
-      tool: q.tool,
-      summary: q.summary,
-      input: q.input,
-      callDigest: q.callDigest,
-      askedAt: q.askedAt,
-    });
+    recordAsked(tx, taskId, q);
   }
   const left = new Map(tx.asks.takeAnswersLeft(taskId).map((a) => [a.id, a]));
   for (const q of tx.questions.forTask(taskId)) {
@@ -153,15 +145,7 @@ export function parkSegment(
 ): ParkResult {
   tx.tickets.endSegment(ticketId, 'parked');
   tx.tickets.requestSettle(ticketId, 'segment_end');
-  tx.questions.recordAsked({
-    askId: q.askId,
-    taskId,
-    tool: q.tool,
-    summary: q.summary,
-    input: q.input,
-    callDigest: q.callDigest,
-    askedAt: q.askedAt,
-  });
+  recordAsked(tx, taskId, q);
   tx.questions.markParked(q.askId);
   if (answer) {
     tx.questions.answerParked(q.askId, answer.decision, answer.by);
@@ -198,4 +182,17 @@ export function answerParkedQuestion(
   tx.questions.answerParked(askId, decision, by);
   tx.tasks.answerParked(taskId);
   return 'accepted';
+}
+
+/** A question into the decision record, as it was asked. */
+function recordAsked(tx: StoreTx, taskId: string, q: ParkQuestion): void {
+  tx.questions.recordAsked({
+    askId: q.askId,
+    taskId,
+    tool: q.tool,
+    summary: q.summary,
+    input: q.input,
+    callDigest: q.callDigest,
+    askedAt: q.askedAt,
+  });
 }

@@ -6,15 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { currentValue, type LiveValue } from '../../core/live-value';
 import { DEFAULT_ASK_TIMEOUT_MS, type AskAnsweredBy } from '../questions/asks';
-import {
-  credentialEnv,
-  writePrivateFile,
-  type AgentAdapter,
-  type AgentLaunch,
-  type AgentOutputReader,
-  type AgentResult,
-  type SegmentSpec,
-} from './agent-adapter';
+import { credentialEnv, writePrivateFile } from './agent-adapter';
+import type { AgentAdapter, AgentLaunch, AgentOutputReader, AgentResult, SegmentSpec } from './agent-adapter';
 
 export interface ReferenceAgentOptions {
   /** How to run the bundled agent: e.g. [process.execPath, '<ext>/dist/reference-agent.js']. */
