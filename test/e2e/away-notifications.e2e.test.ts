@@ -154,7 +154,9 @@ describe('away notifications across three windows (three host engines on one glo
     await new Promise((r) => setTimeout(r, 1_000));
     for (const w of [b, c]) await w.engine.away.idle();
     assert.equal(receiver.posts.length, before + 1, 'one more post, and none of the earlier events again');
-    assert.equal(received().at(-1)?.event, 'ready');
+    // A failed task's own reason says why (the payload leaves it out), so a failure here reads whole.
+    const ended = holder.engine.store.read((tx) => tx.tasks.get(next.id));
+    assert.equal(received().at(-1)?.event, 'ready', `the task ended ${ended?.status}: ${ended?.failureReason ?? ''}`);
     assert.equal(
       holder.engine.store.read((tx) => tx.notify.all().find((r) => r.event.includes(next.id))?.doneBy),
       holder === b ? 'window-b' : 'window-c',
