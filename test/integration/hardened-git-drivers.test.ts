@@ -206,3 +206,49 @@ describe('hardened git: drivers a conditional include names for the new worktree
     });
   }
 });
+
+describe('hardened git: a partial-clone repository whose promisor remote is ext:: runs nothing (real git)', () => {
+  let root: string;
+  let repo: string;
+  let marker: string;
+
+  /** A repository as a partial clone: a blob a checkout needs is missing, and its promisor remote runs a command. */
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'hardened-lazy-'));
+    repo = path.join(root, 'repo');
+    marker = path.join(root, 'fetched');
+    fs.mkdirSync(repo);
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+    fs.writeFileSync(path.join(repo, 'b.txt'), 'b\n');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'init');
+    const blob = git(repo, 'rev-parse', 'HEAD:a.txt');
+    fs.rmSync(path.join(repo, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    const script = path.join(root, 'fetch.sh');
+    fs.writeFileSync(script, `#!/bin/sh\ntouch '${marker}'\nexit 1\n`, { mode: 0o755 });
+    git(repo, 'config', 'core.repositoryFormatVersion', '1');
+    git(repo, 'config', 'extensions.partialClone', 'evil');
+    git(repo, 'config', 'remote.evil.promisor', 'true');
+    git(repo, 'config', 'remote.evil.url', `ext::sh ${script}`);
+    git(repo, 'config', 'protocol.ext.allow', 'always');
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('the fixture is hostile: plain git, even with -c protocol.allow=never, runs the ext:: command to fetch the missing blob', () => {
+    const control = path.join(root, 'control');
+    execFileSync('git', ['worktree', 'add', '--quiet', '--no-checkout', '-b', 'control', control, 'HEAD'], { cwd: repo, stdio: 'pipe' });
+    assert.throws(() =>
+      execFileSync('git', ['-c', 'protocol.allow=never', 'reset', '--hard', '--quiet', 'HEAD'], { cwd: control, stdio: 'pipe' }),
+    );
+    assert.ok(fs.existsSync(marker), 'plain git ran the promisor remote');
+  });
+
+  it('item 1: a partial-clone repository whose promisor remote is ext:: runs nothing at worktree creation', async () => {
+    // The blob cannot be had, so the checkout fails: what matters is that nothing ran.
+    await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'lazy1234', title: 'Lazy' }).catch(
+      () => undefined,
+    );
+    assert.equal(fs.existsSync(marker), false, 'the promisor remote ran');
+  });
+});

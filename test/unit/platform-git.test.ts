@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { hardenedGitArgs, keptUserSettings, runGit } from '../../src/agent/workplace/hardened-git';
+import { hardenedGitArgs, hardenedGitEnv, keptUserSettings, runGit } from '../../src/agent/workplace/hardened-git';
 import { commitWorktree } from '../../src/agent/workplace/task-merge';
 import {
   createTaskWorktree,
@@ -50,6 +50,14 @@ describe('platform: task worktrees and git', () => {
     fs.writeFileSync(userConfigFile, '');
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('item 1: every hardened git run refuses lazy fetch and every transport protocol through its environment (a repository config cannot undo either)', () => {
+    const env = hardenedGitEnv({}, { PATH: '/usr/bin', GIT_NO_LAZY_FETCH: '0', GIT_ALLOW_PROTOCOL: 'ext:file' });
+    assert.equal(env.GIT_NO_LAZY_FETCH, '1');
+    assert.equal(env.GIT_ALLOW_PROTOCOL, '');
+    assert.equal(env.GIT_CONFIG_NOSYSTEM, '1', 'the other guards are kept');
+    assert.equal(env.PATH, '/usr/bin');
+  });
 
   it('platform: on Windows (injected platform) every hardened git run sets core.longPaths=true; elsewhere it is left out', async () => {
     const settings = (platform: NodeJS.Platform) => hardenedGitArgs(['status'], platform).filter((_, i, all) => all[i - 1] === '-c');

@@ -11,8 +11,11 @@
  *   and inherits no `GIT_*` variable from the host (no `GIT_DIR`, `GIT_CONFIG_PARAMETERS`,
  *   `GIT_EXTERNAL_DIFF`, `GIT_SSH_COMMAND`, `GIT_ASKPASS`…), only the ones set here;
  * - passes `-c` settings that beat any config file: no fsmonitor, hooks path the null device,
- *   pager `cat`, no external diff, no credential helper, no ssh command, every transport
- *   protocol refused, no untracked cache;
+ *   pager `cat`, no external diff, no credential helper, no ssh command, `protocol.allow=never`
+ *   (only a default: a repository's `protocol.<name>.allow` beats it), no untracked cache;
+ * - never fetches a missing object from a partial clone's promisor remote (`GIT_NO_LAZY_FETCH=1`)
+ *   and allows no transport protocol (`GIT_ALLOW_PROTOCOL=` empty): the environment beats every
+ *   config, and a promisor remote's `ext::` URL is a command;
  * - never prompts (`GIT_TERMINAL_PROMPT=0`) and takes no optional locks;
  * - has a time limit and is killed (SIGKILL) past it;
  * - is the git found in PATH's absolute folders, never one in the repository (src/core/executable-path.ts);
@@ -135,6 +138,11 @@ export function hardenedGitEnv(gitEnv: Record<string, string> = {}, base: NodeJS
     PAGER: 'cat',
     GIT_NO_REPLACE_OBJECTS: '1',
     GIT_PROTOCOL_FROM_USER: '0',
+    // A repository's `protocol.<name>.allow` beats `-c protocol.allow=never`, and a partial clone
+    // fetches a missing object from its promisor remote (an `ext::` URL is a command): these two
+    // beat every config. An empty list allows no protocol at all.
+    GIT_NO_LAZY_FETCH: '1',
+    GIT_ALLOW_PROTOCOL: '',
     ...gitEnv,
   };
 }
