@@ -212,18 +212,21 @@ describe('hardened git: a partial-clone repository whose promisor remote is ext:
   let repo: string;
   let marker: string;
 
-  /** A repository as a partial clone: a blob a checkout needs is missing, and its promisor remote runs a command. */
   beforeEach(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'hardened-lazy-'));
     repo = path.join(root, 'repo');
     marker = path.join(root, 'fetched');
     fs.mkdirSync(repo);
-    fs.writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\nthree\nfour\nfive\n');
     fs.writeFileSync(path.join(repo, 'b.txt'), 'b\n');
     git(repo, 'init', '-q', '-b', 'main');
     git(repo, 'add', '.');
     git(repo, 'commit', '-q', '-m', 'init');
-    const blob = git(repo, 'rev-parse', 'HEAD:a.txt');
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  /** Makes the repository a partial clone missing `blob`, whose promisor remote is a command leaving the marker. */
+  function partialClone(blob: string): void {
     fs.rmSync(path.join(repo, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
     const script = path.join(root, 'fetch.sh');
     fs.writeFileSync(script, `#!/bin/sh\ntouch '${marker}'\nexit 1\n`, { mode: 0o755 });
@@ -232,10 +235,10 @@ describe('hardened git: a partial-clone repository whose promisor remote is ext:
     git(repo, 'config', 'remote.evil.promisor', 'true');
     git(repo, 'config', 'remote.evil.url', `ext::sh ${script}`);
     git(repo, 'config', 'protocol.ext.allow', 'always');
-  });
-  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+  }
 
   it('the fixture is hostile: plain git, even with -c protocol.allow=never, runs the ext:: command to fetch the missing blob', () => {
+    partialClone(git(repo, 'rev-parse', 'HEAD:a.txt'));
     const control = path.join(root, 'control');
     execFileSync('git', ['worktree', 'add', '--quiet', '--no-checkout', '-b', 'control', control, 'HEAD'], { cwd: repo, stdio: 'pipe' });
     assert.throws(() =>
@@ -245,10 +248,25 @@ describe('hardened git: a partial-clone repository whose promisor remote is ext:
   });
 
   it('item 1: a partial-clone repository whose promisor remote is ext:: runs nothing at worktree creation', async () => {
+    partialClone(git(repo, 'rev-parse', 'HEAD:a.txt'));
     // The blob cannot be had, so the checkout fails: what matters is that nothing ran.
     await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'lazy1234', title: 'Lazy' }).catch(
       () => undefined,
     );
+    assert.equal(fs.existsSync(marker), false, 'the promisor remote ran');
+  });
+
+  it('item 1: a partial-clone repository whose promisor remote is ext:: runs nothing at merge', async () => {
+    const made = await createTaskWorktree({ folder: repo, worktreesDir: path.join(root, 'wt'), taskId: 'lazy5678', title: 'Lazy' });
+    assert.equal(made.kind, 'created', 'the worktree was created');
+    const wt = made as TaskWorktree;
+    // Both sides change a.txt, so the merge reads its base version: the blob that goes missing.
+    const base = git(repo, 'rev-parse', 'HEAD:a.txt');
+    fs.writeFileSync(path.join(wt.worktreePath, 'a.txt'), 'one\ntwo\nthree\nfour\nFIVE\n');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'ONE\ntwo\nthree\nfour\nfive\n');
+    git(repo, 'commit', '-q', '-am', 'the user changed a');
+    partialClone(base);
+    await mergeTaskBranch({ folder: repo, ...wt, message: 'The task', privateDir: path.join(root, 'private') }).catch(() => undefined);
     assert.equal(fs.existsSync(marker), false, 'the promisor remote ran');
   });
 });
