@@ -3,6 +3,7 @@
 // wait, Ctrl+C from the task's terminal. It talks to OUR ticket proxy in front of the scripted
 // fake model upstream (standing in for the gateway's model route).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,10 +50,20 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
   function start(
     segment: string,
     prompt: string,
-    over: { permissionMode?: PermissionMode; settingSources?: ClaudeSettingSources; processes?: ProcessHost } = {},
+    over: {
+      permissionMode?: PermissionMode;
+      settingSources?: ClaudeSettingSources;
+      processes?: ProcessHost;
+      env?: Record<string, string>;
+    } = {},
   ) {
     return SegmentRun.start({
-      adapter: new ClaudeCodeAdapter({ command: claude, configDir: path.join(root, 'claude-config'), settingSources: over.settingSources }),
+      adapter: new ClaudeCodeAdapter({
+        command: claude,
+        configDir: path.join(root, 'claude-config'),
+        settingSources: over.settingSources,
+        env: over.env,
+      }),
       spec: {
         taskId: 'task-1',
         sessionId: crypto.randomUUID(),
@@ -109,6 +120,22 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     assert.match(stdin, /^(pipe|socket):\[/, `the agent's stdin is a pipe (Node's are socket pairs on Linux), not ${stdin}`);
     const sent = upstream.messageRequests().find((r) => userText(r).includes('END-OF-PROMPT'));
     assert.ok(sent && userText(sent).includes(prompt), 'the whole prompt arrived unchanged');
+  });
+
+  it("item 1: an agent's own git status in a repository with core.fsmonitor runs nothing (through the real launch, plan mode)", async function () {
+    const marker = path.join(root, 'fsmonitor-ran');
+    const control = path.join(root, 'fsmonitor-control-ran');
+    execFileSync('git', ['init', '-q'], { cwd: workspace });
+    fs.writeFileSync(path.join(workspace, 'a.txt'), '1');
+    execFileSync('git', ['config', 'core.fsmonitor', `touch '${marker}'; false`], { cwd: workspace });
+    upstream.setDefaultReply({ kind: 'text', text: 'Nothing to do.' });
+    assert.equal((await (await start('1', 'Say hello.', { permissionMode: 'plan' })).done).kind, 'completed');
+    assert.equal(fs.existsSync(marker), false, "Claude Code's git ran the repository's fsmonitor command");
+    // The control: a -c setting from the host (GIT_CONFIG_PARAMETERS beats GIT_CONFIG_COUNT) names
+    // an fsmonitor again, and the same launch runs it: Claude Code does run git status here.
+    const env = { GIT_CONFIG_PARAMETERS: `'core.fsmonitor'='touch ${control}; false'` };
+    assert.equal((await (await start('2', 'Say hello.', { permissionMode: 'plan', env })).done).kind, 'completed');
+    assert.equal(fs.existsSync(control), true, 'Claude Code ran git status with an fsmonitor at its start');
   });
 
   /** A repository that ships Claude Code hooks and an MCP server, each of which leaves a marker file when it runs. */

@@ -9,7 +9,19 @@ import fs from 'node:fs';
 import { commandInvocation, programToRun } from '../../core/executable-path';
 import { treeSpawnOptions, type ProcessHost } from '../../core/process-control';
 import type { AgentKind, AgentLaunch } from './agent-adapter';
+import { agentGitEnv } from './agent-git-env';
 import { newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
+
+/**
+ * The agent's whole environment: the host's, the launch's variables set and unset, the segment's
+ * tag, and last the git settings that keep the repository's config from running programs in the
+ * agent's own git (agent-git-env.ts), for every agent alike.
+ */
+export function agentProcessEnv(launch: AgentLaunch, tag: string, host: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...host, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
+  for (const name of launch.unsetEnv ?? []) delete env[name];
+  return { ...env, ...agentGitEnv(env) };
+}
 
 /**
  * Starts the agent; resolves once its process runs, with the tag its processes carry. Rejects,
@@ -23,8 +35,7 @@ export async function spawnAgent(
 ): Promise<{ child: ChildProcess; tag: string }> {
   // Every process of the segment inherits the tag, so one that left the group is found at the end.
   const tag = newSegmentTag();
-  const env: NodeJS.ProcessEnv = { ...process.env, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
-  for (const name of launch.unsetEnv ?? []) delete env[name];
+  const env = agentProcessEnv(launch, tag);
   let stdinFd: number | undefined;
   let stdinText: Buffer | undefined; // Windows: a prompt file goes through a pipe (treeSpawnOptions)
   let child: ChildProcess;
