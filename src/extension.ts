@@ -23,7 +23,6 @@ import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
 import { registerReview, reviewTaskChanges } from './vscode/review';
-import { confirmModal, confirmModalWithAlternative } from './vscode/confirm';
 import { Notifier } from './vscode/notifier';
 import { DesktopNotifications } from './vscode/desktop-notifications';
 import { NotifyTargetStore, readNotifySettings, registerNotifyCommands } from './vscode/notify-commands';
@@ -43,7 +42,8 @@ import {
   registerModelKeyCommands,
   startPersonalAuthority,
 } from './vscode/personal-mode';
-import { openWalkthrough, WalkthroughContext } from './vscode/walkthrough';
+import { WalkthroughContext } from './vscode/walkthrough';
+import { vscodePanelHost } from './vscode/panel-host';
 import { walkthroughKeys } from './panel/setup-line';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
@@ -312,14 +312,12 @@ class OffPeakExtension implements vscode.Disposable {
         engine.service,
         engine.store,
         {
+          ...vscodePanelHost(),
           hasApiKey: () => (personal ? Promise.resolve(true) : this.apiKey.has()),
           setApiKey: () => this.apiKey.prompt(),
-          workspaces: () => openWorkspaces(),
           models: () => this.allowedModels,
           configs: () => this.clientConfigs,
           reloadConfigs: () => this.loadClientConfigs(),
-          confirm: confirmModal,
-          confirmWithAlternative: confirmModalWithAlternative,
           sessionTranscript: (task) => engine.deletableTranscript(task),
           openTerminal: async (taskId) => {
             const task = engine.service.getTask(taskId);
@@ -328,19 +326,8 @@ class OffPeakExtension implements vscode.Disposable {
           openSession: async (taskId) => this.sessions.show(engine, taskId),
           sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
           reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
-          isolation: () => readSettings().isolation,
-          openMergeEditor: async (folder, files) => {
-            const uri = vscode.Uri.file(path.join(folder, ...files[0].split('/')));
-            // The git extension's merge editor; the file itself (with its conflict markers) where that is missing.
-            await Promise.resolve(vscode.commands.executeCommand('git.openMergeEditor', uri)).catch(() =>
-              vscode.commands.executeCommand('vscode.open', uri),
-            );
-          },
-          openFolderInNewWindow: (folder) =>
-            Promise.resolve(vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true })),
           notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
           setup: () => panelSetup(this.modelKey, Date.now()),
-          openWalkthrough,
         },
         engine.questions,
         engine.archive,
