@@ -137,6 +137,8 @@ export function applyStatusEntry(tx: StoreTx, taskId: string, entry: TicketStatu
   }
   const task = tx.tasks.get(taskId);
   const current = task && !isTerminalStatus(task.status) && task.serverTicketId === ticketId ? task : undefined;
+  /** What every state past `queued` writes: no queue position, and when to look again. */
+  const unqueued = { queuePosition: null, nextPollAt };
 
   switch (entry.state) {
     case 'queued':
@@ -146,32 +148,18 @@ export function applyStatusEntry(tx: StoreTx, taskId: string, entry: TicketStatu
       if (current) tx.tasks.applySnapshot(taskId, ticketId, { schedulable: false, queuePosition: entry.position, nextPollAt });
       return 'none';
     case 'ready': {
-      tx.tickets.updateServerState(ticketId, {
-        serverState: 'ready',
-        queuePosition: null,
-        readyDeadline: ctx.toLocal(entry.ready_deadline),
-        nextPollAt,
-      });
+      tx.tickets.updateServerState(ticketId, { ...unqueued, serverState: 'ready', readyDeadline: ctx.toLocal(entry.ready_deadline) });
       if (!current) return 'none';
-      tx.tasks.applySnapshot(taskId, ticketId, { schedulable: true, queuePosition: null, nextPollAt });
+      tx.tasks.applySnapshot(taskId, ticketId, { ...unqueued, schedulable: true });
       return current.status === 'queued' && !current.schedulable ? 'woke' : 'none';
     }
     case 'active': {
-      tx.tickets.updateServerState(ticketId, {
-        serverState: 'active',
-        queuePosition: null,
-        expiresAt: ctx.toLocal(entry.active_until),
-        nextPollAt,
-      });
+      tx.tickets.updateServerState(ticketId, { ...unqueued, serverState: 'active', expiresAt: ctx.toLocal(entry.active_until) });
       if (!current) return 'none';
       // A queued task whose ticket is still active (after a restart) may be dispatched again at
       // once with it, so it is schedulable; for a running one active only clears the position.
       const requeued = current.status === 'queued';
-      tx.tasks.applySnapshot(
-        taskId,
-        ticketId,
-        requeued ? { schedulable: true, queuePosition: null, nextPollAt } : { queuePosition: null, nextPollAt },
-      );
+      tx.tasks.applySnapshot(taskId, ticketId, requeued ? { ...unqueued, schedulable: true } : unqueued);
       return requeued && !current.schedulable ? 'woke' : 'none';
     }
     case 'expired':

@@ -191,7 +191,7 @@ for (const kind of GATEWAY_TEST_STORES)
       for (let i = 0; i < 100 && t.gateway.authority.modelRequestsInFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
       assert.equal(t.gateway.authority.modelRequestsInFlight, 0);
       assert.equal((await t.alice.message(ticket)).status, 200);
-      assert.equal(t.gateway.metrics.clientAborts.get(), 1);
+      assert.equal(t.gateway.metrics.count.clientAborts.get(), 1);
     });
 
     it('upstream errors pass through unchanged (status, body, Retry-After)', async () => {

@@ -177,7 +177,7 @@ for (const kind of GATEWAY_TEST_STORES)
           }
           g.clock.advance(Math.floor(random() * 4000));
         }
-        const promoted = g.gateway.metrics.promotions.get();
+        const promoted = g.gateway.metrics.count.promotions.get();
         assert.ok(promoted >= 10, `the mix exercised promotion (${promoted})`);
       });
 

@@ -178,7 +178,7 @@ export class TicketAuthority {
     });
     if (changed.length > 0) this.emitChange(changed);
     if ('refusal' in result) throw result.refusal;
-    if (!result.reused) this.metrics?.takes.inc();
+    if (!result.reused) this.metrics?.count.takes.inc();
     const ticket = result.ticket;
     const entry = await this.views.entry(ticket, now);
     return {
@@ -230,7 +230,7 @@ export class TicketAuthority {
     });
     if (!settled || settled.state !== 'settled') throw errors.internal(`ticket ${ticketId} could not be settled`);
     if (changed) {
-      this.metrics?.settles.inc();
+      this.metrics?.count.settles.inc();
       this.emitChange([ticketId], leftQueue);
     }
     return {
@@ -275,7 +275,7 @@ export class TicketAuthority {
       }
       return { expired, promoted, pruned };
     });
-    this.metrics?.promotions.inc(result.promoted.length);
+    this.metrics?.count.promotions.inc(result.promoted.length);
     if (result.expired.length > 0 || result.promoted.length > 0)
       this.emitChange([...result.expired, ...result.promoted], result.promoted.length > 0);
     return result;
@@ -325,7 +325,7 @@ export class TicketAuthority {
       }
     }
     this.inFlight += 1;
-    this.metrics?.admissions.inc();
+    this.metrics?.count.admissions.inc();
     if (activated) this.emitChange([current.ticketId]);
     let released = false;
     return {
@@ -389,7 +389,7 @@ export class TicketAuthority {
       });
       if (next) {
         expired.push(next.ticketId);
-        this.metrics?.expirations.inc({ from: effective.expiredFrom ?? 'ready' });
+        this.metrics?.count.expirations.inc({ from: effective.expiredFrom ?? 'ready' });
       }
     }
     return expired;

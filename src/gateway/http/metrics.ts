@@ -77,38 +77,29 @@ export class Histogram {
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
+/** Every counter the gateway keeps: its name and help, in the order they are rendered. */
+const COUNTERS = {
+  httpRequests: ['offpeak_http_requests_total', 'HTTP requests answered, by route and status.'],
+  errors: ['offpeak_errors_total', 'Error answers by business or general code (3102, 3105, invalid_request, ...).'],
+  takes: ['offpeak_tickets_taken_total', 'New tickets taken (a retried take that got the same ticket: not counted).'],
+  promotions: ['offpeak_tickets_promoted_total', 'Tickets promoted queued -> ready by the promote timer.'],
+  expirations: ['offpeak_tickets_expired_total', 'Tickets expired, by the state they expired from.'],
+  settles: ['offpeak_tickets_settled_total', 'Tickets settled (repeated settles not counted).'],
+  admissions: ['offpeak_model_admissions_total', 'Model requests admitted and forwarded upstream.'],
+  upstreamErrors: ['offpeak_upstream_errors_total', 'Model requests that failed upstream or broke mid-stream.'],
+  clientAborts: ['offpeak_model_client_aborts_total', 'Client hung up mid-answer (upstream aborted).'],
+  longPollRechecks: ['offpeak_long_poll_rechecks_total', 'Status long-polls re-read: a ticket they watch changed.'],
+  longPollsOverCap: ['offpeak_long_polls_over_cap_total', 'Long-polls answered at once: their user held the most.'],
+} as const;
+
 export class GatewayMetrics {
   /** Every counter and histogram below, in the order they are declared and rendered. */
   private readonly declared: (Counter | Histogram)[] = [];
-  readonly httpRequests = this.counter('offpeak_http_requests_total', 'HTTP requests answered, by route and status.');
-  readonly errors = this.counter(
-    'offpeak_errors_total',
-    'Error answers by business or general code (3102, 3105, 3101, 3103, invalid_request, ...).',
-  );
-  readonly takes = this.counter(
-    'offpeak_tickets_taken_total',
-    'New tickets taken (retried takes that got the same ticket are not counted).',
-  );
-  readonly promotions = this.counter('offpeak_tickets_promoted_total', 'Tickets promoted queued -> ready by the promote timer.');
-  readonly expirations = this.counter('offpeak_tickets_expired_total', 'Tickets expired, by the state they expired from.');
-  readonly settles = this.counter('offpeak_tickets_settled_total', 'Tickets settled (repeated settles not counted).');
-  readonly admissions = this.counter('offpeak_model_admissions_total', 'Model requests admitted and forwarded upstream.');
-  readonly upstreamErrors = this.counter(
-    'offpeak_upstream_errors_total',
-    'Model requests that failed to reach upstream or broke mid-stream.',
-  );
-  readonly clientAborts = this.counter(
-    'offpeak_model_client_aborts_total',
-    'Model requests whose client hung up before the answer was complete (upstream aborted).',
-  );
-  readonly longPollRechecks = this.counter(
-    'offpeak_long_poll_rechecks_total',
-    'Waiting status long-polls re-read because a ticket they watch changed.',
-  );
-  readonly longPollsOverCap = this.counter(
-    'offpeak_long_polls_over_cap_total',
-    'Status long-polls answered at once because their user already held the most allowed.',
-  );
+  /** The counters of COUNTERS, by key. */
+  readonly count = Object.fromEntries(Object.entries(COUNTERS).map(([key, [name, help]]) => [key, this.counter(name, help)])) as Record<
+    keyof typeof COUNTERS,
+    Counter
+  >;
   readonly upstreamHeaders = this.latency('offpeak_upstream_response_seconds', 'Time from admission to upstream response headers.');
   readonly upstreamTotal = this.latency('offpeak_upstream_duration_seconds', 'Time from admission to the end of the upstream response.');
 
@@ -128,7 +119,7 @@ export class GatewayMetrics {
 
   /** Hot path: one call per HTTP request; route labels are fixed strings, so no escaping needed. */
   countRequest(route: string, status: number): void {
-    this.httpRequests.incRendered(`{route="${route}",status="${status}"}`);
+    this.count.httpRequests.incRendered(`{route="${route}",status="${status}"}`);
   }
 
   render(gauges: {

@@ -27,7 +27,7 @@ export interface ErrorAnswerContext {
 export function sendError(res: http.ServerResponse, error: unknown, at: ErrorAnswerContext): void {
   const gatewayError = error instanceof GatewayHttpError ? error : errors.internal('internal error');
   if (!(error instanceof GatewayHttpError)) at.log.error('unhandled error', { error });
-  at.metrics.errors.inc({ code: gatewayError.code });
+  at.metrics.count.errors.inc({ code: gatewayError.code });
   const headers: http.OutgoingHttpHeaders = { [SERVER_TIME_HEADER]: String(at.clock.now()) };
   if (gatewayError.retryAfterSeconds !== undefined) headers['retry-after'] = String(gatewayError.retryAfterSeconds);
   if (gatewayError.extra.limit_reset_at !== undefined) headers[LIMIT_RESET_HEADER] = String(gatewayError.extra.limit_reset_at);

@@ -94,7 +94,7 @@ export class GatewayServer {
     // A hold that starts or grows changes what every queued ticket's status says: their long-polls answer.
     this.limits = openAccountLimits(c, store, this.log, () => this.longPolls.notify({ ticketIds: [], queueMoved: true, unknown: false }));
     this.authority.promotionGate = this.limits;
-    this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.longPollRechecks);
+    this.longPolls = new LongPollRegistry(c.maxLongPollsPerUser, this.metrics.count.longPollRechecks);
     this.authority.onChange((change) => this.longPolls.notify(change));
     this.upstreamUrl = c.upstreamUrl;
     const readKey = options.upstreamApiKey;
@@ -288,7 +288,7 @@ export class GatewayServer {
       const at = {
         authority: this.authority,
         longPolls: this.longPolls,
-        overCap: this.metrics.longPollsOverCap,
+        overCap: this.metrics.count.longPollsOverCap,
         maxWaitMs: this.config.statusMaxWaitMs,
         closing: this.closing !== undefined,
       };

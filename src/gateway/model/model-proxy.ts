@@ -106,7 +106,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
       });
       incoming.on('error', (error) => {
         if (finished) return;
-        metrics.upstreamErrors.inc();
+        metrics.count.upstreamErrors.inc();
         log.warn('upstream response broke mid-stream', { ticket_id: admission.ticket.ticketId, error: error.message });
         res.destroy(error);
       });
@@ -114,7 +114,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
 
     upstreamRequest.on('error', (error) => {
       if (finished || res.destroyed) return;
-      metrics.upstreamErrors.inc();
+      metrics.count.upstreamErrors.inc();
       log.warn('upstream request failed', { ticket_id: admission.ticket.ticketId, target: target.origin, error: error.message });
       const message = upstream.unreachableFix
         ? `The model API ${target.origin} cannot be reached (${error.message}): ${upstream.unreachableFix}`
@@ -126,7 +126,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
     // The client hung up (or the answer completed): abort whatever is still running upstream.
     res.on('close', () => {
       if (!res.writableFinished) {
-        metrics.clientAborts.inc();
+        metrics.count.clientAborts.inc();
         log.info('client hung up; aborting the upstream request', { ticket_id: admission.ticket.ticketId });
         upstreamRequest.destroy();
         upstreamResponse?.destroy();

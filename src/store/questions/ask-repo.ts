@@ -7,6 +7,7 @@
 import { ASKS_TABLE, TASKS_TABLE } from '../migrations/tables';
 import { placeholders, type SqlRow } from '../db/sql';
 import { StoreRepo } from '../repos/store-repo';
+import { cellReader, oneOf } from '../repos/cells';
 
 export interface SharedAsk {
   id: string;
@@ -25,19 +26,14 @@ export interface SharedAsk {
   answerDigest: string | null;
 }
 
+const askCells = cellReader({
+  str: ['taskId', 'windowId', 'tool', 'summary', 'input'],
+  num: ['askedAt', 'deadlineAt'],
+  strOrNull: ['answerDigest'],
+});
+
 function toAsk(r: SqlRow): SharedAsk {
-  return {
-    id: String(r.ask_id),
-    taskId: String(r.task_id),
-    windowId: String(r.window_id),
-    tool: String(r.tool),
-    summary: String(r.summary),
-    input: typeof r.input === 'string' ? r.input : '',
-    askedAt: Number(r.asked_at),
-    deadlineAt: Number(r.deadline_at),
-    answer: r.answer === 'allow' || r.answer === 'deny' ? r.answer : null,
-    answerDigest: typeof r.answer_digest === 'string' ? r.answer_digest : null,
-  };
+  return { ...askCells(r), id: String(r.ask_id), answer: oneOf(r.answer, ['allow', 'deny'], null) };
 }
 
 export class AskRepo extends StoreRepo {

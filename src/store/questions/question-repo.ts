@@ -8,7 +8,7 @@
 import { QUESTIONS_TABLE } from '../migrations/tables';
 import { placeholders, type SqlRow } from '../db/sql';
 import { StoreRepo } from '../repos/store-repo';
-import { numOrNull, str, strOrNull } from '../repos/rows';
+import { cellReader, oneOf } from '../repos/cells';
 
 export type QuestionDecision = 'allow' | 'deny';
 /**
@@ -68,22 +68,18 @@ export interface DenialCount {
   automatic: number;
 }
 
+const questionCells = cellReader({
+  str: ['askId', 'taskId', 'tool', 'summary', 'input'],
+  strOrNull: ['callDigest'],
+  num: ['askedAt'],
+  numOrNull: ['parkedAt', 'answeredAt', 'usedAt', 'statedAt'],
+});
+
 function toQuestion(r: SqlRow): QuestionRecord {
-  const by = String(r.answered_by) as QuestionAnsweredBy;
   return {
-    askId: String(r.ask_id),
-    taskId: String(r.task_id),
-    tool: String(r.tool),
-    summary: String(r.summary),
-    input: str(r.input),
-    callDigest: strOrNull(r.call_digest),
-    askedAt: Number(r.asked_at),
-    parkedAt: numOrNull(r.parked_at),
-    decision: r.decision === 'allow' || r.decision === 'deny' ? r.decision : null,
-    answeredBy: ANSWERED_BY.includes(by) ? by : null,
-    answeredAt: numOrNull(r.answered_at),
-    usedAt: numOrNull(r.used_at),
-    statedAt: numOrNull(r.stated_at),
+    ...questionCells(r),
+    decision: oneOf(r.decision, ['allow', 'deny'], null),
+    answeredBy: oneOf(r.answered_by, ANSWERED_BY, null),
   };
 }
 

@@ -7,6 +7,7 @@
 import { CHECK_COMMANDS_TABLE, CHECKS_TABLE } from '../migrations/tables';
 import type { SqlRow } from '../db/sql';
 import { StoreRepo } from './store-repo';
+import { cellReader, oneOf } from './cells';
 
 /**
  * `pending`: the agent has not ended its first turn; `checking`: the check of `round` runs (a
@@ -30,17 +31,15 @@ export interface TaskCheck {
 
 const STATES: readonly CheckState[] = ['pending', 'checking', 'fixing', 'passed', 'failed'];
 
+const checkCells = cellReader({
+  str: ['taskId', 'command'],
+  num: ['round', 'updatedAt'],
+  numOrNull: ['exitCode'],
+  strOrNull: ['output'],
+});
+
 function toCheck(r: SqlRow): TaskCheck {
-  const state = STATES.includes(r.state as CheckState) ? (r.state as CheckState) : 'pending';
-  return {
-    taskId: String(r.task_id),
-    command: String(r.command),
-    state,
-    round: Number(r.round ?? 0),
-    exitCode: r.exit_code === null || r.exit_code === undefined ? null : Number(r.exit_code),
-    output: r.output === null || r.output === undefined ? null : String(r.output),
-    updatedAt: Number(r.updated_at),
-  };
+  return { ...checkCells(r), state: oneOf(r.state, STATES, 'pending') };
 }
 
 export type CheckProgress = Pick<TaskCheck, 'state' | 'round'> & Partial<Pick<TaskCheck, 'exitCode' | 'output'>>;

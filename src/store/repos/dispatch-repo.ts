@@ -4,7 +4,7 @@
  */
 import { DISPATCH_TABLE, TASKS_TABLE } from '../migrations/tables';
 import { StoreRepo } from './store-repo';
-import { strOrNull } from './rows';
+import { strOrNull } from './cells';
 
 export interface DispatchBackoffRecord {
   taskId: string;

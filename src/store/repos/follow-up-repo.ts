@@ -6,6 +6,7 @@
 import { FOLLOW_UPS_TABLE, TASKS_TABLE } from '../migrations/tables';
 import type { SqlRow } from '../db/sql';
 import { StoreRepo } from './store-repo';
+import { cellReader } from './cells';
 
 export interface FollowUpLink {
   /** The follow-up task. */
@@ -21,16 +22,10 @@ export interface FollowUpLink {
   createdAt: number;
 }
 
-function toLink(r: SqlRow): FollowUpLink {
-  return {
-    taskId: String(r.task_id),
-    followUpOf: String(r.follow_up_of),
-    ofTitle: String(r.of_title),
-    sessionId: String(r.session_id),
-    agent: String(r.agent),
-    createdAt: Number(r.created_at),
-  };
-}
+const toLink: (r: SqlRow) => FollowUpLink = cellReader({
+  str: ['taskId', 'followUpOf', 'ofTitle', 'sessionId', 'agent'],
+  num: ['createdAt'],
+});
 
 export class FollowUpRepo extends StoreRepo {
   /** Links a follow-up task (in the transaction that inserts it); false if it already has a link. */

@@ -10,7 +10,7 @@
 import { ISOLATION_TABLE, TASKS_TABLE } from '../migrations/tables';
 import type { SqlRow } from '../db/sql';
 import { StoreRepo } from './store-repo';
-import { numOrNull, strOrNull } from './rows';
+import { cellReader, oneOf } from './cells';
 
 export type IsolationMode = 'worktree' | 'inPlace';
 export type BroughtHome = 'discarded' | 'merged' | 'applied';
@@ -56,22 +56,20 @@ function parseChanges(raw: unknown): ChangedFile[] | null {
   }
 }
 
+const isolationCells = cellReader({
+  str: ['taskId', 'repoPath'],
+  strOrNull: ['worktreePath', 'branch', 'baseCommit', 'note'],
+  numOrNull: ['missingAt'],
+  num: ['createdAt'],
+});
+
 function toIsolation(r: SqlRow): TaskIsolation {
+  const broughtHome = oneOf(r.brought_home, ['discarded', 'merged', 'applied'], null);
   return {
-    taskId: String(r.task_id),
+    ...isolationCells(r),
     mode: r.mode === 'worktree' ? 'worktree' : 'inPlace',
-    repoPath: String(r.repo_path),
-    worktreePath: strOrNull(r.worktree_path),
-    branch: strOrNull(r.branch),
-    baseCommit: strOrNull(r.base_commit),
-    note: strOrNull(r.note),
     changes: parseChanges(r.changes_json),
-    missingAt: numOrNull(r.missing_at),
-    broughtHome:
-      r.brought_home === 'discarded' || r.brought_home === 'merged' || r.brought_home === 'applied'
-        ? { kind: r.brought_home, at: Number(r.brought_home_at) }
-        : null,
-    createdAt: Number(r.created_at),
+    broughtHome: broughtHome ? { kind: broughtHome, at: Number(r.brought_home_at) } : null,
   };
 }
 

@@ -6,8 +6,9 @@
  * nor repeats a message. The delays, the attempt limit and the message are the caller's.
  */
 import { NOTIFY_OUTBOX_TABLE } from '../migrations/tables';
+import type { SqlRow } from '../db/sql';
 import { StoreRepo } from './store-repo';
-import { numOrNull, strOrNull } from './rows';
+import { cellReader } from './cells';
 
 /** pending: to send; sent; failed: its attempts ran out; dropped: not sent on purpose (no target, stale). */
 export type NotifyState = 'pending' | 'sent' | 'failed' | 'dropped';
@@ -27,19 +28,15 @@ export interface NotifyRow {
   lastError: string | null;
 }
 
-function rowOf(r: Record<string, unknown>): NotifyRow {
-  return {
-    key: String(r.event_key),
-    event: String(r.event),
-    createdAt: Number(r.created_at),
-    state: String(r.state) as NotifyState,
-    attempts: Number(r.attempts),
-    nextAttemptAt: Number(r.next_attempt_at),
-    heldUntil: numOrNull(r.held_until),
-    doneAt: numOrNull(r.done_at),
-    doneBy: strOrNull(r.done_by),
-    lastError: strOrNull(r.last_error),
-  };
+const notifyCells = cellReader({
+  str: ['event'],
+  num: ['createdAt', 'attempts', 'nextAttemptAt'],
+  numOrNull: ['heldUntil', 'doneAt'],
+  strOrNull: ['doneBy', 'lastError'],
+});
+
+function rowOf(r: SqlRow): NotifyRow {
+  return { ...notifyCells(r), key: String(r.event_key), state: String(r.state) as NotifyState };
 }
 
 export class NotifyRepo extends StoreRepo {

@@ -7,7 +7,7 @@
 import { OUTCOMES_TABLE, TASKS_TABLE } from '../migrations/tables';
 import { placeholders } from '../db/sql';
 import { StoreRepo } from './store-repo';
-import { numOrNull, strOrNull } from './rows';
+import { numOrNull, strOrNull } from './cells';
 
 /** A finished task whose notification nobody has claimed yet. */
 export interface UnnotifiedOutcome {

@@ -1,6 +1,5 @@
 /**
- * Mapping between SQL rows (snake_case, INTEGER booleans) and the core's camelCase records, and
- * the cell readers every repository's row mapping uses.
+ * The task and ticket rows as the core's records (the cell readers are in cells.ts).
  */
 import type {
   OffPeakTask,
@@ -15,85 +14,76 @@ import type {
 } from '../../core/types';
 import type { SqlRow } from '../db/sql';
 
-/** A cell as text ('' for NULL). */
-export const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
-/** A cell as text, NULL kept. */
-export const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-/** A cell as a number (0 for NULL). */
-export const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
-/** A cell as a number, NULL kept. */
-export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-/** An INTEGER flag cell (NULL and 0 are false). */
-export const bool = (v: unknown): boolean => v !== null && v !== undefined && Number(v) !== 0;
+import { cellReader, num, str, strOrNull } from './cells';
+
+const taskCells = cellReader({
+  str: ['title', 'prompt', 'workspaceKey', 'workspacePath'],
+  strOrNull: [
+    'model',
+    'thoughtLevel',
+    'workspaceIdentity',
+    'conversationId',
+    'sessionId',
+    'failureReason',
+    'serverTicketId',
+    'lastError',
+    'afterTaskId',
+    'afterTitle',
+  ],
+  num: ['queuedAt', 'attemptCount', 'createdAt', 'updatedAt'],
+  numOrNull: [
+    'startedAt',
+    'endedAt',
+    'filesChanged',
+    'registeredAt',
+    'queuePosition',
+    'nextPollAt',
+    'claimedAt',
+    'notBefore',
+    'settledAt',
+    'historyDeletedAt',
+  ],
+  bool: ['schedulable', 'claimRunning', 'continueInBranch'],
+});
 
 export function taskFromRow(r: SqlRow): OffPeakTask {
   return {
+    ...taskCells(r),
     id: str(r.off_peak_task_id),
-    title: str(r.title),
-    prompt: str(r.prompt),
     permissionMode: str(r.permission_mode) as PermissionMode,
-    model: strOrNull(r.model),
-    thoughtLevel: strOrNull(r.thought_level),
-    workspaceKey: str(r.workspace_key),
-    workspacePath: str(r.workspace_path),
-    workspaceIdentity: strOrNull(r.workspace_identity),
-    conversationId: strOrNull(r.conversation_id),
-    sessionId: strOrNull(r.session_id),
     status: str(r.status) as TaskStatus,
-    queuedAt: num(r.queued_at),
-    startedAt: numOrNull(r.started_at),
-    endedAt: numOrNull(r.ended_at),
-    failureReason: strOrNull(r.failure_reason),
-    filesChanged: numOrNull(r.files_changed),
-    serverTicketId: strOrNull(r.server_ticket_id),
-    registeredAt: numOrNull(r.registered_at),
-    schedulable: bool(r.schedulable),
-    queuePosition: numOrNull(r.queue_position),
-    nextPollAt: numOrNull(r.next_poll_at),
-    claimRunning: bool(r.claim_running),
-    claimedAt: numOrNull(r.claimed_at),
-    attemptCount: num(r.attempt_count),
-    lastError: strOrNull(r.last_error),
-    notBefore: numOrNull(r.not_before),
-    afterTaskId: strOrNull(r.after_task_id),
-    afterTitle: strOrNull(r.after_title),
-    continueInBranch: bool(r.continue_in_branch),
-    settledAt: numOrNull(r.settled_at),
-    historyDeletedAt: numOrNull(r.history_deleted_at),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
   };
 }
 
+const ticketCells = cellReader({
+  str: ['ticketId', 'taskId'],
+  strOrNull: ['lastError', 'settleReason'],
+  num: ['ordinal', 'takenAt', 'settleAttempts', 'createdAt', 'updatedAt'],
+  numOrNull: [
+    'queuePosition',
+    'readyAt',
+    'readyDeadline',
+    'activeAt',
+    'expiresAt',
+    'lastStatusAt',
+    'nextPollAt',
+    'segmentStartedAt',
+    'segmentEndedAt',
+    'gatewayUnreachableSince',
+    'usageLimitResetAt',
+    'nextSettleAt',
+    'settledAt',
+  ],
+});
+
 export function ticketFromRow(r: SqlRow): TicketRecord {
   return {
-    ticketId: str(r.ticket_id),
-    taskId: str(r.task_id),
-    ordinal: num(r.ordinal),
+    ...ticketCells(r),
     origin: str(r.origin) as TicketOrigin,
     serverState: str(r.server_state) as ServerTicketState,
-    queuePosition: numOrNull(r.queue_position),
-    takenAt: num(r.taken_at),
-    readyAt: numOrNull(r.ready_at),
-    readyDeadline: numOrNull(r.ready_deadline),
-    activeAt: numOrNull(r.active_at),
-    expiresAt: numOrNull(r.expires_at),
-    lastStatusAt: numOrNull(r.last_status_at),
-    nextPollAt: numOrNull(r.next_poll_at),
-    segmentStartedAt: numOrNull(r.segment_started_at),
-    segmentEndedAt: numOrNull(r.segment_ended_at),
     endReason: strOrNull(r.end_reason) as SegmentEndReason | null,
-    lastError: strOrNull(r.last_error),
-    gatewayUnreachableSince: numOrNull(r.gateway_unreachable_since),
-    usageLimitResetAt: numOrNull(r.usage_limit_reset_at),
     usage: usageFromRow(r),
     settleState: str(r.settle_state) as SettleState,
-    settleReason: strOrNull(r.settle_reason),
-    settleAttempts: num(r.settle_attempts),
-    nextSettleAt: numOrNull(r.next_settle_at),
-    settledAt: numOrNull(r.settled_at),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { RUNTIME_TABLE } from '../migrations/tables';
 import { StoreRepo } from './store-repo';
-import { strOrNull } from './rows';
+import { strOrNull } from './cells';
 
 export interface TaskRuntimeRecord {
   taskId: string;

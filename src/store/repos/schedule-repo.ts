@@ -11,7 +11,7 @@ import type { IsolationMode } from './isolation-repo';
 import type { SqlRow } from '../db/sql';
 import { SCHEDULE_RUNS_TABLE, SCHEDULES_TABLE } from '../migrations/tables';
 import { StoreRepo } from './store-repo';
-import { strOrNull } from './rows';
+import { cellReader, oneOf } from './cells';
 
 /** The task a schedule queues at each occurrence (the create form's fields). */
 export interface ScheduleDraftRecord {
@@ -57,39 +57,32 @@ export interface ScheduleRunRecord {
   note: string | null;
 }
 
+const scheduleCells = cellReader({
+  str: ['title', 'prompt', 'workspacePath', 'zone'],
+  strOrNull: ['workspaceIdentity', 'model', 'thoughtLevel', 'checkCommand'],
+  num: ['handledThrough', 'createdAt', 'updatedAt'],
+  bool: ['paused'],
+});
+
 function toSchedule(r: SqlRow): ScheduleRecord {
   return {
+    ...scheduleCells(r),
     id: String(r.schedule_id),
-    title: String(r.title),
-    prompt: String(r.prompt),
-    workspacePath: String(r.workspace_path),
-    workspaceIdentity: strOrNull(r.workspace_identity),
     permissionMode: String(r.permission_mode) as PermissionMode,
-    model: strOrNull(r.model),
-    thoughtLevel: strOrNull(r.thought_level),
-    isolation: r.isolation === 'worktree' || r.isolation === 'inPlace' ? r.isolation : null,
-    checkCommand: strOrNull(r.check_command),
+    isolation: oneOf(r.isolation, ['worktree', 'inPlace'], null),
     rule: JSON.parse(String(r.rule_json)) as ScheduleRule,
-    zone: String(r.zone),
-    paused: Number(r.paused) === 1,
-    handledThrough: Number(r.handled_through),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
   };
 }
 
+const runCells = cellReader({
+  str: ['occurrenceKey', 'scheduleId'],
+  strOrNull: ['taskId', 'note'],
+  num: ['dueAt', 'firedAt', 'missedCount'],
+  bool: ['catchUp'],
+});
+
 function toRun(r: SqlRow): ScheduleRunRecord {
-  return {
-    occurrenceKey: String(r.occurrence_key),
-    scheduleId: String(r.schedule_id),
-    dueAt: Number(r.due_at),
-    firedAt: Number(r.fired_at),
-    taskId: strOrNull(r.task_id),
-    outcome: r.outcome === 'skipped' ? 'skipped' : 'queued',
-    catchUp: Number(r.catch_up) === 1,
-    missedCount: Number(r.missed_count),
-    note: strOrNull(r.note),
-  };
+  return { ...runCells(r), outcome: r.outcome === 'skipped' ? 'skipped' : 'queued' };
 }
 
 const draftParams = (d: ScheduleDraftRecord) => [
