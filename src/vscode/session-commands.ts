@@ -100,6 +100,12 @@ export function registerSessionCommands(context: vscode.ExtensionContext, deps: 
           });
     if (!prompt) return undefined;
     const mode: PermissionMode = of.permissionMode;
+    if (typeof instructions === 'string') {
+      // A caller's instructions run unattended: shown whole first (docs/security.md).
+      const { confirmGivenPrompt } = await import('../panel/create-task-command');
+      if (!(await confirmGivenPrompt(prompt, { kind: 'followUp', of: shortTaskTitle(of, of.id), permissionMode: mode }, confirmModal)))
+        return undefined;
+    }
     if (mode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(of.workspacePath)))) return undefined;
     const task = await engine.service.followUp(of.id, { prompt, permissionMode: mode });
     void vscode.window
