@@ -31,11 +31,12 @@ export const TAB_MARK = '⇥';
 export const FIELD_BOUNDARY = '│';
 
 /**
- * A key or value as one line of a question: a newline is `⏎`, a tab `⇥`, every other control
- * character `\u{…}` (a carriage return included). A mark the text holds itself is shown as
- * `\u{…}` first, so a `⏎` always means a newline and no value can start a line or a field.
+ * A key or value as one line of a question, or a tool call's echo in a terminal: a newline is `⏎`,
+ * a tab `⇥`, every other control character `\u{…}` (a carriage return included). A mark the text
+ * holds itself is shown as `\u{…}` first, so a `⏎` always means a newline and no value can start a
+ * line or a field.
  */
-function fieldText(text: string): string {
+export function oneLineText(text: string): string {
   const marks = new RegExp(`[${NEWLINE_MARK}${TAB_MARK}${FIELD_BOUNDARY}]`, 'g');
   return visibleControls(
     text
@@ -47,7 +48,7 @@ function fieldText(text: string): string {
 
 /**
  * A tool call's whole input as the text a question shows: one `key: value` line per field (the
- * field it acts on first), string values verbatim but for their marks (`fieldText`: a newline in a
+ * field it acts on first), string values verbatim but for their marks (`oneLineText`: a newline in a
  * value is `⏎`, never a line that could read as another field or as the question), other values
  * as JSON. Nothing is shortened; the only line breaks are the boundaries between fields.
  */
@@ -59,9 +60,22 @@ export function renderToolInput(input: unknown): string {
   return ordered
     .map((key) => {
       const value = record[key];
-      return `${fieldText(key)}: ${fieldText(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)))}`;
+      return `${oneLineText(key)}: ${oneLineText(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)))}`;
     })
     .join('\n');
+}
+
+/**
+ * The style of a question's first line in a terminal: inverse video. Model, tool and check text
+ * reaches a terminal through `terminalSafeText`, which removes every escape sequence, so no line of
+ * theirs can carry it; a forged question reads as plain text (docs/flows.md#terminal-text).
+ */
+export const QUESTION_STYLE_ON = '\x1b[7m';
+export const QUESTION_STYLE_OFF = '\x1b[27m';
+
+/** `? Allow <tool> with this input?` drawn as only the real question is; the tool's name on one line. */
+export function questionHeadline(tool: string): string {
+  return `${QUESTION_STYLE_ON}? Allow ${oneLineText(tool)} with this input?${QUESTION_STYLE_OFF}`;
 }
 
 /**

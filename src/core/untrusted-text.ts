@@ -6,7 +6,7 @@
  * nothing can form a link.
  */
 import stripAnsi from 'strip-ansi';
-import { visibleControls } from './ask-input';
+import { FIELD_BOUNDARY, visibleControls } from './ask-input';
 
 const DEFAULT_MAX_CHARS = 400;
 
@@ -32,4 +32,41 @@ export function plainNotificationText(text: string, maxChars = DEFAULT_MAX_CHARS
  */
 export function terminalSafeText(text: string): string {
   return visibleControls(stripAnsi(text.replace(/\r\n/g, '\n')));
+}
+
+/** What starts a line of a question in a terminal: its `?`, and the `│` of its input's fields. */
+const QUESTION_LINE_START = new Set(['?', '\uff1f', FIELD_BOUNDARY]);
+
+/**
+ * One stream of model or tool text on its way to a terminal (a transcript, a stderr, a check's
+ * output): `terminalSafeText`, and a line whose first visible character is one a question's line
+ * starts with (`?`, `│`) gets a `\` before it, so no line of theirs reads as the question
+ * (docs/flows.md#terminal-text). It remembers across chunks whether a line has started, so a
+ * streamed `?` in the middle of a sentence is left alone.
+ */
+export class TerminalLines {
+  private atLineStart: boolean;
+
+  /** `atLineStart`: whether the first text written starts a line (false: it continues one). */
+  constructor(atLineStart = true) {
+    this.atLineStart = atLineStart;
+  }
+
+  text(chunk: string): string {
+    let out = '';
+    for (const c of terminalSafeText(chunk)) {
+      if (c === '\n') this.atLineStart = true;
+      else if (this.atLineStart && c !== ' ' && c !== '\t') {
+        this.atLineStart = false;
+        if (QUESTION_LINE_START.has(c)) out += '\\';
+      }
+      out += c;
+    }
+    return out;
+  }
+}
+
+/** One piece of model or tool text made inert (`TerminalLines`); `atLineStart` false when it continues a line. */
+export function terminalSafeLines(text: string, atLineStart = true): string {
+  return new TerminalLines(atLineStart).text(text);
 }

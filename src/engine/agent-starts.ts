@@ -83,7 +83,7 @@ export function sessionStarter(
     const route = reference && 'route' in reference ? reference.route : undefined;
     try {
       const view = sessionViewOf(task, agent, claude, busy, reference && ('why' in reference ? reference : reference.input));
-      return view.kind === 'interactive' && route ? { ...view, close: () => route.revoke() } : view;
+      return view.kind === 'interactive' && route ? { ...view, close: () => route.revoke(), routeClosed: route.closed } : view;
     } catch (e) {
       route?.revoke();
       throw e;

@@ -2,6 +2,7 @@
 // Discord-compatible incoming webhook, or a generic JSON webhook. The URL is a credential (whoever
 // has it can post there, or read an ntfy topic), so it lives in SecretStorage only and no text
 // here (an error, a log line) ever repeats it.
+import { isLiteralLoopback } from '../core/loopback-host';
 import { NOTIFY_TARGET_KINDS, type NotifyTarget, type NotifyTargetKind } from '../protocol/notify';
 
 export const NOTIFY_TARGET_LABELS: Readonly<Record<NotifyTargetKind, string>> = {
@@ -13,11 +14,10 @@ export const NOTIFY_TARGET_LABELS: Readonly<Record<NotifyTargetKind, string>> = 
 
 export class NotifyTargetError extends Error {}
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /**
- * The target URL the user typed, checked: https, or plain http to this machine's loopback only
- * (the URL and every message would cross the network readable); no user name or password in it.
+ * The target URL the user typed, checked: https, or plain http to a literal loopback address only
+ * (the URL and every message would cross the network readable, or reach another local user's
+ * server: `isLiteralLoopback`); no user name or password in it.
  */
 export function parseTargetUrl(text: string): URL {
   let url: URL;
@@ -26,8 +26,10 @@ export function parseTargetUrl(text: string): URL {
   } catch {
     throw new NotifyTargetError('That is not a URL (e.g. https://ntfy.sh/my-secret-topic).');
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
-    throw new NotifyTargetError('The URL must start with https:// (plain http only to this machine: localhost, 127.0.0.1).');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLiteralLoopback(url.hostname))) {
+    throw new NotifyTargetError(
+      'The URL must start with https:// (plain http only to this machine by address: 127.0.0.1 or [::1], not localhost).',
+    );
   }
   if (url.username || url.password)
     throw new NotifyTargetError('Put no user name or password in the URL; use a secret topic or webhook URL.');

@@ -7,6 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { CreateTaskFormSchema } from '../protocol/webview';
+import type { PermissionMode } from '../core/types';
+import { visibleControls } from '../core/ask-input';
+import { plainNotificationText } from '../core/untrusted-text';
+import type { Confirmation } from './confirmations';
 
 /** Every field optional (the command asks for what is missing); nothing else accepted. */
 export const CreateTaskCommandArgsSchema = CreateTaskFormSchema.partial().strict();
@@ -25,6 +29,46 @@ export function parseCreateTaskArgs(raw: unknown): CreateTaskCommandArgs {
   const issue = parsed.error.issues[0];
   const where = issue.path.length ? `"${issue.path.join('.')}"` : 'the argument';
   throw new CreateTaskArgsError(`invalid task arguments: ${where}: ${issue.message}`);
+}
+
+/**
+ * The longest prompt a command's argument may give: it is shown whole in a modal dialog before it
+ * is queued, and a longer one would not fit (a cut could hide its tail, as a question's once did).
+ */
+export const GIVEN_PROMPT_MAX_CHARS = 4000;
+
+/** What a given prompt would start: a new task, or a follow-up of the task titled `of`. */
+export type GivenPromptContext =
+  | { kind: 'create'; workspacePath?: string; permissionMode?: PermissionMode }
+  | { kind: 'followUp'; of: string; permissionMode: PermissionMode };
+
+/**
+ * A prompt passed in a command's arguments (a keybinding, a command link, another extension) runs
+ * unattended once queued, so the user sees it whole first, as a given check command is shown in
+ * its box: true only when they chose to queue it. Throws for one too long to show whole.
+ */
+export async function confirmGivenPrompt(
+  prompt: string,
+  context: GivenPromptContext,
+  confirm: (question: Confirmation) => Promise<boolean>,
+): Promise<boolean> {
+  if (prompt.length > GIVEN_PROMPT_MAX_CHARS)
+    throw new CreateTaskArgsError(
+      `the instructions given to the command are too long to be shown for confirmation (${prompt.length.toLocaleString('en-US')} characters; at most ${GIVEN_PROMPT_MAX_CHARS.toLocaleString('en-US')}): type or paste them in the panel's form`,
+    );
+  const mode = context.permissionMode ? ` (${context.permissionMode})` : '';
+  const where =
+    context.kind === 'followUp'
+      ? `It continues the session of "${plainNotificationText(context.of, 80)}"${mode}.`
+      : `It runs${context.workspacePath ? ` in ${context.workspacePath}` : ''}${mode}.`;
+  return confirm({
+    message:
+      context.kind === 'followUp'
+        ? 'Queue a follow-up with instructions a command gave?'
+        : 'Queue an off-peak task with instructions a command gave?',
+    detail: `A keybinding, a link or another extension asked for this; the agent will follow these instructions unattended. ${where}\n\n${visibleControls(prompt)}`,
+    action: context.kind === 'followUp' ? 'Queue Follow-up' : 'Queue Task',
+  });
 }
 
 /** The palette's input box check: a message for a prompt that cannot be queued, else undefined. */

@@ -6,6 +6,7 @@ import { checkedListItems } from '../core/setting-list';
 import type { GatewayConfig } from '../gateway/config';
 import { OffPeakWindows, parseDailyRange } from '../gateway/authority/windows';
 import { personalAccountLimits } from '../gateway/model/account-limit';
+import { isLiteralLoopback } from '../core/loopback-host';
 
 export type OffPeakMode = 'personal' | 'gateway';
 
@@ -56,14 +57,10 @@ export function localTimeZone(): string {
 
 export const DEFAULT_MODEL_BASE_URL = 'https://api.anthropic.com';
 
-/** A host name that is this machine's loopback: `localhost`, 127.0.0.0/8 or `::1`. */
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(hostname);
-}
-
 /**
- * `offPeak.personal.baseUrl`: an https URL, or http to this machine's loopback only (the model
- * key or the Claude login it carries would travel in clear); no credentials in it.
+ * `offPeak.personal.baseUrl`: an https URL, or http to a literal loopback address only (the model
+ * key or the Claude login it carries would travel in clear; `isLiteralLoopback` says why not
+ * `localhost`); no credentials in it.
  */
 export function parseModelBaseUrl(text: string | undefined): string {
   const value = (text ?? '').trim() || DEFAULT_MODEL_BASE_URL;
@@ -74,9 +71,9 @@ export function parseModelBaseUrl(text: string | undefined): string {
     throw new PersonalSettingError(`offPeak.personal.baseUrl: "${value}" is not a URL (e.g. ${DEFAULT_MODEL_BASE_URL})`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PersonalSettingError('offPeak.personal.baseUrl: use an http(s) URL');
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+  if (url.protocol === 'http:' && !isLiteralLoopback(url.hostname)) {
     throw new PersonalSettingError(
-      'offPeak.personal.baseUrl: use https (plain http:// only to this machine, e.g. http://127.0.0.1:4000): your model key or login would travel in clear',
+      'offPeak.personal.baseUrl: use https (plain http:// only to a loopback address of this machine, http://127.0.0.1:<port> or http://[::1]:<port>, not localhost): your model key or login would travel in clear or to another user',
     );
   }
   if (url.username || url.password)

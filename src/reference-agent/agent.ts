@@ -4,17 +4,23 @@ import type { PermissionMode, ReferenceAgentEvent, ThoughtLevel } from './events
 import { SessionTranscript, type ContentBlock, type Message } from './session';
 import { permissionFor, runTool, summarizeTool, toolDefinitions, toolRisk } from './tools';
 import type { PermissionAsker } from './permission-prompt';
-import { askInputDigest, indentedQuestionInput, renderToolInput } from '../core/ask-input';
-import { terminalSafeText } from '../core/untrusted-text';
+import { oneLineText, renderToolInput } from '../core/ask-input';
+import { TerminalLines } from '../core/untrusted-text';
 import { shellDescription } from './shell';
 
 /**
- * The transcript stream: model and tool text pass through it, so escape sequences are removed
- * and other control characters shown (docs/flows.md#terminal-text); only the permission
- * prompt's echo of typed keys bypasses it.
+ * The transcript stream: model and tool text pass through it, so escape sequences are removed,
+ * other control characters shown and no line starts as a question (docs/flows.md#terminal-text);
+ * only the permission prompt (its question and the echo of typed keys) bypasses it.
  */
 function safeOut(out: Writable): Pick<Writable, 'write'> {
-  return { write: (text: string) => out.write(terminalSafeText(text)) } as Pick<Writable, 'write'>;
+  const lines = new TerminalLines();
+  return { write: (text: string) => out.write(lines.text(text)) } as Pick<Writable, 'write'>;
+}
+
+/** A tool call's echo: one line, a newline in the model's input shown as `⏎` as the question shows it. */
+function toolEcho(name: string, input: Record<string, unknown>): string {
+  return `⏺ ${oneLineText(`${name}: ${summarizeTool(name, input)}`)}\n`;
 }
 
 export interface AgentRunOptions {
@@ -144,7 +150,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunResult
 async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { type: 'tool_use' }>): Promise<ContentBlock> {
   const { out } = opts;
   const summary = summarizeTool(use.name, use.input);
-  out.write(`⏺ ${use.name}: ${summary}\n`);
+  out.write(toolEcho(use.name, use.input));
   const risk = toolRisk(use.name, use.input, opts.workspace);
   const decision = risk ? permissionFor(opts.permissionMode, risk) : 'allow';
   if (decision === 'deny') {
@@ -163,8 +169,7 @@ async function runToolUse(opts: AgentRunOptions, use: Extract<ContentBlock, { ty
     const input = renderToolInput(use.input);
     // The tool_use id names the question: unique in the session, and the host answers by it.
     opts.emit({ type: 'input_needed', ask_id: use.id, tool: use.name, summary, input, deadline_at: deadline, call: use.input });
-    const question = `  ? Allow ${use.name} with this input?\n${indentedQuestionInput(input, '      ')}\n   `;
-    const answer = await opts.asker.ask(use.id, question, askInputDigest(input), opts.askTimeoutMs, opts.signal, opts.askParkMs);
+    const answer = await opts.asker.ask(use.id, use.name, input, opts.askTimeoutMs, opts.signal, opts.askParkMs);
     opts.emit({ type: 'input_answered', ask_id: use.id, tool: use.name, allowed: answer.allowed, by: answer.by });
     if (!answer.allowed) {
       const why =
@@ -193,7 +198,7 @@ export function printTranscript(session: SessionTranscript, stream: Writable): v
   for (const message of session.messages) {
     for (const block of message.content) {
       if (block.type === 'text') out.write(message.role === 'user' ? `> ${block.text}\n\n` : `${block.text}\n\n`);
-      else if (block.type === 'tool_use') out.write(`⏺ ${block.name}: ${summarizeTool(block.name, block.input)}\n`);
+      else if (block.type === 'tool_use') out.write(toolEcho(block.name, block.input));
       else if (block.type === 'tool_result')
         out.write(`  ⎿ ${block.is_error ? '✗ ' : ''}${block.content.split('\n').slice(0, 3).join('\n    ')}\n`);
     }

@@ -10,7 +10,7 @@ import { printTranscript, runAgent } from './agent';
 import { EXIT, PERMISSION_MODES, THOUGHT_LEVELS, type PermissionMode, type ReferenceAgentEvent, type ThoughtLevel } from './events';
 import { PermissionAsker } from './permission-prompt';
 import { SessionError, SessionTranscript } from './session';
-import { terminalSafeText } from '../core/untrusted-text';
+import { terminalSafeLines } from '../core/untrusted-text';
 import { isSegmentEndError, segmentEndedText } from '../core/segment-end';
 
 const USAGE = `usage:
@@ -202,7 +202,7 @@ async function main(argv: string[]): Promise<number> {
       if (line === null || line.trim() === 'exit') return EXIT.ok;
       if (!line.trim()) continue;
       const turn = await run(line);
-      if (turn.kind === 'failed') process.stdout.write(`\n✗ ${terminalSafeText(turn.error)}\n`);
+      if (turn.kind === 'failed') process.stdout.write(`\n✗ ${terminalSafeLines(turn.error, false)}\n`);
       [controller, interrupts] = [new AbortController(), 0];
     }
   }
@@ -217,7 +217,9 @@ async function main(argv: string[]): Promise<number> {
       emit({ type: 'result', ok: false, error: result.error, turns: result.turns });
       // The off-peak segment ending is the normal course of a long task, not an API error; any other
       // error may quote the model API's answer: no control sequence reaches the terminal.
-      process.stdout.write(isSegmentEndError(result.error) ? `\n■ ${segmentEndedText()}\n` : `\n✗ ${terminalSafeText(result.error)}\n`);
+      process.stdout.write(
+        isSegmentEndError(result.error) ? `\n■ ${segmentEndedText()}\n` : `\n✗ ${terminalSafeLines(result.error, false)}\n`,
+      );
       return EXIT.failed;
     case 'interrupted':
       emit({ type: 'interrupted', session_id: sessionId });

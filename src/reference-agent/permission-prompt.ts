@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { TypedLine, isYes } from '../core/typed-line';
 import { terminalSafeText } from '../core/untrusted-text';
+import { askInputDigest, indentedQuestionInput, questionHeadline } from '../core/ask-input';
 
 /** How an ask ended: typed in the terminal, answered by the host on the answer channel, timed out, or interrupted. */
 export type AskAnswer = { allowed: boolean; by: 'terminal' | 'host' | 'timeout' | 'interrupt' };
@@ -81,23 +82,21 @@ export class PermissionAsker {
   }
 
   /**
-   * `question` shows the whole input whose sha256 is `inputDigest`; it is written with control
-   * sequences removed. With `parkMs` nobody answering parks the task (the host stops this agent).
+   * Asks whether `tool` may run with `input` (its whole input as `renderToolInput` shows it): the
+   * question's line drawn in the style no model or tool text can carry (`questionHeadline`), the
+   * input under it with control sequences removed; a host answer counts only with the sha256 of
+   * that input. With `parkMs` nobody answering parks the task (the host stops this agent).
    */
-  async ask(
-    askId: string,
-    question: string,
-    inputDigest: string,
-    timeoutMs: number,
-    signal: AbortSignal,
-    parkMs?: number,
-  ): Promise<AskAnswer> {
+  async ask(askId: string, tool: string, input: string, timeoutMs: number, signal: AbortSignal, parkMs?: number): Promise<AskAnswer> {
     const { output } = this.options;
+    const inputDigest = askInputDigest(input);
     const unanswered =
       parkMs !== undefined
         ? `the task waits for your answer without holding capacity after ${Math.round(parkMs / 1000)} s`
         : `denied automatically in ${Math.round(timeoutMs / 1000)} s`;
-    output.write(`${terminalSafeText(question)} [y/N] (${unanswered}; type y or n, then Enter) `);
+    output.write(
+      `  ${questionHeadline(tool)}\n${indentedQuestionInput(terminalSafeText(input), '      ')}\n    [y/N] (${unanswered}; type y or n, then Enter) `,
+    );
     const answer = await new Promise<AskAnswer>((resolve) => {
       const finish = (result: AskAnswer): void => {
         if (this.current !== current) return;

@@ -253,12 +253,28 @@ export function toolDefinitions(mode: PermissionMode): ToolDefinition[] {
 /**
  * What a tool call needs. An edit under a git directory (any `.git` component, or a folder laid
  * out as one: `HEAD`, `config`, `objects/`) is a command: git runs programs named in its config
- * and hooks (`core.fsmonitor`, `core.hooksPath`, filters), so in Accept edits it still asks.
+ * and hooks (`core.fsmonitor`, `core.hooksPath`, filters), so in Accept edits it still asks. So is
+ * an edit of the editor's own configuration (`writesEditorConfig`).
  */
 export function toolRisk(name: string, input: Record<string, unknown> = {}, workspace?: string): ToolRisk | undefined {
   const risk = byName.get(name)?.risk;
-  if (risk === 'edit' && typeof input.path === 'string' && writesGitDirectory(input.path, workspace)) return 'command';
-  return risk;
+  if (risk !== 'edit' || typeof input.path !== 'string') return risk;
+  return writesGitDirectory(input.path, workspace) || writesEditorConfig(input.path) ? 'command' : risk;
+}
+
+/**
+ * Whether a path is configuration VS Code applies by itself: anything under a `.vscode` folder
+ * (settings such as `terminal.integrated.env.*` or a terminal profile take effect at once in the
+ * window that has the folder open; tasks and launch configurations run programs) or a
+ * `.code-workspace` file (the same settings for a multi-root window). Windows ignores trailing dots
+ * and spaces and case.
+ */
+export function writesEditorConfig(given: string): boolean {
+  const parts = given
+    .split(/[\\/]+/)
+    .filter(Boolean)
+    .map((part) => part.replace(/[. ]+$/, '').toLowerCase());
+  return parts.some((part) => part === '.vscode') || (parts.at(-1)?.endsWith('.code-workspace') ?? false);
 }
 
 /** Whether a path names something inside (or is) a git directory. Windows ignores trailing dots and spaces and case. */

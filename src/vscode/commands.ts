@@ -126,7 +126,7 @@ async function pickTask(
 /** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
 async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
   // Loaded on first use: the argument schemas bring zod, which activation need not load.
-  const { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } = await import('../panel/create-task-command');
+  const { checkWorkspaceFolder, confirmGivenPrompt, parseCreateTaskArgs, promptProblem } = await import('../panel/create-task-command');
   // Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts.
   const args = parseCreateTaskArgs(raw);
   if (args.prompt !== undefined) {
@@ -186,6 +186,9 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
       })
     )?.mode;
   if (!permissionMode) return undefined;
+  // A caller's prompt runs unattended: shown whole first, like a caller's check command (docs/security.md).
+  if (args.prompt !== undefined && !(await confirmGivenPrompt(prompt, { kind: 'create', workspacePath, permissionMode }, confirmModal)))
+    return undefined;
   if (permissionMode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(workspacePath)))) return undefined;
   const workspace = workspaces.find((w) => w.path === workspacePath);
   const checkCommand = askCheck

@@ -57,7 +57,17 @@ export class SessionTerminals implements vscode.Disposable {
       env,
       iconPath: new vscode.ThemeIcon('comment-discussion'),
     });
-    this.open.set(task!.sessionId!, { terminal, close: view.close });
+    const sessionId = task!.sessionId!;
+    this.open.set(sessionId, { terminal, close: view.close });
+    // Its model route closed (the engine stopped or restarted): the agent goes with it (docs/flows.md#open-session).
+    void view.routeClosed?.then(() => {
+      if (this.open.get(sessionId)?.terminal !== terminal || terminal.exitStatus !== undefined) return; // closed by the user
+      this.open.delete(sessionId);
+      terminal.dispose();
+      void vscode.window.showInformationMessage(
+        "The reference agent's conversation ended: its model route closed with the extension's engine (a restart). Open the session again to continue it.",
+      );
+    });
     terminal.show();
     return 'interactive';
   }
@@ -100,6 +110,12 @@ export function registerSessionCommands(context: vscode.ExtensionContext, deps: 
           });
     if (!prompt) return undefined;
     const mode: PermissionMode = of.permissionMode;
+    if (typeof instructions === 'string') {
+      // A caller's instructions run unattended: shown whole first (docs/security.md).
+      const { confirmGivenPrompt } = await import('../panel/create-task-command');
+      if (!(await confirmGivenPrompt(prompt, { kind: 'followUp', of: shortTaskTitle(of, of.id), permissionMode: mode }, confirmModal)))
+        return undefined;
+    }
     if (mode === 'bypassPermissions' && !(await confirmModal(bypassConfirmation(of.workspacePath)))) return undefined;
     const task = await engine.service.followUp(of.id, { prompt, permissionMode: mode });
     void vscode.window

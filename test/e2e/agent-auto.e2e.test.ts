@@ -111,6 +111,10 @@ describe('auto agent detection (host engine, real gateway)', function () {
       homedir: 'C:\\Users\\ana',
       isFile: (file) => /^C:\\/i.test(file) && fs.statSync(onDisk(file), { throwIfNoEntry: false })?.isFile() === true,
       readText: (file) => (/^C:\\/i.test(file) && fs.existsSync(onDisk(file)) ? fs.readFileSync(onDisk(file), 'utf8') : undefined),
+      uid: undefined,
+      statOf: () => {
+        throw new Error('Windows has no POSIX owner or mode to check');
+      },
     });
     // The extension host's runtime (Electron, acting as Node): the stand-in records how it was started.
     const hostRuntime = path.join(folder('host'), 'code');

@@ -97,6 +97,34 @@ describe('Open session on a finished reference-agent task (real engine, gateway 
     assert.equal(refused.status, 404);
   });
 
+  it("item 5: the session's terminal ends when its model route closes (the engine stops, as at a restart), so nobody who binds the freed port gets the conversation", async () => {
+    const id = await finishedTask({ baseUrl: world.upstream.url, apiKey: async () => OWN_KEY });
+    const view = await engine!.sessions.view(id);
+    assert.equal(view.kind, 'interactive');
+    if (view.kind !== 'interactive') return;
+    const { shellPath, shellArgs, cwd, env } = view.terminal;
+    const child = spawn(shellPath, shellArgs, { cwd, env: terminalEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    // What SessionTerminals does with the terminal (src/vscode/session-commands.ts): ended with its route.
+    assert.ok(view.routeClosed, 'the view says when its model route closes');
+    let ended = false;
+    void view.routeClosed.then(() => {
+      ended = true;
+      child.kill();
+    });
+    try {
+      await waitFor(() => out.includes('› '), 'the prompt for an instruction', 60_000);
+      await engine!.dispose();
+      engine = undefined;
+      await waitFor(() => ended, 'the terminal ended with its route', 10_000);
+      await exited;
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
   it('without the own model API (team mode) or without its key: the transcript, and why', async () => {
     const id = await finishedTask({ baseUrl: world.upstream.url, apiKey: async () => undefined });
     assert.deepEqual(await engine!.sessions.view(id), { kind: 'transcript', why: REFERENCE_SESSION_NEEDS_KEY });

@@ -253,7 +253,8 @@ describe('runtime end to end (real gateway, fake upstream, reference agent proce
     h.runtime.attachTerminal(created.id, { write: (t) => seen.push(t) });
     // The question shows the tool call's whole input (the content to be written included) before [y/N].
     await waitFor(
-      () => /\? Allow write_file with this input\?\n {6}│ path: asked\.txt\n {6}│ content: yes\n.*\[y\/N\]/.test(seen.join('')),
+      // eslint-disable-next-line no-control-regex -- the question's line ends its inverse video (docs/flows.md#terminal-text)
+      () => /\? Allow write_file with this input\?\x1b\[27m\n {6}│ path: asked\.txt\n {6}│ content: yes\n.*\[y\/N\]/.test(seen.join('')),
       'the question in the attached terminal',
     );
     h.runtime.writeInput(created.id, 'y\r');

@@ -109,4 +109,59 @@ describe('dispatch: a task whose start cannot be saved', function () {
     assert.equal(after.claimRunning, false);
     assert.match(after.lastError ?? '', /could not be marked running .*its agent was stopped/);
   });
+
+  it("item 5: the runtime's stop (the engine's) while a segment is starting (its agent spawned, its start not yet saved) waits for that start and stops its agent too", async () => {
+    world = await startWorld({});
+    world.upstream.enqueue({ kind: 'text', text: 'Done.' });
+    const storageDir = path.join(world.root, 'globalStorage');
+    const { runtimeDir } = engineDirs(storageDir);
+    const SQL = await loadSqlJs();
+    const runningIn = (file: string): string | undefined => {
+      const db = new SQL.Database(fs.readFileSync(file));
+      try {
+        return db.exec("SELECT off_peak_task_id FROM off_peak_tasks WHERE status = 'running'")[0]?.values[0]?.[0] as string | undefined;
+      } finally {
+        db.close();
+      }
+    };
+    // The first write that would record the task running: the runtime is told to stop right then
+    // (as the engine's stop does), and that attempt fails once (a passing disk fault, retried), so
+    // the stop comes while the start is under way.
+    let stopping: { agentPid: number | undefined; stopped: Promise<void> } | undefined;
+    const storeFs: StoreFs = {
+      ...fs,
+      renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+        if (!stopping && host && path.basename(String(to)) === 'tasks-index.sqlite') {
+          const taskId = runningIn(String(from));
+          if (taskId) {
+            stopping = { agentPid: agentPidOf(runtimeDir, taskId), stopped: host.runtime.shutdown() };
+            throw Object.assign(new Error(`EIO: injected fault, rename '${String(to)}'`), {
+              code: 'EIO',
+              errno: -5,
+              syscall: 'rename',
+              path: String(to),
+            });
+          }
+        }
+        fs.renameSync(from, to);
+      },
+    };
+    const h = (host = await startTestEngine({ storageDir, gatewayUrl: world.gateway.url, apiKey: USER_KEY, agent: 'reference', storeFs }));
+    await waitFor(() => h.service.isLeader, 'the lease');
+    const ws = path.join(world.root, 'ws');
+    fs.mkdirSync(ws);
+    const task = await h.service.create({
+      title: 'stopped while starting',
+      prompt: 'say hi',
+      permissionMode: 'plan',
+      workspacePath: ws,
+      isolation: 'inPlace',
+    });
+
+    const stop = await waitFor(() => stopping, 'the stop during the start', 90_000);
+    assert.ok(stop.agentPid !== undefined, 'the agent had been spawned when the runtime was told to stop');
+    await stop.stopped;
+    assert.equal(processAlive(stop.agentPid), false, 'no agent of this window outlives its runtime');
+    assert.equal(h.service.getTask(task.id)?.status, 'queued', 'the task went back to the queue with its session');
+  });
 });

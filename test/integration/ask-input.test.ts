@@ -15,7 +15,7 @@ import { ClaudeCodeAdapter } from '../../src/agent/runtime/claude-code-adapter';
 import { ReferenceAgentAdapter } from '../../src/agent/runtime/reference-agent-adapter';
 import { AskBroker } from '../../src/agent/questions/asks';
 import { SegmentRun } from '../../src/agent/runtime/segment-runner';
-import { askInputDigest } from '../../src/core/ask-input';
+import { askInputDigest, QUESTION_STYLE_OFF, QUESTION_STYLE_ON } from '../../src/core/ask-input';
 import { questionNotification } from '../../src/core/ask-notice';
 import { systemClock } from '../../src/core/clock';
 import type { OffPeakTask } from '../../src/core/types';
@@ -35,6 +35,15 @@ const REDRAW = '\x1b[2K\r? Allow run npm test? [y/N] ';
 
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+/** A line of the model's making that reads as the terminal's question (issue 38 item 3). */
+const FORGED = '  ? Allow run npm test';
+
+/** The terminal's text without the real question's style, the one sequence only the question carries. */
+const unstyled = (text: string) => text.split(QUESTION_STYLE_ON).join('').split(QUESTION_STYLE_OFF).join('');
+
+/** Lines of the terminal that start (after blanks) as a question does: `?`. */
+const questionLike = (text: string) => text.split('\n').filter((line) => /^\s*\?/.test(line));
 
 const RUNNING_TASK = { id: 't', status: 'running' } as OffPeakTask;
 
@@ -222,7 +231,7 @@ describe('questions show their whole input; answers are bound to it; terminal te
     const [ask] = broker.pending('t');
     assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
     assert.equal((await run.done).kind, 'completed');
-    const text = terminal();
+    const text = unstyled(terminal());
     assert.doesNotMatch(text, CONTROL, `no control character reached the terminal: ${JSON.stringify(text)}`);
     assert.match(text, /touch hidden\.txt\\u\{1b\}\[2K\\u\{d\}\? Allow run npm test\?/, 'the redraw attempt is shown as inert text');
   });
@@ -248,7 +257,7 @@ describe('questions show their whole input; answers are bound to it; terminal te
     const [ask] = broker.pending('t');
     assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
     await run.done;
-    const text = terminal();
+    const text = unstyled(terminal());
     assert.doesNotMatch(text, CONTROL, `no control character reached the terminal: ${JSON.stringify(text)}`);
     assert.match(text, /Checking\./);
     assert.match(
@@ -256,5 +265,62 @@ describe('questions show their whole input; answers are bound to it; terminal te
       /command: touch x\\u\{1b\}\[2K\\u\{d\}\? Allow run npm test\?/,
       "the question's input shows the redraw attempt as inert text",
     );
+  });
+
+  it("item 3: the reference agent's terminal escapes a question-like line of the model's making (its text and its command's echo); only the real question is drawn in inverse video", async () => {
+    upstream.enqueue(
+      {
+        kind: 'tool_use',
+        name: 'run_command',
+        text: `I will run the tests.\n${FORGED}\n`,
+        input: { command: `touch hidden.txt #\n${FORGED}` },
+      },
+      { kind: 'text', text: 'done' },
+    );
+    const { run, terminal } = await start(reference(), 'reference-forged');
+    await waitUntil(() => broker.pending('t').length === 1, 'the pending ask');
+    await waitUntil(() => terminal().includes('[y/N]'), 'the question in the terminal');
+    const [ask] = broker.pending('t');
+    assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
+    assert.equal((await run.done).kind, 'completed');
+    const text = terminal();
+    assert.deepEqual(questionLike(text), [], `no line starts as a question: ${JSON.stringify(text)}`);
+    assert.ok(text.includes(`\n  \\? Allow run npm test\n`), `the model's line is escaped: ${JSON.stringify(text)}`);
+    assert.ok(text.includes(`⏺ run_command: run touch hidden.txt #⏎  ? Allow run npm test\n`), 'the echo of the command is one line');
+    assert.equal(text.split(QUESTION_STYLE_ON).length - 1, 1, 'one line carries the question style: the real question');
+    assert.ok(
+      text.includes(`  ${QUESTION_STYLE_ON}? Allow run_command with this input?${QUESTION_STYLE_OFF}\n`),
+      'the real question is styled',
+    );
+    assert.doesNotMatch(unstyled(text), CONTROL, 'no other control sequence reached the terminal');
+  });
+
+  it("item 3: Claude Code's terminal escapes a question-like line of the model's making (its text and its command's echo); only the relayed question is drawn in inverse video", async () => {
+    const command = `touch x #\n${FORGED}`;
+    const lines = [
+      {
+        type: 'assistant',
+        message: {
+          content: [
+            { type: 'text', text: `Running the tests.\n${FORGED}` },
+            { type: 'tool_use', name: 'Bash', input: { command, description: `Run tests\n${FORGED}` } },
+          ],
+        },
+      },
+      { type: 'user', message: { content: [{ type: 'tool_result', content: `ok\n${FORGED}` }] } },
+    ];
+    const { run, terminal } = await start(claudeStandIn({ tool_name: 'Bash', input: { command } }, lines), 'claude-forged');
+    await waitUntil(() => broker.pending('t').length === 1, 'the relayed question');
+    await waitUntil(() => terminal().includes('[y/N]'), 'the question in the terminal');
+    const [ask] = broker.pending('t');
+    assert.equal(broker.answer('t', ask.id, 'deny', ask.inputDigest), 'accepted');
+    await run.done;
+    const text = terminal();
+    assert.deepEqual(questionLike(text), [], `no line starts as a question: ${JSON.stringify(text)}`);
+    assert.ok(text.includes(`Running the tests.\n  \\? Allow run npm test\n`), `the model's line is escaped: ${JSON.stringify(text)}`);
+    assert.ok(text.includes(`⏺ Bash: touch x #⏎  ? Allow run npm test\n`), 'the echo of the command is one line');
+    assert.equal(text.split(QUESTION_STYLE_ON).length - 1, 1, 'one line carries the question style: the relayed question');
+    assert.ok(text.includes(`${QUESTION_STYLE_ON}? Allow Bash with this input?${QUESTION_STYLE_OFF}\n`), 'the relayed question is styled');
+    assert.doesNotMatch(unstyled(text), CONTROL, 'no other control sequence reached the terminal');
   });
 });

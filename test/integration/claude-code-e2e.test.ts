@@ -14,7 +14,7 @@ import type { HostEngine } from '../../src/engine/host-engine';
 import { startTestEngine, waitFor } from '../e2e/test-engine';
 import { finished, startClaudeHost } from './claude-code-harness';
 import type { PendingAsk } from '../../src/agent/questions/asks';
-import { FIELD_BOUNDARY } from '../../src/core/ask-input';
+import { FIELD_BOUNDARY, QUESTION_STYLE_OFF } from '../../src/core/ask-input';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 
 type Block = { type: string; id?: string; name?: string; tool_use_id?: string };
@@ -158,7 +158,8 @@ describe('Claude Code end to end (real claude CLI, real gateway, local ticket pr
       if (via === 'host') assert.equal(host.runtime.answerAsk(created.id, ask.id, decision, ask.inputDigest), 'accepted');
       else {
         await waitFor(
-          () => seen.join('').includes(`? Allow Bash with this input?\n    ${FIELD_BOUNDARY} command: ${ASKED_COMMAND}\n`),
+          () =>
+            seen.join('').includes(`? Allow Bash with this input?${QUESTION_STYLE_OFF}\n    ${FIELD_BOUNDARY} command: ${ASKED_COMMAND}\n`),
           'the question in the terminal',
         );
         for (const key of ['y', '\r']) host.runtime.writeInput(created.id, key);

@@ -14,9 +14,26 @@ function executable(file: string): string {
   return file;
 }
 
-/** A host whose only files are `files` (path → text). */
-function fakeHost(platform: NodeJS.Platform, env: Record<string, string>, homedir: string, files: Record<string, string>): LocateHost {
-  return { platform, env, homedir, isFile: (f) => f in files, readText: (f) => files[f] };
+/** A host whose only files are `files` (path → text), each file and folder this user's (uid 501) and 0755 unless `stats` says otherwise. */
+function fakeHost(
+  platform: NodeJS.Platform,
+  env: Record<string, string>,
+  homedir: string,
+  files: Record<string, string>,
+  stats: Record<string, { uid: number; mode: number }> = {},
+): LocateHost {
+  return {
+    platform,
+    env,
+    homedir,
+    uid: platform === 'win32' ? undefined : 501,
+    isFile: (f) => f in files,
+    readText: (f) => files[f],
+    statOf: (f) => {
+      if (platform === 'win32') throw new Error('Windows has no POSIX owner or mode to check');
+      return stats[f] ?? { uid: 501, mode: f in files ? 0o100755 : 0o40755 };
+    },
+  };
 }
 
 describe('offPeak.agent auto: finding Claude Code', () => {
@@ -125,6 +142,49 @@ describe('offPeak.agent auto: finding Claude Code', () => {
     const host = fakeHost('darwin', { PATH: '/usr/bin:/bin' }, '/Users/ana', { '/opt/homebrew/bin/claude': '' });
     assert.equal(locateClaudeCode('claude', host)?.command, '/opt/homebrew/bin/claude');
     assert.equal(locateClaudeCode('claude', { ...host, platform: 'linux' }), undefined, 'a Homebrew place only on macOS');
+  });
+});
+
+describe('offPeak.agent auto: an installer place counts only when it is safe', () => {
+  const brew = '/opt/homebrew/bin/claude';
+  const mac = (stats: Record<string, { uid: number; mode: number }>) =>
+    fakeHost('darwin', { PATH: '/usr/bin:/bin' }, '/Users/ana', { [brew]: '' }, stats);
+
+  it("item 5: macOS and Linux: claude in an installer place counts only when the file and its folder are the user's or root's and not group- or other-writable", () => {
+    assert.equal(locateClaudeCode('claude', mac({}))?.command, brew, "the user's own Homebrew");
+    assert.equal(
+      locateClaudeCode('claude', mac({ [brew]: { uid: 0, mode: 0o100755 }, '/opt/homebrew/bin': { uid: 0, mode: 0o40755 } }))?.command,
+      brew,
+      "root's",
+    );
+    assert.equal(locateClaudeCode('claude', mac({ '/opt/homebrew/bin': { uid: 502, mode: 0o40755 } })), undefined, "another user's folder");
+    assert.equal(locateClaudeCode('claude', mac({ [brew]: { uid: 502, mode: 0o100755 } })), undefined, "another user's file");
+    assert.equal(locateClaudeCode('claude', mac({ [brew]: { uid: 501, mode: 0o100775 } })), undefined, 'a group-writable file');
+    assert.equal(
+      locateClaudeCode('claude', mac({ '/opt/homebrew/bin': { uid: 0, mode: 0o40777 } })),
+      undefined,
+      'an other-writable folder',
+    );
+    const linux = fakeHost(
+      'linux',
+      { PATH: '/usr/bin' },
+      '/home/ana',
+      { '/usr/local/bin/claude': '' },
+      { '/usr/local/bin': { uid: 1001, mode: 0o40755 } },
+    );
+    assert.equal(locateClaudeCode('claude', linux), undefined, "Linux: /usr/local/bin of another user's");
+    assert.equal(chooseAgent('auto', locateClaudeCode('claude', linux)), 'reference', 'auto then runs the reference agent');
+    assert.equal(
+      locateClaudeCode('claude', { ...linux, env: { PATH: '/usr/local/bin' } })?.command,
+      '/usr/local/bin/claude',
+      'a folder the user put on PATH is their choice',
+    );
+  });
+
+  it('item 5: Windows: an installer place is taken without a mode check (its files have ACLs, not POSIX owners and modes)', () => {
+    const native = 'C:\\Users\\ana\\.local\\bin\\claude.exe';
+    const host = fakeHost('win32', { PATH: 'C:\\Windows', PATHEXT: '.EXE' }, 'C:\\Users\\ana', { [native]: '' });
+    assert.equal(locateClaudeCode('claude', host)?.command, native);
   });
 });
 

@@ -15,6 +15,8 @@ function host(platform: NodeJS.Platform, env: Record<string, string>, files: str
     homedir: platform === 'win32' ? 'C:\\Users\\me' : '/Users/me',
     isFile: (f) => files.includes(f),
     readText: () => undefined,
+    uid: platform === 'win32' ? undefined : 501,
+    statOf: () => ({ uid: 501, mode: 0o755 }),
   };
 }
 

@@ -67,6 +67,13 @@ describe('notification target command (core)', () => {
     assert.equal(receiver.posts.length, 0);
   });
 
+  it('item 5: plain http goes only to a literal loopback address: localhost is refused (it may resolve to ::1 first, which another user can bind)', () => {
+    assert.throws(() => parseTargetUrl('http://localhost:8080/hook'), /127\.0\.0\.1/);
+    assert.equal(parseTargetUrl('http://127.0.0.1:8080/hook').host, '127.0.0.1:8080');
+    assert.equal(parseTargetUrl('http://[::1]:8080/hook').host, '[::1]:8080');
+    assert.equal(parseTargetUrl('https://localhost:8443/hook').host, 'localhost:8443');
+  });
+
   it('guesses the kind from the URL (Slack, Discord, ntfy, else a JSON webhook)', () => {
     assert.deepEqual(
       [

@@ -31,9 +31,17 @@ describe('personal mode settings', () => {
     }
     assert.equal(parseModelBaseUrl('http://127.0.0.1:4000/'), 'http://127.0.0.1:4000');
     assert.equal(parseModelBaseUrl('http://127.8.9.10:4000'), 'http://127.8.9.10:4000');
-    assert.equal(parseModelBaseUrl('http://localhost:4000'), 'http://localhost:4000');
     assert.equal(parseModelBaseUrl('http://[::1]:4000'), 'http://[::1]:4000');
     assert.equal(parseModelBaseUrl('https://llm.example'), 'https://llm.example');
+  });
+
+  it('item 5: offPeak.personal.baseUrl over plain http takes only a literal loopback address: localhost is refused (it may resolve to ::1 first, which another user can bind)', () => {
+    for (const url of ['http://localhost:4000', 'http://LOCALHOST:4000/v1', 'http://localhost.:4000', 'http://localhost6:4000']) {
+      assert.throws(() => parseModelBaseUrl(url), /127\.0\.0\.1/, url);
+    }
+    assert.equal(parseModelBaseUrl('http://[::1]:4000'), 'http://[::1]:4000');
+    assert.equal(parseModelBaseUrl('http://127.1:4000'), 'http://127.0.0.1:4000', 'the URL parser writes the address out');
+    assert.equal(parseModelBaseUrl('https://localhost:4000'), 'https://localhost:4000', 'https proves the server, wherever it is');
   });
 
   it('the local authority: loopback only, one user by the hash of the local key (never the key), passthrough on, the hours as off-peak windows, a valid gateway configuration', () => {

@@ -16,6 +16,10 @@ const windows = (env: Record<string, string>, files: Record<string, string> = {}
   homedir: 'C:\\Users\\ana',
   isFile: (f) => f in files,
   readText: (f) => files[f],
+  uid: undefined,
+  statOf: () => {
+    throw new Error('Windows has no POSIX owner or mode to check');
+  },
 });
 
 describe('platform: launching an agent program as the OS would', () => {

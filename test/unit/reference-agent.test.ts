@@ -121,6 +121,29 @@ describe('reference agent internals', () => {
     fs.rmSync(ws, { recursive: true, force: true });
   });
 
+  it('item 5: a write under .vscode/ or to a .code-workspace file (configuration the window applies) is a command, so Accept edits asks', () => {
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'editor-config-'));
+    for (const p of [
+      '.vscode/settings.json',
+      '.vscode/tasks.json',
+      '.vscode/launch.json',
+      '.VSCode./extensions.json',
+      'sub\\.vscode\\settings.json',
+      '.vscode',
+      'team.code-workspace',
+      'nested/Team.Code-Workspace. ',
+      `${ws}/.vscode/settings.json`,
+    ]) {
+      assert.equal(toolRisk('write_file', { path: p }, ws), 'command', p);
+      assert.equal(toolRisk('edit_file', { path: p }, ws), 'command', p);
+      assert.equal(permissionFor('acceptEdits', toolRisk('edit_file', { path: p }, ws)!), 'ask', p);
+    }
+    for (const p of ['vscode/settings.json', 'src/.vscodeignore.ts', 'docs/code-workspace.md', '.vscodeignore'])
+      assert.equal(toolRisk('write_file', { path: p }, ws), 'edit', p);
+    assert.equal(toolRisk('read_file', { path: '.vscode/settings.json' }, ws), 'read', 'reading it is still a read');
+    fs.rmSync(ws, { recursive: true, force: true });
+  });
+
   it('permission table and workspace confinement', () => {
     assert.equal(permissionFor('plan', 'edit'), 'deny');
     assert.equal(permissionFor('plan', 'read'), 'allow');

@@ -6,25 +6,12 @@
 // own; a module inside the extension's folder gets the extension's, in a development host and in
 // an installed .vsix alike).
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import * as vscode from 'vscode';
 import type { OffPeakApi } from '../../src/extension';
 import { connectToGateway, disconnectGateway, EXTENSION_ID, startDemoGateway, waitFor, type DemoGateway } from './demo-gateway';
+import { createTaskConfirmed, extensionVscode } from './extension-window';
 
 const DEMO_KEY = 'opk-demo-key-palette-cancel';
-
-/** The `vscode` API object the extension at `extensionPath` was given. */
-function extensionVscode(extensionPath: string): typeof vscode {
-  const probe = path.join(extensionPath, 'dist', `vscode-api-probe-${process.pid}.js`);
-  writeFileSync(probe, "module.exports = require('vscode');\n");
-  try {
-    return createRequire(__filename)(probe) as typeof vscode;
-  } finally {
-    rmSync(probe, { force: true });
-  }
-}
 
 interface Asked {
   message: string;
@@ -76,10 +63,7 @@ describe('Off-Peak Tasks: Cancel from the command palette (real VS Code, demo ga
   it('item 12: Cancel from the command palette asks like the panel does, and only "Cancel Task" cancels', async function () {
     this.timeout(120_000);
     const engine = await connectToGateway(api, gateway!, DEMO_KEY);
-    const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', {
-      prompt: 'Wait in the queue until cancelled.',
-      permissionMode: 'plan',
-    });
+    const { taskId } = await createTaskConfirmed({ prompt: 'Wait in the queue until cancelled.', permissionMode: 'plan' });
     assert.equal(engine.service.getTask(taskId)?.status, 'queued');
 
     const dismissed = await cancelFromPalette(theirs, taskId, undefined);

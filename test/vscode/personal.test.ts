@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import type { OffPeakApi } from '../../src/extension';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { waitFor } from './demo-gateway';
+import { createTaskConfirmed } from './extension-window';
 
 const EXTENSION_ID = 'offpeak.off-peak-tasks';
 const MODEL_KEY = 'sk-ant-api03-vscode-personal-test-key';
@@ -53,7 +54,7 @@ describe('Off-Peak Tasks in personal mode in a real VS Code (local authority, sc
       assert.equal(fs.statSync(path.join(personalDir, file)).mode & 0o077, 0, `${file} is private`);
 
     await waitFor('the availability snapshot', async () => (await engine.service.availability.refresh()).status === 'enabled');
-    const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', { prompt: 'Say hello.', permissionMode: 'plan' });
+    const { taskId } = await createTaskConfirmed({ prompt: 'Say hello.', permissionMode: 'plan' });
     assert.equal(typeof taskId, 'string');
     const done = await waitFor(
       'the task to end',

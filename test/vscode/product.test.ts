@@ -9,6 +9,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import type { OffPeakApi } from '../../src/extension';
 import { connectToGateway, disconnectGateway, EXTENSION_ID, startDemoGateway, waitFor, type DemoGateway } from './demo-gateway';
+import { createTaskConfirmed } from './extension-window';
 
 const DEMO_KEY = 'opk-demo-key-vscode-test';
 
@@ -31,11 +32,13 @@ describe('Off-Peak Tasks end to end in a real VS Code (demo gateway, reference a
     assert.ok(folder, 'the harness opens a workspace folder');
     const engine = await connectToGateway(api, gateway!, DEMO_KEY);
 
-    const taskId = await vscode.commands.executeCommand<string>('offPeak.createTask', {
+    const { taskId, shown } = await createTaskConfirmed({
       prompt: 'List the files in this workspace and say hello.',
       permissionMode: 'plan',
     });
     assert.equal(typeof taskId, 'string', 'the command returns the new task id');
+    assert.equal(shown.length, 1, 'the prompt given as an argument was shown for confirmation once');
+    assert.ok(shown[0].includes('List the files in this workspace and say hello.'), 'the confirmation shows the prompt');
     const created = engine.service.getTask(taskId)!;
     assert.equal(created.workspacePath, folder.uri.fsPath);
     assert.ok(created.serverTicketId, 'a ticket was taken before the row was inserted');

@@ -21,6 +21,8 @@ export interface ProxyRouteHandle {
   readonly baseUrl: string;
   /** Refuses the secret from now on (the segment ended). */
   revoke(): void;
+  /** Resolves once the route is gone: revoked, or the listener closed (its port may then be anyone's). */
+  readonly closed: Promise<void>;
 }
 
 export class LoopbackProxyServer {
@@ -29,6 +31,8 @@ export class LoopbackProxyServer {
   private port = 0;
   /** secret -> route, for the live segments only. */
   private readonly routes = new Map<string, ProxyRoute>();
+  /** secret -> what tells its holder the route is gone. */
+  private readonly ends = new Map<string, () => void>();
   private closed = false;
 
   /** The port once listening (0 before the first segment). */
@@ -47,15 +51,25 @@ export class LoopbackProxyServer {
     await this.open();
     const secret = crypto.randomBytes(18).toString('base64url');
     this.routes.set(secret, route);
+    let end!: () => void;
+    const closed = new Promise<void>((resolve) => (end = resolve));
+    this.ends.set(secret, end);
     return {
       baseUrl: `http://127.0.0.1:${this.port}/${secret}`,
-      revoke: () => void this.routes.delete(secret),
+      revoke: () => {
+        this.routes.delete(secret);
+        this.ends.delete(secret);
+        end();
+      },
+      closed,
     };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.routes.clear();
+    for (const end of this.ends.values()) end();
+    this.ends.clear();
     await this.opening?.catch(() => undefined);
     const server = this.server;
     if (!server) return;

@@ -1,16 +1,16 @@
 // What a question relayed from Claude Code's permission MCP server looks like in the task's
 // terminal, and the deny messages the agent gets (docs/flows.md#what-a-question-shows).
-import { indentedQuestionInput } from '../../core/ask-input';
+import { indentedQuestionInput, questionHeadline } from '../../core/ask-input';
 import type { PermissionRelayAnswer } from '../../protocol/permission-relay';
 import type { AskAnsweredBy, PendingAsk } from './asks';
 
-/** The question as the terminal shows it: the tool, its whole input indented, and what happens if nobody answers. */
+/** The question as the terminal shows it: its line in the question's style, the whole input indented, and what happens if nobody answers. */
 export function relayQuestionText(ask: PendingAsk, secondsLeft: number): string {
   const unanswered =
     ask.onDeadline === 'park'
       ? `the task waits for the answer without holding capacity after ${secondsLeft} s`
       : `denied automatically in ${secondsLeft} s`;
-  return `\n? Allow ${ask.tool} with this input?\n${indentedQuestionInput(ask.input, '    ')}\n  [y/N] (type y or n, then Enter, here or answer in VS Code; ${unanswered}) `;
+  return `\n${questionHeadline(ask.tool)}\n${indentedQuestionInput(ask.input, '    ')}\n  [y/N] (type y or n, then Enter, here or answer in VS Code; ${unanswered}) `;
 }
 
 export const DENY_MESSAGES: Record<AskAnsweredBy, string> = {

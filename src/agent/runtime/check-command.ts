@@ -17,7 +17,7 @@ import {
   windowsSystemProgram,
   type ProcessHost,
 } from '../../core/process-control';
-import { terminalSafeText } from '../../core/untrusted-text';
+import { TerminalLines, terminalSafeText } from '../../core/untrusted-text';
 
 /** How much of the output the task keeps (the card, the fed-back tail): its end, where failures are. */
 export const CHECK_OUTPUT_TAIL_CHARS = 4_000;
@@ -71,10 +71,11 @@ export class CheckCommandRun {
     options: CheckCommandOptions,
   ) {
     const timer = setTimeout(() => void this.stop('timeout'), options.timeoutMs);
+    // The terminal's copy also starts no line as a question does (docs/flows.md#terminal-text); the tail kept is the text as printed.
+    const lines = new TerminalLines();
     const out = (chunk: string) => {
-      const text = terminalSafeText(chunk);
-      this.tail = (this.tail + text).slice(-CHECK_OUTPUT_TAIL_CHARS);
-      options.onOutput(text);
+      this.tail = (this.tail + terminalSafeText(chunk)).slice(-CHECK_OUTPUT_TAIL_CHARS);
+      options.onOutput(lines.text(chunk));
     };
     for (const stream of [child.stdout!, child.stderr!]) {
       stream.setEncoding('utf8');

@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { PermissionMode } from '../../core/types';
 import { PERMISSION_MCP_SERVER, PERMISSION_PROMPT_TOOL, PERMISSION_RELAY_PATH, PERMISSION_URL_ENV } from '../../protocol/permission-relay';
 import { isSegmentEndError, segmentEndedText } from '../../core/segment-end';
-import { terminalSafeText } from '../../core/untrusted-text';
+import { TerminalLines } from '../../core/untrusted-text';
+import { oneLineText } from '../../core/ask-input';
 import { currentValue, type LiveValue } from '../../core/live-value';
 import { DEFAULT_ASK_TIMEOUT_MS } from '../questions/asks';
 import {
@@ -183,7 +184,7 @@ export class ClaudeCodeAdapter implements AgentAdapter {
             // Claude Code words the proxy's segment-end refusal as an API error: it is the normal course of a long task.
             if (block.type === 'text')
               out += typeof block.text === 'string' && isSegmentEndError(block.text) ? `■ ${segmentEndedText()}\n` : `${block.text}\n`;
-            else if (block.type === 'tool_use') out += `⏺ ${block.name}: ${summarizeInput(block.input)}\n`;
+            else if (block.type === 'tool_use') out += `⏺ ${oneLineText(`${block.name}: ${summarizeInput(block.input)}`)}\n`;
           }
           return out;
         }
@@ -215,8 +216,10 @@ export class ClaudeCodeAdapter implements AgentAdapter {
           return '';
       }
     };
-    // Every line holds model or tool text (messages, commands, tool output): no control sequence reaches the terminal.
-    const safeRender = (line: string): string => terminalSafeText(render(line));
+    // Every line holds model or tool text (messages, commands, tool output): no control sequence reaches the terminal,
+    // and no line starts as a question does.
+    const lines = new TerminalLines();
+    const safeRender = (line: string): string => lines.text(render(line));
     return {
       stdout: (chunk) => {
         buffer += chunk;

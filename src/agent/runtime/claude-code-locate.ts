@@ -18,12 +18,25 @@ export interface LocateHost extends ExecutableHost {
   homedir: string;
   /** The file's text, or undefined when it cannot be read. */
   readText(file: string): string | undefined;
+  /** This process's user id (undefined on Windows). */
+  uid: number | undefined;
+  /** A file's or folder's owner and mode (links followed), or undefined when it cannot be read; not called on Windows. */
+  statOf(file: string): { uid: number; mode: number } | undefined;
 }
 
 export function systemLocateHost(): LocateHost {
   return {
     ...systemExecutableHost(),
     homedir: os.homedir(),
+    uid: process.getuid?.(),
+    statOf: (file) => {
+      try {
+        const { uid, mode } = fs.statSync(file);
+        return { uid, mode };
+      } catch {
+        return undefined;
+      }
+    },
     readText: (file) => {
       try {
         return fs.readFileSync(file, 'utf8');
@@ -60,15 +73,18 @@ export function locateClaudeCode(setting: string, host: LocateHost, node: string
   const exts = win ? windowsExtensions(envOf(host, 'PATHEXT')) : [''];
   const withExts = (file: string) => (win && p.extname(file) === '' ? exts.map((e) => file + e) : [file]);
   const candidates: string[] = [];
+  /** The installers' places: a file there counts only when `safeInstallerPlace`. */
+  const installed: string[] = [];
   if (name.includes('/') || (win && name.includes('\\'))) {
     candidates.push(...withExts(name.startsWith('~') ? p.join(host.homedir, name.slice(1)) : name));
   } else {
     // PATH's absolute folders only: never the working directory (a task's repository).
     for (const dir of absolutePathFolders(host)) candidates.push(...withExts(p.join(dir, name)));
-    if (name === DEFAULT_CLAUDE_COMMAND) candidates.push(...installerPlaces(host).flatMap(withExts));
+    if (name === DEFAULT_CLAUDE_COMMAND) installed.push(...installerPlaces(host).flatMap(withExts));
   }
-  for (const file of candidates) {
+  for (const file of [...candidates, ...installed]) {
     if (!host.isFile(file)) continue;
+    if (!candidates.includes(file) && !safeInstallerPlace(file, host)) continue;
     if (win && /\.(cmd|bat|ps1)$/i.test(file)) {
       const viaShim = fromWindowsShim(file, host, node);
       if (viaShim === 'missing') continue;
@@ -139,6 +155,22 @@ function installerPlaces(host: LocateHost): string[] {
   ];
   if (host.platform === 'darwin') places.push('/opt/homebrew/bin/claude');
   return places;
+}
+
+/**
+ * Whether a file in an installer's place may be run by `auto`: it and its folder belong to this
+ * user or root and neither is group- or other-writable, so another user of the machine (one who
+ * installed Homebrew, or a shared `/usr/local/bin`) cannot have put a `claude` there that `auto`
+ * would run with the user's login. A folder the user put on PATH is their own choice and is not
+ * checked. Windows: not checked, since its files are guarded by ACLs and Node's `mode` there says
+ * nothing about who may write (the per-user places are under the user's profile).
+ */
+function safeInstallerPlace(file: string, host: LocateHost): boolean {
+  if (host.platform === 'win32') return true;
+  return [file, path.posix.dirname(file)].every((entry) => {
+    const stat = host.statOf(entry);
+    return stat !== undefined && (stat.uid === 0 || stat.uid === host.uid) && (stat.mode & 0o022) === 0;
+  });
 }
 
 /**

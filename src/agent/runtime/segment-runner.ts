@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../../core/clock';
 import { systemProcessHost, type ProcessHost } from '../../core/process-control';
-import { terminalSafeText } from '../../core/untrusted-text';
+import { TerminalLines } from '../../core/untrusted-text';
 import { ensurePrivateDir } from '../../files/private-files';
 import type { LoopbackProxyServer } from '../proxy/loopback-proxy-server';
 import { TicketProxy } from '../proxy/ticket-proxy';
@@ -272,10 +272,11 @@ export class SegmentRun {
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (chunk: string) => this.show(reader.stdout(chunk)));
     child.stderr!.setEncoding('utf8');
+    const stderrLines = new TerminalLines(false);
     child.stderr!.on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
-      // Whatever the agent's tools print may reach stderr: no control sequence gets to the terminal.
-      this.show(terminalSafeText(chunk));
+      // Whatever the agent's tools print may reach stderr: no control sequence gets to the terminal, no line reads as a question.
+      this.show(stderrLines.text(chunk));
     });
     if (eventsOnFd3) {
       let pending = '';

@@ -36,8 +36,13 @@ export interface InteractiveSessionTerminal {
 }
 
 export type SessionView =
-  /** `close`: what to release once the terminal closed (a reference session's model route). */
-  | { kind: 'interactive'; terminal: InteractiveSessionTerminal; close?: () => void }
+  /**
+   * `close`: what to release once the terminal closed (a reference session's model route);
+   * `routeClosed`: resolves when that route is gone (closed, or the engine stopped or restarted):
+   * the terminal must end then, since the listener's port is free for another local user to bind,
+   * and the agent would send them the conversation and take their answers as the model's.
+   */
+  | { kind: 'interactive'; terminal: InteractiveSessionTerminal; close?: () => void; routeClosed?: Promise<void> }
   /** The task's own terminal: its segments' logs replayed (and the live one, while it runs); `why`: why not a conversation. */
   | { kind: 'transcript'; why?: string };
 

@@ -47,7 +47,10 @@ interface ActiveSegment {
 
 export class TaskRuntime {
   private readonly active = new Map<string, ActiveSegment>();
-  private readonly starting = new Set<string>();
+  /** Segments being started (their agent may already run), until they are active or refused. */
+  private readonly starting = new Map<string, Promise<DispatchResult>>();
+  /** Set by `shutdown`: nothing new starts. */
+  private closing = false;
   private readonly log: (line: string) => void;
   /** The pending permission questions of the agents this window runs. */
   readonly asks: AskBroker;
@@ -168,6 +171,11 @@ export class TaskRuntime {
 
   /** Clean exit: interrupt every segment; each goes back to queued with its session and ticket. */
   async shutdown(): Promise<void> {
+    this.closing = true;
+    // A segment still starting may already have its agent: its start ends (refused before the
+    // spawn, or active after it) before the active ones are interrupted, so it is stopped with
+    // them and never left running against a listener that closes next.
+    await Promise.allSettled([...this.starting.values()]);
     const segments = [...this.active.values()];
     // Their open questions are not answered "ended": kept for the record and asked again after the resume.
     for (const s of segments) this.records.held.set(s.taskId, this.asks.holdTask(s.taskId));
@@ -184,9 +192,11 @@ export class TaskRuntime {
     const taskId = claimed.id;
     if (this.active.has(taskId) || this.starting.has(taskId))
       return { status: 'refused', reason: 'a segment of this task already runs in this window' };
-    this.starting.add(taskId);
+    if (this.closing) return { status: 'refused', reason: 'this window is closing' };
+    const start = this.startSegment(taskId);
+    this.starting.set(taskId, start);
     try {
-      return await this.startSegment(taskId);
+      return await start;
     } finally {
       this.starting.delete(taskId);
     }
@@ -287,6 +297,11 @@ export class TaskRuntime {
           end: () => this.asks.endTask(taskId),
         },
       });
+    // The window began closing while this start got ready: no agent is started now.
+    if (this.closing) {
+      await firstStart?.catch(() => undefined);
+      return { status: 'refused', reason: 'this window is closing' };
+    }
     let run: SegmentRun | null;
     try {
       run = checking.startsWithCheck

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { TaskStatus, TicketRecord } from '../../core/types';
-import { terminalSafeText } from '../../core/untrusted-text';
+import { terminalSafeLines } from '../../core/untrusted-text';
 import { segmentEndedText } from '../../core/segment-end';
 import { SegmentLogReplay } from './segment-logs';
 import type { SegmentOutcome } from './segment-outcome';
@@ -41,7 +41,7 @@ export function outcomeLine(outcome: SegmentOutcome, segmentNumber?: number): st
     return `\n[off-peak] ${passed ? `Ready for review: the check passed (round ${round}).` : `Check failed after ${round} round${round === 1 ? '' : 's'}; the task's work is kept for review.`}\n`;
   }
   // A failure reason may quote the agent or the model: shown inert (docs/flows.md#terminal-text).
-  return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${terminalSafeText(outcome.reason)}` : ''}\n`;
+  return `\n[off-peak] ${OUTCOME_TEXT[outcome.kind]}${outcome.kind === 'failed' ? ` ${terminalSafeLines(outcome.reason, false)}` : ''}\n`;
 }
 
 const READ_ONLY_NOTICE =
