@@ -12,18 +12,22 @@ const EVENTS = ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit',
  * Makes `repo` a committed repository (branch main) whose `.git/config` names an fsmonitor, a
  * hooks directory, a clean and smudge filter, a diff textconv and external diff, a merge driver,
  * and hooks defined in config (git 2.54+), some of them behind `[includeIf "onbranch:main"]`;
- * `a.txt` is left modified so that `git status` cleans it. Each leaves `<markers>/<what>`.
+ * `a.txt` is left modified, and `b.txt` touched so that `git status` cleans it to compare. Each
+ * leaves `<markers>/<what>`.
  */
 export function makeHostileRepository(repo: string, markers: string): void {
   fs.mkdirSync(markers, { recursive: true });
   const git = (...args: string[]) =>
     execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], { cwd: repo });
   fs.writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+  fs.writeFileSync(path.join(repo, 'b.txt'), 'b\n');
   fs.writeFileSync(path.join(repo, '.gitattributes'), '*.txt filter=evil diff=evil merge=evil\n');
   git('init', '-q', '-b', 'main');
   git('add', '.');
   git('commit', '-q', '-m', 'init');
   fs.writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
+  // Same size, another time: git status reads b.txt through the clean filter to compare it.
+  fs.utimesSync(path.join(repo, 'b.txt'), new Date(2001, 1, 1), new Date(2001, 1, 1));
   const mark = (name: string) => `touch '${path.join(markers, name)}'`;
   const hooks = path.join(path.dirname(markers), 'hooks');
   fs.mkdirSync(hooks, { recursive: true });
