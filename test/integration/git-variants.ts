@@ -22,16 +22,19 @@ function versionAtLeast(version: string, major: number, minor: number): boolean 
 
 const systemVersion = /(\d+\.\d+\.\d+)/.exec(execFileSync('git', ['--version'], { encoding: 'utf8' }))?.[1] ?? '0.0.0';
 const required = process.env.OFFPEAK_REQUIRE_NEWEST_GIT === '1';
+let told = false;
 
 /** The system git, and the newest git when it is built or required (then a missing one fails in `useGit`). */
 export function gitVariants(): GitVariant[] {
   const variants: GitVariant[] = [{ name: 'system git', binDir: null, configHooks: versionAtLeast(systemVersion, 2, 54) }];
   if (newestGit() !== null || required)
     variants.push({ name: `git ${NEWEST_GIT_VERSION}`, binDir: path.join(NEWEST_GIT_DIR, 'bin'), configHooks: true });
-  else
+  else if (!told) {
+    told = true; // once per run, not once per describe
     console.log(
       `      (git ${NEWEST_GIT_VERSION} is not built: run scripts/setup-newest-git.ts to run these tests under it too; CI requires it)`,
     );
+  }
   return variants;
 }
 
