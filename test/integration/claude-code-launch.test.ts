@@ -3,7 +3,6 @@
 // wait, Ctrl+C from the task's terminal. It talks to OUR ticket proxy in front of the scripted
 // fake model upstream (standing in for the gateway's model route).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +14,8 @@ import { FakeAnthropicUpstream, type RecordedRequest } from '../fixtures/fake-an
 import { ensureClaudeCode } from '../../scripts/setup-claude-code';
 import { processAlive } from '../e2e/gateway-fixture';
 import { waitUntil } from './runtime-helpers';
+import { gitVariants, useGit } from './git-variants';
+import { makeHostileRepository, markersLeft } from './hostile-git-repo';
 
 /** Every text the model was sent in one request (system prompt aside). */
 function userText(request: RecordedRequest): string {
@@ -122,21 +123,31 @@ describe('Claude Code launch (real claude CLI, local ticket proxy)', function ()
     assert.ok(sent && userText(sent).includes(prompt), 'the whole prompt arrived unchanged');
   });
 
-  it("item 1: an agent's own git status in a repository with core.fsmonitor runs nothing (through the real launch, plan mode)", async function () {
-    const marker = path.join(root, 'fsmonitor-ran');
-    const control = path.join(root, 'fsmonitor-control-ran');
-    execFileSync('git', ['init', '-q'], { cwd: workspace });
-    fs.writeFileSync(path.join(workspace, 'a.txt'), '1');
-    execFileSync('git', ['config', 'core.fsmonitor', `touch '${marker}'; false`], { cwd: workspace });
-    upstream.setDefaultReply({ kind: 'text', text: 'Nothing to do.' });
-    assert.equal((await (await start('1', 'Say hello.', { permissionMode: 'plan' })).done).kind, 'completed');
-    assert.equal(fs.existsSync(marker), false, "Claude Code's git ran the repository's fsmonitor command");
-    // The control: a -c setting from the host (GIT_CONFIG_PARAMETERS beats GIT_CONFIG_COUNT) names
-    // an fsmonitor again, and the same launch runs it: Claude Code does run git status here.
-    const env = { GIT_CONFIG_PARAMETERS: `'core.fsmonitor'='touch ${control}; false'` };
-    assert.equal((await (await start('2', 'Say hello.', { permissionMode: 'plan', env })).done).kind, 'completed');
-    assert.equal(fs.existsSync(control), true, 'Claude Code ran git status with an fsmonitor at its start');
-  });
+  for (const variant of gitVariants()) {
+    describe(`in a repository whose git config names commands (${variant.name})`, () => {
+      useGit(variant);
+
+      it("item 1: Claude Code's own git at its start runs nothing from the repository's config: fsmonitor, filters, hooks (through the real launch, plan mode)", async function () {
+        const markers = path.join(root, 'markers');
+        makeHostileRepository(workspace, markers);
+        upstream.setDefaultReply({ kind: 'text', text: 'Nothing to do.' });
+        assert.equal((await (await start('1', 'Say hello.', { permissionMode: 'plan' })).done).kind, 'completed');
+        assert.deepEqual(markersLeft(markers), [], "Claude Code's git ran a command the repository's config names");
+        // The control: -c settings from the host (GIT_CONFIG_PARAMETERS beats GIT_CONFIG_COUNT) name
+        // an fsmonitor and a filter process again (an empty `process` beats `clean`), and the same launch
+        // runs them: Claude Code does run git status here, and reads b.txt through the filter.
+        const control = path.join(root, 'control');
+        // The first start's git status refreshed the index: b.txt is touched again, so it is compared again.
+        fs.utimesSync(path.join(workspace, 'b.txt'), new Date(2002, 2, 2), new Date(2002, 2, 2));
+        const env = {
+          GIT_CONFIG_PARAMETERS: `'core.fsmonitor'='touch ${control}-fsmonitor; false' 'filter.evil.process'='touch ${control}-filter'`,
+        };
+        assert.equal((await (await start('2', 'Say hello.', { permissionMode: 'plan', env })).done).kind, 'completed');
+        assert.equal(fs.existsSync(`${control}-fsmonitor`), true, 'Claude Code ran git status with an fsmonitor at its start');
+        assert.equal(fs.existsSync(`${control}-filter`), true, "Claude Code's git status read b.txt through a filter");
+      });
+    });
+  }
 
   /** A repository that ships Claude Code hooks and an MCP server, each of which leaves a marker file when it runs. */
   function hostileRepository(): { hookMarker: string; mcpMarker: string } {

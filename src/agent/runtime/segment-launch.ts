@@ -9,18 +9,24 @@ import fs from 'node:fs';
 import { commandInvocation, programToRun } from '../../core/executable-path';
 import { treeSpawnOptions, type ProcessHost } from '../../core/process-control';
 import type { AgentKind, AgentLaunch } from './agent-adapter';
-import { agentGitEnv } from './agent-git-env';
+import { agentGitEnv, agentRepositorySettings } from './agent-git-env';
 import { newSegmentTag, SEGMENT_TAG_ENV } from './segment-processes';
 
 /**
  * The agent's whole environment: the host's, the launch's variables set and unset, the segment's
  * tag, and last the git settings that keep the repository's config from running programs in the
- * agent's own git (agent-git-env.ts), for every agent alike.
+ * agent's own git (agent-git-env.ts; `repository`: those switching off the drivers and hooks its
+ * config names), for every agent alike.
  */
-export function agentProcessEnv(launch: AgentLaunch, tag: string, host: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function agentProcessEnv(
+  launch: AgentLaunch,
+  tag: string,
+  host: NodeJS.ProcessEnv = process.env,
+  repository: ReadonlyArray<readonly [string, string]> = [],
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...host, ...launch.env, OFFPEAK_AGENT_PARENT_PID: String(process.pid), [SEGMENT_TAG_ENV]: tag };
   for (const name of launch.unsetEnv ?? []) delete env[name];
-  return { ...env, ...agentGitEnv(env) };
+  return { ...env, ...agentGitEnv(env, repository) };
 }
 
 /**
@@ -35,11 +41,12 @@ export async function spawnAgent(
 ): Promise<{ child: ChildProcess; tag: string }> {
   // Every process of the segment inherits the tag, so one that left the group is found at the end.
   const tag = newSegmentTag();
-  const env = agentProcessEnv(launch, tag);
   let stdinFd: number | undefined;
   let stdinText: Buffer | undefined; // Windows: a prompt file goes through a pipe (treeSpawnOptions)
   let child: ChildProcess;
   try {
+    // Read from the folder's config as git reads it there (reading config runs nothing).
+    const env = agentProcessEnv(launch, tag, process.env, await agentRepositorySettings(cwd));
     if (launch.stdin !== 'terminal' && processes.platform === 'win32') stdinText = fs.readFileSync(launch.stdin.file);
     else if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
     // From PATH only, never the task's folder; a Windows .cmd/.ps1 through its interpreter, as the OS would.

@@ -27,6 +27,10 @@
  *   beat it: empty `smudge`/`clean`/`process` (git then copies the bytes as they are) and a merge
  *   driver that is git's own three-way text merge (`git merge-file`). A driver name git could not
  *   take back from `-c` (one holding `=`) makes the run fail rather than run unguarded.
+ * - switches off every hook the repository's config defines (git 2.54+: `hook.<name>.command`
+ *   run on `hook.<name>.event`, which `core.hooksPath` does not cover): found in the same look-up,
+ *   each gets `hook.<name>.enabled=false` and an empty `hook.<name>.event` (which clears its
+ *   events); a name git could not take back makes the run fail the same way.
  * Diffs always pass `--no-ext-diff --no-textconv`, so diff drivers need no switch.
  *
  * Two of the user's own settings are kept, as git would apply them (docs/platforms.md): on
@@ -119,6 +123,22 @@ export function driverOverrides(configListing: string): string[] | null {
     ]),
     ...[...names.merge].flatMap((n) => [`merge.${n}.driver=${SAFE_MERGE_DRIVER}`, `merge.${n}.recursive=`]),
   ];
+}
+
+/**
+ * The `-c` settings that switch off the config hooks (`hook.<name>.*`) named in the same listing;
+ * null when a name cannot be overridden safely. `hook.<event>.enabled`, `hook.jobs` and the like
+ * name no command; switching them off too is harmless (a disabled event runs no hook at all).
+ */
+export function hookOverrides(configListing: string): string[] | null {
+  const names = new Set<string>();
+  for (const record of configListing.split('\0')) {
+    const match = /^hook\.(.+)\.[^.]+$/is.exec(record.split('\n', 1)[0]);
+    if (!match) continue;
+    if (match[1].includes('=') || /[\n\0]/.test(match[1])) return null;
+    names.add(match[1]);
+  }
+  return [...names].flatMap((n) => [`hook.${n}.enabled=false`, `hook.${n}.event=`]);
 }
 
 /** The environment of a hardened git: the host's, minus every GIT_* variable, plus these. */
@@ -216,14 +236,16 @@ export async function runGitBuffer(args: readonly string[], options: HardenedGit
     // Exit 1 with no output: the repository's config names no driver.
     // The user's global and system config are read here too: for their core.autocrlf.
     const listing = await execGit(
-      ['config', '-z', '--get-regexp', '^(filter|merge)\\.|^core\\.autocrlf$'],
+      ['config', '-z', '--get-regexp', '^(filter|merge|hook)\\.|^core\\.autocrlf$'],
       { ...options, gitEnv: userConfigEnv(options) },
       undefined,
     );
     if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
-    const found = driverOverrides(listing.stdout.toString('utf8'));
-    if (found === null) return null;
-    overrides = [...found, ...keptUserSettings(listing.stdout.toString('utf8'))].flatMap((setting) => ['-c', setting]);
+    const text = listing.stdout.toString('utf8');
+    const drivers = driverOverrides(text);
+    const hooks = hookOverrides(text);
+    if (drivers === null || hooks === null) return null;
+    overrides = [...drivers, ...hooks, ...keptUserSettings(text)].flatMap((setting) => ['-c', setting]);
   }
   const run = await execGit([...overrides, ...args], options, options.input);
   return run.code === 0 ? run.stdout : null;
@@ -231,8 +253,9 @@ export async function runGitBuffer(args: readonly string[], options: HardenedGit
 
 /**
  * Commands that never read or write a working tree's files, so no filter or merge driver can
- * apply: they skip the config read. Everything else (worktree add/remove, merge, apply,
- * diff-index, status, update-index, ...) gets the driver overrides.
+ * apply, and never update a ref (a ref update runs the `reference-transaction` hook): they skip
+ * the config read. Everything else (worktree add/remove, merge, apply, diff-index, status,
+ * update-index, update-ref, branch, ...) gets the overrides.
  */
 const DRIVER_FREE = new Set([
   'rev-parse',
@@ -240,8 +263,6 @@ const DRIVER_FREE = new Set([
   'config',
   'init',
   'commit-tree',
-  'update-ref',
-  'symbolic-ref',
   'merge-base',
   'check-ignore',
   'write-tree',
