@@ -5,7 +5,7 @@ import type { AgentAdapter, AgentKind } from '../agent/runtime/agent-adapter';
 import { ClaudeCodeAdapter, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
 import { ReferenceAgentAdapter } from '../agent/runtime/reference-agent-adapter';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
-import { referenceSessionOf, sessionIsFree, sessionViewOf, type SessionView } from '../agent/runtime/session-terminal';
+import { referenceSessionOf, sessionIsFree, sessionViewOf, withAgentGit, type SessionView } from '../agent/runtime/session-terminal';
 import type { LoopbackProxyServer } from '../agent/proxy/loopback-proxy-server';
 import type { SessionStarter } from '../service';
 import type { HostEngineOptions } from './engine-options';
@@ -82,7 +82,10 @@ export function sessionStarter(
       agent === 'reference' && sessionIsFree(task, busy) ? await referenceSessionOf(proxyListener, start, options.ownModel) : undefined;
     const route = reference && 'route' in reference ? reference.route : undefined;
     try {
-      const view = sessionViewOf(task, agent, claude, busy, reference && ('why' in reference ? reference : reference.input));
+      const view = await withAgentGit(
+        sessionViewOf(task, agent, claude, busy, reference && ('why' in reference ? reference : reference.input)),
+        hostEnv,
+      );
       return view.kind === 'interactive' && route ? { ...view, close: () => route.revoke(), routeClosed: route.closed } : view;
     } catch (e) {
       route?.revoke();

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ReferenceAgentAdapter } from '../../src/agent/runtime/reference-agent-adapter';
 import { SegmentRun } from '../../src/agent/runtime/segment-runner';
+import { sessionViewOf, withAgentGit } from '../../src/agent/runtime/session-terminal';
 import { FakeAnthropicUpstream } from '../fixtures/fake-anthropic-upstream';
 import { referenceAgentArgv } from '../support/source-bundle';
 import { gitVariants, useGit } from './git-variants';
@@ -85,6 +86,31 @@ for (const variant of gitVariants()) {
         'one\ntwo\n',
         'committed as the file is (no clean filter)',
       );
+      assert.deepEqual(markersLeft(markers), []);
+    });
+
+    it("item 1: Open session's terminal runs the same git: its git status, diff and commit run nothing from the repository's config", async () => {
+      const hostEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull };
+      const task = {
+        title: 't',
+        prompt: 'p',
+        status: 'completed' as const,
+        sessionId: '0f7d2c1e-8b8a-4b8e-9a53-2f1a2b3c4d5e',
+        workspacePath: workspace,
+      };
+      const view = await withAgentGit(sessionViewOf(task, 'claude-code', { command: 'claude', hostEnv, proxyPort: 0 }, false), hostEnv);
+      assert.equal(view.kind, 'interactive');
+      if (view.kind !== 'interactive') return;
+      // What VS Code does with the terminal's env (laid over the host's, null removes), then the
+      // commands the user's agent would run there.
+      const env: NodeJS.ProcessEnv = { ...hostEnv };
+      for (const [name, value] of Object.entries(view.terminal.env))
+        if (value === null) delete env[name];
+        else env[name] = value;
+      const out = path.join(root, 'session');
+      const run = spawnSync('sh', ['-c', gitWork(out)], { cwd: view.terminal.cwd, env });
+      assert.equal(run.status, 0, String(run.stderr));
+      assert.equal(fs.readFileSync(`${out}.log`, 'utf8').trim(), 'work', 'the commit was made');
       assert.deepEqual(markersLeft(markers), []);
     });
   });

@@ -14,6 +14,7 @@ import { isTerminalStatus, type OffPeakTask } from '../../core/types';
 import type { LoopbackProxyServer, ProxyRouteHandle } from '../proxy/loopback-proxy-server';
 import { openModelKeyRoute, type ModelKeyRouteOptions } from '../proxy/model-key-proxy';
 import { PROXY_DUMMY_TOKEN } from './agent-adapter';
+import { agentGitEnv, agentRepositorySettings } from './agent-git-env';
 import { claudeSettingSourceArgs, type ClaudeSettingSources } from './claude-code-adapter';
 
 /** Claude Code names sessions with UUIDs; anything else never reaches argv. */
@@ -182,4 +183,15 @@ export function sessionViewOf(
       ? { kind: 'transcript', why: reference.why }
       : { kind: 'interactive', terminal: referenceSessionTerminal({ ...reference, ...at }) };
   return { kind: 'interactive', terminal: claudeSessionTerminal({ ...claude, ...at }) };
+}
+
+/**
+ * An interactive view with the git settings a task's segments run with (agent-git-env.ts): the
+ * user's agent in the task's folder runs `git status` at its start and git in its commands, and a
+ * repository's config runs nothing there either. Throws, saying why, when a name cannot be overridden.
+ */
+export async function withAgentGit(view: SessionView, hostEnv: Readonly<Record<string, string | undefined>>): Promise<SessionView> {
+  if (view.kind !== 'interactive') return view;
+  const git = agentGitEnv(hostEnv, await agentRepositorySettings(view.terminal.cwd));
+  return { ...view, terminal: { ...view.terminal, env: { ...view.terminal.env, ...git } } };
 }
