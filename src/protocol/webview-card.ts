@@ -115,6 +115,10 @@ export const WorkplaceViewSchema = z.object({
   mergedAt: z.number().nullable().optional(),
   /** The task's changes were applied to the folder as uncommitted changes: when. */
   appliedAt: z.number().nullable().optional(),
+  /** Merged or applied, then its worktree and branch were removed: when (the record above stays). */
+  removedAt: z.number().nullable().optional(),
+  /** A chain's earlier step: the title of the last step, whose card brings the shared branch home (docs/flows.md#bring-it-home). */
+  bringHomeWith: z.string().nullable().optional(),
   /** "Merge" is offered (a finished task whose worktree is there, not merged yet). */
   canMerge: z.boolean().optional(),
   /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */

@@ -39,7 +39,10 @@ export interface TaskIsolation {
   note: string | null;
   /** The changed files counted after the last segment; null until counted or when unknown. */
   changes: ChangedFile[] | null;
-  /** When the worktree was found removed by hand (reported on the card). */
+  /**
+   * When the worktree was found removed by hand (reported on the card), or, on a row merged or
+   * applied, when Discard removed its worktree and branch afterwards (the record stays).
+   */
   missingAt: number | null;
   /** What the user did with the branch (the card says it, and when). */
   broughtHome: { kind: BroughtHome; at: number } | null;
@@ -137,6 +140,16 @@ export class IsolationRepo extends StoreRepo {
   recordBroughtHome(taskId: string, kind: BroughtHome): boolean {
     return (
       this.db.run(`UPDATE ${ISOLATION_TABLE} SET brought_home = ?, brought_home_at = ? WHERE task_id = ?`, [kind, this.now, taskId]) === 1
+    );
+  }
+
+  /** Discard removed the worktree and branch of work already merged or applied: that record stays, the removal is noted. */
+  recordRemovedAfterBringHome(taskId: string): boolean {
+    return (
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET missing_at = ? WHERE task_id = ? AND brought_home IN ('merged', 'applied')`, [
+        this.now,
+        taskId,
+      ]) === 1
     );
   }
 
