@@ -17,6 +17,7 @@ export const CardPhaseSchema = z.enum([
   'paused',
   'between_segments', // a segment ended; the task waits for its next ticket to be admitted
   'waiting_for_admission', // the agent runs, but no model request of this segment was admitted yet
+  'waiting_for_model', // personal mode: the agent runs, no model answer of this segment yet (nothing there admits: docs/flows.md#task-states)
   'running',
   'needs_input', // parked on an unanswered question: no agent, no ticket, until it is answered
   'completed',
