@@ -100,11 +100,15 @@ export class IsolationRepo extends StoreRepo {
     return this.recordsByTask(ISOLATION_TABLE, toIsolation);
   }
 
-  /** The first start made the worktree (only once: a later call changes nothing). */
+  /**
+   * The first start made the worktree (only once: a later call changes nothing), or a follow-up
+   * made again the one an empty task left (its path kept, no branch: `forgetEmptyBranch`).
+   */
   recordWorktree(taskId: string, where: { worktreePath: string; branch: string; baseCommit: string }): boolean {
     return (
       this.db.run(
-        `UPDATE ${ISOLATION_TABLE} SET worktree_path = ?, branch = ?, base_commit = ?, missing_at = NULL WHERE task_id = ? AND worktree_path IS NULL`,
+        `UPDATE ${ISOLATION_TABLE} SET worktree_path = ?, branch = ?, base_commit = ?, missing_at = NULL, note = NULL
+         WHERE task_id = ? AND (worktree_path IS NULL OR branch IS NULL)`,
         [where.worktreePath, where.branch, where.baseCommit, taskId],
       ) === 1
     );
@@ -113,7 +117,7 @@ export class IsolationRepo extends StoreRepo {
   /** A task asked to run on its own branch runs in place after all (its folder is not a git repository). */
   fallBackInPlace(taskId: string, note: string): boolean {
     return (
-      this.db.run(`UPDATE ${ISOLATION_TABLE} SET mode = 'inPlace', note = ? WHERE task_id = ? AND worktree_path IS NULL`, [
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET mode = 'inPlace', note = ?, worktree_path = NULL WHERE task_id = ? AND branch IS NULL`, [
         note,
         taskId,
       ]) === 1
@@ -125,6 +129,14 @@ export class IsolationRepo extends StoreRepo {
     return (
       this.db.run(`UPDATE ${ISOLATION_TABLE} SET worktree_path = NULL, branch = NULL, base_commit = NULL WHERE task_id = ?`, [taskId]) === 1
     );
+  }
+
+  /**
+   * The task changed nothing and its worktree and branch were removed (docs/flows.md#isolation):
+   * the branch is forgotten, the path kept (a follow-up makes its worktree there again), `note` says so.
+   */
+  forgetEmptyBranch(taskId: string, note: string): boolean {
+    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET branch = NULL, base_commit = NULL, note = ? WHERE task_id = ?`, [note, taskId]) === 1;
   }
 
   recordChanges(taskId: string, changes: ChangedFile[] | null): boolean {
