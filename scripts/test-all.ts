@@ -34,6 +34,7 @@ export const STREAMS: readonly (readonly (readonly string[])[])[] = [
     ['test:ui:park'],
     ['test:ui:review'],
     ['test:ui:checks'],
+    ['test:ui:chains'],
     ['test:ui:schedules'],
     ['test:vsix'],
   ],

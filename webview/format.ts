@@ -50,7 +50,8 @@ export function phaseLabel(
   if (card.ask) return 'Needs input';
   // A segment held by the account's usage limit is not working (docs/flows.md#usage-limits).
   const held = now !== undefined && card.usageLimitResetAt != null && card.usageLimitResetAt > now;
-  if (held && (card.phase === 'running' || card.phase === 'waiting_for_admission')) return 'Held: usage limit';
+  if (held && (card.phase === 'running' || card.phase === 'waiting_for_admission' || card.phase === 'waiting_for_model'))
+    return 'Held: usage limit';
   const position = card.queuePosition != null ? ` · #${card.queuePosition}` : '';
   const labels: Record<CardPhase, string> = {
     taking_ticket: 'Taking a ticket',
@@ -61,6 +62,7 @@ export function phaseLabel(
     paused: `Paused${position}`,
     between_segments: `Waiting for the next segment${position}`,
     waiting_for_admission: 'Waiting for admission',
+    waiting_for_model: 'Waiting for the model',
     running: 'Running',
     needs_input: 'Needs input',
     completed: 'Completed',
@@ -80,6 +82,7 @@ export const PHASE_ICONS: Record<CardPhase, string> = {
   paused: 'debug-pause',
   between_segments: 'sync',
   waiting_for_admission: 'watch',
+  waiting_for_model: 'loading',
   running: 'play-circle',
   needs_input: 'question',
   completed: 'pass-filled',

@@ -58,13 +58,15 @@ export function WorkplaceBlock({
   const w = card.workplace;
   if (!w) return null;
   const shown = w.changes && !allFiles ? w.changes.slice(0, FIRST_FILES) : (w.changes ?? []);
+  // Once merged or applied, Discard only removes the worktree and the branch: it says so.
+  const home = w.mergedAt != null ? 'merged' : w.appliedAt != null ? 'applied' : null;
   // A branch button sends its request about this task; a report in the answer (Discard's) is shown.
-  const branchButton = (request: BranchRequest, testid: string, icon: string, label: string, short?: string) => (
+  const branchButton = (request: BranchRequest, testid: string, icon: string, label: string, short?: string, title?: string) => (
     <button
       type="button"
       class="action"
       data-testid={testid}
-      title={BRANCH_TITLES[request]}
+      title={title ?? BRANCH_TITLES[request]}
       onClick={() =>
         void act(channel.request(request, { taskId: card.id })).then((r) => r && 'report' in r && r.report && onMessage(r.report))
       }
@@ -114,12 +116,32 @@ export function WorkplaceBlock({
           Applied to the folder as uncommitted changes {formatTime(w.appliedAt)}.
         </div>
       )}
+      {w.removedAt != null && (
+        <div class="hint" data-testid="worktree-removed">
+          Worktree and branch removed {formatTime(w.removedAt)}.
+        </div>
+      )}
+      {w.bringHomeWith != null && (
+        <div class="hint" data-testid="bring-home-with">
+          Its branch holds the later steps' work too: Merge, Apply or Discard it as one on "{w.bringHomeWith}", the last step.
+        </div>
+      )}
       {(w.canOpen || w.canDiscard || w.canMerge) && (
         <div class="bring-home" role="group" aria-label="What to do with the task's branch">
           {w.canMerge && branchButton('mergeChanges', 'merge-changes', 'git-merge', 'Merge')}
           {w.canMerge && branchButton('applyChanges', 'apply-changes', 'git-pull-request-create', 'Apply')}
           {w.canOpen && branchButton('openWorktree', 'open-worktree', 'empty-window', 'Open worktree', 'Open')}
-          {w.canDiscard && branchButton('discardChanges', 'discard-changes', 'discard', 'Discard')}
+          {w.canDiscard &&
+            (home
+              ? branchButton(
+                  'discardChanges',
+                  'discard-changes',
+                  'trash',
+                  'Remove worktree',
+                  'Remove',
+                  `Remove worktree and branch — already ${home} (asks first)`,
+                )
+              : branchButton('discardChanges', 'discard-changes', 'discard', 'Discard'))}
         </div>
       )}
       {w.changes && w.changes.length > 0 && (

@@ -21,20 +21,21 @@ export function bringHomeHandlers(
   const { bringHome } = service;
   return {
     async discardChanges({ taskId }) {
-      const { task, isolation } = bringHome.discardPlan(taskId);
-      if (!(await host.confirm(discardConfirmation(task, isolation)))) return { done: false };
+      const plan = bringHome.discardPlan(taskId);
+      if (!(await host.confirm(discardConfirmation(plan.task, plan.isolation, plan)))) return { done: false };
       return { done: true, report: discardReport(await bringHome.discard(taskId)) };
     },
     async mergeChanges({ taskId }) {
       const plan = bringHome.plan(taskId, 'merge');
-      if (!(await host.confirm(mergeConfirmation(plan.task, plan.isolation, plan.check)))) return { outcome: 'declined' as const };
+      if (!(await host.confirm(mergeConfirmation(plan.task, plan.isolation, plan.check, plan.steps))))
+        return { outcome: 'declined' as const };
       const result = await bringHome.merge(plan);
       if (result.outcome === 'conflict') await host.openMergeEditor?.(plan.task.workspacePath, result.files);
       return result;
     },
     async applyChanges({ taskId }) {
       const plan = bringHome.plan(taskId, 'apply');
-      if (!(await host.confirm(applyConfirmation(plan.task, plan.isolation, plan.check)))) return { done: false };
+      if (!(await host.confirm(applyConfirmation(plan.task, plan.isolation, plan.check, plan.steps)))) return { done: false };
       await bringHome.apply(plan);
       return { done: true };
     },

@@ -152,6 +152,7 @@ export class PanelController extends Disposable {
     const history = this.backend.history();
     const checks = this.backend.checks?.() ?? new Map<string, CheckView>();
     const runs = this.backend.scheduleRuns?.(now, zone) ?? new Map<string, ScheduleRunMark>();
+    const setup = await this.backend.setup?.();
     const tasks = this.backend.listTasks().map((t) => {
       const run = runs.get(t.id);
       const card = {
@@ -164,6 +165,7 @@ export class PanelController extends Disposable {
           refusals.get(t.id),
           notRun.get(t.id),
           checks.get(t.id),
+          setup?.mode === 'personal',
         ),
         ...scheduledForOf(t, now, zone),
         ...(run ? { scheduleRun: run } : {}),
@@ -189,7 +191,7 @@ export class PanelController extends Disposable {
       models: this.backend.models(),
       workspaces: await this.backend.workspaces(),
       notice: this.backend.notice(),
-      setup: await this.backend.setup?.(),
+      setup,
       visible: this.port.visible?.() ?? true,
       lastSeenAt: this.backend.lastSeenAt?.() ?? null,
       schedules: this.backend.schedules?.(now, zone) ?? [],

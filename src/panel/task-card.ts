@@ -12,9 +12,11 @@ const DEAD_TICKET = new Set(['expired', 'settled', 'not_found']);
 
 /**
  * The finer state a card shows. A running task whose current segment has not had a model
- * request admitted yet says "waiting for admission", not "running" (docs/flows.md#task-states).
+ * request admitted yet says "waiting for admission", not "running" (docs/flows.md#task-states);
+ * in personal mode (`personal`), where no one admits what the user waits for, "waiting for the
+ * model" until its first model answer.
  */
-export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | undefined): CardPhase {
+export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | undefined, personal = false): CardPhase {
   switch (task.status) {
     case 'completed':
     case 'failed':
@@ -23,7 +25,8 @@ export function cardPhaseOf(task: OffPeakTask, currentTicket: TicketRecord | und
       return task.status;
     case 'running':
     case 'awaiting':
-      return currentTicket?.activeAt != null ? 'running' : 'waiting_for_admission';
+      if (currentTicket?.activeAt != null) return 'running';
+      return personal ? 'waiting_for_model' : 'waiting_for_admission';
     case 'needs_input':
       return 'needs_input';
     case 'queued':
@@ -118,6 +121,7 @@ export function toTaskCard(
   refusals?: RefusalCount,
   notRun?: AllowedNotRunView,
   check?: CheckView,
+  personal = false,
 ): TaskCard {
   const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
@@ -127,7 +131,7 @@ export function toTaskCard(
     autoTitle: !task.title,
     prompt: task.prompt,
     status: task.status,
-    phase: cardPhaseOf(task, current),
+    phase: cardPhaseOf(task, current, personal),
     queuePosition: task.status === 'queued' || task.status === 'paused' ? task.queuePosition : null,
     workspacePath: task.workspacePath,
     permissionMode: task.permissionMode,

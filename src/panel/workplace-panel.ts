@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { systemClock, type Clock } from '../core/clock';
 import type { WorktreeFit } from '../service';
+import { branchGroups, bringHomeRefusal, openSteps, stepName, type BranchStep, type BranchSteps } from '../service/branch-steps';
 import { isTerminalStatus, type OffPeakTask } from '../core/types';
 import type { WorkplaceView } from '../protocol/webview';
 import type { IsolationMode, StoreReadTx, TaskCheck, TaskIsolation } from '../store';
@@ -89,21 +90,30 @@ export function reviewable(task: Pick<OffPeakTask, 'status'>, isolation: TaskIso
  * What the card offers for a task's branch: only where its worktree is there and holds changes
  * (a task that failed before it started, or changed nothing, has nothing to bring home). Merge
  * and Apply a finished task's branch not brought home yet; Discard it, or the worktree a merge
- * or apply left; Open the worktree while it is there.
+ * or apply left; Open the worktree while it is there. Steps that share one branch (`group`: a
+ * chain continuing in its branch, follow-ups) are brought home as one, from the last step, once
+ * every step has finished (docs/flows.md#bring-it-home).
  */
 export function workplaceOffers(
-  task: Pick<OffPeakTask, 'status'>,
+  task: Pick<OffPeakTask, 'status' | 'id'>,
   row: TaskIsolation,
+  group?: BranchSteps,
 ): { canMerge: boolean; canOpen: boolean; canDiscard: boolean } {
-  const withChanges =
+  const changed = (steps: readonly BranchStep[]) => steps.some((s) => (s.isolation.changes?.length ?? 0) > 0);
+  const there =
     row.mode === 'worktree' &&
     row.worktreePath !== null &&
     row.branch !== null &&
     row.missingAt === null &&
-    (row.changes?.length ?? 0) > 0 &&
     row.broughtHome?.kind !== 'discarded';
-  const finished = isTerminalStatus(task.status);
-  return { canMerge: withChanges && finished && row.broughtHome === null, canOpen: withChanges, canDiscard: withChanges && finished };
+  const withChanges = there && (group ? changed(group.steps) : (row.changes?.length ?? 0) > 0);
+  const ready = group ? bringHomeRefusal(group, task.id) === undefined : isTerminalStatus(task.status);
+  const toMerge = group ? changed(openSteps(group)) : true;
+  return {
+    canMerge: withChanges && ready && toMerge && row.broughtHome === null,
+    canOpen: withChanges,
+    canDiscard: withChanges && ready,
+  };
 }
 
 /** What Discard says it did: what was there and went. */
@@ -119,33 +129,86 @@ function checkWarning(check: TaskCheck | undefined): string {
   return `Its check did not pass: "${check.command}" still failed after ${check.round} round${check.round === 1 ? '' : 's'}${check.exitCode === null ? '' : ` (exit code ${check.exitCode})`}. `;
 }
 
-/** Merge asks: it makes a commit in the user's folder. */
-export function mergeConfirmation(task: OffPeakTask, isolation: TaskIsolation, check?: TaskCheck): Confirmation {
-  const title = task.title || task.prompt.split('\n')[0];
+const short = (title: string) => (title.length > 60 ? `${title.slice(0, 59)}…` : title);
+
+/** What a question names: the task, or a chain's steps in order. */
+function whatOf(task: OffPeakTask, steps: readonly BranchStep[]): string {
+  if (steps.length <= 1) return `"${short(task.title || task.prompt.split('\n')[0])}"`;
+  return `the chain ${steps.map((s) => `"${short(stepName(s.task))}"`).join(' → ')}`;
+}
+
+/** Each step of a chain with the files it changed, for the question's detail (nothing for one task). */
+function stepsDetail(steps: readonly BranchStep[]): string {
+  if (steps.length <= 1) return '';
+  const files = (s: BranchStep) => s.isolation.changes?.map((c) => c.path) ?? [];
+  const listed = steps.map((s) => {
+    const f = files(s);
+    const shown = f.length > 8 ? `${f.slice(0, 8).join(', ')} and ${f.length - 8} more` : f.join(', ');
+    return `"${short(stepName(s.task))}": ${f.length > 0 ? shown : 'no files changed'}`;
+  });
+  return `Its ${steps.length} steps: ${listed.join('; ')}. `;
+}
+
+/** Merge asks: it makes a commit in the user's folder. `steps`: a chain's steps brought home with it. */
+export function mergeConfirmation(
+  task: OffPeakTask,
+  isolation: TaskIsolation,
+  check?: TaskCheck,
+  steps: readonly BranchStep[] = [],
+): Confirmation {
+  const work =
+    steps.length > 1
+      ? `The work of every step is committed on ${isolation.branch} as one commit naming them`
+      : `The task's work is committed on ${isolation.branch}`;
   return {
-    message: `Merge the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" into the branch checked out in ${task.workspacePath}?`,
-    detail: `${checkWarning(check)}The task's work is committed on ${isolation.branch} and merged with a merge commit. Files you have changed and not committed are never overwritten: the merge is refused if the task changed them too. A conflict opens the merge editor.`,
+    message: `Merge the changes of ${whatOf(task, steps)} into the branch checked out in ${task.workspacePath}?`,
+    detail: `${checkWarning(check)}${stepsDetail(steps)}${work} and merged with a merge commit. Files you have changed and not committed are never overwritten: the merge is refused if the task changed them too. A conflict opens the merge editor.`,
     action: 'Merge',
   };
 }
 
 /** Apply asks: it writes into the user's files. */
-export function applyConfirmation(task: OffPeakTask, isolation: TaskIsolation, check?: TaskCheck): Confirmation {
-  const title = task.title || task.prompt.split('\n')[0];
+export function applyConfirmation(
+  task: OffPeakTask,
+  isolation: TaskIsolation,
+  check?: TaskCheck,
+  steps: readonly BranchStep[] = [],
+): Confirmation {
   return {
-    message: `Apply the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}" to ${task.workspacePath} as uncommitted changes?`,
-    detail: `${checkWarning(check)}The changes of ${isolation.branch} are written into your files; nothing is committed. Refused, changing nothing, if you have uncommitted changes to a file the task changed or the changes do not apply cleanly.`,
+    message: `Apply the changes of ${whatOf(task, steps)} to ${task.workspacePath} as uncommitted changes?`,
+    detail: `${checkWarning(check)}${stepsDetail(steps)}The changes of ${isolation.branch} are written into your files; nothing is committed. Refused, changing nothing, if you have uncommitted changes to a file the task changed or the changes do not apply cleanly.`,
     action: 'Apply Changes',
   };
 }
 
-/** Discard always asks: the branch and the worktree go, with whatever they hold. */
-export function discardConfirmation(task: OffPeakTask, isolation: TaskIsolation): Confirmation {
-  const title = task.title || task.prompt.split('\n')[0];
-  const files = isolation.changes?.length ?? 0;
+/**
+ * Discard always asks: the branch and the worktree go, with whatever they hold. Once every step's
+ * work was merged or applied (`broughtHome`), nothing is lost and it says so: only the worktree and
+ * the branch go, the record stays (docs/flows.md#bring-it-home).
+ */
+export function discardConfirmation(
+  task: OffPeakTask,
+  isolation: TaskIsolation,
+  plan: { steps?: readonly BranchStep[]; broughtHome?: 'merged' | 'applied' | null } = {},
+): Confirmation {
+  const steps = plan.steps ?? [];
+  if (plan.broughtHome) {
+    const merged = plan.broughtHome === 'merged';
+    const kept = steps.length > 1 ? 'Every step keeps its' : 'The task keeps its';
+    return {
+      message: `Remove worktree and branch of ${whatOf(task, steps)} — already ${plan.broughtHome}?`,
+      detail: `${
+        merged
+          ? "Its work is already merged into the folder's branch, so nothing of it is lost."
+          : 'Its changes are already in your folder as uncommitted changes, which stay.'
+      } Only the worktree ${isolation.worktreePath} and the branch ${isolation.branch} are removed. ${kept} ${merged ? 'Merged' : 'Applied'} record on the card and in History.`,
+      action: 'Remove Worktree and Branch',
+    };
+  }
+  const files = (steps.length > 1 ? steps.map((s) => s.isolation) : [isolation]).reduce((n, i) => n + (i.changes?.length ?? 0), 0);
   return {
-    message: `Discard the changes of "${title.length > 60 ? `${title.slice(0, 59)}…` : title}"?`,
-    detail: `Its worktree and the branch ${isolation.branch} are removed${files > 0 ? `, with the ${files} changed file${files === 1 ? '' : 's'}` : ''}. Your own working copy is not touched. The task stays in the list and in History. This cannot be undone.`,
+    message: `Discard the changes of ${whatOf(task, steps)}?`,
+    detail: `${stepsDetail(steps)}Its worktree and the branch ${isolation.branch} are removed${files > 0 ? `, with the ${files} changed file${files === 1 ? '' : 's'}` : ''}. Your own working copy is not touched. The task${steps.length > 1 ? 's stay' : ' stays'} in the list and in History. This cannot be undone.`,
     action: 'Discard Changes',
   };
 }
@@ -153,24 +216,31 @@ export function discardConfirmation(task: OffPeakTask, isolation: TaskIsolation)
 /** Every task's workplace view (tasks created before isolation existed have none). */
 export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readonly OffPeakTask[]): Map<string, WorkplaceView> {
   const rows = tx.isolation.all();
+  const groups = branchGroups(tasks, rows);
   const views = new Map<string, WorkplaceView>();
   for (const task of tasks) {
     const row = rows.get(task.id);
     if (!row) continue;
+    const group = row.mode === 'worktree' && row.worktreePath ? groups.get(row.worktreePath) : undefined;
+    const last = group && group.steps.length > 1 ? group.steps[group.steps.length - 1]!.task : undefined;
+    // Merged or applied, then Discard removed its worktree and branch: the record stays, the removal is said.
+    const removedAfter = row.broughtHome !== null && row.broughtHome.kind !== 'discarded' && row.missingAt !== null;
     const holder = task.status === 'queued' && !task.claimRunning ? tx.isolation.inPlaceHolder(task.id, task.workspaceKey) : undefined;
     views.set(task.id, {
       mode: row.mode,
       branch: row.branch,
       worktreePath: row.worktreePath,
       note: row.note,
-      missing: row.missingAt !== null,
+      missing: row.missingAt !== null && !removedAfter,
+      removedAt: removedAfter ? row.missingAt : null,
+      bringHomeWith: last && last.id !== task.id && row.broughtHome === null ? stepName(last) : null,
       waitingFor: holder ? holder.title || holder.id : null,
       changes: row.changes?.map(({ path: p, status, added, removed }) => ({ path: p, status, added, removed })) ?? null,
       reviewable: reviewable(task, row),
       discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
       mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
       appliedAt: row.broughtHome?.kind === 'applied' ? row.broughtHome.at : null,
-      ...workplaceOffers(task, row),
+      ...workplaceOffers(task, row, group),
     });
   }
   return views;

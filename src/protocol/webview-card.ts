@@ -17,6 +17,7 @@ export const CardPhaseSchema = z.enum([
   'paused',
   'between_segments', // a segment ended; the task waits for its next ticket to be admitted
   'waiting_for_admission', // the agent runs, but no model request of this segment was admitted yet
+  'waiting_for_model', // personal mode: the agent runs, no model answer of this segment yet (nothing there admits: docs/flows.md#task-states)
   'running',
   'needs_input', // parked on an unanswered question: no agent, no ticket, until it is answered
   'completed',
@@ -115,6 +116,10 @@ export const WorkplaceViewSchema = z.object({
   mergedAt: z.number().nullable().optional(),
   /** The task's changes were applied to the folder as uncommitted changes: when. */
   appliedAt: z.number().nullable().optional(),
+  /** Merged or applied, then its worktree and branch were removed: when (the record above stays). */
+  removedAt: z.number().nullable().optional(),
+  /** A chain's earlier step: the title of the last step, whose card brings the shared branch home (docs/flows.md#bring-it-home). */
+  bringHomeWith: z.string().nullable().optional(),
   /** "Merge" is offered (a finished task whose worktree is there, not merged yet). */
   canMerge: z.boolean().optional(),
   /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */

@@ -5,16 +5,29 @@
 import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/workplace/task-merge';
 import { removeTaskWorktree, unmergedWork, worktreeFit, type WorktreeFit } from '../agent/workplace/task-worktree';
 import { isTerminalStatus, NON_TERMINAL_STATUSES, type OffPeakTask } from '../core/types';
+import { branchStepsOf, bringHomeRefusal, openSteps, stepsCommitMessage, type BranchStep } from './branch-steps';
 
 export type { WorktreeFit } from '../agent/workplace/task-worktree';
 import type { TaskCheck, TaskIsolation, TaskStore } from '../store';
 
 /** What Merge or Apply works on, checked: shown in the question before the action runs. */
 export interface BringHomePlan {
+  /** The last step: the task whose card offers it. */
   task: OffPeakTask;
   isolation: TaskIsolation;
+  /** A failed check of a step brought home (the last one's first), else the last step's check. */
   check: TaskCheck | undefined;
+  /** Every step whose work the branch holds and is brought home with it, in order (one: a task alone). */
+  steps: BranchStep[];
   input: MergeInput;
+}
+
+/** What Discard removes: the steps' worktree and branch; `broughtHome` when every step's work is already merged or applied. */
+export interface DiscardPlan {
+  task: OffPeakTask;
+  isolation: TaskIsolation;
+  steps: BranchStep[];
+  broughtHome: 'merged' | 'applied' | null;
 }
 
 export interface BringHomeOptions {
@@ -32,7 +45,11 @@ export class BringHome {
     return task;
   }
 
-  /** A finished task with its own worktree, not merged, applied or discarded yet: what Merge and Apply work on. */
+  /**
+   * A finished task with its own worktree, not merged, applied or discarded yet: what Merge and
+   * Apply work on. The steps that share its branch come home as one, from the last of them
+   * (docs/flows.md#bring-it-home).
+   */
   plan(taskId: string, action: 'merge' | 'apply'): BringHomePlan {
     const { store } = this.options;
     const task = this.taskOrThrow(taskId);
@@ -48,15 +65,21 @@ export class BringHome {
     }
     if (!['completed', 'failed', 'cancelled'].includes(task.status))
       throw new Error(`${action[0].toUpperCase()}${action.slice(1)} a task once it has finished.`);
+    const group = store.read((tx) => branchStepsOf(tx, taskId))!;
+    const refusal = bringHomeRefusal(group, taskId);
+    if (refusal) throw new Error(`Not ${action === 'merge' ? 'merged' : 'applied'}: ${refusal}`);
+    const steps = openSteps(group);
     const input: MergeInput = {
       folder: task.workspacePath,
       worktreePath: isolation.worktreePath,
       branch: isolation.branch,
       baseCommit: isolation.baseCommit,
-      message: task.title || task.prompt.split('\n')[0].slice(0, 72),
+      message: stepsCommitMessage(steps),
       privateDir: this.options.privateDirOf(taskId),
     };
-    return { task, isolation, check: store.read((tx) => tx.checks.get(taskId)), input };
+    const checks = store.read((tx) => steps.map((s) => tx.checks.get(s.task.id)));
+    const check = [...checks].reverse().find((c) => c?.state === 'failed') ?? checks[checks.length - 1];
+    return { task, isolation, check, steps, input };
   }
 
   /** "Merge": a merge commit in the folder's branch, recorded; a conflict is left for the user to resolve. */
@@ -64,7 +87,9 @@ export class BringHome {
     const result = await mergeTaskBranch(plan.input);
     if (result.kind === 'refused') throw new Error(`Not merged: ${result.reason}`);
     if (result.kind === 'conflict') return { outcome: 'conflict', into: result.into, files: result.files };
-    await this.options.store.mutate((tx) => tx.isolation.recordBroughtHome(plan.task.id, 'merged'));
+    await this.options.store.mutate((tx) => {
+      for (const step of plan.steps) tx.isolation.recordBroughtHome(step.task.id, 'merged');
+    });
     return { outcome: 'merged', into: result.into };
   }
 
@@ -72,15 +97,25 @@ export class BringHome {
   async apply(plan: BringHomePlan): Promise<void> {
     const result = await applyTaskChanges(plan.input);
     if (result.kind === 'refused') throw new Error(`Not applied: ${result.reason}`);
-    await this.options.store.mutate((tx) => tx.isolation.recordBroughtHome(plan.task.id, 'applied'));
+    await this.options.store.mutate((tx) => {
+      for (const step of plan.steps) tx.isolation.recordBroughtHome(step.task.id, 'applied');
+    });
   }
 
-  /** What Discard would remove (asked first), or why there is nothing to discard. */
-  discardPlan(taskId: string): { task: OffPeakTask; isolation: TaskIsolation } {
+  /** What Discard would remove (asked first), or why there is nothing to discard (or not from this step). */
+  discardPlan(taskId: string): DiscardPlan {
     const task = this.taskOrThrow(taskId);
-    const isolation = this.options.store.read((tx) => tx.isolation.get(taskId));
-    if (!isolation?.worktreePath) throw new Error('This task has no branch of its own to discard.');
-    return { task, isolation };
+    const { isolation, group } = this.options.store.read((tx) => ({
+      isolation: tx.isolation.get(taskId),
+      group: branchStepsOf(tx, taskId),
+    }));
+    if (!isolation?.worktreePath || !group) throw new Error('This task has no branch of its own to discard.');
+    const refusal = bringHomeRefusal(group, taskId);
+    if (refusal) throw new Error(`Cannot discard now: ${refusal}`);
+    const open = openSteps(group);
+    const kinds = new Set(group.steps.map((s) => s.isolation.broughtHome?.kind));
+    const broughtHome = open.length > 0 || kinds.has('discarded') ? null : kinds.has('merged') ? 'merged' : 'applied';
+    return { task, isolation, steps: group.steps, broughtHome };
   }
 
   /** "Discard": see discardTaskWorktree. */
@@ -160,7 +195,7 @@ export async function discardTaskWorktree(store: TaskStore, taskId: string): Pro
   const isolation = store.read((tx) => tx.isolation.get(taskId));
   if (!isolation || isolation.mode !== 'worktree' || !isolation.worktreePath || !isolation.branch)
     throw new Error('This task has no branch of its own to discard.');
-  if (isolation.broughtHome?.kind === 'discarded') return [];
+  if (isolation.broughtHome?.kind === 'discarded' || (isolation.broughtHome && isolation.missingAt !== null)) return [];
   const users = store.read((tx) => [taskId, ...tx.isolation.sharersOf(isolation.worktreePath!, taskId)].map((id) => tx.tasks.get(id)));
   const live = users.find((t) => t && !['completed', 'failed', 'cancelled'].includes(t.status));
   if (live)
@@ -186,8 +221,13 @@ export async function discardTaskWorktree(store: TaskStore, taskId: string): Pro
   });
   if (problems.length > 0)
     throw new Error(`Could not remove ${problems.join(' and ')}${removed.length > 0 ? ` (removed ${removed.join(' and ')})` : ''}.`);
+  // A step already merged or applied keeps that record: only its worktree and branch went.
   await store.mutate((tx) => {
-    for (const t of users) if (t) tx.isolation.recordBroughtHome(t.id, 'discarded');
+    for (const t of users) {
+      if (!t) continue;
+      if (tx.isolation.get(t.id)?.broughtHome) tx.isolation.recordRemovedAfterBringHome(t.id);
+      else tx.isolation.recordBroughtHome(t.id, 'discarded');
+    }
   });
   return removed;
 }

@@ -41,7 +41,10 @@ export class TaskSessions<V> {
     if (!task) throw new Error('This task no longer exists.');
     // A task on its own branch ran in its worktree: Claude Code finds the session from there (docs/flows.md#isolation).
     const ranIn =
-      isolation?.mode === 'worktree' && isolation.worktreePath && isolation.broughtHome?.kind !== 'discarded'
+      isolation?.mode === 'worktree' &&
+      isolation.worktreePath &&
+      isolation.broughtHome?.kind !== 'discarded' &&
+      !(isolation.broughtHome && isolation.missingAt !== null)
         ? worktreeCounterpart(task.workspacePath, isolation.worktreePath)
         : task.workspacePath;
     return this.options.start({ task: { ...task, workspacePath: ranIn }, agent, busy }, hostEnv);

@@ -7,6 +7,8 @@
  *   cancelled -> already cancelled by the user action (the segment is just closed),
  *   interrupted (host shutting down) -> back to queued, same session and ticket,
  *   parked (a question nobody answered in time) -> needs_input, ticket settled, resumes once answered.
+ * A task that ended (completed, failed, cancelled) having changed nothing on its own branch leaves
+ * no worktree and branch (`dropEmptyWorktree`, docs/flows.md#isolation).
  */
 import type { Clock } from '../../core/clock';
 import type { OffPeakTask } from '../../core/types';
@@ -17,7 +19,7 @@ import type { AskBroker, PendingAsk } from '../questions/asks';
 import { parkQuestionOf, type QuestionRecorder } from '../questions/question-record';
 import { countFilesChanged } from '../workplace/files-changed';
 import { listTaskChangesWithCount } from '../workplace/task-changes';
-import type { Workplace } from '../workplace/task-workplace';
+import { dropEmptyWorktree, type Workplace } from '../workplace/task-workplace';
 import type { RuntimeEvent } from './runtime-events';
 import { taskLogsDir } from './segment-logs';
 import type { SegmentOutcome } from './segment-outcome';
@@ -88,6 +90,8 @@ export class SegmentRecords {
         await lifecycle.expireSegment(taskId, ticketId);
         break;
       case 'cancelled':
+        // Counted on its own branch, so a cancelled task that changed nothing leaves no branch.
+        if (place.isolation?.mode === 'worktree') await this.filesChanged(task, place);
         await lifecycle.endSegment(ticketId, 'cancelled');
         break;
       case 'usage-limited':
@@ -118,6 +122,10 @@ export class SegmentRecords {
         );
         break;
       }
+    }
+    if (outcome.kind === 'completed' || outcome.kind === 'failed' || outcome.kind === 'cancelled') {
+      const left = await dropEmptyWorktree(this.deps.store, taskId).catch((err: unknown) => [(err as Error).message]);
+      if (left.length > 0) this.deps.log(`runtime: the empty worktree of ${taskId} stays: could not remove ${left.join(' and ')}`);
     }
     // A segment that ended otherwise while it parked (expired, cancelled) leaves nothing to park on.
     for (const [askId, ask] of this.parking) if (ask.taskId === taskId) this.parking.delete(askId);

@@ -31,7 +31,7 @@ import { UsageRecorder } from '../proxy/usage-recorder';
 import { watchAgent } from './agent-watchdog';
 import { SegmentWork, segmentCheckOf, ticketDeadlineOf } from './segment-work';
 import type { SegmentStartup } from './runtime-events';
-import { dropUnstartedWorktree, resolveWorkplace } from '../workplace/task-workplace';
+import { dropEmptyWorktree, dropUnstartedWorktree, resolveWorkplace } from '../workplace/task-workplace';
 import { SegmentRecords } from './segment-records';
 import { recordFirstStart, sessionPlan, stopUnstarted } from './segment-start';
 import type { TaskRuntimeOptions } from './task-runtime-options';
@@ -248,7 +248,9 @@ export class TaskRuntime {
 
     const plan = sessionPlan(store, work, followUp, adapter);
     if ('failure' in plan) {
+      await firstStart?.catch(() => undefined);
       await lifecycle.fail(taskId, { failureReason: plan.failure });
+      await dropEmptyWorktree(store, taskId).catch(() => undefined); // never started: no branch is left behind
       return { status: 'fatal', error: plan.failure };
     }
     const { sessionId, resume, prompt } = plan;

@@ -6,9 +6,10 @@
  * crash; a task whose folder turns out not to be a git repository runs in place, and waits while
  * another in-place task runs in that folder.
  */
-import type { OffPeakTask } from '../../core/types';
+import { isTerminalStatus, NON_TERMINAL_STATUSES, type OffPeakTask } from '../../core/types';
 import type { TaskIsolation, TaskStore } from '../../store';
 import type { ChangesPlace } from './task-changes';
+import { runGit } from './hardened-git';
 import { createTaskWorktree, removeTaskWorktree, worktreeWorkFolder, type WorktreeGitOptions } from './task-worktree';
 
 export interface Workplace {
@@ -33,11 +34,18 @@ export async function resolveWorkplace(
     place: { folder: task.workspacePath, changes: { folder: task.workspacePath, repo: task.workspacePath }, isolation },
   });
   if (!isolation || isolation.mode !== 'worktree') return inPlace();
-  if (isolation.worktreePath === null) {
+  // No branch: its first start, or a follow-up of a task whose empty worktree went (made again where its session ran).
+  if (isolation.worktreePath === null || isolation.branch === null) {
     let made;
     try {
       made = await createTaskWorktree(
-        { folder: task.workspacePath, worktreesDir, taskId: task.id, title: task.title || task.prompt },
+        {
+          folder: task.workspacePath,
+          worktreesDir,
+          taskId: task.id,
+          title: task.title || task.prompt,
+          ...(isolation.worktreePath ? { dir: isolation.worktreePath } : {}),
+        },
         options,
       );
     } catch (err) {
@@ -80,5 +88,42 @@ export async function dropUnstartedWorktree(store: TaskStore, taskId: string, op
   if (store.read((tx) => tx.isolation.sharersOf(row.worktreePath!, taskId)).length > 0) return [];
   const { problems } = await removeTaskWorktree({ repoPath: row.repoPath, worktreePath: row.worktreePath, branch: row.branch }, options);
   await store.mutate((tx) => tx.isolation.forgetWorktree(taskId));
+  return problems;
+}
+
+/** What the card says of a task whose worktree held nothing when it finished. */
+export const EMPTY_WORKTREE_NOTE = 'It changed nothing: its worktree and branch were removed.';
+
+/**
+ * A finished task that changed nothing leaves no offpeak/… branch or worktree in the user's
+ * repository (docs/flows.md#isolation): once every task working in the worktree has finished, none
+ * waits to continue in its branch, none that ran changed a file and the branch has no commit of
+ * its own, both go. The rows keep the worktree's path (a follow-up makes its worktree again there,
+ * where Claude Code finds the session) and forget the branch. Returns what could not be removed.
+ */
+export async function dropEmptyWorktree(store: TaskStore, taskId: string, options: WorktreeGitOptions = {}): Promise<string[]> {
+  const row = store.read((tx) => tx.isolation.get(taskId));
+  if (row?.mode !== 'worktree' || !row.worktreePath || !row.branch || !row.baseCommit || row.broughtHome !== null || row.missingAt !== null)
+    return [];
+  const users = store.read((tx) => {
+    const ids = [taskId, ...tx.isolation.sharersOf(row.worktreePath!, taskId)];
+    const waiter = tx.tasks
+      .list({ status: NON_TERMINAL_STATUSES, hasTicket: false })
+      .some((t) => t.continueInBranch && !!t.afterTaskId && ids.includes(t.afterTaskId));
+    const steps = ids.map((id) => ({ task: tx.tasks.get(id), isolation: tx.isolation.get(id) }));
+    return waiter ? undefined : steps;
+  });
+  if (!users) return [];
+  const busy = users.some(({ task }) => !task || !isTerminalStatus(task.status));
+  // A step that never started changed nothing; one that ran must have counted no file (unknown keeps it).
+  const changed = users.some(({ task, isolation }) => task?.startedAt !== null && isolation?.changes?.length !== 0);
+  if (busy || changed) return [];
+  const ahead = await runGit(['rev-list', '--count', `${row.baseCommit}..refs/heads/${row.branch}`], { ...options, cwd: row.repoPath });
+  if (ahead?.trim() !== '0') return [];
+  const { problems } = await removeTaskWorktree({ repoPath: row.repoPath, worktreePath: row.worktreePath, branch: row.branch }, options);
+  if (problems.length === 0)
+    await store.mutate((tx) => {
+      for (const { task } of users) if (task) tx.isolation.forgetEmptyBranch(task.id, EMPTY_WORKTREE_NOTE);
+    });
   return problems;
 }

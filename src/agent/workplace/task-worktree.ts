@@ -121,13 +121,15 @@ export async function worktreeFit(folder: string, options: WorktreeGitOptions = 
  * Creates the task's worktree on a new branch at the folder's HEAD; a crash between `git
  * worktree add` and the store write is repaired by the next start (the branch's worktree is
  * found again and reused). `in-place` (with why) when the folder cannot have one (`worktreeFit`).
+ * `dir`: where, when not the task's own folder under `worktreesDir` (a follow-up making again the
+ * worktree its session ran in).
  */
 export async function createTaskWorktree(
-  input: { folder: string; worktreesDir: string; taskId: string; title: string },
+  input: { folder: string; worktreesDir: string; taskId: string; title: string; dir?: string },
   options: WorktreeGitOptions = {},
 ): Promise<WorktreeResult> {
   const branch = branchNameFor(input.taskId, input.title);
-  const dir = worktreeDirFor(input.worktreesDir, input.taskId);
+  const dir = input.dir ?? worktreeDirFor(input.worktreesDir, input.taskId);
   const fit = await worktreeFit(input.folder, options);
   if (fit.kind === 'in-place') return fit;
   const { top, head } = fit;

@@ -39,7 +39,10 @@ export interface TaskIsolation {
   note: string | null;
   /** The changed files counted after the last segment; null until counted or when unknown. */
   changes: ChangedFile[] | null;
-  /** When the worktree was found removed by hand (reported on the card). */
+  /**
+   * When the worktree was found removed by hand (reported on the card), or, on a row merged or
+   * applied, when Discard removed its worktree and branch afterwards (the record stays).
+   */
   missingAt: number | null;
   /** What the user did with the branch (the card says it, and when). */
   broughtHome: { kind: BroughtHome; at: number } | null;
@@ -95,11 +98,15 @@ export class IsolationRepo extends StoreRepo {
     return this.recordsByTask(ISOLATION_TABLE, toIsolation);
   }
 
-  /** The first start made the worktree (only once: a later call changes nothing). */
+  /**
+   * The first start made the worktree (only once: a later call changes nothing), or a follow-up
+   * made again the one an empty task left (its path kept, no branch: `forgetEmptyBranch`).
+   */
   recordWorktree(taskId: string, where: { worktreePath: string; branch: string; baseCommit: string }): boolean {
     return (
       this.db.run(
-        `UPDATE ${ISOLATION_TABLE} SET worktree_path = ?, branch = ?, base_commit = ?, missing_at = NULL WHERE task_id = ? AND worktree_path IS NULL`,
+        `UPDATE ${ISOLATION_TABLE} SET worktree_path = ?, branch = ?, base_commit = ?, missing_at = NULL, note = NULL
+         WHERE task_id = ? AND (worktree_path IS NULL OR branch IS NULL)`,
         [where.worktreePath, where.branch, where.baseCommit, taskId],
       ) === 1
     );
@@ -108,7 +115,7 @@ export class IsolationRepo extends StoreRepo {
   /** A task asked to run on its own branch runs in place after all (its folder is not a git repository). */
   fallBackInPlace(taskId: string, note: string): boolean {
     return (
-      this.db.run(`UPDATE ${ISOLATION_TABLE} SET mode = 'inPlace', note = ? WHERE task_id = ? AND worktree_path IS NULL`, [
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET mode = 'inPlace', note = ?, worktree_path = NULL WHERE task_id = ? AND branch IS NULL`, [
         note,
         taskId,
       ]) === 1
@@ -120,6 +127,14 @@ export class IsolationRepo extends StoreRepo {
     return (
       this.db.run(`UPDATE ${ISOLATION_TABLE} SET worktree_path = NULL, branch = NULL, base_commit = NULL WHERE task_id = ?`, [taskId]) === 1
     );
+  }
+
+  /**
+   * The task changed nothing and its worktree and branch were removed (docs/flows.md#isolation):
+   * the branch is forgotten, the path kept (a follow-up makes its worktree there again), `note` says so.
+   */
+  forgetEmptyBranch(taskId: string, note: string): boolean {
+    return this.db.run(`UPDATE ${ISOLATION_TABLE} SET branch = NULL, base_commit = NULL, note = ? WHERE task_id = ?`, [note, taskId]) === 1;
   }
 
   recordChanges(taskId: string, changes: ChangedFile[] | null): boolean {
@@ -135,6 +150,16 @@ export class IsolationRepo extends StoreRepo {
   recordBroughtHome(taskId: string, kind: BroughtHome): boolean {
     return (
       this.db.run(`UPDATE ${ISOLATION_TABLE} SET brought_home = ?, brought_home_at = ? WHERE task_id = ?`, [kind, this.now, taskId]) === 1
+    );
+  }
+
+  /** Discard removed the worktree and branch of work already merged or applied: that record stays, the removal is noted. */
+  recordRemovedAfterBringHome(taskId: string): boolean {
+    return (
+      this.db.run(`UPDATE ${ISOLATION_TABLE} SET missing_at = ? WHERE task_id = ? AND brought_home IN ('merged', 'applied')`, [
+        this.now,
+        taskId,
+      ]) === 1
     );
   }
 
