@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { setApiKeyFromArgument } from '../panel/api-key-command';
 import { bypassConfirmation, cancelConfirmation } from '../panel/confirmations';
 import { queuedNoticeText, taskStateWord } from '../panel/task-summary';
+import { CHECK_COMMAND_HINT } from '../protocol/check-hint';
 import { confirmModal, confirmModalWithAlternative } from './confirm';
 import { isTerminalStatus, workspaceKeyOf, type PermissionMode } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
@@ -199,8 +200,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   const checkCommand = askCheck
     ? await vscode.window.showInputBox({
         title: `Queue Off-Peak Task (3/${steps})`,
-        prompt:
-          "A command to run in the task's folder after the agent's turn (optional). If it fails, the agent gets its output and tries again.",
+        prompt: CHECK_COMMAND_HINT,
         placeHolder: 'e.g. npm test (leave empty for none)',
         value:
           args.checkCommand ??
