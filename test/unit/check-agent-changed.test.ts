@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AskBroker, type AskEvent } from '../../src/agent/questions/asks';
-import { guardCheck } from '../../src/agent/runtime/check-gate';
+import { guardCheck } from '../../src/agent/runtime/check-guards';
 import { checkFilesOf } from '../../src/agent/runtime/check-files';
 import { SegmentWork, segmentCheckOf } from '../../src/agent/runtime/segment-work';
 import { ManualClock, systemClock } from '../../src/core/clock';

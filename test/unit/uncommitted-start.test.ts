@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AskBroker } from '../../src/agent/questions/asks';
-import { guardCheck } from '../../src/agent/runtime/check-gate';
+import { guardCheck } from '../../src/agent/runtime/check-guards';
 import { SegmentWork, segmentCheckOf } from '../../src/agent/runtime/segment-work';
 import { uncommittedFiles } from '../../src/agent/workplace/folder-status';
 import { createTaskWorktree, worktreeFit } from '../../src/agent/workplace/task-worktree';

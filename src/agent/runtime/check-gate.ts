@@ -7,13 +7,8 @@
  * any window): Allow runs the check, Deny skips it.
  */
 import type { PermissionMode } from '../../core/types';
-import type { TaskStore } from '../../store';
-import type { AskBroker, AskDelivery, AskRequest, PendingAsk } from '../questions/asks';
+import type { AskDelivery, AskRequest, PendingAsk } from '../questions/asks';
 import { CHECK_ASK_TOOL } from '../questions/question-record';
-import { uncommittedFiles } from '../workplace/folder-status';
-import { changedSinceBase, checkFilesOf } from './check-files';
-import { missingUncommittedNote } from './check-missing-files';
-import type { SegmentCheck } from './segment-work';
 
 export { CHECK_ASK_TOOL };
 
@@ -106,44 +101,4 @@ export class CheckGate {
     waiting.resolve({ kind: 'stopped' }); // first: ending the asks answers this one "ended"
     this.options.endAsks();
   }
-}
-
-/**
- * A segment's check with its guards: the gate before each run, and after a failed run in the
- * task's own worktree, the note naming a file the check needs that the folder has uncommitted.
- */
-export function guardCheck(
-  check: SegmentCheck,
-  deps: {
-    store: TaskStore;
-    taskId: string;
-    permissionMode: PermissionMode;
-    /** The folder the task was queued from (its worktree's counterpart when it runs on its own branch). */
-    folder: string;
-    asks: AskBroker;
-    whenAgentChangedIt?: () => WhenAgentChangedCheck;
-  },
-): SegmentCheck {
-  const { store, taskId } = deps;
-  check.gate = new CheckGate({
-    permissionMode: deps.permissionMode,
-    whenAgentChangedIt: () => deps.whenAgentChangedIt?.() ?? 'run',
-    changedFiles: async (command) => {
-      const base = store.read((tx) => tx.runtime.get(taskId))?.baseCommit;
-      return base ? changedSinceBase(checkFilesOf(command, check.cwd), check.cwd, base) : null;
-    },
-    flag: async (files) => void (await store.mutate((tx) => tx.checks.flagAgentChanged(taskId, files))),
-    ask: (request, deliver) => deps.asks.ask(taskId, request, deliver),
-    endAsks: () => deps.asks.endTask(taskId),
-  });
-  if (check.cwd !== deps.folder)
-    check.failureNote = (result) =>
-      missingUncommittedNote({
-        command: check.command,
-        output: result.output,
-        cwd: check.cwd,
-        folder: deps.folder,
-        uncommitted: uncommittedFiles,
-      });
-  return check;
 }

@@ -30,7 +30,7 @@ import type { TerminalView } from './segment-outcome';
 import { UsageRecorder } from '../proxy/usage-recorder';
 import { watchAgent } from './agent-watchdog';
 import { SegmentWork, segmentCheckOf, ticketDeadlineOf } from './segment-work';
-import { guardCheck } from './check-gate';
+import { guardCheck } from './check-guards';
 import type { SegmentStartup } from './runtime-events';
 import { dropUnstartedWorktree, resolveWorkplace } from '../workplace/task-workplace';
 import { SegmentRecords } from './segment-records';
