@@ -27,7 +27,7 @@ import { Notifier } from './vscode/notifier';
 import { DesktopNotifications } from './vscode/desktop-notifications';
 import { NotifyTargetStore, readNotifySettings, registerNotifyCommands } from './vscode/notify-commands';
 import type { TasksPanel } from './vscode/panel';
-import { engineAgent, readSettings } from './vscode/settings';
+import { checkSettings, engineAgent, readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
@@ -274,7 +274,7 @@ class OffPeakExtension implements vscode.Disposable {
         askTimeoutMs: () => readSettings().askTimeoutMinutes * 60_000,
         unansweredQuestion: () => readSettings().unansweredQuestion,
         askParkMs: () => readSettings().askParkMinutes * 60_000,
-        checks: { timeoutMs: () => readSettings().check.timeoutMinutes * 60_000, maxRounds: () => readSettings().check.maxRounds },
+        checks: checkSettings(),
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
         wasmPath: path.join(dist, 'sql-wasm.wasm'),

@@ -3,6 +3,7 @@
 // schedule (docs/flows.md#schedules-and-chains).
 import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { CHECK_COMMAND_HINT } from '../src/protocol/check-hint';
 import type { ScheduleDraft, ScheduleView } from '../src/protocol/schedules';
 import type { CreateTaskForm, PanelState, TaskCard } from '../src/protocol/webview';
 import { valueOf } from './field-value';
@@ -330,8 +331,8 @@ export function TaskForm({
             value={checkCommand}
             onInput={(e) => setCheck(valueOf(e))}
           />
-          <span class="hint">
-            Optional: runs in the task's folder after the agent's turn; if it fails, the agent gets its output and tries again.
+          <span class="hint" data-testid="check-hint">
+            {CHECK_COMMAND_HINT}
           </span>
         </div>
       )}

@@ -93,7 +93,7 @@ export function createServiceBackend(
         host.isolation ? await folderFits.isolationOf(ownBranch, workspacePath, host.isolation()) : ownBranch ? 'worktree' : undefined,
       confirm: (question) => host.confirm(question),
     }),
-    ...taskHandlers({ service, store, host, archive, folderFits, refresh }),
+    ...taskHandlers({ service, store, host, archive, folderFits, refresh, uncommitted: (folder) => service.bringHome.uncommitted(folder) }),
     ...bringHomeHandlers(service, store, host, archive),
     async segments({ taskId }) {
       return { segments: service.ticketsOf(taskId).map(segmentView) };

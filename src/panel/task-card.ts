@@ -109,7 +109,14 @@ export function accountUsageLimitResetAt(
  */
 /** A task's check as the panel shows it (docs/flows.md#checks). */
 export function checkViewOf(check: TaskCheck): CheckView {
-  return { command: check.command, state: check.state, round: check.round, exitCode: check.exitCode, output: check.output };
+  return {
+    command: check.command,
+    state: check.state,
+    round: check.round,
+    exitCode: check.exitCode,
+    output: check.output,
+    ...(check.agentChanged?.length ? { agentChanged: check.agentChanged } : {}),
+  };
 }
 
 export function toTaskCard(

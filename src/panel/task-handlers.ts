@@ -9,6 +9,7 @@ import { checkWorkspaceFolder } from './create-task-command';
 import { bringBack } from './history-panel';
 import { confirmChoice, type PanelHostBits } from './host-bits';
 import type { PanelBackend } from './panel-controller';
+import { uncommittedConfirmation } from './uncommitted-notice';
 import { deleteWorktreeConfirmation, type FolderFits } from './workplace-panel';
 
 type TaskRequests =
@@ -23,6 +24,8 @@ export interface TaskHandlerContext {
   folderFits: FolderFits;
   /** Loads availability and the client configs again (a refused take may mean they changed). */
   refresh(): Promise<unknown>;
+  /** The folder's uncommitted files (a task on its own branch will not see them); null: unknown. */
+  uncommitted?(folder: string): Promise<string[] | null>;
 }
 
 export function taskOrThrow(service: TaskService, taskId: string) {
@@ -31,7 +34,15 @@ export function taskOrThrow(service: TaskService, taskId: string) {
   return task;
 }
 
-export function taskHandlers({ service, store, host, archive, folderFits, refresh }: TaskHandlerContext): Pick<PanelBackend, TaskRequests> {
+export function taskHandlers({
+  service,
+  store,
+  host,
+  archive,
+  folderFits,
+  refresh,
+  uncommitted,
+}: TaskHandlerContext): Pick<PanelBackend, TaskRequests> {
   const restored = (taskId: string) => bringBack(store, archive, taskId);
   return {
     async createTask({ input }) {
@@ -41,11 +52,21 @@ export function taskHandlers({ service, store, host, archive, folderFits, refres
         host.workspaces().map((w) => w.path),
       );
       const { ownBranch, ...form } = input;
-      const isolation = host.isolation
+      let isolation = host.isolation
         ? await folderFits.isolationOf(ownBranch, workspacePath, host.isolation())
         : ownBranch
           ? 'worktree'
           : undefined;
+      // A new branch starts from the last commit: said first when the folder holds more (a chained step continues its branch).
+      const notice =
+        isolation === 'worktree' && !(input.afterTaskId && input.continueInBranch)
+          ? uncommittedConfirmation((await uncommitted?.(workspacePath).catch(() => null)) ?? null)
+          : undefined;
+      if (notice) {
+        const choice = await confirmChoice(host, notice);
+        if (choice === undefined) return { taskId: null };
+        if (choice === 'alternative') isolation = 'inPlace';
+      }
       if (
         input.permissionMode === 'bypassPermissions' &&
         !(await host.confirm(bypassConfirmation(workspacePath, 'create', isolation === 'worktree' ? null : undefined)))

@@ -125,6 +125,8 @@ export function discardReport(removed: readonly string[]): string {
 
 /** A failed check is said first in Merge's and Apply's confirmation (docs/flows.md#checks); nothing otherwise. */
 function checkWarning(check: TaskCheck | undefined): string {
+  if (check?.state === 'skipped')
+    return `Its check "${check.command}" did not run: the agent changed what it runs, and it was not allowed to. `;
   if (check?.state !== 'failed') return '';
   return `Its check did not pass: "${check.command}" still failed after ${check.round} round${check.round === 1 ? '' : 's'}${check.exitCode === null ? '' : ` (exit code ${check.exitCode})`}. `;
 }

@@ -7,9 +7,11 @@ export const CHECK_COMMAND_MAX_CHARS = 2_000;
 
 export const CheckViewSchema = z.object({
   command: z.string(),
-  state: z.enum(['pending', 'checking', 'fixing', 'passed', 'failed']),
+  state: z.enum(['pending', 'checking', 'fixing', 'passed', 'failed', 'skipped']),
   round: z.number().int().nonnegative(),
   exitCode: z.number().int().nullable(),
   output: z.string().nullable(),
+  /** The check's files the agent changed since the task's base commit, flagged before it ran; absent: none. */
+  agentChanged: z.array(z.string()).optional(),
 });
 export type CheckView = z.infer<typeof CheckViewSchema>;

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { PERMISSION_MODES } from '../core/types';
 import { CHECK_COMMAND_MAX_CHARS } from './check-view';
 
+export { CHECK_COMMAND_HINT } from './check-hint';
+
 export const PermissionModeSchema = z.enum(PERMISSION_MODES);
 
 export const TitleSchema = z.string().max(200);

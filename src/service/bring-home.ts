@@ -3,6 +3,7 @@
 // deleted task's worktree going with it (docs/flows.md#isolation). The one writer of the
 // isolation table's "brought home" mark and of a deleted task's row there.
 import { applyTaskChanges, mergeTaskBranch, type MergeInput } from '../agent/workplace/task-merge';
+import { uncommittedFiles } from '../agent/workplace/folder-status';
 import { removeTaskWorktree, unmergedWork, worktreeFit, type WorktreeFit } from '../agent/workplace/task-worktree';
 import { isTerminalStatus, NON_TERMINAL_STATUSES, type OffPeakTask } from '../core/types';
 import { branchStepsOf, bringHomeRefusal, openSteps, stepsCommitMessage, type BranchStep } from './branch-steps';
@@ -126,6 +127,11 @@ export class BringHome {
   /** Whether a folder can have a worktree of its own (the form's "Run on its own branch"), or why not. */
   fit(folder: string): Promise<WorktreeFit> {
     return worktreeFit(folder);
+  }
+
+  /** The folder's uncommitted files: what a task on its own branch, made from the last commit, will not see. */
+  uncommitted(folder: string): Promise<string[] | null> {
+    return uncommittedFiles(folder);
   }
 
   /**

@@ -17,10 +17,11 @@ export interface AfterInput {
   continueInBranch?: boolean;
 }
 
-/** The followed task's check as the gate reads it: none, passed, failed, or still to come (docs/flows.md#checks). */
+/** The followed task's check as the gate reads it: none, passed, failed (a skipped one did not pass), or still to come (docs/flows.md#checks). */
 function checkOf(tx: StoreReadTx, taskId: string): CheckOutcome {
   const state = tx.checks.get(taskId)?.state;
   if (state === undefined) return 'none';
+  if (state === 'skipped') return 'failed';
   return state === 'passed' || state === 'failed' ? state : 'pending';
 }
 

@@ -3,7 +3,8 @@ import * as vscode from 'vscode';
 import { setApiKeyFromArgument } from '../panel/api-key-command';
 import { bypassConfirmation, cancelConfirmation } from '../panel/confirmations';
 import { queuedNoticeText, taskStateWord } from '../panel/task-summary';
-import { confirmModal } from './confirm';
+import { CHECK_COMMAND_HINT } from '../protocol/check-hint';
+import { confirmModal, confirmModalWithAlternative } from './confirm';
 import { isTerminalStatus, workspaceKeyOf, type PermissionMode } from '../core/types';
 import { shortTaskTitle } from '../core/task-title';
 import { readSettings } from './settings';
@@ -123,6 +124,14 @@ async function pickTask(
   return pick?.task;
 }
 
+/** The uncommitted-changes notice before a task on its own branch: go ahead, run in place instead, or undefined (commit first). */
+async function uncommittedChoice(folder: string): Promise<'action' | 'alternative' | undefined> {
+  const { uncommittedFiles } = await import('../agent/workplace/folder-status');
+  const { uncommittedConfirmation } = await import('../panel/uncommitted-notice');
+  const notice = uncommittedConfirmation(await uncommittedFiles(folder));
+  return notice ? confirmModalWithAlternative(notice) : 'action';
+}
+
 /** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
 async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
   // Loaded on first use: the argument schemas bring zod, which activation need not load.
@@ -194,8 +203,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   const checkCommand = askCheck
     ? await vscode.window.showInputBox({
         title: `Queue Off-Peak Task (3/${steps})`,
-        prompt:
-          "A command to run in the task's folder after the agent's turn (optional). If it fails, the agent gets its output and tries again.",
+        prompt: CHECK_COMMAND_HINT,
         placeHolder: 'e.g. npm test (leave empty for none)',
         value:
           args.checkCommand ??
@@ -225,6 +233,13 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     if (!pick) return undefined;
     ownBranch = pick.own;
   }
+  let isolation = isolationFor(ownBranch, workspacePath, readSettings().isolation, looksLikeGitFolder);
+  // Interactively, a new branch says first that it starts from the last commit (docs/flows.md#isolation).
+  if (isolation === 'worktree' && args.prompt === undefined && !(args.afterTaskId && args.continueInBranch)) {
+    const choice = await uncommittedChoice(workspacePath);
+    if (choice === undefined) return undefined;
+    if (choice === 'alternative') isolation = 'inPlace';
+  }
   const task = await engine.service.create({
     title: args.title ?? prompt.split('\n')[0].slice(0, 80),
     prompt,
@@ -233,7 +248,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
     thoughtLevel: null,
     workspacePath,
     workspaceIdentity: workspace?.identity ?? null,
-    isolation: isolationFor(ownBranch, workspacePath, readSettings().isolation, looksLikeGitFolder),
+    isolation,
     checkCommand,
     // docs/flows.md#schedules-and-chains: given by a command link or keybinding, never asked for
     notBefore: args.notBefore,

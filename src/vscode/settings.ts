@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
 import type { AgentKind } from '../agent/runtime/agent-adapter';
 import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
+import type { CheckSettings } from '../agent/runtime/segment-work';
 import { machineSettingKeys, type RemoteWindow } from '../panel/setup-line';
 import {
   AGENT_SETTINGS,
@@ -26,7 +27,7 @@ export interface OffPeakSettings {
   unansweredQuestion: 'park' | 'deny';
   askParkMinutes: number;
   /** Task checks (docs/flows.md#checks): machine settings, so a repository cannot change them. */
-  check: { timeoutMinutes: number; maxRounds: number };
+  check: { timeoutMinutes: number; maxRounds: number; whenAgentChangedIt: 'run' | 'ask' };
   /** New tasks on a git folder run on their own branch (worktree) or in the folder (docs/flows.md#isolation). */
   isolation: 'worktree' | 'inPlace';
   /** Personal mode's headroom (docs/flows.md#usage-limits): 0..1, null = off; the local gateway gets it through `personalAccountLimits`. */
@@ -60,6 +61,7 @@ export function readSettings(): OffPeakSettings {
     check: {
       timeoutMinutes: Math.max(1, c.get<number>('check.timeoutMinutes', 15)),
       maxRounds: Math.max(1, Math.floor(c.get<number>('check.maxRounds', 2))),
+      whenAgentChangedIt: c.get<string>('check.whenAgentChangedIt', 'run') === 'ask' ? 'ask' : 'run',
     },
     isolation: c.get<string>('isolation', 'worktree') === 'inPlace' ? 'inPlace' : 'worktree',
     stopAtUtilization: fraction(c.get<unknown>('personal.stopAtUtilization', null)),
@@ -73,6 +75,15 @@ export function readSettings(): OffPeakSettings {
       keepDays: Math.max(1, c.get<number>('history.keepDays', 90)),
       keepCount: Math.max(0, c.get<number>('history.keepCount', 500)),
     },
+  };
+}
+
+/** The check settings the runtime reads at each check (docs/flows.md#checks). */
+export function checkSettings(): CheckSettings {
+  return {
+    timeoutMs: () => readSettings().check.timeoutMinutes * 60_000,
+    maxRounds: () => readSettings().check.maxRounds,
+    whenAgentChangedIt: () => readSettings().check.whenAgentChangedIt,
   };
 }
 

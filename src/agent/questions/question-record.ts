@@ -11,6 +11,12 @@ import type { ParkQuestion } from '../../core/types';
 import type { StoreTx, TaskStore } from '../../store';
 import type { AskBroker, AskDecision, PendingAsk } from './asks';
 
+/**
+ * The tool name of the host's own question before a check the agent changed (agent/runtime/check-gate.ts):
+ * kept in the decision record like any question, never told to the resumed agent (it is not its call).
+ */
+export const CHECK_ASK_TOOL = 'Run check';
+
 /** Begins and ends the whole input of a stated call in the continuation prompt (one field a line, `name: value`). */
 export const CALL_INPUT_START = '<<<tool input';
 export const CALL_INPUT_END = 'tool input>>>';
@@ -94,7 +100,11 @@ export class QuestionRecorder {
    * segment started: stated, and asked again.
    */
   decisionsToState(taskId: string): { text: string; askIds: string[]; askedAgain: string[] } {
-    const [answered, unanswered] = this.store.read((tx) => [tx.questions.unstated(taskId), tx.questions.interruptedOpen(taskId)]);
+    const agents = (q: { tool: string }) => q.tool !== CHECK_ASK_TOOL;
+    const [answered, unanswered] = this.store.read((tx) => [
+      tx.questions.unstated(taskId).filter(agents),
+      tx.questions.interruptedOpen(taskId).filter(agents),
+    ]);
     if (answered.length === 0 && unanswered.length === 0) return { text: '', askIds: [], askedAgain: [] };
     const lines = answered.map((q) =>
       q.decision === 'allow'

@@ -12,7 +12,8 @@ import type { Clock } from '../../core/clock';
 import type { TaskStore } from '../../store';
 import type { CheckProgress } from '../../store/repos/check-repo';
 import { terminalSafeText } from '../../core/untrusted-text';
-import { CheckCommandRun, type CheckResult } from './check-command';
+import { CHECK_OUTPUT_TAIL_CHARS, CheckCommandRun, type CheckResult } from './check-command';
+import type { CheckGate, WhenAgentChangedCheck } from './check-gate';
 import type { SegmentOutcome, TerminalView } from './segment-outcome';
 import type { SegmentRun } from './segment-runner';
 import { writeSegmentPidRecord } from './segment-processes';
@@ -31,6 +32,10 @@ export interface SegmentCheck {
   record(progress: CheckProgress): Promise<void>;
   /** The ticket's segment is over (its active window ended): a running check is cut, and re-run after the retake. */
   segmentOver(): boolean;
+  /** Before each run: flags (and, if the user asks for it, asks about) a check whose files the agent changed. */
+  gate?: CheckGate;
+  /** After a failed run: a note for its output, e.g. a file it needs that is not committed (check-missing-files.ts). */
+  failureNote?(result: CheckResult): Promise<string | null>;
 }
 
 export interface SegmentWorkOptions {
@@ -139,13 +144,15 @@ export class SegmentWork {
     return this.stop('interrupted');
   }
 
-  /** A question nobody answered: only an agent asks, so only an agent's turn parks. */
+  /** A question nobody answered: the agent's (its turn parks) or the check's own (check-gate.ts). */
   park(askId: string): Promise<void> {
+    if (this.options.check?.gate?.park(askId)) return Promise.resolve();
     return this.agent?.running ? this.agent.park(askId) : Promise.resolve();
   }
 
   private async stop(reason: 'cancelled' | 'interrupted'): Promise<void> {
     this.stopReason ??= reason;
+    this.options.check?.gate?.stop();
     if (this.agent?.running) await (reason === 'cancelled' ? this.agent.cancel() : this.agent.interrupt());
     await this.check?.stop(reason);
   }
@@ -176,6 +183,14 @@ export class SegmentWork {
       if (this.stopReason) return { kind: this.stopReason };
       const summary = outcome?.kind === 'completed' ? outcome.summary : '';
       await check.record({ state: 'checking', round });
+      const gate = check.gate ? await check.gate.decide(check.command, (text) => this.showAndLog(text)) : { kind: 'run' as const };
+      if (gate.kind === 'parked') return { kind: 'parked', askId: gate.askId };
+      if (gate.kind === 'stopped' || this.stopReason) return { kind: this.stopReason ?? 'interrupted' };
+      if (gate.kind === 'skip') {
+        this.showAndLog(`\n[off-peak] ${gate.reason}\n`);
+        await check.record({ state: 'skipped', round, exitCode: null, output: gate.reason });
+        return { kind: 'completed', summary, exitCode: 0 };
+      }
       let result: CheckResult;
       try {
         result = await this.runCheck(check, round);
@@ -203,6 +218,17 @@ export class SegmentWork {
     }
   }
 
+  /** A line of the segment's own (the check's question, a skip) in its terminal and log. */
+  private showAndLog(text: string): void {
+    ensurePrivateDir(this.options.segmentDir);
+    try {
+      fs.appendFileSync(this.logFile, text, { mode: 0o600 });
+    } catch {
+      // the terminal still shows what the log could not keep
+    }
+    this.show(text);
+  }
+
   private async runCheck(check: SegmentCheck, round: number): Promise<CheckResult> {
     ensurePrivateDir(this.options.segmentDir); // a segment that starts with the check has no agent to make it
     const log = fs.createWriteStream(this.logFile, { flags: 'a', mode: 0o600 });
@@ -228,7 +254,10 @@ export class SegmentWork {
       poll = setInterval(() => check.segmentOver() && void run.stop('segment-ended'), this.options.segmentPollMs ?? 1_000);
       const result = await run.done;
       write(`\n[off-peak] ${checkResultLine(result, check.timeoutMs)}\n`);
-      return result;
+      const note = !result.passed && result.stopped === null ? await check.failureNote?.(result).catch(() => null) : null;
+      if (!note) return result;
+      write(`${note}\n`);
+      return { ...result, output: `${result.output.trimEnd()}\n\n${note}\n`.slice(-CHECK_OUTPUT_TAIL_CHARS) };
     } finally {
       clearInterval(poll);
       this.check = null;
@@ -258,6 +287,8 @@ export function checkResultLine(result: CheckResult, timeoutMs: number): string 
 export interface CheckSettings {
   timeoutMs(): number;
   maxRounds(): number;
+  /** `offPeak.check.whenAgentChangedIt`: run (default) or ask when the agent changed the check's files (check-gate.ts). */
+  whenAgentChangedIt?(): WhenAgentChangedCheck;
 }
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 15 * 60_000;

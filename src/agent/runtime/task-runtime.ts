@@ -30,6 +30,7 @@ import type { TerminalView } from './segment-outcome';
 import { UsageRecorder } from '../proxy/usage-recorder';
 import { watchAgent } from './agent-watchdog';
 import { SegmentWork, segmentCheckOf, ticketDeadlineOf } from './segment-work';
+import { guardCheck } from './check-guards';
 import type { SegmentStartup } from './runtime-events';
 import { dropEmptyWorktree, dropUnstartedWorktree, resolveWorkplace } from '../workplace/task-workplace';
 import { SegmentRecords } from './segment-records';
@@ -262,6 +263,9 @@ export class TaskRuntime {
     // A task with a check (docs/flows.md#checks): a fix round resumes with the failed check's output; a cut check runs again first.
     const modelName = await model;
     const checking = segmentCheckOf(store, taskId, ticketId, work.workspacePath, clock, this.options.checks);
+    const guards = { store, taskId, permissionMode: task.permissionMode, folder: task.workspacePath, asks: this.asks };
+    if (checking.check)
+      guardCheck(checking.check, { ...guards, whenAgentChangedIt: () => this.options.checks?.whenAgentChangedIt?.() ?? 'run' });
     const startRun = (text: string, resumed: boolean, startGate?: Promise<void>) =>
       SegmentRun.start({
         adapter,

@@ -26,6 +26,7 @@ import { v17 } from './v17-notify-outbox';
 import { v18 } from './v18-checks';
 import { v19 } from './v19-after-task';
 import { v20 } from './v20-schedules';
+import { v21 } from './v21-check-flag';
 
 export type { MigrationStep } from './migration-step';
 
@@ -49,6 +50,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   v18,
   v19,
   v20,
+  v21,
 ];
 
 /** The version this build writes: the last step's. */

@@ -12,9 +12,10 @@ import { cellReader, oneOf } from './cells';
 /**
  * `pending`: the agent has not ended its first turn; `checking`: the check of `round` runs (a
  * segment that ends now re-runs it after the retake); `fixing`: it failed and the session is
- * resumed with its output; `passed` / `failed`: the task's last word.
+ * resumed with its output; `passed` / `failed`: the task's last word; `skipped`: not run, because
+ * the agent changed what it runs and the user's answer (or nobody's) did not allow it (`output` says why).
  */
-export type CheckState = 'pending' | 'checking' | 'fixing' | 'passed' | 'failed';
+export type CheckState = 'pending' | 'checking' | 'fixing' | 'passed' | 'failed' | 'skipped';
 
 export interface TaskCheck {
   taskId: string;
@@ -26,10 +27,22 @@ export interface TaskCheck {
   exitCode: number | null;
   /** The tail of the last run's output, control sequences stripped; null before a run. */
   output: string | null;
+  /** The check's files the agent changed since the task's base commit, flagged before a run (v21); null: none flagged. */
+  agentChanged?: string[] | null;
   updatedAt: number;
 }
 
-const STATES: readonly CheckState[] = ['pending', 'checking', 'fixing', 'passed', 'failed'];
+const STATES: readonly CheckState[] = ['pending', 'checking', 'fixing', 'passed', 'failed', 'skipped'];
+
+function fileList(cell: unknown): string[] | null {
+  if (typeof cell !== 'string') return null;
+  try {
+    const list: unknown = JSON.parse(cell);
+    return Array.isArray(list) ? list.filter((f): f is string => typeof f === 'string') : null;
+  } catch {
+    return null;
+  }
+}
 
 const checkCells = cellReader({
   str: ['taskId', 'command'],
@@ -39,7 +52,7 @@ const checkCells = cellReader({
 });
 
 function toCheck(r: SqlRow): TaskCheck {
-  return { ...checkCells(r), state: oneOf(r.state, STATES, 'pending') };
+  return { ...checkCells(r), state: oneOf(r.state, STATES, 'pending'), agentChanged: fileList(r.agent_changed) };
 }
 
 export type CheckProgress = Pick<TaskCheck, 'state' | 'round'> & Partial<Pick<TaskCheck, 'exitCode' | 'output'>>;
@@ -72,6 +85,17 @@ export class CheckRepo extends StoreRepo {
   lastCommandFor(workspaceKey: string): string | null {
     const row = this.db.get(`SELECT command FROM ${CHECK_COMMANDS_TABLE} WHERE workspace_key = ?`, [workspaceKey]);
     return row ? String(row.command) : null;
+  }
+
+  /** The check's files the agent changed, flagged before it runs (the card shows them). */
+  flagAgentChanged(taskId: string, files: readonly string[]): boolean {
+    return (
+      this.db.run(`UPDATE ${CHECKS_TABLE} SET agent_changed = ?, updated_at = ? WHERE task_id = ?`, [
+        JSON.stringify(files),
+        this.now,
+        taskId,
+      ]) === 1
+    );
   }
 
   /** Where the rounds stand; exit code and output are kept unless given. False: the task has no check. */
