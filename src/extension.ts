@@ -22,7 +22,7 @@ import { accountUsageLimitResetAt } from './panel/task-card';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
-import { registerReview, reviewTaskChanges } from './vscode/review';
+import { onDidOpenReview, registerReview, reviewTaskChanges } from './vscode/review';
 import { Notifier } from './vscode/notifier';
 import { DesktopNotifications } from './vscode/desktop-notifications';
 import { NotifyTargetStore, readNotifySettings, registerNotifyCommands } from './vscode/notify-commands';
@@ -42,9 +42,8 @@ import {
   registerModelKeyCommands,
   startPersonalAuthority,
 } from './vscode/personal-mode';
-import { WalkthroughContext } from './vscode/walkthrough';
+import { registerOpenSetting, WalkthroughContext } from './vscode/walkthrough';
 import { vscodePanelHost } from './vscode/panel-host';
-import { walkthroughKeys } from './panel/setup-line';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -112,6 +111,7 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.walkthrough = new WalkthroughContext(context.extension);
+    registerOpenSetting(context);
     this.apiKey = new ApiKeyStore(context.secrets);
     this.modelKey = modelKeyStore(context.secrets);
     registerModelKeyCommands(context, this.modelKey);
@@ -194,6 +194,7 @@ class OffPeakExtension implements vscode.Disposable {
         deserializeWebviewPanel: async (webviewPanel) => this.panel.restore(webviewPanel),
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
+      onDidOpenReview(() => (this.walkthrough.noteReviewed(), void this.updateWalkthrough())),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (['offPeak.gatewayUrl', 'offPeak.mode', 'offPeak.personal'].some((s) => e.affectsConfiguration(s))) this.restartEngine();
       }),
@@ -384,18 +385,7 @@ class OffPeakExtension implements vscode.Disposable {
 
   /** Completes the walkthrough's steps from the real state (after every change the panel would show). */
   private async updateWalkthrough(): Promise<void> {
-    const engine = this.engine;
-    const counts = engine?.store.read((tx) => ({ lastSeenAt: tx.outcomes.lastSeenAt() }));
-    const taskCount = engine?.service.listTasks().length ?? 0;
-    const setup = await panelSetup(this.modelKey, Date.now());
-    this.walkthrough.update(
-      walkthroughKeys(setup, {
-        engineStarted: engine !== undefined,
-        hasGatewayKey: await this.apiKey.has(),
-        taskCount,
-        lastSeenAt: counts?.lastSeenAt ?? null,
-      }),
-    );
+    this.walkthrough.refresh(this.engine, await panelSetup(this.modelKey, Date.now()), await this.apiKey.has());
   }
 
   /** The gateway's client configs (exposure and plan for the panel) and the models it serves (the form's Model list). */

@@ -129,13 +129,13 @@ export interface WalkthroughKeys {
   credentialReady: boolean;
   /** A task was queued (any task in the queue or History). */
   taskQueued: boolean;
-  /** A finished task's result was shown in a panel. */
-  resultSeen: boolean;
+  /** A task's changes were reviewed (in this window) or brought home (merged or applied, in any). */
+  reviewed: boolean;
 }
 
 export function walkthroughKeys(
   setup: SetupView,
-  state: { engineStarted: boolean; hasGatewayKey: boolean; taskCount: number; lastSeenAt: number | null },
+  state: { engineStarted: boolean; hasGatewayKey: boolean; taskCount: number; reviewed: boolean },
 ): WalkthroughKeys {
   const team = setup.mode === 'team';
   return {
@@ -143,8 +143,17 @@ export function walkthroughKeys(
     teamMode: team,
     credentialReady: team ? state.hasGatewayKey : setup.missing === undefined,
     taskQueued: state.taskCount > 0,
-    resultSeen: state.lastSeenAt !== null,
+    reviewed: state.reviewed,
   };
+}
+
+/**
+ * How to open one of the extension's settings where this window can change it: machine-scoped
+ * settings of a remote or browser window (`vscode.env.remoteName` set, code-server's included)
+ * live in the Remote tab; its User tab says "No Settings Found" for them.
+ */
+export function openSettingCommand(key: string, remoteName: string | undefined): { command: string; args: { query: string } } {
+  return { command: remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings', args: { query: key } };
 }
 
 /** The part of package.json `contributes.walkthroughs` that says which context key completes which step. */

@@ -47,7 +47,11 @@ const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
   const register = guardedRegistrar(context);
 
-  register('offPeak.openPanel', () => void deps.panel.show());
+  // The walkthrough's "Queue a task" passes { focusForm: true }: the panel's form, not the palette.
+  register(
+    'offPeak.openPanel',
+    (options?: unknown) => void deps.panel.show({ focusForm: (options as { focusForm?: unknown } | undefined)?.focusForm === true }),
+  );
   register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));
   // A key may be passed as the argument (automation); replacing a stored key that way asks first.
   // Otherwise a password box asks for it, and the key saved is checked with the gateway.

@@ -30,6 +30,10 @@ export class TaskOriginals implements vscode.TextDocumentContentProvider {
   }
 }
 
+const reviewOpened = new vscode.EventEmitter<string>();
+/** A task's changes were opened for review in this window (the walkthrough's morning step). */
+export const onDidOpenReview = reviewOpened.event;
+
 export async function reviewTaskChanges(engine: HostEngine, taskId: string, file?: string): Promise<void> {
   const task = engine.service.getTask(taskId);
   if (!task) throw new Error('This task no longer exists.');
@@ -50,6 +54,7 @@ export async function reviewTaskChanges(engine: HostEngine, taskId: string, file
   if (plan.entries.length === 1) {
     const { original, modified } = side(plan.entries[0]);
     await vscode.commands.executeCommand('vscode.diff', original, modified, `${plan.entries[0].path} (${plan.title})`);
+    reviewOpened.fire(taskId);
     return;
   }
   await vscode.commands.executeCommand(
@@ -60,6 +65,7 @@ export async function reviewTaskChanges(engine: HostEngine, taskId: string, file
       return [modified, original, modified];
     }),
   );
+  reviewOpened.fire(taskId);
 }
 
 export function registerReview(
