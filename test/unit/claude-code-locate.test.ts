@@ -7,6 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ClaudeCodeAdapter } from '../../src/agent/runtime/claude-code-adapter';
 import { chooseAgent, locateClaudeCode, systemLocateHost, type LocateHost } from '../../src/agent/runtime/claude-code-locate';
+import { agentAdapters } from '../../src/engine/agent-starts';
+import type { HostEngineOptions } from '../../src/engine/engine-options';
 
 function executable(file: string): string {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -140,6 +142,21 @@ describe('Claude Code without a login (personal mode, its own login)', () => {
       result.ok ? '' : result.error,
       /not logged in.*Run `claude` once in a terminal to log in.*Model Credential.*Set Model API Key/s,
     );
+  });
+
+  it('item 5: Claude Code found through offPeak.claudeCodePath (not on PATH): "Run … once" names the path it was found at', () => {
+    const adapters = agentAdapters(
+      {
+        referenceAgent: { command: 'node', argsPrefix: [] },
+        claudeCommand: () => ({ found: '/opt/tools/claude-code/bin/claude', command: '/opt/tools/claude-code/bin/claude', argsPrefix: [] }),
+      } as unknown as HostEngineOptions,
+      '/tmp/sessions',
+      { timeoutMs: () => 60_000, parkMs: () => undefined },
+    );
+    const reader = adapters['claude-code']!.createReader({ ownLogin: true });
+    reader.stdout(said);
+    const result = reader.result();
+    assert.match(result?.ok ? '' : (result?.error ?? ''), /Run `\/opt\/tools\/claude-code\/bin\/claude` once in a terminal to log in/);
   });
 
   it('a plain-text "Not logged in" line before any result counts the same', () => {
