@@ -5,6 +5,7 @@ import type { AgentKind } from '../agent/runtime/agent-adapter';
 import type { LocalAuthority } from '../personal/local-authority';
 import { hoursNextOpening, parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
 import { setModelApiKeyCommand } from '../panel/api-key-command';
+import { CLAUDE_LOGIN_COMMAND } from '../panel/failure-fix';
 import { setupView, unansweredQuestionText } from '../panel/setup-line';
 import type { SetupView } from '../protocol/webview';
 import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
@@ -22,6 +23,18 @@ export function registerModelKeyCommands(context: vscode.ExtensionContext, model
     vscode.commands.registerCommand('offPeak.clearModelApiKey', async () => {
       await modelKey.clear();
       void vscode.window.showInformationMessage('Off-Peak model API key removed.');
+    }),
+    // A missing login's fix button: Claude Code, where it was found, in a terminal of its own (no shell).
+    vscode.commands.registerCommand(CLAUDE_LOGIN_COMMAND, () => {
+      const found = currentAgent().claudeCode;
+      if (!found) return void vscode.window.showErrorMessage('Off-Peak Tasks: Claude Code was not found (see offPeak.claudeCodePath).');
+      const terminal = vscode.window.createTerminal({
+        name: 'Claude Code login',
+        shellPath: found.command,
+        shellArgs: found.argsPrefix,
+        env: found.env,
+      });
+      terminal.show();
     }),
   );
 }
