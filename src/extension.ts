@@ -34,6 +34,7 @@ import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
 import {
   importHandedOverModelKey,
+  loginFailedAt,
   missingModelKeyNotice,
   modelKeyStore,
   ownLoginOf,
@@ -328,7 +329,7 @@ class OffPeakExtension implements vscode.Disposable {
           sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
           reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
           notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
-          setup: () => panelSetup(this.modelKey, Date.now()),
+          setup: () => panelSetup(this.modelKey, Date.now(), loginFailedAt(engine.service.listTasks())),
         },
         engine.questions,
         engine.archive,
@@ -385,7 +386,8 @@ class OffPeakExtension implements vscode.Disposable {
 
   /** Completes the walkthrough's steps from the real state (after every change the panel would show). */
   private async updateWalkthrough(): Promise<void> {
-    this.walkthrough.refresh(this.engine, await panelSetup(this.modelKey, Date.now()), await this.apiKey.has());
+    const failedAt = loginFailedAt(this.engine?.service.listTasks() ?? []);
+    this.walkthrough.refresh(this.engine, await panelSetup(this.modelKey, Date.now(), failedAt), await this.apiKey.has());
   }
 
   /** The gateway's client configs (exposure and plan for the panel) and the models it serves (the form's Model list). */

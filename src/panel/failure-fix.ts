@@ -1,4 +1,4 @@
-// The fix a failure names, as a notification button (docs/flows.md#notifications): each failure
+// The fix a failure names, as a notification button (docs/flows.md#notifications-and-unseen-marks): each failure
 // whose reason names its fix (a command by its exact title, or a setting) offers that fix too, not
 // only "Show Terminal". Read from the reason the product wrote (the model route's, the runtime's,
 // Claude Code's reader's sentences); nothing in it is run: the button runs a fixed command.

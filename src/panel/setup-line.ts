@@ -23,6 +23,8 @@ export interface SetupInputs {
   hoursOpenAt: number | null | undefined;
   /** A remote window (absent: a local one). */
   remote?: RemoteWindow;
+  /** Claude Code's own login, looked for before anything is queued; `found`: where Claude Code is (absent: not looked at). */
+  claudeLogin?: { missing: boolean; found: string };
 }
 
 /**
@@ -98,7 +100,12 @@ function modeView(i: SetupInputs): SetupView {
     };
   }
   const ownLogin = i.agent === 'claude-code' && i.modelCredential === 'claudeLogin';
-  const credentialText = ownLogin ? 'your Claude Code login' : i.hasModelKey ? 'your model API key' : 'your model API key (not set)';
+  const loginMissing = ownLogin && i.claudeLogin?.missing === true;
+  const credentialText = ownLogin
+    ? `your Claude Code login${loginMissing ? ' (not logged in)' : ''}`
+    : i.hasModelKey
+      ? 'your model API key'
+      : 'your model API key (not set)';
   return {
     mode: 'personal',
     modeText: 'Personal mode',
@@ -108,7 +115,13 @@ function modeView(i: SetupInputs): SetupView {
     hours: i.hours.trim() || 'always',
     hoursOpenAt: i.hoursOpenAt ?? null,
     defaultModelText: `${agentName}'s default model`,
-    ...(ownLogin || i.hasModelKey ? {} : { missing: 'Run "Off-Peak: Set Model API Key…", or use Claude Code with its own login.' }),
+    ...(loginMissing
+      ? {
+          missing: `Claude Code is not logged in: run ${i.claudeLogin!.found} once in a terminal to log in, or set "Off-Peak › Personal: Model Credential" to apiKey and run "Off-Peak: Set Model API Key…".`,
+        }
+      : ownLogin || i.hasModelKey
+        ? {}
+        : { missing: 'Run "Off-Peak: Set Model API Key…", or use Claude Code with its own login.' }),
   };
 }
 

@@ -64,7 +64,7 @@ export class Notifier implements vscode.Disposable {
         return;
       }
       case 'failed': {
-        // The fix the reason names is a button too (docs/flows.md#notifications), before "Show Terminal".
+        // The fix the reason names is a button too (docs/flows.md#notifications-and-unseen-marks), before "Show Terminal".
         const fix = failureFix(notice.reason);
         void vscode.window
           .showErrorMessage(

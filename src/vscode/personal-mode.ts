@@ -1,6 +1,9 @@
 // Personal mode in VS Code (docs/architecture.md#personal-mode): the model API key commands, and
 // the local authority this window starts or follows, built from the machine settings.
+import os from 'node:os';
 import * as vscode from 'vscode';
+import { claudeLoginChangedAt, claudeLoginSeen } from '../agent/runtime/claude-code-locate';
+import type { OffPeakTask } from '../core/types';
 import type { AgentKind } from '../agent/runtime/agent-adapter';
 import type { LocalAuthority } from '../personal/local-authority';
 import { hoursNextOpening, parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
@@ -105,19 +108,42 @@ export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<stri
   return `${who} uses a model API key, and none is set: run "Off-Peak: Set Model API Key…" (kept in SecretStorage), or choose Claude Code to use your Claude Code login.`;
 }
 
+/** How a task's failure for Claude Code's missing login begins (its reader's sentence, claude-code-adapter.ts). */
+const LOGIN_MISSING_PREFIX = 'Claude Code is not logged in';
+
 /** Which agents use their own login: Claude Code, unless the setting says the API key for all. */
 export function ownLoginOf(agent: AgentKind): boolean {
   return agent === 'claude-code' && readSettings().personal.modelCredential === 'claudeLogin';
 }
 
+/** When a task last failed for Claude Code's missing login (undefined: none did). */
+export function loginFailedAt(tasks: readonly Pick<OffPeakTask, 'status' | 'failureReason' | 'endedAt'>[]): number | undefined {
+  const ended = tasks.filter((t) => t.status === 'failed' && t.failureReason?.startsWith(LOGIN_MISSING_PREFIX)).map((t) => t.endedAt ?? 0);
+  return ended.length > 0 ? Math.max(...ended) : undefined;
+}
+
+/**
+ * Claude Code's own login, looked for before anything is queued: missing when none is there, or
+ * when a task failed for the lack of it since its login files last changed.
+ */
+function claudeLoginOf(found: string, failedAt: number | undefined): { missing: boolean; found: string } {
+  const seen = claudeLoginSeen(process.env, os.homedir());
+  return { missing: !seen || (failedAt !== undefined && failedAt > claudeLoginChangedAt(process.env, os.homedir())), found };
+}
+
 /** The panel's mode, agent, credential, model API and hours line, from the settings now (docs/flows.md#what-the-panel-says). */
-export async function panelSetup(modelKey: ApiKeyStore, now: number): Promise<SetupView> {
+export async function panelSetup(modelKey: ApiKeyStore, now: number, failedAt?: number): Promise<SetupView> {
   const settings = readSettings();
+  const { agent, claudeCode } = currentAgent(settings);
   const view = setupView({
     mode: settings.mode,
     gatewayUrl: settings.gatewayUrl,
     agentSetting: settings.agentSetting,
-    agent: currentAgent(settings).agent,
+    agent,
+    claudeLogin:
+      settings.mode === 'personal' && agent === 'claude-code'
+        ? claudeLoginOf(claudeCode?.found ?? settings.claudeCodePath, failedAt)
+        : undefined,
     modelCredential: settings.personal.modelCredential,
     baseUrl: settings.personal.baseUrl,
     hasModelKey: await modelKey.has(),

@@ -6,7 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClaudeCodeAdapter } from '../../src/agent/runtime/claude-code-adapter';
-import { chooseAgent, locateClaudeCode, systemLocateHost, type LocateHost } from '../../src/agent/runtime/claude-code-locate';
+import {
+  chooseAgent,
+  claudeLoginSeen,
+  locateClaudeCode,
+  systemLocateHost,
+  type LocateHost,
+} from '../../src/agent/runtime/claude-code-locate';
 import { agentAdapters } from '../../src/engine/agent-starts';
 import type { HostEngineOptions } from '../../src/engine/engine-options';
 
@@ -169,5 +175,27 @@ describe('Claude Code without a login (personal mode, its own login)', () => {
     const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader({ ownLogin: false });
     reader.stdout(said);
     assert.deepEqual(reader.result(), { ok: false, error: 'Invalid API key · Please run /login' });
+  });
+});
+
+describe("Claude Code's own login, looked for before a task is queued (personal mode)", () => {
+  let home: string;
+  beforeEach(() => (home = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-claude-login-'))));
+  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+
+  it("item 5: no credentials file, no account in .claude.json and no key in the environment is a missing login; any of them is one (CLAUDE_CONFIG_DIR's folder when set)", () => {
+    assert.equal(claudeLoginSeen({}, home), false);
+    fs.writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ numStartups: 1 }));
+    assert.equal(claudeLoginSeen({}, home), false, 'a config without an account');
+    fs.writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ oauthAccount: { emailAddress: 'a@b.c' } }));
+    assert.equal(claudeLoginSeen({}, home), true, 'logged in with an account (macOS keeps the token in its keychain)');
+    fs.rmSync(path.join(home, '.claude.json'));
+    fs.mkdirSync(path.join(home, '.claude'));
+    fs.writeFileSync(path.join(home, '.claude', '.credentials.json'), '{}');
+    assert.equal(claudeLoginSeen({}, home), true, 'a credentials file');
+    const configDir = path.join(home, 'elsewhere');
+    fs.mkdirSync(configDir);
+    assert.equal(claudeLoginSeen({ CLAUDE_CONFIG_DIR: configDir }, home), false, "CLAUDE_CONFIG_DIR's folder is the one read");
+    assert.equal(claudeLoginSeen({ CLAUDE_CONFIG_DIR: configDir, ANTHROPIC_API_KEY: 'sk' }, home), true, 'a key in the environment');
   });
 });
