@@ -128,7 +128,7 @@ runTour('panel-tour-walkthrough', async ({ stateDir, log, gateway, codeServer, o
   const hoursItem = settings.locator('.setting-item-contents', { hasText: 'Hours' }).first();
   await hoursItem.waitFor({ timeout: STEP_TIMEOUT_MS });
   assert.equal(await settings.getByText('No Settings Found').isVisible(), false, 'the setting is found on the tab opened');
-  const tab = ((await settings.locator('.settings-tabs-widget .action-item.checked').first().textContent()) ?? '').trim();
+  const tab = ((await settings.locator('.settings-tabs-widget .action-label.checked').first().textContent()) ?? '').trim();
   log(`"Set the hours" opened the Settings editor on the ${tab} tab`);
   assert.match(tab, /^Remote/, 'the Remote tab: machine-scoped settings of a remote window live there');
   await tour.shot('set-the-hours-remote-settings');

@@ -36,6 +36,7 @@ import {
   importHandedOverModelKey,
   loginFailedAt,
   missingModelKeyNotice,
+  modelKeyRefusals,
   modelKeyStore,
   ownLoginOf,
   ownModelOf,
@@ -95,6 +96,8 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly apiKey: ApiKeyStore;
   /** Personal mode's model API key (SecretStorage). */
   private readonly modelKey: ApiKeyStore;
+  /** The model API refused the model key when asked for its list: said once per model API and key. */
+  private readonly keyRefusals = modelKeyRefusals();
   /** Personal mode: the local authority this window runs or follows. */
   private authority: LocalAuthority | undefined;
   private panelInstance: TasksPanel | undefined;
@@ -119,6 +122,7 @@ class OffPeakExtension implements vscode.Disposable {
     this.notifyTargets = new NotifyTargetStore(context.secrets);
     registerNotifyCommands(context, this.notifyTargets, (l) => this.output.info(l));
     const recheckModelKey = async () => {
+      this.keyRefusals.keyChanged();
       this.personalNotice = await missingModelKeyNotice(this.modelKey);
       this.panelInstance?.refresh();
       await this.updateWalkthrough();
@@ -398,7 +402,7 @@ class OffPeakExtension implements vscode.Disposable {
       this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
     });
-    this.allowedModels = await modelChoices(gateway, configs);
+    this.allowedModels = await modelChoices(gateway, configs, (status) => this.keyRefusals.refused(status));
     if (configs) {
       this.clientConfigs = {
         exposed: configs.exposure.enabled,

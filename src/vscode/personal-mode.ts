@@ -108,6 +108,28 @@ export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<stri
   return `${who} uses a model API key, and none is set: run "Off-Peak: Set Model API Key…" (kept in SecretStorage), or choose Claude Code to use your Claude Code login.`;
 }
 
+/**
+ * The model API refused the model API key when the window asked for its list (after
+ * offPeak.personal.baseUrl or the key changed): said once per model API and key, with the fix.
+ */
+export function modelKeyRefusals(): { refused(status: number): void; keyChanged(): void } {
+  let shownFor: string | undefined;
+  return {
+    refused(status) {
+      const baseUrl = readSettings().personal.baseUrl;
+      if (shownFor === baseUrl) return;
+      shownFor = baseUrl;
+      const text = `Off-Peak Tasks: the model API ${baseUrl} refused the model API key (${status}): run "Off-Peak: Set Model API Key…" to set it again, or check offPeak.personal.baseUrl.`;
+      void vscode.window
+        .showWarningMessage(text, 'Set Model API Key…')
+        .then((c) => c && vscode.commands.executeCommand('offPeak.setModelApiKey'));
+    },
+    keyChanged() {
+      shownFor = undefined;
+    },
+  };
+}
+
 /** How a task's failure for Claude Code's missing login begins (its reader's sentence, claude-code-adapter.ts). */
 const LOGIN_MISSING_PREFIX = 'Claude Code is not logged in';
 
