@@ -31,7 +31,8 @@ const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
   {
     label: 'Ask before edits and commands',
     description: 'default',
-    detail: 'Unanswered questions are denied after a while so a night run goes on.',
+    // The palette's create step says what an unanswered question does under the settings now (permissionPicks).
+    detail: 'Unanswered questions follow the "Unanswered Question" setting (by default the task parks without holding capacity).',
     mode: 'default',
   },
   { label: 'Accept edits', description: 'acceptEdits', detail: 'Edits files without asking; asks before commands.', mode: 'acceptEdits' },
@@ -43,6 +44,13 @@ const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
     mode: 'bypassPermissions',
   },
 ];
+
+/** The permission step's choices; "default" says what an unanswered question does under the settings now. */
+function permissionPicks(detailOf: (policy: 'park' | 'deny', minutes: number) => string): typeof PERMISSION_PICKS {
+  const s = readSettings();
+  const detail = detailOf(s.unansweredQuestion, s.unansweredQuestion === 'park' ? s.askParkMinutes : s.askTimeoutMinutes);
+  return PERMISSION_PICKS.map((p) => (p.mode === 'default' ? { ...p, detail } : p));
+}
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
   const register = guardedRegistrar(context);
@@ -130,7 +138,7 @@ async function pickTask(
 /** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
 async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
   // Loaded on first use: the argument schemas bring zod, which activation need not load.
-  const { checkWorkspaceFolder, parseCreateTaskArgs, promptProblem } = await import('../panel/create-task-command');
+  const { checkWorkspaceFolder, parseCreateTaskArgs, permissionPickDetail, promptProblem } = await import('../panel/create-task-command');
   // Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts.
   const args = parseCreateTaskArgs(raw);
   if (args.prompt !== undefined) {
@@ -183,7 +191,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   const permissionMode =
     args.permissionMode ??
     (
-      await vscode.window.showQuickPick(PERMISSION_PICKS, {
+      await vscode.window.showQuickPick(permissionPicks(permissionPickDetail), {
         title: `Queue Off-Peak Task (2/${steps})`,
         placeHolder: 'What may the agent do without asking?',
         ignoreFocusOut: true,

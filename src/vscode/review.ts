@@ -90,7 +90,7 @@ export function registerReview(
           const pick = await vscode.window.showQuickPick(
             tasks.map((t) => ({
               label: (t.title || t.prompt.split('\n')[0]).slice(0, 80),
-              description: `${rows.get(t.id)!.changes!.length} changed files`,
+              description: `${rows.get(t.id)!.changes!.length} changed file${rows.get(t.id)!.changes!.length === 1 ? '' : 's'}`,
               id: t.id,
             })),
             { placeHolder: 'Review the changes of which task?' },
