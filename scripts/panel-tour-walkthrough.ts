@@ -132,7 +132,11 @@ runTour('panel-tour-walkthrough', async ({ stateDir, log, gateway, codeServer, o
   log(`"Set the hours" opened the Settings editor on the ${tab} tab`);
   assert.match(tab, /^Remote/, 'the Remote tab: machine-scoped settings of a remote window live there');
   await tour.shot('set-the-hours-remote-settings');
-  await runCommand(page, 'View: Close Editor');
+  // This workbench opens Settings as a modal editor: its own close button, else Escape.
+  const close = page.locator('.monaco-modal-editor-block .codicon-close, .monaco-modal-editor-block [aria-label^="Close"]').first();
+  if (await close.isVisible().catch(() => false)) await close.click();
+  else await page.keyboard.press('Escape');
+  await settings.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT_MS });
 
   // --- 3. "Queue a task": the panel's form, focused; the task; then review ---------------------
   await openWalkthroughFromPalette(page);
