@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { readBlobs } from '../agent/workplace/task-changes';
 import type { HostEngine } from '../engine/host-engine';
 import { reviewPlan } from '../panel/workplace-panel';
+import { Emitter } from '../core/event';
 
 export const ORIGINAL_SCHEME = 'offpeak-original';
 const BLOB = /^[0-9a-f]{40,64}$/;
@@ -30,7 +31,7 @@ export class TaskOriginals implements vscode.TextDocumentContentProvider {
   }
 }
 
-const reviewOpened = new vscode.EventEmitter<string>();
+const reviewOpened = new Emitter<string>();
 /** A task's changes were opened for review in this window (the walkthrough's morning step). */
 export const onDidOpenReview = reviewOpened.event;
 
