@@ -152,7 +152,7 @@ runTour('panel-tour-walkthrough', async ({ stateDir, log, gateway, codeServer, o
   assert.equal(await page.locator('.quick-input-widget').isVisible(), false, 'no palette input opened');
   await tour.shot('queue-a-task-focuses-the-form');
   const prompt = 'Walkthrough tour: create hello.txt';
-  await tour.create(prompt);
+  await tour.create(prompt, 'Accept edits');
   await tour.phaseOf(prompt, 'Completed', 180_000);
   await tour.shot('first-task-completed');
   await openWalkthroughFromPalette(page);
