@@ -1,4 +1,4 @@
-// The fix a failure notification offers (docs/flows.md#notifications): each reason the product
+// The fix a failure notification offers (docs/flows.md#notifications-and-unseen-marks): each reason the product
 // writes that names its fix gets a button running exactly that command, titled as the palette titles it.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
