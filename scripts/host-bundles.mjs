@@ -52,7 +52,9 @@ export function hostBundleBuild(bundle, root) {
             loader: 'js',
           },
         };
-  return { ...entry, plugins: [hostBundles(bundle, root)] };
+  // zod probes `navigator` (a Cloudflare check) and sql.js its language; in the extension host, reading that global logs
+  // "PendingMigrationError: navigator is now a global in nodejs": no host bundle has it.
+  return { ...entry, define: { navigator: 'undefined', 'globalThis.navigator': 'undefined' }, plugins: [hostBundles(bundle, root)] };
 }
 
 const specifier = (spec) => (spec.startsWith('src/') ? `./${spec}` : spec);

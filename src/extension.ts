@@ -22,7 +22,7 @@ import { accountUsageLimitResetAt } from './panel/task-card';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
-import { registerReview, reviewTaskChanges } from './vscode/review';
+import { onDidOpenReview, registerReview, reviewTaskChanges } from './vscode/review';
 import { Notifier } from './vscode/notifier';
 import { DesktopNotifications } from './vscode/desktop-notifications';
 import { NotifyTargetStore, readNotifySettings, registerNotifyCommands } from './vscode/notify-commands';
@@ -34,7 +34,9 @@ import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
 import {
   importHandedOverModelKey,
+  loginFailedAt,
   missingModelKeyNotice,
+  modelKeyRefusals,
   modelKeyStore,
   ownLoginOf,
   ownModelOf,
@@ -42,9 +44,8 @@ import {
   registerModelKeyCommands,
   startPersonalAuthority,
 } from './vscode/personal-mode';
-import { WalkthroughContext } from './vscode/walkthrough';
+import { registerOpenSetting, WalkthroughContext } from './vscode/walkthrough';
 import { vscodePanelHost } from './vscode/panel-host';
-import { walkthroughKeys } from './panel/setup-line';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -95,6 +96,8 @@ class OffPeakExtension implements vscode.Disposable {
   private readonly apiKey: ApiKeyStore;
   /** Personal mode's model API key (SecretStorage). */
   private readonly modelKey: ApiKeyStore;
+  /** The model API refused the model key when asked for its list: said once per model API and key. */
+  private readonly keyRefusals = modelKeyRefusals();
   /** Personal mode: the local authority this window runs or follows. */
   private authority: LocalAuthority | undefined;
   private panelInstance: TasksPanel | undefined;
@@ -112,12 +115,14 @@ class OffPeakExtension implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.storageDir = context.globalStorageUri.fsPath;
     this.walkthrough = new WalkthroughContext(context.extension);
+    registerOpenSetting(context);
     this.apiKey = new ApiKeyStore(context.secrets);
     this.modelKey = modelKeyStore(context.secrets);
     registerModelKeyCommands(context, this.modelKey);
     this.notifyTargets = new NotifyTargetStore(context.secrets);
     registerNotifyCommands(context, this.notifyTargets, (l) => this.output.info(l));
     const recheckModelKey = async () => {
+      this.keyRefusals.keyChanged();
       this.personalNotice = await missingModelKeyNotice(this.modelKey);
       this.panelInstance?.refresh();
       await this.updateWalkthrough();
@@ -194,6 +199,7 @@ class OffPeakExtension implements vscode.Disposable {
         deserializeWebviewPanel: async (webviewPanel) => this.panel.restore(webviewPanel),
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.engine?.windows.workspacesChanged()),
+      onDidOpenReview(() => (this.walkthrough.noteReviewed(), void this.updateWalkthrough())),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (['offPeak.gatewayUrl', 'offPeak.mode', 'offPeak.personal'].some((s) => e.affectsConfiguration(s))) this.restartEngine();
       }),
@@ -327,7 +333,7 @@ class OffPeakExtension implements vscode.Disposable {
           sessionInUseHere: (sessionId) => this.sessions.inUse(sessionId),
           reviewChanges: (taskId, file) => reviewTaskChanges(engine, taskId, file),
           notice: () => this.storeNotice ?? this.authorityProblem ?? this.personalNotice ?? this.otherQueue,
-          setup: () => panelSetup(this.modelKey, Date.now()),
+          setup: () => panelSetup(this.modelKey, Date.now(), loginFailedAt(engine.service.listTasks())),
         },
         engine.questions,
         engine.archive,
@@ -384,18 +390,8 @@ class OffPeakExtension implements vscode.Disposable {
 
   /** Completes the walkthrough's steps from the real state (after every change the panel would show). */
   private async updateWalkthrough(): Promise<void> {
-    const engine = this.engine;
-    const counts = engine?.store.read((tx) => ({ lastSeenAt: tx.outcomes.lastSeenAt() }));
-    const taskCount = engine?.service.listTasks().length ?? 0;
-    const setup = await panelSetup(this.modelKey, Date.now());
-    this.walkthrough.update(
-      walkthroughKeys(setup, {
-        engineStarted: engine !== undefined,
-        hasGatewayKey: await this.apiKey.has(),
-        taskCount,
-        lastSeenAt: counts?.lastSeenAt ?? null,
-      }),
-    );
+    const failedAt = loginFailedAt(this.engine?.service.listTasks() ?? []);
+    this.walkthrough.refresh(this.engine, await panelSetup(this.modelKey, Date.now(), failedAt), await this.apiKey.has());
   }
 
   /** The gateway's client configs (exposure and plan for the panel) and the models it serves (the form's Model list). */
@@ -406,7 +402,7 @@ class OffPeakExtension implements vscode.Disposable {
       this.output.info(`client configs unavailable: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
     });
-    this.allowedModels = await modelChoices(gateway, configs);
+    this.allowedModels = await modelChoices(gateway, configs, (status) => this.keyRefusals.refused(status));
     if (configs) {
       this.clientConfigs = {
         exposed: configs.exposure.enabled,

@@ -9,7 +9,7 @@ import type { AnswerOwner } from './ask-input';
 import { AskPrompt } from './ask-prompt';
 import { sameFields, sameUsage } from './card-extras';
 import { GatewayOutageLine, ScheduleRunLine, UsageLimitLine, UsageTotal } from './card-extras-view';
-import { foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
+import { filesChangedText, foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
 import type { HostChannel } from './host-channel';
 import { AllowedNotRunLine, QuestionList, RefusalMark, sameRefusals } from './questions';
@@ -222,7 +222,7 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
             <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
             <span>Queued {formatTime(card.queuedAt)}</span>
             {card.filesChanged != null ? (
-              <span>{card.filesChanged} files changed</span>
+              <span>{filesChangedText(card.filesChanged)}</span>
             ) : (
               (card.phase === 'completed' || card.phase === 'failed') && <span>Files changed: unknown</span>
             )}

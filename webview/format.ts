@@ -24,6 +24,11 @@ export function formatDuration(ms: number): string {
   return `${s}s`;
 }
 
+/** "1 file changed", "14 files changed". */
+export function filesChangedText(count: number): string {
+  return `${count} file${count === 1 ? '' : 's'} changed`;
+}
+
 /** "in 4m 12s" until `at`, counting down to "now". */
 export function formatCountdown(at: number, now: number): string {
   return at > now ? `in ${formatDuration(at - now + 999)}` : 'now';
@@ -189,7 +194,7 @@ export function askDeadlineText(ask: CardAsk, now: number): string {
     return `Waiting for your answer since ${formatTime(ask.parkedAt)}, without holding capacity; the task resumes once you answer${more}.`;
   if (ask.onDeadline === 'park')
     return ask.deadlineAt > now
-      ? `If nobody answers, the task waits without holding capacity ${formatCountdown(ask.deadlineAt, now)}${more}.`
+      ? `If nobody answers within ${formatDuration(ask.deadlineAt - now + 999)}, the task waits without holding capacity${more}.`
       : `Releasing the capacity…${more}`;
   return ask.deadlineAt > now ? `Denied automatically ${formatCountdown(ask.deadlineAt, now)}${more}.` : `Denying…${more}`;
 }

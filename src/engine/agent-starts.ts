@@ -19,7 +19,9 @@ function claudeCodeFromSetting(
   const current = () => {
     const at = command();
     const launch =
-      typeof at === 'string' ? { command: at } : { command: at.command, argsPrefix: at.argsPrefix, env: { ...fixed.env, ...at.env } };
+      typeof at === 'string'
+        ? { command: at, shownAs: at }
+        : { command: at.command, argsPrefix: at.argsPrefix, env: { ...fixed.env, ...at.env }, shownAs: at.found };
     return new ClaudeCodeAdapter({ ...fixed, ...launch, settingSources: settingSources?.() });
   };
   return {

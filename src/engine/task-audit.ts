@@ -110,7 +110,7 @@ function statusText(t: OffPeakTask): string {
     case 'needs_input':
       return 'parked: waits for an answer to its question, without holding capacity';
     case 'completed':
-      return `completed${t.filesChanged != null ? ` (${t.filesChanged} files changed)` : ''}`;
+      return `completed${t.filesChanged != null ? ` (${t.filesChanged} file${t.filesChanged === 1 ? '' : 's'} changed)` : ''}`;
     case 'failed':
       return `failed: ${plainNotificationText(t.failureReason ?? 'no reason given', 200)}`;
     case 'cancelled':

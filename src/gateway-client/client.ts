@@ -8,6 +8,7 @@ import {
   AvailabilityResponseSchema,
   ClientConfigsResponseSchema,
   ClientModelsResponseSchema,
+  type ClientModelsResponse,
   GatewayPaths,
   MAX_STATUS_IDS,
   MAX_STATUS_WAIT_MS,
@@ -129,7 +130,12 @@ export class GatewayClient {
 
   /** The models the gateway serves (its allow-list, else its model upstream's list); empty: only the default. */
   async models(signal?: AbortSignal): Promise<AllowedModel[]> {
-    const answer = await this.transport.call({
+    return (await this.modelList(signal)).models;
+  }
+
+  /** The models route's whole answer (personal mode: whether the model API refused the key). */
+  modelList(signal?: AbortSignal): Promise<ClientModelsResponse> {
+    return this.transport.call({
       endpoint: 'models',
       method: 'GET',
       path: GatewayPaths.clientModels,
@@ -137,7 +143,6 @@ export class GatewayClient {
       schema: ClientModelsResponseSchema,
       signal,
     });
-    return answer.models;
   }
 
   async availability(signal?: AbortSignal): Promise<Availability> {

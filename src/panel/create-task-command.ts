@@ -100,3 +100,10 @@ function samePath(a: string, b: string): boolean {
 function isDirectory(p: string): boolean {
   return fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
+
+/** The palette's permission step: what an unanswered question does under the settings in force. */
+export function permissionPickDetail(policy: 'park' | 'deny', minutes: number): string {
+  return policy === 'park'
+    ? `Unanswered questions park the task after ${minutes} min: it waits for your answer without holding capacity.`
+    : `Unanswered questions are denied after ${minutes} min, and the agent goes on without them.`;
+}

@@ -4,9 +4,16 @@
 import type { GatewayClient } from '../gateway-client/client';
 import type { ClientConfigsResponse } from '../protocol/gateway';
 
-export async function modelChoices(gateway: Pick<GatewayClient, 'models'>, configs: ClientConfigsResponse | undefined): Promise<string[]> {
+export async function modelChoices(
+  gateway: Pick<GatewayClient, 'modelList'>,
+  configs: ClientConfigsResponse | undefined,
+  /** Personal mode: the model API refused the model key (401/403) when asked for its list. */
+  onKeyRefused?: (status: number) => void,
+): Promise<string[]> {
   try {
-    return (await gateway.models()).map((m) => m.id);
+    const answer = await gateway.modelList();
+    if (answer.upstream_refused !== undefined) onKeyRefused?.(answer.upstream_refused);
+    return answer.models.map((m) => m.id);
   } catch {
     return configs?.allowed_models.map((m) => m.id) ?? [];
   }

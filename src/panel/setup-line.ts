@@ -23,6 +23,8 @@ export interface SetupInputs {
   hoursOpenAt: number | null | undefined;
   /** A remote window (absent: a local one). */
   remote?: RemoteWindow;
+  /** Claude Code's own login, looked for before anything is queued; `found`: where Claude Code is (absent: not looked at). */
+  claudeLogin?: { missing: boolean; found: string };
 }
 
 /**
@@ -98,7 +100,12 @@ function modeView(i: SetupInputs): SetupView {
     };
   }
   const ownLogin = i.agent === 'claude-code' && i.modelCredential === 'claudeLogin';
-  const credentialText = ownLogin ? 'your Claude Code login' : i.hasModelKey ? 'your model API key' : 'your model API key (not set)';
+  const loginMissing = ownLogin && i.claudeLogin?.missing === true;
+  const credentialText = ownLogin
+    ? `your Claude Code login${loginMissing ? ' (not logged in)' : ''}`
+    : i.hasModelKey
+      ? 'your model API key'
+      : 'your model API key (not set)';
   return {
     mode: 'personal',
     modeText: 'Personal mode',
@@ -108,7 +115,13 @@ function modeView(i: SetupInputs): SetupView {
     hours: i.hours.trim() || 'always',
     hoursOpenAt: i.hoursOpenAt ?? null,
     defaultModelText: `${agentName}'s default model`,
-    ...(ownLogin || i.hasModelKey ? {} : { missing: 'Run "Off-Peak: Set Model API Key…", or use Claude Code with its own login.' }),
+    ...(loginMissing
+      ? {
+          missing: `Claude Code is not logged in: run ${i.claudeLogin!.found} once in a terminal to log in, or set "Off-Peak › Personal: Model Credential" to apiKey and run "Off-Peak: Set Model API Key…".`,
+        }
+      : ownLogin || i.hasModelKey
+        ? {}
+        : { missing: 'Run "Off-Peak: Set Model API Key…", or use Claude Code with its own login.' }),
   };
 }
 
@@ -129,13 +142,13 @@ export interface WalkthroughKeys {
   credentialReady: boolean;
   /** A task was queued (any task in the queue or History). */
   taskQueued: boolean;
-  /** A finished task's result was shown in a panel. */
-  resultSeen: boolean;
+  /** A task's changes were reviewed (in this window) or brought home (merged or applied, in any). */
+  reviewed: boolean;
 }
 
 export function walkthroughKeys(
   setup: SetupView,
-  state: { engineStarted: boolean; hasGatewayKey: boolean; taskCount: number; lastSeenAt: number | null },
+  state: { engineStarted: boolean; hasGatewayKey: boolean; taskCount: number; reviewed: boolean },
 ): WalkthroughKeys {
   const team = setup.mode === 'team';
   return {
@@ -143,8 +156,17 @@ export function walkthroughKeys(
     teamMode: team,
     credentialReady: team ? state.hasGatewayKey : setup.missing === undefined,
     taskQueued: state.taskCount > 0,
-    resultSeen: state.lastSeenAt !== null,
+    reviewed: state.reviewed,
   };
+}
+
+/**
+ * How to open one of the extension's settings where this window can change it: machine-scoped
+ * settings of a remote or browser window (`vscode.env.remoteName` set, code-server's included)
+ * live in the Remote tab; its User tab says "No Settings Found" for them.
+ */
+export function openSettingCommand(key: string, remoteName: string | undefined): { command: string; args: { query: string } } {
+  return { command: remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings', args: { query: key } };
 }
 
 /** The part of package.json `contributes.walkthroughs` that says which context key completes which step. */

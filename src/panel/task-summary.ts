@@ -69,19 +69,26 @@ export function statusBarView(
     counts.queued > 0 ? `${counts.queued} queued` : '',
     unseenResults > 0 ? `${unseenResults} new` : '',
   ].filter(Boolean);
-  const visible = parts.length > 0;
+  // Always there (also before any task exists): the entry is how a new user finds the panel.
+  const idle = parts.length === 0;
   const icon = counts.needsInput > 0 ? 'question' : unseenResults > 0 ? 'bell-dot' : 'watch';
   const summaryText = summary ? summaryLine(summary) : undefined;
   const tooltip = [
     'Off-Peak Tasks',
     summaryText,
+    idle && !summaryText ? 'Nothing queued or running.' : undefined,
     counts.needsInput > 0 ? `${counts.needsInput} task(s) wait for your answer (Allow or Deny on the card).` : undefined,
     held ? `Your usage limit is reached: tasks wait for its reset at ${held} and resume their sessions then.` : undefined,
     'Click to open the panel.',
   ]
     .filter(Boolean)
     .join('\n');
-  return { visible, text: `$(${icon}) Off-Peak: ${parts.join(', ')}`, tooltip, highlight: counts.needsInput > 0 };
+  return {
+    visible: true,
+    text: idle ? `$(${icon}) Off-Peak` : `$(${icon}) Off-Peak: ${parts.join(', ')}`,
+    tooltip,
+    highlight: counts.needsInput > 0,
+  };
 }
 
 /** A result the summary counts: a finished task the user has not looked at yet, or a task waiting for an answer. */

@@ -78,7 +78,7 @@ export function parseModelBaseUrl(text: string | undefined): string {
   }
   if (url.username || url.password)
     throw new PersonalSettingError(
-      'offPeak.personal.baseUrl: no user name or password in the URL (the key is set with "Off-Peak: Set Model API Key")',
+      'offPeak.personal.baseUrl: no user name or password in the URL (the key is set with "Off-Peak: Set Model API Key…")',
     );
   return url.href.replace(/\/+$/, '');
 }

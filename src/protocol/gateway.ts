@@ -317,6 +317,11 @@ export const ClientModelsResponseSchema = z.object({
    * the agent's or the gateway's default alone.
    */
   models: z.array(AllowedModelSchema.extend({ id: z.string().regex(MODEL_ID_PATTERN) })),
+  /**
+   * Personal mode's local authority only: the model API refused the user's model API key (401/403)
+   * when asked for its list, so the window can name the fix before any task fails on it.
+   */
+  upstream_refused: z.number().int().optional(),
 });
 export type ClientModelsResponse = z.infer<typeof ClientModelsResponseSchema>;
 

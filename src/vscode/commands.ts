@@ -32,7 +32,8 @@ const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
   {
     label: 'Ask before edits and commands',
     description: 'default',
-    detail: 'Unanswered questions are denied after a while so a night run goes on.',
+    // The palette's create step says what an unanswered question does under the settings now (permissionPicks).
+    detail: 'Unanswered questions follow the "Unanswered Question" setting (by default the task parks without holding capacity).',
     mode: 'default',
   },
   { label: 'Accept edits', description: 'acceptEdits', detail: 'Edits files without asking; asks before commands.', mode: 'acceptEdits' },
@@ -45,10 +46,21 @@ const PERMISSION_PICKS: (vscode.QuickPickItem & { mode: PermissionMode })[] = [
   },
 ];
 
+/** The permission step's choices; "default" says what an unanswered question does under the settings now. */
+function permissionPicks(detailOf: (policy: 'park' | 'deny', minutes: number) => string): typeof PERMISSION_PICKS {
+  const s = readSettings();
+  const detail = detailOf(s.unansweredQuestion, s.unansweredQuestion === 'park' ? s.askParkMinutes : s.askTimeoutMinutes);
+  return PERMISSION_PICKS.map((p) => (p.mode === 'default' ? { ...p, detail } : p));
+}
+
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
   const register = guardedRegistrar(context);
 
-  register('offPeak.openPanel', () => void deps.panel.show());
+  // The walkthrough's "Queue a task" passes { focusForm: true }: the panel's form, not the palette.
+  register(
+    'offPeak.openPanel',
+    (options?: unknown) => void deps.panel.show({ focusForm: (options as { focusForm?: unknown } | undefined)?.focusForm === true }),
+  );
   register('offPeak.createTask', (input?: unknown) => queueTask(deps, input));
   // A key may be passed as the argument (automation); replacing a stored key that way asks first.
   // Otherwise a password box asks for it, and the key saved is checked with the gateway.
@@ -135,7 +147,8 @@ async function uncommittedChoice(folder: string): Promise<'action' | 'alternativ
 /** "Queue Off-Peak Task…": a short multi-step input from the command palette. */
 async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | undefined> {
   // Loaded on first use: the argument schemas bring zod, which activation need not load.
-  const { checkWorkspaceFolder, confirmGivenPrompt, parseCreateTaskArgs, promptProblem } = await import('../panel/create-task-command');
+  const { checkWorkspaceFolder, confirmGivenPrompt, parseCreateTaskArgs, permissionPickDetail, promptProblem } =
+    await import('../panel/create-task-command');
   // Arguments a caller (a keybinding, another extension, a test) may pass to skip the prompts.
   const args = parseCreateTaskArgs(raw);
   if (args.prompt !== undefined) {
@@ -188,7 +201,7 @@ async function queueTask(deps: CommandDeps, raw: unknown): Promise<string | unde
   const permissionMode =
     args.permissionMode ??
     (
-      await vscode.window.showQuickPick(PERMISSION_PICKS, {
+      await vscode.window.showQuickPick(permissionPicks(permissionPickDetail), {
         title: `Queue Off-Peak Task (2/${steps})`,
         placeHolder: 'What may the agent do without asking?',
         ignoreFocusOut: true,

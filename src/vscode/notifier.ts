@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { refusalSentence, type TaskNotice } from '../engine/task-notices';
 import { QuestionToasts, questionNotificationText } from '../core/ask-notice';
 import { plainNotificationText } from '../core/untrusted-text';
+import { failureFix } from '../panel/failure-fix';
 
 export interface NotifierActions {
   showPanel(): void;
@@ -62,15 +63,23 @@ export class Notifier implements vscode.Disposable {
         );
         return;
       }
-      case 'failed':
+      case 'failed': {
+        // The fix the reason names is a button too (docs/flows.md#notifications-and-unseen-marks), before "Show Terminal".
+        const fix = failureFix(notice.reason);
         void vscode.window
           .showErrorMessage(
             `Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}${notice.refusals ? ` (${refusalSentence(notice.refusals)})` : ''}`,
+            ...(fix ? [fix.label] : []),
             'Show Terminal',
             'Open Tasks',
           )
-          .then((c) => (c === 'Show Terminal' ? this.actions.showTerminal(notice.taskId, rawTitle) : c && this.actions.showPanel()));
+          .then((c) => {
+            if (fix && c === fix.label) void vscode.commands.executeCommand(fix.command, ...(fix.args ?? []));
+            else if (c === 'Show Terminal') this.actions.showTerminal(notice.taskId, rawTitle);
+            else if (c) this.actions.showPanel();
+          });
         return;
+      }
     }
   }
 

@@ -1,10 +1,14 @@
 // Personal mode in VS Code (docs/architecture.md#personal-mode): the model API key commands, and
 // the local authority this window starts or follows, built from the machine settings.
+import os from 'node:os';
 import * as vscode from 'vscode';
+import { claudeLoginChangedAt, claudeLoginSeen } from '../agent/runtime/claude-code-locate';
+import type { OffPeakTask } from '../core/types';
 import type { AgentKind } from '../agent/runtime/agent-adapter';
 import type { LocalAuthority } from '../personal/local-authority';
 import { hoursNextOpening, parseModelBaseUrl, parsePersonalHours } from '../personal/personal-config';
 import { setModelApiKeyCommand } from '../panel/api-key-command';
+import { CLAUDE_LOGIN_COMMAND } from '../panel/failure-fix';
 import { setupView, unansweredQuestionText } from '../panel/setup-line';
 import type { SetupView } from '../protocol/webview';
 import { ApiKeyStore, MODEL_SECRET_KEY } from './api-key';
@@ -22,6 +26,18 @@ export function registerModelKeyCommands(context: vscode.ExtensionContext, model
     vscode.commands.registerCommand('offPeak.clearModelApiKey', async () => {
       await modelKey.clear();
       void vscode.window.showInformationMessage('Off-Peak model API key removed.');
+    }),
+    // A missing login's fix button: Claude Code, where it was found, in a terminal of its own (no shell).
+    vscode.commands.registerCommand(CLAUDE_LOGIN_COMMAND, () => {
+      const found = currentAgent().claudeCode;
+      if (!found) return void vscode.window.showErrorMessage('Off-Peak Tasks: Claude Code was not found (see offPeak.claudeCodePath).');
+      const terminal = vscode.window.createTerminal({
+        name: 'Claude Code login',
+        shellPath: found.command,
+        shellArgs: found.argsPrefix,
+        env: found.env,
+      });
+      terminal.show();
     }),
   );
 }
@@ -92,19 +108,64 @@ export async function missingModelKeyNotice(modelKey: ApiKeyStore): Promise<stri
   return `${who} uses a model API key, and none is set: run "Off-Peak: Set Model API Key…" (kept in SecretStorage), or choose Claude Code to use your Claude Code login.`;
 }
 
+/**
+ * The model API refused the model API key when the window asked for its list (after
+ * offPeak.personal.baseUrl or the key changed): said once per model API and key, with the fix.
+ */
+export function modelKeyRefusals(): { refused(status: number): void; keyChanged(): void } {
+  let shownFor: string | undefined;
+  return {
+    refused(status) {
+      const baseUrl = readSettings().personal.baseUrl;
+      if (shownFor === baseUrl) return;
+      shownFor = baseUrl;
+      const text = `Off-Peak Tasks: the model API ${baseUrl} refused the model API key (${status}): run "Off-Peak: Set Model API Key…" to set it again, or check offPeak.personal.baseUrl.`;
+      void vscode.window
+        .showWarningMessage(text, 'Set Model API Key…')
+        .then((c) => c && vscode.commands.executeCommand('offPeak.setModelApiKey'));
+    },
+    keyChanged() {
+      shownFor = undefined;
+    },
+  };
+}
+
+/** How a task's failure for Claude Code's missing login begins (its reader's sentence, claude-code-adapter.ts). */
+const LOGIN_MISSING_PREFIX = 'Claude Code is not logged in';
+
 /** Which agents use their own login: Claude Code, unless the setting says the API key for all. */
 export function ownLoginOf(agent: AgentKind): boolean {
   return agent === 'claude-code' && readSettings().personal.modelCredential === 'claudeLogin';
 }
 
+/** When a task last failed for Claude Code's missing login (undefined: none did). */
+export function loginFailedAt(tasks: readonly Pick<OffPeakTask, 'status' | 'failureReason' | 'endedAt'>[]): number | undefined {
+  const ended = tasks.filter((t) => t.status === 'failed' && t.failureReason?.startsWith(LOGIN_MISSING_PREFIX)).map((t) => t.endedAt ?? 0);
+  return ended.length > 0 ? Math.max(...ended) : undefined;
+}
+
+/**
+ * Claude Code's own login, looked for before anything is queued: missing when none is there, or
+ * when a task failed for the lack of it since its login files last changed.
+ */
+function claudeLoginOf(found: string, failedAt: number | undefined): { missing: boolean; found: string } {
+  const seen = claudeLoginSeen(process.env, os.homedir());
+  return { missing: !seen || (failedAt !== undefined && failedAt > claudeLoginChangedAt(process.env, os.homedir())), found };
+}
+
 /** The panel's mode, agent, credential, model API and hours line, from the settings now (docs/flows.md#what-the-panel-says). */
-export async function panelSetup(modelKey: ApiKeyStore, now: number): Promise<SetupView> {
+export async function panelSetup(modelKey: ApiKeyStore, now: number, failedAt?: number): Promise<SetupView> {
   const settings = readSettings();
+  const { agent, claudeCode } = currentAgent(settings);
   const view = setupView({
     mode: settings.mode,
     gatewayUrl: settings.gatewayUrl,
     agentSetting: settings.agentSetting,
-    agent: currentAgent(settings).agent,
+    agent,
+    claudeLogin:
+      settings.mode === 'personal' && agent === 'claude-code'
+        ? claudeLoginOf(claudeCode?.found ?? settings.claudeCodePath, failedAt)
+        : undefined,
     modelCredential: settings.personal.modelCredential,
     baseUrl: settings.personal.baseUrl,
     hasModelKey: await modelKey.has(),

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { readBlobs } from '../agent/workplace/task-changes';
 import type { HostEngine } from '../engine/host-engine';
 import { reviewPlan } from '../panel/workplace-panel';
+import { Emitter } from '../core/event';
 
 export const ORIGINAL_SCHEME = 'offpeak-original';
 const BLOB = /^[0-9a-f]{40,64}$/;
@@ -30,6 +31,10 @@ export class TaskOriginals implements vscode.TextDocumentContentProvider {
   }
 }
 
+const reviewOpened = new Emitter<string>();
+/** A task's changes were opened for review in this window (the walkthrough's morning step). */
+export const onDidOpenReview = reviewOpened.event;
+
 export async function reviewTaskChanges(engine: HostEngine, taskId: string, file?: string): Promise<void> {
   const task = engine.service.getTask(taskId);
   if (!task) throw new Error('This task no longer exists.');
@@ -50,6 +55,7 @@ export async function reviewTaskChanges(engine: HostEngine, taskId: string, file
   if (plan.entries.length === 1) {
     const { original, modified } = side(plan.entries[0]);
     await vscode.commands.executeCommand('vscode.diff', original, modified, `${plan.entries[0].path} (${plan.title})`);
+    reviewOpened.fire(taskId);
     return;
   }
   await vscode.commands.executeCommand(
@@ -60,6 +66,7 @@ export async function reviewTaskChanges(engine: HostEngine, taskId: string, file
       return [modified, original, modified];
     }),
   );
+  reviewOpened.fire(taskId);
 }
 
 export function registerReview(
@@ -84,7 +91,7 @@ export function registerReview(
           const pick = await vscode.window.showQuickPick(
             tasks.map((t) => ({
               label: (t.title || t.prompt.split('\n')[0]).slice(0, 80),
-              description: `${rows.get(t.id)!.changes!.length} changed files`,
+              description: `${rows.get(t.id)!.changes!.length} changed file${rows.get(t.id)!.changes!.length === 1 ? '' : 's'}`,
               id: t.id,
             })),
             { placeHolder: 'Review the changes of which task?' },

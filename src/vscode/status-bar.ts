@@ -11,6 +11,10 @@ export class TaskStatusBar implements vscode.Disposable {
   constructor() {
     this.item.name = 'Off-Peak Tasks';
     this.item.command = 'offPeak.openPanel';
+    // There from activation on, before the engine started or any task exists.
+    this.item.text = '$(watch) Off-Peak';
+    this.item.tooltip = 'Off-Peak Tasks\nClick to open the panel.';
+    this.item.show();
   }
 
   update(view: StatusBarView): void {

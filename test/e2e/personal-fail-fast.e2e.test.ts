@@ -66,9 +66,9 @@ describe('personal mode: a missing credential or an unreachable model API fails 
     return { reason: failed.failureReason ?? '', ms };
   }
 
-  it('no model API key (and no login of its own): the task fails after one model request, naming "Set Model API Key"', async () => {
+  it('item 5: no model API key (and no login of its own): the task fails after one model request, naming "Off-Peak: Set Model API Key…" as the command is titled', async () => {
     const { reason, ms } = await failedTask(upstream.url, undefined);
-    assert.match(reason, /^No model API key is set .*"Off-Peak: Set Model API Key"/);
+    assert.match(reason, /^No model API key is set .*"Off-Peak: Set Model API Key…"/);
     assert.doesNotMatch(
       reason,
       /API error|temporary|127\.0\.0\.1/,
@@ -83,6 +83,18 @@ describe('personal mode: a missing credential or an unreachable model API fails 
     const { reason, ms } = await failedTask(url, 'sk-test-key');
     assert.match(reason, /^The model API http:\/\/127\.0\.0\.1:\d+ cannot be reached \(.*\): check offPeak\.personal\.baseUrl$/);
     assert.doesNotMatch(reason, /API error|temporary/);
+    console.log(`      (failed ${ms} ms after it was queued)`);
+  });
+
+  it('item 5: a model API that refuses the key (401 authentication_error): the task fails at its first model request, naming "Off-Peak: Set Model API Key…"', async () => {
+    upstream.setDefaultReply(() => ({ kind: 'error', status: 401, errorType: 'authentication_error', message: 'invalid x-api-key' }));
+    const { reason, ms } = await failedTask(upstream.url, 'sk-wrong-key');
+    assert.match(
+      reason,
+      /^The model API http:\/\/127\.0\.0\.1:\d+ refused the model API key \(401\b.*\): run "Off-Peak: Set Model API Key…"/,
+    );
+    assert.doesNotMatch(reason, /^API error|temporary/);
+    assert.equal(upstream.messageRequests().length, 1, 'one model request, no retries');
     console.log(`      (failed ${ms} ms after it was queued)`);
   });
 });

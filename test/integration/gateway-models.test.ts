@@ -219,5 +219,24 @@ describe('the Model list: what the model API serves', function () {
         SERVED.map((m) => m.id),
       );
     });
+
+    it('item 5: a model API that refuses the model key when its list is asked (401, e.g. after offPeak.personal.baseUrl changed): the window hears the status, to show the fix', async () => {
+      upstream.setModelList({
+        status: 401,
+        body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } },
+      });
+      const client = await authority(() => 'sk-ant-wrong-key');
+      const refused: number[] = [];
+      assert.deepEqual(await modelChoices(client, await client.configs(), (status) => refused.push(status)), []);
+      assert.deepEqual(refused, [401]);
+    });
+  });
+
+  it("item 5: team mode says nothing of its own upstream key being refused (the gateway admin's, not the user's)", async () => {
+    upstream.setModelList({ status: 401, body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } } });
+    const { client } = await teamGateway();
+    const refused: number[] = [];
+    assert.deepEqual(await modelChoices(client, await client.configs(), (status) => refused.push(status)), []);
+    assert.deepEqual(refused, []);
   });
 });

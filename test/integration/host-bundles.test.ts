@@ -3,7 +3,7 @@
 // listed for one bundle (sql.js's loader, zod) is in that bundle only.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
@@ -73,6 +73,10 @@ describe('the extension host bundles (scripts/host-bundles.mjs)', function () {
   });
 
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('item 8: no host bundle reads the global navigator (the extension host logs "PendingMigrationError: navigator is now a global in nodejs" for it; zod probes it)', () => {
+    for (const bundle of BUNDLES) assert.doesNotMatch(readFileSync(path.join(dir, bundle), 'utf8'), /\bnavigator\b/, bundle);
+  });
 
   it('extension.js loads without any lazy bundle, and holds no zod and no sql.js', () => {
     const seen = inNode(

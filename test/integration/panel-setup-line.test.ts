@@ -121,4 +121,22 @@ describe('panel: the mode / agent / credential line', () => {
     assert.ok(keys.includes('offPeak.gatewayUrl') && keys.includes('offPeak.mode') && keys.includes('offPeak.agent'), keys.join(', '));
     assert.ok(!keys.includes('offPeak.keepAwake'), 'a window setting is not one of them');
   });
+
+  it('item 5: personal mode with Claude Code and no login of its own: the line says so before anything is queued, naming where Claude Code was found, and the step waits', async () => {
+    const setup = await lineFor({
+      ...base,
+      mode: 'personal',
+      agent: 'claude-code',
+      claudeLogin: { missing: true, found: '/opt/tools/claude' },
+    });
+    assert.equal(setup.credentialText, 'your Claude Code login (not logged in)');
+    assert.equal(
+      setup.missing,
+      'Claude Code is not logged in: run /opt/tools/claude once in a terminal to log in, or set "Off-Peak › Personal: Model Credential" to apiKey and run "Off-Peak: Set Model API Key…".',
+    );
+    assert.equal(
+      setupView({ ...base, mode: 'personal', agent: 'claude-code', claudeLogin: { missing: false, found: 'claude' } }).missing,
+      undefined,
+    );
+  });
 });

@@ -6,7 +6,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClaudeCodeAdapter } from '../../src/agent/runtime/claude-code-adapter';
-import { chooseAgent, locateClaudeCode, systemLocateHost, type LocateHost } from '../../src/agent/runtime/claude-code-locate';
+import {
+  chooseAgent,
+  claudeLoginSeen,
+  locateClaudeCode,
+  systemLocateHost,
+  type LocateHost,
+} from '../../src/agent/runtime/claude-code-locate';
+import { agentAdapters } from '../../src/engine/agent-starts';
+import type { HostEngineOptions } from '../../src/engine/engine-options';
 
 function executable(file: string): string {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -202,6 +210,21 @@ describe('Claude Code without a login (personal mode, its own login)', () => {
     );
   });
 
+  it('item 5: Claude Code found through offPeak.claudeCodePath (not on PATH): "Run … once" names the path it was found at', () => {
+    const adapters = agentAdapters(
+      {
+        referenceAgent: { command: 'node', argsPrefix: [] },
+        claudeCommand: () => ({ found: '/opt/tools/claude-code/bin/claude', command: '/opt/tools/claude-code/bin/claude', argsPrefix: [] }),
+      } as unknown as HostEngineOptions,
+      '/tmp/sessions',
+      { timeoutMs: () => 60_000, parkMs: () => undefined },
+    );
+    const reader = adapters['claude-code']!.createReader({ ownLogin: true });
+    reader.stdout(said);
+    const result = reader.result();
+    assert.match(result?.ok ? '' : (result?.error ?? ''), /Run `\/opt\/tools\/claude-code\/bin\/claude` once in a terminal to log in/);
+  });
+
   it('a plain-text "Not logged in" line before any result counts the same', () => {
     const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader({ ownLogin: true });
     reader.stdout('Not logged in · Please run /login\n');
@@ -212,5 +235,27 @@ describe('Claude Code without a login (personal mode, its own login)', () => {
     const reader = new ClaudeCodeAdapter({ command: 'claude' }).createReader({ ownLogin: false });
     reader.stdout(said);
     assert.deepEqual(reader.result(), { ok: false, error: 'Invalid API key · Please run /login' });
+  });
+});
+
+describe("Claude Code's own login, looked for before a task is queued (personal mode)", () => {
+  let home: string;
+  beforeEach(() => (home = fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-claude-login-'))));
+  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+
+  it("item 5: no credentials file, no account in .claude.json and no key in the environment is a missing login; any of them is one (CLAUDE_CONFIG_DIR's folder when set)", () => {
+    assert.equal(claudeLoginSeen({}, home), false);
+    fs.writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ numStartups: 1 }));
+    assert.equal(claudeLoginSeen({}, home), false, 'a config without an account');
+    fs.writeFileSync(path.join(home, '.claude.json'), JSON.stringify({ oauthAccount: { emailAddress: 'a@b.c' } }));
+    assert.equal(claudeLoginSeen({}, home), true, 'logged in with an account (macOS keeps the token in its keychain)');
+    fs.rmSync(path.join(home, '.claude.json'));
+    fs.mkdirSync(path.join(home, '.claude'));
+    fs.writeFileSync(path.join(home, '.claude', '.credentials.json'), '{}');
+    assert.equal(claudeLoginSeen({}, home), true, 'a credentials file');
+    const configDir = path.join(home, 'elsewhere');
+    fs.mkdirSync(configDir);
+    assert.equal(claudeLoginSeen({ CLAUDE_CONFIG_DIR: configDir }, home), false, "CLAUDE_CONFIG_DIR's folder is the one read");
+    assert.equal(claudeLoginSeen({ CLAUDE_CONFIG_DIR: configDir, ANTHROPIC_API_KEY: 'sk' }, home), true, 'a key in the environment');
   });
 });

@@ -2,7 +2,8 @@
 import { unansweredQuestionText } from '../../src/panel/setup-line';
 import assert from 'node:assert/strict';
 import { PROMPT_MAX_CHARS } from '../../src/protocol/webview';
-import { foldPrompt, promptHint } from '../../webview/format';
+import { filesChangedText, foldPrompt, promptHint } from '../../webview/format';
+import { permissionPickDetail } from '../../src/panel/create-task-command';
 
 describe('prompt texts in the panel', () => {
   it('item 10: a counter appears near the length limit, and past it the form says how much too long', () => {
@@ -42,5 +43,19 @@ describe('the form says what an unanswered question does under the settings in f
     );
     assert.doesNotMatch(unansweredQuestionText('park', 15), /denied/);
     assert.equal(unansweredQuestionText('deny', 3), 'an ask nobody answers within 3 min is denied and the agent goes on without it');
+  });
+
+  it('item 8: "1 file changed", never "1 files changed"', () => {
+    assert.equal(filesChangedText(1), '1 file changed');
+    assert.equal(filesChangedText(0), '0 files changed');
+    assert.equal(filesChangedText(14), '14 files changed');
+  });
+
+  it("item 8: the palette's permission step says what an unanswered question does under the settings (parks by default), never that it is denied while the policy parks", () => {
+    assert.equal(
+      permissionPickDetail('park', 10),
+      'Unanswered questions park the task after 10 min: it waits for your answer without holding capacity.',
+    );
+    assert.equal(permissionPickDetail('deny', 3), 'Unanswered questions are denied after 3 min, and the agent goes on without them.');
   });
 });

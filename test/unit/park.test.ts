@@ -319,9 +319,9 @@ describe('a parked task on its card', () => {
     assert.match(answerOutcomeText('allow', 'accepted', 'Bash', true), /queued again and resumes its session/);
   });
 
-  it('a running question in park mode says the task will wait, not that it will be denied; a leftover parked question shows on no running card', () => {
+  it('item 8: a running question in park mode says the task will wait ("If nobody answers within 1m 00s, …", never "… capacity in 9m 50s"), not that it will be denied; a leftover parked question shows on no running card', () => {
     const running = toTaskCard(task('running'), [], [{ ...parkedAsk, parkedAt: undefined, deadlineAt: 70_000 }]);
-    assert.match(askDeadlineText(running.ask!, 10_000), /^If nobody answers, the task waits without holding capacity in 1m 00s/);
+    assert.match(askDeadlineText(running.ask!, 10_000), /^If nobody answers within 1m 00s, the task waits without holding capacity/);
     assert.equal(toTaskCard(task('running'), [], [parkedAsk]).ask, null);
     assert.equal(toTaskCard(task('completed'), [], [parkedAsk]).ask, null);
   });

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import {
   hostStatusView,
+  statusBarView,
   queuedNoticeText,
   resultsSummary,
   sinceText,
@@ -166,5 +167,15 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     const text = queuedNoticeText('Fix the flaky test');
     assert.equal(text, 'Queued "Fix the flaky test". It runs when the gateway admits it; the panel shows its place in the queue.');
     assert.doesNotMatch(text, /#\d/);
+  });
+});
+
+describe('the status bar entry with nothing going on', () => {
+  it('item 8: before any task exists (and with nothing queued, running or new) the entry is there, saying so, and opens the panel', () => {
+    const idle = hostStatusView([], [], [], null);
+    assert.equal(idle.visible, true);
+    assert.equal(idle.text, '$(watch) Off-Peak');
+    assert.match(idle.tooltip, /^Off-Peak Tasks\nNothing queued or running\.\nClick to open the panel\.$/);
+    assert.equal(statusBarView({ needsInput: 0, running: 0, queued: 0 }, undefined, 0).visible, true);
   });
 });

@@ -28,6 +28,8 @@ export interface ClaudeCodeOptions {
   command: string;
   /** Arguments before Claude Code's own (the shim's script when `command` is Node). */
   argsPrefix?: string[];
+  /** Where Claude Code was found, as the user would run it (a missing login says to run it once); default `claude`. */
+  shownAs?: string;
   /** CLAUDE_CONFIG_DIR for the agent (tests isolate it); default: the user's. */
   configDir?: string;
   /** Whether the host runs as root (Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1). */
@@ -163,6 +165,7 @@ export class ClaudeCodeAdapter implements AgentAdapter {
   createReader(spec?: Pick<SegmentSpec, 'ownLogin'>): AgentOutputReader {
     // With the proxy's dummy token (team mode, or the model API key) a 401 is not Claude Code's login.
     const loginMissing = (said: string) => spec?.ownLogin === true && CLAUDE_LOGIN_MISSING.test(said);
+    const claudeLoginMissingText = (said: string) => loginMissingText(said, this.options.shownAs);
     let buffer = '';
     let result: AgentResult | undefined;
     const render = (line: string): string => {
@@ -244,9 +247,13 @@ export class ClaudeCodeAdapter implements AgentAdapter {
 /** What Claude Code says when it has no login (`-p` exits at once with it). */
 const CLAUDE_LOGIN_MISSING = /please run \/login|not logged in|invalid api key/i;
 
-/** A missing Claude Code login, and the two ways to fix it (docs/flows.md#which-agent). */
-export function claudeLoginMissingText(said: string): string {
-  return `Claude Code is not logged in (it said: ${said.trim().slice(0, 200)}). Run \`claude\` once in a terminal to log in, or set "Off-Peak › Personal: Model Credential" to apiKey and run "Off-Peak: Set Model API Key…".`;
+/**
+ * A missing Claude Code login, and the two ways to fix it (docs/flows.md#which-agent); `run`: where
+ * Claude Code was found (through offPeak.claudeCodePath or an installer's place it is not on PATH).
+ */
+export function loginMissingText(said: string, run = 'claude'): string {
+  const shown = /\s/.test(run) ? `"${run}"` : run;
+  return `Claude Code is not logged in (it said: ${said.trim().slice(0, 200)}). Run \`${shown}\` once in a terminal to log in, or set "Off-Peak › Personal: Model Credential" to apiKey and run "Off-Peak: Set Model API Key…".`;
 }
 
 /**

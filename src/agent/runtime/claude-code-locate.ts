@@ -192,3 +192,40 @@ function fromWindowsShim(shim: string, host: LocateHost, node: string): ClaudeCo
   if (/\.exe$/i.test(file)) return { found: shim, command: file, argsPrefix: [] };
   return { found: shim, command: node, argsPrefix: [file], env: { ELECTRON_RUN_AS_NODE: '1' } };
 }
+
+/**
+ * Whether Claude Code has a login of its own, looked for before a task is queued (personal mode,
+ * docs/flows.md#which-agent): a key or token in the environment, its credentials file, or an
+ * account in its config (macOS keeps the token in the keychain, the account in `.claude.json`).
+ * `CLAUDE_CONFIG_DIR` moves both files. False only when none is there: the task would fail at once.
+ */
+export function claudeLoginSeen(env: Record<string, string | undefined>, homedir: string): boolean {
+  const inEnv = [
+    'ANTHROPIC_API_KEY',
+    'ANTHROPIC_AUTH_TOKEN',
+    'CLAUDE_CODE_OAUTH_TOKEN',
+    'CLAUDE_CODE_USE_BEDROCK',
+    'CLAUDE_CODE_USE_VERTEX',
+  ];
+  if (inEnv.some((name) => env[name]?.trim())) return true;
+  const configDir = env.CLAUDE_CONFIG_DIR?.trim();
+  if (fs.existsSync(path.join(configDir || path.join(homedir, '.claude'), '.credentials.json'))) return true;
+  try {
+    const config = JSON.parse(
+      fs.readFileSync(configDir ? path.join(configDir, '.claude.json') : path.join(homedir, '.claude.json'), 'utf8'),
+    ) as Record<string, unknown> | undefined;
+    return Boolean(config?.oauthAccount || config?.primaryApiKey);
+  } catch {
+    return false;
+  }
+}
+
+/** When Claude Code's login files last changed (0: none there): a login made after a task failed for the lack of it counts. */
+export function claudeLoginChangedAt(env: Record<string, string | undefined>, homedir: string): number {
+  const configDir = env.CLAUDE_CONFIG_DIR?.trim();
+  const files = [
+    path.join(configDir || path.join(homedir, '.claude'), '.credentials.json'),
+    configDir ? path.join(configDir, '.claude.json') : path.join(homedir, '.claude.json'),
+  ];
+  return Math.max(0, ...files.map((f) => fs.statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0));
+}

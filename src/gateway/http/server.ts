@@ -332,6 +332,9 @@ export class GatewayServer {
       expect('GET');
       this.auth.user(req);
       const body: ClientModelsResponse = { server_time: this.clock.now(), models: await this.servedModels.list() };
+      // Personal mode (the user's own model key): a refused key is the user's to fix; a team gateway's key is not.
+      const refused = this.config.passClientCredential ? this.servedModels.refusedStatus : undefined;
+      if (refused !== undefined) body.upstream_refused = refused;
       return sendJson(res, 200, body);
     }
     if (path === GatewayPaths.anthropicBase || path === `${GatewayPaths.anthropicBase}/`) {

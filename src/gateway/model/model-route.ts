@@ -54,7 +54,7 @@ export async function serveModelRequest(
   const apiKey = clientCredential ? null : await at.upstreamKey();
   if (config.passClientCredential && !clientCredential && !apiKey) {
     throw errors.upstreamNotConfigured(
-      'No model API key is set and the agent sent no login of its own: set the key with "Off-Peak: Set Model API Key", or use Claude Code with its own login',
+      'No model API key is set and the agent sent no login of its own: set the key with "Off-Peak: Set Model API Key…", or use Claude Code with its own login',
     );
   }
   const admission = await at.authority.admit(user, ticketId);
@@ -79,6 +79,20 @@ export async function serveModelRequest(
     metrics: at.metrics,
     log: at.log,
     sendError: (error) => at.sendError(res, error),
-    inspect: at.limits && ((status, headers) => at.limits?.observe(status, headers, at.clock.now())),
+    inspect: (status, headers) =>
+      (config.passClientCredential && apiKey ? refusedModelKey(upstreamUrl, status) : undefined) ??
+      at.limits?.observe(status, headers, at.clock.now()),
   });
+}
+
+/**
+ * Personal mode: the model API refused the user's model API key (401/403). Retrying cannot help,
+ * so the agent is told not to (upstream_not_configured ends the segment at once, as a missing key
+ * does) with the command that fixes it, instead of the model API's "invalid x-api-key".
+ */
+function refusedModelKey(upstreamUrl: string, status: number): ReturnType<typeof errors.internal> | undefined {
+  if (status !== 401 && status !== 403) return undefined;
+  return errors.upstreamNotConfigured(
+    `The model API ${new URL(upstreamUrl).origin} refused the model API key (${status} ${status === 401 ? 'authentication_error' : 'permission_error'}): run "Off-Peak: Set Model API Key…" to set it again, or check offPeak.personal.baseUrl`,
+  );
 }

@@ -31,6 +31,13 @@ const MAX_MODELS = 200;
 
 export class ServedModels {
   private kept: { key: string; until: number; models: Promise<AllowedModel[]> } | undefined;
+  /** The status of the last ask when the upstream refused the key (401/403), else undefined. */
+  private refused: number | undefined;
+
+  /** Whether the upstream refused the key at the last ask (the local authority tells its window). */
+  get refusedStatus(): number | undefined {
+    return this.refused;
+  }
 
   constructor(private readonly options: ServedModelsOptions) {}
 
@@ -59,6 +66,7 @@ export class ServedModels {
     else headers['x-api-key'] = apiKey;
     try {
       const response = await (this.options.fetch ?? fetch)(target, { headers, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
+      this.refused = response.status === 401 || response.status === 403 ? response.status : undefined;
       if (!response.ok) {
         await response.body?.cancel();
         this.options.log.info('model list not available upstream', { target: target.origin, status: response.status });
