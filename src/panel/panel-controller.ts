@@ -24,7 +24,7 @@ import {
   type ScheduleRunMark,
   type ScheduleView,
 } from '../protocol/webview';
-import { scheduledForOf, toTaskCard } from './task-card';
+import { broughtHomeOf, scheduledForOf, toTaskCard } from './task-card';
 import { historyRowView } from './history-panel';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
@@ -154,6 +154,7 @@ export class PanelController extends Disposable {
     const runs = this.backend.scheduleRuns?.(now, zone) ?? new Map<string, ScheduleRunMark>();
     const tasks = this.backend.listTasks().map((t) => {
       const run = runs.get(t.id);
+      const workplace = workplaces.get(t.id);
       const card = {
         ...toTaskCard(
           t,
@@ -164,11 +165,11 @@ export class PanelController extends Disposable {
           refusals.get(t.id),
           notRun.get(t.id),
           checks.get(t.id),
+          broughtHomeOf(workplace),
         ),
         ...scheduledForOf(t, now, zone),
         ...(run ? { scheduleRun: run } : {}),
       };
-      const workplace = workplaces.get(t.id);
       return workplace ? { ...card, workplace } : card;
     });
     return {

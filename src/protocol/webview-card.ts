@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { TASK_STATUSES } from '../core/types';
 import { CheckViewSchema } from './check-view';
+import { OutcomeViewSchema } from './outcome-view';
 import { ScheduleRunMarkSchema } from './schedules';
 import { PermissionModeSchema } from './task-form';
 
@@ -169,6 +170,8 @@ export const TaskCardSchema = z.object({
   /** Tasks created since isolation exists: its own branch or in place, and its changed files. */
   workplace: WorkplaceViewSchema.nullable().optional(),
   check: CheckViewSchema.optional(),
+  /** What it came to (or that it is in progress), in the words History and the notifications use (docs/flows.md#outcomes). */
+  outcome: OutcomeViewSchema,
   /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
   scheduleRun: ScheduleRunMarkSchema.nullable().optional(),
   actions: z.object({

@@ -7,19 +7,8 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemExecutableHost } from '../core/executable-path';
 import type { TaskNotice } from '../engine/task-notices';
+import { desktopText } from '../engine/notice-texts';
 import { desktopNotifyCommand, WindowFocus } from '../notify/desktop-notify';
-
-/** The OS notification's words for a notice (the same facts as the window's toast). */
-export function desktopText(notice: TaskNotice): { title: string; body: string } {
-  switch (notice.kind) {
-    case 'input-needed':
-      return { title: 'Off-Peak: a task needs your answer', body: `"${notice.title}" asks before running ${notice.ask.tool}.` };
-    case 'completed':
-      return { title: 'Off-Peak: task completed', body: `"${notice.title}" completed.` };
-    case 'failed':
-      return { title: 'Off-Peak: task failed', body: `"${notice.title}" failed.` };
-  }
-}
 
 export class DesktopNotifications implements vscode.Disposable {
   private readonly focus: WindowFocus;

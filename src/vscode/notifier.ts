@@ -3,7 +3,8 @@
 // TaskNotices (src/engine/task-notices.ts); what a question's notification says and offers, and
 // when it closes, by the vscode-free src/core/ask-notice.ts. This is only the door to VS Code.
 import * as vscode from 'vscode';
-import { refusalSentence, type TaskNotice } from '../engine/task-notices';
+import type { TaskNotice } from '../engine/task-notices';
+import { resultToastText } from '../engine/notice-texts';
 import { QuestionToasts, questionNotificationText } from '../core/ask-notice';
 import { plainNotificationText } from '../core/untrusted-text';
 
@@ -53,24 +54,20 @@ export class Notifier implements vscode.Disposable {
         void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: message }, () => this.toasts.show(ask.id));
         return;
       }
-      case 'completed': {
-        // A completed task that was refused something says so: "completed" alone would hide it.
-        const denied = refusalSentence(notice.refusals);
-        const show = denied ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-        void show(`Off-Peak task "${title}" completed${denied ? `; ${denied}` : ''}.`, 'Open Tasks').then(
-          (c) => c && this.actions.showPanel(),
-        );
+      case 'completed':
+      case 'failed': {
+        // In the outcome's words (src/core/outcome.ts): "completed", "ready for review · checks pass", "check failed after 2 rounds".
+        const { text, severity } = resultToastText(notice);
+        if (severity === 'error')
+          void vscode.window
+            .showErrorMessage(text, 'Show Terminal', 'Open Tasks')
+            .then((c) => (c === 'Show Terminal' ? this.actions.showTerminal(notice.taskId, rawTitle) : c && this.actions.showPanel()));
+        else
+          void (severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(text, 'Open Tasks').then(
+            (c) => c && this.actions.showPanel(),
+          );
         return;
       }
-      case 'failed':
-        void vscode.window
-          .showErrorMessage(
-            `Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}${notice.refusals ? ` (${refusalSentence(notice.refusals)})` : ''}`,
-            'Show Terminal',
-            'Open Tasks',
-          )
-          .then((c) => (c === 'Show Terminal' ? this.actions.showTerminal(notice.taskId, rawTitle) : c && this.actions.showPanel()));
-        return;
     }
   }
 
