@@ -7,7 +7,6 @@ import {
   type HistoryRowView,
   type PanelParams,
   type PanelResult,
-  type PanelState,
   type QuestionView,
   type SetupView,
   type TaskCard,

@@ -40,10 +40,9 @@ export class Notifier implements vscode.Disposable {
     );
   }
 
-  /** The title and every text the agent produced go in as plain text: notifications render links. */
+  /** The title and every text the agent produced go in as plain text (resultToastText, questionNotificationText): notifications render links. */
   show(notice: TaskNotice): void {
     const rawTitle = notice.title;
-    const title = plainNotificationText(rawTitle, 80);
     switch (notice.kind) {
       case 'input-needed': {
         const { ask } = notice;

@@ -20,7 +20,7 @@ import { broughtHomeOf, checkViewOf, toTaskCard } from '../../src/panel/task-car
 import { cardSummaryFacts, hostStatusView, statusTasksOf, summaryLine, summaryOfTasks } from '../../src/panel/task-summary';
 import { workplaceViews } from '../../src/panel/workplace-panel';
 import { historyRowsOf } from '../../src/service/history-archive';
-import { TaskStore, type StoreWriteTx } from '../../src/store';
+import { TaskStore, type StoreTx } from '../../src/store';
 import { phaseLabel } from '../../webview/format';
 
 const ID = 'task-4ea89496-0000';
@@ -101,7 +101,7 @@ const ALL_FILTERS: HistoryFilterKey[] = [
   'discarded',
 ];
 
-function insert(tx: StoreWriteTx, check?: boolean): void {
+function insert(tx: StoreTx, check?: boolean): void {
   tx.tasks.insert({
     id: ID,
     title: TITLE,
@@ -114,13 +114,13 @@ function insert(tx: StoreWriteTx, check?: boolean): void {
   if (check) tx.checks.insert(ID, 'npm test', '/w');
 }
 
-function run(tx: StoreWriteTx): void {
+function run(tx: StoreTx): void {
   tx.tasks.claim(ID);
   tx.tasks.markRunning(ID, { sessionId: 'session-1' });
 }
 
 /** Brings the one task of the store to the outcome. */
-function reach(tx: StoreWriteTx, kind: OutcomeKind): void {
+function reach(tx: StoreTx, kind: OutcomeKind): void {
   switch (kind) {
     case 'completed':
       insert(tx);
