@@ -297,6 +297,7 @@ class OffPeakExtension implements vscode.Disposable {
           enabled: () => this.notifyTargets.isSet,
           include: () => readNotifySettings().include,
           quietHours: () => readNotifySettings().quietHours,
+          presence: () => this.desktop.anyWindowFocused(),
         },
         onStoreNotice: (notice) => {
           this.output.warn(notice.message);
@@ -341,11 +342,7 @@ class OffPeakExtension implements vscode.Disposable {
         const now = Date.now();
         const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
         const { checks, runs } = engine.store.read((tx) => ({ checks: tx.checks.all(), runs: tx.schedules.runsByTask() }));
-        const summarized = statusTasksOf(
-          tasks,
-          (id) => checks.get(id),
-          (id) => runs.has(id),
-        );
+        const summarized = statusTasksOf(tasks, checks, runs);
         this.statusBar.update(hostStatusView(summarized, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
         // Once per reset, from one window (the lease holder): when held tasks resume (docs/flows.md#usage-limits).
         if (limitAt !== null && limitAt !== this.usageLimitNotified && engine.service.isLeader) {

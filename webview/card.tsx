@@ -130,7 +130,7 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
           <span class={`codicon codicon-chevron-${expanded ? 'down' : 'right'}`} aria-hidden="true" />
         </button>
         <span class={`phase-icon codicon codicon-${finished ? card.outcome.icon : PHASE_ICONS[card.phase]}`} aria-hidden="true" />
-        <span class="title" title={card.title} data-testid="title">
+        <span class="title" title={`${card.title} (Task ${card.shortId})`} data-testid="title">
           {card.title}
         </span>
         {isNew && (
@@ -228,6 +228,9 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
             </span>
             {card.model && <span>{card.model}</span>}
             <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
+            <span data-testid="short-id" title="Away notifications name the task by this id">
+              Task {card.shortId}
+            </span>
             <span>Queued {formatTime(card.queuedAt)}</span>
             {card.filesChanged != null ? (
               <span>{card.filesChanged} files changed</span>

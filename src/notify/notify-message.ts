@@ -4,6 +4,7 @@
 // failure reason or a check's output may quote code) unless its `offPeak.notify.include.*`
 // setting is on. Every text that does go out is flattened to plain text first.
 import { outcomeOf } from '../core/outcome';
+import { shortTaskId } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
 import {
   DiscordPayloadSchema,
@@ -27,7 +28,6 @@ export interface NotifyMessage {
   fields: Pick<WebhookPayload, 'task' | 'tool' | 'question' | 'reason' | 'reset_at'>;
 }
 
-const SHORT_ID = 8;
 /** A tool name is the agent's: letters, digits and `_.:-` only (an MCP tool is `mcp__server__tool`). */
 const toolName = (tool: string) => tool.replace(/[^A-Za-z0-9_.:-]/g, '').slice(0, 64) || 'a tool';
 const plain = (text: string, max = 300) => plainNotificationText(text, max);
@@ -56,7 +56,7 @@ export function messageOf(event: NotifyEvent, include: NotifyInclude, formatTime
           fields: { reset_at },
         };
   }
-  const id = event.taskId.slice(0, SHORT_ID);
+  const id = shortTaskId(event.taskId);
   const title = include.taskTitle && event.title ? plain(event.title, 120) : undefined;
   const folder = include.folder && event.folder ? plain(folderName(event.folder), 120) : undefined;
   const task = `Task ${id}${title ? ` "${title}"` : ''}${folder ? ` in ${folder}` : ''}`;

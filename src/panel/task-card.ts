@@ -2,6 +2,7 @@
 import type { PendingAsk } from '../core/ask-types';
 import { outcomeOf, type OutcomeFacts } from '../core/outcome';
 import { canEdit, canTransition } from '../core/task-state';
+import { shortTaskId } from '../core/task-title';
 import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
 import { totalUsage } from '../core/usage';
 import { formatDueTime } from '../core/zoned-time';
@@ -134,6 +135,7 @@ export function toTaskCard(
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
     id: task.id,
+    shortId: shortTaskId(task.id),
     title: task.title || task.prompt.split('\n')[0].slice(0, 200),
     autoTitle: !task.title,
     prompt: task.prompt,

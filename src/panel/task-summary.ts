@@ -194,10 +194,10 @@ export function cardSummaryFacts(card: {
 /** The store's tasks as the status bar counts them: each with its outcome (its check counts) and whether a schedule queued it. */
 export function statusTasksOf<T extends SummaryTask & { failureReason: string | null }>(
   tasks: readonly T[],
-  checkOf: (taskId: string) => OutcomeFacts['check'],
-  scheduled: (taskId: string) => boolean,
+  checks: ReadonlyMap<string, NonNullable<OutcomeFacts['check']>>,
+  scheduled: { has(taskId: string): boolean },
 ): (T & { outcome: Outcome; scheduled: boolean })[] {
-  return tasks.map((t) => ({ ...t, outcome: outcomeOf({ ...t, check: checkOf(t.id) }), scheduled: scheduled(t.id) }));
+  return tasks.map((t) => ({ ...t, outcome: outcomeOf({ ...t, check: checks.get(t.id) }), scheduled: scheduled.has(t.id) }));
 }
 
 /** The status bar as the host sees the store: its tasks, the open questions, the unseen results. */

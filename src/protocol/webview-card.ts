@@ -126,6 +126,8 @@ export type WorkplaceView = z.infer<typeof WorkplaceViewSchema>;
 
 export const TaskCardSchema = z.object({
   id: z.string(),
+  /** "4ea89496": the id away notifications name the task by (docs/flows.md#away-notifications). */
+  shortId: z.string(),
   title: z.string(),
   /** True when the title is the prompt's first line (no title was given): an edit of the prompt changes it. */
   autoTitle: z.boolean(),

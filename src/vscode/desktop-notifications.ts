@@ -24,9 +24,14 @@ export class DesktopNotifications implements vscode.Disposable {
     this.subscription = vscode.window.onDidChangeWindowState((state) => this.focus.changed(state.focused));
   }
 
+  /** The user is at a VS Code window: this one or another (whose process still runs) has focus now. */
+  anyWindowFocused(): boolean {
+    return vscode.window.state.focused || this.focus.otherWindowFocused();
+  }
+
   /** Raises the OS notification of a notice when no VS Code window has focus and this window can. */
   raise(notice: TaskNotice): void {
-    if (vscode.window.state.focused || this.focus.otherWindowFocused()) return;
+    if (this.anyWindowFocused()) return;
     if (vscode.env.remoteName || vscode.env.uiKind !== vscode.UIKind.Desktop) return;
     const { title, body } = desktopText(notice);
     const command = desktopNotifyCommand(title, body, systemExecutableHost());

@@ -269,16 +269,7 @@ describe('item 1: one truth per outcome, in every surface', () => {
 
       // The status bar and the morning summary (the panel's, from its cards).
       const bar = store.read((tx) =>
-        hostStatusView(
-          statusTasksOf(
-            tx.tasks.list(),
-            (id) => tx.checks.get(id),
-            () => false,
-          ),
-          [],
-          tx.outcomes.unseen(),
-          null,
-        ),
+        hostStatusView(statusTasksOf(tx.tasks.list(), tx.checks.all(), new Set<string>()), [], tx.outcomes.unseen(), null),
       );
       if (expected.statusBar === null) assert.equal(bar.visible, false, 'the status bar has nothing to say');
       else assert.ok(`${bar.text}\n${bar.tooltip}`.includes(expected.statusBar), `the status bar "${bar.text} / ${bar.tooltip}"`);
