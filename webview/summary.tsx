@@ -29,7 +29,7 @@ export function ResultsSummaryBar({
         <Fragment key={part.filter}>
           {i > 0 && (
             <span class="separator" aria-hidden="true">
-              ,{' '}
+              ,
             </span>
           )}
           <button
