@@ -7,8 +7,8 @@
 // command ran once. Then the morning report after that night: a second task fails before it
 // starts (its folder was moved away while its ticket waited in the gateway's queue), the gateway
 // goes down while a third task waits in its queue and the panel says it cannot be reached (no
-// click); the morning summary's "1 failed" shows only that card; History has a Succeeded row and
-// a Failure row with its reason (the Failure filter finds only it, a row expands to its prompt and
+// click); the morning summary's "1 failed" shows only that card; History has a Completed row and
+// a Failed row with its reason (the Failure filter finds only it, a row expands to its prompt and
 // when it was triggered), checked and shot at 1400 and 500 px. Screenshots go to test/artifacts/panel-tour-park/.
 // (One tour for the night and its morning: they share the workbench, the gateway and the task.)
 //
@@ -155,8 +155,8 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
   log('outage: the gateway stopped with a task queued; the panel says it cannot be reached, with no click');
   const history = tour.frame.locator('[data-testid="history"]');
   const row = (text: string) => history.locator('.history-row', { hasText: text });
-  await row(prompt).locator('[data-testid="history-status"]', { hasText: 'Succeeded' }).waitFor({ timeout: 30_000 });
-  await row(lost).locator('[data-testid="history-status"]', { hasText: 'Failure' }).waitFor({ timeout: 30_000 });
+  await row(prompt).locator('[data-testid="history-status"]', { hasText: 'Completed' }).waitFor({ timeout: 30_000 });
+  await row(lost).locator('[data-testid="history-status"]', { hasText: 'Failed' }).waitFor({ timeout: 30_000 });
   await row(lost).locator('[data-testid="history-expand"]').click();
   const details = row(lost).locator('[data-testid="history-details"]');
   assert.equal((await details.locator('[data-testid="prompt-text"]').innerText()).trim(), lost, 'the row expands to its prompt');
@@ -192,6 +192,6 @@ runTour('panel-tour-park', async ({ browser, stateDir, userData, artifacts, log,
     await tour.shot(`morning-filter-${label.toLowerCase()}`);
   }
   log(
-    'morning report: the summary\'s "1 failed" filter; Succeeded and Failure rows (its prompt, trigger time and reason on expand), each found by its History filter; layout at 1400 and 500 px',
+    'morning report: the summary\'s "1 failed" filter; Completed and Failed rows (its prompt, trigger time and reason on expand), each found by its History filter; layout at 1400 and 500 px',
   );
 });

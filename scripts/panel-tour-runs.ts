@@ -238,7 +238,7 @@ runTour('panel-tour-runs', async ({ stateDir, userData, artifacts, log, gateway,
   const reasons = await tour.card(segmented).locator('[data-testid="end-reason"]').allInnerTexts();
   assert.deepEqual(reasons, ['segment ended (time limit)', 'completed'], 'the card shows both segments with their end reasons');
   const historyRows = tour.frame.locator('.history-row', { hasText: segmented });
-  await historyRows.first().locator('.status', { hasText: 'Succeeded' }).waitFor();
+  await historyRows.first().locator('.status', { hasText: 'Completed' }).waitFor();
   assert.equal(await historyRows.count(), 1, 'one History row for the two segments');
   await tour.shot('segment-change-two-segments');
   await historyRows.first().locator('[data-testid="session"]').click();

@@ -200,7 +200,7 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
   assert.equal(reasons[reasons.length - 1], 'completed');
   await tour.shot('dark-completed-with-segments');
   const historyOne = tour.frame.locator('.history-row', { hasText: one });
-  await historyOne.locator('.status', { hasText: 'Succeeded' }).waitFor();
+  await historyOne.locator('.status', { hasText: 'Completed' }).waitFor();
   await historyOne.locator('[data-testid="session"]').click();
   await page
     .locator('.part.panel')

@@ -100,7 +100,7 @@ export async function checkWorkbench(options: CheckOptions): Promise<void> {
     if (personal) await checkPersonal(personal, options.userData, log);
     const history = frame.locator('.history-row', { hasText: PROMPT });
     await step('remove the History row with a click', async () => {
-      await history.locator('.status', { hasText: 'Succeeded' }).waitFor({ timeout: 10_000 });
+      await history.locator('.status', { hasText: 'Completed' }).waitFor({ timeout: 10_000 });
       await history.locator('[data-testid="delete-history"]').click();
       await history.waitFor({ state: 'detached', timeout: 10_000 });
     });

@@ -16,7 +16,7 @@ import { useSameList, useShowingResults, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
-import { summaryOfTasks } from '../src/panel/task-summary';
+import { cardSummaryFacts, summaryOfTasks } from '../src/panel/task-summary';
 import { machineTimeZone } from '../src/core/zoned-time';
 
 /** Cards a section shows at first, and each "Show more" adds. */
@@ -113,17 +113,7 @@ export function App({
     .map((c) => c.id);
   useShowingResults(onScreenUnseen, channel, state?.visible ?? true);
   const summary = useMemo(
-    () =>
-      summaryOfTasks(
-        state?.tasks ?? [],
-        (t) => ({
-          isNew: t.unseen,
-          needsInput: t.ask !== null,
-          checkFailed: t.check?.state === 'failed',
-          scheduled: Boolean(t.scheduleRun),
-        }),
-        state?.lastSeenAt ?? null,
-      ),
+    () => summaryOfTasks(state?.tasks ?? [], cardSummaryFacts, state?.lastSeenAt ?? null),
     [state?.tasks, state?.lastSeenAt],
   );
   // A filter whose summary is gone (the panel was hidden, the results are old news) lets every card show again.

@@ -105,10 +105,18 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
     testid: string = request,
   ) => <ActionButton testid={testid} icon={icon} label={label} onClick={() => void act(channel.request(request, { taskId: card.id }))} />;
   const phase = phaseLabel(card, now || Date.now());
+  // A finished card shows its outcome's label and icon (src/core/outcome.ts), as History and the notifications do.
+  const finished = card.phase === 'completed' || card.phase === 'failed' || card.phase === 'cancelled';
   // The parts a card mostly lacks are left out here rather than rendering nothing: at 1000 tasks,
   // a component per absent part on each card cost more than the cards' own elements.
   return (
-    <li class={`card ${card.phase}`} data-testid={`card-${card.id}`} data-phase={card.phase} aria-label={`${card.title}: ${phase}`}>
+    <li
+      class={`card ${card.phase}${finished ? ` outcome-${card.outcome.tone}` : ''}`}
+      data-testid={`card-${card.id}`}
+      data-phase={card.phase}
+      data-outcome={card.outcome.kind}
+      aria-label={`${card.title}: ${phase}`}
+    >
       <div class="card-head">
         <button
           type="button"
@@ -121,8 +129,8 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
         >
           <span class={`codicon codicon-chevron-${expanded ? 'down' : 'right'}`} aria-hidden="true" />
         </button>
-        <span class={`phase-icon codicon codicon-${PHASE_ICONS[card.phase]}`} aria-hidden="true" />
-        <span class="title" title={card.title} data-testid="title">
+        <span class={`phase-icon codicon codicon-${finished ? card.outcome.icon : PHASE_ICONS[card.phase]}`} aria-hidden="true" />
+        <span class="title" title={`${card.title} (Task ${card.shortId})`} data-testid="title">
           {card.title}
         </span>
         {isNew && (
@@ -220,6 +228,9 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
             </span>
             {card.model && <span>{card.model}</span>}
             <span>{PERMISSION_MODE_CHOICES.find((m) => m.value === card.permissionMode)?.label}</span>
+            <span data-testid="short-id" title="Away notifications name the task by this id">
+              Task {card.shortId}
+            </span>
             <span>Queued {formatTime(card.queuedAt)}</span>
             {card.filesChanged != null ? (
               <span>{filesChangedText(card.filesChanged)}</span>

@@ -7,7 +7,6 @@ import {
   type HistoryRowView,
   type PanelParams,
   type PanelResult,
-  type PanelState,
   type QuestionView,
   type SetupView,
   type TaskCard,
@@ -45,6 +44,8 @@ export function formatTime(ms: number): string {
 
 export function phaseLabel(
   card: Pick<TaskCard, 'phase' | 'queuePosition'> & {
+    /** A finished task's label is its outcome's (src/core/outcome.ts), the same in History and the notifications. */
+    outcome?: Pick<TaskCard['outcome'], 'label'>;
     ask?: CardAsk | null;
     usageLimitResetAt?: number | null;
     scheduledFor?: string;
@@ -53,6 +54,7 @@ export function phaseLabel(
   now?: number,
 ): string {
   if (card.ask) return 'Needs input';
+  if (card.outcome && (card.phase === 'completed' || card.phase === 'failed' || card.phase === 'cancelled')) return card.outcome.label;
   // A segment held by the account's usage limit is not working (docs/flows.md#usage-limits).
   const held = now !== undefined && card.usageLimitResetAt != null && card.usageLimitResetAt > now;
   if (held && (card.phase === 'running' || card.phase === 'waiting_for_admission' || card.phase === 'waiting_for_model'))
@@ -93,13 +95,6 @@ export const PHASE_ICONS: Record<CardPhase, string> = {
   completed: 'pass-filled',
   failed: 'error',
   cancelled: 'circle-slash',
-};
-
-export const HISTORY_LABELS: Record<PanelState['history'][number]['status'], string> = {
-  in_progress: 'In progress',
-  succeeded: 'Succeeded',
-  failure: 'Failure',
-  skipped: 'Skipped',
 };
 
 export const END_REASON_LABELS: Record<string, string> = {

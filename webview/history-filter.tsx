@@ -1,7 +1,7 @@
-// The History filter box (docs/flows.md#archive): text in the title or prompt, a status, a date
-// range. It searches the task DB's and the archive's rows (the host answers `historyPage`).
+// The History filter box (docs/flows.md#archive): text in the title or prompt, an outcome or its group
+// (docs/flows.md#outcomes), a date range. It searches the task DB's and the archive's rows (the host answers `historyPage`).
 import type { HistoryFilterView } from '../src/protocol/webview';
-import { HISTORY_LABELS } from './format';
+import { HISTORY_FILTERS } from '../src/core/outcome';
 import { valueOf } from './field-value';
 
 /** The filter with its empty parts left out; undefined when nothing is asked. */
@@ -20,8 +20,6 @@ export function dayBound(value: string, end: boolean): number | undefined {
   const ms = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}`).getTime();
   return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
 }
-
-const STATUSES = Object.keys(HISTORY_LABELS) as NonNullable<HistoryFilterView['status']>[];
 
 export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterView; onChange(next: HistoryFilterView): void }) {
   // The range's two ends: "from" takes the day's start, "to" its last millisecond.
@@ -56,9 +54,9 @@ export function HistoryFilterBox({ filter, onChange }: { filter: HistoryFilterVi
         onChange={(e) => onChange({ ...filter, status: (valueOf(e) || undefined) as HistoryFilterView['status'] })}
       >
         <vscode-option value="">Any status</vscode-option>
-        {STATUSES.map((s) => (
-          <vscode-option key={s} value={s}>
-            {HISTORY_LABELS[s]}
+        {HISTORY_FILTERS.map((f) => (
+          <vscode-option key={f.key} value={f.key}>
+            {f.label}
           </vscode-option>
         ))}
       </vscode-single-select>

@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { HISTORY_PAGE_ROWS, type HistoryFilterView, type HistoryRowView, type PanelState } from '../src/protocol/webview';
 import { ActionButton } from './action-button';
 import type { Act } from './act';
-import { formatDuration, formatTime, historyRowDuration, HISTORY_LABELS } from './format';
+import { formatDuration, formatTime, historyRowDuration } from './format';
 import type { HostChannel } from './host-channel';
 import { UsageTotal } from './card-extras-view';
 import { AllowedNotRunMark, RefusalMark } from './questions';
@@ -14,9 +14,6 @@ import { ReviewButton } from './workplace';
 import { PromptText } from './card';
 import { FollowUpForm, FollowUpMark, SessionButtons } from './session-actions';
 import { activeFilter, HistoryFilterBox } from './history-filter';
-
-/** The coloured icon beside a History status (the text itself stays in the readable foreground). */
-const HISTORY_ICONS: Partial<Record<HistoryRowView['status'], string>> = { succeeded: 'pass-filled', failure: 'error' };
 
 /** Rows fetched beyond the snapshot (more pages, or a filter's results). */
 interface Loaded {
@@ -101,13 +98,9 @@ export function History({
               {h.title}
             </span>
             <FollowUpMark title={h.followUpOfTitle} />
-            <span class={`status ${h.status}`} data-testid="history-status">
-              {HISTORY_ICONS[h.status] && (
-                <>
-                  <span class={`codicon codicon-${HISTORY_ICONS[h.status]}`} aria-hidden="true" />{' '}
-                </>
-              )}
-              {HISTORY_LABELS[h.status]}
+            {/* The outcome's label and icon (src/core/outcome.ts): the card's and the notifications' words. */}
+            <span class={`status ${h.status} outcome-${h.outcome.tone}`} data-testid="history-status" data-outcome={h.outcome.kind}>
+              <span class={`codicon codicon-${h.outcome.icon}`} aria-hidden="true" /> {h.outcome.label}
             </span>
             <RefusalMark refusals={h.refusals} />
             <AllowedNotRunMark notRun={h.allowedNotRun} />
@@ -161,7 +154,7 @@ export function History({
                 <div class="meta">
                   <span data-testid="history-triggered">Triggered {formatTime(h.triggeredAt)}</span>
                   <span>
-                    {HISTORY_LABELS[h.status]} after {formatDuration(historyRowDuration(h, now))}
+                    {h.outcome.label} after {formatDuration(historyRowDuration(h, now))}
                   </span>
                 </div>
                 {h.failureReason && (

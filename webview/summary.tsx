@@ -1,5 +1,5 @@
 // The morning summary at the top of the panel: what happened since the user last looked
-// ("Since 18:40: 3 ready · 1 check failed · 1 needs input · 1 failed · 14 files changed"), each part a filter
+// ("Since 18:40: 3 completed, 1 check failed after 2 rounds, 1 needs input, 1 failed, 14 files changed"), each part a filter
 // of the cards. The wording is src/panel/task-summary.ts's, the same as the status bar tooltip's.
 import { Fragment } from 'preact';
 import type { ResultsSummary, SummaryFilter } from '../src/panel/task-summary';
@@ -29,8 +29,7 @@ export function ResultsSummaryBar({
         <Fragment key={part.filter}>
           {i > 0 && (
             <span class="separator" aria-hidden="true">
-              {' '}
-              ·{' '}
+              ,
             </span>
           )}
           <button

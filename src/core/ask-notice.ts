@@ -32,10 +32,11 @@ export function questionNotification(title: string, ask: { tool: string; input: 
     plainNotificationText(ask.input, NOTIFICATION_INPUT_MAX_CHARS) === ask.input &&
     !ask.input.includes('$(');
   // The input ends the text: nothing of ours follows it that it could seem to be part of.
-  if (whole) return { message: `Off-Peak task "${task}" asks to use ${tool} with this input: ${ask.input}`, offersAllow: true };
+  if (whole)
+    return { message: `Off-Peak task "${task}" needs input: it asks to use ${tool} with this input: ${ask.input}`, offersAllow: true };
   const lines = ask.input.split('\n').length;
   return {
-    message: `Off-Peak task "${task}" asks to use ${tool} with an input too long to show here (${lines} line${lines === 1 ? '' : 's'}, ${ask.input.length} characters): review it whole in the panel or the terminal before you allow it.`,
+    message: `Off-Peak task "${task}" needs input: it asks to use ${tool} with an input too long to show here (${lines} line${lines === 1 ? '' : 's'}, ${ask.input.length} characters): review it whole in the panel or the terminal before you allow it.`,
     offersAllow: false,
   };
 }

@@ -2,6 +2,7 @@
  * History is derived from the task row, never stored (docs/flows.md#cancel-delete-history): 0 or 1 row per task, however
  * many tickets and segments the task took.
  */
+import { outcomeOf, type HistoryFilterKey, type Outcome, type OutcomeFacts } from './outcome';
 import type { OffPeakTask } from './types';
 
 export type HistoryStatus = 'in_progress' | 'succeeded' | 'failure' | 'skipped';
@@ -15,6 +16,8 @@ export interface HistoryRow {
   durationMs: number;
   sessionId: string | null;
   failureReason: string | null;
+  /** What it came to, in the words every surface uses (src/core/outcome.ts). */
+  outcome: Outcome;
 }
 
 /**
@@ -36,62 +39,51 @@ export const CANCELLED_BEFORE_START = 'Cancelled before it started.';
  * was cancelled before it could), hidden by the user, or in a state without a History meaning (a started task
  * back in queued/paused between segments still shows as in progress).
  */
-export function deriveHistoryRow(task: OffPeakTask, now: number): HistoryRow | undefined {
+export function deriveHistoryRow(
+  task: OffPeakTask,
+  now: number,
+  facts: Pick<OutcomeFacts, 'check' | 'broughtHome'> = {},
+): HistoryRow | undefined {
   const triggeredAt = historyTriggeredAt(task);
   if (triggeredAt === null || task.historyDeletedAt !== null) return undefined;
-  let status: HistoryStatus;
-  let end: number;
-  switch (task.status) {
-    case 'completed':
-      status = 'succeeded';
-      end = task.endedAt ?? now;
-      break;
-    case 'failed':
-      status = 'failure';
-      end = task.endedAt ?? now;
-      break;
-    case 'cancelled':
-      status = 'skipped';
-      end = task.endedAt ?? now;
-      break;
-    default:
-      // running, awaiting, or queued/paused between segments of a started task
-      status = 'in_progress';
-      end = now;
-  }
+  const outcome = outcomeOf({ status: task.status, failureReason: task.failureReason, ...facts });
+  const finished = task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
   return {
     taskId: task.id,
     title: task.title || task.prompt,
     prompt: task.prompt,
     triggeredAt,
-    status,
-    durationMs: Math.max(0, end - triggeredAt),
+    status: historyStatusOf(outcome),
+    // running, awaiting, or queued/paused between segments of a started task: it counts on
+    durationMs: Math.max(0, (finished ? (task.endedAt ?? now) : now) - triggeredAt),
     sessionId: task.sessionId,
     failureReason: task.failureReason ?? (task.status === 'cancelled' && task.startedAt === null ? CANCELLED_BEFORE_START : null),
+    outcome,
   };
+}
+
+/** The row's coarse status (whether it still counts on, whether it succeeded), from its outcome's group. */
+function historyStatusOf(outcome: Outcome): HistoryStatus {
+  if (outcome.filters.includes('in_progress')) return 'in_progress';
+  if (outcome.filters.includes('failure')) return 'failure';
+  if (outcome.kind === 'cancelled' || outcome.kind === 'skipped') return 'skipped';
+  return 'succeeded';
 }
 
 /** What the History filter box asks for (docs/flows.md#archive): every part given must match. */
 export interface HistoryFilter {
   /** Case-insensitive text in the title or the prompt. */
   text?: string;
-  status?: HistoryStatus;
+  /** An outcome, or a group of them (src/core/outcome.ts: HISTORY_FILTERS). */
+  status?: HistoryFilterKey;
   /** Triggered at or after / at or before (epoch ms). */
   from?: number;
   to?: number;
 }
 
-/** The task statuses a History status stands for. */
-export const HISTORY_STATUS_TASKS: Readonly<Record<HistoryStatus, readonly string[]>> = {
-  succeeded: ['completed'],
-  failure: ['failed'],
-  skipped: ['cancelled'],
-  in_progress: ['queued', 'paused', 'running', 'awaiting', 'needs_input'],
-};
-
 export function matchesHistoryFilter(row: HistoryRow, filter: HistoryFilter | undefined): boolean {
   if (!filter) return true;
-  if (filter.status !== undefined && row.status !== filter.status) return false;
+  if (filter.status !== undefined && !row.outcome.filters.includes(filter.status)) return false;
   if (filter.from !== undefined && row.triggeredAt < filter.from) return false;
   if (filter.to !== undefined && row.triggeredAt > filter.to) return false;
   const text = filter.text?.trim().toLowerCase();

@@ -28,7 +28,8 @@ export function awayEventOf(
       };
     case 'completed': {
       const key = notifyKeys.result(notice.taskId, task?.endedAt ?? null);
-      if (check?.state === 'failed')
+      // The notice's outcome decides (src/core/outcome.ts); the check gives its command, rounds and output.
+      if (notice.outcome.kind === 'check_failed' && check)
         return {
           key,
           event: {
@@ -44,7 +45,9 @@ export function awayEventOf(
         event: {
           kind: 'ready',
           ...ref,
-          ...(check?.state === 'passed' ? { checks: { command: check.command.slice(0, 2_000), round: Math.max(1, check.round) } } : {}),
+          ...(notice.outcome.kind === 'ready' && check
+            ? { checks: { command: check.command.slice(0, 2_000), round: Math.max(1, check.round) } }
+            : {}),
         },
       };
     }

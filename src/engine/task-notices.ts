@@ -15,6 +15,7 @@ import type { RuntimeEvent } from '../agent/runtime/task-runtime';
 import type { Clock } from '../core/clock';
 import { shortTaskTitle } from '../core/task-title';
 import { CoalescingRun } from '../core/single-flight';
+import { outcomeOf, type Outcome } from '../core/outcome';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
 import { changeConcerns, type TaskStore, type UnnotifiedOutcome } from '../store';
 
@@ -25,7 +26,8 @@ export interface NoticeRefusals {
 }
 
 export type TaskNotice =
-  | { kind: 'completed'; taskId: string; title: string; refusals?: NoticeRefusals }
+  /** `outcome`: completed, ready for review (its check passed) or check failed (src/core/outcome.ts). */
+  | { kind: 'completed'; taskId: string; title: string; outcome: Outcome; refusals?: NoticeRefusals }
   | { kind: 'failed'; taskId: string; title: string; reason: string; refusals?: NoticeRefusals }
   | { kind: 'input-needed'; taskId: string; title: string; ask: PendingAsk };
 
@@ -49,12 +51,16 @@ export function refusalSentence(r: NoticeRefusals | undefined): string {
   return `${r.denied} action${r.denied === 1 ? '' : 's'} denied${r.automatic > 0 ? ` (${r.automatic} automatically)` : ''}`;
 }
 
-function noticeOf(outcome: UnnotifiedOutcome, refusals: NoticeRefusals | undefined): TaskNotice {
+function noticeOf(
+  outcome: UnnotifiedOutcome,
+  refusals: NoticeRefusals | undefined,
+  check: { state: string; round: number } | undefined,
+): TaskNotice {
   const title = shortTaskTitle(outcome, outcome.taskId);
   const denied = refusals && refusals.denied > 0 ? { refusals } : {};
   return outcome.outcome === 'failed'
     ? { kind: 'failed', taskId: outcome.taskId, title, reason: outcome.failureReason ?? 'the task failed', ...denied }
-    : { kind: 'completed', taskId: outcome.taskId, title, ...denied };
+    : { kind: 'completed', taskId: outcome.taskId, title, outcome: outcomeOf({ status: 'completed', check }), ...denied };
 }
 
 export class TaskNotices {
@@ -138,8 +144,8 @@ export class TaskNotices {
       // One transaction for all of them: each claim still has exactly one winner across windows.
       const won = await store.mutate((tx) => claimNow.filter((o) => tx.outcomes.claimNotice(o.taskId, this.options.windowId)));
       for (const o of claimNow) this.ranHere.delete(o.taskId);
-      const refusals = won.length > 0 ? store.read((tx) => tx.questions.denials()) : new Map<string, NoticeRefusals>();
-      for (const o of won) this.emit(noticeOf(o, refusals.get(o.taskId)));
+      const { refusals, checks } = store.read((tx) => ({ refusals: tx.questions.denials(), checks: tx.checks.all() }));
+      for (const o of won) this.emit(noticeOf(o, refusals.get(o.taskId), checks.get(o.taskId)));
     }
     this.timers.clearTimeout(this.graceTimer);
     this.graceTimer = undefined;

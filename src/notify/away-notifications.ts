@@ -5,7 +5,8 @@
 // the old one left it. Sending never blocks the engine: it runs beside it, a failed post is retried
 // with growing delays a bounded number of times, and every failure goes to the log (the Output
 // channel). Quiet hours hold events until they end; a held question that was answered meanwhile, or
-// a held usage limit that is over, is dropped then, as no longer true.
+// a held usage limit that is over, is dropped then, as no longer true. A question asked while the
+// user is at a VS Code window waits a short grace first, and is not sent once answered.
 import type { Clock } from '../core/clock';
 import { CoalescingRun } from '../core/single-flight';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
@@ -36,11 +37,20 @@ export interface AwayNotificationsOptions {
   retryDelaysMs?: readonly number[];
   /** One post (tests: a receiver that fails; default ky). */
   send?: (request: { url: string; body: unknown }) => Promise<SendResult>;
+  /**
+   * Whether the user is at a VS Code window now (this one or another has focus). A question asked
+   * then waits `questionGraceMs` before it is pushed, and is not pushed once answered.
+   */
+  presence?: () => boolean;
+  /** How long a question asked while a window has focus waits for an answer there (default 60 s). */
+  questionGraceMs?: number;
   /** How a time of day is worded in a message. */
   formatTime?: (at: number) => string;
   log?: (line: string) => void;
 }
 
+/** A question the user may be answering in the editor is pushed only when still open after this. */
+export const DEFAULT_QUESTION_GRACE_MS = 60_000;
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [2_000, 10_000, 60_000, 300_000];
 /** Finished outbox rows are kept this long (diagnostics), then pruned by the holder. */
 const KEEP_DONE_MS = 7 * 24 * 3600_000;
@@ -108,8 +118,11 @@ export class AwayNotifications {
       return Promise.resolve();
     }
     const json = JSON.stringify(parsed.data);
+    // The user is at a window: the question is theirs to answer there first; pushed only if still open after the grace.
+    const grace =
+      event.kind === 'needs-input' && this.options.presence?.() ? (this.options.questionGraceMs ?? DEFAULT_QUESTION_GRACE_MS) : 0;
     const write = this.options.store
-      .mutate((tx) => tx.notify.enqueue(key, json))
+      .mutate((tx) => tx.notify.enqueue(key, json) && (grace === 0 || tx.notify.hold(key, tx.now + grace)))
       .then(
         () => this.kick(),
         (e: unknown) => this.log(`notify: could not record the ${event.kind} event: ${e instanceof Error ? e.message : String(e)}`),
@@ -193,8 +206,9 @@ export class AwayNotifications {
       await store.mutate((tx) => tx.notify.hold(row.key, quietEnd));
       return;
     }
+    // Held (the quiet hours, or a question's grace while the user was at a window): what is no longer true is not sent.
     if (row.heldUntil !== null && store.read((tx) => !stillTrue(tx, event))) {
-      await store.mutate((tx) => tx.notify.finish(row.key, 'dropped', windowId, 'no longer true when the quiet hours ended'));
+      await store.mutate((tx) => tx.notify.finish(row.key, 'dropped', windowId, 'no longer true when its hold ended'));
       return;
     }
     const retryAt = clock.now() + (this.delays[Math.min(row.attempts, this.delays.length - 1)] ?? 0);

@@ -3,6 +3,8 @@
 // nothing the user wrote or the agent produced (the task's title is the start of the prompt, a
 // failure reason or a check's output may quote code) unless its `offPeak.notify.include.*`
 // setting is on. Every text that does go out is flattened to plain text first.
+import { outcomeOf } from '../core/outcome';
+import { shortTaskId } from '../core/task-title';
 import { plainNotificationText } from '../core/untrusted-text';
 import {
   DiscordPayloadSchema,
@@ -26,7 +28,6 @@ export interface NotifyMessage {
   fields: Pick<WebhookPayload, 'task' | 'tool' | 'question' | 'reason' | 'reset_at'>;
 }
 
-const SHORT_ID = 8;
 /** A tool name is the agent's: letters, digits and `_.:-` only (an MCP tool is `mcp__server__tool`). */
 const toolName = (tool: string) => tool.replace(/[^A-Za-z0-9_.:-]/g, '').slice(0, 64) || 'a tool';
 const plain = (text: string, max = 300) => plainNotificationText(text, max);
@@ -55,7 +56,7 @@ export function messageOf(event: NotifyEvent, include: NotifyInclude, formatTime
           fields: { reset_at },
         };
   }
-  const id = event.taskId.slice(0, SHORT_ID);
+  const id = shortTaskId(event.taskId);
   const title = include.taskTitle && event.title ? plain(event.title, 120) : undefined;
   const folder = include.folder && event.folder ? plain(folderName(event.folder), 120) : undefined;
   const task = `Task ${id}${title ? ` "${title}"` : ''}${folder ? ` in ${folder}` : ''}`;
@@ -66,21 +67,23 @@ export function messageOf(event: NotifyEvent, include: NotifyInclude, formatTime
       const question = include.question && event.question ? plain(event.question) : undefined;
       return {
         event: event.kind,
-        title: 'Off-Peak: a task needs your answer',
-        text: `${task} asks before running ${tool}${question ? `: ${question}` : ''}.`,
+        title: 'Off-Peak: a task needs input',
+        text: `${task} needs input: it asks before running ${tool}${question ? `: ${question}` : ''}.`,
         tags: ['question'],
         priority: 4,
         fields: { ...fields, tool, ...(question ? { question } : {}) },
       };
     }
     case 'ready': {
+      // The outcome's words (src/core/outcome.ts): "completed", or "ready for review · checks pass" when a check passed.
+      const outcome = outcomeOf({ status: 'completed', check: event.checks ? { state: 'passed', round: event.checks.round } : null });
       const checks = event.checks
-        ? ` · checks pass${include.checkCommand ? ` (${plain(event.checks.command, 120)}, round ${event.checks.round})` : ` (round ${event.checks.round})`}`
+        ? ` (${include.checkCommand ? `${plain(event.checks.command, 120)}, ` : ''}round ${event.checks.round})`
         : '';
       return {
         event: event.kind,
-        title: 'Off-Peak: ready for review',
-        text: `${task} is ready for review${checks}.`,
+        title: event.checks ? `Off-Peak: ${outcome.short}` : 'Off-Peak: a task completed',
+        text: event.checks ? `${task}: ${outcome.short}${checks}.` : `${task} ${outcome.short}.`,
         tags: ['white_check_mark'],
         priority: 3,
         fields,
@@ -92,7 +95,7 @@ export function messageOf(event: NotifyEvent, include: NotifyInclude, formatTime
       return {
         event: event.kind,
         title: 'Off-Peak: check failed',
-        text: `${task}: check failed after ${event.rounds} round${event.rounds === 1 ? '' : 's'}${command}${output ? `: ${output}` : ''}.`,
+        text: `${task}: ${outcomeOf({ status: 'completed', check: { state: 'failed', round: event.rounds } }).short}${command}${output ? `: ${output}` : ''}.`,
         tags: ['x'],
         priority: 4,
         fields: { ...fields, ...(output ? { reason: output } : {}) },

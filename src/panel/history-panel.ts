@@ -60,7 +60,7 @@ export function historyPager(store: TaskStore, archive: HistoryArchive | undefin
       if (!archived) return liveView(row);
       const view = withLink(row, archived.link);
       return {
-        ...historyRowView(view, archived.tickets, archived.denials),
+        ...historyRowView(view, archived.tickets, archived.denials, undefined, archived.check && checkViewOf(archived.check)),
         ...(reviewable(archived.task, archived.isolation) ? { reviewable: true } : {}),
         archived: true,
       };

@@ -24,7 +24,7 @@ import {
   type ScheduleRunMark,
   type ScheduleView,
 } from '../protocol/webview';
-import { scheduledForOf, toTaskCard } from './task-card';
+import { broughtHomeOf, scheduledForOf, toTaskCard } from './task-card';
 import { historyRowView } from './history-panel';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
@@ -155,6 +155,7 @@ export class PanelController extends Disposable {
     const setup = await this.backend.setup?.();
     const tasks = this.backend.listTasks().map((t) => {
       const run = runs.get(t.id);
+      const workplace = workplaces.get(t.id);
       const card = {
         ...toTaskCard(
           t,
@@ -166,11 +167,11 @@ export class PanelController extends Disposable {
           notRun.get(t.id),
           checks.get(t.id),
           setup?.mode === 'personal',
+          broughtHomeOf(workplace),
         ),
         ...scheduledForOf(t, now, zone),
         ...(run ? { scheduleRun: run } : {}),
       };
-      const workplace = workplaces.get(t.id);
       return workplace ? { ...card, workplace } : card;
     });
     return {

@@ -1,6 +1,8 @@
 // The card a task shows in the panel: a projection of the task row and its ticket ledger.
 import type { PendingAsk } from '../core/ask-types';
+import { outcomeOf, type OutcomeFacts } from '../core/outcome';
 import { canEdit, canTransition } from '../core/task-state';
+import { shortTaskId } from '../core/task-title';
 import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
 import { totalUsage } from '../core/usage';
 import { formatDueTime } from '../core/zoned-time';
@@ -119,6 +121,15 @@ export function checkViewOf(check: TaskCheck): CheckView {
   };
 }
 
+/** What became of a task's branch, as its workplace view records it: a merge or apply stays the last word after a discard. */
+export function broughtHomeOf(
+  workplace: { mergedAt?: number | null; appliedAt?: number | null; discardedAt?: number | null } | undefined,
+): OutcomeFacts['broughtHome'] {
+  if (workplace?.mergedAt != null) return 'merged';
+  if (workplace?.appliedAt != null) return 'applied';
+  return workplace?.discardedAt != null ? 'discarded' : null;
+}
+
 export function toTaskCard(
   task: OffPeakTask,
   tickets: readonly TicketRecord[],
@@ -129,11 +140,13 @@ export function toTaskCard(
   notRun?: AllowedNotRunView,
   check?: CheckView,
   personal = false,
+  broughtHome?: OutcomeFacts['broughtHome'],
 ): TaskCard {
   const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
   return {
     id: task.id,
+    shortId: shortTaskId(task.id),
     title: task.title || task.prompt.split('\n')[0].slice(0, 200),
     autoTitle: !task.title,
     prompt: task.prompt,
@@ -164,6 +177,13 @@ export function toTaskCard(
     followUpOfTitle: followUp?.ofTitle ?? null,
     afterTitle: task.afterTitle ?? null,
     ...(check ? { check } : {}),
+    // A task with an open question needs input whatever its status says (src/panel/task-summary.ts: needsInput).
+    outcome: outcomeOf({
+      status: task.status === 'running' || task.status === 'awaiting' ? (cardAskOf(task, asks) ? 'needs_input' : task.status) : task.status,
+      failureReason: task.failureReason,
+      check,
+      broughtHome,
+    }),
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).
       pause: canTransition(task, 'pause'),

@@ -2,6 +2,7 @@
 // tasks as a whole, vscode-free and pure (the webview imports it too): one wording everywhere.
 // A running task whose agent waits for an answer is "needs input", never "running".
 import { clockTime } from '../core/clock';
+import { outcomeCount, outcomeOf, type Outcome, type OutcomeFacts, type OutcomeKind } from '../core/outcome';
 import type { TaskStatus } from '../core/types';
 
 /** The part of a task these texts read. */
@@ -100,15 +101,18 @@ export interface SummaryCard {
   isNew: boolean;
   /** Its agent waits on a question. */
   needsInput: boolean;
-  /** Completed, but its check did not pass (docs/flows.md#checks). */
-  checkFailed?: boolean;
+  /** What it came to (src/core/outcome.ts): a completed task may be ready for review or its check failed (docs/flows.md#checks). */
+  outcome?: Pick<Outcome, 'kind'>;
   /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
   scheduled?: boolean;
 }
 
-export type SummaryFilter = 'completed' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled';
+export type SummaryFilter = 'completed' | 'ready' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled';
 
-/** "Since 18:40: 3 ready · 1 check failed · 1 needs input · 1 failed · 14 files changed · 2 by schedule", part by part. */
+/**
+ * "Since 18:40: 3 completed, 1 ready for review · checks pass, 1 check failed, 1 needs input, 1 failed, 14 files changed,
+ * 2 by schedule", part by part; each result counted under its outcome's words (src/core/outcome.ts).
+ */
 export interface ResultsSummary {
   /** When the user last looked (a result was last shown); null when never. */
   since: number | null;
@@ -122,31 +126,26 @@ export interface ResultsSummary {
 export function resultsSummary(cards: readonly SummaryCard[], since: number | null): ResultsSummary | undefined {
   const fresh = cards.filter((c) => c.isNew && (c.status === 'completed' || c.status === 'failed'));
   if (fresh.length === 0) return undefined;
-  const completed = fresh.filter((c) => c.status === 'completed' && !c.checkFailed);
-  const checkFailed = fresh.filter((c) => c.status === 'completed' && c.checkFailed);
-  const failed = fresh.filter((c) => c.status === 'failed');
+  // A completed result is counted under its outcome: completed, ready for review (its check passed) or check failed.
+  const kindOf = (c: SummaryCard): OutcomeKind => (c.status === 'failed' ? 'failed' : (c.outcome?.kind ?? 'completed'));
   const asking = cards.filter((c) => c.needsInput);
   const changing = fresh.filter((c) => (c.filesChanged ?? 0) > 0);
   const files = changing.reduce((n, c) => n + (c.filesChanged ?? 0), 0);
   const parts: ResultsSummary['parts'] = [];
   const ids = (list: readonly SummaryCard[]) => list.map((c) => c.id);
-  if (completed.length > 0)
-    parts.push({ filter: 'completed', count: completed.length, text: `${completed.length} ready`, taskIds: ids(completed) });
-  if (checkFailed.length > 0)
-    parts.push({
-      filter: 'check_failed',
-      count: checkFailed.length,
-      text: `${checkFailed.length} check failed`,
-      taskIds: ids(checkFailed),
-    });
-  if (asking.length > 0)
-    parts.push({
-      filter: 'needs_input',
-      count: asking.length,
-      text: `${asking.length} need${asking.length === 1 ? 's' : ''} input`,
-      taskIds: ids(asking),
-    });
-  if (failed.length > 0) parts.push({ filter: 'failed', count: failed.length, text: `${failed.length} failed`, taskIds: ids(failed) });
+  const counted = (filter: SummaryFilter & OutcomeKind, list: readonly SummaryCard[]) => {
+    if (list.length > 0) parts.push({ filter, count: list.length, text: outcomeCount(filter, list.length), taskIds: ids(list) });
+  };
+  for (const kind of ['completed', 'ready', 'check_failed'] as const)
+    counted(
+      kind,
+      fresh.filter((c) => c.status === 'completed' && kindOf(c) === kind),
+    );
+  counted('needs_input', asking);
+  counted(
+    'failed',
+    fresh.filter((c) => c.status === 'failed'),
+  );
   if (files > 0)
     parts.push({ filter: 'files_changed', count: files, text: `${files} file${files === 1 ? '' : 's'} changed`, taskIds: ids(changing) });
   // Of the new results, those a schedule queued: what ran by itself overnight.
@@ -157,7 +156,7 @@ export function resultsSummary(cards: readonly SummaryCard[], since: number | nu
 }
 
 /** What the summary reads of a task besides its id, status and files: each caller says it from what it holds. */
-export type SummaryFacts = Pick<SummaryCard, 'isNew' | 'needsInput' | 'checkFailed' | 'scheduled'>;
+export type SummaryFacts = Pick<SummaryCard, 'isNew' | 'needsInput' | 'outcome' | 'scheduled'>;
 
 /**
  * The summary of a list of tasks: the one place a task becomes a summary card, for the panel (from
@@ -185,12 +184,32 @@ export function sinceText(since: number | null, now = Date.now()): string {
 
 /** The whole summary as one line (the status bar's tooltip). */
 export function summaryLine(summary: ResultsSummary, now = Date.now()): string {
-  return `${sinceText(summary.since, now)}: ${summary.parts.map((p) => p.text).join(' · ')}`;
+  // Commas: an outcome's own words may hold a "·" ("ready for review · checks pass").
+  return `${sinceText(summary.since, now)}: ${summary.parts.map((p) => p.text).join(', ')}`;
+}
+
+/** The summary's facts of a panel card (the webview's summary): the card carries its outcome. */
+export function cardSummaryFacts(card: {
+  unseen: boolean;
+  ask: unknown;
+  outcome: Pick<Outcome, 'kind'>;
+  scheduleRun?: unknown;
+}): SummaryFacts {
+  return { isNew: card.unseen, needsInput: card.ask !== null, outcome: card.outcome, scheduled: Boolean(card.scheduleRun) };
+}
+
+/** The store's tasks as the status bar counts them: each with its outcome (its check counts) and whether a schedule queued it. */
+export function statusTasksOf<T extends SummaryTask & { failureReason: string | null }>(
+  tasks: readonly T[],
+  checks: ReadonlyMap<string, NonNullable<OutcomeFacts['check']>>,
+  scheduled: { has(taskId: string): boolean },
+): (T & { outcome: Outcome; scheduled: boolean })[] {
+  return tasks.map((t) => ({ ...t, outcome: outcomeOf({ ...t, check: checks.get(t.id) }), scheduled: scheduled.has(t.id) }));
 }
 
 /** The status bar as the host sees the store: its tasks, the open questions, the unseen results. */
 export function hostStatusView(
-  tasks: readonly (SummaryTask & { filesChanged: number | null; checkFailed?: boolean; scheduled?: boolean })[],
+  tasks: readonly (SummaryTask & { filesChanged: number | null; outcome?: Pick<Outcome, 'kind'>; scheduled?: boolean })[],
   asks: readonly { taskId: string }[],
   unseen: readonly string[],
   lastSeenAt: number | null,
@@ -200,7 +219,7 @@ export function hostStatusView(
   const fresh = new Set(unseen);
   const summary = summaryOfTasks(
     tasks,
-    (t) => ({ isNew: fresh.has(t.id), needsInput: needsInput(t, asking), checkFailed: t.checkFailed, scheduled: t.scheduled }),
+    (t) => ({ isNew: fresh.has(t.id), needsInput: needsInput(t, asking), outcome: t.outcome, scheduled: t.scheduled }),
     lastSeenAt,
   );
   return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { TASK_STATUSES } from '../core/types';
 import { CheckViewSchema } from './check-view';
+import { OutcomeViewSchema } from './outcome-view';
 import { ScheduleRunMarkSchema } from './schedules';
 import { PermissionModeSchema } from './task-form';
 
@@ -130,6 +131,8 @@ export type WorkplaceView = z.infer<typeof WorkplaceViewSchema>;
 
 export const TaskCardSchema = z.object({
   id: z.string(),
+  /** "4ea89496": the id away notifications name the task by (docs/flows.md#away-notifications). */
+  shortId: z.string(),
   title: z.string(),
   /** True when the title is the prompt's first line (no title was given): an edit of the prompt changes it. */
   autoTitle: z.boolean(),
@@ -174,6 +177,8 @@ export const TaskCardSchema = z.object({
   /** Tasks created since isolation exists: its own branch or in place, and its changed files. */
   workplace: WorkplaceViewSchema.nullable().optional(),
   check: CheckViewSchema.optional(),
+  /** What it came to (or that it is in progress), in the words History and the notifications use (docs/flows.md#outcomes). */
+  outcome: OutcomeViewSchema,
   /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
   scheduleRun: ScheduleRunMarkSchema.nullable().optional(),
   actions: z.object({

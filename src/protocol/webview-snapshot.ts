@@ -3,6 +3,7 @@
 // checks it with on arrival. Part of the panel's protocol (webview.ts).
 import { z } from 'zod';
 import { CheckViewSchema } from './check-view';
+import { HistoryFilterKeySchema, OutcomeViewSchema } from './outcome-view';
 import { ScheduleViewSchema } from './schedules';
 import { AllowedNotRunSchema, RefusalCountSchema, TaskCardSchema, UsageViewSchema } from './webview-card';
 
@@ -28,6 +29,8 @@ export const HistoryRowSchema = z.object({
   /** The task is in the history archive (docs/flows.md#archive); acting on it brings it back first. */
   archived: z.boolean().optional(),
   check: CheckViewSchema.optional(),
+  /** What it came to, in the words the card and the notifications use (docs/flows.md#outcomes). */
+  outcome: OutcomeViewSchema,
 });
 export type HistoryRowView = z.infer<typeof HistoryRowSchema>;
 
@@ -36,7 +39,8 @@ export const HistoryFilterSchema = z
   .object({
     /** Text in the title or the prompt (case-insensitive). */
     text: z.string().max(200).optional(),
-    status: z.enum(['in_progress', 'succeeded', 'failure', 'skipped']).optional(),
+    /** An outcome, or the group "succeeded" or "failure" (src/core/outcome.ts: HISTORY_FILTERS). */
+    status: HistoryFilterKeySchema.optional(),
     /** Triggered from / until (epoch ms, both inclusive). */
     from: z.number().int().nonnegative().optional(),
     to: z.number().int().nonnegative().optional(),

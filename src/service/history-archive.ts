@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { Clock } from '../core/clock';
 import { deriveHistoryRow, matchesHistoryFilter, type HistoryFilter, type HistoryRow } from '../core/history';
 import { SingleFlight } from '../core/single-flight';
-import { ArchiveFile, ARCHIVE_FILE_NAME, type StoreFs, type TaskStore } from '../store';
+import { ArchiveFile, ARCHIVE_FILE_NAME, type StoreFs, type StoreReadTx, type TaskStore } from '../store';
 import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../store/archive/archive-history';
 import { groupIn } from '../store/archive/archive-groups';
 
@@ -247,7 +247,7 @@ export class HistoryArchive {
         if (found) {
           total += found.count;
           for (const entry of found.entries) {
-            const row = deriveHistoryRow(entry.task, now);
+            const row = deriveHistoryRow(entry.task, now, { check: entry.check, broughtHome: entry.isolation?.broughtHome?.kind });
             if (row) rows.push({ row, archived: entry });
           }
         }
@@ -260,4 +260,17 @@ export class HistoryArchive {
     await this.runs.idle();
     await this.file?.close();
   }
+}
+
+/**
+ * The task DB's History, newest first: derived from the task rows, never stored; 0 or 1 row per task,
+ * each with what it came to (its check and its branch's fate count: src/core/outcome.ts).
+ */
+export function historyRowsOf(tx: Pick<StoreReadTx, 'tasks' | 'checks' | 'isolation'>, now: number): HistoryRow[] {
+  const checks = tx.checks.all();
+  const isolation = tx.isolation.all();
+  return tx.tasks
+    .list({ historyVisible: true })
+    .flatMap((t) => deriveHistoryRow(t, now, { check: checks.get(t.id), broughtHome: isolation.get(t.id)?.broughtHome?.kind }) ?? [])
+    .sort((a, b) => b.triggeredAt - a.triggeredAt);
 }

@@ -15,7 +15,8 @@
  */
 import type { Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
-import { deriveHistoryRow, type HistoryRow } from '../core/history';
+import type { HistoryRow } from '../core/history';
+import { historyRowsOf } from './history-archive';
 import { newTaskId, newToken } from '../core/ids';
 import type { OffPeakTask, TicketRecord } from '../core/types';
 import type { GatewayClient } from '../gateway-client/client';
@@ -253,11 +254,7 @@ export class TaskService {
   /** History: derived from the task rows, never stored; 0 or 1 row per task. */
   history(): HistoryRow[] {
     const now = this.clock.now();
-    return this.store
-      .read((tx) => tx.tasks.list({ historyVisible: true }))
-      .map((t) => deriveHistoryRow(t, now))
-      .filter((r): r is HistoryRow => r !== undefined)
-      .sort((a, b) => b.triggeredAt - a.triggeredAt);
+    return this.store.read((tx) => historyRowsOf(tx, now));
   }
 
   // ------------------------------------------------------------------ user actions (task-actions)

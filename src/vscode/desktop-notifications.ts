@@ -7,19 +7,8 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { systemExecutableHost } from '../core/executable-path';
 import type { TaskNotice } from '../engine/task-notices';
+import { desktopText } from '../engine/notice-texts';
 import { desktopNotifyCommand, WindowFocus } from '../notify/desktop-notify';
-
-/** The OS notification's words for a notice (the same facts as the window's toast). */
-export function desktopText(notice: TaskNotice): { title: string; body: string } {
-  switch (notice.kind) {
-    case 'input-needed':
-      return { title: 'Off-Peak: a task needs your answer', body: `"${notice.title}" asks before running ${notice.ask.tool}.` };
-    case 'completed':
-      return { title: 'Off-Peak: task completed', body: `"${notice.title}" completed.` };
-    case 'failed':
-      return { title: 'Off-Peak: task failed', body: `"${notice.title}" failed.` };
-  }
-}
 
 export class DesktopNotifications implements vscode.Disposable {
   private readonly focus: WindowFocus;
@@ -35,9 +24,14 @@ export class DesktopNotifications implements vscode.Disposable {
     this.subscription = vscode.window.onDidChangeWindowState((state) => this.focus.changed(state.focused));
   }
 
+  /** The user is at a VS Code window: this one or another (whose process still runs) has focus now. */
+  anyWindowFocused(): boolean {
+    return vscode.window.state.focused || this.focus.otherWindowFocused();
+  }
+
   /** Raises the OS notification of a notice when no VS Code window has focus and this window can. */
   raise(notice: TaskNotice): void {
-    if (vscode.window.state.focused || this.focus.otherWindowFocused()) return;
+    if (this.anyWindowFocused()) return;
     if (vscode.env.remoteName || vscode.env.uiKind !== vscode.UIKind.Desktop) return;
     const { title, body } = desktopText(notice);
     const command = desktopNotifyCommand(title, body, systemExecutableHost());

@@ -3,7 +3,8 @@
 // TaskNotices (src/engine/task-notices.ts); what a question's notification says and offers, and
 // when it closes, by the vscode-free src/core/ask-notice.ts. This is only the door to VS Code.
 import * as vscode from 'vscode';
-import { refusalSentence, type TaskNotice } from '../engine/task-notices';
+import type { TaskNotice } from '../engine/task-notices';
+import { resultToastText } from '../engine/notice-texts';
 import { QuestionToasts, questionNotificationText } from '../core/ask-notice';
 import { plainNotificationText } from '../core/untrusted-text';
 import { failureFix } from '../panel/failure-fix';
@@ -40,10 +41,9 @@ export class Notifier implements vscode.Disposable {
     );
   }
 
-  /** The title and every text the agent produced go in as plain text: notifications render links. */
+  /** The title and every text the agent produced go in as plain text (resultToastText, questionNotificationText): notifications render links. */
   show(notice: TaskNotice): void {
     const rawTitle = notice.title;
-    const title = plainNotificationText(rawTitle, 80);
     switch (notice.kind) {
       case 'input-needed': {
         const { ask } = notice;
@@ -54,30 +54,22 @@ export class Notifier implements vscode.Disposable {
         void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: message }, () => this.toasts.show(ask.id));
         return;
       }
-      case 'completed': {
-        // A completed task that was refused something says so: "completed" alone would hide it.
-        const denied = refusalSentence(notice.refusals);
-        const show = denied ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-        void show(`Off-Peak task "${title}" completed${denied ? `; ${denied}` : ''}.`, 'Open Tasks').then(
-          (c) => c && this.actions.showPanel(),
-        );
-        return;
-      }
+      case 'completed':
       case 'failed': {
-        // The fix the reason names is a button too (docs/flows.md#notifications-and-unseen-marks), before "Show Terminal".
-        const fix = failureFix(notice.reason);
-        void vscode.window
-          .showErrorMessage(
-            `Off-Peak task "${title}" failed: ${plainNotificationText(notice.reason)}${notice.refusals ? ` (${refusalSentence(notice.refusals)})` : ''}`,
-            ...(fix ? [fix.label] : []),
-            'Show Terminal',
-            'Open Tasks',
-          )
-          .then((c) => {
+        // In the outcome's words (src/core/outcome.ts): "completed", "ready for review · checks pass", "check failed after 2 rounds".
+        const { text, severity } = resultToastText(notice);
+        if (severity === 'error') {
+          // The fix the reason names is a button too (docs/flows.md#notifications-and-unseen-marks), before "Show Terminal".
+          const fix = notice.kind === 'failed' ? failureFix(notice.reason) : undefined;
+          void vscode.window.showErrorMessage(text, ...(fix ? [fix.label] : []), 'Show Terminal', 'Open Tasks').then((c) => {
             if (fix && c === fix.label) void vscode.commands.executeCommand(fix.command, ...(fix.args ?? []));
             else if (c === 'Show Terminal') this.actions.showTerminal(notice.taskId, rawTitle);
             else if (c) this.actions.showPanel();
           });
+        } else
+          void (severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(text, 'Open Tasks').then(
+            (c) => c && this.actions.showPanel(),
+          );
         return;
       }
     }

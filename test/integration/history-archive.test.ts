@@ -350,6 +350,11 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     await finished('a', T0, { title: 'Refactor parser', prompt: 'Split the lexer' });
     await finished('b', T0 + DAY, { title: 'Fix login', prompt: 'The 100% case', status: 'failed' });
     await finished('c', T0 + 2 * DAY, { title: 'Parser docs', prompt: 'Write docs' });
+    // c's check never passed: an outcome of its own, found by Failure in the archive too (docs/flows.md#outcomes).
+    await store.mutate((tx) => {
+      tx.checks.insert('c', 'npm test', '/w');
+      tx.checks.record('c', { state: 'failed', round: 2, exitCode: 1, output: 'FAIL' });
+    });
     await finished('d', T0 + 3 * DAY, { title: 'Bump deps', prompt: 'Lexer too' });
     keep = { keepDays: 90, keepCount: 1 };
     await archive.run();
@@ -358,7 +363,12 @@ describe('history archive: finished tasks move to tasks-archive.sqlite and stay 
     assert.deepEqual(await historyIds({ text: 'lexer' }), ['d', 'a'], 'the prompt counts, live rows first');
     assert.deepEqual(await historyIds({ text: '100%' }), ['b'], 'a % in the text is taken literally');
     assert.deepEqual(await historyIds({ text: '%' }), ['b']);
-    assert.deepEqual(await historyIds({ status: 'failure' }), ['b']);
+    assert.deepEqual(await historyIds({ status: 'failure' }), ['c', 'b'], 'a failed task and an archived check that never passed');
+    assert.deepEqual(await historyIds({ status: 'check_failed' }), ['c']);
+    assert.deepEqual(await historyIds({ status: 'succeeded' }), ['d', 'a']);
+    const archivedC = (await archive.page(liveHistory(), { offset: 0, limit: 5, filter: { status: 'check_failed' } })).rows[0];
+    assert.equal(archivedC.row.outcome.label, 'Check failed after 2 rounds');
+    assert.ok(archivedC.archived, 'from the archive');
     assert.deepEqual(await historyIds({ from: T0 + DAY, to: T0 + 2 * DAY }), ['c', 'b']);
     const page = await archive.page(liveHistory(), { offset: 0, limit: 1, filter: { text: 'parser' } });
     assert.deepEqual([page.rows.map((r) => r.row.taskId), page.total], [['c'], 2]);

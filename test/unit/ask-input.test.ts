@@ -35,7 +35,10 @@ describe('the whole input of a question', () => {
 
   it('item 5: a notification holds the hidden part or offers no Allow: a long, multi-line or link-like input gets "Review in panel" only', () => {
     const short = questionNotification('fmt', { tool: 'Bash', input: 'command: npm test' });
-    assert.deepEqual(short, { message: 'Off-Peak task "fmt" asks to use Bash with this input: command: npm test', offersAllow: true });
+    assert.deepEqual(short, {
+      message: 'Off-Peak task "fmt" needs input: it asks to use Bash with this input: command: npm test',
+      offersAllow: true,
+    });
     const hidden = `node -e "require('fs').writeFileSync('p','x')"`;
     for (const input of [
       `command: echo "${'benign text '.repeat(30)}" && ${hidden}`,

@@ -95,7 +95,7 @@ describe('away notifications: outbox, lease holder, receiver', function () {
     const [q, f, r] = receiver.posts.map((p) => WebhookPayloadSchema.parse(p.json));
     assert.deepEqual([q.event, f.event, r.event], ['needs-input', 'failed', 'ready']);
     assert.equal(q.tool, 'Bash');
-    assert.match(q.text, /Task task-012 asks before running Bash\./);
+    assert.match(q.text, /Task task-012 needs input: it asks before running Bash\./);
     assert.deepEqual(q.task, { id: ref.taskId });
     assert.ok(logs.every((l) => !l.includes(SECRET_TOPIC)));
   });

@@ -9,6 +9,7 @@ import { historyPager } from '../../src/panel/history-panel';
 import { TaskStore } from '../../src/store';
 import { HistoryFilterSchema } from '../../src/protocol/webview';
 import { matchesHistoryFilter, type HistoryRow } from '../../src/core/history';
+import { outcomeOf } from '../../src/core/outcome';
 import { activeFilter, dayBound } from '../../webview/history-filter';
 import { historyRowDuration } from '../../webview/format';
 
@@ -38,11 +39,15 @@ describe('History filter box', () => {
       durationMs: 5,
       sessionId: null,
       failureReason: null,
+      outcome: outcomeOf({ status: 'failed' }),
     };
     assert.equal(matchesHistoryFilter(row, { text: 'parser' }), true);
     assert.equal(matchesHistoryFilter(row, { text: 'lexer' }), true);
     assert.equal(matchesHistoryFilter(row, { text: 'docs' }), false);
     assert.equal(matchesHistoryFilter(row, { text: 'parser', status: 'succeeded' }), false);
+    assert.equal(matchesHistoryFilter(row, { status: 'failure' }), true, 'Failure (all) finds a failed row');
+    assert.equal(matchesHistoryFilter(row, { status: 'failed' }), true);
+    assert.equal(matchesHistoryFilter(row, { status: 'check_failed' }), false);
     assert.equal(matchesHistoryFilter(row, { from: 1000, to: 1000 }), true);
     assert.equal(matchesHistoryFilter(row, { from: 1001 }), false);
   });
@@ -69,7 +74,7 @@ describe('a task that failed before its first segment has its History row (real 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a Failure row with its reason, triggered when it failed, found by the Failure filter; a task cancelled before it started has a Skipped row saying so; Remove hides the rows', async () => {
+  it('a Failure row with its reason, triggered when it failed, found by the Failure filter; a task cancelled before it started has a Cancelled row saying so; Remove hides the rows', async () => {
     await store.mutate((tx) => {
       tx.tasks.insert({ id: 'F', title: 'folder gone', prompt: 'p', permissionMode: 'default', workspacePath: '/gone', schedulable: true });
       tx.tasks.insert({
@@ -100,9 +105,9 @@ describe('a task that failed before its first segment has its History row (real 
       'the Failure filter finds it',
     );
     assert.deepEqual(
-      (await page({ offset: 0, limit: 20, filter: { status: 'skipped' } })).rows.map((r) => r.taskId),
+      (await page({ offset: 0, limit: 20, filter: { status: 'cancelled' } })).rows.map((r) => r.taskId),
       ['C'],
-      'the Skipped filter finds the cancelled one',
+      'the Cancelled filter finds the cancelled one',
     );
     assert.deepEqual(
       (await page({ offset: 0, limit: 20, filter: { status: 'failure', from: 1_005_000, to: 1_005_000 } })).rows.map((r) => r.taskId),

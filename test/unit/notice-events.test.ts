@@ -2,23 +2,32 @@
 // with the check flow's outcomes (docs/flows.md#checks), and what their message lets out.
 import assert from 'node:assert/strict';
 import type { PendingAsk } from '../../src/agent/questions/asks';
+import { outcomeOf } from '../../src/core/outcome';
 import { awayEventOf } from '../../src/engine/notice-events';
 import { INCLUDE_NOTHING } from '../../src/notify/notify-include';
 import { messageOf } from '../../src/notify/notify-message';
 
 const task = { workspacePath: '/home/me/project', endedAt: 1_700_000_000_000 };
-const completed = { kind: 'completed' as const, taskId: 'task-abcdef123', title: 'Fix the parser' };
+const completed = {
+  kind: 'completed' as const,
+  taskId: 'task-abcdef123',
+  title: 'Fix the parser',
+  outcome: outcomeOf({ status: 'completed' }),
+};
+const ready = { ...completed, outcome: outcomeOf({ status: 'completed', check: { state: 'passed', round: 2 } }) };
+const checkFailed = { ...completed, outcome: outcomeOf({ status: 'completed', check: { state: 'failed', round: 2 } }) };
 const time = () => '07:00';
 
 describe('away notifications: notices and check outcomes as events', () => {
-  it('a completed task without a check is ready for review; with a passed check it says so and the round', () => {
+  it('a completed task without a check says completed; with a passed check it is ready for review, with the round', () => {
     assert.deepEqual(awayEventOf(completed, task).event, {
       kind: 'ready',
       taskId: 'task-abcdef123',
       title: 'Fix the parser',
       folder: '/home/me/project',
     });
-    const passed = awayEventOf(completed, task, { command: 'npm test', state: 'passed', round: 2, output: 'ok' });
+    assert.equal(messageOf(awayEventOf(completed, task).event, INCLUDE_NOTHING, time).text, 'Task task-abc completed.');
+    const passed = awayEventOf(ready, task, { command: 'npm test', state: 'passed', round: 2, output: 'ok' });
     assert.deepEqual(passed.event, {
       kind: 'ready',
       taskId: 'task-abcdef123',
@@ -26,15 +35,15 @@ describe('away notifications: notices and check outcomes as events', () => {
       folder: '/home/me/project',
       checks: { command: 'npm test', round: 2 },
     });
-    assert.equal(messageOf(passed.event, INCLUDE_NOTHING, time).text, 'Task task-abc is ready for review · checks pass (round 2).');
+    assert.equal(messageOf(passed.event, INCLUDE_NOTHING, time).text, 'Task task-abc: ready for review · checks pass (round 2).');
     assert.equal(
       messageOf(passed.event, { ...INCLUDE_NOTHING, checkCommand: true }, time).text,
-      'Task task-abc is ready for review · checks pass (npm test, round 2).',
+      'Task task-abc: ready for review · checks pass (npm test, round 2).',
     );
   });
 
   it('a completed task whose check never passed is "check failed", its command and output sent only when opted in', () => {
-    const failed = awayEventOf(completed, task, {
+    const failed = awayEventOf(checkFailed, task, {
       command: 'npm test -- --token=CMDSECRET',
       state: 'failed',
       round: 2,

@@ -41,11 +41,18 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     assert.equal(taskStateWord({ id: 'c', status: 'completed' }, asking), 'completed');
   });
 
-  it('the summary counts ready, check failed, needs input and failed apart (docs/flows.md#checks)', () => {
+  it('the summary counts completed, ready for review, check failed, needs input and failed apart (docs/flows.md#outcomes)', () => {
     const cards = [
       { id: 'ok', status: 'completed' as const, filesChanged: 1, isNew: true, needsInput: false },
-      { id: 'passed', status: 'completed' as const, filesChanged: 1, isNew: true, needsInput: false, checkFailed: false },
-      { id: 'red', status: 'completed' as const, filesChanged: 2, isNew: true, needsInput: false, checkFailed: true },
+      { id: 'passed', status: 'completed' as const, filesChanged: 1, isNew: true, needsInput: false, outcome: { kind: 'ready' as const } },
+      {
+        id: 'red',
+        status: 'completed' as const,
+        filesChanged: 2,
+        isNew: true,
+        needsInput: false,
+        outcome: { kind: 'check_failed' as const },
+      },
       { id: 'f1', status: 'failed' as const, filesChanged: null, isNew: true, needsInput: false },
       { id: 'q1', status: 'needs_input' as const, filesChanged: null, isNew: false, needsInput: true },
     ];
@@ -53,7 +60,8 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     assert.deepEqual(
       summary.parts.map((p) => [p.text, p.taskIds]),
       [
-        ['2 ready', ['ok', 'passed']],
+        ['1 completed', ['ok']],
+        ['1 ready for review · checks pass', ['passed']],
         ['1 check failed', ['red']],
         ['1 needs input', ['q1']],
         ['1 failed', ['f1']],
@@ -61,10 +69,10 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
       ],
     );
     // The status bar's tooltip words the same summary from the host's tasks.
-    const tasks = cards.map(({ id, status, filesChanged, checkFailed }) => ({ id, status, filesChanged, checkFailed }));
+    const tasks = cards.map(({ id, status, filesChanged, outcome }) => ({ id, status, filesChanged, outcome }));
     assert.match(
       hostStatusView(tasks, [], ['ok', 'passed', 'red', 'f1'], null).tooltip,
-      /New results: 2 ready · 1 check failed · 1 needs input · 1 failed · 4 files changed/,
+      /New results: 1 completed, 1 ready for review · checks pass, 1 check failed, 1 needs input, 1 failed, 4 files changed/,
     );
   });
 
@@ -81,7 +89,7 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     const summary = resultsSummary(cards, since)!;
     assert.equal(
       summaryLine(summary, since + 12 * 3600_000),
-      'Since Nov 30, 18:40: 3 ready · 1 needs input · 1 failed · 14 files changed'.replace(
+      'Since Nov 30, 18:40: 3 completed, 1 needs input, 1 failed, 14 files changed'.replace(
         '18:40',
         new Date(since).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }),
       ),
@@ -114,7 +122,7 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
       { id: 'hand', status: 'completed' as const, filesChanged: 0, isNew: true, needsInput: false },
     ];
     const summary = resultsSummary(cards, null)!;
-    assert.equal(summaryLine(summary), 'New results: 2 ready · 1 failed · 2 files changed · 2 by schedule');
+    assert.equal(summaryLine(summary), 'New results: 2 completed, 1 failed, 2 files changed, 2 by schedule');
     assert.deepEqual(summary.parts.find((p) => p.filter === 'scheduled')?.taskIds, ['n1', 'n2']);
     const view = hostStatusView(
       cards.map(({ id, status, filesChanged, scheduled }) => ({ id, status, filesChanged, scheduled })),
@@ -132,7 +140,12 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
     ];
     const summary = summaryOfTasks(
       tasks,
-      (t) => ({ isNew: !t.seen, needsInput: t.id === 'b', checkFailed: t.red, scheduled: t.byRule }),
+      (t) => ({
+        isNew: !t.seen,
+        needsInput: t.id === 'b',
+        outcome: { kind: t.red ? ('check_failed' as const) : ('completed' as const) },
+        scheduled: t.byRule,
+      }),
       null,
     )!;
     assert.deepEqual(summary, {
@@ -159,7 +172,7 @@ describe('task summary (status bar, terminal picker, morning summary)', () => {
       since,
     )!;
     assert.equal(view.tooltip.split('\n')[1], summaryLine(panel));
-    assert.match(view.tooltip, /: 1 ready · 1 needs input · 1 failed · 3 files changed/);
+    assert.match(view.tooltip, /: 1 completed, 1 needs input, 1 failed, 3 files changed/);
     assert.equal(view.text, '$(question) Off-Peak: 1 needs input, 2 new');
   });
 
