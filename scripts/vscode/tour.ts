@@ -306,7 +306,15 @@ export async function playTour(
           port = where.shared.port;
           sharedPortTaken = true;
         }
-        const server = await startCodeServer({ tools, stateDir, smokeTestDriver: false, host: TOUR_HOST, port, ...settings });
+        const server = await startCodeServer({
+          tools,
+          stateDir,
+          smokeTestDriver: false,
+          host: TOUR_HOST,
+          port,
+          lean: true,
+          ...settings,
+        });
         if ('shared' in where) where.shared.origins.add(server.origin);
         stops.unshift(() => server.stop()); // before the gateways its extension talks to
         return server;
