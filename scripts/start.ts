@@ -172,6 +172,8 @@ async function main(): Promise<void> {
       port,
       startTimeoutMs: 2 * STEP_TIMEOUT_MS,
       userSettings: {},
+      // The check's window needs none of them (a user's start keeps them all).
+      lean: opts.check,
       // offPeak.gatewayUrl is machine-scoped: code-server reads it from the Remote settings.
       // The demo model's script uses the reference agent's tools: the demo pins that agent (`auto`
       // would pick an installed Claude Code), and so does the check against the scripted stand-in.

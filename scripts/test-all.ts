@@ -12,9 +12,11 @@
 // hand-over) runs beside `test:integration`. A failure in either stream starts nothing new in both;
 // what runs is let finish, so its output is whole. A stream's suites print their output whole when
 // each ends (the workbench stream's live, the process stream's when the suite ends), and the
-// last line stays `test:vsix`'s own.
+// last line stays `test:vsix`'s own. Consecutive panel tours of a stream (scripts/panel-tour*.ts)
+// run in one process, in turn (scripts/ui-tours.ts): one Chromium and a warm browser cache for them
+// all; each still has its own line in the table of times.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -57,7 +59,7 @@ interface StepResult {
 }
 
 /** Busy and total CPU time of every core so far (os.cpus(): every platform). */
-function cpuTimes(): { busy: number; total: number } {
+export function cpuTimes(): { busy: number; total: number } {
   let busy = 0;
   let total = 0;
   for (const { times } of os.cpus()) {
@@ -80,17 +82,68 @@ export function npmCli(): string {
   return found;
 }
 
-function runScript(script: string, live: boolean): Promise<StepResult> {
+/** The file a panel tour's npm script runs (`node --import tsx scripts/panel-tour….ts --no-build`), else undefined. */
+export function tourScriptFile(command: string | undefined): string | undefined {
+  return /^node --import tsx (scripts\/panel-tour[\w-]*\.ts) --no-build$/.exec(command ?? '')?.[1];
+}
+
+/** What scripts/ui-tours.ts prints after each tour, for the table of times. */
+export function suiteTimeLine(r: Pick<StepResult, 'script' | 'code' | 'ms' | 'busy'>): string {
+  return `[suite-time] ${r.script} ${r.code === 0 ? 'ok' : 'FAILED'} ${r.ms} ${r.busy?.toFixed(3) ?? '-'}`;
+}
+
+const SUITE_TIME_LINE = /^\[suite-time\] (\S+) (ok|FAILED) (\d+) (\S+)$/;
+
+/**
+ * The units one stream runs, in order: its groups, except that consecutive groups of one panel tour
+ * each become one batch (run in one process by scripts/ui-tours.ts).
+ */
+export function batchTours(
+  stream: readonly (readonly string[])[],
+  scripts: Record<string, string>,
+): (readonly string[] | { tours: string[] })[] {
+  const units: (readonly string[] | { tours: string[] })[] = [];
+  for (const group of stream) {
+    const last = units.at(-1);
+    if (group.length !== 1 || !tourScriptFile(scripts[group[0]!])) units.push(group);
+    else if (last && 'tours' in last) last.tours.push(group[0]!);
+    else units.push({ tours: [group[0]!] });
+  }
+  return units;
+}
+
+/**
+ * Runs an npm script, or (`tours`) scripts/ui-tours.ts on several; the results are the script's,
+ * or each tour's from its `[suite-time]` line (a tour that never ran has none).
+ */
+function runScript(script: string, live: boolean, tours?: readonly string[]): Promise<StepResult[]> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [npmCli(), 'run', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = tours ? ['--import', 'tsx', 'scripts/ui-tours.ts', ...tours] : [npmCli(), 'run', script];
+    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     let buffered = '';
     let tail = '';
+    let partial = '';
+    const timed: StepResult[] = [];
     const take = (stream: NodeJS.WriteStream) => (chunk: Buffer) => {
       const text = chunk.toString();
       tail = (tail + text).slice(-4096);
       if (live) stream.write(text);
       else buffered += text;
+      if (stream !== process.stdout) return;
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const found = SUITE_TIME_LINE.exec(line.trim());
+        if (found)
+          timed.push({
+            script: found[1]!,
+            code: found[2] === 'ok' ? 0 : 1,
+            ms: Number(found[3]),
+            lastLine: found[2] === 'ok' ? `${found[1]}: passed` : `${found[1]}: FAILED`,
+            busy: found[4] === '-' ? undefined : Number(found[4]),
+          });
+      }
     };
     child.stdout.on('data', take(process.stdout));
     child.stderr.on('data', take(process.stderr));
@@ -103,7 +156,13 @@ function runScript(script: string, live: boolean): Promise<StepResult> {
           .map((line) => line.trim())
           .filter(Boolean)
           .pop() ?? '';
-      resolve({ script, code, ms: Date.now() - started, lastLine });
+      if (!tours) return resolve([{ script, code, ms: Date.now() - started, lastLine }]);
+      // A batch that ended badly without saying which tour failed: its first tour without a line did.
+      if (code !== 0 && !timed.some((r) => r.code !== 0)) {
+        const unrun = tours.find((name) => !timed.some((r) => r.script === name)) ?? script;
+        timed.push({ script: unrun, code, ms: Date.now() - started - timed.reduce((sum, r) => sum + r.ms, 0), lastLine });
+      }
+      resolve(timed);
     });
   });
 }
@@ -136,9 +195,18 @@ async function main(only: readonly string[]): Promise<number> {
   const started = Date.now();
   const results: StepResult[] = [];
   let failed: StepResult | undefined;
-  const runGroup = async (group: readonly string[], live: boolean): Promise<void> => {
+  const scripts = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+    .scripts;
+  const runGroup = async (unit: readonly string[] | { tours: string[] }, live: boolean): Promise<void> => {
+    if ('tours' in unit) {
+      // Each tour's own time and busy share, from the batch's lines.
+      const done = await runScript(unit.tours.join(' + '), live, unit.tours);
+      results.push(...done);
+      failed ??= done.find((r) => r.code !== 0);
+      return;
+    }
     const before = cpuTimes();
-    const done = await Promise.all(group.map((script) => runScript(script, live && group.length === 1)));
+    const done = (await Promise.all(unit.map((script) => runScript(script, live && unit.length === 1)))).flat();
     const after = cpuTimes();
     const busy = after.total > before.total ? (after.busy - before.busy) / (after.total - before.total) : undefined;
     results.push(...done.map((r) => ({ ...r, busy })));
@@ -149,9 +217,9 @@ async function main(only: readonly string[]): Promise<number> {
     // The first stream's output is live; the others' is printed whole as each suite ends.
     await Promise.all(
       plan.streams.map(async (stream, index) => {
-        for (const group of stream) {
+        for (const unit of batchTours(stream, scripts)) {
           if (failed) return;
-          await runGroup(group, index === 0);
+          await runGroup(unit, index === 0);
         }
       }),
     );

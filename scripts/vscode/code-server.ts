@@ -3,8 +3,8 @@
 // user's home or /tmp, and stopping it leaves no orphaned helpers (file watcher, pty host, ext host).
 // It always asks for a password (code-server's --auth password): whoever reaches the port gets a
 // terminal as this user, so a random password is made per start, given to code-server through its
-// environment (never argv, which any local user can read) and returned for the caller to print or
-// type into the login page.
+// environment (never argv, which any local user can read) as its argon2 hash, and returned for the
+// caller to print or type into the login page.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,6 +26,65 @@ export const QUIET_SETTINGS: Readonly<Record<string, unknown>> = {
   'security.workspace.trust.enabled': false,
 };
 
+/**
+ * What a scripted window does without (`lean`): no animations (headless Chromium draws every frame
+ * in software), a steady cursor (no repaint every half second), no natural-language settings search.
+ */
+export const LEAN_SETTINGS: Readonly<Record<string, unknown>> = {
+  'workbench.reduceMotion': 'on',
+  'editor.cursorBlinking': 'solid',
+  'workbench.settings.enableNaturalLanguageSearch': false,
+};
+
+/**
+ * Built-in extensions with code that the panel tours and `npm start --check` never use, left out of
+ * a scripted window's VS Code (`lean`, through VSCODE_SKIP_BUILTIN_EXTENSIONS, which the VS Code
+ * server's scanner of built-in extensions reads): none is loaded, activated or has its contributions
+ * read. Git, git-base and github start in every window ("*"), merge-conflict and debug-auto-launch at
+ * startup, the JSON and TypeScript features on the first JSONC file loaded; js-debug and terminal-suggest join
+ * every terminal. Grammars, themes and the markdown renderer of the walkthrough stay. The review
+ * tour's diff editor reads the task's originals through the extension's own scheme, not git's.
+ * CPU seconds of a tour's whole process tree (Chromium, code-server, extension host, driver), alone, on
+ * the same loaded 2-core machine: panel-tour-checks 96 before, 104 and 92 with these left out (within
+ * the noise: the extension host was 9 s of it), 55 with hashPassword too (code-server 28 → 7 s);
+ * with both, panel-tour-review 111 → 84, test:ui 90 → 45, test:ui:personal 74 → 43.
+ */
+export const UNUSED_BUILTIN_EXTENSIONS: readonly string[] = [
+  'GitHub.copilot-chat',
+  'vscode.git',
+  'vscode.git-base',
+  'vscode.github',
+  'vscode.github-authentication',
+  'vscode.microsoft-authentication',
+  'vscode.merge-conflict',
+  'vscode.debug-auto-launch',
+  'vscode.debug-server-ready',
+  'ms-vscode.js-debug',
+  'ms-vscode.js-debug-companion',
+  'ms-vscode.vscode-js-profile-table',
+  'vscode.npm',
+  'vscode.grunt',
+  'vscode.gulp',
+  'vscode.jake',
+  'vscode.emmet',
+  'vscode.typescript-language-features',
+  'vscode.css-language-features',
+  'vscode.html-language-features',
+  'vscode.json-language-features',
+  'vscode.php-language-features',
+  'vscode.configuration-editing',
+  'vscode.extension-editing',
+  'vscode.references-view',
+  'vscode.search-result',
+  'vscode.simple-browser',
+  'vscode.media-preview',
+  'vscode.ipynb',
+  'vscode.terminal-suggest',
+  'vscode.tunnel-forwarding',
+  'vscode.markdown-math',
+  'vscode.mermaid-markdown-features',
+];
+
 export interface CodeServerOptions {
   tools: VsCodeTools;
   /** Holds home/, tmp/, user-data/, extensions/ and code-server.log; created if missing. */
@@ -45,6 +104,28 @@ export interface CodeServerOptions {
   startTimeoutMs?: number;
   /** The login password; a random one when not given. */
   password?: string;
+  /**
+   * The window is driven by a script (a tour, `npm start --check`), not used by a person: the
+   * served VS Code leaves UNUSED_BUILTIN_EXTENSIONS out and LEAN_SETTINGS go under userSettings.
+   */
+  lean?: boolean;
+}
+
+/**
+ * The argon2 hash of `password` for code-server's HASHED_PASSWORD, made with its own argon2 module
+ * by its Node (the password on stdin). Given PASSWORD instead, code-server checks the session cookie
+ * of every request (each script, image and webview resource of the workbench) with argon2.verify,
+ * ~0.4 s of CPU each: it was a third of a tour's CPU time. Given the hash, the cookie is compared.
+ */
+function hashPassword(tools: VsCodeTools, password: string): string {
+  const script =
+    "const argon2 = require('node:module').createRequire(process.argv[1])('argon2');" +
+    "let s = ''; process.stdin.on('data', (d) => (s += d)).on('end', () => argon2.hash(s).then((h) => process.stdout.write(h)));";
+  const result = spawnSync(tools.node24, ['-e', script, tools.codeServerEntry], { input: password, encoding: 'utf8', timeout: 60_000 });
+  const hash = result.stdout?.trim() ?? '';
+  if (result.status !== 0 || !hash.startsWith('$argon2'))
+    throw new Error(`could not hash the code-server password: ${result.error?.message ?? result.stderr}`);
+  return hash;
 }
 
 /** A password for one code-server start: 144 random bits. */
@@ -213,7 +294,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
   const host = options.host ?? '127.0.0.1';
   const port = options.port ? options.port : await freePort(host);
   const dirs = stateDirs(options.stateDir);
-  writeUserSettings(dirs.userData, { ...QUIET_SETTINGS, ...options.userSettings });
+  writeUserSettings(dirs.userData, { ...QUIET_SETTINGS, ...(options.lean ? LEAN_SETTINGS : {}), ...options.userSettings });
   if (options.machineSettings) writeUserSettings(dirs.userData, options.machineSettings, 'machine');
   const logFile = path.join(options.stateDir, 'code-server.log');
   const password = options.password ?? randomPassword();
@@ -224,7 +305,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
     '--bind-addr',
     `${host}:${port}`,
     '--auth',
-    'password', // the password itself only in the environment (PASSWORD), which code-server clears
+    'password', // its hash only in the environment (HASHED_PASSWORD), which code-server clears
     '--user-data-dir',
     dirs.userData,
     '--extensions-dir',
@@ -241,7 +322,11 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
   const child = spawn(options.tools.node24, args, {
     detached: true, // own process group, so stop() reaches every helper it forks
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...isolatedEnv(dirs), PASSWORD: password },
+    env: {
+      ...isolatedEnv(dirs),
+      HASHED_PASSWORD: hashPassword(options.tools, password),
+      ...(options.lean ? { VSCODE_SKIP_BUILTIN_EXTENSIONS: UNUSED_BUILTIN_EXTENSIONS.join(',') } : {}),
+    },
   });
   const logStream = createWriteStream(logFile);
   child.stdout?.pipe(logStream);

@@ -1,20 +1,18 @@
 // What the panel tours (scripts/panel-tour.ts, scripts/panel-tour-runs.ts) share: their frame
-// (runTour), reading the extension's task DB as it is on disk, polling until something holds,
-// asking the gateway about a ticket, and driving the panel's cards by real clicks with a
-// screenshot per stage.
+// (runTour), polling until something holds, asking the gateway about a ticket, and driving the
+// panel's cards by real clicks with a screenshot per stage. The task DB as it is on disk is read by
+// ./task-db.ts; several tours in one process (scripts/ui-tours.ts) by ./tour-batch.ts.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Browser, Frame, Locator, Page } from 'playwright-core';
-import initSqlJs, { type SqlJsStatic } from 'sql.js';
-import { taskLogsDir } from '../../src/agent/runtime/segment-logs';
+import type { Browser, BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import { systemClock } from '../../src/core/clock';
-import { personalTasksDir } from '../../src/personal/other-queue';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ensureVsCodeTools, REPO_ROOT, type VsCodeTools } from './tools';
-import { startCodeServer, type CodeServerOptions, type RunningCodeServer } from './code-server';
+import { freePort, portIsFree, startCodeServer, type CodeServerOptions, type RunningCodeServer } from './code-server';
+import { TaskDb } from './task-db';
 import {
   answerDialog,
   installExtension,
@@ -41,134 +39,7 @@ export function tourLog(name: string): TourLog {
   return (msg) => console.log(`[${name} +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
 }
 
-export interface TaskRow {
-  id: string;
-  title: string;
-  prompt: string;
-  status: string;
-  session_id: string | null;
-  server_ticket_id: string | null;
-  failure_reason: string | null;
-  history_deleted_at: number | null;
-}
-
-export interface TicketRow {
-  ticket_id: string;
-  ordinal: number;
-  end_reason: string | null;
-}
-
-/** Reads the extension's task DB file as it is on disk (the store persists every change). */
-export class TaskDb {
-  private constructor(
-    private readonly sql: SqlJsStatic,
-    private readonly userData: string,
-    private readonly personal: boolean,
-  ) {}
-
-  /** `personal`: personal mode's own task database (docs/architecture.md#personal-mode). */
-  static async open(userData: string, options: { personal?: boolean } = {}): Promise<TaskDb> {
-    return new TaskDb(await initSqlJs(), userData, options.personal ?? false);
-  }
-
-  /** The extension's globalStorage: the DB, its lease file and the agents' runtime dir. */
-  get storageDir(): string {
-    return path.join(this.userData, 'User', 'globalStorage', 'offpeak.off-peak-tasks');
-  }
-
-  /** The folder of the task database and its lease file. */
-  private get dbDir(): string {
-    return this.personal ? personalTasksDir(this.storageDir) : this.storageDir;
-  }
-
-  private file(): string {
-    return path.join(this.dbDir, 'tasks-index.sqlite');
-  }
-
-  private rows<T>(sql: string, params: (string | number)[] = []): T[] {
-    const file = this.file();
-    if (!existsSync(file)) return [];
-    const db = new this.sql.Database(readFileSync(file));
-    try {
-      const stmt = db.prepare(sql);
-      stmt.bind(params);
-      const rows: T[] = [];
-      while (stmt.step()) rows.push(stmt.getAsObject() as T);
-      stmt.free();
-      return rows;
-    } finally {
-      db.close();
-    }
-  }
-
-  tasks(): TaskRow[] {
-    return this.rows<TaskRow>(
-      'SELECT off_peak_task_id AS id, title, prompt, status, session_id, server_ticket_id, failure_reason, history_deleted_at FROM off_peak_tasks',
-    );
-  }
-
-  byPrompt(prefix: string): TaskRow | undefined {
-    return this.tasks().find((t) => t.prompt.startsWith(prefix));
-  }
-
-  tickets(taskId: string): TicketRow[] {
-    return this.rows<TicketRow>('SELECT ticket_id, ordinal, end_reason FROM off_peak_tickets WHERE task_id = ? ORDER BY ordinal', [taskId]);
-  }
-
-  ticketsOf(taskId: string): string[] {
-    return this.tickets(taskId).map((t) => t.ticket_id);
-  }
-
-  /** The agent a task runs with (recorded when its first segment starts). */
-  agentOf(taskId: string): string | undefined {
-    return this.rows<{ agent: string }>('SELECT agent FROM off_peak_task_runtime WHERE task_id = ?', [taskId])[0]?.agent;
-  }
-
-  /** The windows registered on this DB (one row per window's extension host). */
-  windows(): { window_id: string; pid: number; workspace_keys: string }[] {
-    return this.rows('SELECT window_id, pid, workspace_keys FROM off_peak_windows');
-  }
-
-  /** The task's segment dirs in the order they ran (segment-<ordinal>-<startedAt>). */
-  segmentDirs(taskId: string): string[] {
-    const dir = taskLogsDir(path.join(this.storageDir, 'runtime'), taskId);
-    if (!existsSync(dir)) return [];
-    // Only the segments' folders: the task's folder also holds its files-changed snapshot.
-    return readdirSync(dir)
-      .filter((name) => /^segment-\d+-\d+$/.test(name))
-      .sort()
-      .map((segment) => path.join(dir, segment));
-  }
-
-  /**
-   * The agent processes of a task's segments that are running (each segment's agent.pid exists
-   * while its agent runs): the agent's pid and the pid of the extension host that started it.
-   */
-  runningAgents(taskId: string): { pid: number; hostPid: number; sessionId: string }[] {
-    return this.segmentDirs(taskId).flatMap((dir) => {
-      try {
-        return [JSON.parse(readFileSync(path.join(dir, 'agent.pid'), 'utf8')) as { pid: number; hostPid: number; sessionId: string }];
-      } catch {
-        return []; // no pid file: that segment's agent is not running (or just exited)
-      }
-    });
-  }
-
-  /** What the task's agents printed so far, all segments (each segment's agent.log). */
-  agentOutput(taskId: string): string {
-    return this.segmentDirs(taskId)
-      .map((dir) => path.join(dir, 'agent.log'))
-      .filter((file) => existsSync(file))
-      .map((file) => readFileSync(file, 'utf8'))
-      .join('');
-  }
-
-  /** The leader lease file beside the DB (`{holder, token, acquiredAt, ttlMs, pid, host}`). */
-  lease(): { holder: string; pid?: number } | undefined {
-    const file = path.join(this.dbDir, 'tasks-index.lease');
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { holder: string; pid?: number }) : undefined;
-  }
-}
+export { TaskDb, type TaskRow, type TicketRow } from './task-db';
 
 /**
  * A probe that reads the panel while it reloads (an engine restarting on a new gateway URL reloads
@@ -204,7 +75,8 @@ export async function gatewayState(gateway: GatewayProcess, ticketId: string): P
 
 /** One workbench page's panel, driven by real clicks; screenshots numbered in `artifacts`. */
 export class Tour {
-  private static shotNo = 0;
+  /** The last screenshot's number per artifacts dir: a tour's windows share it, each tour of a batch starts at 01. */
+  private static readonly shotNo = new Map<string, number>();
   frame!: Frame;
 
   constructor(
@@ -215,7 +87,9 @@ export class Tour {
   ) {}
 
   async shot(name: string): Promise<void> {
-    const file = path.join(this.artifacts, `${String(++Tour.shotNo).padStart(2, '0')}-${name}.png`);
+    const no = (Tour.shotNo.get(this.artifacts) ?? 0) + 1;
+    Tour.shotNo.set(this.artifacts, no);
+    const file = path.join(this.artifacts, `${String(no).padStart(2, '0')}-${name}.png`);
     await this.page.screenshot({ path: file });
     this.log(`screenshot ${path.relative(REPO_ROOT, file)}`);
   }
@@ -301,7 +175,12 @@ export function gitWorkspace(stateDir: string, files: Record<string, string>): {
 /** What runTour hands a tour's body. */
 export interface TourRun {
   tools: VsCodeTools;
-  browser: Browser;
+  /**
+   * Where openWorkbench opens windows: the browser (a context of their own each) or, when several
+   * tours share one browser (scripts/ui-tours.ts), the batch's one context, whose HTTP cache keeps
+   * the workbench's scripts from one tour to the next.
+   */
+  browser: Browser | BrowserContext;
   /** A fresh temp dir (home, user-data, extensions of code-server; workspaces); removed unless --keep. */
   stateDir: string;
   userData: string;
@@ -322,76 +201,151 @@ export interface TourRun {
   openPanel(server: RunningCodeServer, folder: string): Promise<{ page: Page; db: TaskDb; tour: Tour }>;
 }
 
+export type TourBody = (run: TourRun) => Promise<void>;
+
+/** What one process running several tours in turn (scripts/ui-tours.ts) lends each of them. */
+export interface TourShared {
+  tools: VsCodeTools;
+  /** One context for every tour: its pages are closed after each tour, its storage cleared by the batch. */
+  context: BrowserContext;
+  /** The port every tour's code-server listens on while it is free: the same origin keeps the cache warm. */
+  port: number;
+  /** The origins a tour's code-servers served, for the batch to clear their storage afterwards. */
+  origins: Set<string>;
+  keep: boolean;
+}
+
+/** Set while scripts/ui-tours.ts loads tour scripts: runTour hands the tour over instead of running it. */
+let collecting: { name: string; body: TourBody }[] | undefined;
+
+/** Loads tour scripts with `load` and returns the tours they declared, unrun. */
+export async function collectTours(load: () => Promise<void>): Promise<{ name: string; body: TourBody }[]> {
+  const tours: { name: string; body: TourBody }[] = [];
+  collecting = tours;
+  try {
+    await load();
+  } finally {
+    collecting = undefined;
+  }
+  return tours;
+}
+
 /**
- * The frame of a tour script: `--no-build` / `--keep`, the build, a clean artifacts dir
- * (test/artifacts/<name>), the tools, a temp state dir with the built extension installed, a
- * headless browser; then `body`; then everything stopped, and `<name>: passed` or `FAILED` with
- * exit code 1.
+ * The frame of a tour script: `--no-build` / `--keep`, the build, the tools, a headless browser,
+ * then playTour; `<name>: passed` or `FAILED` with exit code 1. Loaded by scripts/ui-tours.ts, the
+ * tour is handed over to it instead (collectTours), to run beside the others in its one browser.
  */
-export function runTour(name: string, body: (run: TourRun) => Promise<void>): void {
+export function runTour(name: string, body: TourBody): void {
+  if (collecting) {
+    collecting.push({ name, body });
+    return;
+  }
   const { values: opts } = parseArgs({
     options: { 'no-build': { type: 'boolean', default: false }, keep: { type: 'boolean', default: false } },
     allowPositionals: false,
   });
-  const log = tourLog(name);
   const main = async (): Promise<void> => {
     if (!opts['no-build']) {
       const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: 'inherit' });
       if (build.status !== 0) throw new Error('npm run build failed');
     }
-    const artifacts = path.join(REPO_ROOT, 'test', 'artifacts', name);
-    rmSync(artifacts, { recursive: true, force: true });
-    mkdirSync(artifacts, { recursive: true });
     const tools = ensureVsCodeTools({ browser: true });
-    const stateDir = mkdtempSync(path.join(os.tmpdir(), `offpeak-${name}-`));
-    installExtension(path.join(stateDir, 'extensions'));
-    const stops: (() => Promise<void>)[] = [];
-    let failureShot: (() => Promise<void>) | undefined;
     const browser = await launchBrowser(tools);
     try {
-      await body({
-        tools,
-        browser,
-        stateDir,
-        userData: path.join(stateDir, 'user-data'),
-        artifacts,
-        log,
-        stopLater: (stop) => stops.push(stop),
-        gateway: async (args, env) => {
-          const gateway = await startGateway(TOUR_HOST, args, undefined, env);
-          stops.push(() => gateway.stop());
-          return gateway;
-        },
-        codeServer: async (settings) => {
-          const server = await startCodeServer({ tools, stateDir, smokeTestDriver: false, host: TOUR_HOST, ...settings });
-          stops.unshift(() => server.stop()); // before the gateways its extension talks to
-          return server;
-        },
-        onFailure: (shot) => (failureShot = shot),
-        openPanel: async (server, folder) => {
-          const page = await openWorkbench(browser, `${server.origin}/?folder=${encodeURIComponent(folder)}`, server.password);
-          const db = await TaskDb.open(path.join(stateDir, 'user-data'));
-          const tour = new Tour(page, db, artifacts, log);
-          failureShot = () => tour.shot('failure');
-          await setApiKey(page, DEMO_KEY);
-          await runCommand(page, 'Open Off-Peak Tasks');
-          await tour.panel('[data-testid="create-form"]');
-          return { page, db, tour };
-        },
-      });
-      console.log(`${name}: passed`);
-    } catch (err) {
-      await failureShot?.().catch(() => undefined);
-      throw err;
+      await playTour(name, body, { tools, browser, keep: opts.keep });
     } finally {
       await browser.close().catch(() => undefined);
-      for (const stop of stops) await stop().catch(() => undefined);
-      if (!opts.keep) rmSync(stateDir, { recursive: true, force: true });
-      else log(`state kept in ${stateDir}`);
     }
   };
   main().catch((err: unknown) => {
     console.error(`${name}: FAILED: ${(err as Error).stack ?? String(err)}`);
     process.exit(1);
   });
+}
+
+/**
+ * One tour: a clean artifacts dir (test/artifacts/<name>), a temp state dir with the built
+ * extension installed, `body`, then everything stopped (the windows first), pass or fail, and
+ * `<name>: passed`. Alone (`browser`) or in a batch (`shared`).
+ */
+export async function playTour(
+  name: string,
+  body: TourBody,
+  where: { tools: VsCodeTools; browser: Browser; keep: boolean } | { shared: TourShared },
+): Promise<void> {
+  const tools = 'shared' in where ? where.shared.tools : where.tools;
+  const keep = 'shared' in where ? where.shared.keep : where.keep;
+  const windows: Browser | BrowserContext = 'shared' in where ? where.shared.context : where.browser;
+  const log = tourLog(name);
+  const artifacts = path.join(REPO_ROOT, 'test', 'artifacts', name);
+  rmSync(artifacts, { recursive: true, force: true });
+  mkdirSync(artifacts, { recursive: true });
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), `offpeak-${name}-`));
+  installExtension(path.join(stateDir, 'extensions'));
+  const stops: (() => Promise<void>)[] = [];
+  let failureShot: (() => Promise<void>) | undefined;
+  let sharedPortTaken = false;
+  try {
+    await body({
+      tools,
+      browser: windows,
+      stateDir,
+      userData: path.join(stateDir, 'user-data'),
+      artifacts,
+      log,
+      stopLater: (stop) => stops.push(stop),
+      gateway: async (args, env) => {
+        const gateway = await startGateway(TOUR_HOST, args, undefined, env);
+        stops.push(() => gateway.stop());
+        return gateway;
+      },
+      codeServer: async (settings) => {
+        // In a batch the tour's first code-server takes the batch's port (if nobody else took it meanwhile).
+        let port: number | undefined;
+        if ('shared' in where && !sharedPortTaken && (await portIsFree(where.shared.port, TOUR_HOST))) {
+          port = where.shared.port;
+          sharedPortTaken = true;
+        }
+        const server = await startCodeServer({
+          tools,
+          stateDir,
+          smokeTestDriver: false,
+          host: TOUR_HOST,
+          port,
+          lean: true,
+          ...settings,
+        });
+        if ('shared' in where) where.shared.origins.add(server.origin);
+        stops.unshift(() => server.stop()); // before the gateways its extension talks to
+        return server;
+      },
+      onFailure: (shot) => (failureShot = shot),
+      openPanel: async (server, folder) => {
+        const page = await openWorkbench(windows, `${server.origin}/?folder=${encodeURIComponent(folder)}`, server.password);
+        const db = await TaskDb.open(path.join(stateDir, 'user-data'));
+        const tour = new Tour(page, db, artifacts, log);
+        failureShot = () => tour.shot('failure');
+        await setApiKey(page, DEMO_KEY);
+        await runCommand(page, 'Open Off-Peak Tasks');
+        await tour.panel('[data-testid="create-form"]');
+        return { page, db, tour };
+      },
+    });
+    console.log(`${name}: passed`);
+  } catch (err) {
+    await failureShot?.().catch(() => undefined);
+    throw err;
+  } finally {
+    // The windows close before code-server stops (a window left open would reconnect to nothing).
+    if ('shared' in where) for (const page of where.shared.context.pages()) await page.close().catch(() => undefined);
+    else for (const context of where.browser.contexts()) await context.close().catch(() => undefined);
+    for (const stop of stops) await stop().catch(() => undefined);
+    if (!keep) rmSync(stateDir, { recursive: true, force: true });
+    else log(`state kept in ${stateDir}`);
+  }
+}
+
+/** A free loopback port for a batch's code-servers. */
+export function tourPort(): Promise<number> {
+  return freePort(TOUR_HOST);
 }

@@ -43,6 +43,8 @@ export const BROWSER_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // No animations to draw in software (the workbench's and the web components' that ask for them).
+  '--force-prefers-reduced-motion',
 ];
 
 export function launchBrowser(tools: VsCodeTools): Promise<Browser> {

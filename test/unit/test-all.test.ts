@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { planToRun, STATIC_GROUP, STREAMS, TEST_GROUPS } from '../../scripts/test-all';
+import { batchTours, planToRun, STATIC_GROUP, STREAMS, suiteTimeLine, TEST_GROUPS } from '../../scripts/test-all';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -43,5 +43,26 @@ describe('npm test runs every suite of README.md#running-the-tests', () => {
     assert.deepEqual([...all].sort(), [...TEST_GROUPS.flat()].sort());
     assert.equal(new Set(all).size, all.length, 'no suite twice');
     assert.deepEqual(STREAMS[0]!.at(-1), ['test:vsix']);
+  });
+});
+
+describe('item 9: the workbench stream batches its panel tours', () => {
+  const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+  it('item 9: consecutive panel tours run as one batch (scripts/ui-tours.ts); other suites stay on their own', () => {
+    const units = batchTours(STREAMS[0]!, scripts);
+    const tours = STREAMS[0]!.flat().filter((script) => /scripts\/panel-tour[\w-]*\.ts --no-build$/.test(scripts[script] ?? ''));
+    assert.ok(tours.length >= 8, `the panel tours of the workbench stream: ${tours.join(', ')}`);
+    assert.deepEqual(
+      units.filter((unit) => 'tours' in unit),
+      [{ tours }],
+      'one batch of every panel tour, in the stream order',
+    );
+    assert.deepEqual(units.filter((unit) => !('tours' in unit)).flat(), ['test:unit', 'test:ui', 'test:ui:personal', 'test:vsix']);
+  });
+
+  it('item 9: each tour of a batch keeps its own line in the table of times', () => {
+    assert.equal(suiteTimeLine({ script: 'test:ui:panel', code: 0, ms: 211345, busy: 0.91 }), '[suite-time] test:ui:panel ok 211345 0.910');
+    assert.equal(suiteTimeLine({ script: 'test:ui:park', code: 1, ms: 5, busy: undefined }), '[suite-time] test:ui:park FAILED 5 -');
   });
 });
