@@ -24,7 +24,7 @@ import {
 } from '../protocol/gateway';
 import type { Clock } from '../core/clock';
 import { SERVER_TICKET_STATES } from '../core/types';
-import { GatewayError } from './errors';
+import { GatewayError, type GatewayEndpoint } from './errors';
 import { Transport, type ApiKeyProvider, type FetchLike, type ServerClock } from './transport';
 
 export interface GatewayTimeouts {
@@ -117,15 +117,13 @@ export class GatewayClient {
     }
   }
 
+  /** A GET of one of the gateway's read routes, in the read time limit. */
+  private read<T>(endpoint: GatewayEndpoint, path: string, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+    return this.transport.call({ endpoint, method: 'GET', path, timeoutMs: this.timeouts.readMs, schema, signal });
+  }
+
   configs(signal?: AbortSignal): Promise<ClientConfigsResponse> {
-    return this.transport.call({
-      endpoint: 'configs',
-      method: 'GET',
-      path: GatewayPaths.clientConfigs,
-      timeoutMs: this.timeouts.readMs,
-      schema: ClientConfigsResponseSchema,
-      signal,
-    });
+    return this.read('configs', GatewayPaths.clientConfigs, ClientConfigsResponseSchema, signal);
   }
 
   /** The models the gateway serves (its allow-list, else its model upstream's list); empty: only the default. */
@@ -135,25 +133,11 @@ export class GatewayClient {
 
   /** The models route's whole answer (personal mode: whether the model API refused the key). */
   modelList(signal?: AbortSignal): Promise<ClientModelsResponse> {
-    return this.transport.call({
-      endpoint: 'models',
-      method: 'GET',
-      path: GatewayPaths.clientModels,
-      timeoutMs: this.timeouts.readMs,
-      schema: ClientModelsResponseSchema,
-      signal,
-    });
+    return this.read('models', GatewayPaths.clientModels, ClientModelsResponseSchema, signal);
   }
 
   async availability(signal?: AbortSignal): Promise<Availability> {
-    const a = await this.transport.call({
-      endpoint: 'availability',
-      method: 'GET',
-      path: GatewayPaths.availability,
-      timeoutMs: this.timeouts.readMs,
-      schema: AvailabilityResponseSchema,
-      signal,
-    });
+    const a = await this.read('availability', GatewayPaths.availability, AvailabilityResponseSchema, signal);
     return {
       canTake: a.can_take,
       canTakeNumber: a.can_take_number,
