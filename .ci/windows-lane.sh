@@ -66,6 +66,7 @@ INTEGRATION=(
   test/integration/scheduler-two-processes.test.ts
   test/integration/history-archive.test.ts
   test/integration/local-authority.test.ts
+  test/integration/authority-proof.test.ts
   test/integration/segment-stop-platform.test.ts
 )
 # OFFPEAK_WINDOWS_ONLY="<files>": run just these (while working on one test).

@@ -9,7 +9,8 @@
  *                           availability request succeeds. In-process, sql.js already loaded (a
  *                           window's task store loaded it). Median of the runs. Goal: at most 500.
  * handover_ms               the window running the authority closes (SIGTERM: its clean shutdown)
- *                           -> another window's authority answers on the same URL. Separate
+ *                           -> another window's authority answers at the name it publishes
+ *                           (each connection proven, personal/channel-proof.ts). Separate
  *                           processes, timed from this one. Median. Goal: at most 2,000.
  * handover_crash_ms         the same when the running window is killed (SIGKILL).
  * usage: npm run bench -- personal
@@ -22,7 +23,7 @@ import { systemClock } from '../src/core/clock';
 import { GatewayClient } from '../src/gateway-client/client';
 import { AUTHORITY_URL } from '../src/personal/authority-channel';
 import { authorityPaths, readDiscovery } from '../src/personal/authority-files';
-import { LocalAuthority } from '../src/personal/local-authority';
+import { connectPublished, LocalAuthority } from '../src/personal/local-authority';
 import { loadSqlJs } from '../src/store/db/sqljs';
 import { SHORT, sized } from './mode';
 
@@ -39,7 +40,7 @@ async function readyOnce(): Promise<number> {
     });
     const client = new GatewayClient({
       baseUrl: authority.url,
-      socketPath: authority.socketPath,
+      channel: authority.connect,
       apiKey: () => authority.key,
       clock: systemClock,
     });
@@ -84,7 +85,7 @@ async function handoverOnce(signal: 'SIGTERM' | 'SIGKILL'): Promise<number> {
     const key = fs.readFileSync(authorityPaths(storageDir).key, 'utf8').trim();
     const client = new GatewayClient({
       baseUrl: AUTHORITY_URL,
-      socketPath: readDiscovery(authorityPaths(storageDir))!.address,
+      channel: connectPublished(storageDir),
       apiKey: () => key,
       clock: systemClock,
       timeouts: { readMs: 500 },
