@@ -13,6 +13,7 @@
  *                           (each connection proven, personal/channel-proof.ts). Separate
  *                           processes, timed from this one. Median. Goal: at most 2,000.
  * handover_crash_ms         the same when the running window is killed (SIGKILL).
+ * personal_load             the machine's 1-minute load average before and after the runs.
  * usage: npm run bench -- personal
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -26,6 +27,7 @@ import { authorityPaths, readDiscovery } from '../src/personal/authority-files';
 import { connectPublished, LocalAuthority } from '../src/personal/local-authority';
 import { loadSqlJs } from '../src/store/db/sqljs';
 import { SHORT, sized } from './mode';
+import { machineLoad } from './proxy-stream';
 
 const median = (s: number[]) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)];
 
@@ -135,6 +137,7 @@ function publishMerged(result: Record<string, unknown>): void {
 }
 
 async function main(): Promise<void> {
+  const loadAtStart = machineLoad();
   await loadSqlJs();
   const runs = sized(9, 2);
   const ready: number[] = [];
@@ -154,6 +157,8 @@ async function main(): Promise<void> {
     handover_crash_ms: round(median(crash)),
     handover_crash_runs: crash.map(round),
     goals: { local_authority_ready_ms: 500, handover_ms: 2000 },
+    // Every figure here is wall-clock time on a shared machine: the load says how busy it was.
+    personal_load: { before: loadAtStart, after: machineLoad() },
   });
 }
 
