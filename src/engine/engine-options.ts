@@ -1,6 +1,6 @@
 // What a window's engine is started with (HostEngine.start), and where it keeps its files under
 // globalStorage.
-import type { ChannelConnect } from '../gateway-client/socket-fetch';
+import type { ChannelConnect } from '../core/channel-agent';
 import path from 'node:path';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 import type { AgentKind } from '../agent/runtime/agent-adapter';

@@ -6,30 +6,10 @@
  * abort signal; the URL gives the path (its host is a name that resolves nowhere).
  */
 import http from 'node:http';
-import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { ChannelAgent, type ChannelConnect } from '../core/channel-agent';
 
-/** Opens one connection to the channel, ready for HTTP (proven; the authority's address as known now). */
-export type ChannelConnect = () => Promise<Socket>;
-
-/** An HTTP agent whose every connection comes from `connect` (the ticket proxy keeps them alive; a closed one is dialled again). */
-export class ChannelAgent extends http.Agent {
-  constructor(
-    private readonly connectChannel: ChannelConnect,
-    options?: http.AgentOptions,
-  ) {
-    super(options);
-  }
-
-  // node's Agent takes the connection from the callback when this returns none.
-  override createConnection(_options: http.ClientRequestArgs, callback?: (error: Error | null, socket: Socket) => void): undefined {
-    this.connectChannel().then(
-      (socket) => callback?.(null, socket),
-      (error: Error) => callback?.(error, undefined as unknown as Socket),
-    );
-    return undefined;
-  }
-}
+export type { ChannelConnect } from '../core/channel-agent';
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 

@@ -2,7 +2,7 @@
  * What a segment's ticket proxy is given (`TicketProxyOptions`, its hold timings) and what it
  * reports (`TicketProxyEvent`, `TicketProxyState`); the proxy itself is `ticket-proxy.ts`.
  */
-import type { ChannelConnect } from '../../gateway-client/socket-fetch';
+import type { ChannelConnect } from '../../core/channel-agent';
 import type { Clock } from '../../core/clock';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import type { GatewayOutageTimings } from './gateway-outage';

@@ -42,7 +42,7 @@ import {
   readErrorCode,
 } from '../../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema } from '../../protocol/permission-relay';
-import { ChannelAgent } from '../../gateway-client/socket-fetch';
+import { ChannelAgent } from '../../core/channel-agent';
 import { GatewayOutage } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
 import { UsageMeter, type AnswerUsage } from './usage-meter';

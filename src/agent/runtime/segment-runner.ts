@@ -5,7 +5,7 @@
  * (segment-stop.ts) and maps how it ended to a segment outcome (segment-outcome.ts). It knows
  * nothing about the store: the task runtime applies outcomes.
  */
-import type { ChannelConnect } from '../../gateway-client/socket-fetch';
+import type { ChannelConnect } from '../../core/channel-agent';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

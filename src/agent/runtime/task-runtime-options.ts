@@ -1,6 +1,6 @@
 // What a window's task runtime is given (TaskRuntimeOptions), among it the port through which it
 // writes every lifecycle change of its tasks (TaskLifecyclePort).
-import type { ChannelConnect } from '../../gateway-client/socket-fetch';
+import type { ChannelConnect } from '../../core/channel-agent';
 import type { Clock } from '../../core/clock';
 import type { Timers } from '../../core/timers';
 import type { HeldQuestion, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../../core/types';
