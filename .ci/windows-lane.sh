@@ -55,7 +55,7 @@ UNIT=(
   "${PLATFORM[@]}" test/unit/platform-hosts.test.ts test/unit/process-control.test.ts test/unit/agent-watchdog.test.ts
   test/unit/recovery.test.ts test/unit/scheduler.test.ts test/unit/window-registry.test.ts
   test/unit/store-persistence.test.ts test/unit/segment-logs.test.ts test/unit/agent-runtime-parts.test.ts
-  test/unit/executable-path.test.ts test/unit/claude-code-locate.test.ts test/unit/authority-channel.test.ts
+  test/unit/executable-path.test.ts test/unit/claude-code-locate.test.ts test/unit/authority-channel.test.ts test/unit/channel-proof.test.ts
   test/unit/model-key-handover.test.ts test/unit/reference-agent.test.ts test/unit/loopback-proxy-server.test.ts
   test/unit/windows-lane-exclusions.test.ts
 )
@@ -66,6 +66,7 @@ INTEGRATION=(
   test/integration/scheduler-two-processes.test.ts
   test/integration/history-archive.test.ts
   test/integration/local-authority.test.ts
+  test/integration/authority-proof.test.ts
   test/integration/segment-stop-platform.test.ts
 )
 # OFFPEAK_WINDOWS_ONLY="<files>": run just these (while working on one test).

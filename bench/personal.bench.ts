@@ -9,9 +9,11 @@
  *                           availability request succeeds. In-process, sql.js already loaded (a
  *                           window's task store loaded it). Median of the runs. Goal: at most 500.
  * handover_ms               the window running the authority closes (SIGTERM: its clean shutdown)
- *                           -> another window's authority answers on the same URL. Separate
+ *                           -> another window's authority answers at the name it publishes
+ *                           (each connection proven, personal/channel-proof.ts). Separate
  *                           processes, timed from this one. Median. Goal: at most 2,000.
  * handover_crash_ms         the same when the running window is killed (SIGKILL).
+ * personal_load             the machine's 1-minute load average before and after the runs.
  * usage: npm run bench -- personal
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -22,9 +24,10 @@ import { systemClock } from '../src/core/clock';
 import { GatewayClient } from '../src/gateway-client/client';
 import { AUTHORITY_URL } from '../src/personal/authority-channel';
 import { authorityPaths, readDiscovery } from '../src/personal/authority-files';
-import { LocalAuthority } from '../src/personal/local-authority';
+import { connectPublished, LocalAuthority } from '../src/personal/local-authority';
 import { loadSqlJs } from '../src/store/db/sqljs';
 import { SHORT, sized } from './mode';
+import { machineLoad } from './proxy-stream';
 
 const median = (s: number[]) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)];
 
@@ -39,7 +42,7 @@ async function readyOnce(): Promise<number> {
     });
     const client = new GatewayClient({
       baseUrl: authority.url,
-      socketPath: authority.socketPath,
+      channel: authority.connect,
       apiKey: () => authority.key,
       clock: systemClock,
     });
@@ -84,7 +87,7 @@ async function handoverOnce(signal: 'SIGTERM' | 'SIGKILL'): Promise<number> {
     const key = fs.readFileSync(authorityPaths(storageDir).key, 'utf8').trim();
     const client = new GatewayClient({
       baseUrl: AUTHORITY_URL,
-      socketPath: readDiscovery(authorityPaths(storageDir))!.address,
+      channel: connectPublished(storageDir),
       apiKey: () => key,
       clock: systemClock,
       timeouts: { readMs: 500 },
@@ -134,6 +137,7 @@ function publishMerged(result: Record<string, unknown>): void {
 }
 
 async function main(): Promise<void> {
+  const loadAtStart = machineLoad();
   await loadSqlJs();
   const runs = sized(9, 2);
   const ready: number[] = [];
@@ -153,6 +157,8 @@ async function main(): Promise<void> {
     handover_crash_ms: round(median(crash)),
     handover_crash_runs: crash.map(round),
     goals: { local_authority_ready_ms: 500, handover_ms: 2000 },
+    // Every figure here is wall-clock time on a shared machine: the load says how busy it was.
+    personal_load: { before: loadAtStart, after: machineLoad() },
   });
 }
 

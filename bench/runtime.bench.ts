@@ -43,6 +43,7 @@
  * usage: npm run bench -- runtime
  *        node --import tsx bench/runtime.bench.ts --only notify   (that figure alone, into runtime.json)
  *        node --import tsx bench/runtime.bench.ts --only check    (that figure alone, into runtime.json)
+ *        node --import tsx bench/runtime.bench.ts --only proxy    (the proxy ratios alone, into runtime.json)
  */
 import path from 'node:path';
 import { claudeStartRounds, type ClaudeStartRound } from './claude-start';
@@ -135,6 +136,15 @@ async function main(): Promise<void> {
       'details:',
       JSON.stringify({ check_end_to_resume_samples_ms: checkSamples.map((s) => round(s, 1)), load_at_start: loadAtStart }),
     );
+    return;
+  }
+  if (process.argv.includes('--only') && process.argv.includes('proxy')) {
+    const only = await proxyOverhead(sized(60, 4));
+    publishOne('runtime', {
+      proxy_ttfb_ratio: round(median(only.proxied.ttfb) / median(only.direct.ttfb)),
+      proxy_total_ratio: round(median(only.proxied.total) / median(only.direct.total)),
+    });
+    console.log('details:', JSON.stringify({ load_at_start: loadAtStart, load_after: machineLoad() }));
     return;
   }
   const spawnSamples = await readyToSpawn(sized(15, 2));

@@ -248,7 +248,6 @@ class OffPeakExtension implements vscode.Disposable {
               wasmPath: path.join(dist, 'sql-wasm.wasm'),
               modelKey: this.modelKey,
               log: (l) => this.output.info(l),
-              onMoved: () => this.restartEngine(),
               onProblem: (problem) => {
                 this.authorityProblem = problem;
                 this.panelInstance?.refresh();
@@ -260,7 +259,7 @@ class OffPeakExtension implements vscode.Disposable {
       const engine = await HostEngine.start({
         storageDir: personal ? personalTasksDir(this.storageDir) : this.storageDir,
         gatewayUrl: personal?.url ?? settings.gatewayUrl,
-        gatewaySocketPath: personal?.socketPath,
+        gatewayChannel: personal?.connect,
         apiKey: personal ? async () => personal.key : () => this.apiKey.get(),
         ownLogin: personal ? ownLoginOf : undefined,
         clock: systemClock,

@@ -1,5 +1,6 @@
 // What a window's engine is started with (HostEngine.start), and where it keeps its files under
 // globalStorage.
+import type { ChannelConnect } from '../core/channel-agent';
 import path from 'node:path';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 import type { AgentKind } from '../agent/runtime/agent-adapter';
@@ -22,10 +23,11 @@ export interface HostEngineOptions {
   storageDir: string;
   gatewayUrl: string;
   /**
-   * Personal mode: the local authority's Unix domain socket / Windows named pipe. Every call to
-   * the gateway, the ticket proxies' included, goes there and never to a loopback port.
+   * Personal mode: connections to the local authority's proven Unix domain socket / Windows named
+   * pipe (`LocalAuthority.connect`). Every call to the gateway, the ticket proxies' included, goes
+   * there and never to a loopback port.
    */
-  gatewaySocketPath?: string;
+  gatewayChannel?: ChannelConnect;
   /** The user's gateway key, read from SecretStorage on every use; never written anywhere else. */
   apiKey: () => Promise<string | undefined>;
   /** Personal mode: which agents use their own login, passed through untouched (docs/architecture.md#personal-mode). */

@@ -109,7 +109,7 @@ export class HostEngine {
     });
     const gateway = new GatewayClient({
       baseUrl: options.gatewayUrl,
-      socketPath: options.gatewaySocketPath,
+      channel: options.gatewayChannel,
       apiKey: options.apiKey,
       clock,
     });
@@ -159,7 +159,7 @@ export class HostEngine {
       defaultAgent: options.agent,
       // A task that names no model runs on the gateway's default, as the form's "Gateway default" says.
       defaultModel: async () => (await gateway.configs()).default_model,
-      gateway: { baseUrl: options.gatewayUrl, socketPath: options.gatewaySocketPath, apiKey: options.apiKey, ownLogin: options.ownLogin },
+      gateway: { baseUrl: options.gatewayUrl, channel: options.gatewayChannel, apiKey: options.apiKey, ownLogin: options.ownLogin },
       runtimeDir,
       windowId,
       worktreesDir: worktreesDirOf(options.storageDir),

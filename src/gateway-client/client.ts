@@ -26,6 +26,7 @@ import type { Clock } from '../core/clock';
 import { SERVER_TICKET_STATES } from '../core/types';
 import { GatewayError, type GatewayEndpoint } from './errors';
 import { Transport, type ApiKeyProvider, type FetchLike, type ServerClock } from './transport';
+import type { ChannelConnect } from './socket-fetch';
 
 export interface GatewayTimeouts {
   /** configs, models, availability. */
@@ -44,8 +45,8 @@ export interface GatewayClientOptions {
   clock: Clock;
   timeouts?: Partial<GatewayTimeouts>;
   fetch?: FetchLike;
-  /** Reach the gateway over this Unix domain socket / Windows named pipe (personal mode's local authority). */
-  socketPath?: string;
+  /** Reach the gateway over connections from here (personal mode's local authority: `LocalAuthority.connect`). */
+  channel?: ChannelConnect;
 }
 
 /**

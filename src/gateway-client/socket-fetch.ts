@@ -1,15 +1,21 @@
 /**
- * `fetch` over a Unix domain socket or a Windows named pipe: personal mode's windows reach the
- * local authority through a channel only this user can open, never a loopback port another local
- * user could have bound (docs/architecture.md#personal-mode). Only what `Transport` uses: method,
- * headers, body, abort signal; the URL gives the path (its host is a name that resolves nowhere).
+ * `fetch` over a channel of its own: personal mode's windows reach the local authority through a
+ * Unix domain socket or a Windows named pipe whose every connection first proved it leads to the
+ * authority (personal/channel-proof.ts), never a loopback port another local user could have
+ * bound (docs/architecture.md#personal-mode). Only what `Transport` uses: method, headers, body,
+ * abort signal; the URL gives the path (its host is a name that resolves nowhere).
  */
 import http from 'node:http';
 import { Readable } from 'node:stream';
+import { ChannelAgent, type ChannelConnect } from '../core/channel-agent';
+
+export type { ChannelConnect } from '../core/channel-agent';
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
-export function socketFetch(socketPath: string): (input: Request | URL | string, init?: RequestInit) => Promise<Response> {
+export function socketFetch(connect: ChannelConnect): (input: Request | URL | string, init?: RequestInit) => Promise<Response> {
+  // A connection per call (no keep-alive): one that outlived a take-over would only fail.
+  const agent = new ChannelAgent(connect);
   return async (input, init) => {
     const request = input instanceof Request ? input : new Request(input, init);
     const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
@@ -17,11 +23,9 @@ export function socketFetch(socketPath: string): (input: Request | URL | string,
     const headers: Record<string, string> = { ...Object.fromEntries(request.headers), host: 'localhost' };
     if (body) headers['content-length'] = String(body.length);
     return new Promise<Response>((resolve, reject) => {
-      // A connection per call (no keep-alive): one that outlived a take-over would only fail.
       const req = http.request(
         {
-          socketPath,
-          agent: false,
+          agent,
           method: request.method,
           path: url.pathname + url.search,
           headers,

@@ -6,7 +6,7 @@
 import ky, { TimeoutError } from 'ky';
 import type { z } from 'zod';
 import type { Clock } from '../core/clock';
-import { socketFetch } from './socket-fetch';
+import { socketFetch, type ChannelConnect } from './socket-fetch';
 import { GatewayError, kindForBusinessCode, type GatewayEndpoint, type GatewayErrorKind } from './errors';
 
 export type FetchLike = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
@@ -20,8 +20,8 @@ export interface TransportOptions {
   clock: Clock;
   /** Alternative fetch (tests, proxies). Defaults to the global fetch. */
   fetch?: FetchLike;
-  /** Reach the gateway over this Unix domain socket / Windows named pipe (personal mode's local authority). */
-  socketPath?: string;
+  /** Reach the gateway over connections from here (personal mode's local authority: proven Unix socket / named pipe). */
+  channel?: ChannelConnect;
 }
 
 export interface CallSpec<T> {
@@ -88,7 +88,7 @@ export class Transport {
   constructor(private readonly options: TransportOptions) {
     this.serverClock = new ServerClock(options.clock);
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.fetch = options.fetch ?? (options.socketPath === undefined ? undefined : socketFetch(options.socketPath));
+    this.fetch = options.fetch ?? (options.channel === undefined ? undefined : socketFetch(options.channel));
   }
 
   async call<T>(spec: CallSpec<T>): Promise<T> {

@@ -1,13 +1,16 @@
 // Where personal mode's local authority listens (docs/architecture.md#personal-mode): a channel
-// only this user can open, so no credential (the local key, the Claude login, the model key) ever
-// goes to a listener another local user could have bound, as a loopback port could be once the
-// window that held it closed or crashed.
+// whose name changes with each start of the authority (random, published only in authority.json,
+// 0600 in the 0700 personal/ folder), and every connection to it starts with the proof of
+// personal/channel-proof.ts, so no credential (the local key, the Claude login, the model key)
+// goes to a listener another local user could have bound.
 //   Unix (Linux, macOS): Unix domain sockets inside globalStorage/personal/ (0700: nobody else can
 //   connect to them or make one there). A socket path longer than the kernel takes (104 bytes on
-//   macOS) goes to a folder of the temp directory named after the local key (nobody else can
-//   guess it) and checked to be this user's and private.
-//   Windows: named pipes named after the local key (read from a 0600 file), which nobody else can
-//   guess, so nobody else can serve one before us.
+//   macOS) goes to a private folder of $XDG_RUNTIME_DIR, else of the temp directory, named after
+//   the local key; that folder is checked to be this user's and private before each listen and
+//   each connect.
+//   Windows: named pipes, `\\.\pipe\offpeak-<random>-authority` / `-presence`. Every local user
+//   can list the pipes and create one whose name is free: the random name keeps a stale name from
+//   being known in advance, and the proof keeps whoever serves one from getting anything.
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,12 +19,14 @@ import path from 'node:path';
 export interface ChannelPlatform {
   platform: NodeJS.Platform;
   tmpdir: string;
+  /** $XDG_RUNTIME_DIR (Linux: a 0700 folder of this user's), when set. */
+  runtimeDir?: string;
   /** This user's uid (Unix); undefined where there is none (Windows). */
   uid: number | undefined;
 }
 
 export function systemChannelPlatform(): ChannelPlatform {
-  return { platform: process.platform, tmpdir: os.tmpdir(), uid: process.getuid?.() };
+  return { platform: process.platform, tmpdir: os.tmpdir(), runtimeDir: process.env.XDG_RUNTIME_DIR, uid: process.getuid?.() };
 }
 
 export interface AuthorityChannels {
@@ -33,37 +38,61 @@ export interface AuthorityChannels {
 
 /** sun_path holds 104 bytes on macOS and 108 on Linux, the terminating NUL included. */
 const SOCKET_PATH_MAX = 100;
+const RANDOM_HEX = 32;
+const PIPE_PATTERN = /^\\\\\.\\pipe\\offpeak-[0-9a-f]{32}-(authority|presence)$/;
+const SOCKET_PATTERN = /^(authority|presence)-[0-9a-f]{32}\.sock$/;
 
-/** The URL the windows use with the channel: its host resolves nowhere (RFC 2606), so a call that lost its socket path fails instead of going to a port. */
+/** The URL the windows use with the channel: its host resolves nowhere (RFC 2606), so a call that lost its channel fails instead of going to a port. */
 export const AUTHORITY_URL = 'http://offpeak-local-authority.invalid';
 
 const keyDigest = (localKey: string) => createHash('sha256').update(`offpeak channel\0${localKey}`).digest('hex');
 
-export function authorityChannels(
+/** The channels of one start of the authority: fresh random names, in this user's socket folder on Unix. */
+export function newAuthorityChannels(
   personalDir: string,
   localKey: string,
   host: ChannelPlatform = systemChannelPlatform(),
 ): AuthorityChannels {
-  if (host.platform === 'win32') {
-    const base = `\\\\.\\pipe\\offpeak-${keyDigest(localKey).slice(0, 40)}`;
-    return { api: `${base}-authority`, presence: `${base}-presence` };
+  const id = randomBytes(RANDOM_HEX / 2).toString('hex');
+  if (host.platform === 'win32') return { api: `\\\\.\\pipe\\offpeak-${id}-authority`, presence: `\\\\.\\pipe\\offpeak-${id}-presence` };
+  const dir = socketFolder(personalDir, localKey, host);
+  ensurePrivateSocketFolder(dir, personalDir, host);
+  return { api: path.join(dir, `authority-${id}.sock`), presence: path.join(dir, `presence-${id}.sock`) };
+}
+
+/** The folder of this user's sockets: personal/ itself, or the private fallback when its paths are too long. */
+export function socketFolder(personalDir: string, localKey: string, host: ChannelPlatform = systemChannelPlatform()): string {
+  const longest = path.join(personalDir, `presence-${'0'.repeat(RANDOM_HEX)}.sock`);
+  if (Buffer.byteLength(longest) <= SOCKET_PATH_MAX) return personalDir;
+  const name = `opk-${keyDigest(localKey).slice(0, 16)}`;
+  const runtime = host.runtimeDir;
+  if (runtime && path.isAbsolute(runtime) && Buffer.byteLength(path.join(runtime, name, path.basename(longest))) <= SOCKET_PATH_MAX) {
+    if (isPrivateFolder(runtime, host)) return path.join(runtime, name);
   }
-  const fits = Buffer.byteLength(path.join(personalDir, 'presence.sock')) <= SOCKET_PATH_MAX;
-  const dir = fits ? personalDir : privateShortDir(host, localKey);
-  return { api: path.join(dir, 'authority.sock'), presence: path.join(dir, 'presence.sock') };
+  return path.join(host.tmpdir, name);
 }
 
-/** Another address of the same kind beside `address`, when `address` cannot be listened on. */
-export function movedChannel(address: string, host: ChannelPlatform = systemChannelPlatform()): string {
-  const suffix = randomBytes(6).toString('hex');
-  if (host.platform === 'win32') return `${address}-${suffix}`;
-  return path.join(path.dirname(address), `${path.basename(address, '.sock')}-${suffix}.sock`);
+/** True when `address` is one of this user's channels, e.g. read back from authority.json. */
+export function isOwnChannel(
+  address: string,
+  personalDir: string,
+  localKey: string,
+  host: ChannelPlatform = systemChannelPlatform(),
+): boolean {
+  if (host.platform === 'win32') return PIPE_PATTERN.test(address);
+  return path.dirname(address) === socketFolder(personalDir, localKey, host) && SOCKET_PATTERN.test(path.basename(address));
 }
 
-/** True when `address` is one of this user's channels (beside `channels`), e.g. read back from authority.json. */
-export function isOwnChannel(address: string, channels: AuthorityChannels, host: ChannelPlatform = systemChannelPlatform()): boolean {
-  if (host.platform === 'win32') return address.startsWith(channels.api.slice(0, -'authority'.length));
-  return path.dirname(address) === path.dirname(channels.api) && address.endsWith('.sock');
+/**
+ * Before each connect and each listen (Unix): the channel's folder is a folder (not a link) of
+ * this user's that nobody else can enter, so nobody else can have put a socket there since the
+ * last look. Throws saying why; nothing on Windows (a pipe has no folder).
+ */
+export function checkChannelFolder(address: string, host: ChannelPlatform = systemChannelPlatform()): void {
+  if (host.platform === 'win32') return;
+  const dir = path.dirname(address);
+  if (!isPrivateFolder(dir, host))
+    throw new Error(`${dir} is not a private folder of this user: the local authority's channel is not used there`);
 }
 
 /**
@@ -83,16 +112,38 @@ export function clearStaleSocket(address: string, host: ChannelPlatform = system
   fs.rmSync(address, { force: true });
 }
 
-function privateShortDir(host: ChannelPlatform, localKey: string): string {
-  const dir = path.join(host.tmpdir, `opk-${keyDigest(localKey).slice(0, 16)}`);
+/** Sockets of earlier starts in the folder of `channels` (runners that crashed left them): removed by the next runner. */
+export function removeOldSockets(channels: AuthorityChannels, host: ChannelPlatform = systemChannelPlatform()): void {
+  if (host.platform === 'win32') return;
+  const dir = path.dirname(channels.api);
+  for (const name of fs.readdirSync(dir)) {
+    const file = path.join(dir, name);
+    if (!SOCKET_PATTERN.test(name) || file === channels.api || file === channels.presence) continue;
+    try {
+      clearStaleSocket(file, host);
+    } catch {
+      // not a socket: left alone
+    }
+  }
+}
+
+function isPrivateFolder(dir: string, host: ChannelPlatform): boolean {
+  let stat: fs.Stats;
   try {
-    fs.mkdirSync(dir, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    stat = fs.lstatSync(dir);
+  } catch {
+    return false;
   }
-  const stat = fs.lstatSync(dir);
-  if (!stat.isDirectory() || (host.uid !== undefined && stat.uid !== host.uid) || (stat.mode & 0o077) !== 0) {
-    throw new Error(`${dir} is not a private folder of this user: the local authority's channel is not made there`);
+  return stat.isDirectory() && (host.uid === undefined || stat.uid === host.uid) && (stat.mode & 0o077) === 0;
+}
+
+function ensurePrivateSocketFolder(dir: string, personalDir: string, host: ChannelPlatform): void {
+  if (dir !== personalDir) {
+    try {
+      fs.mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
-  return dir;
+  checkChannelFolder(path.join(dir, 'x'), host);
 }

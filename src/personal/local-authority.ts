@@ -1,14 +1,16 @@
 // Personal mode's local authority (docs/architecture.md#personal-mode): the reference gateway's
 // ticket rules for this user on this machine, one for all windows, on a channel only this user can
-// open (personal/authority-channel.ts; never a loopback port another user could bind). Whichever
+// use (personal/authority-channel.ts; never a loopback port another user could bind). Whichever
 // window needs it first takes the lock file and runs the gateway in its own extension host
 // process (no child process: nothing to find on argv or in the environment, and a take-over costs
-// one listen, not a Node start); the others follow. Each follower keeps one idle connection to
-// the runner's presence channel: when the runner's process ends or closes the authority, that
-// connection closes, and the followers race for the lock at once; the winner listens on the same
-// channel with the same SQLite file, so tickets keep their ids and every address the windows and
-// their segments hold stays valid. Between the two, requests are refused and the ticket proxy holds
-// them (docs/flows.md#segments).
+// one listen, not a Node start); the others follow. Each start listens on fresh random names,
+// published in authority.json, and every connection proves both ends hold the local key before
+// anything else crosses it (personal/channel-proof.ts). Each follower keeps one proven idle
+// connection to the runner's presence channel: when the runner's process ends or closes the
+// authority, that connection closes, and the followers race for the lock at once; the winner
+// listens on new names with the same SQLite file, so tickets keep their ids; the windows and
+// their segments dial the name this window knows now at each new connection (`connect`).
+// Between the two, requests are refused and the ticket proxy holds them (docs/flows.md#segments).
 import net from 'node:net';
 import type { Clock } from '../core/clock';
 import { systemClock } from '../core/clock';
@@ -19,12 +21,13 @@ import { SqliteTicketStore } from '../gateway/stores/sqlite-store';
 import { FileLock, type LockHandle } from '../store/db/file-lock';
 import {
   AUTHORITY_URL,
-  authorityChannels,
+  checkChannelFolder,
   clearStaleSocket,
   isOwnChannel,
-  movedChannel,
-  type AuthorityChannels,
+  newAuthorityChannels,
+  removeOldSockets,
 } from './authority-channel';
+import { ChannelProofError, connectProven, proofGate } from './channel-proof';
 import { authorityPaths, readDiscovery, readOrCreateLocalKey, writeDiscovery, type AuthorityPaths } from './authority-files';
 import { personalGatewayConfig } from './personal-config';
 import { SqlJsFileDatabase } from './sqljs-database';
@@ -47,11 +50,6 @@ export interface LocalAuthorityOptions {
   log?: (line: string) => void;
   /** This window started serving the authority (`takeover`: after another window's ended). */
   onServing?: (event: { at: number; takeover: boolean }) => void;
-  /**
-   * After a take-over the authority listens on another channel than before (the old one could not
-   * be listened on): what holds the old one (this window's engine) must start again on `socketPath`.
-   */
-  onMoved?: (socketPath: string) => void;
   /** Why the authority cannot run now (a take-over failed; tried again every 5 s), or undefined once it runs again. */
   onProblem?: (problem: string | undefined) => void;
 }
@@ -67,9 +65,8 @@ export class LocalAuthority {
   private presence: net.Server | undefined;
   private readonly presenceSockets = new Set<net.Socket>();
   private watch: net.Socket | undefined;
-  private readonly channels: AuthorityChannels;
-  /** The gateway's channel: the one authority.json names, else this user's default. */
-  private address: string;
+  /** The gateway's channel this window knows now: its own, or the one authority.json named when it followed. */
+  private address = '';
   private disposed = false;
   private ensuring: Promise<void> | undefined;
   private readonly log: (line: string) => void;
@@ -81,9 +78,6 @@ export class LocalAuthority {
     // Staleness by owner pid (same machine) is immediate; the heartbeat only guards a frozen owner.
     this.lock = new FileLock(this.paths.lock, { staleMs: 10 * 60_000, acquireTimeoutMs: 0 });
     this.log = options.log ?? (() => undefined);
-    this.channels = authorityChannels(this.paths.dir, this.key);
-    const known = readDiscovery(this.paths)?.address;
-    this.address = known !== undefined && isOwnChannel(known, this.channels) ? known : this.channels.api;
   }
 
   /** Resolves once an authority runs (this window's or another's) and this window knows where. */
@@ -98,10 +92,30 @@ export class LocalAuthority {
     return AUTHORITY_URL;
   }
 
-  /** The gateway's Unix domain socket / named pipe: the same across take-overs (the next runner listens on it again). */
+  /** The gateway's Unix domain socket / named pipe now: each start of the authority has its own (logs, tests). */
   get socketPath(): string {
     return this.address;
   }
+
+  /**
+   * A connection to the authority's API, proven to hold the local key before it is handed out
+   * (gateway-client/socket-fetch.ts sends over it). Dials the name this window knows now, so a
+   * segment's requests follow a take-over; a server there that cannot prove itself gets nothing,
+   * and this window treats the authority it followed as gone (it re-reads authority.json, or takes over).
+   */
+  readonly connect = async (): Promise<net.Socket> => {
+    const address = this.address;
+    checkChannelFolder(address);
+    try {
+      return await connectProven(address, this.key);
+    } catch (error) {
+      if (error instanceof ChannelProofError && !this.serving && !this.disposed) {
+        this.log(`local authority: ${address} did not prove itself (${error.message}); looking for the authority again`);
+        this.watch?.destroy();
+      }
+      throw error;
+    }
+  };
 
   /** True while this window runs the authority. */
   get serving(): boolean {
@@ -130,12 +144,6 @@ export class LocalAuthority {
   }
 
   private async serveOrFollow(takeover: boolean): Promise<void> {
-    const before = this.address;
-    await this.serveOrFollowOnce(takeover);
-    if (takeover && this.address !== before && !this.disposed) this.options.onMoved?.(this.address);
-  }
-
-  private async serveOrFollowOnce(takeover: boolean): Promise<void> {
     const deadline = Date.now() + (this.options.readyTimeoutMs ?? 10_000);
     for (;;) {
       if (this.disposed) return;
@@ -147,8 +155,8 @@ export class LocalAuthority {
       const found = readDiscovery(this.paths);
       if (
         found &&
-        isOwnChannel(found.address, this.channels) &&
-        isOwnChannel(found.presence, this.channels) &&
+        isOwnChannel(found.address, this.paths.dir, this.key) &&
+        isOwnChannel(found.presence, this.paths.dir, this.key) &&
         (await this.follow(found.presence))
       ) {
         this.address = found.address;
@@ -165,24 +173,22 @@ export class LocalAuthority {
     this.lockHandle = handle;
     try {
       const settings = this.options.settings();
+      let channels = newAuthorityChannels(this.paths.dir, this.key);
       try {
-        this.gateway = await this.startGateway(settings, this.address);
+        this.gateway = await this.startGateway(settings, channels.api);
       } catch (error) {
-        // The last runner's channel cannot be listened on again (something else is there, a bind
-        // or store error): a fresh start on a new channel. Windows that follow read it from
-        // authority.json; `onMoved` restarts what holds the old one.
-        const moved = movedChannel(this.channels.api);
-        this.log(`local authority: cannot serve on ${this.address} again (${(error as Error).message}); listening on ${moved}`);
-        this.gateway = await this.startGateway(settings, moved);
-        this.address = moved;
+        // A name in use (a random one: hardly ever) or a bind or store error: once more on new names.
+        this.log(`local authority: cannot serve on ${channels.api} (${(error as Error).message}); trying new names`);
+        channels = newAuthorityChannels(this.paths.dir, this.key);
+        this.gateway = await this.startGateway(settings, channels.api);
       }
-      const presence = await this.listenPresence(this.channels.presence).catch(() =>
-        this.listenPresence(movedChannel(this.channels.presence)),
-      );
+      this.address = channels.api;
+      const presence = await this.listenPresence(channels.presence);
+      removeOldSockets(channels);
       writeDiscovery(this.paths, { version: 2, address: this.address, presence, pid: process.pid, startedAt: Date.now() }, () =>
         handle.isHeld(),
       );
-      this.log(`local authority: serving on ${this.url}${takeover ? ' (taken over from a closed window)' : ''}`);
+      this.log(`local authority: serving on ${this.address}${takeover ? ' (taken over from a closed window)' : ''}`);
       this.setProblem(undefined);
       this.options.onServing?.({ at: Date.now(), takeover });
     } catch (error) {
@@ -193,6 +199,7 @@ export class LocalAuthority {
 
   /** One gateway on its own store handle: a failed start closes its store, so nothing reuses it. */
   private async startGateway(settings: ReturnType<LocalAuthorityOptions['settings']>, address: string): Promise<GatewayServer> {
+    checkChannelFolder(address);
     clearStaleSocket(address);
     const db = await SqlJsFileDatabase.open(this.paths.store, { durable: this.options.durable, wasmPath: this.options.wasmPath });
     const store = new SqliteTicketStore(this.paths.store, db as unknown as ConstructorParameters<typeof SqliteTicketStore>[1]);
@@ -212,21 +219,26 @@ export class LocalAuthority {
       log: silentLogger,
       upstreamApiKey: this.options.modelApiKey,
       listenPath: address,
+      // Only connections that proved they hold the local key reach the gateway (and its connection limits).
+      connectionGate: proofGate({ key: this.key, address }),
     });
   }
 
   /** Listens on `address` for followers; resolves with it. */
   private listenPresence(address: string): Promise<string> {
+    checkChannelFolder(address);
     clearStaleSocket(address);
+    const gate = proofGate({ key: this.key, address });
     return new Promise((resolve, reject) => {
       const server = net.createServer((socket) => {
-        // Followers only wait for this connection to close; anything they send is dropped.
-        this.presenceSockets.add(socket);
-        socket.on('data', () => undefined);
         socket.on('error', () => undefined);
-        socket.on('close', () => this.presenceSockets.delete(socket));
+        gate(socket, (proven) => {
+          // Followers only wait for this connection to close; anything they send is dropped.
+          this.presenceSockets.add(proven);
+          proven.on('data', () => undefined);
+          proven.on('close', () => this.presenceSockets.delete(proven));
+        });
       });
-      server.maxConnections = 256;
       server.once('error', reject);
       server.listen(address, () => {
         this.presence = server;
@@ -235,27 +247,37 @@ export class LocalAuthority {
     });
   }
 
-  /** Connects to the runner's presence channel; true once connected (its close starts the take-over). */
-  private follow(presence: string): Promise<boolean> {
-    return new Promise((resolve) => {
-      const socket = net.connect({ path: presence });
-      let connected = false;
-      socket.once('connect', () => {
-        connected = true;
-        socket.setKeepAlive(true);
-        socket.unref();
-        this.watch = socket;
-        resolve(true);
-      });
-      socket.on('error', () => undefined);
-      socket.once('close', () => {
-        if (!connected) return resolve(false);
-        if (this.watch === socket) this.watch = undefined;
-        if (this.disposed) return;
-        this.log('local authority: the window running it closed; taking over');
-        this.takeOver();
-      });
+  /**
+   * Connects to the runner's presence channel; true once the runner there proved it holds the
+   * local key (the connection's close starts the take-over). False when nothing is there or what
+   * is there cannot prove itself: this window treats the authority as gone.
+   */
+  private async follow(presence: string): Promise<boolean> {
+    let socket: net.Socket;
+    try {
+      checkChannelFolder(presence);
+      socket = await connectProven(presence, this.key, 5_000);
+    } catch (error) {
+      if (error instanceof ChannelProofError || /private folder/.test((error as Error).message))
+        this.log(`local authority: ${presence} is not the authority's (${(error as Error).message}); not following it`);
+      return false;
+    }
+    if (this.disposed) {
+      socket.destroy();
+      return false;
+    }
+    socket.setKeepAlive(true);
+    socket.unref();
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+    this.watch = socket;
+    socket.once('close', () => {
+      if (this.watch === socket) this.watch = undefined;
+      if (this.disposed) return;
+      this.log('local authority: the window running it closed (or did not prove itself); taking over');
+      this.takeOver();
     });
+    return true;
   }
 
   /** Serves or follows the next runner; tried again every few seconds until it works or this is disposed. */
@@ -292,4 +314,18 @@ export class LocalAuthority {
     await this.ensuring?.catch(() => undefined);
     await this.stopServing();
   }
+}
+
+/**
+ * Connections to whichever authority authority.json names at each connect, proven like a window's
+ * (for a process that does not run or follow one itself: the benches, tools).
+ */
+export function connectPublished(storageDir: string): () => Promise<net.Socket> {
+  const paths = authorityPaths(storageDir);
+  return async () => {
+    const found = readDiscovery(paths);
+    if (!found) throw Object.assign(new Error(`no local authority is published in ${paths.discovery}`), { code: 'ENOENT' });
+    checkChannelFolder(found.address);
+    return connectProven(found.address, readOrCreateLocalKey(paths));
+  };
 }

@@ -65,8 +65,6 @@ export async function startPersonalAuthority(options: {
   wasmPath: string;
   modelKey: ApiKeyStore;
   log: (line: string) => void;
-  /** The authority moved to another port after a take-over: the engine must start again. */
-  onMoved: () => void;
   /** Why the authority cannot run now (the panel's notice), undefined once it runs again. */
   onProblem: (problem: string | undefined) => void;
 }): Promise<LocalAuthority> {
@@ -83,7 +81,6 @@ export async function startPersonalAuthority(options: {
     settings,
     modelApiKey: () => options.modelKey.get(),
     log: options.log,
-    onMoved: options.onMoved,
     onProblem: options.onProblem,
   });
 }

@@ -2,6 +2,7 @@
 // minus VS Code) with the agents run from source and every timing shortened, so a test sees a
 // sync, a lease takeover or a hold in well under a second. Used in-process and, through
 // host-process.ts, as a separate process that a test can kill.
+import type { ChannelConnect } from '../../src/gateway-client/socket-fetch';
 import type { AgentKind } from '../../src/agent/runtime/agent-adapter';
 import type { ClaudeCodeLocation } from '../../src/agent/runtime/claude-code-locate';
 import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
@@ -19,7 +20,7 @@ export interface TestEngineOptions {
   storageDir: string;
   gatewayUrl: string;
   /** Personal mode: the local authority's socket / pipe. */
-  gatewaySocketPath?: string;
+  gatewayChannel?: ChannelConnect;
   apiKey: string;
   agent: AgentKind;
   /** Picks each new task's agent as the extension does (`engineAgentChoice`), instead of `agent` and `claudeCommand`. */
@@ -107,7 +108,7 @@ export async function startPersonalTestEngine(
     // As the extension does: personal mode's queue is its own task database.
     storageDir: personalTasksDir(options.storageDir),
     gatewayUrl: authority.url,
-    gatewaySocketPath: authority.socketPath,
+    gatewayChannel: authority.connect,
     apiKey: authority.key,
     ownLogin: (agent) =>
       agent === 'claude-code' ? options.personal.claudeOwnLogin !== false : options.personal.referenceOwnLogin === true,
@@ -129,7 +130,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
   return HostEngine.start({
     storageDir: options.storageDir,
     gatewayUrl: options.gatewayUrl,
-    gatewaySocketPath: options.gatewaySocketPath,
+    gatewayChannel: options.gatewayChannel,
     apiKey: async () => options.apiKey,
     clock: options.clock ?? systemClock,
     windowId: options.windowId ?? `window-${process.pid}`,

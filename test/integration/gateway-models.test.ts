@@ -193,7 +193,7 @@ describe('the Model list: what the model API serves', function () {
         durable: false,
       });
       closing.push(() => a.dispose());
-      return new GatewayClient({ baseUrl: a.url, socketPath: a.socketPath, apiKey: () => a.key, clock: systemClock });
+      return new GatewayClient({ baseUrl: a.url, channel: a.connect, apiKey: () => a.key, clock: systemClock });
     }
 
     it("the local authority asks the configured model API's GET /v1/models with the user's model API key", async () => {

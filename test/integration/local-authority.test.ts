@@ -48,7 +48,7 @@ describe('the local authority of personal mode', function () {
     const authority = await start(hours);
     const client = new GatewayClient({
       baseUrl: authority.url,
-      socketPath: authority.socketPath,
+      channel: authority.connect,
       apiKey: () => authority.key,
       clock: systemClock,
     });
@@ -69,7 +69,7 @@ describe('the local authority of personal mode', function () {
     const authority = await start('always');
     const client = new GatewayClient({
       baseUrl: authority.url,
-      socketPath: authority.socketPath,
+      channel: authority.connect,
       apiKey: () => authority.key,
       clock: systemClock,
     });
@@ -80,23 +80,23 @@ describe('the local authority of personal mode', function () {
     const first = await start();
     const wrong = new GatewayClient({
       baseUrl: first.url,
-      socketPath: first.socketPath,
+      channel: first.connect,
       apiKey: () => 'opk-local-not-the-key',
       clock: systemClock,
     });
     await assert.rejects(wrong.availability(), /401|unknown API key/);
-    const client = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => first.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: first.url, channel: first.connect, apiKey: () => first.key, clock: systemClock });
     const take = await client.take('task-1');
     const second = await start();
     assert.equal(second.serving, false);
     await first.dispose();
     for (let i = 0; i < 400 && !second.serving; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(second.serving, true, 'the follower took over');
-    assert.equal(second.socketPath, first.socketPath, 'on the same channel');
-    // The closing runner's presence socket went before the new runner made its own at that path.
+    assert.notEqual(second.socketPath, first.socketPath, 'on names of its own start');
     const third = await start('always', { readyTimeoutMs: 2_000 });
     assert.equal(third.serving, false, 'a window that starts now follows the new runner');
-    const status = await client.status([take.ticketId]);
+    const after = new GatewayClient({ baseUrl: second.url, channel: third.connect, apiKey: () => third.key, clock: systemClock });
+    const status = await after.status([take.ticketId]);
     const entry = status.tickets[0];
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the same ticket, from the file');
     const paths = authorityPaths(storageDir);
@@ -108,13 +108,15 @@ describe('the local authority of personal mode', function () {
     assert.ok(!fs.readFileSync(paths.discovery, 'utf8').includes(first.key), 'authority.json holds no key');
   });
 
-  it('item 2: a take-over that cannot listen on the old channel (something else is there) serves again on a fresh store handle and a new channel, with nothing lost', async () => {
+  it('a take-over listens on new names even when something else is at the old one, on a fresh store handle, with nothing lost; what the window holds follows it', async () => {
     const first = await start();
-    const client = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => first.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: first.url, channel: first.connect, apiKey: () => first.key, clock: systemClock });
     const take = await client.take('task-1');
-    const moved: string[] = [];
-    const second = await start('always', { onMoved: (address) => moved.push(address) });
+    const second = await start();
     assert.equal(second.serving, false);
+    // The following window's own client: to the runner now, to the window itself after the take-over.
+    const follows = new GatewayClient({ baseUrl: second.url, channel: second.connect, apiKey: () => second.key, clock: systemClock });
+    assert.deepEqual((await follows.availability()).offPeakWindow, { open: true });
     // The runner's gateway stops listening while its window still looks alive, and something that
     // is not a socket takes its place before the follower listens there.
     await new Promise<void>((resolve) => first.server!['server'].close(() => resolve()));
@@ -124,17 +126,15 @@ describe('the local authority of personal mode', function () {
     assert.equal(second.serving, true, 'the follower serves again');
     assert.notEqual(second.socketPath, first.socketPath, 'on a new channel');
     assert.equal(path.dirname(second.socketPath), path.dirname(first.socketPath), 'in the same private folder');
-    assert.deepEqual(moved, [second.socketPath], 'what holds the old channel is told the new one');
     assert.equal(readDiscovery(authorityPaths(storageDir))?.address, second.socketPath, 'authority.json names it');
-    const after = new GatewayClient({ baseUrl: second.url, socketPath: second.socketPath, apiKey: () => second.key, clock: systemClock });
-    const entry = (await after.status([take.ticketId])).tickets[0];
+    const entry = (await follows.status([take.ticketId])).tickets[0];
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the ticket taken before is still there');
-    assert.notEqual((await after.take('task-2')).ticketId, take.ticketId, 'and new tickets are given');
+    assert.notEqual((await follows.take('task-2')).ticketId, take.ticketId, 'and new tickets are given');
   });
 
   it('item 2: a take-over that cannot start says why (what the panel shows), keeps trying, and serves once the cause is gone', async () => {
     const first = await start();
-    const client = new GatewayClient({ baseUrl: first.url, socketPath: first.socketPath, apiKey: () => first.key, clock: systemClock });
+    const client = new GatewayClient({ baseUrl: first.url, channel: first.connect, apiKey: () => first.key, clock: systemClock });
     const take = await client.take('task-1');
     const problems: (string | undefined)[] = [];
     const second = await start('always', { onProblem: (p) => problems.push(p) });
@@ -152,7 +152,7 @@ describe('the local authority of personal mode', function () {
     assert.equal(second.serving, true, 'served at the next try');
     assert.equal(second.problem, undefined, 'and the notice is gone');
     assert.equal(problems.at(-1), undefined);
-    const after = new GatewayClient({ baseUrl: second.url, socketPath: second.socketPath, apiKey: () => second.key, clock: systemClock });
+    const after = new GatewayClient({ baseUrl: second.url, channel: second.connect, apiKey: () => second.key, clock: systemClock });
     const entry = (await after.status([take.ticketId])).tickets[0];
     assert.ok(entry && entry.state !== 'not_found' && entry.task_id === 'task-1', 'the ticket is still there');
   });

@@ -2,6 +2,7 @@
  * What a segment's ticket proxy is given (`TicketProxyOptions`, its hold timings) and what it
  * reports (`TicketProxyEvent`, `TicketProxyState`); the proxy itself is `ticket-proxy.ts`.
  */
+import type { ChannelConnect } from '../../core/channel-agent';
 import type { Clock } from '../../core/clock';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import type { GatewayOutageTimings } from './gateway-outage';
@@ -46,10 +47,11 @@ export interface TicketProxyOptions extends TicketProxyTimings {
   /** The gateway's Anthropic base, e.g. `http://gateway:8787/api/anthropic`. */
   upstreamBaseUrl: string;
   /**
-   * Reach the gateway over this Unix domain socket / Windows named pipe instead of the URL's host
-   * (personal mode: the local authority, where the agent's login goes; docs/architecture.md#personal-mode).
+   * Reach the gateway over connections from here instead of the URL's host (personal mode: the
+   * local authority's proven channel, dialled at its current name for each new connection, where
+   * the agent's login goes; docs/architecture.md#personal-mode).
    */
-  upstreamSocketPath?: string;
+  upstreamChannel?: ChannelConnect;
   /** The user's gateway API key; sent as `Authorization: Bearer` (or x-offpeak-key, see below). */
   apiKey: string;
   /**

@@ -42,6 +42,7 @@ import {
   readErrorCode,
 } from '../../protocol/gateway';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema } from '../../protocol/permission-relay';
+import { ChannelAgent } from '../../core/channel-agent';
 import { GatewayOutage } from './gateway-outage';
 import { LoopbackProxyServer, sendError, type ProxyRouteHandle } from './loopback-proxy-server';
 import { UsageMeter, type AnswerUsage } from './usage-meter';
@@ -92,7 +93,9 @@ export class TicketProxy {
     this.outage = new GatewayOutage(this.clock, options, options.ticketDeadline);
     this.usageLimit = new UsageLimitState(options.usageLimitParkMs ?? USAGE_LIMIT_PARK_AFTER_MS);
     const AgentClass = this.upstream.protocol === 'https:' ? https.Agent : http.Agent;
-    this.upstreamAgent = new AgentClass({ keepAlive: true, noDelay: true } as http.AgentOptions);
+    this.upstreamAgent = options.upstreamChannel
+      ? new ChannelAgent(options.upstreamChannel, { keepAlive: true })
+      : new AgentClass({ keepAlive: true, noDelay: true } as http.AgentOptions);
     if (options.onEvent) this.onEvent(options.onEvent);
   }
 
@@ -348,11 +351,7 @@ export class TicketProxy {
   ): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       const mod = target.protocol === 'https:' ? https : http;
-      const request = mod.request(
-        target,
-        { method, headers, agent: this.upstreamAgent, signal, socketPath: this.options.upstreamSocketPath },
-        resolve,
-      );
+      const request = mod.request(target, { method, headers, agent: this.upstreamAgent, signal }, resolve);
       request.on('error', reject);
       request.end(body);
     });

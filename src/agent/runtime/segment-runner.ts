@@ -5,6 +5,7 @@
  * (segment-stop.ts) and maps how it ended to a segment outcome (segment-outcome.ts). It knows
  * nothing about the store: the task runtime applies outcomes.
  */
+import type { ChannelConnect } from '../../core/channel-agent';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,8 +29,8 @@ import { AgentStop, type StopTimings } from './segment-stop';
 export interface SegmentGateway {
   /** The gateway's Anthropic base (`<gateway>/api/anthropic`). */
   anthropicBaseUrl: string;
-  /** The gateway is reached over this Unix domain socket / named pipe (personal mode). */
-  socketPath?: string;
+  /** The gateway is reached over connections from here (personal mode: the local authority's proven channel). */
+  channel?: ChannelConnect;
   /** The user's gateway key. */
   apiKey: string;
   /** The agent's own credential passes through (the key goes in x-offpeak-key). */
@@ -121,7 +122,7 @@ export class SegmentRun {
     const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
       upstreamBaseUrl: options.gateway.anthropicBaseUrl,
-      upstreamSocketPath: options.gateway.socketPath,
+      upstreamChannel: options.gateway.channel,
       apiKey: options.gateway.apiKey,
       passAgentCredential: options.gateway.ownLogin,
       ticketId: options.ticketId,

@@ -1,5 +1,6 @@
 // What a window's task runtime is given (TaskRuntimeOptions), among it the port through which it
 // writes every lifecycle change of its tasks (TaskLifecyclePort).
+import type { ChannelConnect } from '../../core/channel-agent';
 import type { Clock } from '../../core/clock';
 import type { Timers } from '../../core/timers';
 import type { HeldQuestion, ParkQuestion, ParkResult, SegmentEndReason, SegmentUsage } from '../../core/types';
@@ -53,7 +54,12 @@ export interface TaskRuntimeOptions {
    */
   defaultModel?: () => Promise<string | null | undefined> | string | null | undefined;
   /** `ownLogin(agent)`: that agent's own login passes through to the model API (personal mode). */
-  gateway: { baseUrl: string; socketPath?: string; apiKey: () => Promise<string | undefined>; ownLogin?: (agent: AgentKind) => boolean };
+  gateway: {
+    baseUrl: string;
+    channel?: ChannelConnect;
+    apiKey: () => Promise<string | undefined>;
+    ownLogin?: (agent: AgentKind) => boolean;
+  };
   /** Per-task segment directories (logs, pid files) live here. */
   runtimeDir: string;
   /** This window's id, written in each segment's pid record (docs/flows.md#recovery). */

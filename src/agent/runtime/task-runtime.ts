@@ -281,7 +281,7 @@ export class TaskRuntime {
         },
         gateway: {
           anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic',
-          socketPath: this.options.gateway.socketPath,
+          channel: this.options.gateway.channel,
           apiKey,
           ownLogin: this.options.gateway.ownLogin?.(agentKind) ?? false,
         },

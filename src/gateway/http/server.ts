@@ -48,6 +48,12 @@ export interface StartGatewayOptions {
    * mode: a channel only this user can open, docs/architecture.md#personal-mode).
    */
   listenPath?: string;
+  /**
+   * Each new connection of the API address goes through this first; only those it admits reach
+   * the HTTP server, its connection cap and the per-address guard (personal mode: the proof of
+   * personal/channel-proof.ts, so another local user's opens cannot use them up).
+   */
+  connectionGate?: (socket: Socket, admit: (socket: Socket) => void) => void;
 }
 
 /** Which address a request came in on: the API, or the separate operations address (--ops-listen). */
@@ -119,11 +125,11 @@ export class GatewayServer {
       log: this.log,
       sendError: (res, error) => this.sendError(res, error),
     };
-    this.server = this.createHttpServer('api');
+    this.server = this.createHttpServer('api', options.connectionGate);
     this.opsServer = c.opsListen === null ? undefined : this.createHttpServer('ops');
   }
 
-  private createHttpServer(surface: Surface): http.Server {
+  private createHttpServer(surface: Surface, gate?: StartGatewayOptions['connectionGate']): http.Server {
     const headersTimeout = this.config.headersTimeoutMs;
     const server = http.createServer(
       {
@@ -135,14 +141,23 @@ export class GatewayServer {
       },
       (req, res) => this.handle(req, res, surface),
     );
-    // Connections beyond the cap are closed by node before any request is read.
-    server.maxConnections = this.config.maxConnections;
     server.on('connection', (socket: Socket) => {
+      // With a gate, the cap counts admitted connections only (node's own count has every open).
+      if (gate && this.sockets.size >= this.config.maxConnections) return void socket.destroy();
       // One address cannot hold the cap with connections that never show a key.
       if (!this.guard.admit(socket)) return;
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
+    if (gate) {
+      // node's HTTP handling of a connection and the listener above run once the gate admits it.
+      const handlers = server.listeners('connection') as ((socket: Socket) => void)[];
+      server.removeAllListeners('connection');
+      server.on('connection', (socket: Socket) => gate(socket, (admitted) => handlers.forEach((handle) => handle.call(server, admitted))));
+    } else {
+      // Connections beyond the cap are closed by node before any request is read.
+      server.maxConnections = this.config.maxConnections;
+    }
     server.on('clientError', (_error, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
       else socket.destroy();
