@@ -25,6 +25,8 @@ export const lazyBundles = {
     'src/panel/create-task-command.ts',
     'src/panel/workplace-panel.ts',
     'src/agent/workplace/task-worktree.ts',
+    'src/agent/workplace/folder-status.ts',
+    'src/panel/uncommitted-notice.ts',
     'src/notify/notify-target.ts',
     'src/notify/target-command.ts',
     'src/protocol/notify.ts',

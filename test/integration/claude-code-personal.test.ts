@@ -124,7 +124,7 @@ describe('Claude Code through personal mode (real claude CLI, local authority)',
     assert.equal(done.status, 'failed');
     assert.match(
       done.failureReason ?? '',
-      /^Claude Code is not logged in \(it said: .*Not logged in.*\)\. Run `claude` once in a terminal to log in, or set .*Model Credential.* to apiKey/,
+      /^Claude Code is not logged in \(it said: .*Not logged in.*\)\. Run `[^`]*claude(\.exe)?` once in a terminal to log in, or set .*Model Credential.* to apiKey/,
     );
     assert.equal(upstream.messageRequests().length, 0);
   });
