@@ -14,6 +14,7 @@ import { History } from './history';
 import { Schedules } from './schedules';
 import { useSameList, useShowingResults, useTickingNow } from './hooks';
 import { ResultsSummaryBar, type CardFilter } from './summary';
+import { afterChoicesOf } from './after-field';
 import { TaskForm } from './task-form';
 import { ViewStateContext } from './view-state';
 import { cardSummaryFacts, summaryOfTasks } from '../src/panel/task-summary';
@@ -184,9 +185,7 @@ export function App({
           {showForm && (
             <TaskForm
               workspaces={state.workspaces}
-              afterChoices={state.tasks
-                .filter((t) => t.status !== 'failed' && t.status !== 'cancelled')
-                .map((t) => ({ id: t.id, title: t.title }))}
+              afterChoices={afterChoicesOf(state.tasks, now)}
               models={models}
               defaultModelText={state.setup?.defaultModelText}
               unansweredText={state.setup?.unansweredText}

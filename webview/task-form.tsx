@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { CHECK_COMMAND_HINT } from '../src/protocol/check-hint';
 import type { ScheduleDraft, ScheduleView } from '../src/protocol/schedules';
 import type { CreateTaskForm, PanelState, TaskCard } from '../src/protocol/webview';
+import { AfterField, type AfterChoice } from './after-field';
 import { valueOf } from './field-value';
 import { promptHint } from './format';
 import { choiceOf, REPEAT_ONCE, RepeatFields, ruleOf, type ScheduleRule } from './repeat-fields';
@@ -103,7 +104,7 @@ export function TaskForm({
 }: {
   workspaces: PanelState['workspaces'];
   /** The tasks a new one may wait for ("After", docs/flows.md#schedules-and-chains): not failed or cancelled. */
-  afterChoices?: { id: string; title: string }[];
+  afterChoices?: AfterChoice[];
   /** What an unanswered question does now (the setup line's `unansweredText`). */
   unansweredText?: string;
   models: string[];
@@ -337,32 +338,19 @@ export function TaskForm({
         </div>
       )}
       {!editing && !asSchedule && afterChoices.length > 0 && (
-        <div class="after-task">
-          <vscode-label>After</vscode-label>
-          <vscode-single-select data-testid="after-task" value={afterTaskId} onChange={(e) => setAfter(valueOf(e))}>
-            {/* `selected` on the option, not only `value`: a changed list re-reads the options and would show the first. */}
-            <vscode-option value="" selected={afterTaskId === ''}>
-              No other task
-            </vscode-option>
-            {afterChoices.map((t) => (
-              <vscode-option key={t.id} value={t.id} selected={t.id === afterTaskId}>
-                {t.title}
-              </vscode-option>
-            ))}
-          </vscode-single-select>
-          {afterTaskId && (
-            <label class="in-its-branch" data-testid="continue-in-branch">
-              <input type="checkbox" checked={inItsBranch} onChange={(e) => setInItsBranch((e.target as HTMLInputElement).checked)} />{' '}
-              Continue in its branch
-              <span class="hint"> (taken once it completed; skipped if it fails)</span>
-            </label>
-          )}
-        </div>
+        <AfterField
+          choices={afterChoices}
+          value={afterTaskId}
+          onChange={setAfter}
+          inItsBranch={inItsBranch}
+          onInItsBranch={setInItsBranch}
+        />
       )}
       {!editing && branchDefault !== undefined && (
         <OwnBranchToggle
           checked={folder?.noOwnBranch ? false : (ownBranch ?? branchDefault)}
           cannot={folder?.noOwnBranch}
+          continuing={!asSchedule && afterTaskId !== '' && inItsBranch}
           onChange={setOwnBranch}
         />
       )}

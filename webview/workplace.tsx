@@ -175,17 +175,33 @@ export function WorkplaceBlock({
 }
 
 /** `cannot`: why this folder cannot have its own branch; the task runs in the folder itself. */
-export function OwnBranchToggle({ checked, cannot, onChange }: { checked: boolean; cannot?: string; onChange(value: boolean): void }) {
+/** `continuing`: the task continues in the branch of the task it runs after, so it gets none of its own (docs/flows.md#schedules-and-chains). */
+export function OwnBranchToggle({
+  checked,
+  cannot,
+  continuing,
+  onChange,
+}: {
+  checked: boolean;
+  cannot?: string;
+  continuing?: boolean;
+  onChange(value: boolean): void;
+}) {
   return (
     <label class="own-branch" data-testid="own-branch">
       <input
         type="checkbox"
-        checked={checked}
-        disabled={cannot !== undefined}
+        checked={checked && !continuing}
+        disabled={cannot !== undefined || continuing}
         onChange={(e) => onChange((e.target as HTMLInputElement).checked)}
       />{' '}
       Run on its own branch
-      {cannot === undefined ? (
+      {continuing ? (
+        <span class="hint" data-testid="own-branch-continuing">
+          {' '}
+          No: it continues in the branch of the task it runs after.
+        </span>
+      ) : cannot === undefined ? (
         <span class="hint"> (a worktree on a new offpeak/… branch; your working copy is not touched)</span>
       ) : (
         <span class="hint" data-testid="no-own-branch">
