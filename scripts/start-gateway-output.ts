@@ -2,9 +2,7 @@
 // key) as it is; its structured log (one JSON object a line, src/gateway/http/logger.ts) goes to a
 // log file, named on the console once, and only its warnings and errors are shown, as readable lines.
 import { appendFileSync, writeFileSync } from 'node:fs';
-
-/** Control characters (a log field may carry an upstream's text) print as spaces. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+import { terminalSafeText } from '../src/core/untrusted-text';
 
 /** A gateway log record, or undefined for any other line (the banner). */
 function logRecord(line: string): { level: string; msg: string; error?: unknown } | undefined {
@@ -22,7 +20,8 @@ function logRecord(line: string): { level: string; msg: string; error?: unknown 
 function readable(record: { level: string; msg: string; error?: unknown }): string {
   const error = record.error as { message?: unknown } | string | undefined;
   const why = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : undefined;
-  return `${record.level}: ${record.msg}${why ? ` (${why})` : ''}`.replace(CONTROL, ' ');
+  // A log field may carry an upstream's text.
+  return terminalSafeText(`${record.level}: ${record.msg}${why ? ` (${why})` : ''}`.replace(/\n/g, ' '));
 }
 
 /**
@@ -40,7 +39,7 @@ export function gatewayOutputPrinter(print: (text: string) => void, logFile: str
     for (const line of lines) {
       const record = logRecord(line);
       if (!record) {
-        if (line.trim() !== '') print(`[gateway] ${line.replace(CONTROL, ' ')}\n`);
+        if (line.trim() !== '') print(`[gateway] ${terminalSafeText(line)}\n`);
         continue;
       }
       appendFileSync(logFile, `${line}\n`);
