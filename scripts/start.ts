@@ -2,7 +2,7 @@
 //   1. builds the extension, gateway and agent bundles;
 //   2. ensures code-server is set up (the same cached set-up as `npm run test:vscode`);
 //   3. starts the reference Off-Peak Gateway in demo mode (`node dist/gateway.js --demo --port P`)
-//      when the build supports it;
+//      when the build supports it; its banner is printed, its JSON log goes to <state>/gateway.log;
 //   4. starts code-server with this extension installed and offPeak.gatewayUrl pointing at it,
 //      behind code-server's password page with a random password made for this start;
 //   5. once code-server serves VS Code, prints the URL to open in a browser and the password.
@@ -32,6 +32,7 @@ import { extensionStorageDir, freePort, portIsFree, startCodeServer, waitUntilSe
 import { ensureVsCodeTools, REPO_ROOT, TOOLS_DIR } from './vscode/tools';
 import { MODEL_KEY_ENV, personalStart, scriptedModelApi, type PersonalModelApi, type PersonalStart } from './start-personal';
 import { checkWorkbench } from './start-check';
+import { gatewayOutputPrinter } from './start-gateway-output';
 import { ensureDemoRepository } from './demo-workspace';
 import { installExtension, startGateway, STEP_TIMEOUT_MS, type GatewayProcess } from './vscode/workbench';
 
@@ -56,20 +57,15 @@ const START_DIR = path.join(TOOLS_DIR, 'start');
 const GATEWAY_HOST = '127.0.0.1';
 
 /** Starts the reference gateway in demo mode, or explains why it is not available. */
-async function startDemoGateway(extraArgs: string[] = []): Promise<GatewayProcess | undefined> {
+async function startDemoGateway(stateDir: string, extraArgs: string[] = []): Promise<GatewayProcess | undefined> {
   try {
-    // Show its banner (URL, demo API key) and keep printing what it says: admissions and errors.
-    return await startGateway(GATEWAY_HOST, extraArgs, (text) =>
-      process.stdout.write(prefixLines('[gateway] ', text.endsWith('\n') ? text : `${text}\n`)),
-    );
+    // Its banner (URL, demo API key) and its warnings as readable lines; its JSON log to a file.
+    const print = gatewayOutputPrinter((text) => process.stdout.write(text), path.join(stateDir, 'gateway.log'));
+    return await startGateway(GATEWAY_HOST, extraArgs, print);
   } catch (err) {
     log(`reference gateway demo mode is not available (${(err as Error).message.split('\n')[0]}): starting VS Code without a gateway`);
     return undefined;
   }
-}
-
-function prefixLines(prefix: string, text: string): string {
-  return text.replace(/^(?=.)/gm, prefix);
 }
 
 function isLoopback(host: string): boolean {
@@ -160,7 +156,7 @@ async function main(): Promise<void> {
     // The check drives the UI, not the demo: its task (default permissions) would wait for answers
     // to the paced demo script's permission asks, so its gateway's demo model answers at once.
     step = 'start the demo gateway';
-    const gateway = personal ? undefined : await startDemoGateway(opts.check ? ['--demo-script', 'echo'] : []);
+    const gateway = personal ? undefined : await startDemoGateway(stateDir, opts.check ? ['--demo-script', 'echo'] : []);
     if (gateway) stops.push(() => gateway.stop());
 
     step = 'start code-server';

@@ -269,7 +269,14 @@ export function deleteWorktreeConfirmation(
 export interface ReviewEntry {
   path: string;
   status: 'added' | 'modified' | 'deleted';
+  /** Where the changed file is on disk (null: deleted). */
   modifiedPath: string | null;
+  /**
+   * The same, when it opens as a file (editable): in place only. A worktree's file is shown read-only
+   * through the extension's own scheme: a file:// editor there makes VS Code's git extension keep the
+   * worktree as a second repository in Source Control until a reload.
+   */
+  modifiedFile: string | null;
   originalBlob: string | null;
 }
 
@@ -303,11 +310,15 @@ export function reviewPlan(
       : 'in place, vs the folder at its first start: your own edits since are included';
   return {
     title: `${name}: ${changes.length} changed file${changes.length === 1 ? '' : 's'} (${against})`,
-    entries: changes.map((c) => ({
-      path: c.path,
-      status: c.status,
-      modifiedPath: c.status === 'deleted' ? null : path.join(folder, ...c.path.split('/')),
-      originalBlob: c.oldBlob ?? null,
-    })),
+    entries: changes.map((c) => {
+      const modifiedPath = c.status === 'deleted' ? null : path.join(folder, ...c.path.split('/'));
+      return {
+        path: c.path,
+        status: c.status,
+        modifiedPath,
+        modifiedFile: isolation.mode === 'worktree' ? null : modifiedPath,
+        originalBlob: c.oldBlob ?? null,
+      };
+    }),
   };
 }

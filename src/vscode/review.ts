@@ -2,18 +2,39 @@
 // (`vscode.changes`), one file's in the diff editor. The originals are served read-only by a
 // content provider that reads the blob the file had at the task's first start from the
 // repository's objects with the hardened git (`git cat-file --batch`: no filter, no textconv).
+// A worktree task's changed files are shown read-only too (`offpeak-task-copy:`): an editor on a file
+// in the worktree makes VS Code's git extension keep the worktree as a second repository in Source
+// Control (with a pending change) until a reload. An in-place task's files open as themselves.
 import * as vscode from 'vscode';
-import { readBlobs } from '../agent/workplace/task-changes';
+import { readBlobs, readWorktreeFile } from '../agent/workplace/task-changes';
 import type { HostEngine } from '../engine/host-engine';
 import { reviewPlan } from '../panel/workplace-panel';
 import { Emitter } from '../core/event';
 
 export const ORIGINAL_SCHEME = 'offpeak-original';
+export const TASK_COPY_SCHEME = 'offpeak-task-copy';
 const BLOB = /^[0-9a-f]{40,64}$/;
 
 /** `offpeak-original:/<task id>/<path>?<blob>`; no blob: the file did not exist (or was not kept). */
 function originalUri(taskId: string, file: string, blob: string | null): vscode.Uri {
   return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: `/${encodeURIComponent(taskId)}/${file}`, query: blob ?? '' });
+}
+
+/** `offpeak-task-copy:/<task id>/<path>`: the file as the task's worktree has it now. */
+function taskCopyUri(taskId: string, file: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: TASK_COPY_SCHEME, path: `/${encodeURIComponent(taskId)}/${file}` });
+}
+
+export class TaskCopies implements vscode.TextDocumentContentProvider {
+  constructor(private readonly engine: () => HostEngine | undefined) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const [, id = '', ...rest] = uri.path.split('/');
+    const taskId = decodeURIComponent(id);
+    const isolation = this.engine()?.store.read((tx) => tx.isolation.get(taskId));
+    if (isolation?.mode !== 'worktree' || !isolation.worktreePath || !isolation.changes) return '';
+    return readWorktreeFile(isolation.worktreePath, isolation.changes, rest.join('/'));
+  }
 }
 
 export class TaskOriginals implements vscode.TextDocumentContentProvider {
@@ -50,7 +71,11 @@ export async function reviewTaskChanges(engine: HostEngine, taskId: string, file
   const side = (e: (typeof plan.entries)[number]) => ({
     original: originalUri(taskId, e.path, e.originalBlob),
     // A deleted file is compared with nothing.
-    modified: e.modifiedPath ? vscode.Uri.file(e.modifiedPath) : originalUri(taskId, e.path, null),
+    modified: e.modifiedFile
+      ? vscode.Uri.file(e.modifiedFile)
+      : e.modifiedPath
+        ? taskCopyUri(taskId, e.path)
+        : originalUri(taskId, e.path, null),
   });
   if (plan.entries.length === 1) {
     const { original, modified } = side(plan.entries[0]);
@@ -76,6 +101,7 @@ export function registerReview(
 ): void {
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, new TaskOriginals(engine)),
+    vscode.workspace.registerTextDocumentContentProvider(TASK_COPY_SCHEME, new TaskCopies(engine)),
     vscode.commands.registerCommand('offPeak.reviewChanges', async (taskId?: unknown, file?: unknown) => {
       try {
         const started = await whenStarted();

@@ -94,5 +94,12 @@ describe('npm start (scripts/start.ts, real code-server)', function () {
     );
     // The demo gateway (its demo key is printed and public) listens on loopback.
     assert.match(output, /Reference gateway \(demo mode\): http:\/\/127\.0\.0\.1:\d+/);
+    // Readable lines only (item 8 of issue 39): the gateway's JSON log is in a file the start names.
+    assert.deepEqual(
+      output.split('\n').filter((line) => /^(\[gateway\] )?\{"/.test(line)),
+      [],
+      'no raw JSON log line on the console',
+    );
+    assert.match(output, /the demo gateway's log \(JSON lines[^)]*\): \S+gateway\.log/);
   });
 });

@@ -185,3 +185,19 @@ export async function listTaskChangesWithCount(
   );
   return { changes, count: all.length };
 }
+
+/**
+ * A changed file's text as the task's worktree has it now (the read-only side of a review). Only a
+ * path the task recorded as changed is read; a symbolic link is shown as its target, not followed.
+ */
+export async function readWorktreeFile(worktreePath: string, changes: readonly ChangedFile[], file: string): Promise<string> {
+  if (!changes.some((c) => c.path === file && c.status !== 'deleted')) return '';
+  const full = path.join(worktreePath, ...file.split('/'));
+  try {
+    const stat = await fs.lstat(full);
+    if (stat.isSymbolicLink()) return `(a symbolic link to ${await fs.readlink(full)})`;
+    return stat.isFile() ? await fs.readFile(full, 'utf8') : '';
+  } catch {
+    return ''; // removed from the worktree since
+  }
+}
