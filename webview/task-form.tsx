@@ -176,7 +176,8 @@ export function TaskForm({
         model: model || null,
         thoughtLevel: thoughtLevel || null,
         ...(chosen === undefined ? {} : { ownBranch: chosen }),
-        ...(!editing && checkCommand.trim() ? { checkCommand: checkCommand.trim() } : {}),
+        // A box the user emptied is sent empty: the host then stops offering the folder's last command.
+        ...(!editing && (checkCommand.trim() || typedCheck !== undefined) ? { checkCommand: checkCommand.trim() } : {}),
       };
       const done =
         typeof rule === 'object' && rule !== null && submitSchedule

@@ -98,10 +98,15 @@ export function insertWaitingTask(tx: StoreTx, taskId: string, form: CreateTaskI
   return tx.tasks.insert({ ...formColumns(taskId, form), notBefore: form.notBefore ?? null, after });
 }
 
-/** A task's check, in the transaction that inserts it (docs/flows.md#checks). */
+/**
+ * A task's check, in the transaction that inserts it (docs/flows.md#checks). A check field sent
+ * empty is a box the user emptied: the folder's last command is forgotten, so the form does not
+ * offer it again; no field at all (a follow-up) leaves it.
+ */
 export function keepCheck(tx: StoreTx, task: OffPeakTask, input: CreateTaskInput): void {
   const command = input.checkCommand?.trim();
   if (command) tx.checks.insert(task.id, command, task.workspaceKey);
+  else if (typeof input.checkCommand === 'string') tx.checks.forgetCommand(task.workspaceKey);
 }
 
 /** The task row's columns from the create form. */

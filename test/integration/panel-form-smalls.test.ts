@@ -161,6 +161,26 @@ describe('panel create form in Chromium against the real host: After, the check 
     await closeForm();
   });
 
+  it('item 8: a task queued with the Check command box emptied has no check, and the next form does not refill the box', async () => {
+    await openForm();
+    const check = form().locator('[data-testid="check-command"] input');
+    assert.equal(await check.inputValue(), LONG_CHECK, 'the form opens with the folder’s last check command');
+    await check.fill('');
+    await form().locator('[data-testid="title"] input').fill('No check this time');
+    await form().locator('[data-testid="prompt"] textarea').fill('Tidy the readme');
+    await form().locator('[data-testid="submit"]').click();
+    await page.locator('li.card', { hasText: 'No check this time' }).waitFor();
+    const queued = w.service.listTasks().find((t) => t.title === 'No check this time')!;
+    assert.equal(
+      w.store.read((tx) => tx.checks.get(queued.id)),
+      undefined,
+      'no check queued',
+    );
+    await openForm();
+    assert.equal(await form().locator('[data-testid="check-command"] input').inputValue(), '', 'the box the user emptied is not refilled');
+    await closeForm();
+  });
+
   it('item 8: a long check command keeps its icon on the line of its first words', async () => {
     const line = page.locator('[data-testid="check-line"]').first();
     await line.waitFor();

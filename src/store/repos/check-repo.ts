@@ -81,6 +81,11 @@ export class CheckRepo extends StoreRepo {
     return this.recordsByTask(CHECKS_TABLE, toCheck);
   }
 
+  /** The folder's last command is no longer offered (a task was queued with the box emptied). */
+  forgetCommand(workspaceKey: string): void {
+    this.db.run(`DELETE FROM ${CHECK_COMMANDS_TABLE} WHERE workspace_key = ?`, [workspaceKey]);
+  }
+
   /** The command last used for a folder (the form's prefill), or null. */
   lastCommandFor(workspaceKey: string): string | null {
     const row = this.db.get(`SELECT command FROM ${CHECK_COMMANDS_TABLE} WHERE workspace_key = ?`, [workspaceKey]);
