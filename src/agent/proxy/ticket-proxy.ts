@@ -350,8 +350,12 @@ export class TicketProxy {
     signal: AbortSignal,
   ): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const mod = target.protocol === 'https:' ? https : http;
-      const request = mod.request(target, { method, headers, agent: this.upstreamAgent, signal }, resolve);
+      // Over personal mode's channel the URL names no host to dial: the request carries only its path,
+      // as socketFetch's do. A URL with a host would be resolved by the VS Code extension host's
+      // patched http (its proxy support puts its own agent in place of ours).
+      const request = this.options.upstreamChannel
+        ? http.request({ agent: this.upstreamAgent, method, path: target.pathname + target.search, headers, signal }, resolve)
+        : (target.protocol === 'https:' ? https : http).request(target, { method, headers, agent: this.upstreamAgent, signal }, resolve);
       request.on('error', reject);
       request.end(body);
     });

@@ -66,6 +66,8 @@ export class SegmentRecords {
     } else if (event.type === 'gateway-unreachable' || event.type === 'gateway-reachable') {
       // In the ledger, so every window's card says "Gateway unreachable since …" (docs/flows.md#segments).
       const since = event.type === 'gateway-unreachable' ? event.since : null;
+      if (event.type === 'gateway-unreachable')
+        this.deps.log(`segment: the gateway cannot be reached (${event.error}); its requests are held`);
       this.deps.lifecycle
         .markGatewayUnreachable(ticketId, since)
         .catch((err: unknown) => this.deps.log(`runtime: recording the gateway outage failed: ${(err as Error).message}`));
