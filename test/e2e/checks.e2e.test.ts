@@ -223,6 +223,7 @@ describe('checks and fix rounds (reference agent, real gateway, real check comma
       [
         ['offPeak.check.timeoutMinutes', 'machine'],
         ['offPeak.check.maxRounds', 'machine'],
+        ['offPeak.check.whenAgentChangedIt', 'machine'],
       ],
     );
     // (offPeak.notify.include.checkCommand only says whether a notification may quote it.)
