@@ -260,7 +260,8 @@ export async function setSettingInUi(
   await search.waitFor({ state: 'visible', timeout: 20_000 });
   await search.click();
   await page.keyboard.press('Control+A');
-  await page.keyboard.type(id);
+  // `@id:` finds that setting alone (a plain search for offPeak.agent also finds offPeak.check.whenAgentChangedIt).
+  await page.keyboard.type(`@id:${id}`);
   await page.locator('.settings-editor .settings-count-widget', { hasText: '1 Setting Found' }).waitFor({ timeout: 20_000 });
   // A text setting has an input box, an enum setting a drop-down.
   const control = page.locator('.settings-editor .setting-item-control').locator('input, select').first();
