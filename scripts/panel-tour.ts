@@ -242,7 +242,10 @@ runTour('panel-tour', async ({ browser, stateDir, userData, artifacts, log, gate
         if ((await card.locator('[data-testid="ask"]').count()) > 0) {
           const tool = await card.locator('[data-testid="ask-tool"]').innerText();
           const question = await card.locator('[data-testid="ask-question"]').innerText();
-          assert.match(await card.locator('[data-testid="ask-deadline"]').innerText(), /If nobody answers within .+, the task waits without holding capacity/);
+          assert.match(
+            await card.locator('[data-testid="ask-deadline"]').innerText(),
+            /If nobody answers within .+, the task waits without holding capacity/,
+          );
           assert.ok((await card.locator('[data-testid="ask-input"]').innerText()).trim().length > 0, 'the card shows the whole input');
           if (answered.length === 0) {
             await tour.shot(`dark-needs-input-${decision}`);
