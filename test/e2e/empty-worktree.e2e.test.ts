@@ -7,41 +7,21 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { HostEngine } from '../../src/engine/host-engine';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import { BARE_HOST } from '../integration/panel-link';
-import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
-import { startTestEngine, waitFor } from './test-engine';
+import { makeGitWorkspace } from './gateway-fixture';
+import { useReferenceWorld, waitFor } from './test-engine';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 const offpeakBranches = (ws: string) => git(ws, 'branch', '--list', 'offpeak/*');
 
 describe('a task that changed nothing leaves no branch (real git, real gateway, reference agent processes)', function () {
-  let world: GatewayWorld;
-  let host: HostEngine | undefined;
-
-  afterEach(async () => {
-    await host?.dispose();
-    host = undefined;
-    await world?.close();
-  });
-
-  async function boot(): Promise<HostEngine> {
-    world = await startWorld({});
-    host = await startTestEngine({
-      storageDir: path.join(world.root, 'globalStorage'),
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'reference',
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
-    return host;
-  }
+  const { boot, world: currentWorld } = useReferenceWorld();
 
   it('item 6: a task that changed nothing leaves no offpeak/… branch or worktree; its follow-up runs in a worktree at the same path', async () => {
     const h = await boot();
-    const ws = makeGitWorkspace(world.root);
-    world.upstream.enqueue({ kind: 'text', text: 'Nothing to change.' });
+    const ws = makeGitWorkspace(currentWorld().root);
+    currentWorld().upstream.enqueue({ kind: 'text', text: 'Nothing to change.' });
     const task = await h.service.create({
       title: 'Look around',
       prompt: 'look, change nothing',
@@ -60,7 +40,7 @@ describe('a task that changed nothing leaves no branch (real git, real gateway, 
     assert.equal(card.branch, null, 'the card names no branch');
     assert.deepEqual([card.canMerge, card.canDiscard, card.canOpen], [false, false, false]);
 
-    world.upstream.enqueue(
+    currentWorld().upstream.enqueue(
       { kind: 'tool_use', name: 'write_file', input: { path: 'later.txt', content: 'later\n' } },
       { kind: 'text', text: 'done' },
     );

@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { engineDirs, type HostEngine } from '../../src/engine/host-engine';
+import { engineDirs } from '../../src/engine/host-engine';
 import { createServiceBackend } from '../../src/panel/service-backend';
 import { PanelController } from '../../src/panel/panel-controller';
 import { systemClock } from '../../src/core/clock';
-import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
+import { makeGitWorkspace } from './gateway-fixture';
 import { BARE_HOST } from '../integration/panel-link';
-import { startTestEngine, waitFor } from './test-engine';
+import { useReferenceWorld, waitFor } from './test-engine';
 
 interface Body {
   messages: { role: string; content: string | { type: string; text?: string }[] }[];
@@ -26,34 +26,15 @@ function texts(body: unknown): string[] {
 }
 
 describe('follow-up end to end (real gateway, fake upstream, reference agent processes)', function () {
-  let world: GatewayWorld;
-  let host: HostEngine | undefined;
-
-  afterEach(async () => {
-    await host?.dispose();
-    host = undefined;
-    await world?.close();
-  });
-
-  async function boot(): Promise<HostEngine> {
-    world = await startWorld({});
-    host = await startTestEngine({
-      storageDir: path.join(world.root, 'globalStorage'),
-      gatewayUrl: world.gateway.url,
-      apiKey: USER_KEY,
-      agent: 'reference',
-    });
-    await waitFor(() => host!.service.isLeader, 'the lease');
-    return host;
-  }
+  const { boot, world: currentWorld } = useReferenceWorld();
 
   it('a follow-up resumes the finished task session: the agent sees the first task turns; own ticket, card and History row, linked', async () => {
     const h = await boot();
-    world.upstream.enqueue(
+    currentWorld().upstream.enqueue(
       { kind: 'tool_use', name: 'write_file', input: { path: 'hello.txt', content: 'hi\n' } },
       { kind: 'text', text: 'Wrote hello.txt as asked.' },
     );
-    const ws = makeGitWorkspace(world.root);
+    const ws = makeGitWorkspace(currentWorld().root);
     const first = await h.service.create({
       title: 'hello',
       prompt: 'write hello.txt',
@@ -63,16 +44,16 @@ describe('follow-up end to end (real gateway, fake upstream, reference agent pro
     await waitFor(() => h.service.getTask(first.id)!.status === 'completed', 'the first task completed');
     const firstSession = h.service.getTask(first.id)!.sessionId!;
     assert.ok(firstSession);
-    const requestsOfFirst = world.upstream.messageRequests().length;
+    const requestsOfFirst = currentWorld().upstream.messageRequests().length;
 
-    world.upstream.enqueue({ kind: 'text', text: 'Added a second line.' });
+    currentWorld().upstream.enqueue({ kind: 'text', text: 'Added a second line.' });
     const follow = await h.service.followUp(first.id, { prompt: 'now add a second line to hello.txt' });
     assert.notEqual(follow.id, first.id);
     assert.equal(follow.workspacePath, ws, 'the same folder as the first');
     await waitFor(() => h.service.getTask(follow.id)!.status === 'completed', 'the follow-up completed');
 
     // The agent resumed the first task's session: its first model request carries the first task's turns, then the new instructions.
-    const request = world.upstream.messageRequests()[requestsOfFirst];
+    const request = currentWorld().upstream.messageRequests()[requestsOfFirst];
     const said = texts(request.body);
     assert.ok(said.includes('user: write hello.txt'), `the first task's prompt is in the conversation: ${JSON.stringify(said)}`);
     assert.ok(said.includes('assistant: Wrote hello.txt as asked.'), 'and its answer');
@@ -80,7 +61,7 @@ describe('follow-up end to end (real gateway, fake upstream, reference agent pro
     // The same session (one transcript holding both), which the follow-up task records as its own.
     assert.equal(h.service.getTask(follow.id)!.sessionId, firstSession);
     const transcript = fs.readFileSync(
-      path.join(engineDirs(path.join(world.root, 'globalStorage')).referenceSessionsDir, `${firstSession}.jsonl`),
+      path.join(engineDirs(path.join(currentWorld().root, 'globalStorage')).referenceSessionsDir, `${firstSession}.jsonl`),
       'utf8',
     );
     assert.match(transcript, /write hello\.txt/);
@@ -120,20 +101,22 @@ describe('follow-up end to end (real gateway, fake upstream, reference agent pro
 
     // Deleting the first task keeps the transcript the follow-up shares.
     await h.service.delete(first.id);
-    assert.ok(fs.existsSync(path.join(engineDirs(path.join(world.root, 'globalStorage')).referenceSessionsDir, `${firstSession}.jsonl`)));
+    assert.ok(
+      fs.existsSync(path.join(engineDirs(path.join(currentWorld().root, 'globalStorage')).referenceSessionsDir, `${firstSession}.jsonl`)),
+    );
   });
 
   it('a follow-up is refused, with nothing spent, while the task runs or another follow-up of its session has not finished', async () => {
     const h = await boot();
-    world.upstream.enqueue({ kind: 'text', text: 'Done.' });
-    const ws = makeGitWorkspace(world.root);
+    currentWorld().upstream.enqueue({ kind: 'text', text: 'Done.' });
+    const ws = makeGitWorkspace(currentWorld().root);
     const first = await h.service.create({ title: 'one', prompt: 'say done', permissionMode: 'plan', workspacePath: ws });
     await assert.rejects(h.service.followUp(first.id, { prompt: 'more' }), /Cannot follow up "one" yet: it is (queued|running)/);
     await waitFor(() => h.service.getTask(first.id)!.status === 'completed', 'completed');
     await assert.rejects(h.service.followUp(first.id, { prompt: '   ' }), /instructions must not be empty/);
 
     // Hold the next model request so the first follow-up stays unfinished.
-    world.upstream.enqueue({ kind: 'hang' });
+    currentWorld().upstream.enqueue({ kind: 'hang' });
     const a = await h.service.followUp(first.id, { prompt: 'follow up A' });
     const takesBefore = h.service.listTasks().length;
     await assert.rejects(h.service.followUp(first.id, { prompt: 'follow up B' }), /already continues this session/);

@@ -2,6 +2,7 @@
 // minus VS Code) with the agents run from source and every timing shortened, so a test sees a
 // sync, a lease takeover or a hold in well under a second. Used in-process and, through
 // host-process.ts, as a separate process that a test can kill.
+import path from 'node:path';
 import type { ChannelConnect } from '../../src/gateway-client/socket-fetch';
 import type { AgentKind } from '../../src/agent/runtime/agent-adapter';
 import type { ClaudeCodeLocation } from '../../src/agent/runtime/claude-code-locate';
@@ -14,6 +15,7 @@ import { personalTasksDir } from '../../src/personal/other-queue';
 import type { TaskNotice } from '../../src/engine/task-notices';
 import type { StoreFs } from '../../src/store';
 import { bundledEntryArgv, referenceAgentArgv } from '../support/source-bundle';
+import { startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
 
 export interface TestEngineOptions {
   /** globalStorage: windows that share it share tasks-index.sqlite. */
@@ -189,4 +191,34 @@ export async function waitFor<T>(probe: () => T | undefined | false, what: strin
     if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * For a describe whose tests each boot a real gateway world (gateway-fixture.ts) and one window's
+ * engine with the reference agent: `boot()` starts both and waits for the lease; both are closed
+ * after each test. `world()` is the current test's world.
+ */
+export function useReferenceWorld(): { boot(): Promise<HostEngine>; world(): GatewayWorld } {
+  let world: GatewayWorld | undefined;
+  let host: HostEngine | undefined;
+  afterEach(async () => {
+    await host?.dispose();
+    host = undefined;
+    await world?.close();
+    world = undefined;
+  });
+  return {
+    async boot() {
+      world = await startWorld({});
+      host = await startTestEngine({
+        storageDir: path.join(world.root, 'globalStorage'),
+        gatewayUrl: world.gateway.url,
+        apiKey: USER_KEY,
+        agent: 'reference',
+      });
+      await waitFor(() => host!.service.isLeader, 'the lease');
+      return host;
+    },
+    world: () => world!,
+  };
 }
