@@ -94,15 +94,15 @@ export async function checkWorkbench(options: CheckOptions): Promise<void> {
     );
     log('check: clicked "Queue task"; the card went to Completed');
     // The form's defaults on the demo repository: the task ran on its own branch.
-    const branch = (await card.locator('[data-testid="branch"]').textContent({ timeout: 10_000 }))?.trim() ?? '';
+    const branch = (await card.locator('[data-testid="branch"]').textContent({ timeout: STEP_TIMEOUT_MS }))?.trim() ?? '';
     if (!branch.startsWith('offpeak/')) throw new Error(`the demo task did not run on its own branch (the card says "${branch}")`);
     log(`check: with the form's defaults it ran on its own branch ${branch}`);
     if (personal) await checkPersonal(personal, options.userData, log);
     const history = frame.locator('.history-row', { hasText: PROMPT });
     await step('remove the History row with a click', async () => {
-      await history.locator('.status', { hasText: 'Completed' }).waitFor({ timeout: 10_000 });
+      await history.locator('.status', { hasText: 'Completed' }).waitFor({ timeout: STEP_TIMEOUT_MS });
       await history.locator('[data-testid="delete-history"]').click();
-      await history.waitFor({ state: 'detached', timeout: 10_000 });
+      await history.waitFor({ state: 'detached', timeout: STEP_TIMEOUT_MS });
     });
     log('check: the History row was removed with a click');
     await step('delete the card with a click', async () => {
@@ -110,7 +110,7 @@ export async function checkWorkbench(options: CheckOptions): Promise<void> {
       // The reference agent's session transcript stays unless the session is deleted too (docs/flows.md#cancel-delete-history).
       const question = await answerDialog(page, 'Delete Task');
       if (!/transcript .*is kept unless/.test(question)) throw new Error(`Delete asked "${question}", not whether the session goes too`);
-      await card.waitFor({ state: 'detached', timeout: 10_000 });
+      await card.waitFor({ state: 'detached', timeout: STEP_TIMEOUT_MS });
     });
     log('check: the card was deleted with a click (its session kept)');
   } catch (err) {

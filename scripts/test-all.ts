@@ -56,6 +56,8 @@ interface StepResult {
   lastLine: string;
   /** How busy the machine's cores were while this step's group ran (0–1), to tell waiting from work. */
   busy?: number;
+  /** The end of its output, printed again beside the table when it failed (a live stream's is far above by then). */
+  tail?: string;
 }
 
 /** Busy and total CPU time of every core so far (os.cpus(): every platform). */
@@ -127,7 +129,7 @@ function runScript(script: string, live: boolean, tours?: readonly string[]): Pr
     const timed: StepResult[] = [];
     const take = (stream: NodeJS.WriteStream) => (chunk: Buffer) => {
       const text = chunk.toString();
-      tail = (tail + text).slice(-4096);
+      tail = (tail + text).slice(-16384);
       if (live) stream.write(text);
       else buffered += text;
       if (stream !== process.stdout) return;
@@ -156,18 +158,27 @@ function runScript(script: string, live: boolean, tours?: readonly string[]): Pr
           .map((line) => line.trim())
           .filter(Boolean)
           .pop() ?? '';
-      if (!tours) return resolve([{ script, code, ms: Date.now() - started, lastLine }]);
+      if (!tours) return resolve([{ script, code, ms: Date.now() - started, lastLine, tail }]);
       // A batch that ended badly without saying which tour failed: its first tour without a line did.
       if (code !== 0 && !timed.some((r) => r.code !== 0)) {
         const unrun = tours.find((name) => !timed.some((r) => r.script === name)) ?? script;
         timed.push({ script: unrun, code, ms: Date.now() - started - timed.reduce((sum, r) => sum + r.ms, 0), lastLine });
       }
-      resolve(timed);
+      resolve(timed.map((r) => (r.code === 0 ? r : { ...r, tail })));
     });
   });
 }
 
+/** The last lines of each failed suite's output, so the reason stands next to the table. */
+export function failureTails(results: readonly Pick<StepResult, 'script' | 'code' | 'tail'>[], lines = 60): string {
+  return results
+    .filter((r) => r.code !== 0 && r.tail)
+    .map((r) => `\nnpm test: the end of ${r.script}'s output\n${r.tail!.split('\n').slice(-lines).join('\n')}\n`)
+    .join('');
+}
+
 function printTimes(results: readonly StepResult[], wallMs: number): void {
+  process.stdout.write(failureTails(results));
   process.stdout.write('\nnpm test: time per suite\n');
   for (const r of results) {
     const status = r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`;

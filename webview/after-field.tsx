@@ -11,10 +11,13 @@ export interface AfterChoice {
   label: string;
 }
 
-/** The tasks a new one may wait for: not failed or cancelled, newest first. */
+/**
+ * The tasks a new one may wait for, newest first: not failed, cancelled or skipped, and not a check
+ * that failed (a step after it would only be skipped: docs/flows.md#checks).
+ */
 export function afterChoicesOf(tasks: readonly TaskCard[], now: number): AfterChoice[] {
   return tasks
-    .filter((t) => t.status !== 'failed' && t.status !== 'cancelled')
+    .filter((t) => t.status !== 'failed' && t.status !== 'cancelled' && t.outcome.kind !== 'check_failed')
     .sort((a, b) => b.queuedAt - a.queuedAt)
     .map((t) => ({ id: t.id, label: `${t.title} · ${phaseLabel(t, now)} · ${t.shortId}` }));
 }

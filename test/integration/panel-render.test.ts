@@ -207,9 +207,12 @@ describe("panel rendered in Chromium: card actions by width, the forms' default 
       const options = await form.locator('[data-testid="after-task"] vscode-option').allTextContents();
       assert.equal(options[0], 'No other task');
       assert.ok(
-        options.includes('A queued task') && options.includes('A running task with a long title that takes room'),
+        options.some((o) => o.startsWith('A queued task · In queue · ')) &&
+          options.some((o) => o.startsWith('A running task with a long title that takes room · ')),
         options.join(' | '),
       );
+      // Task 14's check failed: a step after it would only be skipped.
+      assert.ok(!options.some((o) => o.includes('Check failed')), options.join(' | '));
     } finally {
       await page.close();
     }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { batchTours, planToRun, STATIC_GROUP, STREAMS, suiteTimeLine, TEST_GROUPS } from '../../scripts/test-all';
+import { batchTours, failureTails, planToRun, STATIC_GROUP, STREAMS, suiteTimeLine, TEST_GROUPS } from '../../scripts/test-all';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -64,5 +64,19 @@ describe('item 9: the workbench stream batches its panel tours', () => {
   it('item 9: each tour of a batch keeps its own line in the table of times', () => {
     assert.equal(suiteTimeLine({ script: 'test:ui:panel', code: 0, ms: 211345, busy: 0.91 }), '[suite-time] test:ui:panel ok 211345 0.910');
     assert.equal(suiteTimeLine({ script: 'test:ui:park', code: 1, ms: 5, busy: undefined }), '[suite-time] test:ui:park FAILED 5 -');
+  });
+});
+
+describe('a failed suite says why next to the table of times', () => {
+  it('prints the last lines of each failed suite only, named, and nothing when all passed', () => {
+    const long = Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n');
+    const text = failureTails([
+      { script: 'test:ui', code: 1, tail: long },
+      { script: 'test:unit', code: 0, tail: 'passing output' },
+    ]);
+    assert.match(text, /the end of test:ui's output/);
+    assert.ok(text.includes('line 99') && text.includes('line 40') && !text.includes('line 39\n'), text);
+    assert.ok(!text.includes('passing output'));
+    assert.equal(failureTails([{ script: 'test:unit', code: 0, tail: 'x' }]), '');
   });
 });
