@@ -36,6 +36,7 @@ import { TaskStore, type StoreTx } from '../src/store';
 import { loadSqlJs } from '../src/store/db/sqljs';
 import { publish, sized } from './mode';
 import { historyFigures } from './store-history';
+import { rowMappingFigures } from './store-rows';
 
 const PROMPT = 'Refactor the request pipeline so that retries are centralised; keep behaviour identical, add tests. '
   .repeat(9)
@@ -263,6 +264,7 @@ async function main(): Promise<void> {
       tasks_10k_write_p95_ms: round(percentile(write10k, 95)),
       file_bytes_10k: bigBytes,
       list_1k_p50_ms: round(percentile(write1k.list, 50)),
+      ...rowMappingFigures(),
       samples: {
         write: write1k.write.length,
         raw: write1k.rawWrite.length,

@@ -4,11 +4,13 @@
 // not one the start used (it uses none). Team mode sets the demo API key through the command
 // palette; personal mode sets nothing: the key the start handed over must already be there.
 // Either way it opens the panel, types a task into the webview's form and clicks "Queue task"
-// with the form's defaults, waits for its card to say Completed on its own branch and for its
+// with the form's defaults, waits for its card to say Completed, for its own branch (named, or removed as empty) and its
 // History row, then removes the History row and deletes the card with clicks.
 import { cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Frame } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import type { Browser, Frame, Locator } from 'playwright-core';
+import { EMPTY_WORKTREE_NOTE } from '../src/agent/workplace/task-workplace';
 import { modelKeyHandoverPath } from '../src/personal/model-key-handover';
 import { TaskDb } from './vscode/tour';
 import { REPO_ROOT, type VsCodeTools } from './vscode/tools';
@@ -34,6 +36,35 @@ export interface CheckOptions {
   /** Team mode with the demo gateway running. */
   gateway: boolean;
   personal?: PersonalCheck;
+  /** The folder the window opened (the demo repository: its tasks run on their own branch). */
+  workspace: string;
+}
+
+/**
+ * The card's last word on the task's branch once it settles: its `offpeak/…` name (and the branch is
+ * in the repository), or the empty-worktree note (and no `offpeak/…` branch is left).
+ */
+async function ownBranchOf(card: Locator, workspace: string): Promise<string> {
+  const branch = card.locator('[data-testid="branch"]');
+  const note = card.locator('[data-testid="isolation-note"]', { hasText: EMPTY_WORKTREE_NOTE });
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  const offpeakBranches = () =>
+    execFileSync('git', ['for-each-ref', '--format=%(refname:short)', 'refs/heads/offpeak/'], { cwd: workspace, encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
+  for (;;) {
+    if ((await note.count()) > 0) {
+      const left = offpeakBranches();
+      if (left.length > 0) throw new Error(`the card says its branch was removed, but ${left.join(', ')} is left`);
+      return 'it changed nothing, and the card and the repository agree its branch was removed';
+    }
+    // The branch may go between reading the card and the repository (it was empty): look again.
+    const name = ((await branch.textContent({ timeout: 1000 }).catch(() => '')) ?? '').trim();
+    if (name.startsWith('offpeak/') && offpeakBranches().includes(name)) return name;
+    if (Date.now() > deadline)
+      throw new Error(`the card names the branch "${name}"; the repository has ${offpeakBranches().join(', ') || 'none'}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
 
 /** Waits until the panel's setup line says the model API key is set (the hand-over reached this window). */
@@ -93,10 +124,11 @@ export async function checkWorkbench(options: CheckOptions): Promise<void> {
       card.locator('[data-testid="phase"]', { hasText: 'Completed' }).waitFor({ timeout: 2 * STEP_TIMEOUT_MS }),
     );
     log('check: clicked "Queue task"; the card went to Completed');
-    // The form's defaults on the demo repository: the task ran on its own branch.
-    const branch = (await card.locator('[data-testid="branch"]').textContent({ timeout: STEP_TIMEOUT_MS }))?.trim() ?? '';
-    if (!branch.startsWith('offpeak/')) throw new Error(`the demo task did not run on its own branch (the card says "${branch}")`);
-    log(`check: with the form's defaults it ran on its own branch ${branch}`);
+    // The form's defaults on the demo repository: the task ran on its own branch, which the card
+    // names, or (the check's echo script changes nothing) which was removed as empty, as the card
+    // says once the task has ended (docs/flows.md#isolation). Either way no other branch changed.
+    const ownBranch = await step('see where the task ran', () => ownBranchOf(card, options.workspace));
+    log(`check: with the form's defaults it ran on its own branch: ${ownBranch}`);
     if (personal) await checkPersonal(personal, options.userData, log);
     const history = frame.locator('.history-row', { hasText: PROMPT });
     await step('remove the History row with a click', async () => {

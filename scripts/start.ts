@@ -215,6 +215,7 @@ async function main(): Promise<void> {
         url,
         password: server.password,
         userData: path.join(stateDir, 'user-data'),
+        workspace,
         log,
         gateway: gateway !== undefined,
         personal: personal && { modelApiKey: personal.modelApiKey, modelRequestKeys: personal.modelRequestKeys },

@@ -37,14 +37,23 @@ export type CellFields<S extends CellSpec> = UnionToIntersection<
 /** `taskId` → `task_id`: the column of a record's field. */
 export const columnOf = (field: string): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** A row mapping for the fields `spec` lists (columns worked out once, here). */
-export function cellReader<const S extends CellSpec>(spec: S): (r: SqlRow) => CellFields<S> {
-  const plan = (Object.keys(spec) as (keyof Readers)[]).flatMap((kind) =>
-    (spec[kind] ?? []).map((field) => [field, columnOf(field), READERS[kind]] as const),
+/** Where a reader finds its columns: after a prefix (`usage_`), and any field whose column is not its snake_case name. */
+export interface CellColumns {
+  prefix?: string;
+  renamed?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A row mapping for the fields `spec` lists (each column the field's name in snake_case, unless
+ * `columns` says otherwise), compiled once into one object literal: a loop that adds the fields key
+ * by key measured 10x slower per row, and every snapshot maps every task row. The code is made
+ * only from the spec's field and column names (identifiers in this repository), each quoted by
+ * JSON.stringify, never from a row's data.
+ */
+export function cellReader<const S extends CellSpec>(spec: S, columns: CellColumns = {}): (r: SqlRow) => CellFields<S> {
+  const columnFor = (field: string) => columns.renamed?.[field] ?? `${columns.prefix ?? ''}${columnOf(field)}`;
+  const fields = (Object.keys(spec) as (keyof Readers)[]).flatMap((kind) =>
+    (spec[kind] ?? []).map((field) => `${JSON.stringify(field)}: R.${kind}(r[${JSON.stringify(columnFor(field))}])`),
   );
-  return (r) => {
-    const out: Record<string, unknown> = {};
-    for (const [field, column, read] of plan) out[field] = read(r[column]);
-    return out as CellFields<S>;
-  };
+  return new Function('R', `return (r) => ({ ${fields.join(', ')} });`)(READERS) as (r: SqlRow) => CellFields<S>;
 }
