@@ -46,6 +46,7 @@ import {
 } from './vscode/personal-mode';
 import { registerOpenSetting, WalkthroughContext } from './vscode/walkthrough';
 import { vscodePanelHost } from './vscode/panel-host';
+import { forgeToken } from './vscode/forge-auth';
 
 /** What the extension exposes to its own integration tests (and nothing else relies on). */
 export interface OffPeakApi {
@@ -282,6 +283,8 @@ class OffPeakExtension implements vscode.Disposable {
         checks: checkSettings(),
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
+        // Open pull request: the settings at each use, the token from VS Code's GitHub session.
+        pullRequests: { settings: () => readSettings().pullRequest, token: forgeToken },
         wasmPath: path.join(dist, 'sql-wasm.wasm'),
         historyKeep: () => readSettings().history,
         onRuntimeEvent: (event) => {

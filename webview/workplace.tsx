@@ -6,6 +6,7 @@ import type { TaskCard } from '../src/protocol/webview';
 import { useState } from 'preact/hooks';
 import { ActionLabel } from './action-button';
 import { formatTime } from './format';
+import { PullRequestLine } from './pull-request-line';
 import type { HostChannel } from './host-channel';
 
 type Act = <T>(work: Promise<T>) => Promise<T | undefined>;
@@ -33,7 +34,7 @@ const count = (n: number | null, sign: string) => (n === null ? '' : `${sign}${n
 const FIRST_FILES = 10;
 
 /** The requests of the buttons that bring a task's branch home (or drop it). */
-type BranchRequest = 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'discardChanges';
+type BranchRequest = 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'discardChanges' | 'openPullRequest';
 
 /** Each branch button's hover text: what it does, and whether it asks first. */
 const BRANCH_TITLES: Record<BranchRequest, string> = {
@@ -41,6 +42,7 @@ const BRANCH_TITLES: Record<BranchRequest, string> = {
   applyChanges: "Write the task's changes into the folder as uncommitted changes (asks first)",
   openWorktree: "Open the task's worktree in a new window",
   discardChanges: "Remove the task's worktree and branch (asks first)",
+  openPullRequest: "Push the task's branch (only it, never forced) and open a pull request against the branch it started from",
 };
 
 export function WorkplaceBlock({
@@ -121,15 +123,17 @@ export function WorkplaceBlock({
           Worktree and branch removed {formatTime(w.removedAt)}.
         </div>
       )}
+      {w.pullRequest && <PullRequestLine pr={w.pullRequest} />}
       {w.bringHomeWith != null && (
         <div class="hint" data-testid="bring-home-with">
           Its branch holds the later steps' work too: Merge, Apply or Discard it as one on "{w.bringHomeWith}", the last step.
         </div>
       )}
-      {(w.canOpen || w.canDiscard || w.canMerge) && (
+      {(w.canOpen || w.canDiscard || w.canMerge || w.canOpenPullRequest) && (
         <div class="bring-home" role="group" aria-label="What to do with the task's branch">
           {w.canMerge && branchButton('mergeChanges', 'merge-changes', 'git-merge', 'Merge')}
           {w.canMerge && branchButton('applyChanges', 'apply-changes', 'git-pull-request-create', 'Apply')}
+          {w.canOpenPullRequest && branchButton('openPullRequest', 'open-pull-request', 'git-pull-request', 'Open pull request', 'PR')}
           {w.canOpen && branchButton('openWorktree', 'open-worktree', 'empty-window', 'Open worktree', 'Open')}
           {w.canDiscard &&
             (home

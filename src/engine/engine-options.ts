@@ -13,7 +13,7 @@ import type { Clock } from '../core/clock';
 import type { LiveValue } from '../core/live-value';
 import type { HistoryKeep } from '../service/history-archive';
 import type { SchedulerOptions } from '../scheduler/scheduler';
-import type { SyncConfig } from '../service';
+import type { SyncConfig, TaskServiceOptions } from '../service';
 import type { TaskNotice } from './task-notices';
 import type { AwayNotificationsOptions } from '../notify/away-notifications';
 import type { StoreNotice, TaskStoreOptions } from '../store';
@@ -65,6 +65,8 @@ export interface HostEngineOptions {
   /** Task checks' time limit and rounds (`offPeak.check.*`, read at each check; docs/flows.md#checks). */
   checks?: TaskRuntimeOptions['checks'];
   keepAwake: () => boolean;
+  /** Open pull request (docs/flows.md#pull-requests): its settings (read at each use) and the user's forge token. */
+  pullRequests?: TaskServiceOptions['pullRequests'];
   /** sql-wasm.wasm beside the extension bundle. */
   wasmPath?: string;
   sync?: Partial<SyncConfig>;

@@ -193,6 +193,7 @@ export class HostEngine {
       lease: options.lease,
       // globalStorage's runtime folder of the task (engineDirs), removed with the task.
       taskPrivateDir: (taskId) => taskLogsDir(path.join(store.directory, 'runtime'), taskId),
+      pullRequests: options.pullRequests,
       log,
     });
     // Questions asked here show, and can be answered, in every window's panel.

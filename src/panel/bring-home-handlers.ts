@@ -1,6 +1,7 @@
 // The panel's requests that bring a finished task's work home (docs/flows.md#bring-it-home):
 // Merge, Apply, Discard and the worktree to open, each asked first and then done by the
-// service's BringHome; "Review changes" opens in VS Code.
+// service's BringHome; "Open pull request" by its PullRequests (docs/flows.md#pull-requests);
+// "Review changes" opens in VS Code.
 import type { TaskService } from '../service';
 import type { HistoryArchive } from '../service/history-archive';
 import type { TaskStore } from '../store';
@@ -10,7 +11,7 @@ import type { PanelBackend } from './panel-controller';
 import { taskOrThrow } from './task-handlers';
 import { applyConfirmation, discardConfirmation, discardReport, mergeConfirmation } from './workplace-panel';
 
-type BringHomeRequests = 'discardChanges' | 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'reviewChanges';
+type BringHomeRequests = 'discardChanges' | 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'reviewChanges' | 'openPullRequest';
 
 export function bringHomeHandlers(
   service: TaskService,
@@ -38,6 +39,9 @@ export function bringHomeHandlers(
       if (!(await host.confirm(applyConfirmation(plan.task, plan.isolation, plan.check, plan.steps)))) return { done: false };
       await bringHome.apply(plan);
       return { done: true };
+    },
+    openPullRequest({ taskId }) {
+      return service.pullRequests.open(taskId);
     },
     async openWorktree({ taskId }) {
       const folder = bringHome.worktreeToOpen(taskId);

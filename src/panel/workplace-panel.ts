@@ -216,8 +216,12 @@ export function discardConfirmation(
 }
 
 /** Every task's workplace view (tasks created before isolation existed have none). */
-export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readonly OffPeakTask[]): Map<string, WorkplaceView> {
+export function workplaceViews(
+  tx: Pick<StoreReadTx, 'isolation' | 'pullRequests'>,
+  tasks: readonly OffPeakTask[],
+): Map<string, WorkplaceView> {
   const rows = tx.isolation.all();
+  const pulls = tx.pullRequests.all();
   const groups = branchGroups(tasks, rows);
   const views = new Map<string, WorkplaceView>();
   for (const task of tasks) {
@@ -227,6 +231,8 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
     const last = group && group.steps.length > 1 ? group.steps[group.steps.length - 1]!.task : undefined;
     // Merged or applied, then Discard removed its worktree and branch: the record stays, the removal is said.
     const removedAfter = row.broughtHome !== null && row.broughtHome.kind !== 'discarded' && row.missingAt !== null;
+    const offers = workplaceOffers(task, row, group);
+    const pr = pulls.get(task.id);
     const holder = task.status === 'queued' && !task.claimRunning ? tx.isolation.inPlaceHolder(task.id, task.workspaceKey) : undefined;
     views.set(task.id, {
       mode: row.mode,
@@ -242,7 +248,10 @@ export function workplaceViews(tx: Pick<StoreReadTx, 'isolation'>, tasks: readon
       discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
       mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
       appliedAt: row.broughtHome?.kind === 'applied' ? row.broughtHome.at : null,
-      ...workplaceOffers(task, row, group),
+      ...offers,
+      // One pull request at a time: another only once the last was closed unmerged (docs/flows.md#pull-requests).
+      canOpenPullRequest: offers.canMerge && (!pr || pr.state === 'closed'),
+      pullRequest: pr ? { number: pr.number, url: pr.url, state: pr.state, checks: pr.checks, review: pr.review } : null,
     });
   }
   return views;

@@ -95,6 +95,16 @@ export const ChangedFileViewSchema = z.object({
 });
 export type ChangedFileView = z.infer<typeof ChangedFileViewSchema>;
 
+/** A task's pull request on the card: number, link, state, the forge's checks and review. */
+export const PullRequestViewSchema = z.object({
+  number: z.number().int().positive(),
+  url: z.string(),
+  state: z.enum(['draft', 'open', 'merged', 'closed']),
+  checks: z.enum(['none', 'pending', 'passing', 'failing']),
+  review: z.enum(['none', 'approved', 'changes_requested', 'commented']),
+});
+export type PullRequestView = z.infer<typeof PullRequestViewSchema>;
+
 /** Where a task works (docs/flows.md#isolation) and what it changed there (docs/flows.md#review). */
 export const WorkplaceViewSchema = z.object({
   mode: z.enum(['worktree', 'inPlace']),
@@ -126,6 +136,10 @@ export const WorkplaceViewSchema = z.object({
   /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */
   canDiscard: z.boolean().optional(),
   canOpen: z.boolean().optional(),
+  /** "Open pull request" is offered (a finished task on its own branch, nothing brought home, no open pull request). */
+  canOpenPullRequest: z.boolean().optional(),
+  /** The task's pull request as the forge last said (docs/flows.md#pull-requests). */
+  pullRequest: PullRequestViewSchema.nullable().optional(),
 });
 export type WorkplaceView = z.infer<typeof WorkplaceViewSchema>;
 

@@ -90,6 +90,11 @@ export const PanelRequests = {
   },
   /** "Apply as uncommitted changes" after a confirmation; a refusal is an error saying why. */
   applyChanges: { params: TaskRef, result: Confirmed },
+  /**
+   * "Open pull request": the task's branch pushed and a pull request opened on its forge
+   * (docs/flows.md#pull-requests); a refusal or failure is an error saying what to do.
+   */
+  openPullRequest: { params: TaskRef, result: z.object({ number: z.number().int().positive(), url: z.string() }) },
   /** "Open worktree in new window". */
   openWorktree: { params: TaskRef, result: Nothing },
   /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */

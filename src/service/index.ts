@@ -31,6 +31,8 @@ export type { FollowUpInput } from './follow-ups';
 export { AvailabilitySnapshot, type AvailabilityState, type AvailabilityOptions } from './availability';
 export { TaskLifecycle, type LifecycleWork, type LifecycleWorkListener } from './task-lifecycle';
 export { Leadership, LEADER_LEASE, type LeadershipOptions } from './leadership';
+export { PullRequests, DEFAULT_PULL_REQUEST_SETTINGS, type PullRequestSettings, type PullRequestsOptions } from './pull-requests';
+export type { ForgeTokenProvider, ForgeApiFactory } from './forge/forge-api';
 export { BringHome, type BringHomePlan, type BringHomeOptions, type WorktreeFit } from './bring-home';
 export { TaskQuestions, type AskRelay, type TaskQuestionsOptions } from './questions';
 export { TaskSessions, SESSION_OPEN_HERE, refuseFollowUpWhileOpen, type SessionStarter, type TaskSessionsOptions } from './sessions';

@@ -30,6 +30,7 @@ import { PollPacing, SyncLoop, type SyncReport } from './sync-loop';
 import { TaskActions, type ContinueOutcome, type DeleteOptions, type TaskDeletion } from './task-actions';
 import { planFollowUp, type FollowUpInput } from './follow-ups';
 import { ScheduleActions } from './schedules';
+import { PullRequests, type PullRequestsOptions } from './pull-requests';
 import { BringHome } from './bring-home';
 import path from 'node:path';
 import { machineTimeZone } from '../core/zoned-time';
@@ -65,6 +66,8 @@ export interface TaskServiceOptions {
   /** A task's private runtime folder, removed with the task (default: the engine's, `runtime/tasks/<id>` beside the DB). */
   taskPrivateDir?: (taskId: string) => string;
   log?: (line: string) => void;
+  /** Pull requests (docs/flows.md#pull-requests): the settings, the user's forge token, the forge API (tests: the fixture's). */
+  pullRequests?: Omit<PullRequestsOptions, 'store' | 'privateDirOf'>;
 }
 
 export interface ServiceEvents {
@@ -98,6 +101,7 @@ export class TaskService {
   readonly schedules: ScheduleActions;
   /** Bringing a finished task's work home: Merge, Apply, Discard, its worktree (docs/flows.md#bring-it-home). */
   readonly bringHome: BringHome;
+  readonly pullRequests: PullRequests;
 
   private readonly store: TaskStore;
   private readonly clock: Clock;
@@ -190,10 +194,9 @@ export class TaskService {
       newScheduleId: newTaskId,
       plan: () => this.sync.plan(),
     });
-    this.bringHome = new BringHome({
-      store,
-      privateDirOf: options.taskPrivateDir ?? ((taskId) => path.join(store.directory, 'runtime', 'tasks', taskId)),
-    });
+    const privateDirOf = options.taskPrivateDir ?? ((taskId: string) => path.join(store.directory, 'runtime', 'tasks', taskId));
+    this.bringHome = new BringHome({ store, privateDirOf });
+    this.pullRequests = new PullRequests({ ...options.pullRequests, store, privateDirOf });
     // Whoever wrote the change (a user action or the runtime), its follow-up work runs here.
     this.lifecycle.onDidQueueWork((work) => this.onLifecycleWork(work));
   }

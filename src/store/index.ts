@@ -29,6 +29,15 @@ export {
   type AllowedNotRun,
 } from './questions/question-repo';
 export { FollowUpRepo, type FollowUpLink } from './repos/follow-up-repo';
+export {
+  PullRequestRepo,
+  type TaskPullRequest,
+  type PullRequestState,
+  type PullRequestChecks,
+  type PullRequestReview,
+  type PullRequestLook,
+  type ForgeKind,
+} from './repos/pull-request-repo';
 export { IsolationRepo, type TaskIsolation, type IsolationMode, type ChangedFile, type BroughtHome } from './repos/isolation-repo';
 export {
   ScheduleRepo,

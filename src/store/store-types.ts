@@ -15,6 +15,7 @@ import type { OutcomeRepo } from './repos/outcome-repo';
 import type { QuestionRepo } from './questions/question-repo';
 import type { RuntimeRepo } from './repos/runtime-repo';
 import type { IsolationRepo } from './repos/isolation-repo';
+import type { PullRequestRepo } from './repos/pull-request-repo';
 import type { CheckRepo } from './repos/check-repo';
 import type { ScheduleRepo } from './repos/schedule-repo';
 import type { StoreTopic } from './migrations/change-counters';
@@ -69,6 +70,8 @@ export interface StoreTx {
   readonly archive: ArchiveRepo;
   /** Repeating schedules and their runs (docs/flows.md#schedules-and-chains). */
   readonly schedules: ScheduleRepo;
+  /** A task's pull request on its forge (docs/flows.md#pull-requests). */
+  readonly pullRequests: PullRequestRepo;
 }
 
 /** What a read function gets: the read-only half of the repositories. */
@@ -91,6 +94,7 @@ export interface StoreReadTx {
   readonly checks: Pick<CheckRepo, 'get' | 'all' | 'lastCommandFor'>;
   readonly archive: Pick<ArchiveRepo, 'schema' | 'duePlan' | 'stillMovable' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
   readonly schedules: Pick<ScheduleRepo, 'get' | 'list' | 'titles' | 'getRun' | 'runsOf' | 'lastQueued' | 'runsByTask'>;
+  readonly pullRequests: Pick<PullRequestRepo, 'get' | 'all'>;
 }
 
 export interface StoreChange {

@@ -42,6 +42,8 @@ export interface OffPeakSettings {
   };
   /** Finished tasks beyond these move to the history archive (docs/flows.md#archive). */
   history: { keepDays: number; keepCount: number };
+  /** Open pull request (docs/flows.md#pull-requests): the remote, draft or ready, the GitHub Enterprise hosts. */
+  pullRequest: { remote: string; draft: boolean; githubEnterpriseHosts: string[] };
 }
 
 export function readSettings(): OffPeakSettings {
@@ -74,6 +76,11 @@ export function readSettings(): OffPeakSettings {
     history: {
       keepDays: Math.max(1, c.get<number>('history.keepDays', 90)),
       keepCount: Math.max(0, c.get<number>('history.keepCount', 500)),
+    },
+    pullRequest: {
+      remote: c.get<string>('pullRequest.remote', 'origin').trim() || 'origin',
+      draft: c.get<boolean>('pullRequest.draft', true),
+      githubEnterpriseHosts: c.get<unknown[]>('pullRequest.githubEnterpriseHosts', []).filter((h): h is string => typeof h === 'string'),
     },
   };
 }

@@ -10,7 +10,7 @@ import { GatewayServer } from '../../src/gateway/http/server';
 import type { GatewayConfig } from '../../src/gateway/config';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { ManualTimers } from '../../src/core/timers';
-import { TaskService, type AvailabilityOptions, type CreateTaskInput, type SyncConfig } from '../../src/service';
+import { TaskService, type AvailabilityOptions, type CreateTaskInput, type SyncConfig, type TaskServiceOptions } from '../../src/service';
 import { TaskStore } from '../../src/store';
 import { FaultProxy } from '../fixtures/fault-proxy';
 
@@ -72,7 +72,11 @@ export class World {
 
   async openWindow(
     name = `w${this.windows.length + 1}`,
-    extra: { stopAgent?: (taskId: string) => void | Promise<void>; newTaskId?: () => string } = {},
+    extra: {
+      stopAgent?: (taskId: string) => void | Promise<void>;
+      newTaskId?: () => string;
+      pullRequests?: TaskServiceOptions['pullRequests'];
+    } = {},
   ): Promise<Window> {
     // durable: false skips the fsyncs only (the store's own crash tests cover durability); the
     // lock, reload, transaction and atomic rename are the real thing. watch: false because the
@@ -95,6 +99,7 @@ export class World {
       sync: { longPollMs: 0, ...this.options.sync },
       availability: this.options.availability,
       newTaskId: extra.newTaskId,
+      pullRequests: extra.pullRequests,
       stopAgent:
         extra.stopAgent ??
         ((taskId) => {

@@ -230,6 +230,12 @@ export async function runGit(args: readonly string[], options: HardenedGitOption
 
 /** runGit with stdout as bytes (file contents, `cat-file --batch`). */
 export async function runGitBuffer(args: readonly string[], options: HardenedGitOptions): Promise<Buffer | null> {
+  const run = await runGitResult(args, options);
+  return run.code === 0 ? run.stdout : null;
+}
+
+/** One hardened git command with its exit code and both outputs (a push says why it was refused on stderr). */
+export async function runGitResult(args: readonly string[], options: HardenedGitOptions): Promise<GitRun> {
   let overrides: string[] = [];
   // A private git directory's config is the extension's own: nothing to look up.
   if (options.gitEnv?.GIT_DIR === undefined && mayRunDrivers(args)) {
@@ -240,15 +246,22 @@ export async function runGitBuffer(args: readonly string[], options: HardenedGit
       { ...options, gitEnv: userConfigEnv(options) },
       undefined,
     );
-    if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return null;
+    if (listing.code !== 0 && !(listing.code === 1 && listing.stdout.length === 0)) return listing;
     const text = listing.stdout.toString('utf8');
     const drivers = driverOverrides(text);
     const hooks = hookOverrides(text);
-    if (drivers === null || hooks === null) return null;
+    if (drivers === null || hooks === null)
+      return { code: null, stdout: Buffer.alloc(0), stderr: 'a driver or hook name git cannot switch off' };
     overrides = [...drivers, ...hooks, ...keptUserSettings(text)].flatMap((setting) => ['-c', setting]);
   }
-  const run = await execGit([...overrides, ...args], options, options.input);
-  return run.code === 0 ? run.stdout : null;
+  return execGit([...overrides, ...args], options, options.input);
+}
+
+/** How a hardened git run ended: its exit code (null: killed, not found, or refused before it ran) and outputs. */
+export interface GitRun {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
 }
 
 /**
@@ -277,14 +290,10 @@ function mayRunDrivers(args: readonly string[]): boolean {
   return !DRIVER_FREE.has(command ?? '');
 }
 
-function execGit(
-  args: readonly string[],
-  options: HardenedGitOptions,
-  input: string | Buffer | undefined,
-): Promise<{ code: number | null; stdout: Buffer }> {
+function execGit(args: readonly string[], options: HardenedGitOptions, input: string | Buffer | undefined): Promise<GitRun> {
   // From PATH only, never the repository it runs in (Windows would look there first).
   const git = options.gitCommand ?? programOnPath('git');
-  if (git === undefined) return Promise.resolve({ code: null, stdout: Buffer.alloc(0) });
+  if (git === undefined) return Promise.resolve({ code: null, stdout: Buffer.alloc(0), stderr: 'git was not found' });
   return new Promise((resolve) => {
     const child = execFile(
       git,
@@ -298,7 +307,8 @@ function execGit(
         killSignal: 'SIGKILL',
         env: hardenedGitEnv(options.gitEnv),
       },
-      (err, stdout) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr: stderr.toString('utf8') }),
     );
     child.stdin?.on('error', () => undefined); // git may exit before it read its input
     if (input !== undefined) child.stdin?.end(input);

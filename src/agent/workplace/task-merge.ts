@@ -39,7 +39,7 @@ const ZERO_SPLIT = (out: string | null) => (out ?? '').split('\0').filter(Boolea
 const PATH_CHECKS = ['-c', 'core.protectNTFS=false', '-c', 'core.protectHFS=false', '-c', 'core.bare=false'];
 
 /** The user's name and e-mail from the repository's or the user's own git config (reading config runs nothing). */
-async function identityEnv(repo: string): Promise<Record<string, string>> {
+export async function identityEnv(repo: string): Promise<Record<string, string>> {
   const get = async (key: string) => (await runGit(['config', '--get', key], { cwd: repo, gitEnv: userConfigEnv() }))?.trim() || null;
   const name = (await get('user.name')) ?? 'Off-Peak Tasks';
   const email = (await get('user.email')) ?? 'offpeak-tasks@localhost';

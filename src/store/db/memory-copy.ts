@@ -7,6 +7,7 @@ import type { Database, SqlJsStatic } from 'sql.js';
 import { DispatchRepo } from '../repos/dispatch-repo';
 import { FollowUpRepo } from '../repos/follow-up-repo';
 import { IsolationRepo } from '../repos/isolation-repo';
+import { PullRequestRepo } from '../repos/pull-request-repo';
 import { CheckRepo } from '../repos/check-repo';
 import { AskRepo } from '../questions/ask-repo';
 import { ArchiveRepo } from '../archive/archive-repo';
@@ -117,6 +118,7 @@ export class MemoryCopy {
       checks: new CheckRepo(db, now),
       archive: new ArchiveRepo(db),
       schedules: new ScheduleRepo(db, now),
+      pullRequests: new PullRequestRepo(db, now),
     };
   }
 

@@ -8,6 +8,7 @@ import {
   ASKS_TABLE,
   CHANGES_TABLE,
   CHECKS_TABLE,
+  PULL_REQUESTS_TABLE,
   DISPATCH_TABLE,
   FOLLOW_UPS_TABLE,
   HANDOFF_TABLE,
@@ -26,7 +27,7 @@ import {
 /** What a change event names: each topic is one or more tables, counted by triggers (v3+). */
 export type StoreTopic = 'tasks' | 'tickets' | 'windows' | 'dispatch' | 'runtime' | 'outcomes' | 'asks' | 'questions' | 'notify';
 export const TOPIC_TABLES: Readonly<Record<StoreTopic, readonly string[]>> = {
-  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE, CHECKS_TABLE, SCHEDULES_TABLE, SCHEDULE_RUNS_TABLE],
+  tasks: [TASKS_TABLE, FOLLOW_UPS_TABLE, ISOLATION_TABLE, CHECKS_TABLE, SCHEDULES_TABLE, SCHEDULE_RUNS_TABLE, PULL_REQUESTS_TABLE],
   tickets: [TICKETS_TABLE],
   windows: [WINDOWS_TABLE],
   dispatch: [HANDOFF_TABLE, DISPATCH_TABLE],

@@ -21,3 +21,4 @@ export const CHECKS_TABLE = 'off_peak_task_checks';
 export const CHECK_COMMANDS_TABLE = 'off_peak_check_commands';
 export const SCHEDULES_TABLE = 'off_peak_schedules';
 export const SCHEDULE_RUNS_TABLE = 'off_peak_schedule_runs';
+export const PULL_REQUESTS_TABLE = 'off_peak_pull_requests';

@@ -1,0 +1,30 @@
+// The card's pull request line (docs/flows.md#pull-requests): its number as a link, its state,
+// the forge's checks and the review, as the forge last said. The link is the forge's own URL.
+import type { PullRequestView } from '../src/protocol/webview';
+
+const STATES: Record<PullRequestView['state'], string> = { draft: 'Draft', open: 'Open', merged: 'Merged', closed: 'Closed unmerged' };
+const CHECKS: Record<PullRequestView['checks'], string> = {
+  none: '',
+  pending: 'checks pending',
+  passing: 'checks passing',
+  failing: 'checks failing',
+};
+const REVIEWS: Record<PullRequestView['review'], string> = {
+  none: '',
+  approved: 'approved',
+  changes_requested: 'changes requested',
+  commented: 'commented',
+};
+
+export function PullRequestLine({ pr }: { pr: PullRequestView }) {
+  const parts = [STATES[pr.state], CHECKS[pr.checks], REVIEWS[pr.review]].filter(Boolean);
+  return (
+    <div class="pull-request" data-testid="pull-request" data-state={pr.state} data-checks={pr.checks}>
+      <span class="codicon codicon-git-pull-request" aria-hidden="true" />{' '}
+      <a href={pr.url} data-testid="pull-request-link">
+        #{pr.number}
+      </a>{' '}
+      <span data-testid="pull-request-state">{parts.join(' · ')}</span>
+    </div>
+  );
+}
