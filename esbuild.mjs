@@ -3,6 +3,7 @@
 //   dist/extension.js        VS Code extension host: what activation needs (CJS, 'vscode' external)
 //   dist/engine.js           its engine, panel and command helpers, required on first use
 //   dist/personal.js         its personal-mode local authority (the reference gateway), likewise
+//   dist/forge.js            the GitHub API client (Octokit), when a pull request is first opened
 //   dist/webview/main.js     Preact webview (browser IIFE)
 //   dist/gateway.js          reference Off-Peak Gateway server (Node CJS)
 //   dist/reference-agent.js  bundled reference agent CLI (Node CJS)

@@ -38,6 +38,8 @@ export const lazyBundles = {
   ],
   // Personal mode's local authority, the reference gateway inside the extension host.
   'personal.js': ['src/personal/local-authority.ts'],
+  // The GitHub API client, loaded when a pull request is first opened or looked up (docs/flows.md#pull-requests).
+  'forge.js': ['@octokit/rest'],
 };
 
 /** esbuild options for one of the host's bundles (`extension.js` or a key of lazyBundles), with `root` the checkout. */

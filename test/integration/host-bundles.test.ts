@@ -97,6 +97,19 @@ describe('the extension host bundles (scripts/host-bundles.mjs)', function () {
     );
   });
 
+  it('the GitHub client (Octokit) is in forge.js alone: engine.js requires it only when a pull request needs it', () => {
+    assert.ok(
+      inputs['forge.js'].some((f) => /node_modules\/@octokit\/rest\//.test(f)),
+      'forge.js holds @octokit/rest',
+    );
+    for (const bundle of ['extension.js', 'engine.js', 'personal.js'])
+      assert.deepEqual(
+        inputs[bundle].filter((f) => /node_modules\/@octokit\//.test(f)),
+        [],
+        `${bundle} holds no copy of Octokit`,
+      );
+  });
+
   it('each lazy bundle exports every module listed for it, with the exports of its source', async () => {
     const exported = inNode(
       dir,
