@@ -4,6 +4,7 @@ import type { Weekday } from '../src/core/schedule-rules';
 import type { ScheduleView } from '../src/protocol/schedules';
 import { formatMinuteOfDay, parseMinuteOfDay, WEEKDAY_SHORT } from '../src/core/zoned-time';
 import { valueOf } from './field-value';
+import { SelectField } from './select-field';
 
 /** A rule as the protocol carries it. */
 export type ScheduleRule = ScheduleView['rule'];
@@ -70,31 +71,21 @@ export function RepeatFields({
   return (
     <div class="repeat" data-testid="repeat-fields">
       <div class="repeat-row">
-        <div>
-          <vscode-label>Repeat</vscode-label>
-          <vscode-single-select data-testid="repeat" value={choice.kind} onChange={(e) => set({ kind: valueOf(e) as RepeatKind })}>
-            {KIND_LABELS.filter((k) => once || k.value !== 'once').map((k) => (
-              <vscode-option key={k.value} value={k.value}>
-                {k.label}
-              </vscode-option>
-            ))}
-          </vscode-single-select>
-        </div>
+        <SelectField
+          label="Repeat"
+          testid="repeat"
+          value={choice.kind}
+          choices={KIND_LABELS.filter((k) => once || k.value !== 'once')}
+          onChange={(v) => set({ kind: v as RepeatKind })}
+        />
         {choice.kind === 'weekly' && (
-          <div>
-            <vscode-label>Day</vscode-label>
-            <vscode-single-select
-              data-testid="repeat-day"
-              value={String(choice.day)}
-              onChange={(e) => set({ day: Number(valueOf(e)) as Weekday })}
-            >
-              {WEEK.map((d) => (
-                <vscode-option key={d} value={String(d)}>
-                  {WEEKDAY_LONG[d]}
-                </vscode-option>
-              ))}
-            </vscode-single-select>
-          </div>
+          <SelectField
+            label="Day"
+            testid="repeat-day"
+            value={String(choice.day)}
+            choices={WEEK.map((d) => ({ value: String(d), label: WEEKDAY_LONG[d] }))}
+            onChange={(v) => set({ day: Number(v) as Weekday })}
+          />
         )}
         {choice.kind !== 'once' && (
           <div>

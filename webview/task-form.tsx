@@ -11,6 +11,7 @@ import { valueOf } from './field-value';
 import { promptHint } from './format';
 import { choiceOf, REPEAT_ONCE, RepeatFields, ruleOf, type ScheduleRule } from './repeat-fields';
 import { OwnBranchToggle } from './workplace';
+import { SelectField } from './select-field';
 
 export const PERMISSION_MODE_CHOICES: { value: CreateTaskForm['permissionMode']; label: string; detail: string }[] = [
   {
@@ -247,53 +248,35 @@ export function TaskForm({
         </p>
       )}
       <div class="row">
-        <div>
-          <vscode-label>Workspace</vscode-label>
-          <vscode-single-select data-testid="workspace" value={workspacePath} disabled={editing} onChange={(e) => setWorkspace(valueOf(e))}>
-            {workspaces.map((w) => (
-              <vscode-option key={w.path} value={w.path} selected={w.path === workspacePath}>
-                {w.name}
-              </vscode-option>
-            ))}
-          </vscode-single-select>
-        </div>
-        <div>
-          <vscode-label>Permissions</vscode-label>
-          <vscode-single-select
-            data-testid="permission-mode"
-            value={permissionMode}
-            onChange={(e) => setMode(valueOf(e) as CreateTaskForm['permissionMode'])}
-          >
-            {PERMISSION_MODE_CHOICES.map((m) => (
-              <vscode-option key={m.value} value={m.value} description={m.detail}>
-                {m.label}
-              </vscode-option>
-            ))}
-          </vscode-single-select>
-        </div>
-        <div>
-          <vscode-label>Model</vscode-label>
-          <vscode-single-select data-testid="model" value={model} onChange={(e) => setModel(valueOf(e))}>
-            <vscode-option value="" selected={model === ''}>
-              {defaultModelText ?? 'Gateway default'}
-            </vscode-option>
-            {models.map((m) => (
-              <vscode-option key={m} value={m} selected={m === model}>
-                {m}
-              </vscode-option>
-            ))}
-          </vscode-single-select>
-        </div>
-        <div>
-          <vscode-label>Thinking</vscode-label>
-          <vscode-single-select data-testid="thought-level" value={thoughtLevel} onChange={(e) => setThought(valueOf(e))}>
-            {THOUGHT_LEVELS.map((l) => (
-              <vscode-option key={l} value={l}>
-                {l || 'Default'}
-              </vscode-option>
-            ))}
-          </vscode-single-select>
-        </div>
+        <SelectField
+          label="Workspace"
+          testid="workspace"
+          value={workspacePath}
+          disabled={editing}
+          choices={workspaces.map((w) => ({ value: w.path, label: w.name }))}
+          onChange={setWorkspace}
+        />
+        <SelectField
+          label="Permissions"
+          testid="permission-mode"
+          value={permissionMode}
+          choices={PERMISSION_MODE_CHOICES.map((m) => ({ value: m.value, label: m.label, description: m.detail }))}
+          onChange={(v) => setMode(v as CreateTaskForm['permissionMode'])}
+        />
+        <SelectField
+          label="Model"
+          testid="model"
+          value={model}
+          choices={[{ value: '', label: defaultModelText ?? 'Gateway default' }, ...models.map((m) => ({ value: m, label: m }))]}
+          onChange={setModel}
+        />
+        <SelectField
+          label="Thinking"
+          testid="thought-level"
+          value={thoughtLevel}
+          choices={THOUGHT_LEVELS.map((l) => ({ value: l, label: l || 'Default' }))}
+          onChange={setThought}
+        />
       </div>
       {mode && (
         <p class="hint permission-detail" data-testid="permission-detail">
