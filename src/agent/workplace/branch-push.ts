@@ -8,8 +8,9 @@
  *   (`url.*.pushInsteadOf`), add a `pushurl`, a proxy or switch off TLS checks for the token.
  * - To an https URL the caller built from the forge's host (plain http only to a literal loopback
  *   address, src/core/loopback-host.ts), with no credential in it; only that one protocol allowed.
- * - The token reaches that one git process through its environment and a small askpass script
- *   that answers only the prompts for that URL's origin: never in an argv, a URL, a config or a log.
+ * - The token reaches that one git process through its environment only, as an Authorization
+ *   header for that URL (`pushAuthEnv`): never in an argv, a URL, a config file or a log, and with
+ *   no helper script, so no shell is needed (Git for Windows included).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -37,14 +38,21 @@ export type PushFailure = 'non-fast-forward' | 'protected' | 'permission' | 'aut
 
 export type PushResult = { kind: 'pushed'; commit: string } | { kind: 'failed'; failure: PushFailure; detail: string };
 
-/** The askpass script: the user name or the token for the expected origin's prompts, nothing for any other. */
-export const ASKPASS_SCRIPT = `#!/bin/sh
-case "$1" in
-  "Username for '$OFFPEAK_PUSH_ORIGIN'"*) printf '%s\\n' "$OFFPEAK_PUSH_USER" ;;
-  "Password for '$OFFPEAK_PUSH_USER_ORIGIN'"*) printf '%s\\n' "$OFFPEAK_PUSH_TOKEN" ;;
-  *) exit 1 ;;
-esac
-`;
+/**
+ * The token as git's command-line-scope config, given in the environment (`GIT_CONFIG_COUNT`, read
+ * by git 2.31+ as if passed with `-c`): an Authorization header for URLs under the push URL alone,
+ * and no redirect followed (the header would go with it).
+ */
+export function pushAuthEnv(url: URL, username: string, token: string): Record<string, string> {
+  const basic = Buffer.from(`${username}:${token}`, 'utf8').toString('base64');
+  return {
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: `http.${url.href}.extraHeader`,
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+    GIT_CONFIG_KEY_1: 'http.followRedirects',
+    GIT_CONFIG_VALUE_1: 'false',
+  };
+}
 
 const PUSH_TIMEOUT_MS = 120_000;
 
@@ -85,7 +93,6 @@ export async function pushTaskBranch(input: PushInput): Promise<PushResult> {
   const objects = path.resolve(input.repoPath, common, 'objects');
 
   const gitDir = path.resolve(input.privateDir, 'push-git');
-  const askpass = path.join(input.privateDir, 'push-askpass.sh');
   await fs.rm(gitDir, { recursive: true, force: true });
   await fs.mkdir(gitDir, { recursive: true, mode: 0o700 });
   try {
@@ -94,7 +101,6 @@ export async function pushTaskBranch(input: PushInput): Promise<PushResult> {
     const base = { GIT_DIR: gitDir, GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
     if ((await runGit(['update-ref', `refs/heads/${input.branch}`, tip], { cwd: gitDir, gitEnv: base })) === null)
       return { kind: 'failed', failure: 'refused', detail: `The branch ${input.branch} could not be read.` };
-    await fs.writeFile(askpass, ASKPASS_SCRIPT, { mode: 0o700 });
     const url = new URL(input.url);
     const ref = `refs/heads/${input.branch}`;
     const run = await runGitResult(['push', '--porcelain', '--no-verify', '--no-follow-tags', input.url, `${ref}:${ref}`], {
@@ -103,11 +109,9 @@ export async function pushTaskBranch(input: PushInput): Promise<PushResult> {
       gitEnv: {
         ...base,
         GIT_ALLOW_PROTOCOL: url.protocol.slice(0, -1),
-        GIT_ASKPASS: askpass,
-        OFFPEAK_PUSH_ORIGIN: url.origin,
-        OFFPEAK_PUSH_USER_ORIGIN: `${url.protocol}//${encodeURIComponent(input.username)}@${url.host}`,
-        OFFPEAK_PUSH_USER: input.username,
-        OFFPEAK_PUSH_TOKEN: input.token,
+        // No prompt: a refused token fails at once instead of waiting for a terminal.
+        GIT_TERMINAL_PROMPT: '0',
+        ...pushAuthEnv(url, input.username, input.token),
       },
     });
     if (run.code === 0) return { kind: 'pushed', commit: tip };
@@ -115,7 +119,6 @@ export async function pushTaskBranch(input: PushInput): Promise<PushResult> {
     return { kind: 'failed', failure: pushFailureOf(output), detail: lastLines(output) };
   } finally {
     await fs.rm(gitDir, { recursive: true, force: true });
-    await fs.rm(askpass, { force: true });
   }
 }
 
