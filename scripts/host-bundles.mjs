@@ -30,11 +30,14 @@ export const lazyBundles = {
     'src/notify/notify-target.ts',
     'src/notify/target-command.ts',
     'src/protocol/notify.ts',
-    // Shared with personal.js, which reaches them here: sql.js is loaded once per process, zod's
-    // schemas are of one zod, temp file names come from one counter.
+    // Shared with personal.js, which reaches them here: sql.js is loaded once per process, temp
+    // file names come from one counter, and zod (zod/mini, src/protocol/zod.ts) is in one bundle:
+    // the schemas personal.js parses with are these.
     'src/store/db/sqljs.ts',
     'src/files/file-replace.ts',
-    'zod',
+    'src/protocol/gateway.ts',
+    'src/gateway/config/schema.ts',
+    'src/personal/authority-files.ts',
   ],
   // Personal mode's local authority, the reference gateway inside the extension host.
   'personal.js': ['src/personal/local-authority.ts'],
@@ -59,11 +62,14 @@ export function hostBundleBuild(bundle, root) {
   return { ...entry, define: { navigator: 'undefined', 'globalThis.navigator': 'undefined' }, plugins: [hostBundles(bundle, root)] };
 }
 
+/** The one project module that acts at import: it gives zod/mini its English messages. */
+const ACTS_AT_IMPORT = path.join('src', 'protocol', 'zod.ts');
+
 const specifier = (spec) => (spec.startsWith('src/') ? `./${spec}` : spec);
 
 /**
  * Sends imports of another bundle's modules to that bundle, and marks the project's own modules
- * free of side effects (none has any at import), so that one whose exports go unused — reached
+ * free of side effects (none but ACTS_AT_IMPORT has any at import), so that one whose exports go unused — reached
  * only for a type, or for a function only a lazy bundle calls — stays out of the bundle.
  */
 function hostBundles(self, root) {
@@ -99,7 +105,12 @@ function hostBundles(self, root) {
           return { path: `${owner[0]}#${owner[1]}`, namespace: 'host-bundle' };
         if (self === 'extension.js' && lazy && r.path.startsWith(src))
           return { errors: [{ text: `${args.path} is imported lazily but is in no lazy bundle: list it in scripts/host-bundles.mjs` }] };
-        return { path: r.path, namespace: r.namespace, suffix: r.suffix, sideEffects: r.path.startsWith(src) ? false : r.sideEffects };
+        return {
+          path: r.path,
+          namespace: r.namespace,
+          suffix: r.suffix,
+          sideEffects: r.path.startsWith(src) ? r.path.endsWith(ACTS_AT_IMPORT) : r.sideEffects,
+        };
       });
       // The module, as its bundle exports it.
       build.onLoad({ filter: /.*/, namespace: 'host-bundle' }, (args) => {

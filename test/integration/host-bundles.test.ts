@@ -1,6 +1,6 @@
 // The extension host's bundles as scripts/host-bundles.mjs links them: dist/extension.js loads
 // without its lazy bundles, each lazy bundle exports its modules as the source does, and a module
-// listed for one bundle (sql.js's loader, zod) is in that bundle only.
+// listed for one bundle (sql.js's loader, the gateway's schemas) is in that bundle only.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -113,11 +113,25 @@ console.log(JSON.stringify(out));`,
     }
   });
 
-  it('personal.js reaches sql.js, zod and the temp-file counter in engine.js, and has no copy of its own', () => {
+  it('item 8: a schema error from a lazy bundle reads in English (zod/mini has no messages of its own: src/protocol/zod.ts gives them)', () => {
+    const notify = lazyBundles['engine.js'].indexOf('src/protocol/notify.ts');
+    const seen = inNode(
+      dir,
+      `const { NotifyTargetSchema } = require('./engine.js').m${notify};
+const r = NotifyTargetSchema.safeParse({ kind: 'fax', url: 3 });
+console.log(JSON.stringify(r.error.issues.map((i) => i.message)));`,
+    );
+    assert.deepEqual(seen, [
+      'Invalid option: expected one of "ntfy"|"slack"|"discord"|"webhook"',
+      'Invalid input: expected string, received number',
+    ]);
+  });
+
+  it('personal.js reaches sql.js and the temp-file counter in engine.js, and has no copy of its own', () => {
     const seen = inNode(dir, `require('./personal.js');\nconsole.log(JSON.stringify(loaded()));`) as string[];
     assert.ok(seen.includes('engine.js'), 'personal.js did not load engine.js');
     assert.deepEqual(
-      inputs['personal.js'].filter((f) => /node_modules\/(zod|sql\.js)\/|src\/store\/db\/sqljs\.ts|src\/files\/file-replace\.ts/.test(f)),
+      inputs['personal.js'].filter((f) => /node_modules\/sql\.js\/|src\/store\/db\/sqljs\.ts|src\/files\/file-replace\.ts/.test(f)),
       [],
     );
   });
