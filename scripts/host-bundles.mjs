@@ -12,7 +12,7 @@ import path from 'node:path';
  * anything else would be inlined into it, and the build fails saying so.
  */
 export const lazyBundles = {
-  // The engine (store, service, agent runtime, gateway client, schedules, away notifications,
+  // The engine (store, service, the agent runtime's state, gateway client, schedules, away notifications,
   // review and merge), the panel, and what the commands load when run: required right after
   // activation, when the engine starts in the background, or when the panel is first shown.
   'engine.js': [
@@ -38,9 +38,14 @@ export const lazyBundles = {
     'src/protocol/gateway.ts',
     'src/gateway/config/schema.ts',
     'src/personal/authority-files.ts',
+    // Shared with runtime.js: the ticket proxy's permission-relay schema (so zod stays here).
+    'src/protocol/permission-relay.ts',
   ],
   // Personal mode's local authority, the reference gateway inside the extension host.
   'personal.js': ['src/personal/local-authority.ts'],
+  // What starting an agent takes (the launch, the ticket proxy, check rounds, the workplace):
+  // required by the runtime at a task's first start.
+  'runtime.js': ['src/agent/runtime/segment-kit.ts'],
 };
 
 /** esbuild options for one of the host's bundles (`extension.js` or a key of lazyBundles), with `root` the checkout. */

@@ -127,6 +127,20 @@ console.log(JSON.stringify(r.error.issues.map((i) => i.message)));`,
     ]);
   });
 
+  it("item 8: engine.js loads without runtime.js and holds none of an agent's start (its launch, its ticket proxy), which runtime.js holds", () => {
+    const seen = inNode(dir, `require('./engine.js');\nconsole.log(JSON.stringify(loaded()));`) as string[];
+    assert.deepEqual(
+      seen.filter((f) => BUNDLES.includes(f)),
+      ['engine.js'],
+    );
+    const start = /src\/agent\/(runtime\/segment-(runner|work|launch)|proxy\/ticket-proxy)\.ts$/;
+    assert.deepEqual(
+      inputs['engine.js'].filter((f) => start.test(f)),
+      [],
+    );
+    assert.equal(inputs['runtime.js'].filter((f) => start.test(f)).length, 4);
+  });
+
   it('personal.js reaches sql.js and the temp-file counter in engine.js, and has no copy of its own', () => {
     const seen = inNode(dir, `require('./personal.js');\nconsole.log(JSON.stringify(loaded()));`) as string[];
     assert.ok(seen.includes('engine.js'), 'personal.js did not load engine.js');
