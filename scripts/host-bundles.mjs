@@ -30,6 +30,8 @@ export const lazyBundles = {
     'src/notify/notify-target.ts',
     'src/notify/target-command.ts',
     'src/protocol/notify.ts',
+    // What a review reads of a task's changes (src/vscode/review.ts, when it opens a file).
+    'src/agent/workplace/task-changes.ts',
     // Shared with personal.js, which reaches them here: sql.js is loaded once per process, temp
     // file names come from one counter, and zod (zod/mini, src/protocol/zod.ts) is in one bundle:
     // the schemas personal.js parses with are these.
@@ -45,7 +47,8 @@ export const lazyBundles = {
   'personal.js': ['src/personal/local-authority.ts'],
   // What starting an agent takes (the launch, the ticket proxy, check rounds, the workplace):
   // required by the runtime at a task's first start.
-  'runtime.js': ['src/agent/runtime/segment-kit.ts'],
+  // A task terminal's feed, required when src/vscode/task-terminals.ts first makes one.
+  'runtime.js': ['src/agent/runtime/segment-kit.ts', 'src/agent/runtime/task-terminal-feed.ts'],
 };
 
 /** esbuild options for one of the host's bundles (`extension.js` or a key of lazyBundles), with `root` the checkout. */

@@ -97,6 +97,14 @@ describe('the extension host bundles (scripts/host-bundles.mjs)', function () {
     );
   });
 
+  it("item 8: extension.js holds neither a review's reads of a task's files nor a task terminal's feed: each loads on first use", () => {
+    const firstUse = /src\/agent\/(workplace\/(task-changes|hardened-git)|runtime\/(task-terminal-feed|segment-logs))\.ts$/;
+    assert.deepEqual(
+      inputs['extension.js'].filter((f) => firstUse.test(f)),
+      [],
+    );
+  });
+
   it('each lazy bundle exports every module listed for it, with the exports of its source', async () => {
     const exported = inNode(
       dir,
