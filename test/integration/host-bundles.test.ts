@@ -149,11 +149,13 @@ console.log(JSON.stringify(r.error.issues.map((i) => i.message)));`,
     assert.equal(inputs['runtime.js'].filter((f) => start.test(f)).length, 4);
   });
 
-  it('personal.js reaches sql.js and the temp-file counter in engine.js, and has no copy of its own', () => {
+  it("personal.js reaches sql.js, the gateway's schemas with zod, and the temp-file counter in engine.js, and has no copy of its own", () => {
     const seen = inNode(dir, `require('./personal.js');\nconsole.log(JSON.stringify(loaded()));`) as string[];
     assert.ok(seen.includes('engine.js'), 'personal.js did not load engine.js');
     assert.deepEqual(
-      inputs['personal.js'].filter((f) => /node_modules\/sql\.js\/|src\/store\/db\/sqljs\.ts|src\/files\/file-replace\.ts/.test(f)),
+      inputs['personal.js'].filter((f) =>
+        /node_modules\/(zod|sql\.js)\/|src\/protocol\/gateway\.ts|src\/store\/db\/sqljs\.ts|src\/files\/file-replace\.ts/.test(f),
+      ),
       [],
     );
   });
