@@ -29,9 +29,10 @@ const production = process.argv.includes('--production');
 const quiet = process.argv.includes('--quiet');
 
 /**
- * zod's `z` namespace re-exports every locale (`z.locales`), which esbuild cannot shake: ~260 kB
- * minified in each bundle. The project never switches zod's locale, so only English (zod's
- * default, which zod configures by importing it directly) is kept.
+ * zod's classic `z` namespace re-exports every locale (`z.locales`), which esbuild cannot shake:
+ * ~260 kB minified in each bundle that has it (the MCP SDK's zod in dist/permission-mcp.js; the
+ * project's own schemas use zod/mini, src/protocol/zod.ts). The project never switches zod's
+ * locale, so only English is kept.
  */
 const zodEnglishOnly = {
   name: 'zod-english-only',

@@ -21,7 +21,13 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'vscode', message: 'Only src/vscode/ and src/extension.ts may import vscode.' }] },
+        {
+          paths: [
+            { name: 'vscode', message: 'Only src/vscode/ and src/extension.ts may import vscode.' },
+            // Its classic build brings all of zod into each bundle (~190 kB); zod/mini keeps what is used.
+            { name: 'zod', message: 'Build schemas with src/protocol/zod.ts (zod/mini, with English messages).' },
+          ],
+        },
       ],
       'no-restricted-syntax': [
         'error',

@@ -5,7 +5,10 @@
  * extension_js_bytes   dist/extension.js inside it (what the extension host loads to activate)
  * engine_js_bytes      dist/engine.js inside it (required when the engine starts, after activate())
  * personal_js_bytes    dist/personal.js inside it (required in personal mode, likewise)
+ * runtime_js_bytes     dist/runtime.js inside it (required when this window first starts a task)
  * webview_js_bytes     dist/webview/main.js inside it (what the panel loads)
+ * first_paint_bytes    the bundles the host parses before the panel's first paint with tasks in it
+ *                      (FIRST_PAINT_BUNDLES in scripts/vsix/contents.ts: extension.js and engine.js)
  * activate_ms          median over runs of the time VS Code's extension host spends in activate()
  *                      (its own marks willActivateExtension -> didActivateExtension), with the .vsix
  *                      installed into a fresh code-server; the engine starts after it, in the background
@@ -19,6 +22,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildVsix } from '../scripts/vsix/build';
+import { FIRST_PAINT_BUNDLES } from '../scripts/vsix/contents';
 import { REPO_ROOT } from '../scripts/vscode/tools';
 import { publish, sized } from './mode';
 
@@ -71,7 +75,9 @@ async function main(): Promise<void> {
     extension_js_bytes: bytesOf('extension/dist/extension.js'),
     engine_js_bytes: bytesOf('extension/dist/engine.js'),
     personal_js_bytes: bytesOf('extension/dist/personal.js'),
+    runtime_js_bytes: bytesOf('extension/dist/runtime.js'),
     webview_js_bytes: bytesOf('extension/dist/webview/main.js'),
+    first_paint_bytes: FIRST_PAINT_BUNDLES.reduce((sum, p) => sum + bytesOf(p), 0),
     activate_ms: median(samples.map((s) => s.extension.activate_ms)),
     code_load_ms: median(samples.map((s) => s.extension.code_load_ms)),
     floor_activate_ms: median(samples.map((s) => s.floor.activate_ms)),

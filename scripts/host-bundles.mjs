@@ -12,7 +12,7 @@ import path from 'node:path';
  * anything else would be inlined into it, and the build fails saying so.
  */
 export const lazyBundles = {
-  // The engine (store, service, agent runtime, gateway client, schedules, away notifications,
+  // The engine (store, service, the agent runtime's state, gateway client, schedules, away notifications,
   // review and merge), the panel, and what the commands load when run: required right after
   // activation, when the engine starts in the background, or when the panel is first shown.
   'engine.js': [
@@ -30,14 +30,25 @@ export const lazyBundles = {
     'src/notify/notify-target.ts',
     'src/notify/target-command.ts',
     'src/protocol/notify.ts',
-    // Shared with personal.js, which reaches them here: sql.js is loaded once per process, zod's
-    // schemas are of one zod, temp file names come from one counter.
+    // What a review reads of a task's changes (src/vscode/review.ts, when it opens a file).
+    'src/agent/workplace/task-changes.ts',
+    // Shared with personal.js, which reaches them here: sql.js is loaded once per process, temp
+    // file names come from one counter, and zod (zod/mini, src/protocol/zod.ts) is in one bundle:
+    // the schemas personal.js parses with are these.
     'src/store/db/sqljs.ts',
     'src/files/file-replace.ts',
-    'zod',
+    'src/protocol/gateway.ts',
+    'src/gateway/config/schema.ts',
+    'src/personal/authority-files.ts',
+    // Shared with runtime.js: the ticket proxy's permission-relay schema (so zod stays here).
+    'src/protocol/permission-relay.ts',
   ],
   // Personal mode's local authority, the reference gateway inside the extension host.
   'personal.js': ['src/personal/local-authority.ts'],
+  // What starting an agent takes (the launch, the ticket proxy, check rounds, the workplace):
+  // required by the runtime at a task's first start.
+  // A task terminal's feed, required when src/vscode/task-terminals.ts first makes one.
+  'runtime.js': ['src/agent/runtime/segment-kit.ts', 'src/agent/runtime/task-terminal-feed.ts'],
   // The GitHub API client, loaded when a pull request is first opened or looked up (docs/flows.md#pull-requests).
   'forge.js': ['@octokit/rest'],
 };
@@ -61,11 +72,14 @@ export function hostBundleBuild(bundle, root) {
   return { ...entry, define: { navigator: 'undefined', 'globalThis.navigator': 'undefined' }, plugins: [hostBundles(bundle, root)] };
 }
 
+/** The one project module that acts at import: it gives zod/mini its English messages. */
+const ACTS_AT_IMPORT = path.join('src', 'protocol', 'zod.ts');
+
 const specifier = (spec) => (spec.startsWith('src/') ? `./${spec}` : spec);
 
 /**
  * Sends imports of another bundle's modules to that bundle, and marks the project's own modules
- * free of side effects (none has any at import), so that one whose exports go unused — reached
+ * free of side effects (none but ACTS_AT_IMPORT has any at import), so that one whose exports go unused — reached
  * only for a type, or for a function only a lazy bundle calls — stays out of the bundle.
  */
 function hostBundles(self, root) {
@@ -101,7 +115,12 @@ function hostBundles(self, root) {
           return { path: `${owner[0]}#${owner[1]}`, namespace: 'host-bundle' };
         if (self === 'extension.js' && lazy && r.path.startsWith(src))
           return { errors: [{ text: `${args.path} is imported lazily but is in no lazy bundle: list it in scripts/host-bundles.mjs` }] };
-        return { path: r.path, namespace: r.namespace, suffix: r.suffix, sideEffects: r.path.startsWith(src) ? false : r.sideEffects };
+        return {
+          path: r.path,
+          namespace: r.namespace,
+          suffix: r.suffix,
+          sideEffects: r.path.startsWith(src) ? r.path.endsWith(ACTS_AT_IMPORT) : r.sideEffects,
+        };
       });
       // The module, as its bundle exports it.
       build.onLoad({ filter: /.*/, namespace: 'host-bundle' }, (args) => {

@@ -37,6 +37,7 @@ export const REQUIRED_VSIX_FILES = [
   // Its lazy bundles, required on first use (scripts/host-bundles.mjs).
   'extension/dist/engine.js',
   'extension/dist/personal.js',
+  'extension/dist/runtime.js',
   'extension/dist/forge.js',
   'extension/dist/webview/main.js',
   'extension/dist/gateway.js',
@@ -79,18 +80,34 @@ const REASONS: [RegExp, string][] = [
 /**
  * Size budget of the bundles a user's VS Code loads (minified, bytes): the extension host parses
  * extension.js on every start before activate(), engine.js right after it (the engine starts in
- * the background), personal.js in personal mode, and the panel loads main.js each time it opens.
- * About 20% above today's sizes, so an accidental heavy import (e.g. zod's locales, ~260 kB) fails
- * the package. extension.js held everything (~783 kB, budget 768 KiB) until the engine, the panel
- * and personal mode's authority moved to lazy bundles (~627 kB and ~103 kB); it is now ~79 kB.
+ * the background), personal.js in personal mode, runtime.js when a task first starts (or its
+ * terminal is first shown), and the panel loads main.js each time it opens. A few per cent above
+ * today's sizes, so an accidental heavy import (e.g. zod's classic build, ~190 kB, or its locales,
+ * ~260 kB) fails the package; a budget is lowered when a bundle shrinks, never raised.
+ * extension.js held everything (~783 kB) until the engine, the panel and personal mode's authority
+ * moved to lazy bundles; zod/mini instead of zod's classic build, and the agent's start moved to
+ * runtime.js, took engine.js from ~651 kB to ~446 kB and main.js from ~388 kB to ~224 kB; review's
+ * reads and the task terminal's feed, loaded on first use, took extension.js from ~90 kB to ~77 kB
+ * (docs/architecture.md#lazy-bundles).
  */
 export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
-  'extension/dist/extension.js': 96 * 1024,
-  'extension/dist/engine.js': 736 * 1024,
-  'extension/dist/personal.js': 124 * 1024,
+  'extension/dist/extension.js': 82 * 1024,
+  'extension/dist/engine.js': 464 * 1024,
+  'extension/dist/personal.js': 104 * 1024,
+  'extension/dist/runtime.js': 80 * 1024,
   'extension/dist/forge.js': 132 * 1024,
-  'extension/dist/webview/main.js': 416 * 1024,
+  'extension/dist/webview/main.js': 240 * 1024,
 };
+
+/**
+ * What the extension host parses before the panel's first paint with the tasks in it: activation's
+ * bundle and the engine's, which the panel's data comes from (team mode; personal mode adds
+ * personal.js). Their budget together, a few per cent above today's ~523 kB (~741 kB before
+ * zod/mini and runtime.js). The aim is 400 kB (issue 40), which needs the engine's start split in
+ * two: what the panel reads now, the rest after its first paint (docs/architecture.md#lazy-bundles).
+ */
+export const FIRST_PAINT_BUNDLES = ['extension/dist/extension.js', 'extension/dist/engine.js'] as const;
+export const FIRST_PAINT_BUDGET_BYTES = 544 * 1024;
 
 /** Every breach of the rule, as readable lines; empty when the .vsix is right. */
 export function checkVsixEntries(entries: readonly VsixEntry[]): string[] {
@@ -103,6 +120,13 @@ export function checkVsixEntries(entries: readonly VsixEntry[]): string[] {
     if (ALLOWED.some((re) => re.test(path))) continue;
     const reason = REASONS.find(([re]) => re.test(path))?.[1] ?? 'not something the installed extension uses';
     problems.push(`must not ship: ${path} (${reason})`);
+  }
+  const firstPaint = entries
+    .filter((e) => (FIRST_PAINT_BUNDLES as readonly string[]).includes(e.path))
+    .reduce((sum, e) => sum + e.bytes, 0);
+  if (firstPaint > FIRST_PAINT_BUDGET_BYTES) {
+    const names = FIRST_PAINT_BUNDLES.map((p) => p.slice(p.lastIndexOf('/') + 1)).join(', ');
+    problems.push(`over budget: the first paint's bundles (${names}) are ${firstPaint} bytes, the budget is ${FIRST_PAINT_BUDGET_BYTES}`);
   }
   return problems;
 }

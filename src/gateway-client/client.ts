@@ -3,7 +3,7 @@
  * src/protocol; every failure is a GatewayError; every answer's server times are also given on
  * the local clock (skew-corrected) so callers never compare server instants with local ones.
  */
-import { z } from 'zod';
+import * as z from '../protocol/zod';
 import {
   AvailabilityResponseSchema,
   ClientConfigsResponseSchema,
@@ -54,9 +54,9 @@ export interface GatewayClientOptions {
  * protocol schema only admits live states; we accept the dead ones too so the service can
  * repair instead of leaving the task stalled (docs/flows.md#create).
  */
-const TakeAnswerSchema = TakeResponseSchema.extend({
+const TakeAnswerSchema = z.extend(TakeResponseSchema, {
   state: z.enum(SERVER_TICKET_STATES),
-  reused: z.boolean().optional().default(false),
+  reused: z._default(z.optional(z.boolean()), false),
 });
 
 export type TakeState = z.infer<typeof TakeAnswerSchema>['state'];
@@ -119,7 +119,7 @@ export class GatewayClient {
   }
 
   /** A GET of one of the gateway's read routes, in the read time limit. */
-  private read<T>(endpoint: GatewayEndpoint, path: string, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+  private read<T>(endpoint: GatewayEndpoint, path: string, schema: z.ZodMiniType<T>, signal?: AbortSignal): Promise<T> {
     return this.transport.call({ endpoint, method: 'GET', path, timeoutMs: this.timeouts.readMs, schema, signal });
   }
 

@@ -4,7 +4,7 @@
  * validated with the protocol's zod schema. Every failure becomes a GatewayError.
  */
 import ky, { TimeoutError } from 'ky';
-import type { z } from 'zod';
+import type * as z from '../protocol/zod';
 import type { Clock } from '../core/clock';
 import { socketFetch, type ChannelConnect } from './socket-fetch';
 import { GatewayError, kindForBusinessCode, type GatewayEndpoint, type GatewayErrorKind } from './errors';
@@ -30,7 +30,7 @@ export interface CallSpec<T> {
   path: string;
   json?: unknown;
   timeoutMs: number;
-  schema: z.ZodType<T>;
+  schema: z.ZodMiniType<T>;
   signal?: AbortSignal;
   /**
    * false for a long-poll: the server stamps `server_time` when it answers, which may be many

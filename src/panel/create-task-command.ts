@@ -5,19 +5,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
-import { CreateTaskFormSchema } from '../protocol/webview';
+import * as z from '../protocol/zod';
+import { CreateTaskFormSchema, PROMPT_MAX_CHARS } from '../protocol/webview';
 import type { PermissionMode } from '../core/types';
 import { visibleControls } from '../core/ask-input';
 import { plainNotificationText } from '../core/untrusted-text';
 import type { Confirmation } from './confirmations';
 
 /** Every field optional (the command asks for what is missing); nothing else accepted. */
-export const CreateTaskCommandArgsSchema = CreateTaskFormSchema.partial().strict();
+export const CreateTaskCommandArgsSchema = z.partial(CreateTaskFormSchema);
 export type CreateTaskCommandArgs = z.infer<typeof CreateTaskCommandArgsSchema>;
 
 /** The longest prompt a task may have (the same limit as the panel's form). */
-export const MAX_PROMPT_CHARS = CreateTaskFormSchema.shape.prompt.maxLength ?? 100_000;
+export const MAX_PROMPT_CHARS = PROMPT_MAX_CHARS;
 
 export class CreateTaskArgsError extends Error {}
 

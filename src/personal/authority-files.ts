@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from '../protocol/zod';
 import { ensurePrivateDir } from '../files/private-files';
 import { writeFileAtomic } from '../files/file-replace';
 
@@ -65,9 +65,9 @@ export const DiscoverySchema = z.object({
   // Version 1 named loopback ports: a window of this version never follows those.
   version: z.literal(2),
   /** The gateway's Unix domain socket / Windows named pipe. */
-  address: z.string().min(1),
-  presence: z.string().min(1),
-  pid: z.number().int(),
+  address: z.string().check(z.minLength(1)),
+  presence: z.string().check(z.minLength(1)),
+  pid: z.number().check(z.int()),
   startedAt: z.number(),
 });
 export type Discovery = z.infer<typeof DiscoverySchema>;

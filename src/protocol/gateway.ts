@@ -1,7 +1,7 @@
 // The Off-Peak Gateway HTTP API: one definition shared by the reference gateway,
 // the extension's gateway client and the tests. All times are epoch milliseconds; every JSON
 // response carries `server_time` so a client can correct for clock skew.
-import { z } from 'zod';
+import * as z from './zod';
 import { SERVER_TICKET_STATES } from '../core/types';
 
 // ---------------------------------------------------------------------------------------------
@@ -97,17 +97,17 @@ export const GatewayErrorSchema = z.object({
     code: z.string(),
     message: z.string(),
     /** 3103 only: when taking becomes possible again (null when the gateway cannot tell). */
-    next_take_at: z.number().int().nullable().optional(),
+    next_take_at: z.optional(z.nullable(z.number().check(z.int()))),
     /** 3105 (and other 429/503): the same wait as the Retry-After header, in ms. */
-    retry_after_ms: z.number().int().nonnegative().optional(),
+    retry_after_ms: z.optional(z.number().check(z.int()).check(z.nonnegative())),
     /**
      * 3105 from a gateway run with account limits (docs/flows.md#usage-limits): the model API said the
      * account's usage limit is reached; no request of the account goes upstream before this epoch ms.
      */
-    limit_reset_at: z.number().int().optional(),
+    limit_reset_at: z.optional(z.number().check(z.int())),
   }),
   /** Present on every error the gateway itself produces (absent on upstream errors it forwards). */
-  server_time: z.number().int().optional(),
+  server_time: z.optional(z.number().check(z.int())),
 });
 export type GatewayError = z.infer<typeof GatewayErrorSchema>;
 
@@ -185,27 +185,27 @@ export const SettleReasonSchema = z.enum([
 ]);
 export type SettleReason = z.infer<typeof SettleReasonSchema>;
 
-const ticketId = z.string().min(1).max(200);
-const epochMs = z.number().int();
+const ticketId = z.string().check(z.minLength(1)).check(z.maxLength(200));
+const epochMs = z.number().check(z.int());
 /** How long the client should wait before asking again; null: nothing will change on its own. */
-const nextPoll = z.number().int().nonnegative().nullable();
+const nextPoll = z.nullable(z.number().check(z.int()).check(z.nonnegative()));
 /**
  * Sent only while the off-peak windows are closed (queued tickets wait for them): when they next
  * open, or null when no opening is scheduled. Absent while they are open, and from older gateways.
  */
-const windowOpensAt = epochMs.nullable().optional();
+const windowOpensAt = z.optional(z.nullable(epochMs));
 
 export const QueuedTicketStatusSchema = z.object({
   ticket_id: ticketId,
   task_id: z.string(),
   state: z.literal('queued'),
   /** 1-based place in the gateway's FIFO queue. */
-  position: z.number().int().min(1),
+  position: z.number().check(z.int()).check(z.gte(1)),
   taken_at: epochMs,
   next_poll_after_ms: nextPoll,
   window_opens_at: windowOpensAt,
   /** A gateway with account limits promotes nothing before this epoch ms: the usage limit's reset, or the headroom's (docs/flows.md#usage-limits). */
-  promotion_held_until: epochMs.optional(),
+  promotion_held_until: z.optional(epochMs),
 });
 export const ReadyTicketStatusSchema = z.object({
   ticket_id: ticketId,
@@ -275,7 +275,7 @@ export type TicketStatusState = TicketStatusEntry['state'];
 // GET /api/v1/off-peak/client/configs
 
 export const AllowedModelSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   display_name: z.string(),
 });
 export type AllowedModel = z.infer<typeof AllowedModelSchema>;
@@ -287,13 +287,13 @@ export const ClientConfigsResponseSchema = z.object({
     enabled: z.boolean(),
   }),
   allowed_models: z.array(AllowedModelSchema),
-  default_model: z.string().nullable(),
+  default_model: z.nullable(z.string()),
   plan: z.object({
     name: z.string(),
     /** False: lock the create button and show the upgrade hint (take would answer 3101). */
     eligible: z.boolean(),
-    upgrade_hint: z.string().nullable(),
-    upgrade_url: z.string().nullable(),
+    upgrade_hint: z.nullable(z.string()),
+    upgrade_url: z.nullable(z.string()),
   }),
   /** Human description of when tickets are admitted, for tooltips; not a rule for the client to apply. */
   off_peak: z.object({
@@ -316,18 +316,18 @@ export const ClientModelsResponseSchema = z.object({
    * when neither says (no upstream, no key, the upstream's list failed): the client then offers
    * the agent's or the gateway's default alone.
    */
-  models: z.array(AllowedModelSchema.extend({ id: z.string().regex(MODEL_ID_PATTERN) })),
+  models: z.array(z.extend(AllowedModelSchema, { id: z.string().check(z.regex(MODEL_ID_PATTERN)) })),
   /**
    * Personal mode's local authority only: the model API refused the user's model API key (401/403)
    * when asked for its list, so the window can name the fix before any task fails on it.
    */
-  upstream_refused: z.number().int().optional(),
+  upstream_refused: z.optional(z.number().check(z.int())),
 });
 export type ClientModelsResponse = z.infer<typeof ClientModelsResponseSchema>;
 
 /** The model upstream's `GET /v1/models` (Anthropic's list endpoint); other fields are ignored. */
 export const UpstreamModelListSchema = z.object({
-  data: z.array(z.object({ id: z.string(), display_name: z.string().optional() })),
+  data: z.array(z.object({ id: z.string(), display_name: z.optional(z.string()) })),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -337,11 +337,11 @@ export const AvailabilityResponseSchema = z.object({
   server_time: epochMs,
   can_take: z.boolean(),
   /** How many tickets the user could take right now (min of quota left and live-ticket room). */
-  can_take_number: z.number().int().nonnegative(),
+  can_take_number: z.number().check(z.int()).check(z.nonnegative()),
   /** When `can_take` is false: when to ask again (null if unknown, e.g. until a live ticket ends). */
-  next_take_at: epochMs.nullable(),
+  next_take_at: z.nullable(epochMs),
   /** Why `can_take` is false; null when it is true. */
-  reason: z.enum(['not_eligible', 'disabled', 'quota', 'live_limit']).nullable(),
+  reason: z.nullable(z.enum(['not_eligible', 'disabled', 'quota', 'live_limit'])),
   window_opens_at: windowOpensAt,
 });
 export type AvailabilityResponse = z.infer<typeof AvailabilityResponseSchema>;
@@ -351,7 +351,7 @@ export type AvailabilityResponse = z.infer<typeof AvailabilityResponseSchema>;
 
 export const TakeRequestSchema = z.object({
   /** The client's stable task id: taking again while this task has a live ticket returns that ticket. */
-  task_id: z.string().min(1).max(200),
+  task_id: z.string().check(z.minLength(1)).check(z.maxLength(200)),
 });
 export type TakeRequest = z.infer<typeof TakeRequestSchema>;
 
@@ -361,10 +361,10 @@ export const TakeResponseSchema = z.object({
   task_id: z.string(),
   state: z.enum(LIVE_TICKET_STATES),
   /** Queue position while queued, else null. */
-  position: z.number().int().min(1).nullable(),
-  ready_deadline: epochMs.nullable(),
-  active_until: epochMs.nullable(),
-  next_poll_after_ms: z.number().int().nonnegative(),
+  position: z.nullable(z.number().check(z.int()).check(z.gte(1))),
+  ready_deadline: z.nullable(epochMs),
+  active_until: z.nullable(epochMs),
+  next_poll_after_ms: z.number().check(z.int()).check(z.nonnegative()),
   /** True when the task already had this live ticket (a retried take); no quota was used. */
   reused: z.boolean(),
 });
@@ -374,18 +374,18 @@ export type TakeResponse = z.infer<typeof TakeResponseSchema>;
 // POST /api/v1/off-peak/ticket/status
 
 export const StatusRequestSchema = z.object({
-  ticket_ids: z.array(ticketId).min(1).max(MAX_STATUS_IDS),
+  ticket_ids: z.array(ticketId).check(z.minLength(1)).check(z.maxLength(MAX_STATUS_IDS)),
   /**
    * Long-poll: answer as soon as one of the tickets changes, or after this long. A user already
    * holding the gateway's per-user maximum of waiting long-polls is answered at once.
    */
-  wait_ms: z.number().int().min(0).max(MAX_STATUS_WAIT_MS).optional(),
+  wait_ms: z.optional(z.number().check(z.int()).check(z.gte(0)).check(z.lte(MAX_STATUS_WAIT_MS))),
   /**
    * The state the client last saw per ticket. A long-poll answers AT ONCE when any ticket is
    * already in another state (it changed before the poll arrived); without it a promotion that
    * happened between two polls would wait out the whole `wait_ms`.
    */
-  known_states: z.record(ticketId, z.enum(SERVER_TICKET_STATES)).optional(),
+  known_states: z.optional(z.record(ticketId, z.enum(SERVER_TICKET_STATES))),
 });
 export type StatusRequest = z.infer<typeof StatusRequestSchema>;
 

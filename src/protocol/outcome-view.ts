@@ -1,6 +1,6 @@
 // What a task came to, as the panel carries it (src/core/outcome.ts words it; docs/flows.md#outcomes):
 // the card and the History row show its label, and the History filter finds it by its keys.
-import { z } from 'zod';
+import * as z from './zod';
 import { HISTORY_FILTER_KEYS } from '../core/outcome';
 
 export const HistoryFilterKeySchema = z.enum(HISTORY_FILTER_KEYS);

@@ -2,7 +2,7 @@
 // `-p`) calls the `--permission-prompt-tool` of the small MCP server the extension ships
 // (dist/permission-mcp.js), which posts the question to the segment's local ticket proxy and
 // waits for the host's answer. One definition shared by the MCP server and the runtime.
-import { z } from 'zod';
+import * as z from './zod';
 
 /** Under the proxy's secret base URL; the Anthropic API paths start with /v1, so they never meet. */
 export const PERMISSION_RELAY_PATH = '/offpeak/permission';
@@ -17,16 +17,16 @@ export const PERMISSION_URL_ENV = 'OFFPEAK_PERMISSION_URL';
 
 /** What Claude Code passes to the permission-prompt tool (and the relay posts as is). */
 export const PermissionRelayRequestSchema = z.object({
-  tool_name: z.string().min(1).max(200),
+  tool_name: z.string().check(z.minLength(1)).check(z.maxLength(200)),
   input: z.record(z.string(), z.unknown()),
-  tool_use_id: z.string().max(200).optional(),
+  tool_use_id: z.optional(z.string().check(z.maxLength(200))),
 });
 export type PermissionRelayRequest = z.infer<typeof PermissionRelayRequestSchema>;
 
 /** The host's answer; `message` tells the model why it was denied. */
 export const PermissionRelayAnswerSchema = z.object({
   decision: z.enum(['allow', 'deny']),
-  message: z.string().max(2_000).optional(),
+  message: z.optional(z.string().check(z.maxLength(2_000))),
 });
 export type PermissionRelayAnswer = z.infer<typeof PermissionRelayAnswerSchema>;
 

@@ -1,7 +1,7 @@
 // The task card as the panel shows it: its phase, open question, tokens, workplace and actions,
 // and what its expanded view lists (the ticket ledger's segments, the questions and their
 // answers). Part of the panel's protocol (webview.ts); the host builds these, the webview renders.
-import { z } from 'zod';
+import * as z from './zod';
 import { TASK_STATUSES } from '../core/types';
 import { CheckViewSchema } from './check-view';
 import { OutcomeViewSchema } from './outcome-view';
@@ -43,18 +43,21 @@ export const CardAskSchema = z.object({
   /** Denied automatically at this time (the card counts down to it). */
   deadlineAt: z.number(),
   /** Further questions of this task waiting behind this one. */
-  more: z.number().int().nonnegative(),
+  more: z.number().check(z.int()).check(z.nonnegative()),
   /** What happens at `deadlineAt` when nobody answers (absent: deny). */
-  onDeadline: z.enum(['deny', 'park']).optional(),
+  onDeadline: z.optional(z.enum(['deny', 'park'])),
   /** The task parked on this question at this time: no agent waits, any window may answer. */
-  parkedAt: z.number().optional(),
+  parkedAt: z.optional(z.number()),
   /** Its window closed (at `parkedAt`) while it was open: answer it now, or the agent asks again when the task resumes. */
-  interrupted: z.boolean().optional(),
+  interrupted: z.optional(z.boolean()),
 });
 export type CardAsk = z.infer<typeof CardAskSchema>;
 
 /** "N actions denied (M automatically)": a task's denied questions (docs/flows.md#questions-park-the-task). */
-export const RefusalCountSchema = z.object({ denied: z.number().int().nonnegative(), automatic: z.number().int().nonnegative() });
+export const RefusalCountSchema = z.object({
+  denied: z.number().check(z.int()).check(z.nonnegative()),
+  automatic: z.number().check(z.int()).check(z.nonnegative()),
+});
 export type RefusalCount = z.infer<typeof RefusalCountSchema>;
 
 /** A completed task whose action the user allowed (after it parked) never ran: the question's tool and headline. Untrusted text. */
@@ -67,37 +70,37 @@ export const QuestionViewSchema = z.object({
   tool: z.string(),
   summary: z.string(),
   askedAt: z.number(),
-  parkedAt: z.number().nullable(),
-  decision: z.enum(['allow', 'deny']).nullable(),
+  parkedAt: z.nullable(z.number()),
+  decision: z.nullable(z.enum(['allow', 'deny'])),
   /** `interrupted`: nobody yet, its window closed while it was open; `asked-again`: the resumed session was told to ask anew (docs/flows.md#a-question-across-a-reload). */
-  answeredBy: z.enum(['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended', 'interrupted', 'asked-again']).nullable(),
-  answeredAt: z.number().nullable(),
+  answeredBy: z.nullable(z.enum(['host', 'terminal', 'other-window', 'timeout', 'stored', 'ended', 'interrupted', 'asked-again'])),
+  answeredAt: z.nullable(z.number()),
 });
 export type QuestionView = z.infer<typeof QuestionViewSchema>;
 /** Tokens the model API reported for a segment or a whole task (docs/flows.md#ticket-ledger). */
 export const UsageViewSchema = z.object({
   /** The models that answered, comma-separated in the order first seen ("" when none said). */
   model: z.string(),
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  cacheReadTokens: z.number().int().nonnegative(),
-  cacheWriteTokens: z.number().int().nonnegative(),
+  inputTokens: z.number().check(z.int()).check(z.nonnegative()),
+  outputTokens: z.number().check(z.int()).check(z.nonnegative()),
+  cacheReadTokens: z.number().check(z.int()).check(z.nonnegative()),
+  cacheWriteTokens: z.number().check(z.int()).check(z.nonnegative()),
   /** Model answers counted. */
-  requests: z.number().int().nonnegative(),
+  requests: z.number().check(z.int()).check(z.nonnegative()),
 });
 export type UsageView = z.infer<typeof UsageViewSchema>;
 /** One changed file of a task, with its added/removed lines (null: binary or unknown). */
 export const ChangedFileViewSchema = z.object({
   path: z.string(),
   status: z.enum(['added', 'modified', 'deleted']),
-  added: z.number().int().nullable(),
-  removed: z.number().int().nullable(),
+  added: z.nullable(z.number().check(z.int())),
+  removed: z.nullable(z.number().check(z.int())),
 });
 export type ChangedFileView = z.infer<typeof ChangedFileViewSchema>;
 
 /** A task's pull request on the card: number, link, state, the forge's checks and review. */
 export const PullRequestViewSchema = z.object({
-  number: z.number().int().positive(),
+  number: z.number().check(z.int()).check(z.positive()),
   url: z.string(),
   state: z.enum(['draft', 'open', 'merged', 'closed']),
   checks: z.enum(['none', 'pending', 'passing', 'failing']),
@@ -109,37 +112,37 @@ export type PullRequestView = z.infer<typeof PullRequestViewSchema>;
 export const WorkplaceViewSchema = z.object({
   mode: z.enum(['worktree', 'inPlace']),
   /** Its own branch and worktree (null until its first start, and in place). */
-  branch: z.string().nullable(),
-  worktreePath: z.string().nullable(),
+  branch: z.nullable(z.string()),
+  worktreePath: z.nullable(z.string()),
   /** Why a task asked to run on its own branch runs in place. */
-  note: z.string().nullable(),
+  note: z.nullable(z.string()),
   /** The worktree's folder was removed by hand. */
   missing: z.boolean(),
   /** An in-place task waiting for the task that runs in its folder: that task's title. */
-  waitingFor: z.string().nullable(),
+  waitingFor: z.nullable(z.string()),
   /** The changed files counted after the last segment (null: not counted yet or unknown). */
-  changes: z.array(ChangedFileViewSchema).nullable(),
+  changes: z.nullable(z.array(ChangedFileViewSchema)),
   /** "Review changes" can open the diff editor. */
   reviewable: z.boolean(),
   /** The branch was discarded (docs/flows.md#bring-it-home): when. */
-  discardedAt: z.number().nullable().optional(),
+  discardedAt: z.optional(z.nullable(z.number())),
   /** The branch was merged into the folder's checked-out branch: when. */
-  mergedAt: z.number().nullable().optional(),
+  mergedAt: z.optional(z.nullable(z.number())),
   /** The task's changes were applied to the folder as uncommitted changes: when. */
-  appliedAt: z.number().nullable().optional(),
+  appliedAt: z.optional(z.nullable(z.number())),
   /** Merged or applied, then its worktree and branch were removed: when (the record above stays). */
-  removedAt: z.number().nullable().optional(),
+  removedAt: z.optional(z.nullable(z.number())),
   /** A chain's earlier step: the title of the last step, whose card brings the shared branch home (docs/flows.md#bring-it-home). */
-  bringHomeWith: z.string().nullable().optional(),
+  bringHomeWith: z.optional(z.nullable(z.string())),
   /** "Merge" is offered (a finished task whose worktree is there, not merged yet). */
-  canMerge: z.boolean().optional(),
+  canMerge: z.optional(z.boolean()),
   /** "Discard" and "Open worktree in new window" are offered (a finished task whose worktree is there). */
-  canDiscard: z.boolean().optional(),
-  canOpen: z.boolean().optional(),
+  canDiscard: z.optional(z.boolean()),
+  canOpen: z.optional(z.boolean()),
   /** "Open pull request" is offered (a finished task on its own branch, nothing brought home, no open pull request). */
-  canOpenPullRequest: z.boolean().optional(),
+  canOpenPullRequest: z.optional(z.boolean()),
   /** The task's pull request as the forge last said (docs/flows.md#pull-requests). */
-  pullRequest: PullRequestViewSchema.nullable().optional(),
+  pullRequest: z.optional(z.nullable(PullRequestViewSchema)),
 });
 export type WorkplaceView = z.infer<typeof WorkplaceViewSchema>;
 
@@ -153,48 +156,48 @@ export const TaskCardSchema = z.object({
   prompt: z.string(),
   status: z.enum(TASK_STATUSES),
   phase: CardPhaseSchema,
-  queuePosition: z.number().int().nullable(),
+  queuePosition: z.nullable(z.number().check(z.int())),
   workspacePath: z.string(),
   permissionMode: PermissionModeSchema,
-  model: z.string().nullable(),
-  thoughtLevel: z.string().nullable(),
+  model: z.nullable(z.string()),
+  thoughtLevel: z.nullable(z.string()),
   queuedAt: z.number(),
-  startedAt: z.number().nullable(),
-  endedAt: z.number().nullable(),
-  failureReason: z.string().nullable(),
-  lastError: z.string().nullable(),
-  filesChanged: z.number().int().nullable(),
-  segments: z.number().int().nonnegative(),
+  startedAt: z.nullable(z.number()),
+  endedAt: z.nullable(z.number()),
+  failureReason: z.nullable(z.string()),
+  lastError: z.nullable(z.string()),
+  filesChanged: z.nullable(z.number().check(z.int())),
+  segments: z.number().check(z.int()).check(z.nonnegative()),
   /** The open permission question, when this window runs the task's agent and it asked. */
-  ask: CardAskSchema.nullable(),
+  ask: z.nullable(CardAskSchema),
   /** A running task whose model requests cannot reach the gateway: since when (they wait for it; docs/flows.md#segments). */
-  gatewayUnreachableSince: z.number().nullable(),
+  gatewayUnreachableSince: z.nullable(z.number()),
   /** The account's usage limit holds the task (or parked it) until this epoch ms; shown while it is ahead (docs/flows.md#usage-limits). */
-  usageLimitResetAt: z.number().nullable().optional(),
+  usageLimitResetAt: z.optional(z.nullable(z.number())),
   /** Its "not before" time on the machine's clock ("Tue 02:00") while it waits (docs/flows.md#schedules-and-chains). */
-  scheduledFor: z.string().optional(),
+  scheduledFor: z.optional(z.string()),
   /** The same "not before" time, epoch ms (the edit form's prefill). */
-  notBefore: z.number().optional(),
+  notBefore: z.optional(z.number()),
   /** The title of the task it waits for (docs/flows.md#schedules-and-chains). */
-  afterTitle: z.string().nullable().optional(),
+  afterTitle: z.optional(z.nullable(z.string())),
   /** The tokens of all its segments; null before the first model answer was counted. */
-  usage: UsageViewSchema.nullable(),
+  usage: z.nullable(UsageViewSchema),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
   /** Questions denied (by the user or automatically at the deadline), and how many of them automatically. */
-  refusals: RefusalCountSchema.optional(),
+  refusals: z.optional(RefusalCountSchema),
   /** Completed, but the action the user allowed did not run (docs/flows.md#questions-park-the-task). */
-  allowedNotRun: AllowedNotRunSchema.optional(),
+  allowedNotRun: z.optional(AllowedNotRunSchema),
   /** A follow-up: the finished task it continues (its id, and its title when the follow-up was made). */
-  followUpOfId: z.string().nullable(),
-  followUpOfTitle: z.string().nullable(),
+  followUpOfId: z.nullable(z.string()),
+  followUpOfTitle: z.nullable(z.string()),
   /** Tasks created since isolation exists: its own branch or in place, and its changed files. */
-  workplace: WorkplaceViewSchema.nullable().optional(),
-  check: CheckViewSchema.optional(),
+  workplace: z.optional(z.nullable(WorkplaceViewSchema)),
+  check: z.optional(CheckViewSchema),
   /** What it came to (or that it is in progress), in the words History and the notifications use (docs/flows.md#outcomes). */
   outcome: OutcomeViewSchema,
   /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
-  scheduleRun: ScheduleRunMarkSchema.nullable().optional(),
+  scheduleRun: z.optional(z.nullable(ScheduleRunMarkSchema)),
   actions: z.object({
     pause: z.boolean(),
     continue: z.boolean(),
@@ -210,16 +213,16 @@ export type TaskCard = z.infer<typeof TaskCardSchema>;
 
 /** One ticket of a task's ledger, as the expanded card lists it. */
 export const SegmentViewSchema = z.object({
-  ordinal: z.number().int(),
+  ordinal: z.number().check(z.int()),
   ticketId: z.string(),
   serverState: z.string(),
   queuedAt: z.number(),
-  readyAt: z.number().nullable(),
-  admittedAt: z.number().nullable(),
-  startedAt: z.number().nullable(),
-  endedAt: z.number().nullable(),
-  endReason: z.string().nullable(),
+  readyAt: z.nullable(z.number()),
+  admittedAt: z.nullable(z.number()),
+  startedAt: z.nullable(z.number()),
+  endedAt: z.nullable(z.number()),
+  endReason: z.nullable(z.string()),
   /** The tokens of this segment's model answers; null when none were counted. */
-  usage: UsageViewSchema.nullable(),
+  usage: z.nullable(UsageViewSchema),
 });
 export type SegmentView = z.infer<typeof SegmentViewSchema>;

@@ -1,35 +1,34 @@
 // The panel's requests (webview -> host, each answered with a result): one map of every
 // method's params and result, which types the host's handlers and the webview's client alike.
 // Part of the panel's protocol (webview.ts).
-import { z } from 'zod';
+import * as z from './zod';
 import { ScheduleRequests } from './schedules';
 import { CreateTaskFormSchema, PermissionModeSchema, PromptSchema, TitleSchema } from './task-form';
 import { QuestionViewSchema, SegmentViewSchema } from './webview-card';
 import { HistoryFilterSchema, HistoryRowSchema } from './webview-snapshot';
 
-const taskId = z.string().min(1).max(200);
+const taskId = z.string().check(z.minLength(1)).check(z.maxLength(200));
 const title = TitleSchema;
 const prompt = PromptSchema;
 
 /** What an edit changes; every field is optional. */
-export const EditTaskPatchSchema = z
-  .object({
+export const EditTaskPatchSchema = z.partial(
+  z.strictObject({
     title,
     prompt,
     permissionMode: PermissionModeSchema,
-    model: z.string().max(200).nullable(),
-    thoughtLevel: z.string().max(50).nullable(),
+    model: z.nullable(z.string().check(z.maxLength(200))),
+    thoughtLevel: z.nullable(z.string().check(z.maxLength(50))),
     /** Only while the task has taken no ticket (null: take it now; docs/flows.md#schedules-and-chains). */
-    notBefore: z.number().int().nonnegative().nullable(),
-  })
-  .partial()
-  .strict();
+    notBefore: z.nullable(z.number().check(z.int()).check(z.nonnegative())),
+  }),
+);
 export type EditTaskPatch = z.infer<typeof EditTaskPatchSchema>;
 
-const TaskRef = z.object({ taskId }).strict();
+const TaskRef = z.strictObject({ taskId });
 /** How an answer to a permission question ended: it decided, someone answered first, or the question is gone. */
 export const AnswerOutcomeSchema = z.enum(['accepted', 'already-answered', 'unknown', 'input-mismatch']);
-const Nothing = z.object({}).strict();
+const Nothing = z.strictObject({});
 /** False when the user declined the confirmation: nothing was changed. */
 const Confirmed = z.object({ done: z.boolean() });
 
@@ -40,20 +39,20 @@ const Confirmed = z.object({ done: z.boolean() });
  */
 export const PanelRequests = {
   /** `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued. */
-  createTask: { params: z.object({ input: CreateTaskFormSchema }).strict(), result: z.object({ taskId: z.string().nullable() }) },
+  createTask: { params: z.strictObject({ input: CreateTaskFormSchema }), result: z.object({ taskId: z.nullable(z.string()) }) },
   editTask: {
-    params: z.object({ taskId, patch: EditTaskPatchSchema }).strict(),
+    params: z.strictObject({ taskId, patch: EditTaskPatchSchema }),
     result: z.object({ title: z.string(), prompt: z.string() }),
   },
   pause: { params: TaskRef, result: Nothing },
   /** `retake_pending`: the old ticket was gone and a new one could not be taken yet (`error` says why); `scheduled`: taken at its "not before" time. */
   continue: {
     params: TaskRef,
-    result: z.object({ ticket: z.enum(['reused', 'retaken', 'retake_pending', 'scheduled']), error: z.string().optional() }),
+    result: z.object({ ticket: z.enum(['reused', 'retaken', 'retake_pending', 'scheduled']), error: z.optional(z.string()) }),
   },
   cancel: { params: TaskRef, result: Confirmed },
   delete: { params: TaskRef, result: Confirmed },
-  deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.string().optional() }) },
+  deleteHistory: { params: TaskRef, result: z.object({ hidden: z.boolean(), reason: z.optional(z.string()) }) },
   openTerminal: { params: TaskRef, result: Nothing },
   /**
    * The Session entry: a Claude Code session continues interactively in a terminal; a reference
@@ -65,8 +64,8 @@ export const PanelRequests = {
    * `taskId` null: the user declined the Bypass permissions confirmation; nothing was queued.
    */
   followUp: {
-    params: z.object({ taskId, prompt, title: title.optional(), permissionMode: PermissionModeSchema.optional() }).strict(),
-    result: z.object({ taskId: z.string().nullable() }),
+    params: z.strictObject({ taskId, prompt, title: z.optional(title), permissionMode: z.optional(PermissionModeSchema) }),
+    result: z.object({ taskId: z.nullable(z.string()) }),
   },
   segments: { params: TaskRef, result: z.object({ segments: z.array(SegmentViewSchema) }) },
   /** The task's permission questions with their answers, who answered and when (the expanded card). */
@@ -75,7 +74,7 @@ export const PanelRequests = {
    * "Discard": removes a finished task's worktree and branch after a confirmation
    * (docs/flows.md#bring-it-home). `report`: what it removed (only what was there).
    */
-  discardChanges: { params: TaskRef, result: z.object({ done: z.boolean(), report: z.string().optional() }) },
+  discardChanges: { params: TaskRef, result: z.object({ done: z.boolean(), report: z.optional(z.string()) }) },
   /**
    * "Merge": the task's branch into the folder's checked-out branch after a confirmation.
    * `conflict`: the merge is in progress with conflicts (the merge editor opens); a refusal is an error saying why.
@@ -84,8 +83,8 @@ export const PanelRequests = {
     params: TaskRef,
     result: z.object({
       outcome: z.enum(['merged', 'conflict', 'declined']),
-      into: z.string().optional(),
-      files: z.array(z.string()).optional(),
+      into: z.optional(z.string()),
+      files: z.optional(z.array(z.string())),
     }),
   },
   /** "Apply as uncommitted changes" after a confirmation; a refusal is an error saying why. */
@@ -94,22 +93,23 @@ export const PanelRequests = {
    * "Open pull request": the task's branch pushed and a pull request opened on its forge
    * (docs/flows.md#pull-requests); a refusal or failure is an error saying what to do.
    */
-  openPullRequest: { params: TaskRef, result: z.object({ number: z.number().int().positive(), url: z.string() }) },
+  openPullRequest: { params: TaskRef, result: z.object({ number: z.number().check(z.int()).check(z.positive()), url: z.string() }) },
   /** "Open worktree in new window". */
   openWorktree: { params: TaskRef, result: Nothing },
   /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */
-  reviewChanges: { params: z.object({ taskId, path: z.string().min(1).max(4096).optional() }).strict(), result: Nothing },
+  reviewChanges: {
+    params: z.strictObject({ taskId, path: z.optional(z.string().check(z.minLength(1)).check(z.maxLength(4096))) }),
+    result: Nothing,
+  },
   /** Allow or Deny on a needs-input card; the first answer wins (card, notification, terminal or deadline). */
   answerAsk: {
     /** `inputDigest`: the sha256 of the input the card showed; an answer for another input is refused. */
-    params: z
-      .object({
-        taskId,
-        askId: z.string().min(1).max(100),
-        decision: z.enum(['allow', 'deny']),
-        inputDigest: z.string().regex(/^[0-9a-f]{64}$/),
-      })
-      .strict(),
+    params: z.strictObject({
+      taskId,
+      askId: z.string().check(z.minLength(1)).check(z.maxLength(100)),
+      decision: z.enum(['allow', 'deny']),
+      inputDigest: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+    }),
     result: z.object({ outcome: AnswerOutcomeSchema }),
   },
   /**
@@ -117,8 +117,8 @@ export const PanelRequests = {
    * in every window. `marked`: how many were still unseen.
    */
   markSeen: {
-    params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(),
-    result: z.object({ marked: z.number().int().nonnegative() }),
+    params: z.strictObject({ taskIds: z.array(taskId).check(z.minLength(1)).check(z.maxLength(1000)) }),
+    result: z.object({ marked: z.number().check(z.int()).check(z.nonnegative()) }),
   },
   /**
    * These unseen results are on screen in the visible panel. They keep their "New" mark (and the
@@ -126,8 +126,8 @@ export const PanelRequests = {
    * closed: one rule for the cards, the tab title and the status bar. `held`: how many are waiting.
    */
   showing: {
-    params: z.object({ taskIds: z.array(taskId).min(1).max(1000) }).strict(),
-    result: z.object({ held: z.number().int().nonnegative() }),
+    params: z.strictObject({ taskIds: z.array(taskId).check(z.minLength(1)).check(z.maxLength(1000)) }),
+    result: z.object({ held: z.number().check(z.int()).check(z.nonnegative()) }),
   },
   /**
    * Asks for the key and checks it with the gateway: `saved` false when the user dismissed the box;
@@ -135,7 +135,7 @@ export const PanelRequests = {
    */
   setApiKey: {
     params: Nothing,
-    result: z.object({ saved: z.boolean(), check: z.object({ accepted: z.boolean().nullable(), text: z.string() }).optional() }),
+    result: z.object({ saved: z.boolean(), check: z.optional(z.object({ accepted: z.nullable(z.boolean()), text: z.string() })) }),
   },
   /** Re-checks availability and the gateway's client configs. */
   refresh: { params: Nothing, result: Nothing },
@@ -146,14 +146,12 @@ export const PanelRequests = {
    * matching the filter; `total`: rows matching in all (docs/flows.md#archive).
    */
   historyPage: {
-    params: z
-      .object({
-        offset: z.number().int().nonnegative().max(1_000_000),
-        limit: z.number().int().min(1).max(500),
-        filter: HistoryFilterSchema.optional(),
-      })
-      .strict(),
-    result: z.object({ rows: z.array(HistoryRowSchema), total: z.number().int().nonnegative() }),
+    params: z.strictObject({
+      offset: z.number().check(z.int()).check(z.nonnegative()).check(z.lte(1_000_000)),
+      limit: z.number().check(z.int()).check(z.gte(1)).check(z.lte(500)),
+      filter: z.optional(HistoryFilterSchema),
+    }),
+    result: z.object({ rows: z.array(HistoryRowSchema), total: z.number().check(z.int()).check(z.nonnegative()) }),
   },
   ...ScheduleRequests,
 } as const;

@@ -6,7 +6,6 @@
 // in the worktree makes VS Code's git extension keep the worktree as a second repository in Source
 // Control (with a pending change) until a reload. An in-place task's files open as themselves.
 import * as vscode from 'vscode';
-import { readBlobs, readWorktreeFile } from '../agent/workplace/task-changes';
 import type { HostEngine } from '../engine/host-engine';
 import { reviewPlan } from '../panel/workplace-panel';
 import { Emitter } from '../core/event';
@@ -33,6 +32,8 @@ export class TaskCopies implements vscode.TextDocumentContentProvider {
     const taskId = decodeURIComponent(id);
     const isolation = this.engine()?.store.read((tx) => tx.isolation.get(taskId));
     if (isolation?.mode !== 'worktree' || !isolation.worktreePath || !isolation.changes) return '';
+    // Loaded when a review first opens a file (dist/engine.js), not at activation.
+    const { readWorktreeFile } = await import('../agent/workplace/task-changes');
     return readWorktreeFile(isolation.worktreePath, isolation.changes, rest.join('/'));
   }
 }
@@ -47,6 +48,7 @@ export class TaskOriginals implements vscode.TextDocumentContentProvider {
     const isolation = this.engine()?.store.read((tx) => tx.isolation.get(taskId));
     // Only a blob the task recorded as one of its originals is read.
     if (!isolation?.changes?.some((c) => c.oldBlob === blob)) return '';
+    const { readBlobs } = await import('../agent/workplace/task-changes');
     const found = await readBlobs(isolation.repoPath, [blob]);
     return found.get(blob)?.toString('utf8') ?? '';
   }

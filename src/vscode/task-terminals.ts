@@ -2,7 +2,7 @@
 // process (PID, exit code, output) and the terminal only shows it and forwards keystrokes. What it
 // shows (earlier segments replayed from their logs, the running one live) is TaskTerminalFeed's.
 import * as vscode from 'vscode';
-import { TaskTerminalFeed, type TerminalFeedSource } from '../agent/runtime/task-terminal-feed';
+import type { TaskTerminalFeed, TerminalFeedSource } from '../agent/runtime/task-terminal-feed';
 
 interface TaskTerminal {
   terminal: vscode.Terminal;
@@ -57,7 +57,10 @@ export class TaskTerminals implements vscode.Disposable {
       if (open) emitter.fire(data);
       else pending.push(data);
     };
-    const feed = new TaskTerminalFeed(taskId, write, this.source);
+    // Required when a task's terminal is first made (dist/runtime.js), not at activation:
+    // synchronously, as a segment that starts attaches its terminal at once.
+    const { TaskTerminalFeed: Feed } = loadTerminalFeed();
+    const feed = new Feed(taskId, write, this.source);
     const pty: vscode.Pseudoterminal = {
       onDidWrite: emitter.event,
       open: () => {
@@ -86,4 +89,10 @@ export class TaskTerminals implements vscode.Disposable {
     this.terminals.clear();
     this.closed.dispose();
   }
+}
+
+/** The task terminal's feed module, required on first use. */
+function loadTerminalFeed(): typeof import('../agent/runtime/task-terminal-feed') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('../agent/runtime/task-terminal-feed') as typeof import('../agent/runtime/task-terminal-feed');
 }

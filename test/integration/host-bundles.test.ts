@@ -1,6 +1,6 @@
 // The extension host's bundles as scripts/host-bundles.mjs links them: dist/extension.js loads
 // without its lazy bundles, each lazy bundle exports its modules as the source does, and a module
-// listed for one bundle (sql.js's loader, zod) is in that bundle only.
+// listed for one bundle (sql.js's loader, the gateway's schemas) is in that bundle only.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -102,12 +102,20 @@ describe('the extension host bundles (scripts/host-bundles.mjs)', function () {
       inputs['forge.js'].some((f) => /node_modules\/@octokit\/rest\//.test(f)),
       'forge.js holds @octokit/rest',
     );
-    for (const bundle of ['extension.js', 'engine.js', 'personal.js'])
+    for (const bundle of ['extension.js', 'engine.js', 'personal.js', 'runtime.js'])
       assert.deepEqual(
         inputs[bundle].filter((f) => /node_modules\/@octokit\//.test(f)),
         [],
         `${bundle} holds no copy of Octokit`,
       );
+  });
+
+  it("item 8: extension.js holds neither a review's reads of a task's files nor a task terminal's feed: each loads on first use", () => {
+    const firstUse = /src\/agent\/(workplace\/(task-changes|hardened-git)|runtime\/(task-terminal-feed|segment-logs))\.ts$/;
+    assert.deepEqual(
+      inputs['extension.js'].filter((f) => firstUse.test(f)),
+      [],
+    );
   });
 
   it('each lazy bundle exports every module listed for it, with the exports of its source', async () => {
@@ -126,11 +134,41 @@ console.log(JSON.stringify(out));`,
     }
   });
 
-  it('personal.js reaches sql.js, zod and the temp-file counter in engine.js, and has no copy of its own', () => {
+  it('item 8: a schema error from a lazy bundle reads in English (zod/mini has no messages of its own: src/protocol/zod.ts gives them)', () => {
+    const notify = lazyBundles['engine.js'].indexOf('src/protocol/notify.ts');
+    const seen = inNode(
+      dir,
+      `const { NotifyTargetSchema } = require('./engine.js').m${notify};
+const r = NotifyTargetSchema.safeParse({ kind: 'fax', url: 3 });
+console.log(JSON.stringify(r.error.issues.map((i) => i.message)));`,
+    );
+    assert.deepEqual(seen, [
+      'Invalid option: expected one of "ntfy"|"slack"|"discord"|"webhook"',
+      'Invalid input: expected string, received number',
+    ]);
+  });
+
+  it("item 8: engine.js loads without runtime.js and holds none of an agent's start (its launch, its ticket proxy), which runtime.js holds", () => {
+    const seen = inNode(dir, `require('./engine.js');\nconsole.log(JSON.stringify(loaded()));`) as string[];
+    assert.deepEqual(
+      seen.filter((f) => BUNDLES.includes(f)),
+      ['engine.js'],
+    );
+    const start = /src\/agent\/(runtime\/segment-(runner|work|launch)|proxy\/ticket-proxy)\.ts$/;
+    assert.deepEqual(
+      inputs['engine.js'].filter((f) => start.test(f)),
+      [],
+    );
+    assert.equal(inputs['runtime.js'].filter((f) => start.test(f)).length, 4);
+  });
+
+  it("personal.js reaches sql.js, the gateway's schemas with zod, and the temp-file counter in engine.js, and has no copy of its own", () => {
     const seen = inNode(dir, `require('./personal.js');\nconsole.log(JSON.stringify(loaded()));`) as string[];
     assert.ok(seen.includes('engine.js'), 'personal.js did not load engine.js');
     assert.deepEqual(
-      inputs['personal.js'].filter((f) => /node_modules\/(zod|sql\.js)\/|src\/store\/db\/sqljs\.ts|src\/files\/file-replace\.ts/.test(f)),
+      inputs['personal.js'].filter((f) =>
+        /node_modules\/(zod|sql\.js)\/|src\/protocol\/gateway\.ts|src\/store\/db\/sqljs\.ts|src\/files\/file-replace\.ts/.test(f),
+      ),
       [],
     );
   });

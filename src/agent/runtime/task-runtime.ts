@@ -25,16 +25,13 @@ import {
 } from '../questions/asks';
 import { QuestionRecorder } from '../questions/question-record';
 import { segmentDirOf } from './segment-logs';
-import { SegmentRun } from './segment-runner';
+import type { SegmentRun } from './segment-runner';
 import type { TerminalView } from './segment-outcome';
 import { UsageRecorder } from '../proxy/usage-recorder';
-import { watchAgent } from './agent-watchdog';
-import { SegmentWork, segmentCheckOf, ticketDeadlineOf } from './segment-work';
-import { guardCheck } from './check-guards';
+import type { SegmentWork } from './segment-work';
 import type { SegmentStartup } from './runtime-events';
-import { dropEmptyWorktree, dropUnstartedWorktree, resolveWorkplace } from '../workplace/task-workplace';
+import { dropEmptyWorktree } from '../workplace/task-workplace';
 import { SegmentRecords } from './segment-records';
-import { recordFirstStart, sessionPlan, stopUnstarted } from './segment-start';
 import type { TaskRuntimeOptions } from './task-runtime-options';
 
 export type { RuntimeEvent, SegmentStartup } from './runtime-events';
@@ -213,6 +210,21 @@ export class TaskRuntime {
     if (!ticketId) return { status: 'failed', error: 'the task has no ticket yet' };
     const apiKey = await this.options.gateway.apiKey();
     if (!apiKey) return { status: 'failed', error: 'no gateway API key is set' };
+
+    // Loaded at the first start (dist/runtime.js in the extension host): a window that runs no task never loads it.
+    const {
+      SegmentRun,
+      watchAgent,
+      SegmentWork,
+      segmentCheckOf,
+      ticketDeadlineOf,
+      guardCheck,
+      dropUnstartedWorktree,
+      resolveWorkplace,
+      recordFirstStart,
+      sessionPlan,
+      stopUnstarted,
+    } = await import('./segment-kit');
 
     if (!fs.statSync(task.workspacePath, { throwIfNoEntry: false })?.isDirectory()) {
       await lifecycle.fail(taskId, { failureReason: `The workspace folder ${task.workspacePath} no longer exists.` });

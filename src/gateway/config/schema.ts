@@ -1,43 +1,40 @@
 // What a gateway configuration is: its schema and defaults, and the shape of an entry of the options
 // table (config/options.ts) that sets it from flags, the environment and a config file.
-import { z } from 'zod';
+import * as z from '../../protocol/zod';
 
 export const UserConfigSchema = z
   .object({
-    id: z.string().min(1),
+    id: z.string().check(z.minLength(1)),
     /** Plain API key (fine for demos and tests); prefer apiKeySha256 in files you keep. */
-    apiKey: z.string().min(8).optional(),
+    apiKey: z.optional(z.string().check(z.minLength(8))),
     /** Hex SHA-256 of the API key. */
-    apiKeySha256: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/i)
-      .optional(),
-    plan: z.string().min(1).optional(),
-    exposure: z.boolean().optional(),
+    apiKeySha256: z.optional(z.string().check(z.regex(/^[0-9a-f]{64}$/i))),
+    plan: z.optional(z.string().check(z.minLength(1))),
+    exposure: z.optional(z.boolean()),
   })
-  .refine((u) => Boolean(u.apiKey) !== Boolean(u.apiKeySha256), { message: 'give exactly one of apiKey or apiKeySha256' });
+  .check(z.refine((u) => Boolean(u.apiKey) !== Boolean(u.apiKeySha256), { message: 'give exactly one of apiKey or apiKeySha256' }));
 export type UserConfig = z.infer<typeof UserConfigSchema>;
 
-export const ModelConfigSchema = z.object({ id: z.string().min(1), display_name: z.string().min(1) });
+export const ModelConfigSchema = z.object({ id: z.string().check(z.minLength(1)), display_name: z.string().check(z.minLength(1)) });
 
-const nonNegativeInt = z.number().int().min(0);
-const positiveInt = z.number().int().min(1);
+const nonNegativeInt = z.number().check(z.int()).check(z.gte(0));
+const positiveInt = z.number().check(z.int()).check(z.gte(1));
 
 export const GatewayConfigSchema = z.object({
-  host: z.string().min(1),
-  port: z.number().int().min(0).max(65535),
+  host: z.string().check(z.minLength(1)),
+  port: z.number().check(z.int()).check(z.gte(0)).check(z.lte(65535)),
   store: z.enum(['sqlite', 'memory', 'mysql']),
-  db: z.string().min(1),
-  mysqlUrl: z.string().min(1).nullable(),
-  mysqlPassword: z.string().nullable(),
+  db: z.string().check(z.minLength(1)),
+  mysqlUrl: z.nullable(z.string().check(z.minLength(1))),
+  mysqlPassword: z.nullable(z.string()),
   mysqlPoolSize: positiveInt,
   demo: z.boolean(),
-  demoKey: z.string().min(8),
+  demoKey: z.string().check(z.minLength(8)),
   demoScript: z.enum(['work', 'echo']),
   demoStepMs: nonNegativeInt,
   queueHoldMs: nonNegativeInt,
   admissionHoldMs: nonNegativeInt,
-  timeZone: z.string().min(1),
+  timeZone: z.string().check(z.minLength(1)),
   peak: z.array(z.string()),
   offPeak: z.array(z.string()),
   alwaysOpen: z.boolean(),
@@ -64,25 +61,25 @@ export const GatewayConfigSchema = z.object({
   maxLongPollsPerUser: positiveInt,
   maxModelRequestsPerUser: positiveInt,
   shutdownGraceMs: nonNegativeInt,
-  upstreamUrl: z.string().url().nullable(),
-  upstreamApiKey: z.string().min(1).nullable(),
+  upstreamUrl: z.nullable(z.string().check(z.url())),
+  upstreamApiKey: z.nullable(z.string().check(z.minLength(1))),
   upstreamAuth: z.enum(['x-api-key', 'bearer']),
   upstreamTimeoutMs: positiveInt,
   passClientCredential: z.boolean(),
   exposure: z.boolean(),
-  eligiblePlans: z.array(z.string().min(1)),
-  upgradeHint: z.string().nullable(),
-  upgradeUrl: z.string().nullable(),
+  eligiblePlans: z.array(z.string().check(z.minLength(1))),
+  upgradeHint: z.nullable(z.string()),
+  upgradeUrl: z.nullable(z.string()),
   models: z.array(ModelConfigSchema),
-  defaultModel: z.string().nullable(),
+  defaultModel: z.nullable(z.string()),
   unknownModel: z.enum(['default', 'reject']),
-  opsToken: z.string().min(16).nullable(),
-  opsListen: z.string().min(1).nullable(),
+  opsToken: z.nullable(z.string().check(z.minLength(16))),
+  opsListen: z.nullable(z.string().check(z.minLength(1))),
   users: z.array(UserConfigSchema),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
   testHooks: z.boolean(),
   accountLimits: z.boolean(),
-  stopAtUtilization: z.number().min(0).max(1).nullable(),
+  stopAtUtilization: z.nullable(z.number().check(z.gte(0)).check(z.lte(1))),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
 
