@@ -38,6 +38,8 @@ export const lazyBundles = {
   ],
   // Personal mode's local authority, the reference gateway inside the extension host.
   'personal.js': ['src/personal/local-authority.ts'],
+  // The shipped price list (@pydantic/genai-prices, ~0.5 MB): what a model answer costs (docs/flows.md#capacity-and-cost).
+  'prices.js': ['src/core/listed-prices.ts'],
 };
 
 /** esbuild options for one of the host's bundles (`extension.js` or a key of lazyBundles), with `root` the checkout. */

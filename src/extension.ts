@@ -279,6 +279,7 @@ class OffPeakExtension implements vscode.Disposable {
         askTimeoutMs: () => readSettings().askTimeoutMinutes * 60_000,
         unansweredQuestion: () => readSettings().unansweredQuestion,
         askParkMs: () => readSettings().askParkMinutes * 60_000,
+        priceSetting: () => readSettings().prices,
         checks: checkSettings(),
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,

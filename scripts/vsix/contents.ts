@@ -37,6 +37,7 @@ export const REQUIRED_VSIX_FILES = [
   // Its lazy bundles, required on first use (scripts/host-bundles.mjs).
   'extension/dist/engine.js',
   'extension/dist/personal.js',
+  'extension/dist/prices.js',
   'extension/dist/webview/main.js',
   'extension/dist/gateway.js',
   'extension/dist/reference-agent.js',
@@ -87,6 +88,7 @@ export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
   'extension/dist/extension.js': 96 * 1024,
   'extension/dist/engine.js': 736 * 1024,
   'extension/dist/personal.js': 124 * 1024,
+  'extension/dist/prices.js': 512 * 1024,
   'extension/dist/webview/main.js': 416 * 1024,
 };
 

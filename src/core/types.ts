@@ -117,12 +117,22 @@ export interface TokenUsage {
   cacheWriteTokens: number;
 }
 
+/** The share (0..1) of the account's 5-hour and weekly windows some answers used (docs/flows.md#capacity-and-cost). */
+export interface WindowShare {
+  fiveHour: number;
+  sevenDay: number;
+}
+
 /** What one segment's model answers used, as its proxy read it (docs/flows.md#ticket-ledger). */
 export interface SegmentUsage extends TokenUsage {
   /** The models that answered, in the order first seen, comma-separated ("" when none said). */
   model: string;
   /** Answers counted. */
   requests: number;
+  /** Dollars, each answer at its model's price when it was counted; absent when no answer's price was known. */
+  costUsd?: number;
+  /** Its share of a subscription account's windows, from the gateway's header deltas; absent when none was reported. */
+  windowShare?: WindowShare;
 }
 
 /** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */

@@ -84,6 +84,10 @@ export const UsageViewSchema = z.object({
   cacheWriteTokens: z.number().int().nonnegative(),
   /** Model answers counted. */
   requests: z.number().int().nonnegative(),
+  /** Dollars at each answer's model's price (docs/flows.md#capacity-and-cost); absent when none was priced. */
+  costUsd: z.number().nonnegative().optional(),
+  /** The share (0..1) of a subscription account's 5-hour and weekly windows; absent when none was reported. */
+  windowShare: z.object({ fiveHour: z.number().nonnegative(), sevenDay: z.number().nonnegative() }).optional(),
 });
 export type UsageView = z.infer<typeof UsageViewSchema>;
 /** One changed file of a task, with its added/removed lines (null: binary or unknown). */

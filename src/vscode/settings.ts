@@ -42,6 +42,8 @@ export interface OffPeakSettings {
   };
   /** Finished tasks beyond these move to the history archive (docs/flows.md#archive). */
   history: { keepDays: number; keepCount: number };
+  /** `offPeak.prices` as set (checked entry by entry where it is used; docs/flows.md#capacity-and-cost). */
+  prices: unknown;
 }
 
 export function readSettings(): OffPeakSettings {
@@ -75,6 +77,7 @@ export function readSettings(): OffPeakSettings {
       keepDays: Math.max(1, c.get<number>('history.keepDays', 90)),
       keepCount: Math.max(0, c.get<number>('history.keepCount', 500)),
     },
+    prices: c.get<unknown>('prices', {}),
   };
 }
 

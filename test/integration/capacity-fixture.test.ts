@@ -27,7 +27,7 @@ describe('capacity fixture: a subscription account behind the real gateway', () 
       assert.equal(answer.status, 200);
       assert.equal(answer.headers.get('anthropic-ratelimit-unified-5h-reset'), String(Math.ceil(reset5hAt / 1000)));
       assert.equal(answer.headers.get('anthropic-ratelimit-unified-7d-reset'), String(Math.ceil(reset7dAt / 1000)));
-      const start = parseSse(answer.body as string).find((e) => e.event === 'message_start')?.data as {
+      const start = parseSse(answer.body as unknown as string).find((e) => e.event === 'message_start')?.data as {
         message: { usage: Record<string, number> };
       };
       assert.equal(start.message.usage.cache_read_input_tokens, 50_000);

@@ -27,6 +27,7 @@ import { v18 } from './v18-checks';
 import { v19 } from './v19-after-task';
 import { v20 } from './v20-schedules';
 import { v21 } from './v21-check-flag';
+import { v22 } from './v22-spend';
 
 export type { MigrationStep } from './migration-step';
 
@@ -51,6 +52,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   v19,
   v20,
   v21,
+  v22,
 ];
 
 /** The version this build writes: the last step's. */

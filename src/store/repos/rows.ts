@@ -92,7 +92,7 @@ export function ticketFromRow(r: SqlRow): TicketRecord {
 /** The segment's token usage (v5 columns); null until its first answer was counted. */
 function usageFromRow(r: SqlRow): SegmentUsage | null {
   if (r.usage_requests === null || r.usage_requests === undefined) return null;
-  return {
+  const usage: SegmentUsage = {
     model: str(r.usage_model),
     inputTokens: num(r.usage_input_tokens),
     outputTokens: num(r.usage_output_tokens),
@@ -100,4 +100,10 @@ function usageFromRow(r: SqlRow): SegmentUsage | null {
     cacheWriteTokens: num(r.usage_cache_write_tokens),
     requests: num(r.usage_requests),
   };
+  // v22: absent until an answer was priced or reported a window share (docs/flows.md#capacity-and-cost).
+  const cost = numOrNull(r.usage_cost_usd);
+  if (cost !== null) usage.costUsd = cost;
+  const [fiveHour, sevenDay] = [numOrNull(r.usage_share_5h), numOrNull(r.usage_share_7d)];
+  if (fiveHour !== null || sevenDay !== null) usage.windowShare = { fiveHour: fiveHour ?? 0, sevenDay: sevenDay ?? 0 };
+  return usage;
 }
