@@ -36,6 +36,8 @@ export function addSegmentUsage(a: SegmentUsage | null, b: SegmentUsage): Segmen
   };
   const costUsd = addOptional(a.costUsd, b.costUsd);
   if (costUsd !== undefined) sum.costUsd = costUsd;
+  const account = [a.account, b.account].filter((r) => r !== undefined).sort((x, y) => y.at - x.at)[0];
+  if (account) sum.account = account;
   if (a.windowShare || b.windowShare) {
     sum.windowShare = {
       fiveHour: (a.windowShare?.fiveHour ?? 0) + (b.windowShare?.fiveHour ?? 0),

@@ -26,6 +26,7 @@ import {
 } from '../protocol/webview';
 import { broughtHomeOf, scheduledForOf, toTaskCard } from './task-card';
 import { historyRowView } from './history-panel';
+import { accountBar, latestAccountReading } from '../core/account-bar';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
 export interface WebviewPort {
@@ -72,6 +73,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   notice(): string | undefined;
   /** The mode, agent, credential, model API and hours line (absent: not shown). */
   setup?(): Promise<PanelState['setup']>;
+  /** The reserve of the account's windows (docs/flows.md#capacity-and-cost; absent: none). */
+  reserve?(): number | null;
   /** Fires whenever anything the panel shows may have changed (this window or another). */
   onDidChange(listener: () => void): DisposableLike;
 }
@@ -197,6 +200,8 @@ export class PanelController extends Disposable {
       lastSeenAt: this.backend.lastSeenAt?.() ?? null,
       schedules: this.backend.schedules?.(now, zone) ?? [],
       timeZone: zone,
+      // From the ledger rows the cards already read: the header costs no request of its own.
+      account: accountBar(latestAccountReading([...tickets.values()].flat()), this.backend.reserve?.() ?? null, now),
     };
   }
 

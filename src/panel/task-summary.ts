@@ -1,6 +1,7 @@
 // What the status bar, the "Show Task Terminal…" picker and the top of the panel say about the
 // tasks as a whole, vscode-free and pure (the webview imports it too): one wording everywhere.
 // A running task whose agent waits for an answer is "needs input", never "running".
+import type { AccountBarView } from '../core/account-bar';
 import { clockTime } from '../core/clock';
 import { outcomeCount, outcomeOf, type Outcome, type OutcomeFacts, type OutcomeKind } from '../core/outcome';
 import { spendText, totalSpend } from '../core/spend';
@@ -62,10 +63,12 @@ export function statusBarView(
   summary: ResultsSummary | undefined,
   unseenResults: number,
   limit?: AccountLimitView | null,
+  account?: AccountBarView | null,
 ): StatusBarView {
   const held = limit && limit.resetAt > limit.now ? clockTime(limit.resetAt) : null;
   const parts = [
     held ? `usage limit until ${held}` : '',
+    !held && account?.holdingShort ? account.holdingShort : '',
     counts.needsInput > 0 ? `${counts.needsInput} need${counts.needsInput === 1 ? 's' : ''} input` : '',
     counts.running > 0 ? `${counts.running} running` : '',
     counts.queued > 0 ? `${counts.queued} queued` : '',
@@ -81,6 +84,8 @@ export function statusBarView(
     idle && !summaryText ? 'Nothing queued or running.' : undefined,
     counts.needsInput > 0 ? `${counts.needsInput} task(s) wait for your answer (Allow or Deny on the card).` : undefined,
     held ? `Your usage limit is reached: tasks wait for its reset at ${held} and resume their sessions then.` : undefined,
+    account ? `Account: ${account.shortText} (${account.ageText})` : undefined,
+    account?.holdingText ?? undefined,
     'Click to open the panel.',
   ]
     .filter(Boolean)
@@ -229,6 +234,7 @@ export function hostStatusView(
   unseen: readonly string[],
   lastSeenAt: number | null,
   limit?: AccountLimitView | null,
+  account?: AccountBarView | null,
 ): StatusBarView {
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
@@ -237,7 +243,7 @@ export function hostStatusView(
     (t) => ({ isNew: fresh.has(t.id), needsInput: needsInput(t, asking), outcome: t.outcome, scheduled: t.scheduled }),
     lastSeenAt,
   );
-  return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);
+  return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit, account);
 }
 
 /**

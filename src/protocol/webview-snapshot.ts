@@ -109,6 +109,23 @@ export const SetupViewSchema = z.object({
 });
 export type SetupView = z.infer<typeof SetupViewSchema>;
 
+/** The account at a glance (docs/flows.md#capacity-and-cost), worded by `src/core/account-bar.ts`. */
+export const AccountBarViewSchema = z.object({
+  windows: z.array(
+    z.object({
+      label: z.enum(['5 h', 'week']),
+      percent: z.number().int().min(0).max(100),
+      resetText: z.string().max(100),
+      overReserve: z.boolean(),
+    }),
+  ),
+  reservePercent: z.number().int().min(0).max(100).nullable(),
+  ageText: z.string().max(100),
+  holdingText: z.string().max(200).nullable(),
+  shortText: z.string().max(100),
+  holdingShort: z.string().max(100).nullable(),
+});
+
 export const PanelStateSchema = z.object({
   /** Increases with every snapshot; the webview ignores anything older than what it shows. */
   version: z.number().int().nonnegative(),
@@ -150,6 +167,8 @@ export const PanelStateSchema = z.object({
   schedules: z.array(ScheduleViewSchema).optional(),
   /** The extension host's time zone, in which schedules run and their times are worded (a remote window's webview may be elsewhere). */
   timeZone: z.string().max(100).optional(),
+  /** A subscription account's windows from the last answer that reported them (absent or null: none did). */
+  account: AccountBarViewSchema.nullable().optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 

@@ -25,6 +25,7 @@ describe('capacity and cost: what each task spent (real gateway, scripted upstre
   let host: HostEngine | undefined;
   let link: ReturnType<typeof connect> | undefined;
   let ws: string;
+  let reserve: number | null = null;
 
   afterEach(async () => {
     link?.close();
@@ -47,7 +48,14 @@ describe('capacity and cost: what each task spent (real gateway, scripted upstre
     host = h;
     ws = makeGitWorkspace(world.root);
     await waitFor(() => h.service.isLeader, 'the lease');
-    link = connect({ service: h.service, store: h.store, clock: systemClock, hasApiKey: () => true, asks: h.runtime });
+    link = connect({
+      service: h.service,
+      store: h.store,
+      clock: systemClock,
+      hasApiKey: () => true,
+      asks: h.runtime,
+      reserve: () => reserve,
+    });
     link.webview.channel.ready();
     return h;
   }
@@ -114,14 +122,43 @@ describe('capacity and cost: what each task spent (real gateway, scripted upstre
         `5 h share ${usageView!.windowShare!.fiveHour} ≈ ${expected.fiveHour}`,
       );
       assert.ok(Math.abs(usageView!.windowShare!.sevenDay - expected.sevenDay) < 1e-6);
-      assert.equal(usageView!.costUsd, undefined, 'no price list in this engine: no dollars');
+      assert.ok(usageView!.costUsd === undefined || usageView!.costUsd > 0, 'the list may price the model too');
     }
-    assert.equal(spendText(spendOf(card.usage)!), '0.6 % of 5 h · 0.1 % of week');
+    assert.equal(spendText(spendOf(card.usage)!), '0.6 % of 5 h · 0.1 % of week', 'a subscription pays in windows: shown before any price');
     const summary = summaryOfTasks(state.tasks, (t) => ({ ...cardSummaryFacts(t), isNew: true }), null)!;
     assert.ok(
       summary.parts.some((p) => p.filter === 'spent' && p.text === '0.6 % of 5 h · 0.1 % of week used'),
       JSON.stringify(summary.parts.map((p) => p.text)),
     );
+  });
+
+  it("item 2: the panel's header shows the account's windows from the last answer's headers, with their resets, its age and the reserve, and why the queue waits; reading them made no request (counted)", async () => {
+    reserve = 0.7;
+    const h = await boot();
+    const now = Date.now();
+    const account = new SubscriptionAccount({
+      utilization5h: 0.42,
+      utilization7d: 0.705,
+      reset5hAt: now + 2 * 3_600_000,
+      reset7dAt: now + 3 * 86_400_000,
+    });
+    world!.upstream.setDefaultReply(() => account.answer({ kind: 'text', text: 'done', usage: { input_tokens: 10, output_tokens: 5 } }));
+    await run(h, 'task A: say done');
+    const state = await snapshotWhen((s) => s.account != null);
+    const bar = state.account!;
+    assert.deepEqual(
+      bar.windows.map((w) => [w.label, w.percent, w.overReserve]),
+      [
+        ['5 h', 42, false],
+        ['week', 71, true],
+      ],
+    );
+    assert.equal(bar.reservePercent, 70);
+    assert.match(bar.ageText, /^as of (just now|1 min ago)$/);
+    assert.match(bar.holdingText ?? '', /^holding: weekly 71 % ≥ your 70 % reserve · resets /);
+    assert.equal(world!.upstream.messageRequests().length, 1, "the task's one answer: no request was made to read the windows");
+    assert.equal(world!.upstream.requests.length, 1, 'nothing else reached the model API either');
+    reserve = null;
   });
 
   it('item 1: an API key (no window headers): each answer priced at its model at the known price, cache reads and writes at their own rates; the card and History show the dollars', async () => {

@@ -35,6 +35,8 @@ export interface PanelParts {
   setup?(): Promise<SetupView | undefined>;
   /** The form's Model list after its default (default: one model). */
   models?(): string[];
+  /** The reserve of the account's windows (docs/flows.md#capacity-and-cost; absent: none). */
+  reserve?(): number | null;
 }
 
 /** No agent runs in this window: nothing ever asks. */
@@ -101,6 +103,7 @@ export function connect(parts: PanelParts): {
       },
       notice: () => undefined,
       setup: parts.setup,
+      reserve: parts.reserve,
     },
     parts.asks ?? NO_ASKS,
     parts.archive,

@@ -5,12 +5,14 @@
  * ends, before its outcome is applied. A crash loses at most the last interval's counts.
  */
 import type { Pricer } from '../../core/spend';
-import type { SegmentUsage, TokenUsage, WindowShare } from '../../core/types';
+import type { AccountReading, SegmentUsage, TokenUsage, WindowShare } from '../../core/types';
 import { CoalescingRun } from '../../core/single-flight';
 import type { TimerHandle, Timers } from '../../core/timers';
 import { addAnswerUsage, addSegmentUsage } from '../../core/usage';
 
 export const USAGE_FLUSH_MS = 30_000;
+
+const NO_TOKENS = { model: '', requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 export class UsageRecorder {
   private pending = new Map<string, SegmentUsage>();
@@ -45,8 +47,13 @@ export class UsageRecorder {
 
   /** A share of the account's windows credited to `ticketId` (the account's previous answer's; docs/flows.md#capacity-and-cost). */
   addShare(ticketId: string, share: WindowShare): void {
-    const none = { model: '', requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-    this.pending.set(ticketId, addSegmentUsage(this.pending.get(ticketId) ?? null, { ...none, windowShare: share }));
+    this.pending.set(ticketId, addSegmentUsage(this.pending.get(ticketId) ?? null, { ...NO_TOKENS, windowShare: share }));
+    this.schedule();
+  }
+
+  /** The account's reading an answer of `ticketId` carried: written with its row, the newest kept (the panel's header bar). */
+  noteReading(ticketId: string, account: AccountReading): void {
+    this.pending.set(ticketId, addSegmentUsage(this.pending.get(ticketId) ?? null, { ...NO_TOKENS, account }));
     this.schedule();
   }
 

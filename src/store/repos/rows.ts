@@ -105,5 +105,14 @@ function usageFromRow(r: SqlRow): SegmentUsage | null {
   if (cost !== null) usage.costUsd = cost;
   const [fiveHour, sevenDay] = [numOrNull(r.usage_share_5h), numOrNull(r.usage_share_7d)];
   if (fiveHour !== null || sevenDay !== null) usage.windowShare = { fiveHour: fiveHour ?? 0, sevenDay: sevenDay ?? 0 };
+  const readAt = numOrNull(r.account_read_at);
+  if (readAt !== null)
+    usage.account = {
+      at: readAt,
+      utilization5h: num(r.account_u5h),
+      utilization7d: num(r.account_u7d),
+      reset5hAt: numOrNull(r.account_reset_5h),
+      reset7dAt: numOrNull(r.account_reset_7d),
+    };
   return usage;
 }

@@ -230,6 +230,13 @@ export class TicketRepo extends StoreRepo {
     // An amount stays NULL until some answer reports one (docs/flows.md#capacity-and-cost).
     const plus = (column: string) => `${column} = CASE WHEN ? IS NULL THEN ${column} ELSE COALESCE(${column}, 0) + ? END`;
     const pairs = amounts.flatMap((n) => [n ?? null, n ?? null]);
+    const r = added.account;
+    if (r)
+      this.db.run(
+        `UPDATE off_peak_tickets SET account_read_at = ?, account_u5h = ?, account_u7d = ?, account_reset_5h = ?, account_reset_7d = ?
+         WHERE ticket_id = ? AND (account_read_at IS NULL OR account_read_at <= ?)`,
+        [r.at, r.utilization5h, r.utilization7d, r.reset5hAt, r.reset7dAt, ticketId, r.at],
+      );
     return (
       this.db.run(
         `UPDATE off_peak_tickets SET usage_model = ?, usage_input_tokens = COALESCE(usage_input_tokens, 0) + ?,
