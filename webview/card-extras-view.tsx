@@ -75,3 +75,14 @@ export function SegmentUsageCell({ usage }: { usage: UsageView | null }) {
     </td>
   );
 }
+
+/** What the task and its follow-ups spent together (docs/flows.md#capacity-and-cost); nothing when no unit applies. */
+export function FollowUpsSpend({ usage }: { usage: UsageView }) {
+  const spend = spendOf(usage);
+  if (!spend) return null;
+  return (
+    <span class="usage" data-testid="follow-ups-spend" title={spendDetail(spend)}>
+      with follow-ups: {spendText(spend)}
+    </span>
+  );
+}

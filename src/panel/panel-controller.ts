@@ -24,7 +24,8 @@ import {
   type ScheduleRunMark,
   type ScheduleView,
 } from '../protocol/webview';
-import { broughtHomeOf, scheduledForOf, toTaskCard } from './task-card';
+import { broughtHomeOf, scheduledForOf, toTaskCard, withFollowUps } from './task-card';
+import { totalUsage } from '../core/usage';
 import { historyRowView } from './history-panel';
 import { accountBar, latestAccountReading } from '../core/account-bar';
 
@@ -156,6 +157,11 @@ export class PanelController extends Disposable {
     const checks = this.backend.checks?.() ?? new Map<string, CheckView>();
     const runs = this.backend.scheduleRuns?.(now, zone) ?? new Map<string, ScheduleRunMark>();
     const setup = await this.backend.setup?.();
+    // Follow-ups add to the task they continue (docs/flows.md#capacity-and-cost).
+    const withFollowUpsOf = (taskId: string) => {
+      const total = withFollowUps(taskId, (id) => totalUsage(tickets.get(id) ?? []), links);
+      return total ? { withFollowUps: total } : {};
+    };
     const tasks = this.backend.listTasks().map((t) => {
       const run = runs.get(t.id);
       const workplace = workplaces.get(t.id);
@@ -174,6 +180,7 @@ export class PanelController extends Disposable {
         ),
         ...scheduledForOf(t, now, zone),
         ...(run ? { scheduleRun: run } : {}),
+        ...withFollowUpsOf(t.id),
       };
       return workplace ? { ...card, workplace } : card;
     });

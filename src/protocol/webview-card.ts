@@ -169,6 +169,8 @@ export const TaskCardSchema = z.object({
   afterTitle: z.string().nullable().optional(),
   /** The tokens of all its segments; null before the first model answer was counted. */
   usage: UsageViewSchema.nullable(),
+  /** Its usage with its follow-ups' (docs/flows.md#capacity-and-cost); absent when no follow-up of it used anything. */
+  withFollowUps: UsageViewSchema.optional(),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
   /** Questions denied (by the user or automatically at the deadline), and how many of them automatically. */

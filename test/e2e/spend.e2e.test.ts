@@ -185,5 +185,14 @@ describe('capacity and cost: what each task spent (real gateway, scripted upstre
       assert.equal(usageView!.windowShare, undefined);
     }
     assert.equal(spendText(spendOf(card.usage)!), '$0.78');
+
+    // A follow-up continues its work: its dollars add to the task's card ("with follow-ups").
+    const follow = await h.service.followUp(a, { prompt: 'task A: one more step' });
+    await waitFor(() => h.service.getTask(follow.id)?.status === 'completed', 'the follow-up completes', 90_000);
+    const after = await snapshotWhen((s) => s.tasks.find((c) => c.id === a)?.withFollowUps !== undefined);
+    const total = after.tasks.find((c) => c.id === a)!.withFollowUps!;
+    // The resumed session already holds a tool result, so the follow-up answers at once: one answer, $0.39.
+    assert.ok(Math.abs(total.costUsd! - 1.17) < 1e-9, `${total.costUsd} is $0.78 + $0.39`);
+    assert.equal(after.tasks.find((c) => c.id === follow.id)!.withFollowUps, undefined, 'the follow-up itself has none after it');
   });
 });

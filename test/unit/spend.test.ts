@@ -7,6 +7,7 @@ import { costAt, formatShare, formatUsd, spendOf, spendText, type ModelPrice } f
 import type { SegmentUsage } from '../../src/core/types';
 import { addSegmentUsage } from '../../src/core/usage';
 import { WindowShareMeter } from '../../src/gateway/model/window-share';
+import { withFollowUps } from '../../src/panel/task-card';
 import { formatWindowShare, readWindowShare } from '../../src/protocol/window-share';
 import { unifiedLimitHeaders } from '../fixtures/fake-anthropic-upstream';
 
@@ -75,6 +76,33 @@ describe('capacity and cost: spend', () => {
     assert.deepEqual(
       [formatUsd(0.004), formatUsd(12.4), formatShare(0.0004), formatShare(0.034)],
       ['< $0.01', '$12.40', '< 0.1 %', '3.4 %'],
+    );
+  });
+
+  it("item 1: follow-ups add to their task: a task's total with its follow-ups (and theirs), none without any", () => {
+    const base = { model: 'm', requests: 1, ...answer };
+    const usage = new Map([
+      ['a', { ...base, costUsd: 0.5 }],
+      ['b', { ...base, costUsd: 0.25 }],
+      ['c', { ...base, costUsd: 0.125 }],
+      ['x', { ...base, costUsd: 4 }],
+    ]);
+    const links = new Map([
+      ['b', { followUpOf: 'a' }],
+      ['c', { followUpOf: 'b' }],
+    ]);
+    const total = withFollowUps('a', (id) => usage.get(id) ?? null, links)!;
+    assert.equal(total.costUsd, 0.875);
+    assert.equal(total.requests, 3);
+    assert.equal(withFollowUps('b', (id) => usage.get(id) ?? null, links)!.costUsd, 0.375);
+    assert.equal(
+      withFollowUps('c', (id) => usage.get(id) ?? null, links),
+      null,
+      'no follow-ups: the card shows its own',
+    );
+    assert.equal(
+      withFollowUps('x', (id) => usage.get(id) ?? null, links),
+      null,
     );
   });
 });
