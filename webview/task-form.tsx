@@ -256,6 +256,11 @@ export function TaskForm({
               </vscode-option>
             ))}
           </vscode-single-select>
+          {folder?.typicalSpend && (
+            <span class="hint" data-testid="typical-spend">
+              {folder.typicalSpend}
+            </span>
+          )}
         </div>
         <div>
           <vscode-label>Permissions</vscode-label>

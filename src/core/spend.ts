@@ -82,3 +82,35 @@ export function totalSpend(usages: readonly (Pick<SegmentUsage, 'costUsd' | 'win
   }
   return out;
 }
+
+/** The median of some numbers (the mean of the middle two for an even count). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * "Similar tasks here: $0.40 (median of the last 3)": what the last tasks of a folder spent
+ * (newest first), in the unit of the newest that spent anything; null when none did (the create
+ * form's "will it fit", docs/flows.md#capacity-and-cost).
+ */
+export function typicalSpendText(
+  newestFirst: readonly (Pick<SegmentUsage, 'costUsd' | 'windowShare'> | null | undefined)[],
+): string | null {
+  const spends = newestFirst.map((u) => spendOf(u)).filter((s): s is Spend => s !== null);
+  const unit = spends[0]?.unit;
+  if (unit === undefined) return null;
+  const same = spends.filter((s) => s.unit === unit);
+  const typical: Spend =
+    unit === 'dollars'
+      ? { unit, usd: median(same.map((s) => (s.unit === 'dollars' ? s.usd : 0))) }
+      : {
+          unit,
+          share: {
+            fiveHour: median(same.map((s) => (s.unit === 'window' ? s.share.fiveHour : 0))),
+            sevenDay: median(same.map((s) => (s.unit === 'window' ? s.share.sevenDay : 0))),
+          },
+        };
+  return `Similar tasks here: ${spendText(typical)} (median of the last ${same.length})`;
+}

@@ -25,6 +25,7 @@ import {
   type ScheduleView,
 } from '../protocol/webview';
 import { broughtHomeOf, scheduledForOf, toTaskCard, withFollowUps } from './task-card';
+import { typicalSpendText } from '../core/spend';
 import { totalUsage } from '../core/usage';
 import { historyRowView } from './history-panel';
 import { accountBar, latestAccountReading } from '../core/account-bar';
@@ -200,7 +201,7 @@ export class PanelController extends Disposable {
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),
       models: this.backend.models(),
-      workspaces: await this.backend.workspaces(),
+      workspaces: withTypicalSpend(await this.backend.workspaces(), this.backend.listTasks(), tickets),
       notice: this.backend.notice(),
       setup,
       visible: this.port.visible?.() ?? true,
@@ -276,4 +277,23 @@ export class PanelController extends Disposable {
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** How many of a folder's last finished tasks the form's "will it fit" reads. */
+const TYPICAL_OF = 10;
+
+/** Each folder with what its last finished tasks spent (docs/flows.md#capacity-and-cost), from the rows the cards read. */
+function withTypicalSpend(
+  workspaces: PanelState['workspaces'],
+  tasks: readonly OffPeakTask[],
+  tickets: ReadonlyMap<string, readonly TicketRecord[]>,
+): PanelState['workspaces'] {
+  return workspaces.map((w) => {
+    const last = tasks
+      .filter((t) => t.workspacePath === w.path && t.endedAt !== null && (t.status === 'completed' || t.status === 'failed'))
+      .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0))
+      .slice(0, TYPICAL_OF);
+    const text = typicalSpendText(last.map((t) => totalUsage(tickets.get(t.id) ?? [])));
+    return text ? { ...w, typicalSpend: text } : w;
+  });
 }

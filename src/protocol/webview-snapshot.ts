@@ -146,6 +146,8 @@ export const PanelStateSchema = z.object({
       noOwnBranch: z.string().max(1_000).optional(),
       /** The form's prefill of the check command (docs/flows.md#checks). */
       lastCheckCommand: z.string().optional(),
+      /** What the last tasks of the folder spent, "Similar tasks here: $0.40 (median of the last 3)" (docs/flows.md#capacity-and-cost). */
+      typicalSpend: z.string().max(200).optional(),
     }),
   ),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */

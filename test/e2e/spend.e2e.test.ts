@@ -55,6 +55,7 @@ describe('capacity and cost: what each task spent (real gateway, scripted upstre
       hasApiKey: () => true,
       asks: h.runtime,
       reserve: () => reserve,
+      workspaces: () => [{ name: 'ws', path: ws, identity: null }],
     });
     link.webview.channel.ready();
     return h;
@@ -161,7 +162,7 @@ describe('capacity and cost: what each task spent (real gateway, scripted upstre
     reserve = null;
   });
 
-  it('item 1: an API key (no window headers): each answer priced at its model at the known price, cache reads and writes at their own rates; the card and History show the dollars', async () => {
+  it('item 1: an API key (no window headers): each answer priced at its model at the known price, cache reads and writes at their own rates; the card and History show the dollars; a follow-up adds to its task; item 5: the form says what the last tasks of the folder spent', async () => {
     const price: ModelPrice = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
     const h = await boot({ pricer: (model, u) => (model === 'claude-priced' ? costAt(price, u) : null) });
     const usage: ReplyUsage = {
@@ -194,5 +195,8 @@ describe('capacity and cost: what each task spent (real gateway, scripted upstre
     // The resumed session already holds a tool result, so the follow-up answers at once: one answer, $0.39.
     assert.ok(Math.abs(total.costUsd! - 1.17) < 1e-9, `${total.costUsd} is $0.78 + $0.39`);
     assert.equal(after.tasks.find((c) => c.id === follow.id)!.withFollowUps, undefined, 'the follow-up itself has none after it');
+    // Item 5, will the next one fit: the create form's folder says what its last tasks spent (the median of $0.78 and $0.39).
+    const fits = await snapshotWhen((s) => s.workspaces.some((w) => w.typicalSpend?.endsWith('last 2)')));
+    assert.equal(fits.workspaces.find((w) => w.path === ws)?.typicalSpend, 'Similar tasks here: $0.58 (median of the last 2)');
   });
 });

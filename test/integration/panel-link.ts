@@ -37,6 +37,8 @@ export interface PanelParts {
   models?(): string[];
   /** The reserve of the account's windows (docs/flows.md#capacity-and-cost; absent: none). */
   reserve?(): number | null;
+  /** The window's open folders (default: one, PANEL_WORKSPACE). */
+  workspaces?(): { name: string; path: string; identity: string | null }[];
 }
 
 /** No agent runs in this window: nothing ever asks. */
@@ -90,7 +92,8 @@ export function connect(parts: PanelParts): {
     {
       hasApiKey: async () => parts.hasApiKey(),
       setApiKey: async () => (parts.setApiKey ? parts.setApiKey() : undefined),
-      workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
+      workspaces:
+        parts.workspaces ?? (() => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }]),
       models: parts.models ?? (() => ['claude-sonnet-4-5']),
       configs: () => host.configs,
       reloadConfigs: async () => host.configLoads++,

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { listedPrice } from '../../src/core/listed-prices';
 import { makePricer, priceOverrides } from '../../src/core/price-list';
-import { costAt, formatShare, formatUsd, spendOf, spendText, type ModelPrice } from '../../src/core/spend';
+import { costAt, formatShare, formatUsd, spendOf, spendText, typicalSpendText, type ModelPrice } from '../../src/core/spend';
 import type { SegmentUsage } from '../../src/core/types';
 import { addSegmentUsage } from '../../src/core/usage';
 import { WindowShareMeter } from '../../src/gateway/model/window-share';
@@ -104,5 +104,13 @@ describe('capacity and cost: spend', () => {
       withFollowUps('x', (id) => usage.get(id) ?? null, links),
       null,
     );
+  });
+
+  it('item 5: will it fit: the median of the last tasks of a folder, in the unit of the newest, with how many it is of', () => {
+    const d = (costUsd: number) => ({ costUsd });
+    const w = (fiveHour: number) => ({ windowShare: { fiveHour, sevenDay: fiveHour / 10 } });
+    assert.equal(typicalSpendText([d(0.4), null, d(1.2), d(0.1)]), 'Similar tasks here: $0.40 (median of the last 3)');
+    assert.equal(typicalSpendText([w(0.02), d(9), w(0.04)]), 'Similar tasks here: 3 % of 5 h · 0.3 % of week (median of the last 2)');
+    assert.equal(typicalSpendText([null, {}]), null, 'nothing spent yet: nothing said');
   });
 });
