@@ -51,6 +51,8 @@ export const lazyBundles = {
   'runtime.js': ['src/agent/runtime/segment-kit.ts', 'src/agent/runtime/task-terminal-feed.ts'],
   // The GitHub API client, loaded when a pull request is first opened or looked up (docs/flows.md#pull-requests).
   'forge.js': ['@octokit/rest'],
+  // The shipped price list (@pydantic/genai-prices, ~0.5 MB): what a model answer costs (docs/flows.md#capacity-and-cost).
+  'prices.js': ['src/core/listed-prices.ts'],
 };
 
 /** esbuild options for one of the host's bundles (`extension.js` or a key of lazyBundles), with `root` the checkout. */

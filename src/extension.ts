@@ -18,6 +18,7 @@ import { modelChoices } from './panel/model-choices';
 import type { PanelClientConfigs } from './panel/host-bits';
 import type { PanelBackend } from './panel/panel-controller';
 import { hostStatusView, statusTasksOf } from './panel/task-summary';
+import { accountBar, latestAccountReading } from './core/account-bar';
 import { accountUsageLimitResetAt } from './panel/task-card';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
@@ -280,6 +281,7 @@ class OffPeakExtension implements vscode.Disposable {
         askTimeoutMs: () => readSettings().askTimeoutMinutes * 60_000,
         unansweredQuestion: () => readSettings().unansweredQuestion,
         askParkMs: () => readSettings().askParkMinutes * 60_000,
+        priceSetting: () => readSettings().prices,
         checks: checkSettings(),
         claudeSettingSources: () => readSettings().claudeCodeSettingSources,
         keepAwake: () => readSettings().keepAwake,
@@ -324,6 +326,8 @@ class OffPeakExtension implements vscode.Disposable {
           ...vscodePanelHost(),
           hasApiKey: () => (personal ? Promise.resolve(true) : this.apiKey.has()),
           setApiKey: () => this.apiKey.prompt(),
+          // The local gateway keeps the reserve (docs/flows.md#capacity-and-cost); a team gateway's is its own.
+          reserve: () => (personal ? readSettings().stopAtUtilization : null),
           models: () => this.allowedModels,
           configs: () => this.clientConfigs,
           reloadConfigs: () => this.loadClientConfigs(),
@@ -349,9 +353,13 @@ class OffPeakExtension implements vscode.Disposable {
         const asks = engine.questions.pendingAsks();
         const now = Date.now();
         const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
+        const reading = latestAccountReading(tasks.flatMap((t) => engine.service.ticketsOf(t.id)));
+        const account = accountBar(reading, personal ? readSettings().stopAtUtilization : null, now);
         const { checks, runs } = engine.store.read((tx) => ({ checks: tx.checks.all(), runs: tx.schedules.runsByTask() }));
         const summarized = statusTasksOf(tasks, checks, runs);
-        this.statusBar.update(hostStatusView(summarized, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
+        this.statusBar.update(
+          hostStatusView(summarized, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }, account),
+        );
         // Once per reset, from one window (the lease holder): when held tasks resume (docs/flows.md#usage-limits).
         if (limitAt !== null && limitAt !== this.usageLimitNotified && engine.service.isLeader) {
           this.usageLimitNotified = limitAt;

@@ -13,6 +13,7 @@ import type { HostChannel } from './host-channel';
 import { History } from './history';
 import { Schedules } from './schedules';
 import { useSameList, useShowingResults, useTickingNow } from './hooks';
+import { AccountBar } from './account-bar';
 import { ResultsSummaryBar, type CardFilter } from './summary';
 import { afterChoicesOf } from './after-field';
 import { TaskForm } from './task-form';
@@ -162,6 +163,7 @@ export function App({
         </div>
       )}
       {state.setup && <SetupLine setup={state.setup} now={now} />}
+      {state.account && <AccountBar account={state.account} />}
       {summary && <ResultsSummaryBar summary={summary} now={now} active={activeFilter} onFilter={setFilter} />}
       {(a.kind !== 'unreachable' || gatewayUnreachableShown(a, state.hasApiKey)) && (
         <GatewayHealth availability={a} now={now} hasQueued={groups.queued.length > 0} onSetApiKey={setApiKey} />

@@ -1,6 +1,7 @@
 // Card parts about the task's segments, kept out of app.tsx: the gateway-outage line, the
 // schedule a run was queued by, and the token usage (card total, per segment, History total).
 import type { TaskCard, UsageView } from '../src/protocol/webview';
+import { spendDetail, spendOf, spendText } from '../src/core/spend';
 import { gatewayOutageText, usageDetail, usageLimitText, usageSummary } from './card-extras';
 
 /** A running task whose requests wait for an unreachable gateway (they are held, the task has not failed). */
@@ -47,10 +48,20 @@ export function UsageLimitLine({ resetAt, now }: { resetAt: number | null | unde
 /** The tokens a task (or a History row) used in total; nothing before the first answer. */
 export function UsageTotal({ usage, testid = 'usage' }: { usage: UsageView | null; testid?: string }) {
   if (!usage) return null;
-  const detail = usageDetail(usage);
+  const spend = spendOf(usage);
+  const detail = [spend ? spendDetail(spend) : '', usageDetail(usage)].filter(Boolean).join('\n');
   return (
     <span class="usage" data-testid={testid} title={detail} aria-label={detail}>
-      <span class="codicon codicon-symbol-numeric" aria-hidden="true" /> {usageSummary(usage)}
+      <span class="codicon codicon-symbol-numeric" aria-hidden="true" />{' '}
+      {spend && (
+        <>
+          <span class="spend" data-testid={`${testid}-spend`}>
+            {spendText(spend)}
+          </span>
+          {' · '}
+        </>
+      )}
+      {usageSummary(usage)}
     </span>
   );
 }
@@ -62,5 +73,16 @@ export function SegmentUsageCell({ usage }: { usage: UsageView | null }) {
     <td data-testid="segment-usage" title={usageDetail(usage)}>
       {usageSummary(usage)}
     </td>
+  );
+}
+
+/** What the task and its follow-ups spent together (docs/flows.md#capacity-and-cost); nothing when no unit applies. */
+export function FollowUpsSpend({ usage }: { usage: UsageView }) {
+  const spend = spendOf(usage);
+  if (!spend) return null;
+  return (
+    <span class="usage" data-testid="follow-ups-spend" title={spendDetail(spend)}>
+      with follow-ups: {spendText(spend)}
+    </span>
   );
 }

@@ -26,6 +26,8 @@ interface Usage {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   requests: number;
+  costUsd?: number;
+  windowShare?: { fiveHour: number; sevenDay: number };
 }
 
 /** A token count as people read it: "950", "12.3k", "1.25M". */
@@ -64,5 +66,6 @@ const USAGE_FIELDS = ['model', 'inputTokens', 'outputTokens', 'cacheReadTokens',
 /** Snapshots carry new usage objects: the same counts are the same usage (a card need not re-render). */
 export function sameUsage(a: Usage | null, b: Usage | null): boolean {
   if (a === null || b === null) return a === b;
-  return sameFields(a, b, USAGE_FIELDS);
+  const share = (u: Usage) => (u.windowShare ? `${u.windowShare.fiveHour}/${u.windowShare.sevenDay}` : '');
+  return sameFields(a, b, USAGE_FIELDS) && a.costUsd === b.costUsd && share(a) === share(b);
 }

@@ -8,7 +8,7 @@ import { CheckLine } from './check-line';
 import type { AnswerOwner } from './ask-input';
 import { AskPrompt } from './ask-prompt';
 import { sameFields, sameUsage } from './card-extras';
-import { GatewayOutageLine, ScheduleRunLine, UsageLimitLine, UsageTotal } from './card-extras-view';
+import { FollowUpsSpend, GatewayOutageLine, ScheduleRunLine, UsageLimitLine, UsageTotal } from './card-extras-view';
 import { filesChangedText, foldPrompt, formatDuration, formatTime, PHASE_ICONS, phaseLabel } from './format';
 import type { Act } from './act';
 import type { HostChannel } from './host-channel';
@@ -41,6 +41,7 @@ export function sameCard(a: TaskCard, b: TaskCard): boolean {
       key === 'ask' ||
       key === 'unseen' ||
       key === 'usage' ||
+      key === 'withFollowUps' ||
       key === 'refusals' ||
       key === 'allowedNotRun' ||
       key === 'check' ||
@@ -51,6 +52,7 @@ export function sameCard(a: TaskCard, b: TaskCard): boolean {
   }
   if (
     !sameUsage(a.usage, b.usage) ||
+    !sameUsage(a.withFollowUps ?? null, b.withFollowUps ?? null) ||
     JSON.stringify(a.check) !== JSON.stringify(b.check) ||
     JSON.stringify(a.scheduleRun) !== JSON.stringify(b.scheduleRun)
   )
@@ -149,6 +151,7 @@ function CardView({ card, isNew, now, models, defaultModelText, act, channel, on
           </span>
         )}
         {card.usage && <UsageTotal usage={card.usage} />}
+        {card.withFollowUps && <FollowUpsSpend usage={card.withFollowUps} />}
         <span class="actions" role="group" aria-label="Task actions">
           {card.actions.pause && requestButton('pause', 'debug-pause', 'Pause')}
           {card.actions.continue && (

@@ -1,6 +1,7 @@
 // The forms' labelled drop-down (task form, repeat fields): one shape for every select. It marks
 // the chosen option `selected`, since a list that changes under it re-reads its options and would
 // otherwise show the first.
+import type { ComponentChildren } from 'preact';
 import { valueOf } from './field-value';
 
 export interface SelectChoice {
@@ -17,6 +18,7 @@ export function SelectField({
   choices,
   onChange,
   disabled,
+  children,
 }: {
   label: string;
   testid: string;
@@ -24,6 +26,8 @@ export function SelectField({
   choices: readonly SelectChoice[];
   onChange(value: string): void;
   disabled?: boolean;
+  /** Shown under the field (a hint). */
+  children?: ComponentChildren;
 }) {
   return (
     <div>
@@ -35,6 +39,7 @@ export function SelectField({
           </vscode-option>
         ))}
       </vscode-single-select>
+      {children}
     </div>
   );
 }

@@ -255,7 +255,13 @@ export function TaskForm({
           disabled={editing}
           choices={workspaces.map((w) => ({ value: w.path, label: w.name }))}
           onChange={setWorkspace}
-        />
+        >
+          {folder?.typicalSpend && (
+            <span class="hint" data-testid="typical-spend">
+              {folder.typicalSpend}
+            </span>
+          )}
+        </SelectField>
         <SelectField
           label="Permissions"
           testid="permission-mode"

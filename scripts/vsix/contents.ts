@@ -39,6 +39,7 @@ export const REQUIRED_VSIX_FILES = [
   'extension/dist/personal.js',
   'extension/dist/runtime.js',
   'extension/dist/forge.js',
+  'extension/dist/prices.js',
   'extension/dist/webview/main.js',
   'extension/dist/gateway.js',
   'extension/dist/reference-agent.js',
@@ -96,6 +97,7 @@ export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
   'extension/dist/personal.js': 104 * 1024,
   'extension/dist/runtime.js': 80 * 1024,
   'extension/dist/forge.js': 132 * 1024,
+  'extension/dist/prices.js': 512 * 1024,
   'extension/dist/webview/main.js': 240 * 1024,
 };
 

@@ -117,12 +117,36 @@ export interface TokenUsage {
   cacheWriteTokens: number;
 }
 
+/** The share (0..1) of the account's 5-hour and weekly windows some answers used (docs/flows.md#capacity-and-cost). */
+export interface WindowShare {
+  fiveHour: number;
+  sevenDay: number;
+}
+
+/** A subscription account's windows as one answer's headers reported them (docs/flows.md#capacity-and-cost). */
+export interface AccountReading {
+  /** When the answer came (this machine's clock). */
+  at: number;
+  /** Utilization 0..1 of the 5-hour and the weekly window. */
+  utilization5h: number;
+  utilization7d: number;
+  /** When each window resets (epoch ms), null when not said. */
+  reset5hAt: number | null;
+  reset7dAt: number | null;
+}
+
 /** What one segment's model answers used, as its proxy read it (docs/flows.md#ticket-ledger). */
 export interface SegmentUsage extends TokenUsage {
   /** The models that answered, in the order first seen, comma-separated ("" when none said). */
   model: string;
   /** Answers counted. */
   requests: number;
+  /** Dollars, each answer at its model's price when it was counted; absent when no answer's price was known. */
+  costUsd?: number;
+  /** Its share of a subscription account's windows, from the gateway's header deltas; absent when none was reported. */
+  windowShare?: WindowShare;
+  /** The account's latest reading one of its answers carried (the panel's header bar); absent when none did. */
+  account?: AccountReading;
 }
 
 /** One row of `off_peak_tickets`: the local ledger and settle outbox (docs/flows.md#ticket-ledger). */

@@ -17,6 +17,7 @@ import type { SyncConfig, TaskServiceOptions } from '../service';
 import type { TaskNotice } from './task-notices';
 import type { AwayNotificationsOptions } from '../notify/away-notifications';
 import type { StoreNotice, TaskStoreOptions } from '../store';
+import type { Pricer } from '../core/spend';
 
 export interface HostEngineOptions {
   /** globalStorage: tasks-index.sqlite, agent sessions, segment logs. */
@@ -62,6 +63,10 @@ export interface HostEngineOptions {
   unansweredQuestion?: LiveValue<UnansweredQuestion>;
   /** In `park` mode, how long a question waits before the task parks (default 10 min). */
   askParkMs?: LiveValue<number>;
+  /** Each model answer's dollars (the price list with `offPeak.prices` over it, read at each answer; docs/flows.md#capacity-and-cost). */
+  pricer?: () => Pricer;
+  /** `offPeak.prices` as set, read at each answer: over the shipped price list when `pricer` is not given. */
+  priceSetting?: () => unknown;
   /** Task checks' time limit and rounds (`offPeak.check.*`, read at each check; docs/flows.md#checks). */
   checks?: TaskRuntimeOptions['checks'];
   keepAwake: () => boolean;

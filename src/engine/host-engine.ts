@@ -31,6 +31,8 @@ import path from 'node:path';
 import { engineDirs, worktreesDirOf, type HostEngineOptions } from './engine-options';
 import { agentAdapters, sessionStarter } from './agent-starts';
 import { RecoverySweep } from './recovery-sweep';
+import { makePricer, priceOverrides } from '../core/price-list';
+import type { Pricer } from '../core/spend';
 
 export { engineDirs, worktreesDirOf, type HostEngineOptions } from './engine-options';
 
@@ -116,6 +118,14 @@ export class HostEngine {
     const askTimeoutMs = () => currentValue(options.askTimeoutMs ?? DEFAULT_ASK_TIMEOUT_MS);
     const unanswered = () => currentValue(options.unansweredQuestion ?? 'park');
     const askParkMs = () => currentValue(options.askParkMs ?? DEFAULT_ASK_PARK_MS);
+    // The shipped price list is a bundle of its own (docs/architecture.md#lazy-bundles), loaded in the background.
+    let listed: Pricer = () => null;
+    if (!options.pricer)
+      void import('../core/listed-prices').then(
+        (m) => (listed = m.listedPrice),
+        (err: unknown) =>
+          log(`prices: the price list could not be loaded (${(err as Error).message}); answers are priced by offPeak.prices only`),
+      );
     // The agent's own deadline is a safety net behind the host's: in park mode it comes well after the park.
     const agentAskTimeoutMs = () => (unanswered() === 'park' ? askParkMs() + 5 * 60_000 : askTimeoutMs());
     const adapters = agentAdapters(options, referenceSessionsDir, {
@@ -170,6 +180,7 @@ export class HostEngine {
       unansweredQuestion: unanswered,
       askParkMs,
       checks: options.checks,
+      pricer: options.pricer ?? (() => makePricer(priceOverrides(options.priceSetting?.()), listed)),
       ...options.runtimeTuning,
       onEvent: (event) => {
         options.onRuntimeEvent?.(event);

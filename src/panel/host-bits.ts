@@ -58,6 +58,8 @@ export interface PanelHostBits {
   /** The machine setting `offPeak.isolation` (absent: in place, as before isolation existed). */
   isolation?(): IsolationMode;
   notice(): string | undefined;
+  /** The reserve the local gateway keeps (`offPeak.personal.stopAtUtilization`, 0..1; null or absent: none). */
+  reserve?(): number | null;
   /** Opens the first-run walkthrough (absent: the request does nothing). */
   openWalkthrough?(): PromiseLike<unknown>;
   /** The mode, agent, credential, model API and hours line (`setupView`; absent: not shown). */

@@ -24,8 +24,11 @@ import {
   type ScheduleRunMark,
   type ScheduleView,
 } from '../protocol/webview';
-import { broughtHomeOf, scheduledForOf, toTaskCard } from './task-card';
+import { broughtHomeOf, scheduledForOf, toTaskCard, withFollowUps } from './task-card';
+import { typicalSpendText } from '../core/spend';
+import { totalUsage } from '../core/usage';
 import { historyRowView } from './history-panel';
+import { accountBar, latestAccountReading } from '../core/account-bar';
 
 /** The message channel to one webview (a VS Code Webview, or a MessagePort in tests). */
 export interface WebviewPort {
@@ -72,6 +75,8 @@ export interface PanelBackend extends Omit<RequestHandlers, ControllerRequests> 
   notice(): string | undefined;
   /** The mode, agent, credential, model API and hours line (absent: not shown). */
   setup?(): Promise<PanelState['setup']>;
+  /** The reserve of the account's windows (docs/flows.md#capacity-and-cost; absent: none). */
+  reserve?(): number | null;
   /** Fires whenever anything the panel shows may have changed (this window or another). */
   onDidChange(listener: () => void): DisposableLike;
 }
@@ -153,6 +158,11 @@ export class PanelController extends Disposable {
     const checks = this.backend.checks?.() ?? new Map<string, CheckView>();
     const runs = this.backend.scheduleRuns?.(now, zone) ?? new Map<string, ScheduleRunMark>();
     const setup = await this.backend.setup?.();
+    // Follow-ups add to the task they continue (docs/flows.md#capacity-and-cost).
+    const withFollowUpsOf = (taskId: string) => {
+      const total = withFollowUps(taskId, (id) => totalUsage(tickets.get(id) ?? []), links);
+      return total ? { withFollowUps: total } : {};
+    };
     const tasks = this.backend.listTasks().map((t) => {
       const run = runs.get(t.id);
       const workplace = workplaces.get(t.id);
@@ -171,6 +181,7 @@ export class PanelController extends Disposable {
         ),
         ...scheduledForOf(t, now, zone),
         ...(run ? { scheduleRun: run } : {}),
+        ...withFollowUpsOf(t.id),
       };
       return workplace ? { ...card, workplace } : card;
     });
@@ -190,13 +201,15 @@ export class PanelController extends Disposable {
       availability: this.backend.availability(),
       hasApiKey: await this.backend.hasApiKey(),
       models: this.backend.models(),
-      workspaces: await this.backend.workspaces(),
+      workspaces: withTypicalSpend(await this.backend.workspaces(), this.backend.listTasks(), tickets),
       notice: this.backend.notice(),
       setup,
       visible: this.port.visible?.() ?? true,
       lastSeenAt: this.backend.lastSeenAt?.() ?? null,
       schedules: this.backend.schedules?.(now, zone) ?? [],
       timeZone: zone,
+      // From the ledger rows the cards already read: the header costs no request of its own.
+      account: accountBar(latestAccountReading([...tickets.values()].flat()), this.backend.reserve?.() ?? null, now),
     };
   }
 
@@ -264,4 +277,23 @@ export class PanelController extends Disposable {
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** How many of a folder's last finished tasks the form's "will it fit" reads. */
+const TYPICAL_OF = 10;
+
+/** Each folder with what its last finished tasks spent (docs/flows.md#capacity-and-cost), from the rows the cards read. */
+function withTypicalSpend(
+  workspaces: PanelState['workspaces'],
+  tasks: readonly OffPeakTask[],
+  tickets: ReadonlyMap<string, readonly TicketRecord[]>,
+): PanelState['workspaces'] {
+  return workspaces.map((w) => {
+    const last = tasks
+      .filter((t) => t.workspacePath === w.path && t.endedAt !== null && (t.status === 'completed' || t.status === 'failed'))
+      .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0))
+      .slice(0, TYPICAL_OF);
+    const text = typicalSpendText(last.map((t) => totalUsage(tickets.get(t.id) ?? [])));
+    return text ? { ...w, typicalSpend: text } : w;
+  });
 }

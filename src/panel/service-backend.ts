@@ -79,6 +79,7 @@ export function createServiceBackend(
       ),
     workplaces: () => store.read((tx) => workplaceViews(tx, service.listTasks())),
     notice: () => host.notice(),
+    reserve: () => host.reserve?.() ?? null,
     setup: async () => host.setup?.(),
     schedules: (now, zone) => scheduleViews(store, now, zone),
     scheduleRuns: (now, zone) => scheduleRunMarks(store, now, zone),

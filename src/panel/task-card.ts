@@ -3,8 +3,8 @@ import type { PendingAsk } from '../core/ask-types';
 import { outcomeOf, type OutcomeFacts } from '../core/outcome';
 import { canEdit, canTransition } from '../core/task-state';
 import { shortTaskId } from '../core/task-title';
-import { isTerminalStatus, type OffPeakTask, type TicketRecord } from '../core/types';
-import { totalUsage } from '../core/usage';
+import { isTerminalStatus, type OffPeakTask, type SegmentUsage, type TicketRecord } from '../core/types';
+import { addSegmentUsage, totalUsage } from '../core/usage';
 import { formatDueTime } from '../core/zoned-time';
 import type { AllowedNotRunView, CardAsk, CardPhase, RefusalCount, TaskCard } from '../protocol/webview';
 import type { FollowUpLink, TaskCheck } from '../store';
@@ -197,4 +197,32 @@ export function toTaskCard(
       openSession: finishedWithSession,
     },
   };
+}
+
+/**
+ * A task's usage with its follow-ups' (and theirs), which continue its work
+ * (docs/flows.md#capacity-and-cost); null when it has no follow-up that used anything.
+ */
+export function withFollowUps(
+  taskId: string,
+  usageOf: (taskId: string) => SegmentUsage | null,
+  links: ReadonlyMap<string, { followUpOf: string }>,
+): SegmentUsage | null {
+  const followers = new Map<string, string[]>();
+  for (const [follower, link] of links) followers.set(link.followUpOf, [...(followers.get(link.followUpOf) ?? []), follower]);
+  let total = usageOf(taskId);
+  let added = false;
+  const seen = new Set([taskId]);
+  const queue = [...(followers.get(taskId) ?? [])];
+  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const own = usageOf(id);
+    if (own) {
+      total = addSegmentUsage(total, own);
+      added = true;
+    }
+    queue.push(...(followers.get(id) ?? []));
+  }
+  return added ? total : null;
 }

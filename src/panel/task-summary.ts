@@ -1,9 +1,11 @@
 // What the status bar, the "Show Task Terminal…" picker and the top of the panel say about the
 // tasks as a whole, vscode-free and pure (the webview imports it too): one wording everywhere.
 // A running task whose agent waits for an answer is "needs input", never "running".
+import type { AccountBarView } from '../core/account-bar';
 import { clockTime } from '../core/clock';
 import { outcomeCount, outcomeOf, type Outcome, type OutcomeFacts, type OutcomeKind } from '../core/outcome';
-import type { TaskStatus } from '../core/types';
+import { spendText, totalSpend } from '../core/spend';
+import type { SegmentUsage, TaskStatus } from '../core/types';
 
 /** The part of a task these texts read. */
 export interface SummaryTask {
@@ -61,10 +63,12 @@ export function statusBarView(
   summary: ResultsSummary | undefined,
   unseenResults: number,
   limit?: AccountLimitView | null,
+  account?: AccountBarView | null,
 ): StatusBarView {
   const held = limit && limit.resetAt > limit.now ? clockTime(limit.resetAt) : null;
   const parts = [
     held ? `usage limit until ${held}` : '',
+    !held && account?.holdingShort ? account.holdingShort : '',
     counts.needsInput > 0 ? `${counts.needsInput} need${counts.needsInput === 1 ? 's' : ''} input` : '',
     counts.running > 0 ? `${counts.running} running` : '',
     counts.queued > 0 ? `${counts.queued} queued` : '',
@@ -80,6 +84,8 @@ export function statusBarView(
     idle && !summaryText ? 'Nothing queued or running.' : undefined,
     counts.needsInput > 0 ? `${counts.needsInput} task(s) wait for your answer (Allow or Deny on the card).` : undefined,
     held ? `Your usage limit is reached: tasks wait for its reset at ${held} and resume their sessions then.` : undefined,
+    account ? `Account: ${account.shortText} (${account.ageText})` : undefined,
+    account?.holdingText ?? undefined,
     'Click to open the panel.',
   ]
     .filter(Boolean)
@@ -105,9 +111,11 @@ export interface SummaryCard {
   outcome?: Pick<Outcome, 'kind'>;
   /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
   scheduled?: boolean;
+  /** What it spent (docs/flows.md#capacity-and-cost). */
+  usage?: Pick<SegmentUsage, 'costUsd' | 'windowShare'> | null;
 }
 
-export type SummaryFilter = 'completed' | 'ready' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled';
+export type SummaryFilter = 'completed' | 'ready' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled' | 'spent';
 
 /**
  * "Since 18:40: 3 completed, 1 ready for review · checks pass, 1 check failed, 1 needs input, 1 failed, 14 files changed,
@@ -152,11 +160,16 @@ export function resultsSummary(cards: readonly SummaryCard[], since: number | nu
   const scheduled = fresh.filter((c) => c.scheduled);
   if (scheduled.length > 0)
     parts.push({ filter: 'scheduled', count: scheduled.length, text: `${scheduled.length} by schedule`, taskIds: ids(scheduled) });
+  // What the new results spent, in the units their credentials pay, worded as each card words it.
+  const spending = fresh.filter((c) => totalSpend([c.usage]).length > 0);
+  const spent = totalSpend(spending.map((c) => c.usage));
+  if (spent.length > 0)
+    parts.push({ filter: 'spent', count: spending.length, text: `${spent.map(spendText).join(' and ')} used`, taskIds: ids(spending) });
   return { since, parts };
 }
 
 /** What the summary reads of a task besides its id, status and files: each caller says it from what it holds. */
-export type SummaryFacts = Pick<SummaryCard, 'isNew' | 'needsInput' | 'outcome' | 'scheduled'>;
+export type SummaryFacts = Pick<SummaryCard, 'isNew' | 'needsInput' | 'outcome' | 'scheduled' | 'usage'>;
 
 /**
  * The summary of a list of tasks: the one place a task becomes a summary card, for the panel (from
@@ -194,8 +207,15 @@ export function cardSummaryFacts(card: {
   ask: unknown;
   outcome: Pick<Outcome, 'kind'>;
   scheduleRun?: unknown;
+  usage?: SummaryCard['usage'];
 }): SummaryFacts {
-  return { isNew: card.unseen, needsInput: card.ask !== null, outcome: card.outcome, scheduled: Boolean(card.scheduleRun) };
+  return {
+    isNew: card.unseen,
+    needsInput: card.ask !== null,
+    outcome: card.outcome,
+    scheduled: Boolean(card.scheduleRun),
+    usage: card.usage ?? null,
+  };
 }
 
 /** The store's tasks as the status bar counts them: each with its outcome (its check counts) and whether a schedule queued it. */
@@ -214,6 +234,7 @@ export function hostStatusView(
   unseen: readonly string[],
   lastSeenAt: number | null,
   limit?: AccountLimitView | null,
+  account?: AccountBarView | null,
 ): StatusBarView {
   const asking = new Set(asks.map((a) => a.taskId));
   const fresh = new Set(unseen);
@@ -222,7 +243,7 @@ export function hostStatusView(
     (t) => ({ isNew: fresh.has(t.id), needsInput: needsInput(t, asking), outcome: t.outcome, scheduled: t.scheduled }),
     lastSeenAt,
   );
-  return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit);
+  return statusBarView(taskCounts(tasks, asking), summary, unseen.length, limit, account);
 }
 
 /**

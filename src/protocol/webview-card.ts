@@ -87,6 +87,10 @@ export const UsageViewSchema = z.object({
   cacheWriteTokens: z.number().check(z.int()).check(z.nonnegative()),
   /** Model answers counted. */
   requests: z.number().check(z.int()).check(z.nonnegative()),
+  /** Dollars at each answer's model's price (docs/flows.md#capacity-and-cost); absent when none was priced. */
+  costUsd: z.optional(z.number().check(z.nonnegative())),
+  /** The share (0..1) of a subscription account's 5-hour and weekly windows; absent when none was reported. */
+  windowShare: z.optional(z.object({ fiveHour: z.number().check(z.nonnegative()), sevenDay: z.number().check(z.nonnegative()) })),
 });
 export type UsageView = z.infer<typeof UsageViewSchema>;
 /** One changed file of a task, with its added/removed lines (null: binary or unknown). */
@@ -182,6 +186,8 @@ export const TaskCardSchema = z.object({
   afterTitle: z.optional(z.nullable(z.string())),
   /** The tokens of all its segments; null before the first model answer was counted. */
   usage: z.nullable(UsageViewSchema),
+  /** Its usage with its follow-ups' (docs/flows.md#capacity-and-cost); absent when no follow-up of it used anything. */
+  withFollowUps: z.optional(UsageViewSchema),
   /** A completed or failed result no panel in any window has shown yet (the card's "New" mark). */
   unseen: z.boolean(),
   /** Questions denied (by the user or automatically at the deadline), and how many of them automatically. */

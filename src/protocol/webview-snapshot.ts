@@ -107,6 +107,23 @@ export const SetupViewSchema = z.object({
 });
 export type SetupView = z.infer<typeof SetupViewSchema>;
 
+/** The account at a glance (docs/flows.md#capacity-and-cost), worded by `src/core/account-bar.ts`. */
+export const AccountBarViewSchema = z.object({
+  windows: z.array(
+    z.object({
+      label: z.enum(['5 h', 'week']),
+      percent: z.number().check(z.int()).check(z.gte(0)).check(z.lte(100)),
+      resetText: z.string().check(z.maxLength(100)),
+      overReserve: z.boolean(),
+    }),
+  ),
+  reservePercent: z.nullable(z.number().check(z.int()).check(z.gte(0)).check(z.lte(100))),
+  ageText: z.string().check(z.maxLength(100)),
+  holdingText: z.nullable(z.string().check(z.maxLength(200))),
+  shortText: z.string().check(z.maxLength(100)),
+  holdingShort: z.nullable(z.string().check(z.maxLength(100))),
+});
+
 export const PanelStateSchema = z.object({
   /** Increases with every snapshot; the webview ignores anything older than what it shows. */
   version: z.number().check(z.int()).check(z.nonnegative()),
@@ -127,6 +144,8 @@ export const PanelStateSchema = z.object({
       noOwnBranch: z.optional(z.string().check(z.maxLength(1_000))),
       /** The form's prefill of the check command (docs/flows.md#checks). */
       lastCheckCommand: z.optional(z.string()),
+      /** What the last tasks of the folder spent, "Similar tasks here: $0.40 (median of the last 3)" (docs/flows.md#capacity-and-cost). */
+      typicalSpend: z.optional(z.string().check(z.maxLength(200))),
     }),
   ),
   /** A problem the user should see (corrupt DB moved aside, gateway unreachable...). */
@@ -148,6 +167,8 @@ export const PanelStateSchema = z.object({
   schedules: z.optional(z.array(ScheduleViewSchema)),
   /** The extension host's time zone, in which schedules run and their times are worded (a remote window's webview may be elsewhere). */
   timeZone: z.optional(z.string().check(z.maxLength(100))),
+  /** A subscription account's windows from the last answer that reported them (absent or null: none did). */
+  account: z.optional(z.nullable(AccountBarViewSchema)),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 

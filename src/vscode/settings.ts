@@ -44,6 +44,8 @@ export interface OffPeakSettings {
   history: { keepDays: number; keepCount: number };
   /** Open pull request (docs/flows.md#pull-requests): the remote, draft or ready, the GitHub Enterprise hosts. */
   pullRequest: { remote: string; draft: boolean; githubEnterpriseHosts: string[] };
+  /** `offPeak.prices` as set (checked entry by entry where it is used; docs/flows.md#capacity-and-cost). */
+  prices: unknown;
 }
 
 export function readSettings(): OffPeakSettings {
@@ -82,6 +84,7 @@ export function readSettings(): OffPeakSettings {
       draft: c.get<boolean>('pullRequest.draft', true),
       githubEnterpriseHosts: c.get<unknown[]>('pullRequest.githubEnterpriseHosts', []).filter((h): h is string => typeof h === 'string'),
     },
+    prices: c.get<unknown>('prices', {}),
   };
 }
 

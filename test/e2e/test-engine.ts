@@ -16,6 +16,7 @@ import type { TaskNotice } from '../../src/engine/task-notices';
 import type { StoreFs } from '../../src/store';
 import { bundledEntryArgv, referenceAgentArgv } from '../support/source-bundle';
 import { startWorld, USER_KEY, type GatewayWorld } from './gateway-fixture';
+import type { Pricer } from '../../src/core/spend';
 
 export interface TestEngineOptions {
   /** globalStorage: windows that share it share tasks-index.sqlite. */
@@ -44,6 +45,8 @@ export interface TestEngineOptions {
   unansweredQuestion?: 'park' | 'deny' | (() => 'park' | 'deny');
   /** In `park` mode, how long a question waits before the task parks. */
   askParkMs?: number | (() => number);
+  /** Each answer's dollars (docs/flows.md#capacity-and-cost). */
+  pricer?: Pricer;
   /** Task checks' time limit and rounds (the extension reads `offPeak.check.*`). */
   checks?: { timeoutMs: () => number; maxRounds: () => number };
   onNotice?: (notice: TaskNotice) => void;
@@ -152,6 +155,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     unansweredQuestion: options.unansweredQuestion,
     askParkMs: options.askParkMs,
     checks: options.checks,
+    pricer: options.pricer ? () => options.pricer! : undefined,
     onNotice: options.onNotice,
     keepAwake: () => false,
     sync: {

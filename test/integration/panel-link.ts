@@ -35,6 +35,10 @@ export interface PanelParts {
   setup?(): Promise<SetupView | undefined>;
   /** The form's Model list after its default (default: one model). */
   models?(): string[];
+  /** The reserve of the account's windows (docs/flows.md#capacity-and-cost; absent: none). */
+  reserve?(): number | null;
+  /** The window's open folders (default: one, PANEL_WORKSPACE). */
+  workspaces?(): { name: string; path: string; identity: string | null }[];
 }
 
 /** No agent runs in this window: nothing ever asks. */
@@ -88,7 +92,8 @@ export function connect(parts: PanelParts): {
     {
       hasApiKey: async () => parts.hasApiKey(),
       setApiKey: async () => (parts.setApiKey ? parts.setApiKey() : undefined),
-      workspaces: () => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }],
+      workspaces:
+        parts.workspaces ?? (() => [{ name: 'ws-a', path: PANEL_WORKSPACE, identity: `vscode-remote://ssh-remote+box${PANEL_WORKSPACE}` }]),
       models: parts.models ?? (() => ['claude-sonnet-4-5']),
       configs: () => host.configs,
       reloadConfigs: async () => host.configLoads++,
@@ -101,6 +106,7 @@ export function connect(parts: PanelParts): {
       },
       notice: () => undefined,
       setup: parts.setup,
+      reserve: parts.reserve,
     },
     parts.asks ?? NO_ASKS,
     parts.archive,

@@ -4,6 +4,7 @@
  */
 import type { ChannelConnect } from '../../core/channel-agent';
 import type { Clock } from '../../core/clock';
+import type { WindowShareReading } from '../../protocol/window-share';
 import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import type { GatewayOutageTimings } from './gateway-outage';
 import type { LoopbackProxyServer } from './loopback-proxy-server';
@@ -15,6 +16,8 @@ export type TicketProxyEvent =
   | { type: 'admitted'; at: number }
   /** A model answer ended; what it used, as the API reported it. */
   | ({ type: 'usage'; at: number } & AnswerUsage)
+  /** A model answer began with the account's reading and the share credited to the account's previous answer (docs/flows.md#capacity-and-cost). */
+  | { type: 'window-share'; at: number; reading: WindowShareReading }
   | { type: 'segment-expired'; at: number; status: number; code: string }
   | { type: 'upstream-error'; at: number; status: number; code: string | null }
   /** The first request that could not reach the gateway: an outage began at `since`. */

@@ -41,6 +41,7 @@ import {
   isTicketInvalidCode,
   readErrorCode,
 } from '../../protocol/gateway';
+import { readWindowShare, WINDOW_SHARE_HEADER } from '../../protocol/window-share';
 import { PERMISSION_RELAY_PATH, PermissionRelayRequestSchema } from '../../protocol/permission-relay';
 import { ChannelAgent } from '../../core/channel-agent';
 import { GatewayOutage } from './gateway-outage';
@@ -217,6 +218,8 @@ export class TicketProxy {
           this._firstAdmittedAt = this.clock.now();
           this.emit({ type: 'admitted', at: this._firstAdmittedAt });
         }
+        const share = isModelCall && status < 300 ? readWindowShare(upstreamRes.headers[WINDOW_SHARE_HEADER]) : undefined;
+        if (share) this.emit({ type: 'window-share', at: this.clock.now(), reading: share });
         res.writeHead(status, responseHeaders(upstreamRes.headers));
         res.flushHeaders();
         upstreamRes.on('error', () => res.destroy());

@@ -58,6 +58,17 @@ export class SegmentRecords {
       this.deps.onEvent?.({ type: 'holding', taskId, ticketId, waitMs: event.waitMs, at: event.at });
     } else if (event.type === 'usage') {
       this.deps.usage.add(ticketId, event.model, event.usage);
+    } else if (event.type === 'window-share') {
+      // Credited to the account's previous answer's ticket, which may be another task's (docs/flows.md#capacity-and-cost).
+      const { reading } = event;
+      this.deps.usage.noteReading(ticketId, {
+        at: event.at,
+        utilization5h: reading.utilization5h,
+        utilization7d: reading.utilization7d,
+        reset5hAt: reading.reset5hAt,
+        reset7dAt: reading.reset7dAt,
+      });
+      if (reading.ticketId !== null) this.deps.usage.addShare(reading.ticketId, { fiveHour: reading.fiveHour, sevenDay: reading.sevenDay });
     } else if (event.type === 'usage-limit') {
       this.deps.lifecycle
         .markUsageLimit?.(ticketId, event.resetAt)

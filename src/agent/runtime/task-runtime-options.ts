@@ -13,6 +13,7 @@ import type { KeepAwake } from './keep-awake';
 import type { RuntimeEvent } from './runtime-events';
 import type { StopTimings } from './segment-stop';
 import type { CheckSettings } from './segment-work';
+import type { Pricer } from '../../core/spend';
 
 /**
  * The one writer of task lifecycle changes (the service's TaskLifecycle implements it; the user
@@ -80,6 +81,8 @@ export interface TaskRuntimeOptions {
   unansweredQuestion?: () => UnansweredQuestion;
   /** In park mode, how long a question waits before the task parks. */
   askParkMs?: () => number;
+  /** Each model answer's dollars at its model's price, read at each answer (docs/flows.md#capacity-and-cost). */
+  pricer?: () => Pricer;
   /** The machine settings of task checks (docs/flows.md#checks); default 15 min, 2 rounds. */
   checks?: CheckSettings;
   onEvent?: (event: RuntimeEvent) => void;

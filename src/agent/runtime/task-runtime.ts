@@ -65,6 +65,8 @@ export class TaskRuntime {
       (ticketId, usage) => options.lifecycle.recordUsage(ticketId, usage),
       options.timers ?? createSystemTimers(),
       this.log,
+      undefined,
+      options.pricer,
     );
     this.questions = new QuestionRecorder(options.store, this.log);
     this.asks = new AskBroker({

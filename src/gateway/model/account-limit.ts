@@ -17,6 +17,7 @@ import { errors } from '../http/errors';
 import type { Logger } from '../http/logger';
 import type { TicketStore } from '../stores/store';
 import type { AccountLimitState, AccountLimitStore } from './account-limit-store';
+import { WindowShareMeter } from './window-share';
 
 const EMPTY: AccountLimitState = { heldUntil: null, heldSince: null, heldWindow: null, promoteAfter: null };
 /** A rejected answer that names no reset at all holds this long (then one request probes again). */
@@ -119,6 +120,8 @@ export interface AccountLimitsOptions {
 /** The account's hold and headroom, read from memory, written through to the store. */
 export class AccountLimits {
   private state: AccountLimitState;
+  /** Each answer's share of the account's windows (docs/flows.md#capacity-and-cost). */
+  readonly windows = new WindowShareMeter();
 
   constructor(
     private readonly store: AccountLimitStore,

@@ -43,6 +43,8 @@ export interface ProxyContext {
   sendError: (error: ReturnType<typeof errors.internal>) => void;
   /** Sees the upstream answer's status and headers first; an error returned is answered instead of it (a usage-limit hold). */
   inspect?: (status: number, headers: http.IncomingHttpHeaders) => ReturnType<typeof errors.internal> | undefined;
+  /** Headers of the gateway's own to add to an answer that goes to the user (after `inspect` let it through). */
+  annotate?: (status: number, headers: http.IncomingHttpHeaders) => http.OutgoingHttpHeaders | undefined;
 }
 
 /** Resolves when the exchange is over (completed, failed or abandoned by the client). */
@@ -95,7 +97,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
         ctx.sendError(instead);
         return;
       }
-      const outHeaders = headersToUser(incoming.headers);
+      const outHeaders = { ...headersToUser(incoming.headers), ...ctx.annotate?.(incoming.statusCode ?? 502, incoming.headers) };
       outHeaders[SERVER_TIME_HEADER] = String(ctx.serverTime());
       res.writeHead(incoming.statusCode ?? 502, outHeaders);
       // Send the headers now: an SSE client should see the stream start without waiting for data.

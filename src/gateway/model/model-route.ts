@@ -4,6 +4,7 @@
 import type http from 'node:http';
 import type { Clock } from '../../core/clock';
 import { TICKET_HEADER } from '../../protocol/gateway';
+import { formatWindowShare, WINDOW_SHARE_HEADER } from '../../protocol/window-share';
 import type { TicketAuthority } from '../authority/authority';
 import type { GatewayConfig } from '../config/schema';
 import type { GatewayAuth } from '../http/auth';
@@ -82,6 +83,10 @@ export async function serveModelRequest(
     inspect: (status, headers) =>
       (config.passClientCredential && apiKey ? refusedModelKey(upstreamUrl, status) : undefined) ??
       at.limits?.observe(status, headers, at.clock.now()),
+    annotate: (status, headers) => {
+      const reading = status < 300 ? at.limits?.windows.observe(admission.ticket.ticketId, user.id, headers) : undefined;
+      return reading ? { [WINDOW_SHARE_HEADER]: formatWindowShare(reading) } : undefined;
+    },
   });
 }
 

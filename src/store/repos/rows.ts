@@ -3,7 +3,7 @@
  */
 import type { OffPeakTask, SegmentUsage, TicketRecord } from '../../core/types';
 import type { SqlRow } from '../db/sql';
-import { cellReader } from './cells';
+import { cellReader, num, numOrNull } from './cells';
 
 // One object literal each (cells.ts): these run for every task and ticket a snapshot reads.
 const taskCells = cellReader(
@@ -81,5 +81,20 @@ const usageCells = cellReader(
 /** The segment's token usage (v5 columns, each `usage_`-prefixed); null until its first answer was counted. */
 function usageFromRow(r: SqlRow): SegmentUsage | null {
   if (r.usage_requests === null || r.usage_requests === undefined) return null;
-  return usageCells(r);
+  const usage: SegmentUsage = usageCells(r);
+  // v23: absent until an answer was priced or reported a window share (docs/flows.md#capacity-and-cost).
+  const cost = numOrNull(r.usage_cost_usd);
+  if (cost !== null) usage.costUsd = cost;
+  const [fiveHour, sevenDay] = [numOrNull(r.usage_share_5h), numOrNull(r.usage_share_7d)];
+  if (fiveHour !== null || sevenDay !== null) usage.windowShare = { fiveHour: fiveHour ?? 0, sevenDay: sevenDay ?? 0 };
+  const readAt = numOrNull(r.account_read_at);
+  if (readAt !== null)
+    usage.account = {
+      at: readAt,
+      utilization5h: num(r.account_u5h),
+      utilization7d: num(r.account_u7d),
+      reset5hAt: numOrNull(r.account_reset_5h),
+      reset7dAt: numOrNull(r.account_reset_7d),
+    };
+  return usage;
 }

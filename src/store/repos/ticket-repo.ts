@@ -223,14 +223,28 @@ export class TicketRepo extends StoreRepo {
     if (!counts.every((n) => Number.isSafeInteger(n) && n >= 0)) throw invalidInput('token usage must be non-negative integers');
     const current = this.get(ticketId);
     if (!current) return false;
+    const amounts = [added.costUsd, added.windowShare?.fiveHour, added.windowShare?.sevenDay];
+    if (!amounts.every((n) => n === undefined || (Number.isFinite(n) && n >= 0)))
+      throw invalidInput('cost and window share must be non-negative');
     const { model } = addSegmentUsage(current.usage, added);
+    // An amount stays NULL until some answer reports one (docs/flows.md#capacity-and-cost).
+    const plus = (column: string) => `${column} = CASE WHEN ? IS NULL THEN ${column} ELSE COALESCE(${column}, 0) + ? END`;
+    const pairs = amounts.flatMap((n) => [n ?? null, n ?? null]);
+    const r = added.account;
+    if (r)
+      this.db.run(
+        `UPDATE off_peak_tickets SET account_read_at = ?, account_u5h = ?, account_u7d = ?, account_reset_5h = ?, account_reset_7d = ?
+         WHERE ticket_id = ? AND (account_read_at IS NULL OR account_read_at <= ?)`,
+        [r.at, r.utilization5h, r.utilization7d, r.reset5hAt, r.reset7dAt, ticketId, r.at],
+      );
     return (
       this.db.run(
         `UPDATE off_peak_tickets SET usage_model = ?, usage_input_tokens = COALESCE(usage_input_tokens, 0) + ?,
            usage_output_tokens = COALESCE(usage_output_tokens, 0) + ?, usage_cache_read_tokens = COALESCE(usage_cache_read_tokens, 0) + ?,
-           usage_cache_write_tokens = COALESCE(usage_cache_write_tokens, 0) + ?, usage_requests = COALESCE(usage_requests, 0) + ?, updated_at = ?
+           usage_cache_write_tokens = COALESCE(usage_cache_write_tokens, 0) + ?, usage_requests = COALESCE(usage_requests, 0) + ?,
+           ${plus('usage_cost_usd')}, ${plus('usage_share_5h')}, ${plus('usage_share_7d')}, updated_at = ?
          WHERE ticket_id = ?`,
-        [model, ...counts, this.now, ticketId],
+        [model, ...counts, ...pairs, this.now, ticketId],
       ) === 1
     );
   }
