@@ -17,9 +17,6 @@ import { TaskAuditLog } from './engine/task-audit';
 import { modelChoices } from './panel/model-choices';
 import type { PanelClientConfigs } from './panel/host-bits';
 import type { PanelBackend } from './panel/panel-controller';
-import { hostStatusView, statusTasksOf } from './panel/task-summary';
-import { accountBar, latestAccountReading } from './core/account-bar';
-import { accountUsageLimitResetAt } from './panel/task-card';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
 import { registerSessionCommands, SessionTerminals } from './vscode/session-commands';
@@ -30,6 +27,7 @@ import { NotifyTargetStore, readNotifySettings, registerNotifyCommands } from '.
 import type { TasksPanel } from './vscode/panel';
 import { checkSettings, engineAgent, readSettings } from './vscode/settings';
 import { TaskStatusBar } from './vscode/status-bar';
+import { watchTaskStatus, type UsageLimitNotice } from './vscode/task-status-watch';
 import { TaskTerminals } from './vscode/task-terminals';
 import { openWorkspaces } from './vscode/workspaces';
 import type { LocalAuthority } from './personal/local-authority';
@@ -90,7 +88,7 @@ class OffPeakExtension implements vscode.Disposable {
   /** The first-run walkthrough's context keys (docs/flows.md#first-run). */
   private readonly walkthrough: WalkthroughContext;
   /** The usage-limit reset last notified (one notification per reset). */
-  private usageLimitNotified: number | undefined;
+  private readonly usageLimitNotice: UsageLimitNotice = { resetAt: undefined };
   private readonly windowId = `window-${process.pid}-${newToken().slice(0, 8)}`;
   private readonly output = vscode.window.createOutputChannel('Off-Peak Tasks', { log: true });
   /** Each task's lifecycle in the Output channel (a night can be audited in the morning). */
@@ -345,43 +343,21 @@ class OffPeakExtension implements vscode.Disposable {
         engine.questions,
         engine.archive,
       );
-      const refreshStatus = () => {
-        const { unseen, lastSeenAt } = engine.store.read((tx) => ({ unseen: tx.outcomes.unseen(), lastSeenAt: tx.outcomes.lastSeenAt() }));
-        this.unseenResults = unseen.length;
-        const tasks = engine.service.listTasks();
-        this.audit.tasks(tasks);
-        const asks = engine.questions.pendingAsks();
-        const now = Date.now();
-        const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
-        const reading = latestAccountReading(tasks.flatMap((t) => engine.service.ticketsOf(t.id)));
-        const account = accountBar(reading, personal ? readSettings().stopAtUtilization : null, now);
-        const { checks, runs } = engine.store.read((tx) => ({ checks: tx.checks.all(), runs: tx.schedules.runsByTask() }));
-        const summarized = statusTasksOf(tasks, checks, runs);
-        this.statusBar.update(
-          hostStatusView(summarized, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }, account),
-        );
-        // Once per reset, from one window (the lease holder): when held tasks resume (docs/flows.md#usage-limits).
-        if (limitAt !== null && limitAt !== this.usageLimitNotified && engine.service.isLeader) {
-          this.usageLimitNotified = limitAt;
-          const at = new Date(limitAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
-          void vscode.window.showInformationMessage(`Off-Peak Tasks: the account's usage limit is reached; held tasks resume at ${at}.`);
-        }
-        // A question answered anywhere (a parked one included) closes its notification here too.
-        this.notifier.questionsStillOpen(new Set(asks.map((a) => a.id)));
-        // A deleted task (here or in another window) takes its terminal along.
-        this.terminals.retainOnly(new Set(tasks.map((t) => t.id)));
-        this.panelInstance?.setUnseenResults(this.unseenResults);
-        void this.updateWalkthrough();
-      };
-      const sub = engine.store.onDidChange((change) => {
-        // not a renewal, a window, a backoff; a result shown in another window's panel counts
-        // (and a ledger change: the account's usage limit, docs/flows.md#usage-limits)
-        if (change.topics.has('tasks') || change.topics.has('outcomes') || change.topics.has('tickets')) refreshStatus();
-      });
-      // A question asked or answered in any window: "N need input" comes and goes with it.
-      const asksSub = engine.questions.onAsksChange(refreshStatus);
-      this.context.subscriptions.push({ dispose: () => sub.dispose() }, { dispose: () => asksSub.dispose() });
-      refreshStatus();
+      this.context.subscriptions.push(
+        watchTaskStatus(engine, {
+          statusBar: this.statusBar,
+          audit: this.audit,
+          notifier: this.notifier,
+          terminals: this.terminals,
+          usageLimit: this.usageLimitNotice,
+          reserve: () => (personal ? readSettings().stopAtUtilization : null),
+          onChange: (unseen) => {
+            this.unseenResults = unseen;
+            this.panelInstance?.setUnseenResults(unseen);
+            void this.updateWalkthrough();
+          },
+        }),
+      );
       this.personalNotice = await missingModelKeyNotice(this.modelKey);
       this.otherQueue = await otherQueueNotice(this.storageDir, settings.mode, path.join(dist, 'sql-wasm.wasm'));
       this.panelInstance?.reconnect();
