@@ -29,6 +29,8 @@ import { AgentStop, type StopTimings } from './segment-stop';
 export interface SegmentGateway {
   /** The gateway's Anthropic base (`<gateway>/api/anthropic`). */
   anthropicBaseUrl: string;
+  /** The gateway's OpenAI base (`<gateway>/api/openai`), for an agent that speaks the Responses API (Codex). */
+  openaiBaseUrl?: string;
   /** The gateway is reached over connections from here (personal mode: the local authority's proven channel). */
   channel?: ChannelConnect;
   /** The user's gateway key. */
@@ -83,6 +85,8 @@ export class SegmentRun {
   private parkedAskId: string | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
+  /** The reader drives the agent over its stdin (Codex's JSON-RPC): no keystroke goes there. */
+  private driven = false;
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
   private readonly log: fs.WriteStream;
@@ -121,7 +125,7 @@ export class SegmentRun {
     ensurePrivateDir(options.segmentDir);
     const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
-      upstreamBaseUrl: options.gateway.anthropicBaseUrl,
+      upstreamBaseUrl: (options.adapter.api === 'openai' ? options.gateway.openaiBaseUrl : undefined) ?? options.gateway.anthropicBaseUrl,
       upstreamChannel: options.gateway.channel,
       apiKey: options.gateway.apiKey,
       passAgentCredential: options.gateway.ownLogin,
@@ -157,6 +161,10 @@ export class SegmentRun {
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
     run.wire(launch.eventsOnFd3);
+    if (launch.stdin === 'driver') {
+      run.driven = true;
+      run.reader.drive?.(child.stdin!);
+    }
     relay.run = run;
     return run;
   }
@@ -195,7 +203,7 @@ export class SegmentRun {
       void this.signal('SIGINT').then((sent) => (sent ? undefined : this.stop()));
       return;
     }
-    if (this.child.stdin?.writable) this.child.stdin.write(data);
+    if (this.child.stdin?.writable && !this.driven) this.child.stdin.write(data);
     else if (this.questions.relaying) this.questions.feed(data);
     else if (!this.toldInputIgnored) {
       this.toldInputIgnored = true;
