@@ -3,6 +3,7 @@
 // Responses upstream (a TEST FIXTURE standing in for OpenAI's API). docs/flows.md#segments
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ensureCodex } from '../../scripts/setup-codex';
 import { CONTINUATION_PROMPT } from '../../src/agent/runtime/agent-adapter';
@@ -10,7 +11,12 @@ import type { RuntimeEvent } from '../../src/agent/runtime/task-runtime';
 import type { HostEngine } from '../../src/engine/host-engine';
 import { makeGitWorkspace, startWorld, USER_KEY, type GatewayWorld } from '../e2e/gateway-fixture';
 import { startTestEngine, waitFor } from '../e2e/test-engine';
-import { FakeResponsesUpstream, type RecordedResponsesRequest, type ScriptedResponsesReply } from '../fixtures/fake-responses-upstream';
+import {
+  codexLimitHeaders,
+  FakeResponsesUpstream,
+  type RecordedResponsesRequest,
+  type ScriptedResponsesReply,
+} from '../fixtures/fake-responses-upstream';
 import { finished } from './claude-code-harness';
 
 const PROMPT = 'Write step one into one.txt with a shell command.';
@@ -129,5 +135,63 @@ describe('Codex (real codex app-server, real gateway, local ticket proxy, fake R
     const [ticket1, ticket2] = host.service.ticketsOf(created.id);
     assert.deepEqual([ticket1.endReason, ticket2.endReason], ['expired', 'completed']);
     assert.deepEqual([ticket2.usage?.inputTokens, ticket2.usage?.cacheReadTokens, ticket2.usage?.outputTokens], [15, 5, 8]);
+  });
+  it("item 5: Codex's usage limit (a 429 with its 5-hour window used up) holds its request in the segment until the reset, with nothing sent upstream meanwhile, and the same thread goes on", async function () {
+    this.timeout(180_000);
+    responses = await FakeResponsesUpstream.start();
+    // The refusal says its window resets 4 s after the request came (the headers are made then).
+    let resetAt = 0;
+    responses.enqueue(
+      {
+        kind: 'handler',
+        handle: () => {
+          resetAt = (Math.ceil(Date.now() / 1000) + 4) * 1000;
+          return { kind: 'error', status: 429, headers: codexLimitHeaders(4) };
+        },
+      },
+      { kind: 'text', text: 'Done after the reset.' },
+    );
+    // Personal mode's gateway runs with accountLimits: the refusal holds the account until the reset.
+    world = await startWorld({
+      accountLimits: true,
+      store: 'sqlite',
+      db: path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'offpeak-codex-limit-')), 'g.sqlite'),
+      openaiUpstreamUrl: responses.url,
+      openaiUpstreamApiKey: UPSTREAM_KEY,
+    });
+    const events: RuntimeEvent[] = [];
+    const storageDir = path.join(world.root, 'globalStorage');
+    const codexHome = path.join(world.root, 'codex-home');
+    fs.mkdirSync(codexHome);
+    host = await startTestEngine({
+      storageDir,
+      gatewayUrl: world.gateway.url,
+      apiKey: USER_KEY,
+      agent: 'codex',
+      codex: { command: codex, codexHome },
+      onEvent: (e) => events.push(e),
+    });
+    await waitFor(() => host!.service.isLeader, 'the lease');
+    const created = await host.service.create({
+      title: 'codex limit',
+      prompt: 'Say done.',
+      permissionMode: 'bypassPermissions',
+      workspacePath: makeGitWorkspace(world.root),
+    });
+    const done = await finished(host, created.id);
+    assert.equal(done.failureReason, null, `failed: ${done.failureReason}`);
+    assert.equal(done.status, 'completed');
+    const requests = responses.responseRequests();
+    assert.equal(requests.length, 2, 'the refused request and the one after the reset: nothing during the hold');
+    assert.ok(requests[1].at >= resetAt, 'the held request went upstream only after the reset');
+    assert.equal(requests[1].headers['thread-id'], requests[0].headers['thread-id'], 'the same thread');
+    const starts = events.filter((e) => e.type === 'segment-started');
+    assert.equal(starts.length, 1, 'held within its segment (the reset is near)');
+    const limits = events.filter((e): e is Extract<RuntimeEvent, { type: 'usage-limit' }> => e.type === 'usage-limit');
+    // The reset as this machine's clock reads it (the proxy corrects it by the gateway's server time: a few ms here).
+    assert.ok(
+      limits.length > 0 && Math.abs(limits[0].resetAt! - resetAt) < 1000 && !limits[0].park,
+      'the hold was reported with its reset',
+    );
   });
 });

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { GatewayPaths, LOCAL_KEY_HEADER, TICKET_HEADER } from '../../src/protocol/gateway';
 import { startGateway, type GatewayServer } from '../../src/gateway/http/server';
 import { parseSse } from '../fixtures/fake-anthropic-upstream';
-import { FakeResponsesUpstream } from '../fixtures/fake-responses-upstream';
+import { codexLimitHeaders, FakeResponsesUpstream } from '../fixtures/fake-responses-upstream';
 import { GatewayClient } from '../../src/gateway-client/client';
 import { systemClock } from '../../src/core/clock';
 import {
@@ -193,5 +193,51 @@ describe('gateway: OpenAI Responses with passClientCredential (the local authori
     assert.equal(seen.headers['chatgpt-account-id'], 'acct-1');
     assert.equal(seen.headers[LOCAL_KEY_HEADER], undefined);
     assert.ok(!JSON.stringify(seen.headers).includes(LOCAL_KEY));
+  });
+});
+
+describe('gateway: a Codex usage limit holds the account (accountLimits, as personal mode runs it; SQLite file)', () => {
+  useGatewayStore('sqlite');
+  let dir: TempDir;
+  let upstream: FakeResponsesUpstream;
+  let t: TestGateway;
+
+  beforeEach(async () => {
+    dir = new TempDir();
+    upstream = await FakeResponsesUpstream.start();
+    t = await startTestGateway(dir.file('tickets.sqlite'), {
+      accountLimits: true,
+      openaiUpstreamUrl: upstream.url,
+      openaiUpstreamApiKey: 'sk-openai-upstream-secret',
+    });
+  });
+  afterEach(async () => {
+    await t.close();
+    await upstream.close();
+    dir.remove();
+  });
+
+  it("item 5: Codex's 429 with its 5-hour window used up is answered 3105 with the reset, later requests are held at the gateway with nothing upstream, and at the reset they go on", async () => {
+    const ticket = ticketIdOf(await t.alice.take('task-codex-limit'));
+    await t.gateway.tick();
+    const headers = { authorization: `Bearer ${KEYS.alice}`, [TICKET_HEADER]: ticket };
+    const resetAt = Math.ceil(t.clock.now() / 1000) * 1000 + 90_000;
+    upstream.enqueue(
+      { kind: 'error', status: 429, headers: codexLimitHeaders(90, t.clock.now()) },
+      { kind: 'text', text: 'after the reset' },
+    );
+    for (const _ of [1, 2]) {
+      const held = await rawPost(t.gateway.url + GatewayPaths.openaiResponses, headers, BODY);
+      const error = errorOf({ status: held.status, headers: new Headers(), body: JSON.parse(held.bytes.toString('utf8')) }) as {
+        code: string;
+        limit_reset_at?: number;
+      };
+      assert.deepEqual([held.status, error.code, error.limit_reset_at], [429, '3105', resetAt]);
+    }
+    assert.equal(upstream.responseRequests().length, 1, 'only the refused request reached the upstream');
+    t.clock.advance(resetAt - t.clock.now());
+    const after = await rawPost(t.gateway.url + GatewayPaths.openaiResponses, headers, BODY);
+    assert.equal(after.status, 200);
+    assert.equal(upstream.responseRequests().length, 2);
   });
 });

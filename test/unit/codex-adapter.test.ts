@@ -54,6 +54,7 @@ describe('Codex adapter (codex app-server over stdio)', () => {
     assert.ok(!JSON.stringify(launch.args).includes('secret-prefix'));
     assert.equal(launch.env[CODEX_PROXY_KEY_ENV], PROXY_DUMMY_TOKEN);
     assert.equal(launch.env.CODEX_HOME, '/home/u/.codex-test');
+    assert.equal(launch.env.NO_COLOR, '1');
     assert.ok(!JSON.stringify(launch.env).includes('secret-prefix'), 'the proxy URL goes over stdin, not the environment');
     assert.deepEqual(launch.unsetEnv, ['OPENAI_API_KEY', 'CODEX_API_KEY']);
     const own = adapter.launch(spec({ ownLogin: true }));

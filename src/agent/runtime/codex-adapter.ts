@@ -56,7 +56,8 @@ export class CodexAdapter implements AgentAdapter {
   constructor(private readonly options: CodexOptions) {}
 
   launch(spec: SegmentSpec): AgentLaunch {
-    const env: Record<string, string> = { ...this.options.env };
+    // Its stderr log (shown in the terminal, its tail in a failure's reason) without colour codes.
+    const env: Record<string, string> = { ...this.options.env, NO_COLOR: '1' };
     if (this.options.codexHome) env.CODEX_HOME = this.options.codexHome;
     if (!spec.ownLogin) env[CODEX_PROXY_KEY_ENV] = PROXY_DUMMY_TOKEN;
     // Only the user's own OpenAI credentials are left out: the proxy adds the key.
