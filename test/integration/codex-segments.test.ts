@@ -32,12 +32,15 @@ function conversation(request: RecordedResponsesRequest): string[] {
   });
 }
 
-/** Segment 1: a shell command that outlasts the ticket's active window; segment 2 (the continuation): done. */
+/**
+ * Segment 1: a shell command that outlasts the ticket's active window; segment 2 (the continuation): done.
+ * Commands run without a login shell (`login: false`): a login profile's own start-up is not what is tested.
+ */
 function scriptedModel(request: RecordedResponsesRequest): ScriptedResponsesReply {
   const said = conversation(request);
   if (said.some((t) => t.includes(CONTINUATION_PROMPT))) return { kind: 'text', text: 'Step one is written; the task is done.' };
   if (said.some((t) => t.startsWith('output:'))) return { kind: 'text', text: 'Step one ran.' };
-  return { kind: 'function_call', name: 'exec_command', arguments: { cmd: 'echo one > one.txt; sleep 9' } };
+  return { kind: 'function_call', name: 'exec_command', arguments: { cmd: 'echo one > one.txt; sleep 9', login: false } };
 }
 
 describe('Codex (real codex app-server, real gateway, local ticket proxy, fake Responses upstream)', function () {
@@ -194,4 +197,59 @@ describe('Codex (real codex app-server, real gateway, local ticket proxy, fake R
       'the hold was reported with its reset',
     );
   });
+  for (const decision of ['allow', 'deny'] as const)
+    it(`item 3: in "Ask before edits and commands", Codex's approval request is a pending question at the host; ${decision} -> its command ${decision === 'allow' ? 'runs' : 'does not run'}`, async function () {
+      this.timeout(180_000);
+      responses = await FakeResponsesUpstream.start();
+      const script = (request: RecordedResponsesRequest): ScriptedResponsesReply =>
+        conversation(request).some((t) => t.startsWith('output:'))
+          ? { kind: 'text', text: 'Finished.' }
+          : {
+              kind: 'function_call',
+              name: 'exec_command',
+              arguments: {
+                cmd: 'echo asked > asked.txt',
+                login: false,
+                sandbox_permissions: 'require_escalated',
+                justification: 'Write asked.txt?',
+              },
+            };
+      for (let i = 0; i < 4; i++) responses.enqueue({ kind: 'handler', handle: script });
+      world = await startWorld({ openaiUpstreamUrl: responses.url, openaiUpstreamApiKey: UPSTREAM_KEY });
+      const events: RuntimeEvent[] = [];
+      const codexHome = path.join(world.root, 'codex-home');
+      fs.mkdirSync(codexHome);
+      host = await startTestEngine({
+        storageDir: path.join(world.root, 'globalStorage'),
+        gatewayUrl: world.gateway.url,
+        apiKey: USER_KEY,
+        agent: 'codex',
+        codex: { command: codex, codexHome },
+        onEvent: (e) => events.push(e),
+      });
+      await waitFor(() => host!.service.isLeader, 'the lease');
+      const ws = makeGitWorkspace(world.root);
+      const created = await host.service.create({ title: 'ask', prompt: 'Write asked.txt.', permissionMode: 'default', workspacePath: ws });
+      const asked = await waitFor(
+        () =>
+          host!.runtime.pendingAsks(created.id)[0] ??
+          (['completed', 'failed'].includes(host!.service.getTask(created.id)!.status) && 'ended'),
+        'the pending ask',
+        120_000,
+      );
+      assert.notEqual(asked, 'ended', `the task ended without asking: ${host.service.getTask(created.id)!.failureReason}`);
+      const ask = asked as Exclude<typeof asked, 'ended' | false>;
+      // The command as Codex will run it, whole.
+      assert.deepEqual([ask.tool, ask.summary], ['Codex command', "/bin/bash -c 'echo asked > asked.txt'"]);
+      assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), false, 'nothing ran before the answer');
+      assert.equal(host.runtime.answerAsk(created.id, ask.id, decision, ask.inputDigest), 'accepted');
+      const done = await finished(host, created.id);
+      assert.equal(done.status, 'completed', `failed: ${done.failureReason}`);
+      // Codex ran it, or told the model the user rejected it.
+      const said = conversation(responses.responseRequests().at(-1)!).filter((t) => t.startsWith('output:'));
+      assert.match(said.join('\n'), decision === 'allow' ? /Process exited with code 0/ : /rejected by user/);
+      assert.equal(fs.existsSync(path.join(ws, 'asked.txt')), decision === 'allow');
+      const answered = events.filter((e) => e.type === 'input-answered').map((e) => e.type === 'input-answered' && [e.decision, e.by]);
+      assert.deepEqual(answered, [[decision, 'host']]);
+    });
 });

@@ -96,7 +96,7 @@ describe('Codex adapter (codex app-server over stdio)', () => {
     assert.equal(later.sent[2].params.threadId, 'thread-abc');
   });
 
-  it('item 2: streams the turn as plain text (control sequences stripped), declines an approval it cannot relay yet, and ends stdin with the result when the turn completes', () => {
+  it('item 2: streams the turn as plain text (control sequences stripped), declines an approval with no one to ask, and ends stdin with the result when the turn completes', () => {
     const adapter = new CodexAdapter({ command: 'codex', threadsDir: dir });
     const { reader, stdin, sent, reply } = drive(adapter, spec());
     reply({ id: sent[0].id, result: {} });
@@ -121,6 +121,38 @@ describe('Codex adapter (codex app-server over stdio)', () => {
     reply({ method: 'turn/completed', params: { threadId: 'th', turn: { id: 'tu', status: 'completed', error: null } } });
     assert.deepEqual(reader.result(), { ok: true, summary: 'Hello red world' });
     assert.equal(stdin.writableEnded, true, 'Codex exits once its stdin closes');
+  });
+
+  it("item 3: Codex's command and file-change approvals are relayed as questions with their whole input, and the answer is Codex's decision", async () => {
+    const { reader, sent, reply } = drive(new CodexAdapter({ command: 'codex', threadsDir: dir }), spec());
+    const asked: { tool_name: string; input: Record<string, unknown> }[] = [];
+    const answers = ['allow', 'deny'] as const;
+    reader.relayAsk = (request) => {
+      asked.push(request);
+      return Promise.resolve({ decision: answers[asked.length - 1] });
+    };
+    reply({ id: sent[0].id, result: {} });
+    reply({ id: sent[2].id, result: { thread: { id: 'th' } } });
+    reply({
+      id: 7,
+      method: 'item/commandExecution/requestApproval',
+      params: { command: 'git push', cwd: '/work/ws', itemId: 'c1', reason: 'needs network' },
+    });
+    const changes = [{ path: 'a.txt', kind: { type: 'add' }, diff: '+hello\n' }];
+    reply({ method: 'item/started', params: { item: { type: 'fileChange', id: 'f1', changes, status: 'inProgress' } } });
+    reply({ id: 8, method: 'item/fileChange/requestApproval', params: { itemId: 'f1', threadId: 'th' } });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(asked, [
+      { tool_name: 'Codex command', input: { command: 'git push', cwd: '/work/ws', reason: 'needs network' } },
+      { tool_name: 'Codex file change', input: { changes } },
+    ]);
+    assert.deepEqual(
+      sent.filter((m) => m.id === 7 || m.id === 8),
+      [
+        { id: 7, result: { decision: 'accept' } },
+        { id: 8, result: { decision: 'decline' } },
+      ],
+    );
   });
 
   it('a failed turn is the segment failure, with its message', () => {

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PermissionMode } from '../../core/types';
+import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import type { AskAnsweredBy, AskDecision } from '../questions/asks';
 
 /** Sent as the prompt of every resumed segment: the session already holds the task itself. */
@@ -96,6 +97,12 @@ export interface AgentOutputReader {
   result(): AgentResult | undefined;
   /** The agent asks before a sensitive operation and waits (its terminal or the host answers). */
   onAsk?: (ask: AgentAsk) => void;
+  /**
+   * Set by the segment for a reader whose agent asks over its own channel (Codex's approval
+   * requests): the question goes to the host as a relayed one (shown in the terminal, answered
+   * from any surface), and the promise is its answer.
+   */
+  relayAsk?: (request: PermissionRelayRequest) => Promise<PermissionRelayAnswer>;
   /** How the agent's question ended on its side (its own record is final). */
   onAskSettled?: (settled: { agentAskId: string; decision: AskDecision; by: AskAnsweredBy }) => void;
 }

@@ -39,6 +39,7 @@ type Message = { id?: number | string; method?: string; params?: Record<string, 
 const OUTPUT_LINES = 4;
 
 export class CodexReader implements AgentOutputReader {
+  relayAsk?: AgentOutputReader['relayAsk'];
   private input: NodeJS.WritableStream | undefined;
   private buffer = '';
   private nextId = 1;
@@ -46,6 +47,8 @@ export class CodexReader implements AgentOutputReader {
   private readonly pending = new Map<number, (message: Message) => string | void>();
   private resultValue: AgentResult | undefined;
   private lastMessage = '';
+  /** The changes of each file-change item, by item id: its approval request shows them whole. */
+  private readonly fileChanges = new Map<string, unknown>();
   /** The agent's text streams in deltas: whether the line it is on has been ended. */
   private inText = false;
   private readonly lines = new TerminalLines();
@@ -132,16 +135,33 @@ export class CodexReader implements AgentOutputReader {
   }
 
   /**
-   * Codex asks before a command or a file change. Not yet relayed as the product's questions: it is
-   * declined, and said (the plan's policy asks only outside the sandbox). Any other request Codex may
-   * make of its client is answered "not supported".
+   * Codex asks before a command or a file change: the product's question (relayed to the host,
+   * which shows it in the terminal and on the card), its answer Codex's decision. Without a host to
+   * ask it is declined. Any other request Codex may make of its client is answered "not supported".
    */
   private serverRequest(message: Message): string {
     const p = message.params ?? {};
-    if (message.method === 'item/commandExecution/requestApproval' || message.method === 'item/fileChange/requestApproval') {
-      this.send({ id: message.id, result: { decision: 'decline' } });
-      const what = message.method.startsWith('item/command') ? `run ${p.command ?? 'a command'}` : 'change files';
-      return this.show(`${this.closeText()}⏺ Codex asked to ${oneLineText(String(what))}: declined (approvals are not relayed yet)\n`);
+    const command = message.method === 'item/commandExecution/requestApproval';
+    if (command || message.method === 'item/fileChange/requestApproval') {
+      const relay = this.relayAsk;
+      const decide = (accept: boolean) => this.send({ id: message.id, result: { decision: accept ? 'accept' : 'decline' } });
+      if (!relay) {
+        decide(false);
+        const what = command ? `run ${p.command ?? 'a command'}` : 'change files';
+        return this.show(`${this.closeText()}⏺ Codex asked to ${oneLineText(String(what))}: declined (no one to ask here)\n`);
+      }
+      const input: Record<string, unknown> = command
+        ? { command: String(p.command ?? ''), cwd: p.cwd ?? null, ...(p.reason ? { reason: p.reason } : {}) }
+        : {
+            changes: this.fileChanges.get(String(p.itemId)) ?? [],
+            ...(p.reason ? { reason: p.reason } : {}),
+            ...(p.grantRoot ? { grant_root: p.grantRoot } : {}),
+          };
+      relay({ tool_name: command ? 'Codex command' : 'Codex file change', input }).then(
+        (answer) => decide(answer.decision === 'allow'),
+        () => decide(false),
+      );
+      return this.closeText();
     }
     this.send({ id: message.id, error: { code: -32601, message: `not supported by Off-Peak Tasks: ${message.method}` } });
     return '';
@@ -155,6 +175,7 @@ export class CodexReader implements AgentOutputReader {
         this.inText = true;
         return this.show(p.delta);
       case 'item/started':
+        if (p.item?.type === 'fileChange') this.fileChanges.set(String(p.item.id), p.item.changes ?? []);
         if (p.item?.type === 'commandExecution') return this.show(`${this.closeText()}⏺ $ ${oneLineText(String(p.item.command ?? ''))}\n`);
         return '';
       case 'item/completed':

@@ -18,6 +18,7 @@ import { TicketProxy } from '../proxy/ticket-proxy';
 import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy-types';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
 import { ENDED_ANSWER } from '../questions/relay-ask-text';
+import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import type { AgentAdapter, AgentLaunch, AgentOutputReader, SegmentSpec } from './agent-adapter';
 import { spawnAgent } from './segment-launch';
 import { segmentOutcome, type SegmentOutcome, type StopReason, type TerminalView } from './segment-outcome';
@@ -90,6 +91,8 @@ export class SegmentRun {
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
   private readonly log: fs.WriteStream;
+  /** Aborted when the agent exits: a question its reader relayed is then denied as ended. */
+  private readonly agentGone = new AbortController();
   private readonly questions: SegmentQuestions;
   private readonly stopper: AgentStop;
 
@@ -163,6 +166,8 @@ export class SegmentRun {
     run.wire(launch.eventsOnFd3);
     if (launch.stdin === 'driver') {
       run.driven = true;
+      const asks = options.asks;
+      if (asks) run.reader.relayAsk = (request) => run.relayAsk(asks, request);
       run.reader.drive?.(child.stdin!);
     }
     relay.run = run;
@@ -242,6 +247,18 @@ export class SegmentRun {
       );
     }
     return this.stop();
+  }
+
+  /** A question the reader relays: ended (denied) if the agent exits first, never once answered. */
+  private async relayAsk(asks: SegmentAsks, request: PermissionRelayRequest): Promise<PermissionRelayAnswer> {
+    const ended = new AbortController();
+    const end = () => ended.abort();
+    this.agentGone.signal.addEventListener('abort', end, { once: true });
+    try {
+      return await this.questions.relayPermissionAsk(asks, request, ended.signal);
+    } finally {
+      this.agentGone.signal.removeEventListener('abort', end);
+    }
   }
 
   private wire(eventsOnFd3: boolean): void {
@@ -332,6 +349,7 @@ export class SegmentRun {
 
   private async finish(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     this.exited = true;
+    this.agentGone.abort();
     this.options.asks?.end();
     this.show(this.reader.end());
     await this.stopper.killLeftovers(this.tag);
