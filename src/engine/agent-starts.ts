@@ -1,8 +1,10 @@
 // How this window starts agents: the adapters a segment launches (the reference agent, Claude Code
-// with its path read at each launch) with the permission questions' deadlines, and what "Open
+// with its path read at each launch, Codex when the engine is given it) with the permission questions' deadlines, and what "Open
 // session" starts (docs/flows.md#open-session): the service's TaskSessions calls it with the task.
+import path from 'node:path';
 import type { AgentAdapter, AgentKind } from '../agent/runtime/agent-adapter';
 import { ClaudeCodeAdapter, type ClaudeCodeOptions, type ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
+import { CodexAdapter } from '../agent/runtime/codex-adapter';
 import { ReferenceAgentAdapter } from '../agent/runtime/reference-agent-adapter';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 import { referenceSessionOf, sessionIsFree, sessionViewOf, withAgentGit, type SessionView } from '../agent/runtime/session-terminal';
@@ -53,6 +55,10 @@ export function agentAdapters(
       { ...options.claudeCode, permissionRelay: options.permissionRelay, askTimeoutMs: asks.timeoutMs },
       options.claudeSettingSources,
     ),
+    // Its threads' ids beside the reference agent's sessions (docs/architecture.md#who-writes-what).
+    ...(options.codex
+      ? { codex: new CodexAdapter({ ...options.codex, threadsDir: path.join(path.dirname(referenceSessionsDir), 'codex-threads') }) }
+      : {}),
   };
 }
 

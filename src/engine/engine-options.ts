@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { ClaudeCodeLocation } from '../agent/runtime/claude-code-locate';
 import type { AgentKind } from '../agent/runtime/agent-adapter';
 import type { ClaudeCodeOptions, ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
+import type { CodexOptions } from '../agent/runtime/codex-adapter';
 import type { UnansweredQuestion } from '../core/ask-types';
 import type { RuntimeEvent } from '../agent/runtime/task-runtime';
 import type { TaskRuntimeOptions } from '../agent/runtime/task-runtime-options';
@@ -48,6 +49,8 @@ export interface HostEngineOptions {
   claudeSettingSources?: () => ClaudeSettingSources;
   /** Claude Code's config dir and extra environment (default: the user's own). */
   claudeCode?: Pick<ClaudeCodeOptions, 'configDir' | 'env'>;
+  /** OpenAI's Codex (its native executable, CODEX_HOME, extra environment): without it no task runs Codex here. */
+  codex?: Omit<CodexOptions, 'threadsDir'>;
   /**
    * How to start the permission relay MCP server that lets a headless Claude Code ask, e.g.
    * [execPath, '<ext>/dist/permission-mcp.js']. Without it Claude Code denies its own asks.

@@ -92,10 +92,15 @@ export interface PersonalGatewayInputs {
   port: number;
   hours: string;
   modelBaseUrl: string;
+  /** Where Codex's OpenAI Responses requests go (its own login passes through; default OpenAI's API). */
+  openaiBaseUrl?: string;
   timeZone?: string;
   /** `offPeak.personal.stopAtUtilization` (0..1 or unset): the headroom of docs/flows.md#usage-limits. */
   stopAtUtilization?: unknown;
 }
+
+/** OpenAI's API, where the local authority sends Codex's Responses requests (docs/flows.md#personal-mode). */
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com';
 
 /**
  * The local authority's gateway settings: loopback only, one user, the reference gateway's rules
@@ -112,6 +117,7 @@ export function personalGatewayConfig(inputs: PersonalGatewayInputs): Partial<Ga
     users: [{ id: PERSONAL_USER_ID, apiKeySha256: createHash('sha256').update(inputs.localKey).digest('hex') }],
     upstreamUrl: inputs.modelBaseUrl,
     upstreamAuth: 'x-api-key',
+    openaiUpstreamUrl: inputs.openaiBaseUrl ?? DEFAULT_OPENAI_BASE_URL,
     passClientCredential: true,
     // One person's tasks: every one of them may hold a ticket, a few run at once.
     maxLiveTicketsPerUser: 100,

@@ -20,6 +20,10 @@ export const GatewayPaths = {
   anthropicBase: '/api/anthropic',
   /** POST, optionally with `?beta=true`. */
   anthropicMessages: '/api/anthropic/v1/messages',
+  /** The OpenAI base URL an agent is given (Codex appends `/v1/responses` below it, docs/flows.md#segments). */
+  openaiBase: '/api/openai',
+  /** POST: OpenAI Responses API (streaming), what Codex sends. */
+  openaiResponses: '/api/openai/v1/responses',
   healthz: '/healthz',
   metrics: '/metrics',
 } as const;

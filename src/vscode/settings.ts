@@ -1,7 +1,6 @@
 // Typed reads of the extension's settings (package.json `contributes.configuration`).
 import * as vscode from 'vscode';
 import { DEFAULT_MODEL_BASE_URL, resolveMode, type OffPeakMode } from '../personal/personal-config';
-import type { AgentKind } from '../agent/runtime/agent-adapter';
 import { CLAUDE_SETTING_SOURCES, DEFAULT_CLAUDE_SETTING_SOURCES, type ClaudeSettingSources } from '../agent/runtime/claude-code-adapter';
 import type { CheckSettings } from '../agent/runtime/segment-work';
 import { machineSettingKeys, type RemoteWindow } from '../panel/setup-line';
@@ -13,6 +12,7 @@ import {
   systemLocateHost,
   type AgentSetting,
   type ClaudeCodeLocation,
+  type SettingAgent,
 } from '../agent/runtime/claude-code-locate';
 
 export interface OffPeakSettings {
@@ -103,7 +103,10 @@ function fraction(value: unknown): number | null {
 }
 
 /** The agent new tasks run now, and where Claude Code was found (docs/flows.md#which-agent). */
-export function currentAgent(settings: OffPeakSettings = readSettings()): { agent: AgentKind; claudeCode: ClaudeCodeLocation | undefined } {
+export function currentAgent(settings: OffPeakSettings = readSettings()): {
+  agent: SettingAgent;
+  claudeCode: ClaudeCodeLocation | undefined;
+} {
   return resolveAgent(settings, systemLocateHost());
 }
 

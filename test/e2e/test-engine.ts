@@ -34,6 +34,8 @@ export interface TestEngineOptions {
   /** Claude Code only. */
   claudeCommand?: string;
   claudeConfigDir?: string;
+  /** OpenAI's Codex: its native executable and CODEX_HOME (tests isolate it). */
+  codex?: { command: string; codexHome: string };
   holdMaxMs?: number;
   /** A usage limit resetting later than this parks the task (docs/flows.md#usage-limits); default the product's. */
   usageLimitParkMs?: number;
@@ -150,6 +152,7 @@ export function startTestEngine(options: TestEngineOptions): Promise<HostEngine>
     ownModel: options.ownModel,
     claudeCommand: options.agentChoice?.claudeCommand ?? (() => options.claudeCommand ?? 'claude'),
     claudeCode: { configDir: options.claudeConfigDir, env: { CLAUDE_CODE_MAX_RETRIES: '2', ...options.claudeEnv } },
+    codex: options.codex,
     permissionRelay: options.permissionRelay ?? permissionRelayFromSource(),
     askTimeoutMs: options.askTimeoutMs,
     unansweredQuestion: options.unansweredQuestion,

@@ -60,6 +60,8 @@ describe('personal mode settings', () => {
     assert.equal(config.users.length, 1);
     assert.ok(!JSON.stringify(config).includes('opk-local-abc'), 'the key itself is in no configuration');
     assert.equal(config.upstreamApiKey, null, 'the model key is read at each request, not configured');
+    assert.equal(config.openaiUpstreamUrl, 'https://api.openai.com', "Codex's Responses requests go to OpenAI's API");
+    assert.equal(config.openaiUpstreamApiKey, null);
   });
 });
 

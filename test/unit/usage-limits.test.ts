@@ -43,6 +43,26 @@ describe('usage limits: the unified rate-limit headers', () => {
     assert.deepEqual([r.rejected, r.resetAt, r.window], [true, sec(NOW + 20_000), 'five_hour']);
   });
 
+  it("item 5: Codex's usage limit (a 429 with a used-up x-codex-* window) is the account's hold until that window's reset; a 429 with room left is not", () => {
+    const codex = (primary: number, secondary: number) => ({
+      'x-codex-primary-used-percent': String(primary),
+      'x-codex-primary-window-minutes': '300',
+      'x-codex-primary-reset-at': String((NOW + 30_000) / 1000),
+      'x-codex-secondary-used-percent': String(secondary),
+      'x-codex-secondary-window-minutes': '10080',
+      'x-codex-secondary-reset-after-seconds': String(3 * 86_400),
+      'retry-after': '30',
+    });
+    const five = readUsageLimit(429, codex(100, 40), NOW, null);
+    assert.deepEqual([five.rejected, five.resetAt, five.window], [true, NOW + 30_000, 'five_hour']);
+    const both = readUsageLimit(429, codex(100, 100), NOW, null);
+    assert.deepEqual([both.rejected, both.resetAt, both.window], [true, NOW + 3 * 86_400_000, 'seven_day']);
+    assert.equal(readUsageLimit(429, codex(80, 40), NOW, null).rejected, false, 'a rate limit with room left in both windows');
+    assert.equal(readUsageLimit(200, codex(100, 40), NOW, null).rejected, false);
+    const headroom = readUsageLimit(200, codex(92, 10), NOW, 0.9);
+    assert.deepEqual(headroom.over, [{ window: 'five_hour', utilization: 0.92, resetAt: NOW + 30_000 }]);
+  });
+
   it('both windows rejected: the latest reset wins', () => {
     const h = unifiedLimitHeaders({
       status: 'rejected',

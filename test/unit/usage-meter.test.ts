@@ -206,6 +206,43 @@ describe('usage meter (tokens read from a copy of a model answer)', () => {
     });
   });
 
+  it('item 4: reads an OpenAI Responses stream (Codex): the model of response.created, the usage of response.completed, cached input apart, after a long output too', () => {
+    const usage = {
+      input_tokens: 900,
+      input_tokens_details: { cached_tokens: 700 },
+      output_tokens: 42,
+      output_tokens_details: { reasoning_tokens: 10 },
+      total_tokens: 942,
+    };
+    const long = 'x "usage":{"input_tokens":1} lookalike '.repeat(400);
+    const events = (text: string) =>
+      [
+        sseEvent('response.created', { type: 'response.created', response: { id: 'resp_1', model: 'gpt-test-codex', output: [] } }),
+        sseEvent('response.output_text.delta', { type: 'response.output_text.delta', delta: text }),
+        sseEvent('response.completed', {
+          type: 'response.completed',
+          response: {
+            id: 'resp_1',
+            model: 'gpt-test-codex',
+            output: [{ type: 'message', content: [{ type: 'output_text', text }] }],
+            usage,
+          },
+        }),
+      ].join('');
+    const expected = { model: 'gpt-test-codex', usage: { inputTokens: 200, outputTokens: 42, cacheReadTokens: 700, cacheWriteTokens: 0 } };
+    for (const text of ['short', long]) {
+      const bytes = Buffer.from(events(text));
+      for (const size of [bytes.length, 64, 5]) {
+        const meter = UsageMeter.forContentType('text/event-stream')!;
+        for (let i = 0; i < bytes.length; i += size) meter.feed(bytes.subarray(i, i + size));
+        assert.deepEqual(meter.finish(), expected, `${text.length} chars of text, chunks of ${size} bytes`);
+      }
+    }
+    const json = UsageMeter.forContentType('application/json')!;
+    json.feed(Buffer.from(JSON.stringify({ id: 'resp_2', object: 'response', model: 'gpt-test-codex', output: [], usage })));
+    assert.deepEqual(json.finish(), expected);
+  });
+
   it('gives no usage (and throws nothing) for answers that report none or are not what they claim', () => {
     const cases: [string, string][] = [
       ['text/event-stream', sseEvent('ping', {})],

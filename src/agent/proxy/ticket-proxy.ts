@@ -187,7 +187,8 @@ export class TicketProxy {
     else headers.authorization = `Bearer ${this.options.apiKey}`;
     headers[TICKET_HEADER] = this.options.ticketId;
     headers['content-length'] = body.length;
-    const isModelCall = req.method === 'POST' && /\/v1\/messages$/.test(rest);
+    // Anthropic Messages, or OpenAI Responses (Codex)
+    const isModelCall = req.method === 'POST' && /\/v1\/(messages|responses)$/.test(rest);
 
     // The agent hanging up (it was stopped) ends a hold and the upstream request.
     const clientGone = new AbortController();

@@ -5,6 +5,10 @@
  *  - Streamed answers (text/event-stream) are parsed incrementally with `eventsource-parser`;
  *    only `message_start` (the model and the input side) and `message_delta` (cumulative counts,
  *    output tokens at least) are decoded as JSON, the text deltas are skipped.
+ *  - OpenAI Responses streams (Codex) the same way: `response.created` (the model) from the head,
+ *    the `usage` of `response.completed` from the tail (that event repeats the whole output, so
+ *    only its last object named `usage` is read; input counts the cached tokens apart, as
+ *    Anthropic's does).
  *  - JSON answers are read whole (a copy, up to MAX_JSON_COPY_BYTES) once they ended.
  * Anything unreadable gives no usage rather than an error: accounting never breaks a request.
  */
@@ -25,6 +29,8 @@ interface ApiUsage {
   output_tokens?: unknown;
   cache_read_input_tokens?: unknown;
   cache_creation_input_tokens?: unknown;
+  /** OpenAI Responses: `input_tokens` includes these cached ones. */
+  input_tokens_details?: { cached_tokens?: unknown };
 }
 
 const FIELDS: readonly [keyof ApiUsage, keyof TokenUsage][] = [
@@ -35,7 +41,12 @@ const FIELDS: readonly [keyof ApiUsage, keyof TokenUsage][] = [
 ];
 
 /** The events worth decoding, when a server leaves out the `event:` line. */
-const USAGE_EVENT_DATA = /^\s*\{\s*"type"\s*:\s*"(message_start|message_delta)"/;
+const USAGE_EVENT_DATA = /^\s*\{\s*"type"\s*:\s*"(message_start|message_delta|response\.created|response\.completed)"/;
+
+/** A token count as the API reported it, or undefined when it is not one. */
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined;
+}
 
 export abstract class UsageMeter {
   protected model: string | null = null;
@@ -72,6 +83,20 @@ export abstract class UsageMeter {
   protected take(model: unknown, usage: ApiUsage | undefined): void {
     if (typeof model === 'string' && model !== '') this.model = model;
     if (!usage || typeof usage !== 'object') return;
+    const details = usage.input_tokens_details;
+    if (details && typeof details === 'object') {
+      const cached = count(details.cached_tokens) ?? 0;
+      const input = count(usage.input_tokens);
+      const output = count(usage.output_tokens);
+      if (input === undefined || output === undefined) return;
+      Object.assign(this.counts, {
+        inputTokens: Math.max(0, input - cached),
+        cacheReadTokens: cached,
+        outputTokens: output,
+        cacheWriteTokens: 0,
+      });
+      return;
+    }
     for (const [field, key] of FIELDS) {
       const value = usage[field];
       if (typeof value === 'number' && Number.isFinite(value) && value >= 0) this.counts[key] = Math.floor(value);
@@ -107,6 +132,8 @@ class SseUsageMeter extends UsageMeter {
   private head: EventSourceParser | null = createParser({ onEvent: (event) => this.onEvent(event.event, event.data, 'head') });
   private headBytes = 0;
   private sawStart = false;
+  /** An OpenAI Responses stream (its first event was `response.created`). */
+  private responses = false;
   /** Slot `n % RING_SLOTS` takes the next chunk; slots before `from` hold nothing. */
   private readonly ring: (Buffer | undefined)[] = new Array<Buffer | undefined>(RING_SLOTS);
   private n = 0;
@@ -172,6 +199,8 @@ class SseUsageMeter extends UsageMeter {
     this.ring.fill(undefined);
     let tail = Buffer.concat(kept.reverse());
     if (tail.length > TAIL_BYTES) tail = tail.subarray(tail.length - TAIL_BYTES);
+    // Its last event repeats the whole output: only the object named usage near its end is read, wherever the event began.
+    if (this.responses) return this.take(undefined, lastUsageObject(tail.toString('latin1')));
     if (tail.length < this.total) {
       // The tail begins somewhere inside the answer: from its first event boundary on.
       const from = afterFirstBlankLine(tail);
@@ -191,8 +220,40 @@ class SseUsageMeter extends UsageMeter {
       this.take(event?.message?.model, event?.message?.usage);
     } else if (type === 'message_delta' && part === 'tail') {
       this.take(undefined, parseEvent(data)?.usage);
+    } else if (type === 'response.created' && part === 'head') {
+      [this.sawStart, this.responses] = [true, true];
+      this.take((parseEvent(data) as { response?: { model?: unknown } } | null)?.response?.model, undefined);
     }
   }
+}
+
+/**
+ * The last JSON object named `usage` in `text` (latin1: one character per byte), or undefined. In
+ * JSON an unescaped `"usage":` is always a key, never text inside a string (whose quotes are escaped).
+ */
+function lastUsageObject(text: string): ApiUsage | undefined {
+  const keys = [...text.matchAll(/"usage"\s*:\s*\{/g)];
+  const last = keys.at(-1);
+  if (!last) return undefined;
+  const start = last.index + last[0].length - 1;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) {
+      try {
+        return JSON.parse(Buffer.from(text.slice(start, i + 1), 'latin1').toString('utf8')) as ApiUsage;
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
 }
 
 function parseEvent(data: string): { message?: { model?: unknown; usage?: ApiUsage }; usage?: ApiUsage } | null {

@@ -2,11 +2,12 @@
  * The contract between the segment runner and an agent (docs/flows.md#segments): what a segment
  * asks of an agent (`SegmentSpec`), how the agent is launched (`AgentLaunch`), and how its output is
  * read (`AgentOutputReader`). One adapter per agent implements it: `reference-agent-adapter.ts`,
- * `claude-code-adapter.ts`. The segment runner does the rest (spawn, proxy, stop, outcome).
+ * `claude-code-adapter.ts`, `codex-adapter.ts`. The segment runner does the rest (spawn, proxy, stop, outcome).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PermissionMode } from '../../core/types';
+import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import type { AskAnsweredBy, AskDecision } from '../questions/asks';
 
 /** Sent as the prompt of every resumed segment: the session already holds the task itself. */
@@ -58,10 +59,11 @@ export interface AgentLaunch {
   answersOnFd4?: boolean;
   /**
    * Where the agent's stdin comes from: 'terminal' (a pipe the task's terminal writes to: the agent
-   * asks questions there), or a file it reads to its end (Claude Code takes its prompt this way; an
+   * asks questions there), 'driver' (a pipe only the reader writes to: `AgentOutputReader.drive`,
+   * Codex's JSON-RPC), or a file it reads to its end (Claude Code takes its prompt this way; an
    * open pipe nobody writes would make it wait 3 s for input at every start).
    */
-  stdin: 'terminal' | { file: string };
+  stdin: 'terminal' | 'driver' | { file: string };
 }
 
 /**
@@ -87,9 +89,20 @@ export interface AgentOutputReader {
   event?(event: Record<string, unknown>): void;
   /** Flush any partial line at exit; returns text to show. */
   end(): string;
+  /**
+   * The agent's stdin, once it runs, for a reader that drives the agent over it (`stdin: 'driver'`):
+   * it writes requests there and reads the answers from stdout; the terminal's keys never go there.
+   */
+  drive?(input: NodeJS.WritableStream): void;
   result(): AgentResult | undefined;
   /** The agent asks before a sensitive operation and waits (its terminal or the host answers). */
   onAsk?: (ask: AgentAsk) => void;
+  /**
+   * Set by the segment for a reader whose agent asks over its own channel (Codex's approval
+   * requests): the question goes to the host as a relayed one (shown in the terminal, answered
+   * from any surface), and the promise is its answer.
+   */
+  relayAsk?: (request: PermissionRelayRequest) => Promise<PermissionRelayAnswer>;
   /** How the agent's question ended on its side (its own record is final). */
   onAskSettled?: (settled: { agentAskId: string; decision: AskDecision; by: AskAnsweredBy }) => void;
 }
@@ -106,10 +119,12 @@ export interface AgentAsk {
   deadlineAt: number | null;
 }
 
-export type AgentKind = 'reference' | 'claude-code';
+export type AgentKind = 'reference' | 'claude-code' | 'codex';
 
 export interface AgentAdapter {
   readonly kind: AgentKind;
+  /** The model API it speaks, so its ticket proxy forwards to that gateway route (default Anthropic Messages). */
+  readonly api?: 'anthropic' | 'openai';
   launch(spec: SegmentSpec): AgentLaunch;
   /** `spec`: the segment's launch (Claude Code words a missing login only when it uses its own). */
   createReader(spec?: Pick<SegmentSpec, 'ownLogin'>): AgentOutputReader;

@@ -11,7 +11,9 @@ import { absolutePathFolders, envOf, systemExecutableHost, windowsExtensions, ty
 import type { AgentKind } from './agent-adapter';
 
 /** `offPeak.agent`: a fixed agent, or `auto` (Claude Code when it is found, else the reference agent). */
-export type AgentSetting = AgentKind | 'auto';
+/** The agents `offPeak.agent` names so far (Codex runs where an engine is given its adapter: not yet a setting). */
+export type SettingAgent = Exclude<AgentKind, 'codex'>;
+export type AgentSetting = SettingAgent | 'auto';
 export const AGENT_SETTINGS: readonly AgentSetting[] = ['auto', 'reference', 'claude-code'];
 
 export interface LocateHost extends ExecutableHost {
@@ -97,7 +99,7 @@ export function locateClaudeCode(setting: string, host: LocateHost, node: string
 }
 
 /** The agent a new task runs: the setting's, or for `auto` Claude Code when it was found. */
-export function chooseAgent(setting: AgentSetting, claudeCode: ClaudeCodeLocation | undefined): AgentKind {
+export function chooseAgent(setting: AgentSetting, claudeCode: ClaudeCodeLocation | undefined): SettingAgent {
   if (setting !== 'auto') return setting;
   return claudeCode ? 'claude-code' : 'reference';
 }
@@ -113,7 +115,7 @@ export function resolveAgent(
   settings: AgentSettings,
   host: LocateHost,
   node?: string,
-): { agent: AgentKind; claudeCode: ClaudeCodeLocation | undefined } {
+): { agent: SettingAgent; claudeCode: ClaudeCodeLocation | undefined } {
   const claudeCode = locateClaudeCode(settings.claudeCodePath, host, node);
   return { agent: chooseAgent(settings.agentSetting, claudeCode), claudeCode };
 }

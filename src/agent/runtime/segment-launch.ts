@@ -1,7 +1,7 @@
 /**
  * Spawning a segment's agent from its adapter's launch: argv (never a shell string), from PATH
  * only, in the task's workspace, in its own process group (Windows: its tree), with the segment's
- * tag in its environment (segment-processes.ts) and its stdin the terminal's pipe or its prompt file.
+ * tag in its environment (segment-processes.ts) and its stdin the terminal's pipe, the reader's pipe or its prompt file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -47,8 +47,8 @@ export async function spawnAgent(
   try {
     // Read from the folder's config as git reads it there (reading config runs nothing).
     const env = agentProcessEnv(launch, tag, process.env, await agentRepositorySettings(cwd));
-    if (launch.stdin !== 'terminal' && processes.platform === 'win32') stdinText = fs.readFileSync(launch.stdin.file);
-    else if (launch.stdin !== 'terminal') stdinFd = fs.openSync(launch.stdin.file, 'r');
+    if (typeof launch.stdin === 'object' && processes.platform === 'win32') stdinText = fs.readFileSync(launch.stdin.file);
+    else if (typeof launch.stdin === 'object') stdinFd = fs.openSync(launch.stdin.file, 'r');
     // From PATH only, never the task's folder; a Windows .cmd/.ps1 through its interpreter, as the OS would.
     const program = commandInvocation(programToRun(launch.command), launch.args);
     child = spawn(program.file, program.args, {

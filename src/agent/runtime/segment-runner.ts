@@ -18,6 +18,7 @@ import { TicketProxy } from '../proxy/ticket-proxy';
 import type { TicketProxyEvent, TicketProxyTimings } from '../proxy/ticket-proxy-types';
 import { usageLimitTerminalText } from '../proxy/usage-limit-hold';
 import { ENDED_ANSWER } from '../questions/relay-ask-text';
+import type { PermissionRelayAnswer, PermissionRelayRequest } from '../../protocol/permission-relay';
 import type { AgentAdapter, AgentLaunch, AgentOutputReader, SegmentSpec } from './agent-adapter';
 import { spawnAgent } from './segment-launch';
 import { segmentOutcome, type SegmentOutcome, type StopReason, type TerminalView } from './segment-outcome';
@@ -29,6 +30,8 @@ import { AgentStop, type StopTimings } from './segment-stop';
 export interface SegmentGateway {
   /** The gateway's Anthropic base (`<gateway>/api/anthropic`). */
   anthropicBaseUrl: string;
+  /** The gateway's OpenAI base (`<gateway>/api/openai`), for an agent that speaks the Responses API (Codex). */
+  openaiBaseUrl?: string;
   /** The gateway is reached over connections from here (personal mode: the local authority's proven channel). */
   channel?: ChannelConnect;
   /** The user's gateway key. */
@@ -83,9 +86,13 @@ export class SegmentRun {
   private parkedAskId: string | null = null;
   private interruptedByUser = false;
   private toldInputIgnored = false;
+  /** The reader drives the agent over its stdin (Codex's JSON-RPC): no keystroke goes there. */
+  private driven = false;
   private exited = false;
   private resolveDone!: (outcome: SegmentOutcome) => void;
   private readonly log: fs.WriteStream;
+  /** Aborted when the agent exits: a question its reader relayed is then denied as ended. */
+  private readonly agentGone = new AbortController();
   private readonly questions: SegmentQuestions;
   private readonly stopper: AgentStop;
 
@@ -121,7 +128,7 @@ export class SegmentRun {
     ensurePrivateDir(options.segmentDir);
     const relay: { run?: SegmentRun } = {};
     const proxy = await TicketProxy.start({
-      upstreamBaseUrl: options.gateway.anthropicBaseUrl,
+      upstreamBaseUrl: (options.adapter.api === 'openai' ? options.gateway.openaiBaseUrl : undefined) ?? options.gateway.anthropicBaseUrl,
       upstreamChannel: options.gateway.channel,
       apiKey: options.gateway.apiKey,
       passAgentCredential: options.gateway.ownLogin,
@@ -157,6 +164,12 @@ export class SegmentRun {
       sigtermGraceMs: options.stopTimings?.sigtermGraceMs ?? 5_000,
     });
     run.wire(launch.eventsOnFd3);
+    if (launch.stdin === 'driver') {
+      run.driven = true;
+      const asks = options.asks;
+      if (asks) run.reader.relayAsk = (request) => run.relayAsk(asks, request);
+      run.reader.drive?.(child.stdin!);
+    }
     relay.run = run;
     return run;
   }
@@ -195,7 +208,7 @@ export class SegmentRun {
       void this.signal('SIGINT').then((sent) => (sent ? undefined : this.stop()));
       return;
     }
-    if (this.child.stdin?.writable) this.child.stdin.write(data);
+    if (this.child.stdin?.writable && !this.driven) this.child.stdin.write(data);
     else if (this.questions.relaying) this.questions.feed(data);
     else if (!this.toldInputIgnored) {
       this.toldInputIgnored = true;
@@ -234,6 +247,18 @@ export class SegmentRun {
       );
     }
     return this.stop();
+  }
+
+  /** A question the reader relays: ended (denied) if the agent exits first, never once answered. */
+  private async relayAsk(asks: SegmentAsks, request: PermissionRelayRequest): Promise<PermissionRelayAnswer> {
+    const ended = new AbortController();
+    const end = () => ended.abort();
+    this.agentGone.signal.addEventListener('abort', end, { once: true });
+    try {
+      return await this.questions.relayPermissionAsk(asks, request, ended.signal);
+    } finally {
+      this.agentGone.signal.removeEventListener('abort', end);
+    }
   }
 
   private wire(eventsOnFd3: boolean): void {
@@ -324,6 +349,7 @@ export class SegmentRun {
 
   private async finish(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     this.exited = true;
+    this.agentGone.abort();
     this.options.asks?.end();
     this.show(this.reader.end());
     await this.stopper.killLeftovers(this.tag);

@@ -242,8 +242,9 @@ export class TaskRuntime {
       await lifecycle.fail(taskId, { failureReason: reason });
       return { status: 'fatal', error: reason };
     }
-    // Asked of the gateway while the workplace is made ready: the two do not wait for each other.
-    const model = task.model ? Promise.resolve(task.model) : this.defaultModel();
+    // Asked of the gateway while the workplace is made ready: the two do not wait for each other. The
+    // gateway's default is an Anthropic model: an OpenAI agent (Codex) without one runs its own default.
+    const model = task.model ? Promise.resolve(task.model) : adapter.api === 'openai' ? Promise.resolve(null) : this.defaultModel();
     // Its own worktree (made at the first start) or its folder, the same path for every segment.
     const where = await resolveWorkplace(store, task, this.options.worktreesDir ?? path.join(this.options.runtimeDir, 'worktrees'));
     if (where.kind === 'wait') return { status: 'refused', reason: where.reason };
@@ -295,6 +296,7 @@ export class TaskRuntime {
         },
         gateway: {
           anthropicBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/anthropic',
+          openaiBaseUrl: this.options.gateway.baseUrl.replace(/\/+$/, '') + '/api/openai',
           channel: this.options.gateway.channel,
           apiKey,
           ownLogin: this.options.gateway.ownLogin?.(agentKind) ?? false,

@@ -19,6 +19,20 @@ export const OPTIONS_UPSTREAM: OptionSpec[] = [
     description: 'Upstream API key: environment (or config file) only, never a flag.',
   },
   {
+    key: 'openaiUpstreamUrl',
+    flag: '--openai-upstream-url',
+    env: 'OFFPEAK_GATEWAY_OPENAI_UPSTREAM_URL',
+    type: 'nullable-string',
+    description: 'OpenAI Responses API base (e.g. https://api.openai.com): where /api/openai/v1/responses (Codex) goes.',
+  },
+  {
+    key: 'openaiUpstreamApiKey',
+    flag: '',
+    env: 'OFFPEAK_OPENAI_UPSTREAM_API_KEY',
+    type: 'nullable-string',
+    description: 'OpenAI API key for it, sent as a bearer token: environment (or config file) only, never a flag.',
+  },
+  {
     key: 'passClientCredential',
     flag: '--pass-client-credential',
     env: 'OFFPEAK_GATEWAY_PASS_CLIENT_CREDENTIAL',

@@ -14,7 +14,7 @@ export function helpText(): string {
     const name = o.flag ? `${o.flag}${o.type === 'bool' ? '' : ' <value>'}` : '(env only)';
     const fallback = o.key === 'config' ? '' : ` [default: ${JSON.stringify(DEFAULT_CONFIG[o.key as keyof GatewayConfig])}]`;
     lines.push(
-      `  ${name.padEnd(34)} ${o.description}${o.key === 'users' || o.key === 'upstreamApiKey' || o.key === 'mysqlPassword' || o.key === 'opsToken' ? '' : fallback}`,
+      `  ${name.padEnd(34)} ${o.description}${o.key === 'users' || o.key === 'upstreamApiKey' || o.key === 'openaiUpstreamApiKey' || o.key === 'mysqlPassword' || o.key === 'opsToken' ? '' : fallback}`,
     );
     lines.push(`  ${''.padEnd(34)} env ${o.env}`);
   }

@@ -43,6 +43,8 @@ export interface StartGatewayOptions {
   log?: Logger;
   /** The upstream key, read at each model request instead of `upstreamApiKey` (personal mode: SecretStorage). */
   upstreamApiKey?: () => Promise<string | undefined>;
+  /** The OpenAI upstream key, read at each Responses request when the config has none (personal mode: SecretStorage). */
+  openaiUpstreamApiKey?: () => Promise<string | undefined>;
   /**
    * Listen on this Unix domain socket path or Windows named pipe instead of `host:port` (personal
    * mode: a channel only this user can open, docs/architecture.md#personal-mode).
@@ -121,6 +123,8 @@ export class GatewayServer {
       limits: this.limits,
       upstreamUrl: () => this.upstreamUrl,
       upstreamKey: this.upstreamKey,
+      openaiUpstreamUrl: () => c.openaiUpstreamUrl,
+      openaiUpstreamKey: async () => c.openaiUpstreamApiKey ?? (await options.openaiUpstreamApiKey?.()) ?? null,
       metrics: this.metrics,
       log: this.log,
       sendError: (res, error) => this.sendError(res, error),
@@ -362,6 +366,10 @@ export class GatewayServer {
     if (path === GatewayPaths.anthropicMessages || path === `${GatewayPaths.anthropicMessages}/count_tokens`) {
       expect('POST');
       return serveModelRequest(this.modelRoute, req, res, path.slice(GatewayPaths.anthropicBase.length) + search);
+    }
+    if (path === GatewayPaths.openaiResponses) {
+      expect('POST');
+      return serveModelRequest(this.modelRoute, req, res, path.slice(GatewayPaths.openaiBase.length) + search, 'openai');
     }
     if (this.config.testHooks && path.startsWith('/__test/'))
       return testHook(req, res, path, { clock: this.clock, config: this.config, tick: () => this.tick() });

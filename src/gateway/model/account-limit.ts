@@ -3,7 +3,8 @@
 //
 // The ACCOUNT is the gateway's model upstream: its one URL and key (or, in personal mode, the one
 // user's credential). Every user and ticket of a gateway spends that one account, so one refusal
-// closes it for all of them: a 429 with `anthropic-ratelimit-unified-status: rejected` records a
+// closes it for all of them: a 429 with `anthropic-ratelimit-unified-status: rejected` (or, for
+// Codex's OpenAI backend, a 429 with a window used up in its `x-codex-*` headers) records a
 // hold until the rejected window's reset (the latest reset wins), and until then every model
 // request is answered 3105 with the reset (nothing goes upstream) and no ticket is promoted.
 // `stopAtUtilization` keeps headroom: an answer reporting a window's utilization above it stops
@@ -30,6 +31,20 @@ const WINDOWS = [
   { name: 'five_hour', key: '5h' },
   { name: 'seven_day', key: '7d' },
 ] as const;
+
+/** Codex's windows (its backend's `x-codex-primary-*` is the 5-hour one, `x-codex-secondary-*` the weekly one). */
+const CODEX_WINDOWS = [
+  { name: 'five_hour', prefix: 'x-codex-primary-' },
+  { name: 'seven_day', prefix: 'x-codex-secondary-' },
+] as const;
+
+/** One Codex window as its headers say: how much is used (0..1) and when it resets, or undefined. */
+function codexWindow(headers: http.IncomingHttpHeaders, prefix: string, now: number): { used: number; resetAt: number } | undefined {
+  const used = Number(header(headers, `${prefix}used-percent`)) / 100;
+  const after = header(headers, `${prefix}reset-after-seconds`);
+  const resetAt = epochMs(header(headers, `${prefix}reset-at`)) ?? (after && /^\d+$/.test(after) ? now + Number(after) * 1000 : undefined);
+  return Number.isFinite(used) && resetAt !== undefined ? { used, resetAt } : undefined;
+}
 
 function header(headers: http.IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
@@ -73,9 +88,14 @@ export function readUsageLimit(
   stopAtUtilization: number | null,
 ): UsageLimitReading {
   const unified = header(headers, `${PREFIX}status`);
-  const rejected = status === 429 && unified === 'rejected';
+  const codex = CODEX_WINDOWS.map((w) => ({ name: w.name, at: codexWindow(headers, w.prefix, now) }));
+  const usedUp = codex.filter((w) => w.at !== undefined && w.at.used >= 1);
+  const rejected = status === 429 && (unified === 'rejected' || usedUp.length > 0);
   let resetAt: number | null = null;
   let window: string | null = null;
+  for (const w of status === 429 ? usedUp : []) {
+    if (resetAt === null || w.at!.resetAt > resetAt) [resetAt, window] = [w.at!.resetAt, w.name];
+  }
   if (rejected) {
     for (const w of WINDOWS) {
       const at = epochMs(header(headers, `${PREFIX}${w.key}-reset`));
@@ -104,6 +124,10 @@ export function readUsageLimit(
       const at = epochMs(header(headers, `${PREFIX}${w.key}-reset`));
       if (Number.isFinite(utilization) && utilization >= stopAtUtilization && at !== undefined && at > now)
         over.push({ window: w.name, utilization, resetAt: Math.min(at, now + MAX_HOLD_MS) });
+    }
+    for (const w of codex) {
+      if (w.at && w.at.used >= stopAtUtilization && w.at.resetAt > now)
+        over.push({ window: w.name, utilization: w.at.used, resetAt: Math.min(w.at.resetAt, now + MAX_HOLD_MS) });
     }
   }
   return { rejected, resetAt, window, over };

@@ -1,4 +1,4 @@
-// Forwards one admitted Anthropic Messages request (its body already read) upstream and streams
+// Forwards one admitted model request (Anthropic Messages or OpenAI Responses) (its body already read) upstream and streams
 // the answer back byte for byte (pipe = backpressure). Only allow-listed headers cross, each way
 // (header-filter.ts): the client's auth and ticket header never leave the gateway, upstream gets
 // the gateway's own key; with passClientCredential (personal mode's login passthrough), a request
@@ -9,7 +9,7 @@ import https from 'node:https';
 import { SERVER_TIME_HEADER } from '../../protocol/gateway';
 import type { Admission } from '../authority/authority';
 import { errors } from '../http/errors';
-import { headersToUpstream, headersToUser } from './header-filter';
+import { headersToUpstream, headersToUser, type ModelApi } from './header-filter';
 import type { Logger } from '../http/logger';
 import type { GatewayMetrics } from '../http/metrics';
 
@@ -30,7 +30,9 @@ const keepAliveHttps = new https.Agent({ keepAlive: true, maxSockets: 256 });
 export interface ProxyContext {
   req: http.IncomingMessage;
   res: http.ServerResponse;
-  /** Path below the Anthropic base, e.g. `/v1/messages`, with the query string as received. */
+  /** Which model API: its headers cross by its own allow-lists (header-filter.ts). */
+  api: ModelApi;
+  /** Path below the API's base, e.g. `/v1/messages` or `/v1/responses`, with the query string as received. */
   upstreamPathAndQuery: string;
   /** The request body as it goes upstream. */
   body: Buffer;
@@ -52,7 +54,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
   const { req, res, admission, upstream, metrics, log } = ctx;
   const base = new URL(upstream.url);
   const target = new URL(base.pathname.replace(/\/$/, '') + ctx.upstreamPathAndQuery, base);
-  const headers = headersToUpstream(req.headers);
+  const headers = headersToUpstream(req.headers, ctx.api);
   headers['content-length'] = ctx.body.length;
   if (upstream.clientCredential) Object.assign(headers, upstream.clientCredential);
   else if (upstream.apiKey) {
@@ -97,7 +99,7 @@ export function proxyModelRequest(ctx: ProxyContext): Promise<void> {
         ctx.sendError(instead);
         return;
       }
-      const outHeaders = { ...headersToUser(incoming.headers), ...ctx.annotate?.(incoming.statusCode ?? 502, incoming.headers) };
+      const outHeaders = { ...headersToUser(incoming.headers, ctx.api), ...ctx.annotate?.(incoming.statusCode ?? 502, incoming.headers) };
       outHeaders[SERVER_TIME_HEADER] = String(ctx.serverTime());
       res.writeHead(incoming.statusCode ?? 502, outHeaders);
       // Send the headers now: an SSE client should see the stream start without waiting for data.

@@ -1,4 +1,5 @@
-// The model route (POST .../v1/messages and its count_tokens): the ticket's checks and the
+// The model routes (POST .../v1/messages and its count_tokens; POST /api/openai/v1/responses, each
+// API to its own upstream): the ticket's checks and the
 // account's hold before anything is read, then the body, the upstream key, a model-request slot
 // (activating a ready ticket), and the request proxied upstream.
 import type http from 'node:http';
@@ -13,7 +14,7 @@ import { readBody } from '../http/http-body';
 import type { Logger } from '../http/logger';
 import type { GatewayMetrics } from '../http/metrics';
 import { admissibleUnlessHeld, type AccountLimits } from './account-limit';
-import { clientCredentialOf } from './header-filter';
+import { clientCredentialOf, type ModelApi } from './header-filter';
 import { applyModelAllowList } from './model-allow-list';
 import { proxyModelRequest } from './model-proxy';
 
@@ -27,6 +28,9 @@ export interface ModelRouteContext {
   /** The model upstream now (main.ts sets it late when it starts the demo model). */
   upstreamUrl(): string | null;
   upstreamKey(): Promise<string | null>;
+  /** The OpenAI Responses upstream and its key (`openaiUpstreamUrl`, `openaiUpstreamApiKey`). */
+  openaiUpstreamUrl(): string | null;
+  openaiUpstreamKey(): Promise<string | null>;
   metrics: GatewayMetrics;
   log: Logger;
   sendError(res: http.ServerResponse, error: unknown): void;
@@ -37,6 +41,7 @@ export async function serveModelRequest(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   upstreamPathAndQuery: string,
+  api: ModelApi = 'anthropic',
 ): Promise<void> {
   const config = at.config;
   const user = at.auth.user(req);
@@ -47,12 +52,17 @@ export async function serveModelRequest(
   const ticketId = Array.isArray(header) ? header[0] : header;
   // Ticket problems first (3102/3105): nothing is read, held or activated for a request that cannot go on.
   await admissibleUnlessHeld(at.limits, at.clock.now(), () => at.authority.admissible(user, ticketId));
-  const upstreamUrl = at.upstreamUrl();
-  if (!upstreamUrl) throw errors.upstreamNotConfigured('no model upstream configured (--upstream-url)');
+  const upstreamUrl = api === 'openai' ? at.openaiUpstreamUrl() : at.upstreamUrl();
+  if (!upstreamUrl)
+    throw errors.upstreamNotConfigured(
+      api === 'openai' ? 'no OpenAI upstream configured (--openai-upstream-url)' : 'no model upstream configured (--upstream-url)',
+    );
   // Slots are taken only once the whole body is in: a slow body holds nothing but its connection.
-  const body = applyModelAllowList(await readBody(req, limit, config.bodyReadTimeoutMs), config);
-  const clientCredential = config.passClientCredential ? clientCredentialOf(req) : undefined;
-  const apiKey = clientCredential ? null : await at.upstreamKey();
+  // The models list names Anthropic models: an OpenAI request's model goes as asked.
+  const read = await readBody(req, limit, config.bodyReadTimeoutMs);
+  const body = api === 'openai' ? read : applyModelAllowList(read, config);
+  const clientCredential = config.passClientCredential ? clientCredentialOf(req, api) : undefined;
+  const apiKey = clientCredential ? null : await (api === 'openai' ? at.openaiUpstreamKey() : at.upstreamKey());
   if (config.passClientCredential && !clientCredential && !apiKey) {
     throw errors.upstreamNotConfigured(
       'No model API key is set and the agent sent no login of its own: set the key with "Off-Peak: Set Model API Key…", or use Claude Code with its own login',
@@ -64,6 +74,7 @@ export async function serveModelRequest(
   await proxyModelRequest({
     req,
     res,
+    api,
     upstreamPathAndQuery,
     body,
     admission,
@@ -71,7 +82,7 @@ export async function serveModelRequest(
     upstream: {
       url: upstreamUrl,
       apiKey,
-      auth: config.upstreamAuth,
+      auth: api === 'openai' ? 'bearer' : config.upstreamAuth,
       timeoutMs: config.upstreamTimeoutMs,
       clientCredential,
       unreachableFix: config.passClientCredential ? 'check offPeak.personal.baseUrl' : undefined,
