@@ -17,7 +17,7 @@ import { TaskAuditLog } from './engine/task-audit';
 import { modelChoices } from './panel/model-choices';
 import type { PanelClientConfigs } from './panel/host-bits';
 import type { PanelBackend } from './panel/panel-controller';
-import { hostStatusView, statusTasksOf } from './panel/task-summary';
+import { hostStatusView, storeStatusTasks } from './panel/task-summary';
 import { accountUsageLimitResetAt } from './panel/task-card';
 import { ApiKeyStore } from './vscode/api-key';
 import { registerCommands } from './vscode/commands';
@@ -349,8 +349,7 @@ class OffPeakExtension implements vscode.Disposable {
         const asks = engine.questions.pendingAsks();
         const now = Date.now();
         const limitAt = accountUsageLimitResetAt(tasks, (id) => engine.service.ticketsOf(id), now);
-        const { checks, runs } = engine.store.read((tx) => ({ checks: tx.checks.all(), runs: tx.schedules.runsByTask() }));
-        const summarized = statusTasksOf(tasks, checks, runs);
+        const summarized = engine.store.read((tx) => storeStatusTasks(tx, tasks));
         this.statusBar.update(hostStatusView(summarized, asks, unseen, lastSeenAt, limitAt === null ? null : { resetAt: limitAt, now }));
         // Once per reset, from one window (the lease holder): when held tasks resume (docs/flows.md#usage-limits).
         if (limitAt !== null && limitAt !== this.usageLimitNotified && engine.service.isLeader) {

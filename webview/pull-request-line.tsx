@@ -16,15 +16,20 @@ const REVIEWS: Record<PullRequestView['review'], string> = {
   commented: 'commented',
 };
 
+/** "Open · checks failing · changes requested"; closed unmerged says its branch stays (nothing was removed). */
+export function pullRequestWords(pr: PullRequestView): string {
+  if (pr.state === 'closed') return `${STATES.closed} · the branch is kept`;
+  return [STATES[pr.state], CHECKS[pr.checks], REVIEWS[pr.review]].filter(Boolean).join(' · ');
+}
+
 export function PullRequestLine({ pr }: { pr: PullRequestView }) {
-  const parts = [STATES[pr.state], CHECKS[pr.checks], REVIEWS[pr.review]].filter(Boolean);
   return (
     <div class="pull-request" data-testid="pull-request" data-state={pr.state} data-checks={pr.checks}>
       <span class="codicon codicon-git-pull-request" aria-hidden="true" />{' '}
       <a href={pr.url} data-testid="pull-request-link">
         #{pr.number}
       </a>{' '}
-      <span data-testid="pull-request-state">{parts.join(' · ')}</span>
+      <span data-testid="pull-request-state">{pullRequestWords(pr)}</span>
     </div>
   );
 }

@@ -4,6 +4,8 @@
 import { clockTime } from '../core/clock';
 import { outcomeCount, outcomeOf, type Outcome, type OutcomeFacts, type OutcomeKind } from '../core/outcome';
 import type { TaskStatus } from '../core/types';
+import { outcomeFactsOf } from '../service/outcome-facts';
+import type { StoreReadTx } from '../store';
 
 /** The part of a task these texts read. */
 export interface SummaryTask {
@@ -102,12 +104,12 @@ export interface SummaryCard {
   /** Its agent waits on a question. */
   needsInput: boolean;
   /** What it came to (src/core/outcome.ts): a completed task may be ready for review or its check failed (docs/flows.md#checks). */
-  outcome?: Pick<Outcome, 'kind'>;
+  outcome?: Pick<Outcome, 'kind'> & Partial<Pick<Outcome, 'short'>>;
   /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
   scheduled?: boolean;
 }
 
-export type SummaryFilter = 'completed' | 'ready' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled';
+export type SummaryFilter = 'completed' | 'ready' | 'check_failed' | 'merged' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled';
 
 /**
  * "Since 18:40: 3 completed, 1 ready for review · checks pass, 1 check failed, 1 needs input, 1 failed, 14 files changed,
@@ -136,11 +138,15 @@ export function resultsSummary(cards: readonly SummaryCard[], since: number | nu
   const counted = (filter: SummaryFilter & OutcomeKind, list: readonly SummaryCard[]) => {
     if (list.length > 0) parts.push({ filter, count: list.length, text: outcomeCount(filter, list.length), taskIds: ids(list) });
   };
-  for (const kind of ['completed', 'ready', 'check_failed'] as const)
+  for (const kind of ['completed', 'ready', 'check_failed', 'merged'] as const)
     counted(
       kind,
       fresh.filter((c) => c.status === 'completed' && kindOf(c) === kind),
     );
+  // One merged on the forge names its pull request: "merged in #123" (src/core/outcome.ts).
+  const merged = parts.find((p) => p.filter === 'merged');
+  const one = merged?.count === 1 ? fresh.find((c) => c.id === merged.taskIds[0])?.outcome?.short : undefined;
+  if (merged && one) merged.text = one;
   counted('needs_input', asking);
   counted(
     'failed',
@@ -192,7 +198,7 @@ export function summaryLine(summary: ResultsSummary, now = Date.now()): string {
 export function cardSummaryFacts(card: {
   unseen: boolean;
   ask: unknown;
-  outcome: Pick<Outcome, 'kind'>;
+  outcome: Pick<Outcome, 'kind'> & Partial<Pick<Outcome, 'short'>>;
   scheduleRun?: unknown;
 }): SummaryFacts {
   return { isNew: card.unseen, needsInput: card.ask !== null, outcome: card.outcome, scheduled: Boolean(card.scheduleRun) };
@@ -203,13 +209,30 @@ export function statusTasksOf<T extends SummaryTask & { failureReason: string | 
   tasks: readonly T[],
   checks: ReadonlyMap<string, NonNullable<OutcomeFacts['check']>>,
   scheduled: { has(taskId: string): boolean },
+  fates?: ReadonlyMap<string, Pick<OutcomeFacts, 'broughtHome' | 'mergedIn'>>,
 ): (T & { outcome: Outcome; scheduled: boolean })[] {
-  return tasks.map((t) => ({ ...t, outcome: outcomeOf({ ...t, check: checks.get(t.id) }), scheduled: scheduled.has(t.id) }));
+  return tasks.map((t) => ({
+    ...t,
+    outcome: outcomeOf({ ...t, check: checks.get(t.id), ...fates?.get(t.id) }),
+    scheduled: scheduled.has(t.id),
+  }));
+}
+
+/** The store's tasks as the status bar counts them, every fact read from one transaction (the check, the schedule, the branch's fate). */
+export function storeStatusTasks<T extends SummaryTask & { failureReason: string | null }>(
+  tx: Pick<StoreReadTx, 'checks' | 'schedules' | 'isolation' | 'pullRequests'>,
+  tasks: readonly T[],
+): (T & { outcome: Outcome; scheduled: boolean })[] {
+  return statusTasksOf(tasks, tx.checks.all(), tx.schedules.runsByTask(), outcomeFactsOf(tx));
 }
 
 /** The status bar as the host sees the store: its tasks, the open questions, the unseen results. */
 export function hostStatusView(
-  tasks: readonly (SummaryTask & { filesChanged: number | null; outcome?: Pick<Outcome, 'kind'>; scheduled?: boolean })[],
+  tasks: readonly (SummaryTask & {
+    filesChanged: number | null;
+    outcome?: Pick<Outcome, 'kind'> & Partial<Pick<Outcome, 'short'>>;
+    scheduled?: boolean;
+  })[],
   asks: readonly { taskId: string }[],
   unseen: readonly string[],
   lastSeenAt: number | null,

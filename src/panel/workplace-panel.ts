@@ -247,6 +247,7 @@ export function workplaceViews(
       reviewable: reviewable(task, row),
       discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
       mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
+      mergedIn: row.broughtHome?.kind === 'merged' && pr?.state === 'merged' ? pr.number : null,
       appliedAt: row.broughtHome?.kind === 'applied' ? row.broughtHome.at : null,
       ...offers,
       // One pull request at a time: another only once the last was closed unmerged (docs/flows.md#pull-requests).

@@ -125,6 +125,8 @@ export const WorkplaceViewSchema = z.object({
   discardedAt: z.number().nullable().optional(),
   /** The branch was merged into the folder's checked-out branch: when. */
   mergedAt: z.number().nullable().optional(),
+  /** Merged by its pull request on the forge: that pull request's number (docs/flows.md#pull-requests). */
+  mergedIn: z.number().int().nullable().optional(),
   /** The task's changes were applied to the folder as uncommitted changes: when. */
   appliedAt: z.number().nullable().optional(),
   /** Merged or applied, then its worktree and branch were removed: when (the record above stays). */

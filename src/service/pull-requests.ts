@@ -14,6 +14,10 @@ import { branchStepsOf, bringHomeRefusal, openSteps, stepName, stepsCommitMessag
 import { ForgeError, type ForgeApiFactory, type ForgeTokenProvider } from './forge/forge-api';
 import { forgeHosts, forgeRepoOf, type ForgeRepo } from './forge/forge-remote';
 import { githubApi } from './forge/github-client';
+import { PullRequestFollow } from './pull-request-follow';
+
+export { PULL_REQUEST_LOOK_MS } from './pull-request-follow';
+import { systemClock, type Clock } from '../core/clock';
 import { pullRequestBody } from './forge/pull-request-body';
 
 export interface PullRequestSettings {
@@ -34,6 +38,10 @@ export interface PullRequestsOptions {
   /** The user's forge token (none: not signed in; VS Code's authentication session in the extension). */
   token?: ForgeTokenProvider;
   api?: ForgeApiFactory;
+  clock?: Clock;
+  /** Work the service waits for (a look after an action). */
+  track?: (work: Promise<unknown>) => void;
+  log?: (line: string) => void;
 }
 
 /** What the user reads when a push is refused: what happened and what to do; nothing was lost. */
@@ -52,7 +60,21 @@ export class PullRequests {
   /** The forge refused the last token: the next try asks VS Code for a new session. */
   private renew = false;
 
-  constructor(private readonly options: PullRequestsOptions) {}
+  /** The card following the pull request (src/service/pull-request-follow.ts). */
+  readonly follow: PullRequestFollow;
+  readonly onDidMerge: PullRequestFollow['onDidMerge'];
+
+  constructor(private readonly options: PullRequestsOptions) {
+    this.follow = new PullRequestFollow({
+      store: options.store,
+      clock: options.clock ?? systemClock,
+      hosts: () => this.settings.githubEnterpriseHosts,
+      token: (host, o) => this.options.token?.(host, o) ?? Promise.resolve(undefined),
+      api: (host, token) => (this.options.api ?? githubApi)(host, token),
+      log: options.log,
+    });
+    this.onDidMerge = this.follow.onDidMerge;
+  }
 
   private get settings(): PullRequestSettings {
     return this.options.settings?.() ?? DEFAULT_PULL_REQUEST_SETTINGS;
@@ -150,6 +172,8 @@ export class PullRequests {
         state: created.state,
       }),
     );
+    // At once after the action: its checks and review as the forge has them now.
+    this.options.track?.(this.follow.look(taskId));
     return { number: created.number, url: created.url };
   }
 

@@ -11,6 +11,8 @@ import { ForgeError, type ForgeApi, type NewPullRequest } from './forge-api';
 import type { ForgeHost } from './forge-remote';
 
 const REQUEST_TIMEOUT_MS = 30_000;
+const quiet = () => {};
+const SILENT = { debug: quiet, info: quiet, warn: quiet, error: quiet };
 
 interface OctokitFailure {
   status?: number;
@@ -59,7 +61,14 @@ export function githubApi(host: ForgeHost, token: string): ForgeApi {
   const octokitOf = () =>
     (client ??= import('@octokit/rest').then(
       ({ Octokit: OctokitClass }) =>
-        new OctokitClass({ auth: token, baseUrl: host.apiUrl, userAgent: 'off-peak-tasks', request: { timeout: REQUEST_TIMEOUT_MS } }),
+        new OctokitClass({
+          auth: token,
+          baseUrl: host.apiUrl,
+          userAgent: 'off-peak-tasks',
+          request: { timeout: REQUEST_TIMEOUT_MS },
+          // Octokit's own log would print every 304 of a look to the console; failures reach the card as ForgeErrors.
+          log: SILENT,
+        }),
     ));
   /** A GET with the ETag of the last answer: its data and new ETag, or null when nothing changed (304). */
   async function conditional<T>(
