@@ -252,7 +252,9 @@ export function workplaceViews(
       ...offers,
       // One pull request at a time: another only once the last was closed unmerged (docs/flows.md#pull-requests).
       canOpenPullRequest: offers.canMerge && (!pr || pr.state === 'closed'),
-      pullRequest: pr ? { number: pr.number, url: pr.url, state: pr.state, checks: pr.checks, review: pr.review } : null,
+      pullRequest: pr
+        ? { number: pr.number, url: pr.url, state: pr.state, checks: pr.checks, review: pr.review, waitUntil: pr.waitUntil }
+        : null,
     });
   }
   return views;

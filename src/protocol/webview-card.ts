@@ -102,6 +102,8 @@ export const PullRequestViewSchema = z.object({
   state: z.enum(['draft', 'open', 'merged', 'closed']),
   checks: z.enum(['none', 'pending', 'passing', 'failing']),
   review: z.enum(['none', 'approved', 'changes_requested', 'commented']),
+  /** The forge's rate limit holds the next look until then (docs/flows.md#pull-requests). */
+  waitUntil: z.number().nullable().optional(),
 });
 export type PullRequestView = z.infer<typeof PullRequestViewSchema>;
 

@@ -8,7 +8,7 @@ import type { Clock } from '../core/clock';
 import { Emitter, type Event } from '../core/event';
 import type { PullRequestLook, StoreTx, TaskPullRequest, TaskStore } from '../store';
 import { branchStepsOf, openSteps } from './branch-steps';
-import type { ForgeApiFactory, ForgeTokenProvider } from './forge/forge-api';
+import { ForgeError, type ForgeApiFactory, type ForgeTokenProvider } from './forge/forge-api';
 import { forgeHosts, type ForgeHost } from './forge/forge-remote';
 import { githubApi } from './forge/github-client';
 
@@ -38,6 +38,8 @@ export class PullRequestFollow {
   /** Fires in the window that recorded a merge on the forge (the lease holder): tell the user once. */
   readonly onDidMerge: Event<{ taskId: string; number: number }> = this.merged.event;
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** When each task's pull request was last tried, answered or not: a forge that fails is tried again at the next interval. */
+  private readonly triedAt = new Map<string, number>();
 
   constructor(private readonly options: PullRequestFollowOptions) {}
 
@@ -45,9 +47,10 @@ export class PullRequestFollow {
   async lookDue(): Promise<void> {
     const now = this.options.clock.now();
     const due = this.options.store.read((tx) =>
-      [...tx.pullRequests.all().values()].filter(
-        (pr) => (pr.state === 'draft' || pr.state === 'open') && (pr.checkedAt === null || now - pr.checkedAt >= PULL_REQUEST_LOOK_MS),
-      ),
+      [...tx.pullRequests.all().values()].filter((pr) => {
+        const last = Math.max(pr.checkedAt ?? -Infinity, this.triedAt.get(pr.taskId) ?? -Infinity);
+        return (pr.state === 'draft' || pr.state === 'open') && now - last >= PULL_REQUEST_LOOK_MS;
+      }),
     );
     for (const pr of due) await this.look(pr.taskId);
   }
@@ -67,12 +70,24 @@ export class PullRequestFollow {
     const { store } = this.options;
     const pr = store.read((tx) => tx.pullRequests.get(taskId));
     if (!pr || pr.state === 'merged') return;
+    // The forge's rate limit: not before its reset (another pull request's look may have met it).
+    if (pr.waitUntil !== null && pr.waitUntil > this.options.clock.now()) return;
+    this.triedAt.set(taskId, this.options.clock.now());
     const host = this.hostOf(pr);
     if (!host) return;
     // Not interactive: a look never asks the user to sign in; without a session it waits.
     const token = await this.options.token?.(host, { interactive: false });
     if (!token) return;
-    const look = await (this.options.api ?? githubApi)(host, token).lookAt(pr);
+    let look: PullRequestLook;
+    try {
+      look = await (this.options.api ?? githubApi)(host, token).lookAt(pr);
+    } catch (e) {
+      if (e instanceof ForgeError && e.kind === 'rate' && e.resetAt !== undefined) {
+        const until = e.resetAt;
+        await store.mutate((tx) => tx.pullRequests.recordWait(pr.apiUrl, until));
+      }
+      throw e;
+    }
     if (look.state === 'merged') return this.mergedOnForge(pr, look);
     await store.mutate((tx) => tx.pullRequests.recordLook(taskId, look));
   }

@@ -37,7 +37,14 @@ describe('the card follows its pull request (docs/flows.md#pull-requests; forge 
     assert.equal(looks().length, 1, 'not again before the interval');
     await t.world.advance(PULL_REQUEST_LOOK_MS / 2 + 30_000);
     assert.equal(looks().length, 2);
-    assert.deepEqual(t.view(task.id).pullRequest, { number: 1, url: pr(task).url, state: 'draft', checks: 'pending', review: 'none' });
+    assert.deepEqual(t.view(task.id).pullRequest, {
+      number: 1,
+      url: pr(task).url,
+      state: 'draft',
+      checks: 'pending',
+      review: 'none',
+      waitUntil: null,
+    });
 
     t.forge.pulls[0].draft = false;
     t.forge.checkRuns.set(sha, [{ name: 'ci/test', status: 'completed', conclusion: 'failure' }]);
@@ -49,6 +56,7 @@ describe('the card follows its pull request (docs/flows.md#pull-requests; forge 
       state: 'open',
       checks: 'failing',
       review: 'changes_requested',
+      waitUntil: null,
     });
   });
 

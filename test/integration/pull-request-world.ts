@@ -72,6 +72,14 @@ export class PullRequestWorld {
     return this.w.store.read((tx) => workplaceViews(tx, this.w.service.listTasks())).get(taskId)!;
   }
 
+  /** The task's branch and worktree as they were: nothing lost, a retry possible. */
+  assertUntouched(task: FinishedTask): void {
+    assert.equal(fs.readFileSync(path.join(task.worktree, 'README.md'), 'utf8'), 'hello\n', 'the worktree keeps the work');
+    assert.ok(git(this.repo, 'rev-parse', '--verify', task.branch), 'the branch is there');
+    assert.equal(this.w.store.read((tx) => tx.isolation.get(task.id))!.broughtHome, null);
+    assert.equal(this.view(task.id).canOpenPullRequest, true, 'the card still offers it: a retry is possible');
+  }
+
   /** A task on its own branch that wrote README.md and completed, as the runtime runs it. */
   async finishedTask(): Promise<FinishedTask> {
     const { w, world } = this;

@@ -28,6 +28,7 @@ import { v19 } from './v19-after-task';
 import { v20 } from './v20-schedules';
 import { v21 } from './v21-check-flag';
 import { v22 } from './v22-pull-requests';
+import { v23 } from './v23-pull-request-wait';
 
 export type { MigrationStep } from './migration-step';
 
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   v20,
   v21,
   v22,
+  v23,
 ];
 
 /** The version this build writes: the last step's. */
