@@ -252,6 +252,10 @@ export function workplaceViews(
       ...offers,
       // One pull request at a time: another only once the last was closed unmerged (docs/flows.md#pull-requests).
       canOpenPullRequest: offers.canMerge && (!pr || pr.state === 'closed'),
+      canFollowUpFromReview:
+        isTerminalStatus(task.status) &&
+        (pr?.state === 'open' || pr?.state === 'draft') &&
+        (pr.checks === 'failing' || pr.review === 'changes_requested' || pr.review === 'commented'),
       pullRequest: pr
         ? { number: pr.number, url: pr.url, state: pr.state, checks: pr.checks, review: pr.review, waitUntil: pr.waitUntil }
         : null,

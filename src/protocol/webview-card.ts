@@ -142,6 +142,8 @@ export const WorkplaceViewSchema = z.object({
   canOpen: z.boolean().optional(),
   /** "Open pull request" is offered (a finished task on its own branch, nothing brought home, no open pull request). */
   canOpenPullRequest: z.boolean().optional(),
+  /** "Follow up from review" is offered: its pull request is open and the forge reports failing checks or a review. */
+  canFollowUpFromReview: z.boolean().optional(),
   /** The task's pull request as the forge last said (docs/flows.md#pull-requests). */
   pullRequest: PullRequestViewSchema.nullable().optional(),
 });

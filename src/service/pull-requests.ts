@@ -11,14 +11,15 @@ import { totalUsage } from '../core/usage';
 import type { OffPeakTask } from '../core/types';
 import type { TaskStore } from '../store';
 import { branchStepsOf, bringHomeRefusal, openSteps, stepName, stepsCommitMessage } from './branch-steps';
-import { ForgeError, type ForgeApiFactory, type ForgeTokenProvider } from './forge/forge-api';
+import { ForgeError, type ForgeApiFactory, type ForgeTokenProvider, type ReviewFeedback } from './forge/forge-api';
 import { forgeHosts, forgeRepoOf, type ForgeRepo } from './forge/forge-remote';
 import { githubApi } from './forge/github-client';
 import { PullRequestFollow } from './pull-request-follow';
 
 export { PULL_REQUEST_LOOK_MS } from './pull-request-follow';
 import { systemClock, type Clock } from '../core/clock';
-import { pullRequestBody } from './forge/pull-request-body';
+import { pullRequestBody, reviewFollowUpPrompt } from './forge/pull-request-body';
+import type { FollowUpInput } from './follow-ups';
 
 export interface PullRequestSettings {
   /** `offPeak.pullRequest.remote`: the remote the branch goes to. */
@@ -39,6 +40,8 @@ export interface PullRequestsOptions {
   token?: ForgeTokenProvider;
   api?: ForgeApiFactory;
   clock?: Clock;
+  /** "Follow up…" of the service (docs/flows.md#follow-up). */
+  followUp?: (ofTaskId: string, input: FollowUpInput) => Promise<OffPeakTask>;
   /** Work the service waits for (a look after an action). */
   track?: (work: Promise<unknown>) => void;
   log?: (line: string) => void;
@@ -78,6 +81,35 @@ export class PullRequests {
 
   private get settings(): PullRequestSettings {
     return this.options.settings?.() ?? DEFAULT_PULL_REQUEST_SETTINGS;
+  }
+
+  /**
+   * "Follow up from review": the pull request's review comments (not outdated) and failing checks'
+   * names as a follow-up's instructions; the follow-up resumes the task's session in its worktree.
+   */
+  async followUpFromReview(taskId: string): Promise<OffPeakTask> {
+    const pr = this.options.store.read((tx) => tx.pullRequests.get(taskId));
+    if (!pr || (pr.state !== 'open' && pr.state !== 'draft')) throw new Error('This task has no pull request open to follow up from.');
+    const host = forgeHosts(this.settings.githubEnterpriseHosts).hosts.find((h) => h.apiUrl === pr.apiUrl);
+    if (!host) throw new Error(`${pr.apiUrl} is no longer a listed GitHub host (offPeak.pullRequest.githubEnterpriseHosts).`);
+    const token = await this.options.token?.(host, { interactive: true, renew: this.renew });
+    this.renew = false;
+    if (!token) throw new Error(`Sign in to ${host.host} to read the review (VS Code's accounts menu), then try again.`);
+    const where = `${host.host} (${pr.owner}/${pr.repo})`;
+    let feedback: ReviewFeedback;
+    try {
+      feedback = await (this.options.api ?? githubApi)(host, token).reviewFeedback(pr);
+    } catch (e) {
+      if (e instanceof ForgeError && e.kind === 'auth') this.renew = true;
+      throw new Error(forgeAdvice(e, where, 'Nothing was created.'));
+    }
+    if (feedback.comments.length === 0 && feedback.failingChecks.length === 0)
+      throw new Error(`Pull request #${pr.number} has no review comments and no failing checks to follow up on.`);
+    if (!this.options.followUp) throw new Error('Follow-ups are not available here.');
+    return this.options.followUp(taskId, {
+      prompt: reviewFollowUpPrompt(pr.number, feedback),
+      title: `Follow-up from review of #${pr.number}`,
+    });
   }
 
   /** "Open pull request": the new pull request's number and link; an error says what to do, nothing lost. */
@@ -132,6 +164,13 @@ export class PullRequests {
       throw new Error(pushed.detail ? `${advice} (git: ${pushed.detail})` : advice);
     }
 
+    // A follow-up of a task whose pull request is open: its commits went to that one (docs/flows.md#pull-requests).
+    const ofBranch = store.read((tx) => tx.pullRequests.openOfBranch(forge.host.apiUrl, forge.owner, forge.repo, isolation.branch!));
+    if (ofBranch && ofBranch.taskId !== taskId) {
+      await store.mutate((tx) => tx.pullRequests.moveTo(ofBranch.taskId, taskId));
+      this.options.track?.(this.follow.look(taskId));
+      return { number: ofBranch.number, url: ofBranch.url };
+    }
     const checks = store.read((tx) => steps.map((s) => tx.checks.get(s.task.id)));
     const check = [...checks].reverse().find((c) => c?.state === 'failed') ?? checks[checks.length - 1];
     const usage = totalUsage(store.read((tx) => steps.flatMap((s) => tx.tickets.forTask(s.task.id))));

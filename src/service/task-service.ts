@@ -203,6 +203,7 @@ export class TaskService {
       clock,
       log,
       track: (work) => this.background.track(work),
+      followUp: (ofTaskId, input) => this.followUp(ofTaskId, input),
     });
     // The lease holder alone follows the pull requests, as it alone syncs (docs/flows.md#pull-requests).
     this.leadership.onDidTick((leader) => {

@@ -89,6 +89,7 @@ export class PullRequestWorld {
     await world.promote();
     await world.advance(15_000);
     await startRunning(w, task.id);
+    await w.store.mutate((tx) => tx.runtime.recordFirstStart({ taskId: task.id, agent: 'reference', baseCommit: null }));
     const place = await resolveWorkplace(w.store, w.service.getTask(task.id)!, path.join(this.root, 'worktrees'));
     assert.equal(place.kind, 'ready');
     if (place.kind !== 'ready') throw new Error('no worktree');

@@ -91,6 +91,18 @@ export class PullRequestRepo extends StoreRepo {
     );
   }
 
+  /** The open pull request of a branch (any task's), to push a follow-up's commits to. */
+  openOfBranch(apiUrl: string, owner: string, repo: string, head: string): TaskPullRequest | undefined {
+    return [...this.all().values()].find(
+      (p) => p.apiUrl === apiUrl && p.owner === owner && p.repo === repo && p.head === head && (p.state === 'open' || p.state === 'draft'),
+    );
+  }
+
+  /** The pull request now follows another task of its branch (a follow-up whose commits went to it): one row, one look. */
+  moveTo(fromTaskId: string, toTaskId: string): boolean {
+    return this.db.run(`UPDATE ${PULL_REQUESTS_TABLE} SET task_id = ? WHERE task_id = ?`, [toTaskId, fromTaskId]) === 1;
+  }
+
   /** A look at the forge: what it said (nothing, on a 304) and when it was asked. */
   recordLook(taskId: string, look: PullRequestLook): boolean {
     const current = this.get(taskId);
