@@ -60,6 +60,9 @@ const PUSH_ADVICE: Record<PushFailure, (branch: string, where: string) => string
 };
 
 export class PullRequests {
+  private readonly opening = new Map<string, Promise<{ number: number; url: string }>>();
+  /** Follow-ups whose automatic push was tried (once per window; the card's button retries). */
+  private readonly autoPushTried = new Set<string>();
   /** The forge refused the last token: the next try asks VS Code for a new session. */
   private renew = false;
 
@@ -112,8 +115,40 @@ export class PullRequests {
     });
   }
 
+  /**
+   * The lease holder's tick: a follow-up that completed, of a task whose pull request is open,
+   * pushes its commits to that pull request by itself (the row then moves to it: once). Without a
+   * session (nothing interactive here) or when the push fails, the card's Open pull request stays.
+   */
+  async pushFinishedFollowUps(): Promise<void> {
+    const { store } = this.options;
+    const due = store.read((tx) => {
+      const pulls = tx.pullRequests.all();
+      return [...tx.followUps.all().values()].filter((link) => {
+        const pr = pulls.get(link.followUpOf);
+        return (pr?.state === 'open' || pr?.state === 'draft') && tx.tasks.get(link.taskId)?.status === 'completed';
+      });
+    });
+    for (const link of due) {
+      if (this.autoPushTried.has(link.taskId)) continue;
+      this.autoPushTried.add(link.taskId);
+      await this.open(link.taskId, { interactive: false }).catch((e) =>
+        this.options.log?.(`follow-up ${link.taskId} not pushed to its pull request: ${e instanceof Error ? e.message : String(e)}`),
+      );
+    }
+  }
+
   /** "Open pull request": the new pull request's number and link; an error says what to do, nothing lost. */
-  async open(taskId: string): Promise<{ number: number; url: string }> {
+  open(taskId: string, how: { interactive: boolean } = { interactive: true }): Promise<{ number: number; url: string }> {
+    // One at a time per task: a click while the lease holder pushes a follow-up joins that push.
+    const running = this.opening.get(taskId);
+    if (running) return running;
+    const p = this.openOnce(taskId, how).finally(() => this.opening.delete(taskId));
+    this.opening.set(taskId, p);
+    return p;
+  }
+
+  private async openOnce(taskId: string, how: { interactive: boolean }): Promise<{ number: number; url: string }> {
     const { store } = this.options;
     const task = store.read((tx) => tx.tasks.get(taskId));
     if (!task) throw new Error('This task no longer exists.');
@@ -134,8 +169,8 @@ export class PullRequests {
     if (!repoTop) throw new Error(`${task.workspacePath} is not a git repository any more.`);
     const forge = await this.forgeOf(repoTop);
     const base = await this.baseBranch(repoTop, isolation.baseCommit, isolation.branch);
-    const token = await this.options.token?.(forge.host, { interactive: true, renew: this.renew });
-    this.renew = false;
+    const token = await this.options.token?.(forge.host, { interactive: how.interactive, renew: how.interactive && this.renew });
+    if (how.interactive) this.renew = false;
     if (!token) throw new Error(`Sign in to ${forge.host.host} to open a pull request (VS Code's accounts menu), then try again.`);
 
     await commitWorktree(

@@ -207,7 +207,9 @@ export class TaskService {
     });
     // The lease holder alone follows the pull requests, as it alone syncs (docs/flows.md#pull-requests).
     this.leadership.onDidTick((leader) => {
-      if (leader && this.running) this.background.track(this.pullRequests.follow.lookDue());
+      if (!leader || !this.running) return;
+      this.background.track(this.pullRequests.follow.lookDue());
+      this.background.track(this.pullRequests.pushFinishedFollowUps());
     });
     // Whoever wrote the change (a user action or the runtime), its follow-up work runs here.
     this.lifecycle.onDidQueueWork((work) => this.onLifecycleWork(work));

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PULL_REQUEST_LOOK_MS } from '../../src/service/pull-requests';
 import { startRunning } from './service-harness';
 import { git, PullRequestWorld } from './pull-request-world';
 
@@ -60,6 +61,26 @@ describe('Follow up from review (docs/flows.md#pull-requests; forge fixture, rea
     assert.equal(git(t.forge.bareRepo('team', 'app'), 'show', `${task.branch}:README.md`), 'hello, world');
     assert.equal(t.view(follow.id).pullRequest?.number, 1, 'the follow-up card follows it now');
     assert.equal(t.view(task.id).pullRequest ?? null, null, 'and only it: one look per pull request');
+  });
+
+  it('item 4: a follow-up from review that completed pushes its commits to the same pull request by itself (the lease holder, once)', async () => {
+    const task = await t.finishedTask();
+    await t.handlers().openPullRequest({ taskId: task.id });
+    await t.world.settle();
+    t.forge.reviewComments.set(1, [{ id: 1, path: 'README.md', line: 1, body: 'Comma, please.', user: { login: 'ana' }, position: 1 }]);
+    const { taskId: followId } = await t.handlers().followUpFromReview({ taskId: task.id });
+    await t.world.promote();
+    await t.world.advance(15_000);
+    await startRunning(t.w, followId);
+    fs.writeFileSync(path.join(task.worktree, 'README.md'), 'hello, world\n');
+    assert.ok(await t.w.service.lifecycle.complete(followId, {}));
+    await t.world.advance(60_000);
+    assert.equal(git(t.forge.bareRepo('team', 'app'), 'show', `${task.branch}:README.md`), 'hello, world', 'pushed without a click');
+    assert.equal(t.forge.pulls.length, 1, 'to the same pull request');
+    assert.equal(t.view(followId).pullRequest?.number, 1);
+    const pushes = t.forge.gitRequests.filter((r) => r.service === 'git-receive-pack' && r.authorized).length;
+    await t.world.advance(PULL_REQUEST_LOOK_MS + 30_000);
+    assert.equal(t.forge.gitRequests.filter((r) => r.service === 'git-receive-pack' && r.authorized).length, pushes, 'once');
   });
 
   it('item 4: no pull request, or one with nothing to address, says so and creates nothing', async () => {
