@@ -34,7 +34,7 @@ const count = (n: number | null, sign: string) => (n === null ? '' : `${sign}${n
 const FIRST_FILES = 10;
 
 /** The requests of the buttons that bring a task's branch home (or drop it). */
-type BranchRequest = 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'discardChanges' | 'openPullRequest';
+type BranchRequest = 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'discardChanges' | 'openPullRequest' | 'followUpFromReview';
 
 /** Each branch button's hover text: what it does, and whether it asks first. */
 const BRANCH_TITLES: Record<BranchRequest, string> = {
@@ -43,6 +43,8 @@ const BRANCH_TITLES: Record<BranchRequest, string> = {
   openWorktree: "Open the task's worktree in a new window",
   discardChanges: "Remove the task's worktree and branch (asks first)",
   openPullRequest: "Push the task's branch (only it, never forced) and open a pull request against the branch it started from",
+  followUpFromReview:
+    "A follow-up that continues this task's session in its worktree, asked to address the pull request's review comments and failing checks",
 };
 
 export function WorkplaceBlock({
@@ -110,7 +112,9 @@ export function WorkplaceBlock({
       )}
       {w.mergedAt != null && (
         <div class="hint" data-testid="merged">
-          Merged into the folder's branch {formatTime(w.mergedAt)}.
+          {w.mergedIn != null
+            ? `Merged in #${w.mergedIn} on the forge ${formatTime(w.mergedAt)}.`
+            : `Merged into the folder's branch ${formatTime(w.mergedAt)}.`}
         </div>
       )}
       {w.appliedAt != null && (
@@ -129,11 +133,13 @@ export function WorkplaceBlock({
           Its branch holds the later steps' work too: Merge, Apply or Discard it as one on "{w.bringHomeWith}", the last step.
         </div>
       )}
-      {(w.canOpen || w.canDiscard || w.canMerge || w.canOpenPullRequest) && (
+      {(w.canOpen || w.canDiscard || w.canMerge || w.canOpenPullRequest || w.canFollowUpFromReview) && (
         <div class="bring-home" role="group" aria-label="What to do with the task's branch">
           {w.canMerge && branchButton('mergeChanges', 'merge-changes', 'git-merge', 'Merge')}
           {w.canMerge && branchButton('applyChanges', 'apply-changes', 'git-pull-request-create', 'Apply')}
           {w.canOpenPullRequest && branchButton('openPullRequest', 'open-pull-request', 'git-pull-request', 'Open pull request', 'PR')}
+          {w.canFollowUpFromReview &&
+            branchButton('followUpFromReview', 'follow-up-from-review', 'comment-discussion', 'Follow up from review', 'Review')}
           {w.canOpen && branchButton('openWorktree', 'open-worktree', 'empty-window', 'Open worktree', 'Open')}
           {w.canDiscard &&
             (home

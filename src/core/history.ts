@@ -42,7 +42,7 @@ export const CANCELLED_BEFORE_START = 'Cancelled before it started.';
 export function deriveHistoryRow(
   task: OffPeakTask,
   now: number,
-  facts: Pick<OutcomeFacts, 'check' | 'broughtHome'> = {},
+  facts: Pick<OutcomeFacts, 'check' | 'broughtHome' | 'mergedIn'> = {},
 ): HistoryRow | undefined {
   const triggeredAt = historyTriggeredAt(task);
   if (triggeredAt === null || task.historyDeletedAt !== null) return undefined;

@@ -31,6 +31,8 @@ export interface OutcomeFacts {
   failureReason?: string | null;
   check?: { state: string; round: number } | null;
   broughtHome?: 'merged' | 'applied' | 'discarded' | null;
+  /** The pull request that merged it on the forge (docs/flows.md#pull-requests): "Merged in #123". */
+  mergedIn?: number | null;
 }
 
 export interface Outcome {
@@ -56,6 +58,7 @@ export function outcomeOf(facts: OutcomeFacts): Outcome {
   const { status, check } = facts;
   const finished = status === 'completed' || status === 'failed' || status === 'cancelled';
   // Its work brought home is the last word; a discard is, for a run that ended with work to discard.
+  if (finished && facts.broughtHome === 'merged' && facts.mergedIn != null) return mergedIn(facts.mergedIn);
   if (finished && (facts.broughtHome === 'merged' || facts.broughtHome === 'applied')) return OUTCOMES[facts.broughtHome];
   if (status === 'completed' && facts.broughtHome === 'discarded') return OUTCOMES.discarded;
   switch (status) {
@@ -76,6 +79,11 @@ export function outcomeOf(facts: OutcomeFacts): Outcome {
 /** "Check failed after N rounds": its own outcome, found by the Failure filter and by its own. */
 function checkFailed(n: number): Outcome {
   return { ...OUTCOMES.check_failed, label: `Check failed after ${rounds(n)}`, short: `check failed after ${rounds(n)}` };
+}
+
+/** "Merged in #123": merged by its pull request on the forge, found by the Merged filter. */
+function mergedIn(n: number): Outcome {
+  return { ...OUTCOMES.merged, label: `Merged in #${n}`, short: `merged in #${n}` };
 }
 
 const OUTCOMES: Record<OutcomeKind, Outcome> = {

@@ -274,6 +274,8 @@ export class HostEngine {
     });
     service.onDidWake(() => scheduler.wake());
     service.onDidDelete(pruneDeleted);
+    // Merged on the forge: told once, by the window that recorded it (docs/flows.md#pull-requests).
+    service.pullRequests.onDidMerge(({ taskId }) => notices.pullRequestMerged(taskId));
     store.onDidChange((change) => {
       if (changeConcerns(change, 'tasks', 'tickets', 'windows', 'dispatch')) scheduler.wake();
     });

@@ -17,6 +17,7 @@ import { shortTaskTitle } from '../core/task-title';
 import { CoalescingRun } from '../core/single-flight';
 import { outcomeOf, type Outcome } from '../core/outcome';
 import { createSystemTimers, type TimerHandle, type Timers } from '../core/timers';
+import { outcomeFactsOf } from '../service/outcome-facts';
 import { changeConcerns, type TaskStore, type UnnotifiedOutcome } from '../store';
 
 /** Questions the task's agent was denied (docs/flows.md#questions-park-the-task): a result notice says so. */
@@ -103,6 +104,22 @@ export class TaskNotices {
     if (event.type !== 'input-needed' || this.disposed) return;
     const task = this.options.store.read((tx) => tx.tasks.get(event.taskId));
     this.emit({ kind: 'input-needed', taskId: event.taskId, title: shortTaskTitle(task, event.taskId), ask: event.ask });
+  }
+
+  /**
+   * Its pull request was merged on the forge (docs/flows.md#pull-requests): told by the window that
+   * recorded it (the lease holder, once), in the outcome's words, "merged in #123".
+   */
+  pullRequestMerged(taskId: string): void {
+    if (this.disposed) return;
+    const notice = this.options.store.read((tx) => {
+      const task = tx.tasks.get(taskId);
+      if (!task) return undefined;
+      const facts = outcomeFactsOf(tx).get(taskId);
+      const outcome = outcomeOf({ status: task.status, failureReason: task.failureReason, check: tx.checks.get(taskId), ...facts });
+      return { kind: 'completed' as const, taskId, title: shortTaskTitle(task, taskId), outcome };
+    });
+    if (notice) this.emit(notice);
   }
 
   /** Looks for unclaimed results and claims those this window should notify (single-flight). */

@@ -11,7 +11,8 @@ import type { PanelBackend } from './panel-controller';
 import { taskOrThrow } from './task-handlers';
 import { applyConfirmation, discardConfirmation, discardReport, mergeConfirmation } from './workplace-panel';
 
-type BringHomeRequests = 'discardChanges' | 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'reviewChanges' | 'openPullRequest';
+type BringHomeRequests =
+  'discardChanges' | 'mergeChanges' | 'applyChanges' | 'openWorktree' | 'reviewChanges' | 'openPullRequest' | 'followUpFromReview';
 
 export function bringHomeHandlers(
   service: TaskService,
@@ -42,6 +43,9 @@ export function bringHomeHandlers(
     },
     openPullRequest({ taskId }) {
       return service.pullRequests.open(taskId);
+    },
+    async followUpFromReview({ taskId }) {
+      return { taskId: (await service.pullRequests.followUpFromReview(taskId)).id };
     },
     async openWorktree({ taskId }) {
       const folder = bringHome.worktreeToOpen(taskId);

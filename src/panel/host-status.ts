@@ -3,16 +3,17 @@
 // from the rows every window reads; src/extension.ts shows it and says when the limit is reached.
 import { accountBar, latestAccountReading } from '../core/account-bar';
 import type { OffPeakTask, TicketRecord } from '../core/types';
-import type { TaskCheck } from '../store/repos/check-repo';
+import type { StoreReadTx } from '../store';
+import { outcomeFactsOf } from '../service/outcome-facts';
 import { accountUsageLimitResetAt } from './task-card';
-import { hostStatusView, statusTasksOf, type StatusBarView } from './task-summary';
+import type { Outcome } from '../core/outcome';
+import { hostStatusView, statusTasksOf, type StatusBarView, type SummaryTask } from './task-summary';
 
 export interface HostStatusInput {
   tasks: readonly OffPeakTask[];
   ticketsOf(taskId: string): readonly TicketRecord[];
-  checks: ReadonlyMap<string, TaskCheck>;
-  /** The tasks a schedule queued. */
-  scheduled: { has(taskId: string): boolean };
+  /** Every fact of their outcomes, read in one transaction (`storeStatusTasks`). */
+  summarized: ReturnType<typeof storeStatusTasks<OffPeakTask>>;
   asks: readonly { taskId: string }[];
   unseen: readonly string[];
   lastSeenAt: number | null;
@@ -27,6 +28,13 @@ export function hostStatusOf(input: HostStatusInput): { view: StatusBarView; usa
   const usageLimitAt = accountUsageLimitResetAt(tasks, input.ticketsOf, now);
   const account = accountBar(latestAccountReading(tasks.flatMap((t) => input.ticketsOf(t.id))), input.reserve, now);
   const limit = usageLimitAt === null ? null : { resetAt: usageLimitAt, now };
-  const summarized = statusTasksOf(tasks, input.checks, input.scheduled);
-  return { view: hostStatusView(summarized, input.asks, input.unseen, input.lastSeenAt, limit, account), usageLimitAt };
+  return { view: hostStatusView(input.summarized, input.asks, input.unseen, input.lastSeenAt, limit, account), usageLimitAt };
+}
+
+/** The store's tasks as the status bar counts them, every fact read from one transaction (the check, the schedule, the branch's fate). */
+export function storeStatusTasks<T extends SummaryTask & { failureReason: string | null }>(
+  tx: Pick<StoreReadTx, 'checks' | 'schedules' | 'isolation' | 'pullRequests'>,
+  tasks: readonly T[],
+): (T & { outcome: Outcome; scheduled: boolean })[] {
+  return statusTasksOf(tasks, tx.checks.all(), tx.schedules.runsByTask(), outcomeFactsOf(tx));
 }

@@ -178,6 +178,7 @@ export class PanelController extends Disposable {
           checks.get(t.id),
           setup?.mode === 'personal',
           broughtHomeOf(workplace),
+          workplace?.mergedIn,
         ),
         ...scheduledForOf(t, now, zone),
         ...(run ? { scheduleRun: run } : {}),

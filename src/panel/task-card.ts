@@ -141,6 +141,7 @@ export function toTaskCard(
   check?: CheckView,
   personal = false,
   broughtHome?: OutcomeFacts['broughtHome'],
+  mergedIn?: number | null,
 ): TaskCard {
   const finishedWithSession = isTerminalStatus(task.status) && task.sessionId !== null;
   const current = task.serverTicketId ? tickets.find((t) => t.ticketId === task.serverTicketId) : undefined;
@@ -183,6 +184,7 @@ export function toTaskCard(
       failureReason: task.failureReason,
       check,
       broughtHome,
+      mergedIn,
     }),
     actions: {
       // The buttons offer exactly what the state machine allows (the store enforces the same table).

@@ -108,14 +108,15 @@ export interface SummaryCard {
   /** Its agent waits on a question. */
   needsInput: boolean;
   /** What it came to (src/core/outcome.ts): a completed task may be ready for review or its check failed (docs/flows.md#checks). */
-  outcome?: Pick<Outcome, 'kind'>;
+  outcome?: Pick<Outcome, 'kind'> & Partial<Pick<Outcome, 'short'>>;
   /** A run a repeating schedule queued (docs/flows.md#schedules-and-chains). */
   scheduled?: boolean;
   /** What it spent (docs/flows.md#capacity-and-cost). */
   usage?: Pick<SegmentUsage, 'costUsd' | 'windowShare'> | null;
 }
 
-export type SummaryFilter = 'completed' | 'ready' | 'check_failed' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled' | 'spent';
+export type SummaryFilter =
+  'completed' | 'ready' | 'check_failed' | 'merged' | 'needs_input' | 'failed' | 'files_changed' | 'scheduled' | 'spent';
 
 /**
  * "Since 18:40: 3 completed, 1 ready for review · checks pass, 1 check failed, 1 needs input, 1 failed, 14 files changed,
@@ -144,11 +145,15 @@ export function resultsSummary(cards: readonly SummaryCard[], since: number | nu
   const counted = (filter: SummaryFilter & OutcomeKind, list: readonly SummaryCard[]) => {
     if (list.length > 0) parts.push({ filter, count: list.length, text: outcomeCount(filter, list.length), taskIds: ids(list) });
   };
-  for (const kind of ['completed', 'ready', 'check_failed'] as const)
+  for (const kind of ['completed', 'ready', 'check_failed', 'merged'] as const)
     counted(
       kind,
       fresh.filter((c) => c.status === 'completed' && kindOf(c) === kind),
     );
+  // One merged on the forge names its pull request: "merged in #123" (src/core/outcome.ts).
+  const merged = parts.find((p) => p.filter === 'merged');
+  const one = merged?.count === 1 ? fresh.find((c) => c.id === merged.taskIds[0])?.outcome?.short : undefined;
+  if (merged && one) merged.text = one;
   counted('needs_input', asking);
   counted(
     'failed',
@@ -205,7 +210,7 @@ export function summaryLine(summary: ResultsSummary, now = Date.now()): string {
 export function cardSummaryFacts(card: {
   unseen: boolean;
   ask: unknown;
-  outcome: Pick<Outcome, 'kind'>;
+  outcome: Pick<Outcome, 'kind'> & Partial<Pick<Outcome, 'short'>>;
   scheduleRun?: unknown;
   usage?: SummaryCard['usage'];
 }): SummaryFacts {
@@ -223,13 +228,22 @@ export function statusTasksOf<T extends SummaryTask & { failureReason: string | 
   tasks: readonly T[],
   checks: ReadonlyMap<string, NonNullable<OutcomeFacts['check']>>,
   scheduled: { has(taskId: string): boolean },
+  fates?: ReadonlyMap<string, Pick<OutcomeFacts, 'broughtHome' | 'mergedIn'>>,
 ): (T & { outcome: Outcome; scheduled: boolean })[] {
-  return tasks.map((t) => ({ ...t, outcome: outcomeOf({ ...t, check: checks.get(t.id) }), scheduled: scheduled.has(t.id) }));
+  return tasks.map((t) => ({
+    ...t,
+    outcome: outcomeOf({ ...t, check: checks.get(t.id), ...fates?.get(t.id) }),
+    scheduled: scheduled.has(t.id),
+  }));
 }
 
 /** The status bar as the host sees the store: its tasks, the open questions, the unseen results. */
 export function hostStatusView(
-  tasks: readonly (SummaryTask & { filesChanged: number | null; outcome?: Pick<Outcome, 'kind'>; scheduled?: boolean })[],
+  tasks: readonly (SummaryTask & {
+    filesChanged: number | null;
+    outcome?: Pick<Outcome, 'kind'> & Partial<Pick<Outcome, 'short'>>;
+    scheduled?: boolean;
+  })[],
   asks: readonly { taskId: string }[],
   unseen: readonly string[],
   lastSeenAt: number | null,

@@ -247,11 +247,18 @@ export function workplaceViews(
       reviewable: reviewable(task, row),
       discardedAt: row.broughtHome?.kind === 'discarded' ? row.broughtHome.at : null,
       mergedAt: row.broughtHome?.kind === 'merged' ? row.broughtHome.at : null,
+      mergedIn: row.broughtHome?.kind === 'merged' && pr?.state === 'merged' ? pr.number : null,
       appliedAt: row.broughtHome?.kind === 'applied' ? row.broughtHome.at : null,
       ...offers,
       // One pull request at a time: another only once the last was closed unmerged (docs/flows.md#pull-requests).
       canOpenPullRequest: offers.canMerge && (!pr || pr.state === 'closed'),
-      pullRequest: pr ? { number: pr.number, url: pr.url, state: pr.state, checks: pr.checks, review: pr.review } : null,
+      canFollowUpFromReview:
+        isTerminalStatus(task.status) &&
+        (pr?.state === 'open' || pr?.state === 'draft') &&
+        (pr.checks === 'failing' || pr.review === 'changes_requested' || pr.review === 'commented'),
+      pullRequest: pr
+        ? { number: pr.number, url: pr.url, state: pr.state, checks: pr.checks, review: pr.review, waitUntil: pr.waitUntil }
+        : null,
     });
   }
   return views;

@@ -109,6 +109,8 @@ export const PullRequestViewSchema = z.object({
   state: z.enum(['draft', 'open', 'merged', 'closed']),
   checks: z.enum(['none', 'pending', 'passing', 'failing']),
   review: z.enum(['none', 'approved', 'changes_requested', 'commented']),
+  /** The forge's rate limit holds the next look until then (docs/flows.md#pull-requests). */
+  waitUntil: z.optional(z.nullable(z.number())),
 });
 export type PullRequestView = z.infer<typeof PullRequestViewSchema>;
 
@@ -132,6 +134,8 @@ export const WorkplaceViewSchema = z.object({
   discardedAt: z.optional(z.nullable(z.number())),
   /** The branch was merged into the folder's checked-out branch: when. */
   mergedAt: z.optional(z.nullable(z.number())),
+  /** Merged by its pull request on the forge: that pull request's number (docs/flows.md#pull-requests). */
+  mergedIn: z.optional(z.nullable(z.number().check(z.int()))),
   /** The task's changes were applied to the folder as uncommitted changes: when. */
   appliedAt: z.optional(z.nullable(z.number())),
   /** Merged or applied, then its worktree and branch were removed: when (the record above stays). */
@@ -145,6 +149,8 @@ export const WorkplaceViewSchema = z.object({
   canOpen: z.optional(z.boolean()),
   /** "Open pull request" is offered (a finished task on its own branch, nothing brought home, no open pull request). */
   canOpenPullRequest: z.optional(z.boolean()),
+  /** "Follow up from review" is offered: its pull request is open and the forge reports failing checks or a review. */
+  canFollowUpFromReview: z.optional(z.boolean()),
   /** The task's pull request as the forge last said (docs/flows.md#pull-requests). */
   pullRequest: z.optional(z.nullable(PullRequestViewSchema)),
 });

@@ -94,6 +94,11 @@ export const PanelRequests = {
    * (docs/flows.md#pull-requests); a refusal or failure is an error saying what to do.
    */
   openPullRequest: { params: TaskRef, result: z.object({ number: z.number().check(z.int()).check(z.positive()), url: z.string() }) },
+  /**
+   * "Follow up from review": the pull request's review comments and failing checks as a follow-up
+   * that resumes the task's session in its worktree (docs/flows.md#pull-requests); the new task's id.
+   */
+  followUpFromReview: { params: TaskRef, result: z.object({ taskId: z.string() }) },
   /** "Open worktree in new window". */
   openWorktree: { params: TaskRef, result: Nothing },
   /** "Review changes": the task's changes in VS Code's multi-file diff editor; `path`: one file's diff (docs/flows.md#review). */

@@ -24,6 +24,7 @@ import { SingleFlight } from '../core/single-flight';
 import { ArchiveFile, ARCHIVE_FILE_NAME, type StoreFs, type StoreReadTx, type TaskStore } from '../store';
 import { archivedEntries, archivedHistoryIds, type ArchivedEntry } from '../store/archive/archive-history';
 import { groupIn } from '../store/archive/archive-groups';
+import { outcomeFactsOf } from './outcome-facts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const IDLE_UNLOAD_MS = 5 * 60 * 1000;
@@ -266,11 +267,11 @@ export class HistoryArchive {
  * The task DB's History, newest first: derived from the task rows, never stored; 0 or 1 row per task,
  * each with what it came to (its check and its branch's fate count: src/core/outcome.ts).
  */
-export function historyRowsOf(tx: Pick<StoreReadTx, 'tasks' | 'checks' | 'isolation'>, now: number): HistoryRow[] {
+export function historyRowsOf(tx: Pick<StoreReadTx, 'tasks' | 'checks' | 'isolation' | 'pullRequests'>, now: number): HistoryRow[] {
   const checks = tx.checks.all();
-  const isolation = tx.isolation.all();
+  const fates = outcomeFactsOf(tx);
   return tx.tasks
     .list({ historyVisible: true })
-    .flatMap((t) => deriveHistoryRow(t, now, { check: checks.get(t.id), broughtHome: isolation.get(t.id)?.broughtHome?.kind }) ?? [])
+    .flatMap((t) => deriveHistoryRow(t, now, { check: checks.get(t.id), ...fates.get(t.id) }) ?? [])
     .sort((a, b) => b.triggeredAt - a.triggeredAt);
 }

@@ -11,10 +11,15 @@ import { totalUsage } from '../core/usage';
 import type { OffPeakTask } from '../core/types';
 import type { TaskStore } from '../store';
 import { branchStepsOf, bringHomeRefusal, openSteps, stepName, stepsCommitMessage } from './branch-steps';
-import { ForgeError, type ForgeApiFactory, type ForgeTokenProvider } from './forge/forge-api';
+import { ForgeError, type ForgeApiFactory, type ForgeTokenProvider, type ReviewFeedback } from './forge/forge-api';
 import { forgeHosts, forgeRepoOf, type ForgeRepo } from './forge/forge-remote';
 import { githubApi } from './forge/github-client';
-import { pullRequestBody } from './forge/pull-request-body';
+import { PullRequestFollow } from './pull-request-follow';
+
+export { PULL_REQUEST_LOOK_MS } from './pull-request-follow';
+import { systemClock, type Clock } from '../core/clock';
+import { pullRequestBody, reviewFollowUpPrompt } from './forge/pull-request-body';
+import type { FollowUpInput } from './follow-ups';
 
 export interface PullRequestSettings {
   /** `offPeak.pullRequest.remote`: the remote the branch goes to. */
@@ -34,6 +39,12 @@ export interface PullRequestsOptions {
   /** The user's forge token (none: not signed in; VS Code's authentication session in the extension). */
   token?: ForgeTokenProvider;
   api?: ForgeApiFactory;
+  clock?: Clock;
+  /** "Follow up…" of the service (docs/flows.md#follow-up). */
+  followUp?: (ofTaskId: string, input: FollowUpInput) => Promise<OffPeakTask>;
+  /** Work the service waits for (a look after an action). */
+  track?: (work: Promise<unknown>) => void;
+  log?: (line: string) => void;
 }
 
 /** What the user reads when a push is refused: what happened and what to do; nothing was lost. */
@@ -49,17 +60,95 @@ const PUSH_ADVICE: Record<PushFailure, (branch: string, where: string) => string
 };
 
 export class PullRequests {
+  private readonly opening = new Map<string, Promise<{ number: number; url: string }>>();
+  /** Follow-ups whose automatic push was tried (once per window; the card's button retries). */
+  private readonly autoPushTried = new Set<string>();
   /** The forge refused the last token: the next try asks VS Code for a new session. */
   private renew = false;
 
-  constructor(private readonly options: PullRequestsOptions) {}
+  /** The card following the pull request (src/service/pull-request-follow.ts). */
+  readonly follow: PullRequestFollow;
+  readonly onDidMerge: PullRequestFollow['onDidMerge'];
+
+  constructor(private readonly options: PullRequestsOptions) {
+    this.follow = new PullRequestFollow({
+      store: options.store,
+      clock: options.clock ?? systemClock,
+      hosts: () => this.settings.githubEnterpriseHosts,
+      token: (host, o) => this.options.token?.(host, o) ?? Promise.resolve(undefined),
+      api: (host, token) => (this.options.api ?? githubApi)(host, token),
+      log: options.log,
+    });
+    this.onDidMerge = this.follow.onDidMerge;
+  }
 
   private get settings(): PullRequestSettings {
     return this.options.settings?.() ?? DEFAULT_PULL_REQUEST_SETTINGS;
   }
 
+  /**
+   * "Follow up from review": the pull request's review comments (not outdated) and failing checks'
+   * names as a follow-up's instructions; the follow-up resumes the task's session in its worktree.
+   */
+  async followUpFromReview(taskId: string): Promise<OffPeakTask> {
+    const pr = this.options.store.read((tx) => tx.pullRequests.get(taskId));
+    if (!pr || (pr.state !== 'open' && pr.state !== 'draft')) throw new Error('This task has no pull request open to follow up from.');
+    const host = forgeHosts(this.settings.githubEnterpriseHosts).hosts.find((h) => h.apiUrl === pr.apiUrl);
+    if (!host) throw new Error(`${pr.apiUrl} is no longer a listed GitHub host (offPeak.pullRequest.githubEnterpriseHosts).`);
+    const token = await this.options.token?.(host, { interactive: true, renew: this.renew });
+    this.renew = false;
+    if (!token) throw new Error(`Sign in to ${host.host} to read the review (VS Code's accounts menu), then try again.`);
+    const where = `${host.host} (${pr.owner}/${pr.repo})`;
+    let feedback: ReviewFeedback;
+    try {
+      feedback = await (this.options.api ?? githubApi)(host, token).reviewFeedback(pr);
+    } catch (e) {
+      if (e instanceof ForgeError && e.kind === 'auth') this.renew = true;
+      throw new Error(forgeAdvice(e, where, 'Nothing was created.'));
+    }
+    if (feedback.comments.length === 0 && feedback.failingChecks.length === 0)
+      throw new Error(`Pull request #${pr.number} has no review comments and no failing checks to follow up on.`);
+    if (!this.options.followUp) throw new Error('Follow-ups are not available here.');
+    return this.options.followUp(taskId, {
+      prompt: reviewFollowUpPrompt(pr.number, feedback),
+      title: `Follow-up from review of #${pr.number}`,
+    });
+  }
+
+  /**
+   * The lease holder's tick: a follow-up that completed, of a task whose pull request is open,
+   * pushes its commits to that pull request by itself (the row then moves to it: once). Without a
+   * session (nothing interactive here) or when the push fails, the card's Open pull request stays.
+   */
+  async pushFinishedFollowUps(): Promise<void> {
+    const { store } = this.options;
+    const due = store.read((tx) => {
+      const pulls = tx.pullRequests.all();
+      return [...tx.followUps.all().values()].filter((link) => {
+        const pr = pulls.get(link.followUpOf);
+        return (pr?.state === 'open' || pr?.state === 'draft') && tx.tasks.get(link.taskId)?.status === 'completed';
+      });
+    });
+    for (const link of due) {
+      if (this.autoPushTried.has(link.taskId)) continue;
+      this.autoPushTried.add(link.taskId);
+      await this.open(link.taskId, { interactive: false }).catch((e) =>
+        this.options.log?.(`follow-up ${link.taskId} not pushed to its pull request: ${e instanceof Error ? e.message : String(e)}`),
+      );
+    }
+  }
+
   /** "Open pull request": the new pull request's number and link; an error says what to do, nothing lost. */
-  async open(taskId: string): Promise<{ number: number; url: string }> {
+  open(taskId: string, how: { interactive: boolean } = { interactive: true }): Promise<{ number: number; url: string }> {
+    // One at a time per task: a click while the lease holder pushes a follow-up joins that push.
+    const running = this.opening.get(taskId);
+    if (running) return running;
+    const p = this.openOnce(taskId, how).finally(() => this.opening.delete(taskId));
+    this.opening.set(taskId, p);
+    return p;
+  }
+
+  private async openOnce(taskId: string, how: { interactive: boolean }): Promise<{ number: number; url: string }> {
     const { store } = this.options;
     const task = store.read((tx) => tx.tasks.get(taskId));
     if (!task) throw new Error('This task no longer exists.');
@@ -80,8 +169,8 @@ export class PullRequests {
     if (!repoTop) throw new Error(`${task.workspacePath} is not a git repository any more.`);
     const forge = await this.forgeOf(repoTop);
     const base = await this.baseBranch(repoTop, isolation.baseCommit, isolation.branch);
-    const token = await this.options.token?.(forge.host, { interactive: true, renew: this.renew });
-    this.renew = false;
+    const token = await this.options.token?.(forge.host, { interactive: how.interactive, renew: how.interactive && this.renew });
+    if (how.interactive) this.renew = false;
     if (!token) throw new Error(`Sign in to ${forge.host.host} to open a pull request (VS Code's accounts menu), then try again.`);
 
     await commitWorktree(
@@ -110,6 +199,13 @@ export class PullRequests {
       throw new Error(pushed.detail ? `${advice} (git: ${pushed.detail})` : advice);
     }
 
+    // A follow-up of a task whose pull request is open: its commits went to that one (docs/flows.md#pull-requests).
+    const ofBranch = store.read((tx) => tx.pullRequests.openOfBranch(forge.host.apiUrl, forge.owner, forge.repo, isolation.branch!));
+    if (ofBranch && ofBranch.taskId !== taskId) {
+      await store.mutate((tx) => tx.pullRequests.moveTo(ofBranch.taskId, taskId));
+      this.options.track?.(this.follow.look(taskId));
+      return { number: ofBranch.number, url: ofBranch.url };
+    }
     const checks = store.read((tx) => steps.map((s) => tx.checks.get(s.task.id)));
     const check = [...checks].reverse().find((c) => c?.state === 'failed') ?? checks[checks.length - 1];
     const usage = totalUsage(store.read((tx) => steps.flatMap((s) => tx.tickets.forTask(s.task.id))));
@@ -150,6 +246,8 @@ export class PullRequests {
         state: created.state,
       }),
     );
+    // At once after the action: its checks and review as the forge has them now.
+    this.options.track?.(this.follow.look(taskId));
     return { number: created.number, url: created.url };
   }
 

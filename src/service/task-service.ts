@@ -196,7 +196,21 @@ export class TaskService {
     });
     const privateDirOf = options.taskPrivateDir ?? ((taskId: string) => path.join(store.directory, 'runtime', 'tasks', taskId));
     this.bringHome = new BringHome({ store, privateDirOf });
-    this.pullRequests = new PullRequests({ ...options.pullRequests, store, privateDirOf });
+    this.pullRequests = new PullRequests({
+      ...options.pullRequests,
+      store,
+      privateDirOf,
+      clock,
+      log,
+      track: (work) => this.background.track(work),
+      followUp: (ofTaskId, input) => this.followUp(ofTaskId, input),
+    });
+    // The lease holder alone follows the pull requests, as it alone syncs (docs/flows.md#pull-requests).
+    this.leadership.onDidTick((leader) => {
+      if (!leader || !this.running) return;
+      this.background.track(this.pullRequests.follow.lookDue());
+      this.background.track(this.pullRequests.pushFinishedFollowUps());
+    });
     // Whoever wrote the change (a user action or the runtime), its follow-up work runs here.
     this.lifecycle.onDidQueueWork((work) => this.onLifecycleWork(work));
   }

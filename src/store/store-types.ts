@@ -94,7 +94,7 @@ export interface StoreReadTx {
   readonly checks: Pick<CheckRepo, 'get' | 'all' | 'lastCommandFor'>;
   readonly archive: Pick<ArchiveRepo, 'schema' | 'duePlan' | 'stillMovable' | 'rowsOf' | 'allTaskIds' | 'freeShare'>;
   readonly schedules: Pick<ScheduleRepo, 'get' | 'list' | 'titles' | 'getRun' | 'runsOf' | 'lastQueued' | 'runsByTask'>;
-  readonly pullRequests: Pick<PullRequestRepo, 'get' | 'all'>;
+  readonly pullRequests: Pick<PullRequestRepo, 'get' | 'all' | 'openOfBranch'>;
 }
 
 export interface StoreChange {

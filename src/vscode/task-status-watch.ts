@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { HostEngine } from '../engine/host-engine';
 import type { TaskAuditLog } from '../engine/task-audit';
-import { hostStatusOf } from '../panel/host-status';
+import { hostStatusOf, storeStatusTasks } from '../panel/host-status';
 import type { Notifier } from './notifier';
 import type { TaskStatusBar } from './status-bar';
 import type { TaskTerminals } from './task-terminals';
@@ -30,21 +30,19 @@ export interface TaskStatusWatchParts {
 /** Refreshes at once and after every change that concerns it; disposing stops it. */
 export function watchTaskStatus(engine: HostEngine, parts: TaskStatusWatchParts): vscode.Disposable {
   const refresh = () => {
-    const { unseen, lastSeenAt, checks, runs } = engine.store.read((tx) => ({
+    const tasks = engine.service.listTasks();
+    const { unseen, lastSeenAt, summarized } = engine.store.read((tx) => ({
       unseen: tx.outcomes.unseen(),
       lastSeenAt: tx.outcomes.lastSeenAt(),
-      checks: tx.checks.all(),
-      runs: tx.schedules.runsByTask(),
+      summarized: storeStatusTasks(tx, tasks),
     }));
-    const tasks = engine.service.listTasks();
     parts.audit.tasks(tasks);
     const asks = engine.questions.pendingAsks();
     const ticketsOf = (id: string) => engine.service.ticketsOf(id);
     const status = hostStatusOf({
       tasks,
+      summarized,
       ticketsOf,
-      checks,
-      scheduled: runs,
       asks,
       unseen,
       lastSeenAt,

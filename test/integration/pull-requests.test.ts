@@ -109,7 +109,7 @@ describe('Open pull request (docs/flows.md#pull-requests; real git, forge fixtur
     assert.ok(pull.body.indexOf('line 7 folded') > pull.body.indexOf('<details>'), 'the rest of the prompt is folded');
 
     const card = view(t.id);
-    assert.deepEqual(card.pullRequest, { number: 1, url: result.url, state: 'draft', checks: 'none', review: 'none' });
+    assert.deepEqual(card.pullRequest, { number: 1, url: result.url, state: 'draft', checks: 'none', review: 'none', waitUntil: null });
     assert.equal(card.canOpenPullRequest, false, 'no second pull request while this one is open');
     await assert.rejects(handlers().openPullRequest({ taskId: t.id }), /already has pull request #1/);
   });

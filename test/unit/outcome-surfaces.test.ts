@@ -17,6 +17,8 @@ import { INCLUDE_NOTHING } from '../../src/notify/notify-include';
 import { messageOf } from '../../src/notify/notify-message';
 import { historyPager } from '../../src/panel/history-panel';
 import { broughtHomeOf, checkViewOf, toTaskCard } from '../../src/panel/task-card';
+import { outcomeFactsOf } from '../../src/service/outcome-facts';
+import { recordMergedOnForge } from '../../src/service/pull-request-follow';
 import { cardSummaryFacts, hostStatusView, statusTasksOf, summaryLine, summaryOfTasks } from '../../src/panel/task-summary';
 import { workplaceViews } from '../../src/panel/workplace-panel';
 import { historyRowsOf } from '../../src/service/history-archive';
@@ -299,4 +301,78 @@ describe('item 1: one truth per outcome, in every surface', () => {
       }
     });
   }
+
+  // Not the user's own doing here: the forge merged it (docs/flows.md#pull-requests), so it is news again.
+  it('item 3: a pull request merged on the forge reads "Merged in #123" on the card, History (row and filters), toast, status bar and summary', async () => {
+    await store.mutate((tx) => {
+      reach(tx, 'merged');
+      tx.outcomes.claimNotice(ID, 'w1');
+      tx.outcomes.markSeen([ID]);
+      tx.pullRequests.record({
+        taskId: ID,
+        forge: 'github',
+        apiUrl: 'https://api.github.com',
+        owner: 'team',
+        repo: 'app',
+        number: 123,
+        url: 'https://github.com/team/app/pull/123',
+        head: 'offpeak/x',
+        base: 'main',
+        state: 'open',
+      });
+    });
+    clock.advance(1_000);
+    await store.mutate((tx) => recordMergedOnForge(tx, [ID], { state: 'merged' }));
+    const notices: TaskNotice[] = [];
+    const notifier = new TaskNotices({ store, windowId: 'w1', isLeader: () => true, clock, onNotice: (n) => notices.push(n) });
+    notifier.pullRequestMerged(ID);
+    notifier.dispose();
+    const now = clock.now();
+
+    const card = store.read((tx) => {
+      const task = tx.tasks.get(ID)!;
+      const workplace = workplaceViews(tx, [task]).get(ID);
+      const unseen = tx.outcomes.unseen().includes(ID);
+      return toTaskCard(
+        task,
+        [],
+        [],
+        unseen,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        false,
+        broughtHomeOf(workplace),
+        workplace?.mergedIn,
+      );
+    });
+    assert.equal(phaseLabel(card, now), 'Merged in #123', 'the card');
+    assert.equal(card.unseen, true, 'the card is new again');
+
+    const rows = store.read((tx) => historyRowsOf(tx, now));
+    assert.equal(rows[0].outcome.label, 'Merged in #123', 'the History row');
+    const page = historyPager(store, undefined, () => store.read((tx) => historyRowsOf(tx, now)));
+    const found: HistoryFilterKey[] = [];
+    for (const status of ALL_FILTERS) if ((await page({ offset: 0, limit: 10, filter: { status } })).total === 1) found.push(status);
+    assert.deepEqual(found.sort(), ['merged', 'succeeded'], 'the History filters that find it');
+
+    assert.equal(notices.length, 1, 'one toast');
+    const [notice] = notices;
+    assert.equal(notice.kind, 'completed');
+    if (notice.kind !== 'completed') return;
+    assert.ok(resultToastText(notice).text.includes('merged in #123'), `the toast "${resultToastText(notice).text}"`);
+
+    const bar = store.read((tx) =>
+      hostStatusView(
+        statusTasksOf(tx.tasks.list(), tx.checks.all(), new Set<string>(), outcomeFactsOf(tx)),
+        [],
+        tx.outcomes.unseen(),
+        null,
+      ),
+    );
+    assert.ok(bar.tooltip.includes('merged in #123'), `the status bar "${bar.tooltip}"`);
+    const summary = summaryOfTasks([card], cardSummaryFacts, null);
+    assert.equal(summary?.parts[0].text, 'merged in #123', 'the morning summary');
+  });
 });

@@ -15,10 +15,18 @@ export interface NewPullRequest {
   draft: boolean;
 }
 
+/** What reviewers and checks said of a pull request: the comments on its lines (not outdated) and the failing check runs' names. */
+export interface ReviewFeedback {
+  comments: { path: string; line: number | null; author: string; body: string }[];
+  failingChecks: string[];
+}
+
 export interface ForgeApi {
   createPullRequest(input: NewPullRequest): Promise<{ number: number; url: string; state: 'draft' | 'open' }>;
   /** The pull request's state, checks and review, asked with the ETags of the last answers (a 304 changes nothing). */
   lookAt(pr: TaskPullRequest): Promise<PullRequestLook>;
+  /** The review comments and failing checks a follow-up from review addresses. */
+  reviewFeedback(pr: TaskPullRequest): Promise<ReviewFeedback>;
 }
 
 export type ForgeApiFactory = (host: ForgeHost, token: string) => ForgeApi;

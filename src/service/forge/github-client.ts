@@ -7,10 +7,12 @@
 import type { Octokit } from '@octokit/rest';
 import { plainNotificationText } from '../../core/untrusted-text';
 import type { PullRequestChecks, PullRequestLook, PullRequestReview, PullRequestState, TaskPullRequest } from '../../store';
-import { ForgeError, type ForgeApi, type NewPullRequest } from './forge-api';
+import { ForgeError, type ForgeApi, type NewPullRequest, type ReviewFeedback } from './forge-api';
 import type { ForgeHost } from './forge-remote';
 
 const REQUEST_TIMEOUT_MS = 30_000;
+const quiet = () => {};
+const SILENT = { debug: quiet, info: quiet, warn: quiet, error: quiet };
 
 interface OctokitFailure {
   status?: number;
@@ -36,10 +38,11 @@ export function forgeErrorOf(e: unknown, host: ForgeHost): ForgeError {
   return new ForgeError('refused', `${host.host} refused: ${said}`);
 }
 
+const FAILED = ['failure', 'timed_out', 'cancelled', 'action_required'];
+
 const summarizeChecks = (runs: readonly { status: string; conclusion: string | null }[]): PullRequestChecks => {
   if (runs.length === 0) return 'none';
-  if (runs.some((r) => r.status === 'completed' && ['failure', 'timed_out', 'cancelled', 'action_required'].includes(r.conclusion ?? '')))
-    return 'failing';
+  if (runs.some((r) => r.status === 'completed' && FAILED.includes(r.conclusion ?? ''))) return 'failing';
   if (runs.some((r) => r.status !== 'completed')) return 'pending';
   return 'passing';
 };
@@ -59,7 +62,14 @@ export function githubApi(host: ForgeHost, token: string): ForgeApi {
   const octokitOf = () =>
     (client ??= import('@octokit/rest').then(
       ({ Octokit: OctokitClass }) =>
-        new OctokitClass({ auth: token, baseUrl: host.apiUrl, userAgent: 'off-peak-tasks', request: { timeout: REQUEST_TIMEOUT_MS } }),
+        new OctokitClass({
+          auth: token,
+          baseUrl: host.apiUrl,
+          userAgent: 'off-peak-tasks',
+          request: { timeout: REQUEST_TIMEOUT_MS },
+          // Octokit's own log would print every 304 of a look to the console; failures reach the card as ForgeErrors.
+          log: SILENT,
+        }),
     ));
   /** A GET with the ETag of the last answer: its data and new ETag, or null when nothing changed (304). */
   async function conditional<T>(
@@ -121,6 +131,24 @@ export function githubApi(host: ForgeHost, token: string): ForgeApi {
         if (reviews.etag) look.etags = { ...look.etags, reviews: reviews.etag };
       }
       return look;
+    },
+    async reviewFeedback(pr: TaskPullRequest): Promise<ReviewFeedback> {
+      const octokit = await octokitOf();
+      const repo = { owner: pr.owner, repo: pr.repo };
+      try {
+        const { data: pull } = await octokit.rest.pulls.get({ ...repo, pull_number: pr.number });
+        const { data: comments } = await octokit.rest.pulls.listReviewComments({ ...repo, pull_number: pr.number, per_page: 100 });
+        const { data: runs } = await octokit.rest.checks.listForRef({ ...repo, ref: pull.head.sha, per_page: 100 });
+        return {
+          // GitHub marks a comment whose line changed since as outdated (position null): already addressed or moot.
+          comments: comments
+            .filter((c) => c.position !== null)
+            .map((c) => ({ path: c.path, line: c.line ?? c.original_line ?? null, author: c.user?.login ?? '', body: c.body })),
+          failingChecks: runs.check_runs.filter((r) => r.status === 'completed' && FAILED.includes(r.conclusion ?? '')).map((r) => r.name),
+        };
+      } catch (e) {
+        throw forgeErrorOf(e, host);
+      }
     },
   };
 }

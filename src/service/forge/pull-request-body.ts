@@ -6,7 +6,9 @@
  * markdown could make them something else.
  */
 import type { SegmentUsage } from '../../core/types';
+import { plainNotificationText } from '../../core/untrusted-text';
 import type { ChangedFile, TaskCheck } from '../../store';
+import type { ReviewFeedback } from './forge-api';
 
 export interface PullRequestText {
   title: string;
@@ -74,5 +76,26 @@ export function pullRequestBody(text: PullRequestText): string {
     );
   }
   parts.push('---', OFF_PEAK_LINE);
+  return parts.join('\n\n');
+}
+
+/**
+ * "Follow up from review": the follow-up's instructions, made of the review comments (each on one
+ * plain line: the reviewers' text is untrusted) and the failing checks' names.
+ */
+export function reviewFollowUpPrompt(number: number, feedback: ReviewFeedback): string {
+  const parts = [`Address the review of pull request #${number} in this branch.`];
+  if (feedback.comments.length > 0)
+    parts.push(
+      'Review comments:',
+      feedback.comments
+        .map(
+          (c) =>
+            `- ${plainNotificationText(c.path, 300)}${c.line !== null ? `:${c.line}` : ''} (@${plainNotificationText(c.author, 80)}): ${plainNotificationText(c.body, 2_000)}`,
+        )
+        .join('\n'),
+    );
+  if (feedback.failingChecks.length > 0)
+    parts.push(`Failing checks: ${feedback.failingChecks.map((n) => plainNotificationText(n, 200)).join(', ')}. Make them pass.`);
   return parts.join('\n\n');
 }

@@ -29,6 +29,7 @@ import { v20 } from './v20-schedules';
 import { v21 } from './v21-check-flag';
 import { v22 } from './v22-pull-requests';
 import { v23 } from './v23-spend';
+import { v24 } from './v24-pull-request-wait';
 
 export type { MigrationStep } from './migration-step';
 
@@ -55,6 +56,7 @@ export const MIGRATIONS: readonly MigrationStep[] = [
   v21,
   v22,
   v23,
+  v24,
 ];
 
 /** The version this build writes: the last step's. */

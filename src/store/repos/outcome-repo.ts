@@ -83,6 +83,13 @@ export class OutcomeRepo extends StoreRepo {
     return (this.db.scalar(`SELECT MAX(seen_at) FROM ${OUTCOMES_TABLE}`) as number | null | undefined) ?? null;
   }
 
+  /** Something new happened to these results after they were seen (merged on the forge): their badge comes back. */
+  markUnseen(taskIds: readonly string[]): number {
+    if (taskIds.length === 0) return 0;
+    const ids = [...new Set(taskIds)];
+    return this.db.run(`UPDATE ${OUTCOMES_TABLE} SET seen_at = NULL WHERE task_id IN (${placeholders(ids.length)})`, ids);
+  }
+
   /** The panel showed these results: their badge goes in every window. Returns how many were unseen. */
   markSeen(taskIds: readonly string[]): number {
     if (taskIds.length === 0) return 0;

@@ -32,6 +32,8 @@ export interface TaskPullRequest {
   etags: Record<string, string>;
   /** When the forge was last asked (null: not since it was opened). */
   checkedAt: number | null;
+  /** The forge's rate limit holds the next look until then (v24; null: nothing holds it). */
+  waitUntil: number | null;
   createdAt: number;
 }
 
@@ -45,7 +47,7 @@ const REVIEWS: readonly PullRequestReview[] = ['none', 'approved', 'changes_requ
 const cells = cellReader({
   str: ['taskId', 'apiUrl', 'owner', 'repo', 'url', 'head', 'base'],
   num: ['number', 'createdAt'],
-  numOrNull: ['checkedAt'],
+  numOrNull: ['checkedAt', 'waitUntil'],
 });
 
 function etagsOf(cell: unknown): Record<string, string> {
@@ -81,12 +83,24 @@ export class PullRequestRepo extends StoreRepo {
   }
 
   /** The pull request the user opened for the task (a second one replaces it: the first was closed). */
-  record(pr: Omit<TaskPullRequest, 'checks' | 'review' | 'etags' | 'checkedAt' | 'createdAt'>): void {
+  record(pr: Omit<TaskPullRequest, 'checks' | 'review' | 'etags' | 'checkedAt' | 'waitUntil' | 'createdAt'>): void {
     this.db.run(
       `INSERT OR REPLACE INTO ${PULL_REQUESTS_TABLE} (task_id, forge, api_url, owner, repo, number, url, head, base, state, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [pr.taskId, pr.forge, pr.apiUrl, pr.owner, pr.repo, pr.number, pr.url, pr.head, pr.base, pr.state, this.now],
     );
+  }
+
+  /** The open pull request of a branch (any task's), to push a follow-up's commits to. */
+  openOfBranch(apiUrl: string, owner: string, repo: string, head: string): TaskPullRequest | undefined {
+    return [...this.all().values()].find(
+      (p) => p.apiUrl === apiUrl && p.owner === owner && p.repo === repo && p.head === head && (p.state === 'open' || p.state === 'draft'),
+    );
+  }
+
+  /** The pull request now follows another task of its branch (a follow-up whose commits went to it): one row, one look. */
+  moveTo(fromTaskId: string, toTaskId: string): boolean {
+    return this.db.run(`UPDATE ${PULL_REQUESTS_TABLE} SET task_id = ? WHERE task_id = ?`, [toTaskId, fromTaskId]) === 1;
   }
 
   /** A look at the forge: what it said (nothing, on a 304) and when it was asked. */
@@ -95,14 +109,18 @@ export class PullRequestRepo extends StoreRepo {
     if (!current) return false;
     const next = { ...current, ...look, etags: { ...current.etags, ...look.etags } };
     return (
-      this.db.run(`UPDATE ${PULL_REQUESTS_TABLE} SET state = ?, checks = ?, review = ?, etag = ?, checked_at = ? WHERE task_id = ?`, [
-        next.state,
-        next.checks,
-        next.review,
-        JSON.stringify(next.etags),
-        this.now,
-        taskId,
-      ]) === 1
+      this.db.run(
+        `UPDATE ${PULL_REQUESTS_TABLE} SET state = ?, checks = ?, review = ?, etag = ?, checked_at = ?, wait_until = NULL WHERE task_id = ?`,
+        [next.state, next.checks, next.review, JSON.stringify(next.etags), this.now, taskId],
+      ) === 1
     );
+  }
+
+  /** The forge's rate limit: no pull request on that API is looked at before `until` (its look is due again then). */
+  recordWait(apiUrl: string, until: number): number {
+    return this.db.run(`UPDATE ${PULL_REQUESTS_TABLE} SET wait_until = ? WHERE api_url = ? AND state IN ('draft', 'open')`, [
+      until,
+      apiUrl,
+    ]);
   }
 }
