@@ -202,7 +202,13 @@ describe('a crashed window that is not the lease holder (real processes end to e
     )
       .finally(() => clearInterval(ticking))
       .catch((err: Error) => {
-        throw new Error(`${err.message}; the task is ${lastStatus}`);
+        // What the holder did, so a failure under load says where it stopped.
+        const seen = {
+          recoveries: holder.engine.recoveries,
+          events: holder.events.filter((e) => 'taskId' in e && e.taskId === task.id).map((e) => e.type),
+          windows: holder.engine.windows.remoteHosts().map((h) => h.windowId),
+        };
+        throw new Error(`${err.message}; the task is ${lastStatus}; the holder saw ${JSON.stringify(seen)}`);
       });
     assert.equal(end, 'completed', 'the answer left before the crash answered the repeated call');
     assert.equal(fs.readFileSync(path.join(ws, 'ran.txt'), 'utf8'), 'ran\n', 'the command ran once');
