@@ -93,7 +93,7 @@ const REASONS: [RegExp, string][] = [
  */
 export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
   'extension/dist/extension.js': 82 * 1024,
-  'extension/dist/engine.js': 464 * 1024,
+  'extension/dist/engine.js': 480 * 1024,
   'extension/dist/personal.js': 104 * 1024,
   'extension/dist/runtime.js': 80 * 1024,
   'extension/dist/forge.js': 132 * 1024,
@@ -104,12 +104,13 @@ export const BUNDLE_BUDGET_BYTES: Readonly<Record<string, number>> = {
 /**
  * What the extension host parses before the panel's first paint with the tasks in it: activation's
  * bundle and the engine's, which the panel's data comes from (team mode; personal mode adds
- * personal.js). Their budget together, a few per cent above today's ~523 kB (~741 kB before
- * zod/mini and runtime.js). The aim is 400 kB (issue 40), which needs the engine's start split in
+ * personal.js). Their budget together, a few per cent above today's ~565 kB (~523 kB before the
+ * pull requests' following and review follow-ups joined engine.js, ~741 kB before zod/mini and
+ * runtime.js). The aim is 400 kB (issue 40), which needs the engine's start split in
  * two: what the panel reads now, the rest after its first paint (docs/architecture.md#lazy-bundles).
  */
 export const FIRST_PAINT_BUNDLES = ['extension/dist/extension.js', 'extension/dist/engine.js'] as const;
-export const FIRST_PAINT_BUDGET_BYTES = 544 * 1024;
+export const FIRST_PAINT_BUDGET_BYTES = 560 * 1024;
 
 /** Every breach of the rule, as readable lines; empty when the .vsix is right. */
 export function checkVsixEntries(entries: readonly VsixEntry[]): string[] {
